@@ -1,0 +1,30 @@
+# dpexplore developer entry points. README's quick start is `make serve` and `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8866
+
+.PHONY: setup serve test chromium bench
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,lab]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# Debian's Chromium for the browser tests (Playwright never downloads a browser here).
+chromium:
+	@command -v /usr/bin/chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
+
+serve: setup
+	$(VENV)/bin/dpexplore serve --port $(PORT)
+
+test: setup chromium
+	$(PY) -m pytest -q
+
+bench: setup chromium
+	$(PY) benchmarks/run_all.py
