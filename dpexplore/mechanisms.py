@@ -1,0 +1,1077 @@
+"""Mechanisms: exact privacy profiles, Rényi DP, trade-off functions and calibration.
+
+Every mechanism is a frozen dataclass (a hashable parameter spec when its parameters are scalars;
+design practice 1) validated in ``__post_init__``. Parameters may also be numpy arrays: every
+query then broadcasts them against its argument (``Gaussian(np.array([1, 2])).delta(1.0)``).
+
+Additive symmetric log-concave noise (Laplace, Gaussian, Logistic, Subbotin) share
+:class:`AdditiveNoiseMechanism`, which implements the exact profile of 001 Lemma 1 (NOTES.md):
+with f = exp(−g) the noise density of scale s, the privacy loss of an output y when the true
+answer is 0 versus Δ is
+
+    ℓ(y) = log f(y) − log f(y − Δ) = g((y − Δ)/s) − g(y/s)      (non-increasing in y),
+
+and with F the noise CDF and t the solution of ℓ(t) = ε,
+
+    δ(ε) = F(t) − e^ε F(t − Δ),       δ(ε) = 0 for ε ≥ eps_max = sup ℓ.
+
+It is evaluated in log space (log F(t) and ε + log F(t − Δ) subtracted with
+``_numerics.log_subtract``) so ``log_delta`` stays accurate where δ underflows a float.
+Evaluating the formula at a root t that is off by τ lowers δ by O(τ²·f) only (t maximises
+F(t) − e^ε F(t − Δ)); the roots here are exact to a few ulp, so this is far below float rounding.
+
+RandomizedResponse and Exponential are pure ε-DP; their profile is the tight pure-DP profile
+δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε) (Kairouz, Oh & Viswanath 2015; NOTES.md "partial order").
+
+>>> Laplace(1.0).delta(0.5)                  # 1 − exp((ε − Δ/b)/2)
+0.22119921692859512
+>>> round(Gaussian(1.0).delta(1.0), 6)       # Balle & Wang 2018, Theorem 8
+0.126937
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from ._numerics import LOG_HALF, gaussian_log_delta, log1mexp, log_subtract
+from ._validation import (
+    as_array,
+    check_alpha,
+    check_delta,
+    check_nonneg,
+    check_positive,
+    check_probability,
+    scalar_out,
+)
+from .profiles import PrivacyProfile
+
+__all__ = [
+    "AdditiveNoiseMechanism",
+    "Laplace",
+    "Gaussian",
+    "Logistic",
+    "Subbotin",
+    "RandomizedResponse",
+    "Exponential",
+    "MechanismProfile",
+]
+
+_BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
+_MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------------
+def _store(obj, name: str, arr: np.ndarray) -> None:
+    """Store a validated parameter: a Python float if 0-d (hashable spec), else a read-only array."""
+    if arr.ndim == 0:
+        object.__setattr__(obj, name, float(arr))
+    else:
+        arr = np.array(arr, dtype=np.float64)
+        arr.setflags(write=False)
+        object.__setattr__(obj, name, arr)
+
+
+def _check_sensitivity(x) -> np.ndarray:
+    return check_positive(x, "sensitivity", allow_inf=False)
+
+
+def _check_eps_param(x, name: str = "eps") -> np.ndarray:
+    """A mechanism's own ε parameter: finite and >= 0."""
+    return check_nonneg(x, name, allow_inf=False)
+
+
+def _rng(rng):
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def _pure_log_delta(eps0, eps):
+    """log δ(ε) = log[(e^{ε0} − e^{ε})₊ / (1 + e^{ε0})] (tight ε0-DP profile; −inf for ε ≥ ε0)."""
+    eps0, eps = np.broadcast_arrays(np.asarray(eps0, float), np.asarray(eps, float))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        diff = np.where(eps >= eps0, -np.inf, np.minimum(eps - eps0, 0.0))
+        out = eps0 + log1mexp(diff) - np.logaddexp(0.0, eps0)
+    return np.where(eps >= eps0, -np.inf, out)
+
+
+def _pure_epsilon(eps0, delta):
+    """Inverse of :func:`_pure_log_delta`: ε = ε0 + log(1 − δ(1 + e^{−ε0})), clipped at 0."""
+    eps0, delta = np.broadcast_arrays(np.asarray(eps0, float), np.asarray(delta, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        arg = -delta * (1.0 + np.exp(-eps0))
+        val = eps0 + np.log1p(np.maximum(arg, -1.0))
+    val = np.maximum(np.where(np.isfinite(val), val, 0.0), 0.0)
+    # round up by a few ulp (the closed form's own rounding), never above ε0
+    return np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
+
+
+def _pure_tradeoff(eps0, alpha):
+    """Trade-off of ε0-DP: β(α) = max(0, 1 − e^{ε0} α, e^{−ε0}(1 − α)) (002; Wasserman–Zhou)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = 1.0 - np.exp(eps0) * alpha
+        b = np.exp(-eps0) * (1.0 - alpha)
+    return np.clip(np.maximum(np.maximum(a, b), 0.0), 0.0, 1.0)
+
+
+def _pure_rdp(eps0, alpha):
+    """Tight RDP of ε0-DP (000, Theorem 4):
+    ε̂(α) = ε0 − log[(1 + e^{−ε0}) / (1 + e^{−(2α−1)ε0})] / (α − 1); ε̂(∞) = ε0."""
+    eps0, alpha = np.broadcast_arrays(np.asarray(eps0, float), np.asarray(alpha, float))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        num = np.log1p(np.exp(-eps0)) - np.log1p(np.exp(-(2 * alpha - 1) * eps0))
+        val = eps0 - num / (alpha - 1.0)
+    val = np.where(np.isinf(alpha), eps0, val)
+    val = np.where(eps0 == 0, 0.0, val)
+    # the two log1p terms carry ~1 ulp each: round up by that much, never above ε0
+    val = val + 4 * np.spacing(np.abs(num) / np.where(np.isinf(alpha), 1.0, alpha - 1.0) + eps0)
+    return np.clip(val, 0.0, eps0)
+
+
+def _bisect_decreasing(fn, target, lo, hi, steps=_BISECT_STEPS):
+    """Vectorized bisection for a non-increasing ``fn``: returns ``hi`` with fn(hi) <= target,
+    the upper end of a bracket [lo, hi] shrunk to a few ulp (the safe side for ε and for scale)."""
+    lo = np.array(lo, dtype=float)
+    hi = np.array(hi, dtype=float)
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        ok = fn(mid) <= target
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+        if np.all(hi - lo <= 2 * np.spacing(hi)):
+            break
+    return hi
+
+
+# ------------------------------------------------------------------------------------------------
+# profile wrapper
+# ------------------------------------------------------------------------------------------------
+class MechanismProfile(PrivacyProfile):
+    """The :class:`~dpexplore.profiles.PrivacyProfile` of a mechanism with scalar parameters:
+    ``_log_delta`` and ``_epsilon`` call the mechanism, ``eps_max`` is the mechanism's.
+
+    >>> p = Laplace(1.0).profile
+    >>> p.eps_max, p.delta(0.5) == Laplace(1.0).delta(0.5), p.epsilon(0.0)
+    (1.0, True, 1.0)
+    """
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self.eps_max = float(mechanism.eps_max)
+        self.name = mechanism._label()
+
+    def _log_delta(self, eps):
+        return self.mechanism._log_delta(np.asarray(eps, dtype=float))
+
+    def _epsilon(self, delta):
+        return self.mechanism._epsilon(np.asarray(delta, dtype=float))
+
+
+class _Mechanism:
+    """Shared public queries (validation, scalar_out) for every mechanism."""
+
+    def _label(self) -> str:  # pragma: no cover - overridden
+        return type(self).__name__
+
+    def _scalar_params(self) -> bool:
+        return all(np.ndim(v) == 0 for v in self.__dict__.values())
+
+    # δ(ε) -----------------------------------------------------------------------------------
+    def log_delta(self, eps):
+        """log δ(ε): exact in log space where δ underflows a float; −inf where δ(ε) = 0."""
+        e = check_nonneg(eps, "eps")
+        out = np.minimum(np.asarray(self._log_delta(e), dtype=float), 0.0)
+        out = np.where(e >= self.eps_max, -np.inf, out)
+        return scalar_out(out)
+
+    def delta(self, eps):
+        """δ(ε) ∈ [0, 1], the smallest δ for which the mechanism is (ε, δ)-DP."""
+        return scalar_out(np.clip(np.exp(np.asarray(self.log_delta(eps))), 0.0, 1.0))
+
+    def epsilon(self, delta):
+        """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (rounded up); ε(0) = ``eps_max``."""
+        d = check_delta(delta, "delta")
+        return scalar_out(self._epsilon(d))
+
+    @property
+    def profile(self) -> MechanismProfile:
+        """The mechanism's privacy profile (needs scalar parameters)."""
+        if not self._scalar_params():
+            raise ValueError(f"profile needs scalar parameters, got {self!r}")
+        return MechanismProfile(self)
+
+    def tradeoff(self, alpha):
+        """The f-DP trade-off β(α) (type II error of the best level-α test)."""
+        a = check_probability(alpha, "alpha")
+        return scalar_out(np.clip(self._tradeoff(a), 0.0, 1.0))
+
+    # generic ε(δ) by bisection ------------------------------------------------------------------
+    def _log_delta_capped(self, e):
+        out = np.minimum(np.asarray(self._log_delta(e), dtype=float), 0.0)
+        return np.where(e >= self.eps_max, -np.inf, out)
+
+    def _epsilon(self, delta):
+        delta = np.asarray(delta, dtype=float)
+        eps_max = np.asarray(self.eps_max, dtype=float)
+        shape = np.broadcast_shapes(delta.shape, eps_max.shape, self._param_shape())
+        delta = np.broadcast_to(delta, shape)
+        with np.errstate(divide="ignore"):
+            target = np.log(delta)
+        at0 = np.broadcast_to(self._log_delta_capped(np.zeros(shape)), shape)
+        lo = np.zeros(shape)
+        hi = np.broadcast_to(np.where(np.isfinite(eps_max), eps_max, 1.0), shape).copy()
+        for _ in range(_MAX_DOUBLINGS):
+            above = (self._log_delta_capped(hi) > target) & np.isfinite(hi)
+            if not above.any():
+                break
+            lo = np.where(above, hi, lo)
+            hi = np.where(above, hi * 2.0, hi)
+        res = _bisect_decreasing(lambda e: self._log_delta_capped(e), target, lo, hi)
+        res = np.where(target >= at0, 0.0, res)
+        res = np.where(np.isneginf(target), np.broadcast_to(eps_max, shape), res)
+        return res
+
+    def _param_shape(self):
+        return np.broadcast_shapes(*[np.shape(v) for v in self.__dict__.values()])
+
+
+# ------------------------------------------------------------------------------------------------
+# additive noise
+# ------------------------------------------------------------------------------------------------
+class AdditiveNoiseMechanism(_Mechanism):
+    """Base for M(x) = q(x) + Z with Z symmetric log-concave of scale ``scale`` (001, Lemma 1).
+
+    Subclasses provide the standardized noise (scale 1): ``_std_logcdf(z)``, ``_std_logpdf(z)``,
+    ``_std_ppf(p)``, the standardized loss ``_std_loss(z, d)`` = g(z − d) − g(z) and its inverse
+    ``_std_loss_inverse(eps, d)`` for 0 ≤ eps < d-dependent bound, with d = Δ/s. The base class
+    builds δ(ε) = F(t) − e^ε F(t − Δ), ℓ(t) = ε, in log space (001 Lemma 1; NOTES.md), and the
+    Neyman–Pearson trade-off β(α) = F(F⁻¹(1 − α) − Δ) of the monotone likelihood ratio.
+    """
+
+    # subclass interface (and a ``scale`` field or property) ---------------------------------
+    def _std_logcdf(self, z):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _std_logpdf(self, z):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _std_ppf(self, p):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _std_loss(self, z, d):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _std_loss_inverse(self, eps, d):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # public noise functions ---------------------------------------------------------------------
+    @property
+    def _d(self):
+        return np.asarray(self.sensitivity, float) / np.asarray(self.scale, float)
+
+    def logcdf(self, x):
+        """log P[Z ≤ x] of the noise (centred at 0), accurate in both tails."""
+        x = as_array(x, "x")
+        return scalar_out(self._std_logcdf(x / np.asarray(self.scale, float)))
+
+    def logsf(self, x):
+        """log P[Z > x] = log P[Z ≤ −x] (the noise is symmetric)."""
+        x = as_array(x, "x")
+        return scalar_out(self._std_logcdf(-x / np.asarray(self.scale, float)))
+
+    def logpdf(self, x):
+        """log f(x) of the noise density."""
+        x = as_array(x, "x")
+        s = np.asarray(self.scale, float)
+        return scalar_out(self._std_logpdf(x / s) - np.log(s))
+
+    def loss(self, y):
+        """Privacy loss ℓ(y) = log f(y) − log f(y − Δ) of output y (true answer 0 vs Δ);
+        non-increasing in y, with values in [−eps_max, eps_max]."""
+        y = as_array(y, "y")
+        s = np.asarray(self.scale, float)
+        return scalar_out(self._std_loss(y / s, self._d))
+
+    def loss_inverse(self, eps):
+        """t with ℓ(t) = eps, for −eps_max < eps < eps_max (vectorized). By the symmetry
+        ℓ(Δ − t) = −ℓ(t), t(−ε) = Δ − t(ε)."""
+        e = as_array(eps, "eps", allow_inf=False)
+        em = np.asarray(self.eps_max, float)
+        if (np.abs(e) >= em).any():
+            raise ValueError(f"eps must satisfy |eps| < eps_max = {self.eps_max!r}, got {eps!r}")
+        s = np.asarray(self.scale, float)
+        d = self._d
+        z = self._std_loss_inverse(np.abs(e), d)
+        z = np.where(e < 0, d - z, z)
+        return scalar_out(s * z)
+
+    # profile --------------------------------------------------------------------------------------
+    def _log_delta(self, eps):
+        eps = np.asarray(eps, float)
+        d = self._d
+        eps, d = np.broadcast_arrays(eps, d)
+        em = np.broadcast_to(np.asarray(self.eps_max, float), eps.shape)
+        live = eps < em
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            e_in = np.where(live, eps, 0.0)
+            z = self._std_loss_inverse(e_in, d)
+            la = self._std_logcdf(z)
+            lb = e_in + self._std_logcdf(z - d)
+            out = log_subtract(la, np.minimum(lb, la))
+        return np.where(live, out, -np.inf)
+
+    def _tradeoff(self, alpha):
+        d = self._d
+        alpha, d = np.broadcast_arrays(alpha, d)
+        # q = F⁻¹(1 − α) computed from the accurate side: −F⁻¹(α) for α < ½
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(alpha < 0.5, -self._std_ppf(np.minimum(alpha, 0.5)),
+                         self._std_ppf(np.clip(1.0 - alpha, 0.0, 0.5)))
+            beta = np.exp(self._std_logcdf(q - d))
+        beta = np.where(alpha <= 0, 1.0, np.where(alpha >= 1, 0.0, beta))
+        return beta
+
+    # sampling -------------------------------------------------------------------------------------
+    def sample(self, size=None, rng=None):
+        """Noise samples Z (centred at 0) of the given ``size``; ``rng`` a Generator or seed."""
+        return self._sample(size, _rng(rng))
+
+    # calibration ----------------------------------------------------------------------------------
+    @classmethod
+    def _calibrate_d(cls, eps, delta, **shape):
+        """The largest d = Δ/s with log δ(ε) ≤ log δ_target, by bracketing bisection in log d
+        (δ is non-decreasing in d, 001 Lemma 2); returns the lower bracket end (safe side)."""
+        eps, delta = np.broadcast_arrays(np.asarray(eps, float), np.asarray(delta, float))
+        extra = {k: np.broadcast_to(np.asarray(v, float), eps.shape) for k, v in shape.items()}
+        with np.errstate(divide="ignore"):
+            target = np.log(delta)
+
+        def ld(logd):
+            m = cls._from_d(np.exp(logd), **extra)
+            return m._log_delta(eps)
+
+        lo = np.full(eps.shape, -1.0)   # log d, grown down until feasible
+        hi = np.full(eps.shape, 1.0)    # log d, grown up until infeasible
+        for _ in range(_MAX_DOUBLINGS):
+            bad = ld(lo) > target
+            if not bad.any():
+                break
+            hi = np.where(bad, lo, hi)
+            lo = np.where(bad, lo - (1.0 + np.abs(lo)), lo)
+        for _ in range(_MAX_DOUBLINGS):
+            good = (ld(hi) <= target) & (hi < 700.0)
+            if not good.any():
+                break
+            lo = np.where(good, hi, lo)
+            hi = np.where(good, np.minimum(hi + (1.0 + np.abs(hi)), 700.0), hi)
+        for _ in range(_BISECT_STEPS):  # keeps ld(lo) <= target
+            mid = 0.5 * (lo + hi)
+            ok = ld(mid) <= target
+            lo = np.where(ok, mid, lo)
+            hi = np.where(ok, hi, mid)
+            if np.all(hi - lo <= 2 * np.spacing(np.abs(lo) + 1e-300)):
+                break
+        return np.exp(lo)
+
+    @classmethod
+    def _safe_scale(cls, scale, eps, delta, sensitivity, **shape):
+        """Nudge a computed scale up (by ulps) until log δ(ε) ≤ log δ_target holds."""
+        scale = np.array(scale, dtype=float)
+        with np.errstate(divide="ignore"):
+            target = np.log(np.asarray(delta, float))
+        for _ in range(64):
+            m = cls._from_d(np.asarray(sensitivity, float) / scale, **shape)
+            bad = m._log_delta(np.asarray(eps, float)) > target
+            if not bad.any():
+                break
+            scale = np.where(bad, scale * (1 + 8 * np.finfo(float).eps), scale)
+        return scale
+
+    @classmethod
+    def _from_d(cls, d, **shape):  # pragma: no cover - overridden
+        """A mechanism with sensitivity 1 and scale 1/d (δ depends on Δ/s only)."""
+        raise NotImplementedError
+
+    def rdp(self, alpha):
+        """Rényi DP ε̂(α); implemented where a closed form exists (Laplace, Gaussian)."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form Renyi DP")
+
+    def _label(self):
+        return f"{type(self).__name__}(scale={self.scale!r}, Δ={self.sensitivity!r})"
+
+
+def _validate_calibration(eps, delta, sensitivity):
+    e = check_nonneg(eps, "eps", allow_inf=False)
+    d = check_delta(delta, "delta")
+    s = _check_sensitivity(sensitivity)
+    return e, d, s
+
+
+# Laplace -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Laplace(AdditiveNoiseMechanism):
+    """Laplace mechanism q(x) + Lap(b): density exp(−|x|/b)/(2b).
+
+    Exact profile (001 Theorem 3; 002, NOTES.md): δ(ε) = max(0, 1 − exp((ε − Δ/b)/2)), so the
+    mechanism is Δ/b-DP (eps_max = Δ/b) and ε(δ) = Δ/b + 2 log(1 − δ) clipped at 0.
+
+    >>> m = Laplace(2.0)
+    >>> m.eps_max, m.delta(0.5), m.epsilon(0.0)
+    (0.5, 0.0, 0.5)
+    >>> round(Laplace.calibrate(1.0).scale, 12)   # b = Δ/ε, rounded up by a few ulp
+    1.0
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        _store(self, "scale", check_positive(self.scale, "scale"))
+        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+
+    @property
+    def eps_max(self):
+        """sup ℓ = Δ/b."""
+        return scalar_out(self._d)
+
+    @property
+    def variance(self):
+        """Var Z = 2b²."""
+        return scalar_out(2.0 * np.asarray(self.scale, float) ** 2)
+
+    def _std_logcdf(self, z):
+        with np.errstate(divide="ignore", over="ignore"):
+            neg = LOG_HALF + np.minimum(z, 0.0)
+            return np.where(z < 0, neg, np.log1p(-0.5 * np.exp(-np.maximum(z, 0.0))))
+
+    def _std_logpdf(self, z):
+        return LOG_HALF - np.abs(z)
+
+    def _std_ppf(self, p):
+        with np.errstate(divide="ignore"):
+            return np.where(p < 0.5, np.log(2 * p), -np.log(2 * (1 - p)))
+
+    def _std_loss(self, z, d):
+        return np.abs(z - d) - np.abs(z)
+
+    def _std_loss_inverse(self, eps, d):
+        return (d - eps) / 2.0
+
+    def _log_delta(self, eps):
+        d = self._d
+        with np.errstate(divide="ignore"):
+            x = np.minimum((np.asarray(eps, float) - d) / 2.0, 0.0)
+            return log1mexp(x)
+
+    def _epsilon(self, delta):
+        d = self._d
+        delta = np.asarray(delta, float)
+        val = d + 2.0 * np.log1p(-delta)
+        val = np.maximum(val, 0.0)
+        val = np.where(val > 0, np.minimum(val + 4 * np.spacing(val), d), 0.0)
+        return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
+
+    def rdp(self, alpha):
+        """Tight RDP (Mironov 2017, Proposition 6; quoted in 000), with d = Δ/b:
+        ε̂(α) = log[α/(2α−1) e^{(α−1)d} + (α−1)/(2α−1) e^{−αd}]/(α − 1)
+             = d + log1p[(α−1)(e^{−(2α−1)d} − 1)/(2α−1)]/(α − 1);  ε̂(∞) = d.
+
+        >>> round(Laplace(1.0).rdp(2.0), 8)
+        0.61912363
+        """
+        a = check_alpha(alpha, "alpha")
+        d = self._d
+        with np.errstate(over="ignore", invalid="ignore"):
+            inner = np.log1p((a - 1.0) * np.expm1(-(2 * a - 1.0) * d) / (2 * a - 1.0))
+            val = d + inner / (a - 1.0)
+        val = np.where(np.isinf(a), d, val)
+        val = val + 4 * np.spacing(np.maximum(d, 1e-300))
+        return scalar_out(np.clip(val, 0.0, d))
+
+    def _sample(self, size, rng):
+        return rng.laplace(0.0, self.scale, size)
+
+    @classmethod
+    def _from_d(cls, d, **_):
+        return cls(1.0 / np.asarray(d, float))
+
+    @classmethod
+    def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
+        """Minimum scale (001 Theorem 3): b = Δ/(ε − 2 log(1 − δ)), rounded up so that
+        δ(ε) ≤ delta holds in floating point. ε = 0 needs δ > 0.
+
+        >>> Laplace.calibrate(1.0, 0.1).delta(1.0) <= 0.1
+        True
+        """
+        e, dl, s = _validate_calibration(eps, delta, sensitivity)
+        denom = e - 2.0 * np.log1p(-dl)
+        if (denom <= 0).any():
+            raise ValueError(f"eps = 0 with delta = 0 needs infinite Laplace noise; got eps={eps!r}, "
+                             f"delta={delta!r}")
+        b = s / denom
+        b = b * (1 + 4 * np.finfo(float).eps)
+        b = cls._safe_scale(b, e, dl, s)
+        return cls(scalar_out(b), scalar_out(s))
+
+
+# Gaussian ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Gaussian(AdditiveNoiseMechanism):
+    """Gaussian mechanism q(x) + N(0, σ²).
+
+    Exact profile (Balle & Wang 2018, Theorem 8; 001 Theorem 5; NOTES.md): with μ = Δ/σ,
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), the μ-GDP profile (002, Corollary 2.13); computed
+    by ``_numerics.gaussian_log_delta`` (accurate down to δ = 1e-5000). eps_max = inf.
+
+    >>> m = Gaussian(2.0)
+    >>> round(m.delta(0.0), 12), m.rdp(3.0), m.variance
+    (0.197412651366, 0.375, 4.0)
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        _store(self, "sigma", check_positive(self.sigma, "sigma"))
+        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+
+    @property
+    def scale(self):
+        """The noise scale σ."""
+        return self.sigma
+
+    @property
+    def eps_max(self):
+        return np.inf
+
+    @property
+    def variance(self):
+        """Var Z = σ²."""
+        return scalar_out(np.asarray(self.sigma, float) ** 2)
+
+    def _std_logcdf(self, z):
+        return special.log_ndtr(z)
+
+    def _std_logpdf(self, z):
+        return -0.5 * z * z - 0.5 * np.log(2 * np.pi)
+
+    def _std_ppf(self, p):
+        return special.ndtri(p)
+
+    def _std_loss(self, z, d):
+        return d * (d - 2.0 * z) / 2.0
+
+    def _std_loss_inverse(self, eps, d):
+        return d / 2.0 - eps / d
+
+    def _log_delta(self, eps):
+        return gaussian_log_delta(self._d, eps)
+
+    def _tradeoff(self, alpha):
+        """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (002; Dong, Roth & Su 2022)."""
+        return super()._tradeoff(alpha)
+
+    def rdp(self, alpha):
+        """ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7; NOTES.md); ε̂(∞) = inf.
+
+        >>> Gaussian(1.0).rdp(2.0)
+        1.0
+        """
+        a = check_alpha(alpha, "alpha")
+        return scalar_out(a * self._d ** 2 / 2.0)
+
+    def _sample(self, size, rng):
+        return rng.normal(0.0, self.sigma, size)
+
+    @classmethod
+    def _from_d(cls, d, **_):
+        return cls(1.0 / np.asarray(d, float))
+
+    @classmethod
+    def calibrate(cls, eps, delta, sensitivity=1.0):
+        """Minimum σ with δ(ε) ≤ delta (Balle & Wang 2018; 001 Lemma 2 monotonicity): a
+        bracketing bisection on log(Δ/σ) that ends on the feasible side, so σ is rounded up by
+        at most ~1e-15 relative. δ = 0 is impossible (the Gaussian is not pure DP).
+
+        >>> m = Gaussian.calibrate(1.0, 1e-5)
+        >>> round(m.sigma, 6), m.delta(1.0) <= 1e-5
+        (3.730632, True)
+        """
+        e, dl, s = _validate_calibration(eps, delta, sensitivity)
+        if (dl == 0).any():
+            raise ValueError("delta = 0 is impossible for the Gaussian mechanism: its privacy "
+                             f"loss is unbounded, so every sigma has delta(eps) > 0; got delta={delta!r}")
+        dmax = cls._calibrate_d(e, dl)
+        sigma = s / dmax
+        sigma = cls._safe_scale(sigma, e, dl, s)
+        return cls(scalar_out(sigma), scalar_out(s))
+
+
+# Logistic ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Logistic(AdditiveNoiseMechanism):
+    """Logistic mechanism: noise density e^{−x/s} / (s (1 + e^{−x/s})²), F(x) = 1/(1 + e^{−x/s}).
+
+    With d = Δ/s the privacy loss is ℓ(y) = 2 log(cosh(d/2) − tanh(y/(2s)) sinh(d/2)) ∈ (−d, d),
+    and 001 Theorem 4 (closed form re-derived from Lemma 1) gives
+
+        δ(ε) = (1 − e^{−(d − ε)/2})² / (1 − e^{−d})   for ε < d,   0 for ε ≥ d = eps_max,
+
+        ε(δ) = d + 2 log(1 − sqrt(δ (1 − e^{−d}))),  clipped at 0.
+
+    At ε = 0 this is tanh(d/4), the total variation distance F(Δ/2) − F(−Δ/2).
+
+    >>> m = Logistic(1.0)
+    >>> round(m.delta(0.0), 15) == round(math.tanh(0.25), 15), m.eps_max
+    (True, 1.0)
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        _store(self, "scale", check_positive(self.scale, "scale"))
+        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+
+    @property
+    def eps_max(self):
+        """sup ℓ = Δ/s."""
+        return scalar_out(self._d)
+
+    @property
+    def variance(self):
+        """Var Z = π² s² / 3."""
+        return scalar_out(np.pi ** 2 * np.asarray(self.scale, float) ** 2 / 3.0)
+
+    def _std_logcdf(self, z):
+        return special.log_expit(z)
+
+    def _std_logpdf(self, z):
+        a = np.abs(z)
+        return -a - 2.0 * np.log1p(np.exp(-a))
+
+    def _std_ppf(self, p):
+        return special.logit(p)
+
+    def _std_loss(self, z, d):
+        # 2 log(cosh(d/2) − tanh(z/2) sinh(d/2)); written with log-expit to avoid cancellation:
+        # ℓ = (log F(z) + log S(z))... use g(z) = |z| + 2 log1p(e^{−|z|}).
+        g = lambda x: np.abs(x) + 2.0 * np.log1p(np.exp(-np.abs(x)))  # noqa: E731
+        val = g(z - d) - g(z)
+        return np.clip(val, -d, d)
+
+    def _std_loss_inverse(self, eps, d):
+        # tanh(z/2) = (cosh(d/2) − e^{ε/2}) / sinh(d/2)  ⇒
+        # z = (d − ε)/2 + log(1 − e^{(ε−d)/2}) − log(1 − e^{−(ε+d)/2})
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (d - eps) / 2.0 + log1mexp(np.minimum((eps - d) / 2.0, 0.0)) \
+                - log1mexp(-(eps + d) / 2.0)
+
+    def _log_delta(self, eps):
+        d = self._d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.minimum((np.asarray(eps, float) - d) / 2.0, 0.0)
+            return 2.0 * log1mexp(x) - log1mexp(-d)
+
+    def _epsilon(self, delta):
+        d = self._d
+        delta = np.asarray(delta, float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = np.sqrt(delta * -np.expm1(-d))
+            val = d + 2.0 * np.log1p(-root)
+        val = np.maximum(np.where(np.isfinite(val), val, 0.0), 0.0)
+        val = np.where(val > 0, np.minimum(val + 8 * np.spacing(d), d), 0.0)
+        return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
+
+    def _sample(self, size, rng):
+        return rng.logistic(0.0, self.scale, size)
+
+    @classmethod
+    def _from_d(cls, d, **_):
+        return cls(1.0 / np.asarray(d, float))
+
+    @classmethod
+    def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
+        """Minimum scale (001 Theorem 4): with c = e^{ε/2}, x = e^{−d/2} solves
+        (1 − c x)² = δ (1 − x²), x = (c − sqrt(δ(c² − 1 + δ))) / (c² + δ), d = −2 log x,
+        s = Δ/d rounded up until δ(ε) ≤ delta holds in floating point.
+
+        >>> round(Logistic.calibrate(1.0).scale, 12)     # δ = 0: s = Δ/ε
+        1.0
+        """
+        e, dl, s = _validate_calibration(eps, delta, sensitivity)
+        if ((e == 0) & (dl == 0)).any():
+            raise ValueError(f"eps = 0 with delta = 0 needs infinite Logistic noise; got eps={eps!r}, "
+                             f"delta={delta!r}")
+        # log x = log(c − r) − log(c² + δ) with c = e^{ε/2}, r = sqrt(δ(c² − 1 + δ))
+        c = np.exp(e / 2.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = np.sqrt(dl * (np.expm1(e) + dl))
+            logx = np.log(c - r) - np.log(c * c + dl)
+            # δ → 0: log x = −ε/2 exactly
+            logx = np.where(dl == 0, -e / 2.0, logx)
+        d = -2.0 * logx
+        scale = s / d * (1 + 4 * np.finfo(float).eps)
+        scale = cls._safe_scale(scale, e, dl, s)
+        return cls(scalar_out(scale), scalar_out(s))
+
+
+# Subbotin ----------------------------------------------------------------------------------------
+def _log_gammaincc(a, x):
+    """log Q(a, x), the regularized upper incomplete gamma, for 0 < a ≤ 1, x ≥ 0 (broadcast).
+
+    For x < 30 log(scipy.special.gammaincc); beyond, Legendre's continued fraction
+    Q = e^{−x} x^a / Γ(a) · 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) by modified Lentz in log
+    space (Numerical Recipes §6.2), so it stays exact where Q underflows (x up to 1e300)."""
+    a, x = np.broadcast_arrays(np.asarray(a, float), np.asarray(x, float))
+    out = np.empty(a.shape)
+    small = x < 30.0
+    with np.errstate(divide="ignore"):
+        out[small] = np.log(special.gammaincc(a[small], x[small]))
+    out[np.isinf(x)] = -np.inf
+    big = ~small & np.isfinite(x)
+    if big.any():
+        aa, xx = a[big], x[big]
+        tiny = 1e-300
+        b = xx + 1.0 - aa
+        c = np.full(aa.shape, 1.0 / tiny)
+        dd = 1.0 / b
+        h = dd.copy()
+        for i in range(1, 200):
+            an = -i * (i - aa)
+            b = b + 2.0
+            dd = an * dd + b
+            dd = np.where(np.abs(dd) < tiny, tiny, dd)
+            c = b + an / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            dd = 1.0 / dd
+            delta = dd * c
+            h = h * delta
+            if np.all(np.abs(delta - 1.0) < 1e-15):
+                break
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[big] = -xx + aa * np.log(xx) - special.gammaln(aa) + np.log(h)
+    return out
+
+
+@dataclass(frozen=True)
+class Subbotin(AdditiveNoiseMechanism):
+    """Subbotin (generalized normal) mechanism: density exp(−|x/s|^r / r) / (2 s r^{1/r} Γ(1 + 1/r)),
+    shape r ≥ 1 (001 Section 2.1). r = 1 is Laplace(b = s); r = 2 is Gaussian(σ = s).
+
+    CDF: F(x) = ½ Q(1/r, |x/s|^r / r) for x < 0 (Q the regularized upper incomplete gamma, in log
+    space via a continued fraction in the deep tail). Privacy loss with d = Δ/s, u = d/2 − y/s:
+    ℓ = sign(u) φ(|u|), φ(u) = ((u + d/2)^r − |u − d/2|^r)/r; the root of φ(u) = ε is bracketed
+    in [max(0, c − d/2), c + d/2], c = (ε/d)^{1/(r−1)}, and found by safeguarded Newton on log φ.
+    eps_max = d for r = 1 and inf for r > 1. The profile is 001 Lemma 1 (general formula).
+
+    >>> abs(Subbotin(1.0, 2.0).delta(1.0) - Gaussian(1.0).delta(1.0)) < 1e-14
+    True
+    >>> abs(Subbotin(2.0, 1.0).delta(0.2) - Laplace(2.0).delta(0.2)) < 1e-14
+    True
+    """
+
+    scale: float
+    shape: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        _store(self, "scale", check_positive(self.scale, "scale"))
+        r = as_array(self.shape, "shape", allow_inf=False)
+        if (r < 1).any():
+            raise ValueError(f"shape must be >= 1 (log-concave), got {self.shape!r}")
+        _store(self, "shape", r)
+        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+
+    @property
+    def eps_max(self):
+        """Δ/s for r = 1 (Laplace), inf for r > 1 (MLR-unbounded, 001 Definition 3)."""
+        r = np.asarray(self.shape, float)
+        return scalar_out(np.where(r == 1, self._d, np.inf))
+
+    @property
+    def variance(self):
+        """Var Z = s² r^{2/r} Γ(3/r) / Γ(1/r)."""
+        r = np.asarray(self.shape, float)
+        s = np.asarray(self.scale, float)
+        return scalar_out(s * s * np.exp(2.0 / r * np.log(r) + special.gammaln(3.0 / r)
+                                         - special.gammaln(1.0 / r)))
+
+    @property
+    def _r(self):
+        return np.asarray(self.shape, float)
+
+    def _std_logcdf(self, z):
+        r = self._r
+        z, r = np.broadcast_arrays(np.asarray(z, float), r)
+        with np.errstate(divide="ignore", over="ignore"):
+            x = np.exp(r * np.log(np.abs(z)) - np.log(r))
+        lq = LOG_HALF + _log_gammaincc(1.0 / r, x)
+        return np.where(z < 0, lq, log1mexp(np.minimum(lq, LOG_HALF)))
+
+    def _std_logpdf(self, z):
+        r = self._r
+        with np.errstate(divide="ignore", over="ignore"):
+            g = np.exp(r * np.log(np.abs(z)) - np.log(r))
+        return -g - np.log(2.0) - np.log(r) / r - special.gammaln(1.0 + 1.0 / r)
+
+    def _std_ppf(self, p):
+        r = self._r
+        p, r = np.broadcast_arrays(np.asarray(p, float), r)
+        lo = np.minimum(p, 1.0 - p)
+        with np.errstate(divide="ignore", over="ignore"):
+            x = special.gammainccinv(1.0 / r, 2.0 * lo)
+            mag = np.exp((np.log(r) + np.log(x)) / r)
+        return np.where(p < 0.5, -mag, mag)
+
+    @staticmethod
+    def _log_phi(u, h, r):
+        """log φ(u), φ(u) = ((u + h)^r − |u − h|^r)/r for u ≥ 0, without cancellation:
+        φ = a^r (1 − (1 − m/a)^r)/r, a = u + h, m = 2 min(u, h)."""
+        a = u + h
+        m = 2.0 * np.minimum(u, h)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return r * np.log(a) + np.log(-np.expm1(r * np.log1p(-m / a))) - np.log(r)
+
+    def _std_loss(self, z, d):
+        r = self._r
+        h = d / 2.0
+        u = h - z
+        val = np.exp(self._log_phi(np.abs(u), h, r))
+        val = np.where(np.isinf(u), np.where(r == 1, d, np.inf), val)
+        return np.where(u < 0, -val, val)
+
+    def _std_loss_inverse(self, eps, d):
+        r = self._r
+        eps, d, r = np.broadcast_arrays(np.asarray(eps, float), np.asarray(d, float), r)
+        h = d / 2.0
+        lap = r == 1.0
+        r1 = np.where(lap, 2.0, r)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            c = np.exp((np.log(eps) - np.log(d)) / (r1 - 1.0))
+            lo = np.maximum(0.0, c - h)
+            hi = c + h
+            lo = np.where(eps == 0, 0.0, lo)
+            hi = np.where(eps == 0, 0.0, hi)
+            target = np.log(eps)
+            flo = self._log_phi(lo, h, r1) - target
+            fhi = self._log_phi(hi, h, r1) - target
+            # start: the linearisation at 0 (φ'(0) = 2h^{r−1}) when the root lies below h, else c
+            small = target <= r1 * np.log(d) - np.log(r1)          # ε ≤ φ(h) = d^r / r
+            u0 = np.where(small, eps / (2.0 * np.exp((r1 - 1.0) * np.log(h))), c)
+            u = np.clip(u0, lo, hi)
+            done = (eps == 0) | ~np.isfinite(hi) | lap
+            for _ in range(100):
+                f = self._log_phi(u, h, r1) - target
+                below, above = f <= 0, f >= 0
+                lo, flo = np.where(below, u, lo), np.where(below, f, flo)
+                hi, fhi = np.where(above, u, hi), np.where(above, f, fhi)
+                # Newton on log φ: d/du log φ = ((u+h)^{r−1} − sign(u−h)|u−h|^{r−1}) / φ
+                dphi = np.exp((r1 - 1) * np.log(u + h)) - np.sign(u - h) * np.exp(
+                    (r1 - 1) * np.log(np.abs(u - h)))
+                newton = u - f * np.exp(self._log_phi(u, h, r1)) / dphi
+                ok_n = np.isfinite(newton) & (newton > lo) & (newton < hi)
+                # fallback: false position on the bracket, then bisection
+                fp = lo - flo * (hi - lo) / (fhi - flo)
+                ok_fp = np.isfinite(fp) & (fp > lo) & (fp < hi)
+                new = np.where(ok_n, newton, np.where(ok_fp, fp, 0.5 * (lo + hi)))
+                conv = (np.abs(f) <= 2e-15) | (hi - lo <= 4 * np.spacing(hi)) \
+                    | (np.isfinite(newton) & (np.abs(newton - u) <= 2 * np.spacing(u)))
+                done = done | conv
+                u = np.where(done, u, new)
+                if done.all():
+                    break
+        u = np.where(eps == 0, 0.0, u)
+        u = np.where(lap, eps / 2.0, u)   # Laplace: z = (d − ε)/2
+        return h - u
+
+    def _sample(self, size, rng):
+        r = self.shape
+        g = rng.gamma(1.0 / r, 1.0, size)
+        sign = rng.choice([-1.0, 1.0], size)
+        return sign * self.scale * (r * g) ** (1.0 / r)
+
+    def rdp(self, alpha):
+        """Closed form only for r = 1 (Laplace, Mironov Prop. 6) and r = 2 (Gaussian)."""
+        a = check_alpha(alpha, "alpha")
+        r = self.shape
+        if np.ndim(r) == 0 and r == 1.0:
+            return Laplace(self.scale, self.sensitivity).rdp(a)
+        if np.ndim(r) == 0 and r == 2.0:
+            return Gaussian(self.scale, self.sensitivity).rdp(a)
+        raise NotImplementedError("Subbotin RDP has a closed form only for shape 1 and 2")
+
+    @classmethod
+    def _from_d(cls, d, shape=2.0, **_):
+        return cls(1.0 / np.asarray(d, float), shape)
+
+    @classmethod
+    def calibrate(cls, eps, delta=0.0, sensitivity=1.0, shape=2.0):
+        """Minimum scale s with δ(ε) ≤ delta (001 Lemma 1–2): bracketing bisection on log(Δ/s)
+        ending on the feasible side (s rounded up by ~1e-15 relative). δ = 0 is impossible for
+        r > 1 (unbounded privacy loss); for r = 1 it gives s = Δ/ε.
+
+        >>> m = Subbotin.calibrate(1.0, 1e-5, shape=2.0)
+        >>> abs(m.scale - Gaussian.calibrate(1.0, 1e-5).sigma) < 1e-9
+        True
+        """
+        e, dl, s = _validate_calibration(eps, delta, sensitivity)
+        r = as_array(shape, "shape", allow_inf=False)
+        if (r < 1).any():
+            raise ValueError(f"shape must be >= 1 (log-concave), got {shape!r}")
+        if ((dl == 0) & (r > 1)).any():
+            raise ValueError("delta = 0 is impossible for Subbotin noise with shape > 1: its privacy "
+                             f"loss is unbounded; got delta={delta!r}, shape={shape!r}")
+        if ((dl == 0) & (e == 0)).any():
+            raise ValueError(f"eps = 0 with delta = 0 needs infinite noise; got eps={eps!r}")
+        dmax = cls._calibrate_d(e, dl, shape=r)
+        scale = s / dmax
+        scale = cls._safe_scale(scale, e, dl, s, shape=r)
+        return cls(scalar_out(scale), scalar_out(r), scalar_out(s))
+
+
+# ------------------------------------------------------------------------------------------------
+# pure-DP mechanisms
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RandomizedResponse(_Mechanism):
+    """Binary randomized response: report the true bit with probability p = e^ε/(1 + e^ε).
+
+    Its privacy loss takes the values ±ε (``loss_atoms``), so its profile is the tight pure-DP one
+    δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε) (Kairouz, Oh & Viswanath 2015; NOTES.md), its RDP is
+    000 Theorem 4 (tight), its trade-off is β(α) = max(0, 1 − e^ε α, e^{−ε}(1 − α)).
+
+    >>> m = RandomizedResponse(1.0)
+    >>> round(m.delta(0.0), 12), m.eps_max
+    (0.46211715726, 1.0)
+    """
+
+    eps: float
+
+    def __post_init__(self):
+        _store(self, "eps", _check_eps_param(self.eps, "eps"))
+
+    @property
+    def eps_max(self):
+        return self.eps
+
+    @property
+    def p_truth(self):
+        """P[report the true bit] = e^ε/(1 + e^ε)."""
+        return scalar_out(special.expit(np.asarray(self.eps, float)))
+
+    def loss_atoms(self):
+        """Privacy-loss distribution (true bit 1 vs 0, output drawn under bit 1):
+        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)]."""
+        e = np.asarray(self.eps, float)
+        return (np.stack([e, -e]), np.stack([special.expit(e), special.expit(-e)]))
+
+    @property
+    def variance(self):
+        """Variance of the debiased estimate b̂ = (R − (1 − p))/(2p − 1) of one bit from its
+        response R: p(1 − p)/(2p − 1)² = e^ε/(e^ε − 1)² = 1/(4 sinh²(ε/2)) (inf at ε = 0)."""
+        e = np.asarray(self.eps, float)
+        with np.errstate(divide="ignore"):
+            return scalar_out(0.25 / np.sinh(e / 2.0) ** 2)
+
+    def _log_delta(self, eps):
+        return _pure_log_delta(self.eps, eps)
+
+    def _epsilon(self, delta):
+        return _pure_epsilon(self.eps, delta)
+
+    def _tradeoff(self, alpha):
+        return _pure_tradeoff(np.asarray(self.eps, float), alpha)
+
+    def rdp(self, alpha):
+        """Tight RDP (000 Theorem 4): ε̂(α) = ε − log[(1 + e^{−ε})/(1 + e^{−(2α−1)ε})]/(α − 1).
+
+        >>> round(RandomizedResponse(1.0).rdp(2.0), 12)
+        0.735325664056
+        """
+        a = check_alpha(alpha, "alpha")
+        return scalar_out(_pure_rdp(self.eps, a))
+
+    def sample(self, size=None, rng=None, bit=1):
+        """Responses (0/1 ints) to the true ``bit``: the bit itself w.p. e^ε/(1 + e^ε)."""
+        if bit not in (0, 1):
+            raise ValueError(f"bit must be 0 or 1, got {bit!r}")
+        keep = _rng(rng).random(size) < self.p_truth
+        return np.where(keep, bit, 1 - bit).astype(np.int64)
+
+    @classmethod
+    def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
+        """RR(ε) itself (it has no scale); δ and sensitivity are accepted and ignored beyond validation."""
+        e, _, _ = _validate_calibration(eps, delta, sensitivity)
+        return cls(scalar_out(e))
+
+    def _label(self):
+        return f"RR(ε={self.eps!r})"
+
+
+@dataclass(frozen=True)
+class Exponential(_Mechanism):
+    """The exponential mechanism with privacy parameter ε: samples an index i ∝ exp(ε u_i / (2Δ)).
+
+    It is ε-DP and ε²/8-zCDP (000, inverse-sensitivity post; Cesar & Rogers 2021, bounded range).
+    Profile, ε(δ) and trade-off: the tight pure ε-DP ones (the RR profile; a valid upper bound on
+    δ for every score function, not the exact bounded-range profile of Dong, Durfee & Rogers 2020).
+    RDP: min(000 Theorem 4, α ε²/8).
+
+    >>> m = Exponential(1.0)
+    >>> m.delta(0.3) == RandomizedResponse(1.0).delta(0.3), m.rdp(2.0)
+    (True, 0.25)
+    """
+
+    eps: float
+
+    def __post_init__(self):
+        _store(self, "eps", _check_eps_param(self.eps, "eps"))
+
+    @property
+    def eps_max(self):
+        return self.eps
+
+    @property
+    def variance(self):
+        """Undefined (the output is an index); raises NotImplementedError."""
+        raise NotImplementedError("the exponential mechanism outputs an index: it has no noise variance")
+
+    def _log_delta(self, eps):
+        return _pure_log_delta(self.eps, eps)
+
+    def _epsilon(self, delta):
+        return _pure_epsilon(self.eps, delta)
+
+    def _tradeoff(self, alpha):
+        return _pure_tradeoff(np.asarray(self.eps, float), alpha)
+
+    def rdp(self, alpha):
+        """ε̂(α) = min(tight pure-DP RDP (000 Theorem 4), α ε²/8 (bounded range ⇒ ε²/8-zCDP))."""
+        a = check_alpha(alpha, "alpha")
+        e = np.asarray(self.eps, float)
+        return scalar_out(np.minimum(_pure_rdp(e, a), a * e * e / 8.0))
+
+    def sample(self, size=None, rng=None, *, scores, sensitivity=1.0):
+        """Indices i drawn with probability ∝ exp(ε · scores[i] / (2 · sensitivity))."""
+        sc = as_array(scores, "scores", allow_inf=False)
+        if sc.ndim != 1 or sc.size == 0:
+            raise ValueError(f"scores must be a non-empty 1-d array, got shape {sc.shape}")
+        sens = float(check_positive(sensitivity, "sensitivity"))
+        if np.ndim(self.eps) != 0:
+            raise ValueError("sample needs a scalar eps")
+        logits = self.eps * sc / (2.0 * sens)
+        p = np.exp(logits - special.logsumexp(logits))
+        return _rng(rng).choice(sc.size, size=size, p=p / p.sum())
+
+    @classmethod
+    def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
+        """Exponential(ε) itself (no scale to calibrate)."""
+        e, _, _ = _validate_calibration(eps, delta, sensitivity)
+        return cls(scalar_out(e))
+
+    def _label(self):
+        return f"Exponential(ε={self.eps!r})"
