@@ -1,0 +1,469 @@
+"""Privacy auditing: empirical *lower* bounds on ε from distinguishing experiments.
+
+000 ("Privacy auditing in just one run") explains the idea: run a mechanism on neighbouring
+inputs, try to tell them apart, and turn the attack's error rates into a statistically valid
+lower bound on ε — a sanity check of a privacy proof ("if we audit a value of ε greater than
+the value we prove, there was a bug"). Implemented here:
+
+* :func:`clopper_pearson`, :func:`empirical_epsilon` — the error-rate bound of Jagielski,
+  Ullman & Oprea 2020 and Nasr et al. 2021, with exact Clopper–Pearson intervals.
+* :func:`audit_mechanism` — threshold (likelihood-ratio) test on two samplers, with a held-out
+  split so the confidence statement stays valid.
+* :func:`trials_needed` — how many trials a tight audit needs.
+* :func:`one_run_audit`, :func:`one_run_epsilon_lower_bound` — Steinke, Nasr & Jagielski 2023.
+* :class:`LaplaceAuditPair`, :func:`laplace_audit_pair`, :func:`miscalibrated_laplace` — a correct
+  and a deliberately buggy Laplace mechanism to audit.
+
+Randomness only via an explicit ``rng: numpy.random.Generator``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ._validation import as_array, check_delta, check_positive, scalar_out
+
+__all__ = [
+    "clopper_pearson",
+    "empirical_epsilon",
+    "AuditResult",
+    "audit_mechanism",
+    "trials_needed",
+    "one_run_epsilon_lower_bound",
+    "OneRunResult",
+    "one_run_audit",
+    "LaplaceAuditPair",
+    "laplace_audit_pair",
+    "miscalibrated_laplace",
+]
+
+
+# ------------------------------------------------------------------------------------------------
+# validation helpers
+# ------------------------------------------------------------------------------------------------
+def _check_rng(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {rng!r}")
+    return rng
+
+
+def _confidence(x) -> float:
+    arr = as_array(x, "confidence")
+    if arr.ndim != 0 or not 0.0 < float(arr) < 1.0:
+        raise ValueError(f"confidence must be a number in (0, 1), got {x!r}")
+    return float(arr)
+
+
+def _counts(successes, trials, sname="successes", tname="trials"):
+    n = as_array(trials, tname, allow_inf=False)
+    if (n < 1).any() or (n != np.floor(n)).any():
+        raise ValueError(f"{tname} must be an integer >= 1, got {trials!r}")
+    k = as_array(successes, sname, allow_inf=False)
+    if (k < 0).any() or (k != np.floor(k)).any():
+        raise ValueError(f"{sname} must be an integer >= 0, got {successes!r}")
+    k, n = np.broadcast_arrays(k, n)
+    if (k > n).any():
+        raise ValueError(f"{sname} must be <= {tname}, got {successes!r} > {trials!r}")
+    return k, n
+
+
+def _int(x, name: str, minimum: int = 1) -> int:
+    if isinstance(x, bool):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    arr = as_array(x, name, allow_inf=False)
+    if arr.ndim != 0 or arr < minimum or arr != np.floor(arr):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    return int(arr)
+
+
+def _cp_upper(k, n, alpha):
+    """One-sided Clopper–Pearson upper bound at level 1 − alpha (1 where k = n).
+    Continuous in k (the beta quantile accepts non-integer counts)."""
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        up = stats.beta.ppf(1.0 - alpha, k + 1.0, np.maximum(n - k, 1e-300))
+    return np.where(k >= n, 1.0, up)
+
+
+def _cp_lower(k, n, alpha):
+    """One-sided Clopper–Pearson lower bound at level 1 − alpha (0 where k = 0)."""
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = stats.beta.ppf(alpha, np.maximum(k, 1e-300), n - k + 1.0)
+    return np.where(k <= 0, 0.0, lo)
+
+
+# ------------------------------------------------------------------------------------------------
+# Clopper–Pearson and the error-rate bound
+# ------------------------------------------------------------------------------------------------
+def clopper_pearson(successes, trials, confidence=0.95):
+    """Exact two-sided Clopper–Pearson interval (Clopper & Pearson 1934) for a binomial
+    proportion, each tail at (1 − confidence)/2::
+
+        lo = Beta⁻¹((1 − c)/2; k, n − k + 1)   (0 if k = 0)
+        hi = Beta⁻¹((1 + c)/2; k + 1, n − k)   (1 if k = n)
+
+    Returns ``(lo, hi)`` (floats or arrays; broadcast). Its coverage is ≥ ``confidence``.
+
+    >>> lo, hi = clopper_pearson(5, 100, 0.95)
+    >>> round(lo, 6), round(hi, 6)
+    (0.016432, 0.112835)
+    >>> clopper_pearson(0, 10)[0]
+    0.0
+    """
+    k, n = _counts(successes, trials)
+    alpha = (1.0 - _confidence(confidence)) / 2.0
+    return scalar_out(_cp_lower(k, n, alpha)), scalar_out(_cp_upper(k, n, alpha))
+
+
+def _eps_lb_from_bounds(fpr_ub, fnr_ub, delta):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(np.maximum(1.0 - delta - fnr_ub, 0.0)) - np.log(fpr_ub)
+        b = np.log(np.maximum(1.0 - delta - fpr_ub, 0.0)) - np.log(fnr_ub)
+    out = np.maximum(np.maximum(np.nan_to_num(a, nan=-np.inf), np.nan_to_num(b, nan=-np.inf)), 0.0)
+    return out
+
+
+def empirical_epsilon(fp, fn, trials_neg, trials_pos, delta=0.0, confidence=0.95):
+    """Statistically valid lower bound on ε from a distinguishing test (Jagielski, Ullman & Oprea
+    2020; Nasr et al. 2021; 000, privacy auditing): an (ε, δ)-DP mechanism forces every test to
+    satisfy FPR + e^ε FNR ≥ 1 − δ and FNR + e^ε FPR ≥ 1 − δ, so with Clopper–Pearson upper bounds
+    on the two error rates::
+
+        ε_lb = max(log((1 − δ − FNR_ub)/FPR_ub), log((1 − δ − FPR_ub)/FNR_ub), 0).
+
+    ``fp`` = false positives among ``trials_neg`` runs on the first input, ``fn`` = false
+    negatives among ``trials_pos`` runs on the neighbour. Each upper bound is the upper end of
+    the two-sided ``confidence`` interval, i.e. one-sided at 1 − (1 − c)/2, so both hold at once
+    with probability ≥ ``confidence`` (union bound): then ε ≥ ε_lb for the true ε.
+
+    >>> round(empirical_epsilon(50, 500, 1000, 1000), 6)
+    1.969264
+    >>> empirical_epsilon(500, 500, 1000, 1000)     # a coin flip proves nothing
+    0.0
+    """
+    fp_, n0 = _counts(fp, trials_neg, "fp", "trials_neg")
+    fn_, n1 = _counts(fn, trials_pos, "fn", "trials_pos")
+    d = check_delta(delta, "delta")
+    alpha = (1.0 - _confidence(confidence)) / 2.0
+    fpr_ub = _cp_upper(fp_, n0, alpha)
+    fnr_ub = _cp_upper(fn_, n1, alpha)
+    return scalar_out(_eps_lb_from_bounds(fpr_ub, fnr_ub, d))
+
+
+# ------------------------------------------------------------------------------------------------
+# Black-box audit of two samplers
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of :func:`audit_mechanism`.
+
+    ``eps_lb`` holds with probability ≥ ``confidence``. ``threshold``/``direction`` define the
+    test used ("guess input 1 if ``direction * (out − threshold) > 0``"); ``fp``/``fn`` are its
+    errors on the evaluation samples. ``thresholds``, ``fpr``, ``fnr`` trace the empirical
+    (α, β) trade-off curve of threshold tests (direction +1) for plotting.
+    """
+
+    eps_lb: float
+    threshold: float
+    direction: int
+    fp: int
+    fn: int
+    trials_neg: int
+    trials_pos: int
+    confidence: float
+    delta: float
+    thresholds: np.ndarray
+    fpr: np.ndarray
+    fnr: np.ndarray
+
+    @property
+    def fpr_at_threshold(self) -> float:
+        return self.fp / self.trials_neg
+
+    @property
+    def fnr_at_threshold(self) -> float:
+        return self.fn / self.trials_pos
+
+
+def _sample(fn, rng, size, name):
+    out = np.asarray(fn(rng, size), dtype=np.float64).ravel()
+    if out.size != size:
+        raise ValueError(f"{name}(rng, size) must return {size} scalar outputs, got {out.size}")
+    if np.isnan(out).any():
+        raise ValueError(f"{name} returned NaN outputs")
+    return out
+
+
+def _error_counts(x0, x1, t):
+    """For tests 'guess 1 iff out > t': false positives among x0 and false negatives among x1
+    (vectorized over thresholds t)."""
+    s0 = np.sort(x0)
+    s1 = np.sort(x1)
+    fp = x0.size - np.searchsorted(s0, t, side="right")
+    fn = np.searchsorted(s1, t, side="right")
+    return fp, fn
+
+
+def audit_mechanism(sample_fn_0, sample_fn_1, trials, rng, threshold=None, *, delta=0.0,
+                    confidence=0.95, n_thresholds=200, statistic=None):
+    """Audit a mechanism on two neighbouring inputs with a threshold distinguishing test
+    (Jagielski et al. 2020; Nasr et al. 2021; 000, privacy auditing).
+
+    ``sample_fn_b(rng, size)`` returns ``size`` scalar outputs of M on input b (b = 0, 1).
+    ``statistic`` (optional) maps outputs to a score, e.g. the log-likelihood ratio; a
+    threshold test on the likelihood ratio is the most powerful test (Neyman–Pearson), and for
+    mean-shifted Laplace/Gaussian outputs the output itself is a monotone function of it.
+
+    If ``threshold`` is None, ``trials`` samples per input choose the threshold and direction
+    (the one maximizing the Clopper–Pearson ε bound over ``n_thresholds`` pooled quantiles) and
+    ``trials`` *fresh* samples per input evaluate it, so the choice does not bias the bound.
+    With a given threshold, ``trials`` samples per input evaluate the test "out > threshold".
+    ε_lb then comes from :func:`empirical_epsilon` and holds with probability ≥ ``confidence``.
+
+    >>> pair = laplace_audit_pair(1.0)
+    >>> r = audit_mechanism(pair.sample_0, pair.sample_1, 20000, np.random.default_rng(0))
+    >>> 0.5 < r.eps_lb <= 1.0
+    True
+    """
+    trials = _int(trials, "trials")
+    rng = _check_rng(rng)
+    d = float(check_delta(delta, "delta"))
+    c = _confidence(confidence)
+    n_thr = _int(n_thresholds, "n_thresholds")
+    alpha = (1.0 - c) / 2.0
+    stat = (lambda z: z) if statistic is None else statistic
+
+    def draw(fn, name):
+        return np.asarray(stat(_sample(fn, rng, trials, name)), dtype=np.float64)
+
+    if threshold is None:
+        s0, s1 = draw(sample_fn_0, "sample_fn_0"), draw(sample_fn_1, "sample_fn_1")
+        pooled = np.concatenate([s0, s1])
+        cand = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_thr + 2)[1:-1]))
+        fp, fn = _error_counts(s0, s1, cand)
+        up = _eps_lb_from_bounds(_cp_upper(fp, trials, alpha), _cp_upper(fn, trials, alpha), d)
+        down = _eps_lb_from_bounds(_cp_upper(trials - fp, trials, alpha),
+                                   _cp_upper(trials - fn, trials, alpha), d)
+        i_up, i_down = int(np.argmax(up)), int(np.argmax(down))
+        if up[i_up] >= down[i_down]:
+            t, direction = float(cand[i_up]), 1
+        else:
+            t, direction = float(cand[i_down]), -1
+    else:
+        t = float(as_array(threshold, "threshold", allow_inf=False))
+        direction = 1
+    e0, e1 = draw(sample_fn_0, "sample_fn_0"), draw(sample_fn_1, "sample_fn_1")
+    fp, fn = _error_counts(e0, e1, np.asarray([t]))
+    fp, fn = int(fp[0]), int(fn[0])
+    if direction == -1:
+        fp, fn = trials - fp, trials - fn
+    eps_lb = float(empirical_epsilon(fp, fn, trials, trials, d, c))
+    pooled = np.concatenate([e0, e1])
+    curve_t = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_thr)))
+    cfp, cfn = _error_counts(e0, e1, curve_t)
+    return AuditResult(eps_lb, t, direction, fp, fn, trials, trials, c, d, curve_t,
+                       cfp / trials, cfn / trials)
+
+
+def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**9):
+    """Trials per input a *tight* audit needs before :func:`empirical_epsilon` can certify
+    ``fraction`` · ε, in the most favourable case: the two output distributions are randomized
+    response with parameter ε (the worst case for ε-DP, whose optimal test has
+    FPR = FNR = p = 1/(1 + e^ε) at the corner of the trade-off curve, 002/NOTES.md) and the
+    observed error counts equal their expectations n·p. The answer is the smallest n with::
+
+        log((1 − δ − U(np, n)) / U(np, n)) ≥ fraction · ε,   U = Clopper–Pearson upper bound,
+
+    found by doubling then integer bisection. Real audits (non-ideal tests, sampling
+    fluctuations) need more: this is a lower bound on the effort. Raises ValueError naming
+    ``eps`` if ``max_trials`` does not suffice.
+
+    >>> trials_needed(1.0)
+    1982
+    >>> trials_needed(1.0, fraction=0.5) < trials_needed(1.0, fraction=0.9) < trials_needed(0.5)
+    True
+    """
+    e = float(check_positive(eps, "eps"))
+    c = _confidence(confidence)
+    f = float(as_array(fraction, "fraction"))
+    if not 0.0 < f < 1.0:
+        raise ValueError(f"fraction must lie in (0, 1), got {fraction!r}")
+    d = float(check_delta(delta, "delta"))
+    alpha = (1.0 - c) / 2.0
+    p = 1.0 / (1.0 + math.exp(e)) if e < 700 else 0.0
+    target = f * e
+
+    def ok(n: int) -> bool:
+        u = float(_cp_upper(n * p, n, alpha))
+        return float(_eps_lb_from_bounds(u, u, d)) >= target
+
+    lo, hi = 1, 2
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_trials:
+            raise ValueError(f"eps={eps!r} needs more than max_trials={max_trials} trials at fraction={fraction!r}")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# ------------------------------------------------------------------------------------------------
+# One-run auditing (Steinke, Nasr & Jagielski 2023)
+# ------------------------------------------------------------------------------------------------
+def one_run_epsilon_lower_bound(correct, guesses, confidence=0.95):
+    """ε lower bound from one run with m canaries (Steinke, Nasr & Jagielski 2023, "Privacy
+    Auditing with One (1) Training Run", main theorem for pure ε-DP; 000, "Privacy auditing in
+    just one run"). Each canary is included independently with probability 1/2; if M is ε-DP,
+    the number W of correct guesses among r guesses is stochastically dominated by
+    Binomial(r, e^ε/(1 + e^ε)). Rejecting ε whenever P[Binomial(r, p_ε) ≥ v] ≤ 1 − confidence
+    gives::
+
+        ε_lb = max(0, logit(p_lo)),   p_lo = Beta⁻¹(1 − confidence; v, r − v + 1)
+
+    (the one-sided Clopper–Pearson lower bound on the success rate), valid with probability
+    ≥ ``confidence``. Only the δ = 0 case is implemented (the paper's δ > 0 bound is not).
+
+    >>> round(one_run_epsilon_lower_bound(900, 1000), 6)
+    2.021233
+    >>> one_run_epsilon_lower_bound(500, 1000)
+    0.0
+    """
+    v, r = _counts(correct, guesses, "correct", "guesses")
+    alpha = 1.0 - _confidence(confidence)
+    p_lo = _cp_lower(v, r, alpha)
+    with np.errstate(divide="ignore"):
+        lb = np.log(p_lo) - np.log1p(-p_lo)
+    return scalar_out(np.maximum(np.nan_to_num(lb, nan=0.0, neginf=0.0), 0.0))
+
+
+@dataclass(frozen=True)
+class OneRunResult:
+    """Outcome of :func:`one_run_audit`: ``guesses`` made (r), ``correct`` (v), ``eps_lb``."""
+
+    m: int
+    guesses: int
+    correct: int
+    eps_lb: float
+    confidence: float
+    true_eps: float
+
+
+def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None, guesses=None,
+                  confidence=0.95):
+    """Simulate a one-run audit (Steinke, Nasr & Jagielski 2023; 000) of a mechanism that claims
+    ε-DP per canary: m canaries, each included independently with probability 1/2 (S_i = ±1);
+    the mechanism releases one ``true_eps``-DP (default ``eps``) view per canary, either
+    ``"randomized_response"`` (the bit S_i, flipped w.p. 1/(1 + e^ε)) or ``"laplace"``
+    (1{S_i = +1} + Lap(1/ε)); the attacker guesses "in" for the ``guesses``/2 highest views and
+    "out" for the ``guesses``/2 lowest, abstaining on the rest (default: guess all m).
+    ε_lb from :func:`one_run_epsilon_lower_bound`; with ``true_eps`` > ``eps`` it can expose a
+    mis-calibration.
+
+    >>> r = one_run_audit(10000, 2.0, np.random.default_rng(0))
+    >>> r.correct, 1.7 < r.eps_lb <= 2.0
+    (8780, True)
+    """
+    m = _int(m, "m")
+    e = float(check_positive(eps, "eps"))
+    rng = _check_rng(rng)
+    te = e if true_eps is None else float(check_positive(true_eps, "true_eps"))
+    r = m if guesses is None else _int(guesses, "guesses")
+    if r > m:
+        raise ValueError(f"guesses must be <= m = {m}, got {guesses!r}")
+    c = _confidence(confidence)
+    s = rng.integers(0, 2, m) * 2 - 1
+    if mechanism == "randomized_response":
+        flip = rng.random(m) < 1.0 / (1.0 + math.exp(te))
+        view = np.where(flip, -s, s).astype(np.float64) + 1e-9 * rng.random(m)  # random tie-break
+    elif mechanism == "laplace":
+        view = (s > 0).astype(np.float64) + rng.laplace(0.0, 1.0 / te, m)
+    else:
+        raise ValueError(f"mechanism must be 'randomized_response' or 'laplace', got {mechanism!r}")
+    order = np.argsort(view)
+    n_out = r // 2
+    n_in = r - n_out
+    guess_in = order[m - n_in:]
+    guess_out = order[:n_out]
+    correct = int(np.sum(s[guess_in] == 1) + np.sum(s[guess_out] == -1))
+    return OneRunResult(m, r, correct, float(one_run_epsilon_lower_bound(correct, r, c)), c, te)
+
+
+# ------------------------------------------------------------------------------------------------
+# A correct and a mis-calibrated Laplace mechanism to audit
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LaplaceAuditPair:
+    """The Laplace mechanism on a pair of neighbouring inputs with f(x₀) = 0, f(x₁) =
+    ``sensitivity``, noise scale b = ``assumed_sensitivity``/``eps_claimed`` (004, Laplace
+    mechanism: b = Δf/ε). If ``assumed_sensitivity`` < ``sensitivity`` (the bug), the mechanism
+    is only ε_actual = ``sensitivity``/b-DP (the Laplace privacy loss is bounded by Δ/b).
+
+    Exact error rates of the test "guess x₁ iff out > t" (for tests)::
+
+        FPR(t) = P[Lap(b) > t],   FNR(t) = P[Δ + Lap(b) ≤ t].
+
+    >>> p = miscalibrated_laplace(1.0)
+    >>> p.eps_claimed, p.eps_actual, p.scale
+    (1.0, 2.0, 0.5)
+    """
+
+    eps_claimed: float
+    sensitivity: float = 1.0
+    assumed_sensitivity: float = 1.0
+
+    def __post_init__(self):
+        for name in ("eps_claimed", "sensitivity", "assumed_sensitivity"):
+            v = getattr(self, name)
+            object.__setattr__(self, name, float(check_positive(v, name)))
+
+    @property
+    def scale(self) -> float:
+        return self.assumed_sensitivity / self.eps_claimed
+
+    @property
+    def eps_actual(self) -> float:
+        return self.sensitivity / self.scale
+
+    def sample_0(self, rng, size):
+        return _check_rng(rng).laplace(0.0, self.scale, size)
+
+    def sample_1(self, rng, size):
+        return self.sensitivity + _check_rng(rng).laplace(0.0, self.scale, size)
+
+    def error_rates(self, t):
+        """Exact (FPR(t), FNR(t)) for the test "out > t"."""
+        tt = as_array(t, "t", allow_inf=False)
+        fpr = stats.laplace.sf(tt, scale=self.scale)
+        fnr = stats.laplace.cdf(tt - self.sensitivity, scale=self.scale)
+        return scalar_out(fpr), scalar_out(fnr)
+
+
+def laplace_audit_pair(eps, sensitivity=1.0) -> LaplaceAuditPair:
+    """A correctly calibrated Laplace(Δ/ε) mechanism on neighbouring inputs (ε-DP; 004).
+
+    >>> laplace_audit_pair(0.5).eps_actual
+    0.5
+    """
+    return LaplaceAuditPair(eps, sensitivity, sensitivity)
+
+
+def miscalibrated_laplace(eps, sensitivity=1.0, bug_factor=2.0) -> LaplaceAuditPair:
+    """A buggy Laplace mechanism: it claims ε-DP but scales its noise with the sensitivity
+    divided by ``bug_factor`` (e.g. forgetting that replacing a record moves a sum by 2x the
+    bound), so it is only (bug_factor · ε)-DP. An audit with enough trials finds ε_lb > ε.
+
+    >>> miscalibrated_laplace(1.0, bug_factor=3.0).eps_actual
+    3.0
+    """
+    b = float(check_positive(bug_factor, "bug_factor"))
+    return LaplaceAuditPair(eps, sensitivity, float(check_positive(sensitivity, "sensitivity")) / b)
