@@ -1,0 +1,408 @@
+"""Privacy loss distributions (PLDs): tight numerical composition of additive-noise mechanisms.
+
+The privacy loss of a mechanism with output densities p (dataset x) and q (neighbour x') is
+L = log p(Y)/q(Y), Y ~ p. Its distribution determines the whole privacy profile (002, Section 2;
+Balle, Barthe & Gaboardi 2018; Koskela, Jälkö & Honkela 2020; Meiser & Mohammadi 2018):
+
+    δ(ε) = E[(1 − e^{ε − L})₊] + P(L = +∞),
+
+and the privacy loss of a k-fold composition is the sum of k independent copies, so its
+distribution is the k-fold convolution — computed here by one FFT raised to the power k.
+
+For additive noise with density f (centred at 0 under x, at Δ under x') the loss
+ℓ(y) = log f(y) − log f(y − Δ) is non-increasing in y (NOTES.md, "Additive symmetric log-concave
+noise"), so with t = ``mechanism.loss_inverse`` and F the noise CDF
+
+    P(L > x) = F(t(x)),    Q(L > x) = F(t(x) − Δ)      (Q: the same event under x').
+
+Discretization (pessimistic, never below the true δ). The loss axis is cut into cells
+((i−1)h, ih]. The P-mass p and Q-mass q of each cell are split between its two end points with
+weights that keep both the P-mass and E[e^{−L}] (= the Q-mass) of the cell — the
+"connect-the-dots" discretization of Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (PETS 2022,
+Theorem 3.3; dp_accounting's default). Because δ(ε) = E[(1 − e^{ε} X)₊] is convex in X = e^{−L}, and
+the composed δ is convex in each factor of X₁⋯X_k, Jensen's inequality makes the discrete δ an
+upper bound of the true one for every ε and every k. (Rounding every loss UP to the grid, as
+dp_accounting's "privacy buckets", is also pessimistic but shifts ε by up to k·h; connect-the-dots
+has an error of order k·h² instead, so a 30× coarser grid gives the same accuracy.) Tails:
+
+* losses above the grid (only for mechanisms with eps_max = ∞) go to the atom L = +∞, counted in δ
+  in full; losses below the grid are moved UP to the lowest grid point (both safe);
+* the k-fold sum lives in [k·ℓ_min, k·ℓ_max] but only a window [A, A + N h) of N points is kept
+  (N = ``grid_size``, 2¹⁶ by default; A, B chosen from Chernoff bounds so that at most ``tail_tol``
+  of mass lies outside on either side). Mass below the window wraps around to the top of the
+  cyclic FFT window (this can only increase δ); the mass above the window is bounded with
+  Chernoff's inequality P(S ≥ T) ≤ min_λ e^{−λT} E[e^{λL}]^k on the discrete PLD, and that bound
+  is ADDED to δ.
+* FFT round-off: the negative entries of the inverse FFT show its noise level ν; negative entries
+  are set to 0 and N·ν (about 1e-16 here) is added to δ. Other floating error (relative ≲ 1e-12)
+  is covered by multiplying δ by (1 + 1e-9).
+
+Error in ε (measured, benchmarks/bench_core.py): Laplace(1), k = 1000, δ = 1e-6 gives ε within
+1e-4 relative of dp_accounting's connect-the-dots value at interval 1e-4, in a few milliseconds.
+
+>>> from dpexplore.pld import composed_pld
+>>> from dpexplore.mechanisms import Laplace
+>>> pld = composed_pld(Laplace(1.0), 100)   # dp_accounting (interval 1e-3): 71.5460
+>>> round(pld.epsilon(1e-6), 3)
+71.546
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy import fft as sp_fft
+from scipy import special
+
+from ._numerics import log1mexp, log_subtract
+from ._validation import check_delta, check_k, check_nonneg, scalar_out
+from .profiles import PrivacyProfile
+
+__all__ = ["DiscretePLD", "PLDProfile", "single_pld", "composed_pld", "clear_caches"]
+
+#: default number of FFT points of the composed PLD
+GRID_SIZE = 2**16
+#: mass allowed outside the composition window on each side (bounded and added to δ)
+TAIL_TOL = 1e-18
+#: single-mechanism loss tail truncated to +∞ (mechanisms with unbounded loss only)
+SINGLE_TAIL_TOL = 1e-22
+#: relative safety factor applied to every δ computed from a PLD
+REL_MARGIN = 1e-9
+_LOG_REL = np.log1p(REL_MARGIN)
+_COARSE_CELLS = 2048
+_LAMBDAS = np.logspace(-4.0, 4.0, 97)
+
+
+# ------------------------------------------------------------------------------------------------
+# the discrete distribution
+# ------------------------------------------------------------------------------------------------
+class DiscretePLD:
+    """A discrete privacy loss distribution: mass ``pmf[j]`` at loss (offset + j)·h, plus
+    ``inf_mass`` at +∞, plus a constant ``extra`` (bounded truncation / round-off) added to δ.
+
+    Evaluates δ(ε) = (1 + 1e-9)·Σ_j pmf_j (1 − e^{ε − ℓ_j})₊ + inf_mass + extra
+    (002, Section 2: the profile from the privacy loss distribution) exactly for the discrete
+    distribution, in log space, and inverts it exactly piece by piece (δ is e^ε-affine between
+    grid points), so ``epsilon`` is vectorized and needs no bisection.
+
+    >>> d = DiscretePLD(1.0, -1, np.array([0.5, 0.0, 0.5]), 0.0)   # losses −1, 0, 1
+    >>> round(d.delta(0.0), 6)                                      # 0.5·(1 − e^{−1})
+    0.31606
+    >>> d.epsilon(0.0)
+    1.0
+    """
+
+    def __init__(self, h: float, offset: int, pmf: np.ndarray, inf_mass: float = 0.0,
+                 extra: float = 0.0, eps_max: float = np.inf):
+        self.h = float(h)
+        self.offset = int(offset)
+        pmf = np.maximum(np.asarray(pmf, dtype=np.float64), 0.0)
+        nz = np.nonzero(pmf)[0]
+        if nz.size:  # trim zero ends (keeps the arrays short)
+            self.offset += int(nz[0])
+            pmf = pmf[nz[0]: nz[-1] + 1]
+        self.pmf = pmf
+        self.inf_mass = float(inf_mass)
+        self.extra = float(extra)
+        self.eps_max = float(eps_max)
+        self.losses = (self.offset + np.arange(pmf.size)) * self.h
+        with np.errstate(divide="ignore", over="ignore"):
+            logp = np.log(pmf)
+            # suffix sums S1[j] = Σ_{i≥j} p_i, S2[j] = Σ_{i≥j} p_i e^{−ℓ_i} (Q-masses, ≤ 1), index n → 0
+            s1 = np.cumsum(pmf[::-1])[::-1]
+            s2 = np.cumsum(np.exp(np.minimum(logp - self.losses, 700.0))[::-1])[::-1]
+            self._ls1 = np.append(np.log(s1), -np.inf)
+            self._ls2 = np.append(np.log(s2), -np.inf)
+        add = self.inf_mass + self.extra
+        with np.errstate(divide="ignore"):
+            self._log_add = np.log(add) if add > 0 else -np.inf
+        # δ of the finite part at ε = ℓ_j (sum over i > j), used to invert
+        self._d_at_grid = log_subtract(self._ls1[1:], np.minimum(self.losses + self._ls2[1:], self._ls1[1:]))
+
+    # -- queries ---------------------------------------------------------------------------------
+    def mean(self) -> float:
+        """E[L] of the finite part (normalised)."""
+        return float(np.dot(self.pmf, self.losses) / self.pmf.sum())
+
+    def _log_delta(self, eps: np.ndarray) -> np.ndarray:
+        eps = np.asarray(eps, dtype=np.float64)
+        j = np.searchsorted(self.losses, eps, side="right")
+        l1 = self._ls1[j]
+        l2 = eps + self._ls2[j]
+        with np.errstate(invalid="ignore"):
+            base = log_subtract(l1, np.minimum(l2, l1))
+        base = np.where(np.isinf(eps), -np.inf, base)
+        out = np.logaddexp(base + _LOG_REL, self._log_add)
+        return np.where(eps >= self.eps_max, -np.inf, out)
+
+    def log_delta(self, eps):
+        """log δ(ε) (see the class docstring); −inf where δ = 0."""
+        return scalar_out(self._log_delta(check_nonneg(eps, "eps")))
+
+    def delta(self, eps):
+        """δ(ε) of the discrete distribution, an upper bound of the true δ."""
+        return scalar_out(np.minimum(np.exp(self._log_delta(check_nonneg(eps, "eps"))), 1.0))
+
+    def _epsilon(self, delta: np.ndarray) -> np.ndarray:
+        delta = np.asarray(delta, dtype=np.float64)
+        r = (delta - self.inf_mass - self.extra) / (1.0 + REL_MARGIN)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logr = np.log(np.maximum(r, 0.0))
+        # smallest grid index j with δ(ℓ_j) ≤ r; then ε ∈ (ℓ_{j−1}, ℓ_j]
+        dg = self._d_at_grid  # non-increasing
+        j = np.searchsorted(-dg, -logr, side="left")
+        n = self.losses.size
+        jj = np.minimum(j, n - 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sol = log_subtract(self._ls1[jj], np.minimum(logr, self._ls1[jj])) - self._ls2[jj]
+        lo = np.where(jj > 0, self.losses[np.maximum(jj - 1, 0)], -np.inf)
+        sol = np.clip(np.nan_to_num(sol, nan=np.inf, posinf=np.inf), lo, self.losses[jj])
+        sol = np.where(logr >= self._ls1[jj], lo, sol)
+        # round up by a few ulps (and past the grid point when we are exactly on it)
+        sol = sol + 8 * np.spacing(np.abs(sol) + 1.0)
+        out = np.where(j >= n, np.maximum(self.losses[-1], 0.0), sol)
+        out = np.maximum(out, 0.0)
+        # δ ≤ inf_mass + extra: only ε ≥ eps_max (or, without those terms, the largest loss) works
+        beyond = max(float(self.losses[-1]), 0.0) if (self.inf_mass + self.extra) == 0 else np.inf
+        out = np.where(r <= 0, min(beyond, self.eps_max), out)
+        # the discrete δ at ε = 0 may already be small enough
+        with np.errstate(divide="ignore"):
+            out = np.where(self._log_delta(np.zeros(1))[0] <= np.log(delta), 0.0, out)
+        return np.minimum(out, self.eps_max)
+
+    def epsilon(self, delta):
+        """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for this discrete PLD, rounded up."""
+        return scalar_out(self._epsilon(check_delta(delta, "delta")))
+
+
+class PLDProfile(PrivacyProfile):
+    """The privacy profile of a (composed) discrete PLD: δ(ε) as in :class:`DiscretePLD`
+    (002, Section 2; Doroshenko et al. 2022 for the pessimistic discretization), never below the
+    true δ of the mechanism it was built from. ``epsilon`` inverts the discrete δ exactly.
+
+    >>> from dpexplore.mechanisms import Laplace
+    >>> p = PLDProfile(composed_pld(Laplace(1.0), 1), name="Laplace")
+    >>> bool(abs(p.delta(0.5) - (1 - np.exp(-0.25))) < 1e-6)      # 1 − e^{(ε − 1)/2}
+    True
+    """
+
+    def __init__(self, pld: DiscretePLD, name: str = "PLD"):
+        self.pld = pld
+        self.eps_max = pld.eps_max
+        self.name = name
+
+    def _log_delta(self, eps):
+        return self.pld._log_delta(eps)
+
+    def _epsilon(self, delta):
+        return self.pld._epsilon(delta)
+
+
+# ------------------------------------------------------------------------------------------------
+# one mechanism
+# ------------------------------------------------------------------------------------------------
+def _log_diff(la, lb):
+    """exp(la) − exp(lb) for la ≥ lb, computed as exp(la)·(−expm1(lb − la)); 0 where la = −inf."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.where(np.isneginf(la), 0.0, np.exp(la) * -np.expm1(np.minimum(lb - la, 0.0)))
+    return np.nan_to_num(d, nan=0.0)
+
+
+def _tails(mech, x):
+    """log P(L > x), log P(L ≤ x), log Q(L > x), log Q(L ≤ x) for the loss grid ``x``."""
+    x = np.asarray(x, dtype=np.float64)
+    em = float(mech.eps_max)
+    d = float(mech.sensitivity)
+    inside = (x > -em) & (x < em)
+    t = np.asarray(mech.loss_inverse(np.where(inside, x, 0.0)), dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        sp = np.asarray(mech.logcdf(t), dtype=np.float64)
+        cp = np.asarray(mech.logsf(t), dtype=np.float64)
+        sq = np.asarray(mech.logcdf(t - d), dtype=np.float64)
+        cq = np.asarray(mech.logsf(t - d), dtype=np.float64)
+    above = x >= em
+    out = []
+    for s_in, above_val, below_val in ((sp, -np.inf, 0.0), (cp, 0.0, -np.inf),
+                                       (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
+        out.append(np.where(inside, s_in, np.where(above, above_val, below_val)))
+    return out
+
+
+def _cell_masses(mech, x):
+    """P- and Q-masses of the cells (x[i−1], x[i]] (accurate in both tails)."""
+    sp, cp, sq, cq = _tails(mech, x)
+    upper = sp[:-1] < np.log(0.5)
+    p = np.where(upper, _log_diff(sp[:-1], sp[1:]), _log_diff(cp[1:], cp[:-1]))
+    upper_q = sq[:-1] < np.log(0.5)
+    q = np.where(upper_q, _log_diff(sq[:-1], sq[1:]), _log_diff(cq[1:], cq[:-1]))
+    return p, q, sp, cp
+
+
+def _loss_range(mech):
+    """[x_lo, x_hi]: the loss range kept for one mechanism (the support if eps_max is finite,
+    else the points beyond which less than SINGLE_TAIL_TOL of P-mass lies)."""
+    em = float(mech.eps_max)
+    if np.isfinite(em):
+        return -em, em
+    xs = np.geomspace(1e-6, 1e18, 481)
+    sp, _, _, _ = _tails(mech, xs)
+    _, cp, _, _ = _tails(mech, -xs)
+    log_tol = np.log(SINGLE_TAIL_TOL)
+    hi = xs[np.argmax(sp <= log_tol)] if (sp <= log_tol).any() else xs[-1]
+    lo = -xs[np.argmax(cp <= log_tol)] if (cp <= log_tol).any() else -xs[-1]
+    return lo, hi
+
+
+@functools.lru_cache(maxsize=256)
+def single_pld(mechanism, h: float) -> DiscretePLD:
+    """The pessimistic (connect-the-dots) discrete PLD of one additive-noise mechanism on the
+    grid hℤ (Doroshenko et al. 2022, Theorem 3.3; the continuous loss law is
+    P(L > x) = F(t(x)), Q(L > x) = F(t(x) − Δ), NOTES.md). Cached per (mechanism, h).
+
+    Each cell ((i−1)h, ih] with masses (p, q) puts p_b = (p − q e^{(i−1)h})/(1 − e^{−h}) at ih and
+    p − p_b at (i−1)h (p_b is raised by 1e-13·p against rounding, the safe side). Losses above
+    the kept range go to +∞ (``inf_mass``), those below go to the lowest grid point.
+
+    >>> from dpexplore.mechanisms import Laplace
+    >>> d = single_pld(Laplace(1.0), 0.25)
+    >>> round(float(d.pmf.sum()), 12), round(d.delta(0.0), 6)   # TV distance 1 − e^{−1/2}
+    (1.0, 0.393469)
+    """
+    h = float(h)
+    lo, hi = _loss_range(mechanism)
+    i0 = int(np.floor(lo / h))
+    i1 = int(np.ceil(hi / h))
+    x = np.arange(i0, i1 + 1) * h
+    p, q, sp, cp = _cell_masses(mechanism, x)
+    # connect the dots: split each cell's mass between its end points
+    with np.errstate(over="ignore", invalid="ignore"):
+        qa = np.exp(np.log(np.maximum(q, 0.0)) + x[:-1]) if q.size else q
+    pb = (p - qa) / -np.expm1(-h)
+    pb = np.clip(np.nan_to_num(pb, nan=0.0) + 1e-13 * p, 0.0, p)
+    pa = p - pb
+    pmf = np.zeros(x.size)
+    pmf[1:] += pb
+    pmf[:-1] += pa
+    # tails outside [x_0, x_n]: below → lowest point; above → +∞
+    pmf[0] += np.exp(cp[0])
+    inf_mass = float(np.exp(sp[-1]))
+    return DiscretePLD(h, i0, pmf, inf_mass, eps_max=float(mechanism.eps_max))
+
+
+# ------------------------------------------------------------------------------------------------
+# k-fold composition
+# ------------------------------------------------------------------------------------------------
+def _log_mgf(logp, losses, lam):
+    """log E[e^{λL}] over a finite discrete distribution, for each λ in ``lam`` (any sign)."""
+    keep = np.isfinite(logp)
+    logp, losses = logp[keep], losses[keep]
+    if logp.size == 0:
+        return np.full(lam.shape, -np.inf)
+    z = logp[None, :] + lam[:, None] * losses[None, :]
+    m = z.max(axis=1)
+    return m + np.log(np.exp(z - m[:, None]).sum(axis=1))
+
+
+def _upper_tail_bound(w, losses, k, top, blocks=1024):
+    """Chernoff bound min_λ e^{−λ·top} (Σ_i w_i e^{λ ℓ_i})^k on the k-fold mass at or above
+    ``top``, with the masses first merged into ≤ ``blocks`` blocks placed at each block's largest
+    loss (which can only increase the bound)."""
+    s = max(1, -(-w.size // blocks))
+    pad = (-w.size) % s
+    wb = np.concatenate([w, np.zeros(pad)]).reshape(-1, s).sum(axis=1)
+    lb = np.concatenate([losses, np.full(pad, losses[-1])]).reshape(-1, s).max(axis=1)
+    with np.errstate(divide="ignore"):
+        logw = np.log(wb)
+    klog = _log_mgf(logw, lb, _LAMBDAS)
+    return float(np.exp(np.min(k * klog - _LAMBDAS * top)))
+
+
+@functools.lru_cache(maxsize=64)
+def _coarse_mgf(mechanism):
+    """log-MGFs of a coarse discretization (rounded up, and rounded down) of one mechanism's loss,
+    on the λ grid; used to choose composition windows."""
+    lo, hi = _loss_range(mechanism)
+    x = np.linspace(lo, hi, _COARSE_CELLS + 1)
+    p, _, _, _ = _cell_masses(mechanism, x)
+    with np.errstate(divide="ignore"):
+        logp = np.log(p)
+    return _log_mgf(logp, x[1:], _LAMBDAS), _log_mgf(logp, x[:-1], -_LAMBDAS), lo, hi
+
+
+def _window(mechanism, k: int):
+    """Chernoff window [A, B] holding all but TAIL_TOL of the k-fold loss on each side, from a
+    coarse discretization (rounded up for the upper end, down for the lower end)."""
+    ku, kd, lo, hi = _coarse_mgf(mechanism)
+    log_tol = np.log(TAIL_TOL)
+    b = np.min((k * ku - log_tol) / _LAMBDAS)
+    a = np.max((log_tol - k * kd) / _LAMBDAS)
+    return max(a, k * lo), min(b, k * hi), lo, hi
+
+
+@functools.lru_cache(maxsize=128)
+def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
+    a, b, lo, hi = _window(mechanism, k)
+    n = grid_size
+    h = max(b - a, hi - lo) / (n - 8)
+    if 2 * k + 8 < n and np.isfinite(hi - lo):
+        # if a slightly coarser grid holds the whole k-fold support, take it: no wrap-around
+        h_all = k * (hi - lo) / (n - 2 * k - 8)
+        if h_all <= 1.25 * h:
+            h = h_all
+    single = single_pld(mechanism, h)
+    w = single.pmf
+    if k == 1:
+        return DiscretePLD(h, single.offset, w, single.inf_mass, eps_max=single.eps_max)
+    if w.size > n:  # cannot happen by the choice of h, kept as a guard
+        raise RuntimeError("single PLD wider than the FFT window")
+    lo_idx = k * single.offset  # index of the smallest possible k-fold loss
+    hi_idx = k * (single.offset + w.size - 1)
+    a_idx = max(int(np.floor(a / h)), lo_idx)
+    extra = 0.0
+    if hi_idx - lo_idx + 1 <= n:
+        a_idx = lo_idx  # the whole support fits: no wrap-around at all
+    else:
+        a_idx = min(a_idx, hi_idx - n + 1)
+        # Chernoff bound on the mass at or above index a_idx + n (wraps to the bottom: add it)
+        top = (a_idx + n) * h
+        extra += _upper_tail_bound(w, single.losses, k, top)
+    spec = sp_fft.rfft(w, n)
+    spec = spec**k
+    raw = sp_fft.irfft(spec, n)
+    noise = max(0.0, -float(raw.min()))
+    extra += n * noise
+    # position j of the cyclic result holds index lo_idx + j (mod n); map to [a_idx, a_idx + n)
+    shift = (a_idx - lo_idx) % n
+    pmf = np.roll(np.maximum(raw, 0.0), -shift)
+    inf_mass = -np.expm1(k * np.log1p(-single.inf_mass)) if single.inf_mass > 0 else 0.0
+    return DiscretePLD(h, a_idx, pmf, inf_mass, extra, eps_max=k * single.eps_max)
+
+
+def composed_pld(mechanism, k, *, grid_size: int = GRID_SIZE) -> DiscretePLD:
+    """The discrete PLD of the k-fold composition of an additive-noise mechanism (FFT power:
+    Koskela, Jälkö & Honkela 2020, Algorithm 1; connect-the-dots discretization, Doroshenko et
+    al. 2022). Computed once per (mechanism, k, grid_size) and cached.
+
+    The grid spacing is h = (B − A)/(grid_size − 8), where [A, B] holds all but 1e-18 of the k-fold
+    loss on each side (Chernoff bounds from the single-loss MGF); h grows like √k. Its δ is never
+    below the true δ: see the module docstring for the truncation and round-off terms added. The
+    ε error of the discretization is of order k·h²/8 (measured < 1e-4 relative for Laplace at
+    k ≤ 10⁴).
+
+    >>> from dpexplore.mechanisms import Laplace
+    >>> composed_pld(Laplace(1.0), 2).delta(2.0)        # 2-fold pure 1-DP: δ(2) = 0
+    0.0
+    """
+    kk = check_k(k, "k")
+    if kk.ndim != 0:
+        raise ValueError(f"k must be a single integer here, got {k!r}")
+    if not (isinstance(grid_size, (int, np.integer)) and grid_size >= 64):
+        raise ValueError(f"grid_size must be an integer >= 64, got {grid_size!r}")
+    return _composed(mechanism, int(kk), int(grid_size))
+
+
+def clear_caches() -> None:
+    """Empty the PLD caches (for cold-start timings)."""
+    single_pld.cache_clear()
+    _coarse_mgf.cache_clear()
+    _composed.cache_clear()
