@@ -1,0 +1,578 @@
+"""Tests for dpexplore.algorithms: closed forms against mpmath, exact probabilities against
+seeded simulations (tolerances of ~4.5 binomial standard errors), properties, validation."""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpexplore import algorithms as alg
+from dpexplore.algorithms import (
+    AboveThreshold,
+    ReportNoisyMax,
+    Sparse,
+    Thresholdout,
+    advanced_composition_pure,
+    dp_max_information_tail_bound,
+    generalization_via_dp,
+    inverse_sensitivity_median,
+    inverse_sensitivity_median_bound,
+    inverse_sensitivity_median_loss,
+    inverse_sensitivity_median_probs,
+    laplace_median,
+    laplace_median_error_bound,
+    max_information_iid,
+    max_information_pure,
+    max_information_tail_bound,
+    report_noisy_max,
+    shuffle_amplification,
+    shuffle_amplification_valid,
+    simulate_adaptive_overfitting,
+    statistical_query_epsilon,
+)
+
+mp.mp.dps = 50
+RTOL = 1e-9
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def close(a, b, rtol=RTOL):
+    return abs(float(a) - float(b)) <= rtol * abs(float(b)) + 1e-300
+
+
+def binom_tol(p, n, z=4.5):
+    return z * math.sqrt(max(p * (1 - p), 1e-12) / n)
+
+
+# ------------------------------------------------------------------------------------------------
+# exact helpers (mpmath)
+# ------------------------------------------------------------------------------------------------
+def mp_lap_pdf(x, b):
+    return mp.exp(-abs(x) / b) / (2 * b)
+
+
+def mp_lap_sf(x, b):
+    x = mp.mpf(x)
+    return mp.exp(-x / b) / 2 if x >= 0 else 1 - mp.exp(x / b) / 2
+
+
+def mp_prob_first_wins_laplace(gap, b):
+    """P[s0 + Z0 > s1 + Z1] with gap = s0 - s1, Z i.i.d. Laplace(b): ∫ f(z) P[Z1 < z + gap] dz."""
+    gap = mp.mpf(gap)
+    f = lambda z: mp_lap_pdf(z, b) * (1 - mp_lap_sf(z + gap, b))  # noqa: E731
+    return mp.quad(f, [-mp.inf, -gap, 0, mp.inf])
+
+
+# ------------------------------------------------------------------------------------------------
+# Report noisy max
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("monotonic, factor", [(True, 1.0), (False, 2.0)])
+def test_noisy_max_scale_and_privacy(monotonic, factor):
+    r = ReportNoisyMax(0.5, sensitivity=3.0, monotonic=monotonic)
+    assert r.noise_scale == factor * 3.0 / 0.5
+    assert r.privacy() == (0.5, 0.0)
+
+
+def test_noisy_max_laplace_two_candidates_closed_form_and_simulation():
+    eps, gap = 1.0, 0.7
+    b = 2.0 / eps  # general (non-monotone) scale
+    # closed form for the difference of two Laplace(b): P[D > t] = e^{-t/b}(1 + t/(2b))/2, t >= 0
+    exact = mp_prob_first_wins_laplace(gap, b)
+    closed = 1 - mp.exp(-gap / b) * (1 + gap / (2 * b)) / 2
+    assert close(exact, closed)
+    n = 200_000
+    idx = report_noisy_max([gap, 0.0], eps, rng(1), size=n)
+    freq = np.mean(idx == 0)
+    assert abs(freq - float(exact)) < binom_tol(float(exact), n)
+
+
+def test_noisy_max_exponential_two_candidates():
+    eps, gap = 2.0, 0.3
+    b = 1.0 / eps
+    idx = report_noisy_max([gap, 0.0], eps, rng(2), noise="exponential", monotonic=True, size=200_000)
+    exact = 1 - 0.5 * math.exp(-gap / b)  # E0 - E1 ~ Laplace(b)
+    assert abs(np.mean(idx == 0) - exact) < binom_tol(exact, 200_000)
+
+
+def test_noisy_max_gumbel_is_exponential_mechanism():
+    scores = np.array([0.0, 1.0, 2.5, -1.0])
+    eps = 1.0
+    idx = report_noisy_max(scores, eps, rng(3), noise="gumbel", size=200_000)
+    w = [mp.exp(mp.mpf(s) * eps / 2) for s in scores]  # exp(eps u / (2 Δ))
+    exact = [float(x / sum(w)) for x in w]
+    freq = np.bincount(idx, minlength=4) / 200_000
+    for f, p in zip(freq, exact):
+        assert abs(f - p) < binom_tol(p, 200_000)
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.5, 2.0])
+def test_noisy_max_dp_ratio_exact(gap):
+    """Neighbouring score vectors (each score moves by <= Δ): P ratio within e^ε (exact)."""
+    eps = 1.0
+    b_general = 2.0 / eps
+    for g0, g1 in [(gap, gap + 1.0), (gap, gap - 1.0), (gap, gap + 2.0)]:  # gap changes by <= 2Δ
+        p0 = mp_prob_first_wins_laplace(g0, b_general)
+        p1 = mp_prob_first_wins_laplace(g1, b_general)
+        assert p0 <= mp.e ** eps * p1 * (1 + 1e-12) and p1 <= mp.e ** eps * p0 * (1 + 1e-12)
+    # monotone: both scores move the same way, the gap changes by <= Δ
+    b_mono = 1.0 / eps
+    for g1 in (gap + 1.0, gap - 1.0):
+        p0 = mp_prob_first_wins_laplace(gap, b_mono)
+        p1 = mp_prob_first_wins_laplace(g1, b_mono)
+        assert p0 <= mp.e ** eps * p1 * (1 + 1e-12)
+
+
+def test_noisy_max_shapes_and_determinism():
+    s = np.zeros((3, 5))
+    assert report_noisy_max(s, 1.0, rng(0)).shape == (3,)
+    assert report_noisy_max(s, 1.0, rng(0), size=7).shape == (7, 3)
+    a = report_noisy_max([1.0, 2.0, 3.0], 1.0, rng(5), size=50)
+    b = report_noisy_max([1.0, 2.0, 3.0], 1.0, rng(5), size=50)
+    assert np.array_equal(a, b)
+    assert isinstance(report_noisy_max([1.0, 2.0], 1.0, rng(0)), int)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(eps=0.0), "eps"), (dict(eps=-1.0), "eps"), (dict(eps=float("nan")), "eps"),
+    (dict(eps=1.0, sensitivity=0.0), "sensitivity"), (dict(eps=1.0, noise="cauchy"), "noise"),
+])
+def test_noisy_max_invalid(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        ReportNoisyMax(**kwargs)
+
+
+@pytest.mark.parametrize("scores, r, name", [
+    ([], rng(), "scores"), ([1.0, float("nan")], rng(), "scores"), ([1.0, 2.0], 0, "rng"),
+])
+def test_noisy_max_invalid_run(scores, r, name):
+    with pytest.raises(ValueError, match=name):
+        report_noisy_max(scores, 1.0, r)
+
+
+# ------------------------------------------------------------------------------------------------
+# Sparse vector
+# ------------------------------------------------------------------------------------------------
+def test_advanced_composition_mpmath():
+    for e0, k, d in [(0.1, 100, 1e-6), (0.5, 10, 1e-3), (0.01, 10000, 1e-9)]:
+        e0m = mp.mpf(e0)
+        ref = min(k * e0m, mp.sqrt(2 * k * mp.log(1 / mp.mpf(d))) * e0m + k * e0m * mp.expm1(e0m))
+        assert close(advanced_composition_pure(e0, k, d), ref)
+    assert advanced_composition_pure(0.3, 7, 0.0) == pytest.approx(2.1, rel=1e-15)
+
+
+def test_above_threshold_scales():
+    at = AboveThreshold(0.5, threshold=3.0, sensitivity=2.0)
+    assert (at.threshold_scale, at.query_scale) == (8.0, 16.0)
+    assert at.privacy() == (0.5, 0.0)
+    assert close(at.accuracy(100, 0.05), 8 * 2.0 * (math.log(100) + math.log(40)) / 0.5)
+
+
+def test_above_threshold_single_query_probability():
+    """P[⊤] for one query at value v: P[ν − γ ≥ T − v], ν ~ Lap(4/ε), γ ~ Lap(2/ε) (mpmath)."""
+    eps, T, v = 1.0, 2.0, 1.0
+    bg, bn = 2 / eps, 4 / eps
+    exact = mp.quad(lambda g: mp_lap_pdf(g, bg) * mp_lap_sf(T - v + g, bn), [-mp.inf, -(T - v), 0, mp.inf])
+    at = AboveThreshold(eps, T)
+    r = rng(11)
+    n = 20_000
+    hits = sum(at.start(r).answer(v) for _ in range(n))
+    assert abs(hits / n - float(exact)) < binom_tol(float(exact), n)
+
+
+def test_above_threshold_accuracy_guarantee():
+    """Dwork & Roth Thm 3.24: queries ≥ α from T are all classified correctly w.p. ≥ 1 − β."""
+    eps, T, k, beta = 2.0, 0.0, 50, 0.1
+    at = AboveThreshold(eps, T)
+    a = at.accuracy(k, beta)
+    values = np.full(k, T - a)
+    values[-1] = T + a
+    r = rng(12)
+    trials = 2000
+    ok = sum(np.array_equal(at.run(values, r).answers, np.r_[np.zeros(k - 1), 1]) for _ in range(trials))
+    assert ok / trials >= 1 - beta - binom_tol(1 - beta, trials, 3.0)
+
+
+def test_stepwise_session():
+    s = AboveThreshold(1.0, 0.0).start(rng(0))
+    assert s.answer(-100.0) is False
+    assert s.answer(100.0) is True
+    assert s.halted and s.remaining == 0 and s.answer(100.0) is None
+    sp = Sparse(c=2, eps=1.0, threshold=0.0).start(rng(0))
+    out = [sp.answer(v) for v in (1e3, -1e3, 1e3, 1e3)]
+    assert out == [True, False, True, None] and sp.above == [0, 2]
+
+
+def test_sparse_batch_halts_after_c():
+    sp = Sparse(c=3, eps=1.0, threshold=0.0)
+    vals = np.where(np.arange(40) % 4 == 0, 1e4, -1e4)
+    r = sp.run(vals, rng(1))
+    assert r.count == 3 and r.halted
+    assert r.above.tolist() == [0, 4, 8]
+    assert (r.answers[9:] == -1).all() and r.n_answered == 9
+
+
+def test_sparse_pure_noise():
+    sp = Sparse(c=5, eps=0.5, threshold=1.0, sensitivity=2.0)
+    assert sp.sigma == 2 * 5 * 2.0 / 0.5 == sp.sigma_slide
+    assert sp.privacy() == pytest.approx((0.5, 0.0), rel=1e-15)
+    assert close(sp.accuracy(10, 0.1), 4 * sp.sigma * (math.log(10) + math.log(100)))
+
+
+@pytest.mark.parametrize("c, eps, delta", [(100, 1.0, 1e-6), (10, 0.3, 1e-9), (1000, 5.0, 1e-5), (2, 1.0, 0.1)])
+def test_sparse_approx_is_rigorous_and_tight(c, eps, delta):
+    sp = Sparse(c=c, eps=eps, delta=delta)
+    e, d = sp.privacy()
+    assert d == delta and e <= eps and e >= eps * (1 - 1e-9)
+    # recompute the bound with mpmath at the chosen per-instance ε0
+    e0 = mp.mpf(2) / mp.mpf(sp.sigma)
+    ref = min(c * e0, mp.sqrt(2 * c * mp.log(1 / mp.mpf(delta))) * e0 + c * e0 * mp.expm1(e0))
+    assert ref <= eps * (1 + 1e-12)
+    # the slide's σ drops the second-order term: it is (slightly) too small
+    assert sp.sigma >= sp.sigma_slide * (1 - 1e-12) or c * 2 / sp.sigma_slide <= eps
+
+
+@settings(max_examples=40, deadline=None)
+@given(c=st.integers(1, 500), eps=st.floats(0.01, 10), ld=st.floats(-20, -1))
+def test_sparse_privacy_never_exceeds_target(c, eps, ld):
+    sp = Sparse(c=c, eps=eps, delta=10.0 ** ld)
+    e, _ = sp.privacy()
+    assert e <= eps
+    assert Sparse(c=c, eps=eps).privacy()[0] <= eps * (1 + 1e-15)
+    # more δ allowed -> no more noise
+    assert Sparse(c=c, eps=eps, delta=10.0 ** ld).sigma <= Sparse(c=c, eps=eps).sigma * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(c=0, eps=1.0), "c"), (dict(c=1.5, eps=1.0), "c"), (dict(c=2, eps=0.0), "eps"),
+    (dict(c=2, eps=1.0, delta=1.0), "delta"), (dict(c=2, eps=1.0, delta=-0.1), "delta"),
+    (dict(c=2, eps=1.0, threshold=float("nan")), "threshold"), (dict(c=2, eps=1.0, sensitivity=-1), "sensitivity"),
+])
+def test_sparse_invalid(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        Sparse(**kwargs)
+
+
+@pytest.mark.parametrize("args, name", [((0.0, 1.0), "eps"), ((1.0, float("inf")), "threshold"),
+                                         ((float("nan"), 1.0), "eps")])
+def test_above_threshold_invalid(args, name):
+    with pytest.raises(ValueError, match=name):
+        AboveThreshold(*args)
+
+
+def test_svt_invalid_inputs():
+    at = AboveThreshold(1.0, 0.0)
+    with pytest.raises(ValueError, match="rng"):
+        at.start(42)
+    with pytest.raises(ValueError, match="value"):
+        at.start(rng()).answer(float("nan"))
+    with pytest.raises(ValueError, match="beta"):
+        at.accuracy(10, 0.0)
+    with pytest.raises(ValueError, match="k"):
+        at.accuracy(0, 0.1)
+
+
+# ------------------------------------------------------------------------------------------------
+# Thresholdout
+# ------------------------------------------------------------------------------------------------
+def test_thresholdout_privacy_values():
+    to = Thresholdout(threshold=0.04, sigma=0.01, budget=100, n=10_000)
+    assert close(to.privacy()[0], 2 * 100 / (0.01 * 10_000))
+    d = 1e-6
+    e0 = 1 / (mp.mpf("0.01") * 10_000)
+    rig = min(2 * 100 * e0, 2 * (mp.sqrt(2 * 100 * mp.log(2 / mp.mpf(d))) * e0 + 100 * e0 * mp.expm1(e0)))
+    assert close(to.privacy(d)[0], rig) and to.privacy(d)[1] == d
+    assert close(to.privacy_published(d)[0], mp.sqrt(32 * 100 * mp.log(2 / mp.mpf(d))) / (mp.mpf("0.01") * 10_000))
+    assert close(to.privacy_slide(d)[0], 2 * mp.sqrt(2 * 100 * mp.log(2 / mp.mpf(d))) / (mp.mpf("0.01") * 10_000))
+    # the slide keeps only the first-order term: the rigorous value is above it
+    assert to.privacy(d)[0] >= to.privacy_slide(d)[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 1000), sigma=st.floats(1e-4, 1.0), n=st.integers(10, 10**6), ld=st.floats(-15, -1))
+def test_thresholdout_privacy_properties(b, sigma, n, ld):
+    to = Thresholdout(0.05, sigma, b, n)
+    e_pure = to.privacy()[0]
+    e_approx = to.privacy(10.0 ** ld)[0]
+    assert e_approx <= e_pure
+    assert Thresholdout(0.05, sigma, b + 1, n).privacy(10.0 ** ld)[0] >= e_approx  # more budget, more ε
+
+
+def test_thresholdout_mechanics():
+    to = Thresholdout(threshold=0.05, sigma=1e-4, budget=2, n=1000)
+    t = np.array([0.5, 0.9, 0.5, 0.9, 0.9, 0.2])
+    h = np.array([0.5, 0.1, 0.5, 0.1, 0.1, 0.2])
+    r = to.run(t, h, rng(0))
+    assert r.used_holdout.tolist() == [False, True, False, True, False, False]
+    assert r.answered.tolist() == [True] * 4 + [False] * 2
+    assert np.allclose(r.answers[[1, 3]], 0.1, atol=0.01)
+    assert np.array_equal(r.answers[[0, 2, 4, 5]], t[[0, 2, 4, 5]])
+
+
+def test_thresholdout_over_probability():
+    """P[use holdout] for one query with gap g: P[g > T + γ + η], γ ~ Lap(2σ), η ~ Lap(4σ)."""
+    T, s, g = 0.05, 0.02, 0.08
+    exact = mp.quad(lambda x: mp_lap_pdf(x, 2 * s) * (1 - mp_lap_sf(g - T - x, 4 * s)),
+                    [-mp.inf, g - T, 0, mp.inf])
+    to = Thresholdout(T, s, budget=1, n=100)
+    r = rng(21)
+    n = 20_000
+    hits = sum(bool(to.run([0.5], [0.5 + g], r).used_holdout[0]) for _ in range(n))
+    assert abs(hits / n - float(exact)) < binom_tol(float(exact), n)
+
+
+def test_adaptive_overfitting_experiment():
+    t0 = time.perf_counter()
+    naive = simulate_adaptive_overfitting(2000, 4000, 10, rng(0), "naive")
+    elapsed = time.perf_counter() - t0
+    to = simulate_adaptive_overfitting(2000, 4000, 10, rng(0), "thresholdout")
+    assert elapsed < 3.0  # < 1 s on an idle core; slack for the shared machine
+    for r in (naive, to):
+        assert r.k.tolist() == list(range(10, 101, 10))
+        # no signal: true accuracy 1/2, fresh data says so (sampling s.e. ≈ 0.011)
+        assert np.all(np.abs(r.fresh - 0.5) < 0.05)
+        assert r.train[-1] > 0.6  # training accuracy overfits in both cases
+    # naive reuse: the holdout is fooled; Thresholdout: the holdout estimate stays honest
+    naive_gap = naive.holdout[-5:] - naive.fresh[-5:]
+    to_gap = to.holdout[-5:] - to.fresh[-5:]
+    assert naive_gap.mean() > 0.08
+    assert abs(to_gap.mean()) < 0.05 and abs(to_gap.mean()) < naive_gap.mean() / 2
+    assert naive.holdout_queries_over == 0 and to.holdout_queries_over > 0
+
+
+def test_adaptive_overfitting_with_signal():
+    r = simulate_adaptive_overfitting(1000, 1000, 4, rng(3), "thresholdout", n_signal=20, signal=0.3)
+    assert r.fresh.max() > 0.7
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(threshold=-0.1, sigma=0.1, budget=1, n=10), "threshold"), (dict(threshold=0.1, sigma=0, budget=1, n=10), "sigma"),
+    (dict(threshold=0.1, sigma=0.1, budget=0, n=10), "budget"), (dict(threshold=0.1, sigma=0.1, budget=1, n=2.5), "n"),
+])
+def test_thresholdout_invalid(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        Thresholdout(**kwargs)
+
+
+def test_thresholdout_invalid_values():
+    to = Thresholdout(0.1, 0.1, 1, 10)
+    with pytest.raises(ValueError, match="holdout_values"):
+        to.run([0.5], [1.5], rng())
+    with pytest.raises(ValueError, match="delta"):
+        to.privacy(1.0)
+    with pytest.raises(ValueError, match="method"):
+        simulate_adaptive_overfitting(10, 10, 2, rng(), "magic")
+    with pytest.raises(ValueError, match="rounds"):
+        simulate_adaptive_overfitting(10, 10, 0, rng())
+
+
+# ------------------------------------------------------------------------------------------------
+# Generalization and max-information
+# ------------------------------------------------------------------------------------------------
+def test_generalization_closed_forms():
+    n, beta = 5000, 1e-3
+    e, f = generalization_via_dp(n, beta)
+    assert close(e, mp.sqrt(mp.log(1 / mp.mpf(beta)) / (2 * n))) and close(f, 3 * mp.sqrt(mp.mpf(beta)))
+    tau = 0.05
+    e2, f2 = statistical_query_epsilon(tau, n)
+    assert close(e2, mp.sqrt(mp.mpf(tau) ** 2 - mp.log(2) / (2 * n)))
+    assert close(f2, 3 * mp.sqrt(2) * mp.exp(-n * mp.mpf(tau) ** 2))
+    # the corollary is the theorem at β = 2 exp(−2nτ²)
+    e3, f3 = generalization_via_dp(n, 2 * math.exp(-2 * n * tau ** 2))
+    assert close(e3, e2, 1e-9) and close(f3, f2, 1e-9)
+    assert close(max_information_pure(0.1, 50), 0.1 * 50 / mp.log(2))
+    ref = (mp.mpf("0.02") ** 2 * 1000 / 2 + mp.mpf("0.02") * mp.sqrt(1000 * mp.log(2 / mp.mpf("0.01")) / 2)) / mp.log(2)
+    assert close(max_information_iid(0.02, 1000, 0.01), ref)
+    ref = 2 ** mp.mpf(3) * 2 * mp.exp(-2 * mp.mpf("0.1") ** 2 / (1000 * mp.mpf("0.001") ** 2)) + mp.mpf("0.01")
+    assert close(max_information_tail_bound(3.0, 0.1, 1000, 1e-3, 0.01), ref)
+
+
+@pytest.mark.parametrize("x", [5.0, 10.0, 30.0])
+def test_take2_tail_bound_identity(x):
+    n = 400
+    c = 1 / n
+    tau = math.sqrt(x * n) * c
+    p = dp_max_information_tail_bound(tau / (n * c), tau, n, c, 2 * math.exp(-x))
+    xm = mp.mpf(x)
+    ref = 2 * mp.exp((1 / mp.sqrt(2) - mp.mpf(3) / 2) * xm) + 2 * mp.exp(-xm)
+    assert close(p, ref, 1e-9)
+    if x >= 10:  # the slide's simplified form, "for large τ²/(nc²)"
+        assert p <= 2 * math.exp(-0.75 * x)
+
+
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(1, 10**7), lb=st.floats(-50, -0.01))
+def test_generalization_monotone(n, lb):
+    beta = math.exp(lb)
+    e, f = generalization_via_dp(n, beta)
+    e2, _ = generalization_via_dp(n + 1, beta)
+    assert e2 <= e and 0 <= f <= 1
+    assert max_information_iid(0.1, n, beta) >= max_information_iid(0.05, n, beta)
+
+
+@pytest.mark.parametrize("fn, args, name", [
+    (generalization_via_dp, (0, 0.1), "n"), (generalization_via_dp, (10, 0.0), "beta"),
+    (statistical_query_epsilon, (0.001, 100), "tau"), (statistical_query_epsilon, (-1.0, 100), "tau"),
+    (max_information_pure, (-0.1, 10), "eps"), (max_information_iid, (0.1, 10, 1.0), "beta"),
+    (max_information_tail_bound, (1.0, 0.1, 10, 0.0, 0.1), "c"), (max_information_iid, (float("nan"), 10, 0.1), "eps"),
+])
+def test_generalization_invalid(fn, args, name):
+    with pytest.raises(ValueError, match=name):
+        fn(*args)
+
+
+# ------------------------------------------------------------------------------------------------
+# Shuffling
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("eL, n, d", [(1.0, 10_000, 1e-6), (0.1, 10**6, 1e-8), (3.0, 10**5, 1e-5)])
+def test_shuffle_eq1_mpmath(eL, n, d):
+    e = mp.mpf(eL)
+    ref = mp.log(1 + 16 * (mp.e ** e - 1) / (mp.e ** e + 1) * mp.sqrt(mp.e ** e * mp.log(4 / mp.mpf(d)) / n))
+    assert shuffle_amplification_valid(eL, n, d)
+    assert close(shuffle_amplification(eL, n, d), min(ref, e))
+
+
+def test_shuffle_condition_and_strict():
+    # condition ε_L ≤ ln(n / (16 ln(2/δ)))
+    n, d = 10_000, 1e-6
+    edge = math.log(n / (16 * math.log(2 / d)))
+    assert shuffle_amplification_valid(edge * 0.999, n, d) and not shuffle_amplification_valid(edge * 1.001, n, d)
+    assert shuffle_amplification(edge * 1.001, n, d) == edge * 1.001
+    with pytest.raises(ValueError, match="n"):
+        shuffle_amplification(edge * 1.001, n, d, strict=True)
+    # small n: no amplification claimed
+    assert shuffle_amplification(0.5, 10, 1e-6) == 0.5
+    out = shuffle_amplification(np.array([0.5, 1.0, 2.0]), 10**6, 1e-6)
+    assert out.shape == (3,) and np.all(np.diff(out) > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(eL=st.floats(0.0, 20.0), n=st.integers(1, 10**9), ld=st.floats(-30, -1))
+def test_shuffle_properties(eL, n, ld):
+    d = 10.0 ** ld
+    e = shuffle_amplification(eL, n, d)
+    assert 0.0 <= e <= eL
+    assert shuffle_amplification(eL, n * 2, d) <= e  # more users, more privacy
+
+
+@pytest.mark.parametrize("args, name", [((-1.0, 100, 1e-6), "eps_local"), ((1.0, 0, 1e-6), "n"),
+                                         ((1.0, 100, 0.0), "delta"), ((1.0, 100, 1.0), "delta"),
+                                         ((float("nan"), 100, 1e-6), "eps_local")])
+def test_shuffle_invalid(args, name):
+    with pytest.raises(ValueError, match=name):
+        shuffle_amplification(*args)
+
+
+# ------------------------------------------------------------------------------------------------
+# Median: inverse sensitivity vs Laplace
+# ------------------------------------------------------------------------------------------------
+def brute_loss(x, y):
+    """Fewest replacements so that the lower median x̃_(⌈n/2⌉) equals y (replacement values
+    from {y, far below, far above} suffice)."""
+    n = len(x)
+    m = (n + 1) // 2
+    far = (min(min(x), y) - 1, max(max(x), y) + 1)
+    for r in range(n + 1):
+        for idx in itertools.combinations(range(n), r):
+            for vals in itertools.product((y, *far), repeat=r):
+                z = list(x)
+                for i, v in zip(idx, vals):
+                    z[i] = v
+                if sorted(z)[m - 1] == y:
+                    return r
+    raise AssertionError
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.lists(st.integers(0, 6), min_size=1, max_size=6))
+def test_inverse_sensitivity_loss_brute_force(x):
+    grid = np.arange(0, 7, 0.5)
+    got = inverse_sensitivity_median_loss(np.array(x, float), grid)
+    assert got.tolist() == [brute_loss(x, float(y)) for y in grid]
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=st.lists(st.floats(0, 1), min_size=1, max_size=30), i=st.integers(0, 29), new=st.floats(0, 1),
+       eps=st.floats(0.05, 5))
+def test_inverse_sensitivity_is_eps_dp(x, i, new, eps):
+    x = np.array(x)
+    x2 = x.copy()
+    x2[i % x.size] = new
+    _, p = inverse_sensitivity_median_probs(x, eps, 0.0, 1.0, grid=41)
+    _, q = inverse_sensitivity_median_probs(x2, eps, 0.0, 1.0, grid=41)
+    assert np.all(p <= np.exp(eps) * q * (1 + 1e-12)) and np.all(q <= np.exp(eps) * p * (1 + 1e-12))
+    assert abs(p.sum() - 1) < 1e-12
+
+
+def test_inverse_sensitivity_probs_mpmath_and_sampler():
+    x = np.array([0.1, 0.35, 0.4, 0.42, 0.9])
+    eps = 1.5
+    g, p = inverse_sensitivity_median_probs(x, eps, 0.0, 1.0, grid=21)
+    loss = inverse_sensitivity_median_loss(x, g)
+    w = [mp.exp(-mp.mpf(eps) * int(l) / 2) for l in loss]
+    ref = [wi / sum(w) for wi in w]
+    assert all(close(a, b) for a, b in zip(p, ref))
+    n = 100_000
+    s = inverse_sensitivity_median(x, eps, 0.0, 1.0, rng(7), grid=21, size=n)
+    freq = np.array([np.mean(np.isclose(s, gi)) for gi in g])
+    assert np.all(np.abs(freq - p) < [binom_tol(pi, n) + 1e-9 for pi in p])
+
+
+def test_inverse_sensitivity_utility_bound():
+    r = rng(8)
+    x = r.normal(0.5, 0.05, 301)
+    eps, beta = 0.5, 0.1
+    k, lo, hi = inverse_sensitivity_median_bound(x, eps, beta, 0.0, 1.0, grid=1001)
+    assert k == math.floor(2 / eps * math.log(1001 / beta))
+    xs = np.sort(x)
+    assert (lo, hi) == (xs[151 - k - 1], xs[151 + k - 1])
+    s = inverse_sensitivity_median(x, eps, 0.0, 1.0, r, size=4000)
+    assert np.mean((s >= lo) & (s <= hi)) >= 1 - beta
+    # the exact probability of the interval is at least 1 - β too
+    g, p = inverse_sensitivity_median_probs(x, eps, 0.0, 1.0)
+    assert p[(g >= lo) & (g <= hi)].sum() >= 1 - beta
+
+
+def test_laplace_median_baseline_and_comparison():
+    r = rng(9)
+    x = r.normal(0.5, 0.05, 301)
+    eps = 0.5
+    med = np.sort(x)[150]
+    lap = laplace_median(x, eps, 0.0, 1.0, r, size=20_000)
+    assert lap.min() >= 0.0 and lap.max() <= 1.0
+    bound = laplace_median_error_bound(eps, 0.0, 1.0, 0.2)
+    assert close(bound, math.log(5) / eps)
+    assert np.mean(np.abs(lap - med) <= bound) >= 0.8
+    # unclipped check of the Laplace scale GS/ε: P[|err| > t] = e^{-tε/GS} for t < distance to the clip
+    t = 0.1
+    assert abs(np.mean(np.abs(lap - med) > t) - math.exp(-t * eps)) < binom_tol(math.exp(-t * eps), 20_000)
+    inv = inverse_sensitivity_median(x, eps, 0.0, 1.0, r, size=20_000)
+    assert np.mean(np.abs(inv - med)) < np.mean(np.abs(lap - med)) / 5  # concentrated data: local sensitivity wins
+
+
+@pytest.mark.parametrize("fn, args, name", [
+    (inverse_sensitivity_median_probs, ([0.5], 0.0, 0.0, 1.0), "eps"),
+    (inverse_sensitivity_median_probs, ([0.5], 1.0, 1.0, 0.0), "upper"),
+    (inverse_sensitivity_median_probs, ([float("nan")], 1.0, 0.0, 1.0), "data"),
+    (inverse_sensitivity_median_probs, ([0.5], 1.0, 0.0, 1.0, 1), "grid"),
+    (inverse_sensitivity_median_bound, ([0.5], 1.0, 0.0, 0.0, 1.0), "beta"),
+    (laplace_median_error_bound, (0.0, 0.0, 1.0, 0.1), "eps"),
+    (laplace_median, ([0.5], 1.0, 0.0, 1.0, "seed"), "rng"),
+    (inverse_sensitivity_median, ([0.5], -1.0, 0.0, 1.0, np.random.default_rng()), "eps"),
+])
+def test_median_invalid(fn, args, name):
+    with pytest.raises(ValueError, match=name):
+        fn(*args)
+
+
+def test_module_exports_exist():
+    for name in alg.__all__:
+        assert hasattr(alg, name), name
