@@ -1,0 +1,90 @@
+"""Command line: ``dpexplore serve`` starts Voilà on the dashboard gallery.
+
+::
+
+    dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
+
+The gallery directory is ``--root`` if given, else the ``notebooks/`` folder of the repository
+checkout dpexplore is installed from (``<repo>/notebooks``, found next to the package), else
+``./notebooks``. Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
+``dpexplore/voila/voila.json`` (tracebacks off, sources stripped, preheated kernels, culling of
+idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not a Voilà alias).
+
+>>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
+['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+
+__all__ = ["main", "parse_args", "build_voila_argv", "default_root", "serve_url"]
+
+
+def default_root() -> pathlib.Path:
+    """The gallery folder: ``<repo>/notebooks`` next to the package, else ``./notebooks``."""
+    here = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
+    if (here / "index.ipynb").is_file():
+        return here
+    return pathlib.Path.cwd() / "notebooks"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """Parse ``dpexplore`` command-line arguments."""
+    parser = argparse.ArgumentParser(
+        prog="dpexplore", description="dpexplore: see differential privacy.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser(
+        "serve", help="serve the dashboard gallery with Voila",
+        description="Serve the dpexplore dashboard gallery with Voila (bound to 127.0.0.1 by "
+                    "default; configuration shipped in dpexplore/voila/voila.json).")
+    serve.add_argument("--port", type=int, default=8866, help="port (default 8866)")
+    serve.add_argument("--ip", default="127.0.0.1",
+                       help="address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
+    serve.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    serve.add_argument("--root", type=pathlib.Path, default=None,
+                       help="folder of the gallery notebooks (default: the repository's notebooks/)")
+    serve.add_argument("--base-url", default="/", help="URL prefix (default /)")
+    return parser.parse_args(argv)
+
+
+def build_voila_argv(args: argparse.Namespace) -> list[str]:
+    """The Voilà command line for ``args``."""
+    root = (args.root if args.root is not None else default_root()).resolve()
+    if not root.is_dir():
+        raise SystemExit(f"dpexplore serve: notebooks folder not found: {root} (use --root)")
+    argv = [f"--port={args.port}", f"--Voila.ip={args.ip}"]
+    if args.no_browser:
+        argv.append("--no-browser")
+    argv.append(f"--Voila.base_url={args.base_url}")
+    argv.append(str(root))
+    return argv
+
+
+def serve_url(args: argparse.Namespace) -> str:
+    """The gallery URL ``dpexplore serve`` prints.
+
+    >>> serve_url(parse_args(["serve"]))
+    'http://127.0.0.1:8866/voila/render/index.ipynb'
+    """
+    base = "/" + args.base_url.strip("/") + "/" if args.base_url.strip("/") else "/"
+    return f"http://{args.ip}:{args.port}{base}voila/render/index.ipynb"
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``dpexplore`` console script."""
+    args = parse_args(argv)
+    if args.command == "serve":
+        from .voila import DPExploreVoila
+
+        voila_argv = build_voila_argv(args)
+        print(f"dpexplore: serving the dashboard gallery at {serve_url(args)}", flush=True)
+        os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+        DPExploreVoila.launch_instance(voila_argv)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

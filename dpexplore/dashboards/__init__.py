@@ -1,0 +1,38 @@
+"""Interactive dashboards (ipywidgets + :class:`PlotlyWidget`), served by ``dpexplore serve``.
+
+Each dashboard is a module with a ``build_<name>()`` returning an ipywidgets box, and a thin
+notebook in ``notebooks/`` that imports, builds and displays it. ``APPS`` is the gallery's
+registry: the landing page ``notebooks/index.ipynb``, the tests and the browser benchmark read it.
+To add a dashboard, append ``(notebook_filename, title, one-line description)``.
+
+>>> [name for name, _, _ in APPS][:1]
+['demo.ipynb']
+"""
+from __future__ import annotations
+
+__all__ = ["APPS", "gallery_html"]
+
+#: (notebook file in notebooks/, title, one-line description), in gallery order
+APPS: list[tuple[str, str, str]] = [
+    ("demo.ipynb", "Gaussian DP profile (demo)",
+     "δ(ε) of the μ-GDP profile on a log scale; the proving dashboard of the serving layer."),
+]
+
+
+def gallery_html(apps=None) -> str:
+    """The gallery's HTML: one card per app, linking to its Voilà page (relative links, so it
+    works under any base URL, e.g. on Binder).
+
+    >>> "demo.ipynb" in gallery_html()
+    True
+    """
+    import html
+
+    cards = []
+    for nb, title, desc in APPS if apps is None else apps:
+        cards.append(
+            f'<li class="dpexplore-app"><a href="{html.escape(nb)}" target="_self">'
+            f"<b>{html.escape(title)}</b></a><br><span>{html.escape(desc)}</span></li>"
+        )
+    return ('<ul class="dpexplore-gallery" style="list-style:none;padding-left:0;line-height:1.5">'
+            + "".join(cards) + "</ul>")

@@ -1,0 +1,148 @@
+"""Demo dashboard: the μ-GDP privacy profile δ_μ(ε) (a small proving app for the serving layer).
+
+It shows 002, Theorem 3.1 (Dong, Roth & Su 2022, Corollary 2.13):
+
+    δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
+
+the privacy profile of the Gaussian mechanism with μ = Δ/σ, drawn on a log y axis over
+ε ∈ [0, EPS_PLOT_MAX], with a marker at the chosen ε. Values come from
+:class:`dpexplore.profiles.GaussianDPProfile`.
+
+>>> spec = DemoSpec(eps=1.0, mu=1.0)
+>>> r = compute_demo(spec)
+>>> round(r.delta_at_eps, 6)
+0.126937
+>>> app = build_demo()
+>>> type(app).__name__
+'VBox'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ipywidgets as W
+import numpy as np
+
+from ..profiles import GaussianDPProfile
+from .controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = ["DemoSpec", "DemoResult", "compute_demo", "DemoController", "build_demo",
+           "EPS_PLOT_MAX", "MU_LIMIT", "N_POINTS"]
+
+#: the plotted ε range is [0, EPS_PLOT_MAX]
+EPS_PLOT_MAX = 10.0
+#: beyond this μ the profile is δ ≥ 0.99 on the whole plotted range: the demo refuses it
+MU_LIMIT = 8.0
+#: number of points of the curve
+N_POINTS = 201
+
+
+@dataclass(frozen=True)
+class DemoSpec:
+    """The demo's parameters (hashable: the cache key)."""
+
+    eps: float
+    mu: float
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """Everything the demo draws: the curve (ε grid, δ) and the marker (ε, δ(ε))."""
+
+    eps_grid: np.ndarray
+    delta_grid: np.ndarray
+    eps: float
+    delta_at_eps: float
+
+
+def compute_demo(spec: DemoSpec) -> DemoResult:
+    """δ_μ on the plotted grid and at ``spec.eps`` (002, Theorem 3.1), one call per slider step.
+
+    Raises ``ValueError`` naming ``mu`` when μ > MU_LIMIT (no meaningful privacy on the plot).
+
+    >>> compute_demo(DemoSpec(eps=0.0, mu=2.0)).delta_at_eps   # 2Φ(μ/2) − 1
+    0.6826894921370859
+    >>> compute_demo(DemoSpec(eps=1.0, mu=9.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: mu = 9 is beyond this demo's limit mu <= 8: the Gaussian mechanism then gives essentially no privacy (delta(eps) > 0.99 on the whole plot)
+    """
+    if spec.mu > MU_LIMIT:
+        raise ValueError(
+            f"mu = {spec.mu:g} is beyond this demo's limit mu <= {MU_LIMIT:g}: the Gaussian mechanism "
+            f"then gives essentially no privacy (delta(eps) > 0.99 on the whole plot)"
+        )
+    profile = GaussianDPProfile(spec.mu)
+    grid = np.linspace(0.0, EPS_PLOT_MAX, N_POINTS)
+    return DemoResult(grid, np.asarray(profile.delta(grid)), spec.eps, profile.delta(spec.eps))
+
+
+class DemoController(Controller):
+    """Controller of the demo: sliders ``eps`` and ``mu`` → :func:`compute_demo` → one figure."""
+
+    compute = staticmethod(compute_demo)
+
+    def read_spec(self) -> DemoSpec:
+        return DemoSpec(eps=float(self.controls["eps"].value), mu=float(self.controls["mu"].value))
+
+    @staticmethod
+    def _traces(r: DemoResult) -> list[dict]:
+        # δ = 0 cannot be drawn on a log axis: to_json turns it into a gap via NaN → None
+        y = np.where(r.delta_grid > 0, r.delta_grid, np.nan)
+        return [
+            {"type": "scatter", "mode": "lines", "name": "δ_μ(ε)", "x": r.eps_grid, "y": y,
+             "line": {"color": OKABE_ITO[0], "width": 2}},
+            {"type": "scatter", "mode": "markers", "name": "chosen ε", "x": [r.eps],
+             "y": [r.delta_at_eps if r.delta_at_eps > 0 else np.nan],
+             "marker": {"color": OKABE_ITO[3], "size": 10}},
+        ]
+
+    def figures(self, result: DemoResult) -> list[PlotlyWidget]:
+        layout = {
+            "title": {"text": "Privacy profile of μ-GDP"},
+            "xaxis": {"title": {"text": "ε"}},
+            "yaxis": {"title": {"text": "δ(ε)"}, "type": "log", "exponentformat": "power"},
+            "showlegend": True,
+        }
+        return [PlotlyWidget(data=self._traces(result), layout=layout)]
+
+    def render(self, result: DemoResult) -> None:
+        with self.figs[0].batch_update():
+            self.figs[0].update(data=self._traces(result))
+        self.readout.value = self._readout_text(result)
+
+    @staticmethod
+    def _readout_text(r: DemoResult) -> str:
+        return f"δ(ε = {r.eps:.3g}) = <b>{r.delta_at_eps:.4g}</b>"
+
+    def __init__(self, controls, message=None):
+        self.readout = W.HTML()
+        super().__init__(controls, message)
+        self.readout.value = self._readout_text(self.result)
+
+
+def build_demo(eps: float = 1.0, mu: float = 1.0) -> W.VBox:
+    """The demo dashboard: title, formula, ε and μ sliders, a message area and the plot.
+
+    >>> box = build_demo(eps=0.5, mu=2.0)
+    >>> len(box.children)
+    5
+    """
+    controls = {
+        "eps": log_slider("ε", eps, 0.01, EPS_PLOT_MAX, steps_per_decade=50),
+        "mu": linear_slider("μ", mu, 0.1, 10.0, 0.05),
+    }
+    message = MessageArea()
+    ctrl = DemoController(controls, message)
+    title = W.HTML("<h2>Gaussian differential privacy: the privacy profile</h2>")
+    formula = W.HTMLMath(
+        r"The μ-GDP privacy profile (002, Theorem 3.1; Dong, Roth &amp; Su 2022, Cor. 2.13): "
+        r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right)"
+        r" - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
+        r"The Gaussian mechanism with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ."
+    )
+    box = W.VBox([title, formula, W.VBox(list(controls.values()) + [ctrl.readout]), message,
+                  *ctrl.figs])
+    box.controller = ctrl  # keep a handle for notebooks and tests
+    return box

@@ -1,0 +1,184 @@
+"""A light Plotly widget for the dashboards (an anywidget, not plotly's ``FigureWidget``).
+
+Why not ``plotly.graph_objects.FigureWidget``: with plotly ≥ 6 each FigureWidget ships ~5 MB of
+JavaScript over the kernel websocket, so a three-figure Voilà page took 7–13 s to its first plot,
+and a FigureWidget created empty and filled before display renders empty under Voilà.
+
+:class:`PlotlyWidget` syncs three plain JSON traits — ``data`` (a list of trace dicts),
+``layout`` and ``config`` — and its front end (``plotwidget.js``) loads plotly.js **once per
+page** over plain HTTP from ``<base_url>/dpexplore/static/plotly.min.js`` (served, with browser
+caching, by ``dpexplore serve`` and by the ``dpexplore.voila`` Jupyter server extension; the file
+is plotly's own bundled ``package_data/plotly.min.js``). Where that URL does not exist (a plain
+JupyterLab without the extension), the front end asks the kernel for the script once through a
+custom widget message and evaluates it — slower (~5 MB over the websocket, once per page) but it
+works everywhere. Then ``Plotly.newPlot`` draws, and ``Plotly.react`` redraws in place on every
+change of a trait.
+
+What goes over the wire is kept small: numpy arrays become lists of floats, NaN/±inf become
+``None`` (valid JSON; plotly draws a gap), and assigning equal values sends nothing.
+
+>>> w = PlotlyWidget(data=[{"x": [0, 1], "y": [1.0, float("nan")]}], layout={"title": {"text": "t"}})
+>>> w.data[0]["y"]
+[1.0, None]
+>>> w.update_traces(0, y=np.array([2.0, 3.0]))
+>>> w.data[0]["y"]
+[2.0, 3.0]
+>>> w.update_layout(yaxis={"type": "log"})
+>>> w.layout["yaxis"], w.layout["title"]
+({'type': 'log'}, {'text': 't'})
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import math
+import pathlib
+from typing import Any, Iterable, Mapping
+
+import anywidget
+import numpy as np
+import traitlets
+
+__all__ = ["PlotlyWidget", "to_json", "plotly_js_path", "PLOTLY_STATIC_PATH"]
+
+_HERE = pathlib.Path(__file__).resolve().parent
+
+#: URL path (relative to the server's base_url) where plotly.js is served over HTTP
+PLOTLY_STATIC_PATH = "dpexplore/static/plotly.min.js"
+
+
+def plotly_js_path() -> pathlib.Path:
+    """The ``plotly.min.js`` bundled with the installed plotly package (its package_data).
+
+    >>> plotly_js_path().name
+    'plotly.min.js'
+    """
+    spec = importlib.util.find_spec("plotly")  # located, not imported: importing plotly is slow
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the plotly package is not installed")
+    return pathlib.Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
+
+
+def to_json(value: Any) -> Any:
+    """``value`` made JSON-safe and small: arrays → lists, NaN/±inf → ``None``, numpy scalars →
+    Python numbers, recursively through dicts, lists and tuples.
+
+    >>> to_json({"y": np.array([1.0, np.inf, np.nan]), "n": np.int64(3)})
+    {'y': [1.0, None, None], 'n': 3}
+    """
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc":
+            arr = np.asarray(value, dtype=np.float64)
+            return [x if math.isfinite(x) else None for x in arr.tolist()] if arr.ndim == 1 else [
+                to_json(row) for row in arr
+            ]
+        return to_json(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    return value
+
+
+def _merge(base: Mapping, update: Mapping) -> dict:
+    """Deep merge of two layout dicts (``update`` wins; nested dicts are merged, not replaced)."""
+    out = dict(base)
+    for k, v in update.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+_PLOTLY_VERSION = importlib.metadata.version("plotly")
+_DEFAULT_CONFIG = {"displaylogo": False, "responsive": True}
+_DEFAULT_LAYOUT = {
+    "height": 380,
+    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "template": "plotly_white",
+}
+
+
+class PlotlyWidget(anywidget.AnyWidget):
+    """A Plotly figure as a small widget: construct it WITH its traces, then change them in place.
+
+    ``data`` is a list of plotly trace dicts, ``layout`` and ``config`` plotly dicts. Change them by
+    ``update(data=..., layout=...)``, ``update_traces(i, **props)``, ``update_layout(**props)`` or
+    by assigning ``data``; group several changes into one message with ``with w.batch_update():``.
+    Traces are stored in the widget state, so a saved notebook (``store_widget_state=True``)
+    contains them.
+
+    >>> w = PlotlyWidget(data=[{"type": "scatter", "x": [1, 2], "y": [3, 4]}])
+    >>> with w.batch_update():
+    ...     w.update_traces(0, y=[5, 6])
+    ...     w.update_layout(title={"text": "demo"})
+    >>> w.data[0]["y"], w.layout["title"]["text"]
+    ([5, 6], 'demo')
+    """
+
+    _esm = (_HERE / "plotwidget.js").read_text(encoding="utf-8")
+    _css = ".dpexplore-plot { width: 100%; min-height: 120px; }"
+
+    data = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    layout = traitlets.Dict().tag(sync=True)
+    config = traitlets.Dict().tag(sync=True)
+    _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
+
+    def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,
+                 config: Mapping | None = None, **kwargs):
+        data = to_json(list(data))
+        if not data:
+            raise ValueError(f"data must hold at least one trace (an empty figure renders empty "
+                             f"under Voila), got {data!r}")
+        super().__init__(
+            data=data,
+            layout=to_json(_merge(_DEFAULT_LAYOUT, layout or {})),
+            config=to_json(_merge(_DEFAULT_CONFIG, config or {})),
+            **kwargs,
+        )
+        self.on_msg(self._on_custom_msg)
+
+    # -- Python API -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def batch_update(self):
+        """Send all trait changes made inside the block as one message."""
+        with self.hold_sync():
+            yield self
+
+    def update(self, data: Iterable[Mapping] | None = None, layout: Mapping | None = None) -> None:
+        """Replace the traces (if given) and deep-merge ``layout`` (if given), in one message."""
+        with self.hold_sync():
+            if data is not None:
+                new = to_json(list(data))
+                if not new:
+                    raise ValueError(f"data must hold at least one trace, got {new!r}")
+                self.data = new
+            if layout:
+                self.layout = _merge(self.layout, to_json(layout))
+
+    def update_traces(self, index: int | None = None, **props) -> None:
+        """Set ``props`` on trace ``index`` (all traces if ``None``); arrays are converted."""
+        props = to_json(props)
+        new = [dict(t) for t in self.data]
+        targets = range(len(new)) if index is None else [index]
+        for i in targets:
+            new[i].update(props)
+        self.data = new
+
+    def update_layout(self, layout: Mapping | None = None, **props) -> None:
+        """Deep-merge ``layout`` and ``props`` into the layout."""
+        self.layout = _merge(self.layout, to_json({**(layout or {}), **props}))
+
+    # -- fallback: serve plotly.js through the kernel --------------------------------------
+    def _on_custom_msg(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("type") == "dpexplore:need-plotly":
+            self.send({"type": "dpexplore:plotly-js"}, buffers=[plotly_js_path().read_bytes()])

@@ -1,0 +1,196 @@
+"""The Voilà serving layer of ``dpexplore serve``, and its configuration (``voila.json`` here).
+
+:class:`DPExploreVoila` is Voilà 0.5's standalone app (``voila.app.Voila``) with
+
+* its configuration read ONLY from this package (``voila.json``): sources stripped, tracebacks
+  hidden, kernels preheated (a pool of one pre-executed kernel per notebook: the page's first plot
+  does not wait for a kernel start and the notebook's execution), idle kernels of closed pages
+  culled (``MappingKernelManager.cull_idle_timeout`` 60 s, checked every 15 s,
+  ``cull_connected`` False so an open page is never culled; Voilà's own shutdown-on-unload is not
+  reliable, voila#1458), bound to 127.0.0.1;
+* a page template (``templates/dpexplore/index.html.j2``: Voilà's "lab" template plus a ``<script>``
+  in the page head that starts loading plotly.js while Voilà's own JavaScript loads);
+* plotly.js served over plain HTTP at ``<base_url>dpexplore/static/plotly.min.js`` (browser-cached
+  with ``?v=<plotly version>``), loaded once per page by every
+  :class:`~dpexplore.dashboards.plotwidget.PlotlyWidget`;
+* only the endpoints a dashboard page needs: the gallery ``/`` redirects to
+  ``voila/render/index.ipynb``; the file tree and ``/voila/api/contents`` are removed, and
+  ``/api/kernels`` (the listing) and ``/api/contents`` do not exist. What stays: the pages, their
+  static assets, ``/api/kernels/<id>`` for the page's own (unguessable) kernel id — Voilà's front
+  end reads its kernel model there and fails without it — the kernel websocket (which Voilà limits
+  to widget comm messages: no code execution) and Voilà's shutdown hook.
+
+The same static route is available to a Jupyter server (Binder, JupyterLab) as a server extension:
+``jupyter server extension enable dpexplore.voila``.
+
+>>> config_path().name
+'voila.json'
+>>> load_config()["VoilaConfiguration"]["show_tracebacks"]
+False
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+
+from tornado import web
+
+__all__ = ["CONFIG_DIR", "config_path", "load_config", "static_handlers", "PlotlyJSHandler",
+           "DPExploreVoila", "GALLERY"]
+
+CONFIG_DIR = pathlib.Path(__file__).resolve().parent
+#: our Voila template (Voila's "lab" template plus an early plotly.js request)
+TEMPLATE_DIR = CONFIG_DIR / "templates" / "dpexplore"
+#: the gallery notebook, relative to the served root
+GALLERY = "index.ipynb"
+
+
+def config_path() -> pathlib.Path:
+    """The Voilà configuration file shipped with the package."""
+    return CONFIG_DIR / "voila.json"
+
+
+def load_config() -> dict:
+    """The shipped Voilà configuration as a dict."""
+    return json.loads(config_path().read_text(encoding="utf-8"))
+
+
+def _url_join(*parts: str) -> str:
+    out = "/".join(p.strip("/") for p in parts if p.strip("/"))
+    return "/" + out
+
+
+class PlotlyJSHandler(web.RequestHandler):
+    """Serves plotly's ``plotly.min.js``: gzip-compressed once per process (≈4.8 MB → ≈1.4 MB) and
+    kept in memory, cached by browsers (immutable when requested with ``?v=``)."""
+
+    _cache: dict = {}
+
+    def initialize(self, path: str):
+        self.path = path
+
+    def _bodies(self):
+        if self.path not in self._cache:
+            import gzip
+            import hashlib
+
+            raw = pathlib.Path(self.path).read_bytes()
+            self._cache[self.path] = (raw, gzip.compress(raw, 6, mtime=0),
+                                      hashlib.sha1(raw).hexdigest())
+        return self._cache[self.path]
+
+    def compute_etag(self):
+        return f'"{self._bodies()[2]}"'
+
+    def get(self):
+        raw, gz, _ = self._bodies()
+        self.set_header("Content-Type", "application/javascript; charset=UTF-8")
+        self.set_header("Vary", "Accept-Encoding")
+        if self.get_query_argument("v", None):
+            self.set_header("Cache-Control", "public, max-age=31536000, immutable")
+        else:
+            self.set_header("Cache-Control", "public, max-age=3600")
+        if "gzip" in self.request.headers.get("Accept-Encoding", ""):
+            self.set_header("Content-Encoding", "gzip")
+            self.write(gz)
+        else:
+            self.write(raw)
+
+    head = get
+
+
+def static_handlers(base_url: str = "/") -> list:
+    """Tornado handlers serving plotly's bundled ``plotly.min.js`` at
+    ``<base_url>dpexplore/static/plotly.min.js`` (long cache when requested with ``?v=``).
+
+    >>> static_handlers("/user/x/")[0][0]
+    '/user/x/dpexplore/static/plotly\\\\.min\\\\.js'
+    """
+    from ..dashboards.plotwidget import plotly_js_path
+
+    return [(
+        _url_join(base_url, "dpexplore/static") + r"/plotly\.min\.js",
+        PlotlyJSHandler,
+        {"path": str(plotly_js_path())},
+    )]
+
+
+class _GalleryRedirect(web.RequestHandler):
+    def initialize(self, target: str):
+        self.target = target
+
+    def get(self):
+        self.redirect(self.target)
+
+    head = get
+
+
+def _make_app_class():
+    from voila.app import Voila
+    from traitlets import default
+
+    class DPExploreVoila(Voila):
+        """Voilà with dpexplore's configuration, static route and reduced endpoint set."""
+
+        name = "dpexplore-voila"
+        description = "Serve the dpexplore dashboards with Voila."
+
+        @default("config_file_paths")
+        def _config_file_paths_default(self):
+            return [str(CONFIG_DIR)]
+
+        def initialize(self, argv=None):
+            super().initialize(argv)
+            from ..dashboards.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+
+            # resources for our template (read by voila.notebook_renderer from the config)
+            res = self.config.VoilaConfiguration.get("resources")
+            res = dict(res) if isinstance(res, dict) else {}
+            res.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
+            self.config.VoilaConfiguration.resources = res
+
+        def setup_template_dirs(self):
+            super().setup_template_dirs()
+            if self.voila_configuration.template == "lab":
+                # our index.html.j2 extends lab's and starts the plotly.js request early
+                self.template_paths.insert(0, str(TEMPLATE_DIR))
+
+        def init_handlers(self):
+            handlers = super().init_handlers()
+            keep = []
+            for h in handlers:
+                pattern, cls = h[0], h[1]
+                name = getattr(cls, "__name__", "")
+                if name in ("VoilaContentsHandler", "TornadoVoilaTreeHandler"):
+                    continue
+                keep.append(h)
+            gallery = _url_join(self.server_url, "voila/render", GALLERY)
+            extra = static_handlers(self.server_url)
+            if not self.notebook_path:
+                extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect,
+                              {"target": gallery}))
+                extra.append((_url_join(self.server_url, "voila/tree") + r"/?", _GalleryRedirect,
+                              {"target": gallery}))
+            return extra + keep
+
+    return DPExploreVoila
+
+
+def __getattr__(name):  # lazy: importing voila.app is slow and not needed by the dashboards
+    if name == "DPExploreVoila":
+        cls = _make_app_class()
+        globals()["DPExploreVoila"] = cls
+        return cls
+    raise AttributeError(name)
+
+
+# -- Jupyter server extension (Binder / JupyterLab): only the plotly.js static route ---------
+def _jupyter_server_extension_points():
+    return [{"module": "dpexplore.voila"}]
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    web_app = serverapp.web_app
+    web_app.add_handlers(".*$", static_handlers(web_app.settings.get("base_url", "/")))
+    serverapp.log.info("dpexplore: serving plotly.js at %sdpexplore/static/", web_app.settings.get("base_url", "/"))
+
