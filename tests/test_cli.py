@@ -1,0 +1,95 @@
+"""``dpexplore serve``: command line and the shipped Voila configuration."""
+from __future__ import annotations
+
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from dpexplore import cli
+from dpexplore import voila as dvoila
+
+
+def _run(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "dpexplore.cli", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_serve_help():
+    out = _run("serve", "--help")
+    assert out.returncode == 0, out.stderr
+    for opt in ("--port", "--ip", "--no-browser", "--root"):
+        assert opt in out.stdout
+    assert "127.0.0.1" in out.stdout
+
+
+def test_console_script_help():
+    exe = shutil.which("dpexplore", path=str(pathlib.Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("console script not installed next to this python")
+    out = subprocess.run([exe, "serve", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "--port" in out.stdout
+
+
+def test_no_command_is_an_error():
+    out = _run()
+    assert out.returncode != 0
+
+
+def test_defaults():
+    args = cli.parse_args(["serve"])
+    assert (args.port, args.ip, args.no_browser) == (8866, "127.0.0.1", False)
+    argv = cli.build_voila_argv(args)
+    assert "--Voila.ip=127.0.0.1" in argv and "--port=8866" in argv
+    assert pathlib.Path(argv[-1]) == cli.default_root().resolve()
+    assert (pathlib.Path(argv[-1]) / "index.ipynb").is_file()
+    assert cli.serve_url(args) == "http://127.0.0.1:8866/voila/render/index.ipynb"
+
+
+def test_options_map_to_voila():
+    args = cli.parse_args(["serve", "--port", "9000", "--ip", "0.0.0.0", "--no-browser",
+                           "--root", str(cli.default_root())])
+    argv = cli.build_voila_argv(args)
+    assert argv[:3] == ["--port=9000", "--Voila.ip=0.0.0.0", "--no-browser"]
+
+
+def test_missing_root_is_a_clear_error(tmp_path):
+    args = cli.parse_args(["serve", "--root", str(tmp_path / "nope")])
+    with pytest.raises(SystemExit, match="notebooks folder not found"):
+        cli.build_voila_argv(args)
+
+
+def test_shipped_config():
+    c = dvoila.load_config()
+    vc = c["VoilaConfiguration"]
+    assert vc["show_tracebacks"] is False
+    assert vc["strip_sources"] is True
+    assert vc["preheat_kernel"] is True and vc["default_pool_size"] >= 1
+    assert "jupyterlab-plotly" in vc["extension_denylist"]
+    km = c["MappingKernelManager"]
+    assert 0 < km["cull_idle_timeout"] <= 600
+    assert 0 < km["cull_interval"] <= km["cull_idle_timeout"]
+    assert km["cull_connected"] is False  # an open page keeps its kernel; closed pages are culled
+    assert c["Voila"]["ip"] == "127.0.0.1"
+
+
+def test_app_reads_only_the_shipped_config():
+    app = dvoila.DPExploreVoila()
+    old = signal.getsignal(signal.SIGTERM)
+    try:
+        app.initialize(["--no-browser", "--port=8899", str(cli.default_root())])
+    finally:  # Voila installs its own SIGTERM handler: give pytest its own back
+        signal.signal(signal.SIGTERM, old)
+    assert app.config_file_paths == [str(dvoila.CONFIG_DIR)]
+    assert app.ip == "127.0.0.1"
+    assert app.voila_configuration.show_tracebacks is False
+    assert app.voila_configuration.strip_sources is True
+    assert app.voila_configuration.preheat_kernel is True
+    assert app.config.MappingKernelManager.cull_idle_timeout == dvoila.load_config()[
+        "MappingKernelManager"]["cull_idle_timeout"]
+    assert app.template_paths[0] == str(dvoila.TEMPLATE_DIR)
+    assert app.config.VoilaConfiguration.resources["dpexplore_plotly_path"].startswith(
+        "dpexplore/static/plotly.min.js?v=")
