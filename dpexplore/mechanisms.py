@@ -123,12 +123,27 @@ def _pure_rdp(eps0, alpha):
     eps0, alpha = np.broadcast_arrays(np.asarray(eps0, float), np.asarray(alpha, float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         num = np.log1p(np.exp(-eps0)) - np.log1p(np.exp(-(2 * alpha - 1) * eps0))
-        val = eps0 - num / (alpha - 1.0)
+        far = eps0 - num / (alpha - 1.0)
+        # near α = 1 the same quantity without cancellation: with p = e^ε/(1+e^ε), x = (α−1)ε,
+        # (α−1) ε̂ = log(p e^x + (1 − p) e^{−x}) = log1p(p expm1(x) + (1 − p) expm1(−x))
+        x = (alpha - 1.0) * eps0
+        p = special.expit(eps0)
+        near = np.log1p(p * np.expm1(x) + (1.0 - p) * np.expm1(-x)) / (alpha - 1.0)
+        val = np.where(x < 1.0, near, far)
     val = np.where(np.isinf(alpha), eps0, val)
     val = np.where(eps0 == 0, 0.0, val)
-    # the two log1p terms carry ~1 ulp each: round up by that much, never above ε0
-    val = val + 4 * np.spacing(np.abs(num) / np.where(np.isinf(alpha), 1.0, alpha - 1.0) + eps0)
+    # round up by 16 ulp (above the few-ulp rounding of either form), never above ε0
+    val = val + 16 * np.spacing(np.abs(val))
     return np.clip(val, 0.0, eps0)
+
+
+def _within(log_delta, delta):
+    """log δ ≤ log target *and* exp(log δ) ≤ target: the computed δ itself must not exceed the
+    target (exp(log x) can round above x), and the log test covers values that underflow."""
+    log_delta = np.asarray(log_delta, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    with np.errstate(divide="ignore"):
+        return (log_delta <= np.log(delta)) & (np.exp(log_delta) <= delta)
 
 
 def _bisect_decreasing(fn, target, lo, hi, steps=_BISECT_STEPS):
@@ -229,8 +244,15 @@ class _Mechanism:
                 break
             lo = np.where(above, hi, lo)
             hi = np.where(above, hi * 2.0, hi)
-        res = _bisect_decreasing(lambda e: self._log_delta_capped(e), target, lo, hi)
-        res = np.where(target >= at0, 0.0, res)
+        lo = np.where(np.isfinite(hi), lo, 0.0)
+        for _ in range(_BISECT_STEPS):  # keeps δ(hi) ≤ delta
+            mid = 0.5 * (lo + hi)
+            ok = _within(self._log_delta_capped(np.where(np.isfinite(mid), mid, 0.0)), delta)
+            hi = np.where(ok & np.isfinite(hi), mid, hi)
+            lo = np.where(ok | ~np.isfinite(hi), lo, mid)
+            if np.all((hi - lo <= 2 * np.spacing(hi)) | ~np.isfinite(hi)):
+                break
+        res = np.where(_within(at0, delta), 0.0, hi)
         res = np.where(np.isneginf(target), np.broadcast_to(eps_max, shape), res)
         return res
 
@@ -311,8 +333,9 @@ class AdditiveNoiseMechanism(_Mechanism):
     # profile --------------------------------------------------------------------------------------
     def _log_delta(self, eps):
         eps = np.asarray(eps, float)
-        d = self._d
-        eps, d = np.broadcast_arrays(eps, d)
+        shape = np.broadcast_shapes(eps.shape, self._param_shape())
+        eps = np.broadcast_to(eps, shape)
+        d = np.broadcast_to(self._d, shape)
         em = np.broadcast_to(np.asarray(self.eps_max, float), eps.shape)
         live = eps < em
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -353,23 +376,26 @@ class AdditiveNoiseMechanism(_Mechanism):
             m = cls._from_d(np.exp(logd), **extra)
             return m._log_delta(eps)
 
+        def feasible(logd):
+            return _within(ld(logd), delta)
+
         lo = np.full(eps.shape, -1.0)   # log d, grown down until feasible
         hi = np.full(eps.shape, 1.0)    # log d, grown up until infeasible
         for _ in range(_MAX_DOUBLINGS):
-            bad = ld(lo) > target
+            bad = ~feasible(lo)
             if not bad.any():
                 break
             hi = np.where(bad, lo, hi)
             lo = np.where(bad, lo - (1.0 + np.abs(lo)), lo)
         for _ in range(_MAX_DOUBLINGS):
-            good = (ld(hi) <= target) & (hi < 700.0)
+            good = feasible(hi) & (hi < 700.0)
             if not good.any():
                 break
             lo = np.where(good, hi, lo)
             hi = np.where(good, np.minimum(hi + (1.0 + np.abs(hi)), 700.0), hi)
-        for _ in range(_BISECT_STEPS):  # keeps ld(lo) <= target
+        for _ in range(_BISECT_STEPS):  # keeps δ(lo) <= target
             mid = 0.5 * (lo + hi)
-            ok = ld(mid) <= target
+            ok = feasible(mid)
             lo = np.where(ok, mid, lo)
             hi = np.where(ok, hi, mid)
             if np.all(hi - lo <= 2 * np.spacing(np.abs(lo) + 1e-300)):
@@ -380,11 +406,9 @@ class AdditiveNoiseMechanism(_Mechanism):
     def _safe_scale(cls, scale, eps, delta, sensitivity, **shape):
         """Nudge a computed scale up (by ulps) until log δ(ε) ≤ log δ_target holds."""
         scale = np.array(scale, dtype=float)
-        with np.errstate(divide="ignore"):
-            target = np.log(np.asarray(delta, float))
         for _ in range(64):
             m = cls._from_d(np.asarray(sensitivity, float) / scale, **shape)
-            bad = m._log_delta(np.asarray(eps, float)) > target
+            bad = ~_within(m._log_delta(np.asarray(eps, float)), delta)
             if not bad.any():
                 break
             scale = np.where(bad, scale * (1 + 8 * np.finfo(float).eps), scale)
@@ -486,9 +510,14 @@ class Laplace(AdditiveNoiseMechanism):
         d = self._d
         with np.errstate(over="ignore", invalid="ignore"):
             inner = np.log1p((a - 1.0) * np.expm1(-(2 * a - 1.0) * d) / (2 * a - 1.0))
-            val = d + inner / (a - 1.0)
+            far = d + inner / (a - 1.0)
+            # near α = 1 (x = (α−1)d < 1): the bracket is 1 + [α expm1(x) + (α−1) expm1(−αd)]/(2α−1)
+            x = (a - 1.0) * d
+            near = np.log1p((a * np.expm1(x) + (a - 1.0) * np.expm1(-a * d)) / (2 * a - 1.0)) / (a - 1.0)
+            val = np.where(x < 1.0, near, far)
         val = np.where(np.isinf(a), d, val)
-        val = val + 4 * np.spacing(np.maximum(d, 1e-300))
+        # round up by 16 ulp of ε̂ (the forms above carry a few ulp), never above d
+        val = val + 16 * np.spacing(np.abs(val))
         return scalar_out(np.clip(val, 0.0, d))
 
     def _sample(self, size, rng):
