@@ -57,7 +57,7 @@ def _up(x, ulps: float = _ULPS):
     """Round a non-negative result up by ``ulps`` units in the last place (safe side)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(x), x + ulps * np.spacing(np.abs(x)), x)
+        return np.where(np.isfinite(x) & (x != 0), x + ulps * np.spacing(np.abs(x)), x)
 
 
 def _down(x, ulps: float = _ULPS):
@@ -124,12 +124,12 @@ def pure_to_rdp(eps, alpha, bound: str = "tight"):
     e, a = np.broadcast_arrays(e, a)
     if bound == "trivial":
         return scalar_out(np.array(e, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        via_zcdp = _up(np.where(e == 0, 0.0, a * _zcdp_tight(e)))
     if bound == "zcdp":
-        with np.errstate(invalid="ignore"):
-            out = a * _zcdp_tight(e)
-        out = np.where(e == 0, 0.0, out)
-        return scalar_out(_up(out))
-    return scalar_out(np.minimum(_up(_pure_rdp_tight(e, a)), e))
+        return scalar_out(via_zcdp)
+    # the trivial and zCDP bounds are valid too: capping by them only absorbs the rounding
+    return scalar_out(np.minimum(np.minimum(_up(_pure_rdp_tight(e, a)), e), via_zcdp))
 
 
 def _zcdp_tight(e):
@@ -154,7 +154,7 @@ def pure_to_zcdp(eps, bound: str = "tight"):
         return scalar_out(np.array(e, dtype=np.float64))
     if bound == "quadratic":
         return scalar_out(_up(0.5 * e * e))
-    return scalar_out(_up(_zcdp_tight(e)))
+    return scalar_out(np.minimum(_up(_zcdp_tight(e)), e))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -292,6 +292,8 @@ def _gdp_epsilon(mu, delta):
     out = np.zeros_like(m)
     with np.errstate(divide="ignore"):
         target = np.log(d)
+    # aim slightly below log δ so that exp(log δ_μ(ε)) ≤ δ also holds after rounding of exp
+    target = target - 4.0 * np.spacing(np.abs(target)) - 4e-16
     ok = (m > 0) & np.isfinite(m) & (d > 0)
     out[(d == 0) & (m > 0)] = np.inf
     out[np.isinf(m)] = np.inf
@@ -302,8 +304,10 @@ def _gdp_epsilon(mu, delta):
         res = np.zeros_like(mm)
         if need.any():
             mu_, t_ = mm[need], tt[need]
-            # upper bracket: δ_μ(ε) ≤ Φ(μ/2 − ε/μ) ≤ e^{−a²/2}, a = ε/μ − μ/2 ≥ 0
-            hi = mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_)
+            # upper bracket: δ_μ(ε) ≤ Φ(μ/2 − ε/μ), so Φ(μ/2 − ε/μ) = δ gives δ_μ(ε) ≤ δ
+            hi = mu_ * (mu_ / 2.0 - special.ndtri(np.exp(t_)))
+            hi = np.where(np.isfinite(hi), hi, mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_))
+            hi = hi * (1.0 + 1e-12) + 1e-300
             lo = np.zeros_like(hi)
             x = hi.copy()
             # log δ_μ is concave in ε (Prékopa: (1 − e^{ε−ℓ})₊ and the Gaussian density are
@@ -316,14 +320,13 @@ def _gdp_epsilon(mu, delta):
                 g = _gdp_dlogdelta(mu_, x, f)
                 step = (f - t_) / g
                 nx = x - step
-                bad = ~np.isfinite(nx) | (nx <= lo) | (nx >= hi)
-                nx = np.where(bad, 0.5 * (lo + hi), nx)
-                if np.all(np.abs(nx - x) <= 1e-15 * np.maximum(x, 1e-300)):
+                nx = np.where(np.isfinite(nx), np.clip(nx, lo, hi), 0.5 * (lo + hi))
+                if np.all(np.abs(nx - x) <= 1e-13 * np.maximum(x, 1e-6)):
                     x = nx
                     break
                 x = nx
             # the returned value is checked: δ_μ(ε) ≤ δ holds at it (safe side)
-            cand = x * (1.0 + 2e-15)
+            cand = x * (1.0 + 1e-13) + 1e-300
             fc = _gdp_log_delta(mu_, cand)
             res_need = np.where(fc <= t_, np.minimum(cand, hi), hi)
             res[need] = res_need
@@ -335,8 +338,8 @@ def gdp_epsilon(mu, delta):
     """The smallest ε with δ_μ(ε) ≤ δ (002, Theorem 3.1), vectorized over ``mu`` and ``delta``.
 
     Safeguarded Newton iteration on log δ_μ (concave in ε, so iterates approach from the right);
-    the result is checked to satisfy δ_μ(ε) ≤ δ and exceeds the exact root by at most a relative
-    ~1e-14. δ = 0 gives inf, μ = 0 gives 0.
+    the result is checked to satisfy δ_μ(ε) ≤ δ (as computed) and exceeds the exact root by at most
+    a relative ~2e-13 (it is the converged iterate moved up by a relative 1e-13). δ = 0 gives inf, μ = 0 gives 0.
 
     >>> e = gdp_epsilon(1.0, 1e-5)
     >>> round(e, 6), gdp_delta(1.0, e) <= 1e-5
@@ -494,7 +497,8 @@ class PureDPProfile(ApproxDPProfile):
     """
 
     def __init__(self, eps):
-        super().__init__(eps, 0.0)
+        e = check_nonneg(eps, "eps", allow_inf=False)
+        super().__init__(e, 0.0)
         self.eps = self.eps0
         self.name = f"{self.eps:g}-DP"
 
