@@ -1,0 +1,306 @@
+"""Tests for dpexplore.auditing: Clopper–Pearson against mpmath and scipy, the ε lower bounds in
+closed form, audits of a correct Laplace mechanism (never above ε, up to the stated confidence)
+and of a mis-calibrated one (exposed), one-run auditing, validation."""
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpexplore.auditing import (
+    LaplaceAuditPair,
+    audit_mechanism,
+    clopper_pearson,
+    empirical_epsilon,
+    laplace_audit_pair,
+    miscalibrated_laplace,
+    one_run_audit,
+    one_run_epsilon_lower_bound,
+    trials_needed,
+)
+
+mp.mp.dps = 45
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def close(a, b, rtol=1e-9):
+    return abs(float(a) - float(b)) <= rtol * abs(float(b)) + 1e-300
+
+
+def _bisect(f, lo=mp.mpf(0), hi=mp.mpf(1), it=170):
+    for _ in range(it):
+        mid = (lo + hi) / 2
+        if f(mid) > 0:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+
+
+def mp_cp_upper(k, n, a):
+    """p with P[Bin(n, p) ≤ k] = a, i.e. I_p(k + 1, n − k) = 1 − a."""
+    if k == n:
+        return mp.mpf(1)
+    return _bisect(lambda p: mp.betainc(k + 1, n - k, 0, p, regularized=True) - (1 - mp.mpf(a)))
+
+
+def mp_cp_upper_real(k, n, a):
+    """Clopper–Pearson upper bound for a real-valued count k (beta quantile)."""
+    return _bisect(lambda p: mp.betainc(k + 1, n - k, 0, p, regularized=True) - (1 - mp.mpf(a)), it=64)
+
+
+def mp_cp_lower(k, n, a):
+    """p with P[Bin(n, p) ≥ k] = a, i.e. I_p(k, n − k + 1) = a."""
+    if k == 0:
+        return mp.mpf(0)
+    return _bisect(lambda p: mp.betainc(k, n - k + 1, 0, p, regularized=True) - mp.mpf(a))
+
+
+# ------------------------------------------------------------------------------------------------
+# Clopper–Pearson
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k, n, c", [(5, 100, 0.95), (0, 30, 0.9), (30, 30, 0.99), (517, 1000, 0.95), (1, 2, 0.5)])
+def test_clopper_pearson_mpmath_and_scipy(k, n, c):
+    lo, hi = clopper_pearson(k, n, c)
+    a = (1 - c) / 2
+    assert close(lo, mp_cp_lower(k, n, a)) if k > 0 else lo == 0.0
+    assert close(hi, mp_cp_upper(k, n, a)) if k < n else hi == 1.0
+    ci = stats.binomtest(k, n).proportion_ci(c, "exact")
+    assert lo == pytest.approx(ci.low, rel=1e-9, abs=1e-15) and hi == pytest.approx(ci.high, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 5000), frac=st.floats(0, 1), c=st.floats(0.5, 0.999))
+def test_clopper_pearson_properties(n, frac, c):
+    k = int(round(frac * n))
+    lo, hi = clopper_pearson(k, n, c)
+    assert 0 <= lo <= k / n <= hi <= 1
+    lo2, hi2 = clopper_pearson(k, n, min(c + 0.0005, 0.9995))
+    assert lo2 <= lo and hi2 >= hi  # more confidence, wider interval
+
+
+def test_clopper_pearson_vectorized():
+    lo, hi = clopper_pearson(np.array([0, 5, 10]), 10)
+    assert lo.shape == hi.shape == (3,) and lo[0] == 0 and hi[2] == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# empirical ε
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fp, fn, n0, n1, delta, c", [
+    (50, 500, 1000, 1000, 0.0, 0.95), (10, 300, 5000, 2000, 1e-3, 0.9), (300, 20, 1000, 1000, 0.0, 0.99),
+])
+def test_empirical_epsilon_mpmath(fp, fn, n0, n1, delta, c):
+    a = (1 - c) / 2
+    fpr, fnr = mp_cp_upper(fp, n0, a), mp_cp_upper(fn, n1, a)
+    terms = [mp.mpf(0)]
+    for num, den in ((1 - delta - fnr, fpr), (1 - delta - fpr, fnr)):
+        if num > 0:
+            terms.append(mp.log(num / den))
+    assert close(empirical_epsilon(fp, fn, n0, n1, delta, c), max(terms))
+
+
+@settings(max_examples=60, deadline=None)
+@given(fp=st.integers(0, 500), fn=st.integers(0, 500), extra=st.integers(1, 50))
+def test_empirical_epsilon_monotone(fp, fn, extra):
+    e = empirical_epsilon(fp, fn, 1000, 1000)
+    assert e >= 0
+    assert empirical_epsilon(fp + extra, fn, 1000, 1000) <= e  # more errors, weaker evidence
+    assert empirical_epsilon(fp, fn, 1000, 1000, delta=0.01) <= e
+    assert empirical_epsilon(fp, fn, 1000, 1000, confidence=0.99) <= e
+
+
+def test_empirical_epsilon_trivial_and_perfect():
+    assert empirical_epsilon(500, 500, 1000, 1000) == 0.0
+    # a perfect attack on n trials certifies at most log((1 − U)/U) with U = 1 − (α/2)^{1/n}
+    n, c = 1000, 0.95
+    u = 1 - ((1 - c) / 2) ** (1 / n)
+    assert close(empirical_epsilon(0, 0, n, n, 0.0, c), math.log((1 - u) / u))
+
+
+# ------------------------------------------------------------------------------------------------
+# Laplace pairs
+# ------------------------------------------------------------------------------------------------
+def test_laplace_pair_error_rates_closed_form():
+    p = laplace_audit_pair(1.5, sensitivity=2.0)
+    b = 2.0 / 1.5
+    for t in (-1.0, 0.0, 0.7, 2.0, 3.5):
+        fpr, fnr = p.error_rates(t)
+        assert close(fpr, mp_lap_sf(t, b)) and close(fnr, 1 - mp_lap_sf(t - 2.0, b))
+    # the optimal-test corner: (1 − FNR)/FPR = e^ε for every t ≥ Δ
+    fpr, fnr = p.error_rates(2.5)
+    assert close((1 - fnr) / fpr, math.exp(1.5))
+
+
+def mp_lap_sf(x, b):
+    x = mp.mpf(x)
+    return mp.exp(-x / b) / 2 if x >= 0 else 1 - mp.exp(x / b) / 2
+
+
+def test_miscalibrated_pair_against_dp_accounting():
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    bug = miscalibrated_laplace(1.0, sensitivity=1.0, bug_factor=2.0)
+    assert (bug.eps_claimed, bug.eps_actual, bug.scale) == (1.0, 2.0, 0.5)
+    dist = pld.from_laplace_mechanism(bug.scale, sensitivity=1.0, value_discretization_interval=1e-4)
+    assert dist.get_epsilon_for_delta(1e-9) == pytest.approx(bug.eps_actual, abs=1e-3)
+    good = laplace_audit_pair(1.0)
+    dist = pld.from_laplace_mechanism(good.scale, sensitivity=1.0, value_discretization_interval=1e-4)
+    assert dist.get_epsilon_for_delta(1e-9) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_audit_correct_laplace_never_exceeds_eps():
+    """ε_lb ≤ ε must hold with probability ≥ 95 % per audit; over 30 seeded audits allow the
+    binomial 99.9 % quantile of Binomial(30, 0.05) exceedances, and demand the typical audit to be
+    reasonably tight."""
+    pair = laplace_audit_pair(1.0)
+    lbs = np.array([audit_mechanism(pair.sample_0, pair.sample_1, 20_000, rng(s)).eps_lb for s in range(30)])
+    assert np.sum(lbs > 1.0) <= stats.binom.ppf(0.999, 30, 0.05)
+    assert np.median(lbs) > 0.85
+
+
+def test_audit_exposes_miscalibrated_laplace():
+    bug = miscalibrated_laplace(1.0)
+    for s in range(5):
+        r = audit_mechanism(bug.sample_0, bug.sample_1, 20_000, rng(100 + s))
+        assert r.eps_lb > bug.eps_claimed  # the claimed ε is refuted with 95 % confidence
+        assert r.eps_lb < bug.eps_actual * 1.1
+
+
+def test_audit_fixed_threshold_matches_exact_rates():
+    pair = laplace_audit_pair(1.0)
+    n = 50_000
+    r = audit_mechanism(pair.sample_0, pair.sample_1, n, rng(3), threshold=1.0)
+    fpr, fnr = pair.error_rates(1.0)
+    tol = lambda p: 4.5 * math.sqrt(p * (1 - p) / n)  # noqa: E731
+    assert abs(r.fpr_at_threshold - fpr) < tol(fpr) and abs(r.fnr_at_threshold - fnr) < tol(fnr)
+    assert r.eps_lb == empirical_epsilon(r.fp, r.fn, n, n)
+    assert np.all(np.diff(r.fpr) <= 0) and np.all(np.diff(r.fnr) >= 0)  # the (α, β) curve
+    assert r.thresholds.shape == r.fpr.shape == r.fnr.shape
+
+
+def test_audit_reversed_direction_and_statistic():
+    pair = laplace_audit_pair(1.0)
+    # swap the inputs: outputs on input 1 are now lower; the audit picks direction −1
+    r = audit_mechanism(pair.sample_1, pair.sample_0, 20_000, rng(4))
+    assert r.direction == -1 and 0.5 < r.eps_lb <= 1.0
+    r2 = audit_mechanism(pair.sample_0, pair.sample_1, 20_000, rng(4), statistic=lambda z: -z)
+    assert r2.direction == -1 and 0.5 < r2.eps_lb <= 1.0
+
+
+def test_audit_deterministic_with_seed():
+    pair = laplace_audit_pair(1.0)
+    a = audit_mechanism(pair.sample_0, pair.sample_1, 2000, rng(9))
+    b = audit_mechanism(pair.sample_0, pair.sample_1, 2000, rng(9))
+    assert a.eps_lb == b.eps_lb and a.threshold == b.threshold
+
+
+# ------------------------------------------------------------------------------------------------
+# trials needed
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("eps, frac", [(1.0, 0.9), (3.0, 0.8)])
+def test_trials_needed_is_minimal(eps, frac):
+    n = trials_needed(eps, 0.95, frac)
+    p = 1 / (1 + math.exp(eps))
+
+    def lb(m):  # the certified ε at the (non-integer) expected counts m·p, from the mpmath bound
+        u = mp_cp_upper_real(m * p, m, 0.025)
+        return float(mp.log((1 - u) / u))
+
+    assert lb(n) >= frac * eps > lb(n - 1)
+    # at integer counts the certified value agrees with empirical_epsilon
+    k = round(n * p)
+    assert abs(empirical_epsilon(k, k, n, n) - lb(n)) < 0.1
+
+
+def test_trials_needed_orders():
+    assert trials_needed(1.0, fraction=0.5) < trials_needed(1.0, fraction=0.9) < trials_needed(1.0, fraction=0.95)
+    assert trials_needed(1.0, confidence=0.9) < trials_needed(1.0, confidence=0.99)
+    assert trials_needed(0.1) > 100_000  # small ε needs a lot of trials
+
+
+# ------------------------------------------------------------------------------------------------
+# one-run auditing
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("v, r, c", [(900, 1000, 0.95), (60, 100, 0.9), (7300, 10_000, 0.99)])
+def test_one_run_bound_mpmath(v, r, c):
+    """At ε_lb, P[Binomial(r, e^ε/(1+e^ε)) ≥ v] = 1 − confidence."""
+    e = one_run_epsilon_lower_bound(v, r, c)
+    p = mp.e ** mp.mpf(e) / (1 + mp.e ** mp.mpf(e))
+    tail = mp.betainc(v, r - v + 1, 0, p, regularized=True)  # P[Bin(r, p) ≥ v]
+    assert close(tail, 1 - c, 1e-8)
+
+
+def test_one_run_bound_trivial_cases():
+    assert one_run_epsilon_lower_bound(0, 10) == 0.0
+    assert one_run_epsilon_lower_bound(5, 10) == 0.0
+    # all correct: p_lo = (1 − c)^{1/r}
+    r, c = 200, 0.95
+    p = (1 - c) ** (1 / r)
+    assert close(one_run_epsilon_lower_bound(r, r, c), math.log(p / (1 - p)))
+
+
+def test_one_run_audit_correct_mechanisms():
+    for mech, guesses in (("randomized_response", None), ("laplace", 2000)):
+        lbs = [one_run_audit(10_000, 1.0, rng(s), mechanism=mech, guesses=guesses).eps_lb for s in range(20)]
+        assert sum(lb > 1.0 for lb in lbs) <= stats.binom.ppf(0.999, 20, 0.05)
+        assert np.median(lbs) > 0.8
+
+
+def test_one_run_audit_exposes_bug():
+    for s in range(5):
+        r = one_run_audit(10_000, 1.0, rng(50 + s), mechanism="randomized_response", true_eps=2.0)
+        assert r.eps_lb > 1.0 and r.true_eps == 2.0
+    r = one_run_audit(10_000, 1.0, rng(60), mechanism="laplace", true_eps=2.0, guesses=2000)
+    assert r.eps_lb > 1.0
+
+
+def test_one_run_expected_correct_count():
+    m = 20_000
+    r = one_run_audit(m, 1.5, rng(7))
+    p = math.exp(1.5) / (1 + math.exp(1.5))
+    assert abs(r.correct / m - p) < 4.5 * math.sqrt(p * (1 - p) / m)
+
+
+# ------------------------------------------------------------------------------------------------
+# validation
+# ------------------------------------------------------------------------------------------------
+def _s(rng, size):
+    return rng.random(size)
+
+
+@pytest.mark.parametrize("fn, args, name", [
+    (clopper_pearson, (5, 0), "trials"), (clopper_pearson, (11, 10), "successes"),
+    (clopper_pearson, (-1, 10), "successes"), (clopper_pearson, (1.5, 10), "successes"),
+    (clopper_pearson, (1, 10, 1.0), "confidence"), (clopper_pearson, (float("nan"), 10), "successes"),
+    (empirical_epsilon, (1, 1, 10, 10, 1.0), "delta"), (empirical_epsilon, (11, 1, 10, 10), "fp"),
+    (empirical_epsilon, (1, 1, 0, 10), "trials_neg"), (empirical_epsilon, (1, 20, 10, 10), "fn"),
+    (trials_needed, (0.0,), "eps"), (trials_needed, (1.0, 0.95, 1.5), "fraction"),
+    (trials_needed, (float("nan"),), "eps"), (one_run_epsilon_lower_bound, (5, 3), "correct"),
+    (one_run_audit, (0, 1.0, np.random.default_rng()), "m"), (one_run_audit, (10, -1.0, np.random.default_rng()), "eps"),
+    (one_run_audit, (10, 1.0, 7), "rng"), (audit_mechanism, (_s, _s, 0, np.random.default_rng()), "trials"),
+    (audit_mechanism, (_s, _s, 10, None), "rng"), (miscalibrated_laplace, (1.0, 1.0, 0.0), "bug_factor"),
+    (LaplaceAuditPair, (0.0,), "eps_claimed"),
+])
+def test_invalid(fn, args, name):
+    with pytest.raises(ValueError, match=name):
+        fn(*args)
+
+
+def test_invalid_kwargs():
+    with pytest.raises(ValueError, match="mechanism"):
+        one_run_audit(10, 1.0, rng(), mechanism="gaussian")
+    with pytest.raises(ValueError, match="guesses"):
+        one_run_audit(10, 1.0, rng(), guesses=11)
+    with pytest.raises(ValueError, match="sample_fn_0"):
+        audit_mechanism(lambda r, n: r.random(n - 1), _s, 10, rng())
+    with pytest.raises(ValueError, match="confidence"):
+        audit_mechanism(_s, _s, 10, rng(), confidence=0.0)
