@@ -275,7 +275,7 @@ def single_pld(mechanism, h: float) -> DiscretePLD:
     x = np.arange(i0, i1 + 1) * h
     p, q, sp, cp = _cell_masses(mechanism, x)
     # connect the dots: split each cell's mass between its end points
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         qa = np.exp(np.log(np.maximum(q, 0.0)) + x[:-1]) if q.size else q
     pb = (p - qa) / -np.expm1(-h)
     pb = np.clip(np.nan_to_num(pb, nan=0.0) + 1e-13 * p, 0.0, p)
@@ -344,11 +344,15 @@ def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
     a, b, lo, hi = _window(mechanism, k)
     n = grid_size
     h = max(b - a, hi - lo) / (n - 8)
-    if 2 * k + 8 < n and np.isfinite(hi - lo):
+    if 4 * k + 8 < n and np.isfinite(hi - lo):
         # if a slightly coarser grid holds the whole k-fold support, take it: no wrap-around
-        h_all = k * (hi - lo) / (n - 2 * k - 8)
+        h_all = k * (hi - lo) / (n - 4 * k - 8)
         if h_all <= 1.25 * h:
             h = h_all
+    em = float(mechanism.eps_max)
+    if np.isfinite(em) and em > 0:
+        # put eps_max on the grid: the atom there (Laplace) stays exact, and δ(k·eps_max) = 0
+        h = em / np.ceil(em / h)
     single = single_pld(mechanism, h)
     w = single.pmf
     if k == 1:

@@ -1,0 +1,433 @@
+"""Tests for dpexplore.composition and dpexplore.pld.
+
+Layers: closed forms against mpmath at 50 digits; the exact KOV optimum against mpmath with exact
+binomials; sandwiches (tight ≤ loose); the exact Gaussian / randomized-response compositions;
+cross-checks of the numerical PLD composition against dp_accounting (ours ≥ its optimistic
+estimate, within 0.5 % of its pessimistic one); hypothesis properties; invalid inputs.
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpexplore import composition as C
+from dpexplore import pld
+from dpexplore.mechanisms import (Exponential, Gaussian, Laplace, Logistic, RandomizedResponse,
+                                  Subbotin)
+from dpexplore.profiles import GaussianDPProfile
+
+mp.mp.dps = 50
+REL = 1e-9
+
+
+def rel(a, b):
+    return abs(float(a) - float(b)) / max(abs(float(b)), 1e-300)
+
+
+# ------------------------------------------------------------------------------------------------
+# mpmath references
+# ------------------------------------------------------------------------------------------------
+def mp_kov_delta(eg, e, k, de=0.0):
+    """KOV δ_total(ε_g) with exact binomials at 50 digits."""
+    e, eg, de = mp.mpf(e), mp.mpf(eg), mp.mpf(de)
+    s = mp.mpf(0)
+    for l in range(k + 1):
+        if (2 * l - k) * e > eg:
+            s += mp.binomial(k, l) * (mp.exp(l * e) - mp.exp(eg + (k - l) * e))
+    d = s / (1 + mp.exp(e)) ** k
+    return 1 - (1 - de) ** k * (1 - d)
+
+
+def mp_kov_eps(e, k, delta, de=0.0):
+    """Smallest ε_g with δ_total(ε_g) ≤ delta (bisection at 50 digits)."""
+    f = lambda x: mp_kov_delta(x, e, k, de) - mp.mpf(delta)
+    lo, hi = mp.mpf(0), mp.mpf(k) * mp.mpf(e)
+    if f(lo) <= 0:
+        return lo
+    for _ in range(120):
+        mid = (lo + hi) / 2
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+# ------------------------------------------------------------------------------------------------
+# closed forms
+# ------------------------------------------------------------------------------------------------
+def test_basic_sums_last_axis():
+    e, d = C.basic([[0.1, 0.2, 0.3], [1.0, 1.0, 1.0]], 1e-6)
+    np.testing.assert_allclose(e, [0.6, 3.0], rtol=1e-15)
+    np.testing.assert_allclose(d, [3e-6, 3e-6], rtol=1e-15)
+    assert C.basic(0.5, 0.1) == (0.5, 0.1)
+    assert C.basic([0.5] * 4, [0.4] * 4)[1] == 1.0  # capped
+
+
+@pytest.mark.parametrize("eps,delta,k,slack", [(0.01, 0.0, 10_000, 1e-6), (0.1, 1e-8, 100, 1e-5),
+                                               (1.0, 0.0, 5, 1e-3), (2.5, 1e-9, 1, 0.5)])
+def test_advanced_vs_mpmath(eps, delta, k, slack):
+    e = mp.mpf(eps)
+    ref = mp.sqrt(2 * k * mp.log(1 / mp.mpf(slack))) * e + k * e * (mp.exp(e) - 1)
+    got, dtot = C.advanced(eps, delta, k, slack)
+    assert rel(got, ref) < REL and got >= float(ref)
+    assert dtot == pytest.approx(k * delta + slack, rel=1e-15)
+
+
+def test_advanced_004_example():
+    # 004: k = 10 000, δ' = e^{-32}; ε ≤ 1/800 gives ε' ≈ 1 (the approximation drops kε(e^ε−1))
+    e, _ = C.advanced(1 / 800, 0.0, 10_000, math.exp(-32))
+    assert 1.0 < e < 1.0 + 10_000 * (1 / 800) * math.expm1(1 / 800) + 1e-12
+
+
+@pytest.mark.parametrize("eps_list,delta", [([0.1] * 100, 1e-6), ([0.5, 0.1, 0.01, 1.0], 1e-3),
+                                            ([0.02] * 1000, 1e-10)])
+def test_advanced_pure_vs_mpmath(eps_list, delta):
+    s2 = mp.fsum(mp.mpf(x) ** 2 for x in eps_list)
+    ref = s2 / 2 + mp.sqrt(2 * mp.log(1 / mp.mpf(delta)) * s2)
+    got = C.advanced_pure(eps_list, delta)
+    assert rel(got, ref) < REL and got >= float(ref) * (1 - 1e-15)
+    assert rel(C.advanced_pure(eps_list[0], delta, k=len(eps_list)), ref) < REL or len(set(eps_list)) > 1
+
+
+def test_additive_accountants():
+    np.testing.assert_allclose(C.rdp([[0.5, 1.0], [0.25, 0.5]], k=3), [2.25, 4.5], rtol=1e-14)
+    assert C.zcdp([0.1, 0.2], k=2) == pytest.approx(0.6, rel=1e-14)
+    assert C.gdp([0.3, 0.4], k=4) == pytest.approx(1.0, rel=1e-14)
+    assert C.gdp(0.5, k=np.array([1, 4]))[1] == pytest.approx(1.0, rel=1e-14)
+    # GDP composition equals the Gaussian's: √k/σ
+    assert C.gdp(1 / 3.0, k=9) >= 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# optimal (KOV) against mpmath
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("e,k,delta", [(1.0, 10, 1e-6), (0.1, 20, 1e-3), (0.5, 7, 0.05),
+                                       (0.05, 30, 1e-8), (2.0, 3, 0.3), (0.3, 1, 0.01)])
+def test_optimal_vs_mpmath(e, k, delta):
+    ref = mp_kov_eps(e, k, delta)
+    got = C.optimal(e, k, delta)
+    assert got >= float(ref)
+    assert rel(got, ref) < REL
+
+
+@pytest.mark.parametrize("eg,e,k", [(0.0, 1.0, 2), (0.5, 0.1, 25), (3.0, 0.5, 20), (1.0, 0.05, 30),
+                                    (4.0, 1.0, 10)])
+def test_optimal_log_delta_vs_mpmath(eg, e, k):
+    ref = mp_kov_delta(eg, e, k)
+    got = math.exp(C.optimal_log_delta(eg, e, k))
+    assert got >= float(ref) and rel(got, ref) < REL
+
+
+def test_optimal_log_delta_large_k_vs_mpmath():
+    k, e, eg = 2000, 0.02, 2.0
+    ref = mp.log(mp_kov_delta(eg, e, k))
+    got = C.optimal_log_delta(eg, e, k)
+    assert got >= float(ref) and abs(got - float(ref)) < 1e-9 * abs(float(ref)) + 1e-9
+
+
+def test_optimal_with_delta_each_vs_mpmath():
+    e, k, de, delta = 0.2, 15, 1e-7, 1e-4
+    ref = mp_kov_eps(e, k, delta, de)
+    got = C.optimal(e, k, delta, de)
+    assert got >= float(ref) and rel(got, ref) < REL
+    # δ_each too large for the target: impossible
+    assert C.optimal(e, k, 1e-7, 1e-7) == np.inf
+
+
+def test_optimal_vectorized_and_huge_k():
+    es = np.linspace(0.01, 1.0, 7)
+    ks = np.array([[1], [10], [100]])
+    out = C.optimal(es, ks, 1e-6)
+    assert out.shape == (3, 7)
+    for i, k in enumerate(ks[:, 0]):
+        for j, e in enumerate(es):
+            assert out[i, j] == C.optimal(e, int(k), 1e-6)
+    # k = 10⁶: finite, between the CLT limit (GDP of μ = 2Φ⁻¹-free approx) and advanced_pure
+    big = C.optimal(0.001, 10**6, 1e-6)
+    assert np.isfinite(big) and big <= C.advanced_pure(0.001, 1e-6, k=10**6)
+    assert big > 0.8 * C.advanced_pure(0.001, 1e-6, k=10**6)
+
+
+def test_optimal_delta_zero_is_basic():
+    assert C.optimal(0.3, 10, 0.0) == pytest.approx(3.0, rel=1e-11)
+    assert C.optimal(0.3, 10, 0.0) >= 3.0
+
+
+# ------------------------------------------------------------------------------------------------
+# sandwiches and exact compositions
+# ------------------------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(e=st.floats(1e-3, 2.0), k=st.integers(1, 3000), logd=st.floats(-30, -1))
+def test_sandwich_optimal_below_theorems(e, k, logd):
+    d = math.exp(logd)
+    opt = C.optimal(e, k, d)
+    assert np.isfinite(opt) and opt >= 0
+    assert opt <= k * e * (1 + 1e-12)
+    assert opt <= C.advanced(e, 0.0, k, d)[0] * (1 + 1e-12)
+    assert opt <= C.advanced_pure(e, d, k=k) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("b,k", [(1.0, 10), (2.0, 50), (0.5, 3)])
+def test_compose_laplace_below_optimal(b, k):
+    prof = C.compose(Laplace(b), k)
+    for d in (1e-2, 1e-6, 1e-10):
+        assert prof.epsilon(d) <= C.optimal(1.0 / b, k, d) * (1 + 1e-9)
+    eps = np.linspace(0, k / b, 25)
+    assert np.all(prof.delta(eps) <= C.OptimalProfile(1.0 / b, k).delta(eps) * (1 + 1e-6) + 1e-15)
+
+
+@pytest.mark.parametrize("e,k", [(0.5, 20), (1.0, 7), (0.05, 400)])
+def test_compose_rr_is_optimal_profile(e, k):
+    prof = C.compose(RandomizedResponse(e), k)
+    ref = C.OptimalProfile(e, k)
+    eps = np.linspace(0, k * e, 30)
+    np.testing.assert_array_equal(prof.delta(eps), ref.delta(eps))
+    assert prof.epsilon(1e-6) == C.optimal(e, k, 1e-6)
+    assert C.compose(Exponential(e), k).epsilon(1e-6) == prof.epsilon(1e-6)
+
+
+@pytest.mark.parametrize("sigma,sens,k", [(1.0, 1.0, 10), (5.0, 2.0, 100), (0.7, 1.0, 3)])
+def test_compose_gaussian_exact_gdp(sigma, sens, k):
+    prof = C.compose(Gaussian(sigma, sens), k)
+    mu = mp.sqrt(k) * sens / sigma
+    for eps in (0.0, 0.5, 2.0, 7.0):
+        e = mp.mpf(eps)
+        ref = mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+        assert rel(prof.delta(eps), ref) < 1e-9
+
+
+def test_compose_k1_is_mechanism_profile():
+    m = Laplace(0.7)
+    assert C.compose(m, 1).delta(0.3) == m.delta(0.3)
+
+
+def test_pld_gaussian_never_below_exact():
+    # the PLD machinery on a mechanism with a closed form: pessimistic and close
+    for k in (1, 10, 100):
+        d = pld.composed_pld(Gaussian(2.0), k)
+        exact = GaussianDPProfile(math.sqrt(k) / 2.0)
+        eps = np.linspace(0, 3 * math.sqrt(k), 20)
+        ours, ref = d.delta(eps), exact.delta(eps)
+        assert np.all(ours >= ref)
+        big = ref > 1e-12
+        assert np.all(ours[big] <= ref[big] * 1.001)
+        for delta in (1e-3, 1e-8):
+            assert 0 <= d.epsilon(delta) - exact.epsilon(delta) < 2e-4 * exact.epsilon(delta)
+
+
+def test_pld_single_laplace_matches_closed_form():
+    d = pld.composed_pld(Laplace(1.0), 1)
+    eps = np.linspace(0, 1, 11)
+    ref = np.maximum(0, 1 - np.exp((eps - 1) / 2))
+    assert np.all(d.delta(eps) >= ref)
+    np.testing.assert_allclose(d.delta(eps), ref, atol=1e-8)
+
+
+@pytest.mark.parametrize("mech", [Logistic(1.0), Subbotin(1.0, 1.5), Laplace(0.5, 2.0)])
+def test_pld_single_matches_mechanism(mech):
+    d = pld.composed_pld(mech, 1)
+    eps = np.linspace(0, 3, 13)
+    ours, ref = d.delta(eps), mech.delta(eps)
+    assert np.all(ours >= ref * (1 - 1e-12))
+    np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-9)
+
+
+def test_compose_monotone_in_k():
+    eps_k = [C.compose(Laplace(1.0), k).epsilon(1e-6) for k in (1, 2, 5, 20, 100, 400)]
+    assert all(a < b for a, b in zip(eps_k, eps_k[1:]))
+    opt = C.optimal(0.3, np.arange(1, 200), 1e-6)
+    assert np.all(np.diff(opt) >= 0)
+
+
+def test_compose_logistic_and_subbotin_sane():
+    for mech in (Logistic(1.0), Subbotin(1.0, 1.5)):
+        p = C.compose(mech, 50)
+        e = p.epsilon(1e-6)
+        assert 0 < e < 50 * 1.0 + 1e-9 or not np.isfinite(mech.eps_max)
+        assert p.delta(e) <= 1e-6 * (1 + 1e-9)
+        d = p.delta(np.linspace(0, 100, 50))
+        assert np.all(np.isfinite(d)) and np.all((d >= 0) & (d <= 1)) and np.all(np.diff(d) <= 1e-15)
+
+
+def test_profile_epsilon_is_consistent_with_delta():
+    p = C.compose(Laplace(1.0), 200)
+    deltas = np.array([1e-1, 1e-3, 1e-6, 1e-9, 1e-12])
+    eps = p.epsilon(deltas)
+    assert np.all(p.delta(eps) <= deltas)
+    assert np.all(p.delta(eps * (1 - 1e-6)) > deltas)   # and it is the smallest such ε (up to 1e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# dp_accounting cross-checks
+# ------------------------------------------------------------------------------------------------
+dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+
+
+def _dpa_eps(make, k, delta):
+    pess = make(True).self_compose(k).get_epsilon_for_delta(delta)
+    opt = make(False).self_compose(k).get_epsilon_for_delta(delta)
+    return pess, opt
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("b,k,delta", [(1.0, 10, 1e-6), (2.0, 40, 1e-4), (1.0, 30, 1e-9)])
+def test_laplace_vs_dp_accounting(b, k, delta):
+    def make(pess):
+        return dpa.from_laplace_mechanism(b, sensitivity=1.0, pessimistic_estimate=pess,
+                                          value_discretization_interval=1e-3)
+    pess, opt = _dpa_eps(make, k, delta)
+    ours = C.compose(Laplace(b), k).epsilon(delta)
+    assert ours >= opt
+    assert rel(ours, pess) < 5e-3
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("sigma,k,delta", [(2.0, 10, 1e-6), (10.0, 50, 1e-5)])
+def test_gaussian_vs_dp_accounting(sigma, k, delta):
+    def make(pess):
+        return dpa.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=pess,
+                                           value_discretization_interval=1e-3)
+    pess, opt = _dpa_eps(make, k, delta)
+    ours = C.compose(Gaussian(sigma), k).epsilon(delta)
+    assert ours >= opt
+    assert rel(ours, pess) < 5e-3
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("e,k,delta", [(0.5, 20, 1e-6), (1.0, 8, 1e-3)])
+def test_rr_vs_dp_accounting(e, k, delta):
+    p = 2.0 / (1.0 + math.exp(e))  # dp_accounting: keep w.p. 1 − p, else uniform over 2 buckets
+
+    def make(pess):
+        return dpa.from_randomized_response(p, 2, pessimistic_estimate=pess,
+                                            value_discretization_interval=1e-4)
+    pess, opt = _dpa_eps(make, k, delta)
+    ours = C.compose(RandomizedResponse(e), k).epsilon(delta)
+    assert ours >= opt * (1 - 1e-9)
+    assert rel(ours, pess) < 5e-3
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_laplace_k1000_vs_dp_accounting():
+    ref = dpa.from_laplace_mechanism(1.0, sensitivity=1.0, value_discretization_interval=1e-3)
+    pess = ref.self_compose(1000).get_epsilon_for_delta(1e-6)
+    pld.clear_caches()
+    ours = C.compose(Laplace(1.0), 1000).epsilon(1e-6)
+    assert rel(ours, pess) < 2e-3
+    assert ours >= 0.999 * pess
+
+
+# ------------------------------------------------------------------------------------------------
+# per-step budgets
+# ------------------------------------------------------------------------------------------------
+def _compose_total(theorem, eps, delta, k):
+    """ε_total of k ε-DP steps under ``theorem`` at total δ (the forward direction)."""
+    if theorem == "basic":
+        return k * eps
+    if theorem == "advanced":
+        return C.advanced(eps, 0.0, k, delta)[0]
+    if theorem == "advanced_pure":
+        return C.advanced_pure(eps, delta, k=k)
+    if theorem == "optimal":
+        return C.optimal(eps, k, delta)
+    rho = k * eps * math.tanh(eps / 2)
+    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+@settings(max_examples=50, deadline=None)
+@given(E=st.floats(0.05, 10.0), logd=st.floats(-25, -2), k=st.integers(1, 5000),
+       theorem=st.sampled_from(C.THEOREMS))
+def test_per_step_budget_round_trip(E, logd, k, theorem):
+    d = math.exp(logd)
+    eps = C.per_step_budget(E, d, k, theorem)
+    assert np.isfinite(eps) and eps > 0
+    assert _compose_total(theorem, eps, d, k) <= E * (1 + 2e-12)  # optimal() rounds up by 1e-12
+    # nearly tight: 1e-6 more per step would exceed (or meet) the total
+    assert _compose_total(theorem, eps * (1 + 1e-6), d, k) >= E * (1 - 1e-12)
+
+
+def test_per_step_budget_vectorized_over_k_and_ordered():
+    ks = np.unique(np.round(np.logspace(0, 4, 30)).astype(int))
+    out = {t: C.per_step_budget(1.0, 1e-6, ks, t) for t in C.THEOREMS}
+    for t, v in out.items():
+        assert v.shape == ks.shape and np.all(np.diff(v) <= 0), t
+    assert np.all(out["optimal"] >= out["basic"])
+    assert np.all(out["optimal"] >= out["advanced_pure"] * (1 - 1e-12))
+    # per-step for the total (1, 1e-6) at k = 100 equals the brute-force KOV inverse
+    e = out["optimal"][np.searchsorted(ks, 100)]
+    assert C.optimal(e, 100, 1e-6) <= 1.0
+
+
+def test_per_step_budget_delta_zero():
+    assert C.per_step_budget(1.0, 0.0, 10, "basic") <= 0.1
+    assert C.per_step_budget(1.0, 0.0, 10, "optimal") == pytest.approx(0.1, rel=1e-12)
+    assert C.per_step_budget(1.0, 0.0, 10, "advanced") == 0.0
+
+
+# ------------------------------------------------------------------------------------------------
+# properties
+# ------------------------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(e=st.floats(0.0, 3.0), k=st.integers(1, 500), eg=st.floats(0.0, 100.0))
+def test_optimal_log_delta_valid(e, k, eg):
+    ld = C.optimal_log_delta(eg, e, k)
+    assert not np.isnan(ld) and ld <= 0.0
+    assert C.optimal_log_delta(eg + 0.1, e, k) <= ld
+
+
+@settings(max_examples=20, deadline=None)
+@given(b=st.floats(0.2, 5.0), k=st.integers(2, 300))
+def test_compose_laplace_profile_valid(b, k):
+    p = C.compose(Laplace(b), k)
+    eps = np.linspace(0, k / b * 1.1, 40)
+    d = p.delta(eps)
+    assert not np.isnan(d).any() and np.all((d >= 0) & (d <= 1))
+    assert np.all(np.diff(d) <= 1e-15)
+    e6 = p.epsilon(1e-6)
+    assert 0 <= e6 <= k / b + 1e-9 and p.delta(e6) <= 1e-6
+
+
+# ------------------------------------------------------------------------------------------------
+# invalid inputs
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("call,name", [
+    (lambda: C.optimal(0.1, 0, 1e-6), "k"),
+    (lambda: C.optimal(0.1, 2.5, 1e-6), "k"),
+    (lambda: C.optimal(float("nan"), 10, 1e-6), "eps"),
+    (lambda: C.optimal(-0.1, 10, 1e-6), "eps"),
+    (lambda: C.optimal(0.1, 10, 1.0), "delta"),
+    (lambda: C.optimal(0.1, 10, -1e-3), "delta"),
+    (lambda: C.optimal(0.1, 10, 1e-6, delta_each=1.5), "delta_each"),
+    (lambda: C.advanced(0.1, 0.0, 0, 1e-6), "k"),
+    (lambda: C.advanced(-1.0, 0.0, 3, 1e-6), "eps"),
+    (lambda: C.advanced(0.1, 0.0, 3, 1.0), "delta_slack"),
+    (lambda: C.advanced_pure([0.1, float("nan")], 1e-6), "epsilons"),
+    (lambda: C.advanced_pure(0.1, 2.0, k=3), "delta"),
+    (lambda: C.basic([0.1, -0.2]), "epsilons"),
+    (lambda: C.basic([0.1], [1.0]), "deltas"),
+    (lambda: C.rdp([[0.1, -1.0]]), "rdp_curves"),
+    (lambda: C.zcdp(0.1, k=0), "k"),
+    (lambda: C.gdp(float("nan")), "mus"),
+    (lambda: C.compose(Laplace(1.0), 0), "k"),
+    (lambda: C.compose(Laplace(1.0), 2.5), "k"),
+    (lambda: C.compose(Laplace(np.array([1.0, 2.0])), 3), "mechanism"),
+    (lambda: C.compose("laplace", 3), "mechanism"),
+    (lambda: C.compose(Laplace(1.0), 10).epsilon(1.0), "delta"),
+    (lambda: C.compose(Laplace(1.0), 10).delta(-1.0), "eps"),
+    (lambda: C.per_step_budget(1.0, 1e-6, 10, "fancy"), "theorem"),
+    (lambda: C.per_step_budget(-1.0, 1e-6, 10, "basic"), "total_eps"),
+    (lambda: C.per_step_budget(1.0, 1.0, 10, "basic"), "total_delta"),
+    (lambda: C.per_step_budget(1.0, 1e-6, 0, "basic"), "k"),
+    (lambda: C.per_step_budget(1.0, float("nan"), 3, "optimal"), "total_delta"),
+    (lambda: pld.composed_pld(Laplace(1.0), 3, grid_size=10), "grid_size"),
+])
+def test_invalid_inputs(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
