@@ -176,8 +176,10 @@ class ReportNoisyMax:
     ``noise`` picks the family with that scale: ``"laplace"`` (004); ``"exponential"`` (one-sided,
     equivalent to permute-and-flip: McKenna & Sheldon 2020, Ding et al. 2021); ``"gumbel"``,
     for which the arg max has exactly the exponential mechanism's law P(i) ∝ exp(s_i / b)
-    (McSherry & Talwar 2007; Gumbel-max trick). All three are ε-DP at these scales; the
-    slides (004) state only the Laplace case.
+    (McSherry & Talwar 2007; Gumbel-max trick). All three are ε-DP at these scales: the proof of
+    Dwork & Roth's Claim 3.9 only uses that the noise's log-survival function is
+    (1/b)-Lipschitz, which holds for all three families (a neighbour moves the winning cut-off by
+    at most Δ for monotone scores, 2Δ otherwise). The slides (004) state only the Laplace case.
 
     >>> rnm = ReportNoisyMax(eps=1.0, monotonic=True)
     >>> rnm.noise_scale, rnm.privacy()
@@ -434,7 +436,13 @@ class Sparse:
         object.__setattr__(self, "threshold", _real(self.threshold, "threshold"))
         object.__setattr__(self, "sensitivity", _pos(self.sensitivity, "sensitivity"))
         eps0 = _solve_eps0(self.eps, self.c, self.delta)
-        object.__setattr__(self, "sigma", 2.0 * self.sensitivity / eps0)
+        sigma = 2.0 * self.sensitivity / eps0
+        object.__setattr__(self, "sigma", sigma)
+        for _ in range(64):  # round σ up until the recomputed bound is within the target (safe side)
+            if self.privacy()[0] <= self.eps:
+                break
+            sigma = float(np.nextafter(sigma, np.inf) * (1 + 1e-15))
+            object.__setattr__(self, "sigma", sigma)
 
     @property
     def eps0(self) -> float:
@@ -715,10 +723,8 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
 
     acc_t, acc_h, acc_f = accuracy(xt, yt), accuracy(xh, yh), accuracy(xf, yf)
     if to_session is not None:
-        before = to_session.budget_used
         acc_h = to_session.query(acc_t, acc_h).answers
         over = to_session.budget_used
-        del before
     return OverfittingResult(method, k, acc_t, acc_h, acc_f, int(sel.size), int(over))
 
 
@@ -943,9 +949,10 @@ def inverse_sensitivity_median(data, eps, lower, upper, rng, grid=1001, size=Non
     True
     """
     rng = _check_rng(rng)
-    g, p = inverse_sensitivity_median_probs(data, eps, lower, upper, grid)
+    x, lo, hi = _median_inputs(data, lower, upper)
     e = _pos(eps, "eps")
-    loss = inverse_sensitivity_median_loss(data, g)
+    g = _grid(grid, lo, hi)
+    loss = inverse_sensitivity_median_loss(x, g)
     shape = g.shape if size is None else (_int(size, "size"),) + g.shape
     z = rng.gumbel(0.0, 1.0, shape) - 0.5 * e * loss
     return scalar_out(g[np.argmax(z, axis=-1)])

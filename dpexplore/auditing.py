@@ -365,13 +365,14 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
     the mechanism releases one ``true_eps``-DP (default ``eps``) view per canary, either
     ``"randomized_response"`` (the bit S_i, flipped w.p. 1/(1 + e^ε)) or ``"laplace"``
     (1{S_i = +1} + Lap(1/ε)); the attacker guesses "in" for the ``guesses``/2 highest views and
-    "out" for the ``guesses``/2 lowest, abstaining on the rest (default: guess all m).
+    "out" for the ``guesses``/2 lowest, abstaining on the rest (default: guess all m; for
+    randomized response the default guess is the released bit itself).
     ε_lb from :func:`one_run_epsilon_lower_bound`; with ``true_eps`` > ``eps`` it can expose a
     mis-calibration.
 
     >>> r = one_run_audit(10000, 2.0, np.random.default_rng(0))
     >>> r.correct, 1.7 < r.eps_lb <= 2.0
-    (8780, True)
+    (8814, True)
     """
     m = _int(m, "m")
     e = float(check_positive(eps, "eps"))
@@ -381,14 +382,18 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
     if r > m:
         raise ValueError(f"guesses must be <= m = {m}, got {guesses!r}")
     c = _confidence(confidence)
+    if mechanism not in ("randomized_response", "laplace"):
+        raise ValueError(f"mechanism must be 'randomized_response' or 'laplace', got {mechanism!r}")
     s = rng.integers(0, 2, m) * 2 - 1
     if mechanism == "randomized_response":
-        flip = rng.random(m) < 1.0 / (1.0 + math.exp(te))
-        view = np.where(flip, -s, s).astype(np.float64) + 1e-9 * rng.random(m)  # random tie-break
-    elif mechanism == "laplace":
-        view = (s > 0).astype(np.float64) + rng.laplace(0.0, 1.0 / te, m)
+        flip = rng.random(m) < 0.5 * (1.0 - math.tanh(te / 2.0))  # 1/(1 + e^ε), overflow-free
+        bits = np.where(flip, -s, s)
+        if guesses is None:  # guess every canary's bit: W ~ Binomial(m, e^ε/(1 + e^ε)) exactly
+            correct = int(np.sum(bits == s))
+            return OneRunResult(m, m, correct, float(one_run_epsilon_lower_bound(correct, m, c)), c, te)
+        view = bits.astype(np.float64) + 1e-9 * rng.random(m)  # random tie-break among equal bits
     else:
-        raise ValueError(f"mechanism must be 'randomized_response' or 'laplace', got {mechanism!r}")
+        view = (s > 0).astype(np.float64) + rng.laplace(0.0, 1.0 / te, m)
     order = np.argsort(view)
     n_out = r // 2
     n_in = r - n_out

@@ -222,8 +222,8 @@ def test_sparse_batch_halts_after_c():
 
 def test_sparse_pure_noise():
     sp = Sparse(c=5, eps=0.5, threshold=1.0, sensitivity=2.0)
-    assert sp.sigma == 2 * 5 * 2.0 / 0.5 == sp.sigma_slide
-    assert sp.privacy() == pytest.approx((0.5, 0.0), rel=1e-15)
+    assert sp.sigma == pytest.approx(2 * 5 * 2.0 / 0.5, rel=1e-14) and sp.sigma >= sp.sigma_slide
+    assert sp.privacy()[0] <= 0.5 and sp.privacy() == pytest.approx((0.5, 0.0), rel=1e-14)
     assert close(sp.accuracy(10, 0.1), 4 * sp.sigma * (math.log(10) + math.log(100)))
 
 
@@ -246,7 +246,7 @@ def test_sparse_privacy_never_exceeds_target(c, eps, ld):
     sp = Sparse(c=c, eps=eps, delta=10.0 ** ld)
     e, _ = sp.privacy()
     assert e <= eps
-    assert Sparse(c=c, eps=eps).privacy()[0] <= eps * (1 + 1e-15)
+    assert Sparse(c=c, eps=eps).privacy()[0] <= eps
     # more δ allowed -> no more noise
     assert Sparse(c=c, eps=eps, delta=10.0 ** ld).sigma <= Sparse(c=c, eps=eps).sigma * (1 + 1e-12)
 
