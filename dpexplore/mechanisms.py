@@ -597,7 +597,14 @@ class Gaussian(AdditiveNoiseMechanism):
         return d / 2.0 - eps / d
 
     def _log_delta(self, eps):
-        return gaussian_log_delta(self._d, eps)
+        out = gaussian_log_delta(self._d, eps)
+        # where the erfcx difference in _numerics cancels completely (|log δ| ≳ 1e12), fall back
+        # to the log-Mills-ratio tail form of Subbotin(σ, r = 2), the same distribution
+        bad = np.isneginf(out) & np.isfinite(eps)
+        if bad.any():
+            alt = Subbotin(self.sigma, 2.0, self.sensitivity)._log_delta(eps)
+            out = np.where(bad, alt, out)
+        return out
 
     def _tradeoff(self, alpha):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (002; Dong, Roth & Su 2022)."""
@@ -764,26 +771,59 @@ def _log_gammaincc(a, x):
     big = ~small & np.isfinite(x)
     if big.any():
         aa, xx = a[big], x[big]
-        tiny = 1e-300
-        b = xx + 1.0 - aa
-        c = np.full(aa.shape, 1.0 / tiny)
-        dd = 1.0 / b
-        h = dd.copy()
-        for i in range(1, 200):
-            an = -i * (i - aa)
-            b = b + 2.0
-            dd = an * dd + b
-            dd = np.where(np.abs(dd) < tiny, tiny, dd)
-            c = b + an / c
-            c = np.where(np.abs(c) < tiny, tiny, c)
-            dd = 1.0 / dd
-            delta = dd * c
-            h = h * delta
-            if np.all(np.abs(delta - 1.0) < 1e-15):
-                break
         with np.errstate(over="ignore", invalid="ignore"):
-            out[big] = -xx + aa * np.log(xx) - special.gammaln(aa) + np.log(h)
+            out[big] = -xx + aa * np.log(xx) - special.gammaln(aa) + np.log(_gammaincc_cf(aa, xx))
     return out
+
+
+def _gammaincc_cf(a, x):
+    """h(a, x) = 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) with Q(a, x) = e^{−x} x^a h / Γ(a),
+    by modified Lentz (Numerical Recipes §6.2); for x ≥ 30, 0 < a ≤ 1 it converges in a few
+    steps to a relative 1e-15."""
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = np.full(np.shape(a), 1.0 / tiny)
+    dd = 1.0 / b
+    h = dd.copy()
+    for i in range(1, 200):
+        an = -i * (i - a)
+        b = b + 2.0
+        dd = an * dd + b
+        dd = np.where(np.abs(dd) < tiny, tiny, dd)
+        c = b + an / c
+        c = np.where(np.abs(c) < tiny, tiny, c)
+        dd = 1.0 / dd
+        delta = dd * c
+        h = h * delta
+        if np.all(np.abs(delta - 1.0) < 1e-15):
+            break
+    return h
+
+
+def _log_mills_diff(a, x1, eps):
+    """log S(x1 + ε) − log S(x1) for S(x) = x h(a, x) = Q(a, x) Γ(a) e^x x^{1−a} (x ≥ 30).
+
+    For x1 ≥ 1000 from log S(x) = k1/x + k2/x² + k3/x³ + O(x⁻⁴), k1 = a−1, k2 = (a−1)(a−3)/2,
+    k3 = c3 − c1c2 + c1³/3 (c_j the asymptotic-series coefficients (a−1)…(a−j)), relative error
+    ≤ 1e-9 of a term that is itself ≤ 1/x1 of the result; below, as a difference of two
+    continued fractions (absolute error ~1e-16)."""
+    x2 = x1 + eps
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        c1 = a - 1.0
+        c2 = c1 * (a - 2.0)
+        c3 = c2 * (a - 3.0)
+        k2 = c1 * (a - 3.0) / 2.0
+        k3 = c3 - c1 * c2 + c1 ** 3 / 3.0
+        # 1/x2 − 1/x1, 1/x2² − 1/x1², 1/x2³ − 1/x1³ without cancellation
+        d1 = -eps / (x1 * x2)
+        d2 = d1 * (1.0 / x1 + 1.0 / x2)
+        d3 = d1 * (1.0 / (x1 * x1) + 1.0 / (x1 * x2) + 1.0 / (x2 * x2))
+        series = c1 * d1 + k2 * d2 + k3 * d3
+        big = x1 >= 1e3
+        xs1 = np.where(big, 1e3, x1)
+        xs2 = np.where(big, 2e3, x2)
+        direct = np.log(xs2 * _gammaincc_cf(a, xs2)) - np.log(xs1 * _gammaincc_cf(a, xs1))
+    return np.where(big, series, direct)
 
 
 @dataclass(frozen=True)
@@ -916,6 +956,35 @@ class Subbotin(AdditiveNoiseMechanism):
         u = np.where(eps == 0, 0.0, u)
         u = np.where(lap, eps / 2.0, u)   # Laplace: z = (d − ε)/2
         return h - u
+
+    def _log_delta(self, eps):
+        """001 Lemma 1 as in the base class, plus a deep-tail form. With t/s = z1 < 0,
+        x1 = |z1|^r/r ≥ 30 and x2 = x1 + ε (= |z1 − d|^r/r at the root), F(z) = ½Q(1/r, x) and
+        the log Mills ratio M = log F − log f = (1 − r) log|z| + log S(x) give
+
+            ε + log F(z1 − d) − log F(z1) = (1 − r) log1p(d/|z1|) + log S(x2) − log S(x1),
+
+        so log δ = log F(z1) + log(1 − e^{that}) keeps its relative accuracy where log F(z1) is so
+        large (|log δ| ≳ 1e8) that log F(z1) and ε + log F(z1 − d) round to the same float."""
+        eps = np.asarray(eps, float)
+        shape = np.broadcast_shapes(eps.shape, self._param_shape())
+        eps = np.broadcast_to(eps, shape)
+        d = np.broadcast_to(self._d, shape)
+        r = np.broadcast_to(self._r, shape)
+        live = eps < np.where(r == 1, d, np.inf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            e_in = np.where(live, eps, 0.0)
+            z1 = self._std_loss_inverse(e_in, d)
+            la = self._std_logcdf(z1)
+            lb = e_in + self._std_logcdf(z1 - d)
+            out = np.array(log_subtract(la, np.minimum(lb, la)), dtype=float)
+            x1 = np.exp(r * np.log(np.abs(z1)) - np.log(r))
+            tail = live & (z1 < 0) & (x1 >= 30.0) & np.isfinite(x1) & (r > 1)
+            if tail.any():
+                rt, zt, et, xt = r[tail], z1[tail], e_in[tail], x1[tail]
+                diff = (1.0 - rt) * np.log1p(d[tail] / np.abs(zt)) + _log_mills_diff(1.0 / rt, xt, et)
+                out[tail] = la[tail] + log1mexp(np.minimum(diff, 0.0))
+        return np.where(live, out, -np.inf)
 
     def _sample(self, size, rng):
         r = self.shape

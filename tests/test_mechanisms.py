@@ -691,3 +691,21 @@ def test_delta_on_500_points_is_fast(mech):
         mech.delta(e)
         best = min(best, time.perf_counter() - t0)
     assert best < 5e-3, f"{mech!r}: {best * 1e3:.2f} ms"
+
+
+@pytest.mark.parametrize("sigma,sens,eps", [(1.4e5, 1e-3, 0.455), (1e6, 1e-2, 0.6), (3.0, 1.0, 1e4)])
+def test_gaussian_log_delta_extreme_tail(sigma, sens, eps):
+    """|log δ| up to ~1e15: the erfcx difference cancels, the log-Mills-ratio form takes over."""
+    with mp.workdps(120):
+        ref = mp_gaussian_log_delta(mp.mpf(sens) / sigma, eps)
+    got = Gaussian(sigma, sens).log_delta(eps)
+    assert math.isfinite(got) and rel(got, ref) < RTOL
+
+
+@pytest.mark.parametrize("s,r,sens,eps", [(1e4, 2.5, 0.05, 0.3), (10.0, 1.3, 0.03, 0.2),
+                                          (0.02, 1.3, 0.004, 30.0), (1e3, 7.0, 0.01, 3.0)])
+def test_subbotin_log_delta_extreme_tail(s, r, sens, eps):
+    with mp.workdps(80):
+        ref = mp_subbotin_log_delta(s, r, eps, sens)
+    got = Subbotin(s, r, sens).log_delta(eps)
+    assert math.isfinite(got) and rel(got, ref) < RTOL
