@@ -503,36 +503,42 @@ class PureDPProfile(ApproxDPProfile):
         self.name = f"{self.eps:g}-DP"
 
 
-def _zcdp_best_alpha(rho, eps):
-    """The order minimising the improved RDP→δ bound for ρ-zCDP at ε: root of
-    f'(α) = (2α − 1)ρ − ε + log(1 − 1/α) (f convex in α). Safeguarded Newton in s = log(α − 1)."""
+def _zcdp_best_t(rho, eps):
+    """t = α − 1 for the order minimising the improved RDP→δ bound for ρ-zCDP at ε: the root of
+    f'(α) = (2α − 1)ρ − ε + log(1 − 1/α) (f convex in α). Safeguarded Newton in s = log t on
+    g(s) = (2e^s + 1)ρ − log1p(e^{−s}) − ε (increasing in s), bracket s ∈ [−60, 60]."""
     rho, eps = np.broadcast_arrays(rho, eps)
-    # g(s) = (2e^s + 1)ρ + s − log1p(e^s) − ε, increasing in s
     lo = np.full(rho.shape, -60.0)
     hi = np.full(rho.shape, 60.0)
-    # starting point: the Gaussian-optimal order α ≈ 1 + ε/(2ρ) ... clipped into the bracket
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # start at the Gaussian-like optimum α − 1 ≈ ε/(2ρ), clipped into the bracket
         s = np.clip(np.log(np.maximum(eps / (2.0 * rho), 1e-3)), -59.0, 59.0)
-        for _ in range(40):
+        for _ in range(60):
             es = np.exp(s)
-            g = (2.0 * es + 1.0) * rho + s - np.logaddexp(0.0, s) - eps
+            g = (2.0 * es + 1.0) * rho - np.log1p(np.exp(-s)) - eps
             lo = np.where(g < 0, s, lo)
             hi = np.where(g >= 0, s, hi)
             dg = 2.0 * rho * es + 1.0 / (1.0 + es)
             ns = s - g / dg
-            ns = np.where((ns <= lo) | (ns >= hi) | ~np.isfinite(ns), 0.5 * (lo + hi), ns)
-            if np.all(np.abs(ns - s) < 1e-12):
+            far = ~np.isfinite(ns) | (ns < lo - 1e-9) | (ns > hi + 1e-9)
+            ns = np.where(far, 0.5 * (lo + hi), np.clip(ns, lo, hi))
+            if np.all(np.abs(ns - s) < 1e-13):
                 s = ns
                 break
             s = ns
-    return 1.0 + np.exp(s)
+    return np.exp(s)
 
 
-def _improved_log_delta(alpha, rdp, eps):
-    """log δ from the improved conversion inverted (CKS 2020 Prop. 12, Balle et al. 2020 Thm 21):
-    log δ = (α − 1)(ε̂(α) − ε + log(1 − 1/α)) − log α."""
+def _improved_log_delta_t(t, rdp, eps):
+    """log δ from the improved conversion inverted (CKS 2020 Prop. 12, Balle et al. 2020 Thm 21),
+    in t = α − 1 (no cancellation as α → 1):
+    log δ = (α − 1)(ε̂(α) − ε + log(1 − 1/α)) − log α = t(ε̂ − ε + log t − log1p t) − log1p t."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return (alpha - 1.0) * (rdp - eps + np.log1p(-1.0 / alpha)) - np.log(alpha)
+        l1 = np.log1p(t)
+        # log(1 − 1/α) = log t − log1p t, written −log1p(1/t) for t > 1 (no cancellation)
+        lr = np.where(t > 1.0, -np.log1p(1.0 / t), np.log(t) - l1)
+        out = t * (rdp - eps + lr) - l1
+        return np.where(t == 0, 0.0, out)
 
 
 class ZCDPProfile(PrivacyProfile):
@@ -566,8 +572,8 @@ class ZCDPProfile(PrivacyProfile):
         if self.rho == 0.0:
             return np.full(np.shape(eps), -np.inf)
         eps = np.asarray(eps, dtype=np.float64)
-        a = _zcdp_best_alpha(self.rho, eps)
-        out = _improved_log_delta(a, a * self.rho, eps)
+        t = _zcdp_best_t(self.rho, eps)
+        out = _improved_log_delta_t(t, (1.0 + t) * self.rho, eps)
         return np.where(np.isinf(eps), -np.inf, out)
 
     def _epsilon(self, delta):
@@ -579,16 +585,18 @@ class ZCDPProfile(PrivacyProfile):
             ld = np.log(d)
             # stationary point of ε(α): h(α) = ρ(α − 1)² + log α + log δ = 0, increasing in α;
             # solve in t = α − 1 by bisection on a log scale then Newton (any α is valid).
-            lo = np.full(d.shape, -40.0)
-            hi = np.full(d.shape, 40.0)
-            for _ in range(70):
+            lo = np.full(d.shape, -80.0)
+            hi = np.full(d.shape, 80.0)
+            for _ in range(75):
                 mid = 0.5 * (lo + hi)
                 t = np.exp(mid)
                 h = rho * t * t + np.log1p(t) + ld
                 lo = np.where(h < 0, mid, lo)
                 hi = np.where(h < 0, hi, mid)
-            a = 1.0 + np.exp(0.5 * (lo + hi))
-            eps = a * rho + np.log1p(-1.0 / a) - (ld + np.log(a)) / (a - 1.0)
+            t = np.exp(0.5 * (lo + hi))
+            l1 = np.log1p(t)
+            lr = np.where(t > 1.0, -np.log1p(1.0 / t), np.log(t) - l1)  # log(1 − 1/α)
+            eps = (1.0 + t) * rho + lr - (ld + l1) / t
             eps = np.where(d == 0, np.inf, eps)
         return np.maximum(_up(eps), 0.0)
 
@@ -627,7 +635,7 @@ class RDPProfile(PrivacyProfile):
         a = self.alphas[self._fin]
         if a.size == 0:
             return np.zeros(eps.shape)
-        ld = _improved_log_delta(a, self.rdp_eps[self._fin], eps[..., None])
+        ld = _improved_log_delta_t(a - 1.0, self.rdp_eps[self._fin], eps[..., None])
         ld = np.where(np.isnan(ld), -np.inf, ld)
         return np.min(ld, axis=-1)
 
@@ -731,13 +739,65 @@ class EquationProfile(PrivacyProfile):
             best = np.minimum(best, np.minimum(hc, hd))
         return np.minimum(best, 1.0)
 
-    def _epsilon(self, delta):
-        if self.refined:
-            return super()._epsilon(delta)
-        d = np.asarray(delta, dtype=np.float64)
+    def _naive_epsilon(self, d):
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.sqrt(np.maximum(self._logB - np.log(d), 0.0) / self._c)
-        return _up(out)
+            return np.sqrt(np.maximum(self._logB - np.log(d), 0.0) / self._c)
+
+    def _eps_cand(self, d, x):
+        """ε at which implied_delta(x, δ_n(x), ·) reaches δ = d (valid where δ_n(x) ≤ d)."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            d0 = np.minimum(np.exp(self._logB - self._c * x * x), 1.0)
+            arg = -(d - d0) * (1.0 + np.exp(-x)) / (1.0 - d0)
+            out = x + np.log1p(np.maximum(arg, -1.0))
+            out = np.where(d0 > d, np.inf, np.maximum(out, 0.0))
+        return np.where(np.isnan(out), np.inf, out)
+
+    def _epsilon(self, delta):
+        d = np.asarray(delta, dtype=np.float64)
+        naive = _up(self._naive_epsilon(d))
+        if not self.refined:
+            return naive
+        # refined: ε(δ) = min over ε₀ ≥ ε_n(δ) of the ε where (ε₀, δ_n(ε₀)) implies δ (002 Thm 2.1);
+        # every ε₀ gives a valid value. Only ε₀ ≤ ε_n(δ) + min(50, 1 − log(1 − 2δ)) can beat ε₀ =
+        # ε_n(δ). Grid of 48 points then 40 golden-section steps; each result is re-checked
+        # against ``delta`` and falls back to the base-class bisection where the check fails.
+        shape = d.shape
+        dd = d.ravel()
+        out = naive.ravel().copy()
+        todo = (dd > 0) & np.isfinite(out) & (out > 0)
+        if todo.any():
+            dt = dd[todo]
+            lo = self._naive_epsilon(dt)
+            with np.errstate(divide="ignore"):
+                width = np.minimum(50.0, 1.0 - np.log1p(-np.minimum(2.0 * dt, 1.0 - 1e-16)))
+            hi = lo + width
+            n = 48
+            t = np.linspace(0.0, 1.0, n)
+            xs = lo[:, None] + (hi - lo)[:, None] * t[None, :]
+            vals = self._eps_cand(dt[:, None], xs)
+            k = np.argmin(vals, axis=1)
+            rows = np.arange(dt.size)
+            best = vals[rows, k]
+            step = (hi - lo) / (n - 1)
+            a = np.maximum(lo, xs[rows, k] - step)
+            b = np.minimum(hi, xs[rows, k] + step)
+            g = (np.sqrt(5.0) - 1.0) / 2.0
+            for _ in range(40):
+                c = b - g * (b - a)
+                e = a + g * (b - a)
+                fc, fe = self._eps_cand(dt, c), self._eps_cand(dt, e)
+                best = np.minimum(best, np.minimum(fc, fe))
+                left = fc < fe
+                b = np.where(left, e, b)
+                a = np.where(left, a, c)
+            res = np.minimum(_up(best * (1.0 + 1e-12)), out[todo])
+            # verify against the profile itself (its own inner search) and fall back if needed
+            with np.errstate(divide="ignore"):
+                bad = self._log_delta_checked(res) > np.log(dt)
+            if bad.any():
+                res[bad] = super()._epsilon(dt[bad])
+            out[todo] = res
+        return out.reshape(shape)
 
 
 def equation_profile(A, B, sigma, refined: bool = False) -> EquationProfile:
@@ -870,10 +930,15 @@ def gdp_measure(profile, tol: float = 1e-3):
       intervals that fail (bisection) until all pass. The grid ends at ε_N = eps_max for pure-DP
       profiles (δ_A = 0 beyond: the certificate is then complete) and otherwise at ε_far where
       log δ_A = −11500. Beyond ε_far we use the tail condition (002, Theorems 3.2/3.3): we require
-      μ_upper > μ_t·(1 + 1e-4) with μ_t from :func:`gdp_identify`; this last step rests on the
-      tail extrapolation, not on a proof, for profiles whose tail is not known in closed form.
+      μ_upper ≥ μ_t·(1 + m), m = clip(tol/(4μ_t), 2e-6, 1e-4), with μ_t from
+      :func:`gdp_identify` (whose extrapolation error on GDP tails is ≲ 1e-6 relative for
+      μ ≤ 20); this last step rests on the tail extrapolation, not on a proof, for profiles whose
+      tail is not known in closed form. If the tail floor binds and μ_upper − tol is not violated
+      on the grid, μ_lower stays at the last violated value and the bracket can exceed ``tol``.
 
-    Raises ValueError if the profile is not GDP (μ_t = inf).
+    Raises ValueError if the profile is not GDP (μ_t = inf, or δ(0) = 1 — then no finite μ has
+    δ_μ(0) ≥ δ(0)). The cost grows like μ/tol (monotone certificates need ~ μ/tol grid points in
+    the tail): about 0.05 s for tol = 1e-3 and 2 s for tol = 1e-5 on a Gaussian profile.
 
     >>> lo, hi = gdp_measure(PureDPProfile(1.0), tol=1e-3)
     >>> bool(lo < pure_to_gdp(1.0) <= hi), bool(hi - lo <= 1e-3)
@@ -887,8 +952,13 @@ def gdp_measure(profile, tol: float = 1e-3):
     mu_t = gdp_identify(profile)
     if not np.isfinite(mu_t):
         raise ValueError(f"profile is not GDP (identification value mu_t = inf): {profile!r}")
-    if np.isneginf(float(f(0.0))):
+    ld0 = float(f(0.0))
+    if np.isneginf(ld0):
         return 0.0, tol
+    if ld0 >= 0.0:
+        # δ(0) = 1 (e.g. a naively inverted trade-off equation, 002 Figure 1): every μ-GDP
+        # profile has δ_μ(0) = 2Φ(μ/2) − 1 < 1, so no finite μ works (002, discussion of Thm 3.2)
+        raise ValueError(f"profile is not GDP: delta(0) = 1 for {profile!r}")
     e_end = eps_max if np.isfinite(eps_max) else _far_eps(f)
     grid = np.unique(
         np.concatenate(
@@ -915,35 +985,50 @@ def gdp_measure(profile, tol: float = 1e-3):
             lo = mid
         else:
             hi = mid
-    tail_floor = mu_t * (1.0 + 1e-4) if not np.isfinite(eps_max) else 0.0
+    # beyond the grid (ε > ε_far) rely on the tail condition: μ_upper ≥ μ_t (1 + m) with
+    # m = clip(tol/(4 μ_t), 2e-6, 1e-4), well above the extrapolation error of gdp_identify
+    margin = float(np.clip(tol / (4.0 * mu_t), 2e-6, 1e-4)) if mu_t > 0 else 0.0
+    tail_floor = mu_t * (1.0 + margin) if not np.isfinite(eps_max) else 0.0
     for _attempt in range(200):
-        mu_c = max(lo + tol, tail_floor)
-        if mu_c - lo > tol:
-            lo = mu_c - tol  # the tail floor binds; lower end from the tail (μ* ≥ μ_t)
-            # lo must still be violated somewhere to be reported as μ_lower; otherwise shrink
-            if not violated(lo, grid, ldA).any():
-                lo = min(lo, mu_t * (1.0 - 1e-4))
-        g, la = grid, ldA
-        ok = False
-        for _round in range(60):
-            ldm = _gdp_log_delta(mu_c, g[1:])
-            fail = ldm < la[:-1] + tiny * (1.0 + np.abs(la[:-1]))
-            fail &= np.isfinite(la[:-1])
+        mu_c = lo + tol
+        if mu_c < tail_floor:
+            mu_c = tail_floor
+            cand = mu_c - tol
+            if cand > lo and violated(cand, grid, ldA).any():
+                lo = cand  # still an explicitly violated μ
+        # only intervals that failed are re-examined (their halves); the others stay certified
+        gl, gr, ll = grid[:-1], grid[1:], ldA[:-1]
+        new_e, new_l = [], []
+        status = "exhausted"
+        n_eval = 0
+        for _round in range(64):
+            ldm = _gdp_log_delta(mu_c, gr)
+            fail = (ldm < ll + tiny * (1.0 + np.abs(ll))) & np.isfinite(ll)
             if not fail.any():
-                ok = True
+                status = "certified"
                 break
-            mids = 0.5 * (g[:-1][fail] + g[1:][fail])
+            gl, gr, ll = gl[fail], gr[fail], ll[fail]
+            mids = 0.5 * (gl + gr)
             lm = f(mids)
+            new_e.append(mids)
+            new_l.append(lm)
+            n_eval += mids.size
             if violated(mu_c, mids, lm).any():
-                break  # μ_c itself is violated: it becomes the new lower end
-            g = np.concatenate([g, mids])
+                status = "violated"  # μ_c itself is violated: it becomes the new lower end
+                break
+            gl, gr, ll = np.concatenate([gl, mids]), np.concatenate([mids, gr]), np.concatenate([ll, lm])
+            if n_eval > 4_000_000:
+                break
+        if new_e:  # keep the refined grid for later attempts
+            g = np.concatenate([grid] + new_e)
             order = np.argsort(g, kind="stable")
-            g, la = g[order], np.concatenate([la, lm])[order]
-            if g.size > 400_000:
-                raise RuntimeError(f"gdp_measure: grid refinement did not converge for {profile!r}")
-        # keep the refined grid for later attempts
-        grid, ldA = g, la
-        if ok:
+            grid, ldA = g[order], np.concatenate([ldA] + new_l)[order]
+        if status == "certified":
             return float(lo), float(mu_c)
+        if status == "exhausted":
+            raise RuntimeError(
+                f"gdp_measure: could not certify mu = {mu_c!r} nor find a violation "
+                f"(grid of {grid.size} points) for {profile!r}"
+            )
         lo = mu_c
     raise RuntimeError(f"gdp_measure did not converge for {profile!r}")
