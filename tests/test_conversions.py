@@ -708,3 +708,54 @@ INVALID = [
 def test_invalid_inputs(name, call):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ------------------------------------------------------------------------------------------------
+# extremes found by fuzzing
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rho", [1e-8, 1e-3, 1e4])
+def test_zcdp_profile_extreme_rho(rho):
+    p = ZCDPProfile(rho)
+    eps = np.concatenate([[0.0, 1e-300, 1e-20], np.logspace(-12, 4, 200)])
+    d = p.delta(eps)
+    assert not np.isnan(d).any() and np.all((d >= 0) & (d <= 1))
+    assert np.all(np.diff(d) <= 1e-15)
+    deltas = np.array([1 - 1e-16, 0.5, 1e-5, 1e-100, 1e-299])
+    e = p.epsilon(deltas)
+    assert not np.isnan(e).any()
+    assert np.all(p.log_delta(e) <= np.log(deltas) + 1e-12)
+
+
+def test_rdp_profile_orders_near_one():
+    alphas = np.array([1 + 1e-12, 1 + 1e-6, 1.5, 4.0])
+    rdp = 0.5 * alphas
+    p = RDPProfile(alphas, rdp)
+    for eps in (0.0, 0.1, 3.0):
+        ref = min(
+            mp.mpf(0),
+            min((mp.mpf(a) - 1) * (mp.mpf(r) - eps + mp.log(1 - 1 / mp.mpf(a))) - mp.log(mp.mpf(a))
+                for a, r in zip(alphas, rdp)),
+        )
+        got = p.log_delta(eps)
+        assert abs(got - ref) <= 1e-9 * max(1.0, abs(ref))
+
+
+@pytest.mark.parametrize("A,B,sigma", [(2.0, 1.0, 2.0), (1.0, 5.0, 0.3)])
+def test_equation_profile_refined_epsilon_matches_bisection(A, B, sigma):
+    p = equation_profile(A, B, sigma, refined=True)
+    d = np.logspace(-15, -0.01, 60)
+    fast = p.epsilon(d)
+    slow = PrivacyProfile._epsilon(p, d)
+    assert np.allclose(fast, slow, rtol=1e-9, atol=1e-12)
+    assert np.all(p.delta(fast) <= d)
+
+
+def test_gdp_measure_rejects_trivial_head_and_fine_tol():
+    # naive inversion of σ = 2√log(1/δ)/ε has δ(0) = 1: no finite μ (002 Figure 1 discussion)
+    with pytest.raises(ValueError, match="not GDP"):
+        gdp_measure(equation_profile(2.0, 1.0, 2.0))
+    lo, hi = gdp_measure(PureDPProfile(0.5), tol=1e-7)
+    assert lo < pure_to_gdp(0.5) <= hi and hi - lo <= 1e-7 + 1e-15
+    lo, hi = gdp_measure(_Mech(ZCDPProfile(0.5)), tol=1e-3)
+    # the zCDP-implied profile lies above the exact Gaussian profile with μ = 1
+    assert lo >= 1.0 and hi - lo <= 1e-3 + 1e-12
