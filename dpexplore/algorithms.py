@@ -940,7 +940,7 @@ def inverse_sensitivity_median(data, eps, lower, upper, rng, grid=1001, size=Non
     """ε-DP median by the inverse sensitivity mechanism (000, "Beyond Global Sensitivity via
     Inverse Sensitivity", eq. (4)–(5), Theorem 2): the exponential mechanism over a finite output
     grid with the loss ℓ(x, y) of :func:`inverse_sensitivity_median_loss`,
-    P[M(x) = y] ∝ exp(−ε ℓ(x, y)/2). Sampled by the Gumbel-max trick (exact). Utility: see
+    P[M(x) = y] ∝ exp(−ε ℓ(x, y)/2), sampled from these probabilities. Utility: see
     :func:`inverse_sensitivity_median_bound`.
 
     >>> x = np.random.default_rng(0).normal(0.5, 0.1, 1001)
@@ -949,13 +949,9 @@ def inverse_sensitivity_median(data, eps, lower, upper, rng, grid=1001, size=Non
     True
     """
     rng = _check_rng(rng)
-    x, lo, hi = _median_inputs(data, lower, upper)
-    e = _pos(eps, "eps")
-    g = _grid(grid, lo, hi)
-    loss = inverse_sensitivity_median_loss(x, g)
-    shape = g.shape if size is None else (_int(size, "size"),) + g.shape
-    z = rng.gumbel(0.0, 1.0, shape) - 0.5 * e * loss
-    return scalar_out(g[np.argmax(z, axis=-1)])
+    g, p = inverse_sensitivity_median_probs(data, eps, lower, upper, grid)
+    shape = None if size is None else (_int(size, "size"),)
+    return scalar_out(np.asarray(rng.choice(g, size=shape, p=p)))
 
 
 def inverse_sensitivity_median_bound(data, eps, beta, lower, upper, grid=1001):
