@@ -236,25 +236,26 @@ class _Mechanism:
         with np.errstate(divide="ignore"):
             target = np.log(delta)
         at0 = np.broadcast_to(self._log_delta_capped(np.zeros(shape)), shape)
+        done = _within(at0, delta) | (delta == 0)       # answered: 0 or eps_max
         lo = np.zeros(shape)
         hi = np.broadcast_to(np.where(np.isfinite(eps_max), eps_max, 1.0), shape).copy()
-        for _ in range(_MAX_DOUBLINGS):
-            above = (self._log_delta_capped(hi) > target) & np.isfinite(hi)
+        for _ in range(_MAX_DOUBLINGS):  # grow hi until δ(hi) ≤ delta
+            ld = self._log_delta_capped(np.where(done, 0.0, hi))
+            above = ~done & np.isfinite(hi) & ~_within(ld, delta)
             if not above.any():
                 break
             lo = np.where(above, hi, lo)
             hi = np.where(above, hi * 2.0, hi)
-        lo = np.where(np.isfinite(hi), lo, 0.0)
-        for _ in range(_BISECT_STEPS):  # keeps δ(hi) ≤ delta
+        active = ~done & np.isfinite(hi)
+        for _ in range(_BISECT_STEPS):  # keeps δ(hi) ≤ delta, δ(lo) > delta
             mid = 0.5 * (lo + hi)
-            ok = _within(self._log_delta_capped(np.where(np.isfinite(mid), mid, 0.0)), delta)
-            hi = np.where(ok & np.isfinite(hi), mid, hi)
-            lo = np.where(ok | ~np.isfinite(hi), lo, mid)
-            if np.all((hi - lo <= 2 * np.spacing(hi)) | ~np.isfinite(hi)):
+            ok = _within(self._log_delta_capped(np.where(active, mid, 0.0)), delta)
+            hi = np.where(active & ok, mid, hi)
+            lo = np.where(active & ~ok, mid, lo)
+            if np.all(~active | (hi - lo <= 2 * np.spacing(hi))):
                 break
         res = np.where(_within(at0, delta), 0.0, hi)
-        res = np.where(np.isneginf(target), np.broadcast_to(eps_max, shape), res)
-        return res
+        return np.where(delta == 0, np.broadcast_to(eps_max, shape), res)
 
     def _param_shape(self):
         return np.broadcast_shapes(*[np.shape(v) for v in self.__dict__.values()])
