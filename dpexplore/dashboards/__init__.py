@@ -16,6 +16,8 @@ __all__ = ["APPS", "gallery_html"]
 APPS: list[tuple[str, str, str]] = [
     ("demo.ipynb", "Gaussian DP profile (demo)",
      "δ(ε) of the μ-GDP profile on a log scale; the proving dashboard of the serving layer."),
+    ("rdp_explorer.ipynb", "Rényi DP explorer",
+     "Pure ε-DP as Rényi DP and zCDP (tight, trivial, quadratic), Laplace and Gaussian RDP, and RDP → (ε, δ)."),
 ]
 
 
