@@ -448,9 +448,9 @@ def test_shuffle_eq1_mpmath(eL, n, d):
 
 
 def test_shuffle_condition_and_strict():
-    # condition ε_L ≤ ln(n / (16 ln(2/δ)))
+    # condition ε_L ≤ ln(n / (16 ln(4/δ)))
     n, d = 10_000, 1e-6
-    edge = math.log(n / (16 * math.log(2 / d)))
+    edge = math.log(n / (16 * math.log(4 / d)))
     assert shuffle_amplification_valid(edge * 0.999, n, d) and not shuffle_amplification_valid(edge * 1.001, n, d)
     assert shuffle_amplification(edge * 1.001, n, d) == edge * 1.001
     with pytest.raises(ValueError, match="n"):
@@ -459,6 +459,29 @@ def test_shuffle_condition_and_strict():
     assert shuffle_amplification(0.5, 10, 1e-6) == 0.5
     out = shuffle_amplification(np.array([0.5, 1.0, 2.0]), 10**6, 1e-6)
     assert out.shape == (3,) and np.all(np.diff(out) > 0)
+
+
+def fmt21_refined(n, e0, d):
+    """FMT21's refined closed form as evaluated by the authors' reference implementation
+    (apple/ml-shuffling-amplification): with a = 8 sqrt(e^{ε0} ln(4/δ)/n), c = 8 e^{ε0}/n,
+    ε1 = ln(1 + a + c): ε = ln(1 + (1 − e^{−ε0}) / (1 + e^{−ε0−ε1}) · (a + c))."""
+    e0 = mp.mpf(e0)
+    a = 8 * mp.sqrt(mp.e ** e0 * mp.log(4 / mp.mpf(d)) / n)
+    c = 8 * mp.e ** e0 / n
+    e1 = mp.log(1 + a + c)
+    return mp.log(1 + (1 - mp.e ** -e0) / (1 + mp.e ** (-e0 - e1)) * (a + c))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(10**3, 10**9), ld=st.floats(-12, -2), frac=st.floats(0.001, 1.0))
+def test_shuffle_eq1_dominates_refined_form(n, ld, frac):
+    """Where the condition holds, eq. (1) is never below the theorem's refined closed form."""
+    d = 10.0 ** ld
+    edge = math.log(n / (16 * math.log(4 / d)))
+    if edge <= 0:
+        return
+    e0 = frac * edge
+    assert shuffle_amplification(e0, n, d) >= min(float(fmt21_refined(n, e0, d)), e0) * (1 - 1e-12)
 
 
 @settings(max_examples=60, deadline=None)
