@@ -759,3 +759,24 @@ def test_gdp_measure_rejects_trivial_head_and_fine_tol():
     lo, hi = gdp_measure(_Mech(ZCDPProfile(0.5)), tol=1e-3)
     # the zCDP-implied profile lies above the exact Gaussian profile with μ = 1
     assert lo >= 1.0 and hi - lo <= 1e-3 + 1e-12
+
+
+def test_gdp_identify_and_measure_on_mechanisms():
+    mech = pytest.importorskip("dpexplore.mechanisms")
+    # Gaussian mechanism σ = 2 (Δ = 1) is exactly 0.5-GDP
+    g = mech.Gaussian(2.0)
+    assert gdp_identify(g) == pytest.approx(0.5, rel=1e-3)
+    lo, hi = gdp_measure(g, tol=1e-3)
+    assert lo < 0.5 <= hi
+    # Laplace b = 1 is 1-DP: μ_t = 0, and its μ is at most pure_to_gdp(1) (RR is the worst case)
+    lap = mech.Laplace(1.0)
+    assert gdp_identify(lap) == 0.0
+    lo, hi = gdp_measure(lap, tol=1e-3)
+    assert hi <= pure_to_gdp(1.0) + 1e-3 and hi - lo <= 1e-3 + 1e-12
+
+
+@pytest.mark.parametrize("mu", [30.0, 60.0])
+def test_gdp_measure_large_mu_head_close_to_one(mu):
+    # δ_μ(0) = 1 − 1e-50 … : the certificate works in relative log terms
+    lo, hi = gdp_measure(GaussianDPProfile(mu), tol=1e-3)
+    assert lo < mu <= hi and hi - lo <= 1e-3 + 1e-12
