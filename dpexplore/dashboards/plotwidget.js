@@ -8,7 +8,7 @@
 //   2. if that URL does not answer (a plain JupyterLab without the extension), the JavaScript
 //      is requested once from the kernel through a custom widget message and evaluated.
 // Then Plotly.newPlot draws the traces the widget was constructed with, and Plotly.react
-// redraws in place whenever `data`, `layout` or `config` change.
+// redraws in place whenever `data`, `plot_layout` or `config` change.
 
 const KEY = "__dpexplorePlotly";
 
@@ -75,7 +75,7 @@ function render({ model, el }) {
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
     const copy = (x) => JSON.parse(JSON.stringify(x));
     const fn = first ? Plotly.newPlot : Plotly.react;
-    return fn(div, copy(model.get("data")), copy(model.get("layout")), copy(model.get("config"))).then(() => {
+    return fn(div, copy(model.get("data")), copy(model.get("plot_layout")), copy(model.get("config"))).then(() => {
       div.dataset.revision = String(Number(div.dataset.revision) + 1);
       delete div.dataset.error;
     });
@@ -92,7 +92,7 @@ function render({ model, el }) {
     drawing = drawing.then(() => { queued = false; return doDraw(false); });
   };
   model.on("change:data", redraw);
-  model.on("change:layout", redraw);
+  model.on("change:plot_layout", redraw);
   model.on("change:config", redraw);
 
   let ro;
@@ -107,7 +107,7 @@ function render({ model, el }) {
   return () => {
     alive = false;
     model.off("change:data", redraw);
-    model.off("change:layout", redraw);
+    model.off("change:plot_layout", redraw);
     model.off("change:config", redraw);
     if (ro) ro.disconnect();
     if (window.Plotly) window.Plotly.purge(div);

@@ -5,7 +5,7 @@ JavaScript over the kernel websocket, so a three-figure Voilà page took 7–13 
 and a FigureWidget created empty and filled before display renders empty under Voilà.
 
 :class:`PlotlyWidget` syncs three plain JSON traits — ``data`` (a list of trace dicts),
-``layout`` and ``config`` — and its front end (``plotwidget.js``) loads plotly.js **once per
+``plot_layout`` and ``config`` — and its front end (``plotwidget.js``) loads plotly.js **once per
 page** over plain HTTP from ``<base_url>/dpexplore/static/plotly.min.js`` (served, with browser
 caching, by ``dpexplore serve`` and by the ``dpexplore.voila`` Jupyter server extension; the file
 is plotly's own bundled ``package_data/plotly.min.js``). Where that URL does not exist (a plain
@@ -24,7 +24,7 @@ What goes over the wire is kept small: numpy arrays become lists of floats, NaN/
 >>> w.data[0]["y"]
 [2.0, 3.0]
 >>> w.update_layout(yaxis={"type": "log"})
->>> w.layout["yaxis"], w.layout["title"]
+>>> w.plot_layout["yaxis"], w.plot_layout["title"]
 ({'type': 'log'}, {'text': 't'})
 """
 from __future__ import annotations
@@ -111,7 +111,9 @@ _DEFAULT_LAYOUT = {
 class PlotlyWidget(anywidget.AnyWidget):
     """A Plotly figure as a small widget: construct it WITH its traces, then change them in place.
 
-    ``data`` is a list of plotly trace dicts, ``layout`` and ``config`` plotly dicts. Change them by
+    ``data`` is a list of plotly trace dicts, ``plot_layout`` and ``config`` plotly dicts (the
+    constructor's ``layout`` argument is the plotly layout; the trait is named ``plot_layout``
+    because ``layout`` is ipywidgets' DOM layout, passed here as ``widget_layout``). Change them by
     ``update(data=..., layout=...)``, ``update_traces(i, **props)``, ``update_layout(**props)`` or
     by assigning ``data``; group several changes into one message with ``with w.batch_update():``.
     Traces are stored in the widget state, so a saved notebook (``store_widget_state=True``)
@@ -121,7 +123,7 @@ class PlotlyWidget(anywidget.AnyWidget):
     >>> with w.batch_update():
     ...     w.update_traces(0, y=[5, 6])
     ...     w.update_layout(title={"text": "demo"})
-    >>> w.data[0]["y"], w.layout["title"]["text"]
+    >>> w.data[0]["y"], w.plot_layout["title"]["text"]
     ([5, 6], 'demo')
     """
 
@@ -129,20 +131,22 @@ class PlotlyWidget(anywidget.AnyWidget):
     _css = ".dpexplore-plot { width: 100%; min-height: 120px; }"
 
     data = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
-    layout = traitlets.Dict().tag(sync=True)
+    #: the plotly layout (``layout`` itself is ipywidgets' DOM layout of the widget)
+    plot_layout = traitlets.Dict().tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
     _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
 
     def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,
-                 config: Mapping | None = None, **kwargs):
+                 config: Mapping | None = None, *, widget_layout=None, **kwargs):
         data = to_json(list(data))
         if not data:
             raise ValueError(f"data must hold at least one trace (an empty figure renders empty "
                              f"under Voila), got {data!r}")
         super().__init__(
             data=data,
-            layout=to_json(_merge(_DEFAULT_LAYOUT, layout or {})),
+            plot_layout=to_json(_merge(_DEFAULT_LAYOUT, layout or {})),
             config=to_json(_merge(_DEFAULT_CONFIG, config or {})),
+            **({"layout": widget_layout} if widget_layout is not None else {}),
             **kwargs,
         )
         self.on_msg(self._on_custom_msg)
@@ -163,7 +167,7 @@ class PlotlyWidget(anywidget.AnyWidget):
                     raise ValueError(f"data must hold at least one trace, got {new!r}")
                 self.data = new
             if layout:
-                self.layout = _merge(self.layout, to_json(layout))
+                self.plot_layout = _merge(self.plot_layout, to_json(layout))
 
     def update_traces(self, index: int | None = None, **props) -> None:
         """Set ``props`` on trace ``index`` (all traces if ``None``); arrays are converted."""
@@ -176,7 +180,7 @@ class PlotlyWidget(anywidget.AnyWidget):
 
     def update_layout(self, layout: Mapping | None = None, **props) -> None:
         """Deep-merge ``layout`` and ``props`` into the layout."""
-        self.layout = _merge(self.layout, to_json({**(layout or {}), **props}))
+        self.plot_layout = _merge(self.plot_layout, to_json({**(layout or {}), **props}))
 
     # -- fallback: serve plotly.js through the kernel --------------------------------------
     def _on_custom_msg(self, _widget, content, _buffers) -> None:

@@ -1,0 +1,273 @@
+"""Browser tests: ``dpexplore serve`` in a subprocess, driven by Playwright on Debian's Chromium.
+
+Fixtures
+--------
+``served``      (session) the running server: ``served.url("demo.ipynb")``; always killed at teardown.
+``browser``     (session) headless /usr/bin/chromium (Playwright never downloads a browser here).
+``page``        a fresh browser context + page; console errors are collected in ``page.errors``.
+``open_app``    ``open_app("demo.ipynb") -> Dashboard``: opens a dashboard and waits for every plot.
+
+:class:`Dashboard` (reusable for every dashboard)
+-------------------------------------------------
+``plots()``                   traces of every plot, read from the page (``.js-plotly-plot`` ``.data``)
+``trace(i, j)``               ``{"x": [...], "y": [...]}`` of trace j of plot i
+``set_slider(label, value)``  types ``value`` into the slider's editable readout, presses Enter and
+                              waits until every plot was redrawn (``expect_change=False``: it waits
+                              for the message instead, for bad values)
+``press_slider(label, key, n)`` focuses the slider handle and presses ``key`` n times (keyboard)
+``message()``                 the visible inline message text ('' when hidden)
+``assert_no_traceback()``     no Python traceback text anywhere on the page
+
+Sliders are found by their description label (e.g. ``"ε"``, ``"μ"``, ``"k"``; the unit, if any,
+is part of it: ``"σ [noise]"``); ``label`` may also be an index among the page's sliders.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+REPO = pathlib.Path(__file__).resolve().parents[2]
+#: how long a page may take to show all its plots in a test (the goal is 3 s; CI machines are slow)
+PAGE_TIMEOUT_MS = 60_000
+STEP_TIMEOUT_MS = 20_000
+
+ALL_PLOTS_HAVE_TRACES = """() => {
+  const g = [...document.querySelectorAll('.js-plotly-plot')];
+  return g.length > 0 && g.every(d => d.data && d.data.length > 0 &&
+                                      d.data.every(t => t.x && t.x.length > 0));
+}"""
+
+
+def pytest_collection_modifyitems(items):
+    here = pathlib.Path(__file__).resolve().parent
+    for item in items:
+        if here in pathlib.Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A running ``dpexplore serve`` (own process group)."""
+
+    def __init__(self, port: int, root: pathlib.Path | None = None, log_path: pathlib.Path | None = None):
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}/"
+        cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port)]
+        if root is not None:
+            cmd += ["--root", str(root)]
+        self.log_path = log_path
+        self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True, cwd=str(REPO))
+
+    def url(self, notebook: str = "index.ipynb") -> str:
+        return f"{self.base}voila/render/{notebook}"
+
+    def wait_ready(self, timeout: float = 90.0, pools: int = 0) -> None:
+        """Wait until the server answers and (if ``pools``) that many kernel pools are filled."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"dpexplore serve exited with {self.proc.returncode}: {self.log()}")
+            try:
+                with urllib.request.urlopen(self.base + "dpexplore/static/plotly.min.js", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.3)
+        else:
+            raise RuntimeError(f"dpexplore serve did not answer within {timeout} s: {self.log()}")
+        while pools and time.monotonic() < deadline and self.log().count("is filled with") < pools:
+            time.sleep(0.3)
+
+    def log(self) -> str:
+        if self.log_path and self.log_path.exists():
+            return self.log_path.read_text(errors="replace")
+        return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)  # Voila shuts its kernels down on SIGTERM
+                self.proc.wait(timeout=15)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(timeout=5)
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
+
+
+def _n_notebooks() -> int:
+    return len(list((REPO / "notebooks").glob("*.ipynb")))
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory):
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    server = Server(free_port(), log_path=log_path)
+    try:
+        server.wait_ready(pools=_n_notebooks())
+        yield server
+    finally:
+        server.stop()
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium with the project's flags; skip (or fail under CI) when it is missing."""
+    if not os.path.exists(CHROMIUM):
+        msg = f"{CHROMIUM} is missing: install Debian's chromium (make chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = launch_chromium(pw)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+    pg = ctx.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
+    try:
+        yield pg
+    finally:
+        ctx.close()
+
+
+class Dashboard:
+    """A dashboard page opened in the browser, with the helpers every dashboard test needs."""
+
+    def __init__(self, page, url: str):
+        self.page = page
+        self.url = url
+        t0 = time.perf_counter()
+        page.goto(url)
+        page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
+        self.load_seconds = time.perf_counter() - t0
+
+    # -- reading ----------------------------------------------------------------------------
+    def plots(self) -> list[list[dict]]:
+        """Traces (x, y, name, type) of every plot on the page, in page order."""
+        return self.page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(
+            d => d.data.map(t => ({name: t.name ?? null, type: t.type ?? null,
+                                   x: t.x ? Array.from(t.x) : null, y: t.y ? Array.from(t.y) : null})))""")
+
+    def trace(self, plot: int = 0, trace: int = 0) -> dict:
+        return self.plots()[plot][trace]
+
+    def revisions(self) -> list[int]:
+        return self.page.evaluate(
+            "() => [...document.querySelectorAll('.dpexplore-plot')].map(d => Number(d.dataset.revision))")
+
+    def message(self) -> str:
+        """Text of the visible inline message(s), '' when none is shown."""
+        return self.page.evaluate("""() => [...document.querySelectorAll('.dpexplore-message')]
+            .filter(e => e.offsetParent !== null).map(e => e.innerText.trim()).join('\\n')""")
+
+    def body_text(self) -> str:
+        return self.page.inner_text("body")
+
+    def assert_no_traceback(self) -> None:
+        text = self.body_text()
+        for needle in ("Traceback (most recent call last)", "Traceback", 'File "', "Error in callback"):
+            assert needle not in text, f"traceback text on the page: {needle!r}"
+
+    # -- acting -----------------------------------------------------------------------------
+    def slider(self, label):
+        """The ``.widget-slider`` locator whose description is ``label`` (or the label-th slider)."""
+        sliders = self.page.locator(".widget-slider")
+        if isinstance(label, int):
+            return sliders.nth(label)
+        loc = sliders.filter(has=self.page.locator(".widget-label", has_text=label))
+        assert loc.count() >= 1, f"no slider labelled {label!r}"
+        return loc.first
+
+    def _wait_redrawn(self, before: list[int]) -> None:
+        self.page.wait_for_function(
+            """(before) => { const r = [...document.querySelectorAll('.dpexplore-plot')]
+                 .map(d => Number(d.dataset.revision));
+                 return r.length === before.length && r.some((v, i) => v > before[i]); }""",
+            arg=before, timeout=STEP_TIMEOUT_MS)
+        # settle: no further redraw pending for a short while
+        last = self.revisions()
+        for _ in range(20):
+            self.page.wait_for_timeout(100)
+            now = self.revisions()
+            if now == last:
+                break
+            last = now
+
+    def set_slider(self, label, value, *, expect_change: bool = True) -> None:
+        """Type ``value`` into the slider's readout (editable in ipywidgets 8) and press Enter.
+
+        Waits until a plot is redrawn, or (``expect_change=False``) until a message is shown.
+        """
+        readout = self.slider(label).locator(".widget-readout")
+        before = self.revisions()
+        readout.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.type(str(value))
+        self.page.keyboard.press("Enter")
+        if expect_change:
+            self._wait_redrawn(before)
+        else:
+            self.page.wait_for_function(
+                """() => [...document.querySelectorAll('.dpexplore-message')]
+                          .some(e => e.offsetParent !== null && e.innerText.trim())""",
+                timeout=STEP_TIMEOUT_MS)
+
+    def press_slider(self, label, key: str = "ArrowRight", n: int = 1, *, wait: bool = True) -> None:
+        """Focus the slider's handle and press ``key`` ``n`` times (noUiSlider keyboard steps)."""
+        handle = self.slider(label).locator(".noUi-handle")
+        before = self.revisions()
+        handle.focus()
+        for _ in range(n):
+            handle.press(key)
+        if wait:
+            self._wait_redrawn(before)
+
+    def readout(self, label) -> str:
+        return self.slider(label).locator(".widget-readout").inner_text().strip()
+
+
+@pytest.fixture
+def open_app(page, served):
+    """``open_app("demo.ipynb")`` → :class:`Dashboard` with all plots drawn."""
+
+    def _open(notebook: str) -> Dashboard:
+        return Dashboard(page, served.url(notebook))
+
+    return _open

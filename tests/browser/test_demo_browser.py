@@ -1,0 +1,111 @@
+"""The demo dashboard in headless Chromium, served by ``dpexplore serve``.
+
+Checks the plotted numbers against the core (dpexplore.GaussianDPProfile) after every action.
+"""
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+from dpexplore.dashboards import APPS, demo
+from dpexplore.profiles import GaussianDPProfile
+
+pytestmark = pytest.mark.browser
+
+GRID = np.linspace(0.0, demo.EPS_PLOT_MAX, demo.N_POINTS)
+
+
+def _assert_curve_is_gdp(trace: dict, mu: float) -> None:
+    x = np.asarray(trace["x"], dtype=float)
+    np.testing.assert_allclose(x, GRID, rtol=0, atol=1e-12)
+    want = GaussianDPProfile(mu).delta(x)
+    got = np.array([np.nan if v is None else v for v in trace["y"]], dtype=float)
+    pos = want > 0
+    np.testing.assert_allclose(got[pos], want[pos], rtol=1e-9)
+    assert np.all(np.isnan(got[~pos]))
+
+
+def _assert_marker(trace: dict, eps: float, mu: float) -> None:
+    assert trace["x"][0] == pytest.approx(eps, rel=1e-9)
+    assert trace["y"][0] == pytest.approx(GaussianDPProfile(mu).delta(eps), rel=1e-9)
+
+
+def test_page_loads_with_the_core_values(open_app):
+    app = open_app("demo.ipynb")
+    plots = app.plots()
+    assert len(plots) == 1 and len(plots[0]) == 2
+    _assert_curve_is_gdp(plots[0][0], 1.0)
+    _assert_marker(plots[0][1], 1.0, 1.0)
+    assert app.message() == ""
+    app.assert_no_traceback()
+    assert not app.page.errors, app.page.errors
+
+
+def test_sliders_redraw_with_the_core_values(open_app):
+    app = open_app("demo.ipynb")
+    app.press_slider("ε", "ArrowRight", 1)
+    eps = 10 ** (1 / 50)  # one step of the log slider (50 steps per decade) from ε = 1
+    _assert_marker(app.trace(0, 1), eps, 1.0)
+    _assert_curve_is_gdp(app.trace(0, 0), 1.0)  # the curve does not depend on ε
+    app.press_slider("ε", "ArrowLeft", 2)
+    _assert_marker(app.trace(0, 1), 10 ** (-1 / 50), 1.0)
+    # typed values: μ redraws the curve and the marker
+    app.set_slider("μ", 2.5)
+    _assert_curve_is_gdp(app.trace(0, 0), 2.5)
+    _assert_marker(app.trace(0, 1), 10 ** (-1 / 50), 2.5)
+    app.press_slider("μ", "ArrowRight", 1)  # step 0.05
+    _assert_curve_is_gdp(app.trace(0, 0), 2.55)
+    app.set_slider("ε", 3)
+    # a log slider snaps typed values to its grid: 10^(j/50), 50 steps per decade
+    _assert_marker(app.trace(0, 1), 10 ** (round(np.log10(3) * 50) / 50), 2.55)
+    assert app.message() == ""
+
+
+def test_bad_value_shows_message_and_keeps_the_plot(open_app):
+    app = open_app("demo.ipynb")
+    app.set_slider("μ", 2.0)
+    before = app.plots()
+    app.set_slider("μ", 9, expect_change=False)
+    msg = app.message()
+    assert "mu = 9" in msg and "limit" in msg and "last valid setting" in msg
+    assert app.plots() == before
+    app.assert_no_traceback()
+    # the page still works: a good value clears the message and redraws
+    app.set_slider("μ", 3)
+    assert app.message() == ""
+    _assert_curve_is_gdp(app.trace(0, 0), 3.0)
+    assert not app.page.errors, app.page.errors
+
+
+def test_gallery_lists_the_apps_and_links_work(open_app, page, served):
+    page.goto(served.base)  # / redirects to the gallery
+    page.wait_for_selector(".dpexplore-gallery", timeout=60_000)
+    assert page.url.endswith("/voila/render/index.ipynb")
+    for nb, title, _ in APPS:
+        assert page.locator(f'.dpexplore-gallery a[href="{nb}"]').inner_text().strip() == title
+    page.locator('.dpexplore-gallery a[href="demo.ipynb"]').click()
+    page.wait_for_url("**/voila/render/demo.ipynb")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length > 0",
+                           timeout=60_000)
+
+
+@pytest.mark.parametrize("path", ["api/kernels", "api/contents", "voila/api/contents/",
+                                  "voila/api/contents/demo.ipynb", "api/sessions",
+                                  "voila/files/demo.ipynb"])
+def test_admin_endpoints_are_not_exposed(served, path):
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(served.base + path, timeout=10)
+    assert err.value.code in (403, 404, 405)
+
+
+def test_plotly_js_is_served_compressed_and_cacheable(served):
+    req = urllib.request.Request(served.base + "dpexplore/static/plotly.min.js?v=1",
+                                 headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        body = r.read()
+        assert r.headers["Content-Encoding"] == "gzip"
+        assert "immutable" in r.headers["Cache-Control"]
+    assert 0 < len(body) < 2_500_000
