@@ -1123,7 +1123,11 @@ class RandomizedResponse(_Mechanism):
 
     def loss_atoms(self):
         """Privacy-loss distribution (true bit 1 vs 0, output drawn under bit 1):
-        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)]."""
+        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)] (KOV 2015; NOTES.md).
+
+        >>> RandomizedResponse(0.5).loss_atoms()[0]
+        array([ 0.5, -0.5])
+        """
         e = np.asarray(self.eps, float)
         return (np.stack([e, -e]), np.stack([special.expit(e), special.expit(-e)]))
 
@@ -1192,6 +1196,16 @@ class Exponential(_Mechanism):
     @property
     def eps_max(self):
         return self.eps
+
+    def loss_atoms(self):
+        """The worst-case privacy-loss distribution of an ε-DP mechanism, that of randomized
+        response (Kairouz, Oh & Viswanath 2015): losses [ε, −ε] with probabilities
+        [e^ε/(1+e^ε), 1/(1+e^ε)] — consistent with this class's (pure-DP) profile.
+
+        >>> Exponential(1.0).loss_atoms()[0]
+        array([ 1., -1.])
+        """
+        return RandomizedResponse(self.eps).loss_atoms()
 
     @property
     def variance(self):

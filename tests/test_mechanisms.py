@@ -709,3 +709,21 @@ def test_subbotin_log_delta_extreme_tail(s, r, sens, eps):
         ref = mp_subbotin_log_delta(s, r, eps, sens)
     got = Subbotin(s, r, sens).log_delta(eps)
     assert math.isfinite(got) and rel(got, ref) < RTOL
+
+
+def test_exponential_loss_atoms_match_its_profile():
+    losses, probs = Exponential(0.8).loss_atoms()
+    for e in [0.0, 0.3, 0.8]:
+        ref = sum(float(p) * max(0.0, 1 - math.exp(e - float(l))) for l, p in zip(losses, probs))
+        assert abs(Exponential(0.8).delta(e) - ref) < 1e-14
+
+
+def test_loss_saturates_exactly_far_out():
+    """No rounding of |y − Δ| − |y| for huge |y|: the loss is exactly ±eps_max there."""
+    assert Laplace(1.0).loss(1e12) == -1.0 and Laplace(1.0).loss(-1e12) == 1.0
+    assert Logistic(0.5).loss(-1e12) == 2.0 and Logistic(0.5).loss(1e12) == -2.0
+    y = np.array([-40.0, 3.0, 40.0])
+    Y = [mp.mpf(v) for v in y]
+    lg = [2 * mp.log(mp.cosh(mp.mpf(1) / 2) - mp.tanh(v / 2) * mp.sinh(mp.mpf(1) / 2)) for v in Y]
+    for got, ref in zip(Logistic(1.0).loss(y), lg):
+        assert rel(got, ref) < 1e-12
