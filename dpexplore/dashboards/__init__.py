@@ -18,6 +18,8 @@ APPS: list[tuple[str, str, str]] = [
      "δ(ε) of the μ-GDP profile on a log scale; the proving dashboard of the serving layer."),
     ("rdp_explorer.ipynb", "Rényi DP explorer",
      "Pure ε-DP as Rényi DP and zCDP (tight, trivial, quadratic), Laplace and Gaussian RDP, and RDP → (ε, δ)."),
+    ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",
+     "A mechanism's δ(ε) and trade-off β(α) against μ-GDP, with the GDP verdict: tail μ_t and measured μ bracket."),
 ]
 
 

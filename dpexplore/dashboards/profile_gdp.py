@@ -1,0 +1,664 @@
+"""Dashboard: a mechanism's privacy profile δ(ε) against Gaussian DP, and the same in f-DP terms.
+
+What it shows (002 = Liu, Sun, Jiang & Kong 2022 in /work/shared/references):
+
+* 002, Theorem 3.1 (Dong, Roth & Su 2022, Cor. 2.13): a mechanism is μ-GDP iff δ_A(ε) ≤ δ_μ(ε)
+  for every ε ≥ 0, with δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2). The profile plot draws
+  δ_A(ε) of the chosen mechanism on a log y axis against δ_μ for the μ values the user types
+  (default 1 and 2, as in 002's Figure 1 right).
+* 002, Theorem 3.3: the tail value μ_t = lim_{ε→∞} ε/√(−2 log δ_A(ε)) decides whether the
+  mechanism is GDP at all (μ_t < ∞) — :func:`dpexplore.conversions.gdp_identify`.
+* 002, Section 4 (GDP measurement): a bracket μ_lower < μ* ≤ μ_upper of the optimal μ, μ_lower
+  explicitly violated, μ_upper certified — :func:`dpexplore.conversions.gdp_measure`; drawn as
+  the dashed δ_{μ_upper} curve.
+* 002, Theorem 2.1 and Figure 1 left: a guarantee written as a trade-off equation
+  σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
+  exact partial order of (ε, δ) conditions — :func:`dpexplore.conversions.equation_profile`.
+* f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
+  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su Prop. 2.5 via
+  :func:`dpexplore.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
+
+Everything for both views is computed once per setting by :func:`compute_profile_gdp`; the
+mechanism-only part (profile, trade-off, GDP verdict) is cached on the mechanism's parameters
+(:func:`mechanism_summary`), so typing new μ values or switching views costs a few ms.
+
+GDP measurement on the slider path: ``gdp_measure`` runs with ``tol = MEASURE_TOL`` (1e-3) on a
+profile wrapper that memoises scalar evaluations (``gdp_measure`` calls ``gdp_identify`` again
+internally, so the tail search is done once) and that stops after ``EVAL_BUDGET`` evaluated
+points. Where the backend cannot certify within that budget (μ* ≳ 13 at the slider ends, where
+the certification grid grows to millions of points, or δ(0) rounding to 1), the dashboard falls
+back to a bracket whose ends are still rigorous: μ_lower violated on the plot grid, μ_upper from
+theory where it is known (pure ε-DP ⇒ 2Φ⁻¹(e^ε/(1 + e^ε))-GDP, 002 Section 5; the Gaussian
+mechanism is exactly Δ/σ-GDP, 002 Theorem 3.1), and says so.
+
+>>> r = compute_profile_gdp(ProfileGdpSpec(MechSpec("laplace", (1.0,)), (1.0, 2.0)))
+>>> r.verdict.is_gdp, r.verdict.mu_t, round(r.verdict.mu_upper, 3)
+(True, 0.0, 1.031)
+>>> type(build_profile_gdp()).__name__
+'VBox'
+"""
+from __future__ import annotations
+
+import functools
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import ipywidgets as W
+import numpy as np
+
+from ..conversions import (
+    equation_profile,
+    gdp_delta,
+    gdp_identify,
+    gdp_measure,
+    pure_to_gdp,
+    tradeoff_approx,
+    tradeoff_gdp,
+)
+from ..conversions import _gdp_log_delta  # vectorized, unvalidated δ_μ in log space
+from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
+from ..profiles import PrivacyProfile
+from .controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = [
+    "MechSpec", "ProfileGdpSpec", "GdpVerdict", "MechanismSummary", "ProfileGdpResult",
+    "mechanism_summary", "compute_profile_gdp", "parse_mus", "ProfileGdpController",
+    "build_profile_gdp", "FAMILIES", "DELTA_FLOOR", "N_EPS", "ALPHA_GRID", "MEASURE_TOL",
+    "EVAL_BUDGET", "MAX_MUS",
+]
+
+#: the plotted ε range ends a little beyond where δ_A falls below DELTA_FLOOR (the y axis floor)
+DELTA_FLOOR = 1e-12
+#: points of the ε grid of the profile plot
+N_EPS = 241
+#: type I errors α of the trade-off plot: linear, plus a geometric head for the corner at α → 0
+ALPHA_GRID = np.unique(np.concatenate([np.linspace(0.0, 1.0, 161), np.geomspace(1e-6, 0.05, 40)]))
+#: tolerance of gdp_measure on the slider path (width of the μ bracket)
+MEASURE_TOL = 1e-3
+#: gdp_measure gives up (and the dashboard falls back, see the module docstring) beyond this many
+#: evaluated points of log δ_A
+EVAL_BUDGET = 60_000
+#: at most this many μ values
+MAX_MUS = 6
+_COARSE = np.concatenate([[0.0], np.geomspace(1e-3, 5e3, 121)])
+
+
+# ------------------------------------------------------------------------------------------------
+# mechanism families (a small registry: key -> label, parameters, constructor)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Family:
+    key: str
+    label: str
+    params: tuple[str, ...]            # control names, in the order of MechSpec.params
+    make: Callable                     # params -> (profile, tradeoff(alpha) | None, naive | None)
+    formula: str                       # HTML/LaTeX shown under the dropdown
+
+
+def _mech(m):
+    return m.profile, m.tradeoff, None
+
+
+def _equation(A, B, sigma):
+    return (equation_profile(A, B, sigma, refined=True), None,
+            equation_profile(A, B, sigma, refined=False))
+
+
+FAMILIES: dict[str, _Family] = {f.key: f for f in [
+    _Family("laplace", "Laplace", ("lap_b",), lambda b: _mech(Laplace(b)),
+            r"Laplace noise of scale $b$ (Δ = 1): $\delta(\varepsilon) = \max\{0,\,1 - "
+            r"e^{(\varepsilon - \Delta/b)/2}\}$ (002, Fig. 1; 001 Thm 3) — pure $\Delta/b$-DP."),
+    _Family("gaussian", "Gaussian", ("gauss_sigma",), lambda s: _mech(Gaussian(s)),
+            r"Gaussian noise $N(0,\sigma^2)$: exactly $\mu = \Delta/\sigma$-GDP "
+            r"(002, Thm 3.1; Balle &amp; Wang 2018, Thm 8)."),
+    _Family("pure", "Randomized response (any pure ε-DP)", ("rr_eps",),
+            lambda e: _mech(RandomizedResponse(e)),
+            r"Randomized response: the tight pure $\varepsilon$-DP profile "
+            r"$\delta(\varepsilon') = (e^{\varepsilon} - e^{\varepsilon'})_+/(1 + e^{\varepsilon})$; "
+            r"every $\varepsilon$-DP mechanism is below it, and is "
+            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (002, Section 5)."),
+    _Family("logistic", "Logistic", ("logi_s",), lambda s: _mech(Logistic(s)),
+            r"Logistic noise of scale $s$: pure $\Delta/s$-DP, "
+            r"$\delta(\varepsilon) = (1 - e^{-(d-\varepsilon)/2})^2/(1 - e^{-d})$, $d = \Delta/s$ (001 Thm 4)."),
+    _Family("subbotin", "Subbotin (generalized normal)", ("sub_s", "sub_r"),
+            lambda s, r: _mech(Subbotin(s, r)),
+            r"Subbotin noise $\propto e^{-|x/s|^r/r}$ (001 Lemma 1): $r = 1$ is Laplace, $r = 2$ "
+            r"Gaussian; for $1 &lt; r \le 2$ the tail is at most Gaussian (GDP), for $r &gt; 2$ "
+            r"$\log\delta \sim -\varepsilon^{r/(r-1)}$ is heavier than Gaussian: not GDP."),
+    _Family("equation", "Trade-off equation σ = A·√log(B/δ)/ε (002 Fig. 1)", ("eq_A", "eq_B", "eq_sigma"),
+            _equation,
+            r"A guarantee stated as $\sigma = A\sqrt{\log(B/\delta)}/\varepsilon$ (002, Fig. 1 left, "
+            r"“SGD”: $A = 2, B = 1, \sigma = 2$). Naive inversion: "
+            r"$\delta_n(\varepsilon) = \min\{1, B e^{-(\sigma\varepsilon/A)^2}\}$ (dotted). "
+            r"Refined by the exact partial order (002, Thm 2.1): $(\varepsilon_0,\delta_0)$-DP implies "
+            r"$(\varepsilon,\delta)$-DP iff $\delta \ge \delta_0 + (1-\delta_0)(e^{\varepsilon_0} - "
+            r"e^{\varepsilon})_+/(1 + e^{\varepsilon_0})$, so $\delta(\varepsilon) = \inf_{\varepsilon_0}$ "
+            r"of that bound with $\delta_0 = \delta_n(\varepsilon_0)$ (solid)."),
+]}
+
+
+# ------------------------------------------------------------------------------------------------
+# specs and results
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MechSpec:
+    """A mechanism: family key (see ``FAMILIES``) and its parameters (hashable cache key)."""
+
+    kind: str
+    params: tuple[float, ...]
+
+    def __post_init__(self):
+        if self.kind not in FAMILIES:
+            raise ValueError(f"mechanism must be one of {sorted(FAMILIES)}, got {self.kind!r}")
+        if len(self.params) != len(FAMILIES[self.kind].params):
+            raise ValueError(f"params of {self.kind} must have {len(FAMILIES[self.kind].params)} "
+                             f"entries, got {self.params!r}")
+
+
+@dataclass(frozen=True)
+class ProfileGdpSpec:
+    """The dashboard's state (the view toggle is not part of it: both views are computed)."""
+
+    mech: MechSpec
+    mus: tuple[float, ...] = (1.0, 2.0)
+
+
+@dataclass(frozen=True)
+class GdpVerdict:
+    """GDP verdict of a profile: tail value μ_t (002 Thm 3.3), the μ* bracket (002 §4).
+
+    ``mu_lower`` is violated (the profile is not μ_lower-GDP); ``mu_upper`` is certified (None if
+    no certified value is available); ``method`` says where the bracket comes from.
+    """
+
+    is_gdp: bool
+    mu_t: float
+    mu_lower: float | None
+    mu_upper: float | None
+    method: str
+    reason: str = ""
+
+    def status(self, mu: float) -> str:
+        """'yes' (certified μ-GDP), 'no' (violated) or 'undecided' for the user's μ."""
+        if not self.is_gdp:
+            return "no"
+        if self.mu_upper is not None and mu >= self.mu_upper:
+            return "yes"
+        if self.mu_lower is not None and mu <= self.mu_lower:
+            return "no"
+        return "undecided"
+
+
+@dataclass(frozen=True)
+class MechanismSummary:
+    """Everything that depends on the mechanism only (cached on its :class:`MechSpec`)."""
+
+    label: str
+    eps: np.ndarray = field(repr=False)            # ε grid of the profile plot
+    delta: np.ndarray = field(repr=False)          # δ_A on it
+    delta_naive: np.ndarray | None = field(repr=False)   # equation family: the naive inversion
+    beta: np.ndarray = field(repr=False)           # trade-off β(α) on ALPHA_GRID
+    beta_naive: np.ndarray | None = field(repr=False)
+    eps_max: float
+    verdict: GdpVerdict
+    verdict_naive: GdpVerdict | None
+
+
+@dataclass(frozen=True)
+class ProfileGdpResult:
+    """Everything both views draw: the mechanism summary plus the μ-GDP curves."""
+
+    spec: ProfileGdpSpec
+    summary: MechanismSummary
+    delta_mu: np.ndarray = field(repr=False)       # shape (len(mus), N_EPS)
+    g_mu: np.ndarray = field(repr=False)           # shape (len(mus), len(ALPHA_GRID))
+    delta_upper: np.ndarray | None = field(repr=False)   # δ_{μ_upper}(ε) (dashed), if certified
+    g_upper: np.ndarray | None = field(repr=False)
+
+    @property
+    def verdict(self) -> GdpVerdict:
+        return self.summary.verdict
+
+
+# ------------------------------------------------------------------------------------------------
+# GDP verdict with a budget
+# ------------------------------------------------------------------------------------------------
+class _BudgetExceeded(Exception):
+    pass
+
+
+class _MemoProfile(PrivacyProfile):
+    """Wraps a profile: memoises scalar log δ evaluations (gdp_measure repeats gdp_identify's tail
+    search) and raises _BudgetExceeded after ``budget`` evaluated points."""
+
+    def __init__(self, inner: PrivacyProfile, budget: int = EVAL_BUDGET):
+        self.inner = inner
+        self.eps_max = inner.eps_max
+        self.name = inner.name
+        self.budget = budget
+        self.used = 0
+        self._memo: dict[tuple, np.ndarray] = {}
+
+    def _log_delta(self, eps):
+        e = np.asarray(eps, dtype=np.float64)
+        if e.size <= 64:  # the tail searches and fits repeat small queries: memoise them
+            key = (e.shape, e.tobytes())
+            if key not in self._memo:
+                self._count(e.size)
+                self._memo[key] = np.asarray(self.inner.log_delta(e), dtype=np.float64)
+            return self._memo[key].copy()
+        self._count(e.size)
+        return np.asarray(self.inner.log_delta(e), dtype=np.float64)
+
+    def _count(self, n):
+        self.used += n
+        if self.used > self.budget:
+            raise _BudgetExceeded(self.used)
+
+
+def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float | None:
+    """The largest μ in [0, hi] (to 1e-4 relative) with δ_A(ε) > δ_μ(ε) at a point of the grid:
+    an explicitly violated μ (002 Thm 3.1), or None if none is violated."""
+    fin = np.isfinite(log_delta_grid)
+    if not fin.any():
+        return None
+    e, la = eps[fin], log_delta_grid[fin]
+
+    def violated(mu):
+        lm = _gdp_log_delta(mu, e)
+        with np.errstate(invalid="ignore"):
+            return bool(np.any(la > lm + 1e-12 * (1.0 + np.abs(lm))))
+
+    lo = 0.0
+    if not violated(1e-12):
+        return None
+    lo = 1e-12
+    while hi - lo > 1e-4 * hi:
+        mid = 0.5 * (lo + hi)
+        if violated(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
+    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (002 Thm 3.1); pure ε-DP is
+    2Φ⁻¹(e^ε/(1+e^ε))-GDP (002 Section 5)."""
+    if kind == "gaussian":
+        return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (002, Thm 3.1)"
+    if math.isfinite(eps_max):
+        return float(pure_to_gdp(eps_max)), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (002, Section 5)"
+    return None, ""
+
+
+def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
+             log_delta_grid: np.ndarray) -> GdpVerdict:
+    """GDP verdict of ``profile`` (see the module docstring for the fallbacks)."""
+    ld0 = float(np.asarray(profile.log_delta(0.0)))
+    eps_max = float(profile.eps_max)
+    if ld0 >= 0.0 and not math.isfinite(eps_max):
+        return GdpVerdict(False, float("nan"), None, None, "δ(0) = 1",
+                          "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for any "
+                          "δ < 1, so it is not μ-GDP for any μ with δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. "
+                          "for any μ ≲ 16.6 (002, Thm 3.1)")
+    wrapped = _MemoProfile(profile)
+    try:
+        mu_t = gdp_identify(wrapped)
+    except _BudgetExceeded:
+        mu_t = float("nan")
+    if mu_t == float("inf"):
+        return GdpVerdict(False, mu_t, None, None, "tail",
+                          "not GDP: tail heavier than Gaussian (μ_t = ∞, 002 Thm 3.3)")
+    try:
+        if not math.isnan(mu_t):
+            lo, hi = gdp_measure(wrapped, tol=MEASURE_TOL)
+            return GdpVerdict(True, mu_t, lo, hi, f"measured (002 §4, tol {MEASURE_TOL:g})")
+    except (_BudgetExceeded, RuntimeError, ValueError):
+        pass
+    # fallback: rigorous ends from the plot grid and from theory
+    up, why = _theory_upper(kind, params, eps_max)
+    lo = _grid_lower(log_delta_grid, eps, 2.0 * (up if up else 1e3))
+    if up is not None and lo is not None and lo >= up:
+        lo = None
+    return GdpVerdict(True, mu_t, lo, up, "fallback",
+                      "the certified measurement did not finish within the interactive budget; "
+                      + (f"upper end from theory: {why}" if up else "no certified upper end")
+                      + "; lower end violated on the plot grid")
+
+
+# ------------------------------------------------------------------------------------------------
+# compute
+# ------------------------------------------------------------------------------------------------
+def _eps_range(profile: PrivacyProfile) -> float:
+    """Right end of the plotted ε range: 1.15 × the first coarse-grid ε with δ_A ≤ DELTA_FLOOR
+    (or eps_max for pure DP), clipped to [0.05, 5000]."""
+    ld = np.asarray(profile.log_delta(_COARSE))
+    below = np.nonzero(ld <= math.log(DELTA_FLOOR))[0]
+    hi = float(_COARSE[below[0]]) if below.size else float(_COARSE[-1])
+    if math.isfinite(profile.eps_max):
+        hi = min(hi, float(profile.eps_max))
+    return float(np.clip(1.15 * hi, 0.05, 5000.0))
+
+
+def _envelope_tradeoff(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su Prop. 2.5 via
+    conversions.tradeoff_approx; every pair is a valid guarantee, so a finite grid errs on the
+    safe side: a lower β claims less privacy)."""
+    ok = delta < 1.0
+    if not ok.any():
+        return np.zeros_like(ALPHA_GRID)
+    b = tradeoff_approx(eps[ok][:, None], delta[ok][:, None], ALPHA_GRID[None, :])
+    return np.max(b, axis=0)
+
+
+@functools.lru_cache(maxsize=128)
+def mechanism_summary(mech: MechSpec) -> MechanismSummary:
+    """Profile on the plotted grid, trade-off on ALPHA_GRID and the GDP verdict of one mechanism
+    (cached on ``mech``). The parameters are validated by the backend (ValueError naming them).
+
+    >>> s = mechanism_summary(MechSpec("gaussian", (1.0,)))
+    >>> round(s.verdict.mu_t, 6), s.verdict.status(1.01), s.verdict.status(0.99)
+    (1.0, 'yes', 'no')
+    """
+    fam = FAMILIES[mech.kind]
+    profile, tradeoff, naive = fam.make(*mech.params)
+    hi = _eps_range(profile)
+    if naive is not None:
+        hi = max(hi, _eps_range(naive))
+    eps = np.linspace(0.0, hi, N_EPS)
+    ld = np.asarray(profile.log_delta(eps), dtype=np.float64)
+    delta = np.exp(ld)
+    verdict = _verdict(profile, mech.kind, mech.params, eps, ld)
+    if tradeoff is not None:
+        beta = np.asarray(tradeoff(ALPHA_GRID), dtype=np.float64)
+    else:
+        beta = _envelope_tradeoff(eps, delta)
+    delta_naive = beta_naive = verdict_naive = None
+    if naive is not None:
+        ldn = np.asarray(naive.log_delta(eps), dtype=np.float64)
+        delta_naive = np.exp(ldn)
+        beta_naive = _envelope_tradeoff(eps, delta_naive)
+        verdict_naive = _verdict(naive, mech.kind, mech.params, eps, ldn)
+    return MechanismSummary(profile.name, eps, delta, delta_naive, beta, beta_naive,
+                            float(profile.eps_max), verdict, verdict_naive)
+
+
+def parse_mus(text: str) -> tuple[float, ...]:
+    """Comma-separated μ values → tuple of floats (each > 0 and finite; 1 to MAX_MUS of them).
+
+    >>> parse_mus("1, 2.5")
+    (1.0, 2.5)
+    >>> parse_mus("1, x")
+    Traceback (most recent call last):
+    ...
+    ValueError: mu values must be numbers separated by commas, got 'x'
+    """
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"mu values: type at least one μ > 0 (e.g. 1, 2), got {text!r}")
+    if len(parts) > MAX_MUS:
+        raise ValueError(f"mu values: at most {MAX_MUS} values, got {len(parts)}")
+    out = []
+    for p in parts:
+        try:
+            v = float(p)
+        except ValueError:
+            raise ValueError(f"mu values must be numbers separated by commas, got {p!r}") from None
+        if not (v > 0 and math.isfinite(v)):
+            raise ValueError(f"mu must be a finite number > 0, got {p}")
+        out.append(v)
+    return tuple(out)
+
+
+def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
+    """All arrays of both views for one setting: the cached :func:`mechanism_summary`, then
+    δ_μ(ε) (002 Thm 3.1, :func:`~dpexplore.conversions.gdp_delta`) and G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+    (:func:`~dpexplore.conversions.tradeoff_gdp`) for each μ and for μ_upper.
+
+    >>> r = compute_profile_gdp(ProfileGdpSpec(MechSpec("gaussian", (0.5,)), (2.0,)))
+    >>> bool(np.allclose(r.delta_mu[0], r.summary.delta, rtol=1e-12))   # N(0, 0.25) is 2-GDP
+    True
+    """
+    mus = tuple(float(m) for m in spec.mus)
+    if not mus or any(not (m > 0 and math.isfinite(m)) for m in mus):
+        raise ValueError(f"mu must be finite numbers > 0, got {spec.mus!r}")
+    s = mechanism_summary(spec.mech)
+    m = np.asarray(mus)[:, None]
+    delta_mu = np.asarray(gdp_delta(m, s.eps[None, :]), dtype=np.float64)
+    g_mu = np.asarray(tradeoff_gdp(m, ALPHA_GRID[None, :]), dtype=np.float64)
+    up = s.verdict.mu_upper
+    delta_upper = g_upper = None
+    if up is not None:
+        delta_upper = np.asarray(gdp_delta(up, s.eps), dtype=np.float64)
+        g_upper = np.asarray(tradeoff_gdp(up, ALPHA_GRID), dtype=np.float64)
+    return ProfileGdpResult(spec, s, delta_mu, g_mu, delta_upper, g_upper)
+
+
+# ------------------------------------------------------------------------------------------------
+# controller
+# ------------------------------------------------------------------------------------------------
+def _logy(y: np.ndarray) -> np.ndarray:
+    """δ for a log axis: δ = 0 becomes NaN (→ a gap; to_json sends None)."""
+    y = np.asarray(y, dtype=np.float64)
+    return np.where(y > 0, y, np.nan)
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "—"
+    if math.isinf(x):
+        return "∞"
+    if math.isnan(x):
+        return "not evaluated"
+    return f"{x:.6g}"
+
+
+class ProfileGdpController(Controller):
+    """Controls → :class:`ProfileGdpSpec` → :func:`compute_profile_gdp` → two prebuilt figures
+    (profile and trade-off); the view toggle switches which one is displayed."""
+
+    compute = staticmethod(compute_profile_gdp)
+
+    def __init__(self, controls, message=None):
+        self.readout = W.HTMLMath()
+        self.readout.add_class("dpexplore-gdp-verdict")
+        self.mech_info = W.HTMLMath()
+        super().__init__(controls, message)
+        self._sync_controls()
+        self._set_texts(self.result)
+        self._show_view()
+
+    # spec -------------------------------------------------------------------------------------
+    def read_spec(self) -> ProfileGdpSpec:
+        kind = self.controls["mechanism"].value
+        fam = FAMILIES[kind]
+        params = tuple(float(self.controls[p].value) for p in fam.params)
+        return ProfileGdpSpec(MechSpec(kind, params), parse_mus(self.controls["mus"].value))
+
+    def update(self) -> None:
+        self._sync_controls()
+        super().update()
+        self._show_view()
+
+    def _sync_controls(self) -> None:
+        fam = FAMILIES[self.controls["mechanism"].value]
+        for name in _PARAM_CONTROLS:
+            self.controls[name].layout.display = None if name in fam.params else "none"
+        self.mech_info.value = fam.formula
+
+    def _show_view(self) -> None:
+        tradeoff = self.controls["view"].value == "tradeoff"
+        self.figs[0].layout.display = "none" if tradeoff else None
+        self.figs[1].layout.display = None if tradeoff else "none"
+
+    # traces -----------------------------------------------------------------------------------
+    @staticmethod
+    def _profile_traces(r: ProfileGdpResult) -> list[dict]:
+        s = r.summary
+        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {s.label}", "x": s.eps,
+               "y": _logy(s.delta), "line": {"color": OKABE_ITO[7], "width": 3}}]
+        if s.delta_naive is not None:
+            tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion δ_n(ε)",
+                       "x": s.eps, "y": _logy(s.delta_naive),
+                       "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"}})
+        for i, mu in enumerate(r.spec.mus):
+            tr.append({"type": "scatter", "mode": "lines", "name": f"δ_μ(ε), μ = {mu:g}", "x": s.eps,
+                       "y": _logy(r.delta_mu[i]), "line": {"color": OKABE_ITO[i % 7], "width": 2}})
+        if r.delta_upper is not None:
+            tr.append({"type": "scatter", "mode": "lines",
+                       "name": f"δ_μ(ε), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
+                       "x": s.eps, "y": _logy(r.delta_upper),
+                       "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}})
+        return tr
+
+    @staticmethod
+    def _tradeoff_traces(r: ProfileGdpResult) -> list[dict]:
+        s = r.summary
+        a = ALPHA_GRID
+        tr = [{"type": "scatter", "mode": "lines", "name": f"β(α): {s.label}", "x": a, "y": s.beta,
+               "line": {"color": OKABE_ITO[7], "width": 3}}]
+        if s.beta_naive is not None:
+            tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion", "x": a,
+                       "y": s.beta_naive, "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"}})
+        for i, mu in enumerate(r.spec.mus):
+            tr.append({"type": "scatter", "mode": "lines", "name": f"G_μ(α), μ = {mu:g}", "x": a,
+                       "y": r.g_mu[i], "line": {"color": OKABE_ITO[i % 7], "width": 2}})
+        if r.g_upper is not None:
+            tr.append({"type": "scatter", "mode": "lines",
+                       "name": f"G_μ(α), μ_upper = {s.verdict.mu_upper:.4g} (certified)", "x": a,
+                       "y": r.g_upper, "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}})
+        tr.append({"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
+                   "x": [0.0, 1.0], "y": [1.0, 0.0],
+                   "line": {"color": "#999999", "width": 1, "dash": "dot"}})
+        return tr
+
+    def figures(self, result: ProfileGdpResult) -> list[PlotlyWidget]:
+        legend = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
+        prof = PlotlyWidget(data=self._profile_traces(result), layout={
+            "title": {"text": "Privacy profile δ(ε) against μ-GDP (002, Thm 3.1)"},
+            "xaxis": {"title": {"text": "ε"}},
+            "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log", "exponentformat": "power",
+                      "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05]},
+            "legend": legend, "showlegend": True, "height": 430})
+        trade = PlotlyWidget(data=self._tradeoff_traces(result), layout={
+            "title": {"text": "Trade-off functions β(α) against G_μ (f-DP)"},
+            "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
+            "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
+            "legend": legend, "showlegend": True, "height": 430})
+        prof.add_class("dpexplore-profile-plot")
+        trade.add_class("dpexplore-tradeoff-plot")
+        return [prof, trade]
+
+    def render(self, result: ProfileGdpResult) -> None:
+        with self.figs[0].batch_update():
+            self.figs[0].update(data=self._profile_traces(result))
+        with self.figs[1].batch_update():
+            self.figs[1].update(data=self._tradeoff_traces(result))
+        self._set_texts(result)
+
+    # readout ----------------------------------------------------------------------------------
+    @staticmethod
+    def _verdict_html(v: GdpVerdict, what: str) -> str:
+        if not v.is_gdp:
+            return f"<b>{what}: not GDP</b> — {html.escape(v.reason)}."
+        tail = ("δ = 0 beyond ε_max, so μ_t = 0" if v.mu_t == 0.0 else f"μ_t = {_fmt(v.mu_t)}")
+        out = f"<b>{what}: GDP</b> with tail value {tail} (002, Thm 3.3)"
+        if v.mu_upper is not None:
+            out += (f"; measured μ*: {_fmt(v.mu_lower) if v.mu_lower is not None else '0'} "
+                    f"&lt; μ* ≤ <b>{_fmt(v.mu_upper)}</b> (upper end certified; dashed curve)")
+        else:
+            out += (f"; μ* &gt; {_fmt(v.mu_lower)} (violated)" if v.mu_lower is not None else "")
+        if v.method == "fallback":
+            out += f". <i>{html.escape(v.reason)}</i>"
+        else:
+            out += f" [{html.escape(v.method)}]"
+        return out + "."
+
+    def _set_texts(self, r: ProfileGdpResult) -> None:
+        s = r.summary
+        lines = [self._verdict_html(s.verdict, "Mechanism" if s.verdict_naive is None else "Refined profile")]
+        if s.verdict_naive is not None:
+            lines.append(self._verdict_html(s.verdict_naive, "Naive inversion"))
+        word = {"yes": "μ-GDP ✔ (certified)", "no": "not μ-GDP ✘ (δ_A &gt; δ_μ somewhere)",
+                "undecided": "undecided at this tolerance"}
+        per = "; ".join(f"μ = {mu:g}: {word[s.verdict.status(mu)]}" for mu in r.spec.mus)
+        lines.append(per)
+        self.readout.value = "<br>".join(lines)
+
+
+_PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r", "eq_A", "eq_B",
+                   "eq_sigma")
+
+
+def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
+    return {
+        "mechanism": W.Dropdown(options=[(f.label, f.key) for f in FAMILIES.values()],
+                                value=mechanism, description="mechanism",
+                                style={"description_width": "initial"},
+                                layout=W.Layout(width="min(100%, 520px)")),
+        "lap_b": log_slider("Laplace scale b", 1.0, 0.02, 100.0, "× Δ"),
+        "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.05, 100.0, "× Δ"),
+        "rr_eps": log_slider("pure ε", 1.0, 0.01, 50.0, "nats"),
+        "logi_s": log_slider("Logistic scale s", 1.0, 0.02, 100.0, "× Δ"),
+        "sub_s": log_slider("Subbotin scale s", 1.0, 0.05, 100.0, "× Δ"),
+        "sub_r": linear_slider("Subbotin shape r", 1.5, 1.0, 4.0, 0.05, "1 = Laplace, 2 = Gaussian"),
+        "eq_A": log_slider("equation A", 2.0, 0.1, 10.0, "× Δ"),
+        "eq_B": log_slider("equation B", 1.0, 0.01, 100.0, "factor"),
+        "eq_sigma": log_slider("equation σ", 2.0, 0.1, 100.0, "× Δ"),
+        "mus": W.Text(value=mus, description="μ values (comma-separated) [GDP parameter]",
+                      continuous_update=False, style={"description_width": "initial"},
+                      layout=W.Layout(width="min(100%, 520px)")),
+        "view": W.ToggleButtons(options=[("privacy profile δ(ε)", "profile"),
+                                         ("trade-off β(α) (f-DP)", "tradeoff")],
+                                value="profile", description="view"),
+    }
+
+
+_FORMULAS = (
+    r"<b>μ-GDP profile</b> (002, Thm 3.1; Dong, Roth &amp; Su, Cor. 2.13): a mechanism is μ-GDP iff "
+    r"$\delta_A(\varepsilon) \le \delta_\mu(\varepsilon)$ for all $\varepsilon \ge 0$, where "
+    r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right) - "
+    r"e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
+    r"<b>Identification</b> (002, Thm 3.3): $\mu_t = \lim_{\varepsilon\to\infty} "
+    r"\varepsilon/\sqrt{-2\log\delta_A(\varepsilon)}$; the mechanism is GDP iff $\mu_t &lt; \infty$, "
+    r"and then only for $\mu \ge \mu_t$. The plot cannot decide this — the curves may cross far "
+    r"below the axis floor $\delta = 10^{-13}$ — the tail limit can. "
+    r"<b>Measurement</b> (002, Section 4): a bracket $\mu_{\rm lower} &lt; \mu^* \le \mu_{\rm upper}$, "
+    r"the lower end violated at an explicit $\varepsilon$, the upper end certified on a grid plus the tail. "
+    r"<b>f-DP view</b>: μ-GDP means $\beta(\alpha) \ge G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ "
+    r"for every type I error $\alpha$ (Dong, Roth &amp; Su, Def. 2.6; 002, Section 1)."
+)
+
+
+def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> W.VBox:
+    """The dashboard: mechanism dropdown and its parameter sliders, μ values, view toggle, the GDP
+    verdict, a message area and the two figures (one shown at a time).
+
+    >>> box = build_profile_gdp("gaussian", "1")
+    >>> ctrl = box.controller
+    >>> ctrl.spec.mech, ctrl.spec.mus
+    (MechSpec(kind='gaussian', params=(1.0,)), (1.0,))
+    """
+    if mechanism not in FAMILIES:
+        raise ValueError(f"mechanism must be one of {sorted(FAMILIES)}, got {mechanism!r}")
+    controls = _controls(mechanism, mus)
+    message = MessageArea()
+    ctrl = ProfileGdpController(controls, message)
+    title = W.HTML("<h2>Privacy profile vs Gaussian differential privacy</h2>")
+    formula = W.HTMLMath(_FORMULAS)
+    note = W.HTML("<small>Sensitivity Δ = 1. δ = 0 (pure DP beyond ε_max) cannot be drawn on a log "
+                  "axis: the curve ends there (a gap). The y axis shows δ ≥ 10⁻¹³; the curves are "
+                  "computed exactly in log space below it.</small>")
+    box = W.VBox([
+        title, formula,
+        W.VBox([controls["mechanism"], ctrl.mech_info]
+               + [controls[n] for n in _PARAM_CONTROLS]
+               + [controls["mus"], controls["view"]]),
+        ctrl.readout, message, *ctrl.figs, note,
+    ])
+    box.controller = ctrl
+    return box
