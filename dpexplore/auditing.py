@@ -33,6 +33,7 @@ __all__ = [
     "audit_mechanism",
     "trials_needed",
     "one_run_epsilon_lower_bound",
+    "one_run_p_value",
     "OneRunResult",
     "one_run_audit",
     "LaplaceAuditPair",
@@ -320,30 +321,94 @@ def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**
 # ------------------------------------------------------------------------------------------------
 # One-run auditing (Steinke, Nasr & Jagielski 2023)
 # ------------------------------------------------------------------------------------------------
-def one_run_epsilon_lower_bound(correct, guesses, confidence=0.95):
+def one_run_p_value(correct, guesses, eps, delta=0.0, m=None):
+    """p-value of the null hypothesis "M is (ε, δ)-DP" after v correct guesses out of r in a
+    one-run audit with m canaries (Steinke, Nasr & Jagielski 2023, arXiv:2305.08846, main theorem
+    and its approximate-DP version)::
+
+        p = min(1, P[Bin(r, q) ≥ v] + 2mδ · max_{1≤i≤v} P[v − i ≤ Bin(r, q) < v] / i),
+        q = e^ε / (1 + e^ε).
+
+    ``m`` (total canaries, ≥ r) is needed only for δ > 0.
+
+    >>> round(one_run_p_value(600, 1000, 0.2), 6)
+    0.000765
+    """
+    v, r = _counts(correct, guesses, "correct", "guesses")
+    v, r = int(v), int(r)
+    e = float(as_array(eps, "eps"))
+    if e < 0:
+        raise ValueError(f"eps must be >= 0, got {eps!r}")
+    d = float(check_delta(delta, "delta"))
+    q = 0.5 * (1.0 + math.tanh(e / 2.0)) if np.isfinite(e) else 1.0
+    tail = float(stats.binom.sf(v - 1, r, q))
+    if d == 0.0 or v == 0:
+        return min(tail, 1.0)
+    if m is None:
+        raise ValueError("m (the number of canaries) is required when delta > 0")
+    mm = _int(m, "m")
+    if mm < r:
+        raise ValueError(f"m must be >= guesses = {r}, got {m!r}")
+    pmf = stats.binom.pmf(np.arange(v - 1, -1, -1), r, q)  # P[Bin = v−1], P[Bin = v−2], ...
+    alpha = float(np.max(np.cumsum(pmf) / np.arange(1, v + 1)))
+    return min(tail + 2.0 * mm * d * alpha, 1.0)
+
+
+def one_run_epsilon_lower_bound(correct, guesses, confidence=0.95, *, delta=0.0, m=None):
     """ε lower bound from one run with m canaries (Steinke, Nasr & Jagielski 2023, "Privacy
-    Auditing with One (1) Training Run", main theorem for pure ε-DP; 000, "Privacy auditing in
-    just one run"). Each canary is included independently with probability 1/2; if M is ε-DP,
-    the number W of correct guesses among r guesses is stochastically dominated by
-    Binomial(r, e^ε/(1 + e^ε)). Rejecting ε whenever P[Binomial(r, p_ε) ≥ v] ≤ 1 − confidence
-    gives::
+    Auditing with One (1) Training Run", arXiv:2305.08846; 000, "Privacy auditing in just one
+    run"). Each canary is included independently with probability 1/2; if M is ε-DP, the number
+    W of correct guesses among r guesses is stochastically dominated by Binomial(r, e^ε/(1 + e^ε)).
+    Rejecting ε whenever its p-value (:func:`one_run_p_value`) is below 1 − confidence gives,
+    for δ = 0, the closed form::
 
         ε_lb = max(0, logit(p_lo)),   p_lo = Beta⁻¹(1 − confidence; v, r − v + 1)
 
-    (the one-sided Clopper–Pearson lower bound on the success rate), valid with probability
-    ≥ ``confidence``. Only the δ = 0 case is implemented (the paper's δ > 0 bound is not).
+    (the one-sided Clopper–Pearson lower bound on the success rate). For δ > 0 (needs ``m``),
+    ε_lb = sup{ε : p-value(ε, δ) < 1 − confidence} by bisection on ε, keeping the lower end
+    (rounded down by < 1e-9). Valid with probability ≥ ``confidence``.
 
     >>> round(one_run_epsilon_lower_bound(900, 1000), 6)
     2.021233
     >>> one_run_epsilon_lower_bound(500, 1000)
     0.0
+    >>> 0 < one_run_epsilon_lower_bound(900, 1000, delta=1e-5, m=1000) < 2.021233
+    True
     """
     v, r = _counts(correct, guesses, "correct", "guesses")
     alpha = 1.0 - _confidence(confidence)
-    p_lo = _cp_lower(v, r, alpha)
-    with np.errstate(divide="ignore"):
-        lb = np.log(p_lo) - np.log1p(-p_lo)
-    return scalar_out(np.maximum(np.nan_to_num(lb, nan=0.0, neginf=0.0), 0.0))
+    d = float(check_delta(delta, "delta"))
+    if d == 0.0:
+        p_lo = _cp_lower(v, r, alpha)
+        with np.errstate(divide="ignore"):
+            lb = np.log(p_lo) - np.log1p(-p_lo)
+        return scalar_out(np.maximum(np.nan_to_num(lb, nan=0.0, neginf=0.0), 0.0))
+    if v.ndim != 0:
+        raise ValueError(f"correct must be a scalar when delta > 0, got {correct!r}")
+    if m is None:
+        raise ValueError("m (the number of canaries) is required when delta > 0")
+
+    def rejected(e):
+        return one_run_p_value(v, r, e, d, m) < alpha
+
+    if not rejected(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while rejected(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:
+            return lo
+    while hi - lo > 1e-9:
+        mid = 0.5 * (lo + hi)
+        if rejected(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _one_run_lb(correct, r, c, d, m) -> float:
+    return float(one_run_epsilon_lower_bound(correct, r, c, delta=d, m=m))
 
 
 @dataclass(frozen=True)
@@ -359,7 +424,7 @@ class OneRunResult:
 
 
 def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None, guesses=None,
-                  confidence=0.95):
+                  confidence=0.95, delta=0.0):
     """Simulate a one-run audit (Steinke, Nasr & Jagielski 2023; 000) of a mechanism that claims
     ε-DP per canary: m canaries, each included independently with probability 1/2 (S_i = ±1);
     the mechanism releases one ``true_eps``-DP (default ``eps``) view per canary, either
@@ -367,8 +432,8 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
     (1{S_i = +1} + Lap(1/ε)); the attacker guesses "in" for the ``guesses``/2 highest views and
     "out" for the ``guesses``/2 lowest, abstaining on the rest (default: guess all m; for
     randomized response the default guess is the released bit itself).
-    ε_lb from :func:`one_run_epsilon_lower_bound`; with ``true_eps`` > ``eps`` it can expose a
-    mis-calibration.
+    ε_lb from :func:`one_run_epsilon_lower_bound` (at ``delta``); with ``true_eps`` > ``eps`` it
+    can expose a mis-calibration.
 
     >>> r = one_run_audit(10000, 2.0, np.random.default_rng(0))
     >>> r.correct, 1.7 < r.eps_lb <= 2.0
@@ -382,6 +447,7 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
     if r > m:
         raise ValueError(f"guesses must be <= m = {m}, got {guesses!r}")
     c = _confidence(confidence)
+    d = float(check_delta(delta, "delta"))
     if mechanism not in ("randomized_response", "laplace"):
         raise ValueError(f"mechanism must be 'randomized_response' or 'laplace', got {mechanism!r}")
     s = rng.integers(0, 2, m) * 2 - 1
@@ -390,7 +456,7 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
         bits = np.where(flip, -s, s)
         if guesses is None:  # guess every canary's bit: W ~ Binomial(m, e^ε/(1 + e^ε)) exactly
             correct = int(np.sum(bits == s))
-            return OneRunResult(m, m, correct, float(one_run_epsilon_lower_bound(correct, m, c)), c, te)
+            return OneRunResult(m, m, correct, _one_run_lb(correct, m, c, d, m), c, te)
         view = bits.astype(np.float64) + 1e-9 * rng.random(m)  # random tie-break among equal bits
     else:
         view = (s > 0).astype(np.float64) + rng.laplace(0.0, 1.0 / te, m)
@@ -400,7 +466,7 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
     guess_in = order[m - n_in:]
     guess_out = order[:n_out]
     correct = int(np.sum(s[guess_in] == 1) + np.sum(s[guess_out] == -1))
-    return OneRunResult(m, r, correct, float(one_run_epsilon_lower_bound(correct, r, c)), c, te)
+    return OneRunResult(m, r, correct, _one_run_lb(correct, r, c, d, m), c, te)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dpexplore.auditing import (
     miscalibrated_laplace,
     one_run_audit,
     one_run_epsilon_lower_bound,
+    one_run_p_value,
     trials_needed,
 )
 
@@ -239,6 +240,37 @@ def test_one_run_bound_mpmath(v, r, c):
     assert close(tail, 1 - c, 1e-8)
 
 
+def mp_one_run_p_value(v, r, eps, delta, m):
+    q = mp.e ** mp.mpf(eps) / (1 + mp.e ** mp.mpf(eps))
+    pmf = lambda k: mp.binomial(r, k) * q ** k * (1 - q) ** (r - k)  # noqa: E731
+    tail = mp.fsum(pmf(k) for k in range(v, r + 1))
+    best, acc = mp.mpf(0), mp.mpf(0)
+    for i in range(1, v + 1):
+        acc += pmf(v - i)
+        best = max(best, acc / i)
+    return min(tail + 2 * m * mp.mpf(delta) * best, 1)
+
+
+@pytest.mark.parametrize("v, r, eps, delta, m", [(60, 100, 0.3, 0.0, 100), (60, 100, 0.3, 1e-4, 500),
+                                                  (140, 200, 0.5, 1e-6, 1000), (5, 10, 0.0, 1e-3, 10)])
+def test_one_run_p_value_mpmath(v, r, eps, delta, m):
+    assert close(one_run_p_value(v, r, eps, delta, m), mp_one_run_p_value(v, r, eps, delta, m), 1e-8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(frac=st.floats(0.5, 1.0), ld=st.floats(-12, -3))
+def test_one_run_delta_bound(frac, ld):
+    r, m = 400, 1000
+    v = int(round(frac * r))
+    d = 10.0 ** ld
+    e0 = one_run_epsilon_lower_bound(v, r)
+    e = one_run_epsilon_lower_bound(v, r, delta=d, m=m)
+    assert 0.0 <= e <= e0 + 1e-9  # δ > 0 can only weaken the conclusion
+    assert one_run_epsilon_lower_bound(v, r, delta=d * 10, m=m) <= e + 1e-9
+    if e > 0:  # rejected at ε_lb, not rejected just above
+        assert one_run_p_value(v, r, e, d, m) < 0.05 <= one_run_p_value(v, r, e + 1e-6, d, m)
+
+
 def test_one_run_bound_trivial_cases():
     assert one_run_epsilon_lower_bound(0, 10) == 0.0
     assert one_run_epsilon_lower_bound(5, 10) == 0.0
@@ -293,6 +325,17 @@ def _s(rng, size):
 def test_invalid(fn, args, name):
     with pytest.raises(ValueError, match=name):
         fn(*args)
+
+
+def test_invalid_kwargs_one_run():
+    with pytest.raises(ValueError, match="m "):
+        one_run_epsilon_lower_bound(9, 10, delta=1e-5)
+    with pytest.raises(ValueError, match="m must be"):
+        one_run_p_value(9, 10, 1.0, 1e-5, m=5)
+    with pytest.raises(ValueError, match="eps"):
+        one_run_p_value(9, 10, -1.0)
+    with pytest.raises(ValueError, match="delta"):
+        one_run_audit(10, 1.0, rng(), delta=1.5)
 
 
 def test_invalid_kwargs():
