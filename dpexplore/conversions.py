@@ -644,6 +644,32 @@ class RDPProfile(PrivacyProfile):
         return np.asarray(rdp_to_approx(self.alphas, self.rdp_eps, d), dtype=np.float64)
 
 
+def _grid_golden_min(fn, lo, hi, n_grid: int = 32, n_golden: int = 36):
+    """Vectorized minimum of fn over [lo_i, hi_i] (one interval per row): an ``n_grid``-point
+    grid, then golden-section steps in the two cells around the best grid point. Returns the
+    smallest value evaluated (so, for a function whose every value is a valid bound, the result
+    is valid whatever the shape of fn). ``fn`` takes a 2-d (rows × points) or 1-d (rows) array."""
+    t = np.linspace(0.0, 1.0, n_grid)
+    xs = lo[:, None] + (hi - lo)[:, None] * t[None, :]
+    vals = fn(xs)
+    rows = np.arange(lo.size)
+    k = np.argmin(vals, axis=1)
+    best = vals[rows, k]
+    step = (hi - lo) / (n_grid - 1)
+    a = np.maximum(lo, xs[rows, k] - step)
+    b = np.minimum(hi, xs[rows, k] + step)
+    g = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(n_golden):
+        c = b - g * (b - a)
+        d = a + g * (b - a)
+        fc, fd = fn(c), fn(d)
+        best = np.minimum(best, np.minimum(fc, fd))
+        left = fc < fd
+        b = np.where(left, d, b)
+        a = np.where(left, a, c)
+    return best
+
+
 class EquationProfile(PrivacyProfile):
     """Profile of a mechanism calibrated by the trade-off equation σ = A·√(log(B/δ))/ε
     (002, Section 2 and Figure 1 left: "SGD" with A = 2, B = 1, σ = 2).
@@ -653,7 +679,7 @@ class EquationProfile(PrivacyProfile):
     Refined (002, Theorem 2.1 and the display after it): every pair (ε₀, δ_n(ε₀)) implies
     (ε, implied_delta(ε₀, δ_n(ε₀), ε)), so δ(ε) = inf_{ε₀ ≥ 0} [δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊
     /(1 + e^{ε₀})] with δ₀ = δ_n(ε₀), capped at 1. Terms with ε₀ ≤ ε give δ_n(ε) (monotone), so
-    only ε₀ > ε needs a search: 48-point grid then 40 golden-section steps around the best grid
+    only ε₀ > ε needs a search: 32-point grid then 36 golden-section steps around the best grid
     point, per ε, vectorized. Every ε₀ gives a valid bound, so the search can only err on the
     safe side (measured: within 1e-12 of a dense reference). ε₀ beyond the point where
     δ_n = 1e-50·B are not searched (they cannot lower δ by more than 1e-50).
@@ -698,7 +724,7 @@ class EquationProfile(PrivacyProfile):
             xh = np.sqrt(max(self._logB + 50.0 * np.log(10.0), 0.0) / self._c)
             lo = np.maximum(et, x1)
             hi = np.maximum(lo, xh) + 1e-12
-            best = self._refined_search(et, lo, hi)
+            best = np.minimum(self._refined_search(et, lo, hi), 1.0)
             out[todo] = np.minimum(out[todo], np.log(np.clip(best, 1e-300, 1.0)))
         return out.reshape(shape)
 
@@ -710,34 +736,9 @@ class EquationProfile(PrivacyProfile):
             return d0 + (1.0 - d0) * r
 
     def _refined_search(self, e, lo, hi):
-        n = 48
-        t = np.linspace(0.0, 1.0, n)
-        xs = lo[:, None] + (hi - lo)[:, None] * t[None, :]
-        hs = self._h(e[:, None], xs)
-        k = np.argmin(hs, axis=1)
-        best = hs[np.arange(e.size), k]
-        step = (hi - lo) / (n - 1)
-        a = np.maximum(lo, xs[np.arange(e.size), k] - step)
-        b = np.minimum(hi, xs[np.arange(e.size), k] + step)
-        g = (np.sqrt(5.0) - 1.0) / 2.0
-        c = b - g * (b - a)
-        d = a + g * (b - a)
-        hc, hd = self._h(e, c), self._h(e, d)
-        for _ in range(40):
-            left = hc < hd
-            b = np.where(left, d, b)
-            a = np.where(left, a, c)
-            d_new = np.where(left, c, a + g * (b - a))
-            c_new = np.where(left, b - g * (b - a), d)
-            hd_new = np.where(left, hc, np.nan)
-            hc_new = np.where(left, np.nan, hd)
-            c, d = c_new, d_new
-            ev_c = self._h(e, c)
-            ev_d = self._h(e, d)
-            hc = np.where(left, ev_c, hc_new)
-            hd = np.where(left, hd_new, ev_d)
-            best = np.minimum(best, np.minimum(hc, hd))
-        return np.minimum(best, 1.0)
+        """min over x ∈ [lo, hi] of _h(e, x): 32-point grid, then 36 golden-section steps in the
+        two grid cells around the best point (every evaluated x is a valid bound)."""
+        return _grid_golden_min(lambda x: self._h(e[:, None] if x.ndim == 2 else e, x), lo, hi)
 
     def _naive_epsilon(self, d):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -759,7 +760,7 @@ class EquationProfile(PrivacyProfile):
             return naive
         # refined: ε(δ) = min over ε₀ ≥ ε_n(δ) of the ε where (ε₀, δ_n(ε₀)) implies δ (002 Thm 2.1);
         # every ε₀ gives a valid value. Only ε₀ ≤ ε_n(δ) + min(50, 1 − log(1 − 2δ)) can beat ε₀ =
-        # ε_n(δ). Grid of 48 points then 40 golden-section steps; each result is re-checked
+        # ε_n(δ). Grid of 32 points then 36 golden-section steps; each result is re-checked
         # against ``delta`` and falls back to the base-class bisection where the check fails.
         shape = d.shape
         dd = d.ravel()
@@ -771,25 +772,9 @@ class EquationProfile(PrivacyProfile):
             with np.errstate(divide="ignore"):
                 width = np.minimum(50.0, 1.0 - np.log1p(-np.minimum(2.0 * dt, 1.0 - 1e-16)))
             hi = lo + width
-            n = 48
-            t = np.linspace(0.0, 1.0, n)
-            xs = lo[:, None] + (hi - lo)[:, None] * t[None, :]
-            vals = self._eps_cand(dt[:, None], xs)
-            k = np.argmin(vals, axis=1)
-            rows = np.arange(dt.size)
-            best = vals[rows, k]
-            step = (hi - lo) / (n - 1)
-            a = np.maximum(lo, xs[rows, k] - step)
-            b = np.minimum(hi, xs[rows, k] + step)
-            g = (np.sqrt(5.0) - 1.0) / 2.0
-            for _ in range(40):
-                c = b - g * (b - a)
-                e = a + g * (b - a)
-                fc, fe = self._eps_cand(dt, c), self._eps_cand(dt, e)
-                best = np.minimum(best, np.minimum(fc, fe))
-                left = fc < fe
-                b = np.where(left, e, b)
-                a = np.where(left, a, c)
+            best = _grid_golden_min(
+                lambda x: self._eps_cand(dt[:, None] if x.ndim == 2 else dt, x), lo, hi
+            )
             res = np.minimum(_up(best * (1.0 + 1e-12)), out[todo])
             # verify against the profile itself (its own inner search) and fall back if needed
             with np.errstate(divide="ignore"):
