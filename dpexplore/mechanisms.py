@@ -61,6 +61,7 @@ __all__ = [
 
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
+_ROUND_DOWN = 8 * np.finfo(float).eps  # relative safety margin on trade-off values β(α)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -114,7 +115,9 @@ def _pure_tradeoff(eps0, alpha):
     with np.errstate(over="ignore", invalid="ignore"):
         a = 1.0 - np.exp(eps0) * alpha
         b = np.exp(-eps0) * (1.0 - alpha)
-    return np.clip(np.maximum(np.maximum(a, b), 0.0), 0.0, 1.0)
+    beta = np.maximum(np.maximum(a, b), 0.0) * (1.0 - _ROUND_DOWN)
+    beta = np.where(alpha <= 0, 1.0, beta)
+    return np.clip(beta, 0.0, 1.0)
 
 
 def _pure_rdp(eps0, alpha):
@@ -247,7 +250,8 @@ class _Mechanism:
         """The f-DP trade-off β(α): the type II error of the most powerful level-α test of
         M(x) against M(x') (002; Dong, Roth & Su 2022). Additive noise: the Neyman–Pearson
         threshold test on the monotone likelihood ratio, β(α) = F(F⁻¹(1 − α) − Δ); pure DP:
-        max(0, 1 − e^ε α, e^{−ε}(1 − α)). Exact up to float rounding (a few ulp).
+        max(0, 1 − e^ε α, e^{−ε}(1 − α)). Rounded down by a relative 8·2⁻⁵² (the safe side:
+        smaller β, less claimed privacy), which covers the few-ulp rounding of the formulas.
 
         >>> round(Gaussian(1.0).tradeoff(0.05), 6)     # G_1(0.05) = Φ(Φ⁻¹(0.95) − 1)
         0.740489
@@ -304,6 +308,12 @@ class AdditiveNoiseMechanism(_Mechanism):
     ``_std_loss_inverse(eps, d)`` for 0 ≤ eps < d-dependent bound, with d = Δ/s. The base class
     builds δ(ε) = F(t) − e^ε F(t − Δ), ℓ(t) = ε, in log space (001 Lemma 1; NOTES.md), and the
     Neyman–Pearson trade-off β(α) = F(F⁻¹(1 − α) − Δ) of the monotone likelihood ratio.
+
+    >>> m = Logistic(1.0)
+    >>> t = m.loss_inverse(0.3)
+    >>> d = math.exp(m.logcdf(t)) - math.exp(0.3 + m.logcdf(t - m.sensitivity))
+    >>> abs(d - m.delta(0.3)) < 1e-15
+    True
     """
 
     # subclass interface (and a ``scale`` field or property) ---------------------------------
@@ -409,6 +419,7 @@ class AdditiveNoiseMechanism(_Mechanism):
             q = np.where(alpha < 0.5, -self._std_ppf(np.minimum(alpha, 0.5)),
                          self._std_ppf(np.clip(1.0 - alpha, 0.0, 0.5)))
             beta = np.exp(self._std_logcdf(q - d))
+        beta = beta * (1.0 - _ROUND_DOWN)   # safe side: a smaller β claims less privacy
         beta = np.where(alpha <= 0, 1.0, np.where(alpha >= 1, 0.0, beta))
         return beta
 
@@ -1118,7 +1129,11 @@ class RandomizedResponse(_Mechanism):
 
     @property
     def p_truth(self):
-        """P[report the true bit] = e^ε/(1 + e^ε)."""
+        """P[report the true bit] = e^ε/(1 + e^ε).
+
+        >>> round(RandomizedResponse(math.log(3.0)).p_truth, 12)
+        0.75
+        """
         return scalar_out(special.expit(np.asarray(self.eps, float)))
 
     def loss_atoms(self):
@@ -1134,7 +1149,11 @@ class RandomizedResponse(_Mechanism):
     @property
     def variance(self):
         """Variance of the debiased estimate b̂ = (R − (1 − p))/(2p − 1) of one bit from its
-        response R: p(1 − p)/(2p − 1)² = e^ε/(e^ε − 1)² = 1/(4 sinh²(ε/2)) (inf at ε = 0)."""
+        response R: p(1 − p)/(2p − 1)² = e^ε/(e^ε − 1)² = 1/(4 sinh²(ε/2)) (inf at ε = 0).
+
+        >>> round(RandomizedResponse(math.log(3.0)).variance, 12)     # 3/4
+        0.75
+        """
         e = np.asarray(self.eps, float)
         with np.errstate(divide="ignore"):
             return scalar_out(0.25 / np.sinh(e / 2.0) ** 2)

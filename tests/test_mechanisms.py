@@ -436,6 +436,7 @@ def test_laplace_rdp_mpmath(b, alpha):
     B = mp.mpf(b)
     ref = mp_renyi_additive(lambda y: -abs(y) / B - mp.log(2 * B), alpha)
     assert rel(Laplace(b).rdp(alpha), ref) < 1e-9
+    assert Laplace(b).rdp(alpha) >= ref  # rounded up (safe side)
     assert Laplace(b).rdp(np.inf) == 1 / b
 
 
@@ -488,6 +489,7 @@ def test_tradeoff_mpmath(alpha):
     mu = mp.mpf(1.3)
     g_ref = mp.ncdf(mp.sqrt(2) * mp.erfinv(1 - 2 * mp.mpf(alpha)) - mu)  # Φ(Φ⁻¹(1−α) − μ)
     assert rel(Gaussian(1 / 1.3).tradeoff(alpha), g_ref) < 1e-9
+    assert Gaussian(1 / 1.3).tradeoff(alpha) <= g_ref  # rounded down (safe side)
     lap = lambda c: mp.log(mp.exp(c) / 2) if c < 0 else mp.log(1 - mp.exp(-c) / 2)  # noqa: E731
     assert rel(Laplace(1.0).tradeoff(alpha), mp_tradeoff_additive(lap, alpha)) < 1e-9
     lg = lambda c: -mp.log(1 + mp.exp(-c / 2))  # noqa: E731
