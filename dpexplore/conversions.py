@@ -67,6 +67,12 @@ def _down(x, ulps: float = _ULPS):
         return np.where(np.isfinite(x), np.maximum(x - ulps * np.spacing(np.abs(x)), 0.0), x)
 
 
+def _nonzero(x, e):
+    """Where the exact value is positive (ε > 0) but underflowed to 0, return the smallest
+    positive float instead (safe side)."""
+    return np.where((x == 0) & (e > 0), np.nextafter(0.0, 1.0), x)
+
+
 def _check_bound(bound, allowed):
     if not isinstance(bound, str) or bound not in allowed:
         raise ValueError(f"bound must be one of {', '.join(map(repr, allowed))}, got {bound!r}")
@@ -124,12 +130,14 @@ def pure_to_rdp(eps, alpha, bound: str = "tight"):
     e, a = np.broadcast_arrays(e, a)
     if bound == "trivial":
         return scalar_out(np.array(e, dtype=np.float64))
-    with np.errstate(invalid="ignore"):
-        via_zcdp = _up(np.where(e == 0, 0.0, a * _zcdp_tight(e)))
+    with np.errstate(invalid="ignore", over="ignore"):
+        via_zcdp = np.where(np.isinf(a), np.inf, a * _zcdp_tight(e))
+        via_zcdp = _nonzero(_up(np.where(e == 0, 0.0, via_zcdp)), e)
     if bound == "zcdp":
         return scalar_out(via_zcdp)
     # the trivial and zCDP bounds are valid too: capping by them only absorbs the rounding
-    return scalar_out(np.minimum(np.minimum(_up(_pure_rdp_tight(e, a)), e), via_zcdp))
+    tight = _nonzero(_up(_pure_rdp_tight(e, a)), e)
+    return scalar_out(np.minimum(np.minimum(tight, e), via_zcdp))
 
 
 def _zcdp_tight(e):
@@ -152,9 +160,10 @@ def pure_to_zcdp(eps, bound: str = "tight"):
     e = check_nonneg(eps, "eps")
     if bound == "trivial":
         return scalar_out(np.array(e, dtype=np.float64))
-    if bound == "quadratic":
-        return scalar_out(_up(0.5 * e * e))
-    return scalar_out(np.minimum(_up(_zcdp_tight(e)), e))
+    with np.errstate(over="ignore"):
+        if bound == "quadratic":
+            return scalar_out(_nonzero(_up(0.5 * e * e), e))
+        return scalar_out(_nonzero(np.minimum(_up(_zcdp_tight(e)), e), e))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -239,7 +248,7 @@ def approx_to_zcdp(eps, delta):
     e = check_nonneg(eps, "eps")
     d = check_delta(delta, "delta")
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = e * e / (4.0 * -np.log(d) + 4.0 * e)
+        out = e / (4.0 * -np.log(d) / e + 4.0)  # = ε²/(4 log(1/δ) + 4ε), no overflow
         out = np.where(np.isinf(e), np.inf, np.where(e == 0, 0.0, out))
         out = np.where((d == 0) & np.isfinite(e), 0.0, out)
     return scalar_out(_down(out))

@@ -780,3 +780,47 @@ def test_gdp_measure_large_mu_head_close_to_one(mu):
     # δ_μ(0) = 1 − 1e-50 … : the certificate works in relative log terms
     lo, hi = gdp_measure(GaussianDPProfile(mu), tol=1e-3)
     assert lo < mu <= hi and hi - lo <= 1e-3 + 1e-12
+
+
+# ------------------------------------------------------------------------------------------------
+# whole-domain properties (inf, tiny and huge values included)
+# ------------------------------------------------------------------------------------------------
+any_eps = st.one_of(st.floats(0.0, 1e300), st.just(float("inf")), st.floats(0.0, 1e-300))
+any_alpha = st.one_of(st.floats(1.0, 1e300, exclude_min=True), st.just(float("inf")))
+any_delta = st.one_of(st.floats(0.0, 1.0, exclude_max=True), st.floats(0.0, 1e-300))
+any_mu = st.one_of(st.floats(0.0, 1e6), st.just(float("inf")))
+
+
+@SETTINGS
+@given(any_eps, any_alpha, any_delta, any_mu)
+def test_whole_domain_no_nan_and_ranges(eps, alpha, delta, mu):
+    for b in ("tight", "trivial", "zcdp"):
+        r = pure_to_rdp(eps, alpha, b)
+        assert not math.isnan(r) and r >= 0
+    assert pure_to_rdp(eps, alpha) <= eps
+    for b in ("tight", "quadratic", "trivial"):
+        r = pure_to_zcdp(eps, b)
+        assert not math.isnan(r) and r >= 0
+    for v in (zcdp_to_approx(eps, delta), approx_to_zcdp(eps, delta), pure_to_gdp(eps),
+              gdp_epsilon(mu, delta)):
+        assert not math.isnan(v) and v >= 0
+    for v in (gdp_delta(mu, eps), implied_delta(eps, min(delta, 0.99), 1.0),
+              tradeoff_approx(eps, delta, 0.3), tradeoff_gdp(mu, min(delta, 1.0))):
+        assert not math.isnan(v) and 0.0 <= v <= 1.0
+    assert gdp_log_delta(mu, eps) <= 0.0
+
+
+@SETTINGS
+@given(st.floats(1e-6, 30.0), st.floats(0.0, 1.0))
+def test_pure_to_gdp_in_tradeoff_space(eps, a):
+    # ε-DP ⇒ μ-GDP means G_μ ≤ f_{ε,0} everywhere, with equality at α = 1/(1 + e^ε)
+    mu = pure_to_gdp(eps)
+    assert tradeoff_gdp(mu, a) <= tradeoff_approx(eps, 0.0, a) + 1e-12
+    a_star = 1.0 / (1.0 + math.exp(eps))
+    # (1 − e^ε α) loses relative accuracy by cancellation: absolute agreement 1e-15
+    assert tradeoff_gdp(mu, a_star) == pytest.approx(tradeoff_approx(eps, 0.0, a_star), rel=1e-9, abs=1e-15)
+
+
+def test_gdp_identify_zero_profile():
+    assert gdp_identify(FunctionProfile(lambda e: np.full(np.shape(e), -np.inf))) == 0.0
+    assert gdp_measure(ZCDPProfile(0.0), tol=1e-3) == (0.0, 1e-3)
