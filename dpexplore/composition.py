@@ -428,8 +428,9 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
     * ``Laplace``, ``Logistic``, ``Subbotin`` — numerical: the k-fold privacy loss distribution
       (:func:`dpexplore.pld.composed_pld`: pessimistic connect-the-dots discretization, FFT
       power, truncated mass bounded and added), a :class:`~dpexplore.pld.PLDProfile` whose δ is
-      never below the true δ and whose ε is within about k·h²/8 of it (h ≈ 2·20·√k·sd(L)/65536;
-      for Laplace(1), k = 1000: ε(1e-6) within 1e-5 relative of dp_accounting's).
+      never below the true δ and whose ε exceeds the true ε(δ) by at most k·h (grid spacing h,
+      :func:`dpexplore.pld.composed_pld`); measured: Laplace(1), k = 1000, ε(1e-6) within 1e-5
+      relative of dp_accounting's, ~20 ms cold. ``grid_size`` overrides the FFT size.
 
     k = 1 returns the mechanism's own exact profile. The composed PLD is computed once per
     (mechanism, k) and cached; mechanism parameters must be scalars.

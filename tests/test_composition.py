@@ -238,6 +238,26 @@ def test_pld_single_matches_mechanism(mech):
     np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-9)
 
 
+@pytest.mark.parametrize("mech,k", [(Laplace(0.3), 500), (Gaussian(1.0), 100), (Logistic(0.5), 40)])
+def test_discrete_pld_delta_and_epsilon_exact_for_the_discrete_law(mech, k):
+    """δ̂(ε) is the hockey-stick formula of the discrete law (fsum), raised by exactly 1e-9
+    relative; ε̂(δ) inverts it (ε > 745 included, where e^{−ε} underflows)."""
+    d = pld.composed_pld(mech, k)
+    for e in np.maximum(np.quantile(d.losses, [0.3, 0.6, 0.8, 0.95]), 0.0):
+        m = d.losses > e
+        brute = math.fsum(d.pmf[m] * -np.expm1(e - d.losses[m]))
+        ref = brute * (1 + 1e-9) + d.inf_mass + d.extra
+        assert d.delta(e) == pytest.approx(ref, rel=1e-11)
+    for delta in (1e-3, 1e-6, 1e-10):
+        e = d.epsilon(delta)
+        assert d.delta(e) <= delta and d.delta(e - 1e-7 * e) > delta
+
+
+def test_default_grid_size():
+    assert pld.default_grid_size(1) == 4096 and pld.default_grid_size(10**6) == 65536
+    assert all(pld.default_grid_size(k) <= pld.default_grid_size(k + 1) for k in range(1, 200))
+
+
 def test_compose_monotone_in_k():
     eps_k = [C.compose(Laplace(1.0), k).epsilon(1e-6) for k in (1, 2, 5, 20, 100, 400)]
     assert all(a < b for a, b in zip(eps_k, eps_k[1:]))
@@ -311,6 +331,19 @@ def test_rr_vs_dp_accounting(e, k, delta):
     ours = C.compose(RandomizedResponse(e), k).epsilon(delta)
     assert ours >= opt * (1 - 1e-9)
     assert rel(ours, pess) < 5e-3
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_laplace_large_eps_vs_dp_accounting_in_delta_space():
+    # ε ≈ 1338 > 745: compare δ (dp_accounting's ε search snaps to its grid there)
+    ref = dpa.from_laplace_mechanism(0.3, sensitivity=1.0, value_discretization_interval=1e-3)
+    refc = ref.self_compose(500)
+    prof = C.compose(Laplace(0.3), 500)
+    for eps in (1300.0, 1338.39, 1360.0):
+        ours, theirs = prof.delta(eps), refc.get_delta_for_epsilon(eps)
+        assert rel(ours, theirs) < 5e-2
+    assert prof.epsilon(1e-6) <= refc.get_epsilon_for_delta(1e-6)
 
 
 @pytest.mark.slow
