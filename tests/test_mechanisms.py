@@ -81,7 +81,7 @@ def mp_subbotin_log_delta(s, r, eps, sens=1):
     t = h - (lo + hi) / 2
     la = mp_subbotin_logcdf(t / s, r)
     lb = eps + mp_subbotin_logcdf((t - sens) / s, r)
-    return la + mp.log(1 - mp.exp(lb - la))
+    return la + mp.log1p(-mp.exp(lb - la))  # log1p: δ ≈ 1 − 1e-133 must not round to 1
 
 
 def mp_logistic_delta_quad(s, eps, sens=1):
@@ -150,6 +150,16 @@ def test_logistic_delta_mpmath_quadrature(s, eps):
 def test_subbotin_delta_mpmath(r, s, eps):
     ref = mp.exp(mp_subbotin_log_delta(s, r, eps))
     assert rel(Subbotin(s, r).delta(eps), ref) < RTOL
+
+
+@pytest.mark.parametrize("s,r,eps", [(0.12123682468003515, 5.183792545225037, 1.4460146811879306),
+                                     (0.11106895106284877, 4.619618170365771, 2.6720118190798567)])
+def test_subbotin_log_delta_near_one(s, r, eps):
+    """δ = 1 − 1e-133: log δ keeps its relative accuracy (found by a random mpmath sweep)."""
+    with mp.workdps(80):
+        ref = mp_subbotin_log_delta(s, r, eps)
+    assert -1e-90 < ref < 0
+    assert rel(Subbotin(s, r).log_delta(eps), ref) < 1e-9
 
 
 @pytest.mark.parametrize("r,s,eps", [(1.5, 1.0, 0.7), (3.0, 0.7, 2.0)])
