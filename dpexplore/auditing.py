@@ -39,6 +39,7 @@ __all__ = [
     "LaplaceAuditPair",
     "laplace_audit_pair",
     "miscalibrated_laplace",
+    "MechanismAuditPair",
 ]
 
 
@@ -538,3 +539,41 @@ def miscalibrated_laplace(eps, sensitivity=1.0, bug_factor=2.0) -> LaplaceAuditP
     """
     b = float(check_positive(bug_factor, "bug_factor"))
     return LaplaceAuditPair(eps, sensitivity, float(check_positive(sensitivity, "sensitivity")) / b)
+
+
+@dataclass(frozen=True)
+class MechanismAuditPair:
+    """Neighbouring-input samplers for any additive-noise mechanism object with a
+    ``sample(size, rng=...)`` method (e.g. ``dpexplore.mechanisms.Laplace``/``Gaussian``):
+    outputs q(x₀) + Z = Z and q(x₁) + Z = ``shift`` + Z, Z the mechanism's noise. ``shift``
+    defaults to the mechanism's ``sensitivity`` (the worst case for its analysis); a larger shift
+    simulates a sensitivity bug. Audit its (ε, δ) claim with ``audit_mechanism(..., delta=δ)``
+    and compare ε_lb with ``mechanism.epsilon(δ)``.
+
+    >>> class Noise:                      # any object with sample(size, rng=...) works
+    ...     sensitivity = 1.0
+    ...     def sample(self, size=None, rng=None):
+    ...         return rng.laplace(0.0, 1.0, size)
+    >>> pair = MechanismAuditPair(Noise())
+    >>> pair.shift, pair.sample_1(np.random.default_rng(0), 3).shape
+    (1.0, (3,))
+    """
+
+    mechanism: object
+    shift: float | None = None
+
+    def __post_init__(self):
+        if not callable(getattr(self.mechanism, "sample", None)):
+            raise ValueError(f"mechanism must have a sample(size, rng=...) method, got {self.mechanism!r}")
+        shift = self.shift
+        if shift is None:
+            shift = getattr(self.mechanism, "sensitivity", None)
+            if shift is None:
+                raise ValueError("shift is required for a mechanism without a sensitivity attribute")
+        object.__setattr__(self, "shift", float(check_positive(shift, "shift")))
+
+    def sample_0(self, rng, size):
+        return np.asarray(self.mechanism.sample(size, rng=_check_rng(rng)), dtype=np.float64)
+
+    def sample_1(self, rng, size):
+        return self.shift + self.sample_0(rng, size)

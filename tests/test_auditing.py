@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import special, stats
 
 from dpexplore.auditing import (
     LaplaceAuditPair,
+    MechanismAuditPair,
     audit_mechanism,
     clopper_pearson,
     empirical_epsilon,
@@ -25,7 +26,7 @@ from dpexplore.auditing import (
     trials_needed,
 )
 
-mp.mp.dps = 45
+mp.mp.dps = 30
 
 
 def rng(seed=0):
@@ -36,7 +37,7 @@ def close(a, b, rtol=1e-9):
     return abs(float(a) - float(b)) <= rtol * abs(float(b)) + 1e-300
 
 
-def _bisect(f, lo=mp.mpf(0), hi=mp.mpf(1), it=170):
+def _bisect(f, lo=mp.mpf(0), hi=mp.mpf(1), it=64):
     for _ in range(it):
         mid = (lo + hi) / 2
         if f(mid) > 0:
@@ -55,7 +56,7 @@ def mp_cp_upper(k, n, a):
 
 def mp_cp_upper_real(k, n, a):
     """Clopper–Pearson upper bound for a real-valued count k (beta quantile)."""
-    return _bisect(lambda p: mp.betainc(k + 1, n - k, 0, p, regularized=True) - (1 - mp.mpf(a)), it=64)
+    return _bisect(lambda p: mp.betainc(k + 1, n - k, 0, p, regularized=True) - (1 - mp.mpf(a)))
 
 
 def mp_cp_lower(k, n, a):
@@ -212,11 +213,13 @@ def test_trials_needed_is_minimal(eps, frac):
     n = trials_needed(eps, 0.95, frac)
     p = 1 / (1 + math.exp(eps))
 
-    def lb(m):  # the certified ε at the (non-integer) expected counts m·p, from the mpmath bound
-        u = mp_cp_upper_real(m * p, m, 0.025)
-        return float(mp.log((1 - u) / u))
+    def lb(m):  # the certified ε at the (non-integer) expected counts m·p
+        u = special.betaincinv(m * p + 1, m - m * p, 0.975)
+        return math.log((1 - u) / u)
 
     assert lb(n) >= frac * eps > lb(n - 1)
+    u = mp_cp_upper_real(n * p, n, 0.025)  # one high-precision confirmation
+    assert float(mp.log((1 - u) / u)) >= frac * eps * (1 - 1e-12)
     # at integer counts the certified value agrees with empirical_epsilon
     k = round(n * p)
     assert abs(empirical_epsilon(k, k, n, n) - lb(n)) < 0.1
@@ -231,7 +234,7 @@ def test_trials_needed_orders():
 # ------------------------------------------------------------------------------------------------
 # one-run auditing
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("v, r, c", [(900, 1000, 0.95), (60, 100, 0.9), (7300, 10_000, 0.99)])
+@pytest.mark.parametrize("v, r, c", [(900, 1000, 0.95), (60, 100, 0.9), (730, 1000, 0.99)])
 def test_one_run_bound_mpmath(v, r, c):
     """At ε_lb, P[Binomial(r, e^ε/(1+e^ε)) ≥ v] = 1 − confidence."""
     e = one_run_epsilon_lower_bound(v, r, c)
@@ -347,3 +350,49 @@ def test_invalid_kwargs():
         audit_mechanism(lambda r, n: r.random(n - 1), _s, 10, rng())
     with pytest.raises(ValueError, match="confidence"):
         audit_mechanism(_s, _s, 10, rng(), confidence=0.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# auditing the mechanisms module
+# ------------------------------------------------------------------------------------------------
+def test_audit_gaussian_mechanism_with_delta():
+    """Audits of an (ε(δ), δ)-DP Gaussian never certify more than ε(δ) (typically), and a
+    doubled shift (sensitivity bug) is exposed."""
+    mechanisms = pytest.importorskip("dpexplore.mechanisms")
+    g = mechanisms.Gaussian(1.0)
+    d = 1e-3
+    claimed = g.epsilon(d)
+    pair = MechanismAuditPair(g)
+    lbs = [audit_mechanism(pair.sample_0, pair.sample_1, 20_000, rng(s), delta=d).eps_lb for s in range(10)]
+    assert sum(lb > claimed for lb in lbs) <= 2 and min(lbs) > 0.5
+    bug = MechanismAuditPair(g, shift=3.0)  # true sensitivity 3× the analysed one
+    r = audit_mechanism(bug.sample_0, bug.sample_1, 20_000, rng(99), delta=d)
+    assert r.eps_lb > claimed
+
+
+def test_mechanism_pair_matches_laplace_pair():
+    mechanisms = pytest.importorskip("dpexplore.mechanisms")
+    a = MechanismAuditPair(mechanisms.Laplace(0.5))
+    b = laplace_audit_pair(2.0)
+    ra = audit_mechanism(a.sample_0, a.sample_1, 20_000, rng(5), threshold=1.0)
+    rb = audit_mechanism(b.sample_0, b.sample_1, 20_000, rng(5), threshold=1.0)
+    n = 20_000
+    for x, y in ((ra.fp, rb.fp), (ra.fn, rb.fn)):
+        p = y / n
+        assert abs(x - y) / n < 6.5 * math.sqrt(max(p * (1 - p), 1e-4) / n)
+
+
+def test_mechanism_pair_invalid():
+    with pytest.raises(ValueError, match="mechanism"):
+        MechanismAuditPair(object())
+    with pytest.raises(ValueError, match="shift"):
+        MechanismAuditPair(_Noise(), shift=-1.0)
+    with pytest.raises(ValueError, match="shift"):
+        MechanismAuditPair(type("NoSens", (), {"sample": lambda self, size=None, rng=None: rng.random(size)})())
+
+
+class _Noise:
+    sensitivity = 1.0
+
+    def sample(self, size=None, rng=None):
+        return rng.laplace(0.0, 1.0, size)
