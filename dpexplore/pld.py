@@ -33,8 +33,9 @@ has an error of order k·h² instead, so a 30× coarser grid gives the same accu
   cyclic FFT window (this can only increase δ); the mass above the window is bounded with
   Chernoff's inequality P(S ≥ T) ≤ min_λ e^{−λT} E[e^{λL}]^k on the discrete PLD, and that bound
   is ADDED to δ.
-* FFT round-off: the negative entries of the inverse FFT show its noise level ν; negative entries
-  are set to 0 and N·ν (about 1e-16 here) is added to δ. Other floating error (relative ≲ 1e-12)
+* FFT round-off: the per-bin noise level ν is estimated as the larger of the most negative entry
+  of the inverse FFT and one ulp of its largest entry; negative entries are set to 0 and N·ν
+  (1e-16 to 1e-12) is added to δ. Other floating error (relative ≲ 1e-12)
   is covered by multiplying δ by (1 + 1e-9).
 
 Error bounds. Rounding every loss UP to the grid dominates connect-the-dots (its e^{−L} is
@@ -119,19 +120,29 @@ class DiscretePLD:
         self.extra = float(extra)
         self.eps_max = float(eps_max)
         self.losses = (self.offset + np.arange(pmf.size)) * self.h
-        # suffix sums S1[j] = Σ_{i≥j} p_i and S2[j] = Σ_{i≥j} p_i e^{−ℓ_i}. S2 underflows for large
-        # losses, so it is kept as log S2[j] = log T[j] − ℓ_j with T[j] = Σ_{i≥j} p_i e^{−(i−j)h},
-        # computed by the stable recursion T[j] = p_j + e^{−h} T[j+1] (a first-order filter).
-        s1 = np.cumsum(pmf[::-1])[::-1]
-        t = signal.lfilter([1.0], [1.0, -np.exp(-self.h)], pmf[::-1])[::-1]
-        with np.errstate(divide="ignore"):
-            self._ls1 = np.append(np.log(s1), -np.inf)
-            self._ls2 = np.append(np.log(t) - self.losses, -np.inf)
+        self._sums = None
         add = self.inf_mass + self.extra
         with np.errstate(divide="ignore"):
             self._log_add = np.log(add) if add > 0 else -np.inf
-        # δ of the finite part at ε = ℓ_j (sum over i > j), used to invert
-        self._d_at_grid = log_subtract(self._ls1[1:], np.minimum(self.losses + self._ls2[1:], self._ls1[1:]))
+
+    def _suffix(self):
+        """(log S1, log S2, log δ at the grid points), computed on first use and kept.
+
+        S1[j] = Σ_{i≥j} p_i and S2[j] = Σ_{i≥j} p_i e^{−ℓ_i}. S2 underflows for large losses, so it
+        is kept as log S2[j] = log T[j] − ℓ_j with T[j] = Σ_{i≥j} p_i e^{−(i−j)h}, computed by the
+        stable recursion T[j] = p_j + e^{−h} T[j+1] (a first-order filter). Index n holds −inf.
+        """
+        if self._sums is None:
+            pmf = self.pmf
+            s1 = np.cumsum(pmf[::-1])[::-1]
+            t = signal.lfilter([1.0], [1.0, -np.exp(-self.h)], pmf[::-1])[::-1]
+            with np.errstate(divide="ignore"):
+                ls1 = np.append(np.log(s1), -np.inf)
+                ls2 = np.append(np.log(t) - self.losses, -np.inf)
+            # δ of the finite part at ε = ℓ_j (sum over i > j), used to invert
+            dg = log_subtract(ls1[1:], np.minimum(self.losses + ls2[1:], ls1[1:]))
+            self._sums = (ls1, ls2, dg)
+        return self._sums
 
     # -- queries ---------------------------------------------------------------------------------
     def mean(self) -> float:
@@ -140,9 +151,10 @@ class DiscretePLD:
 
     def _log_delta(self, eps: np.ndarray) -> np.ndarray:
         eps = np.asarray(eps, dtype=np.float64)
+        ls1, ls2, _ = self._suffix()
         j = np.searchsorted(self.losses, eps, side="right")
-        l1 = self._ls1[j]
-        l2 = eps + self._ls2[j]
+        l1 = ls1[j]
+        l2 = eps + ls2[j]
         with np.errstate(invalid="ignore"):
             base = log_subtract(l1, np.minimum(l2, l1))
         base = np.where(np.isinf(eps), -np.inf, base)
@@ -163,15 +175,15 @@ class DiscretePLD:
         with np.errstate(divide="ignore", invalid="ignore"):
             logr = np.log(np.maximum(r, 0.0))
         # smallest grid index j with δ(ℓ_j) ≤ r; then ε ∈ (ℓ_{j−1}, ℓ_j]
-        dg = self._d_at_grid  # non-increasing
+        ls1, ls2, dg = self._suffix()  # dg non-increasing
         j = np.searchsorted(-dg, -logr, side="left")
         n = self.losses.size
         jj = np.minimum(j, n - 1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            sol = log_subtract(self._ls1[jj], np.minimum(logr, self._ls1[jj])) - self._ls2[jj]
+            sol = log_subtract(ls1[jj], np.minimum(logr, ls1[jj])) - ls2[jj]
         lo = np.where(jj > 0, self.losses[np.maximum(jj - 1, 0)], -np.inf)
         sol = np.clip(np.nan_to_num(sol, nan=np.inf, posinf=np.inf), lo, self.losses[jj])
-        sol = np.where(logr >= self._ls1[jj], lo, sol)
+        sol = np.where(logr >= ls1[jj], lo, sol)
         # round up by a few ulps (and past the grid point when we are exactly on it)
         sol = sol + 8 * np.spacing(np.abs(sol) + 1.0)
         out = np.where(j >= n, np.maximum(self.losses[-1], 0.0), sol)
@@ -267,7 +279,7 @@ def _loss_range(mech):
     return lo, hi
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=8)
 def single_pld(mechanism, h: float) -> DiscretePLD:
     """The pessimistic (connect-the-dots) discrete PLD of one additive-noise mechanism on the
     grid hℤ (Doroshenko et al. 2022, Theorem 3.3; the continuous loss law is
@@ -353,7 +365,7 @@ def _window(mechanism, k: int):
     return max(a, k * lo), min(b, k * hi), lo, hi
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=48)
 def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
     a, b, lo, hi = _window(mechanism, k)
     n = grid_size
@@ -387,7 +399,8 @@ def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
     spec = sp_fft.rfft(w, n)
     spec = spec**k
     raw = sp_fft.irfft(spec, n)
-    noise = max(0.0, -float(raw.min()))
+    # per-bin round-off: at least one ulp of the largest bin, or the largest negative excursion
+    noise = max(-float(raw.min()), float(np.finfo(float).eps) * float(raw.max()))
     extra += n * noise
     # position j of the cyclic result holds index lo_idx + j (mod n); map to [a_idx, a_idx + n)
     shift = (a_idx - lo_idx) % n
