@@ -703,8 +703,11 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
         return x, y
 
     (xt, yt), (xh, yh), (xf, yf) = draw(), draw(), draw()
-    ct = (yt.astype(np.float32) @ xt.astype(np.float32)) / n
-    ch_true = (yh.astype(np.float32) @ xh.astype(np.float32)) / n
+    def corr(x, y):  # y·x / n in column blocks (bounded float32 copies; exact for |sum| < 2^24)
+        yf = y.astype(np.float32)
+        return np.concatenate([yf @ x[:, j:j + 2048].astype(np.float32) for j in range(0, d, 2048)]) / n
+
+    ct, ch_true = corr(xt, yt), corr(xh, yh)
     over = 0
     if to_session is None:
         ch = ch_true.astype(np.float64)
