@@ -16,6 +16,8 @@ __all__ = ["APPS", "gallery_html"]
 APPS: list[tuple[str, str, str]] = [
     ("demo.ipynb", "Gaussian DP profile (demo)",
      "δ(ε) of the μ-GDP profile on a log scale; the proving dashboard of the serving layer."),
+    ("composition_explorer.ipynb", "Composition explorer",
+     "Total ε of k steps under basic, advanced, optimal (KOV), RDP, zCDP and tight composition, and noise per query."),
     ("rdp_explorer.ipynb", "Rényi DP explorer",
      "Pure ε-DP as Rényi DP and zCDP (tight, trivial, quadratic), Laplace and Gaussian RDP, and RDP → (ε, δ)."),
     ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",

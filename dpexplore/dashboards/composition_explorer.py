@@ -1,0 +1,638 @@
+"""Composition explorer: what k runs of an (ε, δ)-DP mechanism cost under each composition theorem.
+
+Main plot — total ε of k steps against k (log–log), every curve at the SAME total δ budget δ′:
+
+* basic (004, "Composition theorem"; 003, "Basic Composition"): ε_tot = kε, δ_tot = kδ ≤ δ′;
+* advanced, DRV form (004, "Advanced adaptive composition"):
+  ε_tot = √(2k ln(1/δ_s)) ε + kε(e^ε − 1), δ_tot = kδ + δ_s with the slack δ_s = δ′ − kδ;
+* advanced from pure DP (003, Theorem "Advanced Composition Starting from Pure DP", footnote 1):
+  ε_tot = ½kε² + √(2 log(1/δ_s) kε²), δ_s = δ′ − kδ;
+* optimal (Kairouz, Oh & Viswanath 2015, Theorem 3.3; NOTES.md): the exact optimum for k-fold
+  (ε, δ)-DP, 1 − (1 − δ)^k (1 − δ_KOV(ε_tot)) ≤ δ′ (:func:`dpexplore.composition.optimal`);
+* RDP (Mironov 2017, Prop. 1; 000): the chosen mechanism's own RDP curve times k, converted with
+  the improved conversion (Balle et al. 2020, Theorem 21; NOTES.md) at δ′;
+* zCDP (000, Theorem 5; 003, footnote 2): ρ = kε tanh(ε/2), ε_tot = ρ + 2√(ρ log(1/δ_s)),
+  δ_s = δ′ − kδ (each (ε, δ)-DP step is an ε-DP step except with probability δ; 003, footnote 1);
+* tight: ``composition.compose(mechanism, k).epsilon(δ′)`` — exact for the Gaussian (√k μ-GDP,
+  002) and randomized response (KOV), the pessimistic PLD for Laplace (at the 9 k of
+  ``K_TIGHT_PLD``; its minimum with KOV, which also bounds the ε-DP Laplace mechanism, so that a δ′
+  below the PLD's numerical floor of ~1e-16 does not fall back to kε).
+
+The mechanism is Laplace calibrated to ε (b = Δ/ε, pure), Gaussian calibrated to (ε, δ), or
+randomized response RR(ε). Crossovers (the first k at which an advanced bound beats basic) are
+found exactly on every integer k ≤ 10⁴ and marked.
+
+Second plot — the inverse view (003): the Laplace scale b = 1/ε_step per sensitivity-1 query that
+keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
+:func:`dpexplore.composition.per_step_budget` for each theorem, and 003's
+Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
+
+Speed (measured on the 2-core build machine, see the module constant docstrings): a step of k is
+served from the cached arrays (k on the slider's grid ``K_GRID``); steps of δ′, δ or the mechanism
+are warm; an ε step with the Laplace mechanism is cold (9 PLD compositions, ``K_TIGHT_PLD``).
+
+>>> r = compute_composition(CompositionSpec(eps=0.1, delta=0.0, k=100, delta_total=1e-6))
+>>> r.at_k["basic"], round(r.at_k["optimal"], 6)
+(10.0, 4.774568)
+>>> r.crossovers[0][:2]
+('advanced (DRV, 004)', 35)
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import ipywidgets as W
+import numpy as np
+
+from .. import composition as C
+from .. import conversions as CV
+from ..mechanisms import Gaussian, Laplace, RandomizedResponse
+from .._validation import check_delta, check_k, check_positive
+from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = [
+    "CompositionSpec",
+    "CompositionResult",
+    "compute_composition",
+    "make_mechanism",
+    "CompositionController",
+    "build_composition_explorer",
+    "K_GRID",
+    "K_TIGHT_PLD",
+    "K_MAX",
+    "ALPHAS",
+    "THEOREMS",
+    "NOISE_CURVES",
+    "MECHANISMS",
+]
+
+#: largest number of compositions on this dashboard
+K_MAX = 10_000
+#: the k values of the main curves: exactly the positions of the k slider (10 per decade, rounded),
+#: so that a slider step of k is read from the cached arrays
+K_GRID = np.unique(np.round(10.0 ** (np.arange(41) / 10.0)).astype(np.int64))
+#: coarser k grid for the tight Laplace curve and the optimal noise curve (each point is a cold
+#: FFT composition, ~15–30 ms, or a KOV bisection)
+K_TIGHT_PLD = np.array([1, 3, 10, 30, 100, 300, 1000, 3000, 10_000], dtype=np.int64)
+#: every integer k, for exact crossovers of the closed forms
+_K_ALL = np.arange(1, K_MAX + 1, dtype=np.int64)
+#: Rényi orders of the RDP curve (α = inf included: its term is ε̂(∞))
+ALPHAS = np.concatenate([1.0 + np.logspace(-3, 0, 25, endpoint=False),
+                         np.logspace(np.log10(2.0), 6.0, 90), [np.inf]])
+
+#: mechanism keys → dropdown labels
+MECHANISMS = {
+    "laplace": "Laplace, calibrated to ε (b = Δ/ε, pure ε-DP)",
+    "gaussian": "Gaussian, calibrated to (ε, δ)",
+    "rr": "Randomized response RR(ε)",
+}
+#: theorem keys of the main plot → legend labels, in legend order
+THEOREMS = {
+    "basic": "basic (004/003)",
+    "advanced": "advanced (DRV, 004)",
+    "advanced_pure": "advanced from pure DP (003)",
+    "zcdp": "zCDP (ρ = kε tanh(ε/2))",
+    "rdp": "RDP of the mechanism",
+    "optimal": "optimal (KOV)",
+    "tight": "tight: compose(mechanism, k)",
+}
+#: noise-plot curve keys → legend labels
+NOISE_CURVES = {
+    "basic": "basic: Laplace(k/ε_T) — Θ(k)",
+    "steinke": "003: Laplace(√(k/(2ρ))) — Θ(√k)",
+    "advanced": "advanced (DRV, 004)",
+    "advanced_pure": "advanced from pure DP (003)",
+    "zcdp": "zCDP (tight ρ = ε tanh(ε/2))",
+    "optimal": "optimal (KOV)",
+}
+_COLOURS = {
+    "basic": OKABE_ITO[7],
+    "advanced": OKABE_ITO[1],
+    "advanced_pure": OKABE_ITO[4],
+    "zcdp": OKABE_ITO[2],
+    "rdp": OKABE_ITO[5],
+    "optimal": OKABE_ITO[0],
+    "tight": OKABE_ITO[3],
+    "steinke": OKABE_ITO[6],
+}
+_DASH = {"advanced_pure": "dash", "zcdp": "dot", "steinke": "dashdot"}
+#: the closed forms whose crossover with basic is marked
+_CROSS = ("advanced", "advanced_pure", "zcdp")
+
+
+# ------------------------------------------------------------------------------------------------
+# spec and result
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CompositionSpec:
+    """The dashboard's parameters (hashable: the cache key).
+
+    ``eps``, ``delta``: each step is (ε, δ)-DP; ``k``: the chosen number of steps (marker and
+    readout); ``delta_total``: the total δ budget δ′ every theorem is held to; ``mechanism``: a
+    key of :data:`MECHANISMS`; ``eps_budget``: the total ε_T of the noise plot.
+    """
+
+    eps: float = 0.1
+    delta: float = 0.0
+    k: int = 100
+    delta_total: float = 1e-6
+    mechanism: str = "laplace"
+    eps_budget: float = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class CompositionResult:
+    """Everything both plots and the readout draw, for one spec.
+
+    ``curves[name] = (k, total ε)`` (inf where the theorem gives no bound, e.g. when kδ ≥ δ′);
+    ``at_k[name]`` the total ε at ``spec.k``; ``delta_spent[name]`` how the theorem uses δ′ at
+    ``spec.k`` (a short text); ``crossovers`` = [(label, k, basic ε at k)];
+    ``noise[name] = (k, Laplace scale b)``; ``noise_at_k[name]`` the scale at ``spec.k``.
+    """
+
+    spec: CompositionSpec
+    mechanism: object
+    curves: dict
+    at_k: dict
+    delta_spent: dict
+    crossovers: list
+    noise: dict
+    noise_at_k: dict
+    notes: list = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------------
+# the computations (pure; cached by the parameters they depend on)
+# ------------------------------------------------------------------------------------------------
+def make_mechanism(name: str, eps: float, delta: float):
+    """The mechanism whose RDP and tight curves are drawn: ``"laplace"`` → ``Laplace.calibrate(ε)``
+    (b = Δ/ε, pure ε-DP; 001 Theorem 3), ``"gaussian"`` → ``Gaussian.calibrate(ε, δ)`` (Balle &
+    Wang 2018; needs δ > 0), ``"rr"`` → ``RandomizedResponse(ε)`` (Kairouz, Oh & Viswanath 2015).
+
+    >>> make_mechanism("laplace", 0.5, 0.0).scale > 2.0 - 1e-12
+    True
+    >>> make_mechanism("gaussian", 1.0, 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta = 0 is impossible for the Gaussian mechanism: its privacy loss is unbounded, so no noise level makes it (eps, 0)-DP; tick off 'δ = 0' or choose Laplace or randomized response
+    """
+    if name not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {tuple(MECHANISMS)}, got {name!r}")
+    if name == "laplace":
+        return Laplace.calibrate(eps)
+    if name == "gaussian":
+        if delta == 0:
+            raise ValueError("delta = 0 is impossible for the Gaussian mechanism: its privacy loss is "
+                             "unbounded, so no noise level makes it (eps, 0)-DP; tick off 'δ = 0' or "
+                             "choose Laplace or randomized response")
+        return Gaussian.calibrate(eps, delta)
+    return RandomizedResponse(eps)
+
+
+def _slack(delta, delta_total, ks):
+    """δ_s = δ′ − kδ, rounded down by a relative 1e-15 (so kδ + δ_s ≤ δ′ in floating point);
+    NaN where no slack is left (kδ ≥ δ′)."""
+    s = (delta_total - ks * delta) * (1.0 - 1e-15)
+    return np.where(s > 0, s, np.nan)
+
+
+def _closed_forms(eps: float, delta: float, delta_total: float, ks: np.ndarray) -> dict:
+    """basic, advanced (DRV), advanced from pure DP, zCDP total ε on ``ks`` (inf: no bound)."""
+    kf = ks.astype(np.float64)
+    basic = np.where(kf * delta <= delta_total, kf * eps, np.inf)
+    slack = _slack(delta, delta_total, kf)
+    ok = np.isfinite(slack)
+    s = np.where(ok, slack, 0.5)
+    adv, _ = C.advanced(eps, 0.0, ks, s)  # per-step δ enters through the slack, δ_tot = kδ + δ_s
+    adv_pure = C.advanced_pure(eps, s, k=ks)
+    rho = C.zcdp(CV.pure_to_zcdp(eps), k=ks)
+    zc = CV.zcdp_to_approx(rho, s)
+    inf = np.inf
+    return {
+        "basic": basic,
+        "advanced": np.where(ok, adv, inf),
+        "advanced_pure": np.where(ok, adv_pure, inf),
+        "zcdp": np.where(ok, zc, inf),
+    }
+
+
+def _optimal(eps: float, delta: float, delta_total: float, ks: np.ndarray) -> np.ndarray:
+    """KOV on ``ks``, one call per decade of k (the vectorized call pads every row to the widest
+    binomial window, so grouping similar k is ~2× faster)."""
+    out = np.empty(ks.size)
+    dec = np.floor(np.log10(ks)).astype(int)
+    for d in np.unique(dec):
+        sel = dec == d
+        out[sel] = C.optimal(eps, ks[sel], delta_total, delta)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _optimal_curve(eps: float, delta: float, delta_total: float) -> np.ndarray:
+    return _optimal(eps, delta, delta_total, K_GRID)
+
+
+@functools.lru_cache(maxsize=64)
+def _rdp_curve(mechanism, delta_total: float) -> np.ndarray:
+    """k·ε̂(α) of the mechanism (Mironov 2017, Prop. 1) converted at δ′ (improved conversion)."""
+    curve = np.asarray(mechanism.rdp(ALPHAS), dtype=np.float64)
+    total = C.rdp([curve], k=K_GRID[:, None])
+    return np.asarray(CV.rdp_to_approx(ALPHAS, total, delta_total), dtype=np.float64)
+
+
+def _tight_profile(mechanism, k: int):
+    """``compose(mechanism, k)``, with a work-around for a PLD grid artefact: for a pure-DP
+    additive mechanism the composed PLD sometimes carries a spurious mass at +∞ (the top grid
+    point lands a rounding error below eps_max), which makes ε(δ) = k·eps_max (basic); then a
+    slightly different FFT grid (2¹⁶ − 64 points) is used. Both are pessimistic (safe)."""
+    prof = C.compose(mechanism, k)
+    pld = getattr(prof, "pld", None)
+    if pld is not None and pld.inf_mass > 0 and math.isfinite(float(mechanism.eps_max)):
+        prof = C.compose(mechanism, k, grid_size=2**16 - 64)
+    return prof
+
+
+def _tight_values(mechanism, ks: np.ndarray, delta_total: float) -> np.ndarray:
+    """compose(mechanism, k).epsilon(δ′) for every k in ``ks`` — vectorized closed forms for the
+    Gaussian (gdp_epsilon(√k μ, δ′), within 2e-13 relative of the profile's bisection, above it)
+    and RR (``optimal``, the very function its profile calls); one PLD per k for Laplace."""
+    if isinstance(mechanism, Gaussian):
+        mu = float(mechanism.sensitivity) / float(mechanism.sigma)
+        return np.asarray(CV.gdp_epsilon(np.sqrt(ks.astype(np.float64)) * mu, delta_total), dtype=float)
+    if isinstance(mechanism, RandomizedResponse):
+        return _optimal(float(mechanism.eps), 0.0, delta_total, ks)
+    pld = np.array([_tight_profile(mechanism, int(k)).epsilon(delta_total) for k in ks], dtype=float)
+    em = float(mechanism.eps_max)
+    if math.isfinite(em):
+        # a pure eps_max-DP mechanism is also bounded by KOV; the PLD cannot certify δ′ below its
+        # numerical floor (truncation + FFT round-off, ~1e-16) and then returns k·eps_max
+        pld = np.minimum(pld, _optimal(em, 0.0, delta_total, ks))
+    return pld
+
+
+@functools.lru_cache(maxsize=512)
+def _tight_at(mechanism, k: int, delta_total: float) -> float:
+    return float(_tight_values(mechanism, np.array([k], dtype=np.int64), delta_total)[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _tight_curve(mechanism, delta_total: float):
+    ks = K_GRID if isinstance(mechanism, (Gaussian, RandomizedResponse)) else K_TIGHT_PLD
+    return ks, _tight_values(mechanism, ks, delta_total)
+
+
+@functools.lru_cache(maxsize=16)
+def _crossovers(eps: float, delta: float, delta_total: float) -> tuple:
+    """The first integer k ≤ 10⁴ at which each closed form is strictly below basic."""
+    cf = _closed_forms(eps, delta, delta_total, _K_ALL)
+    out = []
+    for name in _CROSS:
+        better = cf[name] < cf["basic"]
+        if better.any():
+            i = int(np.argmax(better))
+            out.append((THEOREMS[name], int(_K_ALL[i]), float(cf["basic"][i])))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _noise_curves(eps_budget: float, delta_total: float) -> dict:
+    """Laplace scale b = 1/ε_step per sensitivity-1 query for k steps within (ε_T, δ′) (003)."""
+    out = {}
+    for name in ("basic", "advanced", "advanced_pure", "zcdp"):
+        step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_GRID, name), dtype=float)
+        out[name] = (K_GRID, _scale(step))
+    rho = CV.approx_to_zcdp(eps_budget, delta_total)
+    with np.errstate(divide="ignore"):
+        out["steinke"] = (K_GRID, np.sqrt(K_GRID / (2.0 * rho)) if rho > 0 else np.full(K_GRID.size, np.inf))
+    step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_TIGHT_PLD, "optimal"), dtype=float)
+    out["optimal"] = (K_TIGHT_PLD, _scale(step))
+    return out
+
+
+def _scale(step):
+    with np.errstate(divide="ignore"):
+        return np.where(step > 0, 1.0 / np.where(step > 0, step, 1.0), np.inf)
+
+
+def _at_k_value(name, eps, delta, delta_total, mech, k):
+    """One theorem's total ε at a k that is not on the cached grids."""
+    ks = np.array([k], dtype=np.int64)
+    if name in ("basic", "advanced", "advanced_pure", "zcdp"):
+        return float(_closed_forms(eps, delta, delta_total, ks)[name][0])
+    if name == "optimal":
+        return float(C.optimal(eps, k, delta_total, delta))
+    if name == "rdp":
+        curve = np.asarray(mech.rdp(ALPHAS), dtype=np.float64)
+        return float(CV.rdp_to_approx(ALPHAS, C.rdp([curve], k=k), delta_total))
+    return _tight_at(mech, k, delta_total)
+
+
+def _lookup(ks, values, k):
+    i = int(np.searchsorted(ks, k))
+    if i < ks.size and ks[i] == k:
+        return float(values[i])
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _noise_at(name, eps_budget, delta_total, k):
+    if name == "steinke":
+        rho = CV.approx_to_zcdp(eps_budget, delta_total)
+        return math.sqrt(k / (2.0 * rho)) if rho > 0 else math.inf
+    return float(_scale(np.asarray(C.per_step_budget(eps_budget, delta_total, k, name))))
+
+
+def compute_composition(spec: CompositionSpec) -> CompositionResult:
+    """Every array of both plots and the readout for one setting (one call per slider step).
+
+    The theorems and where they come from are listed in the module docstring; the numbers are the
+    backend's: :func:`dpexplore.composition.basic` (kε), ``advanced``, ``advanced_pure``,
+    ``optimal``, ``rdp`` + ``conversions.rdp_to_approx`` (improved), ``zcdp`` +
+    ``conversions.zcdp_to_approx``, ``compose(...).epsilon`` and ``per_step_budget``; all are
+    rounded to the safe side by the backend (ε up, per-step budgets down). A total ε of inf means
+    the theorem gives no bound at that k (the per-step δ's alone exceed δ′); the plots leave a gap.
+
+    Raises ``ValueError`` (naming the parameter) for ε ≤ 0, δ ∉ [0, 1), δ′ ∉ [0, 1), δ > δ′,
+    k ∉ {1, …, 10⁴}, ε_T ≤ 0, an unknown mechanism, or the Gaussian with δ = 0.
+
+    >>> r = compute_composition(CompositionSpec(eps=0.1, delta=1e-8, k=10, delta_total=1e-5))
+    >>> r.at_k["basic"], r.delta_spent["basic"]
+    (1.0, 'kδ = 1e-07')
+    >>> compute_composition(CompositionSpec(delta=1e-3, delta_total=1e-6))
+    Traceback (most recent call last):
+    ...
+    ValueError: delta = 0.001 per step is larger than the total budget delta_total = 1e-06: not even one step fits; lower δ per step or raise δ′
+    """
+    eps = float(check_positive(spec.eps, "eps"))
+    delta = float(check_delta(spec.delta, "delta"))
+    delta_total = float(check_delta(spec.delta_total, "delta_total"))
+    k = int(check_k(spec.k, "k"))
+    if k > K_MAX:
+        raise ValueError(f"k must be at most {K_MAX} on this dashboard, got {k}")
+    eps_budget = float(check_positive(spec.eps_budget, "eps_budget"))
+    if delta > delta_total:
+        raise ValueError(f"delta = {delta:g} per step is larger than the total budget delta_total = "
+                         f"{delta_total:g}: not even one step fits; lower δ per step or raise δ′")
+    mech = make_mechanism(spec.mechanism, eps, delta)
+
+    curves = {name: (K_GRID, v) for name, v in _closed_forms(eps, delta, delta_total, K_GRID).items()}
+    curves["optimal"] = (K_GRID, _optimal_curve(eps, delta, delta_total))
+    curves["rdp"] = (K_GRID, _rdp_curve(mech, delta_total))
+    curves["tight"] = _tight_curve(mech, delta_total)
+    curves = {name: curves[name] for name in THEOREMS}
+
+    at_k = {}
+    for name, (ks, vals) in curves.items():
+        v = _lookup(ks, vals, k)
+        at_k[name] = v if v is not None else _at_k_value(name, eps, delta, delta_total, mech, k)
+
+    slack = float(_slack(delta, delta_total, np.float64(k)))
+    s_txt = f"kδ = {k * delta:.3g} + slack δ_s = {slack:.3g}" if math.isfinite(slack) else "kδ ≥ δ′: no slack left"
+    delta_spent = {
+        "basic": f"kδ = {k * delta:.3g}",
+        "advanced": s_txt,
+        "advanced_pure": s_txt,
+        "zcdp": s_txt,
+        "rdp": f"δ′ = {delta_total:.3g} (the mechanism's own RDP)",
+        "optimal": f"1 − (1 − δ)^k (1 − δ_KOV) ≤ δ′ = {delta_total:.3g}",
+        "tight": f"δ′ = {delta_total:.3g} (the mechanism's exact profile)",
+    }
+
+    noise = _noise_curves(eps_budget, delta_total)
+    noise_at_k = {}
+    for name, (ks, vals) in noise.items():
+        v = _lookup(ks, vals, k)
+        noise_at_k[name] = v if v is not None else _noise_at(name, eps_budget, delta_total, k)
+
+    notes = []
+    if delta > 0 and K_MAX * delta >= delta_total:
+        kmax = int(np.floor(delta_total / delta))
+        notes.append(f"With δ = {delta:.3g} per step the k per-step δ's alone use up δ′ = {delta_total:.3g} "
+                     f"beyond k = {kmax:,}: basic, advanced, zCDP and KOV give no bound there (gaps); "
+                     "the RDP and tight curves account for the mechanism itself and spend no per-step δ.")
+    if any(np.any(v <= 1e-300) for _, v in curves.values()):
+        notes.append("A total ε of 0 (δ′ already covers the whole privacy loss) cannot be drawn on a "
+                     "log axis and is left as a gap.")
+    return CompositionResult(spec, mech, curves, at_k, delta_spent, list(_crossovers(eps, delta, delta_total)),
+                             noise, noise_at_k, notes)
+
+
+# ------------------------------------------------------------------------------------------------
+# the controller
+# ------------------------------------------------------------------------------------------------
+def _display(y) -> np.ndarray:
+    """Values for a log axis: 0 (and the few denormals KOV rounds an exact 0 up to, < 1e-300) and
+    inf become NaN (gaps; to_json sends them as None)."""
+    y = np.asarray(y, dtype=np.float64)
+    return np.where(np.isfinite(y) & (y > 1e-300), y, np.nan)
+
+
+def _fmt(x) -> str:
+    if x is None or not math.isfinite(x):
+        return "— (no bound)"
+    return f"{x:.4g}"
+
+
+class CompositionController(Controller):
+    """Sliders ε, δ (+ 'δ = 0'), k, δ′, ε_T and the mechanism dropdown → :func:`compute_composition`
+    → the main plot, the noise plot and the readout table (all updated in place)."""
+
+    compute = staticmethod(compute_composition)
+    cache_size = 128
+
+    def __init__(self, controls, message=None):
+        self.readout = W.HTML()
+        self.notes = W.HTML()
+        super().__init__(controls, message)
+        self._fill_text(self.result)
+
+    def read_spec(self) -> CompositionSpec:
+        c = self.controls
+        delta = 0.0 if c["pure"].value else float(c["delta"].value)
+        return CompositionSpec(eps=float(c["eps"].value), delta=delta, k=int(round(c["k"].value)),
+                               delta_total=float(c["delta_total"].value),
+                               mechanism=str(c["mechanism"].value), eps_budget=float(c["eps_budget"].value))
+
+    # -- traces -----------------------------------------------------------------------------
+    @staticmethod
+    def _main_traces(r: CompositionResult) -> list[dict]:
+        traces = []
+        for name, (ks, vals) in r.curves.items():
+            coarse = ks.size < K_GRID.size
+            traces.append({
+                "type": "scatter", "mode": "lines+markers" if coarse else "lines",
+                "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
+                "line": {"color": _COLOURS[name], "width": 3 if name == "tight" else 2,
+                         "dash": _DASH.get(name, "solid")},
+                "marker": {"size": 6},
+            })
+        names = list(r.at_k)
+        traces.append({
+            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}",
+            "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
+            "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
+            "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
+                       "line": {"color": "#000000", "width": 1}},
+        })
+        traces.append({
+            "type": "scatter", "mode": "markers", "name": "crossover with basic",
+            "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
+            "marker": {"color": "#000000", "size": 12, "symbol": "x"},
+            "hovertemplate": "k = %{x}<extra></extra>",
+        })
+        return traces
+
+    @staticmethod
+    def _main_layout(r: CompositionResult) -> dict:
+        ann = [{"x": math.log10(k), "y": math.log10(y), "xref": "x", "yref": "y", "text": f"{label} < basic<br>from k = {k:,}",
+                "showarrow": True, "arrowhead": 2, "ax": 30 + 10 * i, "ay": -40 - 28 * i, "font": {"size": 11}}
+               for i, (label, k, y) in enumerate(r.crossovers)]
+        return {
+            "annotations": ann,
+            "shapes": [{"type": "line", "x0": r.spec.k, "x1": r.spec.k, "xref": "x", "yref": "paper",
+                        "y0": 0, "y1": 1, "line": {"color": "#555555", "width": 1, "dash": "dot"}}],
+        }
+
+    @staticmethod
+    def _noise_traces(r: CompositionResult) -> list[dict]:
+        traces = []
+        for name, (ks, vals) in r.noise.items():
+            coarse = ks.size < K_GRID.size
+            traces.append({
+                "type": "scatter", "mode": "lines+markers" if coarse else "lines",
+                "name": NOISE_CURVES[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
+                "line": {"color": _COLOURS[name], "width": 2, "dash": _DASH.get(name, "solid")},
+                "marker": {"size": 6},
+            })
+        names = list(r.noise_at_k)
+        traces.append({
+            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}",
+            "x": [r.spec.k] * len(names), "y": _display([r.noise_at_k[n] for n in names]),
+            "text": [NOISE_CURVES[n] for n in names], "hovertemplate": "%{text}: b = %{y:.4g}<extra></extra>",
+            "marker": {"color": [_COLOURS[n] for n in names], "size": 10, "symbol": "diamond",
+                       "line": {"color": "#000000", "width": 1}},
+        })
+        return traces
+
+    def figures(self, r: CompositionResult) -> list[PlotlyWidget]:
+        legend = {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}}
+        main = PlotlyWidget(data=self._main_traces(r), layout={
+            "title": {"text": "Total ε of k composed (ε, δ)-DP steps, all at total δ′"},
+            "xaxis": {"title": {"text": "k (number of composed steps)"}, "type": "log"},
+            "yaxis": {"title": {"text": "total ε (nats)"}, "type": "log", "exponentformat": "power"},
+            "legend": legend, "height": 480, "margin": {"r": 20},
+            **self._main_layout(r),
+        })
+        noise = PlotlyWidget(data=self._noise_traces(r), layout={
+            "title": {"text": "Noise per query for a fixed total budget (ε_T, δ′)"},
+            "xaxis": {"title": {"text": "k (number of sensitivity-1 queries)"}, "type": "log"},
+            "yaxis": {"title": {"text": "Laplace scale b per query"}, "type": "log", "exponentformat": "power"},
+            "legend": legend, "height": 420,
+            "shapes": self._main_layout(r)["shapes"],
+        })
+        return [main, noise]
+
+    def render(self, r: CompositionResult) -> None:
+        main, noise = self.figs
+        with main.batch_update():
+            main.update(data=self._main_traces(r), layout=self._main_layout(r))
+        with noise.batch_update():
+            noise.update(data=self._noise_traces(r), layout={"shapes": self._main_layout(r)["shapes"]})
+        self._fill_text(r)
+
+    def _fill_text(self, r: CompositionResult) -> None:
+        s = r.spec
+        rows = "".join(
+            f"<tr><td style='color:{_COLOURS[n]}'>■</td><td>{THEOREMS[n]}</td>"
+            f"<td style='text-align:right'><b>{_fmt(r.at_k[n])}</b></td><td>{r.delta_spent[n]}</td></tr>"
+            for n in THEOREMS)
+        noise_rows = "".join(
+            f"<tr><td style='color:{_COLOURS[n]}'>■</td><td>{NOISE_CURVES[n]}</td>"
+            f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>" for n in NOISE_CURVES)
+        mech = getattr(r.mechanism, "_label", lambda: repr(r.mechanism))()
+        self.readout.value = (
+            f"<div class='dpexplore-readout'><b>At k = {s.k:,}</b> steps of ({s.eps:.3g}, {s.delta:.3g})-DP, "
+            f"total δ′ = {s.delta_total:.3g}; mechanism {mech}"
+            "<table style='border-collapse:collapse;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
+            "<th>total ε</th><th style='text-align:left'>how δ′ is used</th></tr>"
+            f"{rows}</table>"
+            f"<b>Noise per query</b> for k = {s.k:,} queries within (ε_T = {s.eps_budget:.3g}, δ′ = {s.delta_total:.3g}):"
+            "<table style='border-collapse:collapse;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
+            f"<th>Laplace scale b</th></tr>{noise_rows}</table></div>"
+        )
+        self.notes.value = "".join(f"<div class='dpexplore-note' style='color:#00466e'>{n}</div>" for n in r.notes)
+
+
+# ------------------------------------------------------------------------------------------------
+# the app
+# ------------------------------------------------------------------------------------------------
+_FORMULAS = r"""
+<p>Each of k steps is (ε, δ)-DP; every curve is the total ε at the <b>same total δ budget δ′</b>
+(the δ each theorem spends is in the table). δ<sub>s</sub> = δ′ − kδ is the slack left after the
+k per-step δ's.</p>
+<ul>
+<li><b>Basic</b> (004, “Composition theorem”; 003, “Basic Composition”):
+$\varepsilon_{tot} = k\varepsilon$, $\delta_{tot} = k\delta \le \delta'$.</li>
+<li><b>Advanced, DRV form</b> (004, “Advanced adaptive composition”):
+$\varepsilon_{tot} = \sqrt{2k\ln(1/\delta_s)}\,\varepsilon + k\varepsilon(e^{\varepsilon}-1)$,
+$\delta_{tot} = k\delta + \delta_s$.</li>
+<li><b>Advanced from pure DP</b> (003, Theorem “Advanced Composition Starting from Pure DP”, footnote 1):
+$\varepsilon_{tot} = \tfrac12 k\varepsilon^2 + \sqrt{2\log(1/\delta_s)\,k\varepsilon^2}$,
+$\delta_{tot} = k\delta + \delta_s$.</li>
+<li><b>zCDP</b> (000, Theorem 5; 003, footnote 2): $\rho = k\,\varepsilon\tanh(\varepsilon/2)$,
+$\varepsilon_{tot} = \rho + 2\sqrt{\rho\log(1/\delta_s)}$, $\delta_{tot} = k\delta + \delta_s$.</li>
+<li><b>RDP</b> of the chosen mechanism (Mironov 2017, Prop. 1; 000; conversion of Balle et al. 2020,
+Thm 21, NOTES.md): $\hat\varepsilon_{tot}(\alpha) = k\,\hat\varepsilon(\alpha)$,
+$\varepsilon_{tot} = \min_\alpha \hat\varepsilon_{tot}(\alpha) + \log(1-1/\alpha) - \frac{\log\delta' + \log\alpha}{\alpha-1}$.</li>
+<li><b>Optimal</b> (Kairouz, Oh &amp; Viswanath 2015, Thm 3.3; NOTES.md):
+$\delta_{KOV}(\varepsilon_{tot}) = (1+e^{\varepsilon})^{-k}\sum_{l:(2l-k)\varepsilon>\varepsilon_{tot}}\binom{k}{l}
+\left(e^{l\varepsilon} - e^{\varepsilon_{tot}}e^{(k-l)\varepsilon}\right)$ with
+$1-(1-\delta)^k(1-\delta_{KOV}) \le \delta'$.</li>
+<li><b>Tight</b>: the exact profile of k runs of the mechanism at δ′ — Gaussian: $\sqrt{k}\,\Delta/\sigma$-GDP
+(002, Thm 3.1); RR: KOV; Laplace: numerical privacy-loss distribution (pessimistic), computed at 9 values of k
+(the minimum with KOV, also valid since Laplace(Δ/ε) is ε-DP, where δ′ is below the PLD's numerical floor ≈ 1e-16).</li>
+</ul>
+<p><b>Noise view</b> (003): for k sensitivity-1 queries within a total budget (ε<sub>T</sub>, δ′) each query
+gets Laplace(1/ε<sub>step</sub>): basic gives $b = k/\varepsilon_T = \Theta(k)$, advanced composition
+$b = \sqrt{k/(2\rho)} = \Theta(\sqrt{k})$ with $\rho = \frac{\varepsilon_T^2}{4\log(1/\delta')+4\varepsilon_T}$;
+the other curves invert each theorem exactly (largest ε<sub>step</sub>, rounded down).</p>
+"""
+
+
+def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: float = 1e-6,
+                               mechanism: str = "laplace", eps_budget: float = 1.0) -> W.VBox:
+    """The composition explorer: formulas, controls, readout table, main plot and noise plot.
+
+    >>> box = build_composition_explorer()
+    >>> [type(f).__name__ for f in box.controller.figs]
+    ['PlotlyWidget', 'PlotlyWidget']
+    """
+    controls = {
+        "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20),
+        "pure": W.Checkbox(value=True, description="δ = 0 per step (pure ε-DP steps)", indent=False),
+        "delta": log_slider("δ per step", 1e-9, 1e-15, 1e-2, "probability", steps_per_decade=5),
+        "k": int_log_slider("k", k, 1, K_MAX, "steps", steps_per_decade=10),
+        "delta_total": log_slider("δ′ total", delta_total, 1e-15, 1e-1, "probability", steps_per_decade=5),
+        "mechanism": W.Dropdown(options=[(label, key) for key, label in MECHANISMS.items()], value=mechanism,
+                                description="mechanism (tight and RDP curves)", style={"description_width": "initial"},
+                                layout=W.Layout(width="min(100%, 520px)")),
+        "eps_budget": log_slider("ε_T total budget (noise plot)", eps_budget, 1e-2, 100.0, "nats",
+                                 steps_per_decade=20),
+    }
+    controls["delta"].disabled = controls["pure"].value
+
+    def _toggle(change):
+        controls["delta"].disabled = bool(change["new"])
+
+    controls["pure"].observe(_toggle, names="value")
+    message = MessageArea()
+    ctrl = CompositionController(controls, message)
+    title = W.HTML("<h2>Composition explorer: basic, advanced, optimal, RDP, zCDP and tight</h2>")
+    formula = W.HTMLMath(_FORMULAS)
+    box = W.VBox([title, formula, W.VBox(list(controls.values())), message, ctrl.notes,
+                  ctrl.figs[0], ctrl.readout, ctrl.figs[1]])
+    box.controller = ctrl
+    return box
