@@ -422,7 +422,9 @@ def implied_delta(eps0, delta0, eps):
 def tradeoff_approx(eps, delta, alpha):
     """Type II error β(α) of the trade-off function of (ε, δ)-DP:
     f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
-    NOTES.md). ``alpha`` ∈ [0, 1] is the type I error.
+    NOTES.md). ``alpha`` ∈ [0, 1] is the type I error. A larger β claims more privacy, so the
+    result is rounded down by 4.5e-16 (1 + β) (the absolute error of the subtractions);
+    β(0) = 1 − δ is exact for δ = 0.
 
     >>> round(tradeoff_approx(1.0, 0.0, 0.1), 12)
     0.728171817154
@@ -434,13 +436,15 @@ def tradeoff_approx(eps, delta, alpha):
         t1 = 1.0 - d - np.where(a > 0, np.exp(e) * a, 0.0)
         t2 = np.exp(-e) * (1.0 - d - a)
     out = np.maximum(0.0, np.maximum(np.nan_to_num(t1, nan=0.0, neginf=0.0), t2))
+    out = np.where((a == 0) & (d == 0), 1.0, out - 4.5e-16 * (1.0 + out))
     return scalar_out(np.clip(out, 0.0, 1.0))
 
 
 def tradeoff_gdp(mu, alpha):
     """Type II error of μ-GDP: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong, Roth & Su 2022, Definition 2.6;
-    002, Section 1), evaluated as Φ(−Φ⁻¹(α) − μ) so tiny α keeps full accuracy. μ = 0 gives 1 − α;
-    μ = inf gives 0.
+    002, Section 1), evaluated as Φ(−Φ⁻¹(α) − μ) so tiny α keeps full accuracy, and rounded down
+    by a relative 1e-14 (a larger β would claim more privacy). μ = 0 gives 1 − α, μ = inf gives 0,
+    α = 0 gives 1.
 
     >>> round(tradeoff_gdp(1.0, 0.05), 10)
     0.7404889772
@@ -450,6 +454,7 @@ def tradeoff_gdp(mu, alpha):
     m, a = np.broadcast_arrays(m, a)
     with np.errstate(invalid="ignore"):
         out = special.ndtr(-special.ndtri(a) - m)
+    out = np.where(m == 0, 1.0 - a, out * (1.0 - 1e-14))
     out = np.where(np.isinf(m), 0.0, out)
     out = np.where((a == 0) & np.isfinite(m), 1.0, out)
     return scalar_out(np.clip(out, 0.0, 1.0))
