@@ -397,7 +397,7 @@ def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
         top = (a_idx + n) * h
         extra += _upper_tail_bound(w, single.losses, k, top)
     spec = sp_fft.rfft(w, n)
-    spec = spec**k
+    spec = _int_power(spec, k)
     raw = sp_fft.irfft(spec, n)
     # per-bin round-off: at least one ulp of the largest bin, or the largest negative excursion
     noise = max(-float(raw.min()), float(np.finfo(float).eps) * float(raw.max()))
@@ -407,6 +407,20 @@ def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
     pmf = np.roll(np.maximum(raw, 0.0), -shift)
     inf_mass = -np.expm1(k * np.log1p(-single.inf_mass)) if single.inf_mass > 0 else 0.0
     return DiscretePLD(h, a_idx, pmf, inf_mass, extra, eps_max=k * single.eps_max)
+
+
+def _int_power(z, k: int):
+    """z**k for a complex array and an integer k ≥ 1 by repeated squaring (log₂ k products,
+    much faster than numpy's complex pow; relative error ≲ 2k ulps, like any method)."""
+    result = None
+    base = z
+    while True:
+        if k & 1:
+            result = base.copy() if result is None else result * base
+        k >>= 1
+        if not k:
+            return result
+        base = base * base
 
 
 def default_grid_size(k: int) -> int:
