@@ -209,6 +209,59 @@ class ReportNoisyMax:
         """(ε, δ) = (ε, 0) (004, "The Report Noisy Max algorithm is (ε, 0)-DP")."""
         return (self.eps, 0.0)
 
+    def probabilities(self, scores) -> np.ndarray:
+        """Exact selection probabilities P[output = i] for a 1-D score vector.
+
+        Gumbel: the softmax P(i) ∝ exp(s_i/b) (closed form, log-sum-exp). Laplace/exponential:
+        P(i) = ∫ f(z − s_i) Π_{j≠i} F(z − s_j) dz by adaptive quadrature (scipy ``quad``,
+        breakpoints at the scores, tails beyond 40 b dropped: error ≲ 1e-10 per entry).
+
+        >>> ReportNoisyMax(1.0, noise="gumbel").probabilities([0.0, 2.0 * np.log(3.0)]).round(6).tolist()
+        [0.25, 0.75]
+        >>> p = ReportNoisyMax(1.0).probabilities([0.0, 1.0, 2.0]); bool(abs(p.sum() - 1) < 1e-9)
+        True
+        """
+        from scipy import integrate, special
+
+        s = as_array(scores, "scores", allow_inf=False)
+        if s.ndim != 1 or s.size == 0:
+            raise ValueError(f"scores must be a non-empty 1-D array, got {scores!r}")
+        b = self.noise_scale
+        if self.noise == "gumbel":
+            return np.exp(s / b - special.logsumexp(s / b))
+        exp = math.exp
+        if self.noise == "laplace":
+            def pdf(x):
+                return exp(-abs(x) / b) / (2.0 * b)
+
+            def cdf(x):
+                return 0.5 * exp(x / b) if x < 0 else 1.0 - 0.5 * exp(-x / b)
+        else:
+            def pdf(x):
+                return exp(-x / b) / b if x >= 0 else 0.0
+
+            def cdf(x):
+                return -math.expm1(-x / b) if x > 0 else 0.0
+        lo = (s.min() - 40.0 * b) if self.noise == "laplace" else None
+        hi = s.max() + 40.0 * b
+        sl = [float(v) for v in s]
+        out = np.empty(s.size)
+        for i in range(s.size):
+            others = sl[:i] + sl[i + 1:]
+
+            def integrand(z, i=i, others=others):
+                val = pdf(z - sl[i])
+                for o in others:
+                    val *= cdf(z - o)
+                return val
+
+            a = lo if lo is not None else s[i]
+            pts = np.unique(np.clip(s, a, hi))
+            val, _ = integrate.quad(integrand, a, hi, points=pts[(pts > a) & (pts < hi)] if pts.size else None,
+                                    limit=200, epsabs=1e-13, epsrel=1e-11)
+            out[i] = val
+        return np.clip(out, 0.0, 1.0)
+
     def run(self, scores, rng, size=None):
         """Index of the largest noisy score (last axis). ``size=t`` runs t independent trials
         and returns an int array of shape ``(t,) + scores.shape[:-1]``; otherwise an int (1-D

@@ -138,6 +138,40 @@ def test_noisy_max_dp_ratio_exact(gap):
         assert p0 <= mp.e ** eps * p1 * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("gap", [-1.3, 0.0, 0.3, 2.0])
+def test_noisy_max_probabilities_closed_forms(gap):
+    lap = ReportNoisyMax(1.0, monotonic=True).probabilities([gap, 0.0])
+    assert close(lap[0], mp_first_wins_closed(gap, 1.0)) and close(lap.sum(), 1.0)
+    ex = ReportNoisyMax(2.0, noise="exponential").probabilities([gap, 0.0])  # b = 1
+    # E0 − E1 ~ Laplace(b): P[E1 − E0 < g] = 1 − e^{−g/b}/2 (g ≥ 0), e^{g/b}/2 (g < 0)
+    ref = 1 - mp.exp(-mp.mpf(gap)) / 2 if gap >= 0 else mp.exp(mp.mpf(gap)) / 2
+    assert close(ex[0], ref)
+
+
+def test_noisy_max_probabilities_match_simulation():
+    scores = np.array([1.0, 0.0, 2.0, 1.5])
+    rnm = ReportNoisyMax(1.5)
+    p = rnm.probabilities(scores)
+    n = 100_000
+    freq = np.bincount(rnm.run(scores, rng(4), size=n), minlength=4) / n
+    assert abs(p.sum() - 1) < 1e-9
+    assert np.all(np.abs(freq - p) < [binom_tol(x, n) for x in p])
+
+
+@settings(max_examples=15, deadline=None)
+@given(s=st.lists(st.floats(-3, 3), min_size=2, max_size=4), shift=st.lists(st.floats(-1, 1), min_size=4, max_size=4),
+       noise=st.sampled_from(["laplace", "exponential", "gumbel"]))
+def test_noisy_max_probabilities_are_eps_dp(s, shift, noise):
+    """General (non-monotone) scale 2Δ/ε: every neighbour (|s' − s|∞ ≤ Δ) keeps all selection
+    probabilities within a factor e^ε (up to the quadrature error)."""
+    eps = 1.0
+    rnm = ReportNoisyMax(eps, noise=noise)
+    s = np.array(s)
+    p = rnm.probabilities(s)
+    q = rnm.probabilities(s + np.array(shift[: s.size]))
+    assert np.all(p <= np.exp(eps) * q + 1e-9) and np.all(q <= np.exp(eps) * p + 1e-9)
+
+
 def test_noisy_max_shapes_and_determinism():
     s = np.zeros((3, 5))
     assert report_noisy_max(s, 1.0, rng(0)).shape == (3,)
