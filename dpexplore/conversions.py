@@ -247,7 +247,7 @@ def approx_to_zcdp(eps, delta):
     """
     e = check_nonneg(eps, "eps")
     d = check_delta(delta, "delta")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = e / (4.0 * -np.log(d) / e + 4.0)  # = ε²/(4 log(1/δ) + 4ε), no overflow
         out = np.where(np.isinf(e), np.inf, np.where(e == 0, 0.0, out))
         out = np.where((d == 0) & np.isfinite(e), 0.0, out)
