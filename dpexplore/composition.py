@@ -261,10 +261,25 @@ def _kov_epsilon(log_r, e, k):
         sol = np.clip(np.nan_to_num(sol, nan=-np.inf), lower, upper)
         out[sl] = sol
     out = np.maximum(out, 0.0)
-    out = out + 1e-12 * out + 4 * np.spacing(out)  # round up
+    out = np.where(out > 0, out + 1e-12 * out + 4 * np.spacing(out), 0.0)  # round up
     # r at most the bounded tail: only ε_g ≥ kε (where δ = 0 exactly) is certified
-    out = np.where(np.isneginf(lr), rows.k * e, np.minimum(out, rows.k * e))
-    return np.where(e == 0, 0.0, out)
+    kmax = rows.k * e
+    out = np.where(np.isneginf(lr), kmax, np.minimum(out, kmax))
+    out = np.where(e == 0, 0.0, out)
+    # The suffix-sum solve cancels ~1/(1 − e^{−2ε}) digits for tiny ε: check with the term-by-term
+    # formula (each term through log1mexp, no cancellation) and move up until it holds.
+    bump = 1e-12
+    for _ in range(10):
+        live = (out < kmax) & (e > 0)
+        if not live.any():
+            break
+        bad = np.zeros(out.shape, dtype=bool)
+        bad[live] = _kov_log_delta(out[live], e[live], k[live]) > log_r[live]
+        if not bad.any():
+            break
+        out = np.where(bad, np.minimum(out + bump * np.maximum(out, e), kmax), out)
+        bump *= 30.0
+    return out
 
 
 def _total_log_r(delta, delta_each, k):
@@ -314,8 +329,9 @@ def optimal(eps, k, delta, delta_each=0.0):
 
     must satisfy 1 − (1 − δ_each)^k (1 − δ(ε_g)) ≤ ``delta``. δ is e^{ε_g}-affine between the
     break points (2l − k)ε, so ε_g is solved exactly on the right piece from log-space suffix sums
-    (no bisection; O(√k) binomial terms per value, works for k = 10⁶). Rounded up by a relative
-    1e-12 (and δ is evaluated on the safe side, see :func:`optimal_log_delta`). Returns inf when
+    (no bisection; O(√k) binomial terms per value, works for k = 10⁶), then checked with the
+    term-by-term formula of :func:`optimal_log_delta` and moved up until that holds. Rounded up by
+    a relative 1e-12 (up to ~1e-9 for ε ≲ 1e-6, where the piecewise solve cancels digits). Returns inf when
     1 − (1 − δ_each)^k > ``delta`` (no ε_g suffices), and at most kε (basic composition).
     Broadcasts over all arguments.
 

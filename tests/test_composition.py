@@ -154,6 +154,15 @@ def test_optimal_vectorized_and_huge_k():
     assert big > 0.8 * C.advanced_pure(0.001, 1e-6, k=10**6)
 
 
+def test_optimal_edge_values():
+    assert C.optimal(0.001, 1, 0.5) == 0.0            # δ(0) = tanh(ε/2) ≤ 0.5 already
+    assert C.optimal(0.0, 10, 1e-6) == 0.0
+    assert C.optimal(10.0, 5, 1e-6) <= 50.0
+    ref = mp_kov_eps(1e-7, 50, 1e-9)
+    got = C.optimal(1e-7, 50, 1e-9)
+    assert got >= float(ref) and rel(got, ref) < 1e-8
+
+
 def test_optimal_delta_zero_is_basic():
     assert C.optimal(0.3, 10, 0.0) == pytest.approx(3.0, rel=1e-11)
     assert C.optimal(0.3, 10, 0.0) >= 3.0
