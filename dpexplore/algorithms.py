@@ -575,7 +575,8 @@ class ThresholdoutSession:
             raise ValueError(f"train_values and holdout_values must have the same length, got {t.size} and {h.size}")
         for name, arr in (("train_values", t), ("holdout_values", h)):
             if ((arr < 0) | (arr > 1)).any():
-                raise ValueError(f"{name} must lie in [0, 1] (statistical queries), got {arr[(arr < 0) | (arr > 1)][:6]}")
+                bad = arr[(arr < 0) | (arr > 1)][:6]
+                raise ValueError(f"{name} must lie in [0, 1] (statistical queries), got {bad}")
         out = t.copy()
         used = np.zeros(t.shape, dtype=bool)
         answered = np.zeros(t.shape, dtype=bool)

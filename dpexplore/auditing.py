@@ -10,9 +10,11 @@ the value we prove, there was a bug"). Implemented here:
 * :func:`audit_mechanism` — threshold (likelihood-ratio) test on two samplers, with a held-out
   split so the confidence statement stays valid.
 * :func:`trials_needed` — how many trials a tight audit needs.
-* :func:`one_run_audit`, :func:`one_run_epsilon_lower_bound` — Steinke, Nasr & Jagielski 2023.
+* :func:`one_run_audit`, :func:`one_run_epsilon_lower_bound`, :func:`one_run_p_value` —
+  Steinke, Nasr & Jagielski 2023 (pure and approximate DP).
 * :class:`LaplaceAuditPair`, :func:`laplace_audit_pair`, :func:`miscalibrated_laplace` — a correct
-  and a deliberately buggy Laplace mechanism to audit.
+  and a deliberately buggy Laplace mechanism to audit; :class:`MechanismAuditPair` wraps any
+  ``dpexplore.mechanisms`` additive-noise mechanism.
 
 Randomness only via an explicit ``rng: numpy.random.Generator``.
 """
