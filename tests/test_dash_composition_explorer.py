@@ -134,6 +134,8 @@ def test_crossovers_match_closed_form(default_result):
 
 def test_noise_curves(default_result):
     r = default_result
+    assert list(r.noise) == list(r.noise_at_k) == list(NOISE_CURVES)   # the legend order
+    assert list(r.curves) == list(r.at_k) == list(THEOREMS)
     ks, basic = r.noise["basic"]
     assert np.allclose(basic, ks / 1.0, rtol=1e-14)
     ks, st_ = r.noise["steinke"]

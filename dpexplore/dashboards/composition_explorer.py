@@ -309,7 +309,7 @@ def _noise_curves(eps_budget: float, delta_total: float) -> dict:
         out["steinke"] = (K_GRID, np.sqrt(K_GRID / (2.0 * rho)) if rho > 0 else np.full(K_GRID.size, np.inf))
     step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_TIGHT_PLD, "optimal"), dtype=float)
     out["optimal"] = (K_TIGHT_PLD, _scale(step))
-    return out
+    return {name: out[name] for name in NOISE_CURVES}
 
 
 def _scale(step):
