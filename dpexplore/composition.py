@@ -178,6 +178,8 @@ class _KOVRows:
         # relative error of the log-space sums (gammaln of large arguments), added to δ
         self.log_margin = 1e-15 * (3.0 * special.gammaln(kf + 1.0) + kf * (e + _softplus(e))) + 1e-12
         self.widths = (hi - lo).astype(np.int64) + 1
+        kmax = int(kf.max()) if kf.size else 0
+        self._lgam = special.gammaln(np.arange(kmax + 1) + 1.0) if kmax <= 2_000_000 else None
 
     def chunks(self):
         """Row groups (index arrays) of similar width, each with at most ~_KOV_CELLS cells."""
@@ -201,11 +203,35 @@ class _KOVRows:
         ell = self.lo[sl, None] + np.arange(width)[None, :]
         valid = ell <= self.hi[sl, None]
         ell = np.where(valid, ell, self.hi[sl, None])
-        logc = special.gammaln(k + 1) - special.gammaln(ell + 1) - special.gammaln(k - ell + 1)
+        if self._lgam is not None:  # log n! from a table (k ≤ 2·10⁶)
+            ki = k.astype(np.int64)
+            li = ell.astype(np.int64)
+            logc = self._lgam[ki] - self._lgam[li] - self._lgam[ki - li]
+        else:
+            logc = special.gammaln(k + 1) - special.gammaln(ell + 1) - special.gammaln(k - ell + 1)
         norm = k * _softplus(e)
         la = np.where(valid, logc + ell * e - norm, -np.inf)
         lb = np.where(valid, logc + (k - ell) * e - norm, -np.inf)
         return ell, la, lb
+
+
+def _row_logsumexp(t):
+    """log Σ exp over axis 1 (−inf for empty rows); leaner than scipy's for small rows."""
+    m = t.max(axis=1)
+    fin = np.isfinite(m)
+    ms = np.where(fin, m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(fin, ms + np.log(np.exp(t - ms[:, None]).sum(axis=1)), m)
+
+
+def _kov_terms_sum(eg, ell, la, ee, kk):
+    """log Σ_{l: (2l−k)ε > ε_g} C(k,l)(e^{lε} − e^{ε_g+(k−l)ε})/(1+e^ε)^k over a chunk, each term
+    as la + log1mexp(ε_g + (k − 2l)ε) (no cancellation)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        arg = np.minimum(eg + (kk - 2 * ell) * ee, 0.0)
+        live = ((2 * ell - kk) * ee > eg) & np.isfinite(la)
+        t = np.where(live, la + log1mexp(arg), -np.inf)
+    return _row_logsumexp(t)
 
 
 def _kov_log_delta(eps_g, e, k):
@@ -214,14 +240,7 @@ def _kov_log_delta(eps_g, e, k):
     out = np.empty(e.shape)
     for sl in rows.chunks():
         ell, la, _ = rows.terms(sl)
-        eg = eps_g[sl, None]
-        ee = e[sl, None]
-        kk = rows.k[sl, None]
-        with np.errstate(invalid="ignore", over="ignore"):
-            arg = np.minimum(eg + (kk - 2 * ell) * ee, 0.0)
-            live = ((2 * ell - kk) * ee > eg) & np.isfinite(la)
-            t = np.where(live, la + log1mexp(arg), -np.inf)
-        out[sl] = special.logsumexp(t, axis=1)
+        out[sl] = _kov_terms_sum(eps_g[sl, None], ell, la, e[sl, None], rows.k[sl, None])
     out = np.logaddexp(out + rows.log_margin, rows.log_tail)
     out = np.where(np.isinf(eps_g) | (e == 0) | (eps_g >= rows.k * e), -np.inf, out)
     return np.minimum(out, 0.0)
@@ -229,9 +248,13 @@ def _kov_log_delta(eps_g, e, k):
 
 def _kov_epsilon(log_r, e, k):
     """Smallest ε_g with (1 + margin)·δ(ε_g) + tail ≤ r (log r given), exact piece by piece:
-    between the break points (2l − k)ε, δ(ε_g) = S1 − e^{ε_g} S2 with suffix sums S1, S2."""
+    between the break points (2l − k)ε, δ(ε_g) = S1 − e^{ε_g} S2 with suffix sums S1, S2.
+    The suffix-sum solve cancels ~1/(1 − e^{−2ε}) digits for tiny ε, so the result is checked
+    with the term-by-term formula (each term through log1mexp) and moved up until that holds."""
     rows = _KOVRows(e, k)
     out = np.empty(e.shape)
+    bad = np.zeros(e.shape, dtype=bool)
+    kmax = rows.k * e
     with np.errstate(invalid="ignore", divide="ignore"):
         lr = log_subtract(log_r, np.minimum(rows.log_tail, log_r)) - rows.log_margin
     lr = np.where(rows.log_tail >= log_r, -np.inf, lr)
@@ -241,9 +264,10 @@ def _kov_epsilon(log_r, e, k):
         kk = rows.k[sl, None]
         ls1 = np.logaddexp.accumulate(la[:, ::-1], axis=1)[:, ::-1]
         ls2 = np.logaddexp.accumulate(lb[:, ::-1], axis=1)[:, ::-1]
-        pad = np.full((ls1.shape[0], 1), -np.inf)
-        n1 = np.hstack([ls1[:, 1:], pad])
-        n2 = np.hstack([ls2[:, 1:], pad])
+        n1 = np.full_like(ls1, -np.inf)
+        n2 = np.full_like(ls2, -np.inf)
+        n1[:, :-1] = ls1[:, 1:]
+        n2[:, :-1] = ls2[:, 1:]
         bp = (2 * ell - kk) * ee  # break point of column m
         with np.errstate(invalid="ignore"):
             dcol = log_subtract(n1, np.minimum(bp + n2, n1))
@@ -258,26 +282,23 @@ def _kov_epsilon(log_r, e, k):
             sol = log_subtract(s1, np.minimum(t, s1)) - s2
         upper = bp[r_idx, m]
         lower = np.where(m > 0, upper - 2 * e[sl], -np.inf)
-        sol = np.clip(np.nan_to_num(sol, nan=-np.inf), lower, upper)
+        sol = np.maximum(np.clip(np.nan_to_num(sol, nan=-np.inf), lower, upper), 0.0)
+        sol = np.where(sol > 0, sol + 1e-12 * sol + 4 * np.spacing(sol), 0.0)  # round up
+        # r at most the bounded tail: only ε_g ≥ kε (where δ = 0 exactly) is certified
+        sol = np.where(np.isneginf(t), kmax[sl], np.minimum(sol, kmax[sl]))
+        sol = np.where(e[sl] == 0, 0.0, sol)
         out[sl] = sol
-    out = np.maximum(out, 0.0)
-    out = np.where(out > 0, out + 1e-12 * out + 4 * np.spacing(out), 0.0)  # round up
-    # r at most the bounded tail: only ε_g ≥ kε (where δ = 0 exactly) is certified
-    kmax = rows.k * e
-    out = np.where(np.isneginf(lr), kmax, np.minimum(out, kmax))
-    out = np.where(e == 0, 0.0, out)
-    # The suffix-sum solve cancels ~1/(1 − e^{−2ε}) digits for tiny ε: check with the term-by-term
-    # formula (each term through log1mexp, no cancellation) and move up until it holds.
+        # term-by-term check, reusing this chunk's binomial terms
+        fwd = _kov_terms_sum(sol[:, None], ell, la, ee, kk)
+        fwd = np.logaddexp(fwd + rows.log_margin[sl], rows.log_tail[sl])
+        bad[sl] = (fwd > log_r[sl]) & (sol < kmax[sl]) & (e[sl] > 0)
     bump = 1e-12
     for _ in range(10):
-        live = (out < kmax) & (e > 0)
-        if not live.any():
-            break
-        bad = np.zeros(out.shape, dtype=bool)
-        bad[live] = _kov_log_delta(out[live], e[live], k[live]) > log_r[live]
         if not bad.any():
             break
         out = np.where(bad, np.minimum(out + bump * np.maximum(out, e), kmax), out)
+        idx = np.nonzero(bad)[0]
+        bad[idx] = (_kov_log_delta(out[idx], e[idx], k[idx]) > log_r[idx]) & (out[idx] < kmax[idx])
         bump *= 30.0
     return out
 
