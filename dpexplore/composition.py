@@ -22,13 +22,11 @@ True
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy import special
 
 from ._numerics import log1mexp, log_subtract
-from ._validation import (as_array, check_delta, check_k, check_nonneg, scalar_out)
+from ._validation import check_delta, check_k, check_nonneg, scalar_out
 from .profiles import GaussianDPProfile, PrivacyProfile
 from . import pld as _pld
 

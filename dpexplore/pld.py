@@ -65,9 +65,8 @@ import functools
 import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal
-from scipy import special
 
-from ._numerics import log1mexp, log_subtract
+from ._numerics import log_subtract
 from ._validation import check_delta, check_k, check_nonneg, scalar_out
 from .profiles import PrivacyProfile
 
