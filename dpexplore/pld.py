@@ -295,9 +295,16 @@ def single_pld(mechanism, h: float) -> DiscretePLD:
     """
     h = float(h)
     lo, hi = _loss_range(mechanism)
-    i0 = int(np.floor(lo / h))
-    i1 = int(np.ceil(hi / h))
+    # a bound within 1e-9 h of a grid point IS that grid point (eps_max = m·h up to rounding)
+    i0 = int(np.floor(lo / h + 1e-9))
+    i1 = int(np.ceil(hi / h - 1e-9))
     x = np.arange(i0, i1 + 1) * h
+    # ... and there the support ends exactly: otherwise i1·h may fall an ulp below eps_max and
+    # the atom at eps_max (Laplace) would be sent to +∞
+    if abs(x[-1] - hi) <= 1e-9 * h:
+        x[-1] = max(x[-1], hi)
+    if abs(x[0] - lo) <= 1e-9 * h:
+        x[0] = min(x[0], lo)
     p, q, sp, cp = _cell_masses(mechanism, x)
     # connect the dots: split each cell's mass between its end points
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):

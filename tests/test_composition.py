@@ -262,6 +262,15 @@ def test_discrete_pld_delta_and_epsilon_exact_for_the_discrete_law(mech, k):
         assert d.delta(e) <= delta and d.delta(e - 1e-7 * e) > delta
 
 
+@pytest.mark.parametrize("b,k", [(0.06798435448412177, 100), (0.5009130066684768, 10),
+                                 (1.0798408271867903, 3)])
+def test_pld_top_atom_not_sent_to_infinity(b, k):
+    # regression: eps_max = m·h up to an ulp used to put Laplace's atom at eps_max at +∞
+    d = pld.composed_pld(Laplace(b), k)
+    assert d.inf_mass == 0.0
+    assert C.compose(Laplace(b), k).epsilon(1e-6) <= C.optimal(1 / b, k, 1e-6) * (1 + 1e-9)
+
+
 def test_default_grid_size():
     assert pld.default_grid_size(1) == 4096 and pld.default_grid_size(10**6) == 65536
     assert all(pld.default_grid_size(k) <= pld.default_grid_size(k + 1) for k in range(1, 200))
