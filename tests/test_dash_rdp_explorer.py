@@ -4,6 +4,7 @@ NOTES.md), the backend and dp_accounting; hypothesis sandwiches; invalid setting
 (in-place updates, message on bad values, last good plot kept)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import mpmath as mp
@@ -293,6 +294,12 @@ def test_figures_constructed_with_the_core_values():
     np.testing.assert_array_equal(_ys(ctrl.figs[1].data[3]), r.rho_marks)
     np.testing.assert_array_equal(_ys(ctrl.figs[2].data[6]), r.eps_improved)
     np.testing.assert_array_equal(_ys(ctrl.figs[2].data[7]), r.eps_mironov)
+    # the conversion panel's y range keeps every minimum in view
+    lo, hi = ctrl.figs[2].plot_layout["yaxis"]["range"]
+    for v in np.concatenate([r.eps_improved, r.eps_mironov]):
+        assert lo < math.log10(v) < hi
+    # coinciding minima stay visible: one marker shape per curve
+    assert ctrl.figs[0].data[5]["marker"]["symbol"] == ["diamond", "square", "circle"]
     html = ctrl.readout.value
     assert f"{r.eps_improved[2]:.4g}" in html and f"{r.order_improved[0]:.3g}" in html
 
@@ -316,6 +323,8 @@ def test_controller_updates_in_place(name, value, changed):
     np.testing.assert_array_equal(_ys(figs[0].data[4]), r.rdp_gaussian)
     np.testing.assert_array_equal(_ys(figs[2].data[6]), r.eps_improved)
     np.testing.assert_array_equal(figs[0].data[0]["x"], r.alphas)
+    lo, hi = figs[2].plot_layout["yaxis"]["range"]
+    assert lo < math.log10(r.eps_improved.min()) and math.log10(r.eps_mironov.max()) < hi
 
 
 @pytest.mark.parametrize("name,value,needle", [
@@ -353,6 +362,11 @@ def test_large_delta_gap_is_explained():
     r = compute_rdp_explorer(RDPSpec(0.01, 0.5, 100.0))
     assert r.eps_improved[0] == 0.0
     assert "ε = 0 means" in RDPController.readout_html(r)
+    lo, hi = RDPController._yaxis_range(r)["range"]
+    for v in np.concatenate([r.eps_improved, r.eps_mironov]):
+        assert v == 0 or lo < math.log10(v) < hi
+    zeros = dataclasses.replace(r, eps_improved=np.zeros(3), eps_mironov=np.zeros(3))
+    assert RDPController._yaxis_range(zeros) == {"autorange": True}
 
 
 def test_registered_in_gallery():

@@ -282,9 +282,27 @@ def _line(name, x, y, colour, dash="solid", group=None, width=2):
 
 
 def _markers(name, x, y, colours, symbol="circle", size=11):
+    """One trace of several markers; ``colours`` (and ``symbol``) may be per point."""
     return {"type": "scatter", "mode": "markers", "name": name, "x": np.asarray(x, float),
-            "y": _positive(y), "marker": {"color": list(colours), "size": size, "symbol": symbol,
+            "y": _positive(y), "marker": {"color": list(colours), "size": size,
+                                          "symbol": list(symbol) if isinstance(symbol, tuple) else symbol,
                                           "line": {"color": "#000000", "width": 1}}}
+
+
+#: marker symbols of the three converted curves (tight pure DP, Laplace, Gaussian): distinct
+#: shapes as well as colours, so coinciding markers (α* = α_max for both pure-DP curves) stay visible
+_SYMBOLS = ("diamond", "square", "circle")
+_OPEN_SYMBOLS = ("diamond-open", "square-open", "circle-open")
+
+
+def _conversion_yrange(r: "RDPResult"):
+    """Log-axis range [log10 lo, log10 hi] that keeps the minima in view (the bounds blow up as
+    α → 1): from half the smallest positive minimum to 30 times the largest; None → autorange."""
+    mins = np.concatenate([r.eps_improved, r.eps_mironov])
+    pos = mins[np.isfinite(mins) & (mins > 0)]
+    if pos.size == 0:
+        return None
+    return [math.log10(pos.min() / 2.0), math.log10(pos.max() * 30.0)]
 
 
 class RDPController(Controller):
@@ -317,7 +335,7 @@ class RDPController(Controller):
             _line(f"Gaussian σ = {r.gaussian_sigma:.3g}, calibrated to (ε, δ)", a, r.rdp_gaussian,
                   OKABE_ITO[3], "dashdot"),
             _markers("optimal order α* (improved conversion)", r.order_improved, r.rdp_at_improved,
-                     _CURVE_COLOURS, "diamond", 12),
+                     _CURVE_COLOURS, _SYMBOLS, 12),
         ]
 
     @staticmethod
@@ -342,10 +360,15 @@ class RDPController(Controller):
             out.append(_line(f"{name}: Mironov", a, r.objective_mironov[i], _CURVE_COLOURS[i],
                              "dot", group=name))
         out.append(_markers("minimum (improved)", r.order_improved, r.eps_improved, _CURVE_COLOURS,
-                            "diamond", 12))
+                            _SYMBOLS, 12))
         out.append(_markers("minimum (Mironov)", r.order_mironov, r.eps_mironov, _CURVE_COLOURS,
-                            "circle-open", 11))
+                            _OPEN_SYMBOLS, 12))
         return out
+
+    @staticmethod
+    def _yaxis_range(r: RDPResult) -> dict:
+        rng = _conversion_yrange(r)
+        return {"autorange": True} if rng is None else {"range": rng, "autorange": False}
 
     @staticmethod
     def readout_html(r: RDPResult) -> str:
@@ -391,6 +414,7 @@ class RDPController(Controller):
             "yaxis": {"title": {"text": "ε_α(δ) [nats]"}, "type": "log", "exponentformat": "power"},
             "showlegend": True, "legend": legend, "height": 430,
         }
+        conv_layout["yaxis"].update(self._yaxis_range(result))
         return [PlotlyWidget(data=self.rdp_traces(result), layout=rdp_layout),
                 PlotlyWidget(data=self.rho_traces(result), layout=rho_layout),
                 PlotlyWidget(data=self.conversion_traces(result), layout=conv_layout)]
@@ -400,7 +424,8 @@ class RDPController(Controller):
         with f_rdp.batch_update(), f_rho.batch_update(), f_conv.batch_update():
             f_rdp.update(data=self.rdp_traces(result))
             f_rho.update(data=self.rho_traces(result))
-            f_conv.update(data=self.conversion_traces(result))
+            f_conv.update(data=self.conversion_traces(result),
+                          layout={"yaxis": self._yaxis_range(result)})
             self.readout.value = self.readout_html(result)
 
 
@@ -432,8 +457,10 @@ CAPTION = (
     "minimum over these orders (rounded up by 4 ulps). The Laplace curve is the mechanism with "
     "b = Δ/ε, which is ε-DP; the Gaussian curve is the mechanism calibrated to the chosen (ε, δ) "
     "with <code>mechanisms.Gaussian.calibrate(eps, delta)</code>, so its exact ε(δ) is ε and the "
-    "gap to the converted ε is the price of going through Rényi DP. Values ≤ 0 of a conversion "
-    "bound cannot be drawn on the log axis and are left as gaps.</small>"
+    "gap to the converted ε is the price of going through Rényi DP. For the two pure-DP curves "
+    "the bound keeps decreasing towards ε as α → ∞ (where ε̂(α) → ε), so their α* is α_max. "
+    "The third panel's y axis shows the range around the minima (the bounds blow up as α → 1). "
+    "Values ≤ 0 of a conversion bound cannot be drawn on the log axis and are left as gaps.</small>"
 )
 
 
@@ -447,7 +474,8 @@ def build_rdp_explorer(eps: float = 1.0, delta: float = 1e-6, alpha_max: float =
     """
     controls = {
         "eps": log_slider("ε", eps, *EPS_RANGE, unit="nats", steps_per_decade=40),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="probability", steps_per_decade=10),
+        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="probability", steps_per_decade=10,
+                            readout_format=".2e"),
         "alpha_max": log_slider("α_max", alpha_max, *ALPHA_MAX_RANGE, unit="largest Rényi order",
                                 steps_per_decade=20),
     }
