@@ -184,9 +184,10 @@ def test_sandwich_optimal_below_theorems(e, k, logd):
 
 @pytest.mark.parametrize("b,k", [(1.0, 10), (2.0, 50), (0.5, 3)])
 def test_compose_laplace_below_optimal(b, k):
-    prof = C.compose(Laplace(b), k)
+    prof = C.compose(Laplace(b), k)   # capped by KOV by construction; the raw PLD must be too
     for d in (1e-2, 1e-6, 1e-10):
-        assert prof.epsilon(d) <= C.optimal(1.0 / b, k, d) * (1 + 1e-9)
+        assert prof.pld.epsilon(d) <= C.optimal(1.0 / b, k, d) * (1 + 1e-9)
+        assert prof.epsilon(d) == min(prof.pld.epsilon(d), C.optimal(1.0 / b, k, d))
     eps = np.linspace(0, k / b, 25)
     assert np.all(prof.delta(eps) <= C.OptimalProfile(1.0 / b, k).delta(eps) * (1 + 1e-6) + 1e-15)
 
@@ -268,7 +269,7 @@ def test_pld_top_atom_not_sent_to_infinity(b, k):
     # regression: eps_max = m·h up to an ulp used to put Laplace's atom at eps_max at +∞
     d = pld.composed_pld(Laplace(b), k)
     assert d.inf_mass == 0.0
-    assert C.compose(Laplace(b), k).epsilon(1e-6) <= C.optimal(1 / b, k, 1e-6) * (1 + 1e-9)
+    assert d.epsilon(1e-6) <= C.optimal(1 / b, k, 1e-6) * (1 + 1e-9)
 
 
 def test_default_grid_size():
