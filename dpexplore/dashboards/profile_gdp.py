@@ -301,10 +301,13 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
     ld0 = float(np.asarray(profile.log_delta(0.0)))
     eps_max = float(profile.eps_max)
     if ld0 >= 0.0 and not math.isfinite(eps_max):
-        return GdpVerdict(False, float("nan"), None, None, "δ(0) = 1",
-                          "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for any "
-                          "δ < 1, so it is not μ-GDP for any μ with δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. "
-                          "for any μ ≲ 16.6 (002, Thm 3.1)")
+        up, _ = _theory_upper(kind, params, eps_max)
+        if up is None:
+            return GdpVerdict(False, float("nan"), None, None, "δ(0) = 1",
+                              "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for "
+                              "any δ < 1 that a double resolves, so it is not μ-GDP for any μ with "
+                              "δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. for any μ ≲ 16.6 (002, Thm 3.1)")
+        return _fallback(kind, params, eps_max, eps, log_delta_grid, float("nan"))
     wrapped = _MemoProfile(profile)
     try:
         mu_t = gdp_identify(wrapped)
@@ -319,7 +322,11 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
             return GdpVerdict(True, mu_t, lo, hi, f"measured (002 §4, tol {MEASURE_TOL:g})")
     except (_BudgetExceeded, RuntimeError, ValueError):
         pass
-    # fallback: rigorous ends from the plot grid and from theory
+    return _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t)
+
+
+def _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t) -> GdpVerdict:
+    """Rigorous bracket ends without gdp_measure: upper from theory, lower violated on the grid."""
     up, why = _theory_upper(kind, params, eps_max)
     lo = _grid_lower(log_delta_grid, eps, 2.0 * (up if up else 1e3))
     if up is not None and lo is not None and lo >= up:
@@ -595,20 +602,26 @@ _PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r",
 
 
 def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
+    # Subbotin and the refined equation profile take ~50-150 ms per setting (the deep-tail search
+    # of gdp_identify evaluates log δ near δ = 1e-5000): their sliders update on release only, so
+    # a drag does not queue one computation per pixel. Log slider ends sit on the step grid
+    # (the front end snaps values to min + k·step), so the defaults (1, 2) are exact.
+    _slow = {"continuous_update": False}
     return {
         "mechanism": W.Dropdown(options=[(f.label, f.key) for f in FAMILIES.values()],
                                 value=mechanism, description="mechanism",
                                 style={"description_width": "initial"},
                                 layout=W.Layout(width="min(100%, 520px)")),
-        "lap_b": log_slider("Laplace scale b", 1.0, 0.02, 100.0, "× Δ"),
-        "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.05, 100.0, "× Δ"),
-        "rr_eps": log_slider("pure ε", 1.0, 0.01, 50.0, "nats"),
-        "logi_s": log_slider("Logistic scale s", 1.0, 0.02, 100.0, "× Δ"),
-        "sub_s": log_slider("Subbotin scale s", 1.0, 0.05, 100.0, "× Δ"),
-        "sub_r": linear_slider("Subbotin shape r", 1.5, 1.0, 4.0, 0.05, "1 = Laplace, 2 = Gaussian"),
-        "eq_A": log_slider("equation A", 2.0, 0.1, 10.0, "× Δ"),
-        "eq_B": log_slider("equation B", 1.0, 0.01, 100.0, "factor"),
-        "eq_sigma": log_slider("equation σ", 2.0, 0.1, 100.0, "× Δ"),
+        "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ"),
+        "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
+        "rr_eps": log_slider("pure ε", 1.0, 0.01, 100.0, "nats"),
+        "logi_s": log_slider("Logistic scale s", 1.0, 0.01, 100.0, "× Δ"),
+        "sub_s": log_slider("Subbotin scale s", 1.0, 0.1, 100.0, "× Δ", **_slow),
+        "sub_r": linear_slider("Subbotin shape r", 1.5, 1.0, 4.0, 0.05, "1 = Laplace, 2 = Gaussian",
+                               **_slow),
+        "eq_A": log_slider("equation A", 2.0, 0.2, 20.0, "× Δ", **_slow),
+        "eq_B": log_slider("equation B", 1.0, 0.01, 100.0, "factor", **_slow),
+        "eq_sigma": log_slider("equation σ", 2.0, 0.02, 200.0, "× Δ", **_slow),
         "mus": W.Text(value=mus, description="μ values (comma-separated) [GDP parameter]",
                       continuous_update=False, style={"description_width": "initial"},
                       layout=W.Layout(width="min(100%, 520px)")),
