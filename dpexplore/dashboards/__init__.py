@@ -22,6 +22,8 @@ APPS: list[tuple[str, str, str]] = [
      "Pure ε-DP as Rényi DP and zCDP (tight, trivial, quadratic), Laplace and Gaussian RDP, and RDP → (ε, δ)."),
     ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",
      "A mechanism's δ(ε) and trade-off β(α) against μ-GDP, with the GDP verdict: tail μ_t and measured μ bracket."),
+    ("notion_converter.ipynb", "Notion converter",
+     "One guarantee (pure, (ε, δ), zCDP, GDP, RDP or a mechanism) → every implied notion, how much each conversion loses."),
 ]
 
 

@@ -1,0 +1,711 @@
+"""Dashboard: the notion converter — enter ONE privacy guarantee and see every guarantee it implies.
+
+The source is one of: pure ε-DP, (ε₀, δ₀)-DP, ρ-zCDP, μ-GDP, one Rényi DP point (α₀, ε̂₀), or a
+mechanism (Laplace b, Gaussian σ, randomized response ε); sensitivity Δ = 1. The dashboard draws
+every implied notion on shared axes and tabulates its parameter, with the conversion used:
+
+* pure ε-DP → Rényi DP, tight: ε̂(α) = (1/(α−1)) log((sinh(αε) − sinh((α−1)ε))/sinh(ε))
+  (000, Theorem 4; :func:`~dpexplore.conversions.pure_to_rdp`), → zCDP, tight:
+  ρ = ε tanh(ε/2) (000, Theorem 5; :func:`~dpexplore.conversions.pure_to_zcdp`), → GDP:
+  μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (002, Section 5; NOTES.md; :func:`~dpexplore.conversions.pure_to_gdp`).
+  Randomized response attains all three (the witness).
+* (ε₀, δ₀)-DP → its profile δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (002, Theorem 2.1,
+  :class:`~dpexplore.conversions.ApproxDPProfile`); with δ₀ > 0 it implies no pure DP, no zCDP,
+  no RDP (the divergence may be infinite) and no GDP (δ(ε) ≥ δ₀ never decays).
+* ρ-zCDP → (ε, δ): ε = ρ + 2√(ρ log(1/δ)) (003, footnote 2;
+  :func:`~dpexplore.conversions.zcdp_to_approx`) and the improved profile
+  (:class:`~dpexplore.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition); GDP: measured on the
+  implied profile (002, Section 4, :func:`~dpexplore.conversions.gdp_measure`).
+* μ-GDP → profile δ_μ(ε) (002, Theorem 3.1), ρ = μ²/2 and ε̂(α) = αμ²/2 (a μ-GDP pair is a
+  post-processing of N(0, 1) vs N(μ, 1), Dong, Roth & Su 2022, so its Rényi divergences are at
+  most the Gaussian ones).
+* RDP → (ε, δ): ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), minimised over the orders
+  (NOTES.md; Balle et al. 2020, Theorem 21; :func:`~dpexplore.conversions.rdp_to_approx`).
+* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (NOTES.md;
+  :func:`~dpexplore.conversions.tradeoff_approx`), μ-GDP ⇒ β ≥ G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+  (:func:`~dpexplore.conversions.tradeoff_gdp`), a profile δ(ε) ⇒ β ≥ sup_ε f_{ε, δ(ε)}(α)
+  (Dong, Roth & Su 2022, Prop. 2.5), evaluated on the plotted ε grid (a finite grid gives a
+  smaller β: the safe side).
+
+Cost: everything that depends only on the source (its profile, trade-off curve, the GDP
+measurement — 20 to 170 ms, so the ρ and Laplace-b sliders update on release) is cached on the
+source (:func:`source_summary`); a step of the target-δ slider or of the pure/GDP/Gaussian/RR
+sliders costs a few ms (:func:`compute_notion_converter`).
+
+>>> r = compute_notion_converter(ConverterSpec(Source("pure", (1.0,)), 1e-6, (2.0, 8.0)))
+>>> round(r.rho, 6), round(r.mu, 6)                  # ε tanh(ε/2), 2Φ⁻¹(e/(1+e))
+(0.462117, 1.232035)
+>>> type(build_notion_converter()).__name__
+'VBox'
+"""
+from __future__ import annotations
+
+import functools
+import html
+import math
+from dataclasses import dataclass
+
+import ipywidgets as W
+import numpy as np
+
+from ..conversions import (
+    ApproxDPProfile,
+    PureDPProfile,
+    RDPProfile,
+    ZCDPProfile,
+    gdp_epsilon,
+    gdp_measure,
+    pure_to_gdp,
+    pure_to_rdp,
+    pure_to_zcdp,
+    rdp_to_approx,
+    tradeoff_approx,
+    tradeoff_gdp,
+    zcdp_to_approx,
+)
+from ..mechanisms import Gaussian, Laplace, RandomizedResponse
+from ..profiles import GaussianDPProfile, PrivacyProfile
+from .controls import OKABE_ITO, Controller, MessageArea, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = [
+    "NOTIONS", "Source", "ConverterSpec", "SourceSummary", "ConverterResult", "source_summary",
+    "compute_notion_converter", "parse_orders", "NotionConverterController",
+    "build_notion_converter", "ALPHA_GRID", "RDP_ORDERS", "N_EPS", "DELTA_FLOOR",
+]
+
+#: α grid of the trade-off plot
+ALPHA_GRID = np.linspace(0.0, 1.0, 201)
+#: orders of the "via RDP" route (the implied RDP curve is evaluated there, plus α = ∞ when finite)
+RDP_ORDERS = np.geomspace(1.01, 1e4, 64)
+#: points of the ε grid of the profile plot
+N_EPS = 201
+#: bottom of the profile plot's log axis (values below are computed; the axis just ends there)
+DELTA_FLOOR = 1e-13
+#: tolerance of the GDP measurement (μ_upper is certified, at most this above the optimal μ)
+MEASURE_TOL = 1e-3
+
+
+@dataclass(frozen=True)
+class _Notion:
+    key: str
+    label: str
+    params: tuple[str, ...]        # control names, in order
+
+
+NOTIONS: dict[str, _Notion] = {n.key: n for n in (
+    _Notion("pure", "ε-DP (pure)", ("pure_eps",)),
+    _Notion("approx", "(ε, δ)-DP", ("approx_eps", "approx_delta")),
+    _Notion("zcdp", "ρ-zCDP", ("rho",)),
+    _Notion("gdp", "μ-GDP", ("mu",)),
+    _Notion("rdp", "(α, ε̂)-Rényi DP (one order)", ("rdp_alpha", "rdp_eps")),
+    _Notion("laplace", "mechanism: Laplace(b)", ("lap_b",)),
+    _Notion("gaussian", "mechanism: Gaussian(σ)", ("gauss_sigma",)),
+    _Notion("rr", "mechanism: randomized response(ε)", ("rr_eps",)),
+)}
+
+
+@dataclass(frozen=True)
+class Source:
+    """The entered guarantee: ``kind`` (a key of :data:`NOTIONS`) and its parameters (floats)."""
+
+    kind: str
+    params: tuple[float, ...]
+
+    def __post_init__(self):
+        if self.kind not in NOTIONS:
+            raise ValueError(f"notion must be one of {sorted(NOTIONS)}, got {self.kind!r}")
+        if len(self.params) != len(NOTIONS[self.kind].params):
+            raise ValueError(f"notion {self.kind!r} needs {len(NOTIONS[self.kind].params)} "
+                             f"parameters, got {self.params!r}")
+        for name, v in zip(NOTIONS[self.kind].params, self.params):
+            if not (isinstance(v, float) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if self.kind == "approx" and not self.params[1] < 1:
+            raise ValueError(f"delta0 must be < 1, got {self.params[1]!r}")
+        if self.kind == "rdp" and not self.params[0] > 1:
+            raise ValueError(f"Renyi order alpha must be > 1, got {self.params[0]!r}")
+
+
+@dataclass(frozen=True)
+class ConverterSpec:
+    """Source, the target δ of the "ε at δ" column, and the RDP orders shown in the table."""
+
+    source: Source
+    delta: float
+    orders: tuple[float, ...]
+
+    def __post_init__(self):
+        if not (isinstance(self.delta, float) and 0 < self.delta < 1):
+            raise ValueError(f"target delta must be in (0, 1), got {self.delta!r}")
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """Everything that depends on the source only (cached): implied parameters, the reasons where
+    a notion is not implied, the source's profile and trade-off curve, the tightness witness."""
+
+    label: str
+    profile: PrivacyProfile
+    beta: np.ndarray | None            # source trade-off on ALPHA_GRID, None: envelope of profile
+    pure_eps: float | None
+    pure_how: str
+    rho: float | None
+    rho_how: str
+    mu: float | None
+    mu_how: str
+    rdp_orders: np.ndarray | None      # the implied RDP curve (orders, values) for the RDP route
+    rdp_values: np.ndarray | None
+    rdp_how: str
+    witness: str
+
+
+@dataclass(frozen=True)
+class ConverterResult:
+    """All arrays of both plots and the table's numbers for one setting."""
+
+    spec: ConverterSpec
+    summary: SourceSummary
+    eps_grid: np.ndarray
+    log_delta: dict          # curve name → log δ on eps_grid (−inf: δ = 0), None: not implied
+    beta: dict               # curve name → β on ALPHA_GRID, None: not implied
+    eps_at_delta: dict       # route name → ε at the target δ (inf: not implied at this δ), None
+    rdp_table: tuple         # ((α, ε̂(α) or None), ...) at the requested orders
+
+    @property
+    def rho(self):
+        return self.summary.rho
+
+    @property
+    def mu(self):
+        return self.summary.mu
+
+    @property
+    def pure_eps(self):
+        return self.summary.pure_eps
+
+
+def parse_orders(text: str) -> tuple[float, ...]:
+    """Parse the comma-separated Rényi orders of the table: 1 to 8 numbers, each > 1.
+
+    >>> parse_orders("2, 8, 32")
+    (2.0, 8.0, 32.0)
+    >>> parse_orders("0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: Renyi order alpha must be > 1, got 0.5 (RDP is defined for orders alpha > 1)
+    """
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError("RDP orders: type at least one order alpha > 1, e.g. '2, 8, 32'")
+    if len(parts) > 8:
+        raise ValueError(f"RDP orders: at most 8 orders, got {len(parts)}")
+    out = []
+    for p in parts:
+        try:
+            a = float(p)
+        except ValueError:
+            raise ValueError(f"Renyi order alpha must be a number > 1, got {p!r}") from None
+        if not a > 1 or math.isnan(a):
+            raise ValueError(f"Renyi order alpha must be > 1, got {a:g} "
+                             "(RDP is defined for orders alpha > 1)")
+        out.append(a)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# source → implied parameters (cached: the GDP measurement costs 20-170 ms)
+# ------------------------------------------------------------------------------------------------
+_PURE_WITNESS = (
+    "Randomized response with this ε attains every pure-DP conversion shown: its profile is the "
+    "pure-DP profile (002, Thm 2.1 with δ₀ = 0), its Rényi divergence equals 000 Thm 4 and its ρ "
+    "equals 000 Thm 5 (both tight for RR), and μ = 2Φ⁻¹(e^ε/(1+e^ε)) binds at ε′ = 0 "
+    "(δ_RR(0) = δ_μ(0) = tanh(ε/2)).")
+_GAUSS_WITNESS = (
+    "The Gaussian mechanism with σ = Δ/μ attains μ-GDP exactly (002, Thm 3.1), with Rényi "
+    "divergence exactly αμ²/2 and ρ = μ²/2 (000): the GDP, zCDP and RDP entries are all tight "
+    "for it; routes through zCDP or RDP lose only in the conversion to (ε, δ).")
+
+
+def _measure_mu(profile: PrivacyProfile) -> float | None:
+    try:
+        return float(gdp_measure(profile, tol=MEASURE_TOL)[1])
+    except ValueError:
+        return None
+
+
+def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
+    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid (Dong, Roth & Su 2022, Prop. 2.5), via
+    tradeoff_approx (rounded down); a finite grid only lowers β (the safe side)."""
+    d = np.minimum(np.exp(log_delta), 1.0 - 1e-16)
+    keep = d < 1.0 - 1e-16
+    if not keep.any():
+        return np.zeros_like(ALPHA_GRID)  # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
+    f = tradeoff_approx(eps[keep][:, None], d[keep][:, None], ALPHA_GRID[None, :])
+    return np.max(f, axis=0)
+
+
+@functools.lru_cache(maxsize=64)
+def source_summary(source: Source) -> SourceSummary:
+    """The source's profile, trade-off curve and every implied parameter (cached on the source).
+
+    Conversions (sensitivity Δ = 1): pure ε-DP → ρ = ε tanh(ε/2) (000, Thm 5, tight), μ =
+    2Φ⁻¹(e^ε/(1+e^ε)) (002 Sec. 5, tight), ε̂(α) by 000 Thm 4 (tight); μ-GDP → ρ = μ²/2,
+    ε̂(α) = αμ²/2; ρ-zCDP → ε̂(α) = αρ, μ measured (002 Sec. 4, certified to within 1e-3 above
+    the optimum); one RDP point (α₀, ε̂₀) → ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergences are
+    non-decreasing in α); Laplace(b) → pure ε = 1/b, RDP by Mironov Prop. 6, μ measured on the
+    exact profile; Gaussian(σ) → μ = 1/σ, ρ = 1/(2σ²).
+
+    >>> s = source_summary(Source("gdp", (1.0,)))
+    >>> s.rho, s.mu, s.pure_eps is None
+    (0.5, 1.0, True)
+    """
+    k, p = source.kind, source.params
+    orders = np.append(RDP_ORDERS, np.inf)
+    beta = None
+    if k in ("pure", "rr"):
+        e = p[0]
+        mech = RandomizedResponse(e) if k == "rr" else None
+        profile = mech.profile if mech is not None else PureDPProfile(e)
+        label = f"randomized response, ε = {e:.4g}" if mech else f"{e:.4g}-DP"
+        beta = tradeoff_approx(e, 0.0, ALPHA_GRID)
+        pure_eps, pure_how = e, ("the source" if k == "pure" else "RR is ε-DP (exact)")
+        rho, rho_how = float(pure_to_zcdp(e)), "ρ = ε tanh(ε/2) (000, Thm 5; tight for RR)"
+        mu, mu_how = float(pure_to_gdp(e)), "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (002 Sec. 5; binds at ε′ = 0)"
+        rdp_v = (np.asarray(mech.rdp(orders)) if mech else np.asarray(pure_to_rdp(e, orders)))
+        rdp_how = "000, Thm 4 (tight for RR)"
+        witness = _PURE_WITNESS
+    elif k == "approx":
+        e0, d0 = p
+        profile = ApproxDPProfile(e0, d0)
+        label = f"({e0:.4g}, {d0:.3g})-DP"
+        beta = tradeoff_approx(e0, d0, ALPHA_GRID)
+        pure_eps, pure_how = None, "not implied: with δ₀ > 0 an event of probability δ₀ may be unbounded in privacy loss"
+        rho, rho_how = None, "not implied: (ε, δ)-DP with δ > 0 allows infinite Rényi divergence (003 fn. 2 goes only zCDP → (ε, δ))"
+        mu, mu_how = None, "not implied: δ(ε) ≥ δ₀ for every ε, while δ_μ(ε) → 0 (002, Thm 3.3: μ_t = ∞)"
+        orders, rdp_v, rdp_how = None, None, "not implied: with δ₀ > 0 the Rényi divergence can be infinite"
+        witness = ("The profile of 002 Thm 2.1 is attained: randomized response with ε₀ that "
+                   "additionally reveals the input with probability δ₀ has exactly this profile "
+                   "(Kairouz, Oh & Viswanath 2015), so no other guarantee follows.")
+    elif k == "zcdp":
+        r = p[0]
+        profile = ZCDPProfile(r)
+        label = f"{r:.4g}-zCDP"
+        pure_eps, pure_how = None, "not implied: zCDP allows unbounded privacy loss (e.g. the Gaussian mechanism)"
+        rho, rho_how = r, "the source"
+        mu = _measure_mu(profile)
+        mu_how = ("measured on the zCDP-implied profile (002 Sec. 4; certified on a grid, tail by "
+                  "extrapolation)" if mu is not None else
+                  "not implied in a computable way: the implied δ(0) rounds to 1")
+        rdp_v, rdp_how = orders * r, "ε̂(α) = αρ (zCDP definition, 000)"
+        witness = ("The Gaussian mechanism σ = 1/√(2ρ) has ε̂(α) = αρ exactly, but its true "
+                   "profile (μ = √(2ρ)-GDP) lies below the zCDP-implied one: zCDP keeps only the "
+                   "Rényi divergences, so every (ε, δ) read from it loses.")
+    elif k == "gdp":
+        m = p[0]
+        profile = GaussianDPProfile(m)
+        label = f"{m:.4g}-GDP"
+        beta = tradeoff_gdp(m, ALPHA_GRID)
+        pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
+        rho, rho_how = m * m / 2.0, "ρ = μ²/2 (μ-GDP is post-processing of N(0,1) vs N(μ,1))"
+        mu, mu_how = m, "the source"
+        rdp_v, rdp_how = orders * m * m / 2.0, "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, 000)"
+        witness = _GAUSS_WITNESS
+    elif k == "rdp":
+        a0, r0 = p
+        profile = RDPProfile(np.array([a0]), np.array([r0]))
+        label = f"({a0:.4g}, {r0:.4g})-RDP"
+        pure_eps, pure_how = None, "not implied: one finite order bounds only an average of the privacy loss"
+        rho, rho_how = None, "not implied: zCDP needs ε̂(α) ≤ αρ at every order; one order says nothing about larger α"
+        mu, mu_how = None, "not implied: one order gives δ(ε) decaying only like e^{−(α−1)ε}, so μ_t = ∞ (002 Thm 3.3)"
+        orders = np.array([a0])
+        rdp_v, rdp_how = np.array([r0]), "ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergence is non-decreasing in α)"
+        witness = ("One RDP point: the profile is the improved conversion (Balle et al. 2020 "
+                   "Thm 21); it is not known to be attained by a mechanism.")
+    elif k == "laplace":
+        b = p[0]
+        mech = Laplace(b)
+        profile = mech.profile
+        label = f"Laplace, b = {b:.4g}"
+        beta = np.asarray(mech.tradeoff(ALPHA_GRID))
+        pure_eps, pure_how = 1.0 / b, "ε = Δ/b (Laplace is pure DP; NOTES.md)"
+        rho, rho_how = float(pure_to_zcdp(1.0 / b)), "via pure ε = 1/b: ρ = ε tanh(ε/2) (000, Thm 5)"
+        mu_m = _measure_mu(profile)
+        mu_p = float(pure_to_gdp(1.0 / b))
+        if mu_m is not None and mu_m < mu_p:
+            mu, mu_how = mu_m, f"measured on the exact profile (002 Sec. 4); via pure DP: {mu_p:.4g}"
+        else:
+            mu, mu_how = mu_p, "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (002 Sec. 5)"
+        rdp_v, rdp_how = np.asarray(mech.rdp(orders)), "exact (Mironov 2017, Prop. 6; quoted in 000)"
+        witness = ("The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) (NOTES.md) lies strictly "
+                   "below the pure 1/b-DP profile except at ε = 1/b: the pure-DP conversions "
+                   "(attained by randomized response, not Laplace) lose for Laplace.")
+    else:  # gaussian
+        s = p[0]
+        mech = Gaussian(s)
+        profile = mech.profile
+        label = f"Gaussian, σ = {s:.4g}"
+        beta = np.asarray(mech.tradeoff(ALPHA_GRID))
+        pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
+        rho, rho_how = 1.0 / (2 * s * s), "ρ = Δ²/(2σ²) (000; exact)"
+        mu, mu_how = 1.0 / s, "μ = Δ/σ (002, Thm 3.1; exact)"
+        rdp_v, rdp_how = orders / (2 * s * s), "ε̂(α) = αΔ²/(2σ²) (000; exact)"
+        witness = _GAUSS_WITNESS
+    if rdp_v is not None:
+        fin = np.isfinite(rdp_v)
+        orders, rdp_v = orders[fin], rdp_v[fin]
+    return SourceSummary(label, profile, beta, pure_eps, pure_how, rho, rho_how, mu, mu_how,
+                         orders, rdp_v, rdp_how, witness)
+
+
+def _rdp_at(s: SourceSummary, src: Source, alpha: float) -> float | None:
+    k, p = src.kind, src.params
+    if s.rdp_orders is None:
+        return None
+    if k == "rdp":
+        return p[1] if alpha <= p[0] else None
+    if k == "pure":
+        return float(pure_to_rdp(p[0], alpha))
+    if k == "rr":
+        return float(RandomizedResponse(p[0]).rdp(alpha))
+    if k == "laplace":
+        return float(Laplace(p[0]).rdp(alpha))
+    if k == "zcdp":
+        return alpha * p[0]
+    if k == "gdp":
+        return alpha * p[0] ** 2 / 2.0
+    return alpha / (2.0 * p[0] ** 2)
+
+
+def _nice_ceiling(x: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k that is ≥ x, within [1, 1e5] (the ε range of the plot is
+    quantised so the curves can be cached while the target δ moves)."""
+    x = min(max(float(x), 1.0), 1e5)
+    k = math.floor(math.log10(x))
+    for m in (1.0, 2.0, 5.0, 10.0):
+        if m * 10.0 ** k >= x * (1 - 1e-12):
+            return m * 10.0 ** k
+    return 10.0 ** (k + 1)  # pragma: no cover
+
+
+@functools.lru_cache(maxsize=128)
+def _curves(src: Source, hi: float) -> dict:
+    """Curves that do not depend on the target δ: log δ and β of the source and of the implied
+    pure DP, zCDP, GDP and RDP notions on the ε grid [0, hi] (cached on (source, hi))."""
+    s = source_summary(src)
+    eps = np.linspace(0.0, hi, N_EPS)
+    ld: dict = {"source": np.asarray(s.profile.log_delta(eps), dtype=float)}
+    ld["pure"] = (None if s.pure_eps is None
+                  else np.asarray(PureDPProfile(s.pure_eps).log_delta(eps), dtype=float))
+    ld["zcdp"] = None if s.rho is None else np.asarray(ZCDPProfile(s.rho).log_delta(eps), dtype=float)
+    ld["gdp"] = None if s.mu is None else np.asarray(GaussianDPProfile(s.mu).log_delta(eps), dtype=float)
+    ld["rdp"] = (None if s.rdp_orders is None else
+                 np.asarray(RDPProfile(s.rdp_orders, s.rdp_values).log_delta(eps), dtype=float))
+    beta: dict = {"source": s.beta if s.beta is not None else _envelope(eps, ld["source"])}
+    beta["pure"] = None if s.pure_eps is None else tradeoff_approx(s.pure_eps, 0.0, ALPHA_GRID)
+    beta["zcdp"] = None if ld["zcdp"] is None else _envelope(eps, ld["zcdp"])
+    beta["gdp"] = None if s.mu is None else tradeoff_gdp(s.mu, ALPHA_GRID)
+    beta["rdp"] = None if ld["rdp"] is None else _envelope(eps, ld["rdp"])
+    return {"eps": eps, "log_delta": ld, "beta": beta}
+
+
+def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
+    """Every array of both plots and every number of the table for one setting.
+
+    Profile curves (log δ on the ε grid): the source's own profile, and the profiles implied by
+    pure ε-DP (002 Thm 2.1, δ₀ = 0), by the (ε, δ) point read at the target δ (002 Thm 2.1), by
+    ρ-zCDP (improved conversion, :class:`ZCDPProfile`), by μ-GDP (002 Thm 3.1) and by the RDP
+    curve (Balle et al. 2020 Thm 21, :class:`RDPProfile`). Trade-off curves: the same notions in
+    f-DP terms. ε at the target δ: exact (the source's profile), via pure DP, via zCDP
+    (ε = ρ + 2√(ρ log(1/δ)), 003 fn. 2), via GDP (002 Thm 3.1 inverted) and via RDP.
+
+    >>> r = compute_notion_converter(ConverterSpec(Source("gaussian", (1.0,)), 1e-5, (2.0,)))
+    >>> round(r.eps_at_delta["exact"], 6), round(r.eps_at_delta["gdp"], 6)
+    (4.377178, 4.377178)
+    >>> r.eps_at_delta["pure"] is None, round(r.rdp_table[0][1], 12)
+    (True, 1.0)
+    """
+    src = spec.source
+    s = source_summary(src)
+    d = spec.delta
+    eps_at: dict = {}
+    eps_at["gdp"] = None if s.mu is None else float(gdp_epsilon(s.mu, d))
+    # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (002 Thm 3.1): the closed-form
+    # inversion is 5x cheaper than the mechanism's generic bisection
+    eps_at["exact"] = (eps_at["gdp"] if src.kind in ("gdp", "gaussian")
+                       else float(s.profile.epsilon(d)))
+    eps_at["pure"] = s.pure_eps
+    eps_at["zcdp"] = None if s.rho is None else float(zcdp_to_approx(s.rho, d))
+    eps_at["rdp"] = (None if s.rdp_orders is None
+                     else float(rdp_to_approx(s.rdp_orders, s.rdp_values, d)))
+    finite = [v for v in eps_at.values() if v is not None and math.isfinite(v)]
+    hi = _nice_ceiling(1.3 * max(finite) if finite else 10.0)
+    curves = _curves(src, hi)   # cached: a δ step that keeps the axis reads arrays
+    eps = curves["eps"]
+    e_pt = eps_at["exact"]
+    ld = dict(curves["log_delta"])
+    beta = dict(curves["beta"])
+    ld["approx"] = (None if not math.isfinite(e_pt)
+                    else np.asarray(ApproxDPProfile(e_pt, d).log_delta(eps), dtype=float))
+    beta["approx"] = None if not math.isfinite(e_pt) else tradeoff_approx(e_pt, d, ALPHA_GRID)
+
+    table = tuple((a, _rdp_at(s, src, a)) for a in spec.orders)
+    return ConverterResult(spec, s, eps, ld, beta, eps_at, table)
+
+
+# ------------------------------------------------------------------------------------------------
+# controller
+# ------------------------------------------------------------------------------------------------
+_CURVES = (  # key, legend text, colour, width, dash
+    ("source", "source: {label}", OKABE_ITO[7], 4, "solid"),
+    ("pure", "implied pure ε-DP", OKABE_ITO[0], 2, "solid"),
+    ("approx", "implied (ε, δ) at target δ (002 Thm 2.1)", OKABE_ITO[1], 2, "dot"),
+    ("zcdp", "implied ρ-zCDP", OKABE_ITO[2], 2, "dash"),
+    ("gdp", "implied μ-GDP", OKABE_ITO[3], 2, "dashdot"),
+    ("rdp", "implied RDP curve", OKABE_ITO[4], 2, "longdash"),
+)
+
+
+def _gaps(log_delta: np.ndarray | None) -> np.ndarray:
+    """δ for a log axis: δ = 0 (log δ = −inf) and underflow become NaN (JSON null: a gap)."""
+    if log_delta is None:
+        return np.array([], dtype=float)
+    with np.errstate(under="ignore"):
+        y = np.exp(log_delta)
+    return np.where(y > 0, y, np.nan)
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "—"
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.4g}"
+
+
+def _loss(v: float, exact: float) -> str:
+    if not math.isfinite(exact) or not math.isfinite(v):
+        return ""
+    if exact > 0:
+        pct = 100.0 * (v - exact) / exact
+        return "exact" if abs(pct) < 0.005 else f"{pct:+.1f} %"
+    return "exact" if v == 0 else f"+{v:.3g}"
+
+
+class NotionConverterController(Controller):
+    """Controls → :class:`ConverterSpec` → :func:`compute_notion_converter` → two figures (profile,
+    trade-off) and the HTML table, all updated in place."""
+
+    compute = staticmethod(compute_notion_converter)
+
+    def __init__(self, controls, message=None):
+        self.table = W.HTML()
+        self.table.add_class("dpexplore-notion-table")
+        self.witness = W.HTMLMath()
+        super().__init__(controls, message)
+        self._sync_controls()
+        self._set_texts(self.result)
+
+    def read_spec(self) -> ConverterSpec:
+        kind = self.controls["notion"].value
+        params = tuple(float(self.controls[c].value) for c in NOTIONS[kind].params)
+        return ConverterSpec(Source(kind, params), float(self.controls["delta"].value),
+                             parse_orders(self.controls["orders"].value))
+
+    def update(self) -> None:
+        self._sync_controls()
+        super().update()
+
+    def _sync_controls(self) -> None:
+        used = NOTIONS[self.controls["notion"].value].params
+        for name in _PARAM_CONTROLS:
+            self.controls[name].layout.display = None if name in used else "none"
+
+    @staticmethod
+    def _profile_traces(r: ConverterResult) -> list[dict]:
+        tr = []
+        for key, name, col, w, dash in _CURVES:
+            y = r.log_delta[key]
+            nm = name.format(label=r.summary.label) + ("" if y is not None or key == "source"
+                                                       else " — not implied")
+            tr.append({"type": "scatter", "mode": "lines", "name": nm,
+                       "x": r.eps_grid if y is not None else np.array([], dtype=float),
+                       "y": _gaps(y), "line": {"color": col, "width": w, "dash": dash}})
+        e = r.eps_at_delta["exact"]
+        ok = math.isfinite(e)
+        tr.append({"type": "scatter", "mode": "markers", "name": f"(ε, δ) at target δ = {r.spec.delta:.3g}",
+                   "x": [e] if ok else [], "y": [r.spec.delta] if ok else [],
+                   "marker": {"color": OKABE_ITO[5], "size": 11, "symbol": "diamond"}})
+        return tr
+
+    @staticmethod
+    def _tradeoff_traces(r: ConverterResult) -> list[dict]:
+        tr = []
+        for key, name, col, w, dash in _CURVES:
+            b = r.beta[key]
+            nm = name.format(label=r.summary.label) + ("" if b is not None else " — not implied")
+            tr.append({"type": "scatter", "mode": "lines", "name": nm,
+                       "x": ALPHA_GRID if b is not None else np.array([], dtype=float),
+                       "y": b if b is not None else np.array([], dtype=float),
+                       "line": {"color": col, "width": w, "dash": dash}})
+        tr.append({"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
+                   "x": [0.0, 1.0], "y": [1.0, 0.0],
+                   "line": {"color": "#999999", "width": 1, "dash": "dot"}})
+        return tr
+
+    @staticmethod
+    def _yrange(r: ConverterResult) -> list[float]:
+        return [min(math.log10(DELTA_FLOOR), math.log10(r.spec.delta) - 1.0), 0.05]
+
+    def figures(self, result: ConverterResult) -> list[PlotlyWidget]:
+        legend = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
+        prof = PlotlyWidget(data=self._profile_traces(result), layout={
+            "title": {"text": "Profile space: δ(ε) of the source and of every implied notion"},
+            "xaxis": {"title": {"text": "ε [nats]"}},
+            "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log",
+                      "exponentformat": "power", "range": self._yrange(result)},
+            "legend": legend, "showlegend": True, "height": 450})
+        trade = PlotlyWidget(data=self._tradeoff_traces(result), layout={
+            "title": {"text": "Trade-off space (f-DP): β(α) implied by each notion"},
+            "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
+            "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
+            "legend": legend, "showlegend": True, "height": 450})
+        prof.add_class("dpexplore-profile-plot")
+        trade.add_class("dpexplore-tradeoff-plot")
+        return [prof, trade]
+
+    def render(self, result: ConverterResult) -> None:
+        with self.figs[0].batch_update():
+            self.figs[0].update(data=self._profile_traces(result),
+                                layout={"yaxis": {"range": self._yrange(result)}})
+        with self.figs[1].batch_update():
+            self.figs[1].update(data=self._tradeoff_traces(result))
+        self._set_texts(result)
+
+    @staticmethod
+    def table_html(r: ConverterResult) -> str:
+        """The table of implied guarantees (HTML)."""
+        s, esc = r.summary, html.escape
+        td = 'style="padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top"'
+
+        def row(notion, value, how):
+            return f"<tr><td {td}>{notion}</td><td {td}><b>{value}</b></td><td {td}>{esc(how)}</td></tr>"
+
+        def val(x, name):
+            return f"{name} = {_fmt(x)}" if x is not None else "not implied"
+
+        rows = [row("pure ε-DP", val(s.pure_eps, "ε"), s.pure_how),
+                row("ρ-zCDP", val(s.rho, "ρ"), s.rho_how),
+                row("μ-GDP", val(s.mu, "μ"), s.mu_how)]
+        for a, v in r.rdp_table:
+            how = s.rdp_how if v is not None else (
+                "not implied at this order: " + s.rdp_how.removeprefix("not implied: ")
+                if s.rdp_orders is None else "not implied: the source bounds only orders α ≤ α₀")
+            rows.append(row(f"Rényi DP, α = {a:g}", val(v, "ε̂") , how))
+        e = r.eps_at_delta
+        ex = e["exact"]
+        route_names = {"pure": "via pure DP", "zcdp": "via zCDP (003 fn. 2)",
+                       "gdp": "via GDP (002 Thm 3.1)", "rdp": "via RDP (Balle et al. Thm 21)"}
+        if math.isfinite(ex):
+            parts = [f"exact {_fmt(ex)}"]
+        else:
+            parts = [f"not implied at δ = {r.spec.delta:.3g} (the source's δ(ε) never falls that low)"]
+        for k, nm in route_names.items():
+            v = e[k]
+            if v is None:
+                parts.append(f"{nm}: not implied")
+            else:
+                loss = _loss(v, ex)
+                parts.append(f"{nm} {_fmt(v)}" + (f" ({loss})" if loss else ""))
+        rows.append(row(f"ε at δ = {r.spec.delta:.3g}", " · ".join(parts),
+                        "exact = the source's own profile ε(δ); percentages: how much each route loses"))
+        head = (f"<tr><th {td}>implied notion</th><th {td}>parameter</th>"
+                f"<th {td}>conversion (source)</th></tr>")
+        return ('<table class="dpexplore-notion-table" style="border-collapse:collapse">'
+                + head + "".join(rows) + "</table>")
+
+    def _set_texts(self, r: ConverterResult) -> None:
+        self.table.value = self.table_html(r)
+        self.witness.value = "<b>Tightness witness.</b> " + html.escape(r.summary.witness)
+
+
+_PARAM_CONTROLS = ("pure_eps", "approx_eps", "approx_delta", "rho", "mu", "rdp_alpha", "rdp_eps",
+                   "lap_b", "gauss_sigma", "rr_eps")
+
+
+def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget]:
+    slow = {"continuous_update": False}  # the GDP measurement (20-170 ms) runs on release only
+    return {
+        "notion": W.Dropdown(options=[(n.label, n.key) for n in NOTIONS.values()], value=notion,
+                             description="source notion", style={"description_width": "initial"},
+                             layout=W.Layout(width="min(100%, 520px)")),
+        "pure_eps": log_slider("ε (pure DP)", 1.0, 0.01, 100.0, "nats"),
+        "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
+        "approx_delta": log_slider("δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability",
+                                   steps_per_decade=10),
+        "rho": log_slider("ρ (zCDP)", 0.5, 1e-4, 100.0, "nats per order", **slow),
+        "mu": log_slider("μ (GDP)", 1.0, 0.01, 50.0, "Gaussian shift, × Δ/σ"),
+        "rdp_alpha": log_slider("α₀ (Rényi order)", 2.0, 1.01, 1000.0, "order",
+                                steps_per_decade=50),
+        "rdp_eps": log_slider("ε̂₀ (Rényi DP at α₀)", 1.0, 0.001, 100.0, "nats"),
+        "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ", **slow),
+        "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
+        "rr_eps": log_slider("randomized response ε", 1.0, 0.01, 100.0, "nats"),
+        "delta": log_slider("target δ (for the ε-at-δ row)", delta, 1e-300, 0.1, "probability",
+                            steps_per_decade=10),
+        "orders": W.Text(value=orders, description="RDP orders α for the table (comma-separated)",
+                         continuous_update=False, style={"description_width": "initial"},
+                         layout=W.Layout(width="min(100%, 520px)")),
+    }
+
+
+_FORMULAS = (
+    r"<b>Conversions used</b> (sensitivity Δ = 1). "
+    r"Pure ε-DP → Rényi DP, tight (000, Thm 4): "
+    r"$\hat\varepsilon(\alpha) = \frac{1}{\alpha-1}\log\frac{\sinh(\alpha\varepsilon) - "
+    r"\sinh((\alpha-1)\varepsilon)}{\sinh\varepsilon}$; → zCDP, tight (000, Thm 5): "
+    r"$\rho = \varepsilon\tanh(\varepsilon/2)$; → GDP (002 Sec. 5, NOTES.md): "
+    r"$\mu = 2\Phi^{-1}\!\left(\frac{e^\varepsilon}{1+e^\varepsilon}\right)$. "
+    r"(ε₀, δ₀)-DP → its profile (002, Thm 2.1): "
+    r"$\delta(\varepsilon) = \delta_0 + (1-\delta_0)\frac{(e^{\varepsilon_0} - e^{\varepsilon})_+}"
+    r"{1+e^{\varepsilon_0}}$. ρ-zCDP → (ε, δ) (003, fn. 2): "
+    r"$\varepsilon = \rho + 2\sqrt{\rho\log(1/\delta)}$. μ-GDP profile (002, Thm 3.1): "
+    r"$\delta_\mu(\varepsilon) = \Phi(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}) - "
+    r"e^{\varepsilon}\Phi(-\frac{\varepsilon}{\mu} - \frac{\mu}{2})$, and μ-GDP ⇒ ρ = μ²/2. "
+    r"RDP → (ε, δ) (NOTES.md; Balle et al. 2020, Thm 21): "
+    r"$\varepsilon = \min_\alpha \hat\varepsilon(\alpha) + \log(1 - 1/\alpha) - "
+    r"\frac{\log\delta + \log\alpha}{\alpha - 1}$. "
+    r"f-DP (NOTES.md): (ε, δ)-DP ⇒ $\beta(\alpha) \ge \max(0, 1-\delta-e^{\varepsilon}\alpha, "
+    r"e^{-\varepsilon}(1-\delta-\alpha))$; μ-GDP ⇒ $\beta(\alpha) \ge \Phi(\Phi^{-1}(1-\alpha) - \mu)$."
+)
+
+
+def build_notion_converter(notion: str = "pure", delta: float = 1e-6,
+                           orders: str = "2, 8, 32") -> W.VBox:
+    """The dashboard: source-notion dropdown and its parameter sliders, the target δ, the RDP
+    orders, the formulas, the table of implied guarantees, the witness, a message area and the
+    two plots (profile space, trade-off space).
+
+    >>> box = build_notion_converter("zcdp", 1e-5, "2")
+    >>> box.controller.spec.source, box.controller.spec.delta
+    (Source(kind='zcdp', params=(0.5,)), 1e-05)
+    """
+    if notion not in NOTIONS:
+        raise ValueError(f"notion must be one of {sorted(NOTIONS)}, got {notion!r}")
+    controls = _controls(notion, delta, orders)
+    message = MessageArea()
+    ctrl = NotionConverterController(controls, message)
+    title = W.HTML("<h2>Notion converter: one guarantee, every implied guarantee</h2>")
+    formula = W.HTMLMath(_FORMULAS)
+    note = W.HTML("<small>δ = 0 (beyond a pure-DP ε) cannot be drawn on a log axis: those curves "
+                  "end there (a gap). The y axis starts at 10⁻¹³ (lower when the target δ is "
+                  "smaller); the curves are computed in log space below it. Notions that are not "
+                  "implied have empty curves and say so in the legend and the table.</small>")
+    box = W.VBox([
+        title, formula,
+        W.VBox([controls["notion"]] + [controls[n] for n in _PARAM_CONTROLS]
+               + [controls["delta"], controls["orders"]]),
+        message, ctrl.table, ctrl.witness, *ctrl.figs, note,
+    ])
+    box.controller = ctrl
+    return box
