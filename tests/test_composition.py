@@ -273,7 +273,8 @@ def test_pld_top_atom_not_sent_to_infinity(b, k):
 
 
 def test_default_grid_size():
-    assert pld.default_grid_size(1) == 4096 and pld.default_grid_size(10**6) == 65536
+    assert pld.default_grid_size(1) == 4096 and pld.default_grid_size(10**4) == 65536
+    assert pld.default_grid_size(10**6) == 2**18
     assert all(pld.default_grid_size(k) <= pld.default_grid_size(k + 1) for k in range(1, 200))
 
 
