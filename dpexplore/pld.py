@@ -28,8 +28,8 @@ has an error of order k·h² instead, so a 30× coarser grid gives the same accu
 * losses above the grid (only for mechanisms with eps_max = ∞) go to the atom L = +∞, counted in δ
   in full; losses below the grid are moved UP to the lowest grid point (both safe);
 * the k-fold sum lives in [k·ℓ_min, k·ℓ_max] but only a window [A, A + N h) of N points is kept
-  (N = ``grid_size``, by default ``default_grid_size(k)`` ∝ √k in [2¹², 2¹⁸]; A, B chosen from Chernoff bounds so that at most ``tail_tol``
-  of mass lies outside on either side). Mass below the window wraps around to the top of the
+  (N = ``grid_size``, by default ``default_grid_size(k)`` ∝ √k in [2¹², 2¹⁸]; A, B chosen from
+  Chernoff bounds so that at most TAIL_TOL = 1e-18 of mass lies outside on either side). Mass below the window wraps around to the top of the
   cyclic FFT window (this can only increase δ); the mass above the window is bounded with
   Chernoff's inequality P(S ≥ T) ≤ min_λ e^{−λT} E[e^{λL}]^k on the discrete PLD, and that bound
   is ADDED to δ.
