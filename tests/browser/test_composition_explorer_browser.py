@@ -30,6 +30,14 @@ def _y(trace) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in trace["y"]], dtype=float)
 
 
+def _rtol(name: str, spec: CompositionSpec) -> float:
+    """1e-9, except for the Laplace PLD curve: its δ includes the FFT round-off floor measured on
+    the FFT output of the process that computed it (pld.py), which is not bitwise reproducible
+    across processes (memory alignment changes pocketfft's SIMD path); measured differences
+    between the kernel and this process ≲ 1e-7 relative in ε."""
+    return 1e-6 if (name == "tight" and spec.mechanism == "laplace") else 1e-9
+
+
 def assert_plots(app, spec: CompositionSpec) -> None:
     """Both plots hold exactly the core's numbers for ``spec`` (gaps where the core says 0/inf)."""
     r = compute_composition(spec)
@@ -38,10 +46,11 @@ def assert_plots(app, spec: CompositionSpec) -> None:
     for i, name in enumerate(THEOREMS):
         ks, vals = r.curves[name]
         np.testing.assert_array_equal(main[i]["x"], ks)
-        np.testing.assert_allclose(_y(main[i]), CE._display(vals), rtol=1e-9, err_msg=name)
+        np.testing.assert_allclose(_y(main[i]), CE._display(vals), rtol=_rtol(name, spec), err_msg=name)
     marker = main[len(THEOREMS)]
     assert marker["x"] == [spec.k] * len(THEOREMS)
-    np.testing.assert_allclose(_y(marker), CE._display([r.at_k[n] for n in THEOREMS]), rtol=1e-9)
+    for j, name in enumerate(THEOREMS):
+        np.testing.assert_allclose(_y(marker)[j], CE._display(r.at_k[name]), rtol=_rtol(name, spec), err_msg=name)
     cross = main[len(THEOREMS) + 1]
     assert cross["x"] == [c[1] for c in r.crossovers]
     for i, name in enumerate(NOISE_CURVES):
@@ -132,9 +141,9 @@ def test_bad_values_show_a_message_and_keep_the_plot(open_app):
     assert app.plots() == before
     app.assert_no_traceback()
     # a good value clears the message and redraws
-    app.set_slider(DELTA, 1e-10)
+    app.set_slider(DELTA, 1e-11)
     assert app.message() == ""
-    spec = dataclasses.replace(spec, delta=snap(1e-10, 5))
+    spec = dataclasses.replace(spec, delta=snap(1e-11, 5))
     assert_plots(app, spec)
     # the Gaussian cannot be calibrated to δ = 0
     toggle_pure(app)
@@ -150,5 +159,5 @@ def test_bad_values_show_a_message_and_keep_the_plot(open_app):
     app.assert_no_traceback()
     toggle_pure(app)
     assert app.message() == ""
-    assert_plots(app, dataclasses.replace(spec, delta=snap(1e-10, 5), mechanism="gaussian"))
+    assert_plots(app, dataclasses.replace(spec, delta=snap(1e-11, 5), mechanism="gaussian"))
     assert not app.page.errors, app.page.errors
