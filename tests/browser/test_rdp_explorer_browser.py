@@ -6,6 +6,9 @@ Laplace.calibrate(ε).rdp and Gaussian.calibrate(ε, δ).rdp).
 """
 from __future__ import annotations
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
@@ -18,6 +21,46 @@ pytestmark = pytest.mark.browser
 APP = "rdp_explorer.ipynb"
 DEFAULT = RDPSpec(eps=1.0, delta=1e-6, alpha_max=100.0)
 RTOL = 1e-12
+
+
+def _dashboard_class():
+    """``Dashboard`` of this folder's conftest (already imported by pytest; found by its file)."""
+    here = pathlib.Path(__file__).resolve().parent / "conftest.py"
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if f and pathlib.Path(f).resolve() == here and hasattr(mod, "Dashboard"):
+            return mod.Dashboard
+    raise RuntimeError("tests/browser/conftest.py is not loaded")
+
+
+@pytest.fixture(scope="module")
+def shared_app(browser, served):
+    """ONE page for the whole module (a page load costs seconds on a busy machine); every test
+    first moves the sliders to the setting it needs with :func:`_goto`."""
+    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+    pg = ctx.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
+    try:
+        app = _dashboard_class()(pg, served.url(APP))
+        app.state = {"ε": DEFAULT.eps, "δ": DEFAULT.delta, "α_max": DEFAULT.alpha_max}
+        yield app
+    finally:
+        ctx.close()
+
+
+def _set(app, label: str, typed, value: float, **kw) -> None:
+    """Type ``typed`` into slider ``label`` and record the value it lands on."""
+    app.set_slider(label, typed, **kw)
+    app.state[label] = value
+
+
+def _goto(app, spec: RDPSpec) -> None:
+    """Move the sliders that differ from ``spec`` (values on the sliders' grids)."""
+    for label, v in (("ε", spec.eps), ("δ", spec.delta), ("α_max", spec.alpha_max)):
+        if app.state[label] != v:
+            _set(app, label, repr(v), v)
+    assert app.message() == ""
 
 
 def _snap(value: float, steps_per_decade: int) -> float:
@@ -73,8 +116,8 @@ def _assert_page_shows(app, spec: RDPSpec, rtol=RTOL) -> None:
         assert f"{eps_imp[c]:.4g}" in text and f"{eps_mir[c]:.4g}" in text
 
 
-def test_page_loads_with_the_core_values(open_app):
-    app = open_app(APP)
+def test_page_loads_with_the_core_values(shared_app):
+    app = shared_app
     _assert_page_shows(app, DEFAULT)
     assert app.message() == ""
     body = app.body_text()
@@ -83,48 +126,54 @@ def test_page_loads_with_the_core_values(open_app):
     assert not app.page.errors, app.page.errors
 
 
-def test_eps_slider(open_app):
-    app = open_app(APP)
+def test_eps_slider(shared_app):
+    app = shared_app
+    _goto(app, DEFAULT)
     rho_curve = app.trace(1, 0)
-    app.set_slider("ε", 2.5)  # snaps to 10^0.4 (40 steps per decade)
+    _set(app, "ε", 2.5, _snap(2.5, 40))  # snaps to 10^0.4 (40 steps per decade)
     _assert_page_shows(app, RDPSpec(_snap(2.5, 40), DEFAULT.delta, DEFAULT.alpha_max), rtol=1e-9)
     assert app.trace(1, 0) == rho_curve  # the ρ(ε) curves do not depend on any slider
-    app.press_slider("ε", "ArrowRight", 1)  # one step: 40 steps per decade
-    _assert_page_shows(app, RDPSpec(10 ** (0.4 + 1 / 40), DEFAULT.delta, DEFAULT.alpha_max), rtol=1e-9)
+    app.press_slider("ε", "ArrowRight", 1)  # one keyboard step
+    app.state["ε"] = 10 ** (0.4 + 1 / 40)
+    _assert_page_shows(app, RDPSpec(app.state["ε"], DEFAULT.delta, DEFAULT.alpha_max), rtol=1e-9)
     assert app.message() == ""
 
 
-def test_delta_slider(open_app):
-    app = open_app(APP)
-    app.set_slider("δ", "1e-12")
+def test_delta_slider(shared_app):
+    app = shared_app
+    _goto(app, DEFAULT)
+    _set(app, "δ", "1e-12", 1e-12)
     _assert_page_shows(app, RDPSpec(DEFAULT.eps, 1e-12, DEFAULT.alpha_max))
     app.press_slider("δ", "ArrowLeft", 2)  # 10 steps per decade
+    app.state["δ"] = 10 ** (-12.2)
     _assert_page_shows(app, RDPSpec(DEFAULT.eps, 10 ** (-12.2), DEFAULT.alpha_max), rtol=1e-9)
-    app.set_slider("δ", "1e-300")  # extreme but computable: computed, no message
+    _set(app, "δ", "1e-300", 1e-300)  # extreme but computable: computed, no message
     _assert_page_shows(app, RDPSpec(DEFAULT.eps, 1e-300, DEFAULT.alpha_max))
     assert app.message() == ""
 
 
-def test_alpha_max_slider(open_app):
-    app = open_app(APP)
-    app.set_slider("α_max", 20)  # snaps to 10^1.3 (20 steps per decade)
+def test_alpha_max_slider(shared_app):
+    app = shared_app
+    _goto(app, DEFAULT)
+    _set(app, "α_max", 20, _snap(20.0, 20))  # snaps to 10^1.3 (20 steps per decade)
     _assert_page_shows(app, RDPSpec(DEFAULT.eps, DEFAULT.delta, _snap(20.0, 20)), rtol=1e-9)
     app.press_slider("α_max", "ArrowRight", 3)
-    _assert_page_shows(app, RDPSpec(DEFAULT.eps, DEFAULT.delta, 10 ** (1.3 + 3 / 20)), rtol=1e-9)
+    app.state["α_max"] = 10 ** (1.3 + 3 / 20)
+    _assert_page_shows(app, RDPSpec(DEFAULT.eps, DEFAULT.delta, app.state["α_max"]), rtol=1e-9)
     assert app.message() == ""
 
 
-def test_bad_values_show_a_message_and_keep_the_plot(open_app):
-    app = open_app(APP)
-    app.set_slider("ε", 0.5)  # snaps to 10^(-0.3)
-    eps = _snap(0.5, 40)
+def test_bad_values_show_a_message_and_keep_the_plot(shared_app):
+    app = shared_app
+    eps = _snap(0.5, 40)  # 10^(-0.3)
+    _goto(app, RDPSpec(eps, DEFAULT.delta, DEFAULT.alpha_max))
     before = app.plots()
     app.set_slider("δ", 1, expect_change=False)
     msg = app.message()
     assert "delta must be < 1" in msg and "last valid setting" in msg
     assert app.plots() == before
     app.assert_no_traceback()
-    app.set_slider("δ", "1e-8")  # a good value clears the message and redraws
+    _set(app, "δ", "1e-8", 1e-8)  # a good value clears the message and redraws
     assert app.message() == ""
     _assert_page_shows(app, RDPSpec(eps, 1e-8, DEFAULT.alpha_max), rtol=1e-9)
     before = app.plots()
@@ -133,7 +182,7 @@ def test_bad_values_show_a_message_and_keep_the_plot(open_app):
     assert "alpha_max must be > 1" in msg and "last valid setting" in msg
     assert app.plots() == before
     app.assert_no_traceback()
-    app.set_slider("α_max", 1000)
+    _set(app, "α_max", 1000, 1000.0)
     assert app.message() == ""
     _assert_page_shows(app, RDPSpec(eps, 1e-8, 1000.0), rtol=1e-9)
     assert not app.page.errors, app.page.errors
