@@ -1,0 +1,322 @@
+"""Browser benchmark of the dashboards served by ``dpexplore serve`` (headless Debian Chromium).
+
+For every app in ``dpexplore.dashboards.APPS`` it measures
+
+* **first plot**: navigation → every plot on the page drawn with traces, in a fresh browser
+  context (cold HTTP cache; ``--loads`` times) and again in the same context (warm cache);
+* **websocket bytes** received until that first complete plot (Playwright ``framereceived``);
+* **slider step latency**: keydown on a slider handle → a plot redrawn (``Plotly.react`` resolved),
+  timed inside the page with ``performance.now()``; ``--steps`` steps per slider (half right, half
+  left), median and p95 over all sliders of the page.
+
+Goals (the named baselines; ratio = measured / goal, ≤ 1 meets it): first plot ≤ 3 s,
+step median ≤ 50 ms and p95 ≤ 150 ms, websocket bytes to first plot ≤ 2 MB per page.
+
+``--compare-figurewidget`` also measures, once, the demo drawn with plotly's own ``FigureWidget``.
+
+Usage::
+
+    python benchmarks/bench_browser.py [--loads 3] [--steps 30] [--apps demo.ipynb ...]
+
+Results are printed and written to ``benchmarks/results/bench_browser.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+GOALS = {"first_plot_s": 3.0, "step_median_ms": 50.0, "step_p95_ms": 150.0, "ws_mb": 2.0}
+
+ALL_PLOTS_HAVE_TRACES = """() => {
+  const g = [...document.querySelectorAll('.js-plotly-plot')];
+  return g.length > 0 && g.every(d => d.data && d.data.length > 0 &&
+                                      d.data.every(t => t.x && t.x.length > 0));
+}"""
+
+# Steps one slider in the page; resolves to the list of latencies (ms). A step counts as done when
+# any dpexplore plot's revision increases (its Plotly.react resolved).
+STEP_JS = """async ([idx, n, timeoutMs]) => {
+  const handle = document.querySelectorAll('.widget-slider .noUi-handle')[idx];
+  const plots = [...document.querySelectorAll('.dpexplore-plot')];
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const key = i < n / 2 ? 'ArrowRight' : 'ArrowLeft';
+    const before = plots.map(p => Number(p.dataset.revision));
+    const done = new Promise((resolve) => {
+      const check = () => plots.some((p, j) => Number(p.dataset.revision) > before[j]);
+      const obs = new MutationObserver(() => { if (check()) { obs.disconnect(); resolve(true); } });
+      plots.forEach(p => obs.observe(p, {attributes: true, attributeFilter: ['data-revision']}));
+      setTimeout(() => { obs.disconnect(); resolve(false); }, timeoutMs);
+    });
+    const t0 = performance.now();
+    handle.dispatchEvent(new KeyboardEvent('keydown', {key, code: key, bubbles: true, cancelable: true}));
+    const ok = await done;
+    out.push(ok ? performance.now() - t0 : null);
+    await new Promise(r => setTimeout(r, 30));
+  }
+  return out;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, root: pathlib.Path | None = None):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}/"
+        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
+        cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(self.port)]
+        if root is not None:
+            cmd += ["--root", str(root)]
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True, cwd=str(REPO))
+        self.opened: dict[str, int] = {}
+
+    def wait(self, pools: int, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("dpexplore serve exited: " + pathlib.Path(self.log.name).read_text())
+            try:
+                with urllib.request.urlopen(self.base + "dpexplore/static/plotly.min.js", timeout=5):
+                    break
+            except OSError:
+                time.sleep(0.3)
+        while time.monotonic() < deadline:
+            if pathlib.Path(self.log.name).read_text().count("is filled with") >= pools:
+                return
+            time.sleep(0.3)
+
+    def url(self, notebook: str) -> str:
+        return f"{self.base}voila/render/{notebook}"
+
+    def wait_pool(self, notebook: str, timeout: float = 60.0) -> None:
+        """Wait until Voila's preheated pool of ``notebook`` is full again (pages opened so far
+        each took one kernel: the pool has been filled 1 + that many times)."""
+        want = 1 + self.opened.get(notebook, 0)
+        needle = f"Kernel pool of {notebook} is filled"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pathlib.Path(self.log.name).read_text().count(needle) >= want:
+                return
+            time.sleep(0.2)
+
+    def opened_page(self, notebook: str) -> None:
+        self.opened[notebook] = self.opened.get(notebook, 0) + 1
+
+    def stop(self) -> None:
+        if self.log.closed:
+            return
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self.log.close()
+        os.unlink(self.log.name)
+
+
+def _load(page, url: str) -> tuple[float, int]:
+    """Navigate; return (seconds to all plots with traces, websocket bytes received until then)."""
+    received = [0]
+    counting = [True]
+
+    def on_ws(ws):
+        def on_frame(payload):
+            if counting[0]:
+                received[0] += len(payload.encode("utf-8") if isinstance(payload, str) else payload)
+        ws.on("framereceived", on_frame)
+
+    page.on("websocket", on_ws)
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=120_000, polling=10)
+    dt = time.perf_counter() - t0
+    counting[0] = False
+    return dt, received[0]
+
+
+def _pct(values, q):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) -> dict:
+    url = server.url(notebook)
+    cold, ws = [], []
+    warm = None
+    lat: list[float] = []
+    missed = 0
+    for i in range(loads):
+        server.wait_pool(notebook)  # measure what a visitor meets on a server that is not overrun
+        ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+        page = ctx.new_page()
+        dt, nbytes = _load(page, url)
+        server.opened_page(notebook)
+        cold.append(dt)
+        ws.append(nbytes)
+        if i == 0:
+            n_sliders = page.evaluate("() => document.querySelectorAll('.widget-slider .noUi-handle').length")
+            for s in range(n_sliders):
+                res = page.evaluate(STEP_JS, [s, steps, 5000])
+                lat += [x for x in res if x is not None]
+                missed += sum(x is None for x in res)
+            server.wait_pool(notebook)
+            page2 = ctx.new_page()
+            warm, _ = _load(page2, url)
+            server.opened_page(notebook)
+        ctx.close()
+    return {
+        "app": notebook,
+        "first_plot_s": statistics.median(cold),
+        "first_plot_s_all": cold,
+        "first_plot_warm_s": warm,
+        "ws_mb": statistics.median(ws) / 1e6,
+        "step_median_ms": statistics.median(lat) if lat else float("nan"),
+        "step_p95_ms": _pct(lat, 0.95),
+        "steps": len(lat),
+        "steps_without_redraw": missed,
+    }
+
+
+FIGUREWIDGET_NB = """
+import numpy as np, plotly.graph_objects as go, ipywidgets as W
+from dpexplore.profiles import GaussianDPProfile
+x = np.linspace(0, 10, 201)
+fig = go.FigureWidget(data=[go.Scatter(x=x, y=GaussianDPProfile(1.0).delta(x))],
+                      layout={"yaxis": {"type": "log"}})
+mu = W.FloatSlider(value=1.0, min=0.1, max=10.0, step=0.05, description="μ")
+def _upd(change):
+    fig.data[0].y = GaussianDPProfile(mu.value).delta(x)
+mu.observe(_upd, names="value")
+W.VBox([mu, fig])
+"""
+
+
+def bench_figurewidget(browser, loads: int) -> dict:
+    """The same curve with plotly's FigureWidget, for comparison (first plot and bytes only)."""
+    import nbformat
+
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="dpx-fw-"))
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell(FIGUREWIDGET_NB)]
+    nbformat.write(nb, tmp / "fw.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(), tmp / "index.ipynb")
+    server = Server(root=tmp)
+    try:
+        server.wait(pools=2)
+        cold, ws = [], []
+        for _ in range(loads):
+            server.wait_pool("fw.ipynb")
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            received = [0]
+
+            def on_ws(w):
+                w.on("framereceived", lambda p: received.__setitem__(
+                    0, received[0] + len(p.encode() if isinstance(p, str) else p)))
+            page.on("websocket", on_ws)
+            t0 = time.perf_counter()
+            page.goto(f"{server.base}voila/render/fw.ipynb")
+            page.wait_for_function("""() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
+                return g.length > 0 && g.every(d => d.data && d.data.length && d.data[0].x && d.data[0].x.length); }""",
+                                   timeout=180_000, polling=10)
+            cold.append(time.perf_counter() - t0)
+            server.opened_page("fw.ipynb")
+            ws.append(received[0])
+            ctx.close()
+        return {"app": "FigureWidget (plotly) demo", "first_plot_s": statistics.median(cold),
+                "first_plot_s_all": cold, "ws_mb": statistics.median(ws) / 1e6}
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _row(r: dict) -> str:
+    def ratio(key):
+        v = r.get(key)
+        return "   —  " if v is None or v != v else f"{v / GOALS[key]:6.2f}"
+
+    def num(key, fmt):
+        v = r.get(key)
+        return "—" if v is None or v != v else format(v, fmt)
+
+    return (f"{r['app']:<28} {num('first_plot_s', '6.2f'):>7} {ratio('first_plot_s')} "
+            f"{num('first_plot_warm_s', '6.2f'):>7} {num('ws_mb', '6.3f'):>7} {ratio('ws_mb')} "
+            f"{num('step_median_ms', '6.1f'):>7} {ratio('step_median_ms')} "
+            f"{num('step_p95_ms', '6.1f'):>7} {ratio('step_p95_ms')}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--loads", type=int, default=3, help="cold page loads per app (default 3)")
+    ap.add_argument("--steps", type=int, default=30, help="slider steps per slider (default 30)")
+    ap.add_argument("--apps", nargs="*", help="notebooks to measure (default: all of APPS)")
+    ap.add_argument("--compare-figurewidget", action="store_true",
+                    help="also measure the demo curve drawn with plotly's FigureWidget")
+    args = ap.parse_args(argv)
+    if not os.path.exists(CHROMIUM):
+        print(f"{CHROMIUM} is missing (make chromium)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    from dpexplore.dashboards import APPS
+
+    apps = args.apps or [nb for nb, _, _ in APPS]
+    n_nb = len(list((REPO / "notebooks").glob("*.ipynb")))
+    results = []
+    server = Server()
+    try:
+        server.wait(pools=n_nb)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for nb in apps:
+                results.append(bench_app(browser, server, nb, args.loads, args.steps))
+            server.stop()
+            if args.compare_figurewidget:
+                results.append(bench_figurewidget(browser, args.loads))
+            browser.close()
+    finally:
+        server.stop()
+    head = (f"{'app':<28} {'first':>7} {'/3s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
+            f"{'step50':>7} {'/50ms':>6} {'step95':>7} {'/150ms':>6}")
+    print(f"goals: first plot <= {GOALS['first_plot_s']} s, step median <= {GOALS['step_median_ms']} ms, "
+          f"p95 <= {GOALS['step_p95_ms']} ms, websocket <= {GOALS['ws_mb']} MB (ratio = measured/goal)")
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        print(_row(r))
+    out = REPO / "benchmarks" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "results": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
