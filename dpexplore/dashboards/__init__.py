@@ -24,6 +24,8 @@ APPS: list[tuple[str, str, str]] = [
      "A mechanism's δ(ε) and trade-off β(α) against μ-GDP, with the GDP verdict: tail μ_t and measured μ bracket."),
     ("notion_converter.ipynb", "Notion converter",
      "One guarantee (pure, (ε, δ), zCDP, GDP, RDP or a mechanism) → every implied notion, how much each conversion loses."),
+    ("noise_lab.ipynb", "Noise lab (001)",
+     "Least Laplace, Logistic, Gaussian and Subbotin scales for (ε, δ), variances, samples, 001 Figure 1 and Theorem 6."),
 ]
 
 
