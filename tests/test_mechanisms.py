@@ -107,7 +107,7 @@ def mp_subbotin_delta_quad(s, r, eps, sens=1):
     return mp.quad(lambda y: f(y) - mp.exp(eps) * f(y - sens), [-mp.inf, t - 5 * s, t - s, t])
 
 
-def mp_bisect(g, lo, hi, steps=200):
+def mp_bisect(g, lo, hi, steps=130):
     """Root of a monotone g on [lo, hi] (sign change) by plain bisection at mp precision."""
     lo, hi = mp.mpf(lo), mp.mpf(hi)
     glo = g(lo)
