@@ -380,7 +380,7 @@ class RDPController(Controller):
                 f'<tr data-curve="{i}"><td style="color:{_CURVE_COLOURS[i]}"><b>{html.escape(name)}</b></td>'
                 f'<td class="eps-improved"><b>{r.eps_improved[i]:.4g}</b> (α* = {r.order_improved[i]:.3g})</td>'
                 f'<td class="eps-mironov">{r.eps_mironov[i]:.4g} (α* = {r.order_mironov[i]:.3g})</td>'
-                f'<td class="eps-exact">{r.exact_eps[i]:.4g}</td></tr>'
+                f'<td class="eps-exact">{r.exact_eps[i]:.4g}{" (calibrated)" if i == 2 else ""}</td></tr>'
             )
         note = ""
         if (r.eps_improved == 0).any():
