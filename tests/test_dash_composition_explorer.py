@@ -123,7 +123,7 @@ def test_crossovers_match_closed_form(default_result):
     # DRV beats basic iff √(2L/k) < 2 − e^ε, i.e. k > 2L/(2 − e^ε)² (δ = 0)
     L = mp.log(mp.mpf(10) ** 6)
     k_star = int(mp.floor(2 * L / (2 - mp.e ** mp.mpf("0.1")) ** 2)) + 1
-    cross = {label: k for label, k, _ in default_result.crossovers}
+    cross = {THEOREMS[name]: k for name, k, _ in default_result.crossovers}
     assert cross[THEOREMS["advanced"]] == k_star == 35
     # 003 form: ½kε² + √(2Lk)ε < kε  ⇔  √(2L/k) < 1 − ε/2
     k_pure = int(mp.floor(2 * L / (1 - mp.mpf("0.05")) ** 2)) + 1

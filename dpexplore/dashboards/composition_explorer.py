@@ -35,7 +35,7 @@ are warm; an ε step with the Laplace mechanism is cold (9 PLD compositions, ``K
 >>> r.at_k["basic"], round(r.at_k["optimal"], 6)
 (10.0, 4.774568)
 >>> r.crossovers[0][:2]
-('advanced (DRV, 004)', 35)
+('advanced', 35)
 """
 from __future__ import annotations
 
@@ -119,8 +119,9 @@ _COLOURS = {
     "steinke": OKABE_ITO[6],
 }
 _DASH = {"advanced_pure": "dash", "zcdp": "dot", "steinke": "dashdot"}
-#: the closed forms whose crossover with basic is marked
+#: the closed forms whose crossover with basic is marked, with their short annotation labels
 _CROSS = ("advanced", "advanced_pure", "zcdp")
+_SHORT = {"advanced": "advanced (DRV)", "advanced_pure": "advanced (003)", "zcdp": "zCDP"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -150,7 +151,8 @@ class CompositionResult:
     ``curves[name] = (k, total ε)`` (inf where the theorem gives no bound, e.g. when kδ ≥ δ′);
     ``at_k[name]`` the total ε at ``spec.k``; ``delta_spent[name]`` how the theorem uses δ′ at
     ``spec.k`` (a short text); ``crossovers`` = [(label, k, basic ε at k)];
-    ``noise[name] = (k, Laplace scale b)``; ``noise_at_k[name]`` the scale at ``spec.k``.
+    ``noise[name] = (k, Laplace scale b)``; ``noise_at_k[name]`` the scale at ``spec.k``;
+    ``crossovers`` = [(theorem key, first k where it beats basic, basic's ε there)].
     """
 
     spec: CompositionSpec
@@ -263,6 +265,8 @@ def _tight_values(mechanism, ks: np.ndarray, delta_total: float) -> np.ndarray:
         mu = float(mechanism.sensitivity) / float(mechanism.sigma)
         return np.asarray(CV.gdp_epsilon(np.sqrt(ks.astype(np.float64)) * mu, delta_total), dtype=float)
     if isinstance(mechanism, RandomizedResponse):
+        if ks is K_GRID:  # the same numbers as the optimal curve at δ = 0: share its cache
+            return _optimal_curve(float(mechanism.eps), 0.0, delta_total)
         return _optimal(float(mechanism.eps), 0.0, delta_total, ks)
     pld = np.array([_tight_profile(mechanism, int(k)).epsilon(delta_total) for k in ks], dtype=float)
     em = float(mechanism.eps_max)
@@ -293,7 +297,7 @@ def _crossovers(eps: float, delta: float, delta_total: float) -> tuple:
         better = cf[name] < cf["basic"]
         if better.any():
             i = int(np.argmax(better))
-            out.append((THEOREMS[name], int(_K_ALL[i]), float(cf["basic"][i])))
+            out.append((name, int(_K_ALL[i]), float(cf["basic"][i])))
     return tuple(out)
 
 
@@ -430,6 +434,14 @@ def _display(y) -> np.ndarray:
     return np.where(np.isfinite(y) & (y > 1e-300), y, np.nan)
 
 
+def _mech_text(m) -> str:
+    if isinstance(m, Laplace):
+        return f"Laplace with scale b = {float(m.scale):.4g} (Δ = {float(m.sensitivity):g})"
+    if isinstance(m, Gaussian):
+        return f"Gaussian with σ = {float(m.sigma):.4g} (Δ = {float(m.sensitivity):g})"
+    return f"randomized response RR(ε = {float(m.eps):.4g})"
+
+
 def _fmt(x) -> str:
     if x is None or not math.isfinite(x):
         return "— (no bound)"
@@ -487,9 +499,13 @@ class CompositionController(Controller):
 
     @staticmethod
     def _main_layout(r: CompositionResult) -> dict:
-        ann = [{"x": math.log10(k), "y": math.log10(y), "xref": "x", "yref": "y", "text": f"{label} < basic<br>from k = {k:,}",
-                "showarrow": True, "arrowhead": 2, "ax": 30 + 10 * i, "ay": -40 - 28 * i, "font": {"size": 11}}
-               for i, (label, k, y) in enumerate(r.crossovers)]
+        # one annotation per crossover, stacked in the empty upper-left region (log10 positions:
+        # plotly places annotations on log axes in log units)
+        ann = [{"x": math.log10(k), "y": math.log10(y), "xref": "x", "yref": "y",
+                "text": f"{_SHORT[name]} &lt; basic from k = {k:,}", "showarrow": True, "arrowhead": 2,
+                "arrowwidth": 1, "ax": -120, "ay": -40 - 26 * i, "font": {"size": 11},
+                "bgcolor": "rgba(255,255,255,0.8)"}
+               for i, (name, k, y) in enumerate(r.crossovers)]
         return {
             "annotations": ann,
             "shapes": [{"type": "line", "x0": r.spec.k, "x1": r.spec.k, "xref": "x", "yref": "paper",
@@ -552,15 +568,15 @@ class CompositionController(Controller):
         noise_rows = "".join(
             f"<tr><td style='color:{_COLOURS[n]}'>■</td><td>{NOISE_CURVES[n]}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>" for n in NOISE_CURVES)
-        mech = getattr(r.mechanism, "_label", lambda: repr(r.mechanism))()
+        mech = _mech_text(r.mechanism)
         self.readout.value = (
             f"<div class='dpexplore-readout'><b>At k = {s.k:,}</b> steps of ({s.eps:.3g}, {s.delta:.3g})-DP, "
             f"total δ′ = {s.delta_total:.3g}; mechanism {mech}"
-            "<table style='border-collapse:collapse;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
+            "<table class='dpexplore-table' style='border-collapse:separate;border-spacing:10px 2px;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
             "<th>total ε</th><th style='text-align:left'>how δ′ is used</th></tr>"
             f"{rows}</table>"
             f"<b>Noise per query</b> for k = {s.k:,} queries within (ε_T = {s.eps_budget:.3g}, δ′ = {s.delta_total:.3g}):"
-            "<table style='border-collapse:collapse;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
+            "<table class='dpexplore-table' style='border-collapse:separate;border-spacing:10px 2px;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
             f"<th>Laplace scale b</th></tr>{noise_rows}</table></div>"
         )
         self.notes.value = "".join(f"<div class='dpexplore-note' style='color:#00466e'>{n}</div>" for n in r.notes)
@@ -613,9 +629,11 @@ def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: floa
     controls = {
         "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20),
         "pure": W.Checkbox(value=True, description="δ = 0 per step (pure ε-DP steps)", indent=False),
-        "delta": log_slider("δ per step", 1e-9, 1e-15, 1e-2, "probability", steps_per_decade=5),
+        "delta": log_slider("δ per step", 1e-9, 1e-15, 1e-2, "probability", steps_per_decade=5,
+                            readout_format=".2e"),
         "k": int_log_slider("k", k, 1, K_MAX, "steps", steps_per_decade=10),
-        "delta_total": log_slider("δ′ total", delta_total, 1e-15, 1e-1, "probability", steps_per_decade=5),
+        "delta_total": log_slider("δ′ total", delta_total, 1e-15, 1e-1, "probability", steps_per_decade=5,
+                                  readout_format=".2e"),
         "mechanism": W.Dropdown(options=[(label, key) for key, label in MECHANISMS.items()], value=mechanism,
                                 description="mechanism (tight and RDP curves)", style={"description_width": "initial"},
                                 layout=W.Layout(width="min(100%, 520px)")),
