@@ -466,10 +466,15 @@ _CURVES = (  # key, legend text, colour, width, dash
 )
 
 
+#: a trace with nothing to draw (a notion that is not implied): one null point, so the trace keeps
+#: its place and legend entry and every trace has data
+_EMPTY = np.array([np.nan])
+
+
 def _gaps(log_delta: np.ndarray | None) -> np.ndarray:
     """δ for a log axis: δ = 0 (log δ = −inf) and underflow become NaN (JSON null: a gap)."""
     if log_delta is None:
-        return np.array([], dtype=float)
+        return _EMPTY
     with np.errstate(under="ignore"):
         y = np.exp(log_delta)
     return np.where(y > 0, y, np.nan)
@@ -529,12 +534,12 @@ class NotionConverterController(Controller):
             nm = name.format(label=r.summary.label) + ("" if y is not None or key == "source"
                                                        else " — not implied")
             tr.append({"type": "scatter", "mode": "lines", "name": nm,
-                       "x": r.eps_grid if y is not None else np.array([], dtype=float),
-                       "y": _gaps(y), "line": {"color": col, "width": w, "dash": dash}})
+                       "x": r.eps_grid if y is not None else _EMPTY, "y": _gaps(y),
+                       "line": {"color": col, "width": w, "dash": dash}})
         e = r.eps_at_delta["exact"]
         ok = math.isfinite(e)
         tr.append({"type": "scatter", "mode": "markers", "name": f"(ε, δ) at target δ = {r.spec.delta:.3g}",
-                   "x": [e] if ok else [], "y": [r.spec.delta] if ok else [],
+                   "x": [e] if ok else _EMPTY, "y": [r.spec.delta] if ok else _EMPTY,
                    "marker": {"color": OKABE_ITO[5], "size": 11, "symbol": "diamond"}})
         return tr
 
@@ -545,8 +550,8 @@ class NotionConverterController(Controller):
             b = r.beta[key]
             nm = name.format(label=r.summary.label) + ("" if b is not None else " — not implied")
             tr.append({"type": "scatter", "mode": "lines", "name": nm,
-                       "x": ALPHA_GRID if b is not None else np.array([], dtype=float),
-                       "y": b if b is not None else np.array([], dtype=float),
+                       "x": ALPHA_GRID if b is not None else _EMPTY,
+                       "y": b if b is not None else _EMPTY,
                        "line": {"color": col, "width": w, "dash": dash}})
         tr.append({"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
                    "x": [0.0, 1.0], "y": [1.0, 0.0],
@@ -643,10 +648,10 @@ def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget
         "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
         "approx_delta": log_slider("δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability",
                                    steps_per_decade=10),
-        "rho": log_slider("ρ (zCDP)", 0.5, 1e-4, 100.0, "nats per order", **slow),
+        "rho": log_slider("ρ (zCDP)", 0.5, 5e-5, 50.0, "nats per order", **slow),
         "mu": log_slider("μ (GDP)", 1.0, 0.01, 50.0, "Gaussian shift, × Δ/σ"),
-        "rdp_alpha": log_slider("α₀ (Rényi order)", 2.0, 1.01, 1000.0, "order",
-                                steps_per_decade=50),
+        # min = 2·10^(−0.3) ≈ 1.0024, so that the default α₀ = 2 sits on the slider's step grid
+        "rdp_alpha": log_slider("α₀ (Rényi order)", 2.0, 2.0 * 10 ** -0.3, 2000.0, "order"),
         "rdp_eps": log_slider("ε̂₀ (Rényi DP at α₀)", 1.0, 0.001, 100.0, "nats"),
         "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ", **slow),
         "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
