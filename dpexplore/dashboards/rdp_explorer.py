@@ -69,7 +69,7 @@ ALPHA_MAX_RANGE = (1.0, 1e4)
 #: number of Rényi orders on the curves (and for the minimum of the conversion)
 N_ORDERS = 200
 #: the ε grid of the ρ(ε) panel (does not depend on any slider)
-RHO_EPS_GRID = np.geomspace(EPS_RANGE[0], EPS_RANGE[1], 241)
+RHO_EPS_GRID = np.geomspace(EPS_RANGE[0], EPS_RANGE[1], 121)
 #: sensitivity Δ of the Laplace and Gaussian mechanisms
 SENSITIVITY = 1.0
 
