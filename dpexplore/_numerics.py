@@ -43,9 +43,21 @@ def gaussian_log_delta(mu, eps):
         lb = eps + special.log_ndtr(b)
         centre = log_subtract(la, np.minimum(lb, la))
         # tail: erfcx form (a, b < 0 so the arguments are positive)
-        ea = special.erfcx(-a / SQRT2)
-        eb = special.erfcx(-b / SQRT2)
-        tail_val = -0.5 * a * a + LOG_HALF + np.log(np.maximum(ea - eb, 0.0))
+        xa = -a / SQRT2
+        xb = -b / SQRT2
+        ea = special.erfcx(xa)
+        eb = special.erfcx(xb)
+        # far tail (x_a > 1e4): erfcx(x) = (1 − 1/(2x²) + O(x⁻⁴)) / (x√π); subtract the two-term
+        # expansions analytically (x_b − x_a = μ/√2 exactly) to avoid cancellation; the
+        # neglected terms are below 1e-15 relative
+        far = xa > 1e4
+        xa_f = np.where(far, xa, 1.0)
+        xb_f = np.where(far, xb, 2.0)
+        diff_far = ((mu / SQRT2) / (xa_f * xb_f)
+                    - 0.5 * (xb_f - xa_f) * (xa_f**2 + xa_f * xb_f + xb_f**2) / (xa_f * xb_f) ** 3
+                    ) / np.sqrt(np.pi)
+        diff = np.where(far, diff_far, ea - eb)
+        tail_val = -0.5 * a * a + LOG_HALF + np.log(np.maximum(diff, 0.0))
         out[...] = np.where(tail, tail_val, centre)
         out[np.isinf(mu)] = 0.0
         out[(eps == np.inf) & np.isfinite(mu)] = -np.inf

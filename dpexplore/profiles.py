@@ -98,6 +98,7 @@ class PrivacyProfile:
         if not todo.any():
             return out.reshape(shape)
         tt = t[todo]
+        dd = delta.ravel()[todo]
         lo = np.zeros_like(tt)
         if np.isfinite(self.eps_max):
             hi = np.full_like(tt, self.eps_max)
@@ -113,7 +114,9 @@ class PrivacyProfile:
         finite = np.isfinite(hi) & np.isfinite(tt)
         for _ in range(_BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
-            ok = np.where(finite, self._log_delta_checked(np.where(finite, mid, 0.0)) <= tt, False)
+            ld = self._log_delta_checked(np.where(finite, mid, 0.0))
+            # both tests: log δ ≤ log target, and δ ≤ target after exp (no 1-ulp overshoot)
+            ok = np.where(finite, (ld <= tt) & (np.exp(ld) <= dd), False)
             hi = np.where(finite & ok, mid, hi)
             lo = np.where(finite & ~ok, mid, lo)
             if np.all((hi - lo) <= 4 * np.spacing(hi)):
