@@ -36,8 +36,13 @@ def as_array(x, name: str, *, allow_inf: bool = True) -> np.ndarray:
     if isinstance(x, (str, bytes)) or x is None:
         raise ValueError(f"{name} must be a number or an array of numbers, got {x!r}")
     try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(x)
+        # complex, datetime, timedelta, text: not real numbers (numpy would cast some of them)
+        if raw.dtype.kind in "cmMSUV":
+            raise TypeError(f"dtype {raw.dtype}")
+        # OverflowError: Python ints beyond the float range (e.g. 10**400)
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name} must be a number or an array of numbers, got {x!r}") from exc
     if np.isnan(arr).any():
         raise ValueError(f"{name} must not be NaN, got {_show(arr)}")
@@ -87,9 +92,13 @@ def check_alpha(x, name: str = "alpha") -> np.ndarray:
 
 def check_k(k, name: str = "k") -> np.ndarray:
     """Validate a number of compositions: integer-valued and >= 1. Returns an int64 array."""
-    if isinstance(k, bool):
+    if isinstance(k, (bool, np.bool_)):
         raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
-    if isinstance(k, numbers.Integral):
+    if isinstance(k, numbers.Integral) and not isinstance(k, np.generic):
+        if k > 2**53:
+            raise ValueError(f"{name} must be at most 2**53, got {k!r}")
+        if k < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
         arr = np.asarray(int(k), dtype=np.float64)
     else:
         arr = as_array(k, name, allow_inf=False)
