@@ -50,6 +50,7 @@ import numpy as np
 
 from ..conversions import (
     ApproxDPProfile,
+    approx_to_zcdp,
     PureDPProfile,
     RDPProfile,
     ZCDPProfile,
@@ -80,6 +81,8 @@ ALPHA_GRID = np.linspace(0.0, 1.0, 201)
 RDP_ORDERS = np.geomspace(1.01, 1e4, 64)
 #: points of the ε grid of the profile plot
 N_EPS = 201
+#: the trade-off envelope sup_ε f_{ε, δ(ε)} uses every ENV_STRIDE-th point of the ε grid (67 of 201)
+ENV_STRIDE = 3
 #: bottom of the profile plot's log axis (values below are computed; the axis just ends there)
 DELTA_FLOOR = 1e-13
 #: tolerance of the GDP measurement (μ_upper is certified, at most this above the optimal μ)
@@ -281,7 +284,10 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"({e0:.4g}, {d0:.3g})-DP"
         beta = tradeoff_approx(e0, d0, ALPHA_GRID)
         pure_eps, pure_how = None, "not implied: with δ₀ > 0 an event of probability δ₀ may be unbounded in privacy loss"
-        rho, rho_how = None, "not implied: (ε, δ)-DP with δ > 0 allows infinite Rényi divergence (003 fn. 2 goes only zCDP → (ε, δ))"
+        rho = None
+        rho_how = ("not implied: (ε, δ)-DP with δ > 0 allows infinite Rényi divergence. The "
+                   f"converse holds: ρ = ε²/(4 log(1/δ) + 4ε) = {approx_to_zcdp(e0, d0):.4g} "
+                   "suffices to obtain this (ε₀, δ₀) (003, fn. 2)")
         mu, mu_how = None, "not implied: δ(ε) ≥ δ₀ for every ε, while δ_μ(ε) → 0 (002, Thm 3.3: μ_t = ∞)"
         orders, rdp_v, rdp_how = None, None, "not implied: with δ₀ > 0 the Rényi divergence can be infinite"
         witness = ("The profile of 002 Thm 2.1 is attained: randomized response with ε₀ that "
@@ -401,11 +407,15 @@ def _curves(src: Source, hi: float) -> dict:
     ld["gdp"] = None if s.mu is None else np.asarray(GaussianDPProfile(s.mu).log_delta(eps), dtype=float)
     ld["rdp"] = (None if s.rdp_orders is None else
                  np.asarray(RDPProfile(s.rdp_orders, s.rdp_values).log_delta(eps), dtype=float))
-    beta: dict = {"source": s.beta if s.beta is not None else _envelope(eps, ld["source"])}
+    # envelopes over every ENV_STRIDE-th ε of the grid (fewer ε: a smaller β, the safe side)
+    sub = slice(None, None, ENV_STRIDE)
+    beta: dict = {"source": s.beta if s.beta is not None
+                  else _envelope(eps[sub], ld["source"][sub])}
     beta["pure"] = None if s.pure_eps is None else tradeoff_approx(s.pure_eps, 0.0, ALPHA_GRID)
-    beta["zcdp"] = None if ld["zcdp"] is None else _envelope(eps, ld["zcdp"])
-    beta["gdp"] = None if s.mu is None else tradeoff_gdp(s.mu, ALPHA_GRID)
-    beta["rdp"] = None if ld["rdp"] is None else _envelope(eps, ld["rdp"])
+    beta["zcdp"] = None if ld["zcdp"] is None else _envelope(eps[sub], ld["zcdp"][sub])
+    beta["gdp"] = (None if s.mu is None else
+                   s.beta if src.kind == "gdp" else tradeoff_gdp(s.mu, ALPHA_GRID))
+    beta["rdp"] = None if ld["rdp"] is None else _envelope(eps[sub], ld["rdp"][sub])
     return {"eps": eps, "log_delta": ld, "beta": beta}
 
 
