@@ -53,11 +53,12 @@ def gaussian_log_delta(mu, eps):
         far = xa > 1e4
         xa_f = np.where(far, xa, 1.0)
         xb_f = np.where(far, xb, 2.0)
-        diff_far = ((mu / SQRT2) / (xa_f * xb_f)
-                    - 0.5 * (xb_f - xa_f) * (xa_f**2 + xa_f * xb_f + xb_f**2) / (xa_f * xb_f) ** 3
-                    ) / np.sqrt(np.pi)
-        diff = np.where(far, diff_far, ea - eb)
-        tail_val = -0.5 * a * a + LOG_HALF + np.log(np.maximum(diff, 0.0))
+        # (xa² + xa·xb + xb²)/(xa·xb)³ written as (xa/xb + 1 + xb/xa)/(xa·xb)² to avoid overflow
+        r = (xa_f / xb_f + 1.0 + xb_f / xa_f) / xa_f / xb_f
+        log_diff_far = (np.log(mu / SQRT2) - np.log(xa_f) - np.log(xb_f)
+                        + np.log1p(-0.5 * r) - 0.5 * np.log(np.pi))
+        log_diff = np.where(far, log_diff_far, np.log(np.maximum(ea - eb, 0.0)))
+        tail_val = -0.5 * a * a + LOG_HALF + log_diff
         out[...] = np.where(tail, tail_val, centre)
         out[np.isinf(mu)] = 0.0
         out[(eps == np.inf) & np.isfinite(mu)] = -np.inf
