@@ -503,8 +503,10 @@ def _loss(v: float, exact: float) -> str:
         return ""
     if exact > 0:
         pct = 100.0 * (v - exact) / exact
-        return "exact" if abs(pct) < 0.005 else f"{pct:+.1f} %"
-    return "exact" if v == 0 else f"+{v:.3g}"
+        if abs(pct) < 0.005:
+            return "no loss"
+        return f"{pct:+.2f} %" if abs(pct) < 1 else f"{pct:+.1f} %"
+    return "no loss" if v == 0 else f"+{v:.3g}"
 
 
 class NotionConverterController(Controller):
@@ -621,8 +623,9 @@ class NotionConverterController(Controller):
         ex = e["exact"]
         route_names = {"pure": "via pure DP", "zcdp": "via zCDP (003 fn. 2)",
                        "gdp": "via GDP (002 Thm 3.1)", "rdp": "via RDP (Balle et al. Thm 21)"}
+        best = r.spec.source.kind in ("zcdp", "rdp")  # no mechanism: the best known profile
         if math.isfinite(ex):
-            parts = [f"exact {_fmt(ex)}"]
+            parts = [f"{'best (improved conversion)' if best else 'exact'} {_fmt(ex)}"]
         else:
             parts = [f"not implied at δ = {r.spec.delta:.3g} (the source's δ(ε) never falls that low)"]
         for k, nm in route_names.items():
@@ -633,7 +636,9 @@ class NotionConverterController(Controller):
                 loss = _loss(v, ex)
                 parts.append(f"{nm} {_fmt(v)}" + (f" ({loss})" if loss else ""))
         rows.append(row(f"ε at δ = {r.spec.delta:.3g}", " · ".join(parts),
-                        "exact = the source's own profile ε(δ); percentages: how much each route loses"))
+                        ("best = the smallest ε known to follow (improved RDP conversion, "
+                         "Balle et al. 2020 Thm 21)" if best else "exact = the source's own profile ε(δ)")
+                        + "; percentages: how much each route loses"))
         head = (f"<tr><th {td}>implied notion</th><th {td}>parameter</th>"
                 f"<th {td}>conversion (source)</th></tr>")
         return ('<table class="dpexplore-notion-table" style="border-collapse:collapse">'
