@@ -26,6 +26,10 @@ APPS: list[tuple[str, str, str]] = [
      "One guarantee (pure, (ε, δ), zCDP, GDP, RDP or a mechanism) → every implied notion, how much each conversion loses."),
     ("noise_lab.ipynb", "Noise lab (001)",
      "Least Laplace, Logistic, Gaussian and Subbotin scales for (ε, δ), variances, samples, 001 Figure 1 and Theorem 6."),
+    ("mechanisms_in_action.ipynb", "Mechanisms in action (004)",
+     "Differencing attack, Laplace error of counting queries, report noisy max and sparse vector, simulated vs exact."),
+    ("local_vs_central.ipynb", "Local vs central (000)",
+     "Inverse sensitivity vs Laplace for the median, and amplification by shuffling with its validity condition."),
 ]
 
 

@@ -1,0 +1,917 @@
+"""Mechanisms in action (004) and local vs central (000): seeded simulations against exact values.
+
+Two apps, each one controller with one cached compute (sections are cached separately inside, so
+a slider step recomputes only the section it belongs to):
+
+:func:`build_mechanisms_lab` (004)
+    * **Differencing attack** (004, "A differencing attack"): on a table of 10 people with a
+      sensitive bit, "how many have the bit" minus "how many except the target" reveals the
+      target's bit exactly. With Lap(1/ε) noise on each count (each count ε-DP, the pair 2ε-DP by
+      basic composition), the attacker who guesses bit = 1 iff the difference D exceeds ½ is right
+      with probability (D − bit = Z₁ − Z₂ is the difference of two Lap(b), b = 1/ε)
+
+          P[correct] = 1 − ½ (1 + ε/4) e^{−ε/2}     (from P[Z₁ − Z₂ > t] = ½(1 + t/(2b)) e^{−t/b}).
+
+    * **Laplace error on counting queries** (004, "ℓ₁-sensitivity", "Laplace mechanism"): one
+      query (Δf = 1, b = 1/ε), m general counting queries (Δf = m, b = m/ε) and m disjoint ones
+      (Δf = 1, b = 1/ε). The largest error over m answers, max|Y_i| with |Y_i| ~ Exp(b), has
+      CDF (1 − e^{−t/b})^m and mean b·H_m (H_m the harmonic number).
+    * **Report noisy max** (004, "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
+      of reporting the true largest count vs ε, exact (``ReportNoisyMax.probabilities``) against a
+      seeded simulation.
+    * **AboveThreshold / Sparse** (004, "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
+      ``algorithms.Sparse``) on adaptively chosen counting queries.
+
+:func:`build_local_vs_central` (000)
+    * **Inverse sensitivity vs Laplace for the median** (000, "Beyond Global Sensitivity via
+      Inverse Sensitivity", eq. (4)–(5), Theorem 2, eq. (8)): exact and simulated error.
+    * **Amplification by shuffling** (000, "Privacy Doona", eq. (1); FMT21):
+      ε = log(1 + 16 (e^{ε_L} − 1)/(e^{ε_L} + 1) · sqrt(e^{ε_L} log(4/δ)/n)), valid when
+      ε_L ≤ ln(n/(16 ln(4/δ))).
+
+Every simulation uses ``numpy.random.default_rng([seed, section])`` (seeded, reproducible, and
+independent between sections).
+
+>>> round(attack_accuracy(1.0), 12)
+0.62091833768
+>>> r = compute_mechanisms_lab(MechSpec())
+>>> sorted(r)[:3]
+['attack', 'counting', 'rnm']
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import ipywidgets as W
+import numpy as np
+
+from .._validation import check_positive
+from ..algorithms import (
+    AboveThreshold,
+    ReportNoisyMax,
+    Sparse,
+    inverse_sensitivity_median,
+    inverse_sensitivity_median_probs,
+    laplace_median,
+    shuffle_amplification,
+    shuffle_amplification_valid,
+)
+from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = [
+    "PEOPLE", "BITS", "SCORES", "SCORE_LABELS", "MechSpec", "compute_mechanisms_lab",
+    "MechanismsLabController", "build_mechanisms_lab", "LocalSpec", "compute_local_vs_central",
+    "LocalVsCentralController", "build_local_vs_central", "attack_accuracy", "harmonic",
+    "max_error_cdf", "laplace_median_error_cdf", "laplace_median_mean_error", "svt_queries",
+    "ATTACK_EPS", "ATTACK_EPS_FINE", "M_GRID", "RNM_EPS", "RNM_EPS_FINE", "MED_EPS", "N_GRID",
+    "SVT_VARIANTS", "SVT_MAX_QUERIES", "AGES", "SIM_BUDGET",
+]
+
+#: the small table of the differencing attack: 10 people and their sensitive bit
+PEOPLE = ("Alice", "Bob", "Charles", "Diana", "Eve", "Frank", "Grace", "Heidi", "Ivan", "Judy")
+BITS = (1, 0, 1, 1, 0, 0, 1, 0, 1, 0)
+#: Report noisy max: counts of patients per diagnosis (counting queries: monotone, Lap(1/ε))
+SCORE_LABELS = ("flu", "cold", "covid", "asthma", "migraine")
+SCORES = (50.0, 48.0, 45.0, 40.0, 30.0)
+ATTACK_EPS = np.logspace(-2, 1, 16)           # simulated points
+ATTACK_EPS_FINE = np.logspace(-2, 1, 121)     # exact curve
+M_GRID = np.unique(np.round(np.logspace(0, 3, 46)).astype(int))
+RNM_EPS = np.logspace(-2, 1, 13)
+RNM_EPS_FINE = np.logspace(-2, 1, 49)
+MED_EPS = np.logspace(-2, 1, 13)
+N_GRID = np.logspace(1, 9, 241)
+#: simulations draw at most this many noise values per curve (trials are capped to fit)
+SIM_BUDGET = 200_000
+SVT_VARIANTS = ("AboveThreshold", "Sparse (δ = 0)", "Sparse (δ > 0)")
+SVT_MAX_QUERIES = 80
+#: the population of the sparse-vector section: 1000 ages from a fixed generator (the data)
+AGES = np.sort(np.random.default_rng(20240).integers(0, 100, 1000))
+_LAB_RANGES = {
+    "attack_eps": (0.01, 10.0), "count_eps": (0.01, 10.0), "rnm_eps": (0.01, 10.0),
+    "svt_eps": (0.1, 10.0), "svt_delta": (1e-12, 0.01), "threshold": (0.0, 1000.0),
+    "med_eps": (0.01, 10.0), "spread": (0.001, 1.0), "eps_local": (0.01, 10.0),
+    "shuffle_delta": (1e-15, 0.01),
+}
+
+
+def _rng(seed: int, section: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), section])
+
+
+def _check_range(name, value):
+    lo, hi = _LAB_RANGES[name]
+    if not (isinstance(value, (int, float)) and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number, got {name} = {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} = {value:g} is outside this lab's range [{lo:g}, {hi:g}]")
+
+
+def _check_int(name, value, lo, hi):
+    if int(value) != value or not lo <= value <= hi:
+        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {name} = {value!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# closed forms
+# ------------------------------------------------------------------------------------------------
+def attack_accuracy(eps):
+    """P[the differencing attacker guesses the bit right] with Lap(1/ε) on both counts (004,
+    "A differencing attack"): D − bit = Z₁ − Z₂, P[Z₁ − Z₂ > t] = ½(1 + t/(2b))e^{−t/b}, b = 1/ε,
+    guess 1 iff D > ½:   P[correct] = 1 − ½(1 + ε/4) e^{−ε/2}.  (ε → 0: ½; ε → ∞: 1.)
+
+    >>> attack_accuracy(np.array([0.0, 4.0])).round(6).tolist()
+    [0.5, 0.864665]
+    """
+    e = np.asarray(eps, float)
+    if np.any(~(e >= 0)):
+        raise ValueError(f"eps must be >= 0, got eps = {eps!r}")
+    out = 1.0 - 0.5 * (1.0 + e / 4.0) * np.exp(-e / 2.0)
+    return out if out.ndim else float(out)
+
+
+def _diff_density(x, eps):
+    """Density of Z₁ − Z₂ for i.i.d. Lap(1/ε): (ε/4)(1 + ε|x|) e^{−ε|x|}."""
+    a = np.abs(np.asarray(x, float)) * eps
+    return eps / 4.0 * (1.0 + a) * np.exp(-a)
+
+
+def harmonic(m):
+    """H_m = Σ_{k ≤ m} 1/k (vectorized over integer m ≥ 1).
+
+    >>> harmonic(np.array([1, 2, 4])).tolist()
+    [1.0, 1.5, 2.083333333333333]
+    """
+    m = np.asarray(m)
+    if np.any(m < 1):
+        raise ValueError(f"m must be >= 1, got m = {m!r}")
+    top = int(m.max())
+    h = np.cumsum(1.0 / np.arange(1, top + 1))
+    out = h[m.astype(int) - 1]
+    return out if out.ndim else float(out)
+
+
+def max_error_cdf(t, m, b):
+    """P[max_{i ≤ m} |Y_i| ≤ t] = (1 − e^{−t/b})^m for i.i.d. Y_i ~ Lap(b) (004, Laplace
+    mechanism: |Y| ~ Exp(b)); computed as exp(m log(−expm1(−t/b))).
+
+    >>> round(max_error_cdf(1.0, 1, 1.0), 12)      # 1 − e^{−1}
+    0.632120558829
+    """
+    t = np.asarray(t, float)
+    with np.errstate(divide="ignore"):
+        out = np.exp(m * np.log(-np.expm1(-np.maximum(t, 0.0) / b)))
+    return out if out.ndim else float(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# Mechanisms in action (004)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MechSpec:
+    """Parameters of the mechanisms lab (hashable: the cache key)."""
+
+    attack_eps: float = 1.0
+    target: str = "Alice"
+    count_eps: float = 1.0
+    m: int = 100
+    rnm_eps: float = 0.3
+    svt_variant: str = "Sparse (δ = 0)"
+    svt_eps: float = 1.0
+    svt_delta: float = 1e-6
+    threshold: float = 300.0
+    c: int = 3
+    trials: int = 1000
+    seed: int = 0
+
+
+def _check_mech_spec(s: MechSpec) -> None:
+    for name in ("attack_eps", "count_eps", "rnm_eps", "svt_eps", "svt_delta", "threshold"):
+        _check_range(name, getattr(s, name))
+    if s.target not in PEOPLE:
+        raise ValueError(f"target must be one of {PEOPLE}, got target = {s.target!r}")
+    if s.svt_variant not in SVT_VARIANTS:
+        raise ValueError(f"svt_variant must be one of {SVT_VARIANTS}, got svt_variant = {s.svt_variant!r}")
+    _check_int("m", s.m, 1, 1000)
+    _check_int("c", s.c, 1, 20)
+    _check_int("trials", s.trials, 100, 10_000)
+    _check_int("seed", s.seed, 0, 10 ** 9)
+
+
+@functools.lru_cache(maxsize=64)
+def _attack(eps: float, target: str, trials: int, seed: int) -> dict:
+    """Differencing attack: simulated accuracy on ATTACK_EPS, the exact curve, and the
+    distribution of D = noisy(all) − noisy(all but target) at ``eps``."""
+    i = PEOPLE.index(target)
+    bit = BITS[i]
+    total = sum(BITS)
+    rng = _rng(seed, 1)
+    b = 1.0 / ATTACK_EPS[:, None]
+    t_grid = max(50, min(trials, SIM_BUDGET // (2 * ATTACK_EPS.size)))
+    d = (total + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b) \
+        - (total - bit + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b)
+    sim = np.mean((d > 0.5) == (bit == 1), axis=1)
+    d_here = (total + rng.laplace(0.0, 1.0 / eps, trials)) - (total - bit + rng.laplace(0.0, 1.0 / eps, trials))
+    half = 0.5 + 8.0 / eps
+    edges = np.linspace(0.5 - half, 0.5 + half, 61)
+    counts, _ = np.histogram(d_here, bins=edges)
+    width = edges[1] - edges[0]
+    xs = np.linspace(edges[0], edges[-1], 301)
+    return {
+        "bit": bit, "eps_sim": ATTACK_EPS, "acc_sim": sim,
+        "acc_se": np.sqrt(np.maximum(sim * (1 - sim), 1e-12) / t_grid), "trials_grid": t_grid,
+        "eps_fine": ATTACK_EPS_FINE, "acc_exact": attack_accuracy(ATTACK_EPS_FINE),
+        "acc_here": attack_accuracy(eps), "acc_here_sim": float(np.mean((d_here > 0.5) == (bit == 1))),
+        "centers": 0.5 * (edges[1:] + edges[:-1]), "hist": counts / (trials * width),
+        "xs": xs, "dens0": _diff_density(xs, eps), "dens1": _diff_density(xs - 1.0, eps),
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
+    """Laplace error on counting queries: exact E[max error] = b H_m vs m for the three settings,
+    simulated max errors at ``m`` (trials capped so that trials·m ≤ SIM_BUDGET), exact CDFs."""
+    rng = _rng(seed, 2)
+    hm_grid = harmonic(M_GRID)
+    b_one, b_gen, b_dis = 1.0 / eps, m / eps, 1.0 / eps
+    t_eff = max(50, min(trials, SIM_BUDGET // m))
+    sims = {
+        "one": np.abs(rng.laplace(0.0, b_one, t_eff)),
+        "general": np.abs(rng.laplace(0.0, b_gen, (t_eff, m))).max(axis=1),
+        "disjoint": np.abs(rng.laplace(0.0, b_dis, (t_eff, m))).max(axis=1),
+    }
+    hm = harmonic(m)
+    exact_mean = {"one": b_one, "general": b_gen * hm, "disjoint": b_dis * hm}
+    lo = 1e-3 * b_one
+    hi = b_gen * (hm + 12.0)
+    t = np.logspace(math.log10(lo), math.log10(hi), 200)
+    cdf = {"one": max_error_cdf(t, 1, b_one), "general": max_error_cdf(t, m, b_gen),
+           "disjoint": max_error_cdf(t, m, b_dis)}
+    ecdf = {k: (np.sort(v), np.arange(1, v.size + 1) / v.size) for k, v in sims.items()}
+    return {
+        "m": m, "trials_used": t_eff, "m_grid": M_GRID,
+        "mean_curves": {"one": np.full(M_GRID.shape, b_one), "general": M_GRID / eps * hm_grid,
+                        "disjoint": hm_grid / eps},
+        "exact_mean": exact_mean, "sim_mean": {k: float(v.mean()) for k, v in sims.items()},
+        "t": t, "cdf": cdf, "ecdf": ecdf, "scales": {"one": b_one, "general": b_gen, "disjoint": b_dis},
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def _rnm_exact_curve() -> np.ndarray:
+    """P[report the true max] on RNM_EPS_FINE, exact (``ReportNoisyMax.probabilities``, monotone
+    counts: Lap(1/ε)); computed once (~0.1 s)."""
+    return np.array([ReportNoisyMax(e, monotonic=True).probabilities(SCORES)[0] for e in RNM_EPS_FINE])
+
+
+@functools.lru_cache(maxsize=64)
+def _rnm(eps: float, trials: int, seed: int) -> dict:
+    rng = _rng(seed, 3)
+    t_grid = max(50, min(trials, SIM_BUDGET // (len(SCORES) * RNM_EPS.size)))
+    sim = np.array([np.mean(ReportNoisyMax(e, monotonic=True).run(SCORES, rng, size=t_grid) == 0)
+                    for e in RNM_EPS])
+    picks = np.asarray(ReportNoisyMax(eps, monotonic=True).run(SCORES, rng, size=trials))
+    freq = np.bincount(picks, minlength=len(SCORES)) / trials
+    probs = ReportNoisyMax(eps, monotonic=True).probabilities(SCORES)
+    return {"eps_sim": RNM_EPS, "p_sim": sim, "p_se": np.sqrt(np.maximum(sim * (1 - sim), 1e-12) / t_grid),
+            "trials_grid": t_grid,
+            "eps_fine": RNM_EPS_FINE, "p_exact": _rnm_exact_curve(), "probs": probs, "freq": freq,
+            "p_here": float(probs[0])}
+
+
+def svt_queries(alg, rng, max_queries: int = SVT_MAX_QUERIES):
+    """The adaptive analyst of the sparse-vector section: query j asks "how many people are at
+    least a_j years old?" (sensitivity 1) on ``AGES``; the analyst starts at a = 95, lowers the
+    cut by 2 years after ⊥ and raises it by 10 after ⊤ (so each query depends on the previous
+    answers), and stops when the algorithm halts. Returns (cuts, true values, answers 1/0).
+
+    >>> cuts, vals, ans = svt_queries(AboveThreshold(eps=1.0, threshold=300.0), np.random.default_rng(0))
+    >>> int(ans[-1]), int(ans[:-1].sum())          # AboveThreshold halts at its first ⊤
+    (1, 0)
+    """
+    session = alg.start(rng)
+    cuts, vals, answers = [], [], []
+    a = 95
+    for _ in range(max_queries):
+        v = float(np.count_nonzero(AGES >= a))
+        ans = session.answer(v)
+        if ans is None:
+            break
+        cuts.append(a)
+        vals.append(v)
+        answers.append(1 if ans else 0)
+        a = a + 10 if ans else max(a - 2, 0)
+        if session.halted:
+            break
+    return np.array(cuts), np.array(vals), np.array(answers, dtype=int)
+
+
+@functools.lru_cache(maxsize=64)
+def _svt(variant: str, eps: float, delta: float, threshold: float, c: int, seed: int) -> dict:
+    if variant == "AboveThreshold":
+        alg = AboveThreshold(eps=eps, threshold=threshold)
+        cc = 1
+        eps0 = eps
+    else:
+        alg = Sparse(c=c, eps=eps, delta=delta if variant == "Sparse (δ > 0)" else 0.0, threshold=threshold)
+        cc = c
+        eps0 = alg.eps0
+    cuts, vals, answers = svt_queries(alg, _rng(seed, 4))
+    alpha = alg.accuracy(SVT_MAX_QUERIES, 0.05)
+    n_above = int(answers.sum())
+    return {"variant": variant, "cuts": cuts, "values": vals, "answers": answers, "c": cc,
+            "n_above": n_above, "n_queries": int(answers.size), "privacy": alg.privacy(),
+            "eps0": float(eps0), "threshold": threshold, "alpha": float(alpha),
+            "threshold_scale": float(alg.threshold_scale), "query_scale": float(alg.query_scale),
+            "halted": n_above >= cc}
+
+
+def compute_mechanisms_lab(spec: MechSpec) -> dict:
+    """Every array of the mechanisms lab (004) for one setting: the differencing attack (exact
+    1 − ½(1 + ε/4)e^{−ε/2} vs simulation), Laplace errors of 1 / m general / m disjoint counting
+    queries (exact b·H_m and (1 − e^{−t/b})^m vs simulation), report noisy max (exact selection
+    law vs simulation) and AboveThreshold / Sparse on adaptive queries. Each section is cached on
+    its own parameters. Raises ValueError naming a bad parameter.
+
+    >>> r = compute_mechanisms_lab(MechSpec(m=10, count_eps=2.0))
+    >>> round(r["counting"]["exact_mean"]["general"], 6)     # (m/ε) H_10
+    14.644841
+    """
+    _check_mech_spec(spec)
+    return {
+        "attack": _attack(float(spec.attack_eps), spec.target, int(spec.trials), int(spec.seed)),
+        "counting": _counting(float(spec.count_eps), int(spec.m), int(spec.trials), int(spec.seed)),
+        "rnm": _rnm(float(spec.rnm_eps), int(spec.trials), int(spec.seed)),
+        "svt": _svt(spec.svt_variant, float(spec.svt_eps), float(spec.svt_delta), float(spec.threshold),
+                    int(spec.c), int(spec.seed)),
+        "spec": spec,
+    }
+
+
+_C = OKABE_ITO
+_SETTINGS = (("one", "one query (Δf = 1, b = 1/ε)", _C[0]),
+             ("general", "m general queries (Δf = m, b = m/ε)", _C[3]),
+             ("disjoint", "m disjoint queries (Δf = 1, b = 1/ε)", _C[2]))
+
+
+def _gap(y):
+    """δ-like values ≤ 0 cannot be drawn on a log axis: NaN (a gap) instead."""
+    y = np.asarray(y, float)
+    return np.where(y > 0, y, np.nan)
+
+
+class MechanismsLabController(Controller):
+    """One controller for the four 004 sections → :func:`compute_mechanisms_lab` → 7 figures."""
+
+    compute = staticmethod(compute_mechanisms_lab)
+
+    def __init__(self, controls, message=None):
+        self.readouts = {k: W.HTML() for k in ("attack", "counting", "rnm", "svt")}
+        super().__init__(controls, message)
+        self._write_readouts(self.result)
+
+    def read_spec(self) -> MechSpec:
+        c = self.controls
+        return MechSpec(
+            attack_eps=float(c["attack_eps"].value), target=str(c["target"].value),
+            count_eps=float(c["count_eps"].value), m=int(c["m"].value), rnm_eps=float(c["rnm_eps"].value),
+            svt_variant=str(c["svt_variant"].value), svt_eps=float(c["svt_eps"].value),
+            svt_delta=float(c["svt_delta"].value), threshold=float(c["threshold"].value),
+            c=int(c["c"].value), trials=int(c["trials"].value), seed=int(c["seed"].value))
+
+    # traces -----------------------------------------------------------------------------------
+    @staticmethod
+    def _attack_acc(r):
+        a, eps = r["attack"], r["spec"].attack_eps
+        return [
+            {"type": "scatter", "mode": "lines", "name": "exact 1 − ½(1 + ε/4)e^{−ε/2}",
+             "x": a["eps_fine"], "y": a["acc_exact"], "line": {"color": _C[0], "width": 2}},
+            {"type": "scatter", "mode": "markers",
+             "x": a["eps_sim"], "y": a["acc_sim"], "marker": {"color": _C[1], "size": 7},
+             "name": f"simulated ({a['trials_grid']:,} trials each, ±2 s.e.)",
+             "error_y": {"type": "data", "array": 2 * a["acc_se"], "visible": True}},
+            {"type": "scatter", "mode": "lines", "name": "no noise: always right",
+             "x": [ATTACK_EPS_FINE[0], ATTACK_EPS_FINE[-1]], "y": [1.0, 1.0],
+             "line": {"color": _C[7], "dash": "dot"}},
+            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {eps:.3g}",
+             "x": [eps], "y": [a["acc_here"]], "marker": {"color": _C[3], "size": 12, "symbol": "diamond"}},
+        ]
+
+    @staticmethod
+    def _attack_hist(r):
+        a = r["attack"]
+        return [
+            {"type": "scatter", "mode": "lines", "name": "simulated D (target's true bit)",
+             "x": a["centers"], "y": a["hist"], "line": {"color": _C[1], "shape": "hvh"}},
+            {"type": "scatter", "mode": "lines", "name": "exact density if bit = 0", "x": a["xs"],
+             "y": a["dens0"], "line": {"color": _C[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "exact density if bit = 1", "x": a["xs"],
+             "y": a["dens1"], "line": {"color": _C[2], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "guess threshold D = ½", "x": [0.5, 0.5],
+             "y": [0.0, float(max(a["dens0"].max(), a["hist"].max()))], "line": {"color": _C[7], "dash": "dash"}},
+        ]
+
+    @staticmethod
+    def _count_mean(r):
+        k, m = r["counting"], r["counting"]["m"]
+        out = [{"type": "scatter", "mode": "lines", "name": f"exact: {label}", "x": k["m_grid"],
+                "y": k["mean_curves"][key], "line": {"color": col, "width": 2}} for key, label, col in _SETTINGS]
+        out.append({"type": "scatter", "mode": "markers", "name": f"simulated at m = {m}",
+                    "x": [m] * 3, "y": [k["sim_mean"][key] for key, _, _ in _SETTINGS],
+                    "marker": {"color": [c for _, _, c in _SETTINGS], "size": 11, "symbol": "x",
+                               "line": {"color": "#000000", "width": 1}}})
+        return out
+
+    @staticmethod
+    def _count_cdf(r):
+        k = r["counting"]
+        out = []
+        for key, label, col in _SETTINGS:
+            out.append({"type": "scatter", "mode": "lines", "name": f"exact: {label}", "x": k["t"],
+                        "y": k["cdf"][key], "line": {"color": col, "width": 2}})
+        for key, label, col in _SETTINGS:
+            x, y = k["ecdf"][key]
+            step = max(1, x.size // 400)    # ≤ 400 points per empirical CDF on the wire
+            out.append({"type": "scatter", "mode": "lines", "name": f"simulated: {key}",
+                        "x": _gap(x[::step]), "y": y[::step], "line": {"color": col, "dash": "dot", "shape": "hv"}})
+        return out
+
+    @staticmethod
+    def _rnm_curve(r):
+        q, eps = r["rnm"], r["spec"].rnm_eps
+        return [
+            {"type": "scatter", "mode": "lines", "name": "exact P[report the true max]",
+             "x": q["eps_fine"], "y": q["p_exact"], "line": {"color": _C[0], "width": 2}},
+            {"type": "scatter", "mode": "markers",
+             "x": q["eps_sim"], "y": q["p_sim"], "marker": {"color": _C[1], "size": 7},
+             "name": f"simulated ({q['trials_grid']:,} trials each, ±2 s.e.)",
+             "error_y": {"type": "data", "array": 2 * q["p_se"], "visible": True}},
+            {"type": "scatter", "mode": "lines", "name": "uniform guess 1/5",
+             "x": [RNM_EPS_FINE[0], RNM_EPS_FINE[-1]], "y": [0.2, 0.2], "line": {"color": _C[7], "dash": "dot"}},
+            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {eps:.3g}", "x": [eps],
+             "y": [q["p_here"]], "marker": {"color": _C[3], "size": 12, "symbol": "diamond"}},
+        ]
+
+    @staticmethod
+    def _rnm_bars(r):
+        q = r["rnm"]
+        labels = [f"{n} ({int(s)})" for n, s in zip(SCORE_LABELS, SCORES)]
+        return [
+            {"type": "bar", "name": "exact probability", "x": labels, "y": q["probs"], "marker": {"color": _C[0]}},
+            {"type": "bar", "name": "simulated frequency", "x": labels, "y": q["freq"], "marker": {"color": _C[1]}},
+        ]
+
+    @staticmethod
+    def _svt_traces(r):
+        s = r["svt"]
+        idx = np.arange(1, s["values"].size + 1)
+        up, down = s["answers"] == 1, s["answers"] == 0
+        t, a = s["threshold"], s["alpha"]
+        n = SVT_MAX_QUERIES
+        return [
+            {"type": "scatter", "mode": "markers", "name": "⊤ (reported above T)", "x": idx[up],
+             "y": s["values"][up], "marker": {"color": _C[3], "size": 11, "symbol": "triangle-up"}},
+            {"type": "scatter", "mode": "markers", "name": "⊥ (reported below T)", "x": idx[down],
+             "y": s["values"][down], "marker": {"color": _C[0], "size": 7, "symbol": "circle-open"}},
+            {"type": "scatter", "mode": "lines", "name": f"threshold T = {t:g}", "x": [0, n], "y": [t, t],
+             "line": {"color": _C[7], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": f"T ± α (α = {a:.3g}: all right w.p. 0.95)",
+             "x": [0, n, None, 0, n], "y": [t - a, t - a, None, t + a, t + a],
+             "line": {"color": _C[5], "dash": "dash"}},
+        ]
+
+    def figures(self, r):
+        lay = lambda title, x, y, **kw: {"title": {"text": title}, "xaxis": {"title": {"text": x}, **kw.pop("xaxis", {})},
+                                         "yaxis": {"title": {"text": y}, **kw.pop("yaxis", {})}, **kw}
+        self.fig_attack = PlotlyWidget(self._attack_acc(r), lay(
+            "Differencing attack: attacker's accuracy vs ε", "ε per count", "P[guess the bit right]",
+            xaxis={"type": "log"}, yaxis={"range": [0.45, 1.03]}))
+        self.fig_attack_hist = PlotlyWidget(self._attack_hist(r), lay(
+            "What the attacker sees: D = noisy(all) − noisy(all but target)", "D", "density"))
+        self.fig_count_mean = PlotlyWidget(self._count_mean(r), lay(
+            "Expected largest error of m Laplace answers: b·H_m", "number of queries m",
+            "E[max |error|]", xaxis={"type": "log"}, yaxis={"type": "log", "exponentformat": "power"}))
+        self.fig_count_cdf = PlotlyWidget(self._count_cdf(r), lay(
+            "Distribution of the largest error: (1 − e^{−t/b})^m", "largest |error| t",
+            "P[max |error| ≤ t]", xaxis={"type": "log", "exponentformat": "power"}))
+        self.fig_rnm = PlotlyWidget(self._rnm_curve(r), lay(
+            "Report noisy max: probability of the true largest count", "ε", "P[true max reported]",
+            xaxis={"type": "log"}, yaxis={"range": [0.0, 1.03]}))
+        self.fig_rnm_bars = PlotlyWidget(self._rnm_bars(r), lay(
+            "Which count is reported (at the chosen ε)", "candidate (true count)", "probability",
+            barmode="group"))
+        self.fig_svt = PlotlyWidget(self._svt_traces(r), lay(
+            "Sparse vector on adaptive queries: true values and answers", "query number",
+            "true count (people ≥ age cut)", xaxis={"range": [0, SVT_MAX_QUERIES + 1]}, height=420))
+        return [self.fig_attack, self.fig_attack_hist, self.fig_count_mean, self.fig_count_cdf,
+                self.fig_rnm, self.fig_rnm_bars, self.fig_svt]
+
+    def render(self, r) -> None:
+        pairs = ((self.fig_attack, self._attack_acc), (self.fig_attack_hist, self._attack_hist),
+                 (self.fig_count_mean, self._count_mean), (self.fig_count_cdf, self._count_cdf),
+                 (self.fig_rnm, self._rnm_curve), (self.fig_rnm_bars, self._rnm_bars),
+                 (self.fig_svt, self._svt_traces))
+        for fig, make in pairs:
+            with fig.batch_update():
+                fig.update(data=make(r))
+        self._write_readouts(r)
+
+    def _write_readouts(self, r) -> None:
+        sp, a, k, q, s = r["spec"], r["attack"], r["counting"], r["rnm"], r["svt"]
+        self.readouts["attack"].value = (
+            f"Target <b>{sp.target}</b> (bit {a['bit']}). Without noise the difference of the two counts "
+            f"is the bit itself: the attacker is always right. With Lap(1/ε) on each count, ε = "
+            f"{sp.attack_eps:.3g} (2ε = {2 * sp.attack_eps:.3g} for both queries): exact accuracy "
+            f"<b>{a['acc_here']:.4f}</b>, simulated {a['acc_here_sim']:.4f} ({sp.trials:,} trials).")
+        hm = harmonic(k["m"])
+        self.readouts["counting"].value = (
+            f"m = {k['m']}, ε = {sp.count_eps:.3g}, H_m = {hm:.4f}. Expected largest error: one query "
+            f"<b>{k['exact_mean']['one']:.4g}</b>, m general <b>{k['exact_mean']['general']:.4g}</b>, "
+            f"m disjoint <b>{k['exact_mean']['disjoint']:.4g}</b> (simulated "
+            f"{k['sim_mean']['one']:.4g}, {k['sim_mean']['general']:.4g}, {k['sim_mean']['disjoint']:.4g}; "
+            f"{k['trials_used']:,} trials).")
+        self.readouts["rnm"].value = (
+            f"ε = {sp.rnm_eps:.3g}: P[report '{SCORE_LABELS[0]}', the true largest count] = "
+            f"<b>{q['p_here']:.4f}</b> exact, {q['freq'][0]:.4f} simulated ({sp.trials:,} trials).")
+        eps_p, delta_p = s["privacy"]
+        self.readouts["svt"].value = (
+            f"{s['variant']}: threshold noise Lap({s['threshold_scale']:.3g}), query noise "
+            f"Lap({s['query_scale']:.3g}). Answered {s['n_queries']} queries; <b>budget used: "
+            f"{s['n_above']} of {s['c']}</b> above-threshold answers"
+            f"{' (halted)' if s['halted'] else ''}, each costing ε₀ = {s['eps0']:.3g}. "
+            f"Guarantee of the whole run: (ε, δ) = ({eps_p:.4g}, {delta_p:.3g}).")
+
+
+_MECH_INTRO = r"""
+<p>The Laplace mechanism answers f(x) + Lap(Δf/ε) and is (ε, 0)-DP, with the ℓ₁-sensitivity
+$$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(004, "ℓ₁-sensitivity", "Laplace mechanism")}.$$</p>
+"""
+
+
+def build_mechanisms_lab(**kwargs) -> W.VBox:
+    """Mechanisms in action (004): differencing attack, Laplace errors of counting queries,
+    report noisy max and sparse vector, each seeded (``seed``) with a ``trials`` control.
+
+    >>> box = build_mechanisms_lab()
+    >>> len(box.controller.figs)
+    7
+    """
+    spec = MechSpec(**kwargs)
+    controls = {
+        "seed": int_slider("seed", spec.seed, 0, 999),
+        "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
+        "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
+                             style={"description_width": "initial"}),
+        "attack_eps": log_slider("attack ε", spec.attack_eps, *_LAB_RANGES["attack_eps"]),
+        "count_eps": log_slider("counting ε", spec.count_eps, *_LAB_RANGES["count_eps"]),
+        "m": int_log_slider("queries m", spec.m, 1, 1000),
+        "rnm_eps": log_slider("noisy-max ε", spec.rnm_eps, *_LAB_RANGES["rnm_eps"]),
+        "svt_variant": W.Dropdown(options=list(SVT_VARIANTS), value=spec.svt_variant, description="algorithm",
+                                  style={"description_width": "initial"}),
+        "svt_eps": log_slider("SVT ε", spec.svt_eps, *_LAB_RANGES["svt_eps"]),
+        "svt_delta": log_slider("SVT δ", spec.svt_delta, *_LAB_RANGES["svt_delta"], steps_per_decade=4),
+        "threshold": linear_slider("threshold T", spec.threshold, 0.0, 1000.0, 5.0, "people"),
+        "c": int_slider("above-threshold answers c", spec.c, 1, 20),
+    }
+    message = MessageArea()
+    ctrl = MechanismsLabController(controls, message)
+    table = "".join(f"<tr><td>{p}</td><td>{b}</td></tr>" for p, b in zip(PEOPLE, BITS))
+    H = W.HTML
+    M = W.HTMLMath
+    wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
+    for f in ctrl.figs[:-1]:
+        f.layout.width = "min(100%, 560px)"
+    sections = [
+        H("<h2>Mechanisms in action (004)</h2><p>Every simulation is seeded: the same seed gives the "
+          "same plot. Each section states the result it illustrates and plots the exact value next to "
+          "the simulation.</p>"),
+        M(_MECH_INTRO), W.VBox([controls["seed"], controls["trials"]]), message,
+        H("<h3>1. A differencing attack (004, “A differencing attack”)</h3>"
+          f'<table style="display:inline-block;margin-right:2em"><tr><th>person</th><th>bit</th></tr>{table}</table>'
+          "<p style='display:inline-block;max-width:560px'>“How many have the bit?” minus “how many "
+          "except the target?” is the target's bit. With Lap(1/ε) noise on each count the attacker "
+          "guesses bit = 1 iff the difference D &gt; ½.</p>"),
+        M(r"$$P[\text{correct}] = 1 - \tfrac12\left(1 + \tfrac{\varepsilon}{4}\right)e^{-\varepsilon/2},"
+          r"\qquad P[Z_1 - Z_2 > t] = \tfrac12\left(1 + \tfrac{t}{2b}\right)e^{-t/b},\ b = 1/\varepsilon.$$"),
+        W.VBox([controls["target"], controls["attack_eps"]]), ctrl.readouts["attack"],
+        wide(ctrl.fig_attack, ctrl.fig_attack_hist),
+        H("<h3>2. Laplace error on counting queries (004, ℓ₁-sensitivity examples)</h3>"),
+        M(r"One counting query: Δf = 1, noise Lap(1/ε). m general counting queries: one person can change "
+          r"all m counts, Δf = m, noise Lap(m/ε) on each. m disjoint counting queries (a histogram): "
+          r"Δf = 1, noise Lap(1/ε). With |Y| ~ Exp(b), $$P[\max_{i\le m}|Y_i| \le t] = (1 - e^{-t/b})^m,"
+          r"\qquad E[\max_{i \le m}|Y_i|] = b\,H_m,\ H_m = \textstyle\sum_{k=1}^m 1/k.$$"),
+        W.VBox([controls["count_eps"], controls["m"]]), ctrl.readouts["counting"],
+        wide(ctrl.fig_count_mean, ctrl.fig_count_cdf),
+        H("<h3>3. Report noisy max (004, “Report Noisy Max”)</h3><p>Counts of patients per "
+          "diagnosis: " + ", ".join(f"{n} {int(s)}" for n, s in zip(SCORE_LABELS, SCORES)) +
+          ". Add Lap(1/ε) to each count and report only the index of the largest: (ε, 0)-DP, while "
+          "releasing all m counts would need Δf = m. Exact law: "
+          "P[i] = ∫ f(z − s<sub>i</sub>) ∏<sub>j≠i</sub> F(z − s<sub>j</sub>) dz "
+          "(algorithms.ReportNoisyMax.probabilities).</p>"),
+        controls["rnm_eps"], ctrl.readouts["rnm"], wide(ctrl.fig_rnm, ctrl.fig_rnm_bars),
+        H("<h3>4. AboveThreshold and Sparse (004, “Sparse vector mechanism”)</h3><p>An analyst asks "
+          "“how many of 1000 people are at least a years old?” (sensitivity 1), starting at a = 95: "
+          "after ⊥ she lowers the cut by 2 years, after ⊤ she raises it by 10, so every query depends "
+          "on earlier answers. AboveThreshold: T̂ = T + Lap(2/ε), ν<sub>i</sub> ~ Lap(4/ε), halt at the "
+          "first ⊤ (ε-DP). Sparse: restart after each ⊤, halt after c of them; σ = 2c/ε for δ = 0 "
+          "(ε-DP), or ε₀ from advanced composition for δ &gt; 0 (algorithms.Sparse). Privacy degrades "
+          "with the number of ⊤ answers only, not with the number of queries.</p>"),
+        W.VBox([controls["svt_variant"], controls["svt_eps"], controls["svt_delta"], controls["threshold"],
+                controls["c"]]),
+        ctrl.readouts["svt"], ctrl.fig_svt,
+    ]
+    box = W.VBox(sections)
+    box.controller = ctrl
+    return box
+
+
+# ------------------------------------------------------------------------------------------------
+# Local vs central (000)
+# ------------------------------------------------------------------------------------------------
+LOWER, UPPER = 0.0, 1.0
+MEDIAN_GRID = 1001
+
+
+@dataclass(frozen=True)
+class LocalSpec:
+    """Parameters of the local-vs-central app (hashable)."""
+
+    med_eps: float = 1.0
+    spread: float = 0.05
+    n_data: int = 201
+    trials: int = 1000
+    seed: int = 0
+    eps_local: float = 1.0
+    n_users: int = 10_000
+    shuffle_delta: float = 1e-6
+
+
+def laplace_median_error_cdf(t, eps, med, lower=LOWER, upper=UPPER):
+    """P[|M(x) − med| ≤ t] for the Laplace median of ``algorithms.laplace_median`` (000 eq. (8)):
+    M = clip(med + L, lower, upper), L ~ Lap(b), b = (upper − lower)/ε. Each side has mass ½ and
+    is capped at its distance to the bound (a = upper − med, c = med − lower):
+    CDF(t) = ½ [t ≥ a or 1 − e^{−t/b}] + ½ [t ≥ c or 1 − e^{−t/b}] (the bracket is 1 when t ≥ a).
+
+    >>> round(laplace_median_error_cdf(0.1, 1.0, 0.5), 12)      # 1 − e^{−0.1}
+    0.095162581964
+    """
+    b = (upper - lower) / eps
+    t = np.asarray(t, float)
+    base = -np.expm1(-np.maximum(t, 0.0) / b)
+    out = 0.5 * np.where(t >= upper - med, 1.0, base) + 0.5 * np.where(t >= med - lower, 1.0, base)
+    return out if out.ndim else float(out)
+
+
+def laplace_median_mean_error(eps, med, lower=LOWER, upper=UPPER):
+    """E|M(x) − med| = ½ b(1 − e^{−a/b}) + ½ b(1 − e^{−c/b}) (E min(Exp(b), a) = b(1 − e^{−a/b})),
+    b = (upper − lower)/ε, a = upper − med, c = med − lower.
+
+    >>> round(laplace_median_mean_error(1.0, 0.5), 12)           # 1 − e^{−1/2}
+    0.393469340287
+    """
+    e = np.asarray(eps, float)
+    b = (upper - lower) / e
+    out = 0.5 * b * (-np.expm1(-(upper - med) / b)) + 0.5 * b * (-np.expm1(-(med - lower) / b))
+    return out if out.ndim else float(out)
+
+
+def _check_local_spec(s: LocalSpec) -> None:
+    _check_range("med_eps", s.med_eps)
+    _check_range("spread", s.spread)
+    _check_range("eps_local", s.eps_local)
+    _check_range("shuffle_delta", s.shuffle_delta)
+    _check_int("n_data", s.n_data, 3, 100_001)
+    _check_int("trials", s.trials, 100, 10_000)
+    _check_int("seed", s.seed, 0, 10 ** 9)
+    _check_int("n_users", s.n_users, 10, 10 ** 9)
+
+
+@functools.lru_cache(maxsize=32)
+def _median_data(spread: float, n: int, seed: int) -> np.ndarray:
+    """The data set: n values ~ N(0.5, spread²) clipped to [0, 1] (seeded)."""
+    x = np.clip(_rng(seed, 10).normal(0.5, spread, n), LOWER, UPPER)
+    x.setflags(write=False)
+    return x
+
+
+@functools.lru_cache(maxsize=32)
+def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
+    x = _median_data(spread, n, seed)
+    xs = np.sort(x)
+    med = float(xs[(n + 1) // 2 - 1])
+    rng = _rng(seed, 11)
+    # exact mean errors vs ε
+    is_mean = np.empty(MED_EPS.size)
+    for i, e in enumerate(MED_EPS):
+        g, p = inverse_sensitivity_median_probs(x, float(e), LOWER, UPPER, MEDIAN_GRID)
+        is_mean[i] = float(np.dot(p, np.abs(g - med)))
+    lap_mean = laplace_median_mean_error(MED_EPS, med)
+    # simulated mean errors on the ε grid (trials capped to the simulation budget)
+    t_grid = max(50, min(trials, SIM_BUDGET // (2 * MED_EPS.size)))
+    is_sim = np.array([np.mean(np.abs(inverse_sensitivity_median(x, float(e), LOWER, UPPER, rng, MEDIAN_GRID,
+                                                                 size=t_grid) - med)) for e in MED_EPS])
+    lap_sim = np.array([np.mean(np.abs(laplace_median(x, float(e), LOWER, UPPER, rng, size=t_grid) - med))
+                        for e in MED_EPS])
+    # at the chosen ε: error distributions, exact and simulated
+    g, p = inverse_sensitivity_median_probs(x, eps, LOWER, UPPER, MEDIAN_GRID)
+    err = np.abs(g - med)
+    order = np.argsort(err, kind="stable")
+    is_err_sorted, is_cdf = err[order], np.cumsum(p[order])
+    is_s = np.sort(np.abs(inverse_sensitivity_median(x, eps, LOWER, UPPER, rng, MEDIAN_GRID, size=trials) - med))
+    lap_s = np.sort(np.abs(laplace_median(x, eps, LOWER, UPPER, rng, size=trials) - med))
+    t = np.logspace(-4, 0, 200)
+    return {
+        "median": med, "eps_grid": MED_EPS, "is_mean": is_mean, "lap_mean": lap_mean, "is_sim": is_sim,
+        "lap_sim": lap_sim, "trials_grid": t_grid, "t": t,
+        "is_cdf": np.concatenate([[0.0], np.minimum(is_cdf, 1.0)])[np.searchsorted(is_err_sorted, t, side="right")],
+        "lap_cdf": laplace_median_error_cdf(t, eps, med),
+        "is_ecdf": (is_s, np.arange(1, trials + 1) / trials),
+        "lap_ecdf": (lap_s, np.arange(1, trials + 1) / trials),
+        "is_mean_here": float(np.dot(p, err)), "lap_mean_here": float(laplace_median_mean_error(eps, med)),
+        "is_sim_here": float(is_s.mean()), "lap_sim_here": float(lap_s.mean()),
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _shuffle(eps_local: float, n_users: int, delta: float) -> dict:
+    eps = np.asarray(shuffle_amplification(eps_local, N_GRID, delta), float)
+    valid = np.asarray(shuffle_amplification_valid(eps_local, N_GRID, delta), bool)
+    here = float(shuffle_amplification(eps_local, n_users, delta))
+    ok = bool(shuffle_amplification_valid(eps_local, n_users, delta))
+    n_min = 16.0 * math.log(4.0 / delta) * math.exp(eps_local)
+    return {"n": N_GRID, "eps_valid": np.where(valid, eps, np.nan), "eps_invalid": np.where(valid, np.nan, eps),
+            "eps_here": here, "valid_here": ok, "n_min": n_min, "eps_local": eps_local}
+
+
+def compute_local_vs_central(spec: LocalSpec) -> dict:
+    """Every array of the local-vs-central app: inverse sensitivity vs Laplace median errors
+    (exact from the output law / the clipped Laplace closed form, and simulated; 000 eq. (4)–(5),
+    (8)) and the shuffle amplification curve ε(n) with its validity region (000 eq. (1)).
+
+    >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10_000, shuffle_delta=1e-6))
+    >>> round(r["shuffle"]["eps_here"], 6)
+    0.388861
+    """
+    _check_local_spec(spec)
+    return {
+        "median": _median(float(spec.med_eps), float(spec.spread), int(spec.n_data), int(spec.trials),
+                          int(spec.seed)),
+        "shuffle": _shuffle(float(spec.eps_local), int(spec.n_users), float(spec.shuffle_delta)),
+        "spec": spec,
+    }
+
+
+class LocalVsCentralController(Controller):
+    """One controller: median sliders and shuffle sliders → :func:`compute_local_vs_central`."""
+
+    compute = staticmethod(compute_local_vs_central)
+
+    def __init__(self, controls, message=None):
+        self.readouts = {k: W.HTML() for k in ("median", "shuffle")}
+        super().__init__(controls, message)
+        self._write_readouts(self.result)
+
+    def read_spec(self) -> LocalSpec:
+        c = self.controls
+        return LocalSpec(med_eps=float(c["med_eps"].value), spread=float(c["spread"].value),
+                         n_data=int(c["n_data"].value), trials=int(c["trials"].value),
+                         seed=int(c["seed"].value), eps_local=float(c["eps_local"].value),
+                         n_users=int(c["n_users"].value), shuffle_delta=float(c["shuffle_delta"].value))
+
+    @staticmethod
+    def _median_mean(r):
+        m = r["median"]
+        return [
+            {"type": "scatter", "mode": "lines", "name": "inverse sensitivity (exact)", "x": m["eps_grid"],
+             "y": m["is_mean"], "line": {"color": _C[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "Laplace, GS = 1 (exact)", "x": m["eps_grid"],
+             "y": m["lap_mean"], "line": {"color": _C[3], "width": 2}},
+            {"type": "scatter", "mode": "markers", "name": "inverse sensitivity (simulated)",
+             "x": m["eps_grid"], "y": _gap(m["is_sim"]), "marker": {"color": _C[0], "symbol": "x", "size": 9}},
+            {"type": "scatter", "mode": "markers", "name": "Laplace (simulated)", "x": m["eps_grid"],
+             "y": _gap(m["lap_sim"]), "marker": {"color": _C[3], "symbol": "x", "size": 9}},
+            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {r['spec'].med_eps:.3g}",
+             "x": [r["spec"].med_eps] * 2, "y": _gap([m["is_mean_here"], m["lap_mean_here"]]),
+             "marker": {"color": _C[7], "symbol": "diamond-open", "size": 13}},
+        ]
+
+    @staticmethod
+    def _median_cdf(r):
+        m = r["median"]
+        out = [
+            {"type": "scatter", "mode": "lines", "name": "inverse sensitivity (exact)", "x": m["t"],
+             "y": m["is_cdf"], "line": {"color": _C[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "Laplace (exact)", "x": m["t"],
+             "y": m["lap_cdf"], "line": {"color": _C[3], "width": 2}},
+        ]
+        for key, name, col in (("is_ecdf", "inverse sensitivity (simulated)", _C[0]),
+                               ("lap_ecdf", "Laplace (simulated)", _C[3])):
+            x, y = m[key]
+            step = max(1, x.size // 400)
+            out.append({"type": "scatter", "mode": "lines", "name": name, "x": _gap(x[::step]), "y": y[::step],
+                        "line": {"color": col, "dash": "dot", "shape": "hv"}})
+        return out
+
+    @staticmethod
+    def _shuffle_traces(r):
+        s = r["shuffle"]
+        return [
+            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (000 eq. (1))",
+             "x": s["n"], "y": s["eps_valid"], "line": {"color": _C[0], "width": 3}},
+            {"type": "scatter", "mode": "lines", "name": "condition fails: no amplification (ε = ε_L)",
+             "x": s["n"], "y": s["eps_invalid"], "line": {"color": _C[3], "width": 3, "dash": "dash"}},
+            {"type": "scatter", "mode": "markers", "name": f"chosen n = {r['spec'].n_users:,}",
+             "x": [r["spec"].n_users], "y": [s["eps_here"]],
+             "marker": {"color": _C[7], "size": 12, "symbol": "diamond"}},
+        ]
+
+    def figures(self, r):
+        self.fig_med_mean = PlotlyWidget(self._median_mean(r), {
+            "title": {"text": "Median: mean |error| vs ε (data in [0, 1])"},
+            "xaxis": {"title": {"text": "ε"}, "type": "log"},
+            "yaxis": {"title": {"text": "E|M(x) − median|"}, "type": "log", "exponentformat": "power"}})
+        self.fig_med_cdf = PlotlyWidget(self._median_cdf(r), {
+            "title": {"text": "Median: distribution of |error| at the chosen ε"},
+            "xaxis": {"title": {"text": "|error| t"}, "type": "log", "exponentformat": "power"},
+            "yaxis": {"title": {"text": "P[|error| ≤ t]"}}})
+        self.fig_shuffle = PlotlyWidget(self._shuffle_traces(r), {
+            "title": {"text": "Amplification by shuffling: central ε vs number of users n"},
+            "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
+            "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"}})
+        for f in (self.fig_med_mean, self.fig_med_cdf):
+            f.layout.width = "min(100%, 560px)"
+        return [self.fig_med_mean, self.fig_med_cdf, self.fig_shuffle]
+
+    def render(self, r) -> None:
+        for fig, make in ((self.fig_med_mean, self._median_mean), (self.fig_med_cdf, self._median_cdf),
+                          (self.fig_shuffle, self._shuffle_traces)):
+            with fig.batch_update():
+                fig.update(data=make(r))
+        self._write_readouts(r)
+
+    def _write_readouts(self, r) -> None:
+        sp, m, s = r["spec"], r["median"], r["shuffle"]
+        self.readouts["median"].value = (
+            f"n = {sp.n_data} points ~ N(0.5, {sp.spread:.3g}²) clipped to [0, 1], median {m['median']:.4f}. "
+            f"At ε = {sp.med_eps:.3g}: mean |error| inverse sensitivity <b>{m['is_mean_here']:.4g}</b> "
+            f"(simulated {m['is_sim_here']:.4g}), Laplace <b>{m['lap_mean_here']:.4g}</b> "
+            f"(simulated {m['lap_sim_here']:.4g}); {sp.trials:,} trials.")
+        cond = "holds" if s["valid_here"] else "<b>fails</b> (no amplification claimed: ε = ε_L)"
+        self.readouts["shuffle"].value = (
+            f"ε_L = {sp.eps_local:.3g}, n = {sp.n_users:,}, δ = {sp.shuffle_delta:.3g}: central "
+            f"<b>ε = {s['eps_here']:.4g}</b>. Validity ε_L ≤ ln(n/(16 ln(4/δ))), i.e. n ≥ "
+            f"{s['n_min']:.4g}: {cond}.")
+
+
+def build_local_vs_central(**kwargs) -> W.VBox:
+    """Local vs central (000): inverse sensitivity vs Laplace for the median, and amplification
+    by shuffling.
+
+    >>> box = build_local_vs_central()
+    >>> len(box.controller.figs)
+    3
+    """
+    spec = LocalSpec(**kwargs)
+    controls = {
+        "seed": int_slider("seed", spec.seed, 0, 999),
+        "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
+        "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
+        "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),
+        "n_data": int_log_slider("data size n", spec.n_data, 3, 100_001, steps_per_decade=10, unit="points"),
+        "eps_local": log_slider("local ε_L", spec.eps_local, *_LAB_RANGES["eps_local"]),
+        "n_users": int_log_slider("users n", spec.n_users, 10, 10 ** 9, steps_per_decade=10, unit="users"),
+        "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_LAB_RANGES["shuffle_delta"],
+                                    steps_per_decade=4),
+    }
+    message = MessageArea()
+    ctrl = LocalVsCentralController(controls, message)
+    H, M = W.HTML, W.HTMLMath
+    box = W.VBox([
+        H("<h2>Local vs central: beyond global sensitivity, and shuffling (000)</h2>"
+          "<p>Seeded simulations next to exact values.</p>"),
+        W.VBox([controls["seed"], controls["trials"]]), message,
+        H("<h3>1. The median: inverse sensitivity vs Laplace (000, “Beyond Global Sensitivity via "
+          "Inverse Sensitivity”)</h3>"),
+        M(r"Inverse sensitivity (000, eq. (4)–(5), Theorem 2): $$P[M(x) = y] \propto "
+          r"\exp\!\left(-\tfrac{\varepsilon}{2}\,\ell(x, y)\right),$$ ℓ(x, y) the number of points to "
+          r"change so that y becomes the median, on a grid of 1001 points of [0, 1]. Laplace baseline "
+          r"(000, eq. (8)): median + Lap(GS/ε) with GS = 1 (the data range), clipped to [0, 1]: "
+          r"$$E|M - \mathrm{med}| = \tfrac{b}{2}(1 - e^{-a/b}) + \tfrac{b}{2}(1 - e^{-c/b}),\ b = 1/\varepsilon.$$"
+          r"Concentrated data (small spread) have small local sensitivity: inverse sensitivity adapts, "
+          r"Laplace cannot."),
+        W.VBox([controls["med_eps"], controls["spread"], controls["n_data"]]), ctrl.readouts["median"],
+        W.HBox([ctrl.fig_med_mean, ctrl.fig_med_cdf], layout=W.Layout(flex_flow="row wrap")),
+        H("<h3>2. Amplification by shuffling (000, “Privacy Doona”, eq. (1); Feldman, McMillan &amp; "
+          "Talwar 2021)</h3>"),
+        M(r"n users each apply an ε_L-LDP randomizer; a shuffler permutes the reports. Then the "
+          r"output is (ε, δ)-DP with $$\varepsilon = \log\!\left(1 + 16\,\frac{e^{\varepsilon_L} - 1}"
+          r"{e^{\varepsilon_L} + 1}\sqrt{\frac{e^{\varepsilon_L}\log(4/\delta)}{n}}\right)"
+          r"\quad\text{if } \varepsilon_L \le \ln\frac{n}{16\ln(4/\delta)},$$ and ε = ε_L (no "
+          r"amplification claimed) where the condition fails (dashed)."),
+        W.VBox([controls["eps_local"], controls["n_users"], controls["shuffle_delta"]]),
+        ctrl.readouts["shuffle"], ctrl.fig_shuffle,
+    ])
+    box.controller = ctrl
+    return box
