@@ -27,9 +27,11 @@ keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
 :func:`dpexplore.composition.per_step_budget` for each theorem, and 003's
 Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
 
-Speed (measured on the 2-core build machine, see the module constant docstrings): a step of k is
-served from the cached arrays (k on the slider's grid ``K_GRID``); steps of δ′, δ or the mechanism
-are warm; an ε step with the Laplace mechanism is cold (9 PLD compositions, ``K_TIGHT_PLD``).
+Speed: a step of k is served from the cached arrays (k on the slider's grid ``K_GRID``; ~2 ms per
+compute); switching back to a mechanism/setting seen before is cached. Steps of ε, δ, δ′ and ε_T
+recompute (KOV on 38 k, 9 PLD compositions for Laplace, the KOV per-step budgets of the noise
+plot): 10–300 ms on the shared 2-core build machine, so those four sliders update on release
+(``continuous_update=False``) while k updates continuously.
 
 >>> r = compute_composition(CompositionSpec(eps=0.1, delta=0.0, k=100, delta_total=1e-6))
 >>> r.at_k["basic"], round(r.at_k["optimal"], 6)
@@ -169,6 +171,7 @@ class CompositionResult:
 # ------------------------------------------------------------------------------------------------
 # the computations (pure; cached by the parameters they depend on)
 # ------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
 def make_mechanism(name: str, eps: float, delta: float):
     """The mechanism whose RDP and tight curves are drawn: ``"laplace"`` → ``Laplace.calibrate(ε)``
     (b = Δ/ε, pure ε-DP; 001 Theorem 3), ``"gaussian"`` → ``Gaussian.calibrate(ε, δ)`` (Balle &
@@ -180,6 +183,8 @@ def make_mechanism(name: str, eps: float, delta: float):
     Traceback (most recent call last):
     ...
     ValueError: delta = 0 is impossible for the Gaussian mechanism: its privacy loss is unbounded, so no noise level makes it (eps, 0)-DP; tick off 'δ = 0' or choose Laplace or randomized response
+
+    Cached per (name, ε, δ): the Gaussian calibration is a bisection (~20 ms).
     """
     if name not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {tuple(MECHANISMS)}, got {name!r}")
@@ -627,18 +632,18 @@ def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: floa
     ['PlotlyWidget', 'PlotlyWidget']
     """
     controls = {
-        "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20),
+        "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20, continuous_update=False),
         "pure": W.Checkbox(value=True, description="δ = 0 per step (pure ε-DP steps)", indent=False),
         "delta": log_slider("δ per step", 1e-9, 1e-15, 1e-2, "probability", steps_per_decade=5,
-                            readout_format=".2e"),
+                            readout_format=".2e", continuous_update=False),
         "k": int_log_slider("k", k, 1, K_MAX, "steps", steps_per_decade=10),
         "delta_total": log_slider("δ′ total", delta_total, 1e-15, 1e-1, "probability", steps_per_decade=5,
-                                  readout_format=".2e"),
+                                  readout_format=".2e", continuous_update=False),
         "mechanism": W.Dropdown(options=[(label, key) for key, label in MECHANISMS.items()], value=mechanism,
                                 description="mechanism (tight and RDP curves)", style={"description_width": "initial"},
                                 layout=W.Layout(width="min(100%, 520px)")),
         "eps_budget": log_slider("ε_T total budget (noise plot)", eps_budget, 1e-2, 100.0, "nats",
-                                 steps_per_decade=20),
+                                 steps_per_decade=20, continuous_update=False),
     }
     controls["delta"].disabled = controls["pure"].value
 
