@@ -30,6 +30,10 @@ APPS: list[tuple[str, str, str]] = [
      "Differencing attack, Laplace error of counting queries, report noisy max and sparse vector, simulated vs exact."),
     ("local_vs_central.ipynb", "Local vs central (000)",
      "Inverse sensitivity vs Laplace for the median, and amplification by shuffling with its validity condition."),
+    ("adaptive_data_analysis.ipynb", "Adaptive data analysis (004)",
+     "Overfitting by adaptive feature selection, naive holdout reuse vs Thresholdout, generalization-bound calculator."),
+    ("auditing_lab.ipynb", "Auditing lab (000)",
+     "Empirical lower bounds on ε from distinguishing tests and one-run audits; a mis-calibrated Laplace is exposed."),
 ]
 
 

@@ -1,0 +1,610 @@
+"""Adaptive data analysis lab (004, "Generalization and holdout"; Dwork, Feldman, Hardt, Pitassi,
+Reingold & Roth 2015, arXiv:1506.02629).
+
+Three things on one page, one controller:
+
+1. **Overfitting by adaptive selection** (004, "Unrealistic example": every fixed query
+   generalizes, the query chosen *after looking at the data* does not). The analyst keeps the
+   features most correlated with the label on the data and builds a majority-vote classifier
+   f_k(x) = sign(Σ_{top k} sign(c_j) x_j); features and label are independent fair coins, so its
+   true accuracy is 1/2, yet on the data used for the selection it looks good
+   (:func:`dpexplore.algorithms.simulate_adaptive_overfitting`).
+2. **Reusing a holdout naively vs Thresholdout** (004, "Reusable holdout", "Thresholdout"): the
+   holdout accuracy reported by naive reuse drifts up with the fresh-data accuracy flat at 50 %;
+   Thresholdout's reported accuracy tracks fresh data. Its privacy comes from
+   :meth:`dpexplore.algorithms.Thresholdout.privacy` (004, "Thresholdout (cont.)"):
+   ε = min(2B/(σn), 2[sqrt(2B ln(2/δ)) ε₀ + B ε₀ (e^{ε₀} − 1)]), ε₀ = 1/(σn).
+3. **Generalization-bound calculator** (004, "Corollary for statistical queries",
+   "Generalization via max-information"): the ε an algorithm may have for its output query to
+   be within τ of the truth, and the failure probability each route guarantees, at n samples:
+
+   * via DP (Corollary for statistical queries): ε ≤ sqrt(τ² − ln 2/(2n)) ⇒ P ≤ 3√2 e^{−nτ²};
+   * via pure max-information: ε = τ² ⇒ I_∞ ≤ (log₂ e) n τ² bits ⇒ P ≤ 2 e^{−nτ²};
+   * via approximate max-information ("take 2"): ε = τ, β = 2e^{−nτ²} ⇒
+     P ≤ 2 exp((1/√2 − 3/2) nτ²) + 2 e^{−nτ²};
+   * the general theorem at the chosen β: ε ≤ sqrt(ln(1/β)/(2n)) ⇒ P[bad] ≤ 3√β, and the
+     β-approximate max-information (log₂ e)(ε²n/2 + ε sqrt(n ln(2/β)/2)) of that ε-DP algorithm.
+
+The simulation is seeded (``seed``; one ``numpy.random.default_rng(seed)`` per method) and
+cached apart from the calculator, so moving τ, n or β never reruns it; runs longer than a second
+show a progress bar.
+
+>>> r = compute_adaptive(AdaptiveSpec(n=300, d=600, rounds=5, seed=0))
+>>> r.naive.k.tolist()
+[3, 6, 9, 12, 15]
+>>> round(r.sq_eps, 6)          # sqrt(0.05² − ln 2/(2·10⁴))
+0.049652
+>>> app = build_adaptive_lab(n=300, d=600, rounds=5)
+>>> type(app).__name__
+'VBox'
+"""
+from __future__ import annotations
+
+import collections
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import ipywidgets as W
+import numpy as np
+
+from ..algorithms import (
+    OverfittingResult,
+    Thresholdout,
+    dp_max_information_tail_bound,
+    generalization_via_dp,
+    max_information_iid,
+    max_information_pure,
+    max_information_tail_bound,
+    simulate_adaptive_overfitting,
+    statistical_query_epsilon,
+)
+from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair",
+           "calculator", "AdaptiveLabController", "build_adaptive_lab", "MAX_CELLS",
+           "N_RANGE", "D_RANGE", "GEN_N_GRID", "Memo", "StagedController"]
+
+#: simulation size limit: n·d ≤ MAX_CELLS (3 n d bytes of ±1 data, ~1 s per 10⁷ cells per method)
+MAX_CELLS = 25_000_000
+N_RANGE = (100, 10_000)
+D_RANGE = (100, 20_000)
+ROUNDS_RANGE = (2, 30)
+TAU_RANGE = (1e-3, 0.5)
+GEN_N_RANGE = (10, 100_000_000)
+BETA_RANGE = (1e-12, 0.5)
+DELTA_RANGE = (1e-12, 0.1)
+#: β of "take 2" is 2e^{−nτ²}, floored here (the max-information bound holds for every β > 0;
+#: a larger β only loosens it, so the floor errs on the safe side)
+BETA_FLOOR = 1e-300
+#: n grid of the calculator's plots
+GEN_N_GRID = np.unique(np.round(np.logspace(1, 8, 241)))
+
+
+# ------------------------------------------------------------------------------------------------
+# a small memo with membership (so the controller knows what is not computed yet) and staging
+# ------------------------------------------------------------------------------------------------
+class Memo:
+    """A bounded LRU memo of a pure function, with ``key in memo`` (``functools.lru_cache`` has
+    no membership test; the controllers need one to decide whether to show a progress bar).
+
+    >>> sq = Memo(lambda x: x * x, maxsize=2)
+    >>> sq(3), 3 in sq, 4 in sq
+    (9, True, False)
+    """
+
+    def __init__(self, fn: Callable, maxsize: int = 32):
+        self.fn = fn
+        self.maxsize = maxsize
+        self._d: collections.OrderedDict = collections.OrderedDict()
+
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def __call__(self, *key):
+        k = key if len(key) != 1 else key[0]
+        if k in self._d:
+            self._d.move_to_end(k)
+            return self._d[k]
+        out = self.fn(*key)
+        self._d[k] = out
+        if len(self._d) > self.maxsize:
+            self._d.popitem(last=False)
+        return out
+
+
+class StagedController(Controller):
+    """A :class:`Controller` whose expensive parts are cached stages: before the usual update,
+    :meth:`stages` lists ``(memo, key, estimated_seconds, label)`` for the spec; the stages not yet
+    computed run one by one behind ``self.progress`` (an ``IntProgress``) when their estimated
+    total exceeds ``PROGRESS_AFTER`` seconds. ``compute(spec)`` then reads the warm memos.
+    Errors in a stage are left to ``compute``, which raises them again into the message area."""
+
+    PROGRESS_AFTER = 1.0
+
+    def __init__(self, controls, message=None):
+        self.progress = W.IntProgress(value=0, min=0, max=1, description="simulating",
+                                      bar_style="info", layout=W.Layout(display="none"))
+        super().__init__(controls, message)
+
+    def stages(self, spec) -> list:  # pragma: no cover - abstract
+        return []
+
+    def warm(self, spec) -> None:
+        todo = [(m, k, est, label) for m, k, est, label in self.stages(spec) if k not in m]
+        if not todo:
+            return
+        show = sum(t[2] for t in todo) > self.PROGRESS_AFTER
+        self.progress.max = len(todo)
+        self.progress.value = 0
+        if show:
+            self.progress.layout.display = None
+        try:
+            for i, (memo, key, _est, label) in enumerate(todo):
+                self.progress.description = label
+                memo(*key) if isinstance(key, tuple) else memo(key)
+                self.progress.value = i + 1
+        except Exception:  # noqa: BLE001 - compute() raises it again, into the message area
+            pass
+        finally:
+            self.progress.layout.display = "none"
+
+    def update(self) -> None:
+        try:
+            spec = self.read_spec()
+        except Exception:  # noqa: BLE001 - the base class shows it
+            spec = None
+        if spec is not None:
+            self.warm(spec)
+        super().update()
+
+
+# ------------------------------------------------------------------------------------------------
+# spec, simulation, calculator
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AdaptiveSpec:
+    """The lab's parameters: simulation (``n`` rows per set, ``d`` features, ``rounds`` values of
+    k, ``seed``), Thresholdout's reporting δ (``delta``), calculator (``tau``, ``gen_n``, ``beta``)."""
+
+    n: int = 1000
+    d: int = 2000
+    rounds: int = 10
+    seed: int = 0
+    delta: float = 1e-6
+    tau: float = 0.05
+    gen_n: int = 10_000
+    beta: float = 1e-3
+
+
+def _check_sim(n: int, d: int, rounds: int, seed: int) -> None:
+    if n * d > MAX_CELLS:
+        raise ValueError(
+            f"n·d = {n * d:,} is too large for an interactive step (limit {MAX_CELLS:,}: about "
+            f"{3 * MAX_CELLS / 1e6:.0f} MB of data and several seconds); lower n or d")
+    if rounds > max(1, d // 40):
+        raise ValueError(f"rounds = {rounds} exceeds the largest k = d // 40 = {max(1, d // 40)}: "
+                         f"raise d or lower rounds")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got seed = {seed}")
+
+
+def _simulate(n: int, d: int, rounds: int, seed: int, method: str) -> OverfittingResult:
+    _check_sim(n, d, rounds, seed)
+    return simulate_adaptive_overfitting(n, d, rounds, np.random.default_rng(seed), method=method)
+
+
+#: cached simulations, keyed (n, d, rounds, seed, method)
+SIMULATIONS = Memo(_simulate, maxsize=16)
+
+
+def simulate_pair(n: int, d: int, rounds: int, seed: int) -> tuple[OverfittingResult, OverfittingResult]:
+    """Naive reuse and Thresholdout on the same settings, each with ``default_rng(seed)``
+    (Dwork et al. 2015, Section 5; :func:`dpexplore.algorithms.simulate_adaptive_overfitting`,
+    default Thresholdout parameters T = 2/√n, σ = 1/(2√n) on the [0, 1] query scale). Cached.
+
+    >>> a, b = simulate_pair(200, 400, 4, 1)
+    >>> a.method, b.method, a.k.tolist()
+    ('naive', 'thresholdout', [2, 5, 8, 10])
+    """
+    return SIMULATIONS(n, d, rounds, seed, "naive"), SIMULATIONS(n, d, rounds, seed, "thresholdout")
+
+
+def thresholdout_spec(n: int, budget: int) -> Thresholdout:
+    """The Thresholdout the simulation runs (T = 2/√n, σ = 1/(2√n), holdout size n) with
+    ``budget`` B (004, "Thresholdout (cont.)").
+
+    >>> thresholdout_spec(10000, 10).privacy()      # 2B/(σn) = 2·10·2/√n
+    (0.4, 0.0)
+    """
+    return Thresholdout(threshold=2.0 / math.sqrt(n), sigma=0.5 / math.sqrt(n), budget=max(int(budget), 1), n=n)
+
+
+@dataclass(frozen=True)
+class Calculator:
+    """The generalization bounds of 004 at (τ, n, β); see the module docstring for each formula.
+    ``sq_eps`` is None where τ² ≤ ln 2/(2n) (the corollary then allows no ε)."""
+
+    tau: float
+    n: int
+    beta: float
+    sq_eps: float | None
+    sq_fail: float | None
+    pure_eps: float
+    pure_bits: float
+    pure_fail: float
+    take2_eps: float
+    take2_beta: float
+    take2_bits: float
+    take2_fail: float
+    gen_eps: float
+    gen_fail: float
+    gen_bits_pure: float
+    gen_bits_iid: float
+    hoeffding: float
+
+
+def calculator(tau: float, n: int, beta: float) -> Calculator:
+    """Every number of the calculator readout (004; formulas in the module docstring).
+
+    >>> c = calculator(0.05, 10000, 1e-3)
+    >>> round(c.sq_eps, 6), round(c.pure_bits, 4), round(c.gen_eps, 6)
+    (0.049652, 36.0674, 0.018585)
+    """
+    ln2 = math.log(2.0)
+    x = n * tau * tau
+    if tau * tau > ln2 / (2.0 * n):
+        sq_eps, sq_fail = statistical_query_epsilon(tau, n)
+    else:
+        sq_eps = sq_fail = None
+    pure_eps = tau * tau
+    pure_bits = max_information_pure(pure_eps, n)
+    pure_fail = max_information_tail_bound(pure_bits, tau, n, 1.0 / n, 0.0)
+    take2_beta = min(max(2.0 * math.exp(-x), BETA_FLOOR), 0.5)
+    take2_bits = max_information_iid(tau, n, take2_beta)
+    take2_fail = dp_max_information_tail_bound(tau, tau, n, 1.0 / n, take2_beta)
+    gen_eps, gen_fail = generalization_via_dp(n, beta)
+    return Calculator(
+        tau, n, beta, sq_eps, sq_fail, pure_eps, pure_bits, pure_fail, tau, take2_beta, take2_bits,
+        take2_fail, gen_eps, gen_fail, max_information_pure(gen_eps, n),
+        max_information_iid(gen_eps, n, beta), min(2.0 * math.exp(-2.0 * x), 1.0))
+
+
+def _curves(tau: float, beta: float) -> dict:
+    """Allowed ε and failure bounds over :data:`GEN_N_GRID` (vectorized backend calls)."""
+    nn = GEN_N_GRID
+    x = nn * tau * tau
+    ok = tau * tau > math.log(2.0) / (2.0 * nn)
+    sq_eps = np.full(nn.shape, np.nan)
+    sq_fail = np.full(nn.shape, np.nan)
+    if ok.any():
+        e, f = statistical_query_epsilon(tau, nn[ok])
+        sq_eps[ok], sq_fail[ok] = e, f
+    pure_fail = np.asarray(max_information_tail_bound(max_information_pure(tau * tau, nn), tau, nn, 1.0 / nn, 0.0))
+    t2_beta = np.clip(2.0 * np.exp(-x), BETA_FLOOR, 0.5)
+    t2_fail = np.asarray(dp_max_information_tail_bound(tau, tau, nn, 1.0 / nn, t2_beta))
+    gen_eps, _ = generalization_via_dp(nn, beta)
+    return {
+        "sq_eps": sq_eps, "sq_fail": sq_fail, "pure_eps": np.full(nn.shape, tau * tau),
+        "pure_fail": pure_fail, "take2_eps": np.full(nn.shape, tau), "take2_fail": t2_fail,
+        "gen_eps": np.asarray(gen_eps), "hoeffding": np.minimum(2.0 * np.exp(-2.0 * x), 1.0),
+    }
+
+
+CURVES = Memo(_curves, maxsize=64)
+
+
+@dataclass(frozen=True)
+class AdaptiveResult:
+    """Everything the lab draws: both simulations, Thresholdout's privacy, the calculator."""
+
+    spec: AdaptiveSpec
+    naive: OverfittingResult
+    thresholdout: OverfittingResult
+    budget_used: int
+    budget_set: int
+    eps_pure_used: float
+    eps_delta_used: float
+    eps_slide_used: float
+    eps_pure_set: float
+    eps_delta_set: float
+    calc: Calculator
+    curves: dict
+    sq_eps: float | None
+
+
+def _check_spec(spec: AdaptiveSpec) -> None:
+    for name in ("n", "d", "rounds", "seed", "gen_n"):
+        v = getattr(spec, name)
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise ValueError(f"{name} must be an integer, got {name} = {v!r}")
+    if not (spec.n >= 1 and spec.d >= 1 and spec.rounds >= 1 and spec.gen_n >= 1):
+        raise ValueError(f"n, d, rounds and gen_n must be >= 1, got {spec!r}")
+    if not (math.isfinite(spec.tau) and spec.tau > 0):
+        raise ValueError(f"tau must be > 0, got tau = {spec.tau!r}")
+    if not (0.0 < spec.beta < 1.0):
+        raise ValueError(f"beta must lie in (0, 1), got beta = {spec.beta!r}")
+    if not (0.0 < spec.delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got delta = {spec.delta!r}")
+    _check_sim(spec.n, spec.d, spec.rounds, spec.seed)
+
+
+def compute_adaptive(spec: AdaptiveSpec) -> AdaptiveResult:
+    """All arrays and numbers of the lab for one setting (module docstring: results shown).
+    The simulations and calculator curves come from memos, so a calculator step costs ~1 ms.
+
+    Raises ``ValueError`` naming the parameter for n·d > :data:`MAX_CELLS`, rounds > d // 40,
+    τ ≤ 0, β or δ outside (0, 1).
+
+    >>> compute_adaptive(AdaptiveSpec(n=10000, d=10000))
+    Traceback (most recent call last):
+    ...
+    ValueError: n·d = 100,000,000 is too large for an interactive step (limit 25,000,000: about 75 MB of data and several seconds); lower n or d
+    """
+    _check_spec(spec)
+    naive, to = simulate_pair(spec.n, spec.d, spec.rounds, spec.seed)
+    used = to.holdout_queries_over
+    budget_set = spec.d + spec.rounds  # the simulation's (never binding) budget
+    t_used = thresholdout_spec(spec.n, max(used, 1))
+    t_set = thresholdout_spec(spec.n, budget_set)
+    calc = calculator(spec.tau, spec.gen_n, spec.beta)
+    return AdaptiveResult(
+        spec, naive, to, used, budget_set,
+        t_used.privacy()[0] if used else 0.0, t_used.privacy(spec.delta)[0] if used else 0.0,
+        t_used.privacy_slide(spec.delta)[0] if used else 0.0,
+        t_set.privacy()[0], t_set.privacy(spec.delta)[0], calc, CURVES(spec.tau, spec.beta), calc.sq_eps)
+
+
+# ------------------------------------------------------------------------------------------------
+# controller
+# ------------------------------------------------------------------------------------------------
+_TRAIN, _HOLD, _FRESH = OKABE_ITO[1], OKABE_ITO[0], OKABE_ITO[2]
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e5 or abs(x) < 1e-3:
+        m, e = f"{x:.{digits - 1}e}".split("e")
+        return f"{m}·10<sup>{int(e)}</sup>"
+    return f"{x:.{digits}g}"
+
+
+class AdaptiveLabController(StagedController):
+    """One controller: sliders n, d, rounds, seed, δ, τ, calculator n and β →
+    :func:`compute_adaptive` → accuracy figures (naive, Thresholdout), calculator figures and
+    the readouts. The two simulations are staged behind a progress bar when they take > 1 s."""
+
+    compute = staticmethod(compute_adaptive)
+
+    def __init__(self, controls, message=None):
+        self.privacy_readout = W.HTML()
+        self.calc_readout = W.HTML()
+        super().__init__(controls, message)
+        self._readouts(self.result)
+
+    def read_spec(self) -> AdaptiveSpec:
+        c = self.controls
+        return AdaptiveSpec(n=int(c["n"].value), d=int(c["d"].value), rounds=int(c["rounds"].value),
+                            seed=int(c["seed"].value), delta=float(c["delta"].value),
+                            tau=float(c["tau"].value), gen_n=int(c["gen_n"].value),
+                            beta=float(c["beta"].value))
+
+    def stages(self, spec: AdaptiveSpec) -> list:
+        est = 2.5e-7 * spec.n * spec.d  # s per method on this 2-core machine (measured, busy)
+        return [(SIMULATIONS, (spec.n, spec.d, spec.rounds, spec.seed, m), est, f"{m} run")
+                for m in ("naive", "thresholdout")]
+
+    # traces ----------------------------------------------------------------------------------
+    @staticmethod
+    def _acc_traces(res: OverfittingResult, holdout_name: str) -> list[dict]:
+        k = res.k
+        return [
+            {"type": "scatter", "mode": "lines+markers", "name": "training set (used to select)",
+             "x": k, "y": res.train, "line": {"color": _TRAIN, "width": 2}, "marker": {"symbol": "square"}},
+            {"type": "scatter", "mode": "lines+markers", "name": holdout_name,
+             "x": k, "y": res.holdout, "line": {"color": _HOLD, "width": 2}, "marker": {"symbol": "circle"}},
+            {"type": "scatter", "mode": "lines+markers", "name": "fresh data (the truth)",
+             "x": k, "y": res.fresh, "line": {"color": _FRESH, "width": 2, "dash": "dot"},
+             "marker": {"symbol": "diamond"}},
+            {"type": "scatter", "mode": "lines", "name": "true accuracy 1/2", "x": [k[0], k[-1]],
+             "y": [0.5, 0.5], "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"}},
+        ]
+
+    @staticmethod
+    def _eps_traces(r: AdaptiveResult) -> list[dict]:
+        cv, n = r.curves, GEN_N_GRID
+        c = r.calc
+        return [
+            {"type": "scatter", "mode": "lines", "name": "via DP: sqrt(τ² − ln2/(2n))", "x": n,
+             "y": cv["sq_eps"], "line": {"color": OKABE_ITO[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "pure max-information: τ²", "x": n,
+             "y": cv["pure_eps"], "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}},
+            {"type": "scatter", "mode": "lines", "name": "approx. max-information: τ", "x": n,
+             "y": cv["take2_eps"], "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"}},
+            {"type": "scatter", "mode": "lines", "name": "general theorem at β: sqrt(ln(1/β)/(2n))",
+             "x": n, "y": cv["gen_eps"], "line": {"color": OKABE_ITO[1], "width": 2}},
+            {"type": "scatter", "mode": "markers", "name": f"chosen n = {c.n:,}",
+             "x": [c.n] * 4, "y": [c.sq_eps if c.sq_eps else None, c.pure_eps, c.take2_eps, c.gen_eps],
+             "marker": {"color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4], OKABE_ITO[1]], "size": 10,
+                        "symbol": "x", "line": {"color": "#000000", "width": 1}}},
+        ]
+
+    @staticmethod
+    def _fail_traces(r: AdaptiveResult) -> list[dict]:
+        cv, n = r.curves, GEN_N_GRID
+        c = r.calc
+        clip = lambda a: np.where(np.asarray(a) < 1.0, a, np.nan)  # noqa: E731 - P ≥ 1 says nothing
+        return [
+            {"type": "scatter", "mode": "lines", "name": "via DP: 3√2 e^(−nτ²)", "x": n,
+             "y": clip(cv["sq_fail"]), "line": {"color": OKABE_ITO[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "τ²-DP, pure max-inf.: 2e^(−nτ²)", "x": n,
+             "y": clip(cv["pure_fail"]), "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}},
+            {"type": "scatter", "mode": "lines", "name": "τ-DP, approx. max-inf. (take 2)", "x": n,
+             "y": clip(cv["take2_fail"]), "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"}},
+            {"type": "scatter", "mode": "lines", "name": "fixed query (Hoeffding): 2e^(−2nτ²)", "x": n,
+             "y": clip(cv["hoeffding"]), "line": {"color": OKABE_ITO[7], "width": 1}},
+            {"type": "scatter", "mode": "markers", "name": f"chosen n = {c.n:,}", "x": [c.n] * 3,
+             "y": [c.sq_fail if c.sq_fail is not None and c.sq_fail < 1 else None,
+                   c.pure_fail if c.pure_fail < 1 else None, c.take2_fail if c.take2_fail < 1 else None],
+             "marker": {"color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4]], "size": 10, "symbol": "x",
+                        "line": {"color": "#000000", "width": 1}}},
+        ]
+
+    def figures(self, r: AdaptiveResult) -> list[PlotlyWidget]:
+        acc_axes = {"xaxis": {"title": {"text": "k = number of selected features in the classifier"}},
+                    "yaxis": {"title": {"text": "accuracy"}, "range": [0.35, 0.85]},
+                    "legend": {"orientation": "h", "y": -0.25}, "height": 420}
+        self.fig_naive = PlotlyWidget(self._acc_traces(r.naive, "holdout, reused naively"), {
+            "title": {"text": "Naive holdout reuse: the holdout overfits"}, **acc_axes})
+        self.fig_to = PlotlyWidget(self._acc_traces(r.thresholdout, "holdout through Thresholdout"), {
+            "title": {"text": "Thresholdout: the reported accuracy tracks fresh data"}, **acc_axes})
+        log_n = {"title": {"text": "n (samples)"}, "type": "log", "exponentformat": "power"}
+        self.fig_eps = PlotlyWidget(self._eps_traces(r), {
+            "title": {"text": "Largest ε each route allows at tolerance τ"}, "xaxis": log_n,
+            "yaxis": {"title": {"text": "ε allowed"}, "type": "log", "exponentformat": "power"},
+            "legend": {"orientation": "h", "y": -0.3}, "height": 440})
+        self.fig_fail = PlotlyWidget(self._fail_traces(r), {
+            "title": {"text": "P[|E_S[φ] − P[φ]| ≥ τ] guaranteed (values ≥ 1 not drawn)"}, "xaxis": log_n,
+            "yaxis": {"title": {"text": "failure probability bound"}, "type": "log", "exponentformat": "power"},
+            "legend": {"orientation": "h", "y": -0.3}, "height": 440})
+        return [self.fig_naive, self.fig_to, self.fig_eps, self.fig_fail]
+
+    def render(self, r: AdaptiveResult) -> None:
+        if r.naive is not self.result.naive or r.thresholdout is not self.result.thresholdout:
+            with self.fig_naive.batch_update():
+                self.fig_naive.update(data=self._acc_traces(r.naive, "holdout, reused naively"))
+            with self.fig_to.batch_update():
+                self.fig_to.update(data=self._acc_traces(r.thresholdout, "holdout through Thresholdout"))
+        with self.fig_eps.batch_update():
+            self.fig_eps.update(data=self._eps_traces(r))
+        with self.fig_fail.batch_update():
+            self.fig_fail.update(data=self._fail_traces(r))
+        self._readouts(r)
+
+    def _readouts(self, r: AdaptiveResult) -> None:
+        self.privacy_readout.value = privacy_html(r)
+        self.calc_readout.value = calculator_html(r.calc)
+
+
+def privacy_html(r: AdaptiveResult) -> str:
+    """The simulation summary and Thresholdout's (ε, δ) (004, "Thresholdout (cont.)")."""
+    s = r.spec
+    nv, to = r.naive, r.thresholdout
+    gap_naive = float(nv.holdout[-1] - nv.fresh[-1])
+    gap_to = float(to.holdout[-1] - to.fresh[-1])
+    return (
+        '<div class="dpexplore-adaptive-privacy">'
+        f"<p>n = {s.n:,} rows in each of the training, holdout and fresh sets, d = {s.d:,} features, "
+        f"seed {s.seed}. At k = {int(nv.k[-1])}: training accuracy <b>{nv.train[-1]:.3f}</b>, "
+        f"naive holdout <b>{nv.holdout[-1]:.3f}</b>, fresh data <b>{nv.fresh[-1]:.3f}</b> "
+        f"(holdout − fresh = {gap_naive:+.3f}); Thresholdout reports <b>{to.holdout[-1]:.3f}</b> "
+        f"against fresh {to.fresh[-1]:.3f} (gap {gap_to:+.3f}).</p>"
+        f"<p>Thresholdout (T = 2/√n = {2 / math.sqrt(s.n):.4g}, σ = 1/(2√n) = {0.5 / math.sqrt(s.n):.4g}, "
+        f"ε₀ = 1/(σn) = {2 / math.sqrt(s.n):.4g}) answered <b>{r.budget_used}</b> queries from the "
+        f"holdout (over threshold). Had its budget been set to B = {r.budget_used}, it would be "
+        f"<b>({_fmt(r.eps_pure_used)}, 0)-DP</b> and <b>({_fmt(r.eps_delta_used)}, {s.delta:.3g})-DP</b> "
+        f"(rigorous advanced composition; the slide's approximation gives {_fmt(r.eps_slide_used)}). "
+        f"With the budget the simulation actually sets (B = d + rounds = {r.budget_set:,}, never "
+        f"binding): ({_fmt(r.eps_pure_set)}, 0) and ({_fmt(r.eps_delta_set)}, {s.delta:.3g}).</p></div>")
+
+
+def calculator_html(c: Calculator) -> str:
+    """The calculator readout table (004 results, one row each)."""
+    sq = ("no ε works: τ² ≤ ln 2/(2n)" if c.sq_eps is None else
+          f"ε ≤ <b>{_fmt(c.sq_eps)}</b></td><td>{_fmt(c.sq_fail)}")
+    sq_row = (f"<td colspan='2'>{sq}</td>" if c.sq_eps is None else f"<td>{sq}</td>")
+    rows = [
+        ("Corollary for statistical queries (via DP)", sq_row, "—"),
+        ("Generalization via max-information (pure)",
+         f"<td>ε = τ² = <b>{_fmt(c.pure_eps)}</b></td><td>{_fmt(c.pure_fail)}</td>", f"I<sub>∞</sub> ≤ {_fmt(c.pure_bits)}"),
+        ("… (take 2): approximate max-information",
+         f"<td>ε = τ = <b>{_fmt(c.take2_eps)}</b></td><td>{_fmt(c.take2_fail)}</td>",
+         f"I<sub>∞</sub><sup>β′</sup> ≤ {_fmt(c.take2_bits)} at β′ = 2e<sup>−nτ²</sup> = {_fmt(c.take2_beta)}"),
+        (f"Generalization via DP at β = {c.beta:.3g} (bad set of prob. ≤ β)",
+         f"<td>ε ≤ <b>{_fmt(c.gen_eps)}</b></td><td>{_fmt(c.gen_fail)}</td>",
+         f"I<sub>∞</sub> ≤ {_fmt(c.gen_bits_pure)}, I<sub>∞</sub><sup>β</sup> ≤ {_fmt(c.gen_bits_iid)}"),
+        ("Fixed (non-adaptive) query: Hoeffding", "<td>—</td>"
+         f"<td>{_fmt(c.hoeffding)}</td>", "—"),
+    ]
+    body = "".join(f"<tr><td style='text-align:left'>{a}</td>{b}<td>{m}</td></tr>" for a, b, m in rows)
+    return ('<table class="dpexplore-calc-table" style="border-collapse:collapse;text-align:right">'
+            "<tr><th style='text-align:left'>004 result</th><th>privacy allowed</th>"
+            "<th>failure probability ≤</th><th>max-information (bits)</th></tr>"
+            f"{body}</table><p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau ** 2:.4g}).</p>")
+
+
+_INTRO = r"""
+<p><b>Overfitting by adaptive selection</b> (004, "Unrealistic example"; Dwork et al. 2015,
+Section 5). Every feature and the label are independent fair coins, so <i>every</i> classifier has
+true accuracy 1/2. The analyst keeps the features whose correlation with the label exceeds
+1/√n on the training set and on the holdout, and builds
+\(f_k(x) = \operatorname{sign}\sum_{j \in \text{top } k} \operatorname{sign}(c_j)\, x_j\).
+Each fixed query generalizes (Hoeffding: \(P[|\mathcal{E}_S[\phi] - \mathcal{P}[\phi]| > \tau] \le 2e^{-2n\tau^2}\)),
+but the query chosen after looking at the data does not: on the data used for the selection it
+looks good, on fresh data it is a coin flip.</p>
+<p><b>Thresholdout</b> (004, "Reusable holdout"): answer from the training set unless
+\(|a_h - a_t| > \hat T + \eta\) (\(\hat T = T + \mathrm{Lap}(2\sigma)\), \(\eta \sim \mathrm{Lap}(4\sigma)\)),
+then release \(a_h + \mathrm{Lap}(\sigma)\) and spend one unit of budget B. It is
+\((2B/(\sigma n), 0)\)-DP (004, "Thresholdout (cont.)"), and by advanced composition
+\(\varepsilon(\delta) = \min\!\big(2B/(\sigma n),\ 2[\sqrt{2B\ln(2/\delta)}\,\varepsilon_0 + B\varepsilon_0(e^{\varepsilon_0}-1)]\big)\),
+\(\varepsilon_0 = 1/(\sigma n)\). The DP noise hides the holdout's sampling noise from the analyst,
+so the holdout is not overfitted.</p>
+"""
+
+_CALC = r"""
+<p><b>Generalization-bound calculator</b> (004). An ε-DP algorithm that outputs a statistical query
+\(\phi: \mathcal{X} \to [0, 1]\) on \(S \sim \mathcal{P}^n\):</p>
+<ul>
+<li>Corollary for statistical queries: \(\varepsilon \le \sqrt{\tau^2 - \ln 2/(2n)} \Rightarrow
+P[|\mathcal{P}[\phi] - \mathcal{E}_S[\phi]| > \tau] \le 3\sqrt{2}\,e^{-n\tau^2}\);</li>
+<li>generalization via max-information: \(\tau^2\)-DP \(\Rightarrow I_\infty \le (\log_2 e)\, n\tau^2\)
+bits \(\Rightarrow P \le 2e^{-n\tau^2}\); (take 2) \(\tau\)-DP with \(\beta = 2e^{-n\tau^2}\),
+\(I_\infty^\beta \le (\log_2 e)(\varepsilon^2 n/2 + \varepsilon\sqrt{n\ln(2/\beta)/2})\)
+\(\Rightarrow P \le 2e^{(1/\sqrt 2 - 3/2)n\tau^2} + 2e^{-n\tau^2}\);</li>
+<li>the general theorem (Generalization via DP for i.i.d. datasets): if every fixed output is bad
+with probability ≤ β, \(\varepsilon \le \sqrt{\ln(1/\beta)/(2n)} \Rightarrow P[\text{bad}] \le 3\sqrt\beta\).</li>
+</ul>
+"""
+
+
+def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int = 0,
+                       delta: float = 1e-6, tau: float = 0.05, gen_n: int = 10_000,
+                       beta: float = 1e-3) -> W.VBox:
+    """The adaptive data analysis lab (004): simulation sliders (n, d, rounds, seed, δ), the naive
+    and Thresholdout accuracy plots with Thresholdout's privacy, and the generalization-bound
+    calculator (τ, n, β) with its table and two plots.
+
+    >>> box = build_adaptive_lab(n=300, d=600, rounds=5)
+    >>> box.controller.calc_readout.value.count("<tr>")
+    6
+    """
+    sim = {
+        "n": int_log_slider("n", n, *N_RANGE, unit="rows per set", steps_per_decade=10),
+        "d": int_log_slider("d", d, *D_RANGE, unit="features", steps_per_decade=10),
+        "rounds": int_slider("rounds", rounds, *ROUNDS_RANGE, unit="values of k"),
+        "seed": int_slider("seed", seed, 0, 999, unit="random seed"),
+        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="Thresholdout's δ", steps_per_decade=4),
+    }
+    calc = {
+        "tau": log_slider("τ", tau, *TAU_RANGE, unit="tolerance", steps_per_decade=20),
+        "gen_n": int_log_slider("n_gen", gen_n, *GEN_N_RANGE, unit="samples", steps_per_decade=10),
+        "beta": log_slider("β", beta, *BETA_RANGE, unit="probability", steps_per_decade=4),
+    }
+    for w in list(sim.values())[:4]:
+        w.continuous_update = False  # a simulation per release, not per pixel
+    message = MessageArea()
+    ctrl = AdaptiveLabController({**sim, **calc}, message)
+    for f in ctrl.figs:
+        f.layout.width = "min(100%, 600px)"
+    title = W.HTML("<h2>Adaptive data analysis: overfitting, the reusable holdout and generalization bounds</h2>")
+    row1 = W.HBox([ctrl.fig_naive, ctrl.fig_to], layout=W.Layout(flex_flow="row wrap"))
+    row2 = W.HBox([ctrl.fig_eps, ctrl.fig_fail], layout=W.Layout(flex_flow="row wrap"))
+    box = W.VBox([title, W.HTMLMath(_INTRO), W.VBox(list(sim.values())), message, ctrl.progress,
+                  ctrl.privacy_readout, row1, W.HTMLMath(_CALC), W.VBox(list(calc.values())),
+                  ctrl.calc_readout, row2])
+    box.controller = ctrl
+    return box

@@ -1,0 +1,541 @@
+"""Auditing lab (000, "Privacy auditing in just one run"; Jagielski, Ullman & Oprea 2020; Nasr
+et al. 2021; Steinke, Nasr & Jagielski 2023): an empirical *lower* bound on ε catches a privacy
+bug when it exceeds the claimed ε.
+
+One controller drives four views of one mechanism (Laplace, Gaussian, randomized response, or the
+deliberately mis-calibrated Laplace of :func:`dpexplore.auditing.miscalibrated_laplace`):
+
+1. **Distinguishing audit** (:func:`dpexplore.auditing.audit_mechanism`): ``trials`` runs on each
+   of two neighbouring inputs choose the most powerful threshold test, ``trials`` fresh runs
+   evaluate it, and :func:`dpexplore.auditing.empirical_epsilon` turns its error counts into
+
+       ε_lb = max(log((1 − δ − FNR_ub)/FPR_ub), log((1 − δ − FPR_ub)/FNR_ub), 0),
+
+   with Clopper–Pearson upper bounds FPR_ub, FNR_ub (each at (1 + c)/2, so ε ≥ ε_lb holds with
+   probability ≥ c). An (ε, δ)-DP mechanism forces FPR + e^ε FNR ≥ 1 − δ (000; Kairouz, Oh &
+   Viswanath 2015), so every test's (α, β) lies above f_{ε,δ}(α) = max(0, 1 − δ − e^ε α,
+   e^{−ε}(1 − δ − α)) (:func:`dpexplore.conversions.tradeoff_approx`; Dong, Roth & Su 2022,
+   Prop. 2.5).
+2. **Trade-off plot**: the empirical (α, β) of every threshold test against the mechanism's true
+   trade-off curve (its ``.tradeoff``) and the claimed f_{ε,δ}.
+3. **How many trials** (:func:`dpexplore.auditing.trials_needed`): ε_lb against the number of
+   trials at the expected error counts — for the ideal case (randomized response at the true ε,
+   the corner p = 1/(1 + e^ε)) and for the audit's own test — with the simulated audit on it.
+4. **One run** (:func:`dpexplore.auditing.one_run_audit`; Steinke, Nasr & Jagielski 2023): m
+   canaries, each included with probability 1/2, audited from a single run; ε_lb against m
+   (p_lo = Clopper–Pearson lower bound on the guessing accuracy, ε_lb = logit(p_lo) for δ = 0).
+
+Every simulation is seeded (``seed``) and cached per part, so moving one slider reruns only what
+depends on it; runs estimated above a second show a progress bar.
+
+>>> r = compute_audit(AuditSpec(mechanism="Mis-calibrated Laplace", eps=1.0, trials=20000))
+>>> r.eps_true, r.audit.eps_lb > 1.0, r.exposed
+(2.0, True, True)
+>>> r = compute_audit(AuditSpec(mechanism="Laplace", eps=1.0, trials=20000))
+>>> r.audit.eps_lb <= 1.0, r.exposed
+(True, False)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import ipywidgets as W
+import numpy as np
+from scipy import special
+
+from ..auditing import (
+    AuditResult,
+    MechanismAuditPair,
+    audit_mechanism,
+    empirical_epsilon,
+    laplace_audit_pair,
+    miscalibrated_laplace,
+    one_run_audit,
+    one_run_epsilon_lower_bound,
+    trials_needed,
+)
+from ..conversions import tradeoff_approx
+from ..mechanisms import Gaussian, Laplace, RandomizedResponse
+from .adaptive_lab import Memo, StagedController
+from .controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from .plotwidget import PlotlyWidget
+
+__all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_audit", "Subject",
+           "subject", "AuditLabController", "build_audit_lab", "ALPHA_GRID", "TRIALS_GRID",
+           "one_run_curve", "m_grid"]
+
+MECHANISMS = ("Laplace", "Gaussian", "Randomized response", "Mis-calibrated Laplace")
+EPS_RANGE = (0.05, 10.0)
+DELTA_RANGE = (1e-10, 1e-2)
+TRIALS_RANGE = (100, 100_000)
+M_RANGE = (100, 1_000_000)
+GUESS_RANGE = (0.01, 1.0)
+BUG_RANGE = (1.0, 4.0)
+CONF_RANGE = (0.5, 0.999)
+#: type I errors α of the trade-off plot
+ALPHA_GRID = np.linspace(0.0, 1.0, 201)
+#: trial counts of the "how many trials" plot
+TRIALS_GRID = np.unique(np.round(np.logspace(1, 8, 71))).astype(np.int64)
+#: the ideal-case trials needed are searched up to this many
+MAX_TRIALS = 10**9
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """The lab's parameters (hashable: the cache key). ``delta`` applies to the Gaussian only
+    (the others claim pure ε-DP), ``bug`` to the mis-calibrated Laplace only."""
+
+    mechanism: str = "Mis-calibrated Laplace"
+    eps: float = 1.0
+    delta: float = 1e-5
+    bug: float = 2.0
+    trials: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+    m: int = 10_000
+    guess_frac: float = 1.0
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A mechanism under audit on neighbouring inputs: its samplers, claimed (ε, δ), its true ε
+    at that δ, and its exact error rates for the test "guess input 1 iff out > t"."""
+
+    name: str
+    eps_claimed: float
+    delta: float
+    eps_true: float
+    pair: object
+    mechanism: object
+
+    def sample_0(self, rng, size):
+        return np.asarray(self.pair.sample_0(rng, size), dtype=np.float64)
+
+    def sample_1(self, rng, size):
+        return np.asarray(self.pair.sample_1(rng, size), dtype=np.float64)
+
+    def tradeoff(self, alpha):
+        """The true trade-off β(α) (the mechanism's ``.tradeoff``, 002; Dong, Roth & Su 2022)."""
+        return np.asarray(self.mechanism.tradeoff(alpha), dtype=np.float64)
+
+    def error_rates(self, t: float) -> tuple[float, float]:
+        """Exact (FPR, FNR) of "out > t": Laplace P[Lap(b) > t], P[Δ + Lap(b) ≤ t]; Gaussian
+        Φ(−t/σ), Φ((t − Δ)/σ); randomized response (outputs 0/1, p = e^ε/(1 + e^ε))
+        (1 − p, 1 − p) for 0 ≤ t < 1."""
+        if isinstance(self.pair, _RRPair):
+            if t < 0:
+                return 1.0, 0.0
+            if t >= 1:
+                return 0.0, 1.0
+            q = float(special.expit(-self.eps_true))
+            return q, q
+        if isinstance(self.mechanism, Gaussian):
+            s, d = float(self.mechanism.sigma), float(self.pair.shift)
+            return float(special.ndtr(-t / s)), float(special.ndtr((t - d) / s))
+        fpr, fnr = self.pair.error_rates(t)
+        return float(fpr), float(fnr)
+
+
+@dataclass(frozen=True)
+class _RRPair:
+    """Randomized response on the bits 0 and 1 (outputs as floats)."""
+
+    mech: RandomizedResponse
+
+    def sample_0(self, rng, size):
+        return self.mech.sample(size, rng=rng, bit=0).astype(np.float64)
+
+    def sample_1(self, rng, size):
+        return self.mech.sample(size, rng=rng, bit=1).astype(np.float64)
+
+
+def subject(mechanism: str, eps: float, delta: float, bug: float) -> Subject:
+    """The audited mechanism for ``mechanism`` ∈ :data:`MECHANISMS` claiming ε (and δ for the
+    Gaussian, calibrated by :meth:`dpexplore.mechanisms.Gaussian.calibrate`); sensitivity 1.
+    The mis-calibrated Laplace uses noise b = 1/(bug·ε), so it is only (bug·ε)-DP (000:
+    "if we audit a value of ε greater than the value we prove, there was a bug").
+
+    >>> s = subject("Mis-calibrated Laplace", 1.0, 0.0, 3.0)
+    >>> s.eps_claimed, s.eps_true, s.delta
+    (1.0, 3.0, 0.0)
+    >>> round(subject("Gaussian", 1.0, 1e-5, 1.0).mechanism.sigma, 6)
+    3.730632
+    """
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got mechanism = {mechanism!r}")
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be > 0, got eps = {eps!r}")
+    if mechanism == "Laplace":
+        pair = laplace_audit_pair(eps)
+        return Subject(mechanism, eps, 0.0, pair.eps_actual, pair, Laplace(pair.scale, 1.0))
+    if mechanism == "Mis-calibrated Laplace":
+        if not (math.isfinite(bug) and bug >= 1):
+            raise ValueError(f"bug factor must be >= 1, got bug = {bug!r}")
+        pair = miscalibrated_laplace(eps, bug_factor=bug)
+        return Subject(mechanism, eps, 0.0, pair.eps_actual, pair, Laplace(pair.scale, 1.0))
+    if mechanism == "Randomized response":
+        rr = RandomizedResponse(eps)
+        return Subject(mechanism, eps, 0.0, eps, _RRPair(rr), rr)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1) for the Gaussian, got delta = {delta!r}")
+    g = Gaussian.calibrate(eps, delta)
+    return Subject(mechanism, eps, delta, float(g.epsilon(delta)), MechanismAuditPair(g), g)
+
+
+# ------------------------------------------------------------------------------------------------
+# cached parts
+# ------------------------------------------------------------------------------------------------
+def _audit(mechanism, eps, delta, bug, trials, confidence, seed) -> AuditResult:
+    s = subject(mechanism, eps, delta, bug)
+    return audit_mechanism(s.sample_0, s.sample_1, trials, np.random.default_rng([seed, 0]),
+                           delta=s.delta, confidence=confidence)
+
+
+AUDITS = Memo(_audit, maxsize=32)
+
+
+def m_grid(m: int) -> np.ndarray:
+    """The canary counts of the one-run plot: 8 log-spaced values from 100 to m (m itself last).
+
+    >>> m_grid(10000).tolist()
+    [100, 193, 373, 720, 1389, 2683, 5179, 10000]
+    """
+    if m <= 100:
+        return np.array([m], dtype=np.int64)
+    return np.unique(np.round(np.logspace(2, math.log10(m), 8)).astype(np.int64))
+
+
+def _one_run_gaussian(m, sigma, shift, rng, guesses, confidence, delta) -> float:
+    """One-run audit with Gaussian views 1{S_i = +1}·Δ + N(0, σ²) (one_run_audit has Laplace and
+    randomized response only; same attacker: "in" for the top r/2 views, "out" for the bottom)."""
+    s = rng.integers(0, 2, m) * 2 - 1
+    view = (s > 0) * shift + rng.normal(0.0, sigma, m)
+    order = np.argsort(view)
+    n_out = guesses // 2
+    n_in = guesses - n_out
+    correct = int(np.sum(s[order[m - n_in:]] == 1) + np.sum(s[order[:n_out]] == -1))
+    return float(one_run_epsilon_lower_bound(correct, guesses, confidence, delta=delta, m=m))
+
+
+def _one_run(mechanism, eps, delta, bug, m, guess_frac, confidence, seed) -> float:
+    """ε_lb of one seeded one-run audit with m canaries (rng ``default_rng([seed, 1, m])``)."""
+    s = subject(mechanism, eps, delta, bug)
+    rng = np.random.default_rng([seed, 1, m])
+    r = max(1, int(round(guess_frac * m)))
+    if mechanism == "Gaussian":
+        return _one_run_gaussian(m, float(s.mechanism.sigma), float(s.pair.shift), rng, r,
+                                 confidence, s.delta)
+    kind = "randomized_response" if mechanism == "Randomized response" else "laplace"
+    res = one_run_audit(m, s.eps_claimed, rng, mechanism=kind, true_eps=s.eps_true,
+                        guesses=None if r == m else r, confidence=confidence)
+    return float(res.eps_lb)
+
+
+ONE_RUNS = Memo(_one_run, maxsize=512)
+
+
+def one_run_curve(spec: AuditSpec) -> tuple[np.ndarray, np.ndarray]:
+    """(m values, ε_lb) of one-run audits (seeded, cached) with ``guess_frac``·m guesses each.
+
+    Each value holds with probability ≥ ``confidence`` on its own, so a correct mechanism can
+    show a value above its ε at some m (about 5 % of them at confidence 0.95).
+
+    >>> ms, lb = one_run_curve(AuditSpec(mechanism="Randomized response", eps=2.0, m=1000, seed=1))
+    >>> ms.tolist()[-1], round(float(lb[-1]), 4)
+    (1000, 1.7608)
+    """
+    ms = m_grid(spec.m)
+    lbs = [ONE_RUNS(*_one_run_key(spec, int(m))) for m in ms]
+    return ms, np.asarray(lbs, dtype=np.float64)
+
+
+def _one_run_key(spec: AuditSpec, m: int) -> tuple:
+    return (spec.mechanism, spec.eps, spec.delta, spec.bug, m, spec.guess_frac, spec.confidence, spec.seed)
+
+
+def _ideal_curve(eps_true, delta, confidence):
+    """ε_lb at the expected counts N·p, p = 1/(1 + e^ε) (trials_needed's ideal model), rounded to
+    whole counts, over TRIALS_GRID; and trials_needed at 90 % of ε (None if > MAX_TRIALS)."""
+    p = float(special.expit(-eps_true))
+    k = np.round(TRIALS_GRID * p)
+    lb = np.asarray(empirical_epsilon(k, k, TRIALS_GRID, TRIALS_GRID, delta, confidence))
+    try:
+        need = trials_needed(eps_true, confidence, 0.9, delta, max_trials=MAX_TRIALS)
+    except ValueError:
+        need = None
+    return lb, need
+
+
+IDEAL = Memo(_ideal_curve, maxsize=64)
+
+
+@dataclass(frozen=True)
+class AuditLabResult:
+    """Everything the lab draws for one :class:`AuditSpec`."""
+
+    spec: AuditSpec
+    eps_true: float
+    audit: AuditResult
+    true_beta: np.ndarray
+    claimed_beta: np.ndarray
+    certified_beta: np.ndarray
+    ideal_lb: np.ndarray
+    test_lb: np.ndarray
+    trials_needed: int | None
+    one_run_m: np.ndarray
+    one_run_lb: np.ndarray
+    exposed: bool
+    one_run_exposed: bool
+
+
+def _check_spec(spec: AuditSpec) -> None:
+    for name in ("trials", "seed", "m"):
+        v = getattr(spec, name)
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise ValueError(f"{name} must be an integer, got {name} = {v!r}")
+    if spec.trials < 10 or spec.trials > 10 * TRIALS_RANGE[1]:
+        raise ValueError(f"trials must lie in [10, {10 * TRIALS_RANGE[1]:,}], got trials = {spec.trials}")
+    if spec.m < 2 or spec.m > M_RANGE[1]:
+        raise ValueError(f"m (canaries) must lie in [2, {M_RANGE[1]:,}], got m = {spec.m}")
+    if spec.seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got seed = {spec.seed}")
+    if not (0.0 < spec.confidence < 1.0):
+        raise ValueError(f"confidence must lie in (0, 1), got confidence = {spec.confidence!r}")
+    if not (0.0 < spec.guess_frac <= 1.0):
+        raise ValueError(f"guess fraction must lie in (0, 1], got guess_frac = {spec.guess_frac!r}")
+    if spec.mechanism == "Gaussian" and spec.eps > 0 and 0 < spec.delta < 1:
+        if Gaussian.calibrate(spec.eps, spec.delta).sigma < 1e-3:
+            raise ValueError(f"eps = {spec.eps:g} with delta = {spec.delta:g} needs almost no noise "
+                             f"(sigma < 0.001): the audit would not show anything; lower eps or delta")
+
+
+def compute_audit(spec: AuditSpec) -> AuditLabResult:
+    """Every array of the lab for one setting (formulas in the module docstring). Raises
+    ``ValueError`` naming the parameter for ε ≤ 0, δ ∉ (0, 1) (Gaussian), bug factor < 1,
+    trials or m out of range, confidence ∉ (0, 1).
+
+    >>> r = compute_audit(AuditSpec(mechanism="Laplace", eps=1.0, trials=1000, m=1000))
+    >>> r.trials_needed, len(r.one_run_m)
+    (1982, 8)
+    """
+    _check_spec(spec)
+    s = subject(spec.mechanism, spec.eps, spec.delta, spec.bug)
+    audit = AUDITS(spec.mechanism, spec.eps, spec.delta, spec.bug, spec.trials, spec.confidence, spec.seed)
+    true_beta = s.tradeoff(ALPHA_GRID)
+    claimed = np.asarray(tradeoff_approx(s.eps_claimed, s.delta, ALPHA_GRID))
+    certified = np.asarray(tradeoff_approx(audit.eps_lb, s.delta, ALPHA_GRID))
+    ideal_lb, need = IDEAL(s.eps_true, s.delta, spec.confidence)
+    fpr, fnr = s.error_rates(audit.threshold)
+    if audit.direction == -1:
+        fpr, fnr = 1.0 - fpr, 1.0 - fnr
+    test_lb = np.asarray(empirical_epsilon(np.round(TRIALS_GRID * fpr), np.round(TRIALS_GRID * fnr),
+                                           TRIALS_GRID, TRIALS_GRID, s.delta, spec.confidence))
+    ms, lbs = one_run_curve(spec)
+    return AuditLabResult(spec, s.eps_true, audit, true_beta, claimed, certified, ideal_lb, test_lb,
+                          need, ms, lbs, bool(audit.eps_lb > s.eps_claimed),
+                          bool(lbs[-1] > s.eps_claimed))
+
+
+# ------------------------------------------------------------------------------------------------
+# controller
+# ------------------------------------------------------------------------------------------------
+_BAD = OKABE_ITO[3]   # vermillion: bug exposed
+_OK = OKABE_ITO[2]    # bluish green
+
+
+class AuditLabController(StagedController):
+    """One controller: mechanism, ε, δ, bug factor, trials, confidence, seed, m, guess fraction →
+    :func:`compute_audit` → trade-off, trials and one-run figures and the verdict readout."""
+
+    compute = staticmethod(compute_audit)
+    cache_size = 64
+
+    def __init__(self, controls, message=None):
+        self.verdict = W.HTML()
+        super().__init__(controls, message)
+        self.verdict.value = verdict_html(self.result)
+
+    def read_spec(self) -> AuditSpec:
+        c = self.controls
+        return AuditSpec(mechanism=str(c["mechanism"].value), eps=float(c["eps"].value),
+                         delta=float(c["delta"].value), bug=round(float(c["bug"].value), 10),
+                         trials=int(c["trials"].value), confidence=round(float(c["confidence"].value), 10),
+                         seed=int(c["seed"].value), m=int(c["m"].value),
+                         guess_frac=float(c["guess_frac"].value))
+
+    def stages(self, spec: AuditSpec) -> list:
+        return [
+            (AUDITS, (spec.mechanism, spec.eps, spec.delta, spec.bug, spec.trials, spec.confidence, spec.seed),
+             4e-6 * spec.trials, "audit"),
+        ] + [(ONE_RUNS, _one_run_key(spec, int(m)), (4e-6 if spec.mechanism == "Gaussian" else 1.5e-6) * m,
+               f"one run, m = {int(m):,}") for m in m_grid(spec.m)]
+
+    # traces ----------------------------------------------------------------------------------
+    @staticmethod
+    def _tradeoff_traces(r: AuditLabResult) -> list[dict]:
+        a, s = r.audit, r.spec
+        claim = f"claimed ({s.eps:.3g}, {r.audit.delta:.3g})-DP" if r.audit.delta else f"claimed {s.eps:.3g}-DP"
+        colour = _BAD if r.exposed else OKABE_ITO[7]
+        return [
+            {"type": "scatter", "mode": "lines", "name": f"true trade-off of the mechanism (ε = {r.eps_true:.3g})",
+             "x": ALPHA_GRID, "y": r.true_beta, "line": {"color": OKABE_ITO[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": claim, "x": ALPHA_GRID, "y": r.claimed_beta,
+             "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
+            {"type": "scatter", "mode": "lines", "name": f"certified by the audit: ε_lb = {a.eps_lb:.3g}",
+             "x": ALPHA_GRID, "y": r.certified_beta, "line": {"color": colour, "width": 1.5, "dash": "dot"}},
+            {"type": "scatter", "mode": "markers", "name": "empirical (α, β) of threshold tests",
+             "x": a.fpr, "y": a.fnr, "marker": {"color": OKABE_ITO[5], "size": 4}},
+            {"type": "scatter", "mode": "markers", "name": "the audit's test (fresh samples)",
+             "x": [a.fpr_at_threshold], "y": [a.fnr_at_threshold],
+             "marker": {"color": colour, "size": 12, "symbol": "star", "line": {"color": "#000000", "width": 1}}},
+        ]
+
+    @staticmethod
+    def _trials_traces(r: AuditLabResult) -> list[dict]:
+        s = r.spec
+        top = max(float(np.nanmax(r.ideal_lb)), r.eps_true, s.eps) * 1.05
+        colour = _BAD if r.exposed else OKABE_ITO[7]
+        out = [
+            {"type": "scatter", "mode": "lines", "name": f"ideal: tight {r.eps_true:.3g}-DP test, expected counts",
+             "x": TRIALS_GRID, "y": r.ideal_lb, "line": {"color": OKABE_ITO[0], "width": 2}},
+            {"type": "scatter", "mode": "lines", "name": "this audit's test, expected counts",
+             "x": TRIALS_GRID, "y": r.test_lb, "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dash"}},
+            {"type": "scatter", "mode": "lines", "name": f"claimed ε = {s.eps:.3g}",
+             "x": [TRIALS_GRID[0], TRIALS_GRID[-1]], "y": [s.eps, s.eps],
+             "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
+            {"type": "scatter", "mode": "markers", "name": f"simulated audit: ε_lb = {r.audit.eps_lb:.3g}",
+             "x": [s.trials], "y": [r.audit.eps_lb],
+             "marker": {"color": colour, "size": 13, "symbol": "star", "line": {"color": "#000000", "width": 1}}},
+        ]
+        if r.trials_needed is not None:
+            out.append({"type": "scatter", "mode": "lines",
+                        "name": f"trials needed for 90 % of ε: {r.trials_needed:,}",
+                        "x": [r.trials_needed, r.trials_needed], "y": [0.0, top],
+                        "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"}})
+        return out
+
+    @staticmethod
+    def _one_run_traces(r: AuditLabResult) -> list[dict]:
+        s = r.spec
+        ms = r.one_run_m
+        x_ends = [int(ms[0]), int(ms[-1])]
+        colours = [(_BAD if v > s.eps else OKABE_ITO[0]) for v in r.one_run_lb]
+        return [
+            {"type": "scatter", "mode": "lines+markers", "name": "one-run ε_lb",
+             "x": ms, "y": r.one_run_lb, "line": {"color": OKABE_ITO[0], "width": 2},
+             "marker": {"color": colours, "size": 9}},
+            {"type": "scatter", "mode": "lines", "name": f"claimed ε = {s.eps:.3g}", "x": x_ends,
+             "y": [s.eps, s.eps], "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
+            {"type": "scatter", "mode": "lines", "name": f"true ε = {r.eps_true:.3g}", "x": x_ends,
+             "y": [r.eps_true, r.eps_true], "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"}},
+        ]
+
+    def figures(self, r: AuditLabResult) -> list[PlotlyWidget]:
+        legend = {"orientation": "h", "y": -0.3}
+        self.fig_tradeoff = PlotlyWidget(self._tradeoff_traces(r), {
+            "title": {"text": "Empirical errors vs trade-off curves (every point must lie above the true curve)"},
+            "xaxis": {"title": {"text": "α = false-positive rate (type I error)"}, "range": [0, 1]},
+            "yaxis": {"title": {"text": "β = false-negative rate (type II error)"}, "range": [0, 1]},
+            "legend": legend, "height": 500})
+        self.fig_trials = PlotlyWidget(self._trials_traces(r), {
+            "title": {"text": "ε_lb vs number of trials per input"},
+            "xaxis": {"title": {"text": "trials per input"}, "type": "log", "exponentformat": "power"},
+            "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
+            "legend": legend, "height": 500})
+        self.fig_one_run = PlotlyWidget(self._one_run_traces(r), {
+            "title": {"text": "One-run audit: ε_lb vs number of canaries m"},
+            "xaxis": {"title": {"text": "canaries m (one run)"}, "type": "log", "exponentformat": "power"},
+            "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
+            "legend": legend, "height": 460})
+        return [self.fig_tradeoff, self.fig_trials, self.fig_one_run]
+
+    def render(self, r: AuditLabResult) -> None:
+        with self.fig_tradeoff.batch_update():
+            self.fig_tradeoff.update(data=self._tradeoff_traces(r))
+        with self.fig_trials.batch_update():
+            self.fig_trials.update(data=self._trials_traces(r))
+        with self.fig_one_run.batch_update():
+            self.fig_one_run.update(data=self._one_run_traces(r))
+        self.verdict.value = verdict_html(r)
+
+
+def verdict_html(r: AuditLabResult) -> str:
+    """The audit's numbers and verdict; a bug (ε_lb > claimed ε) is highlighted in vermillion."""
+    a, s = r.audit, r.spec
+    delta_txt = f", δ = {a.delta:.3g}" if a.delta else ""
+    if r.exposed or r.one_run_exposed:
+        which = []
+        if r.exposed:
+            which.append(f"the distinguishing audit proves ε ≥ <b>{a.eps_lb:.4g}</b>")
+        if r.one_run_exposed:
+            which.append(f"the one-run audit (m = {int(r.one_run_m[-1]):,}) proves ε ≥ <b>{r.one_run_lb[-1]:.4g}</b>")
+        head = (f'<div class="dpexplore-audit-bug" style="color:#8a1c00;background:#fdece6;'
+                f'border-left:6px solid {_BAD};padding:6px 10px;font-size:1.1em">'
+                f"<b>BUG EXPOSED</b>: {' and '.join(which)} &gt; claimed ε = {s.eps:.4g} "
+                f"(with confidence {100 * a.confidence:.3g} %). The privacy claim is false.</div>")
+    else:
+        head = (f'<div class="dpexplore-audit-ok" style="color:#004d38;background:#e6f5f0;'
+                f'border-left:6px solid {_OK};padding:6px 10px">Consistent with the claim: '
+                f"ε_lb = <b>{a.eps_lb:.4g}</b> ≤ claimed ε = {s.eps:.4g}. An audit can only refute "
+                f"a claim, never prove it.</div>")
+    need = ("more than 10⁹" if r.trials_needed is None else f"{r.trials_needed:,}")
+    return (head + f"<p>{s.mechanism}: claimed ε = {s.eps:.4g}{delta_txt}; true ε = {r.eps_true:.4g}. "
+            f"Audit with {a.trials_pos:,} trials per input (seed {s.seed}): test “{'out' if a.direction > 0 else '−out'} "
+            f"&gt; {a.direction * a.threshold:.4g}”, FP = {a.fp:,}, FN = {a.fn:,} "
+            f"(FPR = {a.fpr_at_threshold:.4g}, FNR = {a.fnr_at_threshold:.4g}) ⇒ ε_lb = <b>{a.eps_lb:.4g}</b> "
+            f"at confidence {a.confidence:.3g}. Ideal trials for 90 % of the true ε: {need}. "
+            f"One run with m = {int(r.one_run_m[-1]):,} canaries: ε_lb = <b>{r.one_run_lb[-1]:.4g}</b>.</p>")
+
+
+_INTRO = r"""
+<p><b>Privacy auditing</b> (000, "Privacy auditing in just one run"): run the mechanism on two
+neighbouring inputs, try to tell them apart, and turn the attack's error rates into a
+statistically valid <i>lower</i> bound on ε — "if we audit a value of ε greater than the value we
+prove, there was a bug". An (ε, δ)-DP mechanism forces every test to satisfy
+\(\mathrm{FPR} + e^{\varepsilon}\mathrm{FNR} \ge 1 - \delta\) and \(\mathrm{FNR} + e^{\varepsilon}\mathrm{FPR} \ge 1 - \delta\)
+(its (α, β) lies above \(f_{\varepsilon,\delta}(\alpha) = \max(0, 1-\delta-e^{\varepsilon}\alpha, e^{-\varepsilon}(1-\delta-\alpha))\);
+Dong, Roth &amp; Su 2022, Prop. 2.5), so with Clopper–Pearson upper bounds on the two rates
+$$\varepsilon_{lb} = \max\Big(\log\frac{1-\delta-\mathrm{FNR}_{ub}}{\mathrm{FPR}_{ub}},\ \log\frac{1-\delta-\mathrm{FPR}_{ub}}{\mathrm{FNR}_{ub}},\ 0\Big)$$
+holds with probability ≥ the confidence (Jagielski, Ullman &amp; Oprea 2020; Nasr et al. 2021).
+The threshold is chosen on one sample and evaluated on a fresh one.
+<b>One run</b> (Steinke, Nasr &amp; Jagielski 2023): m canaries, each included with probability 1/2;
+if the mechanism is ε-DP the number of correct guesses among r is dominated by
+Binomial(r, e<sup>ε</sup>/(1 + e<sup>ε</sup>)), so \(\varepsilon_{lb} = \operatorname{logit}(p_{lo})\) with \(p_{lo}\)
+the Clopper–Pearson lower bound on the guessing accuracy. The <b>mis-calibrated Laplace</b> adds
+noise \(1/(\text{bug}\cdot\varepsilon)\) instead of \(1/\varepsilon\): it is only (bug·ε)-DP.</p>
+"""
+
+
+def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0, delta: float = 1e-5,
+                    bug: float = 2.0, trials: int = 10_000, confidence: float = 0.95, seed: int = 0,
+                    m: int = 10_000, guess_frac: float = 1.0) -> W.VBox:
+    """The auditing lab (000): controls, the verdict, and the trade-off, trials and one-run plots.
+
+    >>> box = build_audit_lab(trials=1000, m=1000)
+    >>> "BUG EXPOSED" in box.controller.verdict.value
+    True
+    """
+    controls = {
+        "mechanism": W.Dropdown(options=list(MECHANISMS), value=mechanism, description="mechanism",
+                                style={"description_width": "initial"}),
+        "eps": log_slider("ε", eps, *EPS_RANGE, unit="claimed", steps_per_decade=20),
+        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="Gaussian only", steps_per_decade=4),
+        "bug": linear_slider("bug factor", bug, *BUG_RANGE, 0.05, unit="mis-calibrated only"),
+        "trials": int_log_slider("trials", trials, *TRIALS_RANGE, unit="per input", steps_per_decade=10),
+        "confidence": linear_slider("confidence", confidence, *CONF_RANGE, 0.001, unit="probability"),
+        "seed": int_slider("seed", seed, 0, 999, unit="random seed"),
+        "m": int_log_slider("m", m, *M_RANGE, unit="canaries", steps_per_decade=10),
+        "guess_frac": log_slider("guesses r/m", guess_frac, *GUESS_RANGE, unit="fraction", steps_per_decade=10),
+    }
+    for k in ("trials", "seed", "m"):
+        controls[k].continuous_update = False  # a simulation per release, not per pixel
+    message = MessageArea()
+    ctrl = AuditLabController(controls, message)
+    title = W.HTML("<h2>Auditing lab: empirical lower bounds on ε expose privacy bugs</h2>")
+    ctrl.fig_tradeoff.layout.width = ctrl.fig_trials.layout.width = "min(100%, 620px)"
+    row = W.HBox([ctrl.fig_tradeoff, ctrl.fig_trials], layout=W.Layout(flex_flow="row wrap"))
+    box = W.VBox([title, W.HTMLMath(_INTRO), W.VBox(list(controls.values())), message, ctrl.progress,
+                  ctrl.verdict, row, ctrl.fig_one_run])
+    box.controller = ctrl
+    return box
