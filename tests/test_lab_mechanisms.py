@@ -331,3 +331,14 @@ def test_seeded_reproducible():
 def test_registered_in_gallery():
     names = [nb for nb, _, _ in APPS]
     assert "mechanisms_in_action.ipynb" in names and "local_vs_central.ipynb" in names
+
+
+@pytest.mark.parametrize("build", [build_mechanisms_lab, build_local_vs_central])
+def test_negative_seed_typed_in_the_box_shows_a_message(build):
+    c = build().controller
+    good = [f.data for f in c.figs]
+    c.controls["seed"].value = -3
+    assert "seed" in c.message.text and "last valid setting" in c.message.text
+    assert [f.data for f in c.figs] == good
+    c.controls["seed"].value = 1
+    assert c.message.text == "" and [f.data for f in c.figs] != good

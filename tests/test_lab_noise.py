@@ -218,3 +218,13 @@ def test_table_prints_the_computed_numbers():
 
 def test_registered_in_gallery():
     assert "noise_lab.ipynb" in [nb for nb, _, _ in APPS]
+
+
+def test_negative_seed_typed_in_the_box_shows_a_message():
+    c = build_noise_lab().controller
+    good = [f.data for f in c.figs]
+    c.controls["seed"].value = -1
+    assert "seed" in c.message.text and "last valid setting" in c.message.text
+    assert [f.data for f in c.figs] == good
+    c.controls["seed"].value = 2
+    assert c.message.text == "" and c.fig_hist.data != good[1]

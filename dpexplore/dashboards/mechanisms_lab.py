@@ -101,6 +101,12 @@ def _rng(seed: int, section: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), section])
 
 
+def _seed_box(value: int) -> W.IntText:
+    """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
+    return W.IntText(value=value, description="seed", style={"description_width": "initial"},
+                     layout=W.Layout(width="220px"))
+
+
 def _check_range(name, value):
     lo, hi = _LAB_RANGES[name]
     if not (isinstance(value, (int, float)) and math.isfinite(value)):
@@ -560,7 +566,7 @@ def build_mechanisms_lab(**kwargs) -> W.VBox:
     """
     spec = MechSpec(**kwargs)
     controls = {
-        "seed": int_slider("seed", spec.seed, 0, 999),
+        "seed": _seed_box(spec.seed),
         "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
@@ -875,7 +881,7 @@ def build_local_vs_central(**kwargs) -> W.VBox:
     """
     spec = LocalSpec(**kwargs)
     controls = {
-        "seed": int_slider("seed", spec.seed, 0, 999),
+        "seed": _seed_box(spec.seed),
         "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
         "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
         "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),

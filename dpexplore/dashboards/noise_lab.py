@@ -43,7 +43,7 @@ import numpy as np
 from .._numerics import log_subtract
 from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
-from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, linear_slider, log_slider
 from .plotwidget import PlotlyWidget
 
 __all__ = [
@@ -246,6 +246,12 @@ def ratio_maps(progress=None) -> dict[str, np.ndarray]:
     return _MAPS
 
 
+def _seed_box(value: int) -> W.IntText:
+    """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
+    return W.IntText(value=value, description="seed", style={"description_width": "initial"},
+                     layout=W.Layout(width="220px"))
+
+
 # ------------------------------------------------------------------------------------------------
 # spec, compute
 # ------------------------------------------------------------------------------------------------
@@ -288,8 +294,8 @@ def _check_spec(spec: NoiseSpec) -> None:
             raise ValueError(f"{name} = {v:g} is outside this lab's range [{lo:g}, {hi:g}]")
     if not (N_RANGE[0] <= spec.n <= N_RANGE[1]) or int(spec.n) != spec.n:
         raise ValueError(f"n must be a whole number of samples in [{N_RANGE[0]}, {N_RANGE[1]}], got n = {spec.n!r}")
-    if int(spec.seed) != spec.seed or spec.seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got seed = {spec.seed!r}")
+    if int(spec.seed) != spec.seed or not 0 <= spec.seed <= 10 ** 9:
+        raise ValueError(f"seed must be a whole number in [0, 1000000000], got seed = {spec.seed!r}")
     if spec.pair not in PAIRS:
         raise ValueError(f"pair must be one of {list(PAIRS)}, got pair = {spec.pair!r}")
 
@@ -538,7 +544,7 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
         "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4),
         "shape": linear_slider("Subbotin shape r", shape, *SHAPE_RANGE, 0.1),
         "n": int_log_slider("samples n", n, *N_RANGE, steps_per_decade=10),
-        "seed": int_slider("seed", seed, 0, 999),
+        "seed": _seed_box(seed),
         "pair": W.Dropdown(options=list(PAIRS), value=pair, description="ratio map",
                            style={"description_width": "initial"}),
     }
