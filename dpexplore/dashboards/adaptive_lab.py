@@ -131,6 +131,9 @@ class StagedController(Controller):
     def stages(self, spec) -> list:  # pragma: no cover - abstract
         return []
 
+    def check(self, spec) -> None:
+        """Validate ``spec`` before any stage runs (raise ValueError); the default accepts all."""
+
     def warm(self, spec) -> None:
         todo = [(m, k, est, label) for m, k, est, label in self.stages(spec) if k not in m]
         if not todo:
@@ -153,7 +156,8 @@ class StagedController(Controller):
     def update(self) -> None:
         try:
             spec = self.read_spec()
-        except Exception:  # noqa: BLE001 - the base class shows it
+            self.check(spec)
+        except Exception:  # noqa: BLE001 - the base class shows it (compute raises it again)
             spec = None
         if spec is not None:
             self.warm(spec)
@@ -392,6 +396,9 @@ class AdaptiveLabController(StagedController):
                             seed=int(c["seed"].value), delta=float(c["delta"].value),
                             tau=float(c["tau"].value), gen_n=int(c["gen_n"].value),
                             beta=float(c["beta"].value))
+
+    def check(self, spec: AdaptiveSpec) -> None:
+        _check_spec(spec)
 
     def stages(self, spec: AdaptiveSpec) -> list:
         est = 2.5e-7 * spec.n * spec.d  # s per method on this 2-core machine (measured, busy)

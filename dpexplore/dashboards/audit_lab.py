@@ -63,13 +63,16 @@ from .plotwidget import PlotlyWidget
 
 __all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_audit", "Subject",
            "subject", "AuditLabController", "build_audit_lab", "ALPHA_GRID", "TRIALS_GRID",
-           "one_run_curve", "m_grid"]
+           "one_run_curve", "m_grid", "M_GAUSSIAN_MAX"]
 
 MECHANISMS = ("Laplace", "Gaussian", "Randomized response", "Mis-calibrated Laplace")
 EPS_RANGE = (0.05, 10.0)
 DELTA_RANGE = (1e-10, 1e-2)
 TRIALS_RANGE = (100, 100_000)
 M_RANGE = (100, 1_000_000)
+#: the Gaussian's one-run bound (δ > 0) bisects over binomial tails: ~4 s of CPU at m = 10⁶, so
+#: the lab stops at this m for it (an interactive-step limit, like the adaptive lab's n·d)
+M_GAUSSIAN_MAX = 200_000
 GUESS_RANGE = (0.01, 1.0)
 BUG_RANGE = (1.0, 4.0)
 CONF_RANGE = (0.5, 0.999)
@@ -298,6 +301,11 @@ def _check_spec(spec: AuditSpec) -> None:
         raise ValueError(f"trials must lie in [10, {10 * TRIALS_RANGE[1]:,}], got trials = {spec.trials}")
     if spec.m < 2 or spec.m > M_RANGE[1]:
         raise ValueError(f"m (canaries) must lie in [2, {M_RANGE[1]:,}], got m = {spec.m}")
+    if spec.mechanism == "Gaussian" and spec.m > M_GAUSSIAN_MAX:
+        raise ValueError(
+            f"m = {spec.m:,} canaries is too many for the Gaussian's one-run audit in an interactive "
+            f"step (its (eps, delta) bound needs a search over binomial tails for each m; limit "
+            f"{M_GAUSSIAN_MAX:,}): lower m")
     if spec.seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got seed = {spec.seed}")
     if not (0.0 < spec.confidence < 1.0):
@@ -363,6 +371,10 @@ class AuditLabController(StagedController):
                          trials=int(c["trials"].value), confidence=round(float(c["confidence"].value), 10),
                          seed=int(c["seed"].value), m=int(c["m"].value),
                          guess_frac=float(c["guess_frac"].value))
+
+    def check(self, spec: AuditSpec) -> None:
+        _check_spec(spec)
+        subject(spec.mechanism, spec.eps, spec.delta, spec.bug)
 
     def stages(self, spec: AuditSpec) -> list:
         return [

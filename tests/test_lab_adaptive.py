@@ -1,0 +1,244 @@
+"""Adaptive data analysis lab (dpexplore/dashboards/adaptive_lab.py): every printed number against
+mpmath closed forms (004), the simulation against the backend bit for bit, statistical checks
+with fixed seeds, invalid inputs, and the controller (in-place updates, messages, progress bar)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpexplore.algorithms import Thresholdout, simulate_adaptive_overfitting
+from dpexplore.dashboards import adaptive_lab as L
+from dpexplore.dashboards.plotwidget import PlotlyWidget
+
+mp.mp.dps = 50
+
+SMALL = dict(n=300, d=600, rounds=5, seed=0)
+
+
+def _rel(a, b, tol=1e-9):
+    assert float(a) == pytest.approx(float(b), rel=tol), (a, b)
+
+
+# ------------------------------------------------------------------------------------------------
+# calculator: closed forms of 004 with mpmath
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tau,n,beta", [(0.05, 10_000, 1e-3), (0.01, 100_000, 1e-9), (0.2, 50, 0.3),
+                                        (0.003, 10**8, 1e-12)])
+def test_calculator_closed_forms(tau, n, beta):
+    c = L.calculator(tau, n, beta)
+    T, N, B = mp.mpf(tau), mp.mpf(n), mp.mpf(beta)
+    x = N * T * T
+    log2e = 1 / mp.log(2)
+    _rel(c.sq_eps, mp.sqrt(T ** 2 - mp.log(2) / (2 * N)))           # Corollary for SQs
+    _rel(c.sq_fail, min(3 * mp.sqrt(2) * mp.exp(-x), 1))
+    _rel(c.pure_eps, T ** 2)
+    _rel(c.pure_bits, log2e * T ** 2 * N)                            # I_inf <= log2(e) eps n
+    _rel(c.pure_fail, min(2 * mp.exp(-x), 1))                        # 2^k 2 e^{-2x} = 2 e^{-x}
+    b2 = max(2 * mp.exp(-x), mp.mpf(L.BETA_FLOOR))
+    b2 = min(b2, mp.mpf(0.5))
+    _rel(c.take2_beta, b2)
+    k2 = log2e * (T ** 2 * N / 2 + T * mp.sqrt(N * mp.log(2 / b2) / 2))
+    _rel(c.take2_bits, k2)
+    _rel(c.take2_fail, min(mp.exp(k2 * mp.log(2)) * 2 * mp.exp(-2 * x) + b2, 1) if k2 * mp.log(2) - 2 * x + mp.log(2) < 0
+         else min(1 + b2, 1))
+    _rel(c.gen_eps, mp.sqrt(mp.log(1 / B) / (2 * N)))                # general theorem
+    _rel(c.gen_fail, min(3 * mp.sqrt(B), 1))
+    _rel(c.gen_bits_pure, log2e * c.gen_eps * N)
+    e = mp.mpf(c.gen_eps)
+    _rel(c.gen_bits_iid, log2e * (e * e * N / 2 + e * mp.sqrt(N * mp.log(2 / B) / 2)))
+    _rel(c.hoeffding, min(2 * mp.exp(-2 * x), 1))
+
+
+def test_take2_is_the_slides_formula():
+    """With β = 2e^{−nτ²} the take-2 bound is 2exp((1/√2 − 3/2)nτ²) + 2e^{−nτ²} (004)."""
+    tau, n = 0.05, 10_000
+    x = mp.mpf(n) * mp.mpf(tau) ** 2
+    want = 2 * mp.exp((1 / mp.sqrt(2) - mp.mpf(3) / 2) * x) + 2 * mp.exp(-x)
+    _rel(L.calculator(tau, n, 1e-3).take2_fail, want, 1e-9)
+
+
+def test_sq_corollary_not_applicable_is_a_readout_not_an_error():
+    c = L.calculator(0.005, 10, 1e-3)          # τ² = 2.5e-5 < ln 2/20
+    assert c.sq_eps is None and c.sq_fail is None
+    assert "no ε works" in L.calculator_html(c)
+
+
+def test_calculator_curves_equal_the_scalar_calculator():
+    r = L.compute_adaptive(L.AdaptiveSpec(**SMALL, tau=0.02, beta=1e-6))
+    grid = L.GEN_N_GRID
+    for i in (0, 60, 120, 200, len(grid) - 1):
+        c = L.calculator(0.02, int(grid[i]), 1e-6)
+        if c.sq_eps is None:
+            assert np.isnan(r.curves["sq_eps"][i])
+        else:
+            _rel(r.curves["sq_eps"][i], c.sq_eps, 1e-12)
+            _rel(r.curves["sq_fail"][i], c.sq_fail, 1e-12)
+        _rel(r.curves["pure_fail"][i], c.pure_fail, 1e-12)
+        _rel(r.curves["take2_fail"][i], c.take2_fail, 1e-12)
+        _rel(r.curves["gen_eps"][i], c.gen_eps, 1e-12)
+        _rel(r.curves["hoeffding"][i], c.hoeffding, 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tau=st.floats(1e-3, 0.5), n=st.integers(10, 10**8), beta=st.floats(1e-12, 0.5))
+def test_calculator_properties(tau, n, beta):
+    c = L.calculator(tau, n, beta)
+    # the adaptive guarantees are never better than the fixed-query Hoeffding bound
+    assert c.pure_fail >= c.hoeffding * (1 - 1e-12) or c.hoeffding >= 1
+    assert 0 <= c.take2_fail <= 1 and 0 <= c.pure_fail <= 1
+    if c.sq_eps is not None:
+        assert 0 < c.sq_eps < tau                           # sqrt(τ² − ln2/2n) < τ
+    # a larger n allows less privacy loss for the same β
+    assert L.calculator(tau, 2 * n, beta).gen_eps < c.gen_eps
+
+
+# ------------------------------------------------------------------------------------------------
+# simulation and Thresholdout's privacy
+# ------------------------------------------------------------------------------------------------
+def test_simulations_are_the_backends_with_the_seed():
+    r = L.compute_adaptive(L.AdaptiveSpec(**SMALL))
+    for method, got in (("naive", r.naive), ("thresholdout", r.thresholdout)):
+        want = simulate_adaptive_overfitting(300, 600, 5, np.random.default_rng(0), method=method)
+        for f in ("k", "train", "holdout", "fresh"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
+        assert got.holdout_queries_over == want.holdout_queries_over
+
+
+def test_thresholdout_privacy_closed_forms():
+    r = L.compute_adaptive(L.AdaptiveSpec(**SMALL, delta=1e-6))
+    n, B = 300, r.budget_used
+    assert B == r.thresholdout.holdout_queries_over > 0
+    e0 = 2 / mp.sqrt(n)                                  # 1/(σn), σ = 1/(2√n)
+    _rel(r.eps_pure_used, 2 * B * e0)                     # (2B/(σn), 0)-DP
+    d = mp.mpf(1e-6)
+    adv = 2 * (mp.sqrt(2 * B * mp.log(2 / d)) * e0 + B * e0 * mp.expm1(e0))
+    _rel(r.eps_delta_used, min(adv, 2 * B * e0))
+    _rel(r.eps_slide_used, 2 * mp.sqrt(2 * B * mp.log(2 / d)) / (mp.mpf(0.5) / mp.sqrt(n) * n))
+    Bs = 600 + 5
+    assert r.budget_set == Bs
+    _rel(r.eps_pure_set, 2 * Bs * e0)
+    t = Thresholdout(threshold=2 / math.sqrt(n), sigma=0.5 / math.sqrt(n), budget=Bs, n=n)
+    assert r.eps_delta_set == t.privacy(1e-6)[0]
+    html = L.privacy_html(r)
+    assert f"<b>{B}</b>" in html and "Thresholdout" in html
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_adaptive_overfitting_and_thresholdout_statistics(seed):
+    """n = 1000 rows, d = 2000 coin-flip features (true accuracy 1/2, std of an accuracy on n rows
+    = 0.0158): fresh accuracy within 4.5 std of 1/2 at every k; training accuracy (the data used
+    to select) and the naively reused holdout look better than 1/2 by > 3 std on average;
+    Thresholdout's reported accuracy stays closer to fresh data than naive reuse."""
+    naive, to = L.simulate_pair(1000, 2000, 10, seed)
+    sd = math.sqrt(0.25 / 1000)
+    for res in (naive, to):
+        assert np.max(np.abs(res.fresh - 0.5)) < 4.5 * sd
+    assert np.mean(naive.train - 0.5) > 3 * sd
+    gap_naive = np.mean(naive.holdout - naive.fresh)
+    assert gap_naive > 3 * sd
+    assert np.mean(np.abs(to.holdout - to.fresh)) < gap_naive
+
+
+# ------------------------------------------------------------------------------------------------
+# invalid inputs
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("change,name", [
+    (dict(n=10_000, d=20_000), "n·d"),
+    (dict(d=100, rounds=5), "rounds"),
+    (dict(tau=0.0), "tau"),
+    (dict(tau=float("nan")), "tau"),
+    (dict(beta=0.0), "beta"),
+    (dict(beta=1.0), "beta"),
+    (dict(delta=0.0), "delta"),
+    (dict(seed=-1), "seed"),
+    (dict(n=2.5), "n"),
+    (dict(gen_n=0), "gen_n"),
+], ids=["cells", "rounds", "tau0", "taunan", "beta0", "beta1", "delta0", "seed", "n_float", "gen_n"])
+def test_invalid_inputs(change, name):
+    with pytest.raises(ValueError, match=name):
+        L.compute_adaptive(L.AdaptiveSpec(**{**SMALL, **change}))
+
+
+# ------------------------------------------------------------------------------------------------
+# controller
+# ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def app():
+    return L.build_adaptive_lab(**SMALL)
+
+
+def test_figures_constructed_non_empty(app):
+    ctrl = app.controller
+    assert len(ctrl.figs) == 4
+    for f in ctrl.figs:
+        assert f.data and all(t["x"] and t["y"] for t in f.data)
+        assert f.plot_layout["title"]["text"]
+
+
+def test_calculator_slider_updates_in_place_without_rerunning(app):
+    ctrl = app.controller
+    fig_eps, fig_naive = ctrl.fig_eps, ctrl.fig_naive
+    before_naive = fig_naive.data
+    ctrl.controls["tau"].value = 0.1
+    assert ctrl.fig_eps is fig_eps and ctrl.figs[2] is fig_eps
+    want = L.calculator(0.1, int(ctrl.controls["gen_n"].value), float(ctrl.controls["beta"].value))
+    assert fig_eps.data[4]["y"][1] == pytest.approx(want.pure_eps, rel=1e-12)
+    assert fig_naive.data == before_naive           # the simulation was not touched
+    assert "τ = 0.1" in ctrl.calc_readout.value
+
+
+def test_seed_reruns_the_simulation_in_place(app):
+    ctrl = app.controller
+    fig = ctrl.fig_to
+    ctrl.controls["seed"].value = 3
+    want = simulate_adaptive_overfitting(300, 600, 5, np.random.default_rng(3), method="thresholdout")
+    assert ctrl.fig_to is fig
+    assert fig.data[1]["y"] == pytest.approx(want.holdout.tolist(), abs=0)
+    assert ctrl.message.text == ""
+
+
+def test_bad_value_shows_message_and_keeps_plot(app):
+    ctrl = app.controller
+    before = [f.data for f in ctrl.figs]
+    ctrl.controls["d"].value = 100                 # rounds = 5 > d // 40 = 2
+    assert "rounds" in ctrl.message.text and "last valid setting" in ctrl.message.text
+    assert [f.data for f in ctrl.figs] == before
+    ctrl.controls["d"].value = 600
+    assert ctrl.message.text == ""
+
+
+def test_progress_bar_shown_for_long_runs(app):
+    ctrl = app.controller
+    shown = []
+    ctrl.progress.layout.observe(lambda ch: shown.append(ch["new"]), names="display")
+    ctrl.PROGRESS_AFTER = 0.0                      # every uncached run counts as long
+    try:
+        ctrl.controls["seed"].value = 4
+    finally:
+        ctrl.PROGRESS_AFTER = L.StagedController.PROGRESS_AFTER
+    assert shown[:1] == [None] and shown[-1] == "none"
+    assert ctrl.progress.value == ctrl.progress.max == 2
+
+
+def test_memo_is_lru():
+    m = L.Memo(lambda a, b: a + b, maxsize=2)
+    assert m(1, 2) == 3 and (1, 2) in m
+    m(2, 2), m(3, 3)
+    assert (1, 2) not in m and (3, 3) in m
+
+
+def test_step_cost_of_calculator_is_small():
+    import time
+
+    spec = L.AdaptiveSpec(**SMALL)
+    L.compute_adaptive(spec)
+    t0 = time.process_time()
+    for i in range(20):
+        L.compute_adaptive(dataclasses.replace(spec, tau=0.01 + 0.001 * i))
+    assert (time.process_time() - t0) / 20 < 0.05      # CPU seconds per calculator step
