@@ -55,17 +55,21 @@ def _y(trace):
 def test_laplace_profile_and_gdp_curves_are_the_closed_forms():
     r = P.compute_profile_gdp(_spec("laplace", (0.8,), (1.0, 2.5)))
     s = r.summary
-    assert s.eps.shape == (P.N_EPS,) and s.eps[0] == 0.0
+    assert r.eps.size == P.N_EPS + 12 and r.eps[0] == 0.0     # + 12 points approaching ε_max
+    assert np.all(np.diff(r.eps) > 0) and np.any((r.eps < 1.25) & (r.eps > 1.25 * (1 - 1e-11)))
     assert s.eps_max == pytest.approx(1.25, rel=1e-15)
-    for i in range(0, P.N_EPS, 17):
-        e = mp.mpf(float(s.eps[i]))
+    # the plotted range reaches where δ_1 (the smallest μ) falls to DELTA_FLOOR
+    assert r.eps[-1] == pytest.approx(1.15 * C.gdp_epsilon(1.0, P.DELTA_FLOOR), rel=1e-12)
+    for i in range(0, r.eps.size, 7):
+        e = mp.mpf(float(r.eps[i]))
         want = max(mp.mpf(0), 1 - mp.exp((e - mp.mpf(1) / mp.mpf(0.8)) / 2))
         if want > 0:
-            assert _rel(s.delta[i], want) < 1e-9
+            assert _rel(r.delta[i], want) < 1e-9
         else:
-            assert s.delta[i] == 0.0
+            assert r.delta[i] == 0.0
         for j, mu in enumerate((1.0, 2.5)):
             assert _rel(r.delta_mu[j, i], _mp_gdp_delta(mu, e)) < 1e-9
+    np.testing.assert_array_equal(r.delta, M.Laplace(0.8).delta(r.eps))
     np.testing.assert_array_equal(s.delta, M.Laplace(0.8).delta(s.eps))
     np.testing.assert_array_equal(s.beta, M.Laplace(0.8).tradeoff(P.ALPHA_GRID))
 
@@ -116,6 +120,8 @@ def test_subbotin_heavy_tail_is_not_gdp_and_light_tail_is():
     light = P.mechanism_summary(P.MechSpec("subbotin", (1.0, 1.0)))   # r = 1: Laplace(1)
     assert light.verdict.is_gdp and light.verdict.mu_upper == pytest.approx(1.031, abs=2e-3)
     np.testing.assert_allclose(light.delta, M.Subbotin(1.0, 1.0).delta(light.eps), rtol=0, atol=0)
+    r = P.compute_profile_gdp(_spec("subbotin", (1.0, 1.5)))
+    np.testing.assert_array_equal(r.delta, M.Subbotin(1.0, 1.5).delta(r.eps))
 
 
 def test_equation_naive_and_refined_follow_002_figure_1():
@@ -125,6 +131,8 @@ def test_equation_naive_and_refined_follow_002_figure_1():
     refined = C.equation_profile(2.0, 1.0, 2.0, refined=True)
     np.testing.assert_array_equal(s.delta_naive, naive.delta(s.eps))
     np.testing.assert_allclose(s.delta, refined.delta(s.eps), rtol=1e-12)
+    np.testing.assert_array_equal(r.delta_naive, naive.delta(r.eps))
+    np.testing.assert_allclose(r.delta, refined.delta(r.eps), rtol=1e-12)
     # naive: δ(0) = B = 1, so not GDP for any μ; refined: δ(0) < 1 (Theorem 2.1) and GDP
     assert s.delta_naive[0] == 1.0 and s.delta[0] < 0.65
     assert not s.verdict_naive.is_gdp and "δ(0) = 1" in s.verdict_naive.reason
@@ -156,7 +164,8 @@ def test_extreme_gaussian_falls_back_to_theory_with_a_violated_lower_end():
 def test_certified_upper_curve_lies_above_the_profile(b):
     r = P.compute_profile_gdp(_spec("laplace", (b,)))
     assert r.delta_upper is not None
-    assert np.all(r.summary.delta <= r.delta_upper * (1 + 1e-9))
+    assert np.all(r.delta <= r.delta_upper * (1 + 1e-9))
+    assert np.all(r.summary.delta <= C.gdp_delta(r.verdict.mu_upper, r.summary.eps) * (1 + 1e-9))
 
 
 @settings(max_examples=20, deadline=None)
@@ -302,3 +311,15 @@ def test_extreme_but_computable_settings_show_no_error(app):
     assert app.controller.result.summary.verdict.mu_upper is not None
     c["mus"].value = "1000"
     assert app.controller.message.text == ""
+
+
+def test_delta0_rounding_to_one_uses_theory_or_says_not_gdp():
+    # N(0, 0.01²) is exactly 100-GDP, but δ(0) = 2Φ(50) − 1 rounds to 1: theory gives μ_upper
+    v = P.mechanism_summary(P.MechSpec("gaussian", (0.01,))).verdict
+    assert v.is_gdp and v.method == "fallback" and v.mu_upper == 100.0
+    assert v.status(100.0) == "yes" and v.status(10.0) == "no"
+    assert v.mu_lower is not None and v.mu_lower < 100.0
+    # a naive equation profile with B ≥ 1 has δ(0) = 1 exactly: not GDP for any μ (002 Fig. 1)
+    s = P.mechanism_summary(P.MechSpec("equation", (20.0, 100.0, 0.02)))
+    assert not s.verdict_naive.is_gdp and "δ(0) = 1" in s.verdict_naive.reason
+    assert s.verdict_naive.status(5.0) == "no"

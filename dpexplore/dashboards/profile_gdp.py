@@ -51,6 +51,7 @@ import numpy as np
 from ..conversions import (
     equation_profile,
     gdp_delta,
+    gdp_epsilon,
     gdp_identify,
     gdp_measure,
     pure_to_gdp,
@@ -197,7 +198,7 @@ class MechanismSummary:
     """Everything that depends on the mechanism only (cached on its :class:`MechSpec`)."""
 
     label: str
-    eps: np.ndarray = field(repr=False)            # ε grid of the profile plot
+    eps: np.ndarray = field(repr=False)            # the mechanism's own ε grid (verdict, envelope)
     delta: np.ndarray = field(repr=False)          # δ_A on it
     delta_naive: np.ndarray | None = field(repr=False)   # equation family: the naive inversion
     beta: np.ndarray = field(repr=False)           # trade-off β(α) on ALPHA_GRID
@@ -205,15 +206,21 @@ class MechanismSummary:
     eps_max: float
     verdict: GdpVerdict
     verdict_naive: GdpVerdict | None
+    profile: PrivacyProfile = field(repr=False, compare=False)
+    naive: PrivacyProfile | None = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
 class ProfileGdpResult:
-    """Everything both views draw: the mechanism summary plus the μ-GDP curves."""
+    """Everything both views draw: the mechanism summary, the plotted ε grid (it also covers the
+    smallest μ's curve down to DELTA_FLOOR) with δ_A on it, and the μ-GDP curves."""
 
     spec: ProfileGdpSpec
     summary: MechanismSummary
-    delta_mu: np.ndarray = field(repr=False)       # shape (len(mus), N_EPS)
+    eps: np.ndarray = field(repr=False)            # plotted ε grid (see _plot_grid)
+    delta: np.ndarray = field(repr=False)          # δ_A on it
+    delta_naive: np.ndarray | None = field(repr=False)
+    delta_mu: np.ndarray = field(repr=False)       # shape (len(mus), len(eps))
     g_mu: np.ndarray = field(repr=False)           # shape (len(mus), len(ALPHA_GRID))
     delta_upper: np.ndarray | None = field(repr=False)   # δ_{μ_upper}(ε) (dashed), if certified
     g_upper: np.ndarray | None = field(repr=False)
@@ -351,6 +358,16 @@ def _eps_range(profile: PrivacyProfile) -> float:
     return float(np.clip(1.15 * hi, 0.05, 5000.0))
 
 
+def _plot_grid(hi: float, eps_max: float) -> np.ndarray:
+    """N_EPS points on [0, hi]; for pure DP also ε_max(1 − 10^{-k}), k = 1 … 12, so the curve
+    visibly dives towards δ(ε_max) = 0 on the log axis."""
+    grid = np.linspace(0.0, hi, N_EPS)
+    if math.isfinite(eps_max) and 0.0 < eps_max <= hi:
+        near = eps_max * (1.0 - np.logspace(-1.0, -12.0, 12))
+        grid = np.unique(np.concatenate([grid, near]))
+    return grid
+
+
 def _envelope_tradeoff(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su Prop. 2.5 via
     conversions.tradeoff_approx; every pair is a valid guarantee, so a finite grid errs on the
@@ -376,7 +393,7 @@ def mechanism_summary(mech: MechSpec) -> MechanismSummary:
     hi = _eps_range(profile)
     if naive is not None:
         hi = max(hi, _eps_range(naive))
-    eps = np.linspace(0.0, hi, N_EPS)
+    eps = _plot_grid(hi, float(profile.eps_max))
     ld = np.asarray(profile.log_delta(eps), dtype=np.float64)
     delta = np.exp(ld)
     verdict = _verdict(profile, mech.kind, mech.params, eps, ld)
@@ -391,7 +408,7 @@ def mechanism_summary(mech: MechSpec) -> MechanismSummary:
         beta_naive = _envelope_tradeoff(eps, delta_naive)
         verdict_naive = _verdict(naive, mech.kind, mech.params, eps, ldn)
     return MechanismSummary(profile.name, eps, delta, delta_naive, beta, beta_naive,
-                            float(profile.eps_max), verdict, verdict_naive)
+                            float(profile.eps_max), verdict, verdict_naive, profile, naive)
 
 
 def parse_mus(text: str) -> tuple[float, ...]:
@@ -427,22 +444,33 @@ def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
     (:func:`~dpexplore.conversions.tradeoff_gdp`) for each μ and for μ_upper.
 
     >>> r = compute_profile_gdp(ProfileGdpSpec(MechSpec("gaussian", (0.5,)), (2.0,)))
-    >>> bool(np.allclose(r.delta_mu[0], r.summary.delta, rtol=1e-12))   # N(0, 0.25) is 2-GDP
+    >>> bool(np.allclose(r.delta_mu[0], r.delta, rtol=1e-12))   # N(0, 0.25) is exactly 2-GDP
     True
     """
     mus = tuple(float(m) for m in spec.mus)
     if not mus or any(not (m > 0 and math.isfinite(m)) for m in mus):
         raise ValueError(f"mu must be finite numbers > 0, got {spec.mus!r}")
     s = mechanism_summary(spec.mech)
+    # plotted range: the mechanism's, widened so that the smallest μ's curve reaches DELTA_FLOOR
+    # (002 Fig. 1 right shows the GDP curves' decay next to the mechanism's)
+    hi = float(s.eps[-1])
+    hi_mu = 1.15 * float(gdp_epsilon(min(mus), DELTA_FLOOR))
+    if hi_mu > hi * (1 + 1e-12):
+        eps = _plot_grid(min(hi_mu, 5000.0), s.eps_max)
+        delta = np.exp(np.asarray(s.profile.log_delta(eps), dtype=np.float64))
+        delta_naive = (None if s.naive is None
+                       else np.exp(np.asarray(s.naive.log_delta(eps), dtype=np.float64)))
+    else:
+        eps, delta, delta_naive = s.eps, s.delta, s.delta_naive
     m = np.asarray(mus)[:, None]
-    delta_mu = np.asarray(gdp_delta(m, s.eps[None, :]), dtype=np.float64)
+    delta_mu = np.asarray(gdp_delta(m, eps[None, :]), dtype=np.float64)
     g_mu = np.asarray(tradeoff_gdp(m, ALPHA_GRID[None, :]), dtype=np.float64)
     up = s.verdict.mu_upper
     delta_upper = g_upper = None
     if up is not None:
-        delta_upper = np.asarray(gdp_delta(up, s.eps), dtype=np.float64)
+        delta_upper = np.asarray(gdp_delta(up, eps), dtype=np.float64)
         g_upper = np.asarray(tradeoff_gdp(up, ALPHA_GRID), dtype=np.float64)
-    return ProfileGdpResult(spec, s, delta_mu, g_mu, delta_upper, g_upper)
+    return ProfileGdpResult(spec, s, eps, delta, delta_naive, delta_mu, g_mu, delta_upper, g_upper)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -506,19 +534,19 @@ class ProfileGdpController(Controller):
     @staticmethod
     def _profile_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
-        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {s.label}", "x": s.eps,
-               "y": _logy(s.delta), "line": {"color": OKABE_ITO[7], "width": 3}}]
-        if s.delta_naive is not None:
+        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {s.label}", "x": r.eps,
+               "y": _logy(r.delta), "line": {"color": OKABE_ITO[7], "width": 3}}]
+        if r.delta_naive is not None:
             tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion δ_n(ε)",
-                       "x": s.eps, "y": _logy(s.delta_naive),
+                       "x": r.eps, "y": _logy(r.delta_naive),
                        "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"}})
         for i, mu in enumerate(r.spec.mus):
-            tr.append({"type": "scatter", "mode": "lines", "name": f"δ_μ(ε), μ = {mu:g}", "x": s.eps,
+            tr.append({"type": "scatter", "mode": "lines", "name": f"δ_μ(ε), μ = {mu:g}", "x": r.eps,
                        "y": _logy(r.delta_mu[i]), "line": {"color": OKABE_ITO[i % 7], "width": 2}})
         if r.delta_upper is not None:
             tr.append({"type": "scatter", "mode": "lines",
                        "name": f"δ_μ(ε), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
-                       "x": s.eps, "y": _logy(r.delta_upper),
+                       "x": r.eps, "y": _logy(r.delta_upper),
                        "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}})
         return tr
 
@@ -544,18 +572,19 @@ class ProfileGdpController(Controller):
         return tr
 
     def figures(self, result: ProfileGdpResult) -> list[PlotlyWidget]:
-        legend = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
+        legend = {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.18, "yanchor": "top"}
+        margin = {"l": 60, "r": 20, "t": 40, "b": 130}
         prof = PlotlyWidget(data=self._profile_traces(result), layout={
             "title": {"text": "Privacy profile δ(ε) against μ-GDP (002, Thm 3.1)"},
             "xaxis": {"title": {"text": "ε"}},
             "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log", "exponentformat": "power",
                       "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05]},
-            "legend": legend, "showlegend": True, "height": 430})
+            "legend": legend, "showlegend": True, "height": 520, "margin": margin})
         trade = PlotlyWidget(data=self._tradeoff_traces(result), layout={
             "title": {"text": "Trade-off functions β(α) against G_μ (f-DP)"},
             "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
             "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
-            "legend": legend, "showlegend": True, "height": 430})
+            "legend": legend, "showlegend": True, "height": 520, "margin": margin})
         prof.add_class("dpexplore-profile-plot")
         trade.add_class("dpexplore-tradeoff-plot")
         return [prof, trade]

@@ -18,6 +18,16 @@ pytestmark = pytest.mark.browser
 NB = "profile_vs_gdp.ipynb"
 
 
+def _open(open_app):
+    """Open the dashboard and wait until BOTH figures (the hidden trade-off one too) are drawn."""
+    app = open_app(NB)
+    app.page.wait_for_function(
+        """() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
+                   return g.length === 2 && g.every(d => d.data && d.data.length > 0); }""",
+        timeout=60_000)
+    return app
+
+
 def _y(trace) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in trace["y"]], dtype=float)
 
@@ -26,33 +36,39 @@ def _x(trace) -> np.ndarray:
     return np.asarray(trace["x"], dtype=float)
 
 
-def _assert_log_curve(trace, want) -> None:
-    """A δ curve on the log axis: equal to ``want`` where positive, a gap (None) where δ = 0."""
+def _assert_log_curve(trace, want, loose=None) -> None:
+    """A δ curve on the log axis: equal to ``want`` where positive, a gap (None) where δ = 0.
+
+    ``loose`` marks ill-conditioned points (within a relative 1e-6 of a pure-DP mechanism's ε_max,
+    where δ ∝ ε_max − ε: a one-ulp difference between the slider value the browser sends and the
+    one recomputed here moves δ by up to ~1e-4 relative); they are compared at rtol 1e-3."""
     got = _y(trace)
     want = np.asarray(want, dtype=float)
+    loose = np.zeros(want.shape, bool) if loose is None else loose
     pos = want > 0
-    np.testing.assert_allclose(got[pos], want[pos], rtol=1e-9)
-    assert np.all(np.isnan(got[~pos]))
+    np.testing.assert_allclose(got[pos & ~loose], want[pos & ~loose], rtol=1e-9)
+    np.testing.assert_allclose(got[pos & loose], want[pos & loose], rtol=1e-3)
+    assert np.all(np.isnan(got[~pos & ~loose]))
 
 
 def _profile(kind, *params):
-    """(profile δ(ε) function, trade-off β(α) function) of the backend for a setting."""
+    """(profile δ(ε), trade-off β(α), ε_max) of the backend for a setting."""
     if kind == "equation":
         p = C.equation_profile(*params, refined=True)
-        return p.delta, None
+        return p.delta, None, np.inf
     m = {"laplace": M.Laplace, "gaussian": M.Gaussian, "pure": M.RandomizedResponse,
          "logistic": M.Logistic, "subbotin": M.Subbotin}[kind](*params)
-    return m.delta, m.tradeoff
+    return m.delta, m.tradeoff, float(m.eps_max)
 
 
 def _assert_setting(app, kind, params, mus=(1.0, 2.0)) -> None:
     """Both plots show the backend's numbers for (kind, params, mus)."""
     plots = app.plots()
     prof, trade = plots[0], plots[1]
-    delta, tradeoff = _profile(kind, *params)
+    delta, tradeoff, eps_max = _profile(kind, *params)
     eps = _x(prof[0])
-    assert eps[0] == 0.0 and eps.size == P.N_EPS
-    _assert_log_curve(prof[0], delta(eps))
+    assert eps[0] == 0.0 and eps.size >= P.N_EPS
+    _assert_log_curve(prof[0], delta(eps), loose=np.abs(eps - eps_max) < 1e-6 * eps_max)
     first_mu = 2 if kind == "equation" else 1   # the equation family adds the naive curve
     if kind == "equation":
         _assert_log_curve(prof[1], C.equation_profile(*params).delta(eps))
@@ -115,7 +131,7 @@ def _visible(app, cls) -> bool:
 
 
 def test_page_loads_with_the_core_values(open_app):
-    app = open_app(NB)
+    app = _open(open_app)
     plots = app.plots()
     assert len(plots) == 2
     assert len(plots[0]) == 4          # Laplace, μ = 1, μ = 2, dashed μ_upper
@@ -133,7 +149,7 @@ def test_page_loads_with_the_core_values(open_app):
 
 
 def test_laplace_slider_typed_and_keyboard(open_app):
-    app = open_app(NB)
+    app = _open(open_app)
     app.set_slider("Laplace scale b", 2)
     b = _snap("Laplace scale b", 2)        # 10^0.3
     assert b == pytest.approx(10 ** 0.3, rel=1e-12)
@@ -149,7 +165,7 @@ def test_laplace_slider_typed_and_keyboard(open_app):
     ("logistic", "Logistic scale s", 0.5),
 ])
 def test_each_one_parameter_slider(open_app, kind, label, value):
-    app = open_app(NB)
+    app = _open(open_app)
     _select_mechanism(app, kind)
     _assert_setting(app, kind, (1.0,))
     app.set_slider(label, value)
@@ -163,7 +179,7 @@ def test_each_one_parameter_slider(open_app, kind, label, value):
 
 
 def test_subbotin_scale_and_shape_sliders(open_app):
-    app = open_app(NB)
+    app = _open(open_app)
     _select_mechanism(app, "subbotin")
     _assert_setting(app, "subbotin", (1.0, 1.5))
     app.set_slider("Subbotin scale s", 2)
@@ -178,7 +194,7 @@ def test_subbotin_scale_and_shape_sliders(open_app):
 
 
 def test_equation_sliders_naive_and_refined(open_app):
-    app = open_app(NB)
+    app = _open(open_app)
     _select_mechanism(app, "equation")
     _assert_setting(app, "equation", (2.0, 1.0, 2.0))
     text = _verdict_text(app)
@@ -194,7 +210,7 @@ def test_equation_sliders_naive_and_refined(open_app):
 
 
 def test_mu_values_and_view_toggle(open_app):
-    app = open_app(NB)
+    app = _open(open_app)
     _set_mus(app, "0.5, 3, 4")
     _assert_setting(app, "laplace", (1.0,), (0.5, 3.0, 4.0))
     app.page.locator(".widget-toggle-buttons button", has_text="trade-off").click()
@@ -208,7 +224,7 @@ def test_mu_values_and_view_toggle(open_app):
 
 
 def test_bad_value_shows_message_and_keeps_the_plot(open_app):
-    app = open_app(NB)
+    app = _open(open_app)
     before = app.plots()
     _set_mus(app, "1, banana", expect_change=False)
     msg = app.message()
