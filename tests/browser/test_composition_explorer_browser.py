@@ -26,6 +26,15 @@ def snap(value: float, steps_per_decade: int) -> float:
     return 10 ** (round(np.log10(value) * steps_per_decade) / steps_per_decade)
 
 
+def typed(value: float, steps_per_decade: int, matches) -> float:
+    """The value a typed entry became: the typed number itself or its snap to the slider grid
+    (ipywidgets snaps typed values of continuously updating log sliders only); ``matches(v)``
+    tells from the plotted data which one the kernel used."""
+    found = [v for v in (value, snap(value, steps_per_decade)) if matches(v)]
+    assert found, f"the plot matches neither {value} nor its snap to the slider grid"
+    return found[0]
+
+
 def _y(trace) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in trace["y"]], dtype=float)
 
@@ -98,7 +107,8 @@ def test_every_control_redraws_with_the_core_values(open_app):
     app = open_app(APP)
     spec = CompositionSpec()
     app.set_slider(EPS, 0.2)
-    spec = dataclasses.replace(spec, eps=snap(0.2, 20))
+    basic_at_1 = app.trace(0, 0)["y"][0]            # basic at k = 1 is ε itself
+    spec = dataclasses.replace(spec, eps=typed(0.2, 20, lambda v: basic_at_1 == pytest.approx(v, rel=1e-12)))
     assert_plots(app, spec)
     app.press_slider(K, "ArrowRight", 1)           # one step of 10 per decade from k = 100
     spec = dataclasses.replace(spec, k=126)
@@ -110,7 +120,8 @@ def test_every_control_redraws_with_the_core_values(open_app):
     spec = dataclasses.replace(spec, delta_total=snap(1e-5, 5))
     assert_plots(app, spec)
     app.set_slider(EPS_T, 2)
-    spec = dataclasses.replace(spec, eps_budget=snap(2.0, 20))
+    b_at_1 = app.trace(1, 0)["y"][0]                # basic noise at k = 1: b = 1/ε_T
+    spec = dataclasses.replace(spec, eps_budget=typed(2.0, 20, lambda v: b_at_1 == pytest.approx(1 / v, rel=1e-12)))
     assert_plots(app, spec)
     toggle_pure(app)                                # δ per step becomes the slider's 1e-9
     spec = dataclasses.replace(spec, delta=1e-9)
