@@ -53,12 +53,12 @@ from ..conversions import (
     gdp_delta,
     gdp_epsilon,
     gdp_identify,
+    gdp_log_delta,
     gdp_measure,
     pure_to_gdp,
     tradeoff_approx,
     tradeoff_gdp,
 )
-from ..conversions import _gdp_log_delta  # vectorized, unvalidated δ_μ in log space
 from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
 from ..profiles import PrivacyProfile
 from .controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
@@ -275,7 +275,7 @@ def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float
     e, la = eps[fin], log_delta_grid[fin]
 
     def violated(mu):
-        lm = _gdp_log_delta(mu, e)
+        lm = np.asarray(gdp_log_delta(mu, e), dtype=np.float64)
         with np.errstate(invalid="ignore"):
             return bool(np.any(la > lm + 1e-12 * (1.0 + np.abs(lm))))
 
@@ -604,7 +604,7 @@ class ProfileGdpController(Controller):
         tail = ("δ = 0 beyond ε_max, so μ_t = 0" if v.mu_t == 0.0 else f"μ_t = {_fmt(v.mu_t)}")
         out = f"<b>{what}: GDP</b> with tail value {tail} (002, Thm 3.3)"
         if v.mu_upper is not None:
-            out += (f"; measured μ*: {_fmt(v.mu_lower) if v.mu_lower is not None else '0'} "
+            out += (f"; optimal μ*: {_fmt(v.mu_lower) if v.mu_lower is not None else '0'} "
                     f"&lt; μ* ≤ <b>{_fmt(v.mu_upper)}</b> (upper end certified; dashed curve)")
         else:
             out += (f"; μ* &gt; {_fmt(v.mu_lower)} (violated)" if v.mu_lower is not None else "")
@@ -621,7 +621,8 @@ class ProfileGdpController(Controller):
             lines.append(self._verdict_html(s.verdict_naive, "Naive inversion"))
         word = {"yes": "μ-GDP ✔ (certified)", "no": "not μ-GDP ✘ (δ_A &gt; δ_μ somewhere)",
                 "undecided": "undecided at this tolerance"}
-        per = "; ".join(f"μ = {mu:g}: {word[s.verdict.status(mu)]}" for mu in r.spec.mus)
+        per = "Your μ values: " + "; ".join(f"μ = {mu:g}: {word[s.verdict.status(mu)]}"
+                                           for mu in r.spec.mus)
         lines.append(per)
         self.readout.value = "<br>".join(lines)
 
