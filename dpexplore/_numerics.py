@@ -60,6 +60,8 @@ def gaussian_log_delta(mu, eps):
         log_diff = np.where(far, log_diff_far, np.log(np.maximum(ea - eb, 0.0)))
         tail_val = -0.5 * a * a + LOG_HALF + log_diff
         out[...] = np.where(tail, tail_val, centre)
+        # ε/μ overflowing (subnormal μ): a = −inf, log δ < −a²/2 is below −1e308
+        out[np.isneginf(a)] = -np.inf
         out[np.isinf(mu)] = 0.0
         out[(eps == np.inf) & np.isfinite(mu)] = -np.inf
     return out
