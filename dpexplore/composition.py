@@ -104,7 +104,7 @@ def advanced(eps, delta, k, delta_slack):
     d = check_delta(delta, "delta")
     kk = check_k(k, "k").astype(np.float64)
     ds = check_delta(delta_slack, "delta_slack")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow: ε' = inf
         lg = -np.log(ds)
         out = np.sqrt(2.0 * kk * lg) * e + kk * e * np.expm1(e)
     out = np.where(e == 0, 0.0, _up(out))
@@ -444,8 +444,16 @@ def gdp(mus, k=1):
     """
     m = check_nonneg(mus, "mus")
     kk = check_k(k, "k")
-    s = (m * m).sum(axis=-1) if m.ndim else m * m
-    return scalar_out(_up(np.sqrt(kk * s)))
+    # √k ‖μ‖₂ with the norm scaled by max μ_j, so that subnormal μ (μ² = 0) and huge μ
+    # (μ² = inf) are not lost
+    mm = m if m.ndim else m[None]
+    top = np.max(mm, axis=-1, initial=0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        safe = np.where((top > 0) & np.isfinite(top), top, 1.0)
+        r = mm / safe[..., None]
+        norm = np.where(np.isfinite(top), top * np.sqrt((r * r).sum(axis=-1)), np.inf)
+        out = np.where(top > 0, np.sqrt(kk.astype(np.float64)) * norm, 0.0)
+    return scalar_out(_up(out))
 
 
 # ------------------------------------------------------------------------------------------------
