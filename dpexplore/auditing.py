@@ -299,6 +299,7 @@ def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**
     if not 0.0 < f < 1.0:
         raise ValueError(f"fraction must lie in (0, 1), got {fraction!r}")
     d = float(check_delta(delta, "delta"))
+    max_trials = _int(max_trials, "max_trials")
     alpha = (1.0 - c) / 2.0
     p = 1.0 / (1.0 + math.exp(e)) if e < 700 else 0.0
     target = f * e
@@ -498,7 +499,13 @@ class LaplaceAuditPair:
     def __post_init__(self):
         for name in ("eps_claimed", "sensitivity", "assumed_sensitivity"):
             v = getattr(self, name)
-            object.__setattr__(self, name, float(check_positive(v, name)))
+            arr = check_positive(v, name)
+            if arr.ndim:
+                raise ValueError(f"{name} must be a scalar, got {v!r}")
+            object.__setattr__(self, name, float(arr))
+        if not math.isfinite(self.scale):
+            raise ValueError(f"eps_claimed = {self.eps_claimed!r} is too small for "
+                             f"assumed_sensitivity = {self.assumed_sensitivity!r}: the noise scale overflows")
 
     @property
     def scale(self) -> float:
@@ -506,7 +513,8 @@ class LaplaceAuditPair:
 
     @property
     def eps_actual(self) -> float:
-        return self.sensitivity / self.scale
+        # Δ ε / Δ_assumed: no underflow of the scale to 0 or overflow to inf in between
+        return self.sensitivity * (self.eps_claimed / self.assumed_sensitivity)
 
     def sample_0(self, rng, size):
         return _check_rng(rng).laplace(0.0, self.scale, size)
@@ -539,8 +547,11 @@ def miscalibrated_laplace(eps, sensitivity=1.0, bug_factor=2.0) -> LaplaceAuditP
     >>> miscalibrated_laplace(1.0, bug_factor=3.0).eps_actual
     3.0
     """
-    b = float(check_positive(bug_factor, "bug_factor"))
-    return LaplaceAuditPair(eps, sensitivity, float(check_positive(sensitivity, "sensitivity")) / b)
+    b = check_positive(bug_factor, "bug_factor")
+    s = check_positive(sensitivity, "sensitivity")
+    if b.ndim or s.ndim:
+        raise ValueError(f"sensitivity and bug_factor must be scalars, got {sensitivity!r}, {bug_factor!r}")
+    return LaplaceAuditPair(eps, sensitivity, float(s) / float(b))
 
 
 @dataclass(frozen=True)
@@ -572,7 +583,10 @@ class MechanismAuditPair:
             shift = getattr(self.mechanism, "sensitivity", None)
             if shift is None:
                 raise ValueError("shift is required for a mechanism without a sensitivity attribute")
-        object.__setattr__(self, "shift", float(check_positive(shift, "shift")))
+        arr = check_positive(shift, "shift")
+        if arr.ndim:
+            raise ValueError(f"shift must be a scalar, got {shift!r}")
+        object.__setattr__(self, "shift", float(arr))
 
     def sample_0(self, rng, size):
         return np.asarray(self.mechanism.sample(size, rng=_check_rng(rng)), dtype=np.float64)
