@@ -324,10 +324,10 @@ class SVTSession:
 
     def __init__(self, threshold: float, threshold_scale: float, query_scale: float, c: int,
                  rng: np.random.Generator):
-        self.threshold = threshold
-        self.threshold_scale = threshold_scale
-        self.query_scale = query_scale
-        self.c = c
+        self.threshold = _real(threshold, "threshold")
+        self.threshold_scale = _pos(threshold_scale, "threshold_scale")
+        self.query_scale = _pos(query_scale, "query_scale")
+        self.c = _int(c, "c")
         self.rng = _check_rng(rng)
         self.count = 0
         self.n_queries = 0
@@ -803,7 +803,8 @@ def generalization_via_dp(n, beta):
     """
     nn = check_positive(n, "n")
     b = _delta_open(beta, "beta")
-    eps = np.sqrt(-np.log(b) / (2.0 * nn))
+    with np.errstate(over="ignore"):  # subnormal n: eps = inf (no constraint), not a warning
+        eps = np.sqrt(-np.log(b) / (2.0 * nn))
     return scalar_out(eps), scalar_out(np.minimum(3.0 * np.sqrt(b), 1.0) + 0.0 * nn)
 
 
@@ -820,10 +821,12 @@ def statistical_query_epsilon(tau, n):
     t = check_positive(tau, "tau")
     nn = check_positive(n, "n")
     t, nn = np.broadcast_arrays(t, nn)
-    slack = t * t - math.log(2.0) / (2.0 * nn)
+    with np.errstate(over="ignore", under="ignore"):  # subnormal n: ln 2/(2n) = inf, rejected
+        slack = t * t - math.log(2.0) / (2.0 * nn)
     if (slack <= 0).any():
         raise ValueError(f"tau must satisfy tau**2 > ln(2)/(2n), got tau={tau!r}, n={n!r}")
-    fail = np.minimum(3.0 * math.sqrt(2.0) * np.exp(-nn * t * t), 1.0)
+    with np.errstate(over="ignore", under="ignore"):  # nτ² overflowing: failure 0
+        fail = np.minimum(3.0 * math.sqrt(2.0) * np.exp(-nn * t * t), 1.0)
     return scalar_out(np.sqrt(slack)), scalar_out(fail)
 
 
@@ -835,7 +838,8 @@ def max_information_pure(eps, n):
     """
     e = check_nonneg(eps, "eps", allow_inf=False)
     nn = check_positive(n, "n")
-    return scalar_out(LOG2E * e * nn)
+    with np.errstate(over="ignore"):  # the bound overflows to inf (still valid)
+        return scalar_out(LOG2E * e * nn)
 
 
 def max_information_iid(eps, n, beta):
@@ -848,7 +852,8 @@ def max_information_iid(eps, n, beta):
     e = check_nonneg(eps, "eps", allow_inf=False)
     nn = check_positive(n, "n")
     b = _delta_open(beta, "beta")
-    return scalar_out(LOG2E * (e * e * nn / 2.0 + e * np.sqrt(nn * np.log(2.0 / b) / 2.0)))
+    with np.errstate(over="ignore"):  # the bound overflows to inf (still valid)
+        return scalar_out(LOG2E * (e * e * nn / 2.0 + e * np.sqrt(nn * np.log(2.0 / b) / 2.0)))
 
 
 def max_information_tail_bound(k_bits, tau, n, c, beta):
@@ -864,7 +869,10 @@ def max_information_tail_bound(k_bits, tau, n, c, beta):
     nn = check_positive(n, "n")
     cc = check_positive(c, "c")
     b = check_delta(beta, "beta", allow_one=True)
-    log_term = k * math.log(2.0) + math.log(2.0) - 2.0 * t * t / (nn * cc * cc)
+    # 2τ²/(n c²) as 2 (τ/c/√n)²: no inf/inf (NaN) for huge τ, n, c; overflow is +inf (δ → β)
+    with np.errstate(over="ignore", under="ignore"):
+        r = t / cc / np.sqrt(nn)
+        log_term = k * math.log(2.0) + math.log(2.0) - 2.0 * r * r
     return scalar_out(np.minimum(np.exp(np.minimum(log_term, 0.0)) + b, 1.0))
 
 
@@ -902,7 +910,7 @@ def shuffle_amplification_valid(eps_local, n, delta):
     e = check_nonneg(eps_local, "eps_local")
     nn = check_positive(n, "n")
     d = _delta_open(delta)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         bound = np.log(nn / (16.0 * np.log(4.0 / d)))
     return scalar_out(np.asarray(e <= bound))
 
@@ -944,6 +952,8 @@ def shuffle_amplification(eps_local, n, delta, *, strict=False):
 # ------------------------------------------------------------------------------------------------
 def _median_inputs(data, lower, upper):
     x = _values(data, "data").ravel()
+    if x.size == 0:
+        raise ValueError(f"data must be non-empty, got {data!r}")
     lo = _real(lower, "lower")
     hi = _real(upper, "upper")
     if not hi > lo:
