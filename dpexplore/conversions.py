@@ -314,8 +314,9 @@ def _gdp_epsilon(mu, delta):
         if need.any():
             mu_, t_ = mm[need], tt[need]
             # upper bracket: δ_μ(ε) ≤ Φ(μ/2 − ε/μ), so Φ(μ/2 − ε/μ) = δ gives δ_μ(ε) ≤ δ
-            hi = mu_ * (mu_ / 2.0 - special.ndtri(np.exp(t_)))
-            hi = np.where(np.isfinite(hi), hi, mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_))
+            with np.errstate(over="ignore"):  # huge μ: the bracket is inf, Newton bisects
+                hi = mu_ * (mu_ / 2.0 - special.ndtri(np.exp(t_)))
+                hi = np.where(np.isfinite(hi), hi, mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_))
             hi = hi * (1.0 + 1e-12) + 1e-300
             lo = np.zeros_like(hi)
             x = hi.copy()
@@ -327,10 +328,14 @@ def _gdp_epsilon(mu, delta):
                 hi = np.where(good, np.minimum(hi, x), hi)
                 lo = np.where(good, lo, np.maximum(lo, x))
                 g = _gdp_dlogdelta(mu_, x, f)
-                step = (f - t_) / g
-                nx = x - step
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    # g underflowing to 0 or f = −inf: a non-finite step, bisect instead
+                    step = (f - t_) / g
+                    nx = x - step
                 nx = np.where(np.isfinite(nx), np.clip(nx, lo, hi), 0.5 * (lo + hi))
-                if np.all(np.abs(nx - x) <= 1e-13 * np.maximum(x, 1e-6)):
+                with np.errstate(invalid="ignore"):  # huge μ: x = nx = inf (the answer)
+                    close = np.all(np.abs(nx - x) <= 1e-13 * np.maximum(x, 1e-6))
+                if close:
                     x = nx
                     break
                 x = nx
@@ -522,11 +527,14 @@ def _zcdp_best_t(rho, eps):
     f'(α) = (2α − 1)ρ − ε + log(1 − 1/α) (f convex in α). Safeguarded Newton in s = log t on
     g(s) = (2e^s + 1)ρ − log1p(e^{−s}) − ε (increasing in s), bracket s ∈ [−60, 60]."""
     rho, eps = np.broadcast_arrays(rho, eps)
+    # the upper end reaches t = e^700: tiny ρ (1e-175) has its optimum near ε/(2ρ) ≫ e^60
     lo = np.full(rho.shape, -60.0)
-    hi = np.full(rho.shape, 60.0)
+    hi = np.full(rho.shape, 700.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # start at the Gaussian-like optimum α − 1 ≈ ε/(2ρ), clipped into the bracket
-        s = np.clip(np.log(np.maximum(eps / (2.0 * rho), 1e-3)), -59.0, 59.0)
+        # start near the optimum: with log(1 − 1/α) ≈ −1/t, g = 0 reads 2ρt ≈ ε + 1/t, so
+        # t₀ = (ε + √(ε² + 8ρ))/(4ρ) (Newton in s creeps by ~1 per step from a far start)
+        t0 = (eps + np.sqrt(eps * eps + 8.0 * rho)) / (4.0 * rho)
+        s = np.clip(np.log(np.maximum(t0, 1e-3)), -59.0, 699.0)
         for _ in range(60):
             es = np.exp(s)
             g = (2.0 * es + 1.0) * rho - np.log1p(np.exp(-s)) - eps
@@ -587,7 +595,8 @@ class ZCDPProfile(PrivacyProfile):
             return np.full(np.shape(eps), -np.inf)
         eps = np.asarray(eps, dtype=np.float64)
         t = _zcdp_best_t(self.rho, eps)
-        out = _improved_log_delta_t(t, (1.0 + t) * self.rho, eps)
+        with np.errstate(over="ignore"):  # huge ρ: ε̂ = inf, δ = 1 (capped by the base class)
+            out = _improved_log_delta_t(t, (1.0 + t) * self.rho, eps)
         return np.where(np.isinf(eps), -np.inf, out)
 
     def _epsilon(self, delta):
@@ -598,10 +607,11 @@ class ZCDPProfile(PrivacyProfile):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ld = np.log(d)
             # stationary point of ε(α): h(α) = ρ(α − 1)² + log α + log δ = 0, increasing in α;
-            # solve in t = α − 1 by 75 bisection steps on log t ∈ [−80, 80] (any α is valid).
+            # solve in t = α − 1 by 85 bisection steps on log t ∈ [−80, 700] (any α is valid;
+            # the same upper end as the δ side, so tiny ρ stays consistent with ``delta``).
             lo = np.full(d.shape, -80.0)
-            hi = np.full(d.shape, 80.0)
-            for _ in range(75):
+            hi = np.full(d.shape, 700.0)
+            for _ in range(85):
                 mid = 0.5 * (lo + hi)
                 t = np.exp(mid)
                 h = rho * t * t + np.log1p(t) + ld
