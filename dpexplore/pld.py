@@ -67,7 +67,7 @@ from scipy import fft as sp_fft
 from scipy import signal
 
 from ._numerics import log_subtract
-from ._validation import check_delta, check_k, check_nonneg, scalar_out
+from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .profiles import PrivacyProfile
 
 __all__ = ["DiscretePLD", "PLDProfile", "single_pld", "composed_pld", "default_grid_size", "clear_caches"]
@@ -109,9 +109,23 @@ class DiscretePLD:
 
     def __init__(self, h: float, offset: int, pmf: np.ndarray, inf_mass: float = 0.0,
                  extra: float = 0.0, eps_max: float = np.inf):
-        self.h = float(h)
-        self.offset = int(offset)
-        pmf = np.maximum(np.asarray(pmf, dtype=np.float64), 0.0)
+        def scalar(arr, name, value):
+            if arr.ndim:
+                raise ValueError(f"{name} must be a scalar, got {value!r}")
+            return float(arr)
+
+        self.h = scalar(check_positive(h, "h"), "h", h)
+        off = scalar(as_array(offset, "offset", allow_inf=False), "offset", offset)
+        if off != np.floor(off) or abs(off) > 2**53:
+            raise ValueError(f"offset must be an integer, got {offset!r}")
+        self.offset = int(off)
+        pmf = as_array(pmf, "pmf", allow_inf=False)
+        if pmf.ndim != 1:
+            raise ValueError(f"pmf must be a 1-d array, got shape {pmf.shape}")
+        inf_mass = scalar(check_nonneg(inf_mass, "inf_mass", allow_inf=False), "inf_mass", inf_mass)
+        extra = scalar(check_nonneg(extra, "extra", allow_inf=False), "extra", extra)
+        eps_max = scalar(check_nonneg(eps_max, "eps_max"), "eps_max", eps_max)
+        pmf = np.maximum(pmf, 0.0)  # FFT round-off can leave tiny negative masses
         nz = np.nonzero(pmf)[0]
         if nz.size:  # trim zero ends (keeps the arrays short)
             self.offset += int(nz[0])
@@ -155,8 +169,8 @@ class DiscretePLD:
         ls1, ls2, _ = self._suffix()
         j = np.searchsorted(self.losses, eps, side="right")
         l1 = ls1[j]
-        l2 = eps + ls2[j]
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore"):  # ε = inf: inf + (−inf), replaced just below
+            l2 = eps + ls2[j]
             base = log_subtract(l1, np.minimum(l2, l1))
         base = np.where(np.isinf(eps), -np.inf, base)
         out = np.logaddexp(base + _LOG_REL, self._log_add)
@@ -214,6 +228,8 @@ class PLDProfile(PrivacyProfile):
     """
 
     def __init__(self, pld: DiscretePLD, name: str = "PLD"):
+        if not isinstance(pld, DiscretePLD):
+            raise ValueError(f"pld must be a DiscretePLD, got {pld!r}")
         self.pld = pld
         self.eps_max = pld.eps_max
         self.name = name
@@ -280,7 +296,24 @@ def _loss_range(mech):
     return lo, hi
 
 
-@functools.lru_cache(maxsize=8)
+def _check_mechanism(mechanism):
+    """An additive-noise mechanism with scalar parameters (hashable, for the caches)."""
+    from .mechanisms import AdditiveNoiseMechanism  # local import: no import cycle
+
+    if not isinstance(mechanism, AdditiveNoiseMechanism):
+        raise ValueError(f"mechanism must be an additive-noise mechanism of dpexplore.mechanisms, "
+                         f"got {mechanism!r}")
+    try:
+        hash(mechanism)
+    except TypeError as exc:
+        raise ValueError(f"mechanism parameters must be scalars, got {mechanism!r}") from exc
+    return mechanism
+
+
+#: most grid cells a single PLD may have (a smaller h would exhaust memory)
+_MAX_CELLS = 2**24
+
+
 def single_pld(mechanism, h: float) -> DiscretePLD:
     """The pessimistic (connect-the-dots) discrete PLD of one additive-noise mechanism on the
     grid hℤ (Doroshenko et al. 2022, Theorem 3.3; the continuous loss law is
@@ -295,7 +328,21 @@ def single_pld(mechanism, h: float) -> DiscretePLD:
     >>> round(float(d.pmf.sum()), 12), round(d.delta(0.0), 6)   # TV distance 1 − e^{−1/2}
     (1.0, 0.393469)
     """
-    h = float(h)
+    mechanism = _check_mechanism(mechanism)
+    ha = check_positive(h, "h")
+    if ha.ndim:
+        raise ValueError(f"h must be a scalar, got {h!r}")
+    h = float(ha)
+    lo, hi = _loss_range(mechanism)
+    if (hi - lo) / h > _MAX_CELLS:
+        raise ValueError(f"h = {h!r} is too small: the loss range [{lo:g}, {hi:g}] would need more "
+                         f"than {_MAX_CELLS} cells")
+    return _single_pld(mechanism, h)
+
+
+@functools.lru_cache(maxsize=8)
+def _single_pld(mechanism, h: float) -> DiscretePLD:
+    """:func:`single_pld` without validation (cached)."""
     lo, hi = _loss_range(mechanism)
     # a bound within 1e-9 h of a grid point IS that grid point (eps_max = m·h up to rounding)
     i0 = int(np.floor(lo / h + 1e-9))
@@ -387,7 +434,7 @@ def _composed(mechanism, k: int, grid_size: int) -> DiscretePLD:
     if np.isfinite(em) and em > 0:
         # put eps_max on the grid: the atom there (Laplace) stays exact, and δ(k·eps_max) = 0
         h = em / np.ceil(em / h)
-    single = single_pld(mechanism, h)
+    single = _single_pld(mechanism, h)
     w = single.pmf
     if k == 1:
         return DiscretePLD(h, single.offset, w, single.inf_mass, eps_max=single.eps_max)
@@ -441,6 +488,10 @@ def default_grid_size(k: int) -> int:
     >>> default_grid_size(1), default_grid_size(100), default_grid_size(10_000), default_grid_size(10**6)
     (4096, 16384, 65536, 262144)
     """
+    kk = check_k(k, "k")
+    if kk.ndim:
+        raise ValueError(f"k must be a single integer, got {k!r}")
+    k = int(kk)
     if k <= 10_000:
         n = 1 << int(np.ceil(np.log2(1024.0 * np.sqrt(k))))
         return int(min(max(n, MIN_GRID_SIZE), GRID_SIZE))
@@ -464,18 +515,20 @@ def composed_pld(mechanism, k, *, grid_size: int | None = None) -> DiscretePLD:
     >>> composed_pld(Laplace(1.0), 2).delta(2.0)        # 2-fold pure 1-DP: δ(2) = 0
     0.0
     """
+    mechanism = _check_mechanism(mechanism)
     kk = check_k(k, "k")
     if kk.ndim != 0:
         raise ValueError(f"k must be a single integer here, got {k!r}")
     if grid_size is None:
         grid_size = default_grid_size(int(kk))
-    if not (isinstance(grid_size, (int, np.integer)) and grid_size >= 64):
-        raise ValueError(f"grid_size must be an integer >= 64, got {grid_size!r}")
+    if not (isinstance(grid_size, (int, np.integer)) and not isinstance(grid_size, (bool, np.bool_))
+            and 64 <= grid_size <= _MAX_CELLS):
+        raise ValueError(f"grid_size must be an integer in [64, 2**24], got {grid_size!r}")
     return _composed(mechanism, int(kk), int(grid_size))
 
 
 def clear_caches() -> None:
     """Empty the PLD caches (for cold-start timings)."""
-    single_pld.cache_clear()
+    _single_pld.cache_clear()
     _coarse_mgf.cache_clear()
     _composed.cache_clear()
