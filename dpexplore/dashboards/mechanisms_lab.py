@@ -183,7 +183,7 @@ class MechSpec:
     target: str = "Alice"
     count_eps: float = 1.0
     m: int = 100
-    rnm_eps: float = 0.3
+    rnm_eps: float = 0.1
     svt_variant: str = "Sparse (δ = 0)"
     svt_eps: float = 1.0
     svt_delta: float = 1e-6
@@ -645,8 +645,8 @@ class LocalSpec:
     """Parameters of the local-vs-central app (hashable)."""
 
     med_eps: float = 1.0
-    spread: float = 0.05
-    n_data: int = 201
+    spread: float = 0.1
+    n_data: int = 100
     trials: int = 1000
     seed: int = 0
     eps_local: float = 1.0
@@ -688,7 +688,7 @@ def _check_local_spec(s: LocalSpec) -> None:
     _check_range("spread", s.spread)
     _check_range("eps_local", s.eps_local)
     _check_range("shuffle_delta", s.shuffle_delta)
-    _check_int("n_data", s.n_data, 3, 100_001)
+    _check_int("n_data", s.n_data, 10, 100_000)
     _check_int("trials", s.trials, 100, 10_000)
     _check_int("seed", s.seed, 0, 10 ** 9)
     _check_int("n_users", s.n_users, 10, 10 ** 9)
@@ -885,7 +885,7 @@ def build_local_vs_central(**kwargs) -> W.VBox:
         "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
         "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
         "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),
-        "n_data": int_log_slider("data size n", spec.n_data, 3, 100_001, steps_per_decade=10, unit="points"),
+        "n_data": int_log_slider("data size n", spec.n_data, 10, 100_000, steps_per_decade=10, unit="points"),
         "eps_local": log_slider("local ε_L", spec.eps_local, *_LAB_RANGES["eps_local"]),
         "n_users": int_log_slider("users n", spec.n_users, 10, 10 ** 9, steps_per_decade=10, unit="users"),
         "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_LAB_RANGES["shuffle_delta"],

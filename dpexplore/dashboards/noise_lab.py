@@ -262,7 +262,7 @@ class NoiseSpec:
     eps: float
     delta: float
     shape: float = 3.0
-    n: int = 2000
+    n: int = 1000
     seed: int = 0
     pair: str = "Laplace vs Gaussian"
 
@@ -515,10 +515,11 @@ _RETRACTED = (
     "one-dimensional (001, Sections 2–3).</p>")
 
 
-def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n: int = 2000,
+def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n: int = 1000,
                     seed: int = 0, pair: str = "Laplace vs Gaussian") -> W.VBox:
     """The noise lab: formulas, sliders ε, δ, Subbotin r, samples n and seed, the ratio-map pair
     dropdown, the table of minimum scales and five plots (001 Theorems 3, 4, 6; Figure 1).
+    Defaults lie on the sliders' grids (a log slider's front end snaps its value to its grid).
 
     The 40 × 40 Gaussian calibration of the ratio maps runs once per kernel (~0.2 s), behind a
     progress bar.
