@@ -94,7 +94,28 @@ def _check_eps_param(x, name: str = "eps") -> np.ndarray:
 
 
 def _rng(rng):
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """A Generator from ``rng`` (a Generator, a seed, a SeedSequence or None); ValueError else."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (bool, float, str, bytes)):
+        raise ValueError(f"rng must be a numpy Generator, an integer seed or None, got {rng!r}")
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"rng must be a numpy Generator, an integer seed or None, got {rng!r}") from exc
+
+
+def _size(size):
+    """A sample ``size``: None, an integer >= 0 or a tuple of them (ValueError otherwise)."""
+    if size is None:
+        return None
+    dims = size if isinstance(size, tuple) else (size,)
+    out = []
+    for v in dims:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
+        out.append(int(v))
+    return tuple(out) if isinstance(size, tuple) else out[0]
 
 
 def _pure_log_delta(eps0, eps):
@@ -273,7 +294,8 @@ class _Mechanism:
             if not above.any():
                 break
             lo = np.where(above, hi, lo)
-            hi = np.where(above, hi * 2.0, hi)
+            with np.errstate(over="ignore"):  # beyond float max: hi = inf, answer inf
+                hi = np.where(above, hi * 2.0, hi)
         active = ~done & np.isfinite(hi)
         for _ in range(_BISECT_STEPS):  # keeps δ(hi) ≤ delta, δ(lo) > delta
             mid = 0.5 * (lo + hi)
@@ -355,7 +377,8 @@ class AdditiveNoiseMechanism(_Mechanism):
         """
         x = as_array(x, "x")
         s = np.asarray(self.scale, float)
-        return scalar_out(self._std_logpdf(x / s) - np.log(s))
+        with np.errstate(over="ignore", under="ignore"):  # |x/s| beyond float range: −inf
+            return scalar_out(self._std_logpdf(x / s) - np.log(s))
 
     def loss(self, y):
         """Privacy loss ℓ(y) = log f(y) − log f(y − Δ) of output y (true answer 0 vs Δ);
@@ -366,7 +389,8 @@ class AdditiveNoiseMechanism(_Mechanism):
         """
         y = as_array(y, "y")
         s = np.asarray(self.scale, float)
-        return scalar_out(self._std_loss(y / s, self._d))
+        with np.errstate(over="ignore", under="ignore"):  # losses beyond float range: ±inf
+            return scalar_out(self._std_loss(y / s, self._d))
 
     def loss_inverse(self, eps):
         """t with ℓ(t) = eps, for −eps_max < eps < eps_max (vectorized). By the symmetry
@@ -383,9 +407,11 @@ class AdditiveNoiseMechanism(_Mechanism):
             raise ValueError(f"eps must satisfy |eps| < eps_max = {self.eps_max!r}, got {eps!r}")
         s = np.asarray(self.scale, float)
         d = self._d
-        z = self._std_loss_inverse(np.abs(e), d)
-        z = np.where(e < 0, d - z, z)
-        return scalar_out(s * z)
+        with np.errstate(over="ignore"):  # t beyond float range: ±inf
+            z = self._std_loss_inverse(np.abs(e), d)
+            z = np.where(e < 0, d - z, z)
+        with np.errstate(over="ignore"):  # t beyond float range: ±inf
+            return scalar_out(s * z)
 
     # profile --------------------------------------------------------------------------------------
     def _log_delta(self, eps):
@@ -423,7 +449,7 @@ class AdditiveNoiseMechanism(_Mechanism):
         >>> Laplace(1.0).sample(3, rng=0).shape
         (3,)
         """
-        return self._sample(size, _rng(rng))
+        return self._sample(_size(size), _rng(rng))
 
     # calibration ----------------------------------------------------------------------------------
     @classmethod
@@ -469,13 +495,23 @@ class AdditiveNoiseMechanism(_Mechanism):
     def _safe_scale(cls, scale, eps, delta, sensitivity, **shape):
         """Nudge a computed scale up (by ulps) until log δ(ε) ≤ log δ_target holds."""
         scale = np.array(scale, dtype=float)
-        for _ in range(64):
-            m = cls._from_d(np.asarray(sensitivity, float) / scale, **shape)
+        for i in range(300):  # the step doubles each time: always ends on the safe side
+            # the mechanism that will be returned (Δ/s recomputed exactly as it will compute it;
+            # rebuilding it from d = Δ/s would overflow 1/d for subnormal d)
+            m = cls._with_scale(scale, sensitivity, **shape)
             bad = ~_within(m._log_delta(np.asarray(eps, float)), delta)
             if not bad.any():
                 break
-            scale = np.where(bad, scale * (1 + 8 * np.finfo(float).eps), scale)
+            # at least one ulp (subnormal scales: a relative step would round back)
+            up = np.maximum(scale * (1 + 8 * np.finfo(float).eps * 2.0 ** min(i, 200)),
+                            np.nextafter(scale, np.inf))
+            scale = np.where(bad, up, scale)
         return scale
+
+    @classmethod
+    def _with_scale(cls, scale, sensitivity, **shape):
+        """The mechanism with this scale and sensitivity (array parameters allowed)."""
+        return cls(scale, sensitivity)
 
     @classmethod
     def _from_d(cls, d, **shape):  # pragma: no cover - overridden
@@ -527,7 +563,8 @@ class Laplace(AdditiveNoiseMechanism):
     @property
     def variance(self):
         """Var Z = 2b²."""
-        return scalar_out(2.0 * np.asarray(self.scale, float) ** 2)
+        with np.errstate(over="ignore"):  # huge scale: inf
+            return scalar_out(2.0 * np.asarray(self.scale, float) ** 2)
 
     def _std_logcdf(self, z):
         with np.errstate(divide="ignore", over="ignore"):
@@ -643,7 +680,8 @@ class Gaussian(AdditiveNoiseMechanism):
     @property
     def variance(self):
         """Var Z = σ²."""
-        return scalar_out(np.asarray(self.sigma, float) ** 2)
+        with np.errstate(over="ignore"):  # huge σ: inf
+            return scalar_out(np.asarray(self.sigma, float) ** 2)
 
     def _std_logcdf(self, z):
         return special.log_ndtr(z)
@@ -681,7 +719,8 @@ class Gaussian(AdditiveNoiseMechanism):
         1.0
         """
         a = check_alpha(alpha, "alpha")
-        return scalar_out(a * self._d ** 2 / 2.0)
+        with np.errstate(over="ignore"):  # Δ/σ huge: ε̂ = inf (still valid)
+            return scalar_out(a * self._d ** 2 / 2.0)
 
     def _sample(self, size, rng):
         return rng.normal(0.0, self.sigma, size)
@@ -744,7 +783,8 @@ class Logistic(AdditiveNoiseMechanism):
     @property
     def variance(self):
         """Var Z = π² s² / 3."""
-        return scalar_out(np.pi ** 2 * np.asarray(self.scale, float) ** 2 / 3.0)
+        with np.errstate(over="ignore"):  # huge scale: inf
+            return scalar_out(np.pi ** 2 * np.asarray(self.scale, float) ** 2 / 3.0)
 
     def _std_logcdf(self, z):
         return special.log_expit(z)
@@ -805,14 +845,16 @@ class Logistic(AdditiveNoiseMechanism):
         if ((e == 0) & (dl == 0)).any():
             raise ValueError(f"eps = 0 with delta = 0 needs infinite Logistic noise; got eps={eps!r}, "
                              f"delta={delta!r}")
-        # log x = log(c − r) − log(c² + δ) with c = e^{ε/2}, r = sqrt(δ(c² − 1 + δ))
-        c = np.exp(e / 2.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            r = np.sqrt(dl * (np.expm1(e) + dl))
-            logx = np.log(c - r) - np.log(c * c + dl)
+        # log x = log(c − r) − log(c² + δ) with c = e^{ε/2}, r = sqrt(δ(c² − 1 + δ)), written
+        # −ε/2 + log1p(−u) − log1p(δ e^{−ε}) with u = r/c = sqrt(δ(1 − e^{−ε} + δ e^{−ε})): the
+        # logs of numbers near 1 lost ~1e-10 relative at ε = 1e-6 (an unsafe scale)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            em = np.exp(-e)
+            u = np.sqrt(dl * (-np.expm1(-e) + dl * em))
+            logx = -e / 2.0 + np.log1p(-u) - np.log1p(dl * em)
             # δ → 0: log x = −ε/2 exactly
             logx = np.where(dl == 0, -e / 2.0, logx)
-        d = -2.0 * logx
+        d = np.where(dl == 0, e, -2.0 * logx)  # (−ε/2)·(−2) would round ε = 5e-324 to 0
         scale = s / d * (1 + 4 * np.finfo(float).eps)
         scale = cls._safe_scale(scale, e, dl, s)
         return cls(scalar_out(scale), scalar_out(s))
@@ -929,8 +971,9 @@ class Subbotin(AdditiveNoiseMechanism):
         """Var Z = s² r^{2/r} Γ(3/r) / Γ(1/r)."""
         r = np.asarray(self.shape, float)
         s = np.asarray(self.scale, float)
-        return scalar_out(s * s * np.exp(2.0 / r * np.log(r) + special.gammaln(3.0 / r)
-                                         - special.gammaln(1.0 / r)))
+        with np.errstate(over="ignore"):  # huge scale: inf
+            return scalar_out(s * s * np.exp(2.0 / r * np.log(r) + special.gammaln(3.0 / r)
+                                             - special.gammaln(1.0 / r)))
 
     @property
     def _r(self):
@@ -1066,6 +1109,10 @@ class Subbotin(AdditiveNoiseMechanism):
         raise NotImplementedError("Subbotin RDP has a closed form only for shape 1 and 2")
 
     @classmethod
+    def _with_scale(cls, scale, sensitivity, shape=2.0, **_):
+        return cls(scale, shape, sensitivity)
+
+    @classmethod
     def _from_d(cls, d, shape=2.0, **_):
         return cls(1.0 / np.asarray(d, float), shape)
 
@@ -1147,7 +1194,7 @@ class RandomizedResponse(_Mechanism):
         0.75
         """
         e = np.asarray(self.eps, float)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # inf at ε = 0, 0 for huge ε
             return scalar_out(0.25 / np.sinh(e / 2.0) ** 2)
 
     def _log_delta(self, eps):
@@ -1172,7 +1219,7 @@ class RandomizedResponse(_Mechanism):
         """Responses (0/1 ints) to the true ``bit``: the bit itself w.p. e^ε/(1 + e^ε)."""
         if bit not in (0, 1):
             raise ValueError(f"bit must be 0 or 1, got {bit!r}")
-        keep = _rng(rng).random(size) < self.p_truth
+        keep = _rng(rng).random(_size(size)) < self.p_truth
         return np.where(keep, bit, 1 - bit).astype(np.int64)
 
     @classmethod
@@ -1248,7 +1295,7 @@ class Exponential(_Mechanism):
             raise ValueError("sample needs a scalar eps")
         logits = self.eps * sc / (2.0 * sens)
         p = np.exp(logits - special.logsumexp(logits))
-        return _rng(rng).choice(sc.size, size=size, p=p / p.sum())
+        return _rng(rng).choice(sc.size, size=_size(size), p=p / p.sum())
 
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
