@@ -342,3 +342,16 @@ def test_negative_seed_typed_in_the_box_shows_a_message(build):
     assert [f.data for f in c.figs] == good
     c.controls["seed"].value = 1
     assert c.message.text == "" and [f.data for f in c.figs] != good
+
+
+def test_progress_bar_shows_on_slow_steps_and_hides_after(monkeypatch):
+    box = build_local_vs_central()
+    c = box.controller
+    seen = []
+    monkeypatch.setattr(ml, "PROGRESS_AFTER", 0.0)        # every step counts as slow
+    c.progress.bar.observe(lambda ch: seen.append(ch["new"]), names="value")
+    c.controls["spread"].value = 0.2
+    assert seen and max(seen) == 1.0                       # it moved to completion
+    assert c.progress.bar.layout.display == "none"         # and is hidden again
+    assert c.progress.bar in box.children
+    assert ml._PROGRESS[0] is None

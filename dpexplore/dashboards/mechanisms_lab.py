@@ -97,6 +97,46 @@ _LAB_RANGES = {
 }
 
 
+# progress of a running simulation: the controller installs a callback for the duration of one
+# update; the (cached, pure) section functions only report how far they are — it never changes
+# a result. The bar appears once a step has run for PROGRESS_AFTER seconds.
+PROGRESS_AFTER = 1.0
+_PROGRESS: list = [None]
+
+
+def _report(section: str, fraction: float) -> None:
+    cb = _PROGRESS[0]
+    if cb is not None:
+        cb(section, fraction)
+
+
+class _ProgressBar:
+    """A FloatProgress shown while an update runs for more than PROGRESS_AFTER seconds."""
+
+    def __init__(self):
+        self.bar = W.FloatProgress(value=0.0, min=0.0, max=1.0, description="simulating",
+                                   style={"description_width": "initial"}, layout=W.Layout(display="none"))
+        self._t0 = 0.0
+
+    def __enter__(self):
+        import time
+        self._time = time.perf_counter
+        self._t0 = self._time()
+        _PROGRESS[0] = self._tick
+        return self
+
+    def _tick(self, section: str, fraction: float) -> None:
+        if self._time() - self._t0 >= PROGRESS_AFTER:
+            self.bar.layout.display = None
+        self.bar.description = f"simulating: {section}"
+        self.bar.value = min(max(fraction, 0.0), 1.0)
+
+    def __exit__(self, *exc):
+        _PROGRESS[0] = None
+        self.bar.layout.display = "none"
+        return False
+
+
 def _rng(seed: int, section: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), section])
 
@@ -219,6 +259,7 @@ def _attack(eps: float, target: str, trials: int, seed: int) -> dict:
     d = (total + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b) \
         - (total - bit + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b)
     sim = np.mean((d > 0.5) == (bit == 1), axis=1)
+    _report("differencing attack", 1.0)
     d_here = (total + rng.laplace(0.0, 1.0 / eps, trials)) - (total - bit + rng.laplace(0.0, 1.0 / eps, trials))
     half = 0.5 + 8.0 / eps
     edges = np.linspace(0.5 - half, 0.5 + half, 61)
@@ -248,6 +289,7 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
         "general": np.abs(rng.laplace(0.0, b_gen, (t_eff, m))).max(axis=1),
         "disjoint": np.abs(rng.laplace(0.0, b_dis, (t_eff, m))).max(axis=1),
     }
+    _report("counting queries", 1.0)
     hm = harmonic(m)
     exact_mean = {"one": b_one, "general": b_gen * hm, "disjoint": b_dis * hm}
     lo = 1e-3 * b_one
@@ -276,8 +318,10 @@ def _rnm_exact_curve() -> np.ndarray:
 def _rnm(eps: float, trials: int, seed: int) -> dict:
     rng = _rng(seed, 3)
     t_grid = max(50, min(trials, SIM_BUDGET // (len(SCORES) * RNM_EPS.size)))
-    sim = np.array([np.mean(ReportNoisyMax(e, monotonic=True).run(SCORES, rng, size=t_grid) == 0)
-                    for e in RNM_EPS])
+    sim = np.empty(RNM_EPS.size)
+    for i, e in enumerate(RNM_EPS):
+        sim[i] = np.mean(ReportNoisyMax(e, monotonic=True).run(SCORES, rng, size=t_grid) == 0)
+        _report("report noisy max", (i + 1) / RNM_EPS.size)
     picks = np.asarray(ReportNoisyMax(eps, monotonic=True).run(SCORES, rng, size=trials))
     freq = np.bincount(picks, minlength=len(SCORES)) / trials
     probs = ReportNoisyMax(eps, monotonic=True).probabilities(SCORES)
@@ -375,8 +419,15 @@ class MechanismsLabController(Controller):
 
     def __init__(self, controls, message=None):
         self.readouts = {k: W.HTML() for k in ("attack", "counting", "rnm", "svt")}
-        super().__init__(controls, message)
+        self.progress = _ProgressBar()
+        with self.progress:
+            super().__init__(controls, message)
         self._write_readouts(self.result)
+
+    def update(self) -> None:
+        """As Controller.update, with a progress bar if the simulations take over a second."""
+        with self.progress:
+            super().update()
 
     def read_spec(self) -> MechSpec:
         c = self.controls
@@ -593,7 +644,7 @@ def build_mechanisms_lab(**kwargs) -> W.VBox:
         H("<h2>Mechanisms in action (004)</h2><p>Every simulation is seeded: the same seed gives the "
           "same plot. Each section states the result it illustrates and plots the exact value next to "
           "the simulation.</p>"),
-        M(_MECH_INTRO), W.VBox([controls["seed"], controls["trials"]]), message,
+        M(_MECH_INTRO), W.VBox([controls["seed"], controls["trials"]]), message, ctrl.progress.bar,
         H("<h3>1. A differencing attack (004, “A differencing attack”)</h3>"
           f'<table style="display:inline-block;margin-right:2em"><tr><th>person</th><th>bit</th></tr>{table}</table>'
           "<p style='display:inline-block;max-width:560px'>“How many have the bit?” minus “how many "
@@ -711,15 +762,19 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
     # exact mean errors vs ε
     is_mean = np.empty(MED_EPS.size)
     for i, e in enumerate(MED_EPS):
+        _report("median (exact)", (i + 1) / MED_EPS.size)
         g, p = inverse_sensitivity_median_probs(x, float(e), LOWER, UPPER, MEDIAN_GRID)
         is_mean[i] = float(np.dot(p, np.abs(g - med)))
     lap_mean = laplace_median_mean_error(MED_EPS, med)
     # simulated mean errors on the ε grid (trials capped to the simulation budget)
     t_grid = max(50, min(trials, SIM_BUDGET // (2 * MED_EPS.size)))
-    is_sim = np.array([np.mean(np.abs(inverse_sensitivity_median(x, float(e), LOWER, UPPER, rng, MEDIAN_GRID,
-                                                                 size=t_grid) - med)) for e in MED_EPS])
-    lap_sim = np.array([np.mean(np.abs(laplace_median(x, float(e), LOWER, UPPER, rng, size=t_grid) - med))
-                        for e in MED_EPS])
+    is_sim = np.empty(MED_EPS.size)
+    lap_sim = np.empty(MED_EPS.size)
+    for i, e in enumerate(MED_EPS):
+        is_sim[i] = np.mean(np.abs(inverse_sensitivity_median(x, float(e), LOWER, UPPER, rng, MEDIAN_GRID,
+                                                              size=t_grid) - med))
+        lap_sim[i] = np.mean(np.abs(laplace_median(x, float(e), LOWER, UPPER, rng, size=t_grid) - med))
+        _report("median (simulated)", (i + 1) / MED_EPS.size)
     # at the chosen ε: error distributions, exact and simulated
     g, p = inverse_sensitivity_median_probs(x, eps, LOWER, UPPER, MEDIAN_GRID)
     err = np.abs(g - med)
@@ -776,8 +831,15 @@ class LocalVsCentralController(Controller):
 
     def __init__(self, controls, message=None):
         self.readouts = {k: W.HTML() for k in ("median", "shuffle")}
-        super().__init__(controls, message)
+        self.progress = _ProgressBar()
+        with self.progress:
+            super().__init__(controls, message)
         self._write_readouts(self.result)
+
+    def update(self) -> None:
+        """As Controller.update, with a progress bar if the simulations take over a second."""
+        with self.progress:
+            super().update()
 
     def read_spec(self) -> LocalSpec:
         c = self.controls
@@ -897,7 +959,7 @@ def build_local_vs_central(**kwargs) -> W.VBox:
     box = W.VBox([
         H("<h2>Local vs central: beyond global sensitivity, and shuffling (000)</h2>"
           "<p>Seeded simulations next to exact values.</p>"),
-        W.VBox([controls["seed"], controls["trials"]]), message,
+        W.VBox([controls["seed"], controls["trials"]]), message, ctrl.progress.bar,
         H("<h3>1. The median: inverse sensitivity vs Laplace (000, “Beyond Global Sensitivity via "
           "Inverse Sensitivity”)</h3>"),
         M(r"Inverse sensitivity (000, eq. (4)–(5), Theorem 2): $$P[M(x) = y] \propto "
