@@ -47,7 +47,6 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from .._validation import check_positive
 from ..algorithms import (
     AboveThreshold,
     ReportNoisyMax,
@@ -540,8 +539,10 @@ class MechanismsLabController(Controller):
         ]
 
     def figures(self, r):
-        lay = lambda title, x, y, **kw: {"title": {"text": title}, "xaxis": {"title": {"text": x}, **kw.pop("xaxis", {})},
-                                         "yaxis": {"title": {"text": y}, **kw.pop("yaxis", {})}, **kw}
+        def lay(title, x, y, **kw):
+            return {"title": {"text": title}, "xaxis": {"title": {"text": x}, **kw.pop("xaxis", {})},
+                    "yaxis": {"title": {"text": y}, **kw.pop("yaxis", {})}, **kw}
+
         self.fig_attack = PlotlyWidget(self._attack_acc(r), lay(
             "Differencing attack: attacker's accuracy vs ε", "ε per count", "P[guess the bit right]",
             xaxis={"type": "log"}, yaxis={"range": [0.45, 1.03]}))
@@ -618,19 +619,19 @@ def build_mechanisms_lab(**kwargs) -> W.VBox:
     spec = MechSpec(**kwargs)
     controls = {
         "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
+        "trials": int_log_slider("trials", spec.trials, 100, 10_000, unit="runs", steps_per_decade=10),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
         "attack_eps": log_slider("attack ε", spec.attack_eps, *_LAB_RANGES["attack_eps"]),
         "count_eps": log_slider("counting ε", spec.count_eps, *_LAB_RANGES["count_eps"]),
-        "m": int_log_slider("queries m", spec.m, 1, 1000),
+        "m": int_log_slider("queries m", spec.m, 1, 1000, unit="queries"),
         "rnm_eps": log_slider("noisy-max ε", spec.rnm_eps, *_LAB_RANGES["rnm_eps"]),
         "svt_variant": W.Dropdown(options=list(SVT_VARIANTS), value=spec.svt_variant, description="algorithm",
                                   style={"description_width": "initial"}),
         "svt_eps": log_slider("SVT ε", spec.svt_eps, *_LAB_RANGES["svt_eps"]),
         "svt_delta": log_slider("SVT δ", spec.svt_delta, *_LAB_RANGES["svt_delta"], steps_per_decade=4),
         "threshold": linear_slider("threshold T", spec.threshold, 0.0, 1000.0, 5.0, "people"),
-        "c": int_slider("above-threshold answers c", spec.c, 1, 20),
+        "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
     }
     message = MessageArea()
     ctrl = MechanismsLabController(controls, message)
@@ -944,7 +945,7 @@ def build_local_vs_central(**kwargs) -> W.VBox:
     spec = LocalSpec(**kwargs)
     controls = {
         "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10_000, steps_per_decade=10),
+        "trials": int_log_slider("trials", spec.trials, 100, 10_000, unit="runs", steps_per_decade=10),
         "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
         "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),
         "n_data": int_log_slider("data size n", spec.n_data, 10, 100_000, steps_per_decade=10, unit="points"),
@@ -968,7 +969,8 @@ def build_local_vs_central(**kwargs) -> W.VBox:
           r"(000, eq. (8)): median + Lap(GS/ε) with GS = 1 (the data range), clipped to [0, 1]: "
           r"$$E|M - \mathrm{med}| = \tfrac{b}{2}(1 - e^{-a/b}) + \tfrac{b}{2}(1 - e^{-c/b}),\ b = 1/\varepsilon.$$"
           r"Concentrated data (small spread) have small local sensitivity: inverse sensitivity adapts, "
-          r"Laplace cannot."),
+          r"Laplace cannot. (Errors of exactly 0 cannot be drawn on the log axes: they are left out "
+          r"of the plotted empirical CDFs, which then start above 0.)"),
         W.VBox([controls["med_eps"], controls["spread"], controls["n_data"]]), ctrl.readouts["median"],
         W.HBox([ctrl.fig_med_mean, ctrl.fig_med_cdf], layout=W.Layout(flex_flow="row wrap")),
         H("<h3>2. Amplification by shuffling (000, “Privacy Doona”, eq. (1); Feldman, McMillan &amp; "

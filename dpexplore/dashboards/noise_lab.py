@@ -489,7 +489,9 @@ class NoiseLabController(Controller):
                 "<tr><th style='text-align:left'>mechanism</th><th>minimum scale</th><th>variance</th>"
                 "<th>std</th><th>variance / least</th><th>samples off the histogram</th></tr>"
                 f"{rows}</table><p>Sensitivity Δ = 1, ε = {r.spec.eps:.4g}, δ = {r.spec.delta:.3g}; "
-                f"{r.spec.n:,} samples per mechanism, seed {r.spec.seed}.</p>")
+                f"{r.spec.n:,} samples per mechanism, seed {r.spec.seed}. The histograms cover ±5 "
+                f"standard deviations of the widest noise; samples beyond are counted in the last "
+                f"column, not drawn.</p>")
 
 
 _INTRO = r"""
@@ -544,7 +546,7 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
         "eps": log_slider("ε", eps, *EPS_RANGE, steps_per_decade=20),
         "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4),
         "shape": linear_slider("Subbotin shape r", shape, *SHAPE_RANGE, 0.1),
-        "n": int_log_slider("samples n", n, *N_RANGE, steps_per_decade=10),
+        "n": int_log_slider("samples n", n, *N_RANGE, unit="per noise", steps_per_decade=10),
         "seed": _seed_box(seed),
         "pair": W.Dropdown(options=list(PAIRS), value=pair, description="ratio map",
                            style={"description_width": "initial"}),
