@@ -69,6 +69,7 @@ __all__ = [
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
 _ROUND_DOWN = 8 * np.finfo(float).eps  # relative safety margin on trade-off values β(α)
+_FMAX = np.finfo(float).max
 
 
 # ------------------------------------------------------------------------------------------------
@@ -294,15 +295,23 @@ class _Mechanism:
             if not above.any():
                 break
             lo = np.where(above, hi, lo)
-            with np.errstate(over="ignore"):  # beyond float max: hi = inf, answer inf
-                hi = np.where(above, hi * 2.0, hi)
+            # double, then square once hi ≥ 4 (ε ~ 1e300 in ~12 steps, not ~1000 evaluations);
+            # float max is tried before inf, so a finite root is never skipped
+            with np.errstate(over="ignore"):
+                nh = np.where(hi >= 4.0, hi * hi, hi * 2.0)
+            nh = np.where(np.isfinite(nh) | (hi >= _FMAX), nh, _FMAX)
+            hi = np.where(above, nh, hi)
         active = ~done & np.isfinite(hi)
-        for _ in range(_BISECT_STEPS):  # keeps δ(hi) ≤ delta, δ(lo) > delta
-            mid = 0.5 * (lo + hi)
+        for _ in range(_BISECT_STEPS + 12):  # keeps δ(hi) ≤ delta, δ(lo) > delta
+            # geometric midpoint while the bracket spans more than a factor 2 (after squaring)
+            wide = (lo > 0) & (hi / 2.0 > lo)
+            mid = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
             ok = _within(self._log_delta_capped(np.where(active, mid, 0.0)), delta)
             hi = np.where(active & ok, mid, hi)
             lo = np.where(active & ~ok, mid, lo)
-            if np.all(~active | (hi - lo <= 2 * np.spacing(hi))):
+            # (spacing(float max) is inf: use half the float max, whose ulp is half of its ulp)
+            ulp = np.spacing(np.where(active, np.minimum(hi, _FMAX / 2.0), 1.0))
+            if np.all(~active | (hi - lo <= 2 * ulp)):
                 break
         res = np.where(_within(at0, delta), 0.0, hi)
         return np.where(delta == 0, np.broadcast_to(eps_max, shape), res)
