@@ -205,12 +205,14 @@ def test_seed_reruns_the_simulation_in_place(app):
 
 def test_bad_value_shows_message_and_keeps_plot(app):
     ctrl = app.controller
+    ctrl.controls["rounds"].value = 8
     before = [f.data for f in ctrl.figs]
-    ctrl.controls["d"].value = 100                 # rounds = 5 > d // 40 = 2
+    ctrl.controls["d"].value = 200                 # rounds = 8 > d // 40 = 5
     assert "rounds" in ctrl.message.text and "last valid setting" in ctrl.message.text
     assert [f.data for f in ctrl.figs] == before
     ctrl.controls["d"].value = 600
     assert ctrl.message.text == ""
+    ctrl.controls["rounds"].value = 5
 
 
 def test_progress_bar_shown_for_long_runs(app):

@@ -32,8 +32,8 @@ show a progress bar.
 >>> r = compute_adaptive(AdaptiveSpec(n=300, d=600, rounds=5, seed=0))
 >>> r.naive.k.tolist()
 [3, 6, 9, 12, 15]
->>> round(r.sq_eps, 6)          # sqrt(0.05² − ln 2/(2·10⁴))
-0.049652
+>>> round(r.sq_eps, 6)          # sqrt(0.01² − ln 2/(2·10⁵))
+0.009825
 >>> app = build_adaptive_lab(n=300, d=600, rounds=5)
 >>> type(app).__name__
 'VBox'
@@ -68,8 +68,8 @@ __all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair"
 
 #: simulation size limit: n·d ≤ MAX_CELLS (3 n d bytes of ±1 data, ~1 s per 10⁷ cells per method)
 MAX_CELLS = 25_000_000
-N_RANGE = (100, 10_000)
-D_RANGE = (100, 20_000)
+N_RANGE = (100, 10_000)   # defaults are exact grid points: the page shows the values asked for
+D_RANGE = (200, 20_000)   # 2000 lies on the slider's log grid (front ends snap values to it)
 ROUNDS_RANGE = (2, 30)
 TAU_RANGE = (1e-3, 0.5)
 GEN_N_RANGE = (10, 100_000_000)
@@ -177,8 +177,8 @@ class AdaptiveSpec:
     rounds: int = 10
     seed: int = 0
     delta: float = 1e-6
-    tau: float = 0.05
-    gen_n: int = 10_000
+    tau: float = 0.01
+    gen_n: int = 100_000
     beta: float = 1e-3
 
 
@@ -579,7 +579,7 @@ with probability ≤ β, \(\varepsilon \le \sqrt{\ln(1/\beta)/(2n)} \Rightarrow 
 
 
 def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int = 0,
-                       delta: float = 1e-6, tau: float = 0.05, gen_n: int = 10_000,
+                       delta: float = 1e-6, tau: float = 0.01, gen_n: int = 100_000,
                        beta: float = 1e-3) -> W.VBox:
     """The adaptive data analysis lab (004): simulation sliders (n, d, rounds, seed, δ), the naive
     and Thresholdout accuracy plots with Thresholdout's privacy, and the generalization-bound

@@ -66,7 +66,7 @@ __all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_
            "one_run_curve", "m_grid", "M_GAUSSIAN_MAX"]
 
 MECHANISMS = ("Laplace", "Gaussian", "Randomized response", "Mis-calibrated Laplace")
-EPS_RANGE = (0.05, 10.0)
+EPS_RANGE = (0.01, 10.0)   # ε = 1 lies on the slider's log grid (front ends snap to it)
 DELTA_RANGE = (1e-10, 1e-2)
 TRIALS_RANGE = (100, 100_000)
 M_RANGE = (100, 1_000_000)
