@@ -311,3 +311,10 @@ def test_randomized_response_samples_are_its_law():
     # P[1 | bit 1] = 3/4; 4.5 std of a mean over 40k draws = 0.0098
     assert abs(x1.mean() - 0.75) < 0.0098
     assert RandomizedResponse(math.log(3.0)).p_truth == pytest.approx(0.75, rel=1e-12)
+
+
+def test_trials_to_expose_the_bug():
+    r = A.compute_audit(A.AuditSpec(mechanism="Mis-calibrated Laplace", eps=1.0, bug=2.0, **FAST))
+    assert r.expose_trials == auditing.trials_needed(2.0, 0.95, 0.5, 0.0)
+    assert f"{r.expose_trials:,}" in A.verdict_html(r)
+    assert A.compute_audit(A.AuditSpec(mechanism="Laplace", eps=1.0, **FAST)).expose_trials is None

@@ -273,6 +273,20 @@ def _ideal_curve(eps_true, delta, confidence):
 IDEAL = Memo(_ideal_curve, maxsize=64)
 
 
+def _expose_trials(eps_true, eps_claimed, delta, confidence):
+    """Ideal trials per input before ε_lb can exceed the claimed ε: trials_needed at the true ε
+    with fraction = claimed/true (None without a bug, or beyond MAX_TRIALS)."""
+    if not eps_true > eps_claimed * (1.0 + 1e-9):
+        return None
+    try:
+        return trials_needed(eps_true, confidence, eps_claimed / eps_true, delta, max_trials=MAX_TRIALS)
+    except ValueError:
+        return None
+
+
+EXPOSE = Memo(_expose_trials, maxsize=64)
+
+
 @dataclass(frozen=True)
 class AuditLabResult:
     """Everything the lab draws for one :class:`AuditSpec`."""
@@ -286,6 +300,7 @@ class AuditLabResult:
     ideal_lb: np.ndarray
     test_lb: np.ndarray
     trials_needed: int | None
+    expose_trials: int | None
     one_run_m: np.ndarray
     one_run_lb: np.ndarray
     exposed: bool
@@ -341,7 +356,8 @@ def compute_audit(spec: AuditSpec) -> AuditLabResult:
                                            TRIALS_GRID, TRIALS_GRID, s.delta, spec.confidence))
     ms, lbs = one_run_curve(spec)
     return AuditLabResult(spec, s.eps_true, audit, true_beta, claimed, certified, ideal_lb, test_lb,
-                          need, ms, lbs, bool(audit.eps_lb > s.eps_claimed),
+                          need, EXPOSE(s.eps_true, s.eps_claimed, s.delta, spec.confidence), ms, lbs,
+                          bool(audit.eps_lb > s.eps_claimed),
                           bool(lbs[-1] > s.eps_claimed))
 
 
@@ -497,7 +513,9 @@ def verdict_html(r: AuditLabResult) -> str:
             f"&gt; {a.direction * a.threshold:.4g}”, FP = {a.fp:,}, FN = {a.fn:,} "
             f"(FPR = {a.fpr_at_threshold:.4g}, FNR = {a.fnr_at_threshold:.4g}) ⇒ ε_lb = <b>{a.eps_lb:.4g}</b> "
             f"at confidence {a.confidence:.3g}. Ideal trials for 90 % of the true ε: {need}. "
-            f"One run with m = {int(r.one_run_m[-1]):,} canaries: ε_lb = <b>{r.one_run_lb[-1]:.4g}</b>.</p>")
+            + ("" if r.expose_trials is None else
+               f"Ideal trials before ε_lb can exceed the claimed ε: {r.expose_trials:,}. ")
+            + f"One run with m = {int(r.one_run_m[-1]):,} canaries: ε_lb = <b>{r.one_run_lb[-1]:.4g}</b>.</p>")
 
 
 _INTRO = r"""
