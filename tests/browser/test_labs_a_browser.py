@@ -46,6 +46,17 @@ def _snap_log(w, value) -> float:
     return float(max(round(v), 1)) if type(w).__name__ == "IntLogSlider" else float(v)
 
 
+def _open(open_app, notebook: str, n_plots: int):
+    """Open a lab and wait until all its ``n_plots`` plots are drawn (the page helper returns as
+    soon as the plots present so far have traces; a long page may still be adding some)."""
+    app = open_app(notebook)
+    app.page.wait_for_function(
+        """(n) => { const g = [...document.querySelectorAll('.js-plotly-plot')];
+                    return g.length === n && g.every(d => d.data && d.data.length > 0); }""",
+        arg=n_plots, timeout=60_000)
+    return app
+
+
 def _set_seed(app, value, *, expect_change=True) -> None:
     box = app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
     before = app.revisions()
@@ -109,7 +120,7 @@ def _assert_noise(app, spec: NL.NoiseSpec) -> None:
 
 
 def test_noise_lab_loads_with_the_core_values(open_app):
-    app = open_app(NOISE)
+    app = _open(open_app, NOISE, 5)
     _assert_noise(app, NL.NoiseSpec(1.0, 1e-5, 3.0, 1000, 0))
     z = np.array(_z(app, 4), dtype=float)
     _close(z, np.log10(NL.ratio_maps()["Laplace vs Gaussian"]))
@@ -120,7 +131,7 @@ def test_noise_lab_loads_with_the_core_values(open_app):
 
 
 def test_noise_lab_every_control_redraws_with_the_core_values(open_app):
-    app = open_app(NOISE)
+    app = _open(open_app, NOISE, 5)
     eps, delta, shape, n, seed = 1.0, 1e-5, 3.0, 1000, 0
     app.set_slider("ε", 2)
     eps = _snap_log(_NC["eps"], 2)
@@ -147,7 +158,7 @@ def test_noise_lab_every_control_redraws_with_the_core_values(open_app):
 
 
 def test_noise_lab_bad_seed_shows_message_and_keeps_the_plots(open_app):
-    app = open_app(NOISE)
+    app = _open(open_app, NOISE, 5)
     before = app.plots()
     _set_seed(app, -1, expect_change=False)
     msg = app.message()
@@ -194,7 +205,7 @@ def _assert_mech(app, spec: ML.MechSpec) -> None:
 
 
 def test_mechanisms_lab_loads_with_the_core_values(open_app):
-    app = open_app(MECH)
+    app = _open(open_app, MECH, 7)
     _assert_mech(app, ML.MechSpec())
     assert "budget used" in app.body_text()
     assert app.message() == ""
@@ -203,7 +214,7 @@ def test_mechanisms_lab_loads_with_the_core_values(open_app):
 
 
 def test_mechanisms_lab_every_control_redraws_with_the_core_values(open_app):
-    app = open_app(MECH)
+    app = _open(open_app, MECH, 7)
     kw = {}
     for label, key, value in (("attack ε", "attack_eps", 3), ("counting ε", "count_eps", 0.2),
                               ("queries m", "m", 300), ("noisy-max ε", "rnm_eps", 1.5),
@@ -238,7 +249,7 @@ def test_mechanisms_lab_every_control_redraws_with_the_core_values(open_app):
 
 
 def test_mechanisms_lab_bad_seed_shows_message_and_keeps_the_plots(open_app):
-    app = open_app(MECH)
+    app = _open(open_app, MECH, 7)
     before = app.plots()
     _set_seed(app, -5, expect_change=False)
     assert "seed" in app.message() and "last valid setting" in app.message()
@@ -274,7 +285,7 @@ def _assert_local(app, spec: ML.LocalSpec) -> None:
 
 
 def test_local_vs_central_loads_with_the_core_values(open_app):
-    app = open_app(LOCAL)
+    app = _open(open_app, LOCAL, 3)
     _assert_local(app, ML.LocalSpec())
     assert app.message() == ""
     app.assert_no_traceback()
@@ -282,7 +293,7 @@ def test_local_vs_central_loads_with_the_core_values(open_app):
 
 
 def test_local_vs_central_every_control_redraws_with_the_core_values(open_app):
-    app = open_app(LOCAL)
+    app = _open(open_app, LOCAL, 3)
     kw = {}
     for label, key, value in (("median ε", "med_eps", 0.2), ("data spread σ", "spread", 0.3),
                               ("data size n", "n_data", 1001), ("local ε_L", "eps_local", 4),
@@ -307,7 +318,7 @@ def test_local_vs_central_every_control_redraws_with_the_core_values(open_app):
 
 
 def test_local_vs_central_bad_seed_shows_message_and_keeps_the_plots(open_app):
-    app = open_app(LOCAL)
+    app = _open(open_app, LOCAL, 3)
     before = app.plots()
     _set_seed(app, -2, expect_change=False)
     assert "seed" in app.message()
