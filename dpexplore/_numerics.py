@@ -24,6 +24,29 @@ def log_subtract(la, lb):
     return la + log1mexp(np.minimum(diff, 0.0))
 
 
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
+
+
+def _small_mu_log_delta(mu, eps):
+    """log δ_μ(ε) for small μ (1-d arrays, μ < 1e-3, ε/μ finite): see gaussian_log_delta.
+
+    δ = T1 − T2 with T1 = Φ(a) − Φ(b) = φ(z)·I, I = ∫_{−h}^{h} e^{z t − t²/2} dt and
+    T2 = expm1(ε) Φ(b), z = ε/μ, h = μ/2, b = −z − h. log T1 − log T2 is formed from
+    moderate-size pieces (Φ(b) = ½ erfcx((z + h)/√2) e^{−(z+h)²/2}, so the z²/2 cancel
+    analytically) and log δ = log T1 + log(1 − e^{−(log T1 − log T2)}).
+    """
+    z = eps / mu
+    h = mu / 2.0
+    t = h[:, None] * _GL_X[None, :]
+    # log I = log h + log Σ w_i e^{z t_i − t_i²/2}  (z·t ≤ ε/2: moderate)
+    log_int = np.log(h) + special.logsumexp(z[:, None] * t - 0.5 * t * t, b=_GL_W[None, :], axis=1)
+    log_t1 = -0.5 * z * z - 0.5 * np.log(2.0 * np.pi) + log_int
+    # log T1 − log T2 = z h + h²/2 − ½ log 2π + log I − log expm1(ε) − log(½ erfcx((z + h)/√2))
+    gap = (z * h + 0.5 * h * h - 0.5 * np.log(2.0 * np.pi) + log_int - np.log(np.expm1(eps))
+           - np.log(0.5 * special.erfcx((z + h) / SQRT2)))
+    return log_t1 + log1mexp(-np.maximum(gap, 0.0))
+
+
 def gaussian_log_delta(mu, eps):
     """log δ_μ(ε) = log[Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)] for μ > 0, ε ≥ 0 (broadcast).
 
@@ -60,6 +83,13 @@ def gaussian_log_delta(mu, eps):
         log_diff = np.where(far, log_diff_far, np.log(np.maximum(ea - eb, 0.0)))
         tail_val = -0.5 * a * a + LOG_HALF + log_diff
         out[...] = np.where(tail, tail_val, centre)
+        # small μ (< 1e-3): both forms above subtract numbers equal to ~μ relative (δ(0) came
+        # out 0 for μ < 1e-16); use δ = [Φ(a) − Φ(b)] − expm1(ε) Φ(b) with
+        # Φ(a) − Φ(b) = φ(z)·∫_{−h}^{h} e^{z t − t²/2} dt (z = ε/μ, h = μ/2; 8-point
+        # Gauss–Legendre, exact to rounding here) — the two terms differ by ~1/z² relative only
+        small = (mu < 1e-3) & ~far & np.isfinite(a) & (eps <= 2.0)  # ε ≤ 2: quadrature exact
+        if small.any():
+            out[small] = _small_mu_log_delta(mu[small], eps[small])
         # ε/μ overflowing (subnormal μ): a = −inf, log δ < −a²/2 is below −1e308
         out[np.isneginf(a)] = -np.inf
         out[np.isinf(mu)] = 0.0
