@@ -72,8 +72,7 @@ CURVE_DELTA = np.logspace(-300, math.log10(0.5), 61)
 N_DENSITY = 401
 N_BINS = 60
 SENSITIVITY = 1.0
-_X_GRID = np.linspace(-20.0, 10.0, 31)
-_STATS: dict = {}   # coarse bracket of log(Δ/s) for the Newton search
+_X_GRID = np.linspace(-20.0, 10.0, 31)   # coarse bracket of log(Δ/s) for the Newton search
 
 
 # ------------------------------------------------------------------------------------------------
@@ -167,7 +166,7 @@ def _newton_scale(kind, e, dl, r, sensitivity):
     best = lo.copy()          # feasible grid point: the fallback
     x = 0.5 * (lo + hi)
     done = np.zeros(e.shape, bool)
-    for it in range(40):
+    for _ in range(40):
         ld, slope = _log_delta_and_slope(kind, e, x, r)
         ok = _feasible(ld, dl)
         lo = np.where(ok & ~done, np.maximum(lo, x), lo)
@@ -183,7 +182,6 @@ def _newton_scale(kind, e, dl, r, sensitivity):
         x = np.where(done, x, new)
         if done.all():
             break
-    _STATS["newton_iterations"] = it + 1
     # end on the feasible side: step down from the root until δ(ε) ≤ target holds
     # (checked with the backend's full δ formula, which includes Subbotin's deep-tail form)
     cand = x
