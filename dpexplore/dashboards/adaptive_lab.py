@@ -475,8 +475,9 @@ class AdaptiveLabController(StagedController):
             "yaxis": {"title": {"text": "ε allowed"}, "type": "log", "exponentformat": "power"},
             "legend": {"orientation": "h", "y": -0.3}, "height": 440})
         self.fig_fail = PlotlyWidget(self._fail_traces(r), {
-            "title": {"text": "P[|E_S[φ] − P[φ]| ≥ τ] guaranteed (values ≥ 1 not drawn)"}, "xaxis": log_n,
-            "yaxis": {"title": {"text": "failure probability bound"}, "type": "log", "exponentformat": "power"},
+            "title": {"text": "P[|E_S[φ] − P[φ]| ≥ τ] guaranteed (drawn between 10⁻⁴⁰ and 1)"}, "xaxis": log_n,
+            "yaxis": {"title": {"text": "failure probability bound"}, "type": "log", "exponentformat": "power",
+                      "range": [-40, 0.2]},   # below 1e-40 the curves only fall further
             "legend": {"orientation": "h", "y": -0.3}, "height": 440})
         return [self.fig_naive, self.fig_to, self.fig_eps, self.fig_fail]
 
@@ -594,12 +595,14 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
         "d": int_log_slider("d", d, *D_RANGE, unit="features", steps_per_decade=10),
         "rounds": int_slider("rounds", rounds, *ROUNDS_RANGE, unit="values of k"),
         "seed": int_slider("seed", seed, 0, 999, unit="random seed"),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="Thresholdout's δ", steps_per_decade=4),
+        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="Thresholdout's δ", steps_per_decade=4,
+                            readout_format=".1e"),
     }
     calc = {
         "tau": log_slider("τ", tau, *TAU_RANGE, unit="tolerance", steps_per_decade=20),
         "gen_n": int_log_slider("n_gen", gen_n, *GEN_N_RANGE, unit="samples", steps_per_decade=10),
-        "beta": log_slider("β", beta, *BETA_RANGE, unit="probability", steps_per_decade=4),
+        "beta": log_slider("β", beta, *BETA_RANGE, unit="probability", steps_per_decade=4,
+                           readout_format=".1e"),
     }
     for w in list(sim.values())[:4]:
         w.continuous_update = False  # a simulation per release, not per pixel
