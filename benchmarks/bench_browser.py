@@ -137,6 +137,10 @@ class Server:
         os.unlink(self.log.name)
 
 
+def _say(*a) -> None:
+    print(time.strftime("%H:%M:%S"), *a, file=sys.stderr, flush=True)
+
+
 def _load(page, url: str) -> tuple[float, int]:
     """Navigate; return (seconds to all plots with traces, websocket bytes received until then)."""
     received = [0]
@@ -177,6 +181,7 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
         ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
         page = ctx.new_page()
         dt, nbytes = _load(page, url)
+        _say(f"{notebook}: cold load {i + 1}: {dt:.2f} s, {nbytes / 1e6:.3f} MB over websockets")
         server.opened_page(notebook)
         cold.append(dt)
         ws.append(nbytes)
@@ -186,6 +191,7 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
                 res = page.evaluate(STEP_JS, [s, steps, 5000])
                 lat += [x for x in res if x is not None]
                 missed += sum(x is None for x in res)
+                _say(f"{notebook}: slider {s}: {len(res)} steps")
             server.wait_pool(notebook)
             page2 = ctx.new_page()
             warm, _ = _load(page2, url)
@@ -259,6 +265,8 @@ def bench_figurewidget(browser, loads: int) -> dict:
 
 
 def _row(r: dict) -> str:
+    if "error" in r:
+        return f"{r['app']:<28} FAILED: {r['error']}"
     def ratio(key):
         v = r.get(key)
         return "   —  " if v is None or v != v else f"{v / GOALS[key]:6.2f}"
@@ -293,14 +301,23 @@ def main(argv=None) -> int:
     results = []
     server = Server()
     try:
+        _say(f"starting dpexplore serve on port {server.port} ({n_nb} notebooks to preheat)")
         server.wait(pools=n_nb)
+        _say("server ready")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for nb in apps:
-                results.append(bench_app(browser, server, nb, args.loads, args.steps))
+                try:
+                    results.append(bench_app(browser, server, nb, args.loads, args.steps))
+                except Exception as exc:  # keep measuring the other apps; report the failure
+                    results.append({"app": nb, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
             server.stop()
             if args.compare_figurewidget:
-                results.append(bench_figurewidget(browser, args.loads))
+                try:
+                    results.append(bench_figurewidget(browser, args.loads))
+                except Exception as exc:
+                    results.append({"app": "FigureWidget (plotly) demo",
+                                    "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
             browser.close()
     finally:
         server.stop()
@@ -308,13 +325,17 @@ def main(argv=None) -> int:
             f"{'step50':>7} {'/50ms':>6} {'step95':>7} {'/150ms':>6}")
     print(f"goals: first plot <= {GOALS['first_plot_s']} s, step median <= {GOALS['step_median_ms']} ms, "
           f"p95 <= {GOALS['step_p95_ms']} ms, websocket <= {GOALS['ws_mb']} MB (ratio = measured/goal)")
+    load = os.getloadavg()
+    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
+          f"(times are inflated when the load exceeds the CPU count)")
     print(head)
     print("-" * len(head))
     for r in results:
         print(_row(r))
     out = REPO / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "results": results}, indent=2))
+    (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
+                    "results": results}, indent=2))
     return 0
 
 
