@@ -28,7 +28,7 @@ _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 
 
 def _small_mu_log_delta(mu, eps):
-    """log δ_μ(ε) for small μ (1-d arrays, μ < 1e-3, ε/μ finite): see gaussian_log_delta.
+    """log δ_μ(ε) for μ < 1, ε ≤ 2 (1-d arrays, ε/μ finite): see gaussian_log_delta.
 
     δ = T1 − T2 with T1 = Φ(a) − Φ(b) = φ(z)·I, I = ∫_{−h}^{h} e^{z t − t²/2} dt and
     T2 = expm1(ε) Φ(b), z = ε/μ, h = μ/2, b = −z − h. log T1 − log T2 is formed from
@@ -83,11 +83,12 @@ def gaussian_log_delta(mu, eps):
         log_diff = np.where(far, log_diff_far, np.log(np.maximum(ea - eb, 0.0)))
         tail_val = -0.5 * a * a + LOG_HALF + log_diff
         out[...] = np.where(tail, tail_val, centre)
-        # small μ (< 1e-3): both forms above subtract numbers equal to ~μ relative (δ(0) came
-        # out 0 for μ < 1e-16); use δ = [Φ(a) − Φ(b)] − expm1(ε) Φ(b) with
+        # μ < 1, ε ≤ 2: both forms above subtract numbers equal to ~μ relative (δ(0) came out 0
+        # for μ < 1e-16, and δ(ε) was not monotone at 1e-14 relative for μ ~ 0.01); use
+        # δ = [Φ(a) − Φ(b)] − expm1(ε) Φ(b) with
         # Φ(a) − Φ(b) = φ(z)·∫_{−h}^{h} e^{z t − t²/2} dt (z = ε/μ, h = μ/2; 8-point
         # Gauss–Legendre, exact to rounding here) — the two terms differ by ~1/z² relative only
-        small = (mu < 1e-3) & ~far & np.isfinite(a) & (eps <= 2.0)  # ε ≤ 2: quadrature exact
+        small = (mu < 1.0) & ~far & np.isfinite(a) & (eps <= 2.0)  # ε ≤ 2: quadrature exact
         if small.any():
             out[small] = _small_mu_log_delta(mu[small], eps[small])
         # ε/μ overflowing (subnormal μ): a = −inf, log δ < −a²/2 is below −1e308
