@@ -240,7 +240,8 @@ def zcdp_to_approx(rho, delta):
 
 def approx_to_zcdp(eps, delta):
     """The ρ that suffices for (ε, δ)-DP: ρ = ε²/(4 log(1/δ) + 4ε) (003, footnote 2), so that
-    ρ + 2√(ρ log(1/δ)) ≤ ε. δ = 0 gives ρ = 0; ε = inf gives inf. Rounded down by 4 ulps.
+    ρ + 2√(ρ log(1/δ)) ≤ ε. δ = 0 gives ρ = 0; ε = inf gives inf. Rounded down by 16 ulps, so
+    that :func:`zcdp_to_approx` (rounded up by 4) maps the result back to at most ε.
 
     >>> round(approx_to_zcdp(1.0, 1e-5), 8)
     0.01997934
@@ -251,7 +252,7 @@ def approx_to_zcdp(eps, delta):
         out = e / (4.0 * -np.log(d) / e + 4.0)  # = ε²/(4 log(1/δ) + 4ε), no overflow
         out = np.where(np.isinf(e), np.inf, np.where(e == 0, 0.0, out))
         out = np.where((d == 0) & np.isfinite(e), 0.0, out)
-    return scalar_out(_down(out))
+    return scalar_out(_down(out, 16.0))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -396,7 +397,8 @@ def _implied_linear(eps0, delta0, eps):
         r = np.where(eps < eps0, r, 0.0)
         r = np.where(np.isinf(eps0) & (eps < eps0), 1.0, r)
         out = delta0 + (1.0 - delta0) * r
-    return np.clip(_up(out), 0.0, 1.0)
+    # δ₀ itself (ε ≥ ε₀) is exact: rounding it up would put δ(ε) above δ₀ for every ε
+    return np.clip(np.where(eps < eps0, _up(out), out), 0.0, 1.0)
 
 
 def _implied_log_delta(eps0, delta0, eps):
@@ -494,6 +496,12 @@ class ApproxDPProfile(PrivacyProfile):
     def _log_delta(self, eps):
         return _implied_log_delta(self.eps0, self.delta0, eps)
 
+    def delta(self, eps):
+        """δ(ε) from the linear closed form (rounded up by 4 ulps; exactly δ₀ for ε ≥ ε₀, which
+        exp(log δ) would not give), so that ``delta(epsilon(d)) <= d`` holds as computed."""
+        e = check_nonneg(eps, "eps")
+        return scalar_out(_implied_linear(self.eps0, self.delta0, e))
+
     def _epsilon(self, delta):
         d = np.asarray(delta, dtype=np.float64)
         e0, d0 = self.eps0, self.delta0
@@ -503,6 +511,15 @@ class ApproxDPProfile(PrivacyProfile):
         out = np.maximum(_up(out), 0.0)
         out = np.where(d >= d0, np.minimum(out, e0), np.inf)
         out = np.where((d0 == 0) & (d == 0), e0, out)
+        # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling
+        # steps; δ(ε₀) = δ₀ ≤ d always holds)
+        out = np.array(out, dtype=np.float64)
+        for i in range(64):
+            bad = np.isfinite(out) & (out < e0) & (_implied_linear(e0, d0, out) > d)
+            if not bad.any():
+                break
+            step = np.maximum(np.spacing(out) * 2.0 ** (i + 2), np.spacing(e0))
+            out = np.where(bad, np.minimum(out + step, e0), out)
         return out
 
 
@@ -723,7 +740,11 @@ class EquationProfile(PrivacyProfile):
             vals.append(float(arr))
         self.A, self.B, self.sigma = vals
         self.refined = bool(refined)
-        self._c = (self.sigma / self.A) ** 2
+        with np.errstate(over="ignore", under="ignore"):
+            self._c = (self.sigma / self.A) ** 2
+        if not 0.0 < self._c < np.inf:
+            raise ValueError(f"sigma/A must have a square within the float range, got sigma={sigma!r}, "
+                             f"A={A!r}")
         self._logB = float(np.log(self.B))
         self.name = f"σ = {self.A:g}√log({self.B:g}/δ)/ε, σ = {self.sigma:g}" + (
             " (refined)" if self.refined else " (naive)"
