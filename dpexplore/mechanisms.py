@@ -113,7 +113,8 @@ def _size(size):
     dims = size if isinstance(size, tuple) else (size,)
     out = []
     for v in dims:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
+        if (isinstance(v, (bool, np.bool_, np.timedelta64)) or not isinstance(v, (int, np.integer))
+                or v < 0):
             raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
         out.append(int(v))
     return tuple(out) if isinstance(size, tuple) else out[0]
@@ -136,7 +137,16 @@ def _pure_epsilon(eps0, delta):
         val = eps0 + np.log1p(np.maximum(arg, -1.0))
     val = np.maximum(np.where(np.isfinite(val), val, 0.0), 0.0)
     # round up by a few ulp (the closed form's own rounding), never above ε0
-    return np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
+    val = np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
+    # near δ(0) log1p loses more than 4 ulp (eps0 = 6.13, δ = 0.9 gave δ(ε) = 0.9 + 4e-16):
+    # check the computed δ and step up (doubling steps; δ(ε0) = 0 always holds)
+    for i in range(64):
+        bad = ~_within(_pure_log_delta(eps0, val), delta) & (val < eps0)
+        if not bad.any():
+            break
+        step = np.maximum(np.spacing(val) * 2.0 ** (i + 2), np.spacing(eps0))
+        val = np.where(bad, np.minimum(val + step, eps0), val)
+    return val
 
 
 def _pure_tradeoff(eps0, alpha):
@@ -358,7 +368,8 @@ class AdditiveNoiseMechanism(_Mechanism):
     # public noise functions ---------------------------------------------------------------------
     @property
     def _d(self):
-        return np.asarray(self.sensitivity, float) / np.asarray(self.scale, float)
+        with np.errstate(over="ignore"):  # Δ/s beyond float max: inf (δ = 1 where it matters)
+            return np.asarray(self.sensitivity, float) / np.asarray(self.scale, float)
 
     def logcdf(self, x):
         """log P[Z ≤ x] of the noise (centred at 0), accurate in both tails.
@@ -504,6 +515,9 @@ class AdditiveNoiseMechanism(_Mechanism):
     def _safe_scale(cls, scale, eps, delta, sensitivity, **shape):
         """Nudge a computed scale up (by ulps) until log δ(ε) ≤ log δ_target holds."""
         scale = np.array(scale, dtype=float)
+        if not np.isfinite(scale).all():
+            raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the "
+                             f"float range for sensitivity = {sensitivity!r}")
         for i in range(300):  # the step doubles each time: always ends on the safe side
             # the mechanism that will be returned (Δ/s recomputed exactly as it will compute it;
             # rebuilding it from d = Δ/s would overflow 1/d for subnormal d)
@@ -650,8 +664,9 @@ class Laplace(AdditiveNoiseMechanism):
         if (denom <= 0).any():
             raise ValueError(f"eps = 0 with delta = 0 needs infinite Laplace noise; got eps={eps!r}, "
                              f"delta={delta!r}")
-        b = s / denom
-        b = b * (1 + 4 * np.finfo(float).eps)
+        with np.errstate(over="ignore"):  # beyond float max: rejected in _safe_scale
+            b = s / denom
+            b = b * (1 + 4 * np.finfo(float).eps)
         b = cls._safe_scale(b, e, dl, s)
         return cls(scalar_out(b), scalar_out(s))
 
@@ -753,7 +768,8 @@ class Gaussian(AdditiveNoiseMechanism):
             raise ValueError("delta = 0 is impossible for the Gaussian mechanism: its privacy "
                              f"loss is unbounded, so every sigma has delta(eps) > 0; got delta={delta!r}")
         dmax = cls._calibrate_d(e, dl)
-        sigma = s / dmax
+        with np.errstate(over="ignore", divide="ignore"):  # rejected in _safe_scale
+            sigma = s / dmax
         sigma = cls._safe_scale(sigma, e, dl, s)
         return cls(scalar_out(sigma), scalar_out(s))
 
@@ -864,7 +880,8 @@ class Logistic(AdditiveNoiseMechanism):
             # δ → 0: log x = −ε/2 exactly
             logx = np.where(dl == 0, -e / 2.0, logx)
         d = np.where(dl == 0, e, -2.0 * logx)  # (−ε/2)·(−2) would round ε = 5e-324 to 0
-        scale = s / d * (1 + 4 * np.finfo(float).eps)
+        with np.errstate(over="ignore", divide="ignore"):  # rejected in _safe_scale
+            scale = s / d * (1 + 4 * np.finfo(float).eps)
         scale = cls._safe_scale(scale, e, dl, s)
         return cls(scalar_out(scale), scalar_out(s))
 
@@ -1145,7 +1162,8 @@ class Subbotin(AdditiveNoiseMechanism):
         if ((dl == 0) & (e == 0)).any():
             raise ValueError(f"eps = 0 with delta = 0 needs infinite noise; got eps={eps!r}")
         dmax = cls._calibrate_d(e, dl, shape=r)
-        scale = s / dmax
+        with np.errstate(over="ignore", divide="ignore"):  # rejected in _safe_scale
+            scale = s / dmax
         scale = cls._safe_scale(scale, e, dl, s, shape=r)
         return cls(scalar_out(scale), scalar_out(r), scalar_out(s))
 
