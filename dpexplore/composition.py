@@ -419,7 +419,8 @@ def rdp(rdp_curves, k=1):
     r = check_nonneg(rdp_curves, "rdp_curves")
     kk = check_k(k, "k")
     s = r.sum(axis=0) if r.ndim else r
-    return scalar_out(_up(kk * s))
+    with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
+        return scalar_out(_up(kk * s))
 
 
 def zcdp(rhos, k=1):
@@ -432,7 +433,8 @@ def zcdp(rhos, k=1):
     r = check_nonneg(rhos, "rhos")
     kk = check_k(k, "k")
     s = r.sum(axis=-1) if r.ndim else r
-    return scalar_out(_up(kk * s))
+    with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
+        return scalar_out(_up(kk * s))
 
 
 def gdp(mus, k=1):
