@@ -1084,4 +1084,5 @@ def laplace_median_error_bound(eps, lower, upper, beta):
     if not hi > lo:
         raise ValueError(f"upper must be > lower, got lower={lower!r}, upper={upper!r}")
     b = _delta_open(beta, "beta")
-    return scalar_out((hi - lo) / e * np.log(1.0 / b))
+    with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
+        return scalar_out((hi - lo) / e * np.log(1.0 / b))
