@@ -525,8 +525,9 @@ class LaplaceAuditPair:
     def error_rates(self, t):
         """Exact (FPR(t), FNR(t)) for the test "out > t"."""
         tt = as_array(t, "t", allow_inf=False)
-        fpr = stats.laplace.sf(tt, scale=self.scale)
-        fnr = stats.laplace.cdf(tt - self.sensitivity, scale=self.scale)
+        with np.errstate(over="ignore", under="ignore"):  # t/b beyond float range: 0 or 1
+            fpr = stats.laplace.sf(tt, scale=self.scale)
+            fnr = stats.laplace.cdf(tt - self.sensitivity, scale=self.scale)
         return scalar_out(fpr), scalar_out(fnr)
 
 
