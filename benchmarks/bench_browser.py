@@ -299,6 +299,8 @@ def main(argv=None) -> int:
     apps = args.apps or [nb for nb, _, _ in APPS]
     n_nb = len(list((REPO / "notebooks").glob("*.ipynb")))
     results = []
+    # a SIGTERM (e.g. from `timeout`) must still stop the server in the finally below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = Server()
     try:
         _say(f"starting dpexplore serve on port {server.port} ({n_nb} notebooks to preheat)")
