@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from dpexplore.algorithms import Thresholdout, simulate_adaptive_overfitting
 from dpexplore.dashboards import adaptive_lab as L
-from dpexplore.dashboards.plotwidget import PlotlyWidget
 
 mp.mp.dps = 50
 

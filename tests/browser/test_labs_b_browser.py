@@ -23,10 +23,6 @@ pytestmark = pytest.mark.browser
 RTOL = 1e-12
 
 
-def _y(trace) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in trace["y"]], dtype=float)
-
-
 def _close(got, want, rtol=RTOL):
     got = np.array([np.nan if v is None else v for v in got], dtype=float)
     want = np.asarray(want, dtype=float)
