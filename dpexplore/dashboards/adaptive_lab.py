@@ -553,7 +553,8 @@ true accuracy 1/2. The analyst keeps the features whose correlation with the lab
 \(f_k(x) = \operatorname{sign}\sum_{j \in \text{top } k} \operatorname{sign}(c_j)\, x_j\).
 Each fixed query generalizes (Hoeffding: \(P[|\mathcal{E}_S[\phi] - \mathcal{P}[\phi]| > \tau] \le 2e^{-2n\tau^2}\)),
 but the query chosen after looking at the data does not: on the data used for the selection it
-looks good, on fresh data it is a coin flip.</p>
+looks good, on fresh data it is a coin flip. (004's slide makes the same point with the
+maximum of Gaussian subset means: each mean concentrates, the selected maximum does not.)</p>
 <p><b>Thresholdout</b> (004, "Reusable holdout"): answer from the training set unless
 \(|a_h - a_t| > \hat T + \eta\) (\(\hat T = T + \mathrm{Lap}(2\sigma)\), \(\eta \sim \mathrm{Lap}(4\sigma)\)),
 then release \(a_h + \mathrm{Lap}(\sigma)\) and spend one unit of budget B. It is
