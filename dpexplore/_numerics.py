@@ -39,7 +39,9 @@ def _small_mu_log_delta(mu, eps):
     h = mu / 2.0
     t = h[:, None] * _GL_X[None, :]
     # log I = log h + log Σ w_i e^{z t_i − t_i²/2}  (z·t ≤ ε/2: moderate)
-    log_int = np.log(h) + special.logsumexp(z[:, None] * t - 0.5 * t * t, b=_GL_W[None, :], axis=1)
+    # (log h as log μ − log 2: μ/2 rounds to 0 for μ = 5e-324)
+    log_int = (np.log(mu) - np.log(2.0)
+               + special.logsumexp(z[:, None] * t - 0.5 * t * t, b=_GL_W[None, :], axis=1))
     log_t1 = -0.5 * z * z - 0.5 * np.log(2.0 * np.pi) + log_int
     # log T1 − log T2 = z h + h²/2 − ½ log 2π + log I − log expm1(ε) − log(½ erfcx((z + h)/√2))
     gap = (z * h + 0.5 * h * h - 0.5 * np.log(2.0 * np.pi) + log_int - np.log(np.expm1(eps))
