@@ -89,6 +89,15 @@ def _check_sensitivity(x) -> np.ndarray:
     return check_positive(x, "sensitivity", allow_inf=False)
 
 
+def _check_ratio(mech) -> None:
+    """Δ/s must be a float: beyond 1.8e308 every query would be inf − inf."""
+    with np.errstate(over="ignore"):
+        d = np.asarray(mech.sensitivity, float) / np.asarray(mech.scale, float)
+    if not np.isfinite(d).all():
+        raise ValueError(f"sensitivity/scale must be within the float range, got "
+                         f"sensitivity={mech.sensitivity!r}, scale={mech.scale!r}")
+
+
 def _check_eps_param(x, name: str = "eps") -> np.ndarray:
     """A mechanism's own ε parameter: finite and >= 0."""
     return check_nonneg(x, name, allow_inf=False)
@@ -494,8 +503,11 @@ class AdditiveNoiseMechanism(_Mechanism):
             bad = ~feasible(lo)
             if not bad.any():
                 break
+            if (bad & (lo <= -708.0)).any():  # d = Δ/s below e^-708: s beyond the float range
+                raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond "
+                                 f"the float range")
             hi = np.where(bad, lo, hi)
-            lo = np.where(bad, lo - (1.0 + np.abs(lo)), lo)
+            lo = np.where(bad, np.maximum(lo - (1.0 + np.abs(lo)), -708.0), lo)
         for _ in range(_MAX_DOUBLINGS):
             good = feasible(hi) & (hi < 700.0)
             if not good.any():
@@ -577,6 +589,7 @@ class Laplace(AdditiveNoiseMechanism):
     def __post_init__(self):
         _store(self, "scale", check_positive(self.scale, "scale"))
         _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        _check_ratio(self)
 
     @property
     def eps_max(self):
@@ -691,6 +704,7 @@ class Gaussian(AdditiveNoiseMechanism):
     def __post_init__(self):
         _store(self, "sigma", check_positive(self.sigma, "sigma"))
         _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        _check_ratio(self)
 
     @property
     def scale(self):
@@ -723,10 +737,13 @@ class Gaussian(AdditiveNoiseMechanism):
         return d / 2.0 - eps / d
 
     def _log_delta(self, eps):
-        out = gaussian_log_delta(self._d, eps)
+        d = self._d
+        # Δ/σ underflowing to 0 (σ = 1e300, Δ = 1e-300): no privacy loss, δ = 0 (μ = 0 is outside
+        # gaussian_log_delta's domain: 0/0)
+        out = np.where(d == 0, -np.inf, gaussian_log_delta(np.where(d == 0, 1.0, d), eps))
         # where the erfcx difference in _numerics cancels completely (|log δ| ≳ 1e12), fall back
         # to the log-Mills-ratio tail form of Subbotin(σ, r = 2), the same distribution
-        bad = np.isneginf(out) & np.isfinite(eps)
+        bad = np.isneginf(out) & np.isfinite(eps) & (d != 0)
         if bad.any():
             alt = Subbotin(self.sigma, 2.0, self.sensitivity)._log_delta(eps)
             out = np.where(bad, alt, out)
@@ -799,6 +816,7 @@ class Logistic(AdditiveNoiseMechanism):
     def __post_init__(self):
         _store(self, "scale", check_positive(self.scale, "scale"))
         _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        _check_ratio(self)
 
     @property
     def eps_max(self):
@@ -985,6 +1003,7 @@ class Subbotin(AdditiveNoiseMechanism):
             raise ValueError(f"shape must be >= 1 (log-concave), got {self.shape!r}")
         _store(self, "shape", r)
         _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        _check_ratio(self)
 
     @property
     def eps_max(self):
@@ -1043,6 +1062,7 @@ class Subbotin(AdditiveNoiseMechanism):
         u = h - z
         val = np.exp(self._log_phi(np.abs(u), h, r))
         val = np.where(np.isinf(u), np.where(r == 1, d, np.inf), val)
+        val = np.where(d == 0, 0.0, val)  # Δ/s underflowed to 0: no privacy loss
         return np.where(u < 0, -val, val)
 
     def _std_loss_inverse(self, eps, d):
@@ -1310,7 +1330,9 @@ class Exponential(_Mechanism):
         """ε̂(α) = min(tight pure-DP RDP (000 Theorem 4), α ε²/8 (bounded range ⇒ ε²/8-zCDP))."""
         a = check_alpha(alpha, "alpha")
         e = np.asarray(self.eps, float)
-        return scalar_out(np.minimum(_pure_rdp(e, a), a * e * e / 8.0))
+        with np.errstate(invalid="ignore", over="ignore"):  # α = inf, ε = 0: 0
+            zc = np.where(e == 0, 0.0, a * e * e / 8.0)
+        return scalar_out(np.minimum(_pure_rdp(e, a), zc))
 
     def sample(self, size=None, rng=None, *, scores, sensitivity=1.0):
         """Indices i drawn with probability ∝ exp(ε · scores[i] / (2 · sensitivity))."""
@@ -1320,7 +1342,10 @@ class Exponential(_Mechanism):
         sens = float(check_positive(sensitivity, "sensitivity"))
         if np.ndim(self.eps) != 0:
             raise ValueError("sample needs a scalar eps")
-        logits = self.eps * sc / (2.0 * sens)
+        # shift by the max first (logits ≤ 0; an overflow is −inf, i.e. probability 0)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            shifted = (sc - sc.max()) / sens
+            logits = np.where(shifted == 0, 0.0, (self.eps / 2.0) * shifted)
         p = np.exp(logits - special.logsumexp(logits))
         return _rng(rng).choice(sc.size, size=_size(size), p=p / p.sum())
 
