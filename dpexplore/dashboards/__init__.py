@@ -5,8 +5,8 @@ notebook in ``notebooks/`` that imports, builds and displays it. ``APPS`` is the
 registry: the landing page ``notebooks/index.ipynb``, the tests and the browser benchmark read it.
 To add a dashboard, append ``(notebook_filename, title, one-line description)``.
 
->>> [name for name, _, _ in APPS][:1]
-['demo.ipynb']
+>>> [name for name, _, _ in APPS][:2]
+['rdp_explorer.ipynb', 'profile_vs_gdp.ipynb']
 """
 from __future__ import annotations
 
@@ -14,14 +14,12 @@ __all__ = ["APPS", "gallery_html"]
 
 #: (notebook file in notebooks/, title, one-line description), in gallery order
 APPS: list[tuple[str, str, str]] = [
-    ("demo.ipynb", "Gaussian DP profile (demo)",
-     "δ(ε) of the μ-GDP profile on a log scale; the proving dashboard of the serving layer."),
-    ("composition_explorer.ipynb", "Composition explorer",
-     "Total ε of k steps under basic, advanced, optimal (KOV), RDP, zCDP and tight composition, and noise per query."),
     ("rdp_explorer.ipynb", "Rényi DP explorer",
      "Pure ε-DP as Rényi DP and zCDP (tight, trivial, quadratic), Laplace and Gaussian RDP, and RDP → (ε, δ)."),
     ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",
      "A mechanism's δ(ε) and trade-off β(α) against μ-GDP, with the GDP verdict: tail μ_t and measured μ bracket."),
+    ("composition_explorer.ipynb", "Composition explorer",
+     "Total ε of k steps under basic, advanced, optimal (KOV), RDP, zCDP and tight composition, and noise per query."),
     ("notion_converter.ipynb", "Notion converter",
      "One guarantee (pure, (ε, δ), zCDP, GDP, RDP or a mechanism) → every implied notion, how much each conversion loses."),
     ("noise_lab.ipynb", "Noise lab (001)",
@@ -34,6 +32,8 @@ APPS: list[tuple[str, str, str]] = [
      "Overfitting by adaptive feature selection, naive holdout reuse vs Thresholdout, generalization-bound calculator."),
     ("auditing_lab.ipynb", "Auditing lab (000)",
      "Empirical lower bounds on ε from distinguishing tests and one-run audits; a mis-calibrated Laplace is exposed."),
+    ("demo.ipynb", "Gaussian DP profile (minimal example)",
+     "δ(ε) of the μ-GDP profile on a log scale: the smallest dashboard, a template for new ones."),
 ]
 
 
