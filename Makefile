@@ -27,4 +27,5 @@ test: setup chromium
 	$(PY) -m pytest -q
 
 bench: setup chromium
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/bench_browser.py
