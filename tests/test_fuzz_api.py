@@ -23,8 +23,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import os
+import time
 import warnings
 
+import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -36,13 +39,20 @@ from dpexplore.profiles import PrivacyProfile
 
 INF = math.inf
 NAN = math.nan
+mp.mp.dps = 50  # mpmath references (regression checks) at 50 digits
+
+
+#: deeper local runs: DPEXPLORE_FUZZ_SCALE=10 multiplies every max_examples, and
+#: DPEXPLORE_FUZZ_RANDOM=1 draws fresh random examples (CI stays derandomized)
+FUZZ_SCALE = float(os.environ.get("DPEXPLORE_FUZZ_SCALE", "1"))
+FUZZ_RANDOM = os.environ.get("DPEXPLORE_FUZZ_RANDOM") == "1"
 
 
 def fuzz_settings(n: int = 20):
     return settings(
-        max_examples=n,
+        max_examples=max(1, int(n * FUZZ_SCALE)),
         deadline=None,
-        derandomize=True,
+        derandomize=not FUZZ_RANDOM,
         database=None,
         # no shrinking: the draws are labelled, and shrinking costs minutes on this machine
         phases=(Phase.explicit, Phase.generate),
@@ -657,8 +667,10 @@ def _compose(data):
         mechanisms.RandomizedResponse: st.tuples(st.sampled_from([0.0, 0.1, 1.0, 5.0])),
         mechanisms.Exponential: st.tuples(st.sampled_from([0.0, 0.5, 2.0])),
     }[cls]
-    m = cls(*data.draw(params, label="params"))
-    mech = data.draw(st.one_of(st.just(m), st.just(m), junk, st.just(cls(np.array([1.0, 2.0])))), label="mech")
+    args = data.draw(params, label="params")
+    m = cls(*args)
+    array_m = cls(*[np.array([a, a]) for a in args])  # array parameters: not composable
+    mech = data.draw(st.one_of(st.just(m), st.just(m), junk, st.just(array_m)), label="mech")
     k = data.draw(count_mix(st.integers(1, 4)), label="k")
     p = call(composition.compose, mech, k)
     if not ok(p):
@@ -1007,12 +1019,12 @@ def _audit(data):
 # ------------------------------------------------------------------------------------------------
 #: examples per table entry (the expensive ones get fewer)
 EXAMPLES = {
-    "conversions.gdp_identify": 6, "conversions.gdp_measure": 6, "composition.compose": 12,
-    "pld.single_pld": 8, "algorithms.simulate_adaptive_overfitting": 8, "auditing.one_run_audit": 10,
-    "auditing.LaplaceAuditPair": 12, "mechanisms.Subbotin": 15, "conversions.EquationProfile": 12,
-    "algorithms.ReportNoisyMax": 12, "auditing.trials_needed": 12,
+    "conversions.gdp_identify": 10, "composition.compose": 30, "pld.single_pld": 20,
+    "algorithms.simulate_adaptive_overfitting": 20, "auditing.one_run_audit": 25,
+    "auditing.LaplaceAuditPair": 30, "mechanisms.Subbotin": 40, "conversions.EquationProfile": 30,
+    "algorithms.ReportNoisyMax": 30, "auditing.trials_needed": 30,
 }
-DEFAULT_EXAMPLES = 25
+DEFAULT_EXAMPLES = 60
 
 #: one test per distinct entry (several names may share one)
 _ENTRIES = {}
@@ -1095,6 +1107,16 @@ REJECTED = [  # (label, call, parameter named in the ValueError)
      lambda: auditing.miscalibrated_laplace(1.0, np.array([1.0, 2.0])), "sensitivity"),
     ("MechanismAuditPair array shift (TypeError)",
      lambda: auditing.MechanismAuditPair(mechanisms.Laplace(1.0), np.array([1.0, 2.0])), "shift"),
+    ("Delta/scale beyond float range (epsilon NaN)",
+     lambda: mechanisms.Laplace(1e-300, 1.2555223544008753e192), "sensitivity/scale"),
+    ("Laplace.calibrate scale beyond float range (divide overflow)",
+     lambda: mechanisms.Laplace.calibrate(5e-324, 5e-324, 1.0), "eps"),
+    ("Gaussian.calibrate scale beyond float range (1/0)",
+     lambda: mechanisms.Gaussian.calibrate(5e-324, 5e-324), "eps"),
+    ("EquationProfile (sigma/A)^2 underflow (NaN)",
+     lambda: conversions.EquationProfile(1e-8, 1e-8, 5e-324), "sigma"),
+    ("timedelta size (TypeError)",
+     lambda: mechanisms.RandomizedResponse(1.0).sample(np.timedelta64(3, "s"), 0), "size"),
 ]
 
 
@@ -1160,6 +1182,36 @@ ACCEPTED = [  # (label, call, check on the result)
      lambda: pld.single_pld(mechanisms.Logistic(1.0), 0.1).delta(INF), lambda v: v == 0.0),
     ("miscalibrated pair eps_actual", lambda: auditing.miscalibrated_laplace(1e-300, 1.0, 4.0).eps_actual,
      lambda v: abs(v / 4e-300 - 1) < 1e-15),
+    ("ApproxDP delta(epsilon(delta0)) = delta0 (was delta0 (1 + 1e-13))",
+     lambda: conversions.ApproxDPProfile(50.0, 1e-100),
+     lambda p: p.epsilon(1e-100) == 50.0 and p.delta(p.epsilon(1e-100)) <= 1e-100),
+    ("approx_to_zcdp -> zcdp_to_approx round trip (was eps + 2 ulps)",
+     lambda: conversions.zcdp_to_approx(conversions.approx_to_zcdp(1e-16, 5e-324), 5e-324),
+     lambda v: v <= 1e-16),
+    ("Exponential epsilon near delta(0) (delta 0.9 + 4e-16)",
+     lambda: mechanisms.Exponential(6.134523053708309),
+     lambda m: m.delta(m.epsilon(0.9)) <= 0.9 and m.profile.delta(m.profile.epsilon(0.9)) <= 0.9),
+    ("GDP profile monotone at mu = 0.0117 (delta(3.7e-18) > delta(0))",
+     lambda: conversions.gdp_delta(0.01171875, np.array([0.0, 3.687564615090664e-18])),
+     lambda v: v[1] <= v[0]),
+    ("GDP delta(0) for mu = 1e-300 (was 0: unsafe)",
+     lambda: conversions.gdp_log_delta(np.array([1e-300, 1e-17, 5e-324]), 0.0),
+     lambda v: all(abs(x / float(mp.log(mp.erf(mp.mpf(m) / (2 * mp.sqrt(2))))) - 1) < 1e-12
+                   for x, m in zip(v, [1e-300, 1e-17, 5e-324]))),
+    ("Gaussian with Delta/sigma underflowing to 0 (NaN)",
+     lambda: mechanisms.Gaussian(1e300, 1e-300).delta(np.array([0.0, 1.0])), lambda v: (v == 0).all()),
+    ("Subbotin loss with Delta/s underflowing to 0 (NaN)",
+     lambda: mechanisms.Subbotin(1.67e16, 3.0, 5e-324).loss(0.0), lambda v: v == 0.0),
+    ("Exponential(-0.0).rdp(inf) (0 * inf)", lambda: mechanisms.Exponential(-0.0).rdp(INF),
+     lambda v: v == 0.0),
+    ("Exponential sample with scores 1e300 (inf - inf)",
+     lambda: mechanisms.Exponential(1e300).sample(3, 0, scores=[1e300, -1e300, 0.0]),
+     lambda v: (np.asarray(v) == 0).all()),
+    ("Subbotin epsilon = inf took 18 s (1000 doublings)",
+     lambda: (time.perf_counter(), mechanisms.Subbotin(1e-300, 1.5).epsilon([0.1, 0.5]), time.perf_counter()),
+     lambda v: (v[1] == INF).all() and v[2] - v[0] < 3.0),
+    ("Gaussian epsilon near float max (was float max)",
+     lambda: mechanisms.Gaussian(1e-150).epsilon(0.5), lambda v: abs(v / 5e299 - 1) < 1e-9),
 ]
 
 
