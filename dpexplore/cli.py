@@ -3,12 +3,16 @@
 ::
 
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
+                    [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
 
 The gallery directory is ``--root`` if given, else the ``notebooks/`` folder of the repository
 checkout dpexplore is installed from (``<repo>/notebooks``, found next to the package), else
 ``./notebooks``. Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
 ``dpexplore/voila/voila.json`` (tracebacks off, sources stripped, preheated kernels, culling of
-idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not a Voilà alias).
+idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not a Voilà alias);
+``--pool-size``, ``--cull-idle-timeout`` and ``--cull-interval`` override
+``VoilaConfiguration.default_pool_size`` and ``MappingKernelManager.cull_idle_timeout`` /
+``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
 
 >>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
 ['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']
@@ -47,6 +51,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--root", type=pathlib.Path, default=None,
                        help="folder of the gallery notebooks (default: the repository's notebooks/)")
     serve.add_argument("--base-url", default="/", help="URL prefix (default /)")
+    serve.add_argument("--pool-size", type=int, default=None, metavar="N",
+                       help="preheated kernels per notebook (default 1, from voila.json)")
+    serve.add_argument("--cull-idle-timeout", type=int, default=None, metavar="SECONDS",
+                       help="shut down kernels of closed pages idle this long (default 60)")
+    serve.add_argument("--cull-interval", type=int, default=None, metavar="SECONDS",
+                       help="how often idle kernels are checked (default 15)")
     return parser.parse_args(argv)
 
 
@@ -59,6 +69,15 @@ def build_voila_argv(args: argparse.Namespace) -> list[str]:
     if args.no_browser:
         argv.append("--no-browser")
     argv.append(f"--Voila.base_url={args.base_url}")
+    for opt, trait, low in (("pool_size", "VoilaConfiguration.default_pool_size", 0),
+                            ("cull_idle_timeout", "MappingKernelManager.cull_idle_timeout", 1),
+                            ("cull_interval", "MappingKernelManager.cull_interval", 1)):
+        value = getattr(args, opt, None)
+        if value is not None:
+            if value < low:
+                raise SystemExit(f"dpexplore serve: --{opt.replace('_', '-')} must be >= {low}, "
+                                 f"got {value}")
+            argv.append(f"--{trait}={value}")
     argv.append(str(root))
     return argv
 

@@ -93,3 +93,37 @@ def test_app_reads_only_the_shipped_config():
     assert app.template_paths[0] == str(dvoila.TEMPLATE_DIR)
     assert app.config.VoilaConfiguration.resources["dpexplore_plotly_path"].startswith(
         "dpexplore/static/plotly.min.js?v=")
+
+
+def test_pool_and_culling_flags_map_to_traits():
+    args = cli.parse_args(["serve", "--pool-size", "2", "--cull-idle-timeout", "5",
+                           "--cull-interval", "2"])
+    argv = cli.build_voila_argv(args)
+    assert "--VoilaConfiguration.default_pool_size=2" in argv
+    assert "--MappingKernelManager.cull_idle_timeout=5" in argv
+    assert "--MappingKernelManager.cull_interval=2" in argv
+    assert not any("cull" in a for a in cli.build_voila_argv(cli.parse_args(["serve"])))
+
+
+@pytest.mark.parametrize("flag, value", [("--pool-size", "-1"), ("--cull-idle-timeout", "0"),
+                                         ("--cull-interval", "-3")])
+def test_bad_pool_and_culling_flags(flag, value):
+    with pytest.raises(SystemExit, match=flag):
+        cli.build_voila_argv(cli.parse_args(["serve", flag, value]))
+
+
+def test_command_line_overrides_win_over_voila_json():
+    app = dvoila.DPExploreVoila()
+    old = signal.getsignal(signal.SIGTERM)
+    argv = cli.build_voila_argv(cli.parse_args(
+        ["serve", "--no-browser", "--port", "8898", "--cull-idle-timeout", "7",
+         "--cull-interval", "3", "--pool-size", "2"]))
+    try:
+        app.initialize(argv)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    # (deferred strings: the kernel manager parses them as its int traits)
+    assert int(app.config.MappingKernelManager.cull_idle_timeout) == 7
+    assert int(app.config.MappingKernelManager.cull_interval) == 3
+    assert app.voila_configuration.default_pool_size == 2
+    assert app.config.MappingKernelManager.cull_connected is False  # the file's other values stay
