@@ -3,6 +3,8 @@
 Fixtures
 --------
 ``served``      (session) the running server: ``served.url("demo.ipynb")``; always killed at teardown.
+                ``Server(port, root, log_path, extra_args)`` starts another one (e.g. with
+                ``extra_args=["--cull-idle-timeout", "4"]``); ``Server.kernels()`` lists its kernel pids.
 ``browser``     (session) headless /usr/bin/chromium (Playwright never downloads a browser here).
 ``page``        a fresh browser context + page; console errors are collected in ``page.errors``.
 ``open_app``    ``open_app("demo.ipynb") -> Dashboard``: opens a dashboard and waits for every plot.
@@ -66,12 +68,14 @@ def free_port() -> int:
 class Server:
     """A running ``dpexplore serve`` (own process group)."""
 
-    def __init__(self, port: int, root: pathlib.Path | None = None, log_path: pathlib.Path | None = None):
+    def __init__(self, port: int, root: pathlib.Path | None = None, log_path: pathlib.Path | None = None,
+                 extra_args: list[str] | None = None):
         self.port = port
         self.base = f"http://127.0.0.1:{port}/"
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port)]
         if root is not None:
             cmd += ["--root", str(root)]
+        cmd += list(extra_args or [])  # e.g. ["--cull-idle-timeout", "4", "--pool-size", "1"]
         self.log_path = log_path
         self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
@@ -96,6 +100,24 @@ class Server:
             raise RuntimeError(f"dpexplore serve did not answer within {timeout} s: {self.log()}")
         while pools and time.monotonic() < deadline and self.log().count("is filled with") < pools:
             time.sleep(0.3)
+
+    def kernels(self) -> list[int]:
+        """Pids of the server's kernel processes (``ipykernel_launcher`` descendants): the kernel
+        count without ``/api/kernels``, which is not served."""
+        import psutil
+
+        try:
+            kids = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+        out = []
+        for k in kids:
+            try:
+                if "ipykernel_launcher" in " ".join(k.cmdline()):
+                    out.append(k.pid)
+            except psutil.Error:
+                pass
+        return out
 
     def log(self) -> str:
         if self.log_path and self.log_path.exists():

@@ -1,0 +1,233 @@
+"""Hosting hardening of ``dpexplore serve`` (issue 5): a visitor can only drive widgets.
+
+One server on a temporary ``--root`` holding a copy of ``demo.ipynb``, a notebook that raises
+(``failing.ipynb``, with a secret in its source) and a ``.py`` file, with short culling
+(``--cull-idle-timeout 4 --cull-interval 1``). No browser: the tests speak HTTP and the kernel
+websocket the way Voilà's page does (``/api/kernels/<kernelId from the page>/channels``).
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+from conftest import REPO, Server, free_port
+
+SECRET = "SECRET_TOKEN_8c1f"
+CULL_IDLE = 4
+
+
+@pytest.fixture(scope="module")
+def hserver(tmp_path_factory):
+    import nbformat
+
+    root = tmp_path_factory.mktemp("hroot")
+    shutil.copy(REPO / "notebooks" / "demo.ipynb", root / "demo.ipynb")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"{SECRET} = 1\nraise RuntimeError('boom {SECRET}')")]
+    nbformat.write(nb, str(root / "failing.ipynb"))
+    (root / "helper.py").write_text(f"{SECRET} = 1\n")
+    log = tmp_path_factory.mktemp("hlog") / "serve.log"
+    server = Server(free_port(), root=root, log_path=log,
+                    extra_args=["--cull-idle-timeout", str(CULL_IDLE), "--cull-interval", "1"])
+    try:
+        server.wait_ready(pools=1)
+        server.root = root
+        yield server
+    finally:
+        server.stop()
+
+
+def _get(url: str) -> tuple[int, str]:
+    req = urllib.request.Request(url, headers={"Accept": "text/html,application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def _text(html: str) -> str:
+    """Visible text of a page (scripts and styles dropped)."""
+    html = re.sub(r"(?s)<script.*?</script>|<style.*?</style>", " ", html)
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def _msg(msg_type: str, content: dict, channel: str = "shell") -> str:
+    return json.dumps({
+        "header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
+                   "session": uuid.uuid4().hex, "date": "", "version": "5.3"},
+        "parent_header": {}, "metadata": {}, "content": content, "channel": channel,
+        "buffers": []})
+
+
+class KernelSocket:
+    """The page's kernel websocket, opened as Voilà's front end does."""
+
+    def __init__(self, server: Server, notebook: str = "demo.ipynb"):
+        import websocket
+
+        status, html = _get(server.url(notebook))
+        assert status == 200
+        m = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html)
+        assert m, "no kernelId in the rendered page"
+        self.kernel_id = m.group(1)
+        url = (f"ws://127.0.0.1:{server.port}/api/kernels/{self.kernel_id}/channels"
+               f"?session_id={uuid.uuid4()}")
+        self.ws = websocket.create_connection(url, timeout=15)
+
+    def send(self, msg_type: str, content: dict) -> str:
+        raw = _msg(msg_type, content)
+        self.ws.send(raw)
+        return json.loads(raw)["header"]["msg_id"]
+
+    def replies(self, until_type: str, timeout: float = 15.0) -> list[dict]:
+        """Messages received until one of type ``until_type`` (or the timeout)."""
+        import websocket
+
+        got = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                m = json.loads(self.ws.recv())
+            except websocket.WebSocketTimeoutException:
+                break
+            got.append(m)
+            if m.get("msg_type") == until_type:
+                break
+        return got
+
+    def alive(self) -> bool:
+        self.send("kernel_info_request", {})
+        return any(m.get("msg_type") == "kernel_info_reply"
+                   for m in self.replies("kernel_info_reply"))
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+# -- 1. code execution from the front end is refused --------------------------------------------
+@pytest.mark.parametrize("msg_type", ["execute_request", "inspect_request", "complete_request",
+                                      "history_request"])
+def test_websocket_refuses_code_execution(hserver, tmp_path, msg_type):
+    marker = tmp_path / f"pwned_{msg_type}"
+    code = f"open({str(marker)!r}, 'w').write('x')"
+    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+               "allow_stdin": False, "stop_on_error": True, "cursor_pos": len(code),
+               "detail_level": 0, "hist_access_type": "tail", "n": 10, "output": True,
+               "raw": True}
+    ks = KernelSocket(hserver)
+    try:
+        ks.send(msg_type, content)
+        # control: the same socket does reach the kernel (kernel_info is allowed and answered)
+        assert ks.alive(), "the kernel websocket does not answer kernel_info_request"
+        time.sleep(1.0)
+        seen = ks.replies("never", timeout=1.0)
+    finally:
+        ks.close()
+    assert not marker.exists(), f"{msg_type} from the browser ran code in the kernel"
+    reply = msg_type.replace("_request", "_reply")
+    assert not any(m.get("msg_type") in (reply, "execute_input", "stream") for m in seen), seen
+
+
+def test_websocket_allows_widget_comm_messages(hserver):
+    ks = KernelSocket(hserver)
+    try:
+        ks.send("comm_info_request", {"target_name": "jupyter.widget"})
+        got = ks.replies("comm_info_reply")
+    finally:
+        ks.close()
+    reply = [m for m in got if m.get("msg_type") == "comm_info_reply"]
+    assert reply and reply[0]["content"]["status"] == "ok"
+    assert len(reply[0]["content"]["comms"]) > 5  # the dashboard's widget models
+
+
+# -- 2. no listing, no sources -------------------------------------------------------------------
+@pytest.mark.parametrize("path", [
+    "api/kernels", "api/contents", "api/contents/demo.ipynb", "api/sessions", "api/kernelspecs",
+    "api/terminals", "api/status", "voila/api/contents", "voila/api/contents/demo.ipynb",
+    "voila/files/demo.ipynb", "voila/files/failing.ipynb", "voila/files/helper.py",
+    "files/demo.ipynb", "files/helper.py", "demo.ipynb", "helper.py", "notebooks/demo.ipynb",
+    "voila/render/helper.py", "voila/files/../helper.py", "tree", "lab", "edit/helper.py",
+    "nbconvert/html/demo.ipynb", "voila/render/nope.ipynb",
+])
+def test_sources_and_apis_not_served(hserver, path):
+    status, body = _get(hserver.base + path)
+    assert status in (403, 404), (path, status, body[:300])
+    assert SECRET not in body and "nbformat" not in body
+    assert "Traceback" not in body
+
+
+def test_tree_redirects_to_gallery_not_listing(hserver):
+    status, body = _get(hserver.base + "voila/tree")
+    # the gallery notebook does not exist in this root: a 404, never a file listing
+    assert status in (403, 404) or "helper.py" not in body
+    assert "helper.py" not in body and "failing.ipynb" not in body
+
+
+def test_rendered_page_has_no_sources(hserver):
+    status, html = _get(hserver.url("demo.ipynb"))
+    assert status == 200
+    demo = json.loads((REPO / "notebooks" / "demo.ipynb").read_text())
+    for cell in demo["cells"]:
+        src = "".join(cell["source"]).strip()
+        if cell["cell_type"] == "code" and len(src) > 20:
+            assert src.splitlines()[0] not in html, "notebook source on the page"
+
+
+def test_error_page_shows_no_traceback(hserver):
+    status, html = _get(hserver.url("failing.ipynb"))
+    text = _text(html)
+    for needle in ("Traceback", "RuntimeError", "boom", SECRET, 'File "', "site-packages"):
+        assert needle not in text, f"{needle!r} on the error page"
+    assert status == 200 and "error" in text.lower()  # a generic message, not a blank page
+
+
+def test_missing_page_shows_no_traceback(hserver):
+    status, html = _get(hserver.url("does_not_exist.ipynb"))
+    assert status == 404
+    for needle in ("Traceback", 'File "', "site-packages", str(hserver.root)):
+        assert needle not in html
+
+
+# -- 3. kernels of closed pages are culled -------------------------------------------------------
+def _wait_kernels(server: Server, pred, timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while True:
+        ks = server.kernels()
+        if pred(len(ks)) or time.monotonic() > deadline:
+            return ks
+        time.sleep(0.5)
+
+
+def test_closed_sessions_are_culled_open_ones_kept(hserver):
+    # the pool is full and other tests' kernels are gone: the resting count
+    base = len(_wait_kernels(hserver, lambda n: n <= 2, 40))
+    kept = KernelSocket(hserver)  # stays open through the culling: never culled
+    sessions = []
+    try:
+        for _ in range(5):
+            ks = KernelSocket(hserver)
+            assert ks.alive()
+            sessions.append(ks)
+        peak = len(hserver.kernels())
+        assert peak >= base + 6 - 1, (base, peak)  # 6 pages hold kernels (the pool refills)
+        for ks in sessions:
+            ks.close()
+        t0 = time.monotonic()
+        after = _wait_kernels(hserver, lambda n: n <= base + 1, 30 + 3 * CULL_IDLE)
+        took = time.monotonic() - t0
+        assert len(after) == base + 1, (base, peak, len(after))
+        assert took >= CULL_IDLE - 1  # culled by the idle timeout
+        assert kept.alive(), "the open page's kernel was culled"
+    finally:
+        kept.close()
+    final = _wait_kernels(hserver, lambda n: n <= base, 30 + 3 * CULL_IDLE)
+    assert len(final) == base
