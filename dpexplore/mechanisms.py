@@ -70,6 +70,9 @@ _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ul
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
 _ROUND_DOWN = 8 * np.finfo(float).eps  # relative safety margin on trade-off values β(α)
 _FMAX = np.finfo(float).max
+#: largest Subbotin shape accepted: checked against mpmath up to r = 6; at r = 200 the computed
+#: δ(ε) was no longer monotone and at r = 1e4 δ(0) came out 0
+_SHAPE_MAX = 20.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -93,8 +96,8 @@ def _check_ratio(mech) -> None:
     """Δ/s must be a float: beyond 1.8e308 every query would be inf − inf."""
     with np.errstate(over="ignore"):
         d = np.asarray(mech.sensitivity, float) / np.asarray(mech.scale, float)
-    if not np.isfinite(d).all():
-        raise ValueError(f"sensitivity/scale must be within the float range, got "
+    if not (np.isfinite(d) & (d > 0)).all():  # inf: inf − inf; 0: the loss formulas divide by d
+        raise ValueError(f"sensitivity/scale must be within the float range (> 0, finite), got "
                          f"sensitivity={mech.sensitivity!r}, scale={mech.scale!r}")
 
 
@@ -387,7 +390,8 @@ class AdditiveNoiseMechanism(_Mechanism):
         -700.693147
         """
         x = as_array(x, "x")
-        return scalar_out(self._std_logcdf(x / np.asarray(self.scale, float)))
+        with np.errstate(over="ignore"):  # x/s beyond float range: ±inf
+            return scalar_out(self._std_logcdf(x / np.asarray(self.scale, float)))
 
     def logsf(self, x):
         """log P[Z > x] = log P[Z ≤ −x] (the noise is symmetric).
@@ -396,7 +400,8 @@ class AdditiveNoiseMechanism(_Mechanism):
         True
         """
         x = as_array(x, "x")
-        return scalar_out(self._std_logcdf(-x / np.asarray(self.scale, float)))
+        with np.errstate(over="ignore"):  # x/s beyond float range: ±inf
+            return scalar_out(self._std_logcdf(-x / np.asarray(self.scale, float)))
 
     def logpdf(self, x):
         """log f(x) of the noise density.
@@ -978,7 +983,7 @@ def _log_mills_diff(a, x1, eps):
 @dataclass(frozen=True)
 class Subbotin(AdditiveNoiseMechanism):
     """Subbotin (generalized normal) mechanism: density exp(−|x/s|^r / r) / (2 s r^{1/r} Γ(1 + 1/r)),
-    shape r ≥ 1 (001 Section 2.1). r = 1 is Laplace(b = s); r = 2 is Gaussian(σ = s).
+    shape 1 ≤ r ≤ 20 (001 Section 2.1). r = 1 is Laplace(b = s); r = 2 is Gaussian(σ = s).
 
     CDF: F(x) = ½ Q(1/r, |x/s|^r / r) for x < 0 (Q the regularized upper incomplete gamma, in log
     space via a continued fraction in the deep tail). Privacy loss with d = Δ/s, u = d/2 − y/s:
@@ -999,8 +1004,9 @@ class Subbotin(AdditiveNoiseMechanism):
     def __post_init__(self):
         _store(self, "scale", check_positive(self.scale, "scale"))
         r = as_array(self.shape, "shape", allow_inf=False)
-        if (r < 1).any():
-            raise ValueError(f"shape must be >= 1 (log-concave), got {self.shape!r}")
+        if ((r < 1) | (r > _SHAPE_MAX)).any():
+            raise ValueError(f"shape must lie in [1, {_SHAPE_MAX:g}] (log-concave; the numerics are "
+                             f"not reliable beyond), got {self.shape!r}")
         _store(self, "shape", r)
         _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
         _check_ratio(self)
@@ -1174,8 +1180,8 @@ class Subbotin(AdditiveNoiseMechanism):
         """
         e, dl, s = _validate_calibration(eps, delta, sensitivity)
         r = as_array(shape, "shape", allow_inf=False)
-        if (r < 1).any():
-            raise ValueError(f"shape must be >= 1 (log-concave), got {shape!r}")
+        if ((r < 1) | (r > _SHAPE_MAX)).any():
+            raise ValueError(f"shape must lie in [1, {_SHAPE_MAX:g}], got {shape!r}")
         if ((dl == 0) & (r > 1)).any():
             raise ValueError("delta = 0 is impossible for Subbotin noise with shape > 1: its privacy "
                              f"loss is unbounded; got delta={delta!r}, shape={shape!r}")
