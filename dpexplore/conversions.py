@@ -56,7 +56,7 @@ _ULPS = 4.0
 def _up(x, ulps: float = _ULPS):
     """Round a non-negative result up by ``ulps`` units in the last place (safe side)."""
     x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # spacing(float max) = inf: x → inf
         return np.where(np.isfinite(x) & (x != 0), x + ulps * np.spacing(np.abs(x)), x)
 
 
@@ -740,8 +740,8 @@ class EquationProfile(PrivacyProfile):
             vals.append(float(arr))
         self.A, self.B, self.sigma = vals
         self.refined = bool(refined)
-        with np.errstate(over="ignore", under="ignore"):
-            self._c = (self.sigma / self.A) ** 2
+        with np.errstate(over="ignore", under="ignore"):  # numpy: inf/0, no OverflowError
+            self._c = float(np.square(np.float64(self.sigma) / self.A))
         if not 0.0 < self._c < np.inf:
             raise ValueError(f"sigma/A must have a square within the float range, got sigma={sigma!r}, "
                              f"A={A!r}")
