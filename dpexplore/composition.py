@@ -680,7 +680,8 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
 
             hi = np.where(np.isfinite(a) & (a > 0), E / a, 0.0)
             hi = np.maximum(hi, 0.0)
-            out = _bisect_increasing(f, E, np.zeros_like(E), hi)
+            # compare what advanced() reports (rounded up by 4 ulps), so it composes back ≤ E
+            out = _bisect_increasing(lambda x: _up(f(x)), E, np.zeros_like(E), hi)
         out = np.where(np.isfinite(L) & (E > 0), out, 0.0)
     elif theorem == "zcdp":
         with np.errstate(invalid="ignore"):
