@@ -199,6 +199,9 @@ class ReportNoisyMax:
         if self.noise not in _NOISES:
             raise ValueError(f"noise must be one of {_NOISES}, got {self.noise!r}")
         object.__setattr__(self, "monotonic", bool(self.monotonic))
+        if not 0.0 < self.noise_scale < math.inf:  # Δ/ε underflowing to 0 would add no noise
+            raise ValueError(f"sensitivity/eps must give a noise scale within the float range, got "
+                             f"sensitivity={self.sensitivity!r}, eps={self.eps!r}")
 
     @property
     def noise_scale(self) -> float:
@@ -489,7 +492,10 @@ class Sparse:
         object.__setattr__(self, "threshold", _real(self.threshold, "threshold"))
         object.__setattr__(self, "sensitivity", _pos(self.sensitivity, "sensitivity"))
         eps0 = _solve_eps0(self.eps, self.c, self.delta)
-        sigma = 2.0 * self.sensitivity / eps0
+        sigma = 2.0 * self.sensitivity / eps0 if eps0 > 0 else math.inf
+        if not math.isfinite(sigma):
+            raise ValueError(f"eps = {self.eps!r} is too small for c = {self.c!r}, sensitivity = "
+                             f"{self.sensitivity!r}: the noise scale exceeds the float range")
         object.__setattr__(self, "sigma", sigma)
         for _ in range(64):  # round σ up until the recomputed bound is within the target (safe side)
             if self.privacy()[0] <= self.eps:
@@ -821,8 +827,9 @@ def statistical_query_epsilon(tau, n):
     t = check_positive(tau, "tau")
     nn = check_positive(n, "n")
     t, nn = np.broadcast_arrays(t, nn)
-    with np.errstate(over="ignore", under="ignore"):  # subnormal n: ln 2/(2n) = inf, rejected
-        slack = t * t - math.log(2.0) / (2.0 * nn)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        # subnormal n: ln 2/(2n) = inf (rejected); τ² = inf as well: τ wins (slack inf)
+        slack = np.where(np.isinf(t * t), np.inf, t * t - math.log(2.0) / (2.0 * nn))
     if (slack <= 0).any():
         raise ValueError(f"tau must satisfy tau**2 > ln(2)/(2n), got tau={tau!r}, n={n!r}")
     with np.errstate(over="ignore", under="ignore"):  # nτ² overflowing: failure 0
@@ -852,8 +859,10 @@ def max_information_iid(eps, n, beta):
     e = check_nonneg(eps, "eps", allow_inf=False)
     nn = check_positive(n, "n")
     b = _delta_open(beta, "beta")
-    with np.errstate(over="ignore"):  # the bound overflows to inf (still valid)
-        return scalar_out(LOG2E * (e * e * nn / 2.0 + e * np.sqrt(nn * np.log(2.0 / b) / 2.0)))
+    with np.errstate(over="ignore", invalid="ignore"):  # the bound overflows to inf (still valid)
+        # log(2/β) as log 2 − log β: 2/β overflows for β = 5e-324 (then 0·inf = NaN at ε = 0)
+        out = LOG2E * (e * e * nn / 2.0 + e * np.sqrt(nn * (math.log(2.0) - np.log(b)) / 2.0))
+        return scalar_out(np.where(e == 0, 0.0, out))
 
 
 def max_information_tail_bound(k_bits, tau, n, c, beta):
@@ -1042,8 +1051,9 @@ def inverse_sensitivity_median_bound(data, eps, beta, lower, upper, grid=1001):
     e = _pos(eps, "eps")
     b = _scalar(_delta_open(beta, "beta"), "beta", beta)
     size = _grid(grid, lo, hi).size
-    k = int(math.floor(2.0 / e * math.log(size / b)))
     n = x.size
+    # k ≥ n already gives the whole range (tiny ε: 2/ε·log(size/β) may overflow to inf)
+    k = int(math.floor(min(2.0 / e * math.log(size / b), n + 1.0)))
     m = (n + 1) // 2
     left = x[m - k - 1] if m - k >= 1 else lo
     right = x[m + k - 1] if m + k <= n else hi
