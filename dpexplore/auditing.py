@@ -503,9 +503,9 @@ class LaplaceAuditPair:
             if arr.ndim:
                 raise ValueError(f"{name} must be a scalar, got {v!r}")
             object.__setattr__(self, name, float(arr))
-        if not math.isfinite(self.scale):
-            raise ValueError(f"eps_claimed = {self.eps_claimed!r} is too small for "
-                             f"assumed_sensitivity = {self.assumed_sensitivity!r}: the noise scale overflows")
+        if not 0.0 < self.scale < math.inf:  # 0: no noise at all (not private); inf: no signal
+            raise ValueError(f"eps_claimed = {self.eps_claimed!r} with assumed_sensitivity = "
+                             f"{self.assumed_sensitivity!r} gives a noise scale outside the float range")
 
     @property
     def scale(self) -> float:
