@@ -232,7 +232,7 @@ def zcdp_to_approx(rho, delta):
     """
     p = check_nonneg(rho, "rho")
     d = check_delta(delta, "delta")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow: ε = inf
         out = p + 2.0 * np.sqrt(p * -np.log(d))
         out = np.where(p == 0, 0.0, out)
     return scalar_out(_up(out))
