@@ -93,7 +93,12 @@ def _check_sensitivity(x) -> np.ndarray:
 
 
 def _check_ratio(mech) -> None:
-    """Δ/s must be a float: beyond 1.8e308 every query would be inf − inf."""
+    """Parameters must broadcast together, and Δ/s must be a positive float: beyond 1.8e308
+    every query would be inf − inf, and 0 divides the loss formulas by zero."""
+    try:
+        mech._param_shape()
+    except ValueError as exc:
+        raise ValueError(f"parameters must broadcast together, got {mech!r}") from exc
     with np.errstate(over="ignore"):
         d = np.asarray(mech.sensitivity, float) / np.asarray(mech.scale, float)
     if not (np.isfinite(d) & (d > 0)).all():  # inf: inf − inf; 0: the loss formulas divide by d
