@@ -999,7 +999,7 @@ def _audit(data):
         if not ok(p):
             continue
         if isinstance(p, auditing.LaplaceAuditPair):
-            assert p.scale > 0 and p.eps_actual > 0
+            assert p.scale > 0 and p.eps_actual >= 0  # eps_actual may underflow (1e-300 · 1e-300)
             t = data.draw(mix(st.floats(-10, 10)), label="t")
             er = call(p.error_rates, t)
             if ok(er):
@@ -1126,6 +1126,8 @@ REJECTED = [  # (label, call, parameter named in the ValueError)
      lambda: auditing.LaplaceAuditPair(3.0, 5e-324, 5e-324), "eps_claimed"),
     ("EquationProfile (sigma/A)^2 overflow (OverflowError)",
      lambda: conversions.EquationProfile(536.4, 2.858e212, 2.858e212), "sigma"),
+    ("parameters that do not broadcast (error at query time)",
+     lambda: mechanisms.Subbotin(np.array([0.05, 3.0]), np.array([2.0, 3.0, 2.0])), "broadcast"),
     ("timedelta size (TypeError)",
      lambda: mechanisms.RandomizedResponse(1.0).sample(np.timedelta64(3, "s"), 0), "size"),
 ]
@@ -1220,6 +1222,16 @@ ACCEPTED = [  # (label, call, check on the result)
     ("inverse_sensitivity_median_bound eps = 5e-324 (int(inf))",
      lambda: algorithms.inverse_sensitivity_median_bound([0.0, 1.0, 2.0], 5e-324, 1e-9, -5.0, 5.0, 2),
      lambda v: v[1:] == (-5.0, 5.0)),
+    ("optimal composition eps = 1e-22, k = 1e5: eps_g = 2e-21 had delta 1e-20 > 7.7e-50 (unsafe)",
+     lambda: composition.optimal(1e-22, 100000, np.array([7.66412996e-50, 1e-30])),
+     lambda v: all(math.exp(composition.optimal_log_delta(g, 1e-22, 100000)) <= d
+                   for g, d in zip(v, [7.66412996e-50, 1e-30]))),
+    ("advanced_pure eps 1e300 (overflow warning)", lambda: composition.advanced_pure([1e300], 1e-6),
+     lambda v: v == INF),
+    ("zcdp_to_approx rho = 1.8e308 (overflow warning)",
+     lambda: conversions.zcdp_to_approx(1.7976931348623157e308, 5e-324), lambda v: v == INF),
+    ("per_step_budget advanced total 1e300 (expm1 overflow warning)",
+     lambda: composition.per_step_budget(1e300, 0.1, 10000, "advanced"), lambda v: v > 0),
     ("ZCDPProfile(1.8e308).curve (spacing overflow)",
      lambda: conversions.ZCDPProfile(1.7976931348623157e308).curve(n=2), lambda c: (c[1] == 1.0).all()),
     ("Exponential(-0.0).rdp(inf) (0 * inf)", lambda: mechanisms.Exponential(-0.0).rdp(INF),
