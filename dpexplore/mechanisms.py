@@ -770,8 +770,11 @@ class Gaussian(AdditiveNoiseMechanism):
         1.0
         """
         a = check_alpha(alpha, "alpha")
-        with np.errstate(over="ignore"):  # Δ/σ huge: ε̂ = inf (still valid)
-            return scalar_out(a * self._d ** 2 / 2.0)
+        d = self._d
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # Δ/σ huge: ε̂ = inf
+            out = np.where(np.isinf(a), np.inf, a * d ** 2 / 2.0)
+        # (Δ/σ)² underflowing to 0: the smallest positive float instead (safe side)
+        return scalar_out(np.where((out == 0) & (d > 0), np.nextafter(0.0, 1.0), out))
 
     def _sample(self, size, rng):
         return rng.normal(0.0, self.sigma, size)
