@@ -382,7 +382,9 @@ def pure_to_gdp(eps):
         big = -2.0 * special.ndtri_exp(-np.logaddexp(0.0, np.maximum(e, 1.0)))
     out = np.where(e <= 1.0, small, big)
     out = np.where(np.isinf(e), np.inf, out)
-    return scalar_out(np.where(np.isfinite(out), out * (1.0 + 1e-14), out))
+    # at least one ulp up (subnormal μ: a relative 1e-14 rounds back)
+    up = np.maximum(out * (1.0 + 1e-14), np.nextafter(out, np.inf))
+    return scalar_out(np.where(np.isfinite(out) & (out > 0), up, out))
 
 
 # ------------------------------------------------------------------------------------------------
