@@ -134,7 +134,11 @@ class DiscretePLD:
         self.inf_mass = float(inf_mass)
         self.extra = float(extra)
         self.eps_max = float(eps_max)
-        self.losses = (self.offset + np.arange(pmf.size)) * self.h
+        with np.errstate(over="ignore"):
+            self.losses = (self.offset + np.arange(pmf.size)) * self.h
+        if not np.isfinite(self.losses).all():
+            raise ValueError(f"h = {self.h!r} with offset = {self.offset!r} puts losses beyond the "
+                             f"float range")
         self._sums = None
         add = self.inf_mass + self.extra
         with np.errstate(divide="ignore"):
