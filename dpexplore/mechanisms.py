@@ -154,14 +154,16 @@ def _pure_epsilon(eps0, delta):
         val = eps0 + np.log1p(np.maximum(arg, -1.0))
     val = np.maximum(np.where(np.isfinite(val), val, 0.0), 0.0)
     # round up by a few ulp (the closed form's own rounding), never above ε0
-    val = np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
+    with np.errstate(over="ignore"):  # spacing(float max) = inf: capped at ε0 just below
+        val = np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
     # near δ(0) log1p loses more than 4 ulp (eps0 = 6.13, δ = 0.9 gave δ(ε) = 0.9 + 4e-16):
     # check the computed δ and step up (doubling steps; δ(ε0) = 0 always holds)
     for i in range(64):
         bad = ~_within(_pure_log_delta(eps0, val), delta) & (val < eps0)
         if not bad.any():
             break
-        step = np.maximum(np.spacing(val) * 2.0 ** (i + 2), np.spacing(eps0))
+        with np.errstate(over="ignore"):  # an inf step is capped at ε0 below
+            step = np.maximum(np.spacing(val) * 2.0 ** (i + 2), np.spacing(eps0))
         val = np.where(bad, np.minimum(val + step, eps0), val)
     return val
 
@@ -642,7 +644,8 @@ class Laplace(AdditiveNoiseMechanism):
         delta = np.asarray(delta, float)
         val = d + 2.0 * np.log1p(-delta)
         val = np.maximum(val, 0.0)
-        val = np.where(val > 0, np.minimum(val + 4 * np.spacing(val), d), 0.0)
+        with np.errstate(over="ignore"):  # spacing(float max) = inf: capped at d just below
+            val = np.where(val > 0, np.minimum(val + 4 * np.spacing(val), d), 0.0)
         return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
 
     def rdp(self, alpha):
@@ -862,8 +865,10 @@ class Logistic(AdditiveNoiseMechanism):
         # tanh(z/2) = (cosh(d/2) − e^{ε/2}) / sinh(d/2)  ⇒
         # z = (d − ε)/2 + log(1 − e^{(ε−d)/2}) − log(1 − e^{−(ε+d)/2})
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (d - eps) / 2.0 + log1mexp(np.minimum((eps - d) / 2.0, 0.0)) \
+            z = (d - eps) / 2.0 + log1mexp(np.minimum((eps - d) / 2.0, 0.0)) \
                 - log1mexp(-(eps + d) / 2.0)
+        # ε = 0: z = d/2 by symmetry (the formula is −inf + inf for subnormal d)
+        return np.where(eps == 0, d / 2.0, z)
 
     def _log_delta(self, eps):
         d = self._d
