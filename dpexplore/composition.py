@@ -703,7 +703,8 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
     elif theorem == "zcdp":
         with np.errstate(invalid="ignore"):
             rho = (E / (np.sqrt(L + E) + np.sqrt(L))) ** 2
-        rho = _down(np.nan_to_num(rho, nan=0.0) / Kf, 8 * _U)
+        # 32 ulps: zcdp_to_approx(k·pure_to_zcdp(ε)) rounds up twice on the way back
+        rho = _down(np.nan_to_num(rho, nan=0.0) / Kf, 32 * _U)
         hi = 2.0 * np.sqrt(rho) + 2.0 * rho + 2.0
         out = _bisect_increasing(_zcdp_tight, rho, np.zeros_like(rho), hi)
         out = np.where(rho > 0, out, 0.0)
