@@ -520,7 +520,8 @@ class ApproxDPProfile(PrivacyProfile):
             bad = np.isfinite(out) & (out < e0) & (_implied_linear(e0, d0, out) > d)
             if not bad.any():
                 break
-            step = np.maximum(np.spacing(out) * 2.0 ** (i + 2), np.spacing(e0))
+            with np.errstate(over="ignore"):  # an inf step is capped at ε₀ below
+                step = np.maximum(np.spacing(out) * 2.0 ** (i + 2), np.spacing(e0))
             out = np.where(bad, np.minimum(out + step, e0), out)
         return out
 
