@@ -131,7 +131,7 @@ def _size(size):
     out = []
     for v in dims:
         if (isinstance(v, (bool, np.bool_, np.timedelta64)) or not isinstance(v, (int, np.integer))
-                or v < 0):
+                or v < 0 or v > 2**62):
             raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
         out.append(int(v))
     return tuple(out) if isinstance(size, tuple) else out[0]
@@ -1081,7 +1081,7 @@ class Subbotin(AdditiveNoiseMechanism):
         u = h - z
         val = np.exp(self._log_phi(np.abs(u), h, r))
         val = np.where(np.isinf(u), np.where(r == 1, d, np.inf), val)
-        val = np.where(d == 0, 0.0, val)  # Δ/s underflowed to 0: no privacy loss
+        val = np.where(h == 0, 0.0, val)  # Δ/(2s) underflowed to 0: |loss| ≤ 5e-324
         return np.where(u < 0, -val, val)
 
     def _std_loss_inverse(self, eps, d):
