@@ -1130,6 +1130,8 @@ REJECTED = [  # (label, call, parameter named in the ValueError)
      lambda: conversions.EquationProfile(536.4, 2.858e212, 2.858e212), "sigma"),
     ("parameters that do not broadcast (error at query time)",
      lambda: mechanisms.Subbotin(np.array([0.05, 3.0]), np.array([2.0, 3.0, 2.0])), "broadcast"),
+    ("size 10**400 (OverflowError)",
+     lambda: mechanisms.Exponential(0.25).sample(10**400, 0, scores=[1.0]), "size"),
     ("timedelta size (TypeError)",
      lambda: mechanisms.RandomizedResponse(1.0).sample(np.timedelta64(3, "s"), 0), "size"),
 ]
@@ -1243,6 +1245,9 @@ ACCEPTED = [  # (label, call, check on the result)
      lambda: (mechanisms.Exponential(1.7976931348623157e308).epsilon(0.9),
               mechanisms.Laplace(1.0, 1.7976931348623157e308).epsilon(1.3e-162)),
      lambda v: all(x <= 1.7976931348623157e308 for x in v)),
+    ("Subbotin loss with Delta/(2s) underflowing (NaN)",
+     lambda: mechanisms.Subbotin(np.array([[1.0], [1.0]]), 1.0, 5e-324).loss(0.0),
+     lambda v: (np.asarray(v) == 0).all()),
     ("ZCDPProfile(1.8e308).curve (spacing overflow)",
      lambda: conversions.ZCDPProfile(1.7976931348623157e308).curve(n=2), lambda c: (c[1] == 1.0).all()),
     ("Exponential(-0.0).rdp(inf) (0 * inf)", lambda: mechanisms.Exponential(-0.0).rdp(INF),
