@@ -1026,7 +1026,7 @@ EXAMPLES = {
     "auditing.LaplaceAuditPair": 30, "mechanisms.Subbotin": 40, "conversions.EquationProfile": 30,
     "algorithms.ReportNoisyMax": 30, "auditing.trials_needed": 30,
 }
-DEFAULT_EXAMPLES = 60
+DEFAULT_EXAMPLES = 40
 
 #: one test per distinct entry (several names may share one)
 _ENTRIES = {}
