@@ -288,11 +288,15 @@ def kernel_memory(apps) -> dict:
         nb = nbformat.read(REPO / "notebooks" / nb_name, as_version=4)
         client = NotebookClient(nb, timeout=300, kernel_name="python3",
                                 resources={"metadata": {"path": str(REPO / "notebooks")}})
-        with client.setup_kernel():
-            client.execute()
+        client.execute(cleanup_kc=False)  # the kernel stays up with the dashboard built
+        try:
             p = psutil.Process(client.km.provisioner.process.pid)
             mi = p.memory_full_info()
             out[nb_name] = {"rss_mib": round(mi.rss / 2**20, 1), "uss_mib": round(mi.uss / 2**20, 1)}
+        finally:
+            from jupyter_core.utils import run_sync
+
+            run_sync(client.km.shutdown_kernel)(now=True)  # an AsyncKernelManager
         print(nb_name, out[nb_name], flush=True)
     return out
 
