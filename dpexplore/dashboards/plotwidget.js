@@ -67,19 +67,43 @@ function render({ model, el }) {
   const div = document.createElement("div");
   div.className = "dpexplore-plot";
   div.dataset.revision = "0";
+  div.dataset.renderAt = String(performance.now()); // the widget view exists (bench_browser.py)
   el.appendChild(div);
   let alive = true;
 
+  // What Plotly was last given, per trace: the JSON text and the object itself. A trace whose
+  // JSON did not change is handed to Plotly.react as the SAME object (Plotly diffs data by
+  // reference, so it skips restyling it); layout and config likewise.
+  let prevTraces = [];
+  let prevLayout = null;
+  let prevConfig = null;
+  const reuse = (prev, value) => {
+    const text = JSON.stringify(value);
+    // Plotly mutates what it is given: hand it copies, never the model's own objects.
+    return prev && prev.text === text ? prev : { text, obj: JSON.parse(text) };
+  };
+
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
-    // Plotly mutates what it is given: hand it copies, never the model's own objects.
-    const copy = (x) => JSON.parse(JSON.stringify(x));
+    const t0 = performance.now();
+    const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t));
+    const layout = reuse(prevLayout, model.get("plot_layout"));
+    const config = reuse(prevConfig, model.get("config"));
+    const same = !first && traces.length === prevTraces.length &&
+      traces.every((t, i) => t === prevTraces[i]) && layout === prevLayout && config === prevConfig;
+    prevTraces = traces; prevLayout = layout; prevConfig = config;
     const fn = first ? Plotly.newPlot : Plotly.react;
-    return fn(div, copy(model.get("data")), copy(model.get("plot_layout")), copy(model.get("config"))).then(() => {
+    const done = same ? Promise.resolve() :
+      fn(div, traces.map((t) => t.obj), layout.obj, config.obj);
+    return done.then(() => {
+      // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
+      div.dataset.drawStart = String(t0);
+      div.dataset.drawEnd = String(performance.now());
       div.dataset.revision = String(Number(div.dataset.revision) + 1);
       delete div.dataset.error;
     });
   }).catch((e) => {
+    prevTraces = []; prevLayout = null; prevConfig = null; // next draw hands Plotly fresh copies
     div.dataset.error = String(e && e.message ? e.message : e);
     console.error("dpexplore PlotlyWidget:", e);
   });
@@ -87,6 +111,7 @@ function render({ model, el }) {
   // Coalesce bursts of changes (a slider drag): at most one pending redraw, reading the newest state.
   let queued = false;
   const redraw = () => {
+    div.dataset.changeAt = String(performance.now()); // a change arrived from the kernel
     if (queued) return;
     queued = true;
     drawing = drawing.then(() => { queued = false; return doDraw(false); });
