@@ -21,7 +21,9 @@
   to widget comm messages: no code execution) and Voilà's shutdown hook.
 
 The same static route is available to a Jupyter server (Binder, JupyterLab) as a server extension:
-``jupyter server extension enable dpexplore.voila``.
+``{"ServerApp": {"jpserver_extensions": {"dpexplore.voila": true}}}`` in
+``jupyter_server_config.json`` (``binder/postBuild`` writes it; ``jupyter server extension enable``
+refuses an extension no config file declares yet).
 
 >>> config_path().name
 'voila.json'
