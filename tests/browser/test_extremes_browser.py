@@ -1,0 +1,106 @@
+"""Every dashboard survives its sliders' extremes in the browser (issue 5, point 3).
+
+One page per dashboard in ``APPS``. For each visible slider: its handle is driven to the maximum and
+the minimum with the keyboard (End / Home), then absurd values are typed into the readout
+(±99999999999999, clamped or rejected by the front end). After each step the page must keep
+working: every plot still shows data, no traceback text, no page error. The slider's original
+value is then typed back (some sliders apply to some settings only: no redraw is required), and at
+the end a normal keyboard step of the first slider must redraw the plots (the kernel still answers).
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Dashboard
+from dpexplore.dashboards import APPS
+
+#: wait after an extreme: until a plot is redrawn or a message is shown, at most this long
+SETTLE_MS = 8_000
+
+CHANGED_OR_MESSAGE = """(before) => {
+  const r = [...document.querySelectorAll('.dpexplore-plot')].map(d => Number(d.dataset.revision));
+  const moved = r.length === before.length && r.some((v, i) => v > before[i]);
+  const msg = [...document.querySelectorAll('.dpexplore-message')]
+                .some(e => e.offsetParent !== null && e.innerText.trim());
+  return moved || msg;
+}"""
+
+
+def _settle(dash: Dashboard, before) -> None:
+    try:
+        dash.page.wait_for_function(CHANGED_OR_MESSAGE, arg=before, timeout=SETTLE_MS)
+    except Exception:  # noqa: BLE001 - the value may not have changed (already at the end)
+        pass
+    # no redraw still pending
+    last = dash.revisions()
+    for _ in range(30):
+        dash.page.wait_for_timeout(150)
+        now = dash.revisions()
+        if now == last:
+            break
+        last = now
+
+
+#: every plot still shows data (a curve that does not exist at an extreme may be empty)
+PLOTS_HAVE_DATA = """() => {
+  const g = [...document.querySelectorAll('.js-plotly-plot')];
+  return g.length > 0 && g.every(d => d.data && d.data.some(t => t.x && t.x.length > 0));
+}"""
+
+
+def _type(dash: Dashboard, slider, text: str) -> None:
+    """Type ``text`` into the slider's readout, press Enter and let the page settle."""
+    before = dash.revisions()
+    slider.locator(".widget-readout").click()
+    dash.page.keyboard.press("Control+A")
+    dash.page.keyboard.type(text)
+    dash.page.keyboard.press("Enter")
+    _settle(dash, before)
+
+
+def _check_alive(dash: Dashboard, what: str) -> None:
+    dash.assert_no_traceback()
+    assert dash.page.evaluate(PLOTS_HAVE_DATA), f"a plot lost all its traces after {what}"
+    assert not dash.page.errors, f"page errors after {what}: {dash.page.errors}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", [nb for nb, _, _ in APPS])
+def test_sliders_at_their_extremes(open_app, notebook):
+    dash = open_app(notebook)
+    sliders = dash.page.locator(".widget-slider")
+    n = sliders.count()
+    assert n > 0
+    visited = 0
+    first = None
+    for i in range(n):
+        s = sliders.nth(i)
+        if not s.is_visible() or s.locator(".noUi-handle").is_disabled():
+            continue
+        visited += 1
+        label = s.locator(".widget-label").inner_text().strip() or str(i)
+        original = s.locator(".widget-readout").inner_text().strip()
+        handle = s.locator(".noUi-handle")
+        for key in ("End", "Home"):
+            before = dash.revisions()
+            handle.focus()
+            handle.press(key)
+            _settle(dash, before)
+            _check_alive(dash, f"{label} {key}")
+        for typed in ("99999999999999", "-99999999999999"):
+            _type(dash, s, typed)
+            _check_alive(dash, f"{label} = {typed}")
+        # back to the original value (some sliders do not apply to every setting: no redraw needed)
+        now = s.locator(".widget-readout").inner_text().strip()
+        if now != original:
+            _type(dash, s, original)
+        _check_alive(dash, f"{label} back to {original}")
+        assert s.locator(".widget-readout").inner_text().strip() == original
+        if first is None:
+            first = i
+    assert visited > 0
+    # the kernel still answers after all that: a normal move of the first slider redraws the plots
+    handle = sliders.nth(first).locator(".noUi-handle")
+    at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    dash.press_slider(first, "ArrowLeft" if at_max else "ArrowRight")
+    _check_alive(dash, "a normal move after the extremes")
