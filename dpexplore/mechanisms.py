@@ -194,7 +194,8 @@ def _pure_rdp(eps0, alpha):
     val = np.where(np.isinf(alpha), eps0, val)
     val = np.where(eps0 == 0, 0.0, val)
     # round up by 16 ulp (above the few-ulp rounding of either form), never above ε0
-    val = val + 16 * np.spacing(np.abs(val))
+    with np.errstate(over="ignore"):  # spacing(float max) = inf: clipped to ε0 just below
+        val = val + 16 * np.spacing(np.abs(val))
     return np.clip(val, 0.0, eps0)
 
 
