@@ -593,7 +593,9 @@ def test_delta_monotone_in_eps_and_bounded(kind, s, r, e1, e2):
     ld = m.log_delta(np.array([lo, hi]))
     assert not np.isnan(d).any() and not np.isnan(ld).any()
     assert np.all((0 <= d) & (d <= 1)) and np.all(ld <= 0)
-    assert d[1] <= d[0]
+    # monotone up to the documented accuracy of the closed forms (relative 1e-9): e.g. Subbotin
+    # (s = 22295, r = 6) has δ(0) and δ(1e-38) differing in the 12th digit
+    assert d[1] <= d[0] * (1 + 1e-9)
     assert ld[1] <= ld[0] + (1e-12 * abs(ld[0]) if np.isfinite(ld[0]) else 0.0)
 
 
