@@ -411,13 +411,14 @@ def _gap(y):
     return np.where(y > 0, y, np.nan)
 
 
-class MechanismsLabController(Controller):
-    """One controller for the four 004 sections → :func:`compute_mechanisms_lab` → 7 figures."""
+class _SimulationController(Controller):
+    """A Controller whose simulations run under a progress bar (shown past one second) and that
+    fills its HTML readouts (``readout_keys``) with ``_write_readouts(result)`` once built."""
 
-    compute = staticmethod(compute_mechanisms_lab)
+    readout_keys: tuple = ()
 
     def __init__(self, controls, message=None):
-        self.readouts = {k: W.HTML() for k in ("attack", "counting", "rnm", "svt")}
+        self.readouts = {k: W.HTML() for k in self.readout_keys}
         self.progress = _ProgressBar()
         with self.progress:
             super().__init__(controls, message)
@@ -427,6 +428,14 @@ class MechanismsLabController(Controller):
         """As Controller.update, with a progress bar if the simulations take over a second."""
         with self.progress:
             super().update()
+
+
+class MechanismsLabController(_SimulationController):
+    """One controller for the four 004 sections → :func:`compute_mechanisms_lab` → 7 figures."""
+
+    compute = staticmethod(compute_mechanisms_lab)
+
+    readout_keys = ("attack", "counting", "rnm", "svt")
 
     def read_spec(self) -> MechSpec:
         c = self.controls
@@ -825,22 +834,12 @@ def compute_local_vs_central(spec: LocalSpec) -> dict:
     }
 
 
-class LocalVsCentralController(Controller):
+class LocalVsCentralController(_SimulationController):
     """One controller: median sliders and shuffle sliders → :func:`compute_local_vs_central`."""
 
     compute = staticmethod(compute_local_vs_central)
 
-    def __init__(self, controls, message=None):
-        self.readouts = {k: W.HTML() for k in ("median", "shuffle")}
-        self.progress = _ProgressBar()
-        with self.progress:
-            super().__init__(controls, message)
-        self._write_readouts(self.result)
-
-    def update(self) -> None:
-        """As Controller.update, with a progress bar if the simulations take over a second."""
-        with self.progress:
-            super().update()
+    readout_keys = ("median", "shuffle")
 
     def read_spec(self) -> LocalSpec:
         c = self.controls
