@@ -26,6 +26,7 @@ Results are printed and written to ``benchmarks/results/bench_browser.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -133,14 +134,40 @@ class Server:
 
     def wait_pool(self, notebook: str, timeout: float = 60.0) -> None:
         """Wait until Voila's preheated pool of ``notebook`` is full again (pages opened so far
-        each took one kernel: the pool has been filled 1 + that many times)."""
+        each took one kernel: the pool has been filled 1 + that many times) and the server is
+        idle. Voila logs "is filled" when the new kernel has STARTED, before it has executed the
+        notebook (seconds of CPU): a page opened then waits for that execution or shares the
+        CPU with it, which is the startup or refill of the server, not the page load."""
         want = 1 + self.opened.get(notebook, 0)
         needle = f"Kernel pool of {notebook} is filled"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if pathlib.Path(self.log.name).read_text().count(needle) >= want:
-                return
+                break
             time.sleep(0.2)
+        self.wait_quiet(deadline - time.monotonic())
+
+    def wait_quiet(self, timeout: float = 60.0, cpu_percent: float = 10.0) -> None:
+        """Wait until the server and its kernels together use under ``cpu_percent`` % of one CPU
+        in two consecutive 0.5 s samples (or ``timeout`` passes)."""
+        import psutil
+
+        deadline = time.monotonic() + max(timeout, 1.0)
+        quiet = 0
+        while time.monotonic() < deadline and quiet < 2:
+            try:
+                root = psutil.Process(self.proc.pid)
+                procs = [root] + root.children(recursive=True)
+                for pr in procs:
+                    pr.cpu_percent(None)
+                time.sleep(0.5)
+                busy = 0.0
+                for pr in procs:
+                    with contextlib.suppress(psutil.Error):
+                        busy += pr.cpu_percent(None)
+            except psutil.Error:
+                busy = 100.0
+            quiet = quiet + 1 if busy < cpu_percent else 0
 
     def opened_page(self, notebook: str) -> None:
         self.opened[notebook] = self.opened.get(notebook, 0) + 1

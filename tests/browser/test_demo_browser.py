@@ -109,3 +109,41 @@ def test_plotly_js_is_served_compressed_and_cacheable(served):
         assert r.headers["Content-Encoding"] == "gzip"
         assert "immutable" in r.headers["Cache-Control"]
     assert 0 < len(body) < 2_500_000
+
+
+# One small figure per trace type of the served bundle, and what plotly.js draws for it.
+_DRAW_EACH_TYPE = """async () => {
+  const specs = {
+    scatter: [{type: "scatter", x: [1, 10, 100], y: [1e-3, 1e-2, 1e-1]}, ".scatterlayer .trace path.js-line"],
+    bar: [{type: "bar", x: ["a", "b"], y: [2, 3]}, ".barlayer .trace .point path"],
+    heatmap: [{type: "heatmap", z: [[1, 2], [3, 4]]}, ".heatmaplayer image"],
+    contour: [{type: "contour", z: [[1, 2, 3], [2, 3, 4], [3, 4, 5]]}, ".contourlayer path"],
+  };
+  const out = {version: Plotly.version};
+  for (const [kind, [trace, selector]] of Object.entries(specs)) {
+    const div = document.createElement("div");
+    document.body.appendChild(div);
+    try {
+      await Plotly.newPlot(div, [trace], {xaxis: {type: kind === "scatter" ? "log" : "-"},
+                                          yaxis: {type: kind === "scatter" ? "log" : "-"}});
+      out[kind] = [div._fullData[0].type, div.querySelectorAll(selector).length];
+    } catch (e) {
+      out[kind] = ["error: " + e, 0];
+    }
+    Plotly.purge(div);
+    div.remove();
+  }
+  return out;
+}"""
+
+
+def test_the_served_bundle_draws_every_dashboard_trace_type(open_app):
+    from dpexplore.dashboards.plotwidget import TRACE_TYPES, plotly_js_version
+
+    app = open_app("demo.ipynb")
+    got = app.page.evaluate(_DRAW_EACH_TYPE)
+    assert got.pop("version") == plotly_js_version()
+    assert set(got) == set(TRACE_TYPES)
+    for kind, (full_type, drawn) in got.items():
+        assert full_type == kind and drawn > 0, (kind, full_type, drawn)
+    assert not app.page.errors, app.page.errors
