@@ -527,13 +527,34 @@ class AdditiveNoiseMechanism(_Mechanism):
                 break
             lo = np.where(good, hi, lo)
             hi = np.where(good, np.minimum(hi + (1.0 + np.abs(hi)), 700.0), hi)
-        for _ in range(_BISECT_STEPS):  # keeps δ(lo) <= target
-            mid = 0.5 * (lo + hi)
-            ok = feasible(mid)
-            lo = np.where(ok, mid, lo)
-            hi = np.where(ok, hi, mid)
-            if np.all(hi - lo <= 2 * np.spacing(np.abs(lo) + 1e-300)):
+        # Shrink [lo, hi] keeping lo feasible and hi infeasible. The next point is proposed by
+        # the Illinois variant of regula falsi on g = log δ − log δ_target (superlinear: ~10
+        # evaluations instead of ~55 for bisection to the last ulp), by bisection where g is not
+        # finite at both ends or every 4th step (a safeguard); which end moves is decided by
+        # the feasibility test alone, so the result is on the safe side whatever g's rounding.
+        glo, ghi = ld(lo) - target, ld(hi) - target
+        last = np.zeros(eps.shape, dtype=int)  # +1: lo moved last time, -1: hi moved
+        for step in range(2 * _BISECT_STEPS):
+            width = hi - lo
+            if np.all(width <= 2 * np.spacing(np.abs(lo) + 1e-300)):
                 break
+            mid = 0.5 * (lo + hi)
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                rf = lo - glo * (width / (ghi - glo))
+            use_rf = (np.isfinite(glo) & np.isfinite(ghi) & (glo < ghi) & np.isfinite(rf)
+                      & (step % 4 != 3))
+            # stay strictly inside the bracket (a point at an end would not shrink it)
+            x = np.where(use_rf, np.clip(rf, lo + width / 1024, hi - width / 1024), mid)
+            x = np.where((x > lo) & (x < hi), x, mid)
+            gx = ld(x)
+            ok = _within(gx, delta)
+            gx = gx - target
+            # Illinois: an end kept twice in a row has its g halved, so it moves next
+            glo = np.where(ok, gx, np.where(last == -1, glo / 2, glo))
+            ghi = np.where(ok, np.where(last == 1, ghi / 2, ghi), gx)
+            last = np.where(ok, 1, -1)
+            lo = np.where(ok, x, lo)
+            hi = np.where(ok, hi, x)
         return np.exp(lo)
 
     @classmethod
