@@ -420,13 +420,17 @@ class RDPController(Controller):
                 PlotlyWidget(data=self.conversion_traces(result), layout=conv_layout)]
 
     def render(self, result: RDPResult) -> None:
+        # everything is built first (an error leaves the last good plots as they were), then one
+        # message per figure, top figure first, then the readout: the page starts drawing the
+        # first figure while the kernel serializes the others
         f_rdp, f_rho, f_conv = self.figs
-        with f_rdp.batch_update(), f_rho.batch_update(), f_conv.batch_update():
-            f_rdp.update(data=self.rdp_traces(result))
-            f_rho.update(data=self.rho_traces(result))
-            f_conv.update(data=self.conversion_traces(result),
-                          layout={"yaxis": self._yaxis_range(result)})
-            self.readout.value = self.readout_html(result)
+        rdp, rho = self.rdp_traces(result), self.rho_traces(result)
+        conv, conv_y = self.conversion_traces(result), self._yaxis_range(result)
+        readout = self.readout_html(result)
+        f_rdp.update(data=rdp)
+        f_rho.update(data=rho)
+        f_conv.update(data=conv, layout={"yaxis": conv_y})
+        self.readout.value = readout
 
 
 FORMULAS = r"""
