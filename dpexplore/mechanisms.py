@@ -532,7 +532,8 @@ class AdditiveNoiseMechanism(_Mechanism):
         # evaluations instead of ~55 for bisection to the last ulp), by bisection where g is not
         # finite at both ends or every 4th step (a safeguard); which end moves is decided by
         # the feasibility test alone, so the result is on the safe side whatever g's rounding.
-        glo, ghi = ld(lo) - target, ld(hi) - target
+        with np.errstate(invalid="ignore"):  # log δ = target = -inf: nan, bisected below
+            glo, ghi = ld(lo) - target, ld(hi) - target
         last = np.zeros(eps.shape, dtype=int)  # +1: lo moved last time, -1: hi moved
         for step in range(2 * _BISECT_STEPS):
             width = hi - lo
@@ -548,7 +549,8 @@ class AdditiveNoiseMechanism(_Mechanism):
             x = np.where((x > lo) & (x < hi), x, mid)
             gx = ld(x)
             ok = _within(gx, delta)
-            gx = gx - target
+            with np.errstate(invalid="ignore"):
+                gx = gx - target
             # Illinois: an end kept twice in a row has its g halved, so it moves next
             glo = np.where(ok, gx, np.where(last == -1, glo / 2, glo))
             ghi = np.where(ok, np.where(last == 1, ghi / 2, ghi), gx)
