@@ -4,8 +4,8 @@ Each round opens every app like ``bench_browser.py`` does: a cold load in a fres
 ``--steps`` slider steps on it, then a second ("warm") load in the same context with the first page
 still open. A load counts as hung when its plots have no traces after ``--timeout`` seconds; then
 the page state (plots, errors, widget count, text), its console and the end of the server log are
-printed. The full benchmark saw 2 hung loads in ~40 (composition_explorer, auditing_lab); 68 loads
-with this script did not reproduce it.
+printed. The full benchmark saw 2 hung loads in ~40 (composition_explorer, auditing_lab); 92 later
+loads (this flow and cold loads alone) did not reproduce it.
 
 Usage::
 
