@@ -15,6 +15,21 @@ def log1mexp(x):
         return np.where(x > -np.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
+def step_up_until_ok(value, is_bad, cap, steps: int = 64):
+    """Raise ``value`` where ``is_bad(value)`` holds, by doubling steps (4, 8, 16, ... ulps, at
+    least one ulp of ``cap``), never above ``cap``; for closed forms whose own rounding can land a
+    few ulps on the unsafe side (callers make ``is_bad`` false at ``cap``)."""
+    value = np.array(value, dtype=np.float64)
+    for i in range(steps):
+        bad = is_bad(value)
+        if not bad.any():
+            break
+        with np.errstate(over="ignore"):  # an inf step is capped below
+            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), np.spacing(cap))
+        value = np.where(bad, np.minimum(value + step, cap), value)
+    return value
+
+
 def log_subtract(la, lb):
     """log(exp(la) - exp(lb)) for la >= lb (-inf where they are equal)."""
     la = np.asarray(la, dtype=np.float64)

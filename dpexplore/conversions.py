@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._numerics import gaussian_log_delta
+from ._numerics import gaussian_log_delta, step_up_until_ok
 from ._validation import (
     check_alpha,
     check_delta,
@@ -515,15 +515,8 @@ class ApproxDPProfile(PrivacyProfile):
         out = np.where((d0 == 0) & (d == 0), e0, out)
         # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling
         # steps; δ(ε₀) = δ₀ ≤ d always holds)
-        out = np.array(out, dtype=np.float64)
-        for i in range(64):
-            bad = np.isfinite(out) & (out < e0) & (_implied_linear(e0, d0, out) > d)
-            if not bad.any():
-                break
-            with np.errstate(over="ignore"):  # an inf step is capped at ε₀ below
-                step = np.maximum(np.spacing(out) * 2.0 ** (i + 2), np.spacing(e0))
-            out = np.where(bad, np.minimum(out + step, e0), out)
-        return out
+        return step_up_until_ok(
+            out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
 
 
 class PureDPProfile(ApproxDPProfile):

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._numerics import LOG_HALF, gaussian_log_delta, log1mexp, log_subtract
+from ._numerics import LOG_HALF, gaussian_log_delta, log1mexp, log_subtract, step_up_until_ok
 from ._validation import (
     as_array,
     check_alpha,
@@ -158,14 +158,8 @@ def _pure_epsilon(eps0, delta):
         val = np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
     # near δ(0) log1p loses more than 4 ulp (eps0 = 6.13, δ = 0.9 gave δ(ε) = 0.9 + 4e-16):
     # check the computed δ and step up (doubling steps; δ(ε0) = 0 always holds)
-    for i in range(64):
-        bad = ~_within(_pure_log_delta(eps0, val), delta) & (val < eps0)
-        if not bad.any():
-            break
-        with np.errstate(over="ignore"):  # an inf step is capped at ε0 below
-            step = np.maximum(np.spacing(val) * 2.0 ** (i + 2), np.spacing(eps0))
-        val = np.where(bad, np.minimum(val + step, eps0), val)
-    return val
+    return step_up_until_ok(
+        val, lambda v: ~_within(_pure_log_delta(eps0, v), delta) & (v < eps0), eps0)
 
 
 def _pure_tradeoff(eps0, alpha):
