@@ -243,10 +243,14 @@ class Dashboard:
                  .map(d => Number(d.dataset.revision));
                  return r.length === before.length && r.some((v, i) => v > before[i]); }""",
             arg=before, timeout=STEP_TIMEOUT_MS)
-        # settle: no further redraw pending for a short while
+        self.settle()
+
+    def settle(self, interval_ms: int = 100, rounds: int = 20) -> None:
+        """Wait until no further redraw is pending: the plot revisions stay the same for one
+        ``interval_ms`` (checked at most ``rounds`` times)."""
         last = self.revisions()
-        for _ in range(20):
-            self.page.wait_for_timeout(100)
+        for _ in range(rounds):
+            self.page.wait_for_timeout(interval_ms)
             now = self.revisions()
             if now == last:
                 break

@@ -31,14 +31,7 @@ def _settle(dash: Dashboard, before) -> None:
         dash.page.wait_for_function(CHANGED_OR_MESSAGE, arg=before, timeout=SETTLE_MS)
     except Exception:  # noqa: BLE001 - the value may not have changed (already at the end)
         pass
-    # no redraw still pending
-    last = dash.revisions()
-    for _ in range(30):
-        dash.page.wait_for_timeout(150)
-        now = dash.revisions()
-        if now == last:
-            break
-        last = now
+    dash.settle(interval_ms=150, rounds=30)  # no redraw still pending
 
 
 #: every plot still shows data (a curve that does not exist at an extreme may be empty)

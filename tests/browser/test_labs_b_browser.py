@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import pathlib
-import sys
 
 import numpy as np
 import pytest
+
+from conftest import Dashboard
 
 from dpexplore.dashboards import adaptive_lab as AL
 from dpexplore.dashboards import audit_lab as AU
@@ -67,14 +67,6 @@ def _select(app, label: str, option: str) -> None:
     app._wait_redrawn(before)
 
 
-def _dashboard_class():
-    """``Dashboard`` of this folder's conftest (already imported by pytest; found by its file)."""
-    here = pathlib.Path(__file__).resolve().parent / "conftest.py"
-    for mod in list(sys.modules.values()):
-        f = getattr(mod, "__file__", None)
-        if f and pathlib.Path(f).resolve() == here and hasattr(mod, "Dashboard"):
-            return mod.Dashboard
-    raise RuntimeError("tests/browser/conftest.py is not loaded")
 
 
 def _shared(browser, served, notebook):
@@ -82,7 +74,7 @@ def _shared(browser, served, notebook):
     pg = ctx.new_page()
     pg.errors = []
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
-    return ctx, _dashboard_class()(pg, served.url(notebook))
+    return ctx, Dashboard(pg, served.url(notebook))
 
 
 # ------------------------------------------------------------------------------------------------

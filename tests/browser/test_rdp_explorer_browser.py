@@ -6,12 +6,12 @@ Laplace.calibrate(ε).rdp and Gaussian.calibrate(ε, δ).rdp).
 """
 from __future__ import annotations
 
-import pathlib
-import sys
 import time
 
 import numpy as np
 import pytest
+
+from conftest import Dashboard
 
 from dpexplore.conversions import pure_to_rdp, rdp_to_approx
 from dpexplore.dashboards.rdp_explorer import RDPSpec, compute_rdp_explorer
@@ -24,14 +24,6 @@ DEFAULT = RDPSpec(eps=1.0, delta=1e-6, alpha_max=100.0)
 RTOL = 1e-12
 
 
-def _dashboard_class():
-    """``Dashboard`` of this folder's conftest (already imported by pytest; found by its file)."""
-    here = pathlib.Path(__file__).resolve().parent / "conftest.py"
-    for mod in list(sys.modules.values()):
-        f = getattr(mod, "__file__", None)
-        if f and pathlib.Path(f).resolve() == here and hasattr(mod, "Dashboard"):
-            return mod.Dashboard
-    raise RuntimeError("tests/browser/conftest.py is not loaded")
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +35,7 @@ def shared_app(browser, served):
     pg.errors = []
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
     try:
-        app = _dashboard_class()(pg, served.url(APP))
+        app = Dashboard(pg, served.url(APP))
         app.state = {"ε": DEFAULT.eps, "δ": DEFAULT.delta, "α_max": DEFAULT.alpha_max}
         yield app
     finally:
