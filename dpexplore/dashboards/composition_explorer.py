@@ -563,10 +563,9 @@ class CompositionController(Controller):
 
     def render(self, r: CompositionResult) -> None:
         main, noise = self.figs
-        with main.batch_update():
-            main.update(data=self._main_traces(r), layout=self._main_layout(r))
-        with noise.batch_update():
-            noise.update(data=self._noise_traces(r), layout={"shapes": self._main_layout(r)["shapes"]})
+        layout = self._main_layout(r)
+        main.update(data=self._main_traces(r), layout=layout)
+        noise.update(data=self._noise_traces(r), layout={"shapes": layout["shapes"]})
         self._fill_text(r)
 
     def _fill_text(self, r: CompositionResult) -> None:
