@@ -259,9 +259,9 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
                 draw += [x[2] for x in ok]
                 every += [x[3] for x in ok]
                 missed += len(res) - len(ok)
-                _say(f"{notebook}: slider {s}: {len(res)} steps, median "
-                     f"{statistics.median([x[0] for x in ok]) if ok else float('nan'):.1f} ms, "
-                     f"{len(res) - len(ok)} without a redraw")
+                med = [statistics.median([x[j] for x in ok]) if ok else float("nan") for j in range(3)]
+                _say(f"{notebook}: slider {s}: {len(res)} steps, median {med[0]:.1f} ms "
+                     f"(kernel {med[1]:.1f}, draw {med[2]:.1f}), {len(res) - len(ok)} without a redraw")
             server.wait_pool(notebook)
             page2 = ctx.new_page()
             warm, _ = _load(page2, url)

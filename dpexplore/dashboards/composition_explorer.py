@@ -458,6 +458,7 @@ class CompositionController(Controller):
     → the main plot, the noise plot and the readout table (all updated in place)."""
 
     compute = staticmethod(compute_composition)
+    prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 128
 
     def __init__(self, controls, message=None):
@@ -487,15 +488,17 @@ class CompositionController(Controller):
                 "marker": {"size": 6},
             })
         names = list(r.at_k)
+        # the ◆ and ✖ markers are explained in the plot's note box, not the legend: fewer legend
+        # entries to lay out on every redraw, and none whose text changes with k
         traces.append({
-            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}",
+            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}", "showlegend": False,
             "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
             "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
             "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
                        "line": {"color": "#000000", "width": 1}},
         })
         traces.append({
-            "type": "scatter", "mode": "markers", "name": "crossover with basic",
+            "type": "scatter", "mode": "markers", "name": "crossover with basic", "showlegend": False,
             "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
             "marker": {"color": "#000000", "size": 12, "symbol": "x"},
             "text": [_SHORT[c[0]] for c in r.crossovers],
@@ -508,14 +511,13 @@ class CompositionController(Controller):
         # the crossovers (✖ markers on the plot) listed in one box in the empty upper-left region;
         # one arrowed annotation per crossover cost ~10 ms of every redraw (plotly.js measures and
         # draws each arrow), a third of the figure's Plotly.react on a slider step
-        ann = []
-        if r.crossovers:
-            lines = "<br>".join(f"k = {k:,}: {_SHORT[name]}"
-                                for name, k, _ in sorted(r.crossovers, key=lambda c: c[1]))
-            ann = [{"x": 0.02, "y": 0.99, "xref": "paper", "yref": "paper", "xanchor": "left",
-                    "yanchor": "top", "align": "left", "showarrow": False, "font": {"size": 11},
-                    "text": f"✖ first k where a bound is below basic:<br>{lines}",
-                    "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#bbbbbb", "borderwidth": 1}]
+        lines = "".join(f"<br>k = {k:,}: {_SHORT[name]}"
+                        for name, k, _ in sorted(r.crossovers, key=lambda c: c[1]))
+        cross = f"<br>✖ first k where a bound is below basic:{lines}" if r.crossovers else ""
+        ann = [{"x": 0.02, "y": 0.99, "xref": "paper", "yref": "paper", "xanchor": "left",
+                "yanchor": "top", "align": "left", "showarrow": False, "font": {"size": 11},
+                "text": "◆ each bound at the chosen k (dotted line; values in the table)" + cross,
+                "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#bbbbbb", "borderwidth": 1}]
         return {
             "annotations": ann,
             "shapes": [{"type": "line", "x0": r.spec.k, "x1": r.spec.k, "xref": "x", "yref": "paper",
@@ -535,7 +537,7 @@ class CompositionController(Controller):
             })
         names = list(r.noise_at_k)
         traces.append({
-            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}",
+            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}", "showlegend": False,
             "x": [r.spec.k] * len(names), "y": _display([r.noise_at_k[n] for n in names]),
             "text": [NOISE_CURVES[n] for n in names], "hovertemplate": "%{text}: b = %{y:.4g}<extra></extra>",
             "marker": {"color": [_COLOURS[n] for n in names], "size": 10, "symbol": "diamond",
@@ -553,7 +555,7 @@ class CompositionController(Controller):
             **self._main_layout(r),
         })
         noise = PlotlyWidget(data=self._noise_traces(r), layout={
-            "title": {"text": "Noise per query for a fixed total budget (ε_T, δ′)"},
+            "title": {"text": "Noise per query for a fixed total budget (ε_T, δ′); ◆ at the chosen k"},
             "xaxis": {"title": {"text": "k (number of sensitivity-1 queries)"}, "type": "log"},
             "yaxis": {"title": {"text": "Laplace scale b per query"}, "type": "log", "exponentformat": "power"},
             "legend": legend, "height": 420,

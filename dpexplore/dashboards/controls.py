@@ -22,6 +22,9 @@ import functools
 import html
 import logging
 import math
+import os
+import threading
+import time
 from typing import Any, Callable, ClassVar, Hashable, Mapping, Sequence
 
 import ipywidgets as W
@@ -38,6 +41,9 @@ __all__ = [
     "MessageArea",
     "Controller",
     "IntLogSlider",
+    "LogSlider",
+    "LinearSlider",
+    "PREFETCHER",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,10 +68,64 @@ def _label(description: str, unit: str) -> str:
     return f"{description} [{unit}]" if unit else description
 
 
+def _grid_index(x: float, lo: float, step: float) -> tuple[int, float]:
+    """The nearest grid position n of ``x`` on lo + n·step, and that grid point rounded to 12
+    significant digits of the step (so 1e-6 is 1e-6, not 1e-6 ± 1 ulp)."""
+    n = round((x - lo) / step)
+    digits = max(0, 12 - math.floor(math.log10(step))) if step > 0 else 12
+    return n, round(lo + n * step, digits)
+
+
+class LogSlider(W.FloatLogSlider):
+    """A :class:`ipywidgets.FloatLogSlider` whose values on its grid are canonical: a value within
+    a relative ~1e-9 of a grid point base^(min + n·step) becomes exactly that grid point (the front
+    end computes Math.pow(base, exponent) with the exponent's own rounding, so the same slider
+    position can arrive as values an ulp apart). Values off the grid (typed in the readout) are
+    kept. With canonical values, a slider step hits the cache that :meth:`neighbours` filled.
+
+    >>> s = log_slider("ε", 1.0, 0.01, 100.0)
+    >>> s.value = 10 ** (-0.3 + 1e-13); s.value == 10 ** (-2 + 34 * 0.05)
+    True
+    >>> s.neighbours() == (10 ** (-2 + 33 * 0.05), 10 ** (-2 + 35 * 0.05))
+    True
+    >>> s.value = 0.5; s.value
+    0.5
+    >>> s.value = 0.1000000000000001; s.value
+    0.1
+    """
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        v = super()._validate_value(proposal)
+        if not (v > 0 and math.isfinite(v) and self.step > 0):
+            return v
+        e = math.log(v, self.base)
+        n, _ = _grid_index(e, self.min, self.step)
+        return self._at(n) if abs(e - (self.min + n * self.step)) < 1e-9 else v
+
+    def _at(self, n: int) -> float:
+        """The canonical value of grid position n: base^(min + n·step), or the same number
+        written with 12 significant digits when that is within 4e-16 of it (0.5, not
+        0.5000000000000002; 1e-06, not 9.999999999999991e-07)."""
+        raw = float(self.base ** (self.min + n * self.step))
+        nice = float(f"{raw:.12g}")
+        return nice if abs(nice - raw) <= 4e-16 * raw else raw
+
+    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
+        """The values one step left and right of ``value`` (default: the current value) on the
+        slider's grid, ``None`` beyond its ends (what an arrow key moves the slider to)."""
+        v = self.value if value is None else float(value)
+        if not (v > 0 and self.step > 0):
+            return None, None
+        n, _ = _grid_index(math.log(v, self.base), self.min, self.step)
+        top = round((self.max - self.min) / self.step)
+        return tuple(self._at(m) if 0 <= m <= top else None for m in (n - 1, n + 1))
+
+
 def log_slider(description: str, value: float, min: float, max: float, unit: str = "", *,
                steps_per_decade: int = 20, readout_format: str = ".3g",
-               continuous_update: bool = True, **kwargs) -> W.FloatLogSlider:
-    """A base-10 log slider over [``min``, ``max``] (actual values, not exponents) with a readable
+               continuous_update: bool = True, **kwargs) -> LogSlider:
+    """A base-10 log slider (a :class:`LogSlider`) over [``min``, ``max``] (actual values, not exponents) with a readable
     readout (``readout_format``, d3-format) and the unit in its label. The readout is an editable
     text box (ipywidgets 8): typed values are clamped to the range.
 
@@ -75,7 +135,7 @@ def log_slider(description: str, value: float, min: float, max: float, unit: str
     """
     if not (0 < min < max):
         raise ValueError(f"log slider needs 0 < min < max, got min={min!r}, max={max!r}")
-    return W.FloatLogSlider(
+    return LogSlider(
         value=value, base=10, min=math.log10(min), max=math.log10(max), step=1.0 / steps_per_decade,
         description=_label(description, unit), readout_format=readout_format,
         continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
@@ -97,6 +157,25 @@ class IntLogSlider(W.FloatLogSlider):
         v = super()._validate_value(proposal)
         return float(max(round(v), 1))
 
+    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
+        """The whole numbers one slider step left and right of ``value`` (the front end keeps the
+        position on the exponent grid min + n·step; the kernel rounds), ``None`` beyond the ends
+        or where rounding gives the same number.
+
+        >>> IntLogSlider(value=126, min=0, max=4, step=0.1).neighbours()
+        (100.0, 158.0)
+        """
+        v = self.value if value is None else float(value)
+        if not (v > 0 and self.step > 0):
+            return None, None
+        n, _ = _grid_index(math.log(v, self.base), self.min, self.step)
+        top = round((self.max - self.min) / self.step)
+        out = []
+        for m in (n - 1, n + 1):
+            x = float(max(round(self.base ** (self.min + m * self.step)), 1)) if 0 <= m <= top else v
+            out.append(None if x == v else x)
+        return out[0], out[1]
+
 
 def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: int = 10_000,
                    unit: str = "", *, steps_per_decade: int = 20, continuous_update: bool = True,
@@ -117,10 +196,42 @@ def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: in
     )
 
 
+class LinearSlider(W.FloatSlider):
+    """A :class:`ipywidgets.FloatSlider` whose values on its grid min + n·step are canonical (see
+    :class:`LogSlider`), with :meth:`neighbours`.
+
+    >>> s = linear_slider("r", 1.5, 1.0, 4.0, 0.05)
+    >>> s.value = 1.1500000000000001; s.value
+    1.15
+    >>> s.neighbours()
+    (1.1, 1.2)
+    """
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        v = super()._validate_value(proposal)
+        if not (math.isfinite(v) and self.step and self.step > 0):
+            return v
+        _, g = _grid_index(v, self.min, self.step)
+        return float(g) if abs(v - g) < 1e-9 * self.step else v
+
+    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
+        """The values one step left and right of ``value`` on the grid, ``None`` beyond the ends."""
+        v = self.value if value is None else float(value)
+        if not (self.step and self.step > 0):
+            return None, None
+        n, _ = _grid_index(v, self.min, self.step)
+        out = []
+        for m in (n - 1, n + 1):
+            g = _grid_index(self.min + m * self.step, self.min, self.step)[1]
+            out.append(float(g) if self.min <= g <= self.max else None)
+        return out[0], out[1]
+
+
 def linear_slider(description: str, value: float, min: float, max: float, step: float | None = None,
                   unit: str = "", *, readout_format: str = ".3g", continuous_update: bool = True,
-                  **kwargs) -> W.FloatSlider:
-    """A linear float slider with the unit in its label (default 200 steps over the range).
+                  **kwargs) -> LinearSlider:
+    """A linear float slider (a :class:`LinearSlider`) with the unit in its label (default 200 steps over the range).
 
     >>> s = linear_slider("μ", 1.0, 0.1, 10.0, 0.05)
     >>> s.value, s.step
@@ -128,7 +239,7 @@ def linear_slider(description: str, value: float, min: float, max: float, step: 
     """
     if not (min < max):
         raise ValueError(f"slider needs min < max, got min={min!r}, max={max!r}")
-    return W.FloatSlider(
+    return LinearSlider(
         value=value, min=min, max=max, step=step if step is not None else (max - min) / 200,
         description=_label(description, unit), readout_format=readout_format,
         continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
@@ -195,6 +306,101 @@ def _plain(exc: BaseException) -> str:
             "the plot still shows the last valid setting.")
 
 
+class _Prefetcher:
+    """One daemon thread per kernel that computes, between slider steps, the settings the next
+    step is likely to ask for (the values one slider step away), into the controllers' caches.
+
+    The page waits for the kernel only on a step whose setting is not cached; a visitor stepping a
+    slider with the arrow keys or small moves then mostly reads the cache. Tasks are
+    ``(fn, spec)`` with ``fn`` an ``lru_cache``-wrapped pure compute; a new slider step drops the
+    tasks not yet started (:meth:`settle`), and waits for the running one only when it computes the
+    very setting asked for. Errors in a task are ignored (the step itself will report them).
+    """
+
+    #: seconds between a step and the start of its prefetch: the step's own redraw comes first
+    #: (on a machine that runs both the kernel and the browser, a prefetch running during the
+    #: page's Plotly.react slowed that redraw by half)
+    delay: ClassVar[float] = 0.1
+
+    def __init__(self, enabled: bool = True):
+        #: off: nothing is prefetched (environment DPEXPLORE_PREFETCH=0, e.g. a crowded server
+        #: that would rather not spend CPU on settings nobody may ask for)
+        self.enabled = enabled
+        self._cv = threading.Condition()
+        self._tasks: list[tuple[Callable, Hashable]] = []
+        self._start_at = 0.0
+        self._running: tuple[Callable, Hashable, threading.Event] | None = None
+        self._thread: threading.Thread | None = None
+        self.done = 0  #: tasks run (for tests and benchmarks)
+
+    def submit(self, tasks) -> None:
+        """Replace the pending tasks by ``tasks`` (an iterable of ``(fn, spec)``)."""
+        if not self.enabled:
+            return
+        with self._cv:
+            self._tasks = list(tasks)
+            self._start_at = time.monotonic() + self.delay
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="dpexplore-prefetch", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+
+    def settle(self, fn: Callable, spec: Hashable, timeout: float = 30.0) -> None:
+        """Drop the pending tasks; if the running task computes ``fn(spec)``, wait until it is done
+        (the result is then in ``fn``'s cache)."""
+        with self._cv:
+            self._tasks = []
+            run = self._running
+        if run is not None and run[0] is fn and run[1] == spec:
+            run[2].wait(timeout)
+
+    def idle(self, timeout: float = 30.0) -> bool:
+        """Wait until no task is pending or running (tests); True if it became idle."""
+        with self._cv:
+            return self._cv.wait_for(lambda: not self._tasks and self._running is None, timeout)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while True:
+                    self._cv.wait_for(lambda: bool(self._tasks))
+                    wait = self._start_at - time.monotonic()
+                    if wait <= 0:
+                        break
+                    self._cv.wait(wait)  # a new submit may replace the tasks meanwhile
+                    if self._tasks and time.monotonic() >= self._start_at:
+                        break
+                fn, spec = self._tasks.pop(0)
+                ev = threading.Event()
+                self._running = (fn, spec, ev)
+            try:
+                fn(spec)
+            except Exception:  # noqa: BLE001 - a bad neighbour setting; the step reports it
+                pass
+            finally:
+                with self._cv:
+                    self._running = None
+                    self.done += 1
+                    self._cv.notify_all()
+                ev.set()
+
+
+#: the kernel's one prefetch thread (see :class:`_Prefetcher` and ``Controller.prefetch``)
+PREFETCHER = _Prefetcher(enabled=os.environ.get("DPEXPLORE_PREFETCH", "1") != "0")
+
+
+class _Fixed:
+    """A stand-in for a control during :meth:`Controller._spec_with`: its ``value`` is fixed, every
+    other attribute is the real widget's."""
+
+    def __init__(self, widget, value):
+        self._widget = widget
+        self.value = value
+
+    def __getattr__(self, name):
+        return getattr(self._widget, name)
+
+
 class Controller:
     """Base class: one controller per dashboard.
 
@@ -208,6 +414,12 @@ class Controller:
     * ``figures(self, result)``: the dashboard's list of :class:`PlotlyWidget`, constructed with
       the initial traces (called once);
     * ``render(self, result)``: update the figures in place (e.g. ``fig.update(data=...)``).
+
+    With ``prefetch = True`` (a class attribute), after each step of a slider that has
+    ``neighbours()`` (:class:`LogSlider`, :class:`LinearSlider`) the settings one more step away
+    (in the direction moved first) are computed in the background (:data:`PREFETCHER`), so the next
+    step reads the cache; ``compute`` must then be safe to run in a second thread (pure numpy and
+    ``functools.lru_cache`` are).
 
     Every widget in ``controls`` is observed; any value change calls :meth:`update`. Errors never
     reach the page as tracebacks: ``ValueError`` (and any other exception, logged to the kernel
@@ -241,6 +453,7 @@ class Controller:
     """
 
     cache_size: ClassVar[int] = 256
+    prefetch: ClassVar[bool] = False
     _cached: ClassVar[Callable[[Hashable], Any]]
 
     def __init_subclass__(cls, **kwargs):
@@ -275,14 +488,51 @@ class Controller:
         raise NotImplementedError
 
     # -- machinery --------------------------------------------------------------------------
-    def _on_change(self, _change) -> None:
+    def _on_change(self, change) -> None:
         self.update()
+        if self.prefetch and self.last_error is None:
+            self._prefetch_neighbours(change)
+
+    def _spec_with(self, name: str, value) -> Hashable:
+        """``read_spec()`` as if control ``name`` had ``value`` (the widgets are not touched)."""
+        controls = self.controls
+        self.controls = {**controls, name: _Fixed(controls[name], value)}
+        try:
+            return self.read_spec()
+        finally:
+            self.controls = controls
+
+    def _prefetch_neighbours(self, change) -> None:
+        """Queue the settings one step further along the slider just moved, the direction of the
+        move first (the step back is usually the setting just left, already cached)."""
+        owner = change.get("owner")
+        neighbours = getattr(owner, "neighbours", None)
+        name = next((n for n, w in self.controls.items() if w is owner), None)
+        if neighbours is None or name is None:
+            return
+        left, right = neighbours(change["new"])
+        try:
+            up = float(change["new"]) >= float(change["old"])
+        except (TypeError, ValueError):
+            up = True
+        tasks = []
+        for v in ((right, left) if up else (left, right)):
+            if v is None:
+                continue
+            try:
+                tasks.append((self._cached, self._spec_with(name, v)))
+            except ValueError:
+                continue
+        if tasks:
+            PREFETCHER.submit(tasks)
 
     def update(self) -> None:
         """Read the widgets, compute (cached), redraw in place; errors become a message."""
         ok = False
         try:
             spec = self.read_spec()
+            if self.prefetch:
+                PREFETCHER.settle(self._cached, spec)
             result = self._cached(spec)
             self.render(result)
             self.spec, self.result = spec, result

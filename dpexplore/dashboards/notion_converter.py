@@ -514,6 +514,7 @@ class NotionConverterController(Controller):
     trade-off) and the HTML table, all updated in place."""
 
     compute = staticmethod(compute_notion_converter)
+    prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
 
     def __init__(self, controls, message=None):
         self.table = W.HTML()

@@ -503,6 +503,7 @@ class ProfileGdpController(Controller):
     (profile and trade-off); the view toggle switches which one is displayed."""
 
     compute = staticmethod(compute_profile_gdp)
+    prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
 
     def __init__(self, controls, message=None):
         self.readout = W.HTMLMath()

@@ -310,6 +310,7 @@ class RDPController(Controller):
     :func:`compute_rdp_explorer` → three figures and a readout table, updated in place."""
 
     compute = staticmethod(compute_rdp_explorer)
+    prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
 
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
