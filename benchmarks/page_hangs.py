@@ -4,12 +4,19 @@ Each round opens every app like ``bench_browser.py`` does: a cold load in a fres
 ``--steps`` slider steps on it, then a second ("warm") load in the same context with the first page
 still open. A load counts as hung when its plots have no traces after ``--timeout`` seconds; then
 the page state (plots, errors, widget count, text), its console and the end of the server log are
-printed. The full benchmark saw 2 hung loads in ~40 (composition_explorer, auditing_lab); 92 later
-loads (this flow and cold loads alone) did not reproduce it.
+printed.
+
+The hang it was written to find (2 of ~40 loads in a full benchmark run, and the browser tests'
+reruns) was the idle culler shutting down a kernel Voilà had just handed to the page, before the
+page's websocket connected: a pooled kernel keeps the idle clock of its notebook run, and only the
+pool protects it from the culler. It needed a pooled kernel that had idled past
+``cull_idle_timeout`` (60 s), which this loop's quick rounds never left; ``--idle`` waits that
+long before each cold load. ``dpexplore.voila._protect_handed_out_kernels`` fixes it (the hand-out
+resets the idle clock), and ``tests/browser/test_hardening.py`` reproduces it without a browser.
 
 Usage::
 
-    python benchmarks/page_hangs.py [--rounds 3] [--steps 10] [--timeout 25] [--apps a.ipynb ...]
+    python benchmarks/page_hangs.py [--rounds 3] [--steps 10] [--timeout 25] [--idle 75] [--apps a.ipynb ...]
 """
 from __future__ import annotations
 
@@ -37,6 +44,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=10, help="slider steps between the two loads")
     ap.add_argument("--timeout", type=float, default=25.0, help="seconds before a load counts as hung")
     ap.add_argument("--apps", nargs="*", help="notebooks (default: all of APPS)")
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds to wait before each cold load, so the pooled kernel idles (default 0)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -69,6 +78,7 @@ def main(argv=None) -> int:
             for _ in range(args.rounds):
                 for app in apps:
                     server.wait_pool(app)
+                    time.sleep(args.idle)
                     ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
                     logs: list[str] = []
                     ctx.on("console", lambda m: logs.append(f"{m.type}: {m.text[:300]}"))

@@ -128,6 +128,37 @@ class _GalleryRedirect(web.RequestHandler):
     head = get
 
 
+def _protect_handed_out_kernels(km) -> None:
+    """Give a page its kernel with a fresh idle clock.
+
+    Voilà's kernel pool shields its kernels from the idle culler only while they sit in the pool
+    (``VoilaKernelManager.cull_kernel_if_idle``). A kernel handed to a page keeps the
+    ``last_activity`` of its notebook run, and a pooled kernel may have waited longer than
+    ``cull_idle_timeout``; until the page's websocket connects (the browser first loads Voilà's
+    JavaScript, 1-3 s) nothing else protects it, so a cull check in that window shut the kernel
+    down and the page never showed its widgets. This was the intermittent "page never shows its
+    plots" of the browser benchmark and of the browser tests' reruns: it hit apps whose pooled
+    kernel had idled more than a minute. Here the hand-out resets ``last_activity``: the page has
+    a whole ``cull_idle_timeout`` to connect (a connected page is never culled, ``cull_connected``
+    False), and a page that never connects is culled as before.
+    """
+    orig = getattr(km, "get_rendered_notebook", None)
+    if orig is None:  # no kernel pool (preheat_kernel off)
+        return
+    from jupyter_server._tz import utcnow
+
+    async def get_rendered_notebook(*args, **kwargs):
+        out = await orig(*args, **kwargs)
+        kernel_id = out[2]
+        try:
+            km.get_kernel(kernel_id).last_activity = utcnow()
+        except KeyError:  # already gone: Voilà reports it to the page
+            pass
+        return out
+
+    km.get_rendered_notebook = get_rendered_notebook
+
+
 def _make_app_class():
     from voila.app import Voila
     from traitlets import default
@@ -151,6 +182,11 @@ def _make_app_class():
             res = dict(res) if isinstance(res, dict) else {}
             res.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
             self.config.VoilaConfiguration.resources = res
+
+        def init_settings(self):
+            settings = super().init_settings()
+            _protect_handed_out_kernels(self.kernel_manager)
+            return settings
 
         def setup_template_dirs(self):
             super().setup_template_dirs()

@@ -231,3 +231,31 @@ def test_closed_sessions_are_culled_open_ones_kept(hserver):
         kept.close()
     final = _wait_kernels(hserver, lambda n: n <= base, 30 + 3 * CULL_IDLE)
     assert len(final) == base
+
+
+def test_a_page_gets_a_whole_idle_timeout_to_connect_its_kernel(hserver):
+    """A pooled kernel that idled longer than cull_idle_timeout is handed to a page, and the page
+    connects its websocket 2.5 s later (Voilà's JavaScript loads first; a busy machine takes
+    longer): the kernel must still be there. Before dpexplore reset the hand-out's idle clock
+    (``dpexplore.voila._protect_handed_out_kernels``), the next cull check (every 1 s here) shut
+    it down and the page never showed its widgets."""
+    import websocket
+
+    _wait_kernels(hserver, lambda n: n <= 2, 40)           # the pool refilled after other tests
+    time.sleep(CULL_IDLE + 2)                              # ... and its kernel idled past the timeout
+    status, html = _get(hserver.url("demo.ipynb"))         # the page takes the pooled kernel
+    assert status == 200
+    kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
+    time.sleep(2.5)                                        # > 2 cull checks, < CULL_IDLE
+    url = f"ws://127.0.0.1:{hserver.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4()}"
+    ws = websocket.create_connection(url, timeout=15)
+    try:
+        raw = _msg("kernel_info_request", {})
+        ws.send(raw)
+        deadline = time.monotonic() + 15
+        replies = []
+        while time.monotonic() < deadline and "kernel_info_reply" not in replies:
+            replies.append(json.loads(ws.recv()).get("msg_type"))
+        assert "kernel_info_reply" in replies, replies
+    finally:
+        ws.close()
