@@ -25,6 +25,7 @@ is part of it: ``"σ [noise]"``); ``label`` may also be an index among the page'
 """
 from __future__ import annotations
 
+import collections
 import os
 import pathlib
 import signal
@@ -50,6 +51,17 @@ ALL_PLOTS_HAVE_TRACES = """() => {
   return g.length > 0 && g.every(d => d.data && d.data.length > 0 &&
                                       d.data.every(t => t.x && t.x.length > 0));
 }"""
+
+
+#: failed test phases so far in this session (SharedPage reloads its page after one)
+FAILURES = [0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if outcome.get_result().failed:
+        FAILURES[0] += 1
 
 
 def pytest_collection_modifyitems(items):
@@ -189,16 +201,51 @@ def page(browser):
         ctx.close()
 
 
-class Dashboard:
-    """A dashboard page opened in the browser, with the helpers every dashboard test needs."""
+#: what a page that did not show its plots looked like (for the failure message)
+PAGE_STATE = """() => ({
+  readyState: document.readyState, plotly: typeof window.Plotly,
+  widgets: document.querySelectorAll('.jupyter-widgets').length,
+  outputs: document.querySelectorAll('.jp-OutputArea-output').length,
+  plots: [...document.querySelectorAll('.dpexplore-plot')].map(d => ({
+    revision: d.dataset.revision, error: d.dataset.error || null,
+    drawn: d.classList.contains('js-plotly-plot'), traces: d.data ? d.data.length : null})),
+  text: document.body ? document.body.innerText.slice(0, 300) : null,
+})"""
 
-    def __init__(self, page, url: str):
+
+class Dashboard:
+    """A dashboard page opened in the browser, with the helpers every dashboard test needs.
+
+    If the page does not show all its plots within ``PAGE_TIMEOUT_MS``, the test fails with what
+    the page looked like (widgets, plot divs and their errors), its last console lines and, given
+    ``server``, the end of the server's log: the evidence for a load that hangs."""
+
+    def __init__(self, page, url: str, server: "Server | None" = None):
         self.page = page
         self.url = url
+        self.server = server
+        self.console: collections.deque = collections.deque(maxlen=30)
+        page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"[:300]))
         t0 = time.perf_counter()
-        page.goto(url)
-        page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
+        try:
+            page.goto(url)
+            page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
+        except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError/Error: add the evidence
+            raise AssertionError(self.diagnosis(f"{url}: no complete plots after "
+                                                f"{time.perf_counter() - t0:.1f} s ({type(exc).__name__})")) from exc
         self.load_seconds = time.perf_counter() - t0
+
+    def diagnosis(self, headline: str) -> str:
+        """``headline`` + the page state, console tail and server log tail (best effort)."""
+        parts = [headline]
+        try:
+            parts.append(f"page: {self.page.evaluate(PAGE_STATE)}")
+        except Exception as exc:  # noqa: BLE001
+            parts.append(f"page state unavailable: {exc}")
+        parts.append("console:\n  " + "\n  ".join(self.console))
+        if self.server is not None:
+            parts.append("server log (end):\n" + self.server.log()[-2500:])
+        return "\n".join(parts)
 
     # -- reading ----------------------------------------------------------------------------
     def plots(self) -> list[list[dict]]:
@@ -289,11 +336,40 @@ class Dashboard:
         return self.slider(label).locator(".widget-readout").inner_text().strip()
 
 
+class SharedPage:
+    """One page for a module's tests (a page load costs seconds on a busy machine), opened again
+    after any test failed: a rerun (conftest.py at the root retries browser tests) then starts from
+    the page's initial state, not from wherever the failed attempt left the sliders.
+
+    ``shared.get()`` → the :class:`Dashboard`; ``on_open(app)`` runs after every (re)open."""
+
+    def __init__(self, browser, server: Server, notebook: str, viewport: dict | None = None, on_open=None):
+        self.server, self.notebook, self.on_open = server, notebook, on_open
+        self.ctx = browser.new_context(viewport=viewport or {"width": 1200, "height": 1000})
+        self.page = self.ctx.new_page()
+        self.page.errors = []
+        self.page.on("pageerror", lambda exc: self.page.errors.append(str(exc)))
+        self.app = None
+        self._failures = None
+
+    def get(self) -> "Dashboard":
+        if self.app is None or self._failures != FAILURES[0]:
+            self.page.errors.clear()
+            self.app = Dashboard(self.page, self.server.url(self.notebook), self.server)
+            if self.on_open is not None:
+                self.on_open(self.app)
+            self._failures = FAILURES[0]
+        return self.app
+
+    def close(self) -> None:
+        self.ctx.close()
+
+
 @pytest.fixture
 def open_app(page, served):
     """``open_app("demo.ipynb")`` → :class:`Dashboard` with all plots drawn."""
 
     def _open(notebook: str) -> Dashboard:
-        return Dashboard(page, served.url(notebook))
+        return Dashboard(page, served.url(notebook), served)
 
     return _open

@@ -13,7 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from conftest import Dashboard
+from conftest import SharedPage
+
+from dpexplore.dashboards.controls import log_slider
 
 from dpexplore.dashboards import adaptive_lab as AL
 from dpexplore.dashboards import audit_lab as AU
@@ -32,12 +34,15 @@ def _close(got, want, rtol=RTOL):
 
 def _snap_log(value: float, lo: float, steps_per_decade: int, integer: bool = False) -> float:
     """The grid point of a log slider nearest to ``value``: 10^(log10(lo) + k/steps_per_decade),
-    rounded for an IntLogSlider. The tests type grid points (in full precision), so the value
-    is the same whether or not the front end snaps a typed value to its grid."""
+    rounded for an IntLogSlider, as the kernel holds it. The tests type grid points (in full
+    precision), so the value is the same whether or not the front end snaps a typed value."""
     e0 = math.log10(lo)
     k = round((math.log10(value) - e0) * steps_per_decade)
     v = 10 ** (e0 + k / steps_per_decade)
-    return float(max(round(v), 1)) if integer else v
+    if integer:
+        return float(max(round(v), 1))
+    # the kernel holds one canonical number per grid point (dpexplore's LogSlider)
+    return log_slider("x", lo, lo, 10 ** (e0 + 40), steps_per_decade=steps_per_decade).canonical(v)
 
 
 def _type(app, label: str, value, *, wait_text: str | None = None, bad: bool = False) -> None:
@@ -69,24 +74,25 @@ def _select(app, label: str, option: str) -> None:
 
 
 
-def _shared(browser, served, notebook):
-    ctx = browser.new_context(viewport={"width": 1300, "height": 1000})
-    pg = ctx.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
-    return ctx, Dashboard(pg, served.url(notebook))
+def _shared(browser, served, notebook) -> SharedPage:
+    return SharedPage(browser, served, notebook, viewport={"width": 1300, "height": 1000})
 
 
 # ------------------------------------------------------------------------------------------------
 # adaptive data analysis
 # ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def adaptive(browser, served):
-    ctx, app = _shared(browser, served, "adaptive_data_analysis.ipynb")
+def _adaptive_page(browser, served):
+    shared = _shared(browser, served, "adaptive_data_analysis.ipynb")
     try:
-        yield app
+        yield shared
     finally:
-        ctx.close()
+        shared.close()
+
+
+@pytest.fixture
+def adaptive(_adaptive_page):
+    return _adaptive_page.get()
 
 
 def _check_adaptive(app, spec: AL.AdaptiveSpec) -> None:
@@ -176,12 +182,17 @@ def test_adaptive_bad_value_shows_message_and_keeps_the_plot(adaptive):
 # auditing
 # ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def audit(browser, served):
-    ctx, app = _shared(browser, served, "auditing_lab.ipynb")
+def _audit_page(browser, served):
+    shared = _shared(browser, served, "auditing_lab.ipynb")
     try:
-        yield app
+        yield shared
     finally:
-        ctx.close()
+        shared.close()
+
+
+@pytest.fixture
+def audit(_audit_page):
+    return _audit_page.get()
 
 
 def _check_audit(app, spec: AU.AuditSpec) -> AU.AuditLabResult:

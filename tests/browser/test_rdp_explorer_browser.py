@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import Dashboard
+from conftest import SharedPage
 
 from dpexplore.conversions import pure_to_rdp, rdp_to_approx
 from dpexplore.dashboards.rdp_explorer import RDPSpec, compute_rdp_explorer
@@ -26,20 +26,26 @@ RTOL = 1e-12
 
 
 
+def _initial_state(app) -> None:
+    app.state = {"ε": DEFAULT.eps, "δ": DEFAULT.delta, "α_max": DEFAULT.alpha_max}
+
+
 @pytest.fixture(scope="module")
-def shared_app(browser, served):
-    """ONE page for the whole module (a page load costs seconds on a busy machine); every test
-    first moves the sliders to the setting it needs with :func:`_goto`."""
-    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
-    pg = ctx.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
+def _shared_page(browser, served):
+    """ONE page for the whole module (a page load costs seconds on a busy machine), opened again
+    after a failed test (conftest.SharedPage)."""
+    shared = SharedPage(browser, served, APP, on_open=_initial_state)
     try:
-        app = Dashboard(pg, served.url(APP))
-        app.state = {"ε": DEFAULT.eps, "δ": DEFAULT.delta, "α_max": DEFAULT.alpha_max}
-        yield app
+        yield shared
     finally:
-        ctx.close()
+        shared.close()
+
+
+@pytest.fixture
+def shared_app(_shared_page):
+    """The module's page; every test first moves the sliders to the setting it needs with
+    :func:`_goto`."""
+    return _shared_page.get()
 
 
 def _set(app, label: str, typed, value: float, **kw) -> None:
