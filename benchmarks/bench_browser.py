@@ -13,6 +13,9 @@ For every app in ``dpexplore.dashboards.APPS`` it measures
   **kernel** (keydown → new traces in the page) and **draw** (``Plotly.react``); and **all**:
   keydown → the last of the plots that the step changes is redrawn (a step that changes three
   plots is complete for the viewer only then; the goal is stated for "a plot", step50/step95).
+  Steps come ~4 per second (each waits for its redraws, then 150 ms of quiet): the dashboards
+  compute the next slider step in the background between steps (``controls.PREFETCHER``), so most
+  steps read the cache; ``--no-prefetch`` measures every step computing its own setting.
 
 Goals (the named baselines; ratio = measured / goal, ≤ 1 meets it): first plot ≤ 3 s,
 step median ≤ 50 ms and p95 ≤ 150 ms, websocket bytes to first plot ≤ 2 MB per page.
@@ -363,6 +366,9 @@ def main(argv=None) -> int:
     ap.add_argument("--loads", type=int, default=3, help="cold page loads per app (default 3)")
     ap.add_argument("--steps", type=int, default=30, help="slider steps per slider (default 30)")
     ap.add_argument("--apps", nargs="*", help="notebooks to measure (default: all of APPS)")
+    ap.add_argument("--no-prefetch", action="store_true",
+                    help="serve with DPEXPLORE_PREFETCH=0: every step computes its setting (the "
+                         "dashboards otherwise compute the next slider step in the background)")
     ap.add_argument("--compare-figurewidget", action="store_true",
                     help="also measure the demo curve drawn with plotly's FigureWidget")
     args = ap.parse_args(argv)
@@ -376,6 +382,8 @@ def main(argv=None) -> int:
     apps = args.apps or [nb for nb, _, _ in APPS]
     n_nb = len(list((REPO / "notebooks").glob("*.ipynb")))
     results = []
+    if args.no_prefetch:
+        os.environ["DPEXPLORE_PREFETCH"] = "0"  # inherited by the server and its kernels
     # a SIGTERM (e.g. from `timeout`) must still stop the server in the finally below
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = Server()
@@ -410,7 +418,8 @@ def main(argv=None) -> int:
           "missed = steps without a redraw in 5 s")
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
-          f"(times are inflated when the load exceeds the CPU count)")
+          f"(times are inflated when the load exceeds the CPU count); background prefetch of the "
+          f"next slider step: {'off' if args.no_prefetch else 'on'}")
     print(head)
     print("-" * len(head))
     for r in results:
@@ -418,6 +427,7 @@ def main(argv=None) -> int:
     out = REPO / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
+                    "prefetch": not args.no_prefetch,
                     "results": results}, indent=2))
     return 0
 

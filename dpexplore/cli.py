@@ -4,6 +4,7 @@
 
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
+                    [--no-prefetch]
 
 The gallery directory is ``--root`` if given, else the ``notebooks/`` folder of the repository
 checkout dpexplore is installed from (``<repo>/notebooks``, found next to the package), else
@@ -13,6 +14,8 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 ``--pool-size``, ``--cull-idle-timeout`` and ``--cull-interval`` override
 ``VoilaConfiguration.default_pool_size`` and ``MappingKernelManager.cull_idle_timeout`` /
 ``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
+``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
+the next slider step in the background (``dashboards.controls.PREFETCHER``).
 
 >>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
 ['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']
@@ -57,6 +60,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                        help="shut down kernels of closed pages idle this long (default 60)")
     serve.add_argument("--cull-interval", type=int, default=None, metavar="SECONDS",
                        help="how often idle kernels are checked (default 15)")
+    serve.add_argument("--no-prefetch", action="store_true",
+                       help="dashboards do not compute the next slider step in the background "
+                            "(saves CPU on a crowded server; steps then wait for their numbers)")
     return parser.parse_args(argv)
 
 
@@ -101,6 +107,8 @@ def main(argv=None) -> int:
         voila_argv = build_voila_argv(args)
         print(f"dpexplore: serving the dashboard gallery at {serve_url(args)}", flush=True)
         os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+        if args.no_prefetch:
+            os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (dashboards.controls)
         DPExploreVoila.launch_instance(voila_argv)
     return 0
 

@@ -127,3 +127,20 @@ def test_command_line_overrides_win_over_voila_json():
     assert int(app.config.MappingKernelManager.cull_interval) == 3
     assert app.voila_configuration.default_pool_size == 2
     assert app.config.MappingKernelManager.cull_connected is False  # the file's other values stay
+
+
+def test_no_prefetch_flag_reaches_the_kernels(monkeypatch):
+    """``--no-prefetch`` sets DPEXPLORE_PREFETCH=0 in the server's environment, which every kernel
+    it starts inherits (dashboards.controls reads it at import)."""
+    import os
+
+    seen = {}
+    app_cls = dvoila.DPExploreVoila
+    monkeypatch.setattr(app_cls, "launch_instance",
+                        classmethod(lambda cls, argv: seen.update(env=os.environ.get("DPEXPLORE_PREFETCH"))))
+    monkeypatch.delenv("DPEXPLORE_PREFETCH", raising=False)
+    assert cli.main(["serve", "--no-browser", "--no-prefetch"]) == 0
+    assert seen["env"] == "0"
+    monkeypatch.delenv("DPEXPLORE_PREFETCH", raising=False)
+    assert cli.main(["serve", "--no-browser"]) == 0
+    assert seen["env"] is None

@@ -221,3 +221,18 @@ def test_composition_explorer_steps_read_the_prefetched_setting():
         np.testing.assert_allclose(np.asarray(ctrl.figs[0].data[0]["x"], float),
                                    ctrl.result.curves["basic"][0])
         assert C.PREFETCHER.idle()
+
+
+@pytest.mark.parametrize("env, enabled", [("0", False), ("1", True), (None, True)])
+def test_prefetch_environment_switch(env, enabled):
+    """DPEXPLORE_PREFETCH=0 (``dpexplore serve --no-prefetch``) turns the prefetch off in a kernel."""
+    import os
+    import subprocess
+    import sys
+
+    e = {k: v for k, v in os.environ.items() if k != "DPEXPLORE_PREFETCH"}
+    if env is not None:
+        e["DPEXPLORE_PREFETCH"] = env
+    out = subprocess.run([sys.executable, "-c", "from dpexplore.dashboards.controls import PREFETCHER; "
+                          "print(PREFETCHER.enabled)"], env=e, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == str(enabled), out.stderr

@@ -18,6 +18,7 @@ The controller pattern (design practices 1, 8 and 9)::
 """
 from __future__ import annotations
 
+import fractions
 import functools
 import html
 import logging
@@ -84,10 +85,10 @@ class LogSlider(W.FloatLogSlider):
     kept. With canonical values, a slider step hits the cache that :meth:`neighbours` filled.
 
     >>> s = log_slider("ε", 1.0, 0.01, 100.0)
-    >>> s.value = 10 ** (-0.3 + 1e-13); s.value == 10 ** (-2 + 34 * 0.05)
-    True
-    >>> s.neighbours() == (10 ** (-2 + 33 * 0.05), 10 ** (-2 + 35 * 0.05))
-    True
+    >>> s.value = 10 ** (-0.3 + 1e-13); s.value
+    0.5011872336273
+    >>> s.neighbours()
+    (0.446683592151, 0.5623413251903)
     >>> s.value = 0.5; s.value
     0.5
     >>> s.value = 0.1000000000000001; s.value
@@ -96,7 +97,12 @@ class LogSlider(W.FloatLogSlider):
 
     @traitlets.validate("value")
     def _validate_value(self, proposal):
-        v = super()._validate_value(proposal)
+        return self.canonical(super()._validate_value(proposal))
+
+    def canonical(self, value: float) -> float:
+        """The number the slider holds for ``value`` (already within its range): the grid
+        point's canonical value if ``value`` is within ~1e-9 of one, else ``value`` itself."""
+        v = float(value)
         if not (v > 0 and math.isfinite(v) and self.step > 0):
             return v
         e = math.log(v, self.base)
@@ -104,12 +110,22 @@ class LogSlider(W.FloatLogSlider):
         return self._at(n) if abs(e - (self.min + n * self.step)) < 1e-9 else v
 
     def _at(self, n: int) -> float:
-        """The canonical value of grid position n: base^(min + n·step), or the same number
-        written with 12 significant digits when that is within 4e-16 of it (0.5, not
-        0.5000000000000002; 1e-06, not 9.999999999999991e-07)."""
-        raw = float(self.base ** (self.min + n * self.step))
-        nice = float(f"{raw:.12g}")
-        return nice if abs(nice - raw) <= 4e-16 * raw else raw
+        """The canonical value of grid position n: base^(min + n·step) written with the fewest
+        significant digits that stay within a relative 1e-13 of it (at most 14): 0.5, not
+        0.5000000000000002; 1e-08, not 9.99999999999935e-09 (-300 + 2920·0.1 in floating
+        point); 0.1122018454302 for 10^-0.95. Grid points are ≥ 1 % apart, so this is one
+        number per position, and a round number a user types stays that number."""
+        step = fractions.Fraction(self.step).limit_denominator(1000)
+        if abs(float(step) - self.step) <= 1e-15 * self.step:  # 1/20 rather than 0.05000000000000000277
+            e = self.min + (n * step.numerator) / step.denominator
+        else:
+            e = self.min + n * self.step
+        raw = float(self.base ** e)
+        for digits in range(1, 15):
+            nice = float(f"{raw:.{digits}g}")
+            if abs(nice - raw) <= 1e-13 * raw:
+                return nice
+        return raw  # pragma: no cover - 14 digits are always within 1e-13
 
     def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
         """The values one step left and right of ``value`` (default: the current value) on the

@@ -15,22 +15,26 @@ from dpexplore.dashboards import composition_explorer as CE
 from dpexplore.dashboards.composition_explorer import (
     K_GRID, MECHANISMS, NOISE_CURVES, THEOREMS, CompositionSpec, compute_composition)
 
+from dpexplore.dashboards.controls import log_slider
+
 pytestmark = pytest.mark.browser
 
 APP = "composition_explorer.ipynb"
 EPS, DELTA, K, DELTA_TOTAL, EPS_T = "ε per step", "δ per step", "k [steps]", "δ′ total", "ε_T total budget"
 
 
-def snap(value: float, steps_per_decade: int) -> float:
-    """A log slider snaps a typed value to its grid 10^(j/steps_per_decade)."""
-    return 10 ** (round(np.log10(value) * steps_per_decade) / steps_per_decade)
+def snap(value: float, lo: float, steps_per_decade: int) -> float:
+    """A log slider from ``lo`` snaps a typed value to its grid 10^(j/steps_per_decade); the
+    kernel holds that grid point's canonical number (dpexplore's LogSlider)."""
+    grid = 10 ** (round(np.log10(value) * steps_per_decade) / steps_per_decade)
+    return log_slider("x", lo, lo, 1e300, steps_per_decade=steps_per_decade).canonical(grid)
 
 
-def typed(value: float, steps_per_decade: int, matches) -> float:
+def typed(value: float, lo: float, steps_per_decade: int, matches) -> float:
     """The value a typed entry became: the typed number itself or its snap to the slider grid
     (ipywidgets snaps typed values of continuously updating log sliders only); ``matches(v)``
     tells from the plotted data which one the kernel used."""
-    found = [v for v in (value, snap(value, steps_per_decade)) if matches(v)]
+    found = [v for v in (value, snap(value, lo, steps_per_decade)) if matches(v)]
     assert found, f"the plot matches neither {value} nor its snap to the slider grid"
     return found[0]
 
@@ -108,7 +112,7 @@ def test_every_control_redraws_with_the_core_values(open_app):
     spec = CompositionSpec()
     app.set_slider(EPS, 0.2)
     basic_at_1 = app.trace(0, 0)["y"][0]            # basic at k = 1 is ε itself
-    spec = dataclasses.replace(spec, eps=typed(0.2, 20, lambda v: basic_at_1 == pytest.approx(v, rel=1e-12)))
+    spec = dataclasses.replace(spec, eps=typed(0.2, 1e-3, 20, lambda v: basic_at_1 == pytest.approx(v, rel=1e-12)))
     assert_plots(app, spec)
     app.press_slider(K, "ArrowRight", 1)           # one step of 10 per decade from k = 100
     spec = dataclasses.replace(spec, k=126)
@@ -117,17 +121,17 @@ def test_every_control_redraws_with_the_core_values(open_app):
     spec = dataclasses.replace(spec, k=1000)
     assert_plots(app, spec)
     app.set_slider(DELTA_TOTAL, 1e-5)
-    spec = dataclasses.replace(spec, delta_total=snap(1e-5, 5))
+    spec = dataclasses.replace(spec, delta_total=snap(1e-5, 1e-15, 5))
     assert_plots(app, spec)
     app.set_slider(EPS_T, 2)
     b_at_1 = app.trace(1, 0)["y"][0]                # basic noise at k = 1: b = 1/ε_T
-    spec = dataclasses.replace(spec, eps_budget=typed(2.0, 20, lambda v: b_at_1 == pytest.approx(1 / v, rel=1e-12)))
+    spec = dataclasses.replace(spec, eps_budget=typed(2.0, 1e-2, 20, lambda v: b_at_1 == pytest.approx(1 / v, rel=1e-12)))
     assert_plots(app, spec)
     toggle_pure(app)                                # δ per step becomes the slider's 1e-9
     spec = dataclasses.replace(spec, delta=1e-9)
     assert_plots(app, spec)
     app.set_slider(DELTA, 1e-10)
-    spec = dataclasses.replace(spec, delta=snap(1e-10, 5))
+    spec = dataclasses.replace(spec, delta=snap(1e-10, 1e-15, 5))
     assert_plots(app, spec)
     choose_mechanism(app, "gaussian")
     spec = dataclasses.replace(spec, mechanism="gaussian")
@@ -154,7 +158,7 @@ def test_bad_values_show_a_message_and_keep_the_plot(open_app):
     # a good value clears the message and redraws
     app.set_slider(DELTA, 1e-11)
     assert app.message() == ""
-    spec = dataclasses.replace(spec, delta=snap(1e-11, 5))
+    spec = dataclasses.replace(spec, delta=snap(1e-11, 1e-15, 5))
     assert_plots(app, spec)
     # the Gaussian cannot be calibrated to δ = 0
     toggle_pure(app)
@@ -170,5 +174,5 @@ def test_bad_values_show_a_message_and_keep_the_plot(open_app):
     app.assert_no_traceback()
     toggle_pure(app)
     assert app.message() == ""
-    assert_plots(app, dataclasses.replace(spec, delta=snap(1e-11, 5), mechanism="gaussian"))
+    assert_plots(app, dataclasses.replace(spec, delta=snap(1e-11, 1e-15, 5), mechanism="gaussian"))
     assert not app.page.errors, app.page.errors

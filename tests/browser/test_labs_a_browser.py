@@ -39,11 +39,14 @@ def _close(got, want, rtol=RTOL):
 
 
 def _snap_log(w, value) -> float:
-    """The value a FloatLogSlider takes for a typed ``value``: the front end snaps the exponent
-    to min + k·step (ipywidgets 8); an IntLogSlider then rounds it in the kernel."""
+    """The value a log slider takes for a typed ``value``: the front end snaps the exponent to
+    min + k·step (ipywidgets 8); the kernel then holds that grid point's canonical number
+    (dpexplore's LogSlider) or rounds it (IntLogSlider)."""
     k = round((math.log10(value) - w.min) / w.step)
     v = 10 ** (w.min + k * w.step)
-    return float(max(round(v), 1)) if type(w).__name__ == "IntLogSlider" else float(v)
+    if type(w).__name__ == "IntLogSlider":
+        return float(max(round(v), 1))
+    return w.canonical(v)  # the kernel holds one canonical number per grid point (LogSlider)
 
 
 def _open(open_app, notebook: str, n_plots: int):
@@ -140,7 +143,8 @@ def test_noise_lab_every_control_redraws_with_the_core_values(open_app):
     delta = _snap_log(_NC["delta"], 1e-200)
     _assert_noise(app, NL.NoiseSpec(eps, delta, shape, n, seed))
     app.press_slider("δ", "ArrowRight", 1)              # one quarter decade
-    delta = 10 ** (_NC["delta"].min + (round((math.log10(delta) - _NC["delta"].min) / 0.25) + 1) * 0.25)
+    delta = _NC["delta"].canonical(
+        10 ** (_NC["delta"].min + (round((math.log10(delta) - _NC["delta"].min) / 0.25) + 1) * 0.25))
     _assert_noise(app, NL.NoiseSpec(eps, delta, shape, n, seed))
     app.set_slider("Subbotin shape r", 1.5)
     shape = 1.5

@@ -92,12 +92,13 @@ _LABELS = {"Laplace scale b": "lap_b", "Gaussian σ": "gauss_sigma", "pure ε": 
 def _snap(label, value) -> float:
     """The value a log slider takes for a typed ``value``: with continuous_update the front end
     snaps the exponent to min + k·step (ipywidgets 8 FloatLogSlider, observed); sliders that
-    update on release only (Subbotin, equation) keep the typed value."""
+    update on release only (Subbotin, equation) keep the typed value; the kernel then holds a
+    grid point's canonical number (dpexplore's LogSlider.canonical)."""
     w = _CONTROLS[_LABELS[label]]
     if not w.continuous_update:
-        return float(value)
+        return w.canonical(float(value))
     k = round((np.log10(value) - w.min) / w.step)
-    return float(10 ** (w.min + k * w.step))
+    return w.canonical(10 ** (w.min + k * w.step))
 
 
 def _verdict_text(app) -> str:
@@ -155,7 +156,7 @@ def test_laplace_slider_typed_and_keyboard(open_app):
     assert b == pytest.approx(10 ** 0.3, rel=1e-12)
     _assert_setting(app, "laplace", (b,))
     app.press_slider("Laplace scale b", "ArrowRight", 1)   # one step of 20 per decade
-    _assert_setting(app, "laplace", (10 ** 0.35,))
+    _assert_setting(app, "laplace", (_CONTROLS["lap_b"].canonical(10 ** 0.35),))
     assert app.message() == ""
 
 
