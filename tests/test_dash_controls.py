@@ -236,3 +236,42 @@ def test_prefetch_environment_switch(env, enabled):
     out = subprocess.run([sys.executable, "-c", "from dpexplore.dashboards.controls import PREFETCHER; "
                           "print(PREFETCHER.enabled)"], env=e, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == str(enabled), out.stderr
+
+
+class _Comm:
+    """Records what a widget sends to the front end."""
+
+    kernel = True
+    comm_id = "test"
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, data=None, metadata=None, buffers=None):
+        self.sent.append((data.get("method"), dict(data.get("state", {}))))
+
+    def on_msg(self, *a):
+        pass
+
+    def close(self, *a, **k):
+        pass
+
+
+@pytest.mark.parametrize("make", [lambda: C.log_slider("ε", 0.1, 0.001, 50.0),
+                                  lambda: C.linear_slider("r", 1.5, 1.0, 4.0, 0.05)])
+def test_canonicalizing_a_front_end_value_sends_nothing_back(make):
+    """The front end sends the grid point with its own rounding; the kernel holds the canonical
+    number and does not send it back (one message less per step: only ipywidgets' echo)."""
+    w = make()
+    comm = _Comm()
+    w.comm = comm
+    lo, hi = w.neighbours()
+    sent = math.nextafter(hi, math.inf)
+    comm.sent.clear()
+    w.set_state({"value": sent})
+    assert w.value == hi != sent
+    assert [m for m, _ in comm.sent] == ["echo_update"]
+    comm.sent.clear()
+    w.value = lo                                  # a change made in the kernel is sent as usual
+    assert comm.sent == [("update", {"value": lo})]
+    w.close()

@@ -77,7 +77,29 @@ def _grid_index(x: float, lo: float, step: float) -> tuple[int, float]:
     return n, round(lo + n * step, digits)
 
 
-class LogSlider(W.FloatLogSlider):
+class _QuietCanonical:
+    """Mixin for sliders with ``canonical(value)``: when the front end sends a value that the
+    kernel only canonicalizes (the same grid point up to rounding), the canonical number is NOT
+    sent back. The page already shows that position; the extra message cost 5-10 ms per slider
+    step in the browser benchmark (the front end re-rendered the slider while the step's plot
+    data waited behind it)."""
+
+    def _should_send_property(self, key, value):
+        if key == "value" and key in self._property_lock:
+            sent = self._property_lock[key]
+            if isinstance(sent, (int, float)) and not isinstance(sent, bool):
+                try:
+                    quiet = sent != value and self.canonical(float(sent)) == value
+                except (TypeError, ValueError, OverflowError):
+                    quiet = False
+                if quiet:
+                    if self._holding_sync:
+                        self._states_to_send.discard(key)
+                    return False
+        return super()._should_send_property(key, value)
+
+
+class LogSlider(_QuietCanonical, W.FloatLogSlider):
     """A :class:`ipywidgets.FloatLogSlider` whose values on its grid are canonical: a value within
     a relative ~1e-9 of a grid point base^(min + n·step) becomes exactly that grid point (the front
     end computes Math.pow(base, exponent) with the exponent's own rounding, so the same slider
@@ -212,7 +234,7 @@ def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: in
     )
 
 
-class LinearSlider(W.FloatSlider):
+class LinearSlider(_QuietCanonical, W.FloatSlider):
     """A :class:`ipywidgets.FloatSlider` whose values on its grid min + n·step are canonical (see
     :class:`LogSlider`), with :meth:`neighbours`.
 
@@ -225,7 +247,12 @@ class LinearSlider(W.FloatSlider):
 
     @traitlets.validate("value")
     def _validate_value(self, proposal):
-        v = super()._validate_value(proposal)
+        return self.canonical(super()._validate_value(proposal))
+
+    def canonical(self, value: float) -> float:
+        """The number the slider holds for ``value`` (within its range): the grid point
+        min + n·step rounded to the step's digits if ``value`` is within 1e-9 steps of it."""
+        v = float(value)
         if not (math.isfinite(v) and self.step and self.step > 0):
             return v
         _, g = _grid_index(v, self.min, self.step)
