@@ -318,3 +318,16 @@ def test_trials_to_expose_the_bug():
     assert r.expose_trials == auditing.trials_needed(2.0, 0.95, 0.5, 0.0)
     assert f"{r.expose_trials:,}" in A.verdict_html(r)
     assert A.compute_audit(A.AuditSpec(mechanism="Laplace", eps=1.0, **FAST)).expose_trials is None
+
+
+def test_sliders_of_other_mechanisms_are_greyed_out():
+    """δ matters for the Gaussian only, the bug factor for the mis-calibrated Laplace only: the
+    other mechanisms show them disabled (moving them would change nothing)."""
+    box = A.build_audit_lab(trials=1000, m=1000)
+    c = box.controller.controls
+    assert c["delta"].disabled and not c["bug"].disabled          # default: mis-calibrated Laplace
+    for mech, delta_off, bug_off in (("Gaussian", False, True), ("Laplace", True, True),
+                                     ("Randomized response", True, True),
+                                     ("Mis-calibrated Laplace", True, False)):
+        c["mechanism"].value = mech
+        assert (c["delta"].disabled, c["bug"].disabled) == (delta_off, bug_off), mech
