@@ -180,7 +180,7 @@ def log_slider(description: str, value: float, min: float, max: float, unit: str
     )
 
 
-class IntLogSlider(W.FloatLogSlider):
+class IntLogSlider(_QuietCanonical, W.FloatLogSlider):
     """A log-scale slider whose value is always a whole number (ipywidgets has no IntLogSlider):
     the front end moves on a log scale, the kernel rounds the value to the nearest integer.
 
@@ -192,8 +192,13 @@ class IntLogSlider(W.FloatLogSlider):
 
     @traitlets.validate("value")
     def _validate_value(self, proposal):
-        v = super()._validate_value(proposal)
-        return float(max(round(v), 1))
+        return self.canonical(super()._validate_value(proposal))
+
+    @staticmethod
+    def canonical(value: float) -> float:
+        """The whole number (≥ 1) the slider holds for ``value``; the page, which shows the
+        value with no decimals, is not sent it back (:class:`_QuietCanonical`)."""
+        return float(max(round(value), 1))
 
     def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
         """The whole numbers one slider step left and right of ``value`` (the front end keeps the
