@@ -355,3 +355,14 @@ def test_progress_bar_shows_on_slow_steps_and_hides_after(monkeypatch):
     assert c.progress.bar.layout.display == "none"         # and is hidden again
     assert c.progress.bar in box.children
     assert ml._PROGRESS[0] is None
+
+
+def test_svt_delta_is_greyed_out_unless_the_algorithm_uses_it():
+    """SVT δ matters for 'Sparse (δ > 0)' only; the other algorithms show it disabled."""
+    box = build_mechanisms_lab(trials=100)
+    c = box.controller.controls
+    assert c["svt_variant"].value == "Sparse (δ = 0)" and c["svt_delta"].disabled
+    c["svt_variant"].value = "Sparse (δ > 0)"
+    assert not c["svt_delta"].disabled
+    c["svt_variant"].value = "AboveThreshold"
+    assert c["svt_delta"].disabled
