@@ -31,7 +31,9 @@ Speed: a step of k is served from the cached arrays (k on the slider's grid ``K_
 compute); switching back to a mechanism/setting seen before is cached. Steps of ε, δ, δ′ and ε_T
 recompute (KOV on 38 k, 9 PLD compositions for Laplace, the KOV per-step budgets of the noise
 plot): 10–300 ms on the shared 2-core build machine, so those four sliders update on release
-(``continuous_update=False``) while k updates continuously.
+(``continuous_update=False``) while k updates continuously. After each step the controller computes
+the settings one slider step away in the background (``controls.PREFETCHER``), so stepping with the
+arrow keys mostly reads the cache.
 
 >>> r = compute_composition(CompositionSpec(eps=0.1, delta=0.0, k=100, delta_total=1e-6))
 >>> r.at_k["basic"], round(r.at_k["optimal"], 6)
