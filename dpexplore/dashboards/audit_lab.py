@@ -383,20 +383,13 @@ class AuditLabController(StagedController):
         self.verdict = W.HTML()
         super().__init__(controls, message)
         self.verdict.value = verdict_html(self.result)
-        self._sync_controls()
 
-    def update(self) -> None:
-        self._sync_controls()
-        super().update()
-
-    def _sync_controls(self) -> None:
+    def sync_controls(self) -> None:
         """δ (Gaussian only) and the bug factor (mis-calibrated Laplace only) are greyed out for
         the other mechanisms: moving them there would change nothing on the page."""
         mech = self.controls["mechanism"].value
-        if "delta" in self.controls:
-            self.controls["delta"].disabled = mech != "Gaussian"
-        if "bug" in self.controls:
-            self.controls["bug"].disabled = mech != "Mis-calibrated Laplace"
+        self.controls["delta"].disabled = mech != "Gaussian"
+        self.controls["bug"].disabled = mech != "Mis-calibrated Laplace"
 
     def read_spec(self) -> AuditSpec:
         c = self.controls

@@ -69,14 +69,6 @@ def _label(description: str, unit: str) -> str:
     return f"{description} [{unit}]" if unit else description
 
 
-def _grid_index(x: float, lo: float, step: float) -> tuple[int, float]:
-    """The nearest grid position n of ``x`` on lo + n·step, and that grid point rounded to 12
-    significant digits of the step (so 1e-6 is 1e-6, not 1e-6 ± 1 ulp)."""
-    n = round((x - lo) / step)
-    digits = max(0, 12 - math.floor(math.log10(step))) if step > 0 else 12
-    return n, round(lo + n * step, digits)
-
-
 class _QuietCanonical:
     """Mixin for sliders with ``canonical(value)``: when the front end sends a value that the
     kernel only canonicalizes (the same grid point up to rounding), the canonical number is NOT
@@ -99,7 +91,53 @@ class _QuietCanonical:
         return super()._should_send_property(key, value)
 
 
-class LogSlider(_QuietCanonical, W.FloatLogSlider):
+class _GridSlider(_QuietCanonical):
+    """Mixin for a slider whose positions are min + n·step on an axis (``_coord``: the value
+    itself, or its logarithm): each position has one canonical value (``_at(n)``), a value the
+    front end sends within ``_snap`` (on the axis) of a position becomes it (validator), and
+    :meth:`neighbours` names the values one arrow-key step away, so a prefetched setting is the
+    very number the next step arrives with."""
+
+    _snap: ClassVar[float] = 1e-9  #: on the axis; LinearSlider scales it by the step
+
+    def _coord(self, v: float) -> float | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _at(self, n: int) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        return self.canonical(super()._validate_value(proposal))
+
+    def _position(self, v: float) -> tuple[int, float] | None:
+        """The nearest grid position n of ``v`` and its distance on the axis (None: no position)."""
+        c = self._coord(v)
+        if c is None or not (self.step and self.step > 0):
+            return None
+        n = round((c - self.min) / self.step)
+        return n, abs(c - (self.min + n * self.step))
+
+    def canonical(self, value: float) -> float:
+        """The number the slider holds for ``value`` (already within its range): the grid
+        position's canonical value if ``value`` is that position up to rounding, else ``value``."""
+        v = float(value)
+        pos = self._position(v)
+        return self._at(pos[0]) if pos is not None and pos[1] < self._snap else v
+
+    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
+        """The values one step left and right of ``value`` (default: the current value), what an
+        arrow key moves the slider to; ``None`` beyond the ends or where that is ``value`` again."""
+        v = self.value if value is None else float(value)
+        pos = self._position(v)
+        if pos is None:
+            return None, None
+        top = math.floor((self.max - self.min) / self.step + 1e-9)
+        out = [self._at(m) if 0 <= m <= top else None for m in (pos[0] - 1, pos[0] + 1)]
+        return tuple(None if x == v else x for x in out)
+
+
+class LogSlider(_GridSlider, W.FloatLogSlider):
     """A :class:`ipywidgets.FloatLogSlider` whose values on its grid are canonical: a value within
     a relative ~1e-9 of a grid point base^(min + n·step) becomes exactly that grid point (the front
     end computes Math.pow(base, exponent) with the exponent's own rounding, so the same slider
@@ -117,19 +155,8 @@ class LogSlider(_QuietCanonical, W.FloatLogSlider):
     0.1
     """
 
-    @traitlets.validate("value")
-    def _validate_value(self, proposal):
-        return self.canonical(super()._validate_value(proposal))
-
-    def canonical(self, value: float) -> float:
-        """The number the slider holds for ``value`` (already within its range): the grid
-        point's canonical value if ``value`` is within ~1e-9 of one, else ``value`` itself."""
-        v = float(value)
-        if not (v > 0 and math.isfinite(v) and self.step > 0):
-            return v
-        e = math.log(v, self.base)
-        n, _ = _grid_index(e, self.min, self.step)
-        return self._at(n) if abs(e - (self.min + n * self.step)) < 1e-9 else v
+    def _coord(self, v: float) -> float | None:
+        return math.log(v, self.base) if v > 0 and math.isfinite(v) else None
 
     def _at(self, n: int) -> float:
         """The canonical value of grid position n: base^(min + n·step) written with the fewest
@@ -148,16 +175,6 @@ class LogSlider(_QuietCanonical, W.FloatLogSlider):
             if abs(nice - raw) <= 1e-13 * raw:
                 return nice
         return raw  # pragma: no cover - 14 digits are always within 1e-13
-
-    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
-        """The values one step left and right of ``value`` (default: the current value) on the
-        slider's grid, ``None`` beyond its ends (what an arrow key moves the slider to)."""
-        v = self.value if value is None else float(value)
-        if not (v > 0 and self.step > 0):
-            return None, None
-        n, _ = _grid_index(math.log(v, self.base), self.min, self.step)
-        top = round((self.max - self.min) / self.step)
-        return tuple(self._at(m) if 0 <= m <= top else None for m in (n - 1, n + 1))
 
 
 def log_slider(description: str, value: float, min: float, max: float, unit: str = "", *,
@@ -180,7 +197,7 @@ def log_slider(description: str, value: float, min: float, max: float, unit: str
     )
 
 
-class IntLogSlider(_QuietCanonical, W.FloatLogSlider):
+class IntLogSlider(LogSlider):
     """A log-scale slider whose value is always a whole number (ipywidgets has no IntLogSlider):
     the front end moves on a log scale, the kernel rounds the value to the nearest integer.
 
@@ -190,34 +207,20 @@ class IntLogSlider(_QuietCanonical, W.FloatLogSlider):
     32.0
     """
 
-    @traitlets.validate("value")
-    def _validate_value(self, proposal):
-        return self.canonical(super()._validate_value(proposal))
-
     @staticmethod
     def canonical(value: float) -> float:
         """The whole number (≥ 1) the slider holds for ``value``; the page, which shows the
         value with no decimals, is not sent it back (:class:`_QuietCanonical`)."""
         return float(max(round(value), 1))
 
-    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
-        """The whole numbers one slider step left and right of ``value`` (the front end keeps the
-        position on the exponent grid min + n·step; the kernel rounds), ``None`` beyond the ends
-        or where rounding gives the same number.
+    def _at(self, n: int) -> float:
+        """The whole number at grid position n (the front end keeps the position on the exponent
+        grid, the kernel rounds): neighbours of 126 on a 10-per-decade grid are 100 and 158.
 
         >>> IntLogSlider(value=126, min=0, max=4, step=0.1).neighbours()
         (100.0, 158.0)
         """
-        v = self.value if value is None else float(value)
-        if not (v > 0 and self.step > 0):
-            return None, None
-        n, _ = _grid_index(math.log(v, self.base), self.min, self.step)
-        top = round((self.max - self.min) / self.step)
-        out = []
-        for m in (n - 1, n + 1):
-            x = float(max(round(self.base ** (self.min + m * self.step)), 1)) if 0 <= m <= top else v
-            out.append(None if x == v else x)
-        return out[0], out[1]
+        return self.canonical(self.base ** (self.min + n * self.step))
 
 
 def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: int = 10_000,
@@ -239,7 +242,7 @@ def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: in
     )
 
 
-class LinearSlider(_QuietCanonical, W.FloatSlider):
+class LinearSlider(_GridSlider, W.FloatSlider):
     """A :class:`ipywidgets.FloatSlider` whose values on its grid min + n·step are canonical (see
     :class:`LogSlider`), with :meth:`neighbours`.
 
@@ -250,30 +253,18 @@ class LinearSlider(_QuietCanonical, W.FloatSlider):
     (1.1, 1.2)
     """
 
-    @traitlets.validate("value")
-    def _validate_value(self, proposal):
-        return self.canonical(super()._validate_value(proposal))
+    def _coord(self, v: float) -> float | None:
+        return v if math.isfinite(v) else None
 
-    def canonical(self, value: float) -> float:
-        """The number the slider holds for ``value`` (within its range): the grid point
-        min + n·step rounded to the step's digits if ``value`` is within 1e-9 steps of it."""
-        v = float(value)
-        if not (math.isfinite(v) and self.step and self.step > 0):
-            return v
-        _, g = _grid_index(v, self.min, self.step)
-        return float(g) if abs(v - g) < 1e-9 * self.step else v
+    @property
+    def _snap(self) -> float:
+        return 1e-9 * self.step
 
-    def neighbours(self, value: float | None = None) -> tuple[float | None, float | None]:
-        """The values one step left and right of ``value`` on the grid, ``None`` beyond the ends."""
-        v = self.value if value is None else float(value)
-        if not (self.step and self.step > 0):
-            return None, None
-        n, _ = _grid_index(v, self.min, self.step)
-        out = []
-        for m in (n - 1, n + 1):
-            g = _grid_index(self.min + m * self.step, self.min, self.step)[1]
-            out.append(float(g) if self.min <= g <= self.max else None)
-        return out[0], out[1]
+    def _at(self, n: int) -> float:
+        """Grid point n, min + n·step, rounded to 12 significant digits of the step (1.15, not
+        1.1500000000000001)."""
+        digits = max(0, 12 - math.floor(math.log10(self.step)))
+        return float(round(self.min + n * self.step, digits))
 
 
 def linear_slider(description: str, value: float, min: float, max: float, step: float | None = None,
@@ -379,7 +370,6 @@ class _Prefetcher:
         self._start_at = 0.0
         self._running: tuple[Callable, Hashable, threading.Event] | None = None
         self._thread: threading.Thread | None = None
-        self.done = 0  #: tasks run (for tests and benchmarks)
 
     def submit(self, tasks) -> None:
         """Replace the pending tasks by ``tasks`` (an iterable of ``(fn, spec)``)."""
@@ -399,6 +389,7 @@ class _Prefetcher:
         with self._cv:
             self._tasks = []
             run = self._running
+            self._cv.notify_all()  # idle() waiters: nothing pending any more
         if run is not None and run[0] is fn and run[1] == spec:
             run[2].wait(timeout)
 
@@ -410,14 +401,9 @@ class _Prefetcher:
     def _loop(self) -> None:
         while True:
             with self._cv:
-                while True:
-                    self._cv.wait_for(lambda: bool(self._tasks))
-                    wait = self._start_at - time.monotonic()
-                    if wait <= 0:
-                        break
-                    self._cv.wait(wait)  # a new submit may replace the tasks meanwhile
-                    if self._tasks and time.monotonic() >= self._start_at:
-                        break
+                while not self._tasks or time.monotonic() < self._start_at:
+                    # sleep until the tasks are due; a submit (new tasks and due time) wakes it
+                    self._cv.wait(max(self._start_at - time.monotonic(), 0.0) if self._tasks else None)
                 fn, spec = self._tasks.pop(0)
                 ev = threading.Event()
                 self._running = (fn, spec, ev)
@@ -428,7 +414,6 @@ class _Prefetcher:
             finally:
                 with self._cv:
                     self._running = None
-                    self.done += 1
                     self._cv.notify_all()
                 ev.set()
 
@@ -461,7 +446,9 @@ class Controller:
       on the spec, shared by all instances of the subclass;
     * ``figures(self, result)``: the dashboard's list of :class:`PlotlyWidget`, constructed with
       the initial traces (called once);
-    * ``render(self, result)``: update the figures in place (e.g. ``fig.update(data=...)``).
+    * ``render(self, result)``: update the figures in place (e.g. ``fig.update(data=...)``);
+    * optionally ``sync_controls(self)``: show, hide, enable or disable controls for the current
+      setting (only the chosen mechanism's sliders, say); run once built and before every update.
 
     With ``prefetch = True`` (a class attribute), after each step of a slider that has
     ``neighbours()`` (:class:`LogSlider`, :class:`LinearSlider`) the settings one more step away
@@ -520,6 +507,7 @@ class Controller:
         self.figs: Sequence[PlotlyWidget] = list(self.figures(self.result))
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
+        self.sync_controls()
 
     # -- to implement ------------------------------------------------------------------------
     def read_spec(self) -> Hashable:  # pragma: no cover - abstract
@@ -534,6 +522,9 @@ class Controller:
 
     def render(self, result: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def sync_controls(self) -> None:
+        """Controls that matter only for some settings follow the current one (default: none)."""
 
     # -- machinery --------------------------------------------------------------------------
     def _on_change(self, change) -> None:
@@ -576,6 +567,7 @@ class Controller:
 
     def update(self) -> None:
         """Read the widgets, compute (cached), redraw in place; errors become a message."""
+        self.sync_controls()
         ok = False
         try:
             spec = self.read_spec()

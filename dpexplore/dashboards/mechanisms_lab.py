@@ -437,18 +437,9 @@ class MechanismsLabController(_SimulationController):
 
     readout_keys = ("attack", "counting", "rnm", "svt")
 
-    def __init__(self, controls, message=None):
-        super().__init__(controls, message)
-        self._sync_controls()
-
-    def update(self) -> None:
-        self._sync_controls()
-        super().update()
-
-    def _sync_controls(self) -> None:
+    def sync_controls(self) -> None:
         """SVT δ changes only the 'Sparse (δ > 0)' algorithm: greyed out for the other two."""
-        if "svt_delta" in self.controls and "svt_variant" in self.controls:
-            self.controls["svt_delta"].disabled = self.controls["svt_variant"].value != "Sparse (δ > 0)"
+        self.controls["svt_delta"].disabled = self.controls["svt_variant"].value != "Sparse (δ > 0)"
 
     def read_spec(self) -> MechSpec:
         c = self.controls

@@ -521,7 +521,6 @@ class NotionConverterController(Controller):
         self.table.add_class("dpexplore-notion-table")
         self.witness = W.HTMLMath()
         super().__init__(controls, message)
-        self._sync_controls()
         self._set_texts(self.result)
 
     def read_spec(self) -> ConverterSpec:
@@ -530,11 +529,7 @@ class NotionConverterController(Controller):
         return ConverterSpec(Source(kind, params), float(self.controls["delta"].value),
                              parse_orders(self.controls["orders"].value))
 
-    def update(self) -> None:
-        self._sync_controls()
-        super().update()
-
-    def _sync_controls(self) -> None:
+    def sync_controls(self) -> None:
         used = NOTIONS[self.controls["notion"].value].params
         for name in _PARAM_CONTROLS:
             self.controls[name].layout.display = None if name in used else "none"

@@ -510,7 +510,6 @@ class ProfileGdpController(Controller):
         self.readout.add_class("dpexplore-gdp-verdict")
         self.mech_info = W.HTMLMath()
         super().__init__(controls, message)
-        self._sync_controls()
         self._set_texts(self.result)
         self._show_view()
 
@@ -522,11 +521,10 @@ class ProfileGdpController(Controller):
         return ProfileGdpSpec(MechSpec(kind, params), parse_mus(self.controls["mus"].value))
 
     def update(self) -> None:
-        self._sync_controls()
         super().update()
         self._show_view()
 
-    def _sync_controls(self) -> None:
+    def sync_controls(self) -> None:
         fam = FAMILIES[self.controls["mechanism"].value]
         for name in _PARAM_CONTROLS:
             self.controls[name].layout.display = None if name in fam.params else "none"
