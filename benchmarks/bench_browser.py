@@ -1,6 +1,6 @@
 """Browser benchmark of the dashboards served by ``dpexplore serve`` (headless Debian Chromium).
 
-For every app in ``dpexplore.dashboards.APPS`` it measures
+For every app in ``dpexplore.apps.APPS`` it measures
 
 * **first plot**: navigation → every plot on the page drawn with traces, in a fresh browser
   context (cold HTTP cache; ``--loads`` times) and again in the same context (warm cache);
@@ -377,7 +377,7 @@ def main(argv=None) -> int:
         return 2
     from playwright.sync_api import sync_playwright
 
-    from dpexplore.dashboards import APPS
+    from dpexplore.apps import APPS
 
     apps = args.apps or [nb for nb, _, _ in APPS]
     n_nb = len(list((REPO / "notebooks").glob("*.ipynb")))

@@ -315,7 +315,7 @@ def main(argv=None):
                     help="only measure a kernel's memory after executing each gallery notebook")
     a = ap.parse_args(argv)
     if a.kernel_memory:
-        from dpexplore.dashboards import APPS
+        from dpexplore.apps import APPS
 
         res = kernel_memory([nb for nb, _, _ in APPS] + ["index.ipynb"])
         if a.json:

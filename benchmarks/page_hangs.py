@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    from dpexplore.dashboards import APPS
+    from dpexplore.apps import APPS
 
     apps = args.apps or [nb for nb, _, _ in APPS]
     server = Server()

@@ -1,7 +1,7 @@
 """dpexplore: see differential privacy.
 
 An exact, numerically careful backend — mechanisms, conversions between privacy notions,
-composition theorems — behind interactive Jupyter/Voilà dashboards (``dpexplore.dashboards``,
+composition theorems — behind interactive Jupyter/Voilà dashboards (``dpexplore.apps``,
 imported on demand so the backend never pulls in widgets).
 
 >>> import dpexplore

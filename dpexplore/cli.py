@@ -6,16 +6,15 @@
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
                     [--no-prefetch]
 
-The gallery directory is ``--root`` if given, else the ``notebooks/`` folder of the repository
-checkout dpexplore is installed from (``<repo>/notebooks``, found next to the package), else
-``./notebooks``. Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
+The gallery directory is ``--root`` if given, else the app notebooks shipped inside the package
+(``dpexplore/apps/notebooks``; the repository's top-level ``notebooks/`` links there). Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
 ``dpexplore/voila/voila.json`` (tracebacks off, sources stripped, preheated kernels, culling of
 idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not a Voilà alias);
 ``--pool-size``, ``--cull-idle-timeout`` and ``--cull-interval`` override
 ``VoilaConfiguration.default_pool_size`` and ``MappingKernelManager.cull_idle_timeout`` /
 ``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
-the next slider step in the background (``dashboards.controls.PREFETCHER``).
+the next slider step in the background (``ui.controls.PREFETCHER``).
 
 >>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
 ['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']
@@ -31,11 +30,12 @@ __all__ = ["main", "parse_args", "build_voila_argv", "default_root", "serve_url"
 
 
 def default_root() -> pathlib.Path:
-    """The gallery folder: ``<repo>/notebooks`` next to the package, else ``./notebooks``."""
-    here = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
-    if (here / "index.ipynb").is_file():
-        return here
-    return pathlib.Path.cwd() / "notebooks"
+    """The gallery folder: the app notebooks shipped inside the package.
+
+    >>> (default_root() / "index.ipynb").is_file()
+    True
+    """
+    return pathlib.Path(__file__).resolve().parent / "apps" / "notebooks"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -52,7 +52,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                        help="address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
     serve.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     serve.add_argument("--root", type=pathlib.Path, default=None,
-                       help="folder of the gallery notebooks (default: the repository's notebooks/)")
+                       help="folder of the gallery notebooks (default: the apps shipped with dpexplore)")
     serve.add_argument("--base-url", default="/", help="URL prefix (default /)")
     serve.add_argument("--pool-size", type=int, default=None, metavar="N",
                        help="preheated kernels per notebook (default 1, from voila.json)")
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
         print(f"dpexplore: serving the dashboard gallery at {serve_url(args)}", flush=True)
         os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
         if args.no_prefetch:
-            os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (dashboards.controls)
+            os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)
         DPExploreVoila.launch_instance(voila_argv)
     return 0
 

@@ -131,7 +131,7 @@ def test_command_line_overrides_win_over_voila_json():
 
 def test_no_prefetch_flag_reaches_the_kernels(monkeypatch):
     """``--no-prefetch`` sets DPEXPLORE_PREFETCH=0 in the server's environment, which every kernel
-    it starts inherits (dashboards.controls reads it at import)."""
+    it starts inherits (ui.controls reads it at import)."""
     import os
 
     seen = {}

@@ -12,8 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from dpexplore import composition as C
 from dpexplore import conversions as CV
-from dpexplore.dashboards import APPS
-from dpexplore.dashboards.composition_explorer import (
+from dpexplore.apps import APPS
+from dpexplore.apps.composition_explorer import (
     ALPHAS, K_GRID, K_TIGHT_PLD, NOISE_CURVES, THEOREMS, CompositionSpec, build_composition_explorer,
     compute_composition, make_mechanism)
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse

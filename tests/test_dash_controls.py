@@ -1,4 +1,4 @@
-"""Shared dashboard controls (dpexplore/dashboards/controls.py): canonical slider values on the
+"""Shared dashboard controls (dpexplore/ui/controls.py): canonical slider values on the
 grid, ``neighbours()`` (what one arrow-key step reaches), and the background prefetch of the
 controller (the next slider step is read from the cache; errors and disabled prefetch)."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.dashboards import controls as C
-from dpexplore.dashboards.composition_explorer import CompositionController, build_composition_explorer
-from dpexplore.dashboards.plotwidget import PlotlyWidget
+from dpexplore.ui import controls as C
+from dpexplore.apps.composition_explorer import CompositionController, build_composition_explorer
+from dpexplore.ui.plotwidget import PlotlyWidget
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -233,7 +233,7 @@ def test_prefetch_environment_switch(env, enabled):
     e = {k: v for k, v in os.environ.items() if k != "DPEXPLORE_PREFETCH"}
     if env is not None:
         e["DPEXPLORE_PREFETCH"] = env
-    out = subprocess.run([sys.executable, "-c", "from dpexplore.dashboards.controls import PREFETCHER; "
+    out = subprocess.run([sys.executable, "-c", "from dpexplore.ui.controls import PREFETCHER; "
                           "print(PREFETCHER.enabled)"], env=e, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == str(enabled), out.stderr
 

@@ -1,4 +1,4 @@
-"""Notion converter dashboard (dpexplore/dashboards/notion_converter.py): the compute function's
+"""Notion converter dashboard (dpexplore/apps/notion_converter.py): the compute function's
 numbers against mpmath closed forms (000 Thm 4/5, 002 Thm 2.1/3.1, 003 fn. 2, NOTES.md) and the
 backend; "not implied" entries; hypothesis properties (every route is ≥ the exact ε, implied
 curves lie above the source's); invalid settings; the controller (in-place updates, message on
@@ -22,8 +22,8 @@ from dpexplore.conversions import (
     tradeoff_approx,
     tradeoff_gdp,
 )
-from dpexplore.dashboards import APPS
-from dpexplore.dashboards.notion_converter import (
+from dpexplore.apps import APPS
+from dpexplore.apps.notion_converter import (
     ALPHA_GRID,
     RDP_ORDERS,
     ConverterSpec,
@@ -34,7 +34,7 @@ from dpexplore.dashboards.notion_converter import (
     parse_orders,
     source_summary,
 )
-from dpexplore.dashboards.plotwidget import PlotlyWidget
+from dpexplore.ui.plotwidget import PlotlyWidget
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 from dpexplore.profiles import GaussianDPProfile
 

@@ -1,4 +1,4 @@
-"""Unit tests of the privacy-profile-vs-GDP dashboard (dpexplore/dashboards/profile_gdp.py).
+"""Unit tests of the privacy-profile-vs-GDP dashboard (dpexplore/apps/profile_gdp.py).
 
 Reference values: mpmath at 50 digits for the closed forms (Laplace profile, δ_μ of 002 Thm 3.1,
 G_μ, randomized response's μ* = 2Φ⁻¹(e^ε/(1 + e^ε))); the backend (mechanisms, conversions) for
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from dpexplore import conversions as C
 from dpexplore import mechanisms as M
-from dpexplore.dashboards import profile_gdp as P
-from dpexplore.dashboards.plotwidget import PlotlyWidget
+from dpexplore.apps import profile_gdp as P
+from dpexplore.ui.plotwidget import PlotlyWidget
 
 mp.mp.dps = 50
 

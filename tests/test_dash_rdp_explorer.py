@@ -1,4 +1,4 @@
-"""Rényi DP explorer (dpexplore/dashboards/rdp_explorer.py): the compute function's arrays against
+"""Rényi DP explorer (dpexplore/apps/rdp_explorer.py): the compute function's arrays against
 mpmath references (000 Theorems 4, 5; Mironov 2017 Prop. 6; the RDP → (ε, δ) conversions of
 NOTES.md), the backend and dp_accounting; hypothesis sandwiches; invalid settings; the controller
 (in-place updates, message on bad values, last good plot kept)."""
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpexplore.conversions import pure_to_rdp, pure_to_zcdp, rdp_to_approx
-from dpexplore.dashboards import APPS
-from dpexplore.dashboards.plotwidget import PlotlyWidget
-from dpexplore.dashboards.rdp_explorer import (
+from dpexplore.apps import APPS
+from dpexplore.ui.plotwidget import PlotlyWidget
+from dpexplore.apps.rdp_explorer import (
     ALPHA_MAX_RANGE,
     DELTA_RANGE,
     EPS_RANGE,

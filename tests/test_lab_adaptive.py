@@ -1,4 +1,4 @@
-"""Adaptive data analysis lab (dpexplore/dashboards/adaptive_lab.py): every printed number against
+"""Adaptive data analysis lab (dpexplore/apps/adaptive_lab.py): every printed number against
 mpmath closed forms (004), the simulation against the backend bit for bit, statistical checks
 with fixed seeds, invalid inputs, and the controller (in-place updates, messages, progress bar)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpexplore.algorithms import Thresholdout, simulate_adaptive_overfitting
-from dpexplore.dashboards import adaptive_lab as L
+from dpexplore.apps import adaptive_lab as L
 
 mp.mp.dps = 50
 

@@ -1,4 +1,4 @@
-"""Auditing lab (dpexplore/dashboards/audit_lab.py): the printed numbers against mpmath closed forms
+"""Auditing lab (dpexplore/apps/audit_lab.py): the printed numbers against mpmath closed forms
 (Clopper–Pearson bounds, the error-rate ε bound, exact error rates, trade-off curves), the
 simulations against the backend bit for bit, fixed-seed statistical checks (a correct mechanism
 is not accused, the mis-calibrated Laplace is exposed), invalid inputs and the controller."""
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from dpexplore import auditing
 from dpexplore.conversions import tradeoff_approx
-from dpexplore.dashboards import audit_lab as A
+from dpexplore.apps import audit_lab as A
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 
 mp.mp.dps = 45

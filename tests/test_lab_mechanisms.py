@@ -1,4 +1,4 @@
-"""Mechanisms in action (004) and local vs central (000) (dpexplore/dashboards/mechanisms_lab.py):
+"""Mechanisms in action (004) and local vs central (000) (dpexplore/apps/mechanisms_lab.py):
 every printed number against mpmath / closed forms / the backend, the seeded simulations against
 the exact values with honest tolerances (5 standard errors), invalid settings, and the
 controllers (in-place updates, message on bad values, last good plot kept)."""
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpexplore.algorithms import AboveThreshold, ReportNoisyMax, Sparse, inverse_sensitivity_median_probs
-from dpexplore.dashboards import APPS
-from dpexplore.dashboards import mechanisms_lab as ml
-from dpexplore.dashboards.mechanisms_lab import (
+from dpexplore.apps import APPS
+from dpexplore.apps import mechanisms_lab as ml
+from dpexplore.apps.mechanisms_lab import (
     LocalSpec,
     MechSpec,
     attack_accuracy,
@@ -29,7 +29,7 @@ from dpexplore.dashboards.mechanisms_lab import (
     max_error_cdf,
     svt_queries,
 )
-from dpexplore.dashboards.plotwidget import PlotlyWidget
+from dpexplore.ui.plotwidget import PlotlyWidget
 
 mp.mp.dps = 40
 REL = 1e-9

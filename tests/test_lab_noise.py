@@ -1,4 +1,4 @@
-"""Noise lab (dpexplore/dashboards/noise_lab.py): the printed scales and variances against mpmath
+"""Noise lab (dpexplore/apps/noise_lab.py): the printed scales and variances against mpmath
 closed forms (001 Theorems 3, 4; Balle & Wang 2018 Thm 8) and the backend calibrations, the fast
 Newton calibration on the safe side, 001 Theorem 6 (Gaussian scale unbounded as δ → 0, Laplace
 and Logistic bounded), Figure 1 ratio maps, seeded sample histograms against the exact CDF,
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.dashboards import APPS
-from dpexplore.dashboards import noise_lab as nl
-from dpexplore.dashboards.noise_lab import NoiseSpec, build_noise_lab, compute_noise_lab, min_scale
-from dpexplore.dashboards.plotwidget import PlotlyWidget
+from dpexplore.apps import APPS
+from dpexplore.apps import noise_lab as nl
+from dpexplore.apps.noise_lab import NoiseSpec, build_noise_lab, compute_noise_lab, min_scale
+from dpexplore.ui.plotwidget import PlotlyWidget
 from dpexplore.mechanisms import Gaussian, Laplace, Logistic, Subbotin
 
 mp.mp.dps = 50

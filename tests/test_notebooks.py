@@ -1,7 +1,7 @@
 """Every notebook in notebooks/ runs headlessly and its saved widget state holds the plotted traces.
 
 Parametrized over the files on disk, so dashboards added later are covered automatically. The
-gallery registry ``dpexplore.dashboards.APPS`` must list every app notebook, and notebooks are
+gallery registry ``dpexplore.apps.APPS`` must list every app notebook, and notebooks are
 committed without outputs.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from dpexplore.dashboards import APPS
+from dpexplore.apps import APPS
 
 NB_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
@@ -81,7 +81,7 @@ def test_demo_traces_are_the_core_values():
     """The demo's saved curve is GaussianDPProfile(1).delta on its grid, to the last bit."""
     import numpy as np
 
-    from dpexplore.dashboards import demo
+    from dpexplore.apps import demo
     from dpexplore.profiles import GaussianDPProfile
 
     nb = _execute("demo.ipynb")

@@ -12,8 +12,9 @@ import re
 import ipywidgets as W
 import pytest
 
-from dpexplore.dashboards import APPS, plotwidget
-from dpexplore.dashboards.plotwidget import TRACE_TYPES, PlotlyWidget, plotly_js_path
+from dpexplore.apps import APPS
+from dpexplore.ui import plotwidget
+from dpexplore.ui.plotwidget import TRACE_TYPES, PlotlyWidget, plotly_js_path
 
 BUNDLE = plotly_js_path().read_text(encoding="utf-8")
 ENTRY = (plotly_js_path().parents[3] / "tools" / "plotly-bundle" / "entry.js")
@@ -73,7 +74,7 @@ def test_every_app_has_a_builder():
 @pytest.mark.parametrize("notebook", sorted(BUILDERS))
 def test_each_dashboard_draws_only_bundled_trace_types(notebook):
     module, builder = BUILDERS[notebook]
-    app = getattr(importlib.import_module(f"dpexplore.dashboards.{module}"), builder)()
+    app = getattr(importlib.import_module(f"dpexplore.apps.{module}"), builder)()
     figs = _plot_widgets(app)
     assert figs, f"{notebook}: no PlotlyWidget found"
     for fig in figs:

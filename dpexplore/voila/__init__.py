@@ -13,7 +13,7 @@
 * plotly.js served over plain HTTP at ``<base_url>dpexplore/static/plotly.min.js`` (browser-cached
   with ``?v=<bundle version and hash>``; the file is dpexplore's own 1.3 MB bundle with the trace
   types the dashboards draw, ``plotwidget.plotly_js_path()``), loaded once per page by every
-  :class:`~dpexplore.dashboards.plotwidget.PlotlyWidget`;
+  :class:`~dpexplore.ui.plotwidget.PlotlyWidget`;
 * only the endpoints a dashboard page needs: the gallery ``/`` redirects to
   ``voila/render/index.ipynb``; the file tree and ``/voila/api/contents`` are removed, and
   ``/api/kernels`` (the listing) and ``/api/contents`` do not exist. What stays: the pages, their
@@ -109,7 +109,7 @@ def static_handlers(base_url: str = "/") -> list:
     >>> static_handlers("/user/x/")[0][0]
     '/user/x/dpexplore/static/plotly\\\\.min\\\\.js'
     """
-    from ..dashboards.plotwidget import plotly_js_path
+    from ..ui.plotwidget import plotly_js_path
 
     return [(
         _url_join(base_url, "dpexplore/static") + r"/plotly\.min\.js",
@@ -175,7 +175,7 @@ def _make_app_class():
 
         def initialize(self, argv=None):
             super().initialize(argv)
-            from ..dashboards.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+            from ..ui.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
 
             # resources for our template (read by voila.notebook_renderer from the config)
             res = self.config.VoilaConfiguration.get("resources")

@@ -11,11 +11,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from dpexplore.dashboards import composition_explorer as CE
-from dpexplore.dashboards.composition_explorer import (
+from dpexplore.apps import composition_explorer as CE
+from dpexplore.apps.composition_explorer import (
     K_GRID, MECHANISMS, NOISE_CURVES, THEOREMS, CompositionSpec, compute_composition)
 
-from dpexplore.dashboards.controls import log_slider
+from dpexplore.ui.controls import log_slider
 
 pytestmark = pytest.mark.browser
 

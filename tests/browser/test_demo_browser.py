@@ -10,7 +10,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from dpexplore.dashboards import APPS, demo
+from dpexplore.apps import APPS, demo
 from dpexplore.profiles import GaussianDPProfile
 
 pytestmark = pytest.mark.browser
@@ -138,7 +138,7 @@ _DRAW_EACH_TYPE = """async () => {
 
 
 def test_the_served_bundle_draws_every_dashboard_trace_type(open_app):
-    from dpexplore.dashboards.plotwidget import TRACE_TYPES, plotly_js_version
+    from dpexplore.ui.plotwidget import TRACE_TYPES, plotly_js_version
 
     app = open_app("demo.ipynb")
     got = app.page.evaluate(_DRAW_EACH_TYPE)

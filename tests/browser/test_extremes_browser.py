@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import Dashboard
-from dpexplore.dashboards import APPS
+from dpexplore.apps import APPS
 
 #: wait after an extreme: until a plot is redrawn or a message is shown, at most this long
 SETTLE_MS = 8_000

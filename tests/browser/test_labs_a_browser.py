@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from dpexplore.dashboards import mechanisms_lab as ML
-from dpexplore.dashboards import noise_lab as NL
+from dpexplore.apps import mechanisms_lab as ML
+from dpexplore.apps import noise_lab as NL
 from dpexplore.mechanisms import Gaussian, Laplace, Logistic
 
 pytestmark = pytest.mark.browser

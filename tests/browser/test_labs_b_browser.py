@@ -15,10 +15,10 @@ import pytest
 
 from conftest import SharedPage
 
-from dpexplore.dashboards.controls import log_slider
+from dpexplore.ui.controls import log_slider
 
-from dpexplore.dashboards import adaptive_lab as AL
-from dpexplore.dashboards import audit_lab as AU
+from dpexplore.apps import adaptive_lab as AL
+from dpexplore.apps import audit_lab as AU
 
 pytestmark = pytest.mark.browser
 

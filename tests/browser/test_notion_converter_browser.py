@@ -19,7 +19,7 @@ from dpexplore.conversions import (
     pure_to_zcdp,
     tradeoff_approx,
 )
-from dpexplore.dashboards.notion_converter import NOTIONS
+from dpexplore.apps.notion_converter import NOTIONS
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 from dpexplore.profiles import GaussianDPProfile
 

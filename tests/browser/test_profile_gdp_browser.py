@@ -11,7 +11,7 @@ import pytest
 
 from dpexplore import conversions as C
 from dpexplore import mechanisms as M
-from dpexplore.dashboards import profile_gdp as P
+from dpexplore.apps import profile_gdp as P
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import SharedPage
 
 from dpexplore.conversions import pure_to_rdp, rdp_to_approx
-from dpexplore.dashboards.rdp_explorer import RDPSpec, compute_rdp_explorer
+from dpexplore.apps.rdp_explorer import RDPSpec, compute_rdp_explorer
 from dpexplore.mechanisms import Gaussian, Laplace
 
 pytestmark = pytest.mark.browser

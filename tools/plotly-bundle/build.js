@@ -7,7 +7,7 @@ const { glsl } = require('esbuild-plugin-glsl');
 const InlineCSSPlugin = require('esbuild-plugin-inline-css');
 const version = require('plotly.js/package.json').version;
 
-const outfile = path.resolve(__dirname, '../../dpexplore/dashboards/static/plotly-dpexplore.min.js');
+const outfile = path.resolve(__dirname, '../../dpexplore/ui/static/plotly-dpexplore.min.js');
 
 esbuild.build({
     entryPoints: [path.join(__dirname, 'entry.js')],

@@ -67,8 +67,8 @@ from ..conversions import (
 )
 from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
 from ..profiles import PrivacyProfile
-from .controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = [
     "MechSpec", "ProfileGdpSpec", "GdpVerdict", "MechanismSummary", "ProfileGdpResult",

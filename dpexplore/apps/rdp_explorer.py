@@ -53,8 +53,8 @@ import numpy as np
 from .._validation import as_array
 from ..conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_approx
 from ..mechanisms import Gaussian, Laplace
-from .controls import OKABE_ITO, Controller, MessageArea, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = ["RDPSpec", "RDPResult", "compute_rdp_explorer", "conversion_terms", "orders",
            "RDPController", "build_rdp_explorer", "EPS_RANGE", "DELTA_RANGE", "ALPHA_MAX_RANGE",

@@ -57,8 +57,8 @@ from ..algorithms import (
     shuffle_amplification,
     shuffle_amplification_valid,
 )
-from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = [
     "PEOPLE", "BITS", "SCORES", "SCORE_LABELS", "MechSpec", "compute_mechanisms_lab",

@@ -58,8 +58,8 @@ from ..auditing import (
 from ..conversions import tradeoff_approx
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from .adaptive_lab import Memo, StagedController
-from .controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_audit", "Subject",
            "subject", "AuditLabController", "build_audit_lab", "ALPHA_GRID", "TRIALS_GRID",

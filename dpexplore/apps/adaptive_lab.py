@@ -59,8 +59,8 @@ from ..algorithms import (
     simulate_adaptive_overfitting,
     statistical_query_epsilon,
 )
-from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair",
            "calculator", "AdaptiveLabController", "build_adaptive_lab", "MAX_CELLS",

@@ -43,8 +43,8 @@ import numpy as np
 from .._numerics import log_subtract
 from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
-from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, linear_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, linear_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = [
     "NoiseSpec", "NoiseResult", "compute_noise_lab", "NoiseLabController", "build_noise_lab",

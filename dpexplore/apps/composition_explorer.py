@@ -54,8 +54,8 @@ from .. import composition as C
 from .. import conversions as CV
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from .._validation import check_delta, check_k, check_positive
-from .controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = [
     "CompositionSpec",

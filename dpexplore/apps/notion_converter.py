@@ -66,8 +66,8 @@ from ..conversions import (
 )
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..profiles import GaussianDPProfile, PrivacyProfile
-from .controls import OKABE_ITO, Controller, MessageArea, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = [
     "NOTIONS", "Source", "ConverterSpec", "SourceSummary", "ConverterResult", "source_summary",

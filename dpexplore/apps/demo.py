@@ -24,8 +24,8 @@ import ipywidgets as W
 import numpy as np
 
 from ..profiles import GaussianDPProfile
-from .controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
-from .plotwidget import PlotlyWidget
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
+from ..ui.plotwidget import PlotlyWidget
 
 __all__ = ["DemoSpec", "DemoResult", "compute_demo", "DemoController", "build_demo",
            "EPS_PLOT_MAX", "MU_LIMIT", "N_POINTS"]

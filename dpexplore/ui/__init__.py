@@ -1,0 +1,1 @@
+"""The app shell, the shared controls and the plot widget every dpexplore app is built from."""
