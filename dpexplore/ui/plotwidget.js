@@ -73,28 +73,39 @@ function render({ model, el }) {
 
   // What Plotly was last given, per trace: the JSON text and the object itself. A trace whose
   // JSON did not change is handed to Plotly.react as the SAME object (Plotly diffs data by
-  // reference, so it skips restyling it); layout and config likewise.
+  // reference, so it skips restyling it). The layout is different: Plotly writes into the layout
+  // object it is given (Plots.resize, called by the ResizeObserver and by `responsive`, deletes
+  // `height` from it), so handing the previous layout object back made the next data-only redraw
+  // size the plot to its container's min-height (every plot collapsed to 120 px after the first
+  // slider move). The layout is therefore always a fresh copy of the model's; Plotly diffs layouts
+  // by value, so that costs one JSON.parse of a small object.
   let prevTraces = [];
-  let prevLayout = null;
-  let prevConfig = null;
+  let prevLayoutText = null;
+  let prevConfigText = null;
+  let stale = false; // a change arrived while the plot was hidden (a closed tab)
   const reuse = (prev, value) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
     return prev && prev.text === text ? prev : { text, obj: JSON.parse(text) };
   };
+  // not displayed (display:none up the tree, e.g. a closed tab); a detached div is drawn as usual
+  const hidden = () => div.isConnected && div.offsetParent === null;
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
+    if (!first && hidden()) { stale = true; return; } // drawn when shown (ResizeObserver below)
+    stale = false;
     const t0 = performance.now();
     const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t));
-    const layout = reuse(prevLayout, model.get("plot_layout"));
-    const config = reuse(prevConfig, model.get("config"));
+    const layoutText = JSON.stringify(model.get("plot_layout"));
+    const configText = JSON.stringify(model.get("config"));
     const same = !first && traces.length === prevTraces.length &&
-      traces.every((t, i) => t === prevTraces[i]) && layout === prevLayout && config === prevConfig;
-    prevTraces = traces; prevLayout = layout; prevConfig = config;
+      traces.every((t, i) => t === prevTraces[i]) && layoutText === prevLayoutText &&
+      configText === prevConfigText;
+    prevTraces = traces; prevLayoutText = layoutText; prevConfigText = configText;
     const fn = first ? Plotly.newPlot : Plotly.react;
     const done = same ? Promise.resolve() :
-      fn(div, traces.map((t) => t.obj), layout.obj, config.obj);
+      fn(div, traces.map((t) => t.obj), JSON.parse(layoutText), JSON.parse(configText));
     return done.then(() => {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
       div.dataset.drawStart = String(t0);
@@ -103,7 +114,7 @@ function render({ model, el }) {
       delete div.dataset.error;
     });
   }).catch((e) => {
-    prevTraces = []; prevLayout = null; prevConfig = null; // next draw hands Plotly fresh copies
+    prevTraces = []; prevLayoutText = null; prevConfigText = null; // next draw starts afresh
     div.dataset.error = String(e && e.message ? e.message : e);
     console.error("dpexplore PlotlyWidget:", e);
   });
@@ -120,12 +131,14 @@ function render({ model, el }) {
   model.on("change:plot_layout", redraw);
   model.on("change:config", redraw);
 
+  // Follow the container's width (window resize, a panel opening), and draw a plot that changed
+  // while it was hidden as soon as it is shown again.
   let ro;
   if (window.ResizeObserver) {
     ro = new ResizeObserver(() => {
-      if (window.Plotly && div.classList.contains("js-plotly-plot") && div.offsetParent !== null) {
-        window.Plotly.Plots.resize(div);
-      }
+      if (div.offsetParent === null) return;
+      if (stale) { redraw(); return; }
+      if (window.Plotly && div.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(div);
     });
     ro.observe(el);
   }
