@@ -90,7 +90,9 @@ SHELL_CSS = """
 .dpexplore-app .dpexplore-body { gap: 8px 16px; align-items: flex-start; }
 .dpexplore-app .dpexplore-panel { background: #f6f8fa; border-radius: 6px; padding: 6px 8px; }
 .dpexplore-app .dpexplore-panel .widget-readout { min-width: 4.5em; }
+.dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { line-height: 1.4; }
 .dpexplore-app .dpexplore-readouts { font-size: 14px; line-height: 1.4; }
+.dpexplore-app .dpexplore-readouts table td, .dpexplore-app .dpexplore-readouts table th { padding: 2px 4px; }
 .dpexplore-app .dpexplore-readouts table { font-size: 13px; }
 .dpexplore-app .dpexplore-note { font-size: 13px; color: #444; }
 .dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 34px; }
@@ -107,8 +109,9 @@ SHELL_CSS = """
 class ShellBar(anywidget.AnyWidget):
     """The shell's toolbar, and its link to the browser's address bar.
 
-    The front end sends the page's query string once (``query``; Voilà runs the notebook before the
-    page is requested, so the kernel cannot read the URL itself), shows the presentation toggle
+    The front end sends the page's query string (a custom message, repeated until the kernel
+    acknowledges it; Voilà runs the notebook before the page is requested, so the kernel cannot read
+    the URL itself), shows the presentation toggle
     (``present``), builds "Link to this view" from ``state`` (control name → value) and asks the
     kernel for the CSV (a custom message; the kernel answers with the text).
     """
@@ -154,13 +157,26 @@ function render({ model, el }) {
   });
   bar.appendChild(box);
   el.appendChild(bar);
+  // The page's query string, sent until the kernel acknowledges it: with a preheated kernel
+  // (Voila's pool) the widgets render before the kernel connection is live, and a message sent
+  // then is lost.
   const q = (location.search || "").slice(0, %d);
-  if (q.length > 1 && !model.get("query")) { model.set("query", q); model.save_changes(); }
+  if (q.length > 1) {
+    let acked = false;
+    model.on("msg:custom", (msg) => { if (msg && msg.type === "query-ack") acked = true; });
+    const send = (n) => {
+      if (acked || n > 40) return;
+      try { model.send({ type: "query", query: q }); } catch (e) { /* not connected yet */ }
+      setTimeout(() => send(n + 1), 500);
+    };
+    send(0);
+  }
 }
 export default { render };
 """ % MAX_QUERY
 
     present = traitlets.Bool(False).tag(sync=True)
+    #: the query string the page was opened with, once received (read only: set by the kernel)
     query = traitlets.Unicode("").tag(sync=True)
     state = traitlets.Dict().tag(sync=True)
 
@@ -310,7 +326,6 @@ class AppShell(W.VBox):
         self.add_class("dpexplore-app")
 
         self.bar.observe(self._on_present, names="present")
-        self.bar.observe(lambda ch: self.apply_query(ch["new"]), names="query")
         self.bar.on_msg(self._on_bar_msg)
         controller.on_update(self._after_update)
         self._after_update()
@@ -410,7 +425,13 @@ class AppShell(W.VBox):
             self.code.layout.display = "none"
 
     def _on_bar_msg(self, _widget, content, _buffers) -> None:
-        if isinstance(content, dict) and content.get("type") == "csv":
+        if isinstance(content, dict) and content.get("type") == "query":
+            query = str(content.get("query", ""))[:MAX_QUERY]
+            if not self.bar.query:  # once per page (the front end repeats it until acknowledged)
+                self.bar.query = query or "?"
+                self.apply_query(query)
+            self.bar.send({"type": "query-ack"})
+        elif isinstance(content, dict) and content.get("type") == "csv":
             self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
                            "text": figures_csv(self.figs)})
 
