@@ -80,7 +80,7 @@ def test_grid_losses_and_value():
     assert lo2.tolist() == [3, 2, 1, 1, 1, 0] and ds.value_from_losses(lo2, grid) == 5.0
     tot = ds.user_totals([1, 2, 1, 3], [2.0, 1.0, 3.0, 0.5])
     assert tot.tolist() == [5.0, 1.0, 0.5]
-    assert ds.grid_losses_user_sum(tot, [0, 1, 2, 6, 7]).tolist() == [3, 1, 1, 0, 0]
+    assert ds.grid_losses_user_sum(tot, [0, 1, 2, 6, 7]).tolist() == [3, 2, 1, 1, 0]
 
 
 def _neighbours(items, extra):
