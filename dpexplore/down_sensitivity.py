@@ -75,9 +75,13 @@ def _rng(rng) -> np.random.Generator:
     return rng
 
 
+_GUMBEL_MAX = 10_000_000
+_SIZE_MAX = 10_000_000
+
+
 def _size(size) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size must be an integer >= 1, got {size!r}")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= _SIZE_MAX:
+        raise ValueError(f"size must be an integer in [1, 1e7], got {size!r}")
     return int(size)
 
 
@@ -341,7 +345,8 @@ def shifted_inverse_pmf(loss, eps, tau) -> np.ndarray:
 def shifted_inverse_sample(loss, grid, eps, tau, rng, size: int = 1) -> np.ndarray:
     """Seeded draws of the Theorem 4 mechanism, by the Gumbel-max trick
     (argmax_j −ε ℓ*_j/2 + G_j with G_j i.i.d. Gumbel: an implementation independent of
-    :func:`shifted_inverse_pmf`, which the tests compare it against).
+    :func:`shifted_inverse_pmf`, which the tests compare it against); beyond size·|Y| = 10⁷ by the
+    inverse CDF (memory stays O(|Y|)). ``size`` is at most 10⁷.
 
     >>> out = shifted_inverse_sample([31, 26, 16, 6, 1, 0], [0, 1, 2, 3, 4, 5], 1.0, 5, np.random.default_rng(0), 4)
     >>> out.shape
@@ -354,7 +359,11 @@ def shifted_inverse_sample(loss, grid, eps, tau, rng, size: int = 1) -> np.ndarr
     score = -0.5 * e * shifted_loss(loss, tau)
     if score.size != g.size:
         raise ValueError(f"grid must have one point per loss value ({score.size}), got {g.size}")
-    idx = np.argmax(score[None, :] + r.gumbel(size=(n, score.size)), axis=1)
+    if n * score.size <= _GUMBEL_MAX:
+        idx = np.argmax(score[None, :] + r.gumbel(size=(n, score.size)), axis=1)
+    else:   # large requests: inverse CDF of the exact pmf (memory O(|Y|), time O(n log |Y|))
+        cdf = np.cumsum(np.exp(score - logsumexp(score)))
+        idx = np.minimum(np.searchsorted(cdf, r.random(n) * cdf[-1], side="right"), score.size - 1)
     return g[idx]
 
 

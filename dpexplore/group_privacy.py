@@ -24,11 +24,11 @@ log-spaced y-grid resolves. The Rényi divergence D_α(P_x ‖ P_{x+1}) = log �
 / (α − 1) is then a trapezoid sum in log space over the merged y-grid. The error reported is the
 change when every grid is refined (twice the points): an estimate, not a bound.
 
-A lab step: :func:`algorithm1_sample` (10⁶ draws ≈ 60 ms), :func:`output_density` (≈ 20 ms),
-:func:`renyi_divergence` for one count and any orders (the first call for a count ≈ 0.05–0.25 s,
-its densities are then cached, so moving the order α costs ~1 ms), and :func:`zcdp_like_curve`
-over a grid of counts (cached per parameters; the first call ≈ 0.2 s per count — precompute it
-for the default parameters when the lab starts).
+A lab step: :func:`algorithm1_sample` (10⁶ draws ≈ 60 ms), :func:`output_density` (≈ 0.2 s for
+500 points, both resolutions), :func:`renyi_divergence` for one count and any orders (the first
+call for a count ≈ 0.05–0.4 s; its densities are then cached, so moving the order α costs ~2 ms),
+and :func:`zcdp_like_curve` over a grid of counts (cached per parameters; ≈ 0.1–0.4 s per count the
+first time — precompute it for the default parameters when the lab starts).
 
 >>> m = algorithm1_moments(10_000, 100.0, 0.3)
 >>> m["mean"], round(m["std"], 1)
@@ -108,6 +108,9 @@ def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
     g = _rng(rng)
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"size must be an integer >= 1, got {size!r}")
+    if int(size) * max(c.size, 1) > 20_000_000:
+        raise ValueError(f"size * number of counts must be at most 2e7 (memory), got size={size!r} "
+                         f"for {c.size} counts")
     shape = (int(size),) + c.shape
     x = c + math.sqrt(s2) * g.standard_normal(shape)
     return x + rr * np.abs(x) * g.standard_normal(shape)

@@ -201,3 +201,18 @@ def test_laplace_baselines():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_large_sample_path_matches_the_pmf():
+    """Beyond 10⁷ Gumbel draws the sampler uses the inverse CDF; same distribution."""
+    grid = np.linspace(0, 1000, 2001)
+    lo = ds.grid_losses_max(np.random.default_rng(0).exponential(100, 3000), grid)
+    pmf = ds.shifted_inverse_pmf(lo, 0.5, 20)
+    n = 6000
+    draws = ds.shifted_inverse_sample(lo, grid, 0.5, 20, np.random.default_rng(8), n)   # 1.2e7 > 1e7
+    idx = np.searchsorted(grid, draws)
+    mean_exact = float(pmf @ grid)
+    sd = math.sqrt(float(pmf @ (grid - mean_exact) ** 2))
+    assert abs(grid[idx].mean() - mean_exact) < 5 * sd / math.sqrt(n)
+    with pytest.raises(ValueError, match="size"):
+        ds.shifted_inverse_sample(lo, grid, 0.5, 20, np.random.default_rng(8), 10**8)
