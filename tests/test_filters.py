@@ -153,23 +153,39 @@ def test_gdp_answers_more_than_pure_for_the_same_target():
     assert n["gdp"] > n["pure"] and n["renyi"] > n["pure"]
 
 
-def test_renyi_odometer():
-    od = fl.RenyiOdometer([4.0, 16.0], 1e-6, base=0.05)
-    # levels: the first rung base·2^k containing the spent RDP
-    assert od.levels([[0.05, 0.2]]).tolist() == [0, 2]
-    assert od.levels([[0.0, 0.0]]).tolist() == [0, 0]
-    # the reported ε is the best rung conversion with δ/(J·2^{k+1})
-    k = od.levels([[0.05, 0.2]])
-    want = min(rdp_to_approx([a], [0.05 * 2.0 ** kk], 1e-6 / (2 * 2 ** (kk + 1)))
-               for a, kk in zip(od.alphas, k))
-    assert od.epsilon([[0.05, 0.2]]) == pytest.approx(want, rel=1e-9)
+def test_renyi_odometer_formula():
+    od = fl.RenyiOdometer([4.0, 16.0], 1e-6)
+    want = min(0.1 + math.log(2 / 1e-6) / 3, 0.4 + math.log(2 / 1e-6) / 15)
+    assert od.epsilon([[0.1, 0.4]]) == pytest.approx(want, rel=1e-14)
+    assert od.epsilon([[0.1, 0.4]]) >= want
     traj = od.trajectory([[0.02, 0.08]] * 50)
-    assert np.all(np.diff(traj) >= 0)
-    # the odometer costs more than a filter with the same final budget: rounding and δ split
+    assert np.all(np.diff(traj) > 0) and traj[-1] == pytest.approx(od.epsilon([[0.02, 0.08]] * 50))
+    # the price of an odometer: above a filter's conversion at the same final totals
     total = np.array([0.02, 0.08]) * 50
-    filt_eps = min(rdp_to_approx([a], [b], 1e-6) for a, b in zip(od.alphas, total))
-    assert traj[-1] > filt_eps
-    assert sum(1e-6 / (2 * 2 ** (kk + 1)) for kk in range(200)) * 2 <= 1e-6 * (1 + 1e-12)
+    assert traj[-1] > min(rdp_to_approx([a], [b], 1e-6) for a, b in zip(od.alphas, total))
+
+
+def test_renyi_odometer_is_time_uniform_monte_carlo():
+    """An adaptive Gaussian interaction: the analyst picks σ_t from the last answer; the exact loss
+    between D (answers shifted by 1) and D' is L_t = Σ (y_i − 1/2)/σ_i² with y_i ~ N(1, σ_i²) under D.
+    The fraction of runs where L_t exceeds ε̂_t at SOME t must be ≤ δ (up to Monte Carlo error)."""
+    rng = np.random.default_rng(2024)
+    alphas = np.array([2.0, 4.0, 8.0])
+    delta = 0.05
+    od = fl.RenyiOdometer(alphas, delta)
+    runs, steps = 20_000, 40
+    sigma = np.full(runs, 2.0)
+    loss = np.zeros(runs)
+    tot = np.zeros((runs, alphas.size))
+    bad = np.zeros(runs, bool)
+    for _ in range(steps):
+        y = 1.0 + sigma * rng.standard_normal(runs)
+        loss += (y - 0.5) / sigma ** 2
+        tot += alphas[None, :] / (2 * sigma[:, None] ** 2)
+        bad |= loss > od._eps(tot)
+        sigma = np.clip(np.abs(y), 1.0, 6.0)                 # fully adaptive budgets
+    assert bad.mean() <= delta + 3 * math.sqrt(delta / runs)
+    assert bad.mean() > 0                                   # the event is not vacuous here
 
 
 def test_parallel_composition_and_sessions():
@@ -229,6 +245,7 @@ def test_composition_table_is_the_posts():
     (lambda: fl.ApproxDPFilter(1.0, 1e-6, delta_prime=1e-5), "delta_prime"),
     (lambda: fl.ApproxDPFilter(1.0, 1e-6).run([[0.1, 1.5]]), "requests"),
     (lambda: fl.RenyiOdometer([2.0], 0.0), "delta"),
+    (lambda: fl.RenyiOdometer([2.0], 0.1).epsilon([[0.1, 0.2]]), "spent"),
     (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), [1.0], 3), "rng"),
     (lambda: fl.simulate_adaptive_analyst("pure", [1.0], np.random.default_rng()), "filt"),
     (lambda: fl.parallel_composition([1.0], notion="f"), "notion"),
