@@ -14,10 +14,11 @@ this list rendered (:func:`bibliography_markdown`; a test keeps the two in sync)
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
-__all__ = ["Reference", "REFERENCES", "get", "cite", "cite_text", "bibliography_html",
-           "bibliography_markdown"]
+__all__ = ["Reference", "REFERENCES", "get", "cite", "cite_text", "autolink", "cited_keys",
+           "bibliography_html", "bibliography_markdown"]
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,45 @@ def cite(key: str, where: str | None = None) -> str:
         return f'<span class="dpexplore-cite" title="{title}">{label}</span>'
     return (f'<a class="dpexplore-cite" href="{html.escape(ref.url, quote=True)}" target="_blank" '
             f'rel="noopener" title="{title}">{label}</a>')
+
+
+def _short_pattern():
+    alts = []
+    for r in sorted(REFERENCES, key=lambda r: -len(r.short)):
+        pat = re.escape(r.short).replace("\\&", "(?:&amp;|&)").replace("&", "(?:&amp;|&)")
+        alts.append(f"(?P<{r.key}>{pat})")
+    return re.compile(r"(?<![\w>])(?:" + "|".join(alts) + r")(?![\w])")
+
+
+_SHORT_RE = None
+
+
+def autolink(text: str) -> str:
+    """``text`` (HTML) with every short citation ("Mironov 2017", "Dong, Roth &amp; Su 2022")
+    made a link to the work, as :func:`cite` does; text inside existing links is left alone.
+
+    >>> autolink("(Mironov 2017, Proposition 6)").count('href="https://arxiv.org/abs/1702.07476"')
+    1
+    """
+    global _SHORT_RE
+    if _SHORT_RE is None:
+        _SHORT_RE = _short_pattern()
+    parts = re.split(r"(<a\b.*?</a>)", text, flags=re.S)
+    for i in range(0, len(parts), 2):
+        parts[i] = _SHORT_RE.sub(lambda m: cite(m.lastgroup), parts[i])
+    return "".join(parts)
+
+
+def cited_keys(text: str) -> tuple[str, ...]:
+    """The keys of the works ``text`` cites by their short form, in order of first mention.
+
+    >>> cited_keys("Mironov 2017 and Liu et al. 2022; Mironov 2017")
+    ('mironov2017', 'liu2022')
+    """
+    global _SHORT_RE
+    if _SHORT_RE is None:
+        _SHORT_RE = _short_pattern()
+    return tuple(dict.fromkeys(m.lastgroup for m in _SHORT_RE.finditer(text)))
 
 
 def bibliography_html(keys=None) -> str:

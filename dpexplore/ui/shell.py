@@ -50,7 +50,7 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..references import bibliography_html
+from ..references import autolink, bibliography_html, cited_keys
 from .controls import Controller, MessageArea
 from .plotwidget import PlotlyWidget
 
@@ -71,7 +71,8 @@ class AppInfo:
     ``slug`` is the notebook's stem (``composition_explorer``); ``lead`` one or two sentences of
     plain HTML saying what the app shows; ``theory`` the formulas, derivations and citations
     (HTML with MathJax ``$…$``/``\\(…\\)``, citations made with :func:`dpexplore.references.cite`);
-    ``references`` the bibliography keys listed under the theory.
+    ``references`` the bibliography keys listed under the theory (default: every work the
+    theory cites by its short form, e.g. "Mironov 2017"; those citations become links).
     """
 
     slug: str
@@ -296,9 +297,10 @@ class AppShell(W.VBox):
         body = W.HBox([panel, main], layout=W.Layout(flex_flow="row wrap", width="100%"))
         body.add_class("dpexplore-body")
 
-        refs = bibliography_html(info.references) if info.references else ""
+        keys = info.references or cited_keys(info.theory)
+        refs = bibliography_html(keys) if keys else ""
         self.theory = W.Accordion(
-            [W.HTMLMath(info.theory + (f"<h4>References</h4>{refs}" if refs else ""))],
+            [W.HTMLMath(autolink(info.theory) + (f"<h4>References</h4>{refs}" if refs else ""))],
             selected_index=None)
         self.theory.set_title(0, "Theory: formulas, derivations and references")
         self._code = W.HTML()
@@ -313,6 +315,20 @@ class AppShell(W.VBox):
         controller.on_update(self._after_update)
         self._after_update()
 
+    def widgets(self):
+        """Every widget on the page, depth first (tests look things up in it).
+
+        >>> from dpexplore.apps.demo import build_demo
+        >>> app = build_demo()
+        >>> app.controller.readout in list(app.widgets())
+        True
+        """
+        stack = [self]
+        while stack:
+            w = stack.pop()
+            yield w
+            stack.extend(reversed(getattr(w, "children", ()) or ()))
+
     # -- layout -------------------------------------------------------------------------------
     @staticmethod
     def _plot_area(plots) -> W.Widget:
@@ -326,7 +342,8 @@ class AppShell(W.VBox):
             return W.VBox(plots)
         tabs = W.Tab([W.VBox([p]) for p in plots])
         for i, p in enumerate(plots):
-            tabs.set_title(i, _figure_title(p, i) if isinstance(p, PlotlyWidget) else f"Plot {i + 1}")
+            name = _figure_title(p, i) if isinstance(p, PlotlyWidget) else f"Plot {i + 1}"
+            tabs.set_title(i, name.split(":")[0].strip())
         return tabs
 
     # -- presentation mode ----------------------------------------------------------------------
