@@ -269,15 +269,17 @@ def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
 @functools.lru_cache(maxsize=64)
 def _curve_cached(counts: tuple, sigma: float, r: float, alphas: tuple):
     al = np.asarray(alphas)
-    rows = []
+    fwd, rev, err = [], [], []
     for x in counts:
         f1, r1 = _divergences(x, sigma, r, al, 1)
         f2, r2 = _divergences(x, sigma, r, al, 2)
-        worst = np.maximum(f2, r2) / al
-        err = np.maximum(np.abs(f2 - f1), np.abs(r2 - r1)) / al
-        k = int(np.argmax(worst))
-        rows.append((worst[k], err[k], al[k]))
-    return np.array(rows)
+        fwd.append(f2)
+        rev.append(r2)
+        err.append(np.maximum(np.abs(f2 - f1), np.abs(r2 - r1)))
+    out = tuple(np.array(v) for v in (fwd, rev, err))
+    for v in out:
+        v.setflags(write=False)
+    return out
 
 
 def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)) -> dict:
@@ -287,8 +289,10 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
 
     next to the proven ρ = 1/(2σ²). A group-wise ρ̂(x) ≤ v(x) is what the post's Definition asks
     (for the neighbouring pair x ↔ x + 1 only, at the listed orders only). Returns
-    ``{"counts", "rho_hat", "error", "argmax_alpha", "rho_proven"}``; ``error`` is the refinement
-    estimate divided by α. Cached per (counts, σ², r, alphas): a lab re-drawing the same slider
+    ``{"counts", "rho_hat", "error", "argmax_alpha", "rho_proven", "alphas", "forward", "reverse",
+    "divergence_error"}``: ``error`` is the refinement estimate divided by α; the last three are the
+    full tables D_α(P_x‖P_{x+1}), D_α(P_{x+1}‖P_x) and their error, shape (counts, alphas), so a lab
+    slider over the count or the order only indexes them. Cached per (counts, σ², r, alphas): a lab re-drawing the same slider
     position pays nothing. THIS IS A NUMERICAL EXPLORATION OF AN OPEN PROBLEM (Pujol & Desfontaines
     2023), NOT A GUARANTEE: a finite set of orders and one pair of counts, with estimated error.
 
@@ -304,6 +308,10 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
     al = check_alpha(alphas)
     if al.ndim != 1 or np.isinf(al).any():
         raise ValueError(f"alphas must be a one-dimensional array of finite orders > 1, got {alphas!r}")
-    rows = _curve_cached(tuple(float(c) for c in cs), math.sqrt(s2), rr, tuple(float(a) for a in al))
-    return {"counts": cs, "rho_hat": rows[:, 0].copy(), "error": rows[:, 1].copy(),
-            "argmax_alpha": rows[:, 2].copy(), "rho_proven": 1.0 / (2.0 * s2)}
+    fwd, rev, err = _curve_cached(tuple(float(c) for c in cs), math.sqrt(s2), rr, tuple(float(a) for a in al))
+    per_alpha = np.maximum(fwd, rev) / al[None, :]
+    k = np.argmax(per_alpha, axis=1)
+    rows = np.arange(cs.size)
+    return {"counts": cs, "rho_hat": per_alpha[rows, k], "error": (err / al[None, :])[rows, k],
+            "argmax_alpha": al[k], "rho_proven": 1.0 / (2.0 * s2), "alphas": al,
+            "forward": fwd.copy(), "reverse": rev.copy(), "divergence_error": err.copy()}

@@ -100,6 +100,18 @@ def test_theorem4_is_eps_dp_exactly(items, extra, eps, tau):
 
 
 @settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=0, max_size=8), st.integers(0, 30), st.sampled_from([0.3, 1.0, 3.0]),
+       st.integers(1, 5))
+def test_theorem4_user_sum_is_eps_dp_exactly(totals, extra, eps, tau):
+    """Adding one person (any total) to a user-level sum: pmf ratio ≤ e^ε."""
+    grid = np.linspace(0, 120, 13)
+    x, x2 = _neighbours(totals, extra)
+    p = ds.shifted_inverse_pmf(ds.grid_losses_user_sum(x, grid), eps, tau)
+    q = ds.shifted_inverse_pmf(ds.grid_losses_user_sum(x2, grid), eps, tau)
+    assert np.all(np.abs(np.log(p) - np.log(q)) <= eps * (1 + 1e-12) + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 20), min_size=0, max_size=8), st.integers(0, 30),
        st.sampled_from([0.5, 2.0]), st.sampled_from([5, 8, 13]))
 def test_binary_search_is_T_over_sigma_dp_exactly(totals, extra, sigma, m):

@@ -114,6 +114,10 @@ def test_zcdp_like_curve():
     assert c["rho_hat"][-1] < 1e-3 * c["rho_proven"]
     again = gp.zcdp_like_curve([0, 10, 100, 1000, 10_000], 100.0, 0.3, alphas=(2, 8, 32))
     assert np.array_equal(again["rho_hat"], c["rho_hat"])
+    # the full tables agree with renyi_divergence, and rho_hat is their max over α of D/α
+    d = gp.renyi_divergence(10, [2, 8, 32], 100.0, 0.3)
+    assert np.allclose(c["forward"][1], d["forward"]) and np.allclose(c["reverse"][1], d["reverse"])
+    assert c["rho_hat"][1] == pytest.approx(max(np.max(d["forward"] / [2, 8, 32]), np.max(d["reverse"] / [2, 8, 32])))
 
 
 @pytest.mark.parametrize("call,name", [

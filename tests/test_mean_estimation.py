@@ -140,6 +140,16 @@ def test_mahalanobis_clipping_is_affine_equivariant():
     assert np.allclose(e1, mapped + sigma * z @ half)
 
 
+def test_error_curve_falls_with_n_and_matches_the_exact_rmse():
+    cov = me.gaussian_covariance(50.0, 1.0, 0.2)
+    out = me.error_curve([50, 200, 1000], cov, 1.0, 1e-6, np.random.default_rng(4), trials=400,
+                         method="isotropic")
+    assert np.all(np.diff(out["rmse_mahalanobis"]) < 0)
+    # E‖e‖ ≤ sqrt(E‖e‖²) (Jensen) and is close to it for a 2-D Gaussian error
+    assert np.all(out["mc_mahalanobis"] <= out["rmse_mahalanobis"] + 4 * out["mc_mahalanobis_se"])
+    assert np.all(out["mc_mahalanobis"] >= 0.7 * out["rmse_mahalanobis"])
+
+
 def test_covering_radius_and_default_clip():
     assert me.covering_radius(1, 0.05) == pytest.approx(1.959963985, rel=1e-9)
     z = np.random.default_rng(0).normal(size=(200_000, 2))
