@@ -19,8 +19,8 @@ W is symmetric), the output density is the product-distribution integral
 
 evaluated by the trapezoid rule on a fixed t-grid (uniform over x ± 14σ, merged with log-spaced
 points in |t| whose ratio step is r/6, which resolves the spike of φ_r(y/t − 1)/|t| near t ≈ y at
-every scale); p_x has a logarithmic singularity at y = 0 (p_x(y) ~ −2 φ_σ(x) log|y|), which the
-log-spaced y-grid resolves. The Rényi divergence D_α(P_x ‖ P_{x+1}) = log ∫ p_x^α p_{x+1}^{1−α} dy
+every scale); p_x has a logarithmic singularity at y = 0 (p_x(y) ~ −2 φ_σ(x) φ_r(1) log|y|, with
+φ_s the N(0, s²) density), which the log-spaced y-grid resolves. The Rényi divergence D_α(P_x ‖ P_{x+1}) = log ∫ p_x^α p_{x+1}^{1−α} dy
 / (α − 1) is then a trapezoid sum in log space over the merged y-grid. The error reported is the
 change when every grid is refined (twice the points): an estimate, not a bound.
 
