@@ -13,7 +13,7 @@ The shifted inverse sensitivity mechanism (Fang, Dong & Yi 2022) looks for a y w
 shift τ > 0 instead of 0, so its output sits below f(x) but above f(x) − DS^{2τ}_f(x):
 
 * :func:`shifted_inverse_pmf` / :func:`shifted_inverse_sample` — the exponential mechanism on the
-  loss ℓ* (Steinke 2023, Theorem 4 and its footnote 4): ε-DP.
+  loss ℓ* (Steinke 2023, Theorem 4 and its footnote 4, eqs. (A)–(B)): ε-DP.
 * :func:`binary_search_pmf` / :func:`binary_search_sample` — the noisy binary search (Steinke 2023,
   Theorem 5): (T/σ)-DP and T/(2σ²)-zCDP for T halving steps.
 
@@ -287,7 +287,8 @@ def down_sensitivity_max(x, k):
 
 # -- Theorem 4: the exponential mechanism on the shifted loss ---------------------------------------
 def shifted_loss(loss, tau) -> np.ndarray:
-    """The shifted loss ℓ* of Steinke 2023, footnote 4 (Fang, Dong & Yi 2022): with the strict loss
+    """The shifted loss ℓ* of Steinke 2023, footnote 4, eq. (B) (Fang, Dong & Yi 2022): with the
+    strict loss of eq. (A)
     ℓ̄(x, y) = min{dist(x, x̃) : x̃ ⊆ x, f(x̃) < y} — on a grid ℓ̄(x, y_j) = ℓ(x, y_{j−1}) and
     ℓ̄(x, y_0) = ∞ —
 
