@@ -254,3 +254,24 @@ def test_composition_table_is_the_posts():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 0.6), st.sampled_from([0.0, 1e-9, 3e-7])), min_size=0, max_size=30),
+       st.floats(0.05, 3.0), modes)
+def test_zcdp_filters_never_exceed_their_budgets(req, rho, mode):
+    z = fl.ZCDPFilter(rho)
+    mask = z.run([r[0] for r in req], mode=mode)
+    _check_mask(mask, mode)
+    assert sum((Fraction(r[0]) for r, m in zip(req, mask) if m), Fraction(0)) <= Fraction(z.rho)
+    a = fl.ApproxZCDPFilter(rho, 1e-6)
+    mask = a.run(req, mode=mode)
+    _check_mask(mask, mode)
+    acc = [r for r, m in zip(req, mask) if m]
+    assert sum((Fraction(r[0]) for r in acc), Fraction(0)) <= Fraction(a.rho)
+    assert sum((Fraction(r[1]) for r in acc), Fraction(0)) <= Fraction(a.delta)
+    # with skipping, every refused request would have broken one of the two budgets
+    if mode == "skip":
+        for i, r in enumerate(req):
+            if not mask[i]:
+                assert not a.accepts([q for q, m in zip(req[:i], mask[:i]) if m] or np.zeros((0, 2)), [r])
