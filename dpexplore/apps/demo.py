@@ -1,7 +1,6 @@
-"""Demo app: the μ-GDP privacy profile δ_μ(ε), the smallest app and the template for new ones.
+"""Demo dashboard: the μ-GDP privacy profile δ_μ(ε) (a small proving app for the serving layer).
 
-It shows the privacy profile of μ-GDP (Dong, Roth & Su 2022, Corollary 2.13; Liu et al. 2022,
-Theorem 3.1):
+It shows 002, Theorem 3.1 (Dong, Roth & Su 2022, Corollary 2.13):
 
     δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
 
@@ -15,7 +14,7 @@ the privacy profile of the Gaussian mechanism with μ = Δ/σ, drawn on a log y 
 0.126937
 >>> app = build_demo()
 >>> type(app).__name__
-'AppShell'
+'VBox'
 """
 from __future__ import annotations
 
@@ -25,30 +24,11 @@ import ipywidgets as W
 import numpy as np
 
 from ..profiles import GaussianDPProfile
-from ..ui.controls import OKABE_ITO, Controller, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, build_app
 
-__all__ = ["INFO", "DemoSpec", "DemoResult", "compute_demo", "DemoController", "build_demo",
+__all__ = ["DemoSpec", "DemoResult", "compute_demo", "DemoController", "build_demo",
            "EPS_PLOT_MAX", "MU_LIMIT", "N_POINTS"]
-
-INFO = AppInfo(
-    slug="demo",
-    title="Gaussian DP: the privacy profile",
-    question="How large is δ at a given ε for the Gaussian mechanism (μ-GDP)?",
-    lead=("The curve is the smallest δ for which a μ-GDP mechanism — the Gaussian mechanism with "
-          "μ = Δ/σ — is (ε, δ)-DP. Larger μ means less noise and a larger δ at every ε."),
-    topic="notions and conversions",
-    theory=(
-        r"<p>A mechanism is μ-GDP when distinguishing neighbouring data sets from its output is at "
-        r"least as hard as distinguishing N(0, 1) from N(μ, 1). Its privacy profile is</p>"
-        r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right)"
-        r" - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right),$$"
-        r"<p>tight for every ε ≥ 0 (Balle &amp; Wang 2018, Theorem 8; Dong, Roth &amp; Su 2022, "
-        r"Corollary 2.13; Liu et al. 2022, Theorem 3.1). The Gaussian mechanism with sensitivity Δ "
-        r"and noise standard deviation σ is μ-GDP with μ = Δ/σ.</p>"
-    ),
-)
 
 #: the plotted ε range is [0, EPS_PLOT_MAX]
 EPS_PLOT_MAX = 10.0
@@ -77,8 +57,7 @@ class DemoResult:
 
 
 def compute_demo(spec: DemoSpec) -> DemoResult:
-    """δ_μ on the plotted grid and at ``spec.eps`` (Dong, Roth & Su 2022, Corollary 2.13), one
-    call per slider step.
+    """δ_μ on the plotted grid and at ``spec.eps`` (002, Theorem 3.1), one call per slider step.
 
     Raises ``ValueError`` naming ``mu`` when μ > MU_LIMIT (no meaningful privacy on the plot).
 
@@ -125,27 +104,17 @@ class DemoController(Controller):
             "xaxis": {"title": {"text": "ε"}},
             "yaxis": {"title": {"text": "δ(ε)"}, "type": "log", "exponentformat": "power"},
             "showlegend": True,
-            "legend": {"x": 0.99, "xanchor": "right", "y": 0.99, "yanchor": "top",
-                       "bgcolor": "rgba(255,255,255,0.8)"},
         }
         return [PlotlyWidget(data=self._traces(result), layout=layout)]
 
     def render(self, result: DemoResult) -> None:
-        self.figs[0].update(data=self._traces(result))
+        with self.figs[0].batch_update():
+            self.figs[0].update(data=self._traces(result))
         self.readout.value = self._readout_text(result)
 
     @staticmethod
     def _readout_text(r: DemoResult) -> str:
-        return f"δ(ε = {r.eps:.4g}) = <b>{r.delta_at_eps:.4g}</b>"
-
-    def snippet(self) -> str:
-        s = self.spec
-        return (
-            "from dpexplore import GaussianDPProfile\n\n"
-            f"profile = GaussianDPProfile({s.mu!r})\n"
-            f"eps = {s.eps!r}\n"
-            'print(f"delta(eps = {eps:.4g}) = {profile.delta(eps):.4g}")\n'
-        )
+        return f"δ(ε = {r.eps:.3g}) = <b>{r.delta_at_eps:.4g}</b>"
 
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
@@ -153,16 +122,27 @@ class DemoController(Controller):
         self.readout.value = self._readout_text(self.result)
 
 
-def build_demo(eps: float = 1.0, mu: float = 1.0) -> AppShell:
-    """The demo app: ε and μ sliders, the δ(ε) readout and the profile plot, in the app shell.
+def build_demo(eps: float = 1.0, mu: float = 1.0) -> W.VBox:
+    """The demo dashboard: title, formula, ε and μ sliders, a message area and the plot.
 
-    >>> app = build_demo(eps=0.5, mu=2.0)
-    >>> app.controller.readout.value
-    'δ(ε = 0.5) = <b>0.5992</b>'
+    >>> box = build_demo(eps=0.5, mu=2.0)
+    >>> len(box.children)
+    5
     """
     controls = {
         "eps": log_slider("ε", eps, 0.01, EPS_PLOT_MAX, steps_per_decade=50),
         "mu": linear_slider("μ", mu, 0.1, 10.0, 0.05),
     }
-    ctrl = DemoController(controls)
-    return build_app(INFO, ctrl, readouts=[ctrl.readout])
+    message = MessageArea()
+    ctrl = DemoController(controls, message)
+    title = W.HTML("<h2>Gaussian differential privacy: the privacy profile</h2>")
+    formula = W.HTMLMath(
+        r"The μ-GDP privacy profile (002, Theorem 3.1; Dong, Roth &amp; Su 2022, Cor. 2.13): "
+        r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right)"
+        r" - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
+        r"The Gaussian mechanism with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ."
+    )
+    box = W.VBox([title, formula, W.VBox(list(controls.values()) + [ctrl.readout]), message,
+                  *ctrl.figs])
+    box.controller = ctrl  # keep a handle for notebooks and tests
+    return box

@@ -502,8 +502,6 @@ class Controller:
         self.controls = dict(controls)
         self.message = message if message is not None else MessageArea()
         self.last_error: BaseException | None = None
-        self._listeners: list[Callable[[], None]] = []
-        self._quiet = False
         self.spec = self.read_spec()
         self.result = self._cached(self.spec)
         self.figs: Sequence[PlotlyWidget] = list(self.figures(self.result))
@@ -528,38 +526,8 @@ class Controller:
     def sync_controls(self) -> None:
         """Controls that matter only for some settings follow the current one (default: none)."""
 
-    def snippet(self) -> str | None:
-        """Python source that reproduces the current readouts with dpexplore's public API and
-        prints them (the shell's "Reproduce in Python" section); ``None``: not provided."""
-        return None
-
-    # -- for the app shell --------------------------------------------------------------------
-    def on_update(self, callback: Callable[[], None]) -> None:
-        """Call ``callback()`` after every successful update (the shell refreshes its link to the
-        current view and the Python snippet)."""
-        self._listeners.append(callback)
-
-    def set_values(self, values: Mapping[str, Any]) -> None:
-        """Set several controls at once (a shared link), with ONE update at the end. A value a
-        control refuses (a traitlets error) leaves it unchanged and shows the message."""
-        bad = []
-        self._quiet = True
-        try:
-            for name, v in values.items():
-                try:
-                    self.controls[name].value = v
-                except (traitlets.TraitError, ValueError) as exc:
-                    bad.append(f"{name} = {v!r}: {exc}")
-        finally:
-            self._quiet = False
-        self.update()
-        if bad:
-            self.message.show("Link: " + "; ".join(bad) + " (the default is used).")
-
     # -- machinery --------------------------------------------------------------------------
     def _on_change(self, change) -> None:
-        if self._quiet:
-            return
         self.update()
         if self.prefetch and self.last_error is None:
             self._prefetch_neighbours(change)
@@ -620,8 +588,3 @@ class Controller:
             if ok:
                 self.last_error = None
                 self.message.clear()
-                for cb in self._listeners:
-                    try:
-                        cb()
-                    except Exception:  # noqa: BLE001 - a listener never breaks a step
-                        log.exception("update listener failed for %r", type(self).__name__)

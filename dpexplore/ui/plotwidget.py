@@ -138,7 +138,7 @@ def _merge(base: Mapping, update: Mapping) -> dict:
 
 #: cache key of the served bundle (``?v=``): a new bundle gets a new URL
 _PLOTLY_VERSION = f"{plotly_js_version()}-{hashlib.sha1(plotly_js_path().read_bytes()).hexdigest()[:10]}"
-_DEFAULT_CONFIG = {"displaylogo": False, "responsive": False}  # the front end resizes (ResizeObserver)
+_DEFAULT_CONFIG = {"displaylogo": False, "responsive": True}
 _DEFAULT_LAYOUT = {
     "height": 380,
     "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
@@ -177,9 +177,6 @@ class PlotlyWidget(anywidget.AnyWidget):
     #: the plotly layout (``layout`` itself is ipywidgets' DOM layout of the widget)
     plot_layout = traitlets.Dict().tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
-    #: CSS height of the plot (e.g. ``"clamp(300px, calc(100vh - 250px), 700px)"``): the front end
-    #: sizes the div with it and draws at the div's height; "" = the layout's ``height`` (px)
-    css_height = traitlets.Unicode("").tag(sync=True)
     _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
 
     def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,
