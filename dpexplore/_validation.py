@@ -1,7 +1,7 @@
 """Entry validation shared by the whole backend.
 
 Every public function validates its arguments here and raises a ``ValueError`` that names the
-parameter and shows the offending value (design practice 3: "validate at entry, with the value in
+parameter and shows the offending value ("validate at entry, with the value in
 the message"). Values are returned as float arrays so the numerics can broadcast; ``scalar_out``
 turns 0-d results back into Python floats.
 """

@@ -4,17 +4,17 @@ Everything here is a pure function or a small frozen spec; randomness comes only
 explicit ``rng: numpy.random.Generator`` argument, so every simulation is seeded and
 reproducible. No widget imports.
 
-Contents (reference file + slide/theorem in each docstring):
+Contents (the source and its slide or theorem in each docstring):
 
-* :class:`ReportNoisyMax` / :func:`report_noisy_max` — 004, "Report Noisy Max".
-* :class:`AboveThreshold`, :class:`Sparse` (sparse vector) — 004, "AboveThreshold algorithm",
+* :class:`ReportNoisyMax` / :func:`report_noisy_max` — Bassi 2019, "Report Noisy Max".
+* :class:`AboveThreshold`, :class:`Sparse` (sparse vector) — Bassi 2019, "AboveThreshold algorithm",
   "Sparse vector mechanism"; Dwork & Roth 2014, Algorithms 1–2, Theorems 3.23–3.26.
-* :class:`Thresholdout` and :func:`simulate_adaptive_overfitting` — 004, "Reusable holdout";
+* :class:`Thresholdout` and :func:`simulate_adaptive_overfitting` — Bassi 2019, "Reusable holdout";
   Dwork, Feldman, Hardt, Pitassi, Reingold & Roth 2015 (arXiv:1506.02629).
-* Generalization and max-information calculators — 004, "Generalization via differential
+* Generalization and max-information calculators — Bassi 2019, "Generalization via differential
   privacy", "The max-information of DP algorithms", "Generalization via max-information".
-* :func:`shuffle_amplification` — 000, "Privacy Doona", eq. (1) (Feldman, McMillan & Talwar 2021).
-* :func:`inverse_sensitivity_median` and :func:`laplace_median` — 000, "Beyond Global
+* :func:`shuffle_amplification` — Canonne 2022, "Privacy Doona", eq. (1) (Feldman, McMillan & Talwar 2021).
+* :func:`inverse_sensitivity_median` and :func:`laplace_median` — Steinke 2023a, "Beyond Global
   Sensitivity via Inverse Sensitivity", eq. (4)–(5), Theorems 2 and 4, eq. (8).
 """
 from __future__ import annotations
@@ -114,8 +114,8 @@ def _values(x, name: str) -> np.ndarray:
 def advanced_composition_pure(eps0, k, delta):
     """ε of the k-fold adaptive composition of ε₀-DP mechanisms, at total failure δ.
 
-    The better of basic composition, ``k ε₀`` (004, "Composition of several DP mechanisms"), and
-    the advanced composition theorem of Dwork, Rothblum & Vadhan (004 and NOTES.md,
+    The better of basic composition, ``k ε₀`` (Bassi 2019, "Composition of several DP mechanisms"), and
+    the advanced composition theorem of Dwork, Rothblum & Vadhan (Bassi 2019,
     "Advanced, k-fold"; Dwork & Roth 2014, Theorem 3.20 with per-step δ = 0)::
 
         ε' = sqrt(2k ln(1/δ)) ε₀ + k ε₀ (e^{ε₀} − 1),        (ε', δ)-DP.
@@ -165,21 +165,21 @@ def _solve_eps0(eps: float, k: int, delta: float) -> float:
 class ReportNoisyMax:
     """Report Noisy Max: add i.i.d. noise to every score and release only the arg max.
 
-    004, "Report Noisy Max": for counting queries, adding ``Lap(1/ε)`` to each count and
+    Bassi 2019, "Report Noisy Max": for counting queries, adding ``Lap(1/ε)`` to each count and
     returning the index of the largest noisy count is (ε, 0)-DP (Dwork & Roth 2014, Claim 3.9).
     That proof needs *monotone* scores (all move the same way between neighbours, as counts
     do). For arbitrary scores of sensitivity Δ the noise must be doubled. Noise scale::
 
-        b = Δ/ε   if monotonic   (004: Lap(1/ε) for counts)
+        b = Δ/ε   if monotonic   (Bassi 2019: Lap(1/ε) for counts)
         b = 2Δ/ε  otherwise      (the safe default)
 
-    ``noise`` picks the family with that scale: ``"laplace"`` (004); ``"exponential"`` (one-sided,
+    ``noise`` picks the family with that scale: ``"laplace"`` (Bassi 2019); ``"exponential"`` (one-sided,
     equivalent to permute-and-flip: McKenna & Sheldon 2020, Ding et al. 2021); ``"gumbel"``,
     for which the arg max has exactly the exponential mechanism's law P(i) ∝ exp(s_i / b)
     (McSherry & Talwar 2007; Gumbel-max trick). All three are ε-DP at these scales: the proof of
     Dwork & Roth's Claim 3.9 only uses that the noise's log-survival function is
     (1/b)-Lipschitz, which holds for all three families (a neighbour moves the winning cut-off by
-    at most Δ for monotone scores, 2Δ otherwise). The slides (004) state only the Laplace case.
+    at most Δ for monotone scores, 2Δ otherwise). The slides (Bassi 2019) state only the Laplace case.
 
     >>> rnm = ReportNoisyMax(eps=1.0, monotonic=True)
     >>> rnm.noise_scale, rnm.privacy()
@@ -209,7 +209,7 @@ class ReportNoisyMax:
         return (1.0 if self.monotonic else 2.0) * self.sensitivity / self.eps
 
     def privacy(self) -> tuple[float, float]:
-        """(ε, δ) = (ε, 0) (004, "The Report Noisy Max algorithm is (ε, 0)-DP")."""
+        """(ε, δ) = (ε, 0) (Bassi 2019, "The Report Noisy Max algorithm is (ε, 0)-DP")."""
         return (self.eps, 0.0)
 
     def probabilities(self, scores) -> np.ndarray:
@@ -286,8 +286,8 @@ class ReportNoisyMax:
 
 
 def report_noisy_max(scores, eps, rng, sensitivity=1.0, noise="laplace", *, monotonic=False, size=None):
-    """Report Noisy Max (004, "Report Noisy Max"): ``argmax_i (scores_i + Z_i)``, Z_i i.i.d.
-    noise of scale ``Δ/ε`` (monotone scores such as counts, 004's ``Lap(1/ε)``) or ``2Δ/ε``
+    """Report Noisy Max (Bassi 2019, "Report Noisy Max"): ``argmax_i (scores_i + Z_i)``, Z_i i.i.d.
+    noise of scale ``Δ/ε`` (monotone scores such as counts, Bassi 2019's ``Lap(1/ε)``) or ``2Δ/ε``
     (general scores, the default); ε-DP either way. See :class:`ReportNoisyMax`.
 
     >>> report_noisy_max([3.0, 40.0, 5.0], 1.0, np.random.default_rng(1))
@@ -394,7 +394,7 @@ def _svt_run(session: SVTSession, values) -> SVTResult:
 
 @dataclass(frozen=True)
 class AboveThreshold:
-    """AboveThreshold (004, "Detour: AboveThreshold algorithm"; Dwork & Roth 2014, Algorithm 1,
+    """AboveThreshold (Bassi 2019, "Detour: AboveThreshold algorithm"; Dwork & Roth 2014, Algorithm 1,
     Theorem 3.23): ε-DP for a stream of sensitivity-Δ queries, halting at the first query whose
     noisy value exceeds a noisy threshold::
 
@@ -430,7 +430,7 @@ class AboveThreshold:
         return 4.0 * self.sensitivity / self.eps
 
     def privacy(self) -> tuple[float, float]:
-        """(ε, 0) (004: "The AboveThreshold algorithm is (ε, 0)-differentially private")."""
+        """(ε, 0) (Bassi 2019: "The AboveThreshold algorithm is (ε, 0)-differentially private")."""
         return (self.eps, 0.0)
 
     def accuracy(self, k, beta) -> float:
@@ -452,13 +452,13 @@ class AboveThreshold:
 
 @dataclass(frozen=True)
 class Sparse:
-    """Sparse vector algorithm (004, "Sparse vector mechanism (again)", procedure Sparse;
+    """Sparse vector algorithm (Bassi 2019, "Sparse vector mechanism (again)", procedure Sparse;
     Dwork & Roth 2014, Algorithm 2): AboveThreshold restarted after every ⊤, halting after ``c``
     above-threshold answers. With per-restart noise σ: ``T̂ = T + Lap(σ)``, ``ν_i ~ Lap(2σ)``,
     and each AboveThreshold instance is ε₀-DP with ε₀ = 2Δ/σ.
 
-    * δ = 0: σ = 2cΔ/ε (004), and Sparse is (cε₀, 0) = (ε, 0)-DP by basic composition.
-    * δ > 0: 004 sets σ = 2Δ sqrt(2c ln(1/δ))/ε, which keeps only the first term of advanced
+    * δ = 0: σ = 2cΔ/ε (Bassi 2019), and Sparse is (cε₀, 0) = (ε, 0)-DP by basic composition.
+    * δ > 0: Bassi 2019 sets σ = 2Δ sqrt(2c ln(1/δ))/ε, which keeps only the first term of advanced
       composition (ε ≈ sqrt(2c ln(1/δ)) ε₀) and so slightly *overstates* privacy. Here ε₀ is
       instead the largest value (bisection, rounded down) for which the full advanced
       composition bound ``sqrt(2c ln(1/δ)) ε₀ + c ε₀ (e^{ε₀} − 1)`` (or ``c ε₀`` if smaller)
@@ -518,7 +518,7 @@ class Sparse:
 
     @property
     def sigma_slide(self) -> float:
-        """004's noise level: 2cΔ/ε if δ = 0 else 2Δ sqrt(2c ln(1/δ))/ε (for comparison)."""
+        """Bassi 2019's noise level: 2cΔ/ε if δ = 0 else 2Δ sqrt(2c ln(1/δ))/ε (for comparison)."""
         if self.delta == 0.0:
             return 2.0 * self.c * self.sensitivity / self.eps
         return 2.0 * self.sensitivity * math.sqrt(2 * self.c * math.log(1 / self.delta)) / self.eps
@@ -608,7 +608,7 @@ class ThresholdoutSession:
 
 @dataclass(frozen=True)
 class Thresholdout:
-    """Thresholdout, the reusable holdout (004, "Reusable holdout"/"Thresholdout"; Dwork,
+    """Thresholdout, the reusable holdout (Bassi 2019, "Reusable holdout"/"Thresholdout"; Dwork,
     Feldman, Hardt, Pitassi, Reingold & Roth 2015, arXiv:1506.02629, Algorithm Thresholdout).
 
     For each statistical query φ: X → [0, 1] with training mean a_t and holdout mean a_h
@@ -618,7 +618,7 @@ class Thresholdout:
         if |a_h − a_t| > T̂ + η:  release a_h + Lap(σ), budget B −= 1, refresh T̂
         else:                     release a_t
 
-    Privacy (004, "Thresholdout (cont.)"): the sparse vector part (c = B, noise rate 2σ) and the
+    Privacy (Bassi 2019, "Thresholdout (cont.)"): the sparse vector part (c = B, noise rate 2σ) and the
     Laplace releases are each B-fold compositions of ε₀ = 1/(σn)-DP steps, so Thresholdout is
     (2B/(σn), 0)-DP. For δ > 0 the slide gives 2 sqrt(2B ln(2/δ))/(σn) and Dwork et al. 2015
     (Lemma 23 of arXiv:1506.02629) give sqrt(32 B ln(2/δ))/(σn) (the slide's footnote explains
@@ -672,7 +672,7 @@ class Thresholdout:
         return (math.sqrt(32.0 * self.budget * math.log(2.0 / d)) / (self.sigma * self.n), d)
 
     def privacy_slide(self, delta) -> tuple[float, float]:
-        """(2 sqrt(2B ln(2/δ))/(σn), δ): 004, "Thresholdout (cont.)" (approximate, see above)."""
+        """(2 sqrt(2B ln(2/δ))/(σn), δ): Bassi 2019, "Thresholdout (cont.)" (approximate, see above)."""
         d = _scalar(_delta_open(delta), "delta", delta)
         return (2.0 * math.sqrt(2.0 * self.budget * math.log(2.0 / d)) / (self.sigma * self.n), d)
 
@@ -702,7 +702,7 @@ class OverfittingResult:
 def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=None, threshold=None,
                                   sigma=None, budget=None, n_signal=0, signal=0.0):
     """The holdout-reuse experiment of Dwork et al. 2015 (arXiv:1506.02629, Section 5
-    "Experiments", after Freedman 1983; 004, "Reusable holdout"): adaptive variable selection
+    "Experiments", after Freedman 1983; Bassi 2019, "Reusable holdout"): adaptive variable selection
     overfits a reused holdout; Thresholdout keeps the holdout estimate honest (the accuracy it
     reports tracks fresh data). It does not make the classifier itself better.
 
@@ -797,10 +797,10 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
 
 
 # ------------------------------------------------------------------------------------------------
-# Generalization and max-information (004)
+# Generalization and max-information (Bassi 2019)
 # ------------------------------------------------------------------------------------------------
 def generalization_via_dp(n, beta):
-    """004, "Generalization via DP for i.i.d. datasets": if every fixed output y is bad with
+    """Bassi 2019, "Generalization via DP for i.i.d. datasets": if every fixed output y is bad with
     probability ≤ β, an ε-DP algorithm with ε ≤ sqrt(ln(1/β)/(2n)) outputs a bad y with
     probability ≤ 3√β. Returns ``(eps_max, failure)`` = (sqrt(ln(1/β)/(2n)), 3√β) (closed form).
 
@@ -815,7 +815,7 @@ def generalization_via_dp(n, beta):
 
 
 def statistical_query_epsilon(tau, n):
-    """004, "Corollary for statistical queries": an ε-DP algorithm that outputs a statistical
+    """Bassi 2019, "Corollary for statistical queries": an ε-DP algorithm that outputs a statistical
     query φ: X → [0, 1] with ε ≤ sqrt(τ² − ln 2/(2n)) ensures
     P[|P[φ] − E_S[φ]| > τ] ≤ 3√2 exp(−nτ²). Returns ``(eps_max, failure)``; needs
     τ² > ln 2/(2n) (ValueError naming ``tau`` otherwise).
@@ -838,7 +838,7 @@ def statistical_query_epsilon(tau, n):
 
 
 def max_information_pure(eps, n):
-    """004, "Pure max-information of pure DP algorithms": I_∞(A, n) ≤ (log₂ e) ε n bits.
+    """Bassi 2019, "Pure max-information of pure DP algorithms": I_∞(A, n) ≤ (log₂ e) ε n bits.
 
     >>> round(max_information_pure(0.01, 100), 6)
     1.442695
@@ -850,7 +850,7 @@ def max_information_pure(eps, n):
 
 
 def max_information_iid(eps, n, beta):
-    """004, "Approx. max-information of DP algorithms for i.i.d. datasets": for ε-DP A and
+    """Bassi 2019, "Approx. max-information of DP algorithms for i.i.d. datasets": for ε-DP A and
     β > 0, I_∞^β(A, n) ≤ (log₂ e)(ε² n/2 + ε sqrt(n ln(2/β)/2)) bits.
 
     >>> round(max_information_iid(0.01, 10000, 0.05), 6)
@@ -866,7 +866,7 @@ def max_information_iid(eps, n, beta):
 
 
 def max_information_tail_bound(k_bits, tau, n, c, beta):
-    """004, "Usefulness of max-information" + McDiarmid: if I_∞^β(A, n) ≤ k bits and A outputs
+    """Bassi 2019, "Usefulness of max-information" + McDiarmid: if I_∞^β(A, n) ≤ k bits and A outputs
     a c-sensitive f: X^n → R, then P[|f(S) − P^n[f]| ≥ τ] ≤ 2^k · 2 exp(−2τ²/(n c²)) + β
     (capped at 1; evaluated in log space).
 
@@ -886,7 +886,7 @@ def max_information_tail_bound(k_bits, tau, n, c, beta):
 
 
 def dp_max_information_tail_bound(eps, tau, n, c, beta):
-    """Generalization of an ε-DP algorithm's c-sensitive output via max-information (004,
+    """Generalization of an ε-DP algorithm's c-sensitive output via max-information (Bassi 2019,
     "Generalization via max-information for i.i.d. datasets (take 2)"): combine
     :func:`max_information_iid` (k bits at β) with :func:`max_information_tail_bound`::
 
@@ -905,13 +905,13 @@ def dp_max_information_tail_bound(eps, tau, n, c, beta):
 
 
 # ------------------------------------------------------------------------------------------------
-# Amplification by shuffling (000, FMT21)
+# Amplification by shuffling (Steinke 2023a, FMT21)
 # ------------------------------------------------------------------------------------------------
 def shuffle_amplification_valid(eps_local, n, delta):
     """Whether the condition of FMT21's closed-form bound holds: ε_L ≤ ln(n / (16 ln(4/δ)))
     (Feldman, McMillan & Talwar 2021, Theorem 3.1, with the log(4/δ) used by the authors' reference
     implementation apple/ml-shuffling-amplification — the stricter of the versions in
-    circulation; 000 states it loosely as n ≫ e^{ε_L} log(1/δ)).
+    circulation; Canonne 2022 states it loosely as n ≫ e^{ε_L} log(1/δ)).
 
     >>> shuffle_amplification_valid(1.0, 10000, 1e-6), shuffle_amplification_valid(4.0, 10000, 1e-6)
     (True, False)
@@ -925,7 +925,7 @@ def shuffle_amplification_valid(eps_local, n, delta):
 
 
 def shuffle_amplification(eps_local, n, delta, *, strict=False):
-    """Central ε after shuffling the messages of n users of an ε_L-LDP randomizer (000, "Privacy
+    """Central ε after shuffling the messages of n users of an ε_L-LDP randomizer (Canonne 2022, "Privacy
     Doona", eq. (1); Feldman, McMillan & Talwar 2021)::
 
         ε = min(ε_L, log(1 + 16 (e^{ε_L} − 1)/(e^{ε_L} + 1) · sqrt(e^{ε_L} log(4/δ) / n))),
@@ -957,7 +957,7 @@ def shuffle_amplification(eps_local, n, delta, *, strict=False):
 
 
 # ------------------------------------------------------------------------------------------------
-# Median: inverse sensitivity vs Laplace (000)
+# Median: inverse sensitivity vs Laplace (Steinke 2023a)
 # ------------------------------------------------------------------------------------------------
 def _median_inputs(data, lower, upper):
     x = _values(data, "data").ravel()
@@ -980,14 +980,14 @@ def _grid(grid, lo, hi) -> np.ndarray:
 
 
 def inverse_sensitivity_median_loss(data, grid):
-    """Inverse-sensitivity loss of the median (000, "Beyond Global Sensitivity", eq. (4)): the
+    """Inverse-sensitivity loss of the median (Steinke 2023a, "Beyond Global Sensitivity", eq. (4)): the
     number of data points that must be replaced so that y becomes the median. With the
     median x_(m), m = ⌈n/2⌉ (the usual median for odd n, the lower median for even n),
     L(y) = #{x_i < y}, G(y) = #{x_i > y}::
 
         ℓ(x, y) = max(0, L(y) − m + 1) + max(0, G(y) − (n − m))
 
-    (at most one term is non-zero). Its sensitivity is 1 (000, Lemma 1).
+    (at most one term is non-zero). Its sensitivity is 1 (Steinke 2023a, Lemma 1).
 
     >>> inverse_sensitivity_median_loss([1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 3.0, 3.5, 5.0]).tolist()
     [3, 0, 1, 2]
@@ -1002,9 +1002,9 @@ def inverse_sensitivity_median_loss(data, grid):
 
 
 def inverse_sensitivity_median_probs(data, eps, lower, upper, grid=1001):
-    """Output distribution of the inverse sensitivity mechanism for the median (000, eq. (5)):
+    """Output distribution of the inverse sensitivity mechanism for the median (Steinke 2023a, eq. (5)):
     P[M(x) = y] ∝ exp(−ε ℓ(x, y)/2) over the finite grid Y (``grid`` points on
-    [lower, upper], or an explicit array). Returns ``(grid, probs)``. ε-DP (000, Theorem 2).
+    [lower, upper], or an explicit array). Returns ``(grid, probs)``. ε-DP (Steinke 2023a, Theorem 2).
 
     >>> g, p = inverse_sensitivity_median_probs([0.2, 0.5, 0.8], 2.0, 0.0, 1.0, grid=3)
     >>> g.tolist(), p.round(6).tolist()     # losses 2, 0, 2
@@ -1021,7 +1021,7 @@ def inverse_sensitivity_median_probs(data, eps, lower, upper, grid=1001):
 
 
 def inverse_sensitivity_median(data, eps, lower, upper, rng, grid=1001, size=None):
-    """ε-DP median by the inverse sensitivity mechanism (000, "Beyond Global Sensitivity via
+    """ε-DP median by the inverse sensitivity mechanism (Steinke 2023a, "Beyond Global Sensitivity via
     Inverse Sensitivity", eq. (4)–(5), Theorem 2): the exponential mechanism over a finite output
     grid with the loss ℓ(x, y) of :func:`inverse_sensitivity_median_loss`,
     P[M(x) = y] ∝ exp(−ε ℓ(x, y)/2), sampled from these probabilities. Utility: see
@@ -1039,10 +1039,10 @@ def inverse_sensitivity_median(data, eps, lower, upper, rng, grid=1001, size=Non
 
 
 def inverse_sensitivity_median_bound(data, eps, beta, lower, upper, grid=1001):
-    """Utility of the inverse sensitivity median (000, Lemma 3 and Theorem 4): with probability
+    """Utility of the inverse sensitivity median (Steinke 2023a, Lemma 3 and Theorem 4): with probability
     ≥ 1 − β the output has loss ≤ k = ⌊(2/ε) ln(|Y|/β)⌋, hence lies in
     [x_(m−k), x_(m+k)] (order statistics clipped to [lower, upper]), so
-    |M(x) − median| ≤ LS^k(x) (000 eq. (3)). Returns ``(k, lo, hi)``.
+    |M(x) − median| ≤ LS^k(x) (Steinke 2023a eq. (3)). Returns ``(k, lo, hi)``.
 
     >>> inverse_sensitivity_median_bound(np.arange(1, 100.0), 1.0, 0.1, 0.0, 100.0, grid=101)
     (13, 37.0, 63.0)
@@ -1061,7 +1061,7 @@ def inverse_sensitivity_median_bound(data, eps, beta, lower, upper, grid=1001):
 
 
 def laplace_median(data, eps, lower, upper, rng, size=None):
-    """Laplace-mechanism median, the global-sensitivity baseline (000, eq. (8)): clip the data
+    """Laplace-mechanism median, the global-sensitivity baseline (Steinke 2023a, eq. (8)): clip the data
     to [lower, upper]; the median x_(⌈n/2⌉) then has global sensitivity GS = upper − lower under
     replacement of one point (half the points at ``lower``, the rest at ``upper``: moving one
     flips the median), so M(x) = median + Lap(GS/ε) is ε-DP; the output is clipped to
@@ -1082,7 +1082,7 @@ def laplace_median(data, eps, lower, upper, rng, size=None):
 
 def laplace_median_error_bound(eps, lower, upper, beta):
     """|M(x) − median| ≤ (GS/ε) ln(1/β) with probability ≥ 1 − β, GS = upper − lower, since
-    P[|Lap(b)| > t] = e^{−t/b}. (000 eq. (8) prints ln(1/(2β)), which holds with probability
+    P[|Lap(b)| > t] = e^{−t/b}. (Steinke 2023a eq. (8) prints ln(1/(2β)), which holds with probability
     1 − 2β; the safe ln(1/β) is used here.)
 
     >>> round(laplace_median_error_bound(1.0, 0.0, 1.0, 0.05), 6)

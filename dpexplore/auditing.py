@@ -1,6 +1,6 @@
 """Privacy auditing: empirical *lower* bounds on ε from distinguishing experiments.
 
-000 ("Privacy auditing in just one run") explains the idea: run a mechanism on neighbouring
+Kamath 2024 ("Privacy auditing in just one run") explains the idea: run a mechanism on neighbouring
 inputs, try to tell them apart, and turn the attack's error rates into a statistically valid
 lower bound on ε — a sanity check of a privacy proof ("if we audit a value of ε greater than
 the value we prove, there was a bug"). Implemented here:
@@ -135,7 +135,7 @@ def _eps_lb_from_bounds(fpr_ub, fnr_ub, delta):
 
 def empirical_epsilon(fp, fn, trials_neg, trials_pos, delta=0.0, confidence=0.95):
     """Statistically valid lower bound on ε from a distinguishing test (Jagielski, Ullman & Oprea
-    2020; Nasr et al. 2021; 000, privacy auditing): an (ε, δ)-DP mechanism forces every test to
+    2020; Nasr et al. 2021; Kamath 2024, privacy auditing): an (ε, δ)-DP mechanism forces every test to
     satisfy FPR + e^ε FNR ≥ 1 − δ and FNR + e^ε FPR ≥ 1 − δ, so with Clopper–Pearson upper bounds
     on the two error rates::
 
@@ -217,7 +217,7 @@ def _error_counts(x0, x1, t):
 def audit_mechanism(sample_fn_0, sample_fn_1, trials, rng, threshold=None, *, delta=0.0,
                     confidence=0.95, n_thresholds=200, statistic=None):
     """Audit a mechanism on two neighbouring inputs with a threshold distinguishing test
-    (Jagielski et al. 2020; Nasr et al. 2021; 000, privacy auditing).
+    (Jagielski et al. 2020; Nasr et al. 2021; Kamath 2024, privacy auditing).
 
     ``sample_fn_b(rng, size)`` returns ``size`` scalar outputs of M on input b (b = 0, 1).
     ``statistic`` (optional) maps outputs to a score, e.g. the log-likelihood ratio; a
@@ -279,7 +279,7 @@ def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**
     """Trials per input a *tight* audit needs before :func:`empirical_epsilon` can certify
     ``fraction`` · ε, in the most favourable case: the two output distributions are randomized
     response with parameter ε (the worst case for ε-DP, whose optimal test has
-    FPR = FNR = p = 1/(1 + e^ε) at the corner of the trade-off curve, 002/NOTES.md) and the
+    FPR = FNR = p = 1/(1 + e^ε) at the corner of the trade-off curve, Liu et al. 2022) and the
     observed error counts equal their expectations n·p. The answer is the smallest n with::
 
         log((1 − δ − U(np, n)) / U(np, n)) ≥ fraction · ε,   U = Clopper–Pearson upper bound,
@@ -360,7 +360,7 @@ def one_run_p_value(correct, guesses, eps, delta=0.0, m=None):
 
 def one_run_epsilon_lower_bound(correct, guesses, confidence=0.95, *, delta=0.0, m=None):
     """ε lower bound from one run with m canaries (Steinke, Nasr & Jagielski 2023, "Privacy
-    Auditing with One (1) Training Run", arXiv:2305.08846; 000, "Privacy auditing in just one
+    Auditing with One (1) Training Run", arXiv:2305.08846; Kamath 2024, "Privacy auditing in just one
     run"). Each canary is included independently with probability 1/2; if M is ε-DP, the number
     W of correct guesses among r guesses is stochastically dominated by Binomial(r, e^ε/(1 + e^ε)).
     Rejecting ε whenever its p-value (:func:`one_run_p_value`) is below 1 − confidence gives,
@@ -429,7 +429,7 @@ class OneRunResult:
 
 def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None, guesses=None,
                   confidence=0.95, delta=0.0):
-    """Simulate a one-run audit (Steinke, Nasr & Jagielski 2023; 000) of a mechanism that claims
+    """Simulate a one-run audit (Steinke, Nasr & Jagielski 2023; Kamath 2024) of a mechanism that claims
     ε-DP per canary: m canaries, each included independently with probability 1/2 (S_i = ±1);
     the mechanism releases one ``true_eps``-DP (default ``eps``) view per canary, either
     ``"randomized_response"`` (the bit S_i, flipped w.p. 1/(1 + e^ε)) or ``"laplace"``
@@ -479,7 +479,7 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
 @dataclass(frozen=True)
 class LaplaceAuditPair:
     """The Laplace mechanism on a pair of neighbouring inputs with f(x₀) = 0, f(x₁) =
-    ``sensitivity``, noise scale b = ``assumed_sensitivity``/``eps_claimed`` (004, Laplace
+    ``sensitivity``, noise scale b = ``assumed_sensitivity``/``eps_claimed`` (Bassi 2019, Laplace
     mechanism: b = Δf/ε). If ``assumed_sensitivity`` < ``sensitivity`` (the bug), the mechanism
     is only ε_actual = ``sensitivity``/b-DP (the Laplace privacy loss is bounded by Δ/b).
 
@@ -532,7 +532,7 @@ class LaplaceAuditPair:
 
 
 def laplace_audit_pair(eps, sensitivity=1.0) -> LaplaceAuditPair:
-    """A correctly calibrated Laplace(Δ/ε) mechanism on neighbouring inputs (ε-DP; 004).
+    """A correctly calibrated Laplace(Δ/ε) mechanism on neighbouring inputs (ε-DP; Bassi 2019).
 
     >>> laplace_audit_pair(0.5).eps_actual
     0.5

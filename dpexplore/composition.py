@@ -1,15 +1,15 @@
 """Composition: what running k differentially private mechanisms on the same data costs.
 
-From the loosest to the tightest (003, 004, NOTES.md "Composition"):
+From the loosest to the tightest (Steinke 2022, Bassi 2019):
 
-* :func:`basic` — (Σε_j, Σδ_j) (004, "Composition theorem"; 003);
-* :func:`advanced` — Dwork, Rothblum & Vadhan 2010 (004, "Advanced adaptive composition"):
+* :func:`basic` — (Σε_j, Σδ_j) (Bassi 2019, "Composition theorem"; Steinke 2022);
+* :func:`advanced` — Dwork, Rothblum & Vadhan 2010 (Bassi 2019, "Advanced adaptive composition"):
   k-fold (ε, δ)-DP is (√(2k ln(1/δ')) ε + k ε (e^ε − 1), kδ + δ')-DP;
-* :func:`advanced_pure` — from pure DP (003, Theorem "Advanced Composition Starting from Pure DP"):
+* :func:`advanced_pure` — from pure DP (Steinke 2022, Theorem "Advanced Composition Starting from Pure DP"):
   ε = ½ Σε_j² + √(2 log(1/δ) Σε_j²);
 * :func:`optimal` — the exact optimum for k-fold (ε, δ)-DP (Kairouz, Oh & Viswanath 2015,
   Theorem 3.3; randomized response is the worst case), computed in log space;
-* :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (000; 002, Corollary 3.3);
+* :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Steinke 2022; Liu et al. 2022, Corollary 3.3);
 * :func:`compose` — the tight profile of k runs of one concrete mechanism: exact for the Gaussian
   (√k Δ/σ-GDP) and randomized response / exponential (KOV), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.pld`) for Laplace, Logistic and Subbotin noise;
@@ -68,8 +68,8 @@ def _down(x, rel=4 * _U):
 # closed-form theorems
 # ------------------------------------------------------------------------------------------------
 def basic(epsilons, deltas=0.0):
-    """Basic composition: (Σ_j ε_j, Σ_j δ_j) over the LAST axis (004, "Composition theorem";
-    003: "basic composition gives ε = Σε_j").
+    """Basic composition: (Σ_j ε_j, Σ_j δ_j) over the LAST axis (Bassi 2019, "Composition theorem";
+    Steinke 2022: "basic composition gives ε = Σε_j").
 
     ``deltas`` broadcasts against ``epsilons`` (a scalar δ is each mechanism's δ); the total δ is
     capped at 1. A 0-d input is one mechanism. Returns a tuple (ε, δ).
@@ -88,7 +88,7 @@ def basic(epsilons, deltas=0.0):
 
 
 def advanced(eps, delta, k, delta_slack):
-    """Advanced composition (Dwork, Rothblum & Vadhan 2010; 004, "Advanced adaptive
+    """Advanced composition (Dwork, Rothblum & Vadhan 2010; Bassi 2019, "Advanced adaptive
     composition"): k-fold adaptive composition of (ε, δ)-DP mechanisms is (ε', kδ + δ')-DP with
 
         ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1),    δ' = ``delta_slack``.
@@ -112,14 +112,14 @@ def advanced(eps, delta, k, delta_slack):
 
 
 def advanced_pure(epsilons, delta, k=None):
-    """Advanced composition starting from pure DP (003, Theorem "Advanced Composition Starting
+    """Advanced composition starting from pure DP (Steinke 2022, Theorem "Advanced Composition Starting
     from Pure DP"): mechanisms ε_j-DP compose to (ε, δ)-DP for every δ > 0 with
 
         ε = ½ Σ_j ε_j² + √(2 log(1/δ) Σ_j ε_j²).
 
     The sum is over the LAST axis of ``epsilons``; with ``k`` given, ``epsilons`` are per-step
     values of k identical mechanisms (Σ ε_j² = k ε²) and broadcast with ``k`` and ``delta``.
-    (003, footnote 1: with (ε_j, δ_j)-DP steps the total δ is δ + Σδ_j.) Rounded up by 4 ulps;
+    (Steinke 2022, footnote 1: with (ε_j, δ_j)-DP steps the total δ is δ + Σδ_j.) Rounded up by 4 ulps;
     δ = 0 gives inf (unless all ε_j = 0).
 
     >>> round(advanced_pure([0.1] * 100, 1e-6), 6)
@@ -313,7 +313,7 @@ def _total_log_r(delta, delta_each, k):
 
 def optimal_log_delta(eps_g, eps, k, delta_each=0.0):
     """log of the exact total δ at ε_g for k-fold (ε, δ_each)-DP (Kairouz, Oh & Viswanath 2015,
-    Theorem 3.3; NOTES.md "Composition"):
+    Theorem 3.3):
 
         δ(ε_g) = (1 + e^ε)^{−k} Σ_{l : (2l − k)ε > ε_g} C(k, l) (e^{lε} − e^{ε_g} e^{(k − l)ε}),
         δ_total = 1 − (1 − δ_each)^k (1 − δ(ε_g)).
@@ -417,7 +417,7 @@ class OptimalProfile(PrivacyProfile):
 # additive accountants
 # ------------------------------------------------------------------------------------------------
 def rdp(rdp_curves, k=1):
-    """Rényi-DP composition is additive (Mironov 2017, Proposition 1; 000): the composition of
+    """Rényi-DP composition is additive (Mironov 2017, Proposition 1; Steinke 2022): the composition of
     mechanisms with RDP curves ε̂_j(α) has ε̂(α) = Σ_j ε̂_j(α).
 
     ``rdp_curves`` has the mechanisms on AXIS 0 (row j = ε̂_j on a common grid of orders); the
@@ -437,7 +437,7 @@ def rdp(rdp_curves, k=1):
 
 
 def zcdp(rhos, k=1):
-    """zCDP composition is additive (Bun & Steinke 2016, Lemma 2.3; 000, 003): ρ = k · Σ_j ρ_j,
+    """zCDP composition is additive (Bun & Steinke 2016, Lemma 2.3; Steinke 2022, Steinke 2022): ρ = k · Σ_j ρ_j,
     summed over the LAST axis (a 0-d input is one mechanism).
 
     >>> round(zcdp([0.1, 0.2]), 12), round(zcdp(0.5, k=4), 12)
@@ -451,7 +451,7 @@ def zcdp(rhos, k=1):
 
 
 def gdp(mus, k=1):
-    """Gaussian-DP composition (Dong, Roth & Su 2022, Corollary 3.3; 002): μ = √(k Σ_j μ_j²),
+    """Gaussian-DP composition (Dong, Roth & Su 2022, Corollary 3.3; Liu et al. 2022): μ = √(k Σ_j μ_j²),
     summed over the LAST axis (a 0-d input is one mechanism). Rounded up by 4 ulps.
 
     >>> round(gdp([0.3, 0.4]), 12), round(gdp(1.0, k=4), 12)
@@ -515,7 +515,7 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
     """The tight privacy profile of k runs of ``mechanism`` (non-adaptive or adaptive; the
     worst-case pair of every mechanism below is fixed, so the composition theorem is exact):
 
-    * ``Gaussian(σ, Δ)`` — exact: √k Δ/σ-GDP (Dong, Roth & Su 2022, Corollary 3.3; 002), a
+    * ``Gaussian(σ, Δ)`` — exact: √k Δ/σ-GDP (Dong, Roth & Su 2022, Corollary 3.3; Liu et al. 2022), a
       :class:`~dpexplore.profiles.GaussianDPProfile`;
     * ``RandomizedResponse(ε)`` — exact: :class:`OptimalProfile` (Kairouz, Oh & Viswanath 2015,
       Theorem 3.3; its privacy loss takes the values ±ε); ``Exponential(ε)`` — the same pure-DP
@@ -587,7 +587,7 @@ def _bisect_increasing(fn, target, lo, hi, steps=_BISECT):
 
 
 def _zcdp_tight(e):
-    """Pure ε-DP ⇒ ρ-zCDP with ρ = ε tanh(ε/2) (NOTES.md; Bun & Steinke 2016, Prop. 1.4 tight)."""
+    """Pure ε-DP ⇒ ρ-zCDP with ρ = ε tanh(ε/2) (Bun & Steinke 2016, Prop. 1.4 tight)."""
     return e * np.tanh(e / 2.0)
 
 
@@ -652,16 +652,16 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
     """The largest per-step ε such that k ε-DP steps are (``total_eps``, ``total_delta``)-DP
     under ``theorem`` (vectorized over all arguments, rounded DOWN — the safe side):
 
-    * ``"basic"``: ε/k (004);
+    * ``"basic"``: ε/k (Bassi 2019);
     * ``"advanced"``: solves √(2k ln(1/δ')) ε + k ε (e^ε − 1) = ε_total with δ' = ``total_delta``
-      and per-step δ = 0 (004, DRV; 0 when δ' = 0) — bisection, lower end returned;
-    * ``"advanced_pure"``: ½ k ε² + √(2 log(1/δ) k ε²) = ε_total (003) in closed form,
+      and per-step δ = 0 (Bassi 2019, DRV; 0 when δ' = 0) — bisection, lower end returned;
+    * ``"advanced_pure"``: ½ k ε² + √(2 log(1/δ) k ε²) = ε_total (Steinke 2022) in closed form,
       ε = 2ε_total / (√k (√(2L) + √(2L + 2ε_total))), L = log(1/δ);
     * ``"optimal"``: the largest ε with :func:`optimal` (ε, k, δ) ≤ ε_total (Kairouz, Oh &
       Viswanath 2015), by a safeguarded regula falsi to a relative 1e-12, never below ε_total/k;
     * ``"zcdp"``: total ρ = (√(L + ε_total) − √L)² (the largest ρ with ρ + 2√(ρ L) ≤ ε_total,
-      zCDP → (ε, δ), NOTES.md), ρ/k per step, and the ε with ε tanh(ε/2) = ρ/k (pure → zCDP,
-      tight; NOTES.md).
+      zCDP → (ε, δ)), ρ/k per step, and the ε with ε tanh(ε/2) = ρ/k (pure → zCDP,
+      tight).
 
     >>> [round(per_step_budget(1.0, 1e-6, 100, t), 5) for t in THEOREMS]
     [0.01, 0.01838, 0.01869, 0.02401, 0.01869]

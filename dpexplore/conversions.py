@@ -1,14 +1,15 @@
 """Conversions between privacy notions: pure DP, Rényi DP, zCDP, Gaussian DP and (ε, δ)-DP.
 
-Names follow ``<source>_to_<target>`` (design.md, practice 2). Every function is pure, validates
+Names follow ``<source>_to_<target>`` (as OpenDP and dp_accounting name theirs). Every function is pure, validates
 its arguments at entry (``ValueError`` naming the parameter), broadcasts numpy arrays and returns
 a Python float for scalar input. Where a result is computed numerically it is rounded to the
 safe side (a larger ε, δ or μ, a smaller ρ); each docstring says by how much.
 
-Sources (in /work/shared/references): 000 = Steinke's blog posts (Theorems 4, 5: pure DP → RDP,
-zCDP), 002 = Liu, Sun, Jiang & Kong, "Identification, Amplification and Measurement: a bridge to
-Gaussian Differential Privacy" (NeurIPS 2022), 003 = composition post (footnote 2), NOTES.md for
-the formulas the text extraction lost.
+Sources (full entries in :mod:`dpexplore.references`): Steinke 2024 = T. Steinke, "Tight RDP &
+zCDP bounds from pure DP" (Theorems 4, 5: pure DP → RDP, zCDP); Liu et al. 2022 = Liu, Sun, Jiang &
+Kong, "Identification, Amplification and Measurement: a bridge to Gaussian Differential Privacy"
+(NeurIPS 2022); Steinke 2022 = T. Steinke, "Composition basics" (footnote 2); and the standard
+statements of Balle & Wang 2018, Dong, Roth & Su 2022, Mironov 2017 and Balle et al. 2020.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def _check_bound(bound, allowed):
 # pure DP -> RDP, zCDP
 # ------------------------------------------------------------------------------------------------
 def _pure_rdp_tight(eps, alpha):
-    """Exact Rényi divergence of randomized response at order α (000, Theorem 4), no rounding."""
+    """Exact Rényi divergence of randomized response at order α (Steinke 2024, Theorem 4), no rounding."""
     eps, alpha = np.broadcast_arrays(eps, alpha)
     out = np.empty(eps.shape, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -94,7 +95,7 @@ def _pure_rdp_tight(eps, alpha):
         ae = np.minimum(alpha * eps, 30.0)
         xa = -np.expm1(-c) * np.expm1(ae) / (1.0 + np.exp(np.minimum(eps, 30.0)))
         form_a = np.log1p(xa) / am1
-        # form B (000 Thm 4, second form): ε − [log(1 + e^{−ε}) − log(1 + e^{−(2α−1)ε})]/(α−1),
+        # form B (Steinke 2024 Thm 4, second form): ε − [log(1 + e^{−ε}) − log(1 + e^{−(2α−1)ε})]/(α−1),
         # the difference written as log1p(u(1 − e^{−t})/(1 + u e^{−t})), u = e^{−ε}, t = 2(α−1)ε.
         u = np.exp(-eps)
         t = 2.0 * c
@@ -109,12 +110,12 @@ def _pure_rdp_tight(eps, alpha):
 
 
 def pure_to_rdp(eps, alpha, bound: str = "tight"):
-    """Rényi DP ε̂(α) of an ε-DP mechanism (000, Theorem 4 "Pure DP to Rényi DP").
+    """Rényi DP ε̂(α) of an ε-DP mechanism (Steinke 2024, Theorem 4 "Pure DP to Rényi DP").
 
     ``bound="tight"``: ε̂(α) = ε − log[(1 + e^{−ε}) / (1 + e^{−(2α−1)ε})]/(α − 1), attained by
     randomized response (evaluated as log1p[(1 − e^{−(α−1)ε})(e^{αε} − 1)/(1 + e^ε)]/(α − 1)
     when αε ≤ 30 so that small ε keeps full relative accuracy); α = ∞ gives ε.
-    ``"trivial"``: ε̂(α) = ε. ``"zcdp"``: ε̂(α) = αρ with ρ = ε·tanh(ε/2) (000, Theorem 5).
+    ``"trivial"``: ε̂(α) = ε. ``"zcdp"``: ε̂(α) = αρ with ρ = ε·tanh(ε/2) (Steinke 2024, Theorem 5).
     Results are rounded up by 4 ulps. Broadcasts ``eps`` (≥ 0) and ``alpha`` (> 1, inf allowed).
 
     >>> round(pure_to_rdp(1.0, 2.0), 12)
@@ -146,7 +147,7 @@ def _zcdp_tight(e):
 
 
 def pure_to_zcdp(eps, bound: str = "tight"):
-    """ρ such that an ε-DP mechanism is ρ-zCDP (000, Theorem 5 "Pure DP to zCDP").
+    """ρ such that an ε-DP mechanism is ρ-zCDP (Steinke 2024, Theorem 5 "Pure DP to zCDP").
 
     ``"tight"``: ρ = ε(e^ε − 1)/(e^ε + 1) = ε·tanh(ε/2) (attained by randomized response);
     ``"quadratic"``: ρ = ε²/2; ``"trivial"``: ρ = ε. Rounded up by 4 ulps.
@@ -187,7 +188,7 @@ def rdp_to_approx(alphas, rdp_eps, delta, bound: str = "improved", return_order:
     """ε such that a mechanism with RDP curve ε̂(α) on ``alphas`` is (ε, δ)-DP, minimised over α.
 
     ``"mironov"`` (Mironov 2017, Proposition 3): ε = ε̂(α) + log(1/δ)/(α − 1).
-    ``"improved"`` (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020; NOTES.md):
+    ``"improved"`` (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020):
     ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1).
     The minimum over the given orders is clipped at 0 and rounded up by 4 ulps. ``alphas`` is a
     1-d array of orders (> 1, inf allowed: its term is ε̂(∞)), ``rdp_eps`` the curve on them
@@ -224,7 +225,7 @@ def rdp_to_approx(alphas, rdp_eps, delta, bound: str = "improved", return_order:
 
 
 def zcdp_to_approx(rho, delta):
-    """ε such that ρ-zCDP implies (ε, δ)-DP: ε = ρ + 2√(ρ log(1/δ)) (003, footnote 2; Bun &
+    """ε such that ρ-zCDP implies (ε, δ)-DP: ε = ρ + 2√(ρ log(1/δ)) (Steinke 2022, footnote 2; Bun &
     Steinke 2016, Proposition 1.3). δ = 0 gives inf (0 when ρ = 0). Rounded up by 4 ulps.
 
     >>> round(zcdp_to_approx(0.5, 1e-5), 6)
@@ -239,7 +240,7 @@ def zcdp_to_approx(rho, delta):
 
 
 def approx_to_zcdp(eps, delta):
-    """The ρ that suffices for (ε, δ)-DP: ρ = ε²/(4 log(1/δ) + 4ε) (003, footnote 2), so that
+    """The ρ that suffices for (ε, δ)-DP: ρ = ε²/(4 log(1/δ) + 4ε) (Steinke 2022, footnote 2), so that
     ρ + 2√(ρ log(1/δ)) ≤ ε. δ = 0 gives ρ = 0; ε = inf gives inf. Rounded down by 16 ulps, so
     that :func:`zcdp_to_approx` (rounded up by 4) maps the result back to at most ε.
 
@@ -266,7 +267,7 @@ def _gdp_log_delta(mu, eps):
 
 
 def gdp_log_delta(mu, eps):
-    """log δ_μ(ε) with δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (002, Theorem 3.1, Eq. (1);
+    """log δ_μ(ε) with δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Liu et al. 2022, Theorem 3.1, Eq. (1);
     Dong, Roth & Su 2022, Corollary 2.13); accurate far below float underflow (δ = 1e-5000 and
     beyond, via dpexplore._numerics.gaussian_log_delta). μ = 0 gives −inf, μ = inf gives 0.
 
@@ -279,7 +280,7 @@ def gdp_log_delta(mu, eps):
 
 
 def gdp_delta(mu, eps):
-    """δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (002, Theorem 3.1), the μ-GDP privacy profile.
+    """δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Liu et al. 2022, Theorem 3.1), the μ-GDP privacy profile.
 
     >>> round(gdp_delta(1.0, 1.0), 6)
     0.126937
@@ -350,7 +351,7 @@ def _gdp_epsilon(mu, delta):
 
 
 def gdp_epsilon(mu, delta):
-    """The smallest ε with δ_μ(ε) ≤ δ (002, Theorem 3.1), vectorized over ``mu`` and ``delta``.
+    """The smallest ε with δ_μ(ε) ≤ δ (Liu et al. 2022, Theorem 3.1), vectorized over ``mu`` and ``delta``.
 
     Safeguarded Newton iteration on log δ_μ (concave in ε, so iterates approach from the right);
     the result is checked to satisfy δ_μ(ε) ≤ δ (as computed) and exceeds the exact root by at most
@@ -367,7 +368,7 @@ def gdp_epsilon(mu, delta):
 
 def pure_to_gdp(eps):
     """The smallest μ such that every ε-DP mechanism is μ-GDP: μ = 2Φ⁻¹(e^ε/(1 + e^ε))
-    (002, Section 5 "ε-DP algorithms are GDP"; NOTES.md). The binding point is ε' = 0, where
+    (Liu et al. 2022, Section 5 "ε-DP algorithms are GDP"). The binding point is ε' = 0, where
     δ_μ(0) = 2Φ(μ/2) − 1 = tanh(ε/2) equals randomized response's total variation distance.
 
     Evaluated as 2√2·erfinv(tanh(ε/2)) for ε ≤ 1 and −2Φ⁻¹(1/(1 + e^ε)) (log space:
@@ -415,7 +416,7 @@ def _implied_log_delta(eps0, delta0, eps):
 
 def implied_delta(eps0, delta0, eps):
     """The smallest δ such that (ε₀, δ₀)-DP implies (ε, δ)-DP:
-    δ = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (002, Theorem 2.1, exact partial order).
+    δ = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (Liu et al. 2022, Theorem 2.1, exact partial order).
 
     >>> round(implied_delta(1.0, 0.0, 0.0), 12)    # randomized response: tanh(1/2)
     0.46211715726
@@ -431,7 +432,7 @@ def implied_delta(eps0, delta0, eps):
 def tradeoff_approx(eps, delta, alpha):
     """Type II error β(α) of the trade-off function of (ε, δ)-DP:
     f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
-    NOTES.md). ``alpha`` ∈ [0, 1] is the type I error. A larger β claims more privacy, so the
+    ). ``alpha`` ∈ [0, 1] is the type I error. A larger β claims more privacy, so the
     result is rounded down by 4.5e-16 (1 + β) (the absolute error of the subtractions);
     β(0) = 1 − δ is exact for δ = 0.
 
@@ -451,7 +452,7 @@ def tradeoff_approx(eps, delta, alpha):
 
 def tradeoff_gdp(mu, alpha):
     """Type II error of μ-GDP: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong, Roth & Su 2022, Definition 2.6;
-    002, Section 1), evaluated as Φ(−Φ⁻¹(α) − μ) so tiny α keeps full accuracy, and rounded down
+    Liu et al. 2022, Section 1), evaluated as Φ(−Φ⁻¹(α) − μ) so tiny α keeps full accuracy, and rounded down
     by a relative 1e-14 (a larger β would claim more privacy). μ = 0 gives 1 − α, μ = inf gives 0,
     α = 0 gives 1.
 
@@ -473,7 +474,7 @@ def tradeoff_gdp(mu, alpha):
 # Profiles implied by other notions
 # ------------------------------------------------------------------------------------------------
 class ApproxDPProfile(PrivacyProfile):
-    """The privacy profile implied by (ε₀, δ₀)-DP alone (002, Theorem 2.1):
+    """The privacy profile implied by (ε₀, δ₀)-DP alone (Liu et al. 2022, Theorem 2.1):
     δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}); it is δ₀ for ε ≥ ε₀ (so ``eps_max`` = ε₀
     only when δ₀ = 0). ``epsilon`` has the closed form ε(δ) = ε₀ + log(1 − (δ − δ₀)(1 + e^{−ε₀})
     /(1 − δ₀)) for δ₀ ≤ δ < δ(0) (inf for δ < δ₀), rounded up by 4 ulps.
@@ -521,7 +522,7 @@ class ApproxDPProfile(PrivacyProfile):
 
 class PureDPProfile(ApproxDPProfile):
     """The ε-DP profile, that of randomized response: δ(ε') = (e^ε − e^{ε'})₊/(1 + e^ε)
-    (002, Theorem 2.1 with δ₀ = 0; Kairouz, Oh & Viswanath 2015). ``eps_max`` = ε.
+    (Liu et al. 2022, Theorem 2.1 with δ₀ = 0; Kairouz, Oh & Viswanath 2015). ``eps_max`` = ε.
 
     >>> p = PureDPProfile(1.0)
     >>> round(p.delta(0.0), 12), p.delta(1.0)
@@ -578,7 +579,7 @@ def _improved_log_delta_t(t, rdp, eps):
 
 class ZCDPProfile(PrivacyProfile):
     """The δ(ε) implied by ρ-zCDP through the improved RDP conversion (Canonne, Kamath & Steinke
-    2020, Proposition 12; Balle et al. 2020, Theorem 21; NOTES.md), optimised over all real α > 1:
+    2020, Proposition 12; Balle et al. 2020, Theorem 21), optimised over all real α > 1:
 
         log δ(ε) = min_α [(α − 1)(αρ − ε + log(1 − 1/α)) − log α].
 
@@ -709,11 +710,11 @@ def _grid_golden_min(fn, lo, hi, n_grid: int = 32, n_golden: int = 36):
 
 class EquationProfile(PrivacyProfile):
     """Profile of a mechanism calibrated by the trade-off equation σ = A·√(log(B/δ))/ε
-    (002, Section 2 and Figure 1 left: "SGD" with A = 2, B = 1, σ = 2).
+    (Liu et al. 2022, Section 2 and Figure 1 left: "SGD" with A = 2, B = 1, σ = 2).
 
-    Naive (002, δ_A(ε) = min{δ | σ = g(ε, δ)}): inverting the equation gives
+    Naive (Liu et al. 2022, δ_A(ε) = min{δ | σ = g(ε, δ)}): inverting the equation gives
     δ_n(ε) = min(1, B·exp(−(σε/A)²)).
-    Refined (002, Theorem 2.1 and the display after it): every pair (ε₀, δ_n(ε₀)) implies
+    Refined (Liu et al. 2022, Theorem 2.1 and the display after it): every pair (ε₀, δ_n(ε₀)) implies
     (ε, implied_delta(ε₀, δ_n(ε₀), ε)), so δ(ε) = inf_{ε₀ ≥ 0} [δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊
     /(1 + e^{ε₀})] with δ₀ = δ_n(ε₀), capped at 1. Terms with ε₀ ≤ ε give δ_n(ε) (monotone), so
     only ε₀ > ε needs a search: 32-point grid then 36 golden-section steps around the best grid
@@ -799,7 +800,7 @@ class EquationProfile(PrivacyProfile):
         naive = _up(self._naive_epsilon(d))
         if not self.refined:
             return naive
-        # refined: ε(δ) = min over ε₀ ≥ ε_n(δ) of the ε where (ε₀, δ_n(ε₀)) implies δ (002 Thm 2.1);
+        # refined: ε(δ) = min over ε₀ ≥ ε_n(δ) of the ε where (ε₀, δ_n(ε₀)) implies δ (Liu et al. 2022 Thm 2.1);
         # every ε₀ gives a valid value. Only ε₀ ≤ ε_n(δ) + min(50, 1 − log(1 − 2δ)) can beat ε₀ =
         # ε_n(δ). Grid of 32 points then 36 golden-section steps; each result is re-checked
         # against ``delta`` and falls back to the base-class bisection where the check fails.
@@ -827,9 +828,9 @@ class EquationProfile(PrivacyProfile):
 
 
 def equation_profile(A, B, sigma, refined: bool = False) -> EquationProfile:
-    """The profile of a mechanism whose guarantee reads σ = A·√(log(B/δ))/ε (002, Figure 1 left):
+    """The profile of a mechanism whose guarantee reads σ = A·√(log(B/δ))/ε (Liu et al. 2022, Figure 1 left):
     naive δ(ε) = min(1, B·e^{−(σε/A)²}); ``refined=True`` takes the tightest profile implied by the
-    whole family through 002 Theorem 2.1 (see :class:`EquationProfile`).
+    whole family through Liu et al. 2022 Theorem 2.1 (see :class:`EquationProfile`).
 
     >>> round(equation_profile(2.0, 1.0, 2.0).delta(1.0), 12)
     0.367879441171
@@ -838,7 +839,7 @@ def equation_profile(A, B, sigma, refined: bool = False) -> EquationProfile:
 
 
 # ------------------------------------------------------------------------------------------------
-# GDP identification and measurement (002, Sections 3-4)
+# GDP identification and measurement (Liu et al. 2022, Sections 3-4)
 # ------------------------------------------------------------------------------------------------
 #: depth of the far tail used by gdp_identify / gdp_measure: log δ = −11500 (δ ≈ 1e-4994)
 _FAR_LOG_DELTA = -11500.0
@@ -901,8 +902,8 @@ def _tail_fit(f, e_far, quadratic_only=False):
 
 
 def gdp_identify(profile) -> float:
-    """GDP identification value μ_t = lim_{ε→∞} ε/√(−2 log δ(ε)) (002, Theorem 3.3): a profile is
-    μ-GDP only if μ ≥ μ_t, and it is GDP iff μ_t < ∞ (002, Theorem 3.2).
+    """GDP identification value μ_t = lim_{ε→∞} ε/√(−2 log δ(ε)) (Liu et al. 2022, Theorem 3.3): a profile is
+    μ-GDP only if μ ≥ μ_t, and it is GDP iff μ_t < ∞ (Liu et al. 2022, Theorem 3.2).
 
     ``profile`` is a :class:`~dpexplore.profiles.PrivacyProfile`, a mechanism with a ``.profile``
     attribute, or anything with ``.log_delta(eps)``; log δ must be accurate down to
@@ -910,12 +911,12 @@ def gdp_identify(profile) -> float:
 
     Method: find ε_far with log δ(ε_far) = −11500; fit h(ε) = −2 log δ(ε)/ε² on six points of
     [ε_far/2, ε_far] by least squares in x = 1/ε with the basis {1, x, x², x² log x} (the
-    expansion of the μ-GDP tail, 002 Lemma 3.1: h = 1/μ² − 1/ε + O(log ε/ε²)); μ_t = 1/√c₀.
+    expansion of the μ-GDP tail, Liu et al. 2022 Lemma 3.1: h = 1/μ² − 1/ε + O(log ε/ε²)); μ_t = 1/√c₀.
     Measured error on μ-GDP profiles: relative < 1e-6 for μ ≤ 20, < 1e-4 for μ ≤ 50 (for larger
     μ the far tail is not yet asymptotic at δ = 1e-5000; the value is then less reliable).
 
     Conventions: returns 0.0 when δ reaches 0 at a finite ε (pure DP; such profiles are GDP,
-    002 Section 5 — μ_t = 0 is the tail value, the actual μ comes from the head, see
+    Liu et al. 2022 Section 5 — μ_t = 0 is the tail value, the actual μ comes from the head, see
     :func:`gdp_measure`), also when δ ≡ 0. Returns inf (not GDP) when log δ stays above −11500
     up to ε = 1e9, or when the fitted intercept is ≤ 0, or when the same fit one octave further
     in (ε_far/4) gives an intercept more than 3 % larger (h still falling: a heavier-than-Gaussian
@@ -953,18 +954,18 @@ def gdp_identify(profile) -> float:
 
 
 def gdp_measure(profile, tol: float = 1e-3):
-    """Bracket the optimal GDP parameter μ* of a profile (002, Section 4, GDP measurement):
+    """Bracket the optimal GDP parameter μ* of a profile (Liu et al. 2022, Section 4, GDP measurement):
     returns (μ_lower, μ_upper) with μ_upper − μ_lower ≤ ``tol``, where
 
     * μ_lower is violated: δ_A(ε) > δ_{μ_lower}(ε) at an explicit ε (so the profile is not
-      μ_lower-GDP, by 002 Theorem 3.1);
+      μ_lower-GDP, by Liu et al. 2022 Theorem 3.1);
     * μ_upper is certified: on a grid 0 = ε₀ < … < ε_N, monotonicity of both profiles gives
       δ_A(ε) ≤ δ_A(ε_i) ≤ δ_μ(ε_{i+1}) ≤ δ_μ(ε) on [ε_i, ε_{i+1}], so we require
       log δ_μ(ε_{i+1}) ≥ log δ_A(ε_i) + 1e-12·|log δ_A(ε_i)| on every interval (the log-profiles
       are accurate to ~3e-14 relative, even where δ ≈ 1 − 1e-50), refining the
       intervals that fail (bisection) until all pass. The grid ends at ε_N = eps_max for pure-DP
       profiles (δ_A = 0 beyond: the certificate is then complete) and otherwise at ε_far where
-      log δ_A = −11500. Beyond ε_far we use the tail condition (002, Theorems 3.2/3.3): we require
+      log δ_A = −11500. Beyond ε_far we use the tail condition (Liu et al. 2022, Theorems 3.2/3.3): we require
       μ_upper ≥ μ_t·(1 + m), m = clip(tol/(4μ_t), 2e-6, 1e-4), with μ_t from
       :func:`gdp_identify` (whose extrapolation error on GDP tails is ≲ 1e-6 relative for
       μ ≤ 20); this last step rests on the tail extrapolation, not on a proof, for profiles whose
@@ -991,8 +992,8 @@ def gdp_measure(profile, tol: float = 1e-3):
     if np.isneginf(ld0):
         return 0.0, tol
     if ld0 >= 0.0:
-        # δ(0) = 1 (e.g. a naively inverted trade-off equation, 002 Figure 1): every μ-GDP
-        # profile has δ_μ(0) = 2Φ(μ/2) − 1 < 1, so no finite μ works (002, discussion of Thm 3.2)
+        # δ(0) = 1 (e.g. a naively inverted trade-off equation, Liu et al. 2022 Figure 1): every μ-GDP
+        # profile has δ_μ(0) = 2Φ(μ/2) − 1 < 1, so no finite μ works (Liu et al. 2022, discussion of Thm 3.2)
         raise ValueError(f"profile is not GDP: delta(0) = 1 for {profile!r}")
     e_end = eps_max if np.isfinite(eps_max) else _far_eps(f)
     grid = np.unique(

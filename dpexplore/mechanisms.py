@@ -1,11 +1,11 @@
 """Mechanisms: exact privacy profiles, Rényi DP, trade-off functions and calibration.
 
 Every mechanism is a frozen dataclass (a hashable parameter spec when its parameters are scalars;
-design practice 1) validated in ``__post_init__``. Parameters may also be numpy arrays: every
+) validated in ``__post_init__``. Parameters may also be numpy arrays: every
 query then broadcasts them against its argument (``Gaussian(np.array([1, 2])).delta(1.0)``).
 
 Additive symmetric log-concave noise (Laplace, Gaussian, Logistic, Subbotin) share
-:class:`AdditiveNoiseMechanism`, which implements the exact profile of 001 Lemma 1 (NOTES.md):
+:class:`AdditiveNoiseMechanism`, which implements the exact profile of Vinterbo 2022 Lemma 1:
 with f = exp(−g) the noise density of scale s, the privacy loss of an output y when the true
 answer is 0 versus Δ is
 
@@ -28,7 +28,7 @@ trade-off values β(α) are rounded down by 8 ulp. Scalar-parameter mechanisms a
 array parameters they compute fine but are not hashable and have no ``profile``.
 
 RandomizedResponse and Exponential are pure ε-DP; their profile is the tight pure-DP profile
-δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε) (Kairouz, Oh & Viswanath 2015; NOTES.md "partial order").
+δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε) (Kairouz, Oh & Viswanath 2015).
 
 >>> Laplace(1.0).delta(0.5)                  # 1 − exp((ε − Δ/b)/2)
 0.22119921692859512
@@ -163,7 +163,7 @@ def _pure_epsilon(eps0, delta):
 
 
 def _pure_tradeoff(eps0, alpha):
-    """Trade-off of ε0-DP: β(α) = max(0, 1 − e^{ε0} α, e^{−ε0}(1 − α)) (002; Wasserman–Zhou)."""
+    """Trade-off of ε0-DP: β(α) = max(0, 1 − e^{ε0} α, e^{−ε0}(1 − α)) (Liu et al. 2022; Wasserman–Zhou)."""
     with np.errstate(over="ignore", invalid="ignore"):
         a = 1.0 - np.exp(eps0) * alpha
         b = np.exp(-eps0) * (1.0 - alpha)
@@ -173,7 +173,7 @@ def _pure_tradeoff(eps0, alpha):
 
 
 def _pure_rdp(eps0, alpha):
-    """Tight RDP of ε0-DP (000, Theorem 4):
+    """Tight RDP of ε0-DP (Steinke 2024, Theorem 4):
     ε̂(α) = ε0 − log[(1 + e^{−ε0}) / (1 + e^{−(2α−1)ε0})] / (α − 1); ε̂(∞) = ε0."""
     eps0, alpha = np.broadcast_arrays(np.asarray(eps0, float), np.asarray(alpha, float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -238,7 +238,7 @@ class _Mechanism:
     # δ(ε) -----------------------------------------------------------------------------------
     def log_delta(self, eps):
         """log δ(ε): exact in log space where δ underflows a float; −inf where δ(ε) = 0
-        (001 Lemma 1 / the closed forms cited on each class).
+        (Vinterbo 2022 Lemma 1 / the closed forms cited on each class).
 
         >>> round(Gaussian(1.0).log_delta(153.0))      # δ ≈ 1e-4923, far below float range
         -11639
@@ -251,7 +251,7 @@ class _Mechanism:
         return scalar_out(out)
 
     def delta(self, eps):
-        """δ(ε) ∈ [0, 1], the smallest δ for which the mechanism is (ε, δ)-DP (002 Definition 2.2).
+        """δ(ε) ∈ [0, 1], the smallest δ for which the mechanism is (ε, δ)-DP (Liu et al. 2022 Definition 2.2).
 
         >>> Laplace(1.0).delta([0.0, 1.0])
         array([0.39346934, 0.        ])
@@ -274,7 +274,7 @@ class _Mechanism:
 
     @property
     def profile(self) -> MechanismProfile:
-        """The mechanism's privacy profile (002 Section 2), a :class:`PrivacyProfile` whose δ is
+        """The mechanism's privacy profile (Liu et al. 2022 Section 2), a :class:`PrivacyProfile` whose δ is
         the mechanism's and whose ``eps_max`` is set (needs scalar parameters).
 
         >>> Logistic(2.0).profile.epsilon(0.0)
@@ -286,7 +286,7 @@ class _Mechanism:
 
     def tradeoff(self, alpha):
         """The f-DP trade-off β(α): the type II error of the most powerful level-α test of
-        M(x) against M(x') (002; Dong, Roth & Su 2022). Additive noise: the Neyman–Pearson
+        M(x) against M(x') (Liu et al. 2022; Dong, Roth & Su 2022). Additive noise: the Neyman–Pearson
         threshold test on the monotone likelihood ratio, β(α) = F(F⁻¹(1 − α) − Δ); pure DP:
         max(0, 1 − e^ε α, e^{−ε}(1 − α)). Rounded down by a relative 8·2⁻⁵² (the safe side:
         smaller β, less claimed privacy), which covers the few-ulp rounding of the formulas.
@@ -348,12 +348,12 @@ class _Mechanism:
 # additive noise
 # ------------------------------------------------------------------------------------------------
 class AdditiveNoiseMechanism(_Mechanism):
-    """Base for M(x) = q(x) + Z with Z symmetric log-concave of scale ``scale`` (001, Lemma 1).
+    """Base for M(x) = q(x) + Z with Z symmetric log-concave of scale ``scale`` (Vinterbo 2022, Lemma 1).
 
     Subclasses provide the standardized noise (scale 1): ``_std_logcdf(z)``, ``_std_logpdf(z)``,
     ``_std_ppf(p)``, the standardized loss ``_std_loss(z, d)`` = g(z − d) − g(z) and its inverse
     ``_std_loss_inverse(eps, d)`` for 0 ≤ eps < d-dependent bound, with d = Δ/s. The base class
-    builds δ(ε) = F(t) − e^ε F(t − Δ), ℓ(t) = ε, in log space (001 Lemma 1; NOTES.md), and the
+    builds δ(ε) = F(t) − e^ε F(t − Δ), ℓ(t) = ε, in log space (Vinterbo 2022 Lemma 1), and the
     Neyman–Pearson trade-off β(α) = F(F⁻¹(1 − α) − Δ) of the monotone likelihood ratio.
 
     >>> m = Logistic(1.0)
@@ -418,7 +418,7 @@ class AdditiveNoiseMechanism(_Mechanism):
 
     def loss(self, y):
         """Privacy loss ℓ(y) = log f(y) − log f(y − Δ) of output y (true answer 0 vs Δ);
-        non-increasing in y, with values in [−eps_max, eps_max] (001 Lemma 1, Remark 4).
+        non-increasing in y, with values in [−eps_max, eps_max] (Vinterbo 2022 Lemma 1, Remark 4).
 
         >>> Laplace(1.0).loss([-5.0, 0.25, 5.0])
         array([ 1. ,  0.5, -1. ])
@@ -480,7 +480,7 @@ class AdditiveNoiseMechanism(_Mechanism):
     # sampling -------------------------------------------------------------------------------------
     def sample(self, size=None, rng=None):
         """Noise samples Z (centred at 0) of the given ``size``; ``rng`` a Generator or seed.
-        Subbotin: Z = s·sign·(r G)^{1/r}, G ~ Gamma(1/r) (001 Section 2.1).
+        Subbotin: Z = s·sign·(r G)^{1/r}, G ~ Gamma(1/r) (Vinterbo 2022 Section 2.1).
 
         >>> Laplace(1.0).sample(3, rng=0).shape
         (3,)
@@ -491,7 +491,7 @@ class AdditiveNoiseMechanism(_Mechanism):
     @classmethod
     def _calibrate_d(cls, eps, delta, **shape):
         """The largest d = Δ/s with log δ(ε) ≤ log δ_target, by bracketing bisection in log d
-        (δ is non-decreasing in d, 001 Lemma 2); returns the lower bracket end (safe side)."""
+        (δ is non-decreasing in d, Vinterbo 2022 Lemma 2); returns the lower bracket end (safe side)."""
         eps, delta = np.broadcast_arrays(np.asarray(eps, float), np.asarray(delta, float))
         extra = {k: np.broadcast_to(np.asarray(v, float), eps.shape) for k, v in shape.items()}
         with np.errstate(divide="ignore"):
@@ -603,7 +603,7 @@ def _validate_calibration(eps, delta, sensitivity):
 class Laplace(AdditiveNoiseMechanism):
     """Laplace mechanism q(x) + Lap(b): density exp(−|x|/b)/(2b).
 
-    Exact profile (001 Theorem 3; 002, NOTES.md): δ(ε) = max(0, 1 − exp((ε − Δ/b)/2)), so the
+    Exact profile (Vinterbo 2022 Theorem 3; Liu et al. 2022): δ(ε) = max(0, 1 − exp((ε − Δ/b)/2)), so the
     mechanism is Δ/b-DP (eps_max = Δ/b) and ε(δ) = Δ/b + 2 log(1 − δ) clipped at 0.
 
     >>> m = Laplace(2.0)
@@ -667,7 +667,7 @@ class Laplace(AdditiveNoiseMechanism):
         return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
 
     def rdp(self, alpha):
-        """Tight RDP (Mironov 2017, Proposition 6; quoted in 000), with d = Δ/b:
+        """Tight RDP (Mironov 2017, Proposition 6; quoted in Steinke 2024), with d = Δ/b:
         ε̂(α) = log[α/(2α−1) e^{(α−1)d} + (α−1)/(2α−1) e^{−αd}]/(α − 1)
              = d + log1p[(α−1)(e^{−(2α−1)d} − 1)/(2α−1)]/(α − 1);  ε̂(∞) = d.
 
@@ -697,7 +697,7 @@ class Laplace(AdditiveNoiseMechanism):
 
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
-        """Minimum scale (001 Theorem 3): b = Δ/(ε − 2 log(1 − δ)), rounded up so that
+        """Minimum scale (Vinterbo 2022 Theorem 3): b = Δ/(ε − 2 log(1 − δ)), rounded up so that
         δ(ε) ≤ delta holds in floating point. ε = 0 needs δ > 0.
 
         >>> Laplace.calibrate(1.0, 0.1).delta(1.0) <= 0.1
@@ -720,8 +720,8 @@ class Laplace(AdditiveNoiseMechanism):
 class Gaussian(AdditiveNoiseMechanism):
     """Gaussian mechanism q(x) + N(0, σ²).
 
-    Exact profile (Balle & Wang 2018, Theorem 8; 001 Theorem 5; NOTES.md): with μ = Δ/σ,
-    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), the μ-GDP profile (002, Corollary 2.13); computed
+    Exact profile (Balle & Wang 2018, Theorem 8; Vinterbo 2022 Theorem 5): with μ = Δ/σ,
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), the μ-GDP profile (Liu et al. 2022, Corollary 2.13); computed
     by ``_numerics.gaussian_log_delta`` (accurate down to δ = 1e-5000). eps_max = inf.
 
     >>> m = Gaussian(2.0)
@@ -781,11 +781,11 @@ class Gaussian(AdditiveNoiseMechanism):
         return out
 
     def _tradeoff(self, alpha):
-        """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (002; Dong, Roth & Su 2022)."""
+        """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""
         return super()._tradeoff(alpha)
 
     def rdp(self, alpha):
-        """ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7; NOTES.md); ε̂(∞) = inf.
+        """ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7); ε̂(∞) = inf.
 
         >>> Gaussian(1.0).rdp(2.0)
         1.0
@@ -806,7 +806,7 @@ class Gaussian(AdditiveNoiseMechanism):
 
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
-        """Minimum σ with δ(ε) ≤ delta (Balle & Wang 2018; 001 Lemma 2 monotonicity): a
+        """Minimum σ with δ(ε) ≤ delta (Balle & Wang 2018; Vinterbo 2022 Lemma 2 monotonicity): a
         bracketing bisection on log(Δ/σ) that ends on the feasible side, so σ is rounded up by
         at most ~1e-15 relative. δ = 0 is impossible (the Gaussian is not pure DP).
 
@@ -831,7 +831,7 @@ class Logistic(AdditiveNoiseMechanism):
     """Logistic mechanism: noise density e^{−x/s} / (s (1 + e^{−x/s})²), F(x) = 1/(1 + e^{−x/s}).
 
     With d = Δ/s the privacy loss is ℓ(y) = 2 log(cosh(d/2) − tanh(y/(2s)) sinh(d/2)) ∈ (−d, d),
-    and 001 Theorem 4 (closed form re-derived from Lemma 1) gives
+    and Vinterbo 2022 Theorem 4 (closed form re-derived from Lemma 1) gives
 
         δ(ε) = (1 − e^{−(d − ε)/2})² / (1 − e^{−d})   for ε < d,   0 for ε ≥ d = eps_max,
 
@@ -913,7 +913,7 @@ class Logistic(AdditiveNoiseMechanism):
 
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
-        """Minimum scale (001 Theorem 4): with c = e^{ε/2}, x = e^{−d/2} solves
+        """Minimum scale (Vinterbo 2022 Theorem 4): with c = e^{ε/2}, x = e^{−d/2} solves
         (1 − c x)² = δ (1 − x²), x = (c − sqrt(δ(c² − 1 + δ))) / (c² + δ), d = −2 log x,
         s = Δ/d rounded up until δ(ε) ≤ delta holds in floating point.
 
@@ -1014,13 +1014,13 @@ def _log_mills_diff(a, x1, eps):
 @dataclass(frozen=True)
 class Subbotin(AdditiveNoiseMechanism):
     """Subbotin (generalized normal) mechanism: density exp(−|x/s|^r / r) / (2 s r^{1/r} Γ(1 + 1/r)),
-    shape 1 ≤ r ≤ 20 (001 Section 2.1). r = 1 is Laplace(b = s); r = 2 is Gaussian(σ = s).
+    shape 1 ≤ r ≤ 20 (Vinterbo 2022 Section 2.1). r = 1 is Laplace(b = s); r = 2 is Gaussian(σ = s).
 
     CDF: F(x) = ½ Q(1/r, |x/s|^r / r) for x < 0 (Q the regularized upper incomplete gamma, in log
     space via a continued fraction in the deep tail). Privacy loss with d = Δ/s, u = d/2 − y/s:
     ℓ = sign(u) φ(|u|), φ(u) = ((u + d/2)^r − |u − d/2|^r)/r; the root of φ(u) = ε is bracketed
     in [max(0, c − d/2), c + d/2], c = (ε/d)^{1/(r−1)}, and found by safeguarded Newton on log φ.
-    eps_max = d for r = 1 and inf for r > 1. The profile is 001 Lemma 1 (general formula).
+    eps_max = d for r = 1 and inf for r > 1. The profile is Vinterbo 2022 Lemma 1 (general formula).
 
     >>> abs(Subbotin(1.0, 2.0).delta(1.0) - Gaussian(1.0).delta(1.0)) < 1e-14
     True
@@ -1044,7 +1044,7 @@ class Subbotin(AdditiveNoiseMechanism):
 
     @property
     def eps_max(self):
-        """Δ/s for r = 1 (Laplace), inf for r > 1 (MLR-unbounded, 001 Definition 3)."""
+        """Δ/s for r = 1 (Laplace), inf for r > 1 (MLR-unbounded, Vinterbo 2022 Definition 3)."""
         r = np.asarray(self.shape, float)
         return scalar_out(np.where(r == 1, self._d, np.inf))
 
@@ -1147,7 +1147,7 @@ class Subbotin(AdditiveNoiseMechanism):
         return h - u
 
     def _log_delta(self, eps):
-        """001 Lemma 1 as in the base class, plus a deep-tail form. With t/s = z1 < 0,
+        """Vinterbo 2022 Lemma 1 as in the base class, plus a deep-tail form. With t/s = z1 < 0,
         x1 = |z1|^r/r ≥ 30 and x2 = x1 + ε (= |z1 − d|^r/r at the root), F(z) = ½Q(1/r, x) and
         the log Mills ratio M = log F − log f = (1 − r) log|z| + log S(x) give
 
@@ -1201,7 +1201,7 @@ class Subbotin(AdditiveNoiseMechanism):
 
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0, shape=2.0):
-        """Minimum scale s with δ(ε) ≤ delta (001 Lemma 1–2): bracketing bisection on log(Δ/s)
+        """Minimum scale s with δ(ε) ≤ delta (Vinterbo 2022 Lemma 1–2): bracketing bisection on log(Δ/s)
         ending on the feasible side (s rounded up by ~1e-15 relative). δ = 0 is impossible for
         r > 1 (unbounded privacy loss); for r = 1 it gives s = Δ/ε.
 
@@ -1233,8 +1233,8 @@ class RandomizedResponse(_Mechanism):
     """Binary randomized response: report the true bit with probability p = e^ε/(1 + e^ε).
 
     Its privacy loss takes the values ±ε (``loss_atoms``), so its profile is the tight pure-DP one
-    δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε) (Kairouz, Oh & Viswanath 2015; NOTES.md), its RDP is
-    000 Theorem 4 (tight), its trade-off is β(α) = max(0, 1 − e^ε α, e^{−ε}(1 − α)).
+    δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε) (Kairouz, Oh & Viswanath 2015), its RDP is
+    Steinke 2024 Theorem 4 (tight), its trade-off is β(α) = max(0, 1 − e^ε α, e^{−ε}(1 − α)).
 
     >>> m = RandomizedResponse(1.0)
     >>> round(m.delta(0.0), 12), m.eps_max
@@ -1261,7 +1261,7 @@ class RandomizedResponse(_Mechanism):
 
     def loss_atoms(self):
         """Privacy-loss distribution (true bit 1 vs 0, output drawn under bit 1):
-        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)] (KOV 2015; NOTES.md).
+        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)] (KOV 2015).
 
         >>> RandomizedResponse(0.5).loss_atoms()[0]
         array([ 0.5, -0.5])
@@ -1291,7 +1291,7 @@ class RandomizedResponse(_Mechanism):
         return _pure_tradeoff(np.asarray(self.eps, float), alpha)
 
     def rdp(self, alpha):
-        """Tight RDP (000 Theorem 4): ε̂(α) = ε − log[(1 + e^{−ε})/(1 + e^{−(2α−1)ε})]/(α − 1).
+        """Tight RDP (Steinke 2024 Theorem 4): ε̂(α) = ε − log[(1 + e^{−ε})/(1 + e^{−(2α−1)ε})]/(α − 1).
 
         >>> round(RandomizedResponse(1.0).rdp(2.0), 12)
         0.735325664056
@@ -1320,10 +1320,10 @@ class RandomizedResponse(_Mechanism):
 class Exponential(_Mechanism):
     """The exponential mechanism with privacy parameter ε: samples an index i ∝ exp(ε u_i / (2Δ)).
 
-    It is ε-DP and ε²/8-zCDP (000, inverse-sensitivity post; Cesar & Rogers 2021, bounded range).
+    It is ε-DP and ε²/8-zCDP (Steinke 2024, inverse-sensitivity post; Cesar & Rogers 2021, bounded range).
     Profile, ε(δ) and trade-off: the tight pure ε-DP ones (the RR profile; a valid upper bound on
     δ for every score function, not the exact bounded-range profile of Dong, Durfee & Rogers 2020).
-    RDP: min(000 Theorem 4, α ε²/8).
+    RDP: min(Steinke 2024 Theorem 4, α ε²/8).
 
     >>> m = Exponential(1.0)
     >>> m.delta(0.3) == RandomizedResponse(1.0).delta(0.3), m.rdp(2.0)
@@ -1364,7 +1364,7 @@ class Exponential(_Mechanism):
         return _pure_tradeoff(np.asarray(self.eps, float), alpha)
 
     def rdp(self, alpha):
-        """ε̂(α) = min(tight pure-DP RDP (000 Theorem 4), α ε²/8 (bounded range ⇒ ε²/8-zCDP))."""
+        """ε̂(α) = min(tight pure-DP RDP (Steinke 2024 Theorem 4), α ε²/8 (bounded range ⇒ ε²/8-zCDP))."""
         a = check_alpha(alpha, "alpha")
         e = np.asarray(self.eps, float)
         with np.errstate(invalid="ignore", over="ignore"):  # α = inf, ε = 0: 0

@@ -1,7 +1,7 @@
 """Privacy loss distributions (PLDs): tight numerical composition of additive-noise mechanisms.
 
 The privacy loss of a mechanism with output densities p (dataset x) and q (neighbour x') is
-L = log p(Y)/q(Y), Y ~ p. Its distribution determines the whole privacy profile (002, Section 2;
+L = log p(Y)/q(Y), Y ~ p. Its distribution determines the whole privacy profile (Liu et al. 2022, Section 2;
 Balle, Barthe & Gaboardi 2018; Koskela, Jälkö & Honkela 2020; Meiser & Mohammadi 2018):
 
     δ(ε) = E[(1 − e^{ε − L})₊] + P(L = +∞),
@@ -10,8 +10,8 @@ and the privacy loss of a k-fold composition is the sum of k independent copies,
 distribution is the k-fold convolution — computed here by one FFT raised to the power k.
 
 For additive noise with density f (centred at 0 under x, at Δ under x') the loss
-ℓ(y) = log f(y) − log f(y − Δ) is non-increasing in y (NOTES.md, "Additive symmetric log-concave
-noise"), so with t = ``mechanism.loss_inverse`` and F the noise CDF
+ℓ(y) = log f(y) − log f(y − Δ) is non-increasing in y (Vinterbo 2022, Lemma 1: symmetric
+log-concave noise has a monotone likelihood ratio), so with t = ``mechanism.loss_inverse`` and F the noise CDF
 
     P(L > x) = F(t(x)),    Q(L > x) = F(t(x) − Δ)      (Q: the same event under x').
 
@@ -96,7 +96,7 @@ class DiscretePLD:
     ``inf_mass`` at +∞, plus a constant ``extra`` (bounded truncation / round-off) added to δ.
 
     Evaluates δ(ε) = (1 + 1e-9)·Σ_j pmf_j (1 − e^{ε − ℓ_j})₊ + inf_mass + extra
-    (002, Section 2: the profile from the privacy loss distribution) exactly for the discrete
+    (Liu et al. 2022, Section 2: the profile from the privacy loss distribution) exactly for the discrete
     distribution, in log space, and inverts it exactly piece by piece (δ is e^ε-affine between
     grid points), so ``epsilon`` is vectorized and needs no bisection.
 
@@ -222,7 +222,7 @@ class DiscretePLD:
 
 class PLDProfile(PrivacyProfile):
     """The privacy profile of a (composed) discrete PLD: δ(ε) as in :class:`DiscretePLD`
-    (002, Section 2; Doroshenko et al. 2022 for the pessimistic discretization), never below the
+    (Liu et al. 2022, Section 2; Doroshenko et al. 2022 for the pessimistic discretization), never below the
     true δ of the mechanism it was built from. ``epsilon`` inverts the discrete δ exactly.
 
     >>> from dpexplore.mechanisms import Laplace
@@ -321,7 +321,7 @@ _MAX_CELLS = 2**24
 def single_pld(mechanism, h: float) -> DiscretePLD:
     """The pessimistic (connect-the-dots) discrete PLD of one additive-noise mechanism on the
     grid hℤ (Doroshenko et al. 2022, Theorem 3.3; the continuous loss law is
-    P(L > x) = F(t(x)), Q(L > x) = F(t(x) − Δ), NOTES.md). Cached per (mechanism, h).
+    P(L > x) = F(t(x)), Q(L > x) = F(t(x) − Δ)). Cached per (mechanism, h).
 
     Each cell ((i−1)h, ih] with masses (p, q) puts p_b = (p − q e^{(i−1)h})/(1 − e^{−h}) at ih and
     p − p_b at (i−1)h (p_b is raised by 1e-13·p against rounding, the safe side). Losses above

@@ -1,6 +1,6 @@
 """Privacy profiles: δ(ε), the smallest δ for which a mechanism is (ε, δ)-DP, for every ε ≥ 0.
 
-A privacy profile is the complete (ε, δ) description of a mechanism (002, Section 2; Balle,
+A privacy profile is the complete (ε, δ) description of a mechanism (Liu et al. 2022, Section 2; Balle,
 Barthe & Gaboardi 2018). Everything in dpexplore that has one — mechanisms, conversions,
 compositions — returns a :class:`PrivacyProfile`, so the dashboards can draw any of them on the
 same axes and every number answers the same two queries::
@@ -25,7 +25,7 @@ _MAX_DOUBLINGS = 64
 
 
 class PrivacyProfile:
-    """Base class for privacy profiles δ(ε), ε ≥ 0 (002, Definition 2.2).
+    """Base class for privacy profiles δ(ε), ε ≥ 0 (Liu et al. 2022, Definition 2.2).
 
     Subclasses define ``_log_delta(eps)`` for a float array ``eps >= 0`` (``inf`` allowed) that
     returns log δ(ε) ≤ 0, non-increasing in ε, and may set ``eps_max`` — the smallest ε with
@@ -63,7 +63,7 @@ class PrivacyProfile:
         """The smallest ε ≥ 0 with δ(ε) ≤ ``delta``, rounded up (safe side).
 
         δ = 0 gives ``eps_max`` (inf for mechanisms that are not pure DP). Solved by a vectorized
-        bracketing bisection on log δ (design practice 7): the returned ε is the upper end of a
+        bracketing bisection on log δ: the returned ε is the upper end of a
         bracket of relative width ≤ 2⁻⁶⁰ on which the computed δ(ε) ≤ ``delta`` holds.
         """
         d = check_delta(delta, "delta")
@@ -147,7 +147,7 @@ class FunctionProfile(PrivacyProfile):
 
 
 class GaussianDPProfile(PrivacyProfile):
-    """The μ-GDP profile δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (002, Theorem 3.1;
+    """The μ-GDP profile δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Liu et al. 2022, Theorem 3.1;
     Dong, Roth & Su 2022, Corollary 2.13). It is the Gaussian mechanism's profile with μ = Δ/σ.
 
     >>> GaussianDPProfile(2.0).delta(0.0)   # total variation: 2Φ(μ/2) − 1

@@ -80,7 +80,7 @@ def test_advanced_vs_mpmath(eps, delta, k, slack):
 
 
 def test_advanced_004_example():
-    # 004: k = 10 000, δ' = e^{-32}; ε ≤ 1/800 gives ε' ≈ 1 (the approximation drops kε(e^ε−1))
+    # Bassi 2019: k = 10 000, δ' = e^{-32}; ε ≤ 1/800 gives ε' ≈ 1 (the approximation drops kε(e^ε−1))
     e, _ = C.advanced(1 / 800, 0.0, 10_000, math.exp(-32))
     assert 1.0 < e < 1.0 + 10_000 * (1 / 800) * math.expm1(1 / 800) + 1e-12
 

@@ -78,7 +78,7 @@ def mp_rr_profile(eps0, eps):
 @pytest.mark.parametrize("eps", [1e-8, 1e-3, 0.1, 1.0, 5.0, 30.0, 200.0])
 @pytest.mark.parametrize("alpha", [1 + 1e-7, 1.5, 2.0, 10.0, 1e3, 1e6])
 def test_pure_to_rdp_tight_equals_rr_renyi_divergence(eps, alpha):
-    # 000 Theorem 4 is attained by randomized response: equality with its Rényi divergence
+    # Steinke 2024 Theorem 4 is attained by randomized response: equality with its Rényi divergence
     with mp.workdps(80):
         ref = mp_rr_renyi(eps, alpha)
     assert rel_close(pure_to_rdp(eps, alpha), ref)
@@ -348,7 +348,7 @@ def test_pure_to_rdp_sandwich(eps, alpha):
 def test_pure_to_zcdp_sandwich(eps):
     tight = pure_to_zcdp(eps)
     assert 0.0 <= tight <= min(pure_to_zcdp(eps, "quadratic"), pure_to_zcdp(eps, "trivial"))
-    # tight ρ is sup_α ε̂(α)/α, approached as α → 1 (000 Theorem 5 proof)
+    # tight ρ is sup_α ε̂(α)/α, approached as α → 1 (Steinke 2024 Theorem 5 proof)
     for a in (1.0001, 2.0, 10.0):
         assert pure_to_rdp(eps, a) <= a * tight * (1 + 1e-12)
 
@@ -479,7 +479,7 @@ def test_rdp_profile_mpmath_and_consistency():
 
 
 # ------------------------------------------------------------------------------------------------
-# trade-off equation profiles (002 Figure 1 left)
+# trade-off equation profiles (Liu et al. 2022 Figure 1 left)
 # ------------------------------------------------------------------------------------------------
 def test_equation_profile_naive_mpmath_and_inverse():
     p = equation_profile(2.0, 1.5, 2.0)
@@ -514,7 +514,7 @@ def test_equation_profile_refined(A, B, sigma):
         got = ref_p.delta(eps)
         assert got <= best + 1e-12  # as tight as a dense search
         assert got <= naive.delta(eps) + 1e-15  # refinement only helps
-    # for (A, B, σ) = (2, 1, 2) (002's "SGD"): refined δ(0) < 1 while naive δ(0) = 1
+    # for (A, B, σ) = (2, 1, 2) (Liu et al. 2022's "SGD"): refined δ(0) < 1 while naive δ(0) = 1
     if (A, B, sigma) == (2.0, 1.0, 2.0):
         assert naive.delta(0.0) == 1.0 and ref_p.delta(0.0) < 0.7
     # in the tail the refinement coincides with the naive profile
@@ -755,7 +755,7 @@ def test_equation_profile_refined_epsilon_matches_bisection(A, B, sigma):
 
 
 def test_gdp_measure_rejects_trivial_head_and_fine_tol():
-    # naive inversion of σ = 2√log(1/δ)/ε has δ(0) = 1: no finite μ (002 Figure 1 discussion)
+    # naive inversion of σ = 2√log(1/δ)/ε has δ(0) = 1: no finite μ (Liu et al. 2022 Figure 1 discussion)
     with pytest.raises(ValueError, match="not GDP"):
         gdp_measure(equation_profile(2.0, 1.0, 2.0))
     lo, hi = gdp_measure(PureDPProfile(0.5), tol=1e-7)

@@ -88,7 +88,7 @@ def test_curves_equal_backend(default_result):
         ref = C.compose(mech, int(ks[i])).epsilon(s.delta_total)
         kov = C.optimal(float(mech.eps_max), int(ks[i]), s.delta_total)
         assert tight[i] == pytest.approx(min(ref, kov), rel=1e-12)
-    # the 001/000 numbers at k = 100 (doctest values of the backend)
+    # the Vinterbo 2022/000 numbers at k = 100 (doctest values of the backend)
     assert r.at_k["basic"] == 10.0
     assert r.at_k["optimal"] == pytest.approx(4.774568, abs=1e-6)
     assert r.at_k["tight"] == pytest.approx(C.compose(mech, 100).epsilon(1e-6), rel=1e-12)
@@ -125,7 +125,7 @@ def test_crossovers_match_closed_form(default_result):
     k_star = int(mp.floor(2 * L / (2 - mp.e ** mp.mpf("0.1")) ** 2)) + 1
     cross = {THEOREMS[name]: k for name, k, _ in default_result.crossovers}
     assert cross[THEOREMS["advanced"]] == k_star == 35
-    # 003 form: ½kε² + √(2Lk)ε < kε  ⇔  √(2L/k) < 1 − ε/2
+    # Steinke 2022 form: ½kε² + √(2Lk)ε < kε  ⇔  √(2L/k) < 1 − ε/2
     k_pure = int(mp.floor(2 * L / (1 - mp.mpf("0.05")) ** 2)) + 1
     assert cross[THEOREMS["advanced_pure"]] == k_pure
     for label, k, y in default_result.crossovers:

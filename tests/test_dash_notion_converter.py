@@ -1,5 +1,5 @@
 """Notion converter dashboard (dpexplore/apps/notion_converter.py): the compute function's
-numbers against mpmath closed forms (000 Thm 4/5, 002 Thm 2.1/3.1, 003 fn. 2, NOTES.md) and the
+numbers against mpmath closed forms (Steinke 2024 Thm 4/5, Liu et al. 2022 Thm 2.1/3.1, Steinke 2022 fn. 2) and the
 backend; "not implied" entries; hypothesis properties (every route is ≥ the exact ε, implied
 curves lie above the source's); invalid settings; the controller (in-place updates, message on
 bad values, last good plot kept)."""
@@ -50,35 +50,35 @@ def spec(kind, params, delta=1e-6, orders=(2.0, 8.0, 32.0)):
 # ------------------------------------------------------------------------------------------------
 # mpmath references
 # ------------------------------------------------------------------------------------------------
-def mp_rho_pure(e):          # 000 Thm 5: ρ = ε (e^ε − 1)/(e^ε + 1)
+def mp_rho_pure(e):          # Steinke 2024 Thm 5: ρ = ε (e^ε − 1)/(e^ε + 1)
     e = mp.mpf(e)
     return e * (mp.e ** e - 1) / (mp.e ** e + 1)
 
 
-def mp_mu_pure(e):           # NOTES.md: μ = 2Φ⁻¹(e^ε/(1 + e^ε))
+def mp_mu_pure(e):           # μ = 2Φ⁻¹(e^ε/(1 + e^ε))
     e = mp.mpf(e)
     p = mp.e ** e / (1 + mp.e ** e)
     return 2 * mp.sqrt(2) * mp.erfinv(2 * p - 1)
 
 
-def mp_rdp_pure(e, a):       # 000 Thm 4, tight: RR's Rényi divergence
+def mp_rdp_pure(e, a):       # Steinke 2024 Thm 4, tight: RR's Rényi divergence
     e, a = mp.mpf(e), mp.mpf(a)
     p = mp.e ** e / (1 + mp.e ** e)
     q = 1 - p
     return mp.log(p ** a * q ** (1 - a) + q ** a * p ** (1 - a)) / (a - 1)
 
 
-def mp_zcdp_eps(rho, d):     # 003 fn. 2: ε = ρ + 2√(ρ log(1/δ))
+def mp_zcdp_eps(rho, d):     # Steinke 2022 fn. 2: ε = ρ + 2√(ρ log(1/δ))
     rho, d = mp.mpf(rho), mp.mpf(d)
     return rho + 2 * mp.sqrt(rho * mp.log(1 / d))
 
 
-def mp_gdp_delta(mu, e):     # 002 Thm 3.1
+def mp_gdp_delta(mu, e):     # Liu et al. 2022 Thm 3.1
     mu, e = mp.mpf(mu), mp.mpf(e)
     return mp.ncdf(-e / mu + mu / 2) - mp.e ** e * mp.ncdf(-e / mu - mu / 2)
 
 
-def mp_pure_eps_at(e0, d):   # 002 Thm 2.1 with δ₀ = 0 inverted: ε' = log(e^ε − δ(1 + e^ε))
+def mp_pure_eps_at(e0, d):   # Liu et al. 2022 Thm 2.1 with δ₀ = 0 inverted: ε' = log(e^ε − δ(1 + e^ε))
     e0, d = mp.mpf(e0), mp.mpf(d)
     return mp.log(mp.e ** e0 - d * (1 + mp.e ** e0))
 
@@ -99,7 +99,7 @@ def test_pure_dp_implied_parameters_are_the_closed_forms(kind, e):
     assert close(r.mu, mp_mu_pure(e), 1e-9)
     for a, v in r.rdp_table:
         assert close(v, mp_rdp_pure(e, a), 1e-9)
-    # ε at δ: exact from the pure profile, zCDP by 003 fn. 2, GDP by inverting 002 Thm 3.1
+    # ε at δ: exact from the pure profile, zCDP by Steinke 2022 fn. 2, GDP by inverting Liu et al. 2022 Thm 3.1
     e_at = r.eps_at_delta
     assert close(e_at["exact"], mp_pure_eps_at(e, 1e-6), 1e-9)
     assert e_at["pure"] == e
@@ -132,7 +132,7 @@ def test_zcdp_source():
     assert close(r.eps_at_delta["zcdp"], mp_zcdp_eps(0.5, 1e-6))
     assert r.eps_at_delta["rdp"] == pytest.approx(
         rdp_to_approx(np.append(RDP_ORDERS, np.inf)[:-1], RDP_ORDERS * 0.5, 1e-6), rel=1e-12)
-    # μ measured on the implied profile: above the tail value √(2ρ), certified (002 Sec. 4)
+    # μ measured on the implied profile: above the tail value √(2ρ), certified (Liu et al. 2022 Sec. 4)
     assert math.sqrt(2 * 0.5) < r.mu < 1.6
     # the implied GDP profile dominates the zCDP profile on the grid
     assert np.all(r.log_delta["gdp"] >= r.log_delta["zcdp"] - 1e-9)
@@ -144,7 +144,7 @@ def test_laplace_source():
     assert r.pure_eps == 0.5
     assert close(r.rho, mp_rho_pure(0.5), 1e-12)
     assert r.eps_at_delta["exact"] == Laplace(2.0).epsilon(1e-3)
-    # exact Laplace profile: δ(ε) = 1 − exp((ε − 1/b)/2) (NOTES.md)
+    # exact Laplace profile: δ(ε) = 1 − exp((ε − 1/b)/2)
     e = float(r.eps_grid[3])
     assert close(math.exp(r.log_delta["source"][3]), 1 - mp.e ** ((mp.mpf(e) - 0.5) / 2), 1e-9)
     for a, v in r.rdp_table:
@@ -172,7 +172,7 @@ def test_approx_source_implies_only_its_profile():
 def test_rdp_source():
     r = compute_notion_converter(spec("rdp", (4.0, 1.0), 1e-6, (2.0, 4.0, 8.0)))
     assert r.eps_at_delta["exact"] == RDPProfile(np.array([4.0]), np.array([1.0])).epsilon(1e-6)
-    # NOTES.md improved conversion at the single order
+    # improved conversion at the single order
     a, d = mp.mpf(4), mp.mpf("1e-6")
     want = 1 + mp.log(1 - 1 / a) - (mp.log(d) + mp.log(a)) / (a - 1)
     assert close(r.eps_at_delta["rdp"], want, 1e-9)
@@ -183,7 +183,7 @@ def test_rdp_source():
 def test_table_shows_losses_and_witness():
     r = compute_notion_converter(spec("pure", (1.0,), 1e-6))
     html = NotionConverterController.table_html(r)
-    assert "via zCDP (003 fn. 2)" in html and "%" in html and "000, Thm 5" in html
+    assert "via zCDP (Steinke 2022 fn. 2)" in html and "%" in html and "Steinke 2024, Thm 5" in html
     assert "randomized response" in r.summary.witness.lower()
     assert "Thm 4" in r.summary.witness and "Thm 5" in r.summary.witness
     assert "ε′ = 0" in r.summary.witness

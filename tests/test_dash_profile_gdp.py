@@ -1,6 +1,6 @@
 """Unit tests of the privacy-profile-vs-GDP dashboard (dpexplore/apps/profile_gdp.py).
 
-Reference values: mpmath at 50 digits for the closed forms (Laplace profile, δ_μ of 002 Thm 3.1,
+Reference values: mpmath at 50 digits for the closed forms (Laplace profile, δ_μ of Liu et al. 2022 Thm 3.1,
 G_μ, randomized response's μ* = 2Φ⁻¹(e^ε/(1 + e^ε))); the backend (mechanisms, conversions) for
 everything the dashboard only re-plots.
 """
@@ -99,7 +99,7 @@ def test_laplace_verdict_equals_backend_measurement():
     lo, hi = C.gdp_measure(M.Laplace(1.0).profile, tol=P.MEASURE_TOL)
     assert (v.mu_lower, v.mu_upper) == (lo, hi)
     assert v.mu_t == 0.0 == C.gdp_identify(M.Laplace(1.0).profile)
-    # 002 Fig. 1 right: Laplace (b = 1) is 2-GDP but not 1-GDP
+    # Liu et al. 2022 Fig. 1 right: Laplace (b = 1) is 2-GDP but not 1-GDP
     assert v.status(2.0) == "yes" and v.status(1.0) == "no"
 
 
@@ -107,7 +107,7 @@ def test_laplace_verdict_equals_backend_measurement():
 def test_randomized_response_bracket_holds_the_exact_mu(eps):
     v = P.mechanism_summary(P.MechSpec("pure", (eps,))).verdict
     e = mp.mpf(eps)
-    # μ* = 2Φ⁻¹(e^ε/(1 + e^ε)) for randomized response (002 Section 5; binding at ε' = 0)
+    # μ* = 2Φ⁻¹(e^ε/(1 + e^ε)) for randomized response (Liu et al. 2022 Section 5; binding at ε' = 0)
     exact = 2 * mp.sqrt(2) * mp.erfinv(2 * mp.exp(e) / (1 + mp.exp(e)) - 1)
     assert v.mu_lower < float(exact) <= v.mu_upper
 
@@ -319,7 +319,7 @@ def test_delta0_rounding_to_one_uses_theory_or_says_not_gdp():
     assert v.is_gdp and v.method == "fallback" and v.mu_upper == 100.0
     assert v.status(100.0) == "yes" and v.status(10.0) == "no"
     assert v.mu_lower is not None and v.mu_lower < 100.0
-    # a naive equation profile with B ≥ 1 has δ(0) = 1 exactly: not GDP for any μ (002 Fig. 1)
+    # a naive equation profile with B ≥ 1 has δ(0) = 1 exactly: not GDP for any μ (Liu et al. 2022 Fig. 1)
     s = P.mechanism_summary(P.MechSpec("equation", (20.0, 100.0, 0.02)))
     assert not s.verdict_naive.is_gdp and "δ(0) = 1" in s.verdict_naive.reason
     assert s.verdict_naive.status(5.0) == "no"

@@ -1,6 +1,6 @@
 """Rényi DP explorer (dpexplore/apps/rdp_explorer.py): the compute function's arrays against
-mpmath references (000 Theorems 4, 5; Mironov 2017 Prop. 6; the RDP → (ε, δ) conversions of
-NOTES.md), the backend and dp_accounting; hypothesis sandwiches; invalid settings; the controller
+mpmath references (Steinke 2024 Theorems 4, 5; Mironov 2017 Prop. 6; the RDP → (ε, δ) conversions of
+), the backend and dp_accounting; hypothesis sandwiches; invalid settings; the controller
 (in-place updates, message on bad values, last good plot kept)."""
 from __future__ import annotations
 
@@ -40,20 +40,20 @@ REL = 1e-9
 # mpmath references
 # ------------------------------------------------------------------------------------------------
 def mp_tight_rdp(eps, alpha):
-    """000, Theorem 4, first form: log(e^{αε}/(e^ε+1) + e^ε e^{−αε}/(e^ε+1))/(α − 1)."""
+    """Steinke 2024, Theorem 4, first form: log(e^{αε}/(e^ε+1) + e^ε e^{−αε}/(e^ε+1))/(α − 1)."""
     e, a = mp.mpf(eps), mp.mpf(alpha)
     inner = mp.exp(a * e) / (mp.exp(e) + 1) + mp.exp(e) * mp.exp(-a * e) / (mp.exp(e) + 1)
     return mp.log(inner) / (a - 1)
 
 
 def mp_tight_rdp_second_form(eps, alpha):
-    """000, Theorem 4, second form: ε − log((1 + e^{−ε})/(1 + e^{−(2α−1)ε}))/(α − 1)."""
+    """Steinke 2024, Theorem 4, second form: ε − log((1 + e^{−ε})/(1 + e^{−(2α−1)ε}))/(α − 1)."""
     e, a = mp.mpf(eps), mp.mpf(alpha)
     return e - mp.log((1 + mp.exp(-e)) / (1 + mp.exp(-(2 * a - 1) * e))) / (a - 1)
 
 
 def mp_laplace_rdp(eps, alpha):
-    """Mironov 2017, Proposition 6 (quoted in 000), b = 1/ε."""
+    """Mironov 2017, Proposition 6 (quoted in Steinke 2024), b = 1/ε."""
     e, a = mp.mpf(eps), mp.mpf(alpha)
     return mp.log(a / (2 * a - 1) * mp.exp((a - 1) * e) + (a - 1) / (2 * a - 1) * mp.exp(-a * e)) / (a - 1)
 
@@ -68,7 +68,7 @@ def mp_mironov(rdp, alpha, delta):
 
 
 def mp_gauss_delta(sigma, eps):
-    """Balle & Wang 2018, Theorem 8 (NOTES.md), Δ = 1."""
+    """Balle & Wang 2018, Theorem 8, Δ = 1."""
     s, e = mp.mpf(sigma), mp.mpf(eps)
     return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
 

@@ -10,9 +10,9 @@ see ``test_every_public_name_is_fuzzed``):
 * good input (including 0-d/1-d/broadcast arrays, subnormal, 1e-300 and 1e300 values) never
   returns NaN, a negative δ or δ > 1, and emits no warning;
 * cheap safe-side checks: δ(ε(δ)) ≤ δ for every profile and mechanism, calibrated mechanisms meet
-  their target, tight ≤ loose conversions (002 Theorem 2.1, 000 Theorems 4-5), gdp_epsilon
-  round trips (002 Theorem 3.1), composition ≥ one step and optimal ≤ advanced ≤ basic
-  (Kairouz, Oh & Viswanath 2015; 003; 004), per-step budgets that compose back within the total,
+  their target, tight ≤ loose conversions (Liu et al. 2022 Theorem 2.1, Steinke 2024 Theorems 4-5), gdp_epsilon
+  round trips (Liu et al. 2022 Theorem 3.1), composition ≥ one step and optimal ≤ advanced ≤ basic
+  (Kairouz, Oh & Viswanath 2015; Steinke 2022; Bassi 2019), per-step budgets that compose back within the total,
   profiles non-increasing in ε, trade-off functions β(α) ≤ 1 − α.
 
 Every hypothesis test is derandomized (reproducible in CI) and bounded (``max_examples``) so the
@@ -505,7 +505,7 @@ def check_mechanism(cls, data):
     r = call(m.rdp, al, allowed=(NotImplementedError,))
     if ok(r):
         is_nonneg(r)
-        # ε̂(α) ≤ ε for pure-DP mechanisms (000 Theorem 4)
+        # ε̂(α) ≤ ε for pure-DP mechanisms (Steinke 2024 Theorem 4)
         em = np.asarray(m.eps_max, float)
         ra, ema = np.broadcast_arrays(np.asarray(r, float), em)
         assert (ra <= ema).all(), (m, al, r)

@@ -1,5 +1,5 @@
 """Adaptive data analysis lab (dpexplore/apps/adaptive_lab.py): every printed number against
-mpmath closed forms (004), the simulation against the backend bit for bit, statistical checks
+mpmath closed forms (Bassi 2019), the simulation against the backend bit for bit, statistical checks
 with fixed seeds, invalid inputs, and the controller (in-place updates, messages, progress bar)."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _rel(a, b, tol=1e-9):
 
 
 # ------------------------------------------------------------------------------------------------
-# calculator: closed forms of 004 with mpmath
+# calculator: closed forms of Bassi 2019 with mpmath
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("tau,n,beta", [(0.05, 10_000, 1e-3), (0.01, 100_000, 1e-9), (0.2, 50, 0.3),
                                         (0.003, 10**8, 1e-12)])
@@ -55,7 +55,7 @@ def test_calculator_closed_forms(tau, n, beta):
 
 
 def test_take2_is_the_slides_formula():
-    """With β = 2e^{−nτ²} the take-2 bound is 2exp((1/√2 − 3/2)nτ²) + 2e^{−nτ²} (004)."""
+    """With β = 2e^{−nτ²} the take-2 bound is 2exp((1/√2 − 3/2)nτ²) + 2e^{−nτ²} (Bassi 2019)."""
     tau, n = 0.05, 10_000
     x = mp.mpf(n) * mp.mpf(tau) ** 2
     want = 2 * mp.exp((1 / mp.sqrt(2) - mp.mpf(3) / 2) * x) + 2 * mp.exp(-x)

@@ -1,4 +1,4 @@
-"""Mechanisms in action (004) and local vs central (000) (dpexplore/apps/mechanisms_lab.py):
+"""Mechanisms in action (Bassi 2019) and local vs central (Steinke 2023a) (dpexplore/apps/mechanisms_lab.py):
 every printed number against mpmath / closed forms / the backend, the seeded simulations against
 the exact values with honest tolerances (5 standard errors), invalid settings, and the
 controllers (in-place updates, message on bad values, last good plot kept)."""
@@ -231,7 +231,7 @@ def test_median_exact_and_simulated():
     sd_is = math.sqrt(float(np.dot(p, (g - med) ** 2)))
     assert _within(m["is_sim_here"], m["is_mean_here"], sd_is / math.sqrt(3000))
     assert np.all(np.abs(m["lap_sim"] - m["lap_mean"]) <= 5 * 0.5 / math.sqrt(m["trials_grid"]))
-    # 000: concentrated data → inverse sensitivity is far more accurate than Laplace
+    # Steinke 2023a: concentrated data → inverse sensitivity is far more accurate than Laplace
     assert m["is_mean_here"] < m["lap_mean_here"] / 10
 
 
@@ -353,7 +353,7 @@ def test_progress_bar_shows_on_slow_steps_and_hides_after(monkeypatch):
     c.controls["spread"].value = 0.2
     assert seen and max(seen) == 1.0                       # it moved to completion
     assert c.progress.bar.layout.display == "none"         # and is hidden again
-    assert c.progress.bar in box.children
+    assert c.progress.bar in list(box.widgets())
     assert ml._PROGRESS[0] is None
 
 

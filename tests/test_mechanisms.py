@@ -65,7 +65,7 @@ def mp_subbotin_loss(y, r, s=1, sens=1):
 
 
 def mp_subbotin_log_delta(s, r, eps, sens=1):
-    """log δ(ε) = log[F(t) − e^ε F(t − Δ)] with ℓ(t) = ε solved by mpmath (001 Lemma 1)."""
+    """log δ(ε) = log[F(t) − e^ε F(t − Δ)] with ℓ(t) = ε solved by mpmath (Vinterbo 2022 Lemma 1)."""
     s, r, eps, sens = mp.mpf(s), mp.mpf(r), mp.mpf(eps), mp.mpf(sens)
     h = sens / 2
     # root in u = Δ/2 − t > 0 by bisection (monotone), then polish with findroot
@@ -520,7 +520,7 @@ def test_tradeoff_randomized_response_and_limits():
 
 @pytest.mark.parametrize("mech", MECHS, ids=lambda m: m._label())
 def test_tradeoff_consistent_with_profile(mech):
-    """β(α) ≥ 1 − δ(ε) − e^ε α (f-DP ⇒ (ε, δ(ε))-DP, 002) and β is convex, non-increasing, β ≤ 1 − α."""
+    """β(α) ≥ 1 − δ(ε) − e^ε α (f-DP ⇒ (ε, δ(ε))-DP, Liu et al. 2022) and β is convex, non-increasing, β ≤ 1 − α."""
     a = np.linspace(0, 1, 201)
     beta = mech.tradeoff(a)
     assert np.all(np.diff(beta) <= 1e-15)

@@ -1,56 +1,122 @@
-"""Interactive dashboards (ipywidgets + :class:`PlotlyWidget`), served by ``dpexplore serve``.
+"""The apps: one module per app, a thin notebook each in ``notebooks/``, and the gallery.
 
-Each dashboard is a module with a ``build_<name>()`` returning an ipywidgets box, and a thin
-notebook in ``notebooks/`` that imports, builds and displays it. ``APPS`` is the gallery's
-registry: the landing page ``notebooks/index.ipynb``, the tests and the browser benchmark read it.
-To add a dashboard, append ``(notebook_filename, title, one-line description)``.
+Each app is a module with a ``build_<name>()`` returning its widget, and a thin notebook in
+``dpexplore/apps/notebooks/`` that imports, builds and displays it (the package ships them; the
+repository's top-level ``notebooks/`` links there). ``APPS`` is the gallery's registry: the landing
+page ``index.ipynb``, the tests and the browser benchmark read it. To add an app, append
+``(notebook_filename, title, the one-line question it answers)`` and give it a topic in ``TOPICS``;
+``python tools/make_thumbnails.py`` then draws its gallery picture.
 
 >>> [name for name, _, _ in APPS][:2]
 ['rdp_explorer.ipynb', 'profile_vs_gdp.ipynb']
+>>> sorted(set(TOPICS.values())) == sorted(TOPIC_ORDER)
+True
 """
 from __future__ import annotations
 
-__all__ = ["APPS", "gallery_html"]
+import base64
+import html
+import pathlib
 
-#: (notebook file in notebooks/, title, one-line description), in gallery order
+__all__ = ["APPS", "TOPICS", "TOPIC_ORDER", "gallery_html", "thumbnail_path"]
+
+#: (notebook file in notebooks/, title, the one-line question the app answers), in gallery order
 APPS: list[tuple[str, str, str]] = [
     ("rdp_explorer.ipynb", "Rényi DP explorer",
-     "Pure ε-DP as Rényi DP and zCDP (tight, trivial, quadratic), Laplace and Gaussian RDP, and RDP → (ε, δ)."),
+     "What does pure ε-DP give in Rényi DP and zCDP, and what (ε, δ) comes back out?"),
     ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",
-     "A mechanism's δ(ε) and trade-off β(α) against μ-GDP, with the GDP verdict: tail μ_t and measured μ bracket."),
+     "Is a mechanism's δ(ε) curve Gaussian DP, and for which μ?"),
     ("composition_explorer.ipynb", "Composition explorer",
-     "Total ε of k steps under basic, advanced, optimal (KOV), RDP, zCDP and tight composition, and noise per query."),
+     "How fast does ε grow over k steps under basic, advanced, optimal, RDP, zCDP and tight composition?"),
     ("notion_converter.ipynb", "Notion converter",
-     "One guarantee (pure, (ε, δ), zCDP, GDP, RDP or a mechanism) → every implied notion, how much each conversion loses."),
-    ("noise_lab.ipynb", "Noise lab (001)",
-     "Least Laplace, Logistic, Gaussian and Subbotin scales for (ε, δ), variances, samples, 001 Figure 1 and Theorem 6."),
-    ("mechanisms_in_action.ipynb", "Mechanisms in action (004)",
-     "Differencing attack, Laplace error of counting queries, report noisy max and sparse vector, simulated vs exact."),
-    ("local_vs_central.ipynb", "Local vs central (000)",
-     "Inverse sensitivity vs Laplace for the median, and amplification by shuffling with its validity condition."),
-    ("adaptive_data_analysis.ipynb", "Adaptive data analysis (004)",
-     "Overfitting by adaptive feature selection, naive holdout reuse vs Thresholdout, generalization-bound calculator."),
-    ("auditing_lab.ipynb", "Auditing lab (000)",
-     "Empirical lower bounds on ε from distinguishing tests and one-run audits; a mis-calibrated Laplace is exposed."),
+     "What does one guarantee (ε-DP, (ε, δ), zCDP, GDP, RDP) imply in every other notion, and what is lost?"),
+    ("noise_lab.ipynb", "Noise lab",
+     "How much Laplace, Logistic, Gaussian or Subbotin noise does (ε, δ) need, and which has least variance?"),
+    ("mechanisms_in_action.ipynb", "Mechanisms in action",
+     "What do the differencing attack, noisy counts, report noisy max and sparse vector do on data?"),
+    ("local_vs_central.ipynb", "Local vs central",
+     "How much better is inverse sensitivity than Laplace for the median, and what does shuffling buy?"),
+    ("adaptive_data_analysis.ipynb", "Adaptive data analysis",
+     "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?"),
+    ("auditing_lab.ipynb", "Auditing lab",
+     "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
     ("demo.ipynb", "Gaussian DP profile (minimal example)",
-     "δ(ε) of the μ-GDP profile on a log scale: the smallest dashboard, a template for new ones."),
+     "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
 ]
+
+#: the gallery's sections, in order
+TOPIC_ORDER = ("Notions and conversions", "Composition", "Mechanisms", "Labs")
+
+#: notebook -> gallery section
+TOPICS: dict[str, str] = {
+    "rdp_explorer.ipynb": "Notions and conversions",
+    "profile_vs_gdp.ipynb": "Notions and conversions",
+    "notion_converter.ipynb": "Notions and conversions",
+    "demo.ipynb": "Notions and conversions",
+    "composition_explorer.ipynb": "Composition",
+    "noise_lab.ipynb": "Mechanisms",
+    "mechanisms_in_action.ipynb": "Mechanisms",
+    "local_vs_central.ipynb": "Mechanisms",
+    "adaptive_data_analysis.ipynb": "Labs",
+    "auditing_lab.ipynb": "Labs",
+}
+
+_THUMBS = pathlib.Path(__file__).resolve().parent / "thumbnails"
+
+_CSS = """
+.dpexplore-gallery{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1400px}
+.dpexplore-gallery h3{margin:18px 0 8px;font-size:20px}
+.dpexplore-cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:14px}
+.dpexplore-card{display:block;border:1px solid #d0d7de;border-radius:8px;overflow:hidden;
+  text-decoration:none;color:inherit;background:#fff}
+.dpexplore-card:hover,.dpexplore-card:focus{border-color:#0072B2;box-shadow:0 2px 8px rgba(0,0,0,.15)}
+.dpexplore-card img,.dpexplore-card .dpexplore-noimg{display:block;width:100%;aspect-ratio:16/9;
+  object-fit:cover;object-position:top;background:#f3f5f7}
+.dpexplore-card .dpexplore-card-text{padding:8px 10px 10px}
+.dpexplore-card b{display:block;font-size:16px;margin-bottom:4px;color:#0b3d66}
+.dpexplore-card span{font-size:14px;line-height:1.35;color:#333}
+"""
+
+
+def thumbnail_path(notebook: str) -> pathlib.Path:
+    """Where the gallery picture of ``notebook`` is kept (``tools/make_thumbnails.py`` writes it).
+
+    >>> thumbnail_path("demo.ipynb").name
+    'demo.jpg'
+    """
+    return _THUMBS / (pathlib.PurePath(notebook).stem + ".jpg")
+
+
+def _img(notebook: str, title: str) -> str:
+    path = thumbnail_path(notebook)
+    if not path.is_file():
+        return '<div class="dpexplore-noimg"></div>'
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<img src="data:image/jpeg;base64,{data}" alt="{html.escape(title, quote=True)}: '
+            f'a picture of the app" loading="lazy">')
 
 
 def gallery_html(apps=None) -> str:
-    """The gallery's HTML: one card per app, linking to its Voilà page (relative links, so it
-    works under any base URL, e.g. on Binder).
+    """The gallery's HTML: the apps as cards in a grid, grouped by topic; each card has the app's
+    picture, its title and the question it answers, and links to its page (relative links, so it
+    works under any base URL, e.g. on Binder or JupyterHub).
 
-    >>> "demo.ipynb" in gallery_html()
+    >>> out = gallery_html()
+    >>> 'href="demo.ipynb"' in out and out.count('class="dpexplore-card"') == len(APPS)
     True
     """
-    import html
-
-    cards = []
-    for nb, title, desc in APPS if apps is None else apps:
-        cards.append(
-            f'<li class="dpexplore-app"><a href="{html.escape(nb)}" target="_self">'
-            f"<b>{html.escape(title)}</b></a><br><span>{html.escape(desc)}</span></li>"
-        )
-    return ('<ul class="dpexplore-gallery" style="list-style:none;padding-left:0;line-height:1.5">'
-            + "".join(cards) + "</ul>")
+    apps = APPS if apps is None else apps
+    sections = []
+    for topic in TOPIC_ORDER + ("Other",):
+        cards = []
+        for nb, title, question in apps:
+            if TOPICS.get(nb, "Other") != topic:
+                continue
+            cards.append(
+                f'<a class="dpexplore-card" href="{html.escape(nb, quote=True)}" target="_self">'
+                f'{_img(nb, title)}<div class="dpexplore-card-text"><b>{html.escape(title)}</b>'
+                f'<span>{html.escape(question)}</span></div></a>')
+        if cards:
+            sections.append(f"<h3>{html.escape(topic)}</h3>"
+                            f'<div class="dpexplore-cards">{"".join(cards)}</div>')
+    return (f'<div class="dpexplore-gallery"><style>{_CSS}</style>' + "".join(sections) + "</div>")

@@ -1,20 +1,20 @@
-"""Adaptive data analysis lab (004, "Generalization and holdout"; Dwork, Feldman, Hardt, Pitassi,
+"""Adaptive data analysis lab (Bassi 2019, "Generalization and holdout"; Dwork, Feldman, Hardt, Pitassi,
 Reingold & Roth 2015, arXiv:1506.02629).
 
 Three things on one page, one controller:
 
-1. **Overfitting by adaptive selection** (004, "Unrealistic example": every fixed query
+1. **Overfitting by adaptive selection** (Bassi 2019, "Unrealistic example": every fixed query
    generalizes, the query chosen *after looking at the data* does not). The analyst keeps the
    features most correlated with the label on the data and builds a majority-vote classifier
    f_k(x) = sign(Σ_{top k} sign(c_j) x_j); features and label are independent fair coins, so its
    true accuracy is 1/2, yet on the data used for the selection it looks good
    (:func:`dpexplore.algorithms.simulate_adaptive_overfitting`).
-2. **Reusing a holdout naively vs Thresholdout** (004, "Reusable holdout", "Thresholdout"): the
+2. **Reusing a holdout naively vs Thresholdout** (Bassi 2019, "Reusable holdout", "Thresholdout"): the
    holdout accuracy reported by naive reuse drifts up with the fresh-data accuracy flat at 50 %;
    Thresholdout's reported accuracy tracks fresh data. Its privacy comes from
-   :meth:`dpexplore.algorithms.Thresholdout.privacy` (004, "Thresholdout (cont.)"):
+   :meth:`dpexplore.algorithms.Thresholdout.privacy` (Bassi 2019, "Thresholdout (cont.)"):
    ε = min(2B/(σn), 2[sqrt(2B ln(2/δ)) ε₀ + B ε₀ (e^{ε₀} − 1)]), ε₀ = 1/(σn).
-3. **Generalization-bound calculator** (004, "Corollary for statistical queries",
+3. **Generalization-bound calculator** (Bassi 2019, "Corollary for statistical queries",
    "Generalization via max-information"): the ε an algorithm may have for its output query to
    be within τ of the truth, and the failure probability each route guarantees, at n samples:
 
@@ -36,7 +36,7 @@ show a progress bar.
 0.009825
 >>> app = build_adaptive_lab(n=300, d=600, rounds=5)
 >>> type(app).__name__
-'VBox'
+'AppShell'
 """
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ from ..algorithms import (
 )
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair",
            "calculator", "AdaptiveLabController", "build_adaptive_lab", "MAX_CELLS",
@@ -217,7 +218,7 @@ def simulate_pair(n: int, d: int, rounds: int, seed: int) -> tuple[OverfittingRe
 
 def thresholdout_spec(n: int, budget: int) -> Thresholdout:
     """The Thresholdout the simulation runs (T = 2/√n, σ = 1/(2√n), holdout size n) with
-    ``budget`` B (004, "Thresholdout (cont.)").
+    ``budget`` B (Bassi 2019, "Thresholdout (cont.)").
 
     >>> thresholdout_spec(10000, 10).privacy()      # 2B/(σn) = 2·10·2/√n
     (0.4, 0.0)
@@ -227,7 +228,7 @@ def thresholdout_spec(n: int, budget: int) -> Thresholdout:
 
 @dataclass(frozen=True)
 class Calculator:
-    """The generalization bounds of 004 at (τ, n, β); see the module docstring for each formula.
+    """The generalization bounds of Bassi 2019 at (τ, n, β); see the module docstring for each formula.
     ``sq_eps`` is None where τ² ≤ ln 2/(2n) (the corollary then allows no ε)."""
 
     tau: float
@@ -250,7 +251,7 @@ class Calculator:
 
 
 def calculator(tau: float, n: int, beta: float) -> Calculator:
-    """Every number of the calculator readout (004; formulas in the module docstring).
+    """Every number of the calculator readout (Bassi 2019; formulas in the module docstring).
 
     >>> c = calculator(0.05, 10000, 1e-3)
     >>> round(c.sq_eps, 6), round(c.pure_bits, 4), round(c.gen_eps, 6)
@@ -499,7 +500,7 @@ class AdaptiveLabController(StagedController):
 
 
 def privacy_html(r: AdaptiveResult) -> str:
-    """The simulation summary and Thresholdout's (ε, δ) (004, "Thresholdout (cont.)")."""
+    """The simulation summary and Thresholdout's (ε, δ) (Bassi 2019, "Thresholdout (cont.)")."""
     s = r.spec
     nv, to = r.naive, r.thresholdout
     gap_naive = float(nv.holdout[-1] - nv.fresh[-1])
@@ -521,7 +522,7 @@ def privacy_html(r: AdaptiveResult) -> str:
 
 
 def calculator_html(c: Calculator) -> str:
-    """The calculator readout table (004 results, one row each)."""
+    """The calculator readout table (Bassi 2019 results, one row each)."""
     sq = ("no ε works: τ² ≤ ln 2/(2n)" if c.sq_eps is None else
           f"ε ≤ <b>{_fmt(c.sq_eps)}</b></td><td>{_fmt(c.sq_fail)}")
     sq_row = (f"<td colspan='2'>{sq}</td>" if c.sq_eps is None else f"<td>{sq}</td>")
@@ -540,32 +541,32 @@ def calculator_html(c: Calculator) -> str:
     ]
     body = "".join(f"<tr><td style='text-align:left'>{a}</td>{b}<td>{m}</td></tr>" for a, b, m in rows)
     return ('<table class="dpexplore-calc-table" style="border-collapse:collapse;text-align:right">'
-            "<tr><th style='text-align:left'>004 result</th><th>privacy allowed</th>"
+            "<tr><th style='text-align:left'>Bassi 2019 result</th><th>privacy allowed</th>"
             "<th>failure probability ≤</th><th>max-information (bits)</th></tr>"
             f"{body}</table><p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau ** 2:.4g}).</p>")
 
 
 _INTRO = r"""
-<p><b>Overfitting by adaptive selection</b> (004, "Unrealistic example"; Dwork et al. 2015,
+<p><b>Overfitting by adaptive selection</b> (Bassi 2019, "Unrealistic example"; Dwork et al. 2015,
 Section 5). Every feature and the label are independent fair coins, so <i>every</i> classifier has
 true accuracy 1/2. The analyst keeps the features whose correlation with the label exceeds
 1/√n on the training set and on the holdout, and builds
 \(f_k(x) = \operatorname{sign}\sum_{j \in \text{top } k} \operatorname{sign}(c_j)\, x_j\).
 Each fixed query generalizes (Hoeffding: \(P[|\mathcal{E}_S[\phi] - \mathcal{P}[\phi]| > \tau] \le 2e^{-2n\tau^2}\)),
 but the query chosen after looking at the data does not: on the data used for the selection it
-looks good, on fresh data it is a coin flip. (004's slide makes the same point with the
+looks good, on fresh data it is a coin flip. (Bassi 2019's slide makes the same point with the
 maximum of Gaussian subset means: each mean concentrates, the selected maximum does not.)</p>
-<p><b>Thresholdout</b> (004, "Reusable holdout"): answer from the training set unless
+<p><b>Thresholdout</b> (Bassi 2019, "Reusable holdout"): answer from the training set unless
 \(|a_h - a_t| > \hat T + \eta\) (\(\hat T = T + \mathrm{Lap}(2\sigma)\), \(\eta \sim \mathrm{Lap}(4\sigma)\)),
 then release \(a_h + \mathrm{Lap}(\sigma)\) and spend one unit of budget B. It is
-\((2B/(\sigma n), 0)\)-DP (004, "Thresholdout (cont.)"), and by advanced composition
+\((2B/(\sigma n), 0)\)-DP (Bassi 2019, "Thresholdout (cont.)"), and by advanced composition
 \(\varepsilon(\delta) = \min\!\big(2B/(\sigma n),\ 2[\sqrt{2B\ln(2/\delta)}\,\varepsilon_0 + B\varepsilon_0(e^{\varepsilon_0}-1)]\big)\),
 \(\varepsilon_0 = 1/(\sigma n)\). The DP noise hides the holdout's sampling noise from the analyst,
 so the holdout is not overfitted.</p>
 """
 
 _CALC = r"""
-<p><b>Generalization-bound calculator</b> (004). An ε-DP algorithm that outputs a statistical query
+<p><b>Generalization-bound calculator</b> (Bassi 2019). An ε-DP algorithm that outputs a statistical query
 \(\phi: \mathcal{X} \to [0, 1]\) on \(S \sim \mathcal{P}^n\):</p>
 <ul>
 <li>Corollary for statistical queries: \(\varepsilon \le \sqrt{\tau^2 - \ln 2/(2n)} \Rightarrow
@@ -580,15 +581,25 @@ with probability ≤ β, \(\varepsilon \le \sqrt{\ln(1/\beta)/(2n)} \Rightarrow 
 """
 
 
+INFO = AppInfo(
+    slug="adaptive_data_analysis",
+    title="Adaptive data analysis: overfitting, the reusable holdout and generalization bounds",
+    lead=("Pick features by how well they do on a holdout, then test on the same holdout: the "
+          "score looks good on pure noise. Thresholdout answers through differential privacy and "
+          "stays honest; the second tab turns DP into generalization guarantees."),
+    theory=_INTRO + _CALC,
+)
+
+
 def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int = 0,
                        delta: float = 1e-6, tau: float = 0.01, gen_n: int = 100_000,
-                       beta: float = 1e-3) -> W.VBox:
-    """The adaptive data analysis lab (004): simulation sliders (n, d, rounds, seed, δ), the naive
-    and Thresholdout accuracy plots with Thresholdout's privacy, and the generalization-bound
-    calculator (τ, n, β) with its table and two plots.
+                       beta: float = 1e-3) -> AppShell:
+    """The adaptive data analysis lab (Bassi 2019) in the shell: simulation sliders (n, d, rounds,
+    seed, δ) with Thresholdout's privacy in the panel; the naive and Thresholdout accuracy plots
+    in one tab, the generalization-bound calculator (τ, n, β) with its table and plots in another.
 
-    >>> box = build_adaptive_lab(n=300, d=600, rounds=5)
-    >>> box.controller.calc_readout.value.count("<tr>")
+    >>> app = build_adaptive_lab(n=300, d=600, rounds=5)
+    >>> app.controller.calc_readout.value.count("<tr>")
     6
     """
     sim = {
@@ -607,15 +618,12 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
     }
     for w in list(sim.values())[:4]:
         w.continuous_update = False  # a simulation per release, not per pixel
-    message = MessageArea()
-    ctrl = AdaptiveLabController({**sim, **calc}, message)
+    ctrl = AdaptiveLabController({**sim, **calc}, MessageArea())
     for f in ctrl.figs:
-        f.layout.width = "min(100%, 600px)"
-    title = W.HTML("<h2>Adaptive data analysis: overfitting, the reusable holdout and generalization bounds</h2>")
-    row1 = W.HBox([ctrl.fig_naive, ctrl.fig_to], layout=W.Layout(flex_flow="row wrap"))
-    row2 = W.HBox([ctrl.fig_eps, ctrl.fig_fail], layout=W.Layout(flex_flow="row wrap"))
-    box = W.VBox([title, W.HTMLMath(_INTRO), W.VBox(list(sim.values())), message, ctrl.progress,
-                  ctrl.privacy_readout, row1, W.HTMLMath(_CALC), W.VBox(list(calc.values())),
-                  ctrl.calc_readout, row2])
-    box.controller = ctrl
-    return box
+        f.layout.width = "min(100%, 560px)"
+    row = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
+    tabs = [("Holdout reuse", [row(ctrl.fig_naive, ctrl.fig_to)]),
+            ("Generalization bounds", [W.VBox(list(calc.values())), ctrl.calc_readout,
+                                       row(ctrl.fig_eps, ctrl.fig_fail)])]
+    return app_shell(INFO, ctrl, controls=[*sim.values(), ctrl.progress], plots=tabs,
+                     readouts=[ctrl.privacy_readout])

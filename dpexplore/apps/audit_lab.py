@@ -1,4 +1,4 @@
-"""Auditing lab (000, "Privacy auditing in just one run"; Jagielski, Ullman & Oprea 2020; Nasr
+"""Auditing lab (Kamath 2024, "Privacy auditing in just one run"; Jagielski, Ullman & Oprea 2020; Nasr
 et al. 2021; Steinke, Nasr & Jagielski 2023): an empirical *lower* bound on ε catches a privacy
 bug when it exceeds the claimed ε.
 
@@ -12,7 +12,7 @@ deliberately mis-calibrated Laplace of :func:`dpexplore.auditing.miscalibrated_l
        ε_lb = max(log((1 − δ − FNR_ub)/FPR_ub), log((1 − δ − FPR_ub)/FNR_ub), 0),
 
    with Clopper–Pearson upper bounds FPR_ub, FNR_ub (each at (1 + c)/2, so ε ≥ ε_lb holds with
-   probability ≥ c). An (ε, δ)-DP mechanism forces FPR + e^ε FNR ≥ 1 − δ (000; Kairouz, Oh &
+   probability ≥ c). An (ε, δ)-DP mechanism forces FPR + e^ε FNR ≥ 1 − δ (Kamath 2024; Kairouz, Oh &
    Viswanath 2015), so every test's (α, β) lies above f_{ε,δ}(α) = max(0, 1 − δ − e^ε α,
    e^{−ε}(1 − δ − α)) (:func:`dpexplore.conversions.tradeoff_approx`; Dong, Roth & Su 2022,
    Prop. 2.5).
@@ -60,6 +60,7 @@ from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from .adaptive_lab import Memo, StagedController
 from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_audit", "Subject",
            "subject", "AuditLabController", "build_audit_lab", "ALPHA_GRID", "TRIALS_GRID",
@@ -119,7 +120,7 @@ class Subject:
         return np.asarray(self.pair.sample_1(rng, size), dtype=np.float64)
 
     def tradeoff(self, alpha):
-        """The true trade-off β(α) (the mechanism's ``.tradeoff``, 002; Dong, Roth & Su 2022)."""
+        """The true trade-off β(α) (the mechanism's ``.tradeoff``, Liu et al. 2022; Dong, Roth & Su 2022)."""
         return np.asarray(self.mechanism.tradeoff(alpha), dtype=np.float64)
 
     def error_rates(self, t: float) -> tuple[float, float]:
@@ -156,7 +157,7 @@ class _RRPair:
 def subject(mechanism: str, eps: float, delta: float, bug: float) -> Subject:
     """The audited mechanism for ``mechanism`` ∈ :data:`MECHANISMS` claiming ε (and δ for the
     Gaussian, calibrated by :meth:`dpexplore.mechanisms.Gaussian.calibrate`); sensitivity 1.
-    The mis-calibrated Laplace uses noise b = 1/(bug·ε), so it is only (bug·ε)-DP (000:
+    The mis-calibrated Laplace uses noise b = 1/(bug·ε), so it is only (bug·ε)-DP (Kamath 2024:
     "if we audit a value of ε greater than the value we prove, there was a bug").
 
     >>> s = subject("Mis-calibrated Laplace", 1.0, 0.0, 3.0)
@@ -534,7 +535,7 @@ def verdict_html(r: AuditLabResult) -> str:
 
 
 _INTRO = r"""
-<p><b>Privacy auditing</b> (000, "Privacy auditing in just one run"): run the mechanism on two
+<p><b>Privacy auditing</b> (Kamath 2024, "Privacy auditing in just one run"): run the mechanism on two
 neighbouring inputs, try to tell them apart, and turn the attack's error rates into a
 statistically valid <i>lower</i> bound on ε — "if we audit a value of ε greater than the value we
 prove, there was a bug". An (ε, δ)-DP mechanism forces every test to satisfy
@@ -552,13 +553,24 @@ noise \(1/(\text{bug}\cdot\varepsilon)\) instead of \(1/\varepsilon\): it is onl
 """
 
 
+INFO = AppInfo(
+    slug="auditing_lab",
+    title="Auditing lab: empirical lower bounds on ε expose privacy bugs",
+    lead=("Run a mechanism many times on two neighbouring inputs and bound ε from below with a "
+          "statistical test: a correct mechanism passes, a mis-calibrated one is caught. The last "
+          "tab audits in one run, with m canaries."),
+    theory=_INTRO,
+)
+
+
 def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0, delta: float = 1e-5,
                     bug: float = 2.0, trials: int = 10_000, confidence: float = 0.95, seed: int = 0,
-                    m: int = 10_000, guess_frac: float = 1.0) -> W.VBox:
-    """The auditing lab (000): controls, the verdict, and the trade-off, trials and one-run plots.
+                    m: int = 10_000, guess_frac: float = 1.0) -> AppShell:
+    """The auditing lab (Kamath 2024) in the shell: controls and the verdict in the panel; the
+    trade-off, trials and one-run plots in tabs.
 
-    >>> box = build_audit_lab(trials=1000, m=1000)
-    >>> "BUG EXPOSED" in box.controller.verdict.value
+    >>> app = build_audit_lab(trials=1000, m=1000)
+    >>> "BUG EXPOSED" in app.controller.verdict.value
     True
     """
     controls = {
@@ -576,12 +588,7 @@ def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0,
     }
     for k in ("trials", "seed", "m"):
         controls[k].continuous_update = False  # a simulation per release, not per pixel
-    message = MessageArea()
-    ctrl = AuditLabController(controls, message)
-    title = W.HTML("<h2>Auditing lab: empirical lower bounds on ε expose privacy bugs</h2>")
-    ctrl.fig_tradeoff.layout.width = ctrl.fig_trials.layout.width = "min(100%, 620px)"
-    row = W.HBox([ctrl.fig_tradeoff, ctrl.fig_trials], layout=W.Layout(flex_flow="row wrap"))
-    box = W.VBox([title, W.HTMLMath(_INTRO), W.VBox(list(controls.values())), message, ctrl.progress,
-                  ctrl.verdict, row, ctrl.fig_one_run])
-    box.controller = ctrl
-    return box
+    ctrl = AuditLabController(controls, MessageArea())
+    return app_shell(INFO, ctrl, controls=[*controls.values(), ctrl.progress],
+                     plots=[ctrl.fig_tradeoff, ctrl.fig_trials, ctrl.fig_one_run],
+                     readouts=[ctrl.verdict], panel_width="420px")

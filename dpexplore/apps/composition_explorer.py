@@ -2,19 +2,19 @@
 
 Main plot — total ε of k steps against k (log–log), every curve at the SAME total δ budget δ′:
 
-* basic (004, "Composition theorem"; 003, "Basic Composition"): ε_tot = kε, δ_tot = kδ ≤ δ′;
-* advanced, DRV form (004, "Advanced adaptive composition"):
+* basic (Bassi 2019, "Composition theorem"; Steinke 2022, "Basic Composition"): ε_tot = kε, δ_tot = kδ ≤ δ′;
+* advanced, DRV form (Bassi 2019, "Advanced adaptive composition"):
   ε_tot = √(2k ln(1/δ_s)) ε + kε(e^ε − 1), δ_tot = kδ + δ_s with the slack δ_s = δ′ − kδ;
-* advanced from pure DP (003, Theorem "Advanced Composition Starting from Pure DP", footnote 1):
+* advanced from pure DP (Steinke 2022, Theorem "Advanced Composition Starting from Pure DP", footnote 1):
   ε_tot = ½kε² + √(2 log(1/δ_s) kε²), δ_s = δ′ − kδ;
-* optimal (Kairouz, Oh & Viswanath 2015, Theorem 3.3; NOTES.md): the exact optimum for k-fold
+* optimal (Kairouz, Oh & Viswanath 2015, Theorem 3.3): the exact optimum for k-fold
   (ε, δ)-DP, 1 − (1 − δ)^k (1 − δ_KOV(ε_tot)) ≤ δ′ (:func:`dpexplore.composition.optimal`);
-* RDP (Mironov 2017, Prop. 1; 000): the chosen mechanism's own RDP curve times k, converted with
-  the improved conversion (Balle et al. 2020, Theorem 21; NOTES.md) at δ′;
-* zCDP (000, Theorem 5; 003, footnote 2): ρ = kε tanh(ε/2), ε_tot = ρ + 2√(ρ log(1/δ_s)),
-  δ_s = δ′ − kδ (each (ε, δ)-DP step is an ε-DP step except with probability δ; 003, footnote 1);
+* RDP (Mironov 2017, Prop. 1; Steinke 2022): the chosen mechanism's own RDP curve times k, converted with
+  the improved conversion (Balle et al. 2020, Theorem 21) at δ′;
+* zCDP (Steinke 2024, Theorem 5; Steinke 2022, footnote 2): ρ = kε tanh(ε/2), ε_tot = ρ + 2√(ρ log(1/δ_s)),
+  δ_s = δ′ − kδ (each (ε, δ)-DP step is an ε-DP step except with probability δ; Steinke 2022, footnote 1);
 * tight: ``composition.compose(mechanism, k).epsilon(δ′)`` — exact for the Gaussian (√k μ-GDP,
-  002) and randomized response (KOV), the pessimistic PLD for Laplace (at the 9 k of
+  Liu et al. 2022) and randomized response (KOV), the pessimistic PLD for Laplace (at the 9 k of
   ``K_TIGHT_PLD``; its minimum with KOV, which also bounds the ε-DP Laplace mechanism, so that a δ′
   below the PLD's numerical floor of ~1e-16 does not fall back to kε).
 
@@ -22,9 +22,9 @@ The mechanism is Laplace calibrated to ε (b = Δ/ε, pure), Gaussian calibrated
 randomized response RR(ε). Crossovers (the first k at which an advanced bound beats basic) are
 found exactly on every integer k ≤ 10⁴ and marked.
 
-Second plot — the inverse view (003): the Laplace scale b = 1/ε_step per sensitivity-1 query that
+Second plot — the inverse view (Steinke 2022): the Laplace scale b = 1/ε_step per sensitivity-1 query that
 keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
-:func:`dpexplore.composition.per_step_budget` for each theorem, and 003's
+:func:`dpexplore.composition.per_step_budget` for each theorem, and Steinke 2022's
 Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
 
 Speed: a step of k is served from the cached arrays (k on the slider's grid ``K_GRID``; ~2 ms per
@@ -56,6 +56,7 @@ from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from .._validation import check_delta, check_k, check_positive
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = [
     "CompositionSpec",
@@ -95,9 +96,9 @@ MECHANISMS = {
 }
 #: theorem keys of the main plot → legend labels, in legend order
 THEOREMS = {
-    "basic": "basic (004/003)",
-    "advanced": "advanced (DRV, 004)",
-    "advanced_pure": "advanced from pure DP (003)",
+    "basic": "basic (Bassi 2019/003)",
+    "advanced": "advanced (DRV, Bassi 2019)",
+    "advanced_pure": "advanced from pure DP (Steinke 2022)",
     "zcdp": "zCDP (ρ = kε tanh(ε/2))",
     "rdp": "RDP of the mechanism",
     "optimal": "optimal (KOV)",
@@ -106,9 +107,9 @@ THEOREMS = {
 #: noise-plot curve keys → legend labels
 NOISE_CURVES = {
     "basic": "basic: Laplace(k/ε_T) — Θ(k)",
-    "steinke": "003: Laplace(√(k/(2ρ))) — Θ(√k)",
-    "advanced": "advanced (DRV, 004)",
-    "advanced_pure": "advanced from pure DP (003)",
+    "steinke": "Steinke 2022: Laplace(√(k/(2ρ))) — Θ(√k)",
+    "advanced": "advanced (DRV, Bassi 2019)",
+    "advanced_pure": "advanced from pure DP (Steinke 2022)",
     "zcdp": "zCDP (tight ρ = ε tanh(ε/2))",
     "optimal": "optimal (KOV)",
 }
@@ -125,7 +126,7 @@ _COLOURS = {
 _DASH = {"advanced_pure": "dash", "zcdp": "dot", "steinke": "dashdot"}
 #: the closed forms whose crossover with basic is marked, with their short annotation labels
 _CROSS = ("advanced", "advanced_pure", "zcdp")
-_SHORT = {"advanced": "advanced (DRV)", "advanced_pure": "advanced (003)", "zcdp": "zCDP"}
+_SHORT = {"advanced": "advanced (DRV)", "advanced_pure": "advanced (Steinke 2022)", "zcdp": "zCDP"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,7 +177,7 @@ class CompositionResult:
 @functools.lru_cache(maxsize=256)
 def make_mechanism(name: str, eps: float, delta: float):
     """The mechanism whose RDP and tight curves are drawn: ``"laplace"`` → ``Laplace.calibrate(ε)``
-    (b = Δ/ε, pure ε-DP; 001 Theorem 3), ``"gaussian"`` → ``Gaussian.calibrate(ε, δ)`` (Balle &
+    (b = Δ/ε, pure ε-DP; Vinterbo 2022 Theorem 3), ``"gaussian"`` → ``Gaussian.calibrate(ε, δ)`` (Balle &
     Wang 2018; needs δ > 0), ``"rr"`` → ``RandomizedResponse(ε)`` (Kairouz, Oh & Viswanath 2015).
 
     >>> make_mechanism("laplace", 0.5, 0.0).scale > 2.0 - 1e-12
@@ -310,7 +311,7 @@ def _crossovers(eps: float, delta: float, delta_total: float) -> tuple:
 
 @functools.lru_cache(maxsize=64)
 def _noise_curves(eps_budget: float, delta_total: float) -> dict:
-    """Laplace scale b = 1/ε_step per sensitivity-1 query for k steps within (ε_T, δ′) (003)."""
+    """Laplace scale b = 1/ε_step per sensitivity-1 query for k steps within (ε_T, δ′) (Steinke 2022)."""
     out = {}
     for name in ("basic", "advanced", "advanced_pure", "zcdp"):
         step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_GRID, name), dtype=float)
@@ -603,40 +604,49 @@ _FORMULAS = r"""
 (the δ each theorem spends is in the table). δ<sub>s</sub> = δ′ − kδ is the slack left after the
 k per-step δ's.</p>
 <ul>
-<li><b>Basic</b> (004, “Composition theorem”; 003, “Basic Composition”):
+<li><b>Basic</b> (Bassi 2019, “Composition theorem”; Steinke 2022, “Basic Composition”):
 $\varepsilon_{tot} = k\varepsilon$, $\delta_{tot} = k\delta \le \delta'$.</li>
-<li><b>Advanced, DRV form</b> (004, “Advanced adaptive composition”):
+<li><b>Advanced, DRV form</b> (Bassi 2019, “Advanced adaptive composition”):
 $\varepsilon_{tot} = \sqrt{2k\ln(1/\delta_s)}\,\varepsilon + k\varepsilon(e^{\varepsilon}-1)$,
 $\delta_{tot} = k\delta + \delta_s$.</li>
-<li><b>Advanced from pure DP</b> (003, Theorem “Advanced Composition Starting from Pure DP”, footnote 1):
+<li><b>Advanced from pure DP</b> (Steinke 2022, Theorem “Advanced Composition Starting from Pure DP”, footnote 1):
 $\varepsilon_{tot} = \tfrac12 k\varepsilon^2 + \sqrt{2\log(1/\delta_s)\,k\varepsilon^2}$,
 $\delta_{tot} = k\delta + \delta_s$.</li>
-<li><b>zCDP</b> (000, Theorem 5; 003, footnote 2): $\rho = k\,\varepsilon\tanh(\varepsilon/2)$,
+<li><b>zCDP</b> (Steinke 2024, Theorem 5; Steinke 2022, footnote 2): $\rho = k\,\varepsilon\tanh(\varepsilon/2)$,
 $\varepsilon_{tot} = \rho + 2\sqrt{\rho\log(1/\delta_s)}$, $\delta_{tot} = k\delta + \delta_s$.</li>
-<li><b>RDP</b> of the chosen mechanism (Mironov 2017, Prop. 1; 000; conversion of Balle et al. 2020,
-Thm 21, NOTES.md): $\hat\varepsilon_{tot}(\alpha) = k\,\hat\varepsilon(\alpha)$,
+<li><b>RDP</b> of the chosen mechanism (Mironov 2017, Prop. 1; Steinke 2022; conversion of Balle et al. 2020,
+Thm 21): $\hat\varepsilon_{tot}(\alpha) = k\,\hat\varepsilon(\alpha)$,
 $\varepsilon_{tot} = \min_\alpha \hat\varepsilon_{tot}(\alpha) + \log(1-1/\alpha) - \frac{\log\delta' + \log\alpha}{\alpha-1}$.</li>
-<li><b>Optimal</b> (Kairouz, Oh &amp; Viswanath 2015, Thm 3.3; NOTES.md):
+<li><b>Optimal</b> (Kairouz, Oh &amp; Viswanath 2015, Thm 3.3):
 $\delta_{KOV}(\varepsilon_{tot}) = (1+e^{\varepsilon})^{-k}\sum_{l:(2l-k)\varepsilon>\varepsilon_{tot}}\binom{k}{l}
 \left(e^{l\varepsilon} - e^{\varepsilon_{tot}}e^{(k-l)\varepsilon}\right)$ with
 $1-(1-\delta)^k(1-\delta_{KOV}) \le \delta'$.</li>
 <li><b>Tight</b>: the exact profile of k runs of the mechanism at δ′ — Gaussian: $\sqrt{k}\,\Delta/\sigma$-GDP
-(002, Thm 3.1); RR: KOV; Laplace: numerical privacy-loss distribution (pessimistic), computed at 9 values of k
+(Liu et al. 2022, Thm 3.1); RR: KOV; Laplace: numerical privacy-loss distribution (pessimistic), computed at 9 values of k
 (the minimum with KOV, also valid since Laplace(Δ/ε) is ε-DP, where δ′ is below the PLD's numerical floor ≈ 1e-16).</li>
 </ul>
-<p><b>Noise view</b> (003): for k sensitivity-1 queries within a total budget (ε<sub>T</sub>, δ′) each query
+<p><b>Noise view</b> (Steinke 2022): for k sensitivity-1 queries within a total budget (ε<sub>T</sub>, δ′) each query
 gets Laplace(1/ε<sub>step</sub>): basic gives $b = k/\varepsilon_T = \Theta(k)$, advanced composition
 $b = \sqrt{k/(2\rho)} = \Theta(\sqrt{k})$ with $\rho = \frac{\varepsilon_T^2}{4\log(1/\delta')+4\varepsilon_T}$;
 the other curves invert each theorem exactly (largest ε<sub>step</sub>, rounded down).</p>
 """
 
 
-def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: float = 1e-6,
-                               mechanism: str = "laplace", eps_budget: float = 1.0) -> W.VBox:
-    """The composition explorer: formulas, controls, readout table, main plot and noise plot.
+INFO = AppInfo(
+    slug="composition_explorer",
+    title="Composition explorer: basic, advanced, optimal, RDP, zCDP and tight",
+    lead=("Run k differentially private steps on the same data: how fast does the total ε grow "
+          "under each composition theorem, and how much noise per query does a fixed budget allow?"),
+    theory=_FORMULAS,
+)
 
-    >>> box = build_composition_explorer()
-    >>> [type(f).__name__ for f in box.controller.figs]
+def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: float = 1e-6,
+                               mechanism: str = "laplace", eps_budget: float = 1.0) -> AppShell:
+    """The composition explorer in the shell: controls, readout table, the main plot (total ε
+    against k) and the noise plot.
+
+    >>> app = build_composition_explorer()
+    >>> [type(f).__name__ for f in app.controller.figs]
     ['PlotlyWidget', 'PlotlyWidget']
     """
     controls = {
@@ -659,11 +669,6 @@ def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: floa
         controls["delta"].disabled = bool(change["new"])
 
     controls["pure"].observe(_toggle, names="value")
-    message = MessageArea()
-    ctrl = CompositionController(controls, message)
-    title = W.HTML("<h2>Composition explorer: basic, advanced, optimal, RDP, zCDP and tight</h2>")
-    formula = W.HTMLMath(_FORMULAS)
-    box = W.VBox([title, formula, W.VBox(list(controls.values())), message, ctrl.notes,
-                  ctrl.figs[0], ctrl.readout, ctrl.figs[1]])
-    box.controller = ctrl
-    return box
+    ctrl = CompositionController(controls, MessageArea())
+    return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs,
+                     readouts=[ctrl.readout, ctrl.notes], panel_width="430px")

@@ -1,6 +1,7 @@
 """Demo dashboard: the μ-GDP privacy profile δ_μ(ε) (a small proving app for the serving layer).
 
-It shows 002, Theorem 3.1 (Dong, Roth & Su 2022, Corollary 2.13):
+It shows the μ-GDP privacy profile (Dong, Roth & Su (2022), Corollary 2.13; restated in
+Liu et al. (2022), Theorem 3.1):
 
     δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
 
@@ -14,7 +15,7 @@ the privacy profile of the Gaussian mechanism with μ = Δ/σ, drawn on a log y 
 0.126937
 >>> app = build_demo()
 >>> type(app).__name__
-'VBox'
+'AppShell'
 """
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ import ipywidgets as W
 import numpy as np
 
 from ..profiles import GaussianDPProfile
+from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = ["DemoSpec", "DemoResult", "compute_demo", "DemoController", "build_demo",
-           "EPS_PLOT_MAX", "MU_LIMIT", "N_POINTS"]
+           "EPS_PLOT_MAX", "MU_LIMIT", "N_POINTS", "INFO"]
 
 #: the plotted ε range is [0, EPS_PLOT_MAX]
 EPS_PLOT_MAX = 10.0
@@ -57,7 +60,8 @@ class DemoResult:
 
 
 def compute_demo(spec: DemoSpec) -> DemoResult:
-    """δ_μ on the plotted grid and at ``spec.eps`` (002, Theorem 3.1), one call per slider step.
+    """δ_μ on the plotted grid and at ``spec.eps`` (Dong, Roth & Su (2022), Corollary 2.13), one
+    call per slider step.
 
     Raises ``ValueError`` naming ``mu`` when μ > MU_LIMIT (no meaningful privacy on the plot).
 
@@ -116,33 +120,51 @@ class DemoController(Controller):
     def _readout_text(r: DemoResult) -> str:
         return f"δ(ε = {r.eps:.3g}) = <b>{r.delta_at_eps:.4g}</b>"
 
+    def snippet(self) -> str:
+        s = self.spec
+        return (
+            "from dpexplore import GaussianDPProfile\n\n"
+            f"eps, mu = {s.eps!r}, {s.mu!r}\n"
+            "delta = GaussianDPProfile(mu).delta(eps)   # the mu-GDP privacy profile at eps\n"
+            'print(f"delta(eps = {eps:.3g}) = {delta:.4g}")\n')
+
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
         super().__init__(controls, message)
         self.readout.value = self._readout_text(self.result)
 
 
-def build_demo(eps: float = 1.0, mu: float = 1.0) -> W.VBox:
-    """The demo dashboard: title, formula, ε and μ sliders, a message area and the plot.
+INFO = AppInfo(
+    slug="demo",
+    title="Gaussian differential privacy: the privacy profile",
+    lead=("The curve is δ(ε), the smallest δ for which a μ-GDP mechanism (the Gaussian mechanism "
+          "with μ = Δ/σ) is (ε, δ)-DP. Move ε to read δ off the curve; move μ to see how more "
+          "noise (smaller μ) lowers the whole curve."),
+    theory=(
+        r"<p>A mechanism is μ-GDP when telling its outputs on two neighbouring datasets apart is "
+        r"no easier than telling N(0, 1) from N(μ, 1). Equivalently, it is (ε, δ<sub>μ</sub>(ε))-DP "
+        r"for every ε ≥ 0, with the privacy profile (" + cite("dong2022gaussian", "Corollary 2.13")
+        + r"; restated in " + cite("liu2022", "Theorem 3.1") + r")</p>"
+        r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right)"
+        r" - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
+        r"<p>The Gaussian mechanism with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ "
+        r"(" + cite("balle2018improving", "Theorem 8") + r" give the same curve as the exact "
+        r"privacy profile of the Gaussian mechanism). The app refuses μ &gt; " + f"{MU_LIMIT:g}"
+        + r": δ(ε) then exceeds 0.99 on the whole plot.</p>"),
+    references=("dong2022gaussian", "liu2022", "balle2018improving"),
+)
 
-    >>> box = build_demo(eps=0.5, mu=2.0)
-    >>> len(box.children)
-    5
+
+def build_demo(eps: float = 1.0, mu: float = 1.0) -> AppShell:
+    """The demo app in the shell: ε and μ sliders, the readout, one plot.
+
+    >>> app = build_demo(eps=0.5, mu=2.0)
+    >>> [type(f).__name__ for f in app.figs], app.controller.spec
+    (['PlotlyWidget'], DemoSpec(eps=0.5, mu=2.0))
     """
     controls = {
         "eps": log_slider("ε", eps, 0.01, EPS_PLOT_MAX, steps_per_decade=50),
         "mu": linear_slider("μ", mu, 0.1, 10.0, 0.05),
     }
-    message = MessageArea()
-    ctrl = DemoController(controls, message)
-    title = W.HTML("<h2>Gaussian differential privacy: the privacy profile</h2>")
-    formula = W.HTMLMath(
-        r"The μ-GDP privacy profile (002, Theorem 3.1; Dong, Roth &amp; Su 2022, Cor. 2.13): "
-        r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right)"
-        r" - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
-        r"The Gaussian mechanism with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ."
-    )
-    box = W.VBox([title, formula, W.VBox(list(controls.values()) + [ctrl.readout]), message,
-                  *ctrl.figs])
-    box.controller = ctrl  # keep a handle for notebooks and tests
-    return box
+    ctrl = DemoController(controls, MessageArea())
+    return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout])

@@ -1,10 +1,10 @@
-"""Mechanisms in action (004) and local vs central (000): seeded simulations against exact values.
+"""Mechanisms in action (Bassi 2019) and local vs central (Steinke 2023a): seeded simulations against exact values.
 
 Two apps, each one controller with one cached compute (sections are cached separately inside, so
 a slider step recomputes only the section it belongs to):
 
-:func:`build_mechanisms_lab` (004)
-    * **Differencing attack** (004, "A differencing attack"): on a table of 10 people with a
+:func:`build_mechanisms_lab` (Bassi 2019)
+    * **Differencing attack** (Bassi 2019, "A differencing attack"): on a table of 10 people with a
       sensitive bit, "how many have the bit" minus "how many except the target" reveals the
       target's bit exactly. With Lap(1/ε) noise on each count (each count ε-DP, the pair 2ε-DP by
       basic composition), the attacker who guesses bit = 1 iff the difference D exceeds ½ is right
@@ -12,20 +12,20 @@ a slider step recomputes only the section it belongs to):
 
           P[correct] = 1 − ½ (1 + ε/4) e^{−ε/2}     (from P[Z₁ − Z₂ > t] = ½(1 + t/(2b)) e^{−t/b}).
 
-    * **Laplace error on counting queries** (004, "ℓ₁-sensitivity", "Laplace mechanism"): one
+    * **Laplace error on counting queries** (Bassi 2019, "ℓ₁-sensitivity", "Laplace mechanism"): one
       query (Δf = 1, b = 1/ε), m general counting queries (Δf = m, b = m/ε) and m disjoint ones
       (Δf = 1, b = 1/ε). The largest error over m answers, max|Y_i| with |Y_i| ~ Exp(b), has
       CDF (1 − e^{−t/b})^m and mean b·H_m (H_m the harmonic number).
-    * **Report noisy max** (004, "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
+    * **Report noisy max** (Bassi 2019, "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
       of reporting the true largest count vs ε, exact (``ReportNoisyMax.probabilities``) against a
       seeded simulation.
-    * **AboveThreshold / Sparse** (004, "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
+    * **AboveThreshold / Sparse** (Bassi 2019, "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
       ``algorithms.Sparse``) on adaptively chosen counting queries.
 
-:func:`build_local_vs_central` (000)
-    * **Inverse sensitivity vs Laplace for the median** (000, "Beyond Global Sensitivity via
+:func:`build_local_vs_central` (Steinke 2023a)
+    * **Inverse sensitivity vs Laplace for the median** (Steinke 2023a, "Beyond Global Sensitivity via
       Inverse Sensitivity", eq. (4)–(5), Theorem 2, eq. (8)): exact and simulated error.
-    * **Amplification by shuffling** (000, "Privacy Doona", eq. (1); FMT21):
+    * **Amplification by shuffling** (Canonne 2022, "Privacy Doona", eq. (1); FMT21):
       ε = log(1 + 16 (e^{ε_L} − 1)/(e^{ε_L} + 1) · sqrt(e^{ε_L} log(4/δ)/n)), valid when
       ε_L ≤ ln(n/(16 ln(4/δ))).
 
@@ -59,6 +59,7 @@ from ..algorithms import (
 )
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = [
     "PEOPLE", "BITS", "SCORES", "SCORE_LABELS", "MechSpec", "compute_mechanisms_lab",
@@ -163,7 +164,7 @@ def _check_int(name, value, lo, hi):
 # closed forms
 # ------------------------------------------------------------------------------------------------
 def attack_accuracy(eps):
-    """P[the differencing attacker guesses the bit right] with Lap(1/ε) on both counts (004,
+    """P[the differencing attacker guesses the bit right] with Lap(1/ε) on both counts (Bassi 2019,
     "A differencing attack"): D − bit = Z₁ − Z₂, P[Z₁ − Z₂ > t] = ½(1 + t/(2b))e^{−t/b}, b = 1/ε,
     guess 1 iff D > ½:   P[correct] = 1 − ½(1 + ε/4) e^{−ε/2}.  (ε → 0: ½; ε → ∞: 1.)
 
@@ -199,7 +200,7 @@ def harmonic(m):
 
 
 def max_error_cdf(t, m, b):
-    """P[max_{i ≤ m} |Y_i| ≤ t] = (1 − e^{−t/b})^m for i.i.d. Y_i ~ Lap(b) (004, Laplace
+    """P[max_{i ≤ m} |Y_i| ≤ t] = (1 − e^{−t/b})^m for i.i.d. Y_i ~ Lap(b) (Bassi 2019, Laplace
     mechanism: |Y| ~ Exp(b)); computed as exp(m log(−expm1(−t/b))).
 
     >>> round(max_error_cdf(1.0, 1, 1.0), 12)      # 1 − e^{−1}
@@ -212,7 +213,7 @@ def max_error_cdf(t, m, b):
 
 
 # ------------------------------------------------------------------------------------------------
-# Mechanisms in action (004)
+# Mechanisms in action (Bassi 2019)
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MechSpec:
@@ -378,7 +379,7 @@ def _svt(variant: str, eps: float, delta: float, threshold: float, c: int, seed:
 
 
 def compute_mechanisms_lab(spec: MechSpec) -> dict:
-    """Every array of the mechanisms lab (004) for one setting: the differencing attack (exact
+    """Every array of the mechanisms lab (Bassi 2019) for one setting: the differencing attack (exact
     1 − ½(1 + ε/4)e^{−ε/2} vs simulation), Laplace errors of 1 / m general / m disjoint counting
     queries (exact b·H_m and (1 − e^{−t/b})^m vs simulation), report noisy max (exact selection
     law vs simulation) and AboveThreshold / Sparse on adaptive queries. Each section is cached on
@@ -431,7 +432,7 @@ class _SimulationController(Controller):
 
 
 class MechanismsLabController(_SimulationController):
-    """One controller for the four 004 sections → :func:`compute_mechanisms_lab` → 7 figures."""
+    """One controller for the four Bassi 2019 sections → :func:`compute_mechanisms_lab` → 7 figures."""
 
     compute = staticmethod(compute_mechanisms_lab)
 
@@ -617,16 +618,44 @@ class MechanismsLabController(_SimulationController):
 
 _MECH_INTRO = r"""
 <p>The Laplace mechanism answers f(x) + Lap(Δf/ε) and is (ε, 0)-DP, with the ℓ₁-sensitivity
-$$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(004, "ℓ₁-sensitivity", "Laplace mechanism")}.$$</p>
+$$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, "ℓ₁-sensitivity", "Laplace mechanism")}.$$</p>
 """
 
 
-def build_mechanisms_lab(**kwargs) -> W.VBox:
-    """Mechanisms in action (004): differencing attack, Laplace errors of counting queries,
+MECH_INFO = AppInfo(
+    slug="mechanisms_in_action",
+    title="Mechanisms in action",
+    lead=("Four classic results, each simulated with a seed next to its exact value: a differencing "
+          "attack, Laplace noise on counting queries, report noisy max, and the sparse vector "
+          "technique. Pick a tab; the seed and number of runs are shared."),
+    theory=_MECH_INTRO + (
+        r"<p><b>Differencing attack.</b> $$P[\text{correct}] = 1 - \tfrac12\left(1 + \tfrac{\varepsilon}{4}\right)e^{-\varepsilon/2},"
+        r"\qquad P[Z_1 - Z_2 > t] = \tfrac12\left(1 + \tfrac{t}{2b}\right)e^{-t/b},\ b = 1/\varepsilon.$$</p>"
+        r"<p><b>Counting queries.</b> One counting query: Δf = 1, noise Lap(1/ε). m general counting "
+        r"queries: one person can change all m counts, Δf = m, noise Lap(m/ε) on each. m disjoint "
+        r"counting queries (a histogram): Δf = 1, noise Lap(1/ε). With |Y| ~ Exp(b), "
+        r"$$P[\max_{i\le m}|Y_i| \le t] = (1 - e^{-t/b})^m,\qquad E[\max_{i \le m}|Y_i|] = b\,H_m,"
+        r"\ H_m = \textstyle\sum_{k=1}^m 1/k.$$</p>"
+        "<p><b>Report noisy max.</b> Add Lap(1/ε) to each count and report only the index of the "
+        "largest: (ε, 0)-DP, while releasing all m counts would need Δf = m. Exact law: "
+        "P[i] = ∫ f(z − s<sub>i</sub>) ∏<sub>j≠i</sub> F(z − s<sub>j</sub>) dz "
+        "(algorithms.ReportNoisyMax.probabilities).</p>"
+        "<p><b>Sparse vector.</b> An analyst asks “how many of 1000 people are at least a years "
+        "old?” (sensitivity 1), starting at a = 95: after ⊥ she lowers the cut by 2 years, after ⊤ "
+        "she raises it by 10, so every query depends on earlier answers. AboveThreshold: "
+        "T̂ = T + Lap(2/ε), ν<sub>i</sub> ~ Lap(4/ε), halt at the first ⊤ (ε-DP). Sparse: restart "
+        "after each ⊤, halt after c of them; σ = 2c/ε for δ = 0 (ε-DP), or ε₀ from advanced "
+        "composition for δ &gt; 0 (algorithms.Sparse). Privacy degrades with the number of ⊤ "
+        "answers only, not with the number of queries.</p>"),
+)
+
+
+def build_mechanisms_lab(**kwargs) -> AppShell:
+    """Mechanisms in action (Bassi 2019): differencing attack, Laplace errors of counting queries,
     report noisy max and sparse vector, each seeded (``seed``) with a ``trials`` control.
 
-    >>> box = build_mechanisms_lab()
-    >>> len(box.controller.figs)
+    >>> app = build_mechanisms_lab()
+    >>> len(app.controller.figs)
     7
     """
     spec = MechSpec(**kwargs)
@@ -646,60 +675,43 @@ def build_mechanisms_lab(**kwargs) -> W.VBox:
         "threshold": linear_slider("threshold T", spec.threshold, 0.0, 1000.0, 5.0, "people"),
         "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
     }
-    message = MessageArea()
-    ctrl = MechanismsLabController(controls, message)
+    ctrl = MechanismsLabController(controls, MessageArea())
     table = "".join(f"<tr><td>{p}</td><td>{b}</td></tr>" for p, b in zip(PEOPLE, BITS))
     H = W.HTML
     M = W.HTMLMath
     wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     for f in ctrl.figs[:-1]:
         f.layout.width = "min(100%, 560px)"
-    sections = [
-        H("<h2>Mechanisms in action (004)</h2><p>Every simulation is seeded: the same seed gives the "
-          "same plot. Each section states the result it illustrates and plots the exact value next to "
-          "the simulation.</p>"),
-        M(_MECH_INTRO), W.VBox([controls["seed"], controls["trials"]]), message, ctrl.progress.bar,
-        H("<h3>1. A differencing attack (004, “A differencing attack”)</h3>"
-          f'<table style="display:inline-block;margin-right:2em"><tr><th>person</th><th>bit</th></tr>{table}</table>'
-          "<p style='display:inline-block;max-width:560px'>“How many have the bit?” minus “how many "
-          "except the target?” is the target's bit. With Lap(1/ε) noise on each count the attacker "
-          "guesses bit = 1 iff the difference D &gt; ½.</p>"),
-        M(r"$$P[\text{correct}] = 1 - \tfrac12\left(1 + \tfrac{\varepsilon}{4}\right)e^{-\varepsilon/2},"
-          r"\qquad P[Z_1 - Z_2 > t] = \tfrac12\left(1 + \tfrac{t}{2b}\right)e^{-t/b},\ b = 1/\varepsilon.$$"),
-        W.VBox([controls["target"], controls["attack_eps"]]), ctrl.readouts["attack"],
-        wide(ctrl.fig_attack, ctrl.fig_attack_hist),
-        H("<h3>2. Laplace error on counting queries (004, ℓ₁-sensitivity examples)</h3>"),
-        M(r"One counting query: Δf = 1, noise Lap(1/ε). m general counting queries: one person can change "
-          r"all m counts, Δf = m, noise Lap(m/ε) on each. m disjoint counting queries (a histogram): "
-          r"Δf = 1, noise Lap(1/ε). With |Y| ~ Exp(b), $$P[\max_{i\le m}|Y_i| \le t] = (1 - e^{-t/b})^m,"
-          r"\qquad E[\max_{i \le m}|Y_i|] = b\,H_m,\ H_m = \textstyle\sum_{k=1}^m 1/k.$$"),
-        W.VBox([controls["count_eps"], controls["m"]]), ctrl.readouts["counting"],
-        wide(ctrl.fig_count_mean, ctrl.fig_count_cdf),
-        H("<h3>3. Report noisy max (004, “Report Noisy Max”)</h3><p>Counts of patients per "
-          "diagnosis: " + ", ".join(f"{n} {int(s)}" for n, s in zip(SCORE_LABELS, SCORES)) +
-          ". Add Lap(1/ε) to each count and report only the index of the largest: (ε, 0)-DP, while "
-          "releasing all m counts would need Δf = m. Exact law: "
-          "P[i] = ∫ f(z − s<sub>i</sub>) ∏<sub>j≠i</sub> F(z − s<sub>j</sub>) dz "
-          "(algorithms.ReportNoisyMax.probabilities).</p>"),
-        controls["rnm_eps"], ctrl.readouts["rnm"], wide(ctrl.fig_rnm, ctrl.fig_rnm_bars),
-        H("<h3>4. AboveThreshold and Sparse (004, “Sparse vector mechanism”)</h3><p>An analyst asks "
-          "“how many of 1000 people are at least a years old?” (sensitivity 1), starting at a = 95: "
-          "after ⊥ she lowers the cut by 2 years, after ⊤ she raises it by 10, so every query depends "
-          "on earlier answers. AboveThreshold: T̂ = T + Lap(2/ε), ν<sub>i</sub> ~ Lap(4/ε), halt at the "
-          "first ⊤ (ε-DP). Sparse: restart after each ⊤, halt after c of them; σ = 2c/ε for δ = 0 "
-          "(ε-DP), or ε₀ from advanced composition for δ &gt; 0 (algorithms.Sparse). Privacy degrades "
-          "with the number of ⊤ answers only, not with the number of queries.</p>"),
-        W.VBox([controls["svt_variant"], controls["svt_eps"], controls["svt_delta"], controls["threshold"],
-                controls["c"]]),
-        ctrl.readouts["svt"], ctrl.fig_svt,
+    H3 = lambda text: H(f"<p style='margin:4px 0'><b>{text}</b></p>")
+    tabs = [
+        ("1. Differencing attack", [
+            H3("A differencing attack (Bassi 2019, “A differencing attack”)"),
+            H(f'<table style="display:inline-block;margin-right:2em"><tr><th>person</th><th>bit</th></tr>{table}</table>'
+              "<p style='display:inline-block;max-width:560px'>“How many have the bit?” minus “how many "
+              "except the target?” is the target's bit. With Lap(1/ε) noise on each count the attacker "
+              "guesses bit = 1 iff the difference D &gt; ½.</p>"),
+            W.HBox([controls["target"], controls["attack_eps"]], layout=W.Layout(flex_flow="row wrap")),
+            ctrl.readouts["attack"], wide(ctrl.fig_attack, ctrl.fig_attack_hist)]),
+        ("2. Counting queries", [
+            H3("Laplace error on counting queries (Bassi 2019, ℓ₁-sensitivity examples)"),
+            W.HBox([controls["count_eps"], controls["m"]], layout=W.Layout(flex_flow="row wrap")),
+            ctrl.readouts["counting"], wide(ctrl.fig_count_mean, ctrl.fig_count_cdf)]),
+        ("3. Report noisy max", [
+            H3("Report noisy max (Bassi 2019, “Report Noisy Max”): counts of patients per diagnosis, "
+               + ", ".join(f"{n} {int(s)}" for n, s in zip(SCORE_LABELS, SCORES))),
+            controls["rnm_eps"], ctrl.readouts["rnm"], wide(ctrl.fig_rnm, ctrl.fig_rnm_bars)]),
+        ("4. Sparse vector", [
+            H3("AboveThreshold and Sparse (Bassi 2019, “Sparse vector mechanism”)"),
+            W.HBox([controls["svt_variant"], controls["svt_eps"], controls["svt_delta"],
+                    controls["threshold"], controls["c"]], layout=W.Layout(flex_flow="row wrap")),
+            ctrl.readouts["svt"], ctrl.fig_svt]),
     ]
-    box = W.VBox(sections)
-    box.controller = ctrl
-    return box
+    return app_shell(MECH_INFO, ctrl, controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
+                     plots=tabs, panel_width="300px")
 
 
 # ------------------------------------------------------------------------------------------------
-# Local vs central (000)
+# Local vs central (Steinke 2023a)
 # ------------------------------------------------------------------------------------------------
 LOWER, UPPER = 0.0, 1.0
 MEDIAN_GRID = 1001
@@ -720,7 +732,7 @@ class LocalSpec:
 
 
 def laplace_median_error_cdf(t, eps, med, lower=LOWER, upper=UPPER):
-    """P[|M(x) − med| ≤ t] for the Laplace median of ``algorithms.laplace_median`` (000 eq. (8)):
+    """P[|M(x) − med| ≤ t] for the Laplace median of ``algorithms.laplace_median`` (Steinke 2023a eq. (8)):
     M = clip(med + L, lower, upper), L ~ Lap(b), b = (upper − lower)/ε. Each side has mass ½ and
     is capped at its distance to the bound (a = upper − med, c = med − lower):
     CDF(t) = ½ [t ≥ a or 1 − e^{−t/b}] + ½ [t ≥ c or 1 − e^{−t/b}] (the bracket is 1 when t ≥ a).
@@ -822,8 +834,8 @@ def _shuffle(eps_local: float, n_users: int, delta: float) -> dict:
 
 def compute_local_vs_central(spec: LocalSpec) -> dict:
     """Every array of the local-vs-central app: inverse sensitivity vs Laplace median errors
-    (exact from the output law / the clipped Laplace closed form, and simulated; 000 eq. (4)–(5),
-    (8)) and the shuffle amplification curve ε(n) with its validity region (000 eq. (1)).
+    (exact from the output law / the clipped Laplace closed form, and simulated; Canonne 2022 eq. (4)–(5),
+    (8)) and the shuffle amplification curve ε(n) with its validity region (Steinke 2023a eq. (1)).
 
     >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10_000, shuffle_delta=1e-6))
     >>> round(r["shuffle"]["eps_here"], 6)
@@ -890,7 +902,7 @@ class LocalVsCentralController(_SimulationController):
     def _shuffle_traces(r):
         s = r["shuffle"]
         return [
-            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (000 eq. (1))",
+            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (Steinke 2023a eq. (1))",
              "x": s["n"], "y": s["eps_valid"], "line": {"color": _C[0], "width": 3}},
             {"type": "scatter", "mode": "lines", "name": "condition fails: no amplification (ε = ε_L)",
              "x": s["n"], "y": s["eps_invalid"], "line": {"color": _C[3], "width": 3, "dash": "dash"}},
@@ -937,12 +949,37 @@ class LocalVsCentralController(_SimulationController):
             f"{s['n_min']:.4g}: {cond}.")
 
 
-def build_local_vs_central(**kwargs) -> W.VBox:
-    """Local vs central (000): inverse sensitivity vs Laplace for the median, and amplification
-    by shuffling.
+LOCAL_INFO = AppInfo(
+    slug="local_vs_central",
+    title="Local vs central: beyond global sensitivity, and shuffling",
+    lead=("Two ways to need less noise: inverse sensitivity adapts to the data where Laplace noise "
+          "must cover the worst case (the median), and shuffling turns local randomizers into a "
+          "much stronger central guarantee."),
+    theory=(
+        r"<p><b>The median: inverse sensitivity vs Laplace</b> (Steinke 2023a, “Beyond Global "
+        r"Sensitivity via Inverse Sensitivity”, eq. (4)–(5), Theorem 2; Asi & Duchi 2020): "
+        r"$$P[M(x) = y] \propto \exp\!\left(-\tfrac{\varepsilon}{2}\,\ell(x, y)\right),$$ ℓ(x, y) "
+        r"the number of points to change so that y becomes the median, on a grid of 1001 points of "
+        r"[0, 1]. Laplace baseline (Steinke 2023a, eq. (8)): median + Lap(GS/ε) with GS = 1 (the data "
+        r"range), clipped to [0, 1]: $$E|M - \mathrm{med}| = \tfrac{b}{2}(1 - e^{-a/b}) + "
+        r"\tfrac{b}{2}(1 - e^{-c/b}),\ b = 1/\varepsilon.$$ Concentrated data (small spread) have "
+        r"small local sensitivity: inverse sensitivity adapts, Laplace cannot. (Errors of exactly 0 "
+        r"cannot be drawn on the log axes: they are left out of the plotted empirical CDFs.)</p>"
+        r"<p><b>Amplification by shuffling</b> (Canonne 2022, “Privacy Doona”, eq. (1); Feldman, "
+        r"McMillan &amp; Talwar 2021): n users each apply an ε_L-LDP randomizer; a shuffler permutes "
+        r"the reports. Then the output is (ε, δ)-DP with $$\varepsilon = \log\!\left(1 + 16\,"
+        r"\frac{e^{\varepsilon_L} - 1}{e^{\varepsilon_L} + 1}\sqrt{\frac{e^{\varepsilon_L}"
+        r"\log(4/\delta)}{n}}\right)\quad\text{if } \varepsilon_L \le \ln\frac{n}{16\ln(4/\delta)},$$ "
+        r"and ε = ε_L (no amplification claimed) where the condition fails (dashed).</p>"),
+)
 
-    >>> box = build_local_vs_central()
-    >>> len(box.controller.figs)
+
+def build_local_vs_central(**kwargs) -> AppShell:
+    """Local vs central (Steinke 2023a; Canonne 2022) in the shell: inverse sensitivity vs Laplace
+    for the median, and amplification by shuffling, one tab each.
+
+    >>> app = build_local_vs_central()
+    >>> len(app.controller.figs)
     3
     """
     spec = LocalSpec(**kwargs)
@@ -957,34 +994,13 @@ def build_local_vs_central(**kwargs) -> W.VBox:
         "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_LAB_RANGES["shuffle_delta"],
                                     steps_per_decade=4),
     }
-    message = MessageArea()
-    ctrl = LocalVsCentralController(controls, message)
-    H, M = W.HTML, W.HTMLMath
-    box = W.VBox([
-        H("<h2>Local vs central: beyond global sensitivity, and shuffling (000)</h2>"
-          "<p>Seeded simulations next to exact values.</p>"),
-        W.VBox([controls["seed"], controls["trials"]]), message, ctrl.progress.bar,
-        H("<h3>1. The median: inverse sensitivity vs Laplace (000, “Beyond Global Sensitivity via "
-          "Inverse Sensitivity”)</h3>"),
-        M(r"Inverse sensitivity (000, eq. (4)–(5), Theorem 2): $$P[M(x) = y] \propto "
-          r"\exp\!\left(-\tfrac{\varepsilon}{2}\,\ell(x, y)\right),$$ ℓ(x, y) the number of points to "
-          r"change so that y becomes the median, on a grid of 1001 points of [0, 1]. Laplace baseline "
-          r"(000, eq. (8)): median + Lap(GS/ε) with GS = 1 (the data range), clipped to [0, 1]: "
-          r"$$E|M - \mathrm{med}| = \tfrac{b}{2}(1 - e^{-a/b}) + \tfrac{b}{2}(1 - e^{-c/b}),\ b = 1/\varepsilon.$$"
-          r"Concentrated data (small spread) have small local sensitivity: inverse sensitivity adapts, "
-          r"Laplace cannot. (Errors of exactly 0 cannot be drawn on the log axes: they are left out "
-          r"of the plotted empirical CDFs, which then start above 0.)"),
-        W.VBox([controls["med_eps"], controls["spread"], controls["n_data"]]), ctrl.readouts["median"],
-        W.HBox([ctrl.fig_med_mean, ctrl.fig_med_cdf], layout=W.Layout(flex_flow="row wrap")),
-        H("<h3>2. Amplification by shuffling (000, “Privacy Doona”, eq. (1); Feldman, McMillan &amp; "
-          "Talwar 2021)</h3>"),
-        M(r"n users each apply an ε_L-LDP randomizer; a shuffler permutes the reports. Then the "
-          r"output is (ε, δ)-DP with $$\varepsilon = \log\!\left(1 + 16\,\frac{e^{\varepsilon_L} - 1}"
-          r"{e^{\varepsilon_L} + 1}\sqrt{\frac{e^{\varepsilon_L}\log(4/\delta)}{n}}\right)"
-          r"\quad\text{if } \varepsilon_L \le \ln\frac{n}{16\ln(4/\delta)},$$ and ε = ε_L (no "
-          r"amplification claimed) where the condition fails (dashed)."),
-        W.VBox([controls["eps_local"], controls["n_users"], controls["shuffle_delta"]]),
-        ctrl.readouts["shuffle"], ctrl.fig_shuffle,
-    ])
-    box.controller = ctrl
-    return box
+    ctrl = LocalVsCentralController(controls, MessageArea())
+    row = lambda *ws: W.HBox(list(ws), layout=W.Layout(flex_flow="row wrap"))
+    tabs = [
+        ("1. The median", [row(controls["med_eps"], controls["spread"], controls["n_data"]),
+                           ctrl.readouts["median"], row(ctrl.fig_med_mean, ctrl.fig_med_cdf)]),
+        ("2. Shuffling", [row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
+                          ctrl.readouts["shuffle"], ctrl.fig_shuffle]),
+    ]
+    return app_shell(LOCAL_INFO, ctrl, controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
+                     plots=tabs, panel_width="300px")

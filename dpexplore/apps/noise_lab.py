@@ -1,22 +1,22 @@
-"""Noise lab (001): which additive noise needs the least variance for a given (ε, δ)?
+"""Noise lab (Vinterbo 2022): which additive noise needs the least variance for a given (ε, δ)?
 
 For a chosen (ε, δ) and sensitivity Δ = 1 the lab shows, side by side, the **minimum scales**
-of the Laplace, Logistic, Gaussian and Subbotin(r) mechanisms (001, Theorems 3 and 4 in closed
+of the Laplace, Logistic, Gaussian and Subbotin(r) mechanisms (Vinterbo 2022, Theorems 3 and 4 in closed
 form; Lemma 1–2 and Balle & Wang 2018 numerically), their densities, variances and a seeded
-sample histogram; the **variance-ratio maps** of 001, Figure 1 (a–c) over an (ε, δ) grid with the
-unit contour; and **001, Theorem 6**: at fixed ε the Gaussian (and every MLR-unbounded Subbotin,
+sample histogram; the **variance-ratio maps** of Vinterbo 2022, Figure 1 (a–c) over an (ε, δ) grid with the
+unit contour; and **Vinterbo 2022, Theorem 6**: at fixed ε the Gaussian (and every MLR-unbounded Subbotin,
 r > 1) scale grows without bound as δ → 0, while the MLR-bounded Laplace and Logistic scales
 stay below Δ/ε.
 
 Closed forms used (sensitivity Δ):
 
-* Laplace (001 Theorem 3): b = Δ/(ε − 2 log(1 − δ)), Var = 2b².
-* Logistic (001 Theorem 4): x = e^{−d/2} solves (1 − e^{ε/2}x)² = δ(1 − x²), s = Δ/d, Var = π²s²/3.
-* Gaussian (Balle & Wang 2018, Theorem 8; 001 Theorem 5): the least σ with
+* Laplace (Vinterbo 2022 Theorem 3): b = Δ/(ε − 2 log(1 − δ)), Var = 2b².
+* Logistic (Vinterbo 2022 Theorem 4): x = e^{−d/2} solves (1 − e^{ε/2}x)² = δ(1 − x²), s = Δ/d, Var = π²s²/3.
+* Gaussian (Balle & Wang 2018, Theorem 8; Vinterbo 2022 Theorem 5): the least σ with
   Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Var = σ².
-* Subbotin(r) (001 Section 2.1, Lemma 1): the least s with δ_s(ε) ≤ δ, Var = s² r^{2/r} Γ(3/r)/Γ(1/r).
+* Subbotin(r) (Vinterbo 2022 Section 2.1, Lemma 1): the least s with δ_s(ε) ≤ δ, Var = s² r^{2/r} Γ(3/r)/Γ(1/r).
 
-001's multidimensional results (Lemma 8, Theorem 9, Section 4) are retracted by its authors and
+Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9, Section 4) are retracted by its authors and
 are not used or shown here.
 
 The Gaussian and Subbotin minimum scales of a slider step are found by :func:`min_scale`, a
@@ -28,7 +28,7 @@ backend's own δ formula, and agrees with ``mechanisms.X.calibrate`` to ~1e-12 r
 >>> [round(float(s), 6) for s in r.scales]
 [0.99998, 0.994983, 3.730632, 7.30073]
 >>> type(build_noise_lab()).__name__
-'VBox'
+'AppShell'
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = [
     "NoiseSpec", "NoiseResult", "compute_noise_lab", "NoiseLabController", "build_noise_lab",
@@ -54,7 +55,7 @@ __all__ = [
 
 #: the four mechanisms, in table and legend order
 MECHANISMS = ("Laplace", "Logistic", "Gaussian", "Subbotin")
-#: variance-ratio maps of 001 Figure 1: key → (numerator, denominator, panel)
+#: variance-ratio maps of Vinterbo 2022 Figure 1: key → (numerator, denominator, panel)
 PAIRS = {
     "Laplace vs Logistic": (0, 1, "(a)"),
     "Laplace vs Gaussian": (0, 2, "(b)"),
@@ -85,7 +86,7 @@ def _unit(kind: str, d, r):
 
 def _log_delta_and_slope(kind, eps, x, r):
     """log δ(ε) at d = e^x and its derivative in x: by the envelope theorem (the root t maximises
-    F(t) − e^ε F(t − d), 001 Lemma 1) ∂δ/∂d = e^ε f(t − d), so ∂ log δ/∂ log d = d e^ε f(t−d)/δ."""
+    F(t) − e^ε F(t − d), Vinterbo 2022 Lemma 1) ∂δ/∂d = e^ε f(t − d), so ∂ log δ/∂ log d = d e^ε f(t−d)/δ."""
     d = np.exp(x)
     m = _unit(kind, d, r)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -107,7 +108,7 @@ def _feasible(ld, delta):
 
 
 def min_scale(kind: str, eps, delta, shape=2.0, sensitivity: float = SENSITIVITY):
-    """Minimum Gaussian σ or Subbotin(r) scale s with δ(ε) ≤ ``delta`` (001 Lemma 1–2; Balle &
+    """Minimum Gaussian σ or Subbotin(r) scale s with δ(ε) ≤ ``delta`` (Vinterbo 2022 Lemma 1–2; Balle &
     Wang 2018 Theorem 8 for the Gaussian), vectorized over ``eps``, ``delta``, ``shape``.
 
     Safeguarded Newton on x = log(Δ/s) for log δ(x) = log δ_target, with the slope
@@ -121,7 +122,7 @@ def min_scale(kind: str, eps, delta, shape=2.0, sensitivity: float = SENSITIVITY
     >>> min_scale("Subbotin", 1.0, 0.0, 3.0)
     Traceback (most recent call last):
     ...
-    ValueError: delta = 0 is impossible for Subbotin noise with shape r > 1 (its privacy loss is unbounded, 001 Theorem 6), got delta = 0.0
+    ValueError: delta = 0 is impossible for Subbotin noise with shape r > 1 (its privacy loss is unbounded, Vinterbo 2022 Theorem 6), got delta = 0.0
     """
     if kind not in ("Gaussian", "Subbotin"):
         raise ValueError(f"kind must be 'Gaussian' or 'Subbotin', got {kind!r}")
@@ -135,7 +136,7 @@ def min_scale(kind: str, eps, delta, shape=2.0, sensitivity: float = SENSITIVITY
     if ((dl == 0) & ~lap).any():
         name = "the Gaussian" if kind == "Gaussian" else "Subbotin noise with shape r > 1"
         raise ValueError(f"delta = 0 is impossible for {name} (its privacy loss is unbounded, "
-                         f"001 Theorem 6), got delta = {delta!r}")
+                         f"Vinterbo 2022 Theorem 6), got delta = {delta!r}")
     out = np.empty(e.shape)
     if lap.any():
         out[lap] = np.asarray(Laplace.calibrate(e[lap], dl[lap], sensitivity).scale)
@@ -200,7 +201,7 @@ def _newton_scale(kind, e, dl, r, sensitivity):
 
 
 # ------------------------------------------------------------------------------------------------
-# variance-ratio maps (001 Figure 1), computed once
+# variance-ratio maps (Vinterbo 2022 Figure 1), computed once
 # ------------------------------------------------------------------------------------------------
 def _variances(scales, shape):
     """Var of Laplace 2b², Logistic π²s²/3, Gaussian σ², Subbotin s² r^{2/r} Γ(3/r)/Γ(1/r)."""
@@ -229,7 +230,7 @@ def _ratio_maps_compute(progress):
 
 
 def ratio_maps(progress=None) -> dict[str, np.ndarray]:
-    """The variance ratios of 001 Figure 1 (a–c) on the grid ``GRID_DELTA × GRID_EPS`` (rows δ,
+    """The variance ratios of Vinterbo 2022 Figure 1 (a–c) on the grid ``GRID_DELTA × GRID_EPS`` (rows δ,
     columns ε), Δ = 1: Var(Laplace)/Var(Logistic), Var(Laplace)/Var(Gaussian),
     Var(Logistic)/Var(Gaussian), with every scale from ``mechanisms.X.calibrate`` (the backend's
     bisection, ~0.15 s for the Gaussian grid). Computed once per process and kept;
@@ -338,9 +339,9 @@ def _samples(scales: tuple, shape: float, n: int, seed: int, half_width: float):
 
 
 def compute_noise_lab(spec: NoiseSpec) -> NoiseResult:
-    """All arrays of the noise lab for one setting (Δ = 1): minimum scales (001 Theorems 3, 4;
-    Balle & Wang 2018 Thm 8; 001 Lemma 1–2 for Subbotin), variances, densities, seeded sample
-    histograms, the Theorem 6 curves (scale vs δ at ε; cached per (ε, r)) and the chosen 001
+    """All arrays of the noise lab for one setting (Δ = 1): minimum scales (Vinterbo 2022 Theorems 3, 4;
+    Balle & Wang 2018 Thm 8; Vinterbo 2022 Lemma 1–2 for Subbotin), variances, densities, seeded sample
+    histograms, the Theorem 6 curves (scale vs δ at ε; cached per (ε, r)) and the chosen Vinterbo 2022
     Figure 1 ratio map (computed once per session). Raises ValueError naming a bad parameter.
 
     >>> r = compute_noise_lab(NoiseSpec(eps=1.0, delta=0.1, shape=2.0, n=100, seed=1))
@@ -436,7 +437,7 @@ class NoiseLabController(Controller):
     def _map_layout(self, r):
         a, b, panel = PAIRS[r.spec.pair]
         na, nb = MECHANISMS[a], MECHANISMS[b]
-        return {"title": {"text": f"001 Figure 1{panel}: Var({na}) / Var({nb}); "
+        return {"title": {"text": f"Vinterbo 2022 Figure 1{panel}: Var({na}) / Var({nb}); "
                                   f"blue: {na} has less variance (< 1)"}}
 
     def figures(self, r: NoiseResult) -> list[PlotlyWidget]:
@@ -452,7 +453,7 @@ class NoiseLabController(Controller):
             "yaxis": {"title": {"text": "variance"}, "type": "log", "exponentformat": "power"},
             "showlegend": False})
         self.fig_curve = PlotlyWidget(self._curve_traces(r), {
-            "title": {"text": "001 Theorem 6: minimum scale vs δ at the chosen ε"},
+            "title": {"text": "Vinterbo 2022 Theorem 6: minimum scale vs δ at the chosen ε"},
             "xaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power", "autorange": "reversed"},
             "yaxis": {"title": {"text": "minimum scale (Δ = 1)"}, "type": "log", "exponentformat": "power"}})
         self.fig_map = PlotlyWidget(self._map_traces(r), {
@@ -494,38 +495,49 @@ class NoiseLabController(Controller):
 
 _INTRO = r"""
 <p>Each mechanism releases q(x) + Z with symmetric log-concave noise Z at the <b>least scale</b> that
-makes it (ε, δ)-DP for sensitivity Δ = 1 (001, Lemma 1: δ(ε) = F(t) − e<sup>ε</sup>F(t − Δ) with
-ℓ(t) = ε). Closed forms: Laplace (001, Theorem 3)
+makes it (ε, δ)-DP for sensitivity Δ = 1 (Vinterbo 2022, Lemma 1: δ(ε) = F(t) − e<sup>ε</sup>F(t − Δ) with
+ℓ(t) = ε). Closed forms: Laplace (Vinterbo 2022, Theorem 3)
 $$b = \frac{\Delta}{\varepsilon - 2\log(1-\delta)},\qquad \operatorname{Var} = 2b^2;$$
-Logistic (001, Theorem 4): \(x = e^{-\Delta/(2s)}\) solves \((1 - e^{\varepsilon/2}x)^2 = \delta(1 - x^2)\),
-Var = π²s²/3; the Gaussian (Balle &amp; Wang 2018, Thm 8; 001, Theorem 5) needs the least σ with
+Logistic (Vinterbo 2022, Theorem 4): \(x = e^{-\Delta/(2s)}\) solves \((1 - e^{\varepsilon/2}x)^2 = \delta(1 - x^2)\),
+Var = π²s²/3; the Gaussian (Balle &amp; Wang 2018, Thm 8; Vinterbo 2022, Theorem 5) needs the least σ with
 \(\Phi(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}) - e^{\varepsilon}\Phi(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}) \le \delta\);
 Subbotin(r) has density ∝ exp(−|z/s|<sup>r</sup>/r) (r = 1 Laplace, r = 2 Gaussian).</p>
-<p><b>001, Theorem 6</b>: if the noise is MLR-unbounded (Gaussian, Subbotin with r &gt; 1) its least
+<p><b>Vinterbo 2022, Theorem 6</b>: if the noise is MLR-unbounded (Gaussian, Subbotin with r &gt; 1) its least
 scale → ∞ as δ → 0 at fixed ε, while MLR-bounded noise (Laplace, Logistic) can reach δ = 0 with
 a bounded scale (≤ Δ/ε). So for small enough δ, Laplace and Logistic beat the Gaussian in variance
-by any factor. The maps reproduce 001, Figure 1 (a–c): the ratio of variances over an (ε, δ)
+by any factor. The maps reproduce Vinterbo 2022, Figure 1 (a–c): the ratio of variances over an (ε, δ)
 grid; the black contour is ratio = 1.</p>
 """
 
 _RETRACTED = (
     '<p class="dpexplore-retracted" style="border-left:4px solid #D55E00;padding:4px 10px;background:#fff4ec">'
-    "<b>Note:</b> 001's multidimensional results (Lemma 8, Theorem 9 and Section 4) were "
+    "<b>Note:</b> Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9 and Section 4) were "
     "<b>retracted by its authors</b>; they are not used or shown in this lab. Everything here is "
-    "one-dimensional (001, Sections 2–3).</p>")
+    "one-dimensional (Vinterbo 2022, Sections 2–3).</p>")
+
+
+INFO = AppInfo(
+    slug="noise_lab",
+    title="Noise lab: Laplace, Logistic, Gaussian and Subbotin at the same (ε, δ)",
+    lead=("For a target (ε, δ), the smallest scale of each symmetric log-concave noise that achieves "
+          "it, and what it costs in variance: densities, samples, variances and privacy curves side "
+          "by side."),
+    theory=_RETRACTED + _INTRO,
+)
 
 
 def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n: int = 1000,
-                    seed: int = 0, pair: str = "Laplace vs Gaussian") -> W.VBox:
-    """The noise lab: formulas, sliders ε, δ, Subbotin r, samples n and seed, the ratio-map pair
-    dropdown, the table of minimum scales and five plots (001 Theorems 3, 4, 6; Figure 1).
-    Defaults lie on the sliders' grids (a log slider's front end snaps its value to its grid).
+                    seed: int = 0, pair: str = "Laplace vs Gaussian") -> AppShell:
+    """The noise lab in the shell: sliders ε, δ, Subbotin r, samples n and seed in the panel with
+    the table of minimum scales; densities, samples, variances, privacy curves and the
+    variance-ratio maps in tabs (Vinterbo 2022, Theorems 3, 4, 6; Figure 1). Defaults lie on the
+    sliders' grids (a log slider's front end snaps its value to its grid).
 
     The 40 × 40 Gaussian calibration of the ratio maps runs once per kernel (~0.2 s), behind a
     progress bar.
 
-    >>> box = build_noise_lab(eps=0.5)
-    >>> box.controller.table.value.count("<tr>")
+    >>> app = build_noise_lab(eps=0.5)
+    >>> app.controller.table.value.count("<tr>")
     5
     """
     progress = W.IntProgress(value=0, min=0, max=len(GRID_DELTA), description="ratio maps",
@@ -549,16 +561,10 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
         "pair": W.Dropdown(options=list(PAIRS), value=pair, description="ratio map",
                            style={"description_width": "initial"}),
     }
-    message = MessageArea()
-    ctrl = NoiseLabController(controls, message)
-    title = W.HTML("<h2>Noise lab: Laplace, Logistic, Gaussian and Subbotin at the same (ε, δ)</h2>")
-    intro = W.HTMLMath(_INTRO)
-    row1 = W.HBox([ctrl.fig_density, ctrl.fig_hist], layout=W.Layout(flex_flow="row wrap"))
-    row2 = W.HBox([ctrl.fig_var, ctrl.fig_curve], layout=W.Layout(flex_flow="row wrap"))
-    for f in (ctrl.fig_density, ctrl.fig_hist, ctrl.fig_var, ctrl.fig_curve):
-        f.layout.width = "min(100%, 560px)"
-    box = W.VBox([title, W.HTML(_RETRACTED), intro,
-                  W.VBox([controls[k] for k in ("eps", "delta", "shape", "n", "seed")]),
-                  message, progress, ctrl.table, row1, row2, controls["pair"], ctrl.fig_map])
-    box.controller = ctrl
-    return box
+    ctrl = NoiseLabController(controls, MessageArea())
+    panel = [controls[k] for k in ("eps", "delta", "shape", "n", "seed")] + [progress]
+    tabs = [("Densities", [ctrl.fig_density]), ("Samples", [ctrl.fig_hist]),
+            ("Variances", [ctrl.fig_var]), ("Privacy curves", [ctrl.fig_curve]),
+            ("Variance-ratio maps", [controls["pair"], ctrl.fig_map])]
+    return app_shell(INFO, ctrl, controls=panel, plots=tabs, readouts=[ctrl.table],
+                     notes=[W.HTML(_RETRACTED)], panel_width="420px")

@@ -5,23 +5,23 @@ mechanism (Laplace b, Gaussian σ, randomized response ε); sensitivity Δ = 1. 
 every implied notion on shared axes and tabulates its parameter, with the conversion used:
 
 * pure ε-DP → Rényi DP, tight: ε̂(α) = (1/(α−1)) log((sinh(αε) − sinh((α−1)ε))/sinh(ε))
-  (000, Theorem 4; :func:`~dpexplore.conversions.pure_to_rdp`), → zCDP, tight:
-  ρ = ε tanh(ε/2) (000, Theorem 5; :func:`~dpexplore.conversions.pure_to_zcdp`), → GDP:
-  μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (002, Section 5; NOTES.md; :func:`~dpexplore.conversions.pure_to_gdp`).
+  (Steinke 2024, Theorem 4; :func:`~dpexplore.conversions.pure_to_rdp`), → zCDP, tight:
+  ρ = ε tanh(ε/2) (Steinke 2024, Theorem 5; :func:`~dpexplore.conversions.pure_to_zcdp`), → GDP:
+  μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (Liu et al. 2022, Section 5; :func:`~dpexplore.conversions.pure_to_gdp`).
   Randomized response attains all three (the witness).
-* (ε₀, δ₀)-DP → its profile δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (002, Theorem 2.1,
+* (ε₀, δ₀)-DP → its profile δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (Liu et al. 2022, Theorem 2.1,
   :class:`~dpexplore.conversions.ApproxDPProfile`); with δ₀ > 0 it implies no pure DP, no zCDP,
   no RDP (the divergence may be infinite) and no GDP (δ(ε) ≥ δ₀ never decays).
-* ρ-zCDP → (ε, δ): ε = ρ + 2√(ρ log(1/δ)) (003, footnote 2;
+* ρ-zCDP → (ε, δ): ε = ρ + 2√(ρ log(1/δ)) (Steinke 2022, footnote 2;
   :func:`~dpexplore.conversions.zcdp_to_approx`) and the improved profile
   (:class:`~dpexplore.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition); GDP: measured on the
-  implied profile (002, Section 4, :func:`~dpexplore.conversions.gdp_measure`).
-* μ-GDP → profile δ_μ(ε) (002, Theorem 3.1), ρ = μ²/2 and ε̂(α) = αμ²/2 (a μ-GDP pair is a
+  implied profile (Liu et al. 2022, Section 4, :func:`~dpexplore.conversions.gdp_measure`).
+* μ-GDP → profile δ_μ(ε) (Liu et al. 2022, Theorem 3.1), ρ = μ²/2 and ε̂(α) = αμ²/2 (a μ-GDP pair is a
   post-processing of N(0, 1) vs N(μ, 1), Dong, Roth & Su 2022, so its Rényi divergences are at
   most the Gaussian ones).
 * RDP → (ε, δ): ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), minimised over the orders
-  (NOTES.md; Balle et al. 2020, Theorem 21; :func:`~dpexplore.conversions.rdp_to_approx`).
-* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (NOTES.md;
+  (Balle et al. 2020, Theorem 21; :func:`~dpexplore.conversions.rdp_to_approx`).
+* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
   :func:`~dpexplore.conversions.tradeoff_approx`), μ-GDP ⇒ β ≥ G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
   (:func:`~dpexplore.conversions.tradeoff_gdp`), a profile δ(ε) ⇒ β ≥ sup_ε f_{ε, δ(ε)}(α)
   (Dong, Roth & Su 2022, Prop. 2.5), evaluated on the plotted ε grid (a finite grid gives a
@@ -36,7 +36,7 @@ sliders costs a few ms (:func:`compute_notion_converter`).
 >>> round(r.rho, 6), round(r.mu, 6)                  # ε tanh(ε/2), 2Φ⁻¹(e/(1+e))
 (0.462117, 1.232035)
 >>> type(build_notion_converter()).__name__
-'VBox'
+'AppShell'
 """
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..profiles import GaussianDPProfile, PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = [
     "NOTIONS", "Source", "ConverterSpec", "SourceSummary", "ConverterResult", "source_summary",
@@ -221,12 +222,12 @@ def parse_orders(text: str) -> tuple[float, ...]:
 # ------------------------------------------------------------------------------------------------
 _PURE_WITNESS = (
     "Randomized response with this ε attains every pure-DP conversion shown: its profile is the "
-    "pure-DP profile (002, Thm 2.1 with δ₀ = 0), its Rényi divergence equals 000 Thm 4 and its ρ "
-    "equals 000 Thm 5 (both tight for RR), and μ = 2Φ⁻¹(e^ε/(1+e^ε)) binds at ε′ = 0 "
+    "pure-DP profile (Liu et al. 2022, Thm 2.1 with δ₀ = 0), its Rényi divergence equals Steinke 2024 Thm 4 and its ρ "
+    "equals Steinke 2024 Thm 5 (both tight for RR), and μ = 2Φ⁻¹(e^ε/(1+e^ε)) binds at ε′ = 0 "
     "(δ_RR(0) = δ_μ(0) = tanh(ε/2)).")
 _GAUSS_WITNESS = (
-    "The Gaussian mechanism with σ = Δ/μ attains μ-GDP exactly (002, Thm 3.1), with Rényi "
-    "divergence exactly αμ²/2 and ρ = μ²/2 (000): the GDP, zCDP and RDP entries are all tight "
+    "The Gaussian mechanism with σ = Δ/μ attains μ-GDP exactly (Liu et al. 2022, Thm 3.1), with Rényi "
+    "divergence exactly αμ²/2 and ρ = μ²/2 (Steinke 2024): the GDP, zCDP and RDP entries are all tight "
     "for it; routes through zCDP or RDP lose only in the conversion to (ε, δ).")
 
 
@@ -252,9 +253,9 @@ def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
 def source_summary(source: Source) -> SourceSummary:
     """The source's profile, trade-off curve and every implied parameter (cached on the source).
 
-    Conversions (sensitivity Δ = 1): pure ε-DP → ρ = ε tanh(ε/2) (000, Thm 5, tight), μ =
-    2Φ⁻¹(e^ε/(1+e^ε)) (002 Sec. 5, tight), ε̂(α) by 000 Thm 4 (tight); μ-GDP → ρ = μ²/2,
-    ε̂(α) = αμ²/2; ρ-zCDP → ε̂(α) = αρ, μ measured (002 Sec. 4, certified to within 1e-3 above
+    Conversions (sensitivity Δ = 1): pure ε-DP → ρ = ε tanh(ε/2) (Steinke 2024, Thm 5, tight), μ =
+    2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5, tight), ε̂(α) by Steinke 2024 Thm 4 (tight); μ-GDP → ρ = μ²/2,
+    ε̂(α) = αμ²/2; ρ-zCDP → ε̂(α) = αρ, μ measured (Liu et al. 2022 Sec. 4, certified to within 1e-3 above
     the optimum); one RDP point (α₀, ε̂₀) → ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergences are
     non-decreasing in α); Laplace(b) → pure ε = 1/b, RDP by Mironov Prop. 6, μ measured on the
     exact profile; Gaussian(σ) → μ = 1/σ, ρ = 1/(2σ²).
@@ -273,10 +274,10 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"randomized response, ε = {e:.4g}" if mech else f"{e:.4g}-DP"
         beta = tradeoff_approx(e, 0.0, ALPHA_GRID)
         pure_eps, pure_how = e, ("the source" if k == "pure" else "RR is ε-DP (exact)")
-        rho, rho_how = float(pure_to_zcdp(e)), "ρ = ε tanh(ε/2) (000, Thm 5; tight for RR)"
-        mu, mu_how = float(pure_to_gdp(e)), "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (002 Sec. 5; binds at ε′ = 0)"
+        rho, rho_how = float(pure_to_zcdp(e)), "ρ = ε tanh(ε/2) (Steinke 2024, Thm 5; tight for RR)"
+        mu, mu_how = float(pure_to_gdp(e)), "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5; binds at ε′ = 0)"
         rdp_v = (np.asarray(mech.rdp(orders)) if mech else np.asarray(pure_to_rdp(e, orders)))
-        rdp_how = "000, Thm 4 (tight for RR)"
+        rdp_how = "Steinke 2024, Thm 4 (tight for RR)"
         witness = _PURE_WITNESS
     elif k == "approx":
         e0, d0 = p
@@ -287,10 +288,10 @@ def source_summary(source: Source) -> SourceSummary:
         rho = None
         rho_how = ("not implied: (ε, δ)-DP with δ > 0 allows infinite Rényi divergence. The "
                    f"converse holds: ρ = ε²/(4 log(1/δ) + 4ε) = {approx_to_zcdp(e0, d0):.4g} "
-                   "suffices to obtain this (ε₀, δ₀) (003, fn. 2)")
-        mu, mu_how = None, "not implied: δ(ε) ≥ δ₀ for every ε, while δ_μ(ε) → 0 (002, Thm 3.3: μ_t = ∞)"
+                   "suffices to obtain this (ε₀, δ₀) (Steinke 2022, fn. 2)")
+        mu, mu_how = None, "not implied: δ(ε) ≥ δ₀ for every ε, while δ_μ(ε) → 0 (Liu et al. 2022, Thm 3.3: μ_t = ∞)"
         orders, rdp_v, rdp_how = None, None, "not implied: with δ₀ > 0 the Rényi divergence can be infinite"
-        witness = ("The profile of 002 Thm 2.1 is attained: randomized response with ε₀ that "
+        witness = ("The profile of Liu et al. 2022 Thm 2.1 is attained: randomized response with ε₀ that "
                    "additionally reveals the input with probability δ₀ has exactly this profile "
                    "(Kairouz, Oh & Viswanath 2015), so no other guarantee follows.")
     elif k == "zcdp":
@@ -300,10 +301,10 @@ def source_summary(source: Source) -> SourceSummary:
         pure_eps, pure_how = None, "not implied: zCDP allows unbounded privacy loss (e.g. the Gaussian mechanism)"
         rho, rho_how = r, "the source"
         mu = _measure_mu(profile)
-        mu_how = ("measured on the zCDP-implied profile (002 Sec. 4; certified on a grid, tail by "
+        mu_how = ("measured on the zCDP-implied profile (Liu et al. 2022 Sec. 4; certified on a grid, tail by "
                   "extrapolation)" if mu is not None else
                   "not implied in a computable way: the implied δ(0) rounds to 1")
-        rdp_v, rdp_how = orders * r, "ε̂(α) = αρ (zCDP definition, 000)"
+        rdp_v, rdp_how = orders * r, "ε̂(α) = αρ (zCDP definition, Steinke 2024)"
         witness = ("The Gaussian mechanism σ = 1/√(2ρ) has ε̂(α) = αρ exactly, but its true "
                    "profile (μ = √(2ρ)-GDP) lies below the zCDP-implied one: zCDP keeps only the "
                    "Rényi divergences, so every (ε, δ) read from it loses.")
@@ -315,7 +316,7 @@ def source_summary(source: Source) -> SourceSummary:
         pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
         rho, rho_how = m * m / 2.0, "ρ = μ²/2 (μ-GDP is post-processing of N(0,1) vs N(μ,1))"
         mu, mu_how = m, "the source"
-        rdp_v, rdp_how = orders * m * m / 2.0, "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, 000)"
+        rdp_v, rdp_how = orders * m * m / 2.0, "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, Steinke 2024)"
         witness = _GAUSS_WITNESS
     elif k == "rdp":
         a0, r0 = p
@@ -323,7 +324,7 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"({a0:.4g}, {r0:.4g})-RDP"
         pure_eps, pure_how = None, "not implied: one finite order bounds only an average of the privacy loss"
         rho, rho_how = None, "not implied: zCDP needs ε̂(α) ≤ αρ at every order; one order says nothing about larger α"
-        mu, mu_how = None, "not implied: one order gives δ(ε) decaying only like e^{−(α−1)ε}, so μ_t = ∞ (002 Thm 3.3)"
+        mu, mu_how = None, "not implied: one order gives δ(ε) decaying only like e^{−(α−1)ε}, so μ_t = ∞ (Liu et al. 2022 Thm 3.3)"
         orders = np.array([a0])
         rdp_v, rdp_how = np.array([r0]), "ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergence is non-decreasing in α)"
         witness = ("One RDP point: the profile is the improved conversion (Balle et al. 2020 "
@@ -334,16 +335,16 @@ def source_summary(source: Source) -> SourceSummary:
         profile = mech.profile
         label = f"Laplace, b = {b:.4g}"
         beta = np.asarray(mech.tradeoff(ALPHA_GRID))
-        pure_eps, pure_how = 1.0 / b, "ε = Δ/b (Laplace is pure DP; NOTES.md)"
-        rho, rho_how = float(pure_to_zcdp(1.0 / b)), "via pure ε = 1/b: ρ = ε tanh(ε/2) (000, Thm 5)"
+        pure_eps, pure_how = 1.0 / b, "ε = Δ/b (Laplace is pure DP)"
+        rho, rho_how = float(pure_to_zcdp(1.0 / b)), "via pure ε = 1/b: ρ = ε tanh(ε/2) (Steinke 2024, Thm 5)"
         mu_m = _measure_mu(profile)
         mu_p = float(pure_to_gdp(1.0 / b))
         if mu_m is not None and mu_m < mu_p:
-            mu, mu_how = mu_m, f"measured on the exact profile (002 Sec. 4); via pure DP: {mu_p:.4g}"
+            mu, mu_how = mu_m, f"measured on the exact profile (Liu et al. 2022 Sec. 4); via pure DP: {mu_p:.4g}"
         else:
-            mu, mu_how = mu_p, "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (002 Sec. 5)"
-        rdp_v, rdp_how = np.asarray(mech.rdp(orders)), "exact (Mironov 2017, Prop. 6; quoted in 000)"
-        witness = ("The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) (NOTES.md) lies strictly "
+            mu, mu_how = mu_p, "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5)"
+        rdp_v, rdp_how = np.asarray(mech.rdp(orders)), "exact (Mironov 2017, Prop. 6; quoted in Steinke 2024)"
+        witness = ("The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) lies strictly "
                    "below the pure 1/b-DP profile except at ε = 1/b: the pure-DP conversions "
                    "(attained by randomized response, not Laplace) lose for Laplace.")
     else:  # gaussian
@@ -353,9 +354,9 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"Gaussian, σ = {s:.4g}"
         beta = np.asarray(mech.tradeoff(ALPHA_GRID))
         pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
-        rho, rho_how = 1.0 / (2 * s * s), "ρ = Δ²/(2σ²) (000; exact)"
-        mu, mu_how = 1.0 / s, "μ = Δ/σ (002, Thm 3.1; exact)"
-        rdp_v, rdp_how = orders / (2 * s * s), "ε̂(α) = αΔ²/(2σ²) (000; exact)"
+        rho, rho_how = 1.0 / (2 * s * s), "ρ = Δ²/(2σ²) (Steinke 2024; exact)"
+        mu, mu_how = 1.0 / s, "μ = Δ/σ (Liu et al. 2022, Thm 3.1; exact)"
+        rdp_v, rdp_how = orders / (2 * s * s), "ε̂(α) = αΔ²/(2σ²) (Steinke 2024; exact)"
         witness = _GAUSS_WITNESS
     if rdp_v is not None:
         fin = np.isfinite(rdp_v)
@@ -423,11 +424,11 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
     """Every array of both plots and every number of the table for one setting.
 
     Profile curves (log δ on the ε grid): the source's own profile, and the profiles implied by
-    pure ε-DP (002 Thm 2.1, δ₀ = 0), by the (ε, δ) point read at the target δ (002 Thm 2.1), by
-    ρ-zCDP (improved conversion, :class:`ZCDPProfile`), by μ-GDP (002 Thm 3.1) and by the RDP
+    pure ε-DP (Liu et al. 2022 Thm 2.1, δ₀ = 0), by the (ε, δ) point read at the target δ (Liu et al. 2022 Thm 2.1), by
+    ρ-zCDP (improved conversion, :class:`ZCDPProfile`), by μ-GDP (Liu et al. 2022 Thm 3.1) and by the RDP
     curve (Balle et al. 2020 Thm 21, :class:`RDPProfile`). Trade-off curves: the same notions in
     f-DP terms. ε at the target δ: exact (the source's profile), via pure DP, via zCDP
-    (ε = ρ + 2√(ρ log(1/δ)), 003 fn. 2), via GDP (002 Thm 3.1 inverted) and via RDP.
+    (ε = ρ + 2√(ρ log(1/δ)), Steinke 2022 fn. 2), via GDP (Liu et al. 2022 Thm 3.1 inverted) and via RDP.
 
     >>> r = compute_notion_converter(ConverterSpec(Source("gaussian", (1.0,)), 1e-5, (2.0,)))
     >>> round(r.eps_at_delta["exact"], 6), round(r.eps_at_delta["gdp"], 6)
@@ -440,7 +441,7 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
     d = spec.delta
     eps_at: dict = {}
     eps_at["gdp"] = None if s.mu is None else float(gdp_epsilon(s.mu, d))
-    # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (002 Thm 3.1): the closed-form
+    # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (Liu et al. 2022 Thm 3.1): the closed-form
     # inversion is 5x cheaper than the mechanism's generic bisection
     eps_at["exact"] = (eps_at["gdp"] if src.kind in ("gdp", "gaussian")
                        else float(s.profile.epsilon(d)))
@@ -469,7 +470,7 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
 _CURVES = (  # key, legend text, colour, width, dash
     ("source", "source: {label}", OKABE_ITO[7], 4, "solid"),
     ("pure", "implied pure ε-DP", OKABE_ITO[0], 2, "solid"),
-    ("approx", "implied (ε, δ) at target δ (002 Thm 2.1)", OKABE_ITO[1], 2, "dot"),
+    ("approx", "implied (ε, δ) at target δ (Liu et al. 2022 Thm 2.1)", OKABE_ITO[1], 2, "dot"),
     ("zcdp", "implied ρ-zCDP", OKABE_ITO[2], 2, "dash"),
     ("gdp", "implied μ-GDP", OKABE_ITO[3], 2, "dashdot"),
     ("rdp", "implied RDP curve", OKABE_ITO[4], 2, "longdash"),
@@ -617,8 +618,8 @@ class NotionConverterController(Controller):
             rows.append(row(f"Rényi DP, α = {a:g}", val(v, "ε̂") , how))
         e = r.eps_at_delta
         ex = e["exact"]
-        route_names = {"pure": "via pure DP", "zcdp": "via zCDP (003 fn. 2)",
-                       "gdp": "via GDP (002 Thm 3.1)", "rdp": "via RDP (Balle et al. Thm 21)"}
+        route_names = {"pure": "via pure DP", "zcdp": "via zCDP (Steinke 2022 fn. 2)",
+                       "gdp": "via GDP (Liu et al. 2022 Thm 3.1)", "rdp": "via RDP (Balle et al. Thm 21)"}
         best = r.spec.source.kind in ("zcdp", "rdp")  # no mechanism: the best known profile
         if math.isfinite(ex):
             parts = [f"{'best (improved conversion)' if best else 'exact'} {_fmt(ex)}"]
@@ -677,51 +678,53 @@ def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget
 
 _FORMULAS = (
     r"<b>Conversions used</b> (sensitivity Δ = 1). "
-    r"Pure ε-DP → Rényi DP, tight (000, Thm 4): "
+    r"Pure ε-DP → Rényi DP, tight (Steinke 2024, Thm 4): "
     r"$\hat\varepsilon(\alpha) = \frac{1}{\alpha-1}\log\frac{\sinh(\alpha\varepsilon) - "
-    r"\sinh((\alpha-1)\varepsilon)}{\sinh\varepsilon}$; → zCDP, tight (000, Thm 5): "
-    r"$\rho = \varepsilon\tanh(\varepsilon/2)$; → GDP (002 Sec. 5, NOTES.md): "
+    r"\sinh((\alpha-1)\varepsilon)}{\sinh\varepsilon}$; → zCDP, tight (Steinke 2024, Thm 5): "
+    r"$\rho = \varepsilon\tanh(\varepsilon/2)$; → GDP (Liu et al. 2022 Sec. 5): "
     r"$\mu = 2\Phi^{-1}\!\left(\frac{e^\varepsilon}{1+e^\varepsilon}\right)$. "
-    r"(ε₀, δ₀)-DP → its profile (002, Thm 2.1): "
+    r"(ε₀, δ₀)-DP → its profile (Liu et al. 2022, Thm 2.1): "
     r"$\delta(\varepsilon) = \delta_0 + (1-\delta_0)\frac{(e^{\varepsilon_0} - e^{\varepsilon})_+}"
-    r"{1+e^{\varepsilon_0}}$. ρ-zCDP → (ε, δ) (003, fn. 2): "
-    r"$\varepsilon = \rho + 2\sqrt{\rho\log(1/\delta)}$. μ-GDP profile (002, Thm 3.1): "
+    r"{1+e^{\varepsilon_0}}$. ρ-zCDP → (ε, δ) (Steinke 2022, fn. 2): "
+    r"$\varepsilon = \rho + 2\sqrt{\rho\log(1/\delta)}$. μ-GDP profile (Liu et al. 2022, Thm 3.1): "
     r"$\delta_\mu(\varepsilon) = \Phi(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}) - "
     r"e^{\varepsilon}\Phi(-\frac{\varepsilon}{\mu} - \frac{\mu}{2})$, and μ-GDP ⇒ ρ = μ²/2. "
-    r"RDP → (ε, δ) (NOTES.md; Balle et al. 2020, Thm 21): "
+    r"RDP → (ε, δ) (Balle et al. 2020, Thm 21): "
     r"$\varepsilon = \min_\alpha \hat\varepsilon(\alpha) + \log(1 - 1/\alpha) - "
     r"\frac{\log\delta + \log\alpha}{\alpha - 1}$. "
-    r"f-DP (NOTES.md): (ε, δ)-DP ⇒ $\beta(\alpha) \ge \max(0, 1-\delta-e^{\varepsilon}\alpha, "
+    r"f-DP: (ε, δ)-DP ⇒ $\beta(\alpha) \ge \max(0, 1-\delta-e^{\varepsilon}\alpha, "
     r"e^{-\varepsilon}(1-\delta-\alpha))$; μ-GDP ⇒ $\beta(\alpha) \ge \Phi(\Phi^{-1}(1-\alpha) - \mu)$."
 )
 
 
-def build_notion_converter(notion: str = "pure", delta: float = 1e-6,
-                           orders: str = "2, 8, 32") -> W.VBox:
-    """The dashboard: source-notion dropdown and its parameter sliders, the target δ, the RDP
-    orders, the formulas, the table of implied guarantees, the witness, a message area and the
-    two plots (profile space, trade-off space).
+INFO = AppInfo(
+    slug="notion_converter",
+    title="Notion converter: one guarantee, every implied guarantee",
+    lead=("Choose one guarantee (ε-DP, (ε, δ)-DP, ρ-zCDP, μ-GDP, Rényi DP or a mechanism) and see "
+          "every guarantee it implies, in privacy-profile and in trade-off space, with how much "
+          "each conversion loses."),
+    theory=_FORMULAS + (
+        "<p><small>δ = 0 (beyond a pure-DP ε) cannot be drawn on a log axis: those curves end "
+        "there (a gap). The y axis starts at 10⁻¹³ (lower when the target δ is smaller); the "
+        "curves are computed in log space below it. Notions that are not implied have empty "
+        "curves and say so in the legend and the table.</small></p>"),
+)
 
-    >>> box = build_notion_converter("zcdp", 1e-5, "2")
-    >>> box.controller.spec.source, box.controller.spec.delta
+def build_notion_converter(notion: str = "pure", delta: float = 1e-6,
+                           orders: str = "2, 8, 32") -> AppShell:
+    """The app in the shell: source-notion dropdown and its parameter sliders, the target δ, the
+    RDP orders, the table of implied guarantees and the witness, and the two plots (profile
+    space, trade-off space).
+
+    >>> app = build_notion_converter("zcdp", 1e-5, "2")
+    >>> app.controller.spec.source, app.controller.spec.delta
     (Source(kind='zcdp', params=(0.5,)), 1e-05)
     """
     if notion not in NOTIONS:
         raise ValueError(f"notion must be one of {sorted(NOTIONS)}, got {notion!r}")
     controls = _controls(notion, delta, orders)
-    message = MessageArea()
-    ctrl = NotionConverterController(controls, message)
-    title = W.HTML("<h2>Notion converter: one guarantee, every implied guarantee</h2>")
-    formula = W.HTMLMath(_FORMULAS)
-    note = W.HTML("<small>δ = 0 (beyond a pure-DP ε) cannot be drawn on a log axis: those curves "
-                  "end there (a gap). The y axis starts at 10⁻¹³ (lower when the target δ is "
-                  "smaller); the curves are computed in log space below it. Notions that are not "
-                  "implied have empty curves and say so in the legend and the table.</small>")
-    box = W.VBox([
-        title, formula,
-        W.VBox([controls["notion"]] + [controls[n] for n in _PARAM_CONTROLS]
-               + [controls["delta"], controls["orders"]]),
-        message, ctrl.table, ctrl.witness, *ctrl.figs, note,
-    ])
-    box.controller = ctrl
-    return box
+    ctrl = NotionConverterController(controls, MessageArea())
+    panel = ([controls["notion"]] + [controls[n] for n in _PARAM_CONTROLS]
+             + [controls["delta"], controls["orders"]])
+    return app_shell(INFO, ctrl, controls=panel, plots=ctrl.figs,
+                     readouts=[ctrl.table, ctrl.witness], panel_width="460px")

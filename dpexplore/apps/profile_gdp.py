@@ -1,17 +1,17 @@
 """Dashboard: a mechanism's privacy profile δ(ε) against Gaussian DP, and the same in f-DP terms.
 
-What it shows (002 = Liu, Sun, Jiang & Kong 2022 in /work/shared/references):
+What it shows (Liu et al. 2022 = Liu, Sun, Jiang & Kong, NeurIPS 2022):
 
-* 002, Theorem 3.1 (Dong, Roth & Su 2022, Cor. 2.13): a mechanism is μ-GDP iff δ_A(ε) ≤ δ_μ(ε)
+* Liu et al. 2022, Theorem 3.1 (Dong, Roth & Su 2022, Cor. 2.13): a mechanism is μ-GDP iff δ_A(ε) ≤ δ_μ(ε)
   for every ε ≥ 0, with δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2). The profile plot draws
   δ_A(ε) of the chosen mechanism on a log y axis against δ_μ for the μ values the user types
-  (default 1 and 2, as in 002's Figure 1 right).
-* 002, Theorem 3.3: the tail value μ_t = lim_{ε→∞} ε/√(−2 log δ_A(ε)) decides whether the
+  (default 1 and 2, as in Liu et al. 2022's Figure 1 right).
+* Liu et al. 2022, Theorem 3.3: the tail value μ_t = lim_{ε→∞} ε/√(−2 log δ_A(ε)) decides whether the
   mechanism is GDP at all (μ_t < ∞) — :func:`dpexplore.conversions.gdp_identify`.
-* 002, Section 4 (GDP measurement): a bracket μ_lower < μ* ≤ μ_upper of the optimal μ, μ_lower
+* Liu et al. 2022, Section 4 (GDP measurement): a bracket μ_lower < μ* ≤ μ_upper of the optimal μ, μ_lower
   explicitly violated, μ_upper certified — :func:`dpexplore.conversions.gdp_measure`; drawn as
   the dashed δ_{μ_upper} curve.
-* 002, Theorem 2.1 and Figure 1 left: a guarantee written as a trade-off equation
+* Liu et al. 2022, Theorem 2.1 and Figure 1 left: a guarantee written as a trade-off equation
   σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
   exact partial order of (ε, δ) conditions — :func:`dpexplore.conversions.equation_profile`.
 * f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
@@ -30,7 +30,7 @@ points. Where the backend cannot certify within that budget or raises (the certi
 can grow to millions of points for μ* ≳ 13; RR with ε ≳ 37 and N(0, σ²) with σ ≲ 0.06 have
 δ(0) rounding to 1), the dashboard falls back to a bracket whose ends are still rigorous:
 μ_lower violated on the plot grid, μ_upper from theory where it is known (pure ε-DP ⇒
-2Φ⁻¹(e^ε/(1 + e^ε))-GDP, 002 Section 5; the Gaussian mechanism is exactly Δ/σ-GDP, 002
+2Φ⁻¹(e^ε/(1 + e^ε))-GDP, Liu et al. 2022 Section 5; the Gaussian mechanism is exactly Δ/σ-GDP, Liu et al. 2022
 Theorem 3.1), and says so in the readout.
 
 Measured compute per setting (this 2-core machine, lightly loaded; 2-5x more under load):
@@ -41,7 +41,7 @@ Laplace, RR, Logistic 4-20 ms; Gaussian 20-30 ms; refined equation 50-75 ms; Sub
 >>> r.verdict.is_gdp, r.verdict.mu_t, round(r.verdict.mu_upper, 3)
 (True, 0.0, 1.031)
 >>> type(build_profile_gdp()).__name__
-'VBox'
+'AppShell'
 """
 from __future__ import annotations
 
@@ -69,6 +69,7 @@ from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbot
 from ..profiles import PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = [
     "MechSpec", "ProfileGdpSpec", "GdpVerdict", "MechanismSummary", "ProfileGdpResult",
@@ -117,30 +118,30 @@ def _equation(A, B, sigma):
 FAMILIES: dict[str, _Family] = {f.key: f for f in [
     _Family("laplace", "Laplace", ("lap_b",), lambda b: _mech(Laplace(b)),
             r"Laplace noise of scale $b$ (Δ = 1): $\delta(\varepsilon) = \max\{0,\,1 - "
-            r"e^{(\varepsilon - \Delta/b)/2}\}$ (002, Fig. 1; 001 Thm 3) — pure $\Delta/b$-DP."),
+            r"e^{(\varepsilon - \Delta/b)/2}\}$ (Liu et al. 2022, Fig. 1; Vinterbo 2022 Thm 3) — pure $\Delta/b$-DP."),
     _Family("gaussian", "Gaussian", ("gauss_sigma",), lambda s: _mech(Gaussian(s)),
             r"Gaussian noise $N(0,\sigma^2)$: exactly $\mu = \Delta/\sigma$-GDP "
-            r"(002, Thm 3.1; Balle &amp; Wang 2018, Thm 8)."),
+            r"(Liu et al. 2022, Thm 3.1; Balle &amp; Wang 2018, Thm 8)."),
     _Family("pure", "Randomized response (any pure ε-DP)", ("rr_eps",),
             lambda e: _mech(RandomizedResponse(e)),
             r"Randomized response: the tight pure $\varepsilon$-DP profile "
             r"$\delta(\varepsilon') = (e^{\varepsilon} - e^{\varepsilon'})_+/(1 + e^{\varepsilon})$; "
             r"every $\varepsilon$-DP mechanism is below it, and is "
-            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (002, Section 5)."),
+            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (Liu et al. 2022, Section 5)."),
     _Family("logistic", "Logistic", ("logi_s",), lambda s: _mech(Logistic(s)),
             r"Logistic noise of scale $s$: pure $\Delta/s$-DP, "
-            r"$\delta(\varepsilon) = (1 - e^{-(d-\varepsilon)/2})^2/(1 - e^{-d})$, $d = \Delta/s$ (001 Thm 4)."),
+            r"$\delta(\varepsilon) = (1 - e^{-(d-\varepsilon)/2})^2/(1 - e^{-d})$, $d = \Delta/s$ (Vinterbo 2022 Thm 4)."),
     _Family("subbotin", "Subbotin (generalized normal)", ("sub_s", "sub_r"),
             lambda s, r: _mech(Subbotin(s, r)),
-            r"Subbotin noise $\propto e^{-|x/s|^r/r}$ (001 Lemma 1): $r = 1$ is Laplace, $r = 2$ "
+            r"Subbotin noise $\propto e^{-|x/s|^r/r}$ (Vinterbo 2022 Lemma 1): $r = 1$ is Laplace, $r = 2$ "
             r"Gaussian; for $1 &lt; r \le 2$ the tail is at most Gaussian (GDP), for $r &gt; 2$ "
             r"$\log\delta \sim -\varepsilon^{r/(r-1)}$ is heavier than Gaussian: not GDP."),
-    _Family("equation", "Trade-off equation σ = A·√log(B/δ)/ε (002 Fig. 1)", ("eq_A", "eq_B", "eq_sigma"),
+    _Family("equation", "Trade-off equation σ = A·√log(B/δ)/ε (Liu et al. 2022 Fig. 1)", ("eq_A", "eq_B", "eq_sigma"),
             _equation,
-            r"A guarantee stated as $\sigma = A\sqrt{\log(B/\delta)}/\varepsilon$ (002, Fig. 1 left, "
+            r"A guarantee stated as $\sigma = A\sqrt{\log(B/\delta)}/\varepsilon$ (Liu et al. 2022, Fig. 1 left, "
             r"“SGD”: $A = 2, B = 1, \sigma = 2$). Naive inversion: "
             r"$\delta_n(\varepsilon) = \min\{1, B e^{-(\sigma\varepsilon/A)^2}\}$ (dotted). "
-            r"Refined by the exact partial order (002, Thm 2.1): $(\varepsilon_0,\delta_0)$-DP implies "
+            r"Refined by the exact partial order (Liu et al. 2022, Thm 2.1): $(\varepsilon_0,\delta_0)$-DP implies "
             r"$(\varepsilon,\delta)$-DP iff $\delta \ge \delta_0 + (1-\delta_0)(e^{\varepsilon_0} - "
             r"e^{\varepsilon})_+/(1 + e^{\varepsilon_0})$, so $\delta(\varepsilon) = \inf_{\varepsilon_0}$ "
             r"of that bound with $\delta_0 = \delta_n(\varepsilon_0)$ (solid)."),
@@ -175,7 +176,7 @@ class ProfileGdpSpec:
 
 @dataclass(frozen=True)
 class GdpVerdict:
-    """GDP verdict of a profile: tail value μ_t (002 Thm 3.3), the μ* bracket (002 §4).
+    """GDP verdict of a profile: tail value μ_t (Liu et al. 2022 Thm 3.3), the μ* bracket (Liu et al. 2022 §4).
 
     ``mu_lower`` is violated (the profile is not μ_lower-GDP); ``mu_upper`` is certified (None if
     no certified value is available); ``method`` says where the bracket comes from.
@@ -274,7 +275,7 @@ class _MemoProfile(PrivacyProfile):
 
 def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float | None:
     """The largest μ in [0, hi] (to 1e-4 relative) with δ_A(ε) > δ_μ(ε) at a point of the grid:
-    an explicitly violated μ (002 Thm 3.1), or None if none is violated."""
+    an explicitly violated μ (Liu et al. 2022 Thm 3.1), or None if none is violated."""
     fin = np.isfinite(log_delta_grid)
     if not fin.any():
         return None
@@ -299,12 +300,12 @@ def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float
 
 
 def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
-    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (002 Thm 3.1); pure ε-DP is
-    2Φ⁻¹(e^ε/(1+e^ε))-GDP (002 Section 5)."""
+    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022 Thm 3.1); pure ε-DP is
+    2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022 Section 5)."""
     if kind == "gaussian":
-        return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (002, Thm 3.1)"
+        return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
     if math.isfinite(eps_max):
-        return float(pure_to_gdp(eps_max)), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (002, Section 5)"
+        return float(pure_to_gdp(eps_max)), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, Section 5)"
     return None, ""
 
 
@@ -319,7 +320,7 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
             return GdpVerdict(False, float("nan"), None, None, "δ(0) = 1",
                               "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for "
                               "any δ < 1 that a double resolves, so it is not μ-GDP for any μ with "
-                              "δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. for any μ ≲ 16.6 (002, Thm 3.1)")
+                              "δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. for any μ ≲ 16.6 (Liu et al. 2022, Thm 3.1)")
         return _fallback(kind, params, eps_max, eps, log_delta_grid, float("nan"))
     wrapped = _MemoProfile(profile)
     try:
@@ -328,11 +329,11 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
         mu_t = float("nan")
     if mu_t == float("inf"):
         return GdpVerdict(False, mu_t, None, None, "tail",
-                          "not GDP: tail heavier than Gaussian (μ_t = ∞, 002 Thm 3.3)")
+                          "not GDP: tail heavier than Gaussian (μ_t = ∞, Liu et al. 2022 Thm 3.3)")
     try:
         if not math.isnan(mu_t):
             lo, hi = gdp_measure(wrapped, tol=MEASURE_TOL)
-            return GdpVerdict(True, mu_t, lo, hi, f"measured (002 §4, tol {MEASURE_TOL:g})")
+            return GdpVerdict(True, mu_t, lo, hi, f"measured (Liu et al. 2022 §4, tol {MEASURE_TOL:g})")
     except (_BudgetExceeded, RuntimeError, ValueError):
         pass
     return _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t)
@@ -446,7 +447,7 @@ def parse_mus(text: str) -> tuple[float, ...]:
 
 def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
     """All arrays of both views for one setting: the cached :func:`mechanism_summary`, then
-    δ_μ(ε) (002 Thm 3.1, :func:`~dpexplore.conversions.gdp_delta`) and G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+    δ_μ(ε) (Liu et al. 2022 Thm 3.1, :func:`~dpexplore.conversions.gdp_delta`) and G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
     (:func:`~dpexplore.conversions.tradeoff_gdp`) for each μ and for μ_upper.
 
     >>> r = compute_profile_gdp(ProfileGdpSpec(MechSpec("gaussian", (0.5,)), (2.0,)))
@@ -458,7 +459,7 @@ def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
         raise ValueError(f"mu must be finite numbers > 0, got {spec.mus!r}")
     s = mechanism_summary(spec.mech)
     # plotted range: the mechanism's, widened so that the smallest μ's curve reaches DELTA_FLOOR
-    # (002 Fig. 1 right shows the GDP curves' decay next to the mechanism's)
+    # (Liu et al. 2022 Fig. 1 right shows the GDP curves' decay next to the mechanism's)
     hi = float(s.eps[-1])
     hi_mu = 1.15 * float(gdp_epsilon(min(mus), DELTA_FLOOR))
     if hi_mu > hi * (1 + 1e-12):
@@ -580,7 +581,7 @@ class ProfileGdpController(Controller):
         legend = {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.18, "yanchor": "top"}
         margin = {"l": 60, "r": 20, "t": 40, "b": 130}
         prof = PlotlyWidget(data=self._profile_traces(result), layout={
-            "title": {"text": "Privacy profile δ(ε) against μ-GDP (002, Thm 3.1)"},
+            "title": {"text": "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)"},
             "xaxis": {"title": {"text": "ε"}},
             "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log", "exponentformat": "power",
                       "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05]},
@@ -607,7 +608,7 @@ class ProfileGdpController(Controller):
         if not v.is_gdp:
             return f"<b>{what}: not GDP</b> — {html.escape(v.reason)}."
         tail = ("δ = 0 beyond ε_max, so μ_t = 0" if v.mu_t == 0.0 else f"μ_t = {_fmt(v.mu_t)}")
-        out = f"<b>{what}: GDP</b> with tail value {tail} (002, Thm 3.3)"
+        out = f"<b>{what}: GDP</b> with tail value {tail} (Liu et al. 2022, Thm 3.3)"
         if v.mu_upper is not None:
             out += (f"; optimal μ*: {_fmt(v.mu_lower) if v.mu_lower is not None else '0'} "
                     f"&lt; μ* ≤ <b>{_fmt(v.mu_upper)}</b> (upper end certified; dashed curve)")
@@ -667,46 +668,47 @@ def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
 
 
 _FORMULAS = (
-    r"<b>μ-GDP profile</b> (002, Thm 3.1; Dong, Roth &amp; Su, Cor. 2.13): a mechanism is μ-GDP iff "
+    r"<b>μ-GDP profile</b> (Liu et al. 2022, Thm 3.1; Dong, Roth &amp; Su, Cor. 2.13): a mechanism is μ-GDP iff "
     r"$\delta_A(\varepsilon) \le \delta_\mu(\varepsilon)$ for all $\varepsilon \ge 0$, where "
     r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right) - "
     r"e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
-    r"<b>Identification</b> (002, Thm 3.3): $\mu_t = \lim_{\varepsilon\to\infty} "
+    r"<b>Identification</b> (Liu et al. 2022, Thm 3.3): $\mu_t = \lim_{\varepsilon\to\infty} "
     r"\varepsilon/\sqrt{-2\log\delta_A(\varepsilon)}$; the mechanism is GDP iff $\mu_t &lt; \infty$, "
     r"and then only for $\mu \ge \mu_t$. The plot cannot decide this — the curves may cross far "
     r"below the axis floor $\delta = 10^{-13}$ — the tail limit can. "
-    r"<b>Measurement</b> (002, Section 4): a bracket $\mu_{\rm lower} &lt; \mu^* \le \mu_{\rm upper}$, "
+    r"<b>Measurement</b> (Liu et al. 2022, Section 4): a bracket $\mu_{\rm lower} &lt; \mu^* \le \mu_{\rm upper}$, "
     r"the lower end violated at an explicit $\varepsilon$, the upper end certified on a grid plus the tail. "
     r"<b>f-DP view</b>: μ-GDP means $\beta(\alpha) \ge G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ "
-    r"for every type I error $\alpha$ (Dong, Roth &amp; Su, Def. 2.6; 002, Section 1)."
+    r"for every type I error $\alpha$ (Dong, Roth &amp; Su, Def. 2.6; Liu et al. 2022, Section 1)."
 )
 
 
-def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> W.VBox:
-    """The dashboard: mechanism dropdown and its parameter sliders, μ values, view toggle, the GDP
-    verdict, a message area and the two figures (one shown at a time).
+INFO = AppInfo(
+    slug="profile_vs_gdp",
+    title="Privacy profile vs Gaussian differential privacy",
+    lead=("Is a mechanism μ-GDP, and for which μ? Pick a mechanism and its noise: its exact privacy "
+          "profile δ(ε) is drawn against the μ-GDP curves, with the verdict (the tail value μ_t "
+          "and a certified bracket for the best μ) beside it; switch the view to trade-off curves."),
+    theory=_FORMULAS + (
+        "<p><small>Sensitivity Δ = 1. δ = 0 (pure DP beyond ε_max) cannot be drawn on a log "
+        "axis: the curve ends there (a gap). The y axis shows δ ≥ 10⁻¹³; the curves are computed "
+        "exactly in log space below it.</small></p>"),
+)
 
-    >>> box = build_profile_gdp("gaussian", "1")
-    >>> ctrl = box.controller
+def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> AppShell:
+    """The app in the shell: mechanism dropdown and its parameter sliders, μ values, view toggle,
+    the GDP verdict, and the two figures (one shown at a time).
+
+    >>> app = build_profile_gdp("gaussian", "1")
+    >>> ctrl = app.controller
     >>> ctrl.spec.mech, ctrl.spec.mus
     (MechSpec(kind='gaussian', params=(1.0,)), (1.0,))
     """
     if mechanism not in FAMILIES:
         raise ValueError(f"mechanism must be one of {sorted(FAMILIES)}, got {mechanism!r}")
     controls = _controls(mechanism, mus)
-    message = MessageArea()
-    ctrl = ProfileGdpController(controls, message)
-    title = W.HTML("<h2>Privacy profile vs Gaussian differential privacy</h2>")
-    formula = W.HTMLMath(_FORMULAS)
-    note = W.HTML("<small>Sensitivity Δ = 1. δ = 0 (pure DP beyond ε_max) cannot be drawn on a log "
-                  "axis: the curve ends there (a gap). The y axis shows δ ≥ 10⁻¹³; the curves are "
-                  "computed exactly in log space below it.</small>")
-    box = W.VBox([
-        title, formula,
-        W.VBox([controls["mechanism"], ctrl.mech_info]
-               + [controls[n] for n in _PARAM_CONTROLS]
-               + [controls["mus"], controls["view"]]),
-        ctrl.readout, message, *ctrl.figs, note,
-    ])
-    box.controller = ctrl
-    return box
+    ctrl = ProfileGdpController(controls, MessageArea())
+    panel = ([controls["mechanism"], ctrl.mech_info] + [controls[n] for n in _PARAM_CONTROLS]
+             + [controls["mus"], controls["view"]])
+    return app_shell(INFO, ctrl, controls=panel, plots=[W.VBox(list(ctrl.figs))],
+                     readouts=[ctrl.readout], panel_width="400px")

@@ -2,15 +2,15 @@
 
 Three panels, all computed by ONE call of :func:`compute_rdp_explorer` per slider step:
 
-1. ε̂(α) against the Rényi order α (000's first figure, plus two mechanisms), for the chosen ε:
+1. ε̂(α) against the Rényi order α (Steinke 2024's first figure, plus two mechanisms), for the chosen ε:
 
-   * tight pure DP → RDP (000, Theorem 4), attained by randomized response::
+   * tight pure DP → RDP (Steinke 2024, Theorem 4), attained by randomized response::
 
          ε̂(α) = 1/(α−1) · log( e^{αε}/(e^ε+1) + e^ε e^{−αε}/(e^ε+1) )
               = ε − 1/(α−1) · log( (1 + e^{−ε}) / (1 + e^{−(2α−1)ε}) );
 
-   * trivial ε̂(α) = ε; zCDP-implied ε̂(α) = αρ with ρ = ε tanh(ε/2) (000, Theorem 5);
-   * the Laplace mechanism with b = Δ/ε (ε-DP), Mironov 2017, Proposition 6 (quoted in 000)::
+   * trivial ε̂(α) = ε; zCDP-implied ε̂(α) = αρ with ρ = ε tanh(ε/2) (Steinke 2024, Theorem 5);
+   * the Laplace mechanism with b = Δ/ε (ε-DP), Mironov 2017, Proposition 6 (quoted in Steinke 2024)::
 
          ε̂(α) = 1/(α−1) · log( α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε} );
 
@@ -18,10 +18,10 @@ Three panels, all computed by ONE call of :func:`compute_rdp_explorer` per slide
      ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7).
 
    The order minimising the RDP → (ε, δ) conversion is marked on each of the last three curves.
-2. ρ against ε (000's second figure): tight ρ = ε tanh(ε/2), quadratic ε²/2, trivial ε
-   (000, Theorem 5), with the chosen ε marked.
+2. ρ against ε (Steinke 2024's second figure): tight ρ = ε tanh(ε/2), quadratic ε²/2, trivial ε
+   (Steinke 2024, Theorem 5), with the chosen ε marked.
 3. The RDP → (ε, δ) conversion at the chosen δ, per order, for the tight pure-DP curve, Laplace
-   and Gaussian (NOTES.md "Rényi DP and zCDP")::
+   and Gaussian::
 
          Mironov (2017, Prop. 3):   ε_α = ε̂(α) + log(1/δ)/(α − 1)
          improved (Balle et al. 2020, Thm. 21; Canonne, Kamath & Steinke 2020):
@@ -55,10 +55,11 @@ from ..conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_appro
 from ..mechanisms import Gaussian, Laplace
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.shell import AppInfo, AppShell, app_shell
 
 __all__ = ["RDPSpec", "RDPResult", "compute_rdp_explorer", "conversion_terms", "orders",
            "RDPController", "build_rdp_explorer", "EPS_RANGE", "DELTA_RANGE", "ALPHA_MAX_RANGE",
-           "N_ORDERS", "RHO_EPS_GRID", "SENSITIVITY"]
+           "N_ORDERS", "RHO_EPS_GRID", "SENSITIVITY", "INFO"]
 
 #: ε slider range (log scale), in nats
 EPS_RANGE = (1e-3, 100.0)
@@ -149,7 +150,7 @@ def conversion_terms(alphas, rdp_eps, delta, bound: str = "improved") -> np.ndar
     """The RDP → (ε, δ) bound of every single order (not minimised, not rounded; for display).
 
     ``"mironov"`` (Mironov 2017, Proposition 3): ε_α = ε̂(α) + log(1/δ)/(α − 1).
-    ``"improved"`` (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020; NOTES.md):
+    ``"improved"`` (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020):
     ε_α = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1). ``rdp_eps`` has the orders on its last
     axis. Its minimum over the orders equals ``conversions.rdp_to_approx`` up to that function's
     rounding (0 ≤ difference ≤ 4 ulps, and it clips at 0).
@@ -219,7 +220,7 @@ def _rho_panel():
 def compute_rdp_explorer(spec: RDPSpec) -> RDPResult:
     """Every array of the Rényi DP explorer for ``spec`` (one call per slider step).
 
-    RDP curves: ``conversions.pure_to_rdp`` (000, Theorem 4; trivial; zCDP αρ, 000 Theorem 5),
+    RDP curves: ``conversions.pure_to_rdp`` (Steinke 2024, Theorem 4; trivial; zCDP αρ, Steinke 2024 Theorem 5),
     ``mechanisms.Laplace.calibrate(ε).rdp`` (Mironov 2017, Prop. 6) and
     ``mechanisms.Gaussian.calibrate(ε, δ).rdp`` (αΔ²/(2σ²)); ρ panel: ``conversions.pure_to_zcdp``;
     conversions: ``conversions.rdp_to_approx`` (improved and Mironov, minimum over the plotted
@@ -328,7 +329,7 @@ class RDPController(Controller):
     def rdp_traces(r: RDPResult) -> list[dict]:
         a = r.alphas
         return [
-            _line("tight ε-DP → RDP (000 Thm 4)", a, r.rdp_tight, OKABE_ITO[0]),
+            _line("tight ε-DP → RDP (Steinke 2024 Thm 4)", a, r.rdp_tight, OKABE_ITO[0]),
             _line("trivial ε̂ = ε", a, r.rdp_trivial, OKABE_ITO[7], "dot"),
             _line(f"zCDP-implied αρ, ρ = {r.rho_tight_at_eps:.3g}", a, r.rdp_zcdp, OKABE_ITO[1], "dash"),
             _line(f"Laplace b = Δ/ε = {r.laplace_scale:.3g} (Mironov Prop. 6)", a, r.rdp_laplace,
@@ -343,7 +344,7 @@ class RDPController(Controller):
     def rho_traces(r: RDPResult) -> list[dict]:
         e = r.rho_eps_grid
         return [
-            _line("tight ρ = ε tanh(ε/2) (000 Thm 5)", e, r.rho_tight, OKABE_ITO[4]),
+            _line("tight ρ = ε tanh(ε/2) (Steinke 2024 Thm 5)", e, r.rho_tight, OKABE_ITO[4]),
             _line("quadratic ρ = ε²/2", e, r.rho_quadratic, OKABE_ITO[5], "dash"),
             _line("trivial ρ = ε", e, r.rho_trivial, OKABE_ITO[7], "dot"),
             _markers(f"chosen ε = {r.spec.eps:.3g}", np.full(3, r.spec.eps), r.rho_marks,
@@ -395,6 +396,23 @@ class RDPController(Controller):
             "<th>exact ε(δ) of the mechanism</th></tr>" + "".join(rows) + "</table>" + note
         )
 
+    def snippet(self) -> str:
+        s = self.spec
+        return (
+            "import numpy as np\n"
+            "from dpexplore import conversions, mechanisms\n"
+            "from dpexplore.apps.rdp_explorer import orders   # the app's N_ORDERS log-spaced orders\n\n"
+            f"eps, delta, alpha_max = {s.eps!r}, {s.delta!r}, {s.alpha_max!r}\n"
+            "alphas = orders(alpha_max)\n"
+            "curves = np.stack([\n"
+            "    conversions.pure_to_rdp(eps, alphas, 'tight'),            # randomized response\n"
+            "    mechanisms.Laplace.calibrate(eps, 0.0).rdp(alphas),        # b = 1/eps\n"
+            "    mechanisms.Gaussian.calibrate(eps, delta).rdp(alphas),     # least sigma for (eps, delta)\n"
+            "])\n"
+            "best, order = conversions.rdp_to_approx(alphas, curves, delta, 'improved', return_order=True)\n"
+            "for name, e, a in zip(['tight pure DP (RR)', 'Laplace', 'Gaussian'], best, order):\n"
+            "    print(f'{name}: eps = {e:.4g} (alpha* = {a:.3g})')\n")
+
     def figures(self, result: RDPResult) -> list[PlotlyWidget]:
         legend = {"font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.7)"}
         rdp_layout = {
@@ -435,22 +453,22 @@ class RDPController(Controller):
 
 
 FORMULAS = r"""
-<p><b>Pure DP → Rényi DP, tight</b> (000, Theorem 4; attained by randomized response):
+<p><b>Pure DP → Rényi DP, tight</b> (Steinke 2024, Theorem 4; attained by randomized response):
 $$\hat\varepsilon(\alpha) = \frac{1}{\alpha-1}\log\!\left(\frac{e^{\alpha\varepsilon}}{e^\varepsilon+1}
  + \frac{e^{\varepsilon}\,e^{-\alpha\varepsilon}}{e^\varepsilon+1}\right)
  = \varepsilon - \frac{1}{\alpha-1}\log\!\left(\frac{1+e^{-\varepsilon}}{1+e^{-(2\alpha-1)\varepsilon}}\right).$$
 Looser: the trivial bound \(\hat\varepsilon(\alpha)\le\varepsilon\) and the zCDP bound
 \(\hat\varepsilon(\alpha)\le\alpha\rho\).</p>
-<p><b>Pure DP → zCDP</b> (000, Theorem 5):
+<p><b>Pure DP → zCDP</b> (Steinke 2024, Theorem 5):
 \(\rho = \frac{e^\varepsilon-1}{e^\varepsilon+1}\,\varepsilon = \varepsilon\tanh(\varepsilon/2) \le \tfrac12\varepsilon^2\)
 (and \(\rho\le\varepsilon\) trivially).</p>
-<p><b>Laplace mechanism</b> with scale \(b=\Delta/\varepsilon\) (ε-DP), Mironov 2017, Proposition 6 (quoted in 000):
+<p><b>Laplace mechanism</b> with scale \(b=\Delta/\varepsilon\) (ε-DP), Mironov 2017, Proposition 6 (quoted in Steinke 2024):
 $$\hat\varepsilon_{\mathrm{Lap}}(\alpha) = \frac{1}{\alpha-1}\log\!\left(\frac{\alpha}{2\alpha-1}e^{(\alpha-1)\varepsilon}
  + \frac{\alpha-1}{2\alpha-1}e^{-\alpha\varepsilon}\right).$$
 <b>Gaussian mechanism</b> with the smallest \(\sigma\) that is \((\varepsilon,\delta)\)-DP
 (<code>Gaussian.calibrate(ε, δ)</code>, Balle &amp; Wang 2018): \(\hat\varepsilon(\alpha) = \alpha\Delta^2/(2\sigma^2)\).
 Sensitivity \(\Delta = 1\).</p>
-<p><b>Rényi DP → \((\varepsilon,\delta)\)-DP</b> (NOTES.md), minimised over the orders α:
+<p><b>Rényi DP → \((\varepsilon,\delta)\)-DP</b>, minimised over the orders α:
 Mironov (2017, Prop. 3) \(\varepsilon = \hat\varepsilon(\alpha) + \frac{\log(1/\delta)}{\alpha-1}\);
 improved (Balle et al. 2020, Thm. 21; Canonne, Kamath &amp; Steinke 2020)
 $$\varepsilon = \hat\varepsilon(\alpha) + \log\!\left(1-\frac1\alpha\right) - \frac{\log\delta + \log\alpha}{\alpha-1}.$$
@@ -470,11 +488,22 @@ CAPTION = (
 )
 
 
-def build_rdp_explorer(eps: float = 1.0, delta: float = 1e-6, alpha_max: float = 100.0) -> W.VBox:
-    """The Rényi DP explorer: title, formulas, sliders ε, δ, α_max, message, readout, three plots.
+INFO = AppInfo(
+    slug="rdp_explorer",
+    title="Rényi DP explorer: pure DP, Rényi DP, zCDP and back to (ε, δ)",
+    lead=("An ε-DP mechanism is also Rényi DP at every order α and ρ-zCDP. Move ε, δ and the "
+          "largest order α<sub>max</sub> to see how much each conversion costs and which (ε, δ) "
+          "comes back out of Rényi DP."),
+    theory=FORMULAS + "<p>" + CAPTION.format(n=N_ORDERS) + "</p>",
+)
 
-    >>> box = build_rdp_explorer(eps=0.5)
-    >>> ctrl = box.controller
+
+def build_rdp_explorer(eps: float = 1.0, delta: float = 1e-6, alpha_max: float = 100.0) -> AppShell:
+    """The Rényi DP explorer in the app shell: sliders ε, δ, α_max, the (ε, δ) readout, three plots
+    (Rényi DP curves, ρ against ε, the RDP → (ε, δ) conversion per order).
+
+    >>> app = build_rdp_explorer(eps=0.5)
+    >>> ctrl = app.controller
     >>> len(ctrl.figs), round(float(ctrl.result.rdp_trivial[0]), 6)
     (3, 0.5)
     """
@@ -485,12 +514,6 @@ def build_rdp_explorer(eps: float = 1.0, delta: float = 1e-6, alpha_max: float =
         "alpha_max": log_slider("α_max", alpha_max, *ALPHA_MAX_RANGE, unit="largest Rényi order",
                                 steps_per_decade=20),
     }
-    message = MessageArea()
-    ctrl = RDPController(controls, message)
-    title = W.HTML("<h2>Rényi DP explorer: pure DP, Rényi DP, zCDP and back to (ε, δ)</h2>")
-    formula = W.HTMLMath(FORMULAS)
-    caption = W.HTML(CAPTION.format(n=N_ORDERS))
-    box = W.VBox([title, formula, W.VBox(list(controls.values())), message, ctrl.readout,
-                  caption, *ctrl.figs])
-    box.controller = ctrl  # a handle for notebooks and tests
-    return box
+    ctrl = RDPController(controls, MessageArea())
+    return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout],
+                     panel_width="430px")

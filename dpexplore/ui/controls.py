@@ -1,7 +1,7 @@
 """Controls every dashboard shares: sliders with units, an inline message area, a colour-blind-safe
-palette, and the :class:`Controller` base class (one per dashboard; design.md, "dashboards").
+palette, and the :class:`Controller` base class (one per app; the app shell places its widgets).
 
-The controller pattern (design practices 1, 8 and 9)::
+The controller pattern (frozen specs as cache keys, one controller per app, figures updated in place)::
 
     widgets ──observe──▶ Controller.update()
                            spec   = read_spec()            # frozen dataclass: hashable
@@ -499,6 +499,7 @@ class Controller:
             cls._cached = staticmethod(functools.lru_cache(maxsize=cls.cache_size)(fn))
 
     def __init__(self, controls: Mapping[str, W.ValueWidget], message: MessageArea | None = None):
+        self._listeners: list[Callable[[], None]] = []
         self.controls = dict(controls)
         self.message = message if message is not None else MessageArea()
         self.last_error: BaseException | None = None
@@ -525,6 +526,16 @@ class Controller:
 
     def sync_controls(self) -> None:
         """Controls that matter only for some settings follow the current one (default: none)."""
+
+    def snippet(self) -> str | None:
+        """Python source that prints the numbers the app's readouts show for the current setting,
+        calling dpexplore's public API (the app shell shows it under "Reproduce in Python");
+        ``None``: this app has none."""
+        return None
+
+    def on_update(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after every successful update (the app shell: link and snippet)."""
+        self._listeners.append(callback)
 
     # -- machinery --------------------------------------------------------------------------
     def _on_change(self, change) -> None:
@@ -588,3 +599,6 @@ class Controller:
             if ok:
                 self.last_error = None
                 self.message.clear()
+        if ok:
+            for callback in getattr(self, "_listeners", ()):
+                callback()

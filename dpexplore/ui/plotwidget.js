@@ -63,6 +63,77 @@ function plotly(model) {
   return window[KEY];
 }
 
+// -- what every figure gets, in the copies handed to Plotly (the model's own values stay) ------
+// Text sizes: tick labels >= 12 px in normal mode and >= 18 px in presentation mode (a log axis's
+// "10^k" labels are drawn at 1.25x with the exponent at ~0.7x of that, so the tick font is set to
+// keep the exponent above the floor too); log axes draw no minor digit labels (plotly draws them at
+// 0.75x: 9 px). Titles >= 22 px and lines >= 3 px in presentation mode. Axis titles and tick
+// labels get automargin so that nothing overlaps (the margins grow instead).
+const SIZES = {
+  normal: { font: 14, tick: 14, axisTitle: 15, title: 17, legend: 13, line: 0 },
+  present: { font: 20, tick: 21, axisTitle: 22, title: 24, legend: 19, line: 3 },
+};
+
+function withFont(obj, size, atLeast = true) {
+  const f = Object.assign({}, obj && obj.font);
+  f.size = atLeast ? Math.max(size, f.size || 0) : size;
+  return f;
+}
+
+function styleLayout(layout, present) {
+  const S = present ? SIZES.present : SIZES.normal;
+  const L = layout;
+  L.font = withFont(L, S.font, false);
+  for (const key of Object.keys(L)) {
+    if (!/^[xy]axis\d*$/.test(key) || !L[key] || typeof L[key] !== "object") continue;
+    const ax = L[key];
+    ax.tickfont = Object.assign({}, ax.tickfont, { size: Math.max(S.tick, (ax.tickfont && ax.tickfont.size) || 0) });
+    if (ax.title !== undefined) {
+      const t = typeof ax.title === "string" ? { text: ax.title } : Object.assign({}, ax.title);
+      t.font = withFont(t, S.axisTitle);
+      ax.title = t;
+    }
+    ax.automargin = true;
+    if (ax.type === "log" && ax.minorloglabels === undefined) ax.minorloglabels = "none";
+  }
+  if (L.title !== undefined) {
+    const t = typeof L.title === "string" ? { text: L.title } : Object.assign({}, L.title);
+    t.font = withFont(t, S.title);
+    L.title = t;
+  }
+  if (L.legend || L.showlegend !== false) L.legend = Object.assign({}, L.legend, { font: withFont(L.legend, S.legend) });
+  if (Array.isArray(L.annotations)) {
+    L.annotations = L.annotations.map((a) => Object.assign({}, a, { font: withFont(a, S.legend) }));
+  }
+  if (present && L.height) L.height = Math.round(L.height * 1.15);
+  return L;
+}
+
+function styleTrace(t, present) {
+  if (!present) return t;
+  const out = Object.assign({}, t);
+  const mode = out.mode || "lines";
+  if ((out.type || "scatter") === "scatter" && mode.includes("lines")) {
+    out.line = Object.assign({}, out.line, { width: Math.max(3, (out.line && out.line.width) || 2) });
+  }
+  if (mode.includes("markers")) {
+    out.marker = Object.assign({}, out.marker, { size: Math.max(10, (out.marker && out.marker.size) || 6) });
+  }
+  return out;
+}
+
+function styleConfig(config, Plotly) {
+  const C = config;
+  // PNG from the camera button; SVG from a second button (vector figures for slides and papers)
+  C.toImageButtonOptions = Object.assign({ format: "png", scale: 2 }, C.toImageButtonOptions);
+  C.modeBarButtonsToAdd = (C.modeBarButtonsToAdd || []).concat([{
+    name: "Download plot as SVG",
+    icon: Plotly.Icons.camera,
+    click: (gd) => Plotly.downloadImage(gd, { format: "svg", filename: (C.toImageButtonOptions.filename || "dpexplore-plot") }),
+  }]);
+  return C;
+}
+
 function render({ model, el }) {
   const div = document.createElement("div");
   div.className = "dpexplore-plot";
@@ -73,28 +144,44 @@ function render({ model, el }) {
 
   // What Plotly was last given, per trace: the JSON text and the object itself. A trace whose
   // JSON did not change is handed to Plotly.react as the SAME object (Plotly diffs data by
-  // reference, so it skips restyling it); layout and config likewise.
+  // reference, so it skips restyling it). The layout is different: Plotly writes into the layout
+  // object it is given (Plots.resize, called by the ResizeObserver and by `responsive`, deletes
+  // `height` from it), so handing the previous layout object back made the next data-only redraw
+  // size the plot to its container's min-height (every plot collapsed to 120 px after the first
+  // slider move). The layout is therefore always a fresh copy of the model's; Plotly diffs layouts
+  // by value, so that costs one JSON.parse of a small object.
   let prevTraces = [];
-  let prevLayout = null;
-  let prevConfig = null;
-  const reuse = (prev, value) => {
+  let prevLayoutText = null;
+  let prevConfigText = null;
+  let stale = false; // a change arrived while the plot was hidden (a closed tab)
+  const reuse = (prev, value, present) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
-    return prev && prev.text === text ? prev : { text, obj: JSON.parse(text) };
+    return prev && prev.text === text && prev.present === present ? prev :
+      { text, present, obj: styleTrace(JSON.parse(text), present) };
   };
+  // not displayed (display:none up the tree, e.g. a closed tab); a detached div is drawn as usual
+  const hidden = () => div.isConnected && div.offsetParent === null;
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
+    if (!first && hidden()) { stale = true; return; } // drawn when shown (ResizeObserver below)
+    stale = false;
     const t0 = performance.now();
-    const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t));
-    const layout = reuse(prevLayout, model.get("plot_layout"));
-    const config = reuse(prevConfig, model.get("config"));
+    const present = !!model.get("present");
+    const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t, present));
+    const rawLayout = JSON.stringify(model.get("plot_layout"));
+    const layoutText = rawLayout + (present ? "#present" : "");
+    const configText = JSON.stringify(model.get("config"));
     const same = !first && traces.length === prevTraces.length &&
-      traces.every((t, i) => t === prevTraces[i]) && layout === prevLayout && config === prevConfig;
-    prevTraces = traces; prevLayout = layout; prevConfig = config;
+      traces.every((t, i) => t === prevTraces[i]) && layoutText === prevLayoutText &&
+      configText === prevConfigText;
+    prevTraces = traces; prevLayoutText = layoutText; prevConfigText = configText;
     const fn = first ? Plotly.newPlot : Plotly.react;
     const done = same ? Promise.resolve() :
-      fn(div, traces.map((t) => t.obj), layout.obj, config.obj);
+      fn(div, traces.map((t) => t.obj),
+         styleLayout(JSON.parse(rawLayout), present),
+         styleConfig(JSON.parse(configText), Plotly));
     return done.then(() => {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
       div.dataset.drawStart = String(t0);
@@ -103,7 +190,7 @@ function render({ model, el }) {
       delete div.dataset.error;
     });
   }).catch((e) => {
-    prevTraces = []; prevLayout = null; prevConfig = null; // next draw hands Plotly fresh copies
+    prevTraces = []; prevLayoutText = null; prevConfigText = null; // next draw starts afresh
     div.dataset.error = String(e && e.message ? e.message : e);
     console.error("dpexplore PlotlyWidget:", e);
   });
@@ -119,13 +206,16 @@ function render({ model, el }) {
   model.on("change:data", redraw);
   model.on("change:plot_layout", redraw);
   model.on("change:config", redraw);
+  model.on("change:present", redraw);
 
+  // Follow the container's width (window resize, a panel opening), and draw a plot that changed
+  // while it was hidden as soon as it is shown again.
   let ro;
   if (window.ResizeObserver) {
     ro = new ResizeObserver(() => {
-      if (window.Plotly && div.classList.contains("js-plotly-plot") && div.offsetParent !== null) {
-        window.Plotly.Plots.resize(div);
-      }
+      if (div.offsetParent === null) return;
+      if (stale) { redraw(); return; }
+      if (window.Plotly && div.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(div);
     });
     ro.observe(el);
   }
@@ -134,6 +224,7 @@ function render({ model, el }) {
     model.off("change:data", redraw);
     model.off("change:plot_layout", redraw);
     model.off("change:config", redraw);
+    model.off("change:present", redraw);
     if (ro) ro.disconnect();
     if (window.Plotly) window.Plotly.purge(div);
   };

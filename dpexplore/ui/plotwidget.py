@@ -177,6 +177,9 @@ class PlotlyWidget(anywidget.AnyWidget):
     #: the plotly layout (``layout`` itself is ipywidgets' DOM layout of the widget)
     plot_layout = traitlets.Dict().tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
+    #: presentation mode (set by the app shell): larger text and thicker lines, drawn by the front
+    #: end from the same data (nothing is recomputed)
+    present = traitlets.Bool(False).tag(sync=True)
     _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
 
     def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,

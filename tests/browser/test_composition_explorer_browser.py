@@ -100,7 +100,7 @@ def test_page_loads_with_the_core_values(open_app):
     assert [t["name"] for t in main[:len(THEOREMS)]][:3] == list(THEOREMS.values())[:3]
     assert main[0]["x"] == [int(k) for k in K_GRID]
     text = app.body_text()
-    assert "004" in text and "003" in text and "Kairouz" in text  # the theorems are cited on the page
+    assert "Bassi 2019" in text and "Steinke 2022" in text and "Kairouz" in text  # the theorems are cited on the page
     assert "At k = 100" in text
     assert app.message() == ""
     app.assert_no_traceback()

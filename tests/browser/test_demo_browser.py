@@ -84,8 +84,10 @@ def test_gallery_lists_the_apps_and_links_work(open_app, page, served):
     page.goto(served.base)  # / redirects to the gallery
     page.wait_for_selector(".dpexplore-gallery", timeout=60_000)
     assert page.url.endswith("/voila/render/index.ipynb")
-    for nb, title, _ in APPS:
-        assert page.locator(f'.dpexplore-gallery a[href="{nb}"]').inner_text().strip() == title
+    for nb, title, question in APPS:
+        card = page.locator(f'.dpexplore-gallery a.dpexplore-card[href="{nb}"]')
+        assert card.locator("b").inner_text().strip() == title
+        assert card.locator("span").inner_text().strip() == question
     page.locator('.dpexplore-gallery a[href="demo.ipynb"]').click()
     page.wait_for_url("**/voila/render/demo.ipynb")
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length > 0",

@@ -120,7 +120,7 @@ def _check_adaptive(app, spec: AL.AdaptiveSpec) -> None:
 def test_adaptive_page_loads_with_the_core_values(adaptive):
     app = adaptive
     _check_adaptive(app, AL.AdaptiveSpec())
-    assert "Thresholdout" in app.body_text() and "004" in app.body_text()
+    assert "Thresholdout" in app.body_text() and "Bassi 2019" in app.body_text()
     app.assert_no_traceback()
     assert not app.page.errors, app.page.errors
 

@@ -102,8 +102,8 @@ def test_page_loads_with_the_core_values(open_app):
     assert len(plots) == 2 and len(plots[0]) == 7 and len(plots[1]) == 7
     e = 1.0
     assert_curve(plots[0][0], PureDPProfile(e))
-    assert_curve(plots[0][3], ZCDPProfile(pure_to_zcdp(e)))           # 000 Thm 5
-    assert_curve(plots[0][4], GaussianDPProfile(pure_to_gdp(e)))      # NOTES.md
+    assert_curve(plots[0][3], ZCDPProfile(pure_to_zcdp(e)))           # Steinke 2024 Thm 5
+    assert_curve(plots[0][4], GaussianDPProfile(pure_to_gdp(e)))
     marker = plots[0][6]
     assert marker["x"][0] == pytest.approx(PureDPProfile(e).epsilon(1e-6), rel=1e-9)
     assert marker["y"][0] == pytest.approx(1e-6, rel=1e-9)
@@ -111,7 +111,7 @@ def test_page_loads_with_the_core_values(open_app):
                                tradeoff_approx(e, 0.0, _arr(plots[1][0]["x"])), rtol=1e-9, atol=1e-15)
     text = app.body_text()
     assert f"ρ = {pure_to_zcdp(e):.4g}" in text and f"μ = {pure_to_gdp(e):.4g}" in text
-    assert "Tightness witness" in text and "000, Thm 5" in text
+    assert "Tightness witness" in text and "Steinke 2024, Thm 5" in text
     assert app.message() == ""
     app.assert_no_traceback()
     assert not app.page.errors, app.page.errors

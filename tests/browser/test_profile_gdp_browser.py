@@ -1,7 +1,7 @@
 """The privacy-profile-vs-GDP dashboard in headless Chromium, served by ``dpexplore serve``.
 
 Every action is checked against numbers computed here with the dpexplore backend (mechanisms,
-conversions) for the new setting: δ_A(ε) on the plotted ε grid, δ_μ(ε) (002 Thm 3.1), β(α) and
+conversions) for the new setting: δ_A(ε) on the plotted ε grid, δ_μ(ε) (Liu et al. 2022 Thm 3.1), β(α) and
 G_μ(α), and the GDP verdict (gdp_measure) in the readout.
 """
 from __future__ import annotations

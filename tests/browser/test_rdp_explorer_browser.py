@@ -134,7 +134,7 @@ def test_page_loads_with_the_core_values(shared_app):
     _assert_page_shows(app, DEFAULT)
     assert app.message() == ""
     body = app.body_text()
-    assert "000, Theorem 4" in body and "Proposition 6" in body and "calibrate" in body
+    assert "Steinke 2024, Theorem 4" in body and "Proposition 6" in body and "calibrate" in body
     app.assert_no_traceback()
     assert not app.page.errors, app.page.errors
 

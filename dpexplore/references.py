@@ -1,0 +1,330 @@
+"""dpexplore's bibliography: every work the code, the apps and the docs cite.
+
+Docstrings cite a result by author, year and theorem ("Mironov (2017), Proposition 6"); the apps
+show the same short citation linked to the work (:func:`cite`), and ``docs/references.md`` is
+this list rendered (:func:`bibliography_markdown`; a test keeps the two in sync).
+
+>>> get("mironov2017").short
+'Mironov 2017'
+>>> cite_text("liu2022", "Theorem 2.1")
+'Liu et al. (2022), Theorem 2.1'
+>>> cite("mironov2017", "Prop. 6")[:52]
+'<a class="dpexplore-cite" href="https://arxiv.org/ab'
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+__all__ = ["Reference", "REFERENCES", "get", "cite", "cite_text", "autolink", "cited_keys",
+           "bibliography_html", "bibliography_markdown"]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One cited work. ``short`` is its author–year label ("Liu et al. 2022")."""
+
+    key: str
+    authors: str
+    title: str
+    venue: str
+    year: int
+    url: str
+    short: str
+
+    def entry_text(self) -> str:
+        """The full entry as plain text: authors (year). Title. Venue."""
+        return f"{self.authors} ({self.year}). {self.title}. {self.venue}."
+
+
+_DPORG = "https://differentialprivacy.org"
+
+#: every cited work, ordered by key
+REFERENCES: tuple[Reference, ...] = tuple(sorted((
+    # -- posts on differentialprivacy.org -------------------------------------------------------
+    Reference("steinke2024pdp", "Thomas Steinke", "Tight RDP & zCDP bounds from pure DP",
+              "DifferentialPrivacy.org (blog post, 27 May 2024)", 2024, f"{_DPORG}/pdp-to-zcdp/",
+              "Steinke 2024"),
+    Reference("kamath2024onerun", "Gautam Kamath",
+              "NeurIPS 2023 outstanding paper: privacy auditing in just one run",
+              "DifferentialPrivacy.org (blog post, 2 Jan 2024)", 2024, f"{_DPORG}/neurips23-op/",
+              "Kamath 2024"),
+    Reference("desfontaines2023composition", "Damien Desfontaines",
+              "Open problem(s) – how generic can composition results be?",
+              "DifferentialPrivacy.org (blog post, 18 Sep 2023)", 2023,
+              f"{_DPORG}/open-problems-how-generic-can-composition-be/", "Desfontaines 2023"),
+    Reference("steinke2023down", "Thomas Steinke", "Beyond local sensitivity via down sensitivity",
+              "DifferentialPrivacy.org (blog post, 12 Sep 2023)", 2023, f"{_DPORG}/down-sensitivity/",
+              "Steinke 2023b"),
+    Reference("steinke2023inverse", "Thomas Steinke",
+              "Beyond global sensitivity via inverse sensitivity",
+              "DifferentialPrivacy.org (blog post, 5 Sep 2023)", 2023,
+              f"{_DPORG}/inverse-sensitivity/", "Steinke 2023a"),
+    Reference("kamath2023covariance", "Gautam Kamath",
+              "Covariance-aware private mean estimation, efficiently",
+              "DifferentialPrivacy.org (blog post, 17 Jul 2023)", 2023, f"{_DPORG}/colt23-bsp/",
+              "Kamath 2023"),
+    Reference("pujol2023groups", "David Pujol and Damien Desfontaines",
+              "Open problem – better privacy guarantees for larger groups",
+              "DifferentialPrivacy.org (blog post, 26 Jun 2023)", 2023,
+              f"{_DPORG}/open-problem-better-privacy-guarantees-for-larger-groups/",
+              "Pujol & Desfontaines 2023"),
+    Reference("steinke2022composition", "Thomas Steinke", "Composition basics",
+              "DifferentialPrivacy.org (blog post, 1 Nov 2022)", 2022,
+              f"{_DPORG}/composition-basics/", "Steinke 2022"),
+    Reference("canonne2022doona", "Clément Canonne",
+              "Privacy doona: why we should hide among the clones",
+              "DifferentialPrivacy.org (blog post, 24 May 2022)", 2022, f"{_DPORG}/privacy-doona/",
+              "Canonne 2022"),
+    # -- papers, lecture notes ----------------------------------------------------------------
+    Reference("vinterbo2022", "Staal A. Vinterbo",
+              "Differential privacy for symmetric log-concave mechanisms",
+              "AISTATS 2022, PMLR 151", 2022,
+              "https://proceedings.mlr.press/v151/vinterbo22a.html", "Vinterbo 2022"),
+    Reference("liu2022", "Yi Liu, Ke Sun, Bei Jiang and Linglong Kong",
+              "Identification, amplification and measurement: a bridge to Gaussian differential "
+              "privacy", "NeurIPS 2022", 2022, "https://arxiv.org/abs/2210.09269", "Liu et al. 2022"),
+    Reference("bassi2019", "Germán Bassi", "Differential privacy and generalization",
+              "Lecture slides, KTH Royal Institute of Technology, 18 Nov 2019", 2019, "",
+              "Bassi 2019"),
+    Reference("steinke2023onerun", "Thomas Steinke, Milad Nasr and Matthew Jagielski",
+              "Privacy auditing with one (1) training run", "NeurIPS 2023", 2023,
+              "https://arxiv.org/abs/2305.08846", "Steinke, Nasr & Jagielski 2023"),
+    Reference("fang2022shifted", "Juanru Fang, Wei Dong and Ke Yi",
+              "Shifted inverse: a general mechanism for monotonic functions under user "
+              "differential privacy", "ACM CCS 2022", 2022,
+              "", "Fang, Dong & Yi 2022"),
+    Reference("asi2020near", "Hilal Asi and John C. Duchi",
+              "Near instance-optimality in differential privacy", "arXiv:2005.10630", 2020,
+              "https://arxiv.org/abs/2005.10630", "Asi & Duchi 2020"),
+    Reference("brown2023fast", "Gavin Brown, Samuel B. Hopkins and Adam Smith",
+              "Fast, sample-efficient, affine-invariant private mean and covariance estimation "
+              "for subgaussian distributions", "COLT 2023", 2023,
+              "https://arxiv.org/abs/2301.12250", "Brown, Hopkins & Smith 2023"),
+    Reference("duchi2023fast", "John C. Duchi, Saminul Haque and Rohith Kuditipudi",
+              "A fast algorithm for adaptive private mean estimation", "COLT 2023", 2023,
+              "https://arxiv.org/abs/2301.07078", "Duchi, Haque & Kuditipudi 2023"),
+    Reference("feldman2021clones", "Vitaly Feldman, Audra McMillan and Kunal Talwar",
+              "Hiding among the clones: a simple and nearly optimal analysis of privacy "
+              "amplification by shuffling", "FOCS 2021", 2021, "https://arxiv.org/abs/2012.12803",
+              "Feldman, McMillan & Talwar 2021"),
+    Reference("dwork2015holdout",
+              "Cynthia Dwork, Vitaly Feldman, Moritz Hardt, Toniann Pitassi, Omer Reingold and "
+              "Aaron Roth", "The reusable holdout: preserving validity in adaptive data analysis",
+              "Science 349(6248)", 2015, "https://doi.org/10.1126/science.aaa9375",
+              "Dwork et al. 2015"),
+    Reference("dwork2014algorithmic", "Cynthia Dwork and Aaron Roth",
+              "The algorithmic foundations of differential privacy",
+              "Foundations and Trends in Theoretical Computer Science 9(3–4)", 2014,
+              "https://doi.org/10.1561/0400000042", "Dwork & Roth 2014"),
+    Reference("dwork2006calibrating", "Cynthia Dwork, Frank McSherry, Kobbi Nissim and Adam Smith",
+              "Calibrating noise to sensitivity in private data analysis", "TCC 2006", 2006,
+              "https://doi.org/10.1007/11681878_14", "Dwork et al. 2006"),
+    Reference("mcsherry2007mechanism", "Frank McSherry and Kunal Talwar",
+              "Mechanism design via differential privacy", "FOCS 2007", 2007,
+              "https://doi.org/10.1109/FOCS.2007.66", "McSherry & Talwar 2007"),
+    Reference("balle2018improving", "Borja Balle and Yu-Xiang Wang",
+              "Improving the Gaussian mechanism for differential privacy: analytical calibration "
+              "and optimal denoising", "ICML 2018", 2018, "https://arxiv.org/abs/1805.06530",
+              "Balle & Wang 2018"),
+    Reference("dong2022gaussian", "Jinshuo Dong, Aaron Roth and Weijie J. Su",
+              "Gaussian differential privacy",
+              "Journal of the Royal Statistical Society Series B 84(1)", 2022,
+              "https://arxiv.org/abs/1905.02383", "Dong, Roth & Su 2022"),
+    Reference("mironov2017", "Ilya Mironov", "Rényi differential privacy", "IEEE CSF 2017", 2017,
+              "https://arxiv.org/abs/1702.07476", "Mironov 2017"),
+    Reference("balle2020hypothesis",
+              "Borja Balle, Gilles Barthe, Marco Gaboardi, Justin Hsu and Tetsuya Sato",
+              "Hypothesis testing interpretations and Rényi differential privacy", "AISTATS 2020",
+              2020, "https://arxiv.org/abs/1905.09982", "Balle et al. 2020"),
+    Reference("canonne2020discrete", "Clément L. Canonne, Gautam Kamath and Thomas Steinke",
+              "The discrete Gaussian for differential privacy", "NeurIPS 2020", 2020,
+              "https://arxiv.org/abs/2004.00010", "Canonne, Kamath & Steinke 2020"),
+    Reference("bun2016concentrated", "Mark Bun and Thomas Steinke",
+              "Concentrated differential privacy: simplifications, extensions, and lower bounds",
+              "TCC 2016", 2016, "https://arxiv.org/abs/1605.02065", "Bun & Steinke 2016"),
+    Reference("kairouz2015composition", "Peter Kairouz, Sewoong Oh and Pramod Viswanath",
+              "The composition theorem for differential privacy", "ICML 2015", 2015,
+              "https://arxiv.org/abs/1311.0776", "Kairouz, Oh & Viswanath 2015"),
+    Reference("dwork2010boosting", "Cynthia Dwork, Guy N. Rothblum and Salil Vadhan",
+              "Boosting and differential privacy", "FOCS 2010", 2010,
+              "https://doi.org/10.1109/FOCS.2010.12", "Dwork, Rothblum & Vadhan 2010"),
+    Reference("mironov2019sampled", "Ilya Mironov, Kunal Talwar and Li Zhang",
+              "Rényi differential privacy of the sampled Gaussian mechanism", "arXiv:1908.10530",
+              2019, "https://arxiv.org/abs/1908.10530", "Mironov, Talwar & Zhang 2019"),
+    Reference("wang2019subsampled", "Yu-Xiang Wang, Borja Balle and Shiva Prasad Kasiviswanathan",
+              "Subsampled Rényi differential privacy and analytical moments accountant",
+              "AISTATS 2019", 2019, "https://arxiv.org/abs/1808.00087",
+              "Wang, Balle & Kasiviswanathan 2019"),
+    Reference("abadi2016deep",
+              "Martín Abadi, Andy Chu, Ian Goodfellow, H. Brendan McMahan, Ilya Mironov, "
+              "Kunal Talwar and Li Zhang", "Deep learning with differential privacy",
+              "ACM CCS 2016", 2016, "https://arxiv.org/abs/1607.00133", "Abadi et al. 2016"),
+    Reference("bu2020deep", "Zhiqi Bu, Jinshuo Dong, Qi Long and Weijie J. Su",
+              "Deep learning with Gaussian differential privacy",
+              "Harvard Data Science Review 2(3)", 2020, "https://arxiv.org/abs/1911.11607",
+              "Bu et al. 2020"),
+    Reference("koskela2020computing", "Antti Koskela, Joonas Jälkö and Antti Honkela",
+              "Computing tight differential privacy guarantees using FFT", "AISTATS 2020", 2020,
+              "https://arxiv.org/abs/1906.03049", "Koskela, Jälkö & Honkela 2020"),
+    Reference("gopi2021numerical", "Sivakanth Gopi, Yin Tat Lee and Lukas Wutschitz",
+              "Numerical composition of differential privacy", "NeurIPS 2021", 2021,
+              "https://arxiv.org/abs/2106.02848", "Gopi, Lee & Wutschitz 2021"),
+    Reference("kulynych2024attack",
+              "Bogdan Kulynych, Juan Felipe Gomez, Georgios Kaissis, Flavio du Pin Calmon and "
+              "Carmela Troncoso", "Attack-aware noise calibration for differential privacy",
+              "NeurIPS 2024", 2024, "https://arxiv.org/abs/2407.02191", "Kulynych et al. 2024"),
+    Reference("smith2022fully", "Adam Smith and Abhradeep Thakurta",
+              "Fully adaptive composition for Gaussian differential privacy", "arXiv:2210.17520",
+              2022, "https://arxiv.org/abs/2210.17520", "Smith & Thakurta 2022"),
+    Reference("feldman2021individual", "Vitaly Feldman and Tijana Zrnic",
+              "Individual privacy accounting via a Rényi filter", "NeurIPS 2021", 2021,
+              "https://arxiv.org/abs/2008.11193", "Feldman & Zrnic 2021"),
+    Reference("whitehouse2023fully",
+              "Justin Whitehouse, Aaditya Ramdas, Ryan Rogers and Zhiwei Steven Wu",
+              "Fully-adaptive composition in differential privacy", "ICML 2023", 2023,
+              "https://arxiv.org/abs/2203.05481", "Whitehouse et al. 2023"),
+    Reference("rogers2016odometers",
+              "Ryan Rogers, Aaron Roth, Jonathan Ullman and Salil Vadhan",
+              "Privacy odometers and filters: pay-as-you-go composition", "NeurIPS 2016", 2016,
+              "https://arxiv.org/abs/1605.08294", "Rogers et al. 2016"),
+    Reference("karwa2018finite", "Vishesh Karwa and Salil Vadhan",
+              "Finite sample differentially private confidence intervals", "ITCS 2018", 2018,
+              "https://arxiv.org/abs/1711.03908", "Karwa & Vadhan 2018"),
+    Reference("kamath2019privately", "Gautam Kamath, Jerry Li, Vikrant Singhal and Jonathan Ullman",
+              "Privately learning high-dimensional distributions", "COLT 2019", 2019,
+              "https://arxiv.org/abs/1805.00216", "Kamath et al. 2019"),
+    Reference("clopper1934", "C. J. Clopper and E. S. Pearson",
+              "The use of confidence or fiducial limits illustrated in the case of the binomial",
+              "Biometrika 26(4)", 1934, "https://doi.org/10.1093/biomet/26.4.404",
+              "Clopper & Pearson 1934"),
+    Reference("jagielski2020auditing", "Matthew Jagielski, Jonathan Ullman and Alina Oprea",
+              "Auditing differentially private machine learning: how private is private SGD?",
+              "NeurIPS 2020", 2020, "https://arxiv.org/abs/2006.07709", "Jagielski et al. 2020"),
+    Reference("nasr2021adversary",
+              "Milad Nasr, Shuang Song, Abhradeep Thakurta, Nicolas Papernot and Nicholas Carlini",
+              "Adversary instantiation: lower bounds for differentially private machine learning",
+              "IEEE S&P 2021", 2021, "https://arxiv.org/abs/2101.04535", "Nasr et al. 2021"),
+    Reference("lyu2017sparse", "Min Lyu, Dong Su and Ninghui Li",
+              "Understanding the sparse vector technique for differential privacy",
+              "PVLDB 10(6)", 2017, "https://arxiv.org/abs/1603.01699", "Lyu, Su & Li 2017"),
+    Reference("okabe2008", "Masataka Okabe and Kei Ito",
+              "Color universal design (CUD): how to make figures and presentations that are "
+              "friendly to colorblind people", "J*Fly (web page)", 2008,
+              "https://jfly.uni-koeln.de/color/", "Okabe & Ito 2008"),
+), key=lambda r: r.key))
+
+_BY_KEY = {r.key: r for r in REFERENCES}
+
+
+def get(key: str) -> Reference:
+    """The entry for ``key``; ``KeyError`` naming the unknown key.
+
+    >>> get("dong2022gaussian").year
+    2022
+    """
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise KeyError(f"no bibliography entry with key {key!r} (see dpexplore.references)") from None
+
+
+def cite_text(key: str, where: str | None = None) -> str:
+    """The citation as plain text, for docstrings and snippets: "Short (year), where".
+
+    >>> cite_text("dong2022gaussian")
+    'Dong, Roth & Su (2022)'
+    """
+    ref = get(key)
+    name = ref.short.rsplit(" ", 1)[0]
+    year = ref.short.rsplit(" ", 1)[1]
+    out = f"{name} ({year})"
+    return f"{out}, {where}" if where else out
+
+
+def cite(key: str, where: str | None = None) -> str:
+    """The citation as HTML for app text: "Short, where", linked to the work (a new tab), with
+    the full entry as its tooltip.
+
+    >>> "Steinke 2024, Theorem 4" in cite("steinke2024pdp", "Theorem 4")
+    True
+    """
+    ref = get(key)
+    label = html.escape(f"{ref.short}, {where}" if where else ref.short)
+    title = html.escape(ref.entry_text(), quote=True)
+    if not ref.url:
+        return f'<span class="dpexplore-cite" title="{title}">{label}</span>'
+    return (f'<a class="dpexplore-cite" href="{html.escape(ref.url, quote=True)}" target="_blank" '
+            f'rel="noopener" title="{title}">{label}</a>')
+
+
+def _short_pattern():
+    alts = []
+    for r in sorted(REFERENCES, key=lambda r: -len(r.short)):
+        pat = re.escape(r.short).replace("\\&", "(?:&amp;|&)").replace("&", "(?:&amp;|&)")
+        alts.append(f"(?P<{r.key}>{pat})")
+    return re.compile(r"(?<![\w>])(?:" + "|".join(alts) + r")(?![\w])")
+
+
+_SHORT_RE = None
+
+
+def autolink(text: str) -> str:
+    """``text`` (HTML) with every short citation ("Mironov 2017", "Dong, Roth &amp; Su 2022")
+    made a link to the work, as :func:`cite` does; text inside existing links is left alone.
+
+    >>> autolink("(Mironov 2017, Proposition 6)").count('href="https://arxiv.org/abs/1702.07476"')
+    1
+    """
+    global _SHORT_RE
+    if _SHORT_RE is None:
+        _SHORT_RE = _short_pattern()
+    parts = re.split(r"(<a\b.*?</a>)", text, flags=re.S)
+    for i in range(0, len(parts), 2):
+        parts[i] = _SHORT_RE.sub(lambda m: cite(m.lastgroup), parts[i])
+    return "".join(parts)
+
+
+def cited_keys(text: str) -> tuple[str, ...]:
+    """The keys of the works ``text`` cites by their short form, in order of first mention.
+
+    >>> cited_keys("Mironov 2017 and Liu et al. 2022; Mironov 2017")
+    ('mironov2017', 'liu2022')
+    """
+    global _SHORT_RE
+    if _SHORT_RE is None:
+        _SHORT_RE = _short_pattern()
+    return tuple(dict.fromkeys(m.lastgroup for m in _SHORT_RE.finditer(text)))
+
+
+def bibliography_html(keys=None) -> str:
+    """An HTML list of the entries ``keys`` (default: all), for an app's Theory section.
+
+    >>> bibliography_html(["mironov2017"]).count("<li")
+    1
+    """
+    refs = REFERENCES if keys is None else [get(k) for k in keys]
+    items = []
+    for r in refs:
+        text = html.escape(f"{r.authors} ({r.year}). ")
+        title = html.escape(r.title)
+        title = f'<a href="{html.escape(r.url, quote=True)}" target="_blank" rel="noopener">{title}</a>' if r.url else title
+        items.append(f'<li id="ref-{r.key}">{text}{title}. <i>{html.escape(r.venue)}</i>.</li>')
+    return '<ul class="dpexplore-bibliography">' + "".join(items) + "</ul>"
+
+
+def bibliography_markdown() -> str:
+    """The whole bibliography as Markdown (``docs/references.md`` holds exactly this)."""
+    lines = ["# References", "",
+             "Every work dpexplore's code, apps and documentation cite (generated from "
+             "`dpexplore/references.py`; docstrings cite as *Author (year), Theorem N*).", ""]
+    for r in REFERENCES:
+        title = f"[{r.title}]({r.url})" if r.url else r.title
+        lines.append(f"- **{r.short}** — {r.authors} ({r.year}). {title}. *{r.venue}*. "
+                     f"<a id=\"{r.key}\"></a>")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m dpexplore.references > docs/references.md
+    print(bibliography_markdown(), end="")

@@ -1,0 +1,428 @@
+"""The app shell: the one page layout every dpexplore app uses.
+
+::
+
+    ┌ title ─ one- or two-sentence lead ──────── [Presentation] [Link to this view] [CSV] ┐
+    │ ┌ controls ──────┐ ┌ message (errors, in plain words) ───────────────────────────┐ │
+    │ │ sliders …      │ │ main plot            (further plots: tabs, or a grid)       │ │
+    │ │ readouts       │ │                                                             │ │
+    │ └────────────────┘ └─────────────────────────────────────────────────────────────┘ │
+    │ ▸ Theory: formulas, derivations, citations (closed)                                 │
+    │ ▸ Reproduce in Python (closed): the public-API calls behind the readouts            │
+    └─────────────────────────────────────────────────────────────────────────────────────┘
+
+The controls sit beside the plots on wide screens and above them below ~900 px (a wrapping flex
+row). Presentation mode (the toggle, or ``present=1`` in the page URL) enlarges text and lines in
+every plot and in the page. Every control can be set from the page URL's query string
+(``…/composition_explorer.ipynb?eps=0.5&k=1000``), and "Link to this view" gives the URL of the
+current state; a bad or unknown query value shows the usual inline message and keeps the default.
+"CSV" downloads the plotted data; the plot toolbar saves PNG and SVG.
+
+The shell owns no computation: an app hands it its :class:`~dpexplore.ui.controls.Controller` (one
+per app), the widgets to place, and an :class:`AppInfo` (title, lead, theory).
+
+>>> from dpexplore.apps.demo import build_demo
+>>> app = build_demo()
+>>> isinstance(app, AppShell), app.info.slug
+(True, 'demo')
+>>> app.apply_query("?mu=2&eps=0.5")
+>>> app.controller.spec
+DemoSpec(eps=0.5, mu=2.0)
+>>> app.apply_query("mu=abc&zeta=1")
+>>> app.controller.message.text.split(";")[0]
+"mu: 'abc' is not a number"
+>>> app.link_query()
+'eps=0.5&mu=2.0'
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import logging
+import math
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import anywidget
+import ipywidgets as W
+import traitlets
+
+from ..references import autolink, bibliography_html, cited_keys
+from .controls import Controller, MessageArea
+from .plotwidget import PlotlyWidget
+
+__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS"]
+
+log = logging.getLogger(__name__)
+
+#: longest query string the shell reads (a hostile URL cannot make it parse megabytes)
+MAX_QUERY = 2000
+#: how much of a bad value a message echoes
+ECHO = 40
+
+
+@dataclass(frozen=True)
+class AppInfo:
+    """What an app is, for its page and the gallery.
+
+    ``slug`` is the notebook's stem (``composition_explorer``); ``lead`` one or two sentences of
+    plain HTML saying what the app shows; ``theory`` the formulas, derivations and citations
+    (HTML with MathJax ``$…$``/``\\(…\\)``, citations made with :func:`dpexplore.references.cite`);
+    ``references`` the bibliography keys listed under the theory (default: every work the
+    theory cites by its short form, e.g. "Mironov 2017"; those citations become links).
+    """
+
+    slug: str
+    title: str
+    lead: str
+    theory: str
+    references: tuple[str, ...] = field(default_factory=tuple)
+
+
+SHELL_CSS = """
+.dpexplore-app { max-width: 1900px; box-sizing: border-box; }
+.dpexplore-app .dpexplore-head { align-items: flex-start; gap: 8px 16px; }
+.dpexplore-app .dpexplore-title h2 { margin: 2px 0 2px; font-size: 22px; line-height: 1.2; }
+.dpexplore-app .dpexplore-title p { margin: 0 0 4px; font-size: 15px; line-height: 1.35; max-width: 1100px; }
+.dpexplore-app .dpexplore-body { gap: 8px 16px; align-items: flex-start; }
+.dpexplore-app .dpexplore-panel { background: #f6f8fa; border-radius: 6px; padding: 6px 8px; }
+.dpexplore-app .dpexplore-panel .widget-readout { min-width: 4.5em; }
+.dpexplore-app .dpexplore-readouts { font-size: 14px; line-height: 1.4; }
+.dpexplore-app .dpexplore-readouts table { font-size: 13px; }
+.dpexplore-app .dpexplore-note { font-size: 13px; color: #444; }
+.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 34px; }
+.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 22px; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
+.dpexplore-app.dpexplore-present .dpexplore-panel label,
+.dpexplore-app.dpexplore-present .dpexplore-panel select,
+.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 20px; }
+.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 18px; }
+"""
+
+
+class ShellBar(anywidget.AnyWidget):
+    """The shell's toolbar, and its link to the browser's address bar.
+
+    The front end sends the page's query string once (``query``; Voilà runs the notebook before the
+    page is requested, so the kernel cannot read the URL itself), shows the presentation toggle
+    (``present``), builds "Link to this view" from ``state`` (control name → value) and asks the
+    kernel for the CSV (a custom message; the kernel answers with the text).
+    """
+
+    _esm = """
+function render({ model, el }) {
+  const bar = document.createElement("div");
+  bar.className = "dpexplore-bar";
+  bar.style.cssText = "display:flex;flex-wrap:wrap;gap:6px;align-items:center;justify-content:flex-end";
+  const btn = (label, title) => {
+    const b = document.createElement("button");
+    b.className = "jupyter-button dpexplore-bar-button"; b.textContent = label; b.title = title;
+    b.style.cssText = "height:30px;padding:0 10px;cursor:pointer";
+    bar.appendChild(b); return b;
+  };
+  const present = btn("", "Larger text and lines for a projector (or add present=1 to the page URL)");
+  const showPresent = () => {
+    present.textContent = model.get("present") ? "Presentation mode: on" : "Presentation mode";
+    present.setAttribute("aria-pressed", model.get("present") ? "true" : "false");
+  };
+  showPresent();
+  present.onclick = () => { model.set("present", !model.get("present")); model.save_changes(); };
+  model.on("change:present", showPresent);
+  const link = btn("Link to this view", "The page URL with every control's current value");
+  const box = document.createElement("input");
+  box.className = "dpexplore-link"; box.readOnly = true;
+  box.style.cssText = "display:none;width:min(60vw,520px);height:26px;font-size:13px";
+  link.onclick = () => {
+    const q = new URLSearchParams(model.get("state") || {});
+    if (model.get("present")) q.set("present", "1");
+    const url = location.origin + location.pathname + (q.toString() ? "?" + q.toString() : "");
+    box.value = url; box.style.display = ""; box.select();
+    if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
+  };
+  const csv = btn("Data (CSV)", "Download the plotted data as CSV");
+  csv.onclick = () => model.send({ type: "csv" });
+  model.on("msg:custom", (msg) => {
+    if (!msg || msg.type !== "csv") return;
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([msg.text], { type: "text/csv" }));
+    a.download = msg.name; document.body.appendChild(a); a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  });
+  bar.appendChild(box);
+  el.appendChild(bar);
+  const q = (location.search || "").slice(0, %d);
+  if (q.length > 1 && !model.get("query")) { model.set("query", q); model.save_changes(); }
+}
+export default { render };
+""" % MAX_QUERY
+
+    present = traitlets.Bool(False).tag(sync=True)
+    query = traitlets.Unicode("").tag(sync=True)
+    state = traitlets.Dict().tag(sync=True)
+
+
+def parse_number(text: str) -> float:
+    """A number as a person types it: thousands separators (``10,000``, ``10 000``, ``10_000``),
+    scientific notation (``1e-6``, ``5E2``), a leading ``+``; ``ValueError`` otherwise.
+
+    >>> parse_number("10,000"), parse_number(" 5e2 "), parse_number("1_000.5")
+    (10000.0, 500.0, 1000.5)
+    >>> parse_number("0x10")
+    Traceback (most recent call last):
+    ...
+    ValueError: '0x10' is not a number
+    """
+    s = str(text).strip()
+    cleaned = re.sub(r"(?<=\d)[,_ ](?=\d{3}(\D|$))", "", s)
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?inf(inity)?", cleaned, re.I):
+        raise ValueError(f"{_excerpt(s)!r} is not a number")
+    return float(cleaned)
+
+
+def _excerpt(text: str) -> str:
+    text = str(text)
+    return text if len(text) <= ECHO else text[:ECHO] + "…"
+
+
+def _slider_bounds(w) -> tuple[float, float] | None:
+    if isinstance(w, W.FloatLogSlider):
+        return w.base ** w.min, w.base ** w.max
+    if isinstance(w, (W.FloatSlider, W.IntSlider)):
+        return w.min, w.max
+    return None
+
+
+def _control_value(w, raw: str):
+    """The value ``raw`` (from a URL) means for control ``w``; ``ValueError`` in plain words."""
+    if isinstance(w, W.Checkbox):
+        low = raw.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{_excerpt(raw)!r} is not on/off (use 1 or 0)")
+    if isinstance(w, (W.Dropdown, W.RadioButtons, W.ToggleButtons)):
+        for label, value in w.options if isinstance(w.options[0], tuple) else [(o, o) for o in w.options]:
+            if raw == str(value) or raw == str(label):
+                return value
+        raise ValueError(f"{_excerpt(raw)!r} is not one of the choices")
+    if isinstance(w, (W.Text, W.Textarea)):
+        if len(raw) > 200:
+            raise ValueError(f"{_excerpt(raw)!r} is too long")
+        return raw
+    bounds = _slider_bounds(w)
+    if bounds is not None:
+        v = parse_number(raw)
+        lo, hi = bounds
+        if not (lo * (1 - 1e-12) <= v <= hi * (1 + 1e-12)):
+            raise ValueError(f"{v:g} is outside {lo:g} … {hi:g}")
+        v = min(max(v, lo), hi)
+        return int(round(v)) if isinstance(w, W.IntSlider) else v
+    raise ValueError("cannot be set from the URL")
+
+
+def _state_value(w) -> str:
+    v = w.value
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return repr(v) if not float(v).is_integer() or abs(v) >= 1e16 else repr(float(v))
+    return str(v)
+
+
+def _figure_title(fig: PlotlyWidget, i: int) -> str:
+    t = fig.plot_layout.get("title")
+    text = t.get("text") if isinstance(t, dict) else t
+    text = re.sub(r"<[^>]+>", "", str(text or "")).strip()
+    return text or f"Plot {i + 1}"
+
+
+def figures_csv(figs: Sequence[PlotlyWidget]) -> str:
+    """The plotted data of ``figs`` as CSV: one row per point (figure, trace, x, y).
+
+    >>> f = PlotlyWidget(data=[{"name": "a", "x": [0, 1], "y": [2.0, None]}], layout={"title": {"text": "T"}})
+    >>> print(figures_csv([f]).strip())
+    figure,trace,x,y
+    T,a,0,2.0
+    T,a,1,
+    """
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["figure", "trace", "x", "y"])
+    for i, fig in enumerate(figs):
+        title = _figure_title(fig, i)
+        for j, tr in enumerate(fig.data):
+            xs, ys = tr.get("x"), tr.get("y")
+            if not isinstance(xs, list) or not isinstance(ys, list):
+                continue
+            name = tr.get("name") or f"trace {j + 1}"
+            for x, y in zip(xs, ys):
+                w.writerow([title, name, "" if x is None else x, "" if y is None else y])
+    return out.getvalue()
+
+
+class AppShell(W.VBox):
+    """One app's page (see the module docstring). Build it with :func:`app_shell`.
+
+    Attributes: ``controller`` (the app's one :class:`Controller`), ``info``, ``bar`` (the
+    toolbar), ``figs`` (every plot), ``theory`` and ``code`` (the two closed sections).
+    """
+
+    def __init__(self, info: AppInfo, controller: Controller, *, controls: Sequence[W.Widget],
+                 plots: Sequence[W.Widget] | Sequence[tuple[str, Sequence[W.Widget]]],
+                 readouts: Sequence[W.Widget] = (), notes: Sequence[W.Widget] = (),
+                 panel_width: str = "370px"):
+        self.info = info
+        self.controller = controller
+        self.figs = list(getattr(controller, "figs", []))
+        self.bar = ShellBar()
+        style = W.HTML(f"<style>{SHELL_CSS}</style>", layout=W.Layout(display="none"))
+        title = W.HTML(f'<div class="dpexplore-title"><h2>{html.escape(info.title)}</h2>'
+                       f"<p>{info.lead}</p></div>", layout=W.Layout(flex="1 1 520px"))
+        head = W.HBox([title, self.bar], layout=W.Layout(flex_flow="row wrap", width="100%"))
+        head.add_class("dpexplore-head")
+
+        readout_box = W.VBox(list(readouts))
+        readout_box.add_class("dpexplore-readouts")
+        panel = W.VBox([*controls, readout_box],
+                       layout=W.Layout(flex=f"0 1 {panel_width}", min_width="280px", max_width="100%"))
+        panel.add_class("dpexplore-panel")
+        main = W.VBox([controller.message, self._plot_area(plots), *notes],
+                      layout=W.Layout(flex="1 1 560px", min_width="0"))
+        main.add_class("dpexplore-main")
+        body = W.HBox([panel, main], layout=W.Layout(flex_flow="row wrap", width="100%"))
+        body.add_class("dpexplore-body")
+
+        keys = info.references or cited_keys(info.theory)
+        refs = bibliography_html(keys) if keys else ""
+        self.theory = W.Accordion(
+            [W.HTMLMath(autolink(info.theory) + (f"<h4>References</h4>{refs}" if refs else ""))],
+            selected_index=None)
+        self.theory.set_title(0, "Theory: formulas, derivations and references")
+        self._code = W.HTML()
+        self.code = W.Accordion([self._code], selected_index=None)
+        self.code.set_title(0, "Reproduce in Python")
+        super().__init__([style, head, body, self.theory, self.code], layout=W.Layout(width="100%"))
+        self.add_class("dpexplore-app")
+
+        self.bar.observe(self._on_present, names="present")
+        self.bar.observe(lambda ch: self.apply_query(ch["new"]), names="query")
+        self.bar.on_msg(self._on_bar_msg)
+        controller.on_update(self._after_update)
+        self._after_update()
+
+    def widgets(self):
+        """Every widget on the page, depth first (tests look things up in it).
+
+        >>> from dpexplore.apps.demo import build_demo
+        >>> app = build_demo()
+        >>> app.controller.readout in list(app.widgets())
+        True
+        """
+        stack = [self]
+        while stack:
+            w = stack.pop()
+            yield w
+            stack.extend(reversed(getattr(w, "children", ()) or ()))
+
+    # -- layout -------------------------------------------------------------------------------
+    @staticmethod
+    def _plot_area(plots) -> W.Widget:
+        if plots and isinstance(plots[0], tuple):
+            tabs = W.Tab([W.VBox(list(ws)) for _, ws in plots])
+            for i, (name, _) in enumerate(plots):
+                tabs.set_title(i, name)
+            return tabs
+        plots = list(plots)
+        if len(plots) <= 1:
+            return W.VBox(plots)
+        tabs = W.Tab([W.VBox([p]) for p in plots])
+        for i, p in enumerate(plots):
+            name = _figure_title(p, i) if isinstance(p, PlotlyWidget) else f"Plot {i + 1}"
+            tabs.set_title(i, name.split(":")[0].strip())
+        return tabs
+
+    # -- presentation mode ----------------------------------------------------------------------
+    def _on_present(self, change) -> None:
+        on = bool(change["new"])
+        (self.add_class if on else self.remove_class)("dpexplore-present")
+        for f in self.figs:
+            f.present = on
+
+    # -- URL state ------------------------------------------------------------------------------
+    def apply_query(self, query: str) -> None:
+        """Set the controls from a URL query string (``?eps=0.5&k=1000``); ``present=1`` turns
+        presentation mode on. Unknown names and bad values are reported in the message area (each
+        with a short excerpt) and leave their controls at the default."""
+        query = (query or "")[:MAX_QUERY].lstrip("?")
+        if not query:
+            return
+        problems = []
+        controls = self.controller.controls
+        for name, raw in urllib.parse.parse_qsl(query, keep_blank_values=True)[:50]:
+            if name == "present":
+                self.bar.present = raw.strip().lower() in ("1", "true", "yes", "on")
+                continue
+            w = controls.get(name)
+            if w is None:
+                problems.append(f"{_excerpt(name)!r} is not a setting of this app")
+                continue
+            try:
+                value = _control_value(w, raw)
+            except ValueError as exc:
+                problems.append(f"{name}: {exc}")
+                continue
+            if getattr(w, "disabled", False):
+                continue
+            w.value = value
+        if problems:
+            known = ", ".join(sorted(controls))
+            self.controller.message.show(
+                "; ".join(problems) + f" — the default is used (this app's settings: {known}).",
+                kind="error")
+
+    def link_query(self) -> str:
+        """The query string of the current state (what "Link to this view" appends)."""
+        return urllib.parse.urlencode(self.bar.state)
+
+    # -- after every update: link state and the Python snippet ----------------------------------
+    def _after_update(self) -> None:
+        c = self.controller
+        self.bar.state = {n: _state_value(w) for n, w in c.controls.items()
+                          if not getattr(w, "disabled", False)}
+        snippet = None
+        try:
+            snippet = c.snippet()
+        except Exception:  # noqa: BLE001 - a snippet must never break the page
+            log.exception("snippet failed for %s", self.info.slug)
+        if snippet:
+            self._code.value = (
+                "<p>The numbers in the readouts, computed with dpexplore's public API "
+                "(<code>pip install dpexplore</code>):</p><pre style=\"font-size:13px;"
+                "background:#f6f8fa;padding:8px;overflow-x:auto\">"
+                f"{html.escape(snippet)}</pre>")
+            self.code.layout.display = None
+        else:
+            self.code.layout.display = "none"
+
+    def _on_bar_msg(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("type") == "csv":
+            self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
+                           "text": figures_csv(self.figs)})
+
+
+def app_shell(info: AppInfo, controller: Controller, *, controls: Sequence[W.Widget] | Mapping,
+              plots, readouts: Sequence[W.Widget] = (), notes: Sequence[W.Widget] = (),
+              **kwargs) -> AppShell:
+    """Build an app's page: ``controls`` (widgets, or a mapping whose values are placed in order)
+    in the side panel with ``readouts`` under them; ``plots`` (figure widgets: the first is the
+    main plot, further ones go into tabs; or ``[(tab title, [widgets]), …]``) beside them, the
+    controller's message above; ``notes`` (small print) under the plots."""
+    if isinstance(controls, Mapping):
+        controls = list(controls.values())
+    return AppShell(info, controller, controls=list(controls), plots=plots, readouts=readouts,
+                    notes=notes, **kwargs)
