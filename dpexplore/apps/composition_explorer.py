@@ -96,7 +96,7 @@ MECHANISMS = {
 }
 #: theorem keys of the main plot → legend labels, in legend order
 THEOREMS = {
-    "basic": "basic (Bassi 2019/003)",
+    "basic": "basic (Bassi 2019)",
     "advanced": "advanced (DRV, Bassi 2019)",
     "advanced_pure": "advanced from pure DP (Steinke 2022)",
     "zcdp": "zCDP (ρ = kε tanh(ε/2))",

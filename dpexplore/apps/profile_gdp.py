@@ -69,7 +69,7 @@ from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbot
 from ..profiles import PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 
 __all__ = [
     "MechSpec", "ProfileGdpSpec", "GdpVerdict", "MechanismSummary", "ProfileGdpResult",
@@ -708,6 +708,8 @@ def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> AppShell
         raise ValueError(f"mechanism must be one of {sorted(FAMILIES)}, got {mechanism!r}")
     controls = _controls(mechanism, mus)
     ctrl = ProfileGdpController(controls, MessageArea())
+    for fig in ctrl.figs:  # one of the two is shown at a time: it fits the window
+        fig.css_height = MAIN_PLOT_HEIGHT
     panel = ([controls["mechanism"], ctrl.mech_info] + [controls[n] for n in _PARAM_CONTROLS]
              + [controls["mus"], controls["view"]])
     return app_shell(INFO, ctrl, controls=panel, plots=[W.VBox(list(ctrl.figs))],

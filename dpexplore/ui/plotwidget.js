@@ -162,6 +162,9 @@ function render({ model, el }) {
   };
   // not displayed (display:none up the tree, e.g. a closed tab); a detached div is drawn as usual
   const hidden = () => div.isConnected && div.offsetParent === null;
+  // css_height (e.g. "clamp(300px, calc(100vh - 250px), 720px)") sizes the div to the window
+  const sizeDiv = () => { div.style.height = model.get("css_height") || ""; };
+  sizeDiv();
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
@@ -171,17 +174,27 @@ function render({ model, el }) {
     const present = !!model.get("present");
     const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t, present));
     const rawLayout = JSON.stringify(model.get("plot_layout"));
-    const layoutText = rawLayout + (present ? "#present" : "");
+    sizeDiv();
+    // with css_height the plot is drawn at its div's height (0 while hidden: the layout's height)
+    const box = div.getBoundingClientRect();
+    const fill = model.get("css_height") && !hidden() && box.height > 0 && box.width > 0;
+    const fillHeight = fill ? Math.max(160, Math.round(box.height)) : 0;
+    const fillWidth = fill ? Math.round(box.width) : 0;
+    const layoutText = rawLayout + (present ? "#present" : "") + "#" + fillWidth + "x" + fillHeight;
     const configText = JSON.stringify(model.get("config"));
     const same = !first && traces.length === prevTraces.length &&
       traces.every((t, i) => t === prevTraces[i]) && layoutText === prevLayoutText &&
       configText === prevConfigText;
     prevTraces = traces; prevLayoutText = layoutText; prevConfigText = configText;
     const fn = first ? Plotly.newPlot : Plotly.react;
-    const done = same ? Promise.resolve() :
-      fn(div, traces.map((t) => t.obj),
-         styleLayout(JSON.parse(rawLayout), present),
-         styleConfig(JSON.parse(configText), Plotly));
+    let done = Promise.resolve();
+    if (!same) {
+      const layout = styleLayout(JSON.parse(rawLayout), present);
+      if (fill) { // the div's CSS size (the shell: fit the window)
+        layout.height = fillHeight; layout.width = fillWidth; layout.autosize = false;
+      }
+      done = fn(div, traces.map((t) => t.obj), layout, styleConfig(JSON.parse(configText), Plotly));
+    }
     return done.then(() => {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
       div.dataset.drawStart = String(t0);
@@ -207,6 +220,7 @@ function render({ model, el }) {
   model.on("change:plot_layout", redraw);
   model.on("change:config", redraw);
   model.on("change:present", redraw);
+  model.on("change:css_height", redraw);
 
   // Follow the container's width (window resize, a panel opening), and draw a plot that changed
   // while it was hidden as soon as it is shown again.
@@ -214,7 +228,7 @@ function render({ model, el }) {
   if (window.ResizeObserver) {
     ro = new ResizeObserver(() => {
       if (div.offsetParent === null) return;
-      if (stale) { redraw(); return; }
+      if (stale || model.get("css_height")) { redraw(); return; }
       if (window.Plotly && div.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(div);
     });
     ro.observe(el);
@@ -225,6 +239,7 @@ function render({ model, el }) {
     model.off("change:plot_layout", redraw);
     model.off("change:config", redraw);
     model.off("change:present", redraw);
+    model.off("change:css_height", redraw);
     if (ro) ro.disconnect();
     if (window.Plotly) window.Plotly.purge(div);
   };
