@@ -578,8 +578,10 @@ class ProfileGdpController(Controller):
         return tr
 
     def figures(self, result: ProfileGdpResult) -> list[PlotlyWidget]:
-        legend = {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.18, "yanchor": "top"}
-        margin = {"l": 60, "r": 20, "t": 40, "b": 130}
+        # the legend beside the plot (plotly widens the right margin for it): below the plot it
+        # collided with the x axis title, in presentation mode most of all
+        legend = {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"}
+        margin = {"l": 60, "r": 10, "t": 50, "b": 50}
         prof = PlotlyWidget(data=self._profile_traces(result), layout={
             "title": {"text": "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)"},
             "xaxis": {"title": {"text": "ε"}},
@@ -601,6 +603,34 @@ class ProfileGdpController(Controller):
         with self.figs[1].batch_update():
             self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)
+
+    _MAKE = {"laplace": "mechanisms.Laplace({0!r}).profile",
+             "gaussian": "mechanisms.Gaussian({0!r}).profile",
+             "pure": "mechanisms.RandomizedResponse({0!r}).profile",
+             "logistic": "mechanisms.Logistic({0!r}).profile",
+             "subbotin": "mechanisms.Subbotin({0!r}, {1!r}).profile",
+             "equation": "conversions.equation_profile({0!r}, {1!r}, {2!r}, refined=True)"}
+
+    def snippet(self) -> str | None:
+        """The GDP verdict of the readout (tail value and certified bracket), with the public API;
+        None where the app fell back to its budgeted bracket (no plain API call gives it)."""
+        s = self.spec
+        v = self.result.summary.verdict
+        if not v.is_gdp and v.method != "tail" or v.method == "fallback":
+            return None
+        make = self._MAKE[s.mech.kind].format(*s.mech.params)
+        code = ("from dpexplore import conversions, mechanisms\n\n"
+                f"profile = {make}\n"
+                "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"
+                "print(f'mu_t = {mu_t:.6g}')\n")
+        if v.method == "tail":
+            return code + "# mu_t = inf: the tail is heavier than Gaussian, not GDP for any mu\n"
+        return code + (
+            f"lo, hi = conversions.gdp_measure(profile, tol={MEASURE_TOL!r})   # Liu et al. 2022, Sec. 4\n"
+            "print(f'{lo:.6g} < mu* <= {hi:.6g}')\n"
+            f"for mu in {tuple(s.mus)!r}:\n"
+            "    print(f'mu = {mu:g}:', 'mu-GDP (certified)' if mu >= hi else\n"
+            "          'not mu-GDP' if mu <= lo else 'undecided')\n")
 
     # readout ----------------------------------------------------------------------------------
     @staticmethod
