@@ -708,7 +708,7 @@ def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget
         "pure_eps": log_slider("ε (pure DP)", 1.0, 0.01, 100.0, "nats"),
         "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
         "approx_delta": log_slider("δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability",
-                                   steps_per_decade=10),
+                                   steps_per_decade=10, readout_format=".2e"),
         "rho": log_slider("ρ (zCDP)", 0.5, 5e-5, 50.0, "nats per order", **slow),
         "mu": log_slider("μ (GDP)", 1.0, 0.01, 50.0, "Gaussian shift, × Δ/σ"),
         # min = 2·10^(−0.3) ≈ 1.0024, so that the default α₀ = 2 sits on the slider's step grid
@@ -718,7 +718,7 @@ def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget
         "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
         "rr_eps": log_slider("randomized response ε", 1.0, 0.01, 100.0, "nats"),
         "delta": log_slider("target δ (for the ε-at-δ row)", delta, 1e-300, 0.1, "probability",
-                            steps_per_decade=10),
+                            steps_per_decade=10, readout_format=".2e"),
         "orders": W.Text(value=orders, description="RDP orders α for the table (comma-separated)",
                          continuous_update=False, style={"description_width": "initial"},
                          layout=W.Layout(width="min(100%, 520px)")),
