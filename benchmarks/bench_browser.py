@@ -460,7 +460,7 @@ def main(argv=None) -> int:
             browser.close()
     finally:
         server.stop()
-    head = (f"{'app':<28} {'first':>7} {'/3s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
+    head = (f"{'app':<28} {'first':>7} {'/2.5s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
             f"{'step50':>7} {'/50ms':>6} {'step95':>7} {'/150ms':>6} {'kernel':>7} {'draw':>7} "
             f"{'all50':>7} {'all95':>7} {'/60ms':>6} {'/150ms':>6} {'missed':>6}  sizes (px)")
     print(f"goals: first plot <= {GOALS['first_plot_s']} s, step median <= {GOALS['step_median_ms']} ms, "
