@@ -540,7 +540,7 @@ class ProfileGdpController(Controller):
     @staticmethod
     def _profile_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
-        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {s.label}", "x": r.eps,
+        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {_short_label(r.spec.mech)}", "x": r.eps,
                "y": _logy(r.delta), "line": {"color": OKABE_ITO[7], "width": 3}}]
         if r.delta_naive is not None:
             tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion δ_n(ε)",
@@ -560,7 +560,7 @@ class ProfileGdpController(Controller):
     def _tradeoff_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
         a = ALPHA_GRID
-        tr = [{"type": "scatter", "mode": "lines", "name": f"β(α): {s.label}", "x": a, "y": s.beta,
+        tr = [{"type": "scatter", "mode": "lines", "name": f"β(α): {_short_label(r.spec.mech)}", "x": a, "y": s.beta,
                "line": {"color": OKABE_ITO[7], "width": 3}}]
         if s.beta_naive is not None:
             tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion", "x": a,
@@ -663,6 +663,21 @@ class ProfileGdpController(Controller):
         self.readout.value = "<br>".join(lines)
 
 
+_SHORT_NAMES = {"laplace": ("Laplace", "b"), "gaussian": ("Gaussian", "σ"), "pure": ("RR", "ε"),
+                "logistic": ("Logistic", "s"), "subbotin": ("Subbotin", "s", "r"),
+                "equation": ("equation", "A", "B", "σ")}
+
+
+def _short_label(mech: MechSpec) -> str:
+    """A short legend label: "Laplace b = 1.259" (the backend's name prints every digit).
+
+    >>> _short_label(MechSpec("subbotin", (1.2589254117942, 1.5)))
+    'Subbotin s = 1.259, r = 1.5'
+    """
+    name, *params = _SHORT_NAMES[mech.kind]
+    return name + " " + ", ".join(f"{p} = {v:.4g}" for p, v in zip(params, mech.params))
+
+
 _PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r", "eq_A", "eq_B",
                    "eq_sigma")
 
@@ -716,9 +731,8 @@ _FORMULAS = (
 INFO = AppInfo(
     slug="profile_vs_gdp",
     title="Privacy profile vs Gaussian differential privacy",
-    lead=("Is a mechanism μ-GDP, and for which μ? Pick a mechanism and its noise: its exact privacy "
-          "profile δ(ε) is drawn against the μ-GDP curves, with the verdict (the tail value μ_t "
-          "and a certified bracket for the best μ) beside it; switch the view to trade-off curves."),
+    lead=("Is a mechanism μ-GDP, and for which μ? Its exact privacy profile δ(ε) is drawn against "
+          "μ-GDP curves, with the verdict (tail value μ_t, certified bracket for the best μ) beside it."),
     theory=_FORMULAS + (
         "<p><small>Sensitivity Δ = 1. δ = 0 (pure DP beyond ε_max) cannot be drawn on a log "
         "axis: the curve ends there (a gap). The y axis shows δ ≥ 10⁻¹³; the curves are computed "

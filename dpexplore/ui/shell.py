@@ -94,14 +94,16 @@ SHELL_CSS = """
 .dpexplore-app .dpexplore-readouts { font-size: 14px; line-height: 1.4; }
 .dpexplore-app .dpexplore-readouts table { font-size: 13px; }
 .dpexplore-app .dpexplore-note { font-size: 13px; color: #444; }
-.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 34px; }
-.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 22px; }
+.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 28px; }
+.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 18px; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
 .dpexplore-app.dpexplore-present .dpexplore-panel label,
 .dpexplore-app.dpexplore-present .dpexplore-panel select,
-.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 20px; }
-.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 18px; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 17px; }
+.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 16px; }
+.dpexplore-app .dpexplore-panel { overflow-x: hidden; }
+.dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
 """
 
 
