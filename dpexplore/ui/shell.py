@@ -54,7 +54,8 @@ from ..references import autolink, bibliography_html, cited_keys
 from .controls import Controller, MessageArea
 from .plotwidget import PlotlyWidget
 
-__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS"]
+__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS",
+           "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT"]
 
 log = logging.getLogger(__name__)
 
@@ -95,15 +96,31 @@ SHELL_CSS = """
 .dpexplore-app .dpexplore-readouts table td, .dpexplore-app .dpexplore-readouts table th { padding: 2px 4px; }
 .dpexplore-app .dpexplore-readouts table { font-size: 13px; }
 .dpexplore-app .dpexplore-note { font-size: 13px; color: #444; }
-.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 34px; }
-.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 22px; }
+.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 28px; }
+.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 18px; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
 .dpexplore-app.dpexplore-present .dpexplore-panel label,
 .dpexplore-app.dpexplore-present .dpexplore-panel select,
-.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 20px; }
-.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 18px; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 17px; }
+.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 16px; }
+.dpexplore-app .dpexplore-panel { overflow-x: hidden; }
+.dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
 """
+
+
+#: CSS height of a main plot alone in the plot area: the window less the title, lead and margins
+#: (1280×720: 470 px; 1920×1080: 760 px), within [300, 780] px
+MAIN_PLOT_HEIGHT = "clamp(300px, calc(100vh - 250px), 780px)"
+#: the same under a tab bar
+TAB_PLOT_HEIGHT = "clamp(300px, calc(100vh - 290px), 760px)"
+
+
+def _plot_widgets(w) -> list[PlotlyWidget]:
+    """The PlotlyWidgets in ``w`` (itself, or inside its boxes), in order."""
+    if isinstance(w, PlotlyWidget):
+        return [w]
+    return [f for c in (getattr(w, "children", None) or ()) for f in _plot_widgets(c)]
 
 
 class ShellBar(anywidget.AnyWidget):
@@ -347,6 +364,7 @@ class AppShell(W.VBox):
     # -- layout -------------------------------------------------------------------------------
     @staticmethod
     def _plot_area(plots) -> W.Widget:
+        AppShell._fit_window(plots)
         if plots and isinstance(plots[0], tuple):
             tabs = W.Tab([W.VBox(list(ws)) for _, ws in plots])
             for i, (name, _) in enumerate(plots):
@@ -360,6 +378,18 @@ class AppShell(W.VBox):
             name = _figure_title(p, i) if isinstance(p, PlotlyWidget) else f"Plot {i + 1}"
             tabs.set_title(i, name.split(":")[0].strip())
         return tabs
+
+    @staticmethod
+    def _fit_window(plots) -> None:
+        """A plot that is alone in the plot area or in its tab fills the window's height
+        (:data:`MAIN_PLOT_HEIGHT`, or :data:`TAB_PLOT_HEIGHT` under a tab bar), unless the app
+        set its ``css_height``; plots stacked with others keep their layout heights."""
+        tabbed = bool(plots) and (isinstance(plots[0], tuple) or len(plots) > 1)
+        groups = [list(ws) for _, ws in plots] if plots and isinstance(plots[0], tuple) else [[p] for p in plots]
+        for ws in groups:
+            figs = [f for w in ws for f in _plot_widgets(w)]
+            if len(figs) == 1 and not figs[0].css_height:
+                figs[0].css_height = TAB_PLOT_HEIGHT if tabbed else MAIN_PLOT_HEIGHT
 
     # -- presentation mode ----------------------------------------------------------------------
     def _on_present(self, change) -> None:
