@@ -26,8 +26,6 @@ __all__ = [
     "composition",
     "conversions",
     "mechanisms",
-    "profiles",
-    "references",
 ]
 __version__ = "0.1.0"
 
