@@ -59,6 +59,7 @@ function loadFromKernel(model) {
     const onMsg = (msg, buffers) => {
       if (!msg || msg.type !== "dpexplore:plotly-js") return;
       model.off("msg:custom", onMsg);
+      if (msg.error) { reject(new Error(msg.error)); return; } // the kernel sends it once per page
       try {
         const buf = buffers && buffers[0];
         const code = new TextDecoder().decode(buf.buffer ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf);

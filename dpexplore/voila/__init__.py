@@ -202,6 +202,10 @@ def _make_app_class():
                 name = getattr(cls, "__name__", "")
                 if name in ("VoilaContentsHandler", "TornadoVoilaTreeHandler"):
                     continue
+                if name == "VoilaKernelWebsocketHandler":
+                    from .hardening import SafeKernelWebsocketHandler
+
+                    h = (pattern, SafeKernelWebsocketHandler, *h[2:])
                 keep.append(h)
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)
