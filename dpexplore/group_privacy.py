@@ -58,6 +58,9 @@ _L = 14.0              # half-width of the uniform grids, in standard deviations
 _N_UNI = 400           # uniform points at refine = 1
 _PER_R = 4.0           # log-spaced points per relative step r (ratio step r/_PER_R at refine = 1)
 _FLOOR = 1e-10         # smallest |t|, |y| on the log-spaced grids, relative to the largest
+_MAX_COUNTS = 200      # bounds on what one call may cost (a lab is reachable by any client)
+_MAX_ORDERS = 64
+_MAX_POINTS = 100_000
 
 
 def _scalar(x, name: str, *, positive: bool = False, allow_zero: bool = False) -> float:
@@ -196,6 +199,8 @@ def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
     (1.0, True)
     """
     ys = as_array(y, "y", allow_inf=False)
+    if ys.size > _MAX_POINTS:
+        raise ValueError(f"y must hold at most {_MAX_POINTS} points, got {ys.size}")
     xv = _check_x(x)
     sigma = math.sqrt(_scalar(sigma2, "sigma2", positive=True))
     rr = _r(r)
@@ -253,8 +258,8 @@ def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
     """
     xv = _check_x(x)
     al = check_alpha(alpha)
-    if np.isinf(al).any():
-        raise ValueError(f"alpha must be finite, got {alpha!r}")
+    if np.isinf(al).any() or al.size > _MAX_POINTS:
+        raise ValueError(f"alpha must be finite orders > 1 (at most {_MAX_POINTS}), got {alpha!r}")
     sigma = math.sqrt(_scalar(sigma2, "sigma2", positive=True))
     rr = _r(r)
     flat = np.atleast_1d(al).ravel()
@@ -301,13 +306,15 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
     True
     """
     cs = as_array(counts, "counts", allow_inf=False)
-    if cs.ndim != 1 or cs.size == 0:
-        raise ValueError(f"counts must be a non-empty one-dimensional array, got shape {cs.shape}")
+    if cs.ndim != 1 or cs.size == 0 or cs.size > _MAX_COUNTS:
+        raise ValueError(f"counts must be a one-dimensional array of 1 to {_MAX_COUNTS} counts (each costs "
+                         f"~0.2 s the first time), got shape {cs.shape}")
     s2 = _scalar(sigma2, "sigma2", positive=True)
     rr = _r(r)
     al = check_alpha(alphas)
-    if al.ndim != 1 or np.isinf(al).any():
-        raise ValueError(f"alphas must be a one-dimensional array of finite orders > 1, got {alphas!r}")
+    if al.ndim != 1 or np.isinf(al).any() or al.size > _MAX_ORDERS:
+        raise ValueError(f"alphas must be a one-dimensional array of at most {_MAX_ORDERS} finite orders > 1, "
+                         f"got {alphas!r}")
     fwd, rev, err = _curve_cached(tuple(float(c) for c in cs), math.sqrt(s2), rr, tuple(float(a) for a in al))
     per_alpha = np.maximum(fwd, rev) / al[None, :]
     k = np.argmax(per_alpha, axis=1)

@@ -131,6 +131,9 @@ def test_zcdp_like_curve():
     (lambda: gp.output_density([1.0], 10, 0.0, 0.3), "sigma2"),
     (lambda: gp.sigma2_from_rho(0), "rho"),
     (lambda: gp.zcdp_like_curve([], 100.0, 0.3), "counts"),
+    (lambda: gp.zcdp_like_curve(np.arange(1000.0), 100.0, 0.3), "counts"),
+    (lambda: gp.zcdp_like_curve([1.0], 100.0, 0.3, alphas=np.linspace(2, 100, 100)), "alphas"),
+    (lambda: gp.output_density(np.zeros(200_001), 10, 100.0, 0.3), "y"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
