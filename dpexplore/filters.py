@@ -96,10 +96,15 @@ def _exact_sum(values) -> Fraction:
     return sum((Fraction(float(v)) for v in np.ravel(values)), Fraction(0))
 
 
+_MAX_REQUESTS = 100_000   # exact arithmetic costs ~5 µs a query: bound what one call may cost
+
+
 def _costs_1d(requests, name: str) -> np.ndarray:
     arr = check_nonneg(requests, name, allow_inf=False)
     if arr.ndim > 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size > _MAX_REQUESTS:
+        raise ValueError(f"{name} must hold at most {_MAX_REQUESTS} queries, got {arr.size}")
     return np.atleast_1d(arr)
 
 
@@ -329,6 +334,8 @@ def _rows(x, name: str, width: int) -> np.ndarray:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != width:
         raise ValueError(f"{name} must have one column per order ({width}), got shape {arr.shape}")
+    if arr.shape[0] > _MAX_REQUESTS:
+        raise ValueError(f"{name} must hold at most {_MAX_REQUESTS} queries, got {arr.shape[0]}")
     return arr
 
 
@@ -585,8 +592,8 @@ def simulate_adaptive_analyst(filt, truth, rng, *, rel_error=0.1, min_std=5.0, m
     True
     """
     t = as_array(truth, "truth", allow_inf=False)
-    if t.ndim != 1 or t.size == 0:
-        raise ValueError(f"truth must be a non-empty one-dimensional array, got shape {t.shape}")
+    if t.ndim != 1 or t.size == 0 or t.size > 10_000:
+        raise ValueError(f"truth must be a one-dimensional array of 1 to 10000 queries, got shape {t.shape}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
     r = _scalar_pos(rel_error, "rel_error")
