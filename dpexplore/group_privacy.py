@@ -195,6 +195,12 @@ def _log_density(y: np.ndarray, x: float, sigma: float, r: float, tg) -> np.ndar
     return out
 
 
+def _refine(refine) -> int:
+    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or not 1 <= refine <= 8:
+        raise ValueError(f"refine must be an integer in [1, 8], got {refine!r}")
+    return int(refine)
+
+
 def _check_x(x, name="x") -> float:
     return _scalar(x, name)
 
@@ -215,6 +221,7 @@ def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
     xv = _check_x(x)
     sigma = math.sqrt(_scalar(sigma2, "sigma2", positive=True))
     rr = _r(r)
+    refine = _refine(refine)
     shape = ys.shape
     flat = ys.ravel()
     dens = []
@@ -273,6 +280,7 @@ def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
         raise ValueError(f"alpha must be finite orders > 1 (at most {_MAX_POINTS}), got {alpha!r}")
     sigma = math.sqrt(_scalar(sigma2, "sigma2", positive=True))
     rr = _r(r)
+    refine = _refine(refine)
     flat = np.atleast_1d(al).ravel()
     f1, r1 = _divergences(xv, sigma, rr, flat, refine)
     f2, r2 = _divergences(xv, sigma, rr, flat, 2 * refine)

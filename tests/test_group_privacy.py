@@ -130,6 +130,7 @@ def test_zcdp_like_curve():
     (lambda: gp.renyi_divergence(float("nan"), 2.0, 100.0, 0.3), "x"),
     (lambda: gp.output_density([1.0], 10, 0.0, 0.3), "sigma2"),
     (lambda: gp.sigma2_from_rho(0), "rho"),
+    (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.3, refine=100), "refine"),
     (lambda: gp.zcdp_like_curve([], 100.0, 0.3), "counts"),
     (lambda: gp.zcdp_like_curve(np.arange(1000.0), 100.0, 0.3), "counts"),
     (lambda: gp.zcdp_like_curve([1.0], 100.0, 0.3, alphas=np.linspace(2, 100, 100)), "alphas"),
