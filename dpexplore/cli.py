@@ -2,12 +2,16 @@
 
 ::
 
+    dpexplore --version
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
                     [--no-prefetch]
 
-The gallery directory is ``--root`` if given, else the app notebooks shipped inside the package
-(``dpexplore/apps/notebooks``; the repository's top-level ``notebooks/`` links there). Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
+The gallery directory is the app notebooks shipped inside the package (``dpexplore/apps/notebooks``;
+the repository's top-level ``notebooks/`` links there), so ``dpexplore serve`` works from any folder
+after ``pip install dpexplore``. ``--root DIR`` serves the notebooks in DIR *instead* (Voilà serves
+one folder; a user's notebook builds any app with one import, and whoever wants both copies the
+shipped notebooks into DIR). Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
 ``dpexplore/voila/voila.json`` (tracebacks off, sources stripped, preheated kernels, culling of
 idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not a Voilà alias);
 ``--pool-size``, ``--cull-idle-timeout`` and ``--cull-interval`` override
@@ -38,10 +42,25 @@ def default_root() -> pathlib.Path:
     return pathlib.Path(__file__).resolve().parent / "apps" / "notebooks"
 
 
+def _version() -> str:
+    """The installed distribution's version (``dpexplore/__init__`` is not imported: it is slow)."""
+    try:
+        from importlib.metadata import version
+
+        return version("dpexplore")
+    except Exception:  # noqa: BLE001 - a source tree without metadata
+        return "unknown"
+
+
+def _shipped_hint() -> str:
+    return str(default_root()).replace("%", "%%")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse ``dpexplore`` command-line arguments."""
     parser = argparse.ArgumentParser(
         prog="dpexplore", description="dpexplore: see differential privacy.")
+    parser.add_argument("--version", action="version", version=f"dpexplore {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser(
         "serve", help="serve the dashboard gallery with Voila",
@@ -51,8 +70,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--ip", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
     serve.add_argument("--no-browser", action="store_true", help="do not open a web browser")
-    serve.add_argument("--root", type=pathlib.Path, default=None,
-                       help="folder of the gallery notebooks (default: the apps shipped with dpexplore)")
+    serve.add_argument("--root", type=pathlib.Path, default=None, metavar="DIR",
+                       help="serve the notebooks in DIR (e.g. your own, which can build any app: "
+                            "`from dpexplore.apps.demo import build_demo; build_demo()`) INSTEAD "
+                            "of the apps shipped with dpexplore; / opens DIR/index.ipynb. To serve "
+                            "them next to the shipped apps, copy those into DIR first (they are "
+                            "in %s). Default: the shipped apps" % _shipped_hint())
     serve.add_argument("--base-url", default="/", help="URL prefix (default /)")
     serve.add_argument("--pool-size", type=int, default=None, metavar="N",
                        help="preheated kernels per notebook (default 1, from voila.json)")
@@ -106,6 +129,12 @@ def main(argv=None) -> int:
 
         voila_argv = build_voila_argv(args)
         print(f"dpexplore: serving the dashboard gallery at {serve_url(args)}", flush=True)
+        root = pathlib.Path(voila_argv[-1])
+        if not (root / "index.ipynb").is_file():  # --root without a gallery: list its notebooks
+            names = sorted(p.name for p in root.glob("*.ipynb"))
+            print(f"dpexplore: {root} has no index.ipynb; its notebooks: "
+                  + (", ".join(serve_url(args).rsplit("/", 1)[0] + "/" + n for n in names)
+                     or "none"), flush=True)
         os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
         if args.no_prefetch:
             os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)

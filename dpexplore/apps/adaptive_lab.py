@@ -620,7 +620,8 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
         w.continuous_update = False  # a simulation per release, not per pixel
     ctrl = AdaptiveLabController({**sim, **calc}, MessageArea())
     for f in ctrl.figs:
-        f.layout.width = "min(100%, 560px)"
+        f.layout.width = "calc(50% - 4px)"
+        f.layout.min_width = "330px"
     row = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     tabs = [("Holdout reuse", [row(ctrl.fig_naive, ctrl.fig_to)]),
             ("Generalization bounds", [W.VBox(list(calc.values())), ctrl.calc_readout,

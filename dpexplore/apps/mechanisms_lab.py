@@ -625,9 +625,8 @@ $$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, "�
 MECH_INFO = AppInfo(
     slug="mechanisms_in_action",
     title="Mechanisms in action",
-    lead=("Four classic results, each simulated with a seed next to its exact value: a differencing "
-          "attack, Laplace noise on counting queries, report noisy max, and the sparse vector "
-          "technique. Pick a tab; the seed and number of runs are shared."),
+    lead=("Four classic results, each simulated next to its exact value: a differencing attack, "
+          "Laplace noise on counting queries, report noisy max and the sparse vector technique."),
     theory=_MECH_INTRO + (
         r"<p><b>Differencing attack.</b> $$P[\text{correct}] = 1 - \tfrac12\left(1 + \tfrac{\varepsilon}{4}\right)e^{-\varepsilon/2},"
         r"\qquad P[Z_1 - Z_2 > t] = \tfrac12\left(1 + \tfrac{t}{2b}\right)e^{-t/b},\ b = 1/\varepsilon.$$</p>"
@@ -676,20 +675,24 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
     }
     ctrl = MechanismsLabController(controls, MessageArea())
-    table = "".join(f"<tr><td>{p}</td><td>{b}</td></tr>" for p, b in zip(PEOPLE, BITS))
+    table = ("<tr><th>person</th>" + "".join(f"<td>{p}</td>" for p in PEOPLE) + "</tr><tr><th>bit</th>"
+             + "".join(f"<td align='center'>{b}</td>" for b in BITS) + "</tr>")
     H = W.HTML
     M = W.HTMLMath
     wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     for f in ctrl.figs[:-1]:
-        f.layout.width = "min(100%, 560px)"
+        f.layout.width = "calc(50% - 4px)"
+        f.layout.min_width = "330px"
+    for f in ctrl.figs:
+        f.update_layout(height=330)
     H3 = lambda text: H(f"<p style='margin:4px 0'><b>{text}</b></p>")
     tabs = [
         ("1. Differencing attack", [
             H3("A differencing attack (Bassi 2019, “A differencing attack”)"),
-            H(f'<table style="display:inline-block;margin-right:2em"><tr><th>person</th><th>bit</th></tr>{table}</table>'
-              "<p style='display:inline-block;max-width:560px'>“How many have the bit?” minus “how many "
-              "except the target?” is the target's bit. With Lap(1/ε) noise on each count the attacker "
-              "guesses bit = 1 iff the difference D &gt; ½.</p>"),
+            H(f'<table style="font-size:13px;display:inline-table;vertical-align:middle;margin-right:1em">{table}</table>'
+              "<span style='display:inline-block;max-width:520px;vertical-align:middle'>“How many have the bit?” "
+              "minus “how many except the target?” is the target's bit; with Lap(1/ε) noise on each "
+              "count the attacker guesses 1 iff the difference D &gt; ½.</span>"),
             W.HBox([controls["target"], controls["attack_eps"]], layout=W.Layout(flex_flow="row wrap")),
             ctrl.readouts["attack"], wide(ctrl.fig_attack, ctrl.fig_attack_hist)]),
         ("2. Counting queries", [
@@ -925,7 +928,9 @@ class LocalVsCentralController(_SimulationController):
             "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
             "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"}})
         for f in (self.fig_med_mean, self.fig_med_cdf):
-            f.layout.width = "min(100%, 560px)"
+            f.layout.width = "calc(50% - 4px)"
+            f.layout.min_width = "330px"
+            f.update_layout(height=340)
         return [self.fig_med_mean, self.fig_med_cdf, self.fig_shuffle]
 
     def render(self, r) -> None:

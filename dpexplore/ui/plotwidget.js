@@ -1,16 +1,25 @@
 // dpexplore PlotlyWidget front end (anywidget ESM).
 //
 // plotly.js is loaded ONCE per page and shared by every PlotlyWidget on it (a window-level
-// promise). Two ways, tried in order:
+// promise). Three ways, tried in order:
 //   1. a <script> tag to `<baseUrl>/dpexplore/static/plotly.min.js?v=<version>`, served over
 //      plain HTTP (cached by the browser) by `dpexplore serve` and by the dpexplore Jupyter
-//      server extension;
-//   2. if that URL does not answer (a plain JupyterLab without the extension), the JavaScript
-//      is requested once from the kernel through a custom widget message and evaluated.
-// Then Plotly.newPlot draws the traces the widget was constructed with, and Plotly.react
-// redraws in place whenever `data`, `plot_layout` or `config` change.
+//      server extension (installed enabled with the package);
+//   2. if that URL does not answer (a front end without dpexplore's route: VS Code, Colab, a
+//      Jupyter server with the extension disabled), the JavaScript is requested once from the
+//      kernel through a custom widget message (`dpexplore:need-plotly` -> `dpexplore:plotly-js`)
+//      and evaluated;
+//   3. if the kernel has not answered within KERNEL_WAIT_MS (a static HTML export has no kernel),
+//      the same plotly.js version from its public CDN (cdn.plot.ly), while the kernel may still
+//      answer: the first to arrive wins.
+// While nothing has arrived after KERNEL_WAIT_MS every undrawn plot says so on the page, and
+// when every way has failed it says that plotly.js could not be loaded (and still draws if the
+// kernel answers later). Then Plotly.newPlot draws the traces the widget was constructed with,
+// and Plotly.react redraws in place whenever `data`, `plot_layout` or `config` change.
 
 const KEY = "__dpexplorePlotly";
+const KERNEL_WAIT_MS = 4000;
+const CDN = "https://cdn.plot.ly/plotly-";
 
 function baseUrl() {
   const el = document.getElementById("jupyter-config-data");
@@ -23,13 +32,24 @@ function baseUrl() {
   return "/";
 }
 
-function loadByScript(url) {
+// Run `fn` with AMD's `define` hidden: plotly.js in a page with require.js (a static export, the
+// classic notebook) would register as an anonymous AMD module instead of setting window.Plotly.
+function withoutAMD(fn) {
+  const d = window.define;
+  if (d && d.amd) window.define = undefined;
+  try { return fn(); } finally { if (d && d.amd) window.define = d; }
+}
+
+function loadByScript(url, hideAMD) {
   return new Promise((resolve, reject) => {
     const s = document.createElement("script");
     s.src = url;
     s.async = true;
-    s.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error("no Plotly")));
-    s.onerror = () => { s.remove(); reject(new Error("cannot load " + url)); };
+    const d = window.define;
+    const restore = () => { if (hideAMD && d && d.amd && window.define === undefined) window.define = d; };
+    if (hideAMD && d && d.amd) window.define = undefined;
+    s.onload = () => { restore(); window.Plotly ? resolve(window.Plotly) : reject(new Error("no Plotly in " + url)); };
+    s.onerror = () => { restore(); s.remove(); reject(new Error("cannot load " + url)); };
     document.head.appendChild(s);
   });
 }
@@ -42,12 +62,60 @@ function loadFromKernel(model) {
       try {
         const buf = buffers && buffers[0];
         const code = new TextDecoder().decode(buf.buffer ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf);
-        (0, eval)(code); // indirect eval: global scope, sets window.Plotly
+        if (!window.Plotly) withoutAMD(() => (0, eval)(code)); // indirect eval: global scope, sets window.Plotly
         window.Plotly ? resolve(window.Plotly) : reject(new Error("no Plotly"));
       } catch (e) { reject(e); }
     };
     model.on("msg:custom", onMsg);
-    model.send({ type: "dpexplore:need-plotly" });
+    try { model.send({ type: "dpexplore:need-plotly" }); } catch (e) { model.off("msg:custom", onMsg); reject(e); }
+  });
+}
+
+// What the undrawn plots say while plotly.js is missing (a status line inside each plot div,
+// removed when plotly.js arrives; plots created later get it too).
+function showStatus(text, isError) {
+  window[KEY + "Status"] = text ? { text, isError } : null;
+  for (const div of document.querySelectorAll(".dpexplore-plot")) {
+    let p = div.querySelector(":scope > .dpexplore-plot-status");
+    if (!text || div.classList.contains("js-plotly-plot")) { if (p) p.remove(); continue; }
+    if (!p) {
+      p = document.createElement("p");
+      p.className = "dpexplore-plot-status";
+      p.setAttribute("role", "status");
+      p.style.cssText = "margin:12px;padding:8px 12px;border-left:4px solid;font:14px sans-serif;";
+      div.appendChild(p);
+    }
+    p.style.borderColor = isError ? "#c0392b" : "#999";
+    p.style.color = isError ? "#c0392b" : "#555";
+    p.textContent = text;
+  }
+}
+
+function cdnUrl(model) {
+  const m = /[?&]v=(\d+\.\d+\.\d+)/.exec(model.get("_plotly_path") || "");
+  return m ? CDN + m[1] + ".min.js" : null;
+}
+
+function fallback(model) {
+  return new Promise((resolve) => {
+    let done = false, kernelFailed = false, cdnFailed = false;
+    const ok = (P) => { if (!done) { done = true; showStatus(null); resolve(P); } };
+    const failed = () => {
+      if (done || !kernelFailed || !cdnFailed) return;
+      showStatus("This plot cannot be drawn: plotly.js could not be loaded (no dpexplore server " +
+                 "route on this page, no answer from a kernel, and " + CDN.split("/")[2] +
+                 " not reachable). Open the notebook in Jupyter with dpexplore installed.", true);
+    };
+    loadFromKernel(model).then(ok, () => { kernelFailed = true; failed(); });
+    setTimeout(() => {
+      if (done) return;
+      kernelFailed = true; // no answer yet; a late answer still draws (ok() above)
+      showStatus("Loading plotly.js (no dpexplore server route here; waiting for the kernel)…", false);
+      const url = cdnUrl(model);
+      (url ? loadByScript(url, true) : Promise.reject(new Error("no version"))).then(ok, () => {
+        cdnFailed = true; failed();
+      });
+    }, KERNEL_WAIT_MS);
   });
 }
 
@@ -55,10 +123,15 @@ function plotly(model) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!window[KEY + "Guarded"]) {
     // The dpexplore Voila template may already have started the HTTP request (window[KEY]).
-    const viaHttp = window[KEY] || loadByScript(baseUrl() + model.get("_plotly_path"));
-    window[KEY] = viaHttp.catch(() => loadFromKernel(model));
+    const viaHttp = window[KEY] || loadByScript(baseUrl() + model.get("_plotly_path"), false);
+    window[KEY] = viaHttp.catch(() => fallback(model));
     window[KEY + "Guarded"] = true;
     window[KEY].catch(() => { window[KEY] = undefined; window[KEY + "Guarded"] = false; });
+  } else if (window[KEY + "Status"]) {
+    // a plot created while plotly.js is still missing: say so on it too (its div is in the page
+    // once render() returns)
+    const st = window[KEY + "Status"];
+    setTimeout(() => { if (!window.Plotly && window[KEY + "Status"] === st) showStatus(st.text, st.isError); }, 0);
   }
   return window[KEY];
 }
@@ -154,6 +227,7 @@ function render({ model, el }) {
   let prevLayoutText = null;
   let prevConfigText = null;
   let stale = false; // a change arrived while the plot was hidden (a closed tab)
+  let config = null;  // {text, obj}: the config Plotly was last given
   const reuse = (prev, value, present) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
@@ -162,6 +236,9 @@ function render({ model, el }) {
   };
   // not displayed (display:none up the tree, e.g. a closed tab); a detached div is drawn as usual
   const hidden = () => div.isConnected && div.offsetParent === null;
+  // css_height (e.g. "clamp(300px, calc(100vh - 250px), 720px)") sizes the div to the window
+  const sizeDiv = () => { div.style.height = model.get("css_height") || ""; };
+  sizeDiv();
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
@@ -171,17 +248,31 @@ function render({ model, el }) {
     const present = !!model.get("present");
     const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t, present));
     const rawLayout = JSON.stringify(model.get("plot_layout"));
-    const layoutText = rawLayout + (present ? "#present" : "");
+    sizeDiv();
+    // with css_height the plot is drawn at its div's height (0 while hidden: the layout's height)
+    const box = div.getBoundingClientRect();
+    const fill = model.get("css_height") && !hidden() && box.height > 0 && box.width > 0;
+    const fillHeight = fill ? Math.max(160, Math.round(box.height)) : 0;
+    const fillWidth = fill ? Math.round(box.width) : 0;
+    const layoutText = rawLayout + (present ? "#present" : "") + "#" + fillWidth + "x" + fillHeight;
     const configText = JSON.stringify(model.get("config"));
     const same = !first && traces.length === prevTraces.length &&
       traces.every((t, i) => t === prevTraces[i]) && layoutText === prevLayoutText &&
       configText === prevConfigText;
     prevTraces = traces; prevLayoutText = layoutText; prevConfigText = configText;
     const fn = first ? Plotly.newPlot : Plotly.react;
-    const done = same ? Promise.resolve() :
-      fn(div, traces.map((t) => t.obj),
-         styleLayout(JSON.parse(rawLayout), present),
-         styleConfig(JSON.parse(configText), Plotly));
+    let done = Promise.resolve();
+    if (!same) {
+      const layout = styleLayout(JSON.parse(rawLayout), present);
+      if (fill) { // the div's CSS size (the shell: fit the window)
+        layout.height = fillHeight; layout.width = fillWidth; layout.autosize = false;
+      }
+      // the config object (with its SVG button's click function) is built once per config text:
+      // Plotly.react compares configs, and a new function object made every redraw a full newPlot
+      // (~250 ms of a 60 ms step on the demo)
+      if (!config || config.text !== configText) config = { text: configText, obj: styleConfig(JSON.parse(configText), Plotly) };
+      done = fn(div, traces.map((t) => t.obj), layout, config.obj);
+    }
     return done.then(() => {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
       div.dataset.drawStart = String(t0);
@@ -190,7 +281,7 @@ function render({ model, el }) {
       delete div.dataset.error;
     });
   }).catch((e) => {
-    prevTraces = []; prevLayoutText = null; prevConfigText = null; // next draw starts afresh
+    prevTraces = []; prevLayoutText = null; prevConfigText = null; config = null; // next draw starts afresh
     div.dataset.error = String(e && e.message ? e.message : e);
     console.error("dpexplore PlotlyWidget:", e);
   });
@@ -207,6 +298,7 @@ function render({ model, el }) {
   model.on("change:plot_layout", redraw);
   model.on("change:config", redraw);
   model.on("change:present", redraw);
+  model.on("change:css_height", redraw);
 
   // Follow the container's width (window resize, a panel opening), and draw a plot that changed
   // while it was hidden as soon as it is shown again.
@@ -214,7 +306,7 @@ function render({ model, el }) {
   if (window.ResizeObserver) {
     ro = new ResizeObserver(() => {
       if (div.offsetParent === null) return;
-      if (stale) { redraw(); return; }
+      if (stale || model.get("css_height")) { redraw(); return; }
       if (window.Plotly && div.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(div);
     });
     ro.observe(el);
@@ -225,6 +317,7 @@ function render({ model, el }) {
     model.off("change:plot_layout", redraw);
     model.off("change:config", redraw);
     model.off("change:present", redraw);
+    model.off("change:css_height", redraw);
     if (ro) ro.disconnect();
     if (window.Plotly) window.Plotly.purge(div);
   };

@@ -180,6 +180,10 @@ class PlotlyWidget(anywidget.AnyWidget):
     #: presentation mode (set by the app shell): larger text and thicker lines, drawn by the front
     #: end from the same data (nothing is recomputed)
     present = traitlets.Bool(False).tag(sync=True)
+    #: CSS height of the plot's div (the app shell sets ``"clamp(300px, calc(100vh - 250px),
+    #: 720px)"`` on a main plot: it fits the window); the plot is drawn at the div's height.
+    #: "" = the layout's ``height``.
+    css_height = traitlets.Unicode("").tag(sync=True)
     _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
 
     def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,

@@ -21,10 +21,10 @@
   end reads its kernel model there and fails without it — the kernel websocket (which Voilà limits
   to widget comm messages: no code execution) and Voilà's shutdown hook.
 
-The same static route is available to a Jupyter server (Binder, JupyterLab) as a server extension:
-``{"ServerApp": {"jpserver_extensions": {"dpexplore.voila": true}}}`` in
-``jupyter_server_config.json`` (``binder/postBuild`` writes it; ``jupyter server extension enable``
-refuses an extension no config file declares yet).
+The same static route is available to any Jupyter server (JupyterLab, Notebook 7, Binder,
+JupyterHub) as the server extension ``dpexplore.voila`` (:mod:`dpexplore.voila.extension`),
+enabled by installing the package (``etc/jupyter/jupyter_server_config.d/dpexplore.json``);
+``jupyter server extension disable dpexplore.voila`` turns it off.
 
 >>> config_path().name
 'voila.json'
@@ -223,13 +223,8 @@ def __getattr__(name):  # lazy: importing voila.app is slow and not needed by th
     raise AttributeError(name)
 
 
-# -- Jupyter server extension (Binder / JupyterLab): only the plotly.js static route ---------
+# -- Jupyter server extension (JupyterLab, Notebook 7, Binder, JupyterHub): the plotly.js route ---
 def _jupyter_server_extension_points():
-    return [{"module": "dpexplore.voila"}]
-
-
-def _load_jupyter_server_extension(serverapp) -> None:
-    web_app = serverapp.web_app
-    web_app.add_handlers(".*$", static_handlers(web_app.settings.get("base_url", "/")))
-    serverapp.log.info("dpexplore: serving plotly.js at %sdpexplore/static/", web_app.settings.get("base_url", "/"))
-
+    """``jpserver_extensions: {"dpexplore.voila": true}`` loads :mod:`dpexplore.voila.extension`
+    (installed enabled; see there)."""
+    return [{"module": "dpexplore.voila.extension"}]

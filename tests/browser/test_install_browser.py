@@ -1,0 +1,383 @@
+"""Install anywhere, render anywhere: the WHEEL, installed into a fresh venv outside the checkout.
+
+One module-scoped venv (``wheel_venv``): ``pip wheel --no-deps`` of this checkout, then ``pip
+install <wheel> jupyterlab notebook nbconvert`` (pip's cache is used; ~1.5-3 min). In it:
+
+* the wheel holds the app notebooks, the LICENSE and the Jupyter config that enables the server
+  extension; ``dpexplore --version``;
+* ``dpexplore serve`` from an EMPTY folder serves the shipped gallery and every app draws in
+  Chromium (plots present, sensible height);
+* ``jupyter server extension list`` shows ``dpexplore.voila`` enabled after install, and
+  ``disable`` / ``enable`` work;
+* JupyterLab 4 and Notebook 7 (the extension's HTTP route): a notebook building two apps (demo,
+  rdp_explorer) is run, the plots draw with a sensible height and follow a slider, keeping it;
+* a Jupyter server with the extension turned off (what VS Code and Colab are: no dpexplore route):
+  plotly.js comes through the kernel and the plots draw; when neither the route, the kernel nor
+  the CDN gives plotly.js, the plots say so on the page within seconds;
+* a static HTML export (``jupyter nbconvert --to html --execute``, widget state stored) opened
+  from disk: the plots draw from the stored widget state (the widget manager's and anywidget's
+  scripts, which such a page loads from public CDNs, are served to it from npm packages).
+
+Screenshots go to ``tmp_path``/``DPEXPLORE_SCREENSHOTS`` (if set).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+
+import pytest
+
+from conftest import REPO, free_port
+
+pytestmark = [pytest.mark.slow]
+
+TOKEN = "dpexplore-test-token"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SHOTS = os.environ.get("DPEXPLORE_SCREENSHOTS")
+
+TWO_APPS = {
+    "cells": [
+        {"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [],
+         "source": "from dpexplore.apps.demo import build_demo\nbuild_demo()"},
+        {"cell_type": "code", "execution_count": None, "id": "a2", "metadata": {}, "outputs": [],
+         "source": "from dpexplore.apps.rdp_explorer import build_rdp_explorer\nbuild_rdp_explorer()"},
+    ],
+    "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                "name": "python3"}, "language_info": {"name": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+# the same with a kernel that never answers the plotly.js request (the last resort is then the CDN)
+SILENT_KERNEL = json.loads(json.dumps(TWO_APPS))
+SILENT_KERNEL["cells"].insert(0, {
+    "cell_type": "code", "execution_count": None, "id": "a0", "metadata": {}, "outputs": [],
+    "source": "from dpexplore.ui.plotwidget import PlotlyWidget\n"
+              "PlotlyWidget._on_custom_msg = lambda self, *args: None"})
+
+PLOT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(d => {
+  const r = d.getBoundingClientRect();
+  return {h: Math.round(r.height), w: Math.round(r.width),
+          traces: d.data ? d.data.length : 0, rev: Number(d.dataset.revision || 0)}; })"""
+
+
+class Venv:
+    def __init__(self, root: pathlib.Path, wheel: pathlib.Path, install_seconds: float):
+        self.root, self.wheel, self.install_seconds = root, wheel, install_seconds
+        self.bin = root / "bin"
+        self.home = root.parent / "home"
+        self.home.mkdir(exist_ok=True)
+
+    def env(self, **extra) -> dict:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("VIRTUAL_ENV", "PYTHONPATH", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR",
+                            "JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
+        env.update(HOME=str(self.home), PATH=f"{self.bin}:{os.environ['PATH']}",
+                   PYDEVD_DISABLE_FILE_VALIDATION="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+                   PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(pathlib.Path.home() / ".cache/pip")))
+        env.update(extra)
+        return env
+
+    def run(self, *cmd, cwd=None, timeout=120, **env) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.bin / cmd[0]), *cmd[1:]], cwd=cwd or self.home,
+                              env=self.env(**env), capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory):
+    base = tmp_path_factory.mktemp("wheel")
+    assert REPO not in base.parents
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w",
+                        str(base / "dist")], capture_output=True, text=True, timeout=300, env=env,
+                       cwd=base)
+    assert r.returncode == 0, r.stderr[-3000:]
+    shutil.rmtree(REPO / "build", ignore_errors=True)  # setuptools' in-tree build folder
+    (wheel,) = (base / "dist").glob("dpexplore-*.whl")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    v = Venv(venv, wheel, 0.0)
+    t0 = time.perf_counter()
+    r = v.run("python", "-m", "pip", "install", "-q", str(wheel), "jupyterlab", "notebook",
+              "nbconvert", timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    v.install_seconds = time.perf_counter() - t0
+    print(f"\nwheel {wheel.name}: {wheel.stat().st_size / 1e3:.0f} kB; install (with jupyterlab, "
+          f"notebook, nbconvert) {v.install_seconds:.0f} s")
+    return v
+
+
+class Proc:
+    """A server in its own process group, its log in a file."""
+
+    def __init__(self, venv: Venv, cmd: list[str], cwd: pathlib.Path, log: pathlib.Path, **env):
+        self.log_path = log
+        self._log = open(log, "w")
+        self.proc = subprocess.Popen([str(venv.bin / cmd[0]), *cmd[1:]], cwd=cwd,
+                                     env=venv.env(**env), stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_url(self, url: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log()[-3000:]
+            try:
+                with urllib.request.urlopen(url, timeout=10):
+                    return
+            except urllib.error.HTTPError:
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.5)
+        raise AssertionError(f"{url} did not answer: {self.log()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=20)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self._log.close()
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def _shot(page, tmp_path, name):
+    for d in filter(None, [tmp_path, SHOTS and pathlib.Path(SHOTS)]):
+        d.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(d / name), full_page=False)
+
+
+# -- the wheel ---------------------------------------------------------------------------------
+def test_wheel_holds_apps_license_and_extension_config(wheel_venv):
+    names = zipfile.ZipFile(wheel_venv.wheel).namelist()
+    shipped = {pathlib.Path(n).name for n in names if n.startswith("dpexplore/apps/notebooks/")}
+    on_disk = {p.name for p in (REPO / "dpexplore/apps/notebooks").glob("*.ipynb")}
+    assert shipped == on_disk and "index.ipynb" in shipped
+    assert any(n.endswith("data/etc/jupyter/jupyter_server_config.d/dpexplore.json") for n in names)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "dpexplore/ui/static/plotly-dpexplore.min.js" in names
+    assert not any(n.startswith(("tests/", "notebooks/", "benchmarks/")) for n in names)
+    r = wheel_venv.run("dpexplore", "--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"dpexplore {wheel_venv.wheel.name.split('-')[1]}"
+    # the installed package, not the checkout
+    r = wheel_venv.run("python", "-c", "import dpexplore; print(dpexplore.__file__)")
+    assert str(wheel_venv.root) in r.stdout, r.stdout + r.stderr
+
+
+def test_extension_enabled_by_install_and_disable_works(wheel_venv):
+    def listed():
+        r = wheel_venv.run("jupyter", "server", "extension", "list")
+        text = ANSI.sub("", r.stdout + r.stderr)
+        m = re.search(r"dpexplore\.voila\s+(enabled|disabled)", text)
+        assert m, text
+        assert "dpexplore.voila  OK" in text or "dpexplore.voila OK" in text, text
+        return m.group(1)
+
+    assert listed() == "enabled"
+    try:
+        r = wheel_venv.run("jupyter", "server", "extension", "disable", "dpexplore.voila")
+        assert "Validation failed" not in ANSI.sub("", r.stderr), r.stderr
+        assert listed() == "disabled"
+    finally:
+        r = wheel_venv.run("jupyter", "server", "extension", "enable", "dpexplore.voila")
+    assert "Validation failed" not in ANSI.sub("", r.stderr), r.stderr
+    assert listed() == "enabled"
+
+
+def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_path):
+    from dpexplore.apps import APPS
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    port = free_port()
+    srv = Proc(wheel_venv, ["dpexplore", "serve", "--no-browser", "--port", str(port)], empty,
+               tmp_path / "serve.log")
+    try:
+        base = f"http://127.0.0.1:{port}/"
+        srv.wait_url(base + "dpexplore/static/plotly.min.js")
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = ctx.new_page()
+        page.goto(base)  # / -> the gallery
+        page.wait_for_selector(".dpexplore-gallery a, .dpexplore-app a", timeout=90_000)
+        assert page.url.endswith("voila/render/index.ipynb")
+        for nb, title, _ in APPS:
+            page.goto(base + "voila/render/" + nb)
+            try:
+                page.wait_for_function(
+                    "() => { const g = [...document.querySelectorAll('.js-plotly-plot')];"
+                    " return g.length > 0 && g.some(d => d.getBoundingClientRect().height > 150); }",
+                    timeout=120_000)
+            except Exception as exc:  # noqa: BLE001
+                raise AssertionError(f"{nb}: no plot drawn; server log: {srv.log()[-2000:]}") from exc
+            boxes = [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]  # plots in closed tabs: 0
+            assert boxes and all(b["traces"] > 0 for b in boxes), (nb, boxes)
+            assert all(150 <= b["h"] <= 2000 and b["w"] >= 200 for b in boxes), (nb, boxes)
+            assert "Traceback" not in page.inner_text("body"), nb
+        _shot(page, tmp_path, "serve-last-app.png")
+        ctx.close()
+    finally:
+        srv.stop()
+
+
+# -- Jupyter front ends ---------------------------------------------------------------------------
+def _jupyter(wheel_venv, tmp_path, app: str, *, route: bool, notebook=TWO_APPS):
+    work = tmp_path / f"{app}-work"
+    work.mkdir()
+    (work / "two_apps.ipynb").write_text(json.dumps(notebook))
+    env = {}
+    if not route:  # the user-level config wins over the installed one: the extension is off
+        cfg = tmp_path / f"{app}-cfg"
+        cfg.mkdir()
+        (cfg / "jupyter_server_config.json").write_text(
+            json.dumps({"ServerApp": {"jpserver_extensions": {"dpexplore.voila": False}}}))
+        env["JUPYTER_CONFIG_DIR"] = str(cfg)
+    port = free_port()
+    cmd = ["jupyter", app, "--no-browser", "--allow-root", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+           "--expose-app-in-browser", f"--ServerApp.root_dir={work}"]
+    srv = Proc(wheel_venv, cmd, work, tmp_path / f"{app}.log", **env)
+    base = f"http://127.0.0.1:{port}/"
+    srv.wait_url(base + "api/status?token=" + TOKEN)
+    assert _status(base + "dpexplore/static/plotly.min.js") == (200 if route else 404)
+    return srv, base
+
+
+def _run_notebook(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook .jp-Cell')",
+                           timeout=120_000)
+    # the kernel is ready when the notebook's session says idle
+    page.wait_for_function("""() => { const w = window.jupyterapp.shell.currentWidget;
+        return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
+               && w.sessionContext.session.kernel.connectionStatus === 'connected'
+               && w.sessionContext.session.kernel.status === 'idle'; }""", timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def _plots_drawn(page, n: int, timeout_ms: int = 120_000):
+    page.wait_for_function(
+        """(n) => { const g = [...document.querySelectorAll('.js-plotly-plot')]
+              .filter(d => d.getBoundingClientRect().height > 0);
+            return g.length >= n && g.every(d => d.data && d.data.length > 0); }""",
+        arg=n, timeout=timeout_ms)
+    page.wait_for_timeout(500)
+    return [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]
+
+
+def _check_front_end(browser, base, path, tmp_path, shot) -> dict:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    try:
+        _run_notebook(page, f"{base}{path}?token={TOKEN}")
+        # demo: 1 plot; rdp_explorer: its visible plots
+        boxes = _plots_drawn(page, 2)
+        assert all(b["h"] >= 150 and b["w"] >= 200 for b in boxes), boxes
+        # a slider move redraws the demo's plot, which keeps its height
+        first = page.locator(".jp-OutputArea .widget-slider .noUi-handle").first
+        first.scroll_into_view_if_needed()
+        before = page.evaluate(PLOT_BOXES)
+        first.focus()
+        first.press("ArrowRight")
+        first.press("ArrowRight")
+        page.wait_for_function(
+            """(before) => { const r = [...document.querySelectorAll('.js-plotly-plot')]
+                 .map(d => Number(d.dataset.revision || 0));
+                 return r.some((v, i) => before[i] && v > before[i].rev); }""",
+            arg=before, timeout=30_000)
+        page.wait_for_timeout(800)
+        after = page.evaluate(PLOT_BOXES)
+        for b, a in zip(before, after):
+            if b["h"] > 0:
+                assert abs(a["h"] - b["h"]) <= 2, (before, after)
+        _shot(page, tmp_path, shot)
+        return {"boxes": boxes, "requests": requests}
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("app, path", [("lab", "lab/tree/two_apps.ipynb"),
+                                       ("notebook", "notebooks/two_apps.ipynb")])
+def test_jupyter_front_ends_draw(wheel_venv, browser, tmp_path, app, path):
+    srv, base = _jupyter(wheel_venv, tmp_path, app, route=True)
+    try:
+        out = _check_front_end(browser, base, path, tmp_path, f"{app}.png")
+        assert any("dpexplore/static/plotly.min.js" in u for u in out["requests"])
+    finally:
+        srv.stop()
+
+
+def test_without_the_route_plotly_comes_through_the_kernel(wheel_venv, browser, tmp_path):
+    """VS Code and Colab have no dpexplore HTTP route: a server with the extension turned off."""
+    srv, base = _jupyter(wheel_venv, tmp_path, "lab", route=False)
+    try:
+        _check_front_end(browser, base, "lab/tree/two_apps.ipynb", tmp_path, "lab-no-route.png")
+        assert "dpexplore: serving plotly.js" not in srv.log()
+    finally:
+        srv.stop()
+
+
+def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
+    """No route, a kernel that does not answer, no CDN: every plot says so within seconds; with
+    the CDN reachable (simulated: the request is answered with the bundle) the plots draw."""
+    srv, base = _jupyter(wheel_venv, tmp_path, "lab", route=False, notebook=SILENT_KERNEL)
+    bundle = (REPO / "dpexplore/ui/static/plotly-dpexplore.min.js").read_bytes()
+    try:
+        for cdn_up in (False, True):
+            ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = ctx.new_page()
+            seen = []
+
+            def on_cdn(route, cdn_up=cdn_up):
+                seen.append(route.request.url)
+                if cdn_up:
+                    route.fulfill(status=200, body=bundle, content_type="application/javascript",
+                                  headers={"Access-Control-Allow-Origin": "*"})
+                else:
+                    route.abort()
+
+            page.route("https://cdn.plot.ly/**", on_cdn)
+            try:
+                _run_notebook(page, f"{base}lab/tree/two_apps.ipynb?token={TOKEN}")
+                if not cdn_up:
+                    t0 = time.monotonic()
+                    page.wait_for_function(
+                        """() => { const d = [...document.querySelectorAll('.dpexplore-plot')];
+                            return d.length >= 2 && d.every(e => { const s = e.querySelector('.dpexplore-plot-status');
+                              return s && s.offsetParent !== null && /could not be loaded/.test(s.textContent); }); }""",
+                        timeout=30_000)
+                    waited = time.monotonic() - t0
+                    assert not page.evaluate("() => document.querySelector('.js-plotly-plot') !== null")
+                    _shot(page, tmp_path, "lab-no-plotly.png")
+                    print(f"\nno plotly.js: message shown {waited:.1f} s after the run started")
+                else:
+                    boxes = _plots_drawn(page, 2, 60_000)
+                    assert all(b["h"] >= 150 for b in boxes), boxes
+                    assert not page.evaluate("() => document.querySelector('.dpexplore-plot-status')")
+                assert seen and seen[0].startswith("https://cdn.plot.ly/plotly-"), seen
+            finally:
+                ctx.close()
+    finally:
+        srv.stop()
