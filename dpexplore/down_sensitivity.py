@@ -88,8 +88,8 @@ def _size(size) -> int:
 
 def _data(x, name: str = "x") -> np.ndarray:
     arr = as_array(x, name, allow_inf=False)
-    if arr.ndim > 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.ndim > 1 or arr.size > 10_000_000:
+        raise ValueError(f"{name} must be one-dimensional with at most 1e7 items, got shape {arr.shape}")
     return arr.ravel()
 
 
@@ -100,8 +100,8 @@ def check_grid(grid, name: str = "grid") -> np.ndarray:
     [0.0, 1.0, 2.0]
     """
     g = as_array(grid, name, allow_inf=False)
-    if g.ndim != 1 or g.size < 2:
-        raise ValueError(f"{name} must be a one-dimensional array of at least 2 points, got shape {g.shape}")
+    if g.ndim != 1 or g.size < 2 or g.size > 1_000_001:
+        raise ValueError(f"{name} must be a one-dimensional array of 2 to 1000001 points, got shape {g.shape}")
     if (np.diff(g) <= 0).any():
         raise ValueError(f"{name} must be strictly increasing, got {g[:6].tolist()}...")
     return g

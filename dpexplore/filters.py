@@ -16,23 +16,20 @@ Filters are small immutable value objects with pure methods over arrays of spent
 * ``f.consumed(spent)`` — the quantity the filter compares with its budget (for plots);
 * ``f.budget`` — that budget.
 
-+------------------------+-----------------------------------------------+---------------------------------+
-| filter                 | accepts while                                  | source                          |
-+========================+===============================================+=================================+
-| :class:`PureDPFilter`  | Σ ε_i ≤ ε                                       | Rogers et al. 2016 (basic)      |
-| :class:`GDPFilter`     | Σ μ_i² ≤ μ²                                     | Smith & Thakurta 2022           |
-| :class:`RenyiFilter`   | Σ ε_i(α) ≤ B_α at each chosen order α           | Feldman & Zrnic 2021, Thm 3.1   |
-| :class:`ZCDPFilter`    | Σ ρ_i ≤ ρ                                       | Feldman & Zrnic 2021 (all α)    |
-| :class:`ApproxZCDPFilter` | Σ ρ_i ≤ ρ and Σ δ_i ≤ δ                      | Whitehouse et al. 2023          |
-| :class:`ApproxDPFilter`| sqrt(2 log(1/δ') Σε_i²) + ½ Σε_i² ≤ ε, Σδ_i ≤ δ'' | Whitehouse et al. 2023       |
-+------------------------+-----------------------------------------------+---------------------------------+
+* :class:`PureDPFilter` — answers while Σ ε_i ≤ ε (Rogers et al. 2016; basic composition);
+* :class:`GDPFilter` — while Σ μ_i² ≤ μ² (Smith & Thakurta 2022);
+* :class:`RenyiFilter` — while Σ ε_i(α) ≤ B_α at each chosen order α (Feldman & Zrnic 2021, Theorem 3.1);
+* :class:`ZCDPFilter` — while Σ ρ_i ≤ ρ (Feldman & Zrnic 2021, at all orders at once);
+* :class:`ApproxZCDPFilter` — while Σ ρ_i ≤ ρ and Σ δ_i ≤ δ (Whitehouse et al. 2023);
+* :class:`ApproxDPFilter` — while sqrt(2 log(1/δ') Σ ε_i²) + ½ Σ ε_i² ≤ ε and Σ δ_i ≤ δ''
+  (Whitehouse et al. 2023).
 
 ``mode="halt"`` is the filter as defined by Rogers et al. (2016): the interaction stops at the first
 refusal. ``mode="skip"`` refuses the query and goes on; a refusal is then a query run with budget 0,
 a choice made from the past alone (predictable), and every condition above is a bound on a pathwise
 sum of such predictable budgets, which is what the cited theorems assume — so both modes are valid.
 
-:class:`RenyiOdometer` reports an (ε, δ) guarantee for an unbounded interaction;
+:class:`RenyiOdometer` bounds the privacy loss of an unbounded interaction at all times at once;
 :func:`simulate_adaptive_analyst` runs a seeded analyst that picks each next budget from noisy
 answers; :class:`Session` models the post's sessions with parallel composition over disjoint
 partitions. Budgets are summed in exact rational arithmetic (a budget is never exceeded by a
@@ -96,10 +93,15 @@ def _exact_sum(values) -> Fraction:
     return sum((Fraction(float(v)) for v in np.ravel(values)), Fraction(0))
 
 
+_MAX_REQUESTS = 100_000   # exact arithmetic costs ~5 µs a query: bound what one call may cost
+
+
 def _costs_1d(requests, name: str) -> np.ndarray:
     arr = check_nonneg(requests, name, allow_inf=False)
     if arr.ndim > 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size > _MAX_REQUESTS:
+        raise ValueError(f"{name} must hold at most {_MAX_REQUESTS} queries, got {arr.size}")
     return np.atleast_1d(arr)
 
 
@@ -329,6 +331,8 @@ def _rows(x, name: str, width: int) -> np.ndarray:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != width:
         raise ValueError(f"{name} must have one column per order ({width}), got shape {arr.shape}")
+    if arr.shape[0] > _MAX_REQUESTS:
+        raise ValueError(f"{name} must hold at most {_MAX_REQUESTS} queries, got {arr.shape[0]}")
     return arr
 
 
@@ -585,8 +589,8 @@ def simulate_adaptive_analyst(filt, truth, rng, *, rel_error=0.1, min_std=5.0, m
     True
     """
     t = as_array(truth, "truth", allow_inf=False)
-    if t.ndim != 1 or t.size == 0:
-        raise ValueError(f"truth must be a non-empty one-dimensional array, got shape {t.shape}")
+    if t.ndim != 1 or t.size == 0 or t.size > 10_000:
+        raise ValueError(f"truth must be a one-dimensional array of 1 to 10000 queries, got shape {t.shape}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
     r = _scalar_pos(rel_error, "rel_error")

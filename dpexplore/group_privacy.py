@@ -17,18 +17,21 @@ W is symmetric), the output density is the product-distribution integral
 
     p_x(y) = ∫ φ_σ(t − x) φ_r(y/t − 1) / |t| dt,
 
-evaluated by the trapezoid rule on a fixed t-grid (uniform over x ± 14σ, merged with log-spaced
-points in |t| whose ratio step is r/6, which resolves the spike of φ_r(y/t − 1)/|t| near t ≈ y at
-every scale); p_x has a logarithmic singularity at y = 0 (p_x(y) ~ −2 φ_σ(x) φ_r(1) log|y|, with
-φ_s the N(0, s²) density), which the log-spaced y-grid resolves. The Rényi divergence D_α(P_x ‖ P_{x+1}) = log ∫ p_x^α p_{x+1}^{1−α} dy
-/ (α − 1) is then a trapezoid sum in log space over the merged y-grid. The error reported is the
-change when every grid is refined (twice the points): an estimate, not a bound.
+evaluated by composite Gauss–Legendre quadrature (4 nodes per panel) on fixed t-panels: uniform
+over x ± 14σ, merged with log-spaced panels in |t| whose ratio step is r/0.75, which resolve the
+spike of φ_r(y/t − 1)/|t| near t ≈ y at every scale; p_x has a logarithmic singularity at y = 0
+(p_x(y) ~ −2 φ_σ(x) φ_r(1) log|y|, with φ_s the N(0, s²) density), which log-spaced y-panels
+resolve. The Rényi divergence D_α(P_x ‖ P_{x+1}) = log ∫ p_x^α p_{x+1}^{1−α} dy / (α − 1) is
+then a Gauss–Legendre sum in log space over the merged y-panels, each density normalised on its
+panels. The error reported is the change when every grid is refined (twice the panels): an
+estimate, not a bound — the tests find it above the actual error (against adaptive quadrature
+for the density, ≈ 1e-8 relative; and the Gaussian limits for the divergences).
 
-A lab step: :func:`algorithm1_sample` (10⁶ draws ≈ 60 ms), :func:`output_density` (≈ 0.2 s for
-500 points, both resolutions), :func:`renyi_divergence` for one count and any orders (the first
-call for a count ≈ 0.05–0.4 s; its densities are then cached, so moving the order α costs ~2 ms),
-and :func:`zcdp_like_curve` over a grid of counts (cached per parameters; ≈ 0.1–0.4 s per count the
-first time — precompute it for the default parameters when the lab starts).
+A lab step: :func:`algorithm1_sample` (10⁶ draws ≈ 50 ms), :func:`output_density` (≈ 2 ms for
+10 points), :func:`renyi_divergence` for one count and any orders (the first call for a count
+≈ 15–70 ms; its densities are then cached, so moving the order α costs ~1 ms), and
+:func:`zcdp_like_curve` over a grid of counts (cached per parameters; ≈ 70 ms per count the first
+time — precompute it for the lab's count grid when the lab starts).
 
 >>> m = algorithm1_moments(10_000, 100.0, 0.3)
 >>> m["mean"], round(m["std"], 1)
@@ -55,9 +58,13 @@ __all__ = [
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _L = 14.0              # half-width of the uniform grids, in standard deviations
-_N_UNI = 400           # uniform points at refine = 1
-_PER_R = 4.0           # log-spaced points per relative step r (ratio step r/_PER_R at refine = 1)
+_N_UNI = 40            # uniform panels at refine = 1
+_PER_R = 0.75          # log-spaced panels per relative step r (ratio step r/_PER_R at refine = 1)
+_N_GL = 4              # Gauss–Legendre nodes per panel
 _FLOOR = 1e-10         # smallest |t|, |y| on the log-spaced grids, relative to the largest
+_MAX_COUNTS = 200      # bounds on what one call may cost (a lab is reachable by any client)
+_MAX_ORDERS = 64
+_MAX_POINTS = 100_000
 
 
 def _scalar(x, name: str, *, positive: bool = False, allow_zero: bool = False) -> float:
@@ -135,36 +142,43 @@ def _log_grid(lo_abs: float, hi_abs: float, step: float) -> np.ndarray:
     return np.exp(np.linspace(math.log(lo_abs), math.log(hi_abs), n + 1))
 
 
-def _t_grid(x0: float, x1: float, sigma: float, r: float, refine: int) -> np.ndarray:
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(_N_GL)
+
+
+def _panels(edges: np.ndarray):
+    """Composite Gauss–Legendre nodes and weights on the panels between consecutive ``edges``."""
+    a, b = edges[:-1], edges[1:]
+    mid, half = 0.5 * (a + b), 0.5 * (b - a)
+    nodes = (mid[:, None] + half[:, None] * _GL_X[None, :]).ravel()
+    weights = (half[:, None] * _GL_W[None, :]).ravel()
+    return nodes, weights
+
+
+def _t_grid(x0: float, x1: float, sigma: float, r: float, refine: int):
+    """Panel edges in t — uniform over x ± 14σ merged with log-spaced |t| (ratio step r/_PER_R) —
+    and the Gauss–Legendre nodes and weights on them."""
     lo, hi = min(x0, x1) - _L * sigma, max(x0, x1) + _L * sigma
     uni = np.linspace(lo, hi, _N_UNI * refine + 1)
     top = max(abs(lo), abs(hi))
     lg = _log_grid(top * _FLOOR, top, r / (_PER_R * refine))
     both = np.concatenate((uni, lg, -lg))
-    both = both[(both >= lo) & (both <= hi) & (both != 0)]
-    return np.unique(both)
+    both = np.unique(both[(both >= lo) & (both <= hi)])
+    return _panels(both)
 
 
-def _y_grid(x0: float, x1: float, sigma: float, r: float, refine: int) -> np.ndarray:
+def _y_grid(x0: float, x1: float, sigma: float, r: float, refine: int):
     s = math.sqrt(sigma * sigma + r * r * (max(abs(x0), abs(x1)) ** 2 + sigma * sigma))
     lo, hi = min(x0, x1) - _L * s, max(x0, x1) + _L * s
     uni = np.linspace(lo, hi, _N_UNI * refine + 1)
     top = (max(abs(x0), abs(x1)) + _L * sigma) * (1.0 + _L * r)
     lg = _log_grid(top * _FLOOR, top, r / (_PER_R * refine))
-    return np.unique(np.concatenate((uni, lg, -lg)))
+    return _panels(np.unique(np.concatenate((uni, lg, -lg))))
 
 
-def _trap_weights(g: np.ndarray) -> np.ndarray:
-    d = np.diff(g)
-    w = np.zeros_like(g)
-    w[:-1] += d / 2
-    w[1:] += d / 2
-    return w
-
-
-def _log_density(y: np.ndarray, x: float, sigma: float, r: float, t: np.ndarray) -> np.ndarray:
-    """log p_x(y) by the trapezoid rule over the t-grid, in log space, chunked over y."""
-    lw = np.log(_trap_weights(t)) - np.log(np.abs(t)) \
+def _log_density(y: np.ndarray, x: float, sigma: float, r: float, tg) -> np.ndarray:
+    """log p_x(y) by composite Gauss–Legendre over the t-panels, in log space, chunked over y."""
+    t, w = tg
+    lw = np.log(w) - np.log(np.abs(t)) \
         - 0.5 * ((t - x) / sigma) ** 2 - math.log(sigma) - _LOG_SQRT_2PI - math.log(r) - _LOG_SQRT_2PI
     out = np.empty(y.shape)
     inv_t = 1.0 / t
@@ -179,6 +193,12 @@ def _log_density(y: np.ndarray, x: float, sigma: float, r: float, t: np.ndarray)
         with np.errstate(divide="ignore"):
             out[i:i + step] = m + np.log(z.sum(axis=1))
     return out
+
+
+def _refine(refine) -> int:
+    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or not 1 <= refine <= 8:
+        raise ValueError(f"refine must be an integer in [1, 8], got {refine!r}")
+    return int(refine)
 
 
 def _check_x(x, name="x") -> float:
@@ -196,9 +216,12 @@ def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
     (1.0, True)
     """
     ys = as_array(y, "y", allow_inf=False)
+    if ys.size > _MAX_POINTS:
+        raise ValueError(f"y must hold at most {_MAX_POINTS} points, got {ys.size}")
     xv = _check_x(x)
     sigma = math.sqrt(_scalar(sigma2, "sigma2", positive=True))
     rr = _r(r)
+    refine = _refine(refine)
     shape = ys.shape
     flat = ys.ravel()
     dens = []
@@ -210,13 +233,13 @@ def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
 
 @functools.lru_cache(maxsize=256)
 def _log_densities(x: float, sigma: float, r: float, refine: int):
-    """(log trapezoid weights, log p_x, log p_{x+1}) on the y-grid, each density normalised on the
+    """(log quadrature weights, log p_x, log p_{x+1}) on the y-nodes, each density normalised on the
     grid; cached so that a lab moving only the order α re-uses them (a sum over the y-grid)."""
-    t = _t_grid(x, x + 1.0, sigma, r, refine)
-    y = _y_grid(x, x + 1.0, sigma, r, refine)
-    lw = np.log(_trap_weights(y))
-    lp = _log_density(y, x, sigma, r, t)
-    lq = _log_density(y, x + 1.0, sigma, r, t)
+    tg = _t_grid(x, x + 1.0, sigma, r, refine)
+    y, wy = _y_grid(x, x + 1.0, sigma, r, refine)
+    lw = np.log(wy)
+    lp = _log_density(y, x, sigma, r, tg)
+    lq = _log_density(y, x + 1.0, sigma, r, tg)
     # normalise each density on the grid: the discretisation errors of the two masses would
     # otherwise enter D_α at first order (α·e_p + (1 − α)·e_q) and swamp D_α for large counts
     lp = lp - logsumexp(lw + lp)
@@ -253,10 +276,11 @@ def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
     """
     xv = _check_x(x)
     al = check_alpha(alpha)
-    if np.isinf(al).any():
-        raise ValueError(f"alpha must be finite, got {alpha!r}")
+    if np.isinf(al).any() or al.size > _MAX_POINTS:
+        raise ValueError(f"alpha must be finite orders > 1 (at most {_MAX_POINTS}), got {alpha!r}")
     sigma = math.sqrt(_scalar(sigma2, "sigma2", positive=True))
     rr = _r(r)
+    refine = _refine(refine)
     flat = np.atleast_1d(al).ravel()
     f1, r1 = _divergences(xv, sigma, rr, flat, refine)
     f2, r2 = _divergences(xv, sigma, rr, flat, 2 * refine)
@@ -301,13 +325,15 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
     True
     """
     cs = as_array(counts, "counts", allow_inf=False)
-    if cs.ndim != 1 or cs.size == 0:
-        raise ValueError(f"counts must be a non-empty one-dimensional array, got shape {cs.shape}")
+    if cs.ndim != 1 or cs.size == 0 or cs.size > _MAX_COUNTS:
+        raise ValueError(f"counts must be a one-dimensional array of 1 to {_MAX_COUNTS} counts (each costs "
+                         f"~0.07 s the first time), got shape {cs.shape}")
     s2 = _scalar(sigma2, "sigma2", positive=True)
     rr = _r(r)
     al = check_alpha(alphas)
-    if al.ndim != 1 or np.isinf(al).any():
-        raise ValueError(f"alphas must be a one-dimensional array of finite orders > 1, got {alphas!r}")
+    if al.ndim != 1 or np.isinf(al).any() or al.size > _MAX_ORDERS:
+        raise ValueError(f"alphas must be a one-dimensional array of at most {_MAX_ORDERS} finite orders > 1, "
+                         f"got {alphas!r}")
     fwd, rev, err = _curve_cached(tuple(float(c) for c in cs), math.sqrt(s2), rr, tuple(float(a) for a in al))
     per_alpha = np.maximum(fwd, rev) / al[None, :]
     k = np.argmax(per_alpha, axis=1)

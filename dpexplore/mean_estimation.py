@@ -63,6 +63,7 @@ __all__ = [
     "gaussian_covariance",
     "error_curve",
     "condition_number_curve",
+    "ellipse_points",
 ]
 
 METHODS = ("isotropic", "mahalanobis")
@@ -424,3 +425,28 @@ def condition_number_curve(kappas, n, eps, delta, rng, *, trials: int = 200, met
     res = {k: np.array(v) for k, v in out.items()}
     res["kappas"] = ks
     return res
+
+
+def ellipse_points(cov, center=(0.0, 0.0), level: float = 0.95, points: int = 181) -> np.ndarray:
+    """Points (shape (points, 2)) on the 2-D error ellipse {c + v : vᵀ Cov⁻¹ v = χ²₂(level)} — the
+    region holding ``level`` of a Gaussian with covariance ``cov`` (χ²₂ quantile = −2 log(1 − level)).
+
+    >>> p = ellipse_points(np.diag([4.0, 1.0]), level=1 - math.exp(-0.5))   # radius² = 1
+    >>> np.round(p[0], 12).tolist(), bool(np.allclose((p ** 2 / [4.0, 1.0]).sum(axis=1), 1.0))
+    ([2.0, 0.0], True)
+    """
+    c = _cov(cov)
+    if c.shape != (2, 2):
+        raise ValueError(f"cov must be 2x2 for an ellipse, got shape {c.shape}")
+    lv = float(as_array(level, "level"))
+    if not 0 < lv < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or not 3 <= points <= 100_000:
+        raise ValueError(f"points must be an integer in [3, 100000], got {points!r}")
+    ctr = as_array(center, "center", allow_inf=False)
+    if ctr.shape != (2,):
+        raise ValueError(f"center must have shape (2,), got {ctr.shape}")
+    half, _ = _sqrtm(c)
+    th = np.linspace(0.0, 2 * math.pi, int(points))
+    rad = math.sqrt(-2.0 * math.log1p(-lv))
+    return ctr + rad * np.stack((np.cos(th), np.sin(th)), axis=1) @ half

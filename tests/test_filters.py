@@ -249,6 +249,8 @@ def test_composition_table_is_the_posts():
     (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), [1.0], 3), "rng"),
     (lambda: fl.simulate_adaptive_analyst("pure", [1.0], np.random.default_rng()), "filt"),
     (lambda: fl.parallel_composition([1.0], notion="f"), "notion"),
+    (lambda: fl.PureDPFilter(1.0).run(np.zeros(200_001)), "requests"),
+    (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), np.ones(20_000), np.random.default_rng()), "truth"),
     (lambda: fl.Session(1.0).partition(0.5, 0), "parts"),
 ])
 def test_bad_input_names_the_parameter(call, name):

@@ -130,8 +130,39 @@ def test_zcdp_like_curve():
     (lambda: gp.renyi_divergence(float("nan"), 2.0, 100.0, 0.3), "x"),
     (lambda: gp.output_density([1.0], 10, 0.0, 0.3), "sigma2"),
     (lambda: gp.sigma2_from_rho(0), "rho"),
+    (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.3, refine=100), "refine"),
     (lambda: gp.zcdp_like_curve([], 100.0, 0.3), "counts"),
+    (lambda: gp.zcdp_like_curve(np.arange(1000.0), 100.0, 0.3), "counts"),
+    (lambda: gp.zcdp_like_curve([1.0], 100.0, 0.3, alphas=np.linspace(2, 100, 100)), "alphas"),
+    (lambda: gp.output_density(np.zeros(200_001), 10, 100.0, 0.3), "y"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("x", [0.0, 5.0, 60.0])
+def test_density_against_adaptive_quadrature(x):
+    """An independent evaluation of p_x(y) = ∫ φ_σ(t − x) φ_{r|t|}(y − t) dt (Y | X = t ~ N(t, (rt)²)):
+    scipy's adaptive quad in u = log|t| for each sign of t (which resolves the spike of width r|y|
+    at t ≈ y and the approach to t = 0), with break points around log|y|, at points including the
+    logarithmic spike near y = 0 and the tails. The difference must lie within the stated error."""
+    from scipy import integrate, stats
+
+    s2, r, sigma = 100.0, 0.3, 10.0
+    ys = np.array([-40.0, -3.0, -1e-3, 2e-4, 0.5, 7.0, x + 0.1, x + 25.0, 90.0])
+    got, err = gp.output_density(ys, x, s2, r)
+
+    for y, g, e in zip(ys, got, err):
+        def h(u, sgn):
+            t = sgn * math.exp(u)
+            return stats.norm.pdf(t, x, sigma) * stats.norm.pdf(y, t, r * abs(t)) * abs(t)
+        ref = 0.0
+        top = math.log(abs(x) + 15 * sigma)
+        for sgn in (1.0, -1.0):
+            mids = sorted(math.log(abs(y)) + d for d in (-1.0, -0.3, 0.0, 0.3, 1.0))
+            edges = [math.log(1e-12)] + [m for m in mids if math.log(1e-12) < m < top] + [top]
+            ref += sum(integrate.quad(h, a, b, args=(sgn,), epsabs=0.0, epsrel=1e-12, limit=500)[0]
+                       for a, b in zip(edges[:-1], edges[1:]))
+        assert abs(g - ref) <= e + 1e-12 * ref + 1e-15, (y, g, ref, e)
+        assert abs(g - ref) <= 1e-3 * ref + 1e-15

@@ -150,6 +150,17 @@ def test_error_curve_falls_with_n_and_matches_the_exact_rmse():
     assert np.all(out["mc_mahalanobis"] >= 0.7 * out["rmse_mahalanobis"])
 
 
+def test_ellipse_points_hold_the_stated_mass():
+    cov = me.gaussian_covariance(9.0, 1.5, 0.7)
+    pts = me.ellipse_points(cov, center=[1.0, -2.0], level=0.9)
+    inv = np.linalg.inv(cov)
+    d = pts - [1.0, -2.0]
+    assert np.allclose(np.einsum("ij,jk,ik->i", d, inv, d), stats.chi2.ppf(0.9, 2))
+    z = np.random.default_rng(1).multivariate_normal([1.0, -2.0], cov, 200_000) - [1.0, -2.0]
+    inside = np.einsum("ij,jk,ik->i", z, inv, z) <= stats.chi2.ppf(0.9, 2)
+    assert inside.mean() == pytest.approx(0.9, abs=3e-3)
+
+
 def test_covering_radius_and_default_clip():
     assert me.covering_radius(1, 0.05) == pytest.approx(1.959963985, rel=1e-9)
     z = np.random.default_rng(0).normal(size=(200_000, 2))
@@ -171,6 +182,8 @@ def test_covering_radius_and_default_clip():
     (lambda: me.simulate_errors(10, np.eye(2), 1.0, 1e-5, 3), "rng"),
     (lambda: me.simulate_errors(10**6, np.eye(2), 1.0, 1e-5, np.random.default_rng(), trials=100), "trials"),
     (lambda: me.covering_radius(2, 1.0), "beta"),
+    (lambda: me.ellipse_points(np.eye(3)), "cov"),
+    (lambda: me.ellipse_points(np.eye(2), level=1.0), "level"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
