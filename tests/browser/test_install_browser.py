@@ -296,12 +296,13 @@ def _check_front_end(browser, base, path, tmp_path, shot) -> dict:
         boxes = _plots_drawn(page, 2)
         assert all(b["h"] >= 150 and b["w"] >= 200 for b in boxes), boxes
         # a slider move redraws the demo's plot, which keeps its height
-        first = page.locator(".jp-OutputArea .widget-slider .noUi-handle").first
-        first.scroll_into_view_if_needed()
+        readout = page.locator(".jp-OutputArea .widget-slider .widget-readout").first
+        readout.scroll_into_view_if_needed()
         before = page.evaluate(PLOT_BOXES)
-        first.focus()
-        first.press("ArrowRight")
-        first.press("ArrowRight")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("2")
+        page.keyboard.press("Enter")
         page.wait_for_function(
             """(before) => { const r = [...document.querySelectorAll('.js-plotly-plot')]
                  .map(d => Number(d.dataset.revision || 0));
