@@ -9,7 +9,10 @@ PORT ?= 8866
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,lab]'
+	$(PY) -m pip install -q -e '.[test,lab,export]'
+	# an editable install skips the wheel's data files: enable the Jupyter server extension as the wheel does
+	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	touch $@
 
 setup: $(VENV)/.installed

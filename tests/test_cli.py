@@ -144,3 +144,27 @@ def test_no_prefetch_flag_reaches_the_kernels(monkeypatch):
     monkeypatch.delenv("DPEXPLORE_PREFETCH", raising=False)
     assert cli.main(["serve", "--no-browser"]) == 0
     assert seen["env"] is None
+
+
+def test_version():
+    from importlib.metadata import version
+
+    out = _run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"dpexplore {version('dpexplore')}"
+
+
+def test_root_help_says_instead_and_where_the_apps_are():
+    out = _run("serve", "--help")
+    text = " ".join(out.stdout.split())
+    assert "INSTEAD of the apps shipped" in text
+    assert str(cli.default_root()).replace(" ", "") in text.replace(" ", "")
+
+
+def test_root_without_index_lists_its_notebooks(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mine.ipynb").write_text("{}")
+    app_cls = dvoila.DPExploreVoila
+    seen = {}
+    monkeypatch.setattr(app_cls, "launch_instance", classmethod(lambda cls, argv: seen.update(argv=argv)))
+    assert cli.main(["serve", "--no-browser", "--root", str(tmp_path)]) == 0
+    assert seen["argv"][-1] == str(tmp_path.resolve())
+    assert "voila/render/mine.ipynb" in capsys.readouterr().out

@@ -296,12 +296,13 @@ def _check_front_end(browser, base, path, tmp_path, shot) -> dict:
         boxes = _plots_drawn(page, 2)
         assert all(b["h"] >= 150 and b["w"] >= 200 for b in boxes), boxes
         # a slider move redraws the demo's plot, which keeps its height
-        first = page.locator(".jp-OutputArea .widget-slider .noUi-handle").first
-        first.scroll_into_view_if_needed()
+        readout = page.locator(".jp-OutputArea .widget-slider .widget-readout").first
+        readout.scroll_into_view_if_needed()
         before = page.evaluate(PLOT_BOXES)
-        first.focus()
-        first.press("ArrowRight")
-        first.press("ArrowRight")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("2")
+        page.keyboard.press("Enter")
         page.wait_for_function(
             """(before) => { const r = [...document.querySelectorAll('.js-plotly-plot')]
                  .map(d => Number(d.dataset.revision || 0));
@@ -381,3 +382,99 @@ def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
                 ctx.close()
     finally:
         srv.stop()
+
+
+# -- static HTML export ---------------------------------------------------------------------------
+NPM = {  # what a static export loads from public CDNs, served from the npm packages
+    "embed-amd.js": ("@jupyter-widgets/html-manager", "dist/embed-amd.js"),
+    "require": ("requirejs", "require.js"),
+    "anywidget": ("anywidget", "dist/index.js"),
+}
+
+
+@pytest.fixture(scope="module")
+def npm_assets(tmp_path_factory, wheel_venv):
+    """The widget manager, require.js and anywidget's front end from npm (``npm pack``), in the
+    versions the exported page asks for."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is needed to serve the static page's widget scripts")
+    out = tmp_path_factory.mktemp("npm")
+    r = wheel_venv.run("python", "-c", "import anywidget; print(anywidget.__version__)")
+    anywidget_version = r.stdout.strip()
+    specs = ["@jupyter-widgets/html-manager@1", "requirejs@2", f"anywidget@{anywidget_version}"]
+    r = subprocess.run(["npm", "pack", "--silent", *specs], cwd=out, capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        pytest.skip(f"npm pack failed (no registry?): {r.stderr[-500:]}")
+    files = {}
+    for tgz in out.glob("*.tgz"):
+        d = out / tgz.stem
+        d.mkdir()
+        subprocess.run(["tar", "xzf", str(tgz), "-C", str(d)], check=True)
+        name = json.loads((d / "package/package.json").read_text())["name"]
+        for key, (pkg, rel) in NPM.items():
+            if pkg == name:
+                files[key] = (d / "package" / rel).read_bytes()
+    assert set(files) == set(NPM), files.keys()
+    return files
+
+
+def _export(wheel_venv, tmp_path) -> pathlib.Path:
+    work = tmp_path / "export"
+    work.mkdir()
+    (work / "two_apps.ipynb").write_text(json.dumps(TWO_APPS))
+    r = wheel_venv.run("jupyter", "nbconvert", "--to", "html", "--execute",
+                       "--ExecutePreprocessor.store_widget_state=True", "two_apps.ipynb",
+                       cwd=work, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = work / "two_apps.html"
+    text = html.read_text()
+    assert "application/vnd.jupyter.widget-state+json" in text and "_plotly_path" in text
+    return html
+
+
+@pytest.mark.parametrize("cdn_up", [True, False], ids=["plotly-cdn", "offline"])
+def test_static_export_draws_from_the_stored_state(wheel_venv, npm_assets, browser, tmp_path, cdn_up):
+    """The exported page (no server, no kernel) opened from disk. Its widget scripts come from
+    npm (a static export always loads them from a CDN); every other request is refused, except,
+    in the first case, plotly.js from its CDN (answered with the same-version bundle)."""
+    html = _export(wheel_venv, tmp_path)
+    bundle = (REPO / "dpexplore/ui/static/plotly-dpexplore.min.js").read_bytes()
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    refused, served = [], []
+
+    def handle(route):
+        url = route.request.url
+        body = None
+        if "html-manager" in url and url.endswith("embed-amd.js"):
+            body = npm_assets["embed-amd.js"]
+        elif "require" in url and url.endswith(".js") and "cdnjs" in url:
+            body = npm_assets["require"]
+        elif "/anywidget@" in url and url.endswith(".js"):
+            body = npm_assets["anywidget"]
+        elif cdn_up and url.startswith("https://cdn.plot.ly/plotly-"):
+            body = bundle
+        if body is None:
+            refused.append(url)
+            return route.abort()
+        served.append(url)
+        return route.fulfill(status=200, body=body, content_type="application/javascript",
+                             headers={"Access-Control-Allow-Origin": "*"})
+
+    page.route(lambda url: not url.startswith("file:"), handle)
+    try:
+        page.goto(html.as_uri())
+        if cdn_up:
+            boxes = _plots_drawn(page, 2, 60_000)
+            assert all(b["h"] >= 150 and b["traces"] > 0 for b in boxes), boxes
+            _shot(page, tmp_path, "static-export.png")
+        else:
+            page.wait_for_function(
+                """() => { const d = [...document.querySelectorAll('.dpexplore-plot')];
+                    return d.length >= 2 && d.some(e => { const s = e.querySelector('.dpexplore-plot-status');
+                      return s && /could not be loaded/.test(s.textContent); }); }""", timeout=30_000)
+            _shot(page, tmp_path, "static-export-offline.png")
+        assert any("anywidget" in u for u in served), (served, refused)
+    finally:
+        ctx.close()
