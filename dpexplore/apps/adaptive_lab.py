@@ -345,7 +345,7 @@ def compute_adaptive(spec: AdaptiveSpec) -> AdaptiveResult:
     >>> compute_adaptive(AdaptiveSpec(n=10000, d=10000))
     Traceback (most recent call last):
     ...
-    ValueError: n·d = 100,000,000 is too large for an interactive step (limit 25,000,000: about 75 MB of data and several seconds); lower n or d
+    ValueError: n·d = ... is too large for an interactive step (limit ...); lower n or d
     """
     _check_spec(spec)
     naive, to = simulate_pair(spec.n, spec.d, spec.rounds, spec.seed)
