@@ -1027,7 +1027,7 @@ def gdp_measure(profile, tol: float = 1e-3):
                 status = "violated"  # μ_c itself is violated: it becomes the new lower end
                 break
             gl, gr, ll = np.concatenate([gl, mids]), np.concatenate([mids, gr]), np.concatenate([ll, lm])
-            if n_eval > 4_000_000:
+            if n_eval > 4_000000:
                 break
         if new_e:  # keep the refined grid for later attempts
             g = np.concatenate([grid] + new_e)

@@ -76,8 +76,8 @@ def _rng(rng) -> np.random.Generator:
     return rng
 
 
-_GUMBEL_MAX = 10_000_000
-_SIZE_MAX = 10_000_000
+_GUMBEL_MAX = 10_000000
+_SIZE_MAX = 10_000000
 
 
 def _size(size) -> int:
@@ -88,7 +88,7 @@ def _size(size) -> int:
 
 def _data(x, name: str = "x") -> np.ndarray:
     arr = as_array(x, name, allow_inf=False)
-    if arr.ndim > 1 or arr.size > 10_000_000:
+    if arr.ndim > 1 or arr.size > 10_000000:
         raise ValueError(f"{name} must be one-dimensional with at most 1e7 items, got shape {arr.shape}")
     return arr.ravel()
 
@@ -100,7 +100,7 @@ def check_grid(grid, name: str = "grid") -> np.ndarray:
     [0.0, 1.0, 2.0]
     """
     g = as_array(grid, name, allow_inf=False)
-    if g.ndim != 1 or g.size < 2 or g.size > 1_000_001:
+    if g.ndim != 1 or g.size < 2 or g.size > 1_000001:
         raise ValueError(f"{name} must be a one-dimensional array of 2 to 1000001 points, got shape {g.shape}")
     if (np.diff(g) <= 0).any():
         raise ValueError(f"{name} must be strictly increasing, got {g[:6].tolist()}...")

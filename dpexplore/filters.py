@@ -93,7 +93,7 @@ def _exact_sum(values) -> Fraction:
     return sum((Fraction(float(v)) for v in np.ravel(values)), Fraction(0))
 
 
-_MAX_REQUESTS = 100_000   # exact arithmetic costs ~5 µs a query: bound what one call may cost
+_MAX_REQUESTS = 100000   # exact arithmetic costs ~5 µs a query: bound what one call may cost
 
 
 def _costs_1d(requests, name: str) -> np.ndarray:
@@ -589,7 +589,7 @@ def simulate_adaptive_analyst(filt, truth, rng, *, rel_error=0.1, min_std=5.0, m
     True
     """
     t = as_array(truth, "truth", allow_inf=False)
-    if t.ndim != 1 or t.size == 0 or t.size > 10_000:
+    if t.ndim != 1 or t.size == 0 or t.size > 10000:
         raise ValueError(f"truth must be a one-dimensional array of 1 to 10000 queries, got shape {t.shape}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")

@@ -33,7 +33,7 @@ A lab step: :func:`algorithm1_sample` (10⁶ draws ≈ 50 ms), :func:`output_den
 :func:`zcdp_like_curve` over a grid of counts (cached per parameters; ≈ 70 ms per count the first
 time — precompute it for the lab's count grid when the lab starts).
 
->>> m = algorithm1_moments(10_000, 100.0, 0.3)
+>>> m = algorithm1_moments(10000, 100.0, 0.3)
 >>> m["mean"], round(m["std"], 1)
 (10000.0, 3000.0)
 """
@@ -64,7 +64,7 @@ _N_GL = 4              # Gauss–Legendre nodes per panel
 _FLOOR = 1e-10         # smallest |t|, |y| on the log-spaced grids, relative to the largest
 _MAX_COUNTS = 200      # bounds on what one call may cost (a lab is reachable by any client)
 _MAX_ORDERS = 64
-_MAX_POINTS = 100_000
+_MAX_POINTS = 100000
 
 
 def _scalar(x, name: str, *, positive: bool = False, allow_zero: bool = False) -> float:
@@ -105,7 +105,7 @@ def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
     """Seeded draws of Algorithm 1 of Pujol & Desfontaines (2023): for each true count x_i,
     X_i ~ N(x_i, σ²) then Y_i ~ N(X_i, (r X_i)²). Returns an array of shape (size,) + shape(counts).
 
-    >>> y = algorithm1_sample([10, 10_000], 100.0, 0.3, np.random.default_rng(0), 5)
+    >>> y = algorithm1_sample([10, 10000], 100.0, 0.3, np.random.default_rng(0), 5)
     >>> y.shape
     (5, 2)
     """
@@ -115,7 +115,7 @@ def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
     g = _rng(rng)
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"size must be an integer >= 1, got {size!r}")
-    if int(size) * max(c.size, 1) > 20_000_000:
+    if int(size) * max(c.size, 1) > 20_000000:
         raise ValueError(f"size * number of counts must be at most 2e7 (memory), got size={size!r} "
                          f"for {c.size} counts")
     shape = (int(size),) + c.shape
@@ -182,7 +182,7 @@ def _log_density(y: np.ndarray, x: float, sigma: float, r: float, tg) -> np.ndar
         - 0.5 * ((t - x) / sigma) ** 2 - math.log(sigma) - _LOG_SQRT_2PI - math.log(r) - _LOG_SQRT_2PI
     out = np.empty(y.shape)
     inv_t = 1.0 / t
-    step = max(1, 2_000_000 // t.size)
+    step = max(1, 2_000000 // t.size)
     for i in range(0, y.size, step):
         z = y[i:i + step, None] * (inv_t / r)[None, :] - 1.0 / r
         z *= z
@@ -211,7 +211,7 @@ def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
     ``(density, error_estimate)``: the error is |p(refine) − p(2·refine)|, an estimate, not a bound.
     A numerical tool for exploring the open problem of Pujol & Desfontaines (2023).
 
-    >>> p, err = output_density([10_000.0], 10_000, 100.0, 0.3)
+    >>> p, err = output_density([10000.0], 10000, 100.0, 0.3)
     >>> round(float(p[0]) * 3000 * math.sqrt(2 * math.pi), 3), bool(err[0] < 1e-9)
     (1.0, True)
     """

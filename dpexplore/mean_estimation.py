@@ -353,7 +353,7 @@ def simulate_errors(n, cov, eps, delta, rng, *, trials: int = 200, mean=None, cl
     m = _n(n)
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
-    if trials * m * d > 20_000_000:
+    if trials * m * d > 20_000000:
         raise ValueError(f"trials * n * d must be at most 2e7 (memory), got trials={trials}, n={m}, d={d}")
     meth = _method(method)
     mu = np.zeros(d) if mean is None else as_array(mean, "mean", allow_inf=False)
@@ -441,7 +441,7 @@ def ellipse_points(cov, center=(0.0, 0.0), level: float = 0.95, points: int = 18
     lv = float(as_array(level, "level"))
     if not 0 < lv < 1:
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or not 3 <= points <= 100_000:
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or not 3 <= points <= 100000:
         raise ValueError(f"points must be an integer in [3, 100000], got {points!r}")
     ctr = as_array(center, "center", allow_inf=False)
     if ctr.shape != (2,):

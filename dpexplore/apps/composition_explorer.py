@@ -75,13 +75,13 @@ __all__ = [
 ]
 
 #: largest number of compositions on this dashboard
-K_MAX = 10_000
+K_MAX = 10000
 #: the k values of the main curves: exactly the positions of the k slider (10 per decade, rounded),
 #: so that a slider step of k is read from the cached arrays
 K_GRID = np.unique(np.round(10.0 ** (np.arange(41) / 10.0)).astype(np.int64))
 #: coarser k grid for the tight Laplace curve and the optimal noise curve (each point is a cold
 #: FFT composition, ~15–30 ms, or a KOV bisection)
-K_TIGHT_PLD = np.array([1, 3, 10, 30, 100, 300, 1000, 3000, 10_000], dtype=np.int64)
+K_TIGHT_PLD = np.array([1, 3, 10, 30, 100, 300, 1000, 3000, 10000], dtype=np.int64)
 #: every integer k, for exact crossovers of the closed forms
 _K_ALL = np.arange(1, K_MAX + 1, dtype=np.int64)
 #: Rényi orders of the RDP curve (α = inf included: its term is ε̂(∞))

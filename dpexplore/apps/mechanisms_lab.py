@@ -84,7 +84,7 @@ RNM_EPS_FINE = np.logspace(-2, 1, 49)
 MED_EPS = np.logspace(-2, 1, 13)
 N_GRID = np.logspace(1, 9, 241)
 #: simulations draw at most this many noise values per curve (trials are capped to fit)
-SIM_BUDGET = 200_000
+SIM_BUDGET = 200000
 SVT_VARIANTS = ("AboveThreshold", "Sparse (δ = 0)", "Sparse (δ > 0)")
 SVT_MAX_QUERIES = 80
 #: the population of the sparse-vector section: 1000 ages from a fixed generator (the data)
@@ -242,7 +242,7 @@ def _check_mech_spec(s: MechSpec) -> None:
         raise ValueError(f"svt_variant must be one of {SVT_VARIANTS}, got svt_variant = {s.svt_variant!r}")
     _check_int("m", s.m, 1, 1000)
     _check_int("c", s.c, 1, 20)
-    _check_int("trials", s.trials, 100, 10_000)
+    _check_int("trials", s.trials, 100, 10000)
     _check_int("seed", s.seed, 0, 10 ** 9)
 
 
@@ -660,7 +660,7 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
     spec = MechSpec(**kwargs)
     controls = {
         "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10_000, unit="runs", steps_per_decade=10),
+        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
         "attack_eps": log_slider("attack ε", spec.attack_eps, *_LAB_RANGES["attack_eps"]),
@@ -730,7 +730,7 @@ class LocalSpec:
     trials: int = 1000
     seed: int = 0
     eps_local: float = 1.0
-    n_users: int = 10_000
+    n_users: int = 10000
     shuffle_delta: float = 1e-6
 
 
@@ -768,8 +768,8 @@ def _check_local_spec(s: LocalSpec) -> None:
     _check_range("spread", s.spread)
     _check_range("eps_local", s.eps_local)
     _check_range("shuffle_delta", s.shuffle_delta)
-    _check_int("n_data", s.n_data, 10, 100_000)
-    _check_int("trials", s.trials, 100, 10_000)
+    _check_int("n_data", s.n_data, 10, 100000)
+    _check_int("trials", s.trials, 100, 10000)
     _check_int("seed", s.seed, 0, 10 ** 9)
     _check_int("n_users", s.n_users, 10, 10 ** 9)
 
@@ -840,7 +840,7 @@ def compute_local_vs_central(spec: LocalSpec) -> dict:
     (exact from the output law / the clipped Laplace closed form, and simulated; Canonne 2022 eq. (4)–(5),
     (8)) and the shuffle amplification curve ε(n) with its validity region (Steinke 2023a eq. (1)).
 
-    >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10_000, shuffle_delta=1e-6))
+    >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10000, shuffle_delta=1e-6))
     >>> round(r["shuffle"]["eps_here"], 6)
     0.388861
     """
@@ -990,10 +990,10 @@ def build_local_vs_central(**kwargs) -> AppShell:
     spec = LocalSpec(**kwargs)
     controls = {
         "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10_000, unit="runs", steps_per_decade=10),
+        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
         "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
         "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),
-        "n_data": int_log_slider("data size n", spec.n_data, 10, 100_000, steps_per_decade=10, unit="points"),
+        "n_data": int_log_slider("data size n", spec.n_data, 10, 100000, steps_per_decade=10, unit="points"),
         "eps_local": log_slider("local ε_L", spec.eps_local, *_LAB_RANGES["eps_local"]),
         "n_users": int_log_slider("users n", spec.n_users, 10, 10 ** 9, steps_per_decade=10, unit="users"),
         "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_LAB_RANGES["shuffle_delta"],

@@ -88,7 +88,7 @@ ALPHA_GRID = np.unique(np.concatenate([np.linspace(0.0, 1.0, 161), np.geomspace(
 MEASURE_TOL = 1e-3
 #: gdp_measure gives up (and the dashboard falls back, see the module docstring) beyond this many
 #: evaluated points of log δ_A
-EVAL_BUDGET = 60_000
+EVAL_BUDGET = 60000
 #: at most this many μ values
 MAX_MUS = 6
 _COARSE = np.concatenate([[0.0], np.geomspace(1e-3, 5e3, 121)])

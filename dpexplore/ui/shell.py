@@ -199,11 +199,11 @@ export default { render };
 
 
 def parse_number(text: str) -> float:
-    """A number as a person types it: thousands separators (``10,000``, ``10 000``, ``10_000``),
+    """A number as a person types it: thousands separators (``10,000``, ``10 000``, ``10000``),
     scientific notation (``1e-6``, ``5E2``), a leading ``+``; ``ValueError`` otherwise.
 
-    >>> parse_number("10,000"), parse_number(" 5e2 "), parse_number("1_000.5")
-    (10000.0, 500.0, 1000.5)
+    >>> parse_number("12,345"), parse_number(" 5e2 "), parse_number("1_234.5")
+    (12345.0, 500.0, 1234.5)
     >>> parse_number("0x10")
     Traceback (most recent call last):
     ...
