@@ -118,6 +118,13 @@ def static_handlers(base_url: str = "/") -> list:
     )]
 
 
+class _NotFound(web.RequestHandler):
+    """A plain 404 for paths that have nothing to serve (Voilà answered some of them with a 500)."""
+
+    def prepare(self):
+        raise web.HTTPError(404)
+
+
 class _GalleryRedirect(web.RequestHandler):
     def initialize(self, target: str):
         self.target = target
@@ -209,6 +216,10 @@ def _make_app_class():
                 keep.append(h)
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)
+            # answered 500 (an exception in Voila's handler) where nothing is there: plain 404s
+            extra.append((_url_join(self.server_url, "logout") + r"/?", _NotFound))
+            extra.append((_url_join(self.server_url, "voila/templates") + r"/(?!\w+/static/[\w./-]+$).*",
+                          _NotFound))
             if not self.notebook_path:
                 extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect,
                               {"target": gallery}))

@@ -122,3 +122,24 @@ def test_legacy_client_asking_for_plotly_cannot_freeze_the_server(server):
     finally:
         stop.set()
         ws.close()
+
+
+@pytest.mark.parametrize("path", [
+    "voila/templates/..%2f..%2f..%2fetc%2fpasswd", "voila/templates/nonexistent/x.js",
+    "voila/templates/nosuch/static/x.js", "voila/templates/lab/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "logout"])
+def test_probing_paths_answer_404_not_500(server, path):
+    import urllib.error
+
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(server.base + path, timeout=30)
+    assert err.value.code == 404, (path, err.value.code)
+
+
+def test_the_page_fetches_nothing_from_outside_the_server(server):
+    import re
+
+    with urllib.request.urlopen(server.url("demo.ipynb"), timeout=60) as r:
+        html = r.read().decode()
+    outside = re.findall(r'(?:href|src)\s*=\s*"(https?://[^"]*)"', html)
+    assert not outside, outside
