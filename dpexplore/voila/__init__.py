@@ -213,6 +213,10 @@ def _make_app_class():
                     from .hardening import SafeKernelWebsocketHandler
 
                     h = (pattern, SafeKernelWebsocketHandler, *h[2:])
+                elif name == "VoilaShutdownKernelHandler":
+                    from .hardening import PageCloseShutdownHandler
+
+                    h = (pattern, PageCloseShutdownHandler, *h[2:])
                 keep.append(h)
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)

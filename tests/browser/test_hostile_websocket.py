@@ -143,3 +143,44 @@ def test_the_page_fetches_nothing_from_outside_the_server(server):
         html = r.read().decode()
     outside = re.findall(r'(?:href|src)\s*=\s*"(https?://[^"]*)"', html)
     assert not outside, outside
+
+
+def test_closing_the_page_frees_its_kernel_at_once(server, browser):
+    """Voilà's page asks the server to shut its kernel down when it closes; that call was refused
+    (403, no _xsrf token), so each closed tab held ~140 MB until the idle culler (60–75 s)."""
+    from conftest import ALL_PLOTS_HAVE_TRACES, PAGE_TIMEOUT_MS
+
+    pool = len(server.kernels())
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server.url("demo.ipynb"))
+    page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
+    deadline = time.monotonic() + 30
+    while len(server.kernels()) <= pool and time.monotonic() < deadline:  # the pool refills
+        time.sleep(0.5)
+    with_page = len(server.kernels())
+    assert with_page > pool
+    page.close(run_before_unload=True)
+    ctx.close()
+    deadline = time.monotonic() + 15
+    while len(server.kernels()) >= with_page and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert len(server.kernels()) < with_page, "the closed page's kernel is still running after 15 s"
+
+
+def test_a_cross_site_shutdown_call_is_refused(server):
+    import re
+    import urllib.error
+
+    with urllib.request.urlopen(server.url("demo.ipynb"), timeout=60) as r:
+        kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', r.read().decode()).group(1)
+    req = urllib.request.Request(f"{server.base}voila/api/shutdown/{kernel_id}", data=b"",
+                                 method="POST", headers={"Origin": "https://evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=30)
+    assert err.value.code == 403
+    req = urllib.request.Request(f"{server.base}voila/api/shutdown/{'0' * 8}-0000-0000-0000-{'0' * 12}",
+                                 data=b"", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=30)
+    assert err.value.code == 404
