@@ -83,6 +83,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                        help="shut down kernels of closed pages idle this long (default 60)")
     serve.add_argument("--cull-interval", type=int, default=None, metavar="SECONDS",
                        help="how often idle kernels are checked (default 15)")
+    serve.add_argument("--max-kernels", type=int, default=None, metavar="N",
+                       help="cap on concurrent kernels (each open page holds one, ~150 MB); past "
+                            "it a new page is told the server is full (HTTP 503). Default: half "
+                            "the machine's memory at 160 MiB per kernel; 0 = no cap")
     serve.add_argument("--no-prefetch", action="store_true",
                        help="dashboards do not compute the next slider step in the background "
                             "(saves CPU on a crowded server; steps then wait for their numbers)")
@@ -107,6 +111,14 @@ def build_voila_argv(args: argparse.Namespace) -> list[str]:
                 raise SystemExit(f"dpexplore serve: --{opt.replace('_', '-')} must be >= {low}, "
                                  f"got {value}")
             argv.append(f"--{trait}={value}")
+    max_kernels = getattr(args, "max_kernels", None)
+    if max_kernels is None:
+        from .voila.hardening import default_max_kernels
+
+        max_kernels = default_max_kernels()
+    if max_kernels < 0:
+        raise SystemExit(f"dpexplore serve: --max-kernels must be >= 0, got {max_kernels}")
+    argv.append(f"--DPExploreVoila.max_kernels={max_kernels}")
     argv.append(str(root))
     return argv
 

@@ -168,7 +168,7 @@ def _protect_handed_out_kernels(km) -> None:
 
 def _make_app_class():
     from voila.app import Voila
-    from traitlets import default
+    from traitlets import Integer, default
 
     class DPExploreVoila(Voila):
         """Voilà with dpexplore's configuration, static route and reduced endpoint set."""
@@ -190,8 +190,12 @@ def _make_app_class():
             res.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
             self.config.VoilaConfiguration.resources = res
 
+        #: cap on concurrent kernels (``dpexplore serve --max-kernels``; 0 = no cap)
+        max_kernels = Integer(0, config=True, help="cap on concurrent kernels (0: none)")
+
         def init_settings(self):
             settings = super().init_settings()
+            settings["dpexplore_max_kernels"] = int(self.max_kernels)
             _protect_handed_out_kernels(self.kernel_manager)
             return settings
 
@@ -213,6 +217,10 @@ def _make_app_class():
                     from .hardening import SafeKernelWebsocketHandler
 
                     h = (pattern, SafeKernelWebsocketHandler, *h[2:])
+                elif name == "TornadoVoilaHandler":
+                    from .hardening import CappedVoilaHandler
+
+                    h = (pattern, CappedVoilaHandler, *h[2:])
                 elif name == "VoilaShutdownKernelHandler":
                     from .hardening import PageCloseShutdownHandler
 

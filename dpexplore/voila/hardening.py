@@ -22,10 +22,12 @@ import json
 
 from tornado import web
 from voila.shutdown_kernel_handler import VoilaShutdownKernelHandler
+from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
-__all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "read_v1_header", "v1_frame",
-           "V1_SUBPROTOCOL", "MAX_PARTS"]
+__all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
+           "default_max_kernels", "read_v1_header", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS",
+           "KERNEL_MIB"]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
 V1_SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
@@ -106,3 +108,48 @@ class PageCloseShutdownHandler(VoilaShutdownKernelHandler):
         if kernel_id not in self.kernel_manager:
             raise web.HTTPError(404)
         await super().post(kernel_id)
+
+
+#: memory of one app kernel, MiB (measured per app: 72–151 MiB RSS), rounded up for the cap
+KERNEL_MIB = 160
+
+SERVER_FULL = """<!doctype html><html><head><meta charset="utf-8"><title>The server is full</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:40em;margin:4em auto;line-height:1.5">
+<h1>The server is full</h1><p>Every app page runs its own computation on this server, and it is
+already running as many as it can hold ({cap}). Pages that are open keep working. Please try again
+in a minute, or close a tab you no longer use.</p></body></html>"""
+
+
+def default_max_kernels(meminfo: str = "/proc/meminfo") -> int:
+    """The default cap on concurrent kernels: half the machine's memory (MemTotal) divided by
+    :data:`KERNEL_MIB`, at least 8 (a machine without /proc/meminfo gets 32).
+
+    >>> default_max_kernels("/nonexistent")
+    32
+    """
+    try:
+        with open(meminfo, encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    total_mib = int(line.split()[1]) / 1024
+                    return max(8, int(total_mib * 0.5 / KERNEL_MIB))
+    except OSError:
+        pass
+    return 32
+
+
+class CappedVoilaHandler(TornadoVoilaHandler):
+    """Voilà's page handler with a cap on concurrent kernels (``dpexplore_max_kernels`` in the
+    application settings; 0 = no cap): each page GET starts (or takes from the pool, which then
+    refills) a kernel of ~150 MB, so without a cap plain GETs could exhaust the machine's memory.
+    Past the cap a page answers 503 in plain words; pages already open keep their kernels."""
+
+    async def get(self, path=None):
+        cap = self.settings.get("dpexplore_max_kernels") or 0
+        if cap and len(self.kernel_manager.list_kernel_ids()) >= cap:
+            self.set_status(503)
+            self.set_header("Retry-After", "60")
+            self.set_header("Content-Type", "text/html; charset=UTF-8")
+            self.finish(SERVER_FULL.format(cap=cap))
+            return
+        await super().get(path)

@@ -184,3 +184,46 @@ def test_a_cross_site_shutdown_call_is_refused(server):
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=30)
     assert err.value.code == 404
+
+
+def test_past_the_kernel_cap_a_page_says_the_server_is_full(tmp_path):
+    """Each page GET starts a ~150 MB kernel: plain GETs (no browser) could fill the machine's
+    memory. Past ``--max-kernels`` a new page answers 503 in plain words, and a page already
+    open keeps working."""
+    import re
+    import urllib.error
+
+    import websocket
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(REPO / "notebooks" / "demo.ipynb", root / "demo.ipynb")
+    srv = Server(free_port(), root=root, log_path=tmp_path / "serve.log",
+                 extra_args=["--max-kernels", "3"])
+    try:
+        srv.wait_ready(pools=1)
+        ids, full = [], None
+        for _ in range(6):
+            try:
+                with urllib.request.urlopen(srv.url("demo.ipynb"), timeout=60) as r:
+                    ids.append(re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', r.read().decode()).group(1))
+            except urllib.error.HTTPError as err:
+                full = err
+                break
+        assert full is not None and full.code == 503, "no cap: every GET got a kernel"
+        assert "server is full" in full.read().decode().lower()
+        assert len(srv.kernels()) <= 3
+        ws = websocket.create_connection(  # the first page still has its kernel
+            f"ws://127.0.0.1:{srv.port}/api/kernels/{ids[0]}/channels?session_id={uuid.uuid4()}",
+            timeout=15)
+        try:
+            ws.send(_msg("comm_info_request", {}))
+            deadline, ok = time.monotonic() + 15, False
+            while not ok and time.monotonic() < deadline:
+                frame = ws.recv()
+                ok = isinstance(frame, str) and json.loads(frame).get("msg_type") == "comm_info_reply"
+            assert ok, "the open page's kernel does not answer"
+        finally:
+            ws.close()
+    finally:
+        srv.stop()
