@@ -107,3 +107,23 @@ def test_snippets_follow_each_step():
     before = app._code.value
     app.controller.controls["mu"].value = 3.0
     assert app._code.value != before and "3.0" in app._code.value
+
+
+# -- the labs -------------------------------------------------------------------------------------
+from dpexplore.apps.audit_lab import build_audit_lab  # noqa: E402
+from dpexplore.apps.noise_lab import build_noise_lab  # noqa: E402
+
+LAB_CASES = [
+    (build_noise_lab, {}),
+    (build_noise_lab, {"eps": 0.5, "delta": 1e-8, "shape": 1.5}),
+    (build_noise_lab, {"eps": 3.0, "delta": 1e-3, "shape": 4.0}),
+    (build_audit_lab, {"trials": 1000, "m": 1000}),
+    (build_audit_lab, {"mechanism": "Laplace", "eps": 2.0, "trials": 3162, "m": 1000, "seed": 3}),
+    (build_audit_lab, {"bug": 3.0, "trials": 1000, "m": 1000, "guess_frac": 0.1}),
+]
+
+
+@pytest.mark.parametrize("build,settings", LAB_CASES,
+                         ids=[f"{b.__name__.removeprefix('build_')}-{i}" for i, (b, _) in enumerate(LAB_CASES)])
+def test_lab_snippet_prints_the_readout(build, settings):
+    test_snippet_prints_the_readout(build, settings)

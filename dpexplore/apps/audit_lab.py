@@ -503,6 +503,29 @@ class AuditLabController(StagedController):
             self.fig_one_run.update(data=self._one_run_traces(r))
         self.verdict.value = verdict_html(r)
 
+    def snippet(self) -> str | None:
+        """The two audits of the readout with the public API (the Laplace subjects; the Gaussian
+        and randomized-response subjects use the app's own sampling pairs: no snippet)."""
+        s = self.spec
+        if s.mechanism not in ("Laplace", "Mis-calibrated Laplace"):
+            return None
+        pair = (f"auditing.miscalibrated_laplace(eps, bug_factor={s.bug!r})"
+                if s.mechanism == "Mis-calibrated Laplace" else "auditing.laplace_audit_pair(eps)")
+        r = max(1, int(round(s.guess_frac * s.m)))
+        return (
+            "import numpy as np\n"
+            "from dpexplore import auditing\n\n"
+            f"eps, trials, confidence, seed, m = {s.eps!r}, {int(s.trials)}, {s.confidence!r}, "
+            f"{int(s.seed)}, {int(s.m)}\n"
+            f"pair = {pair}   # samples of the mechanism on two neighbouring inputs\n"
+            "audit = auditing.audit_mechanism(pair.sample_0, pair.sample_1, trials,\n"
+            "                                 np.random.default_rng([seed, 0]), delta=0.0,\n"
+            "                                 confidence=confidence)\n"
+            "print(f'distinguishing audit: eps_lb = {audit.eps_lb:.4g}')\n"
+            "one = auditing.one_run_audit(m, eps, np.random.default_rng([seed, 1, m]), mechanism='laplace',\n"
+            f"                            true_eps=pair.eps_actual, guesses={None if r == s.m else r},\n"
+            "                            confidence=confidence)\n"
+            "print(f'one run with m = {m:,} canaries: eps_lb = {one.eps_lb:.4g}')\n")
 
 def verdict_html(r: AuditLabResult) -> str:
     """The audit's numbers and verdict; a bug (ε_lb > claimed ε) is highlighted in vermillion."""

@@ -476,6 +476,21 @@ class NoiseLabController(Controller):
             self.fig_map.update(data=self._map_traces(r), layout=self._map_layout(r))
         self.table.value = self._table(r)
 
+    def snippet(self) -> str:
+        s = self.spec
+        return (
+            "from dpexplore import mechanisms\n\n"
+            f"eps, delta, r = {s.eps!r}, {s.delta!r}, {s.shape!r}   # sensitivity 1\n"
+            "noises = {   # the least scale of each noise for (eps, delta)-DP, rounded up\n"
+            "    'Laplace': mechanisms.Laplace.calibrate(eps, delta),\n"
+            "    'Logistic': mechanisms.Logistic.calibrate(eps, delta),\n"
+            "    'Gaussian': mechanisms.Gaussian.calibrate(eps, delta),\n"
+            "    f'Subbotin r={r:g}': mechanisms.Subbotin.calibrate(eps, delta, shape=r),\n"
+            "}\n"
+            "for name, m in noises.items():\n"
+            "    scale = m.sigma if name == 'Gaussian' else m.scale\n"
+            "    print(f'{name}: minimum scale {scale:.6g}, variance {m.variance:.6g}')\n")
+
     @staticmethod
     def _table(r: NoiseResult) -> str:
         names = _names(r.spec.shape)
