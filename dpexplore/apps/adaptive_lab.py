@@ -498,6 +498,31 @@ class AdaptiveLabController(StagedController):
         self.privacy_readout.value = privacy_html(r)
         self.calc_readout.value = calculator_html(r.calc)
 
+    def snippet(self) -> str:
+        """The generalization-bound calculator's numbers with the public API (the simulation's
+        numbers come from seeded runs of ``algorithms.simulate_adaptive_overfitting``)."""
+        s = self.spec
+        return (
+            "import math\n"
+            "from dpexplore import algorithms as A\n\n"
+            "def fmt(x):   # as the app's table: 4 significant digits, m·10^e outside [1e-3, 1e5)\n"
+            "    if x == 0:\n"
+            "        return '0'\n"
+            "    if abs(x) >= 1e5 or abs(x) < 1e-3:\n"
+            "        m, e = f'{x:.3e}'.split('e')\n"
+            "        return f'{m}·10^{int(e)}'\n"
+            "    return f'{x:.4g}'\n\n"
+            f"tau, n, beta = {s.tau!r}, {int(s.gen_n)}, {s.beta!r}\n"
+            "if tau * tau > math.log(2) / (2 * n):\n"
+            "    eps, fail = A.statistical_query_epsilon(tau, n)\n"
+            "    print('statistical queries via DP: eps <=', fmt(eps), ', failure <=', fmt(fail))\n"
+            "bits = A.max_information_pure(tau * tau, n)\n"
+            "fail = A.max_information_tail_bound(bits, tau, n, 1 / n, 0.0)\n"
+            "print('max-information (pure): eps =', fmt(tau * tau), ', failure <=', fmt(fail), ', bits <=', fmt(bits))\n"
+            "eps, fail = A.generalization_via_dp(n, beta)\n"
+            "print('generalization via DP: eps <=', fmt(eps), ', failure <=', fmt(fail))\n"
+            "print('Hoeffding, one fixed query: failure <=', fmt(min(2 * math.exp(-2 * n * tau * tau), 1.0)))\n")
+
 
 def privacy_html(r: AdaptiveResult) -> str:
     """The simulation summary and Thresholdout's (ε, δ) (Bassi 2019, "Thresholdout (cont.)")."""
@@ -519,7 +544,6 @@ def privacy_html(r: AdaptiveResult) -> str:
         f"(rigorous advanced composition; the slide's approximation gives {_fmt(r.eps_slide_used)}). "
         f"With the budget the simulation actually sets (B = d + rounds = {r.budget_set:,}, never "
         f"binding): ({_fmt(r.eps_pure_set)}, 0) and ({_fmt(r.eps_delta_set)}, {s.delta:.3g}).</p></div>")
-
 
 def calculator_html(c: Calculator) -> str:
     """The calculator readout table (Bassi 2019 results, one row each)."""
