@@ -365,7 +365,8 @@ def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
                 if not cdn_up:
                     t0 = time.monotonic()
                     page.wait_for_function(
-                        """() => { const d = [...document.querySelectorAll('.dpexplore-plot')];
+                        """() => { const d = [...document.querySelectorAll('.dpexplore-plot')]
+                              .filter(e => e.offsetParent !== null);  // not in a closed tab
                             return d.length >= 2 && d.every(e => { const s = e.querySelector('.dpexplore-plot-status');
                               return s && s.offsetParent !== null && /could not be loaded/.test(s.textContent); }); }""",
                         timeout=30_000)
