@@ -334,8 +334,9 @@ def test_without_the_route_plotly_comes_through_the_kernel(wheel_venv, browser, 
     """VS Code and Colab have no dpexplore HTTP route: a server with the extension turned off."""
     srv, base = _jupyter(wheel_venv, tmp_path, "lab", route=False)
     try:
-        _check_front_end(browser, base, "lab/tree/two_apps.ipynb", tmp_path, "lab-no-route.png")
+        out = _check_front_end(browser, base, "lab/tree/two_apps.ipynb", tmp_path, "lab-no-route.png")
         assert "dpexplore: serving plotly.js" not in srv.log()
+        assert not any("cdn.plot.ly" in u for u in out["requests"]), "the kernel did not answer"
     finally:
         srv.stop()
 
