@@ -352,15 +352,17 @@ def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
             page = ctx.new_page()
             seen = []
 
-            def on_cdn(route, cdn_up=cdn_up):
-                seen.append(route.request.url)
-                if cdn_up:
-                    route.fulfill(status=200, body=bundle, content_type="application/javascript",
-                                  headers={"Access-Control-Allow-Origin": "*"})
-                else:
-                    route.abort()
+            def make_handler(up):
+                def on_cdn(route):
+                    seen.append(route.request.url)
+                    if up:
+                        route.fulfill(status=200, body=bundle, content_type="application/javascript",
+                                      headers={"Access-Control-Allow-Origin": "*"})
+                    else:
+                        route.abort()
+                return on_cdn
 
-            page.route("https://cdn.plot.ly/**", on_cdn)
+            page.route("https://cdn.plot.ly/**", make_handler(cdn_up))
             try:
                 _run_notebook(page, f"{base}lab/tree/two_apps.ipynb?token={TOKEN}")
                 if not cdn_up:
