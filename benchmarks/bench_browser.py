@@ -17,8 +17,15 @@ For every app in ``dpexplore.apps.APPS`` it measures
   compute the next slider step in the background between steps (``controls.PREFETCHER``), so most
   steps read the cache; ``--no-prefetch`` measures every step computing its own setting.
 
-Goals (the named baselines; ratio = measured / goal, ≤ 1 meets it): first plot ≤ 3 s,
-step median ≤ 50 ms and p95 ≤ 150 ms, websocket bytes to first plot ≤ 2 MB per page.
+Goals (the named baselines; ratio = measured / goal, ≤ 1 meets it): first plot ≤ 2.5 s,
+keydown → every visible plot redrawn ("all") median ≤ 60 ms and p95 ≤ 150 ms (a plot: median
+≤ 50 ms), websocket bytes to first plot ≤ 2 MB per page.
+
+**Plot sizes**: pages are opened at 1280×720 (a projector), where the app shell sizes the plots;
+every visible plot's height is recorded after the load and after the steps. A run whose plots
+changed height (> 5 %), went missing (fewer plots drawn, or one shorter than 200 px) or stayed
+stale (a change from the kernel arrived after the plot's last redraw) is flagged in the "sizes"
+column and the script exits with status 1: step times taken on shrunken plots mean nothing.
 
 ``--compare-figurewidget`` also measures, once, the demo drawn with plotly's own ``FigureWidget``.
 
@@ -49,7 +56,21 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-GOALS = {"first_plot_s": 3.0, "step_median_ms": 50.0, "step_p95_ms": 150.0, "ws_mb": 2.0}
+GOALS = {"first_plot_s": 2.5, "step_median_ms": 50.0, "step_p95_ms": 150.0, "ws_mb": 2.0,
+         "step_all_median_ms": 60.0, "step_all_p95_ms": 150.0}
+#: the viewport of every page (a projector): plots are measured at the size the app shell gives them
+VIEWPORT = {"width": 1280, "height": 720}
+#: a plot whose height changes by more than this fraction over the steps is flagged
+HEIGHT_TOLERANCE = 0.05
+#: a visible plot shorter than this is flagged (the bug this guards against flattened them to 120)
+MIN_PLOT_PX = 200
+
+# Every visible plot's height, whether it is drawn with traces, and whether a change from the
+# kernel arrived after its last draw (stale: data the viewer never saw).
+PLOT_STATE = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)
+  .map(d => ({height: Math.round(d.getBoundingClientRect().height),
+              drawn: d.classList.contains('js-plotly-plot') && !!d.data && d.data.length > 0,
+              stale: Number(d.dataset.changeAt || 0) > Number(d.dataset.drawEnd || 0)}))"""
 
 ALL_PLOTS_HAVE_TRACES = """() => {
   const g = [...document.querySelectorAll('.js-plotly-plot')];
@@ -245,7 +266,7 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
     missed = 0
     for i in range(loads):
         server.wait_pool(notebook)  # measure what a visitor meets on a server that is not overrun
-        ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+        ctx = browser.new_context(viewport=VIEWPORT)
         page = ctx.new_page()
         dt, nbytes = _load(page, url)
         _say(f"{notebook}: cold load {i + 1}: {dt:.2f} s, {nbytes / 1e6:.3f} MB over websockets")
@@ -253,6 +274,8 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
         cold.append(dt)
         ws.append(nbytes)
         if i == 0:
+            page.wait_for_timeout(500)
+            sizes_before = page.evaluate(PLOT_STATE)
             n_sliders = page.evaluate(f"() => ({USABLE_HANDLES})().length")
             for s in range(n_sliders):
                 res = page.evaluate(STEP_JS, [s, steps, 5000])
@@ -265,6 +288,11 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
                 med = [statistics.median([x[j] for x in ok]) if ok else float("nan") for j in range(3)]
                 _say(f"{notebook}: slider {s}: {len(res)} steps, median {med[0]:.1f} ms "
                      f"(kernel {med[1]:.1f}, draw {med[2]:.1f}), {len(res) - len(ok)} without a redraw")
+            page.wait_for_timeout(1000)  # let the last redraws land
+            sizes_after = page.evaluate(PLOT_STATE)
+            flags = _size_flags(sizes_before, sizes_after)
+            _say(f"{notebook}: plot heights {[p['height'] for p in sizes_before]} -> "
+                 f"{[p['height'] for p in sizes_after]}: {', '.join(flags) or 'ok'}")
             server.wait_pool(notebook)
             page2 = ctx.new_page()
             warm, _ = _load(page2, url)
@@ -284,7 +312,28 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
         "step_all_p95_ms": _pct(every, 0.95),
         "steps": len(lat),
         "steps_without_redraw": missed,
+        "heights_before": [p["height"] for p in sizes_before],
+        "heights_after": [p["height"] for p in sizes_after],
+        "size_flags": flags,
     }
+
+
+def _size_flags(before: list[dict], after: list[dict]) -> list[str]:
+    """What is wrong with the plots after the steps: changed size, missing, stale."""
+    flags = []
+    if len(after) < len(before) or not all(p["drawn"] for p in after):
+        flags.append(f"missing ({sum(p['drawn'] for p in after)} of {len(before)} drawn)")
+    short = [p["height"] for p in before + after if p["height"] < MIN_PLOT_PX]
+    if short:
+        flags.append(f"short ({short} px < {MIN_PLOT_PX})")
+    changed = [(a["height"], b["height"]) for a, b in zip(before, after)
+               if abs(b["height"] - a["height"]) > HEIGHT_TOLERANCE * max(a["height"], 1)]
+    if changed:
+        flags.append(f"changed size {changed}")
+    stale = [j for j, p in enumerate(after) if p["stale"]]
+    if stale:
+        flags.append(f"stale plots {stale}")
+    return flags
 
 
 FIGUREWIDGET_NB = """
@@ -358,7 +407,10 @@ def _row(r: dict) -> str:
             f"{num('step_p95_ms', '6.1f'):>7} {ratio('step_p95_ms')} "
             f"{num('step_kernel_median_ms', '6.1f'):>7} {num('step_draw_median_ms', '6.1f'):>7} "
             f"{num('step_all_median_ms', '6.1f'):>7} {num('step_all_p95_ms', '6.1f'):>7} "
-            f"{num('steps_without_redraw', 'd'):>6}")
+            f"{ratio('step_all_median_ms')} {ratio('step_all_p95_ms')} "
+            f"{num('steps_without_redraw', 'd'):>6}  "
+            + ("—" if "size_flags" not in r else "; ".join(r["size_flags"]) or
+               "ok " + "/".join(map(str, r.get("heights_after", [])))))
 
 
 def main(argv=None) -> int:
@@ -408,14 +460,15 @@ def main(argv=None) -> int:
             browser.close()
     finally:
         server.stop()
-    head = (f"{'app':<28} {'first':>7} {'/3s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
+    head = (f"{'app':<28} {'first':>7} {'/2.5s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
             f"{'step50':>7} {'/50ms':>6} {'step95':>7} {'/150ms':>6} {'kernel':>7} {'draw':>7} "
-            f"{'all50':>7} {'all95':>7} {'missed':>6}")
+            f"{'all50':>7} {'all95':>7} {'/60ms':>6} {'/150ms':>6} {'missed':>6}  sizes (px)")
     print(f"goals: first plot <= {GOALS['first_plot_s']} s, step median <= {GOALS['step_median_ms']} ms, "
           f"p95 <= {GOALS['step_p95_ms']} ms, websocket <= {GOALS['ws_mb']} MB (ratio = measured/goal); "
           "kernel = step median keydown → traces in the page, draw = median Plotly.react, "
           "all50/all95 = keydown → the last plot the step changes is redrawn, "
-          "missed = steps without a redraw in 5 s")
+          "missed = steps without a redraw in 5 s; sizes: 'ok' and the visible plots' heights at "
+          f"{VIEWPORT['width']}x{VIEWPORT['height']}, or what changed (size, missing, stale plots)")
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
           f"(times are inflated when the load exceeds the CPU count); background prefetch of the "
@@ -429,6 +482,10 @@ def main(argv=None) -> int:
     (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
                     "prefetch": not args.no_prefetch,
                     "results": results}, indent=2))
+    flagged = [r["app"] for r in results if r.get("size_flags") or "error" in r]
+    if flagged:
+        print(f"FLAGGED (plot sizes changed, plots missing or stale, or the app failed): {flagged}")
+        return 1
     return 0
 
 

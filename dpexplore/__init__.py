@@ -4,6 +4,10 @@ An exact, numerically careful backend — mechanisms, conversions between privac
 composition theorems — behind interactive Jupyter/Voilà dashboards (``dpexplore.apps``,
 imported on demand so the backend never pulls in widgets).
 
+``import dpexplore`` itself imports nothing heavy: each submodule (and scipy behind it) is imported
+the first time it is used, so ``import dpexplore`` takes milliseconds and a script that needs only
+``dpexplore.conversions`` never loads ``scipy.stats``.
+
 >>> import dpexplore
 >>> from dpexplore import mechanisms, conversions, composition
 >>> round(conversions.pure_to_zcdp(1.0), 6)            # ε·tanh(ε/2)
@@ -11,8 +15,7 @@ imported on demand so the backend never pulls in widgets).
 >>> mechanisms.Laplace(1.0).epsilon(0.0)
 1.0
 """
-from . import algorithms, auditing, composition, conversions, mechanisms
-from .profiles import FunctionProfile, GaussianDPProfile, PrivacyProfile
+import importlib
 
 __all__ = [
     "PrivacyProfile",
@@ -25,3 +28,24 @@ __all__ = [
     "mechanisms",
 ]
 __version__ = "0.1.0"
+
+_SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
+               "references", "pld"}
+_FROM_PROFILES = {"PrivacyProfile", "FunctionProfile", "GaussianDPProfile"}
+
+
+def __getattr__(name: str):
+    """Import a submodule (or a profile class) the first time it is asked for."""
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    if name in _FROM_PROFILES:
+        value = getattr(importlib.import_module(f"{__name__}.profiles"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

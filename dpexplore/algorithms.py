@@ -718,11 +718,11 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
     f_k(x) = sign(Σ_{top-k by |c_t|} sign(c_t,j) x_j) (ties → +1; k capped at the number
     selected) and asks the holdout for its accuracy (again exact or through Thresholdout).
 
-    Differences from the paper's Section 5 (n = d = 10 000, N(0, 1) features, 20 signal
+    Differences from the paper's Section 5 (n = d = 10⁴; N(0, 1) features, 20 signal
     features N(0.06 y, 1), Thresholdout with T = 0.04, noise 0.01 and *Gaussian* noise): ±1
     features (so every query is [0, 1]-valued, as the privacy analysis requires), the analysed
     Laplace version of Thresholdout, and defaults scaled with n: T = 4/√n, σ = 1/√n on the
-    correlation scale (0.04 and 0.01 at n = 10 000), i.e. T = 2/√n, σ = 1/(2√n) for the
+    correlation scale (0.04 and 0.01 at n = 10⁴), i.e. T = 2/√n, σ = 1/(2√n) for the
     [0, 1]-valued queries; budget ``d + rounds`` (never binding — the privacy spent follows from
     ``Thresholdout.privacy`` with B = ``holdout_queries_over``).
     Cost: O(n d) time, 3nd bytes of memory; n = 2000, d = 4000 runs in about 0.25 s.

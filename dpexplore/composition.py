@@ -50,7 +50,7 @@ THEOREMS = ("basic", "advanced", "advanced_pure", "optimal", "zcdp")
 
 _U = np.finfo(np.float64).eps
 _KOV_SDS = 40.0          # binomial terms kept: mode ± 40 standard deviations (rest bounded)
-_KOV_CELLS = 2_000_000   # work-array size per chunk
+_KOV_CELLS = 2_000000   # work-array size per chunk
 _BISECT = 100
 
 
@@ -96,7 +96,7 @@ def advanced(eps, delta, k, delta_slack):
     Broadcasts; ε' is rounded up by 4 ulps, kδ + δ' is capped at 1; δ' = 0 gives ε' = inf
     (except ε = 0). Returns a tuple (ε', δ_total).
 
-    >>> e, d = advanced(0.01, 0.0, 10_000, 1e-6)
+    >>> e, d = advanced(0.01, 0.0, 10000, 1e-6)
     >>> round(e, 4), d
     (6.2615, 1e-06)
     """
@@ -179,7 +179,7 @@ class _KOVRows:
         self.log_margin = 1e-15 * (3.0 * special.gammaln(kf + 1.0) + kf * (e + _softplus(e))) + 1e-12
         self.widths = (hi - lo).astype(np.int64) + 1
         kmax = int(kf.max()) if kf.size else 0
-        self._lgam = special.gammaln(np.arange(kmax + 1) + 1.0) if kmax <= 2_000_000 else None
+        self._lgam = special.gammaln(np.arange(kmax + 1) + 1.0) if kmax <= 2_000000 else None
 
     def chunks(self):
         """Row groups (index arrays) of similar width, each with at most ~_KOV_CELLS cells."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._numerics import gaussian_log_delta, step_up_until_ok
+from ._numerics import gaussian_log_delta, pure_rdp_exact, step_up_until_ok
 from ._validation import (
     check_alpha,
     check_delta,
@@ -83,32 +83,6 @@ def _check_bound(bound, allowed):
 # ------------------------------------------------------------------------------------------------
 # pure DP -> RDP, zCDP
 # ------------------------------------------------------------------------------------------------
-def _pure_rdp_tight(eps, alpha):
-    """Exact Rényi divergence of randomized response at order α (Steinke 2024, Theorem 4), no rounding."""
-    eps, alpha = np.broadcast_arrays(eps, alpha)
-    out = np.empty(eps.shape, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        am1 = alpha - 1.0
-        c = am1 * eps
-        # form A (αε ≤ 30): (α−1)ε̂ = log1p[(1 − e^{−(α−1)ε})(e^{αε} − 1)/(1 + e^ε)] — every
-        # factor positive, so small ε keeps full relative accuracy.
-        ae = np.minimum(alpha * eps, 30.0)
-        xa = -np.expm1(-c) * np.expm1(ae) / (1.0 + np.exp(np.minimum(eps, 30.0)))
-        form_a = np.log1p(xa) / am1
-        # form B (Steinke 2024 Thm 4, second form): ε − [log(1 + e^{−ε}) − log(1 + e^{−(2α−1)ε})]/(α−1),
-        # the difference written as log1p(u(1 − e^{−t})/(1 + u e^{−t})), u = e^{−ε}, t = 2(α−1)ε.
-        u = np.exp(-eps)
-        t = 2.0 * c
-        ue = u * np.exp(-t)
-        diff = np.log1p(u * (-np.expm1(-t)) / (1.0 + ue))
-        form_b = eps - diff / am1
-        out[...] = np.where(alpha * eps <= 30.0, form_a, form_b)
-        out[np.isinf(alpha)] = eps[np.isinf(alpha)]
-        out[eps == 0] = 0.0
-        out[np.isinf(eps)] = np.inf
-    return np.clip(out, 0.0, eps)
-
-
 def pure_to_rdp(eps, alpha, bound: str = "tight"):
     """Rényi DP ε̂(α) of an ε-DP mechanism (Steinke 2024, Theorem 4 "Pure DP to Rényi DP").
 
@@ -137,7 +111,7 @@ def pure_to_rdp(eps, alpha, bound: str = "tight"):
     if bound == "zcdp":
         return scalar_out(via_zcdp)
     # the trivial and zCDP bounds are valid too: capping by them only absorbs the rounding
-    tight = _nonzero(_up(_pure_rdp_tight(e, a)), e)
+    tight = _nonzero(_up(pure_rdp_exact(e, a)), e)
     return scalar_out(np.minimum(np.minimum(tight, e), via_zcdp))
 
 
@@ -1053,7 +1027,7 @@ def gdp_measure(profile, tol: float = 1e-3):
                 status = "violated"  # μ_c itself is violated: it becomes the new lower end
                 break
             gl, gr, ll = np.concatenate([gl, mids]), np.concatenate([mids, gr]), np.concatenate([ll, lm])
-            if n_eval > 4_000_000:
+            if n_eval > 4_000000:
                 break
         if new_e:  # keep the refined grid for later attempts
             g = np.concatenate([grid] + new_e)

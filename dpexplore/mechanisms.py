@@ -43,7 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._numerics import LOG_HALF, gaussian_log_delta, log1mexp, log_subtract, step_up_until_ok
+from ._numerics import (LOG_HALF, expm1mx, gaussian_log_delta, log1mexp, log_subtract,
+                        pure_rdp_exact, step_up_until_ok)
 from ._validation import (
     as_array,
     check_alpha,
@@ -173,24 +174,15 @@ def _pure_tradeoff(eps0, alpha):
 
 
 def _pure_rdp(eps0, alpha):
-    """Tight RDP of ε0-DP (Steinke 2024, Theorem 4):
-    ε̂(α) = ε0 − log[(1 + e^{−ε0}) / (1 + e^{−(2α−1)ε0})] / (α − 1); ε̂(∞) = ε0."""
-    eps0, alpha = np.broadcast_arrays(np.asarray(eps0, float), np.asarray(alpha, float))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        num = np.log1p(np.exp(-eps0)) - np.log1p(np.exp(-(2 * alpha - 1) * eps0))
-        far = eps0 - num / (alpha - 1.0)
-        # near α = 1 the same quantity without cancellation: with p = e^ε/(1+e^ε), x = (α−1)ε,
-        # (α−1) ε̂ = log(p e^x + (1 − p) e^{−x}) = log1p(p expm1(x) + (1 − p) expm1(−x))
-        x = (alpha - 1.0) * eps0
-        p = special.expit(eps0)
-        near = np.log1p(p * np.expm1(x) + (1.0 - p) * np.expm1(-x)) / (alpha - 1.0)
-        val = np.where(x < 1.0, near, far)
-    val = np.where(np.isinf(alpha), eps0, val)
-    val = np.where(eps0 == 0, 0.0, val)
+    """Tight RDP of ε0-DP (Steinke 2024, Theorem 4), rounded up:
+    ε̂(α) = ε0 − log[(1 + e^{−ε0}) / (1 + e^{−(2α−1)ε0})] / (α − 1); ε̂(∞) = ε0.
+    The cancellation-free evaluation is :func:`dpexplore._numerics.pure_rdp_exact` (shared with
+    ``conversions.pure_to_rdp``)."""
+    val = pure_rdp_exact(eps0, alpha)
     # round up by 16 ulp (above the few-ulp rounding of either form), never above ε0
     with np.errstate(over="ignore"):  # spacing(float max) = inf: clipped to ε0 just below
         val = val + 16 * np.spacing(np.abs(val))
-    return np.clip(val, 0.0, eps0)
+    return np.clip(val, 0.0, np.asarray(eps0, float))
 
 
 def _within(log_delta, delta):
@@ -679,9 +671,12 @@ class Laplace(AdditiveNoiseMechanism):
         with np.errstate(over="ignore", invalid="ignore"):
             inner = np.log1p((a - 1.0) * np.expm1(-(2 * a - 1.0) * d) / (2 * a - 1.0))
             far = d + inner / (a - 1.0)
-            # near α = 1 (x = (α−1)d < 1): the bracket is 1 + [α expm1(x) + (α−1) expm1(−αd)]/(2α−1)
+            # near α = 1 (x = (α−1)d < 1): the bracket is 1 + [α e^x + (α−1) e^{−αd} − (2α−1)]/(2α−1),
+            # whose first-order terms α x and −(α−1)αd cancel exactly: written with
+            # g(y) = e^y − 1 − y ≥ 0 it is 1 + [α g(x) + (α−1) g(−αd)]/(2α−1), a sum of
+            # non-negative terms (full relative accuracy for small d and α near 1)
             x = (a - 1.0) * d
-            near = np.log1p((a * np.expm1(x) + (a - 1.0) * np.expm1(-a * d)) / (2 * a - 1.0)) / (a - 1.0)
+            near = np.log1p((a * expm1mx(x) + (a - 1.0) * expm1mx(-a * d)) / (2 * a - 1.0)) / (a - 1.0)
             val = np.where(x < 1.0, near, far)
         val = np.where(np.isinf(a), d, val)
         # round up by 16 ulp of ε̂ (the forms above carry a few ulp), never above d

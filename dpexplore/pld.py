@@ -489,14 +489,14 @@ def default_grid_size(k: int) -> int:
     Measured for Laplace(1) at δ = 1e-6 against a 2²⁰-point grid: 3.5e-5 (k = 10⁴),
     2.3e-5 (k = 10⁵), 2.6e-4 (k = 10⁶, where the 2¹⁸ cap binds).
 
-    >>> default_grid_size(1), default_grid_size(100), default_grid_size(10_000), default_grid_size(10**6)
+    >>> default_grid_size(1), default_grid_size(100), default_grid_size(10000), default_grid_size(10**6)
     (4096, 16384, 65536, 262144)
     """
     kk = check_k(k, "k")
     if kk.ndim:
         raise ValueError(f"k must be a single integer, got {k!r}")
     k = int(kk)
-    if k <= 10_000:
+    if k <= 10000:
         n = 1 << int(np.ceil(np.log2(1024.0 * np.sqrt(k))))
         return int(min(max(n, MIN_GRID_SIZE), GRID_SIZE))
     n = 1 << int(np.ceil(np.log2(655.36 * np.sqrt(k))))

@@ -213,6 +213,38 @@ REFERENCES: tuple[Reference, ...] = tuple(sorted((
               "Color universal design (CUD): how to make figures and presentations that are "
               "friendly to colorblind people", "J*Fly (web page)", 2008,
               "https://jfly.uni-koeln.de/color/", "Okabe & Ito 2008"),
+    Reference("dwork2006our",
+              "Cynthia Dwork, Krishnaram Kenthapadi, Frank McSherry, Ilya Mironov and Moni Naor",
+              "Our data, ourselves: privacy via distributed noise generation", "EUROCRYPT 2006", 2006,
+              "https://doi.org/10.1007/11761679_29", "Dwork, Kenthapadi et al. 2006"),
+    Reference("vadhan2021concurrent", "Salil Vadhan and Tianhao Wang",
+              "Concurrent composition of differential privacy", "TCC 2021", 2021,
+              "https://arxiv.org/abs/2105.14427", "Vadhan & Wang 2021"),
+    Reference("lyu2022composition", "Xin Lyu",
+              "Composition theorems for interactive differential privacy", "NeurIPS 2022", 2022,
+              "https://arxiv.org/abs/2207.09397", "Lyu 2022"),
+    Reference("vadhan2022concurrent", "Salil Vadhan and Wanrong Zhang",
+              "Concurrent composition theorems for differential privacy",
+              "arXiv:2207.08335 (STOC 2023)", 2022, "https://arxiv.org/abs/2207.08335",
+              "Vadhan & Zhang 2022"),
+    Reference("lecuyer2021practical", "Mathias Lécuyer",
+              "Practical privacy filters and odometers with Rényi differential privacy and "
+              "applications to differentially private deep learning", "arXiv:2103.01379", 2021,
+              "https://arxiv.org/abs/2103.01379", "Lécuyer 2021"),
+    Reference("haney2023concurrent",
+              "Samuel Haney, Michael Shoemate, Grace Tian, Salil Vadhan, Andrew Vyrros, Vicki Xu "
+              "and Wanrong Zhang",
+              "Concurrent composition for interactive differential privacy with adaptive "
+              "privacy-loss parameters", "ACM CCS 2023", 2023, "https://arxiv.org/abs/2309.05901",
+              "Haney et al. 2023"),
+    Reference("kamath2022new", "Gautam Kamath, Argyris Mouzakis and Vikrant Singhal",
+              "New lower bounds for private estimation and a generalized fingerprinting lemma",
+              "NeurIPS 2022", 2022, "https://arxiv.org/abs/2205.08532",
+              "Kamath, Mouzakis & Singhal 2022"),
+    Reference("mcsherry2009privacy", "Frank McSherry",
+              "Privacy integrated queries: an extensible platform for privacy-preserving data "
+              "analysis", "SIGMOD 2009", 2009, "https://doi.org/10.1145/1559845.1559850",
+              "McSherry 2009"),
 ), key=lambda r: r.key))
 
 _BY_KEY = {r.key: r for r in REFERENCES}

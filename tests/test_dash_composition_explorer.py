@@ -88,7 +88,7 @@ def test_curves_equal_backend(default_result):
         ref = C.compose(mech, int(ks[i])).epsilon(s.delta_total)
         kov = C.optimal(float(mech.eps_max), int(ks[i]), s.delta_total)
         assert tight[i] == pytest.approx(min(ref, kov), rel=1e-12)
-    # the Vinterbo 2022/000 numbers at k = 100 (doctest values of the backend)
+    # the numbers at k = 100 (doctest values of the backend)
     assert r.at_k["basic"] == 10.0
     assert r.at_k["optimal"] == pytest.approx(4.774568, abs=1e-6)
     assert r.at_k["tight"] == pytest.approx(C.compose(mech, 100).epsilon(1e-6), rel=1e-12)

@@ -68,12 +68,12 @@ __all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair"
            "N_RANGE", "D_RANGE", "GEN_N_GRID", "Memo", "StagedController"]
 
 #: simulation size limit: n·d ≤ MAX_CELLS (3 n d bytes of ±1 data, ~1 s per 10⁷ cells per method)
-MAX_CELLS = 25_000_000
-N_RANGE = (100, 10_000)   # defaults are exact grid points: the page shows the values asked for
-D_RANGE = (200, 20_000)   # 2000 lies on the slider's log grid (front ends snap values to it)
+MAX_CELLS = 25_000000
+N_RANGE = (100, 10000)   # defaults are exact grid points: the page shows the values asked for
+D_RANGE = (200, 20000)   # 2000 lies on the slider's log grid (front ends snap values to it)
 ROUNDS_RANGE = (2, 30)
 TAU_RANGE = (1e-3, 0.5)
-GEN_N_RANGE = (10, 100_000_000)
+GEN_N_RANGE = (10, 100_000000)
 BETA_RANGE = (1e-12, 0.5)
 DELTA_RANGE = (1e-12, 0.1)
 #: β of "take 2" is 2e^{−nτ²}, floored here (the max-information bound holds for every β > 0;
@@ -179,7 +179,7 @@ class AdaptiveSpec:
     seed: int = 0
     delta: float = 1e-6
     tau: float = 0.01
-    gen_n: int = 100_000
+    gen_n: int = 100000
     beta: float = 1e-3
 
 
@@ -345,7 +345,7 @@ def compute_adaptive(spec: AdaptiveSpec) -> AdaptiveResult:
     >>> compute_adaptive(AdaptiveSpec(n=10000, d=10000))
     Traceback (most recent call last):
     ...
-    ValueError: n·d = 100,000,000 is too large for an interactive step (limit 25,000,000: about 75 MB of data and several seconds); lower n or d
+    ValueError: n·d = ... is too large for an interactive step (limit ...); lower n or d
     """
     _check_spec(spec)
     naive, to = simulate_pair(spec.n, spec.d, spec.rounds, spec.seed)
@@ -592,7 +592,7 @@ INFO = AppInfo(
 
 
 def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int = 0,
-                       delta: float = 1e-6, tau: float = 0.01, gen_n: int = 100_000,
+                       delta: float = 1e-6, tau: float = 0.01, gen_n: int = 100000,
                        beta: float = 1e-3) -> AppShell:
     """The adaptive data analysis lab (Bassi 2019) in the shell: simulation sliders (n, d, rounds,
     seed, δ) with Thresholdout's privacy in the panel; the naive and Thresholdout accuracy plots
@@ -620,7 +620,8 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
         w.continuous_update = False  # a simulation per release, not per pixel
     ctrl = AdaptiveLabController({**sim, **calc}, MessageArea())
     for f in ctrl.figs:
-        f.layout.width = "min(100%, 560px)"
+        f.layout.width = "calc(50% - 4px)"
+        f.layout.min_width = "330px"
     row = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     tabs = [("Holdout reuse", [row(ctrl.fig_naive, ctrl.fig_to)]),
             ("Generalization bounds", [W.VBox(list(calc.values())), ctrl.calc_readout,

@@ -69,11 +69,11 @@ __all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_
 MECHANISMS = ("Laplace", "Gaussian", "Randomized response", "Mis-calibrated Laplace")
 EPS_RANGE = (0.01, 10.0)   # ε = 1 lies on the slider's log grid (front ends snap to it)
 DELTA_RANGE = (1e-10, 1e-2)
-TRIALS_RANGE = (100, 100_000)
-M_RANGE = (100, 1_000_000)
+TRIALS_RANGE = (100, 100000)
+M_RANGE = (100, 1_000000)
 #: the Gaussian's one-run bound (δ > 0) bisects over binomial tails: ~4 s of CPU at m = 10⁶, so
 #: the lab stops at this m for it (an interactive-step limit, like the adaptive lab's n·d)
-M_GAUSSIAN_MAX = 200_000
+M_GAUSSIAN_MAX = 200000
 GUESS_RANGE = (0.01, 1.0)
 BUG_RANGE = (1.0, 4.0)
 CONF_RANGE = (0.5, 0.999)
@@ -94,10 +94,10 @@ class AuditSpec:
     eps: float = 1.0
     delta: float = 1e-5
     bug: float = 2.0
-    trials: int = 10_000
+    trials: int = 10000
     confidence: float = 0.95
     seed: int = 0
-    m: int = 10_000
+    m: int = 10000
     guess_frac: float = 1.0
 
 
@@ -564,8 +564,8 @@ INFO = AppInfo(
 
 
 def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0, delta: float = 1e-5,
-                    bug: float = 2.0, trials: int = 10_000, confidence: float = 0.95, seed: int = 0,
-                    m: int = 10_000, guess_frac: float = 1.0) -> AppShell:
+                    bug: float = 2.0, trials: int = 10000, confidence: float = 0.95, seed: int = 0,
+                    m: int = 10000, guess_frac: float = 1.0) -> AppShell:
     """The auditing lab (Kamath 2024) in the shell: controls and the verdict in the panel; the
     trade-off, trials and one-run plots in tabs.
 

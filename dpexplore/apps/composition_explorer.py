@@ -75,13 +75,13 @@ __all__ = [
 ]
 
 #: largest number of compositions on this dashboard
-K_MAX = 10_000
+K_MAX = 10000
 #: the k values of the main curves: exactly the positions of the k slider (10 per decade, rounded),
 #: so that a slider step of k is read from the cached arrays
 K_GRID = np.unique(np.round(10.0 ** (np.arange(41) / 10.0)).astype(np.int64))
 #: coarser k grid for the tight Laplace curve and the optimal noise curve (each point is a cold
 #: FFT composition, ~15–30 ms, or a KOV bisection)
-K_TIGHT_PLD = np.array([1, 3, 10, 30, 100, 300, 1000, 3000, 10_000], dtype=np.int64)
+K_TIGHT_PLD = np.array([1, 3, 10, 30, 100, 300, 1000, 3000, 10000], dtype=np.int64)
 #: every integer k, for exact crossovers of the closed forms
 _K_ALL = np.arange(1, K_MAX + 1, dtype=np.int64)
 #: Rényi orders of the RDP curve (α = inf included: its term is ε̂(∞))
@@ -96,7 +96,7 @@ MECHANISMS = {
 }
 #: theorem keys of the main plot → legend labels, in legend order
 THEOREMS = {
-    "basic": "basic (Bassi 2019/003)",
+    "basic": "basic (Bassi 2019)",
     "advanced": "advanced (DRV, Bassi 2019)",
     "advanced_pure": "advanced from pure DP (Steinke 2022)",
     "zcdp": "zCDP (ρ = kε tanh(ε/2))",
@@ -491,17 +491,17 @@ class CompositionController(Controller):
                 "marker": {"size": 6},
             })
         names = list(r.at_k)
-        # the ◆ and ✖ markers are explained in the plot's note box, not the legend: fewer legend
-        # entries to lay out on every redraw, and none whose text changes with k
+        # the ◆ and ✖ markers have fixed legend names (their values are in the readout table):
+        # the legend's text does not change with k, and no annotation box competes with it
         traces.append({
-            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}", "showlegend": False,
+            "type": "scatter", "mode": "markers", "name": "◆ each bound at the chosen k",
             "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
             "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
             "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
                        "line": {"color": "#000000", "width": 1}},
         })
         traces.append({
-            "type": "scatter", "mode": "markers", "name": "crossover with basic", "showlegend": False,
+            "type": "scatter", "mode": "markers", "name": "✖ first k where a bound is below basic",
             "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
             "marker": {"color": "#000000", "size": 12, "symbol": "x"},
             "text": [_SHORT[c[0]] for c in r.crossovers],
@@ -511,18 +511,8 @@ class CompositionController(Controller):
 
     @staticmethod
     def _main_layout(r: CompositionResult) -> dict:
-        # the crossovers (✖ markers on the plot) listed in one box in the empty upper-left region;
-        # one arrowed annotation per crossover cost ~10 ms of every redraw (plotly.js measures and
-        # draws each arrow), a third of the figure's Plotly.react on a slider step
-        lines = "".join(f"<br>k = {k:,}: {_SHORT[name]}"
-                        for name, k, _ in sorted(r.crossovers, key=lambda c: c[1]))
-        cross = f"<br>✖ first k where a bound is below basic:{lines}" if r.crossovers else ""
-        ann = [{"x": 0.02, "y": 0.99, "xref": "paper", "yref": "paper", "xanchor": "left",
-                "yanchor": "top", "align": "left", "showarrow": False, "font": {"size": 11},
-                "text": "◆ each bound at the chosen k (dotted line; values in the table)" + cross,
-                "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#bbbbbb", "borderwidth": 1}]
+        # the chosen k as a dotted vertical line (the crossovers are listed in the readout)
         return {
-            "annotations": ann,
             "shapes": [{"type": "line", "x0": r.spec.k, "x1": r.spec.k, "xref": "x", "yref": "paper",
                         "y0": 0, "y1": 1, "line": {"color": "#555555", "width": 1, "dash": "dot"}}],
         }
@@ -573,6 +563,36 @@ class CompositionController(Controller):
         noise.update(data=self._noise_traces(r), layout={"shapes": layout["shapes"]})
         self._fill_text(r)
 
+    def snippet(self) -> str:
+        """The readout's totals at the chosen k (and the noise per query), with the public API."""
+        s = self.spec
+        mech = {"laplace": "mechanisms.Laplace.calibrate(eps)",
+                "gaussian": "mechanisms.Gaussian.calibrate(eps, delta)",
+                "rr": "mechanisms.RandomizedResponse(eps)"}[s.mechanism]
+        return (
+            "import numpy as np\n"
+            "from dpexplore import composition as C, conversions, mechanisms\n"
+            "from dpexplore.apps.composition_explorer import ALPHAS   # the Renyi orders of the app\n\n"
+            f"eps, delta, k = {s.eps!r}, {s.delta!r}, {s.k!r}            # each of k steps is (eps, delta)-DP\n"
+            f"delta_total, eps_budget = {s.delta_total!r}, {s.eps_budget!r}\n"
+            "slack = (delta_total - k * delta) * (1 - 1e-15)   # what is left of delta' after k*delta\n"
+            f"mech = {mech}\n"
+            "total = {\n"
+            "    'basic': k * eps,\n"
+            "    'advanced (DRV)': C.advanced(eps, 0.0, k, slack)[0],\n"
+            "    'advanced from pure DP': C.advanced_pure(eps, slack, k=k),\n"
+            "    'zCDP': conversions.zcdp_to_approx(C.zcdp(conversions.pure_to_zcdp(eps), k=k), slack),\n"
+            "    'RDP of the mechanism': conversions.rdp_to_approx(\n"
+            "        ALPHAS, C.rdp([mech.rdp(ALPHAS)], k=k), delta_total),\n"
+            "    'optimal (KOV)': C.optimal(eps, k, delta_total, delta),\n"
+            "}\n"
+            "for name, e in total.items():\n"
+            "    print(f'{name}: total eps = {float(e):.4g}')\n"
+            "for theorem in ('basic', 'advanced', 'advanced_pure', 'zcdp', 'optimal'):\n"
+            "    step = C.per_step_budget(eps_budget, delta_total, k, theorem)\n"
+            "    print(f'noise per query, {theorem}: Laplace scale b = {1 / float(step):.4g}')\n"
+        )
+
     def _fill_text(self, r: CompositionResult) -> None:
         s = r.spec
         rows = "".join(
@@ -591,7 +611,11 @@ class CompositionController(Controller):
             f"{rows}</table>"
             f"<b>Noise per query</b> for k = {s.k:,} queries within (ε_T = {s.eps_budget:.3g}, δ′ = {s.delta_total:.3g}):"
             "<table class='dpexplore-table' style='border-collapse:separate;border-spacing:10px 2px;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
-            f"<th>Laplace scale b</th></tr>{noise_rows}</table></div>"
+            f"<th>Laplace scale b</th></tr>{noise_rows}</table>"
+            + (("✖ <b>Below basic</b> from " + "; ".join(
+                f"k = {k:,} ({_SHORT[name]})" for name, k, _ in sorted(r.crossovers, key=lambda c: c[1]))
+                + ".") if r.crossovers else "")
+            + "</div>"
         )
         self.notes.value = "".join(f"<div class='dpexplore-note' style='color:#00466e'>{n}</div>" for n in r.notes)
 

@@ -84,7 +84,7 @@ RNM_EPS_FINE = np.logspace(-2, 1, 49)
 MED_EPS = np.logspace(-2, 1, 13)
 N_GRID = np.logspace(1, 9, 241)
 #: simulations draw at most this many noise values per curve (trials are capped to fit)
-SIM_BUDGET = 200_000
+SIM_BUDGET = 200000
 SVT_VARIANTS = ("AboveThreshold", "Sparse (δ = 0)", "Sparse (δ > 0)")
 SVT_MAX_QUERIES = 80
 #: the population of the sparse-vector section: 1000 ages from a fixed generator (the data)
@@ -242,7 +242,7 @@ def _check_mech_spec(s: MechSpec) -> None:
         raise ValueError(f"svt_variant must be one of {SVT_VARIANTS}, got svt_variant = {s.svt_variant!r}")
     _check_int("m", s.m, 1, 1000)
     _check_int("c", s.c, 1, 20)
-    _check_int("trials", s.trials, 100, 10_000)
+    _check_int("trials", s.trials, 100, 10000)
     _check_int("seed", s.seed, 0, 10 ** 9)
 
 
@@ -625,9 +625,8 @@ $$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, "�
 MECH_INFO = AppInfo(
     slug="mechanisms_in_action",
     title="Mechanisms in action",
-    lead=("Four classic results, each simulated with a seed next to its exact value: a differencing "
-          "attack, Laplace noise on counting queries, report noisy max, and the sparse vector "
-          "technique. Pick a tab; the seed and number of runs are shared."),
+    lead=("Four classic results, each simulated next to its exact value: a differencing attack, "
+          "Laplace noise on counting queries, report noisy max and the sparse vector technique."),
     theory=_MECH_INTRO + (
         r"<p><b>Differencing attack.</b> $$P[\text{correct}] = 1 - \tfrac12\left(1 + \tfrac{\varepsilon}{4}\right)e^{-\varepsilon/2},"
         r"\qquad P[Z_1 - Z_2 > t] = \tfrac12\left(1 + \tfrac{t}{2b}\right)e^{-t/b},\ b = 1/\varepsilon.$$</p>"
@@ -661,7 +660,7 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
     spec = MechSpec(**kwargs)
     controls = {
         "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10_000, unit="runs", steps_per_decade=10),
+        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
         "attack_eps": log_slider("attack ε", spec.attack_eps, *_LAB_RANGES["attack_eps"]),
@@ -676,20 +675,24 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
     }
     ctrl = MechanismsLabController(controls, MessageArea())
-    table = "".join(f"<tr><td>{p}</td><td>{b}</td></tr>" for p, b in zip(PEOPLE, BITS))
+    table = ("<tr><th>person</th>" + "".join(f"<td>{p}</td>" for p in PEOPLE) + "</tr><tr><th>bit</th>"
+             + "".join(f"<td align='center'>{b}</td>" for b in BITS) + "</tr>")
     H = W.HTML
     M = W.HTMLMath
     wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     for f in ctrl.figs[:-1]:
-        f.layout.width = "min(100%, 560px)"
+        f.layout.width = "calc(50% - 4px)"
+        f.layout.min_width = "330px"
+    for f in ctrl.figs:
+        f.update_layout(height=330)
     H3 = lambda text: H(f"<p style='margin:4px 0'><b>{text}</b></p>")
     tabs = [
         ("1. Differencing attack", [
             H3("A differencing attack (Bassi 2019, “A differencing attack”)"),
-            H(f'<table style="display:inline-block;margin-right:2em"><tr><th>person</th><th>bit</th></tr>{table}</table>'
-              "<p style='display:inline-block;max-width:560px'>“How many have the bit?” minus “how many "
-              "except the target?” is the target's bit. With Lap(1/ε) noise on each count the attacker "
-              "guesses bit = 1 iff the difference D &gt; ½.</p>"),
+            H(f'<table style="font-size:13px;display:inline-table;vertical-align:middle;margin-right:1em">{table}</table>'
+              "<span style='display:inline-block;max-width:520px;vertical-align:middle'>“How many have the bit?” "
+              "minus “how many except the target?” is the target's bit; with Lap(1/ε) noise on each "
+              "count the attacker guesses 1 iff the difference D &gt; ½.</span>"),
             W.HBox([controls["target"], controls["attack_eps"]], layout=W.Layout(flex_flow="row wrap")),
             ctrl.readouts["attack"], wide(ctrl.fig_attack, ctrl.fig_attack_hist)]),
         ("2. Counting queries", [
@@ -727,7 +730,7 @@ class LocalSpec:
     trials: int = 1000
     seed: int = 0
     eps_local: float = 1.0
-    n_users: int = 10_000
+    n_users: int = 10000
     shuffle_delta: float = 1e-6
 
 
@@ -765,8 +768,8 @@ def _check_local_spec(s: LocalSpec) -> None:
     _check_range("spread", s.spread)
     _check_range("eps_local", s.eps_local)
     _check_range("shuffle_delta", s.shuffle_delta)
-    _check_int("n_data", s.n_data, 10, 100_000)
-    _check_int("trials", s.trials, 100, 10_000)
+    _check_int("n_data", s.n_data, 10, 100000)
+    _check_int("trials", s.trials, 100, 10000)
     _check_int("seed", s.seed, 0, 10 ** 9)
     _check_int("n_users", s.n_users, 10, 10 ** 9)
 
@@ -837,7 +840,7 @@ def compute_local_vs_central(spec: LocalSpec) -> dict:
     (exact from the output law / the clipped Laplace closed form, and simulated; Canonne 2022 eq. (4)–(5),
     (8)) and the shuffle amplification curve ε(n) with its validity region (Steinke 2023a eq. (1)).
 
-    >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10_000, shuffle_delta=1e-6))
+    >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10000, shuffle_delta=1e-6))
     >>> round(r["shuffle"]["eps_here"], 6)
     0.388861
     """
@@ -925,7 +928,9 @@ class LocalVsCentralController(_SimulationController):
             "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
             "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"}})
         for f in (self.fig_med_mean, self.fig_med_cdf):
-            f.layout.width = "min(100%, 560px)"
+            f.layout.width = "calc(50% - 4px)"
+            f.layout.min_width = "330px"
+            f.update_layout(height=340)
         return [self.fig_med_mean, self.fig_med_cdf, self.fig_shuffle]
 
     def render(self, r) -> None:
@@ -985,10 +990,10 @@ def build_local_vs_central(**kwargs) -> AppShell:
     spec = LocalSpec(**kwargs)
     controls = {
         "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10_000, unit="runs", steps_per_decade=10),
+        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
         "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
         "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),
-        "n_data": int_log_slider("data size n", spec.n_data, 10, 100_000, steps_per_decade=10, unit="points"),
+        "n_data": int_log_slider("data size n", spec.n_data, 10, 100000, steps_per_decade=10, unit="points"),
         "eps_local": log_slider("local ε_L", spec.eps_local, *_LAB_RANGES["eps_local"]),
         "n_users": int_log_slider("users n", spec.n_users, 10, 10 ** 9, steps_per_decade=10, unit="users"),
         "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_LAB_RANGES["shuffle_delta"],

@@ -64,7 +64,7 @@ PAIRS = {
 EPS_RANGE = (0.01, 50.0)
 DELTA_RANGE = (1e-300, 0.5)
 SHAPE_RANGE = (1.0, 4.0)
-N_RANGE = (100, 20_000)
+N_RANGE = (100, 20000)
 #: the (ε, δ) grid of the variance-ratio maps (40 × 40, log-spaced)
 GRID_EPS = np.logspace(-2, 1, 40)
 GRID_DELTA = np.logspace(-12, math.log10(0.5), 40)

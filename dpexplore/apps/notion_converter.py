@@ -641,6 +641,55 @@ class NotionConverterController(Controller):
         return ('<table class="dpexplore-notion-table" style="border-collapse:collapse">'
                 + head + "".join(rows) + "</table>")
 
+    def snippet(self) -> str | None:
+        """The table's implied parameters and the ε at the target δ, with the public API."""
+        spec = self.spec
+        k, p = spec.source.kind, spec.source.params
+        lines = ["import numpy as np",
+                 "from dpexplore import conversions as C, mechanisms, GaussianDPProfile", "",
+                 f"delta, orders = {spec.delta!r}, {tuple(spec.orders)!r}"]
+        out = []  # (name, expression) printed with 4 significant digits, like the table
+        if k in ("pure", "rr", "laplace"):
+            if k == "laplace":
+                lines += [f"mech = mechanisms.Laplace({p[0]!r})", "eps = 1 / mech.scale   # pure DP, Delta = 1"]
+            elif k == "rr":
+                lines += [f"mech = mechanisms.RandomizedResponse({p[0]!r})", f"eps = {p[0]!r}"]
+            else:
+                lines += [f"eps = {p[0]!r}"]
+            out += [("eps (pure DP)", "eps"), ("rho (zCDP)", "C.pure_to_zcdp(eps)")]
+            if k != "laplace":
+                out += [("mu (GDP)", "C.pure_to_gdp(eps)")]
+            rdp = "mech.rdp(a)" if k in ("rr", "laplace") else "C.pure_to_rdp(eps, a)"
+            exact = "mech.profile.epsilon(delta)" if k in ("rr", "laplace") else "C.PureDPProfile(eps).epsilon(delta)"
+        elif k == "approx":
+            lines += [f"eps0, delta0 = {p[0]!r}, {p[1]!r}"]
+            rdp, exact = None, "C.ApproxDPProfile(eps0, delta0).epsilon(delta)"
+        elif k == "zcdp":
+            lines += [f"rho = {p[0]!r}"]
+            out += [("rho (zCDP)", "rho"),
+                    ("mu (GDP, measured)", f"C.gdp_measure(C.ZCDPProfile(rho), tol={MEASURE_TOL!r})[1]"),
+                    ("eps at delta via zCDP", "C.zcdp_to_approx(rho, delta)")]
+            rdp, exact = "a * rho", "C.ZCDPProfile(rho).epsilon(delta)"
+        elif k == "gdp":
+            lines += [f"mu = {p[0]!r}"]
+            out += [("rho (zCDP)", "mu ** 2 / 2"), ("mu (GDP)", "mu")]
+            rdp, exact = "a * mu ** 2 / 2", "C.gdp_epsilon(mu, delta)"
+        elif k == "rdp":
+            lines += [f"alpha0, eps0 = {p[0]!r}, {p[1]!r}",
+                      "orders = [a for a in orders if a <= alpha0]   # one point bounds only alpha <= alpha0"]
+            rdp = "eps0"
+            exact = "C.RDPProfile(np.array([alpha0]), np.array([eps0])).epsilon(delta)"
+        else:  # gaussian
+            lines += [f"sigma = {p[0]!r}"]
+            out += [("rho (zCDP)", "1 / (2 * sigma ** 2)"), ("mu (GDP)", "1 / sigma")]
+            rdp, exact = "a / (2 * sigma ** 2)", "C.gdp_epsilon(1 / sigma, delta)"
+        for name, expr in out:
+            lines.append(f"print(f'{name} = {{float({expr}):.4g}}')")
+        if rdp is not None:
+            lines += ["for a in orders:", f"    print(f'Renyi DP at alpha = {{a:g}}: {{float({rdp}):.4g}}')"]
+        lines.append(f"print(f'eps at delta = {{delta:.3g}}: {{float({exact}):.4g}}')")
+        return "\n".join(lines) + "\n"
+
     def _set_texts(self, r: ConverterResult) -> None:
         self.table.value = self.table_html(r)
         self.witness.value = "<b>Tightness witness.</b> " + html.escape(r.summary.witness)
@@ -659,7 +708,7 @@ def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget
         "pure_eps": log_slider("ε (pure DP)", 1.0, 0.01, 100.0, "nats"),
         "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
         "approx_delta": log_slider("δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability",
-                                   steps_per_decade=10),
+                                   steps_per_decade=10, readout_format=".2e"),
         "rho": log_slider("ρ (zCDP)", 0.5, 5e-5, 50.0, "nats per order", **slow),
         "mu": log_slider("μ (GDP)", 1.0, 0.01, 50.0, "Gaussian shift, × Δ/σ"),
         # min = 2·10^(−0.3) ≈ 1.0024, so that the default α₀ = 2 sits on the slider's step grid
@@ -669,7 +718,7 @@ def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget
         "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
         "rr_eps": log_slider("randomized response ε", 1.0, 0.01, 100.0, "nats"),
         "delta": log_slider("target δ (for the ε-at-δ row)", delta, 1e-300, 0.1, "probability",
-                            steps_per_decade=10),
+                            steps_per_decade=10, readout_format=".2e"),
         "orders": W.Text(value=orders, description="RDP orders α for the table (comma-separated)",
                          continuous_update=False, style={"description_width": "initial"},
                          layout=W.Layout(width="min(100%, 520px)")),

@@ -69,7 +69,7 @@ from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbot
 from ..profiles import PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 
 __all__ = [
     "MechSpec", "ProfileGdpSpec", "GdpVerdict", "MechanismSummary", "ProfileGdpResult",
@@ -88,7 +88,7 @@ ALPHA_GRID = np.unique(np.concatenate([np.linspace(0.0, 1.0, 161), np.geomspace(
 MEASURE_TOL = 1e-3
 #: gdp_measure gives up (and the dashboard falls back, see the module docstring) beyond this many
 #: evaluated points of log δ_A
-EVAL_BUDGET = 60_000
+EVAL_BUDGET = 60000
 #: at most this many μ values
 MAX_MUS = 6
 _COARSE = np.concatenate([[0.0], np.geomspace(1e-3, 5e3, 121)])
@@ -540,7 +540,7 @@ class ProfileGdpController(Controller):
     @staticmethod
     def _profile_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
-        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {s.label}", "x": r.eps,
+        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {_short_label(r.spec.mech)}", "x": r.eps,
                "y": _logy(r.delta), "line": {"color": OKABE_ITO[7], "width": 3}}]
         if r.delta_naive is not None:
             tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion δ_n(ε)",
@@ -560,7 +560,7 @@ class ProfileGdpController(Controller):
     def _tradeoff_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
         a = ALPHA_GRID
-        tr = [{"type": "scatter", "mode": "lines", "name": f"β(α): {s.label}", "x": a, "y": s.beta,
+        tr = [{"type": "scatter", "mode": "lines", "name": f"β(α): {_short_label(r.spec.mech)}", "x": a, "y": s.beta,
                "line": {"color": OKABE_ITO[7], "width": 3}}]
         if s.beta_naive is not None:
             tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion", "x": a,
@@ -578,8 +578,10 @@ class ProfileGdpController(Controller):
         return tr
 
     def figures(self, result: ProfileGdpResult) -> list[PlotlyWidget]:
-        legend = {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.18, "yanchor": "top"}
-        margin = {"l": 60, "r": 20, "t": 40, "b": 130}
+        # the legend beside the plot (plotly widens the right margin for it): below the plot it
+        # collided with the x axis title, in presentation mode most of all
+        legend = {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"}
+        margin = {"l": 60, "r": 10, "t": 50, "b": 50}
         prof = PlotlyWidget(data=self._profile_traces(result), layout={
             "title": {"text": "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)"},
             "xaxis": {"title": {"text": "ε"}},
@@ -601,6 +603,34 @@ class ProfileGdpController(Controller):
         with self.figs[1].batch_update():
             self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)
+
+    _MAKE = {"laplace": "mechanisms.Laplace({0!r}).profile",
+             "gaussian": "mechanisms.Gaussian({0!r}).profile",
+             "pure": "mechanisms.RandomizedResponse({0!r}).profile",
+             "logistic": "mechanisms.Logistic({0!r}).profile",
+             "subbotin": "mechanisms.Subbotin({0!r}, {1!r}).profile",
+             "equation": "conversions.equation_profile({0!r}, {1!r}, {2!r}, refined=True)"}
+
+    def snippet(self) -> str | None:
+        """The GDP verdict of the readout (tail value and certified bracket), with the public API;
+        None where the app fell back to its budgeted bracket (no plain API call gives it)."""
+        s = self.spec
+        v = self.result.summary.verdict
+        if not v.is_gdp and v.method != "tail" or v.method == "fallback":
+            return None
+        make = self._MAKE[s.mech.kind].format(*s.mech.params)
+        code = ("from dpexplore import conversions, mechanisms\n\n"
+                f"profile = {make}\n"
+                "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"
+                "print(f'mu_t = {mu_t:.6g}')\n")
+        if v.method == "tail":
+            return code + "# mu_t = inf: the tail is heavier than Gaussian, not GDP for any mu\n"
+        return code + (
+            f"lo, hi = conversions.gdp_measure(profile, tol={MEASURE_TOL!r})   # Liu et al. 2022, Sec. 4\n"
+            "print(f'{lo:.6g} < mu* <= {hi:.6g}')\n"
+            f"for mu in {tuple(s.mus)!r}:\n"
+            "    print(f'mu = {mu:g}:', 'mu-GDP (certified)' if mu >= hi else\n"
+            "          'not mu-GDP' if mu <= lo else 'undecided')\n")
 
     # readout ----------------------------------------------------------------------------------
     @staticmethod
@@ -631,6 +661,21 @@ class ProfileGdpController(Controller):
                                            for mu in r.spec.mus)
         lines.append(per)
         self.readout.value = "<br>".join(lines)
+
+
+_SHORT_NAMES = {"laplace": ("Laplace", "b"), "gaussian": ("Gaussian", "σ"), "pure": ("RR", "ε"),
+                "logistic": ("Logistic", "s"), "subbotin": ("Subbotin", "s", "r"),
+                "equation": ("equation", "A", "B", "σ")}
+
+
+def _short_label(mech: MechSpec) -> str:
+    """A short legend label: "Laplace b = 1.259" (the backend's name prints every digit).
+
+    >>> _short_label(MechSpec("subbotin", (1.2589254117942, 1.5)))
+    'Subbotin s = 1.259, r = 1.5'
+    """
+    name, *params = _SHORT_NAMES[mech.kind]
+    return name + " " + ", ".join(f"{p} = {v:.4g}" for p, v in zip(params, mech.params))
 
 
 _PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r", "eq_A", "eq_B",
@@ -686,9 +731,8 @@ _FORMULAS = (
 INFO = AppInfo(
     slug="profile_vs_gdp",
     title="Privacy profile vs Gaussian differential privacy",
-    lead=("Is a mechanism μ-GDP, and for which μ? Pick a mechanism and its noise: its exact privacy "
-          "profile δ(ε) is drawn against the μ-GDP curves, with the verdict (the tail value μ_t "
-          "and a certified bracket for the best μ) beside it; switch the view to trade-off curves."),
+    lead=("Is a mechanism μ-GDP, and for which μ? Its exact privacy profile δ(ε) is drawn against "
+          "μ-GDP curves, with the verdict (tail value μ_t, certified bracket for the best μ) beside it."),
     theory=_FORMULAS + (
         "<p><small>Sensitivity Δ = 1. δ = 0 (pure DP beyond ε_max) cannot be drawn on a log "
         "axis: the curve ends there (a gap). The y axis shows δ ≥ 10⁻¹³; the curves are computed "
@@ -708,6 +752,8 @@ def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> AppShell
         raise ValueError(f"mechanism must be one of {sorted(FAMILIES)}, got {mechanism!r}")
     controls = _controls(mechanism, mus)
     ctrl = ProfileGdpController(controls, MessageArea())
+    for fig in ctrl.figs:  # one of the two is shown at a time: it fits the window
+        fig.css_height = MAIN_PLOT_HEIGHT
     panel = ([controls["mechanism"], ctrl.mech_info] + [controls[n] for n in _PARAM_CONTROLS]
              + [controls["mus"], controls["view"]])
     return app_shell(INFO, ctrl, controls=panel, plots=[W.VBox(list(ctrl.figs))],

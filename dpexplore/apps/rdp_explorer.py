@@ -380,20 +380,23 @@ class RDPController(Controller):
         for i, name in enumerate(r.curve_names):
             rows.append(
                 f'<tr data-curve="{i}"><td style="color:{_CURVE_COLOURS[i]}"><b>{html.escape(name)}</b></td>'
-                f'<td class="eps-improved"><b>{r.eps_improved[i]:.4g}</b> (α* = {r.order_improved[i]:.3g})</td>'
-                f'<td class="eps-mironov">{r.eps_mironov[i]:.4g} (α* = {r.order_mironov[i]:.3g})</td>'
-                f'<td class="eps-exact">{r.exact_eps[i]:.4g}{" (calibrated)" if i == 2 else ""}</td></tr>'
+                f'<td class="eps-improved"><b>{r.eps_improved[i]:.4g}</b><br>'
+                f'<small>α* = {r.order_improved[i]:.3g}</small></td>'
+                f'<td class="eps-mironov">{r.eps_mironov[i]:.4g}<br><small>α* = {r.order_mironov[i]:.3g}</small></td>'
+                f'<td class="eps-exact">{r.exact_eps[i]:.4g}{"<br><small>(calibrated)</small>" if i == 2 else ""}</td></tr>'
             )
         note = ""
         if (r.eps_improved == 0).any():
             note = ("<div><small>ε = 0 means the bound is ≤ 0 at every plotted order: with δ this "
                     "large no ε is needed (that curve is then a gap on the log axis).</small></div>")
+        td = "padding:2px 6px;vertical-align:top;line-height:1.25"
         return (
             f"<div>(ε, δ)-DP from Rényi DP at δ = {s.delta:.3g}, minimum over the plotted orders "
             f"α ∈ ({r.alphas[0]:.4g}, {r.alphas[-1]:.4g}]:</div>"
-            '<table style="border-collapse:collapse;margin:4px 0" cellpadding="4">'
-            "<tr><th align='left'>curve</th><th>ε, improved conversion</th><th>ε, Mironov</th>"
-            "<th>exact ε(δ) of the mechanism</th></tr>" + "".join(rows) + "</table>" + note
+            f'<table style="border-collapse:collapse;margin:4px 0"><style>.dpexplore-rdp-readout td, '
+            f'.dpexplore-rdp-readout th {{{td}}}</style>'
+            "<tr><th align='left'>curve</th><th>ε, improved</th><th>ε, Mironov</th>"
+            "<th>exact ε(δ)</th></tr>" + "".join(rows) + "</table>" + note
         )
 
     def snippet(self) -> str:

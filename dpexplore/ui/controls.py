@@ -223,7 +223,7 @@ class IntLogSlider(LogSlider):
         return self.canonical(self.base ** (self.min + n * self.step))
 
 
-def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: int = 10_000,
+def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: int = 10000,
                    unit: str = "", *, steps_per_decade: int = 20, continuous_update: bool = True,
                    **kwargs) -> IntLogSlider:
     """An integer slider on a log scale (k compositions: 1 … 10⁴), integer readout (``,.0f``).

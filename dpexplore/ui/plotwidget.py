@@ -37,7 +37,7 @@ import hashlib
 import math
 import pathlib
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
 import anywidget
 import numpy as np
@@ -180,6 +180,10 @@ class PlotlyWidget(anywidget.AnyWidget):
     #: presentation mode (set by the app shell): larger text and thicker lines, drawn by the front
     #: end from the same data (nothing is recomputed)
     present = traitlets.Bool(False).tag(sync=True)
+    #: CSS height of the plot's div (the app shell sets ``"clamp(300px, calc(100vh - 250px),
+    #: 720px)"`` on a main plot: it fits the window); the plot is drawn at the div's height.
+    #: "" = the layout's ``height``.
+    css_height = traitlets.Unicode("").tag(sync=True)
     _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
 
     def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,
@@ -239,6 +243,16 @@ class PlotlyWidget(anywidget.AnyWidget):
         self.plot_layout = _merge(self.plot_layout, to_json({**(layout or {}), **props}))
 
     # -- fallback: serve plotly.js through the kernel --------------------------------------
+    #: the bundle has been sent through this kernel (once per kernel: a page loads plotly.js once)
+    _plotly_sent: ClassVar[bool] = False
+
     def _on_custom_msg(self, _widget, content, _buffers) -> None:
+        """The fallback for a front end without the HTTP route: plotly.js through the kernel, at
+        most once per kernel. A client that asks again (each request is answered with 1.3 MB) is
+        told no: one page cannot make the kernel queue megabytes per message it sends."""
         if isinstance(content, dict) and content.get("type") == "dpexplore:need-plotly":
+            if PlotlyWidget._plotly_sent:
+                self.send({"type": "dpexplore:plotly-js", "error": "already sent to this page"})
+                return
+            PlotlyWidget._plotly_sent = True
             self.send({"type": "dpexplore:plotly-js"}, buffers=[plotly_js_path().read_bytes()])

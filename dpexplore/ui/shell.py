@@ -54,7 +54,8 @@ from ..references import autolink, bibliography_html, cited_keys
 from .controls import Controller, MessageArea
 from .plotwidget import PlotlyWidget
 
-__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS"]
+__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS",
+           "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT"]
 
 log = logging.getLogger(__name__)
 
@@ -90,25 +91,44 @@ SHELL_CSS = """
 .dpexplore-app .dpexplore-body { gap: 8px 16px; align-items: flex-start; }
 .dpexplore-app .dpexplore-panel { background: #f6f8fa; border-radius: 6px; padding: 6px 8px; }
 .dpexplore-app .dpexplore-panel .widget-readout { min-width: 4.5em; }
+.dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { line-height: 1.4; }
 .dpexplore-app .dpexplore-readouts { font-size: 14px; line-height: 1.4; }
+.dpexplore-app .dpexplore-readouts table td, .dpexplore-app .dpexplore-readouts table th { padding: 2px 4px; }
 .dpexplore-app .dpexplore-readouts table { font-size: 13px; }
 .dpexplore-app .dpexplore-note { font-size: 13px; color: #444; }
-.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 34px; }
-.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 22px; }
+.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 28px; }
+.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 18px; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
 .dpexplore-app.dpexplore-present .dpexplore-panel label,
 .dpexplore-app.dpexplore-present .dpexplore-panel select,
-.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 20px; }
-.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 18px; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 17px; }
+.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 16px; }
+.dpexplore-app .dpexplore-panel { overflow-x: hidden; }
+.dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
 """
+
+
+#: CSS height of a main plot alone in the plot area: the window less the title, lead and margins
+#: (1280×720: 470 px; 1920×1080: 760 px), within [300, 780] px
+MAIN_PLOT_HEIGHT = "clamp(300px, calc(100vh - 250px), 780px)"
+#: the same under a tab bar
+TAB_PLOT_HEIGHT = "clamp(300px, calc(100vh - 290px), 760px)"
+
+
+def _plot_widgets(w) -> list[PlotlyWidget]:
+    """The PlotlyWidgets in ``w`` (itself, or inside its boxes), in order."""
+    if isinstance(w, PlotlyWidget):
+        return [w]
+    return [f for c in (getattr(w, "children", None) or ()) for f in _plot_widgets(c)]
 
 
 class ShellBar(anywidget.AnyWidget):
     """The shell's toolbar, and its link to the browser's address bar.
 
-    The front end sends the page's query string once (``query``; Voilà runs the notebook before the
-    page is requested, so the kernel cannot read the URL itself), shows the presentation toggle
+    The front end sends the page's query string (a custom message, repeated until the kernel
+    acknowledges it; Voilà runs the notebook before the page is requested, so the kernel cannot read
+    the URL itself), shows the presentation toggle
     (``present``), builds "Link to this view" from ``state`` (control name → value) and asks the
     kernel for the CSV (a custom message; the kernel answers with the text).
     """
@@ -154,23 +174,36 @@ function render({ model, el }) {
   });
   bar.appendChild(box);
   el.appendChild(bar);
+  // The page's query string, sent until the kernel acknowledges it: with a preheated kernel
+  // (Voila's pool) the widgets render before the kernel connection is live, and a message sent
+  // then is lost.
   const q = (location.search || "").slice(0, %d);
-  if (q.length > 1 && !model.get("query")) { model.set("query", q); model.save_changes(); }
+  if (q.length > 1) {
+    let acked = false;
+    model.on("msg:custom", (msg) => { if (msg && msg.type === "query-ack") acked = true; });
+    const send = (n) => {
+      if (acked || n > 40) return;
+      try { model.send({ type: "query", query: q }); } catch (e) { /* not connected yet */ }
+      setTimeout(() => send(n + 1), 500);
+    };
+    send(0);
+  }
 }
 export default { render };
 """ % MAX_QUERY
 
     present = traitlets.Bool(False).tag(sync=True)
+    #: the query string the page was opened with, once received (read only: set by the kernel)
     query = traitlets.Unicode("").tag(sync=True)
     state = traitlets.Dict().tag(sync=True)
 
 
 def parse_number(text: str) -> float:
-    """A number as a person types it: thousands separators (``10,000``, ``10 000``, ``10_000``),
+    """A number as a person types it: thousands separators (``10,000``, ``10 000``, ``10000``),
     scientific notation (``1e-6``, ``5E2``), a leading ``+``; ``ValueError`` otherwise.
 
-    >>> parse_number("10,000"), parse_number(" 5e2 "), parse_number("1_000.5")
-    (10000.0, 500.0, 1000.5)
+    >>> parse_number("12,345"), parse_number(" 5e2 "), parse_number("1_234.5")
+    (12345.0, 500.0, 1234.5)
     >>> parse_number("0x10")
     Traceback (most recent call last):
     ...
@@ -310,7 +343,6 @@ class AppShell(W.VBox):
         self.add_class("dpexplore-app")
 
         self.bar.observe(self._on_present, names="present")
-        self.bar.observe(lambda ch: self.apply_query(ch["new"]), names="query")
         self.bar.on_msg(self._on_bar_msg)
         controller.on_update(self._after_update)
         self._after_update()
@@ -332,6 +364,7 @@ class AppShell(W.VBox):
     # -- layout -------------------------------------------------------------------------------
     @staticmethod
     def _plot_area(plots) -> W.Widget:
+        AppShell._fit_window(plots)
         if plots and isinstance(plots[0], tuple):
             tabs = W.Tab([W.VBox(list(ws)) for _, ws in plots])
             for i, (name, _) in enumerate(plots):
@@ -345,6 +378,18 @@ class AppShell(W.VBox):
             name = _figure_title(p, i) if isinstance(p, PlotlyWidget) else f"Plot {i + 1}"
             tabs.set_title(i, name.split(":")[0].strip())
         return tabs
+
+    @staticmethod
+    def _fit_window(plots) -> None:
+        """A plot that is alone in the plot area or in its tab fills the window's height
+        (:data:`MAIN_PLOT_HEIGHT`, or :data:`TAB_PLOT_HEIGHT` under a tab bar), unless the app
+        set its ``css_height``; plots stacked with others keep their layout heights."""
+        tabbed = bool(plots) and (isinstance(plots[0], tuple) or len(plots) > 1)
+        groups = [list(ws) for _, ws in plots] if plots and isinstance(plots[0], tuple) else [[p] for p in plots]
+        for ws in groups:
+            figs = [f for w in ws for f in _plot_widgets(w)]
+            if len(figs) == 1 and not figs[0].css_height:
+                figs[0].css_height = TAB_PLOT_HEIGHT if tabbed else MAIN_PLOT_HEIGHT
 
     # -- presentation mode ----------------------------------------------------------------------
     def _on_present(self, change) -> None:
@@ -410,7 +455,13 @@ class AppShell(W.VBox):
             self.code.layout.display = "none"
 
     def _on_bar_msg(self, _widget, content, _buffers) -> None:
-        if isinstance(content, dict) and content.get("type") == "csv":
+        if isinstance(content, dict) and content.get("type") == "query":
+            query = str(content.get("query", ""))[:MAX_QUERY]
+            if not self.bar.query:  # once per page (the front end repeats it until acknowledged)
+                self.bar.query = query or "?"
+                self.apply_query(query)
+            self.bar.send({"type": "query-ack"})
+        elif isinstance(content, dict) and content.get("type") == "csv":
             self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
                            "text": figures_csv(self.figs)})
 

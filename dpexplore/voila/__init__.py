@@ -118,6 +118,13 @@ def static_handlers(base_url: str = "/") -> list:
     )]
 
 
+class _NotFound(web.RequestHandler):
+    """A plain 404 for paths that have nothing to serve (Voilà answered some of them with a 500)."""
+
+    def prepare(self):
+        raise web.HTTPError(404)
+
+
 class _GalleryRedirect(web.RequestHandler):
     def initialize(self, target: str):
         self.target = target
@@ -202,9 +209,21 @@ def _make_app_class():
                 name = getattr(cls, "__name__", "")
                 if name in ("VoilaContentsHandler", "TornadoVoilaTreeHandler"):
                     continue
+                if name == "VoilaKernelWebsocketHandler":
+                    from .hardening import SafeKernelWebsocketHandler
+
+                    h = (pattern, SafeKernelWebsocketHandler, *h[2:])
+                elif name == "VoilaShutdownKernelHandler":
+                    from .hardening import PageCloseShutdownHandler
+
+                    h = (pattern, PageCloseShutdownHandler, *h[2:])
                 keep.append(h)
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)
+            # answered 500 (an exception in Voila's handler) where nothing is there: plain 404s
+            extra.append((_url_join(self.server_url, "logout") + r"/?", _NotFound))
+            extra.append((_url_join(self.server_url, "voila/templates") + r"/(?!\w+/static/[\w./-]+$).*",
+                          _NotFound))
             if not self.notebook_path:
                 extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect,
                               {"target": gallery}))

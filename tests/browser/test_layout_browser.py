@@ -1,0 +1,239 @@
+"""What every app's page looks like, in Chromium at 1280×720 and 1920×1080 (a projector and a
+desktop), for every app in ``dpexplore.apps.APPS`` (apps added later are covered automatically):
+
+* a slider and the main plot are on screen together, without scrolling;
+* every visible plot is at least ``MIN_PLOT_PX`` tall, and moving each visible slider (one arrow
+  key step) keeps every plot's height within ±5 %;
+* tick labels are ≥ 12 px (≥ 18 px in presentation mode, where titles are ≥ 22 px and lines
+  ≥ 3 px), read from the SVG text in the DOM;
+* the text boxes of one figure (title, axis titles, legend, annotations) do not overlap;
+* each tab's plots, drawn when the tab is first shown, meet the same rules;
+* the page text names none of the internal file names of the source documents (see
+  :data:`INTERNAL`; the names are assembled from pieces so that this file does not contain them).
+
+One server and one browser for the session (conftest), one page load per app and size.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dpexplore.apps import APPS
+
+from conftest import PAGE_TIMEOUT_MS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SIZES = [(1280, 720), (1920, 1080)]
+#: no plot on a page may be shorter than this (the bug this guards against flattened them to 120)
+MIN_PLOT_PX = 250
+TICK_PX, TICK_PRESENT_PX, TITLE_PRESENT_PX, LINE_PRESENT_PX = 12, 18, 22, 3
+
+#: internal labels of the source documents that must never reach a page: the five numbered file
+#: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 000, 1,000 or
+#: 0.001), and the notes' file names
+_ZZ = "0" * 2
+_FILES = ("NOTES" + ".md", "design" + ".md", ".." + "/shared")
+INTERNAL = re.compile(r"(?<![0-9][\s,._\u202f\u00a0])(?<![0-9.,])\b" + _ZZ + r"[0-4]\b(?![0-9.,])|"
+                      + "|".join(re.escape(f) for f in _FILES))
+
+NOTEBOOKS = [a[0] for a in APPS]
+
+VISIBLE_PLOTS_DRAWN = """() => {
+  const g = [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null);
+  return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data &&
+                                      d.data.length > 0 && Number(d.dataset.revision) > 0);
+}"""
+
+# Everything measured in one go, for the plots now visible.
+MEASURE = """() => {
+  const vis = e => e && e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height > 0;
+  const box = e => { const r = e.getBoundingClientRect();
+                     return {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; };
+  const px = e => parseFloat(getComputedStyle(e).fontSize);
+  const plots = [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null);
+  return plots.map((d, i) => {
+    const ticks = [...d.querySelectorAll('.xaxislayer-above text, .yaxislayer-above text')]
+      .filter(t => vis(t) && t.textContent.trim());
+    const texts = [];
+    const add = (kind, el) => { if (vis(el) && (el.textContent || '').trim()) texts.push({kind, ...box(el)}); };
+    d.querySelectorAll('.g-gtitle text.gtitle').forEach(e => add('title', e));
+    d.querySelectorAll('[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text')
+      .forEach(e => add('axis title', e));
+    d.querySelectorAll('.legend').forEach(e => {
+      const bg = e.querySelector('rect.bg'); if (bg && vis(bg)) texts.push({kind: 'legend', ...box(bg)}); });
+    d.querySelectorAll('.annotation').forEach(e => add('annotation', e));
+    const lines = [...d.querySelectorAll('.scatterlayer path.js-line')].filter(vis)
+      .map(p => parseFloat(getComputedStyle(p).strokeWidth));
+    const r = d.getBoundingClientRect();
+    return {i, top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
+            title: (d.querySelector('.gtitle') || {}).textContent || '',
+            minTick: ticks.length ? Math.min(...ticks.map(px)) : null,
+            smallTicks: ticks.filter(t => px(t) < 100).map(t => [t.textContent, px(t)]).slice(0, 200),
+            titlePx: [...d.querySelectorAll('.g-gtitle text.gtitle')].map(px),
+            minLine: lines.length ? Math.min(...lines) : null,
+            texts};
+  });
+}"""
+
+SLIDERS = """() => [...document.querySelectorAll('.widget-slider')].map((s, i) => [s, i]).filter(([s]) =>
+  s.offsetParent !== null && !s.querySelector('[disabled]') && !s.classList.contains('mod-disabled'))
+  .map(([s, i]) => i)"""
+
+REVISIONS = "() => [...document.querySelectorAll('.dpexplore-plot')].map(d => Number(d.dataset.revision))"
+
+
+def _overlaps(texts, tol=1.0):
+    out = []
+    for a in range(len(texts)):
+        for b in range(a + 1, len(texts)):
+            s, t = texts[a], texts[b]
+            w = min(s["x1"], t["x1"]) - max(s["x0"], t["x0"])
+            h = min(s["y1"], t["y1"]) - max(s["y0"], t["y0"])
+            if w > tol and h > tol:
+                out.append((s["kind"], t["kind"], round(w), round(h)))
+    return out
+
+
+def _settle(page, rounds=25):
+    last = None
+    for _ in range(rounds):
+        now = page.evaluate(REVISIONS)
+        if now == last:
+            return
+        last = now
+        page.wait_for_timeout(200)
+
+
+def _check_figures(measured, where, present=False):
+    problems = []
+    for m in measured:
+        name = f"{where} plot {m['i']} ({m['title'][:40]!r})"
+        if m["height"] < MIN_PLOT_PX:
+            problems.append(f"{name}: {m['height']:.0f} px tall < {MIN_PLOT_PX}")
+        floor = TICK_PRESENT_PX if present else TICK_PX
+        if m["minTick"] is not None and m["minTick"] < floor - 0.01:
+            small = [t for t in m["smallTicks"] if t[1] < floor - 0.01][:4]
+            problems.append(f"{name}: tick labels {small} below {floor} px")
+        if present:
+            if any(p < TITLE_PRESENT_PX - 0.01 for p in m["titlePx"]):
+                problems.append(f"{name}: title {m['titlePx']} px < {TITLE_PRESENT_PX}")
+            if m["minLine"] is not None and m["minLine"] < LINE_PRESENT_PX - 0.01:
+                problems.append(f"{name}: a line {m['minLine']} px < {LINE_PRESENT_PX}")
+        ov = _overlaps(m["texts"])
+        if ov:
+            problems.append(f"{name}: overlapping text boxes {ov}")
+    return problems
+
+
+def _open(browser, served, nb, size, present=False):
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = ctx.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(served.url(nb) + ("?present=1" if present else ""))
+    page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=PAGE_TIMEOUT_MS)
+    _settle(page)
+    return ctx, page
+
+
+def _press(page, index, key="ArrowRight"):
+    before = page.evaluate(REVISIONS)
+    handle = page.locator(".widget-slider").nth(index).locator(".noUi-handle")
+    handle.focus()
+    handle.press(key)
+    try:
+        page.wait_for_function("(b) => { const r = [...document.querySelectorAll('.dpexplore-plot')]"
+                               ".map(d => Number(d.dataset.revision)); return r.some((v, i) => v > b[i]); }",
+                               arg=before, timeout=15_000)
+    except Exception:  # noqa: BLE001 - a step may legitimately change no plot (an error message)
+        pass
+    _settle(page)
+
+
+def _tabs(page):
+    return page.locator(".dpexplore-main .lm-TabBar-tab, .dpexplore-main .p-TabBar-tab")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_page_layout(browser, served, nb, size):
+    ctx, page = _open(browser, served, nb, size)
+    try:
+        problems = []
+        w, h = size
+        # a slider and the main plot on screen together, without scrolling
+        assert page.evaluate("() => window.scrollY") == 0
+        first = page.evaluate("""() => {
+          const s = [...document.querySelectorAll('.widget-slider')].find(s => s.offsetParent !== null);
+          const p = [...document.querySelectorAll('.dpexplore-plot')].find(d => d.offsetParent !== null);
+          const r = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+          return {slider: s ? r(s) : null, plot: p ? r(p) : null};
+        }""")
+        for what in ("slider", "plot"):
+            b = first[what]
+            if b is None:
+                if what == "slider":
+                    continue  # an app without sliders
+                problems.append("no visible plot")
+                continue
+            if not (b[0] >= -1 and b[1] >= -1 and b[2] <= w + 1 and b[3] <= h + 1):
+                problems.append(f"the first {what} is not fully on screen at {w}x{h}: box {[round(v) for v in b]}")
+
+        before = page.evaluate(MEASURE)
+        problems += _check_figures(before, "loaded:")
+        heights = {m["i"]: m["height"] for m in before}
+
+        # move each visible slider once: every plot keeps its height
+        for idx in page.evaluate(SLIDERS):
+            _press(page, idx)
+            after = page.evaluate(MEASURE)
+            label = page.locator(".widget-slider").nth(idx).locator(".widget-label").inner_text()
+            for m in after:
+                h0 = heights.get(m["i"])
+                if h0 and abs(m["height"] - h0) > 0.05 * h0:
+                    problems.append(f"after moving slider {label!r}: plot {m['i']} {h0:.0f} → {m['height']:.0f} px")
+                if m["height"] < MIN_PLOT_PX:
+                    problems.append(f"after moving slider {label!r}: plot {m['i']} is {m['height']:.0f} px")
+
+        # every tab: its plots (drawn when first shown) meet the same rules
+        tabs = _tabs(page)
+        for t in range(tabs.count()):
+            tabs.nth(t).click()
+            page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=30_000)
+            _settle(page)
+            problems += _check_figures(page.evaluate(MEASURE), f"tab {t}:")
+
+        text = page.inner_text("body")
+        for m in INTERNAL.finditer(text):
+            problems.append(f"internal file name on the page: …{text[max(0, m.start() - 30):m.end() + 30]!r}…")
+        assert not page.errors, page.errors
+        assert not problems, f"{nb} at {w}x{h}:\n  " + "\n  ".join(problems)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_presentation_mode(browser, served, nb):
+    """``present=1`` in the URL: tick labels ≥ 18 px, titles ≥ 22 px, lines ≥ 3 px, no overlaps."""
+    ctx, page = _open(browser, served, nb, (1280, 720), present=True)
+    try:
+        assert page.locator(".dpexplore-app.dpexplore-present").count() == 1, "present=1 did not switch it on"
+        problems = _check_figures(page.evaluate(MEASURE), "present:", present=True)
+        tabs = _tabs(page)
+        for t in range(tabs.count()):
+            tabs.nth(t).click()
+            page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=30_000)
+            _settle(page)
+            problems += _check_figures(page.evaluate(MEASURE), f"present, tab {t}:", present=True)
+        assert not problems, f"{nb} in presentation mode:\n  " + "\n  ".join(problems)
+    finally:
+        ctx.close()
+
+
+def test_internal_label_pattern():
+    bad = [f"see {_ZZ}0 Theorem 4", f"({_ZZ}1)", f"{_ZZ}2 Thm 3.1", f"Bassi 2019/{_ZZ}3", *_FILES]
+    fine = ["k = 10 000", "1,000 steps", "δ = 0.001", "n = 100000", "1e-300", "10\u202f000"]
+    assert all(INTERNAL.search(s) for s in bad), [s for s in bad if not INTERNAL.search(s)]
+    assert not any(INTERNAL.search(s) for s in fine), [s for s in fine if INTERNAL.search(s)]

@@ -1,0 +1,109 @@
+""""Reproduce in Python": each app's snippet, run as a user would paste it, prints the numbers its
+readouts show, for several settings of each app.
+
+Every number the snippet prints must be a number of the readout (same value at the readout's
+precision): the snippet reproduces the readout with dpexplore's public API, not a copy of the
+app's code. The shell shows the snippet in its "Reproduce in Python" section after every step.
+"""
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import math
+import re
+
+import ipywidgets as W
+import pytest
+
+from dpexplore.apps.composition_explorer import build_composition_explorer
+from dpexplore.apps.demo import build_demo
+from dpexplore.apps.notion_converter import build_notion_converter
+from dpexplore.apps.profile_gdp import build_profile_gdp
+from dpexplore.apps.rdp_explorer import build_rdp_explorer
+
+NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?![\w.])")
+
+CASES = [
+    (build_demo, {}),
+    (build_demo, {"eps": 0.5, "mu": 2.0}),
+    (build_demo, {"eps": 3.0, "mu": 0.3}),
+    (build_rdp_explorer, {}),
+    (build_rdp_explorer, {"eps": 0.3, "delta": 1e-9, "alpha_max": 50.0}),
+    (build_rdp_explorer, {"eps": 5.0, "delta": 1e-3, "alpha_max": 1000.0}),
+    (build_profile_gdp, {}),
+    (build_profile_gdp, {"mechanism": "gaussian", "gauss_sigma": 0.5, "mus": "1, 3"}),
+    (build_profile_gdp, {"mechanism": "pure", "rr_eps": 2.0, "mus": "1.5"}),
+    (build_profile_gdp, {"mechanism": "logistic", "logi_s": 2.0}),
+    (build_composition_explorer, {}),
+    (build_composition_explorer, {"eps": 0.5, "k": 1000, "mechanism": "rr", "eps_budget": 2.0}),
+    (build_composition_explorer, {"pure": False, "delta": 1e-9, "mechanism": "gaussian", "k": 10}),
+    (build_notion_converter, {}),
+    (build_notion_converter, {"notion": "zcdp", "rho": 0.5, "delta": 1e-5}),
+    (build_notion_converter, {"notion": "gaussian", "gauss_sigma": 2.0, "orders": "2, 10"}),
+    (build_notion_converter, {"notion": "gdp", "mu": 1.5}),
+    (build_notion_converter, {"notion": "approx", "approx_eps": 1.0, "approx_delta": 1e-6, "delta": 1e-4}),
+    (build_notion_converter, {"notion": "rdp", "rdp_alpha": 8.0, "rdp_eps": 0.5}),
+    (build_notion_converter, {"notion": "laplace", "lap_b": 2.0}),
+    (build_notion_converter, {"notion": "rr", "rr_eps": 0.5}),
+]
+
+
+def _numbers(text: str) -> list[float]:
+    out = []
+    for m in NUMBER.finditer(text):
+        s = m.group(0).replace(",", "").replace("−", "-")
+        out.append(float(s))
+    return out
+
+
+def _readout_text(app) -> str:
+    """The text of every widget in the shell's readout box (tags stripped)."""
+    boxes = [w for w in app.widgets() if "dpexplore-readouts" in getattr(w, "_dom_classes", ())]
+    assert boxes, "the shell has no readout box"
+    parts = []
+    stack = list(boxes)
+    while stack:
+        w = stack.pop()
+        if isinstance(w, (W.HTML, W.HTMLMath)):
+            parts.append(w.value)
+        stack.extend(getattr(w, "children", ()) or ())
+    text = html.unescape(re.sub(r"<[^>]+>", " ", " ".join(parts)))
+    return text
+
+
+def _run(code: str) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("build,settings", CASES,
+                         ids=[f"{b.__name__.removeprefix('build_')}-{i}" for i, (b, _) in enumerate(CASES)])
+def test_snippet_prints_the_readout(build, settings):
+    app = build()
+    ctrl = app.controller
+    first = {k: v for k, v in settings.items() if k in ("mechanism", "notion", "pure")}
+    for name, value in [*first.items(), *((k, v) for k, v in settings.items() if k not in first)]:
+        ctrl.controls[name].value = value
+    assert ctrl.last_error is None, ctrl.message.text
+    code = ctrl.snippet()
+    assert code, f"{build.__name__} gives no snippet for {settings}"
+    assert "dpexplore" in code and "print" in code
+    printed = _run(code)
+    readout = _readout_text(app)
+    got, shown = _numbers(printed), _numbers(readout)
+    assert got, f"the snippet printed no numbers:\n{printed}"
+    missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]
+    assert not missing, (f"{build.__name__} {settings}: the snippet printed {missing} that the readout "
+                         f"does not show.\nsnippet output:\n{printed}\nreadout:\n{readout}")
+    # the shell shows the very snippet of the current setting
+    assert html.escape(code.splitlines()[0]) in app._code.value
+
+
+def test_snippets_follow_each_step():
+    app = build_demo()
+    before = app._code.value
+    app.controller.controls["mu"].value = 3.0
+    assert app._code.value != before and "3.0" in app._code.value
