@@ -22,6 +22,7 @@ HEAVY = ("anywidget", "ipywidgets", "voila", "numpy", "scipy", "plotly", "IPytho
 
 PROBE = r"""
 import json, sys, time
+import tornado.web  # a Jupyter server has it loaded before it imports its extensions
 t0 = time.perf_counter(); import dpexplore; t1 = time.perf_counter()
 before = set(sys.modules)
 import dpexplore.voila.extension as ext
@@ -76,4 +77,4 @@ def test_extension_import_is_light_from_scratch():
         pytest.xfail("`import dpexplore` itself still imports the backend eagerly (scipy); "
                      "the extension adds nothing heavy (test above)")
     assert not _heavy(out["all"]), _heavy(out["all"])
-    assert out["package"] + out["extension"] < 0.5, out
+    assert out["package"] + out["extension"] < 0.5, out  # typically 0.01 s

@@ -99,7 +99,7 @@ function cdnUrl(model) {
 
 function fallback(model) {
   return new Promise((resolve) => {
-    let done = false, kernelFailed = false, cdnFailed = false;
+    let done = false, kernelFailed = false, cdnFailed = false, cdnTried = false;
     const ok = (P) => { if (!done) { done = true; showStatus(null); resolve(P); } };
     const failed = () => {
       if (done || !kernelFailed || !cdnFailed) return;
@@ -107,15 +107,21 @@ function fallback(model) {
                  "route on this page, no answer from a kernel, and " + CDN.split("/")[2] +
                  " not reachable). Open the notebook in Jupyter with dpexplore installed.", true);
     };
-    loadFromKernel(model).then(ok, () => { kernelFailed = true; failed(); });
-    setTimeout(() => {
-      if (done) return;
-      kernelFailed = true; // no answer yet; a late answer still draws (ok() above)
-      showStatus("Loading plotly.js (no dpexplore server route here; waiting for the kernel)…", false);
+    const tryCdn = () => {
+      if (cdnTried || done) return;
+      cdnTried = true;
       const url = cdnUrl(model);
       (url ? loadByScript(url, true) : Promise.reject(new Error("no version"))).then(ok, () => {
         cdnFailed = true; failed();
       });
+    };
+    // a kernel that refuses (the bundle went to another page already) or fails: the CDN at once
+    loadFromKernel(model).then(ok, () => { kernelFailed = true; tryCdn(); failed(); });
+    setTimeout(() => {
+      if (done) return;
+      kernelFailed = true; // no answer yet; a late answer still draws (ok() above)
+      showStatus("Loading plotly.js (no dpexplore server route here; waiting for the kernel)…", false);
+      tryCdn();
     }, KERNEL_WAIT_MS);
   });
 }

@@ -334,8 +334,9 @@ def test_without_the_route_plotly_comes_through_the_kernel(wheel_venv, browser, 
     """VS Code and Colab have no dpexplore HTTP route: a server with the extension turned off."""
     srv, base = _jupyter(wheel_venv, tmp_path, "lab", route=False)
     try:
-        _check_front_end(browser, base, "lab/tree/two_apps.ipynb", tmp_path, "lab-no-route.png")
+        out = _check_front_end(browser, base, "lab/tree/two_apps.ipynb", tmp_path, "lab-no-route.png")
         assert "dpexplore: serving plotly.js" not in srv.log()
+        assert not any("cdn.plot.ly" in u for u in out["requests"]), "the kernel did not answer"
     finally:
         srv.stop()
 
@@ -351,21 +352,24 @@ def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
             page = ctx.new_page()
             seen = []
 
-            def on_cdn(route, cdn_up=cdn_up):
-                seen.append(route.request.url)
-                if cdn_up:
-                    route.fulfill(status=200, body=bundle, content_type="application/javascript",
-                                  headers={"Access-Control-Allow-Origin": "*"})
-                else:
-                    route.abort()
+            def make_handler(up):
+                def on_cdn(route):
+                    seen.append(route.request.url)
+                    if up:
+                        route.fulfill(status=200, body=bundle, content_type="application/javascript",
+                                      headers={"Access-Control-Allow-Origin": "*"})
+                    else:
+                        route.abort()
+                return on_cdn
 
-            page.route("https://cdn.plot.ly/**", on_cdn)
+            page.route("https://cdn.plot.ly/**", make_handler(cdn_up))
             try:
                 _run_notebook(page, f"{base}lab/tree/two_apps.ipynb?token={TOKEN}")
                 if not cdn_up:
                     t0 = time.monotonic()
                     page.wait_for_function(
-                        """() => { const d = [...document.querySelectorAll('.dpexplore-plot')];
+                        """() => { const d = [...document.querySelectorAll('.dpexplore-plot')]
+                              .filter(e => e.offsetParent !== null);  // not in a closed tab
                             return d.length >= 2 && d.every(e => { const s = e.querySelector('.dpexplore-plot-status');
                               return s && s.offsetParent !== null && /could not be loaded/.test(s.textContent); }); }""",
                         timeout=30_000)
