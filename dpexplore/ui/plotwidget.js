@@ -295,8 +295,12 @@ function render({ model, el }) {
   let drawing = doDraw(true);
   // Coalesce bursts of changes (a slider drag): at most one pending redraw, reading the newest state.
   let queued = false;
+  // the traces the plot shows once it is drawn: what a hidden plot (a closed tab) will draw when
+  // shown (tests and benchmarks read it; Plotly's own `div.data` is what was last drawn)
+  div._dpexploreLatest = model.get("data");
   const redraw = () => {
     div.dataset.changeAt = String(performance.now()); // a change arrived from the kernel
+    div._dpexploreLatest = model.get("data");
     if (queued) return;
     queued = true;
     drawing = drawing.then(() => { queued = false; return doDraw(false); });

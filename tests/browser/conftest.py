@@ -249,9 +249,11 @@ class Dashboard:
 
     # -- reading ----------------------------------------------------------------------------
     def plots(self) -> list[list[dict]]:
-        """Traces (x, y, name, type) of every plot on the page, in page order."""
+        """Traces (x, y, name, type) of every plot on the page, in page order: as drawn, or for a
+        plot in a closed tab (which redraws when shown) the traces it will draw."""
         return self.page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(
-            d => d.data.map(t => ({name: t.name ?? null, type: t.type ?? null,
+            d => ((d.offsetParent === null && d._dpexploreLatest) ? d._dpexploreLatest : d.data)
+                 .map(t => ({name: t.name ?? null, type: t.type ?? null,
                                    x: t.x ? Array.from(t.x) : null, y: t.y ? Array.from(t.y) : null})))""")
 
     def trace(self, plot: int = 0, trace: int = 0) -> dict:
@@ -267,7 +269,8 @@ class Dashboard:
             .filter(e => e.offsetParent !== null).map(e => e.innerText.trim()).join('\\n')""")
 
     def body_text(self) -> str:
-        return self.page.inner_text("body")
+        """The page's whole text, the closed Theory and Python sections included (textContent)."""
+        return self.page.evaluate("() => document.body.textContent")
 
     def assert_no_traceback(self) -> None:
         text = self.body_text()
