@@ -214,6 +214,27 @@ function styleConfig(config, Plotly) {
   return C;
 }
 
+// A legend below the plot (y < 0, paper units) is placed in proportion to the plot's height while
+// the x axis title sits a fixed number of pixels below the axis: with larger text (presentation
+// mode) or a shorter plot they collide. After a draw the two are measured; an overlap moves the
+// legend down by that much (margins grow automatically) and the shift is kept for later redraws
+// of the same layout.
+function legendOverlap(gd) {
+  const fl = gd._fullLayout;
+  if (!fl || !fl.showlegend || !fl.legend || !(fl.legend.y < 0) || !fl._size) return 0;
+  const bg = gd.querySelector(".legend rect.bg");
+  if (!bg) return 0;
+  const L = bg.getBoundingClientRect();
+  let over = 0;
+  gd.querySelectorAll('[class^="g-x"][class$="title"] text').forEach((t) => {
+    const T = t.getBoundingClientRect();
+    if (T.width > 0 && T.left < L.right && L.left < T.right && T.bottom > L.top && T.top < L.bottom) {
+      over = Math.max(over, T.bottom - L.top);
+    }
+  });
+  return over > 0 ? over / fl._size.h : 0;
+}
+
 function render({ model, el }) {
   const div = document.createElement("div");
   div.className = "dpexplore-plot";
@@ -235,6 +256,8 @@ function render({ model, el }) {
   let prevConfigText = null;
   let stale = false; // a change arrived while the plot was hidden (a closed tab)
   let config = null;  // {text, obj}: the config Plotly was last given
+  let legendFix = null;  // {key: layout text, dy}: a legend below the plot moved down by dy (paper)
+  let drawnLayoutText = null;
   const reuse = (prev, value, present) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
@@ -258,9 +281,14 @@ function render({ model, el }) {
     sizeDiv();
     // with css_height the plot is drawn at its div's height (0 while hidden: the layout's height)
     const box = div.getBoundingClientRect();
-    const fill = model.get("css_height") && !hidden() && box.height > 0 && box.width > 0;
+    // Plotly is always given an explicit size, never asked to autosize: Plots.resize (autosize)
+    // measured a plot whose height had just changed (presentation mode) at its container's
+    // min-height, 120 px. The width is the div's (when displayed), the height the div's CSS height
+    // (css_height: the shell fits the window) or the layout's.
+    const shown = !hidden() && box.width > 0;
+    const fill = !!model.get("css_height") && shown && box.height > 0;
     const fillHeight = fill ? Math.max(160, Math.round(box.height)) : 0;
-    const fillWidth = fill ? Math.round(box.width) : 0;
+    const fillWidth = shown ? Math.round(box.width) : 0;
     const layoutText = rawLayout + (present ? "#present" : "") + "#" + fillWidth + "x" + fillHeight;
     const configText = JSON.stringify(model.get("config"));
     const same = !first && traces.length === prevTraces.length &&
@@ -271,14 +299,33 @@ function render({ model, el }) {
     let done = Promise.resolve();
     if (!same) {
       const layout = styleLayout(JSON.parse(rawLayout), present);
-      if (fill) { // the div's CSS size (the shell: fit the window)
-        layout.height = fillHeight; layout.width = fillWidth; layout.autosize = false;
+      if (!layout.height) layout.height = 380;
+      if (fill) layout.height = fillHeight; // the div's CSS height (the shell: fit the window)
+      if (fillWidth) { layout.width = fillWidth; layout.autosize = false;
       }
       // the config object (with its SVG button's click function) is built once per config text:
       // Plotly.react compares configs, and a new function object made every redraw a full newPlot
       // (~250 ms of a 60 ms step on the demo)
       if (!config || config.text !== configText) config = { text: configText, obj: styleConfig(JSON.parse(configText), Plotly) };
-      done = fn(div, traces.map((t) => t.obj), layout, config.obj);
+      const fix = legendFix && legendFix.key === layoutText ? legendFix : null;
+      const shift = (l, dy) => { l.legend = Object.assign({}, l.legend, { y: (l.legend && typeof l.legend.y === "number" ? l.legend.y : -0.1) - dy }); return l; };
+      if (fix) shift(layout, fix.dy);
+      const data = traces.map((t) => t.obj);
+      done = fn(div, data, layout, config.obj);
+      if (shown && layoutText !== drawnLayoutText) {
+        // a new layout or size: measure the legend against the x axis titles (at most 3 moves)
+        let total = fix ? fix.dy : 0;
+        let cur = layout;
+        const settle = (n) => {
+          const dy = legendOverlap(div);
+          if (!(dy > 0) || n >= 3) { legendFix = total > 0 ? { key: layoutText, dy: total } : null; return null; }
+          total += dy + 0.02;
+          cur = shift(JSON.parse(JSON.stringify(cur)), dy + 0.02);
+          return Plotly.react(div, data, cur, config.obj).then(() => settle(n + 1));
+        };
+        done = done.then(() => settle(0));
+      }
+      drawnLayoutText = layoutText;
     }
     return done.then(() => {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
@@ -288,7 +335,7 @@ function render({ model, el }) {
       delete div.dataset.error;
     });
   }).catch((e) => {
-    prevTraces = []; prevLayoutText = null; prevConfigText = null; config = null; // next draw starts afresh
+    prevTraces = []; prevLayoutText = null; prevConfigText = null; config = null; drawnLayoutText = null; // next draw starts afresh
     div.dataset.error = String(e && e.message ? e.message : e);
     console.error("dpexplore PlotlyWidget:", e);
   });
@@ -315,10 +362,16 @@ function render({ model, el }) {
   // while it was hidden as soon as it is shown again.
   let ro;
   if (window.ResizeObserver) {
+    // Follow the div's size (window resize, a panel opening, a tab shown): a redraw at the new
+    // size (doDraw measures it); a plot that changed while it was hidden catches up when shown.
+    let lastSize = "";
     ro = new ResizeObserver(() => {
-      if (div.offsetParent === null) return;
-      if (stale || model.get("css_height")) { redraw(); return; }
-      if (window.Plotly && div.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(div);
+      if (hidden()) return;
+      const b = div.getBoundingClientRect();
+      const size = Math.round(b.width) + (model.get("css_height") ? "x" + Math.round(b.height) : "");
+      if (!stale && (size === lastSize || !div.classList.contains("js-plotly-plot"))) { lastSize = size; return; }
+      lastSize = size;
+      redraw();
     });
     ro.observe(el);
   }

@@ -138,7 +138,7 @@ def _merge(base: Mapping, update: Mapping) -> dict:
 
 #: cache key of the served bundle (``?v=``): a new bundle gets a new URL
 _PLOTLY_VERSION = f"{plotly_js_version()}-{hashlib.sha1(plotly_js_path().read_bytes()).hexdigest()[:10]}"
-_DEFAULT_CONFIG = {"displaylogo": False, "responsive": True}
+_DEFAULT_CONFIG = {"displaylogo": False, "responsive": False}  # the front end follows the div (ResizeObserver)
 _DEFAULT_LAYOUT = {
     "height": 380,
     "margin": {"l": 60, "r": 20, "t": 40, "b": 50},

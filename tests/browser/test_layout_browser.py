@@ -67,7 +67,8 @@ MEASURE = """() => {
     const lines = [...d.querySelectorAll('.scatterlayer path.js-line')].filter(vis)
       .map(p => parseFloat(getComputedStyle(p).strokeWidth));
     const r = d.getBoundingClientRect();
-    return {i, top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
+    const stale = Number(d.dataset.changeAt || 0) > Number(d.dataset.drawEnd || 0);
+    return {i, stale, top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height,
             title: (d.querySelector('.gtitle') || {}).textContent || '',
             minTick: ticks.length ? Math.min(...ticks.map(px)) : null,
             smallTicks: ticks.filter(t => px(t) < 100).map(t => [t.textContent, px(t)]).slice(0, 200),
@@ -121,6 +122,8 @@ def _check_figures(measured, where, present=False):
                 problems.append(f"{name}: title {m['titlePx']} px < {TITLE_PRESENT_PX}")
             if m["minLine"] is not None and m["minLine"] < LINE_PRESENT_PX - 0.01:
                 problems.append(f"{name}: a line {m['minLine']} px < {LINE_PRESENT_PX}")
+        if m["stale"]:
+            problems.append(f"{name}: stale (a change from the kernel arrived after its last redraw)")
         ov = _overlaps(m["texts"])
         if ov:
             problems.append(f"{name}: overlapping text boxes {ov}")
@@ -237,3 +240,33 @@ def test_internal_label_pattern():
     fine = ["k = 10 000", "1,000 steps", "δ = 0.001", "n = 100000", "1e-300", "10\u202f000"]
     assert all(INTERNAL.search(s) for s in bad), [s for s in bad if not INTERNAL.search(s)]
     assert not any(INTERNAL.search(s) for s in fine), [s for s in fine if INTERNAL.search(s)]
+
+
+def test_plots_follow_the_window_and_export(browser, served):
+    """The main plot follows a window resize (width and height); the plot toolbar offers PNG and
+    SVG; "Data (CSV)" downloads the plotted data."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        box = "() => { const d = document.querySelector('.dpexplore-plot'); const s = d.querySelector('svg.main-svg');" \
+              " return [d.getBoundingClientRect().width, d.getBoundingClientRect().height," \
+              " s ? Number(s.getAttribute('width')) : 0, s ? Number(s.getAttribute('height')) : 0]; }"
+        w0, h0, sw0, sh0 = page.evaluate(box)
+        assert abs(sw0 - w0) <= 2 and abs(sh0 - h0) <= 2, (w0, h0, sw0, sh0)
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        page.wait_for_function(f"() => ({box})()[2] > {sw0 + 100} && ({box})()[3] > {sh0 + 100}", timeout=15_000)
+        w1, h1, sw1, sh1 = page.evaluate(box)
+        assert abs(sw1 - w1) <= 2 and abs(sh1 - h1) <= 2, (w1, h1, sw1, sh1)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.wait_for_function(f"() => Math.abs(({box})()[3] - {sh0}) <= 2", timeout=15_000)
+
+        page.hover(".dpexplore-plot")
+        titles = page.evaluate("() => [...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title'))")
+        assert any("png" in (t or "").lower() for t in titles), titles
+        assert "Download plot as SVG" in titles, titles
+        with page.expect_download(timeout=20_000) as dl:
+            page.get_by_role("button", name="Data (CSV)").click()
+        path = dl.value.path()
+        text = open(path, encoding="utf-8").read()
+        assert text.splitlines()[0].startswith("figure,trace,x,y") and len(text.splitlines()) > 100
+    finally:
+        ctx.close()
