@@ -4,7 +4,7 @@
 
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
-                    [--no-prefetch]
+                    [--no-prefetch] [--max-kernels N]
 
 The gallery directory is ``--root`` if given, else the app notebooks shipped inside the package
 (``dpexplore/apps/notebooks``; the repository's top-level ``notebooks/`` links there). Voilà runs as :class:`dpexplore.voila.DPExploreVoila` with the configuration in
@@ -14,7 +14,10 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 ``VoilaConfiguration.default_pool_size`` and ``MappingKernelManager.cull_idle_timeout`` /
 ``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
-the next slider step in the background (``ui.controls.PREFETCHER``).
+the next slider step in the background (``ui.controls.PREFETCHER``). ``--max-kernels`` caps the
+concurrent kernels (pool included; default from the machine's memory,
+``dpexplore.voila._hardening.default_max_kernels``, 0 = no cap): past it a page answers HTTP 503
+"the server is full" and pages already open keep working.
 
 >>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
 ['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']
@@ -63,6 +66,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--no-prefetch", action="store_true",
                        help="dashboards do not compute the next slider step in the background "
                             "(saves CPU on a crowded server; steps then wait for their numbers)")
+    serve.add_argument("--max-kernels", type=int, default=None, metavar="N",
+                       help="cap on concurrent kernels; past it new pages get HTTP 503 'server "
+                            "full' (default: half the memory at ~160 MB a kernel; 0: no cap)")
     return parser.parse_args(argv)
 
 
@@ -84,6 +90,14 @@ def build_voila_argv(args: argparse.Namespace) -> list[str]:
                 raise SystemExit(f"dpexplore serve: --{opt.replace('_', '-')} must be >= {low}, "
                                  f"got {value}")
             argv.append(f"--{trait}={value}")
+    cap = getattr(args, "max_kernels", None)
+    if cap is None:
+        from .voila._hardening import default_max_kernels
+
+        cap = default_max_kernels()
+    if cap < 0:
+        raise SystemExit(f"dpexplore serve: --max-kernels must be >= 0, got {cap}")
+    argv.append(f"--DPExploreVoila.max_kernels={cap}")
     argv.append(str(root))
     return argv
 

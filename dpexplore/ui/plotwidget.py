@@ -237,5 +237,30 @@ class PlotlyWidget(anywidget.AnyWidget):
 
     # -- fallback: serve plotly.js through the kernel --------------------------------------
     def _on_custom_msg(self, _widget, content, _buffers) -> None:
+        # plotly.js over the kernel is a fallback for a page without the HTTP route: a 1.3 MB
+        # reply to a tiny request, so it is sent once per client session (a page) and to at most
+        # _PLOTLY_SEND_LIMIT sessions per kernel — one client cannot make the server queue more.
         if isinstance(content, dict) and content.get("type") == "dpexplore:need-plotly":
+            session = _request_session()
+            if session in _PLOTLY_SENT or len(_PLOTLY_SENT) >= _PLOTLY_SEND_LIMIT:
+                return
+            _PLOTLY_SENT.add(session)
             self.send({"type": "dpexplore:plotly-js"}, buffers=[plotly_js_path().read_bytes()])
+
+
+#: client sessions (pages) this kernel has sent plotly.js to, and the most it sends it to
+_PLOTLY_SENT: set = set()
+_PLOTLY_SEND_LIMIT = 4
+
+
+def _request_session():
+    """The client session id of the message being handled (one per page), or ``None``."""
+    try:
+        from ipykernel.kernelbase import Kernel
+
+        if not Kernel.initialized():
+            return None
+        parent = Kernel.instance().get_parent() or {}
+        return (parent.get("header") or {}).get("session")
+    except Exception:  # noqa: BLE001 - no kernel (tests, plain Python)
+        return None

@@ -161,13 +161,19 @@ def _protect_handed_out_kernels(km) -> None:
 
 def _make_app_class():
     from voila.app import Voila
-    from traitlets import default
+    from traitlets import Int, default
+
+    from . import _hardening
 
     class DPExploreVoila(Voila):
         """Voilà with dpexplore's configuration, static route and reduced endpoint set."""
 
         name = "dpexplore-voila"
         description = "Serve the dpexplore dashboards with Voila."
+
+        max_kernels = Int(0, config=True,
+                          help="cap on concurrent kernels (pool included); past it a page gets "
+                               "HTTP 503 'the server is full'. 0: no cap.")
 
         @default("config_file_paths")
         def _config_file_paths_default(self):
@@ -196,12 +202,21 @@ def _make_app_class():
 
         def init_handlers(self):
             handlers = super().init_handlers()
+            capped = type("CappedVoilaHandler", (_hardening.CappedVoilaHandler,),
+                          {"max_kernels": self.max_kernels})
+            replace = {"VoilaKernelWebsocketHandler": _hardening.SafeKernelWebsocketHandler,
+                       "TornadoVoilaHandler": capped,
+                       "TemplateStaticFileHandler": _hardening.NotFoundTemplateStaticHandler}
             keep = []
             for h in handlers:
                 pattern, cls = h[0], h[1]
                 name = getattr(cls, "__name__", "")
                 if name in ("VoilaContentsHandler", "TornadoVoilaTreeHandler"):
                     continue
+                if pattern.rstrip("/").endswith(("/login", "/logout")):
+                    continue  # no accounts in dpexplore serve (Voilà's logout answered 500)
+                if name in replace:
+                    h = (pattern, replace[name], *h[2:])
                 keep.append(h)
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)
