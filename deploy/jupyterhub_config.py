@@ -53,13 +53,10 @@ c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "home" / "{username}
 c.Spawner.notebook_dir = str(dpexplore.cli.default_root())
 c.Spawner.default_url = "/voila/render/index.ipynb"
 c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
-c.Spawner.args = [
-    "--ServerApp.jpserver_extensions=" + json.dumps({"voila": True, "dpexplore.voila": True}),
-    "--VoilaConfiguration.show_tracebacks=False",
-    "--VoilaConfiguration.strip_sources=True",
-    "--MappingKernelManager.cull_idle_timeout=600",
-    "--MappingKernelManager.cull_interval=60",
-]
+# the single-user server's settings (voila + dpexplore.voila extensions, no tracebacks, kernel
+# culling): deploy/singleuser/jupyter_server_config.json
+c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(HERE / "singleuser")}
+c.Spawner.args = []
 if hasattr(os, "getuid") and os.getuid() == 0:  # containers / CI running as root
     c.Spawner.args.append("--allow-root")
 c.Spawner.mem_limit = "1G"  # enforced by container spawners (Kubernetes), advisory here
