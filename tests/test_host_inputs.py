@@ -23,3 +23,19 @@ def test_orders_long_paste_echoed_short():
     with pytest.raises(ValueError) as e:
         parse_orders("x" * 10_000)
     assert len(str(e.value)) < 120
+
+
+def test_demo_mu_slider_end_is_accepted():
+    """Issue 11 (6): the demo's μ slider reached 10 while μ > 8 was always refused."""
+    from dpexplore.apps import demo
+
+    box = demo.build_demo(eps=0.5, mu=2.0)
+    sliders = [w for w in _walk(box) if getattr(w, "description", "").startswith("μ")]
+    assert sliders and all(s.max <= demo.MU_LIMIT for s in sliders)
+    demo.compute_demo(demo.DemoSpec(eps=0.5, mu=sliders[0].max))  # no ValueError
+
+
+def _walk(w):
+    yield w
+    for c in getattr(w, "children", ()):
+        yield from _walk(c)

@@ -131,7 +131,7 @@ def build_demo(eps: float = 1.0, mu: float = 1.0) -> W.VBox:
     """
     controls = {
         "eps": log_slider("ε", eps, 0.01, EPS_PLOT_MAX, steps_per_decade=50),
-        "mu": linear_slider("μ", mu, 0.1, 10.0, 0.05),
+        "mu": linear_slider("μ", mu, 0.1, MU_LIMIT, 0.05),  # every position is valid
     }
     message = MessageArea()
     ctrl = DemoController(controls, message)
