@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8866
 
-.PHONY: setup serve test chromium bench
+.PHONY: setup serve test chromium bench hub-setup
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -26,9 +26,16 @@ chromium:
 serve: setup
 	$(VENV)/bin/dpexplore serve --port $(PORT)
 
-test: setup chromium
+test: setup chromium hub-setup
 	$(PY) -m pytest -q
 
 bench: setup chromium
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_browser.py
+
+# JupyterHub for the hub test and docs/hosting.md: jupyterhub + idle culler from PyPI,
+# configurable-http-proxy from npm into deploy/node (gitignored).
+hub-setup: setup
+	$(PY) -m pip install -q 'jupyterhub>=5' 'jupyterhub-idle-culler>=1.3'
+	test -x deploy/node/node_modules/.bin/configurable-http-proxy || \
+	  npm install --silent --prefix deploy/node configurable-http-proxy

@@ -66,10 +66,12 @@ def pct(xs, q):
 
 
 class ServerProc:
-    def __init__(self, root, port, cull_idle, cull_interval, pool_size, log):
+    def __init__(self, root, port, cull_idle, cull_interval, pool_size, log, max_kernels=None):
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port),
                "--root", str(root), "--cull-idle-timeout", str(cull_idle),
                "--cull-interval", str(cull_interval), "--pool-size", str(pool_size)]
+        if max_kernels is not None:
+            cmd += ["--max-kernels", str(max_kernels)]
         self.port = port
         self.log_path = log
         self._log = open(log, "w")
@@ -261,6 +263,7 @@ def summarize(n, stats, rss, uss, kernels_after, pool, wall):
         "sessions": n,
         "success_rate": sum(r["ok"] for r in stats) / n,
         "errors": [r["error"] for r in stats if r["error"]],
+        "refused_503": sum("503" in (r["error"] or "") for r in stats),
         "moves": sum(r["moves"] for r in stats),
         "plot_updates": len(lat),
         "moves_without_redraw": sum(r["messages_only"] for r in stats),
@@ -309,6 +312,9 @@ def main(argv=None):
     ap.add_argument("--step-timeout", type=float, default=20.0)
     ap.add_argument("--app", default="rdp_explorer.ipynb")
     ap.add_argument("--pool-size", type=int, default=1)
+    ap.add_argument("--max-kernels", type=int, default=None,
+                    help="dpexplore serve --max-kernels (default: the server's own default); "
+                         "sessions past it get HTTP 503 and count as refused")
     ap.add_argument("--cull-idle", type=int, default=10)
     ap.add_argument("--json", type=pathlib.Path, default=None)
     ap.add_argument("--kernel-memory", action="store_true",
@@ -324,7 +330,8 @@ def main(argv=None):
     a.seconds = min(a.seconds, 60.0)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_load_"))
     shutil.copy(REPO / "notebooks" / a.app, tmp / a.app)
-    server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log")
+    server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
+                        a.max_kernels)
     results = []
 
     def _term(*_):

@@ -164,7 +164,7 @@ def build_demo(eps: float = 1.0, mu: float = 1.0) -> AppShell:
     """
     controls = {
         "eps": log_slider("ε", eps, 0.01, EPS_PLOT_MAX, steps_per_decade=50),
-        "mu": linear_slider("μ", mu, 0.1, 10.0, 0.05),
+        "mu": linear_slider("μ", mu, 0.1, MU_LIMIT, 0.05),  # every position is valid
     }
     ctrl = DemoController(controls, MessageArea())
     return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout])

@@ -207,13 +207,18 @@ def parse_orders(text: str) -> tuple[float, ...]:
     out = []
     for p in parts:
         try:
-            a = float(p)
+            a = float(p.replace("_", "").replace(" ", ""))
         except ValueError:
-            raise ValueError(f"Renyi order alpha must be a number > 1, got {p!r}") from None
+            shown = p if len(p) <= 24 else p[:20] + "..."
+            raise ValueError(f"Renyi order alpha must be a number > 1, got {shown!r}") from None
         if not a > 1 or math.isnan(a):
             raise ValueError(f"Renyi order alpha must be > 1, got {a:g} "
                              "(RDP is defined for orders alpha > 1)")
-        out.append(a)
+        if not math.isfinite(a):
+            raise ValueError("Renyi order alpha must be a finite number > 1, got inf "
+                             "(the table lists finite orders)")
+        if a not in out:  # a repeated order is listed once
+            out.append(a)
     return tuple(out)
 
 
@@ -615,7 +620,7 @@ class NotionConverterController(Controller):
             how = s.rdp_how if v is not None else (
                 "not implied at this order: " + s.rdp_how.removeprefix("not implied: ")
                 if s.rdp_orders is None else "not implied: the source bounds only orders α ≤ α₀")
-            rows.append(row(f"Rényi DP, α = {a:g}", val(v, "ε̂") , how))
+            rows.append(row(f"Rényi DP, α = {a:.12g}", val(v, "ε̂") , how))
         e = r.eps_at_delta
         ex = e["exact"]
         route_names = {"pure": "via pure DP", "zcdp": "via zCDP (Steinke 2022 fn. 2)",

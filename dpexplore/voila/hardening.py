@@ -19,6 +19,8 @@ True
 from __future__ import annotations
 
 import json
+import logging
+import time
 
 from tornado import web
 from voila.shutdown_kernel_handler import VoilaShutdownKernelHandler
@@ -26,7 +28,7 @@ from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "default_max_kernels", "read_v1_header", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS",
+           "default_max_kernels", "leaks", "read_v1_header", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS",
            "KERNEL_MIB"]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
@@ -72,8 +74,56 @@ def v1_frame(header: dict, channel: str = "iopub") -> bytes:
             + b"".join(parts))
 
 
+_LOG_STATE = {"t": 0.0, "n": 0}
+log = logging.getLogger("dpexplore.voila")
+
+
+def _log_limited(text: str, every: float = 10.0) -> None:
+    """Log ``text`` at most once per ``every`` seconds, with the count of the ones not logged
+    (a client sending 1,000 hostile messages made 1,000 log lines)."""
+    now = time.monotonic()
+    _LOG_STATE["n"] += 1
+    if now - _LOG_STATE["t"] >= every:
+        log.warning("%s (%d times since the last such line)", text, _LOG_STATE["n"])
+        _LOG_STATE["t"], _LOG_STATE["n"] = now, 0
+
+
+def leaks(message) -> bool:
+    """Whether an outgoing ``stream``/``error`` message carries a Python traceback, a server path
+    or anything written to stderr (a hostile comm message made the kernel print its traceback,
+    with the server's file paths, to the page).
+
+    >>> leaks('{"content": {"name": "stderr", "text": "Traceback (most recent call last)"}}')
+    True
+    >>> leaks('{"content": {"name": "stdout", "text": "hello"}}')
+    False
+    """
+    if isinstance(message, (bytes, bytearray, memoryview)):
+        message = bytes(message).decode("utf-8", "replace")
+    elif isinstance(message, dict):
+        message = json.dumps(message, default=str)
+    if not isinstance(message, str):
+        return False
+    return any(s in message for s in ("Traceback", '"traceback"', "site-packages", 'File \\"',
+                                      "stderr"))
+
+
+def _legacy_header(message: str) -> dict | None:
+    """The header of a legacy-protocol (plain JSON) message, parsed only when it is a stream or
+    error message (the only ones filtered), from a bounded prefix test."""
+    head = message[:800]
+    if '"msg_type": "stream"' not in head and '"msg_type": "error"' not in head:
+        return None
+    try:
+        header = json.loads(message).get("header")
+    except (ValueError, AttributeError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
 class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
-    """Voilà's kernel websocket handler, with the outgoing header read safely (module docstring)."""
+    """Voilà's kernel websocket handler, with the outgoing header read safely (module docstring),
+    and no kernel traceback sent to the page (one rate-limited line in the server log instead)."""
 
     def write_message(self, message, binary: bool = False):
         if isinstance(message, bytes):
@@ -81,10 +131,16 @@ class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
             header = read_v1_header(message) if v1 else None
         elif isinstance(message, dict):
             header = message.get("header")
+        elif isinstance(message, str):
+            header = _legacy_header(message)
         else:
             header = None
-        if isinstance(header, dict) and header.get("msg_type") == "execute_input":
+        kind = header.get("msg_type") if isinstance(header, dict) else None
+        if kind == "execute_input":
             return None  # as Voilà: the page never sees the code its kernel runs
+        if kind in ("stream", "error") and leaks(message):
+            _log_limited("dpexplore: a kernel traceback or stderr output was not sent to the page")
+            return None
         # skip VoilaKernelWebsocketHandler.write_message (the unsafe parse), not the base class
         return super(VoilaKernelWebsocketHandler, self).write_message(message, binary)
 
@@ -151,5 +207,9 @@ class CappedVoilaHandler(TornadoVoilaHandler):
             self.set_header("Retry-After", "60")
             self.set_header("Content-Type", "text/html; charset=UTF-8")
             self.finish(SERVER_FULL.format(cap=cap))
+            _log_limited(f"dpexplore: {cap} kernels running (the cap): a page was refused with 503")
             return
+        # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
+        # accepts a same-origin call without it too)
+        self.xsrf_token  # noqa: B018 - reading it sets the cookie
         await super().get(path)

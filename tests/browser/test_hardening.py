@@ -259,3 +259,47 @@ def test_a_page_gets_a_whole_idle_timeout_to_connect_its_kernel(hserver):
         assert "kernel_info_reply" in replies, replies
     finally:
         ws.close()
+
+
+# -- 4. issue 11 (5): no tracebacks to the page, 404 not 500, nothing from outside the server ----
+def test_hostile_comm_messages_get_no_traceback(hserver):
+    """Widget ``update`` messages with invalid states and unknown methods: nothing the page
+    receives carries a Python traceback or a server file path."""
+    ks = KernelSocket(hserver)
+    try:
+        ks.send("comm_info_request", {"target_name": "jupyter.widget"})
+        comms = [m for m in ks.replies("comm_info_reply")
+                 if m.get("msg_type") == "comm_info_reply"][0]["content"]["comms"]
+        for cid in list(comms)[:20]:
+            for data in ({"method": "update", "state": {"value": {"x": [1]}}, "buffer_paths": []},
+                         {"method": "update", "state": {"layout": 7, "_view_count": "x"}},
+                         {"method": "nope"}, {"method": "custom", "content": [1, 2]},
+                         {"method": "request_state"}):
+                ks.send("comm_msg", {"comm_id": cid, "data": data})
+        got = ks.replies("never", timeout=6.0)
+        assert ks.alive()
+    finally:
+        ks.close()
+    text = json.dumps(got)
+    for needle in ("Traceback", "site-packages", str(REPO), 'File \\"'):
+        assert needle not in text, needle
+
+
+@pytest.mark.parametrize("path", [
+    "voila/templates/..%2f..%2fetc%2fpasswd", "voila/templates/lab", "voila/templates/x/y",
+    "voila/templates/lab/static/../../../../etc/passwd", "voila/templates/%2e%2e/static/x",
+    "logout", "login",
+])
+def test_odd_paths_are_404_not_500(hserver, path):
+    status, body = _get(hserver.base + path)
+    assert status == 404, (path, status, body[:200])
+    assert "Traceback" not in body
+
+
+def test_page_loads_nothing_from_outside_the_server(hserver):
+    status, html = _get(hserver.url("demo.ipynb"))
+    assert status == 200
+    external = re.findall(r'(?:src|href)\s*=\s*["\'](https?:)?//[^"\']+', html)
+    links = re.findall(r'<(?:link|script)[^>]+(?:src|href)\s*=\s*["\']((?:https?:)?//[^"\']+)', html)
+    assert not links, links
+    assert "cdn.jsdelivr.net" not in html and "fontawesome" not in html.lower(), external
