@@ -22,7 +22,7 @@ from dpexplore.apps.notion_converter import build_notion_converter
 from dpexplore.apps.profile_gdp import build_profile_gdp
 from dpexplore.apps.rdp_explorer import build_rdp_explorer
 
-NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?![\w.])")
+NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?!\w|\.\d)")
 
 CASES = [
     (build_demo, {}),
@@ -112,6 +112,7 @@ def test_snippets_follow_each_step():
 # -- the labs -------------------------------------------------------------------------------------
 from dpexplore.apps.adaptive_lab import build_adaptive_lab  # noqa: E402
 from dpexplore.apps.audit_lab import build_audit_lab  # noqa: E402
+from dpexplore.apps.mechanisms_lab import build_local_vs_central, build_mechanisms_lab  # noqa: E402
 from dpexplore.apps.noise_lab import build_noise_lab  # noqa: E402
 
 LAB_CASES = [
@@ -122,6 +123,13 @@ LAB_CASES = [
     (build_audit_lab, {"mechanism": "Laplace", "eps": 2.0, "trials": 3162, "m": 1000, "seed": 3}),
     (build_audit_lab, {"bug": 3.0, "trials": 1000, "m": 1000, "guess_frac": 0.1}),
     (build_adaptive_lab, {"n": 300, "d": 600, "rounds": 5}),
+    (build_mechanisms_lab, {"trials": 100}),
+    (build_mechanisms_lab, {"trials": 100, "attack_eps": 0.3, "count_eps": 2.0, "m": 10, "rnm_eps": 1.0,
+                            "svt_variant": "AboveThreshold"}),
+    (build_mechanisms_lab, {"trials": 100, "svt_variant": "Sparse (δ > 0)", "svt_delta": 1e-5, "c": 5}),
+    (build_local_vs_central, {"trials": 100}),
+    (build_local_vs_central, {"trials": 100, "med_eps": 0.3, "spread": 0.02, "n_data": 500, "seed": 7,
+                              "eps_local": 3.0, "n_users": 1000, "shuffle_delta": 1e-8}),
     (build_adaptive_lab, {"n": 300, "d": 600, "rounds": 5, "tau": 0.1, "gen_n": 1000, "beta": 0.01}),
 ]
 

@@ -590,6 +590,30 @@ class MechanismsLabController(_SimulationController):
                 fig.update(data=make(r))
         self._write_readouts(r)
 
+    def snippet(self) -> str:
+        """The exact numbers of the readouts with the public API (the simulated ones come from the
+        seeded simulations of :func:`compute_mechanisms_lab`)."""
+        s = self.spec
+        if s.svt_variant == "AboveThreshold":
+            alg = f"AboveThreshold(eps={s.svt_eps!r}, threshold={s.threshold!r})"
+        else:
+            d = s.svt_delta if s.svt_variant == "Sparse (δ > 0)" else 0.0
+            alg = f"Sparse(c={int(s.c)}, eps={s.svt_eps!r}, delta={d!r}, threshold={s.threshold!r})"
+        return (
+            "from dpexplore.algorithms import AboveThreshold, ReportNoisyMax, Sparse\n"
+            "from dpexplore.apps.mechanisms_lab import SCORES, attack_accuracy, harmonic\n\n"
+            f"attack_eps, count_eps, m, rnm_eps = {s.attack_eps!r}, {s.count_eps!r}, {int(s.m)}, {s.rnm_eps!r}\n"
+            "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
+            "hm = harmonic(m)   # expected largest |Lap(b)| of m draws: b * H_m\n"
+            "print(f'H_m = {hm:.4f}; expected largest error: one query {1 / count_eps:.4g}, '\n"
+            "      f'm general {m / count_eps * hm:.4g}, m disjoint {hm / count_eps:.4g}')\n"
+            "p = ReportNoisyMax(rnm_eps, monotonic=True).probabilities(SCORES)[0]\n"
+            "print(f'report noisy max: P[the true largest count] = {p:.4f}')\n"
+            f"svt = {alg}\n"
+            "eps_p, delta_p = svt.privacy()\n"
+            "print(f'sparse vector: threshold noise Lap({svt.threshold_scale:.3g}), query noise '\n"
+            "      f'Lap({svt.query_scale:.3g}); guarantee (eps, delta) = ({eps_p:.4g}, {delta_p:.3g})')\n")
+
     def _write_readouts(self, r) -> None:
         sp, a, k, q, s = r["spec"], r["attack"], r["counting"], r["rnm"], r["svt"]
         self.readouts["attack"].value = (
@@ -939,6 +963,23 @@ class LocalVsCentralController(_SimulationController):
             with fig.batch_update():
                 fig.update(data=make(r))
         self._write_readouts(r)
+
+    def snippet(self) -> str:
+        """The readouts with the public API: the data set, its median, the exact mean errors of
+        both private medians and the shuffled central ε (simulated errors: the app's seeded runs)."""
+        s = self.spec
+        return (
+            "import numpy as np\n"
+            "from dpexplore.algorithms import inverse_sensitivity_median_probs, shuffle_amplification\n"
+            "from dpexplore.apps.mechanisms_lab import laplace_median_mean_error\n\n"
+            f"eps, spread, n, seed = {s.med_eps!r}, {s.spread!r}, {int(s.n_data)}, {int(s.seed)}\n"
+            "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n), 0.0, 1.0)\n"
+            "med = np.sort(x)[(n + 1) // 2 - 1]\n"
+            "grid, p = inverse_sensitivity_median_probs(x, eps, 0.0, 1.0, 1001)   # exact output law\n"
+            "print(f'median {med:.4f}; mean |error|: inverse sensitivity {np.dot(p, np.abs(grid - med)):.4g}, '\n"
+            "      f'Laplace {laplace_median_mean_error(eps, med):.4g}')\n"
+            f"eps_local, n_users, delta = {s.eps_local!r}, {int(s.n_users)}, {s.shuffle_delta!r}\n"
+            "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, delta):.4g}')\n")
 
     def _write_readouts(self, r) -> None:
         sp, m, s = r["spec"], r["median"], r["shuffle"]

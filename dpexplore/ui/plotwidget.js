@@ -347,6 +347,7 @@ function render({ model, el }) {
   div._dpexploreLatest = model.get("data");
   const redraw = () => {
     div.dataset.changeAt = String(performance.now()); // a change arrived from the kernel
+    div.dataset.changes = String(Number(div.dataset.changes || 0) + 1);
     div._dpexploreLatest = model.get("data");
     if (queued) return;
     queued = true;

@@ -229,9 +229,11 @@ def _make_app_class():
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)
             # answered 500 (an exception in Voila's handler) where nothing is there: plain 404s
-            extra.append((_url_join(self.server_url, "logout") + r"/?", _NotFound))
-            extra.append((_url_join(self.server_url, "voila/templates") + r"/(?!\w+/static/[\w./-]+$).*",
-                          _NotFound))
+            extra.append((_url_join(self.server_url) + r"(?:login|logout)/?", _NotFound))
+            # template assets are <template>/static/<path>; anything else, or a path with a ".."
+            # segment (Voila's handler raised on it: 500), is a plain 404
+            extra.append((_url_join(self.server_url, "voila/templates")
+                          + r"/(?!\w+/static/(?!.*\.\.)[\w./-]+$).*", _NotFound))
             if not self.notebook_path:
                 extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect,
                               {"target": gallery}))

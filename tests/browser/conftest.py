@@ -213,6 +213,10 @@ PAGE_STATE = """() => ({
 })"""
 
 
+REVISIONS_JS = """() => [...document.querySelectorAll('.dpexplore-plot')].map(d =>
+    d.offsetParent === null ? 1e9 + Number(d.dataset.changes || 0) : Number(d.dataset.revision))"""
+
+
 class Dashboard:
     """A dashboard page opened in the browser, with the helpers every dashboard test needs.
 
@@ -260,8 +264,9 @@ class Dashboard:
         return self.plots()[plot][trace]
 
     def revisions(self) -> list[int]:
-        return self.page.evaluate(
-            "() => [...document.querySelectorAll('.dpexplore-plot')].map(d => Number(d.dataset.revision))")
+        """Per plot: its draw count if it is on screen; for a plot in a closed tab (drawn only
+        when shown) 1e9 + the count of changes it received."""
+        return self.page.evaluate(REVISIONS_JS)
 
     def message(self) -> str:
         """Text of the visible inline message(s), '' when none is shown."""
@@ -289,8 +294,7 @@ class Dashboard:
 
     def _wait_redrawn(self, before: list[int]) -> None:
         self.page.wait_for_function(
-            """(before) => { const r = [...document.querySelectorAll('.dpexplore-plot')]
-                 .map(d => Number(d.dataset.revision));
+            """(before) => { const r = (""" + REVISIONS_JS + """)();
                  return r.length === before.length && r.some((v, i) => v > before[i]); }""",
             arg=before, timeout=STEP_TIMEOUT_MS)
         self.settle()
