@@ -283,8 +283,41 @@ class Dashboard:
             assert needle not in text, f"traceback text on the page: {needle!r}"
 
     # -- acting -----------------------------------------------------------------------------
+    def reveal(self, locator):
+        """Open the tab(s) holding ``locator``'s element (a lab keeps each section's controls and
+        plots in its own tab; a control in a closed tab cannot be clicked). Returns ``locator``."""
+        marks = locator.first.evaluate("""(el) => {
+            const out = [];
+            for (let n = el; n && n !== document.body; n = n.parentElement) {
+              const p = n.parentElement;
+              if (p && p.classList.contains('widget-tab-contents')) {
+                const idx = [...p.children].indexOf(n);
+                const tabw = p.closest('.widget-tab');
+                const bar = tabw && [...tabw.querySelectorAll('.lm-TabBar, .p-TabBar')]
+                  .find(b => b.closest('.widget-tab') === tabw);
+                const tab = bar && bar.querySelectorAll('.lm-TabBar-tab, .p-TabBar-tab')[idx];
+                if (tab && !tab.classList.contains('lm-mod-current') && !tab.classList.contains('p-mod-current')) {
+                  const mark = 'r' + Math.random().toString(36).slice(2);
+                  tab.dataset.reveal = mark;
+                  out.unshift(mark);   // outer tabs first
+                }
+              }
+            }
+            return out;
+        }""")
+        for mark in marks:
+            self.page.locator(f'[data-reveal="{mark}"]').click()
+        if marks:
+            locator.first.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+            self.settle()
+        return locator
+
     def slider(self, label):
-        """The ``.widget-slider`` locator whose description is ``label`` (or the label-th slider)."""
+        """The ``.widget-slider`` locator whose description is ``label`` (or the label-th slider),
+        its tab opened (:meth:`reveal`)."""
+        return self.reveal(self._slider(label))
+
+    def _slider(self, label):
         sliders = self.page.locator(".widget-slider")
         if isinstance(label, int):
             return sliders.nth(label)

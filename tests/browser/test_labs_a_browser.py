@@ -61,7 +61,7 @@ def _open(open_app, notebook: str, n_plots: int):
 
 
 def _set_seed(app, value, *, expect_change=True) -> None:
-    box = app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
+    box = app.reveal(app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input"))
     before = app.revisions()
     box.fill(str(value))
     box.press("Enter")
@@ -76,9 +76,10 @@ def _set_seed(app, value, *, expect_change=True) -> None:
 def _select(app, label, option, *, wait_text=None) -> None:
     """Pick ``option``; wait for a redraw, or (``wait_text``) until that text is on the page
     (for a choice that leaves every plot unchanged)."""
+    select = app.reveal(app.page.locator(".widget-dropdown", has=app.page.locator(
+        ".widget-label", has_text=label)).locator("select"))
     before = app.revisions()
-    app.page.locator(".widget-dropdown", has=app.page.locator(".widget-label", has_text=label)) \
-        .locator("select").select_option(label=option)
+    select.select_option(label=option)
     if wait_text is None:
         app._wait_redrawn(before)
     else:

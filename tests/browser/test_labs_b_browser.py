@@ -66,9 +66,10 @@ def _type(app, label: str, value, *, wait_text: str | None = None, bad: bool = F
 
 
 def _select(app, label: str, option: str) -> None:
+    select = app.reveal(app.page.locator(".widget-dropdown", has=app.page.locator(
+        ".widget-label", has_text=label)).locator("select"))
     before = app.revisions()
-    app.page.locator(".widget-dropdown", has=app.page.locator(".widget-label", has_text=label)) \
-        .locator("select").select_option(label=option)
+    select.select_option(label=option)
     app._wait_redrawn(before)
 
 
