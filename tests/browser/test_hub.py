@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, REPO, free_port
+from conftest import REPO, free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -68,40 +68,36 @@ def hub(tmp_path_factory):
     log.close()
 
 
-def test_three_students_through_the_hub_and_the_culler(hub):
-    from playwright.sync_api import sync_playwright
-
+def test_three_students_through_the_hub_and_the_culler(hub, browser):
+    # The suite's one Chromium (a second sync_playwright() inside the same session is refused).
     base, state = hub
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            contexts = []
-            for user in USERS:
-                ctx = browser.new_context()
-                contexts.append(ctx)
-                page = ctx.new_page()
-                page.goto(base + "hub/login", timeout=60_000)
-                page.fill("input[name=username]", user)
-                page.fill("input[name=password]", "x")
-                page.click("[type=submit]")
-                page.wait_for_url(f"**/user/{user}/**", timeout=180_000)
-                page.goto(base + f"user/{user}/voila/render/demo.ipynb", timeout=180_000)
-                page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
-                before = page.evaluate(
-                    "JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
-                    ".map(p => (p.data || []).map(t => t.y)))")
-                handle = page.locator(".widget-slider .noUi-handle, .widget-slider .ui-slider-handle").first
-                handle.focus()
-                for _ in range(3):
-                    page.keyboard.press("ArrowRight")
-                page.wait_for_function(
-                    "b => JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
-                    ".map(p => (p.data || []).map(t => t.y))) !== b", arg=before, timeout=60_000)
-            running = _singleusers(state)
-            for ctx in contexts:
-                ctx.close()
-        finally:
-            browser.close()
+    contexts = []
+    try:
+        for user in USERS:
+            ctx = browser.new_context()
+            contexts.append(ctx)
+            page = ctx.new_page()
+            page.goto(base + "hub/login", timeout=60_000)
+            page.fill("input[name=username]", user)
+            page.fill("input[name=password]", "x")
+            page.click("[type=submit]")
+            page.wait_for_url(f"**/user/{user}/**", timeout=180_000)
+            page.goto(base + f"user/{user}/voila/render/demo.ipynb", timeout=180_000)
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
+            before = page.evaluate(
+                "JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
+                ".map(p => (p.data || []).map(t => t.y)))")
+            handle = page.locator(".widget-slider .noUi-handle, .widget-slider .ui-slider-handle").first
+            handle.focus()
+            for _ in range(3):
+                page.keyboard.press("ArrowRight")
+            page.wait_for_function(
+                "b => JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
+                ".map(p => (p.data || []).map(t => t.y))) !== b", arg=before, timeout=60_000)
+        running = _singleusers(state)
+    finally:
+        for ctx in contexts:
+            ctx.close()
     assert len(running) == 3, running  # one single-user server per student
     deadline = time.monotonic() + CULL + 90
     while _singleusers(state) and time.monotonic() < deadline:
