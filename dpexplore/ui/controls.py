@@ -539,6 +539,10 @@ class Controller:
 
     # -- machinery --------------------------------------------------------------------------
     def _on_change(self, change) -> None:
+        if change.get("old") is not None and change.get("old") == change.get("new"):
+            # a front end echo that validates to the value the kernel holds (a log slider's
+            # grid point): nothing to redraw, and a note just shown must stay
+            return
         self.update()
         if self.prefetch and self.last_error is None:
             self._prefetch_neighbours(change)

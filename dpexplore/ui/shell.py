@@ -37,6 +37,7 @@ DemoSpec(eps=0.5, mu=2.0)
 from __future__ import annotations
 
 import csv
+import decimal
 import html
 import io
 import logging
@@ -174,6 +175,63 @@ function render({ model, el }) {
   });
   bar.appendChild(box);
   el.appendChild(bar);
+  // Typed values: a slider's readout or a number box sends what was typed to the kernel, which
+  // reads it as a person means it (ipywidgets read "20,000" as 20, "5e2" as 5 in an integer
+  // field, and dropped characters such as "x" from number boxes as they were typed).
+  // (number boxes become text inputs on focus: a type="number" input blocks or drops what the
+  // browser does not take for a number, so the kernel would never see it to say so)
+  const editable = (t) => t && t.closest && t.closest(".dpexplore-app") &&
+    ((t.matches("[contenteditable=true]") && t.closest(".widget-slider")) ||
+     (t.matches("input") && (t.type === "number" || t.dataset.dpexploreNumber === "1")));
+  const textOf = (t) => (t.matches("input") ? t.value : t.textContent) || "";
+  const setText = (t, v) => { if (t.matches("input")) t.value = v; else t.textContent = v; };
+  const commit = (t) => {
+    const raw = textOf(t), before = t.dataset.dpexploreBefore;
+    if (before === undefined || raw.trim() === before.trim()) return false;
+    const wrap = t.closest(".widget-slider, .widget-text, .widget-inline-hbox");
+    const label = wrap && wrap.querySelector(".widget-label");
+    setText(t, before);   // the kernel sets the new value (the view then shows it)
+    model.send({ type: "typed", label: label ? label.textContent : "", text: raw.slice(0, 200),
+                 length: raw.length });
+    return true;
+  };
+  const hook = () => {
+    const app = el.closest(".dpexplore-app");
+    if (!app) { if (hook.n++ < 300) setTimeout(hook, 100); return; }
+    if (app.dataset.dpexploreTyped) return;
+    app.dataset.dpexploreTyped = "1";
+    app.addEventListener("focusin", (e) => {
+      const t = e.target;
+      if (!editable(t)) return;
+      if (t.matches("input") && t.type === "number") {
+        t.dataset.dpexploreNumber = "1"; t.type = "text"; t.inputMode = "decimal";
+      }
+      t.dataset.dpexploreBefore = textOf(t);
+    }, true);
+    app.addEventListener("keydown", (e) => {
+      if (!editable(e.target)) return;
+      // what the control showed before this edit (after an Enter the kernel may have changed it)
+      if (e.target.dataset.dpexploreBefore === undefined) e.target.dataset.dpexploreBefore = textOf(e.target);
+      if (e.key === "Enter") {
+        e.preventDefault(); e.stopPropagation();
+        commit(e.target);
+        delete e.target.dataset.dpexploreBefore;
+      } else if (e.target.matches("input")) {
+        e.stopPropagation();   // ipywidgets' number box filters keys as they are typed
+      }
+    }, true);
+    for (const type of ["keypress", "keyup", "input", "change"]) {
+      app.addEventListener(type, (e) => { if (editable(e.target) && e.target.matches("input")) e.stopPropagation(); }, true);
+    }
+    app.addEventListener("blur", (e) => {
+      if (!editable(e.target)) return;
+      commit(e.target);
+      e.stopPropagation();
+      delete e.target.dataset.dpexploreBefore;
+    }, true);
+  };
+  hook.n = 0;
+  hook();
   // The page's query string, sent until the kernel acknowledges it: with a preheated kernel
   // (Voila's pool) the widgets render before the kernel connection is live, and a message sent
   // then is lost.
@@ -256,6 +314,75 @@ def _control_value(w, raw: str):
         v = min(max(v, lo), hi)
         return int(round(v)) if isinstance(w, W.IntSlider) else v
     raise ValueError("cannot be set from the URL")
+
+
+def _whole(w) -> bool:
+    from .controls import IntLogSlider
+
+    return isinstance(w, (W.IntSlider, W.IntText, W.BoundedIntText, IntLogSlider))
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.0f}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:.6g}"
+
+
+def _short_name(w) -> str:
+    """A control's description without tags or its ``[unit]``: "δ" for "δ [probability]"."""
+    text = re.sub(r"<[^>]+>", "", getattr(w, "description", "") or "").strip()
+    return re.sub(r"\s*\[[^\]]*\]$", "", text) or "this setting"
+
+
+def typed_value(w, raw: str):
+    """What a person typed into a slider's readout or a number box, read as a person means it.
+
+    Returns ``(value, note)``: thousands separators and scientific notation are accepted
+    (:func:`parse_number`); a value past the slider's end is set to that end and ``note`` says so
+    in plain words (else ``note`` is ``None``). ``ValueError`` (echoing at most a short excerpt)
+    when the text is not a number, or not a whole number where one is needed.
+
+    >>> s = W.IntSlider(value=5, min=1, max=10000, description="m")
+    >>> typed_value(s, "5e2"), typed_value(s, "2,000")
+    ((500, None), (2000, None))
+    >>> typed_value(s, "20,000")
+    (10000, '20,000 is above the largest m (10,000): set to 10,000')
+    >>> typed_value(W.IntText(description="seed"), "1e-400")
+    Traceback (most recent call last):
+    ...
+    ValueError: '1e-400' is not a whole number
+    """
+    text = str(raw).strip()
+    v = parse_number(text)
+    if not math.isfinite(v):
+        raise ValueError(f"{_excerpt(text)!r} is not a finite number")
+    whole = _whole(w)
+    exact = decimal.Decimal(re.sub(r"(?<=\d)[,_ ](?=\d{3}(\D|$))", "", text))
+    if whole and exact != exact.to_integral_value():
+        raise ValueError(f"{_excerpt(text)!r} is not a whole number")
+    name = _short_name(w)
+    note = None
+    bounds = _slider_bounds(w)
+    if bounds is None and isinstance(w, (W.BoundedIntText, W.BoundedFloatText)):
+        bounds = (w.min, w.max)
+    if bounds is not None:
+        lo, hi = bounds
+        if v > hi * (1 + 1e-12) if hi > 0 else v > hi:
+            note = f"{_excerpt(text)} is above the largest {name} ({_fmt(hi)}): set to {_fmt(hi)}"
+        elif v < lo * (1 - 1e-12) if lo > 0 else v < lo:
+            note = f"{_excerpt(text)} is below the smallest {name} ({_fmt(lo)}): set to {_fmt(lo)}"
+        v = min(max(v, lo), hi)
+    from .controls import IntLogSlider
+
+    if isinstance(w, IntLogSlider) and note is None:
+        # the page keeps an integer log slider on its grid (it shows 501 for a typed 500 while
+        # the kernel would hold 500): take the nearest position, and say so
+        pos = w._position(v)
+        ends = (round(w.base ** w.min), round(w.base ** w.max))  # always reachable
+        if pos is not None and w._at(pos[0]) != round(v) and round(v) not in ends:
+            at = w._at(pos[0])
+            note = (f"{_excerpt(text)} is between two positions of the {name} slider: "
+                    f"set to the nearest, {_fmt(at)}")
+            v = at
+    return (int(round(v)) if whole and not isinstance(w, W.FloatLogSlider) else v), note
 
 
 def _state_value(w) -> str:
@@ -430,6 +557,34 @@ class AppShell(W.VBox):
                 "; ".join(problems) + f" — the default is used (this app's settings: {known}).",
                 kind="error")
 
+    def apply_typed(self, label: str, text: str, length: int = 0) -> None:
+        """A value typed into the readout of the slider (or the number box) labelled ``label``
+        (the page sends it here instead of letting the widget read it: ipywidgets read "20,000"
+        as 20 and "5e2" in an integer field as 5, and dropped characters from number boxes).
+        Thousands separators and scientific notation are accepted; past a slider's end the value
+        is set to that end with a note; anything else leaves the control as it was and says so,
+        echoing at most a short excerpt."""
+        c = self.controller
+        w = next((w for w in c.controls.values()
+                  if re.sub(r"<[^>]+>", "", getattr(w, "description", "") or "").strip() == label.strip()),
+                 None)
+        if w is None or getattr(w, "disabled", False):
+            return
+        shown = text if length <= len(text) else text + "…"
+        name = _short_name(w)
+        if length > len(text):  # a long paste, cut by the page: never a number
+            c.message.show(f"{_excerpt(shown)!r} is not a number: {name} stays at {_fmt(w.value)}.")
+            return
+        try:
+            value, note = typed_value(w, text)
+        except ValueError as exc:
+            c.message.show(f"{exc}: {name} stays at {_fmt(w.value)}.", kind="error")
+            return
+        if value != w.value:
+            w.value = value
+        if note and c.last_error is None:
+            c.message.show(note + ".", kind="info")
+
     def link_query(self) -> str:
         """The query string of the current state (what "Link to this view" appends)."""
         return urllib.parse.urlencode(self.bar.state)
@@ -461,6 +616,9 @@ class AppShell(W.VBox):
                 self.bar.query = query or "?"
                 self.apply_query(query)
             self.bar.send({"type": "query-ack"})
+        elif isinstance(content, dict) and content.get("type") == "typed":
+            self.apply_typed(str(content.get("label", ""))[:200], str(content.get("text", ""))[:200],
+                             int(content.get("length", 0) or 0))
         elif isinstance(content, dict) and content.get("type") == "csv":
             self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
                            "text": figures_csv(self.figs)})
