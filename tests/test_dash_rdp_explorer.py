@@ -327,6 +327,20 @@ def test_controller_updates_in_place(name, value, changed):
     assert lo < math.log10(r.eps_improved.min()) and math.log10(r.eps_mironov.max()) < hi
 
 
+@pytest.mark.parametrize("label,typed,end", [("δ [probability]", "1", DELTA_RANGE[1]),
+                                             ("α_max [largest Rényi order]", "1", ALPHA_MAX_RANGE[0])])
+def test_every_slider_position_is_valid(label, typed, end):
+    """Issue 11 (6): δ = 1 and α_max = 1 were slider ends that were always refused. Now the
+    sliders end where the theory does; typing past an end sets the end and says so."""
+    box = build_rdp_explorer()
+    box.apply_typed(label, typed)
+    ctrl = box.controller
+    assert ctrl.last_error is None
+    assert "set to" in ctrl.message.text and ctrl.message.layout.display is None
+    got = ctrl.spec.delta if label.startswith("δ") else ctrl.spec.alpha_max
+    assert got == pytest.approx(end, rel=1e-12)
+
+
 @pytest.mark.parametrize("name,value,needle", [
     ("delta", 1.0, "delta must be < 1"), ("alpha_max", 1.0, "alpha_max must be > 1"),
 ])
@@ -336,6 +350,8 @@ def test_bad_value_shows_message_and_keeps_the_plot(name, value, needle):
     ctrl.controls["eps"].value = 0.5
     good = [list(f.data) for f in ctrl.figs]
     good_readout = ctrl.readout.value
+    # a value the sliders cannot reach (a notebook user can still set it from Python)
+    ctrl.controls[name].max, ctrl.controls[name].min = (0.0, -300.0) if name == "delta" else (4.0, 0.0)  # exponents
     ctrl.controls[name].value = value
     assert needle in ctrl.message.text and "last valid setting" in ctrl.message.text
     assert ctrl.message.layout.display is None

@@ -63,10 +63,11 @@ __all__ = ["RDPSpec", "RDPResult", "compute_rdp_explorer", "conversion_terms", "
 
 #: ε slider range (log scale), in nats
 EPS_RANGE = (1e-3, 100.0)
-#: δ slider range (log scale); its top end δ = 1 is refused with a message (no guarantee at all)
-DELTA_RANGE = (1e-300, 1.0)
-#: α_max slider range (log scale); its bottom end α_max = 1 is refused (Rényi orders are > 1)
-ALPHA_MAX_RANGE = (1.0, 1e4)
+#: δ slider range (log scale): every position is valid (δ = 1 would be no guarantee at all)
+DELTA_RANGE = (1e-300, 0.1)
+#: α_max slider range (log scale, 20 steps per decade from 10^0.05): every position is valid
+#: (Rényi orders are > 1, so α_max = 1 would leave no order)
+ALPHA_MAX_RANGE = (10 ** 0.05, 1e4)
 #: number of Rényi orders on the curves (and for the minimum of the conversion)
 N_ORDERS = 200
 #: the ε grid of the ρ(ε) panel (does not depend on any slider)

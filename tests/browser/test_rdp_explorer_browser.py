@@ -14,7 +14,7 @@ import pytest
 from conftest import SharedPage
 
 from dpexplore.conversions import pure_to_rdp, rdp_to_approx
-from dpexplore.apps.rdp_explorer import RDPSpec, compute_rdp_explorer
+from dpexplore.apps.rdp_explorer import DELTA_RANGE, RDPSpec, compute_rdp_explorer
 from dpexplore.mechanisms import Gaussian, Laplace
 
 pytestmark = pytest.mark.browser
@@ -181,19 +181,20 @@ def test_bad_values_show_a_message_and_keep_the_plot(shared_app):
     eps = _snap(0.5, 40)  # 10^(-0.3)
     _goto(app, RDPSpec(eps, DEFAULT.delta, DEFAULT.alpha_max))
     before = app.plots()
-    app.set_slider("δ", 1, expect_change=False)
+    app.set_slider("δ", "abc", expect_change=False)
     msg = app.message()
-    assert "delta must be < 1" in msg and "last valid setting" in msg
+    assert "'abc' is not a number" in msg and "δ stays at" in msg
     assert app.plots() == before
     app.assert_no_traceback()
+    # past the slider's end (δ = 1 is no guarantee): set to the end, and said so
+    app.set_slider("δ", 1)
+    assert "above the largest δ" in app.message()
+    _assert_page_shows(app, RDPSpec(eps, DELTA_RANGE[1], DEFAULT.alpha_max), rtol=1e-9)
     _set(app, "δ", "1e-8", 1e-8)  # a good value clears the message and redraws
     assert app.message() == ""
     _assert_page_shows(app, RDPSpec(eps, 1e-8, DEFAULT.alpha_max), rtol=1e-9)
-    before = app.plots()
-    app.set_slider("α_max", 1, expect_change=False)
-    msg = app.message()
-    assert "alpha_max must be > 1" in msg and "last valid setting" in msg
-    assert app.plots() == before
+    app.set_slider("α_max", 1)
+    assert "below the smallest α_max" in app.message()
     app.assert_no_traceback()
     _set(app, "α_max", 1000, 1000.0)
     assert app.message() == ""
