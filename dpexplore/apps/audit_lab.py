@@ -478,7 +478,7 @@ class AuditLabController(StagedController):
     def figures(self, r: AuditLabResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "y": -0.3}
         self.fig_tradeoff = PlotlyWidget(self._tradeoff_traces(r), {
-            "title": {"text": "Empirical errors vs trade-off curves (every point must lie above the true curve)"},
+            "title": {"text": "Empirical errors: all must lie above the true curve"},
             "xaxis": {"title": {"text": "α = false-positive rate (type I error)"}, "range": [0, 1]},
             "yaxis": {"title": {"text": "β = false-negative rate (type II error)"}, "range": [0, 1]},
             "legend": legend, "height": 500})

@@ -257,7 +257,6 @@ function render({ model, el }) {
   let stale = false; // a change arrived while the plot was hidden (a closed tab)
   let config = null;  // {text, obj}: the config Plotly was last given
   let legendFix = null;  // {key: layout text, dy}: a legend below the plot moved down by dy (paper)
-  let drawnLayoutText = null;
   const reuse = (prev, value, present) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
@@ -312,8 +311,10 @@ function render({ model, el }) {
       if (fix) shift(layout, fix.dy);
       const data = traces.map((t) => t.obj);
       done = fn(div, data, layout, config.obj);
-      if (shown && layoutText !== drawnLayoutText) {
-        // a new layout or size: measure the legend against the x axis titles (at most 3 moves)
+      if (shown) {
+        // measure the legend against the x axis titles after every draw (at most 3 moves): a new
+        // layout or size, or new data whose legend entries wrap onto another row (a legend below
+        // the plot is anchored at its bottom, so an extra row grows it upwards)
         let total = fix ? fix.dy : 0;
         let cur = layout;
         const settle = (n) => {
@@ -325,7 +326,6 @@ function render({ model, el }) {
         };
         done = done.then(() => settle(0));
       }
-      drawnLayoutText = layoutText;
     }
     return done.then(() => {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
@@ -335,7 +335,7 @@ function render({ model, el }) {
       delete div.dataset.error;
     });
   }).catch((e) => {
-    prevTraces = []; prevLayoutText = null; prevConfigText = null; config = null; drawnLayoutText = null; // next draw starts afresh
+    prevTraces = []; prevLayoutText = null; prevConfigText = null; config = null; // next draw starts afresh
     div.dataset.error = String(e && e.message ? e.message : e);
     console.error("dpexplore PlotlyWidget:", e);
   });
