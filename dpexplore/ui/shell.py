@@ -200,18 +200,30 @@ function render({ model, el }) {
     if (!app) { if (hook.n++ < 300) setTimeout(hook, 100); return; }
     if (app.dataset.dpexploreTyped) return;
     app.dataset.dpexploreTyped = "1";
+    // number boxes are text inputs from the moment they are drawn (changing the type on focus
+    // moved the caret to the start and lost a select-all, so "7" typed over "0" became "70")
+    const textify = (root) => {
+      for (const t of root.querySelectorAll('input[type="number"]')) {
+        t.dataset.dpexploreNumber = "1"; t.type = "text"; t.inputMode = "decimal";
+      }
+    };
+    textify(app);
+    new MutationObserver((records) => {
+      if (records.some((r) => r.addedNodes.length)) textify(app);
+    }).observe(app, { childList: true, subtree: true });
+    // what the control showed before this edit (after an Enter the kernel may have changed it);
+    // a paste or an input method changes the text without a keydown, hence beforeinput
+    const remember = (t) => { if (t.dataset.dpexploreBefore === undefined) t.dataset.dpexploreBefore = textOf(t); };
     app.addEventListener("focusin", (e) => {
       const t = e.target;
       if (!editable(t)) return;
-      if (t.matches("input") && t.type === "number") {
-        t.dataset.dpexploreNumber = "1"; t.type = "text"; t.inputMode = "decimal";
-      }
+      if (t.matches("input") && t.type === "number") textify(app);
       t.dataset.dpexploreBefore = textOf(t);
     }, true);
+    app.addEventListener("beforeinput", (e) => { if (editable(e.target)) remember(e.target); }, true);
     app.addEventListener("keydown", (e) => {
       if (!editable(e.target)) return;
-      // what the control showed before this edit (after an Enter the kernel may have changed it)
-      if (e.target.dataset.dpexploreBefore === undefined) e.target.dataset.dpexploreBefore = textOf(e.target);
+      remember(e.target);
       if (e.key === "Enter") {
         e.preventDefault(); e.stopPropagation();
         commit(e.target);
