@@ -65,6 +65,8 @@ __all__ = [
     "RandomizedResponse",
     "Exponential",
     "MechanismProfile",
+    "subsample",
+    "PoissonSubsampled",
 ]
 
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
@@ -1389,3 +1391,7 @@ class Exponential(_Mechanism):
 
     def _label(self):
         return f"Exponential(ε={self.eps!r})"
+
+
+# subsampling lives in its own module (it imports nothing from this one at import time)
+from .subsampling import PoissonSubsampled, subsample  # noqa: E402

@@ -688,6 +688,66 @@ def _compose(data):
     check_profile_queries(p, data)
 
 
+@fuzz("mechanisms.subsample", "mechanisms.PoissonSubsampled")
+def _subsample(data):
+    base = data.draw(st.one_of(st.sampled_from([mechanisms.Gaussian(1.0), mechanisms.Laplace(1.0),
+                                                mechanisms.Gaussian(5.0)]), junk,
+                               st.just(mechanisms.RandomizedResponse(1.0))), label="mechanism")
+    q = data.draw(mix(st.sampled_from([1e-4, 0.01, 0.5, 1.0]), arrays=False), label="q")
+    sampling = data.draw(st.sampled_from(["poisson", "fixed", "", None]), label="sampling")
+    m = call(mechanisms.subsample, base, q, sampling)
+    if not ok(m):
+        return
+    assert isinstance(m, mechanisms.PoissonSubsampled)
+    ee = data.draw(nonneg, label="eps")
+    assert m.delta(ee) <= base.delta(ee) * (1 + 1e-9) + 1e-12, (m, ee)   # amplification
+    if isinstance(base, mechanisms.Gaussian):
+        r = call(m.rdp, data.draw(mix(alpha_s), label="alpha"))
+        if ok(r):
+            is_nonneg(r)
+    check_profile_queries(m.profile, data)
+
+
+@fuzz("composition.compose_all", "pld.composed_pld_many")
+def _compose_all(data):
+    pool = [mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0), mechanisms.RandomizedResponse(0.5),
+            mechanisms.subsample(mechanisms.Gaussian(1.0), 0.05)]
+    pair = st.tuples(st.sampled_from(pool), count_mix(st.integers(1, 3)))
+    items = data.draw(st.one_of(st.lists(pair, min_size=1, max_size=3), junk, st.just([])), label="items")
+    p = call(composition.compose_all, items)
+    if not ok(p):
+        return
+    assert isinstance(p, PrivacyProfile)
+    ee = data.draw(nonneg, label="eps")
+    for m, k in items:   # the whole composition leaks at least as much as each part
+        assert p.delta(ee) >= composition.compose(m, k).delta(ee) * (1 - 1e-6) - 1e-12, (items, ee)
+    check_profile_queries(p, data)
+    plain = [(m, k) for m, k in items if not isinstance(m, (mechanisms.PoissonSubsampled,
+                                                            mechanisms.RandomizedResponse))]
+    if plain:
+        d = call(pld.composed_pld_many, plain)
+        if ok(d):
+            is_delta(d.delta(np.array([0.0, 1.0])))
+
+
+@fuzz("composition.dpsgd_epsilon", "composition.dpsgd_sigma", covers=("composition.ACCOUNTANTS",))
+def _dpsgd(data):
+    sigma = data.draw(mix(st.sampled_from([0.6, 1.0, 4.0]), arrays=False), label="sigma")
+    q = data.draw(mix(st.sampled_from([1e-3, 0.01, 0.2]), arrays=False), label="q")
+    steps = data.draw(count_mix(st.sampled_from([1, 10, 1000])), label="steps")
+    delta = data.draw(mix(st.sampled_from([1e-8, 1e-5]), arrays=False), label="delta")
+    acc = data.draw(st.sampled_from(list(composition.ACCOUNTANTS) + ["PLD", "", None]), label="accountant")
+    e = call(composition.dpsgd_epsilon, sigma, q, steps, delta, acc)
+    if ok(e):
+        is_nonneg(e)
+        if acc == "rdp":   # the RDP accountant is never below the tight one
+            assert e >= composition.dpsgd_epsilon(sigma, q, steps, delta) * (1 - 1e-9)
+    target = data.draw(mix(st.sampled_from([0.5, 2.0, 8.0]), arrays=False), label="eps")
+    s = call(composition.dpsgd_sigma, target, delta, q, steps, acc)
+    if ok(s):
+        assert composition.dpsgd_epsilon(s, q, steps, delta, acc) <= target * (1 + 1e-12)
+
+
 @fuzz("composition.per_step_budget", covers=("composition.THEOREMS",))
 def _per_step(data):
     E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")
@@ -1025,6 +1085,7 @@ EXAMPLES = {
     "algorithms.simulate_adaptive_overfitting": 20, "auditing.one_run_audit": 25,
     "auditing.LaplaceAuditPair": 30, "mechanisms.Subbotin": 40, "conversions.EquationProfile": 30,
     "algorithms.ReportNoisyMax": 30, "auditing.trials_needed": 30,
+    "mechanisms.subsample": 15, "composition.compose_all": 15, "composition.dpsgd_epsilon": 15,
 }
 DEFAULT_EXAMPLES = 40
 
