@@ -708,12 +708,12 @@ def _check_dpsgd(sigma, q, steps, delta, accountant):
     if qa.ndim or not 0.0 < float(qa) <= 1.0:
         raise ValueError(f"q must be a sampling rate in (0, 1], got {q!r}")
     kk = check_k(steps, "steps")
-    if kk.ndim:
-        raise ValueError(f"steps must be a single integer, got {steps!r}")
+    if kk.ndim > 1 or kk.size == 0 or kk.size > 10_000:
+        raise ValueError(f"steps must be one integer or a 1-d array of at most 10,000, got {steps!r}")
     d = check_delta(delta, "delta")
     if d.ndim or not 0.0 < float(d) < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return float(s), float(qa), int(kk), float(d)
+    return float(s), float(qa), (int(kk) if kk.ndim == 0 else kk.astype(np.int64)), float(d)
 
 
 def dpsgd_gdp_mu(sigma, q, steps):
@@ -741,11 +741,20 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld"):
     * ``"gdp"`` — the central-limit approximation (Bu, Dong, Long & Su 2020): μ-GDP with
       μ = q√(T(e^{1/σ²} − 1)). AN APPROXIMATION, NOT A GUARANTEE: it may be below the true ε.
 
+    ``steps`` may be a 1-d array (a curve of ε against training length): the "pld" accountant then
+    builds every composition from the previous one by a single convolution
+    (:func:`dpexplore.pld.composed_pld_series`), on the grid of the largest count.
+
     >>> e = dpsgd_epsilon(1.0, 0.01, 10_000, 1e-5)     # dp_accounting's PLD: 6.1877
     >>> 6.18 < e < 6.20
     True
+    >>> curve = dpsgd_epsilon(1.0, 0.01, [1000, 2000, 3000], 1e-5)
+    >>> bool(curve[0] < curve[1] < curve[2])
+    True
     """
     s, q, t, d = _check_dpsgd(sigma, q, steps, delta, accountant)
+    if isinstance(t, np.ndarray):
+        return _dpsgd_curve(s, q, t, d, accountant)
     if accountant == "gdp":
         from .conversions import gdp_epsilon
 
@@ -760,6 +769,20 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld"):
         curve = t * np.asarray(m.rdp(RDP_ORDERS))
         return float(rdp_to_approx(RDP_ORDERS, curve, d))
     return float(compose(m, t).epsilon(d))
+
+
+def _dpsgd_curve(s, q, steps, d, accountant):
+    """ε for each entry of ``steps`` (see :func:`dpsgd_epsilon`)."""
+    if accountant != "pld":
+        return np.array([dpsgd_epsilon(s, q, int(t), d, accountant) for t in steps])
+    from .mechanisms import Gaussian
+    from .subsampling import MaxProfile, subsample
+
+    ks, back = np.unique(steps, return_inverse=True)
+    series = [_pld.composed_pld_series(loss, ks) for loss in subsample(Gaussian(s), q)._directions()]
+    eps = np.array([float(MaxProfile([_pld.PLDProfile(p[i]) for p in series]).epsilon(d))
+                    for i in range(ks.size)])
+    return eps[back.reshape(steps.shape)]
 
 
 def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 1e-3):
@@ -780,6 +803,8 @@ def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 
     if r.ndim or not 1e-9 <= float(r) <= 0.1:
         raise ValueError(f"rtol must be in [1e-9, 0.1], got {rtol!r}")
     _, q, t, d = _check_dpsgd(1.0, q, steps, delta, accountant)
+    if isinstance(t, np.ndarray):
+        raise ValueError(f"steps must be a single integer for dpsgd_sigma, got {steps!r}")
     e, r = float(e), float(r)
 
     def ok(sig):

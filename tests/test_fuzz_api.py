@@ -730,18 +730,31 @@ def _compose_all(data):
             is_delta(d.delta(np.array([0.0, 1.0])))
 
 
+@fuzz("pld.composed_pld_series")
+def _pld_series(data):
+    m = data.draw(st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0)]), junk),
+                  label="mech")
+    ks = data.draw(st.one_of(st.lists(st.integers(1, 6), min_size=1, max_size=3), junk), label="ks")
+    out = call(pld.composed_pld_series, m, ks)
+    if ok(out):
+        assert len(out) == len(ks) and sorted(set(ks)) == list(ks)
+        for d in out:
+            is_delta(d.delta(np.array([0.0, 1.0])))
+
+
 @fuzz("composition.dpsgd_epsilon", "composition.dpsgd_sigma", covers=("composition.ACCOUNTANTS",))
 def _dpsgd(data):
     sigma = data.draw(mix(st.sampled_from([0.6, 1.0, 4.0]), arrays=False), label="sigma")
     q = data.draw(mix(st.sampled_from([1e-3, 0.01, 0.2]), arrays=False), label="q")
-    steps = data.draw(count_mix(st.sampled_from([1, 10, 1000])), label="steps")
+    steps = data.draw(st.one_of(count_mix(st.sampled_from([1, 10, 1000])),
+                                st.just(np.array([10, 20, 20]))), label="steps")
     delta = data.draw(mix(st.sampled_from([1e-8, 1e-5]), arrays=False), label="delta")
     acc = data.draw(st.sampled_from(list(composition.ACCOUNTANTS) + ["PLD", "", None]), label="accountant")
     e = call(composition.dpsgd_epsilon, sigma, q, steps, delta, acc)
     if ok(e):
         is_nonneg(e)
         if acc == "rdp":   # the RDP accountant is never below the tight one
-            assert e >= composition.dpsgd_epsilon(sigma, q, steps, delta) * (1 - 1e-9)
+            assert (e >= composition.dpsgd_epsilon(sigma, q, steps, delta) * (1 - 1e-9)).all()
     target = data.draw(mix(st.sampled_from([0.5, 2.0, 8.0]), arrays=False), label="eps")
     s = call(composition.dpsgd_sigma, target, delta, q, steps, acc)
     if ok(s):

@@ -254,3 +254,44 @@ def test_compose_all_bad_items():
     for bad in ([], [(Gaussian(1.0),)], [(Gaussian(1.0), 0)], 5, [("x", 1), (Laplace(1.0), 1)]):
         with pytest.raises(ValueError):
             C.compose_all(bad)
+
+
+# -- curves (an array of step counts) -----------------------------------------------------------------
+def test_dpsgd_curve_matches_single_points_and_dp_accounting():
+    steps = np.array([100, 500, 1000, 3000, 1000])
+    curve = C.dpsgd_epsilon(1.0, 0.01, steps, 1e-5)
+    assert curve.shape == steps.shape and curve[2] == curve[4]
+    assert np.all(np.diff(curve[:4]) > 0)
+    for t, e in zip(steps[:4], curve[:4]):
+        one = C.dpsgd_epsilon(1.0, 0.01, int(t), 1e-5)
+        # the curve's grid is the largest count's (coarser for small counts): never below, ~1e-4 above
+        assert one * (1 - 1e-9) <= e <= one * (1 + 2e-3)
+        assert e >= dpa_epsilon(1.0, 0.01, int(t), 1e-5, False) * (1 - 1e-9)
+        assert abs(e - dpa_epsilon(1.0, 0.01, int(t), 1e-5, True)) <= 2e-3 * e
+    rdp = C.dpsgd_epsilon(1.0, 0.01, steps[:4], 1e-5, accountant="rdp")
+    assert np.all(rdp >= curve[:4])
+
+
+def test_pld_series_matches_composed_pld_many():
+    from dpexplore import pld
+
+    m = subsample(Gaussian(2.0), 0.1)._directions()[0]
+    series = pld.composed_pld_series(m, [3, 7, 20])
+    for k, d in zip([3, 7, 20], series):
+        ref = pld.composed_pld_many([(m, k)])
+        for eps in (0.0, 0.5, 1.0):
+            assert d.delta(eps) >= ref.delta(eps) * (1 - 1e-6) - 1e-15
+            assert d.delta(eps) <= ref.delta(eps) * (1 + 1e-2) + 1e-12
+
+
+@pytest.mark.parametrize("ks", [[3, 3], [5, 2], [], [[1, 2]], [0, 1]])
+def test_pld_series_bad_ks(ks):
+    from dpexplore import pld
+
+    with pytest.raises(ValueError, match="ks"):
+        pld.composed_pld_series(Gaussian(1.0), ks)
+
+
+def test_dpsgd_sigma_refuses_a_curve():
+    with pytest.raises(ValueError, match="steps"):
+        C.dpsgd_sigma(1.0, 1e-5, 0.01, [10, 20])
