@@ -48,6 +48,9 @@ __all__ = [
     "RDPProfile",
     "EquationProfile",
     "equation_profile",
+    "tpr_at_fpr",
+    "advantage",
+    "posterior_bound",
 ]
 
 #: relative amount by which closed forms are rounded to the safe side (a few ulps)
@@ -1042,3 +1045,8 @@ def gdp_measure(profile, tol: float = 1e-3):
             )
         lo = mu_c
     raise RuntimeError(f"gdp_measure did not converge for {profile!r}")
+
+
+# attack risk (the f-DP view: TPR at a given FPR, advantage, posterior belief), defined in
+# dpexplore.risk, which imports this module lazily (inside its functions): no import cycle
+from .risk import advantage, posterior_bound, tpr_at_fpr  # noqa: E402

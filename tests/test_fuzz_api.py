@@ -425,6 +425,27 @@ def _equation_profile(data):
         check_profile_queries(p, data)
 
 
+@fuzz("conversions.tpr_at_fpr", "conversions.advantage", "conversions.posterior_bound")
+def _risk(data):
+    prof = data.draw(st.one_of(st.sampled_from([profiles.GaussianDPProfile(1.0), mechanisms.Laplace(1.0),
+                                                mechanisms.Gaussian(2.0).profile,
+                                                conversions.ApproxDPProfile(1.0, 1e-6)]), junk),
+                     label="profile")
+    a = data.draw(mix(prob), label="fpr")
+    t = call(conversions.tpr_at_fpr, prof, a)
+    if ok(t):
+        is_delta(t)
+        assert (np.asarray(t) >= np.asarray(a, float) * (1 - 1e-12)).all()   # never below a random guess
+    adv = call(conversions.advantage, prof)
+    if ok(adv):
+        is_delta(adv)
+    prior = data.draw(mix(prob, arrays=False), label="prior")
+    post = call(conversions.posterior_bound, prof, prior)
+    if ok(post):
+        is_delta(post)
+        assert post >= prior * (1 - 1e-12)
+
+
 @fuzz("conversions.gdp_identify", "conversions.gdp_measure")
 def _gdp_identify(data):
     obj = data.draw(st.one_of(
