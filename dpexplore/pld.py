@@ -535,7 +535,7 @@ def _truncate(offset: int, pmf, inf_mass: float, tau: float = _TRUNC_TAIL):
 
 #: most points of an FFT product in a mixed composition: past it both factors move to a grid twice
 #: as coarse (:func:`_coarsen`)
-_MAX_CONV = 2**22
+_MAX_CONV = 2**20
 
 
 def _coarsen(part):
@@ -552,7 +552,7 @@ def _coarsen(part):
 _TILT = 1.0
 
 
-def _convolve(a, b):
+def _convolve(a, b, tau: float = _TRUNC_TAIL):
     """The PLD of the sum of two independent losses, (h, offset, pmf, inf_mass, extra) each, by
     FFT; the finer factor is first coarsened to the other's grid, and both are coarsened while
     the product would exceed 2²² points.
@@ -597,21 +597,26 @@ def _convolve(a, b):
     missing = (1.0 - inf_mass) - float(pmf.sum())
     if missing > 0:
         pmf[0] += missing   # the round-off points' mass, at the lowest kept loss
-    off, pmf, inf_mass = _truncate(off, pmf, inf_mass)
+    off, pmf, inf_mass = _truncate(off, pmf, inf_mass, tau)
     return h, off, pmf, inf_mass, ea + eb
 
 
-def _power(single, k: int):
-    """k-fold self-convolution by repeated squaring, tails cut after every product."""
-    result = None
-    base = single
+def _power(single, k: int, total: int):
+    """k-fold self-convolution by repeated squaring, tails cut after every product. A product of
+    m runs is cut at τ = 1e-16·m/``total``: it enters the ``total``-run composition at most
+    total/m times, so each product adds at most 1e-16 to the final δ (a fixed τ doubled with every
+    squaring: 10⁷ runs made δ ≥ 1e-9 everywhere)."""
+    result, copies = None, 0
+    base, base_copies = single, 1
     while True:
         if k & 1:
-            result = base if result is None else _convolve(result, base)
+            copies += base_copies
+            result = base if result is None else _convolve(result, base, _TRUNC_TAIL * copies / total)
         k >>= 1
         if not k:
             return result
-        base = _convolve(base, base)
+        base_copies *= 2
+        base = _convolve(base, base, _TRUNC_TAIL * base_copies / total)
 
 
 def _grid_h(items, grid_size: int) -> float:
@@ -647,10 +652,11 @@ def _composed_many(items, grid_size: int) -> DiscretePLD:
     h = _grid_h(items, grid_size)
     total = None
     eps_max = 0.0
+    runs = sum(k for _, k in items)
     for m, k in items:
         s = _single_pld(m, h)
         eps_max += k * s.eps_max
-        part = _power((h, s.offset, s.pmf, float(s.inf_mass), 0.0), k)
+        part = _power((h, s.offset, s.pmf, float(s.inf_mass), 0.0), k, runs)
         total = part if total is None else _convolve(total, part)
     h, off, pmf, inf_mass, extra = total
     return DiscretePLD(h, off, pmf, min(inf_mass, 1.0), extra, eps_max=float(eps_max))
@@ -684,8 +690,8 @@ def composed_pld_series(mechanism, ks, *, grid_size: int | None = None) -> list:
     for k in kk.tolist():
         d = int(k) - prev_k
         if d not in powers:
-            powers[d] = _power(single, d)
-        prev = powers[d] if prev is None else _convolve(prev, powers[d])
+            powers[d] = _power(single, d, top)
+        prev = powers[d] if prev is None else _convolve(prev, powers[d], _TRUNC_TAIL * k / top)
         prev_k = int(k)
         h_k, off, pmf, inf_mass, extra = prev
         out.append(DiscretePLD(h_k, off, pmf, min(inf_mass, 1.0), extra, eps_max=float(k * s.eps_max)))

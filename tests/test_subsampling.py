@@ -295,3 +295,21 @@ def test_pld_series_bad_ks(ks):
 def test_dpsgd_sigma_refuses_a_curve():
     with pytest.raises(ValueError, match="steps"):
         C.dpsgd_sigma(1.0, 1e-5, 0.01, [10, 20])
+
+
+def test_dpsgd_pld_never_above_rdp_where_its_grid_is_coarse():
+    # 10^7 steps at sigma 0.5: the PLD grid is coarse; the answer is the smaller valid bound
+    pld_eps = C.dpsgd_epsilon(0.5, 1e-5, 10**7, 1e-12)
+    rdp_eps = C.dpsgd_epsilon(0.5, 1e-5, 10**7, 1e-12, accountant="rdp")
+    assert 0 < pld_eps <= rdp_eps
+    curve = C.dpsgd_epsilon(0.5, 1e-5, np.array([10**6, 10**7]), 1e-12)
+    assert np.all(curve <= C.dpsgd_epsilon(0.5, 1e-5, np.array([10**6, 10**7]), 1e-12, accountant="rdp"))
+
+
+def test_a_long_run_keeps_its_small_delta():
+    # tails cut at 1e-16 * m/k per product: 10^7 steps still reach delta = 1e-12 (a fixed cut
+    # doubled with every squaring and left delta >= 1e-9 everywhere, so eps was inf)
+    e = C.dpsgd_epsilon(20.0, 1e-5, 10**7, 1e-12)
+    assert 0 < e <= C.dpsgd_epsilon(20.0, 1e-5, 10**7, 1e-12, accountant="rdp")
+    p = C.compose(subsample(Gaussian(20.0), 1e-5), 10**5)
+    assert all(prof.pld.inf_mass < 1e-13 for prof in p.profiles)
