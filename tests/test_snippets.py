@@ -18,6 +18,7 @@ import pytest
 
 from dpexplore.apps.composition_explorer import build_composition_explorer
 from dpexplore.apps.demo import build_demo
+from dpexplore.apps.dpsgd_planner import build_dpsgd_planner
 from dpexplore.apps.notion_converter import build_notion_converter
 from dpexplore.apps.profile_gdp import build_profile_gdp
 from dpexplore.apps.rdp_explorer import build_rdp_explorer
@@ -46,6 +47,9 @@ CASES = [
     (build_notion_converter, {"notion": "rdp", "rdp_alpha": 8.0, "rdp_eps": 0.5}),
     (build_notion_converter, {"notion": "laplace", "lap_b": 2.0}),
     (build_notion_converter, {"notion": "rr", "rr_eps": 0.5}),
+    (build_dpsgd_planner, {}),
+    (build_dpsgd_planner, {"n": 100000, "batch": 1024, "epochs": 30, "sigma": 0.8, "delta": 1e-7}),
+    (build_dpsgd_planner, {"n": 1000, "batch": 4096, "epochs": 3, "sigma": 5.0, "delta": 1e-2}),
 ]
 
 

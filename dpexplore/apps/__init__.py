@@ -40,6 +40,8 @@ APPS: list[tuple[str, str, str]] = [
      "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?"),
     ("auditing_lab.ipynb", "Auditing lab",
      "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
+    ("dpsgd_planner.ipynb", "DP-SGD planner",
+     "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an attacker then infer membership?"),
     ("demo.ipynb", "Gaussian DP profile (minimal example)",
      "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
 ]
@@ -54,6 +56,7 @@ TOPICS: dict[str, str] = {
     "notion_converter.ipynb": "Notions and conversions",
     "demo.ipynb": "Notions and conversions",
     "composition_explorer.ipynb": "Composition",
+    "dpsgd_planner.ipynb": "Composition",
     "noise_lab.ipynb": "Mechanisms",
     "mechanisms_in_action.ipynb": "Mechanisms",
     "local_vs_central.ipynb": "Mechanisms",
