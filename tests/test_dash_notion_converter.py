@@ -315,3 +315,25 @@ def test_controller_updates_in_place_and_keeps_last_good_plot():
     c.controls["delta"].value = 1e-10
     assert c.figs[0].data[6]["y"][0] == pytest.approx(1e-10, rel=1e-9)
     assert c.figs[0].data[6]["x"][0] == pytest.approx(gdp_epsilon(1.0, c.spec.delta), rel=1e-12)
+
+
+# -- attack risk for every notion (issue 13) ----------------------------------------------------------
+from dpexplore.apps import notion_converter as NC  # noqa: E402
+
+@pytest.mark.parametrize("source", [NC.Source("pure", (1.0,)), NC.Source("gaussian", (1.0,)),
+                                    NC.Source("zcdp", (0.5,)), NC.Source("laplace", (2.0,)),
+                                    NC.Source("gdp", (1.5,)), NC.Source("approx", (1.0, 1e-6))])
+def test_risk_rows_are_the_backends_and_conversions_never_lower_them(source):
+    from dpexplore.conversions import advantage, tpr_at_fpr
+
+    s = NC.source_summary(source)
+    exact = s.risk["exact"]
+    assert exact == (float(tpr_at_fpr(s.profile, 0.01)), float(advantage(s.profile)))
+    assert 0.01 <= exact[0] <= 1 and 0 <= exact[1] <= 1
+    for route, value in s.risk.items():
+        if value is not None:   # an implied notion is a weaker guarantee: never less risk
+            assert value[0] >= exact[0] * (1 - 1e-9) and value[1] >= exact[1] * (1 - 1e-9), route
+    r = NC.compute_notion_converter(NC.ConverterSpec(source, 1e-6, (2.0,)))
+    table = NC.NotionConverterController.table_html(r)
+    assert "attack: TPR at FPR 1 %" in table and "attack advantage" in table
+    assert NC._fmt(exact[0]) in table

@@ -162,6 +162,7 @@ class SourceSummary:
     rdp_values: np.ndarray | None
     rdp_how: str
     witness: str
+    risk: dict = None     # route ("exact", "pure", "zcdp", "gdp") → (TPR at FPR 1 %, advantage) or None
 
 
 @dataclass(frozen=True)
@@ -367,7 +368,26 @@ def source_summary(source: Source) -> SourceSummary:
         fin = np.isfinite(rdp_v)
         orders, rdp_v = orders[fin], rdp_v[fin]
     return SourceSummary(label, profile, beta, pure_eps, pure_how, rho, rho_how, mu, mu_how,
-                         orders, rdp_v, rdp_how, witness)
+                         orders, rdp_v, rdp_how, witness, _risk(profile, pure_eps, rho, mu))
+
+
+#: the false-positive rate of the attack-risk rows
+RISK_FPR = 0.01
+
+
+def _risk(profile, pure_eps, rho, mu) -> dict:
+    """Attack risk read from the source's own profile and from each implied notion: the most
+    powerful membership test's TPR at FPR 1 % and the advantage max(TPR − FPR), both rounded up
+    (Dong, Roth & Su 2022, Prop. 2.12; Kulynych et al. 2024). A notion that loses privacy in the
+    conversion shows a higher risk than the source."""
+    from ..conversions import advantage, tpr_at_fpr
+
+    routes = {"exact": profile,
+              "pure": PureDPProfile(pure_eps) if pure_eps is not None else None,
+              "zcdp": ZCDPProfile(rho) if rho is not None else None,
+              "gdp": GaussianDPProfile(mu) if mu is not None else None}
+    return {k: (None if p is None else (float(tpr_at_fpr(p, RISK_FPR)), float(advantage(p))))
+            for k, p in routes.items()}
 
 
 def _rdp_at(s: SourceSummary, src: Source, alpha: float) -> float | None:
@@ -641,6 +661,17 @@ class NotionConverterController(Controller):
                         ("best = the smallest ε known to follow (improved RDP conversion, "
                          "Balle et al. 2020 Thm 21)" if best else "exact = the source's own profile ε(δ)")
                         + "; percentages: how much each route loses"))
+        names = {"pure": "via pure DP", "zcdp": "via zCDP", "gdp": "via GDP"}
+        for i, (title, how) in enumerate((
+                (f"attack: TPR at FPR {100 * RISK_FPR:g} %",
+                 "the most powerful membership test's true-positive rate, at most (Dong, Roth & Su "
+                 "2022, Prop. 2.12); each notion's own bound, so a lossy conversion shows more risk"),
+                ("attack advantage", "max(TPR − FPR) = δ(0) (Kulynych et al. 2024)"))):
+            rk = s.risk or {}
+            first = rk.get("exact")
+            parts = [f"{'best' if best else 'exact'} {_fmt(first[i])}" if first else "exact: —"]
+            parts += [f"{nm} {_fmt(rk[k][i])}" for k, nm in names.items() if rk.get(k)]
+            rows.append(row(title, " · ".join(parts), how))
         head = (f"<tr><th {td}>implied notion</th><th {td}>parameter</th>"
                 f"<th {td}>conversion (source)</th></tr>")
         return ('<table class="dpexplore-notion-table" style="border-collapse:collapse">'
