@@ -42,6 +42,8 @@ APPS: list[tuple[str, str, str]] = [
      "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
     ("dpsgd_planner.ipynb", "DP-SGD planner",
      "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an attacker then infer membership?"),
+    ("mean_estimation.ipynb", "Private mean estimation",
+     "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
     ("demo.ipynb", "Gaussian DP profile (minimal example)",
      "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
 ]
@@ -62,6 +64,7 @@ TOPICS: dict[str, str] = {
     "local_vs_central.ipynb": "Mechanisms",
     "adaptive_data_analysis.ipynb": "Labs",
     "auditing_lab.ipynb": "Labs",
+    "mean_estimation.ipynb": "Labs",
 }
 
 _THUMBS = pathlib.Path(__file__).resolve().parent / "thumbnails"
