@@ -570,6 +570,10 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
 
     if isinstance(mechanism, PoissonSubsampled):
         return compose_all([(mechanism, k)], grid_size=grid_size)
+    if isinstance(mechanism, (mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
+        if k == 1:
+            return mechanism.profile
+        return compose_all([(mechanism, k)], grid_size=grid_size)
     if isinstance(mechanism, mech_mod.AdditiveNoiseMechanism):
         if k == 1:
             return mechanism.profile
@@ -672,8 +676,8 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
             return m._directions()[0 if direction == "remove" else 1]
         if isinstance(m, (mech_mod.RandomizedResponse, mech_mod.Exponential)):
             return _AtomLoss(float(m.eps))
-        if isinstance(m, mech_mod.AdditiveNoiseMechanism):
-            return m
+        if isinstance(m, (mech_mod.AdditiveNoiseMechanism, mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
+            return m   # the discrete ones give their loss tails themselves (lattice losses)
         raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms or a subsampled "
                          f"one, got {m!r}")
 

@@ -67,6 +67,8 @@ __all__ = [
     "MechanismProfile",
     "subsample",
     "PoissonSubsampled",
+    "DiscreteLaplace",
+    "DiscreteGaussian",
 ]
 
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
@@ -1395,3 +1397,4 @@ class Exponential(_Mechanism):
 
 # subsampling lives in its own module (it imports nothing from this one at import time)
 from .subsampling import PoissonSubsampled, subsample  # noqa: E402
+from .discrete import DiscreteGaussian, DiscreteLaplace  # noqa: E402

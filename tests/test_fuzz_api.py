@@ -594,6 +594,29 @@ for _cls in MECH_CLASSES:
         check_calibrate(_cls, data)
 
 
+@fuzz("mechanisms.DiscreteLaplace", "mechanisms.DiscreteGaussian")
+def _discrete(data):
+    cls = data.draw(st.sampled_from([mechanisms.DiscreteLaplace, mechanisms.DiscreteGaussian]), label="cls")
+    scale = data.draw(mix(scale_s, arrays=False), label="scale")
+    sens = data.draw(st.one_of(st.sampled_from([1, 2, 5, 2.0]), junk, st.sampled_from([0, 1.5, -1])),
+                     label="sensitivity")
+    m = call(cls, scale, sens)
+    if not ok(m):
+        return
+    ee = data.draw(mix(nonneg_inf), label="eps")
+    d = call(m.delta, ee)
+    if ok(d):
+        is_delta(d)
+    dd = data.draw(mix(delta_s), label="delta")
+    e = call(m.epsilon, dd)
+    if ok(e):
+        is_nonneg(e)
+    r = call(m.rdp, data.draw(mix(alpha_s), label="alpha"))
+    if ok(r):
+        is_nonneg(r)
+    check_profile_queries(m.profile, data)
+
+
 @fuzz("mechanisms.AdditiveNoiseMechanism", "mechanisms.MechanismProfile")
 def _mech_profile(data):
     cls = data.draw(st.sampled_from(MECH_CLASSES), label="cls")
@@ -1120,6 +1143,7 @@ EXAMPLES = {
     "auditing.LaplaceAuditPair": 30, "mechanisms.Subbotin": 40, "conversions.EquationProfile": 30,
     "algorithms.ReportNoisyMax": 30, "auditing.trials_needed": 30,
     "mechanisms.subsample": 15, "composition.compose_all": 15, "composition.dpsgd_epsilon": 15,
+    "mechanisms.DiscreteLaplace": 30,
 }
 DEFAULT_EXAMPLES = 40
 
