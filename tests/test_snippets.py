@@ -117,6 +117,7 @@ def test_snippets_follow_each_step():
 from dpexplore.apps.adaptive_lab import build_adaptive_lab  # noqa: E402
 from dpexplore.apps.audit_lab import build_audit_lab  # noqa: E402
 from dpexplore.apps.mechanisms_lab import build_local_vs_central, build_mechanisms_lab  # noqa: E402
+from dpexplore.apps.filters_lab import build_filters_lab  # noqa: E402
 from dpexplore.apps.noise_lab import build_noise_lab  # noqa: E402
 
 LAB_CASES = [
@@ -135,6 +136,7 @@ LAB_CASES = [
     (build_local_vs_central, {"trials": 100, "med_eps": 0.3, "spread": 0.02, "n_data": 500, "seed": 7,
                               "eps_local": 3.0, "n_users": 1000, "shuffle_delta": 1e-8}),
     (build_adaptive_lab, {"n": 300, "d": 600, "rounds": 5, "tau": 0.1, "gen_n": 1000, "beta": 0.01}),
+    (build_filters_lab, {}),
 ]
 
 

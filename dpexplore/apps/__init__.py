@@ -44,6 +44,8 @@ APPS: list[tuple[str, str, str]] = [
      "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an attacker then infer membership?"),
     ("mean_estimation.ipynb", "Private mean estimation",
      "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
+    ("filters_lab.ipynb", "Composition settings and privacy filters",
+     "When an analyst picks each budget from earlier answers, which privacy filter answers most, and which composition results are known?"),
     ("demo.ipynb", "Gaussian DP profile (minimal example)",
      "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
 ]
@@ -58,6 +60,7 @@ TOPICS: dict[str, str] = {
     "notion_converter.ipynb": "Notions and conversions",
     "demo.ipynb": "Notions and conversions",
     "composition_explorer.ipynb": "Composition",
+    "filters_lab.ipynb": "Composition",
     "dpsgd_planner.ipynb": "Composition",
     "noise_lab.ipynb": "Mechanisms",
     "mechanisms_in_action.ipynb": "Mechanisms",
