@@ -46,6 +46,8 @@ APPS: list[tuple[str, str, str]] = [
      "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
     ("filters_lab.ipynb", "Composition settings and privacy filters",
      "When an analyst picks each budget from earlier answers, which privacy filter answers most, and which composition results are known?"),
+    ("down_sensitivity.ipynb", "Down sensitivity",
+     "How can a maximum or a per-person sum be released privately when one more item can raise it without limit?"),
     ("group_privacy.ipynb", "Privacy for larger groups (open problem)",
      "Does noise proportional to the count give people in larger groups more privacy than the proven ρ-zCDP? (explored numerically, not proven)"),
     ("demo.ipynb", "Gaussian DP profile (minimal example)",
@@ -71,6 +73,7 @@ TOPICS: dict[str, str] = {
     "auditing_lab.ipynb": "Labs",
     "mean_estimation.ipynb": "Labs",
     "group_privacy.ipynb": "Labs",
+    "down_sensitivity.ipynb": "Mechanisms",
 }
 
 _THUMBS = pathlib.Path(__file__).resolve().parent / "thumbnails"
