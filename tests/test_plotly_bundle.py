@@ -30,6 +30,11 @@ BUILDERS = {
     "local_vs_central.ipynb": ("mechanisms_lab", "build_local_vs_central"),
     "adaptive_data_analysis.ipynb": ("adaptive_lab", "build_adaptive_lab"),
     "auditing_lab.ipynb": ("audit_lab", "build_audit_lab"),
+    "dpsgd_planner.ipynb": ("dpsgd_planner", "build_dpsgd_planner"),
+    "mean_estimation.ipynb": ("mean_estimation_lab", "build_mean_estimation_lab"),
+    "filters_lab.ipynb": ("filters_lab", "build_filters_lab"),
+    "down_sensitivity.ipynb": ("down_sensitivity_lab", "build_down_sensitivity_lab"),
+    "group_privacy.ipynb": ("group_privacy_lab", "build_group_privacy_lab"),
     "demo.ipynb": ("demo", "build_demo"),
 }
 
