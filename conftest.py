@@ -6,10 +6,15 @@ therefore retried (twice at most, on a fresh page) before it counts as failed â€
 every attempt. Nothing else is retried.
 
 Under ``CI`` (set by the CI runner) hypothesis runs derandomized.
+
+mpmath's working precision is global, and test modules set it at import (``mp.mp.dps = 50``):
+the last module collected would set it for every test. Each module's tests run at the precision
+that module set (recorded when it was imported) instead.
 """
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import settings
@@ -19,6 +24,33 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Record the mpmath precision a test module set at import (it imports here)."""
+    outcome = yield
+    if isinstance(collector, pytest.Module) and "mpmath" in sys.modules:
+        obj = getattr(collector, "_obj", None)   # the imported module, if the import succeeded
+        if obj is not None and "mp" in vars(obj):
+            obj.__dict__.setdefault("_MP_DPS", sys.modules["mpmath"].mp.dps)
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision(request):
+    """Run each test at the mpmath precision its module set, whatever modules were imported after."""
+    dps = getattr(request.module, "_MP_DPS", None) if request.module is not None else None
+    if dps is None:
+        yield
+        return
+    import mpmath
+
+    saved = mpmath.mp.dps
+    mpmath.mp.dps = dps
+    try:
+        yield
+    finally:
+        mpmath.mp.dps = saved
 
 
 @pytest.hookimpl(trylast=True)
