@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SharedPage
+from labkit import close as _close, shared_lab
 
 from dpexplore.apps import filters_lab as FL
 from dpexplore.ui.controls import log_slider
@@ -27,11 +27,6 @@ HEIGHTS = """() => [...document.querySelectorAll('.dpexplore-plot')].map(
     d => d.offsetParent === null ? null : d.getBoundingClientRect().height)"""
 
 
-def _close(got, want, rtol=RTOL):
-    got = np.array([np.nan if v is None else v for v in got], dtype=float)
-    want = np.array([np.nan if v is None else v for v in want], dtype=float)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300, equal_nan=True)
 
 
 def _snap_log(value: float, lo: float, steps_per_decade: int) -> float:
@@ -42,13 +37,7 @@ def _snap_log(value: float, lo: float, steps_per_decade: int) -> float:
     return log_slider("x", lo, lo, 10 ** (e0 + 40), steps_per_decade=steps_per_decade).canonical(v)
 
 
-@pytest.fixture(scope="module")
-def _page(browser, served):
-    shared = SharedPage(browser, served, "filters_lab.ipynb", viewport={"width": 1300, "height": 1000})
-    try:
-        yield shared
-    finally:
-        shared.close()
+_page = shared_lab("filters_lab.ipynb")
 
 
 @pytest.fixture

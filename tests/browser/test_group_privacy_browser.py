@@ -10,15 +10,14 @@ height (±5 %); a bad typed value shows the message and keeps the plot.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pytest
 
-from conftest import SharedPage
+from labkit import (close as _close, snap_log as _snap_log, type_value as _type, type_for_message as _type_for_message,
+                    shared_lab)
 
 from dpexplore.apps import group_privacy_lab as GP
-from dpexplore.ui.controls import log_slider
 
 pytestmark = pytest.mark.browser
 
@@ -36,21 +35,8 @@ SEED = "seed [random seed]"
 ALPHA = "largest order α"
 
 
-def _close(got, want, rtol=RTOL):
-    got = np.array([np.nan if v is None else v for v in got], dtype=float)
-    want = np.array([np.nan if v is None else v for v in want], dtype=float)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300, equal_nan=True)
 
 
-def _snap_log(value: float, lo: float, steps_per_decade: int, integer: bool = False) -> float:
-    """The log slider's grid point nearest to ``value``, as the kernel holds it."""
-    e0 = math.log10(lo)
-    k = round((math.log10(value) - e0) * steps_per_decade)
-    v = 10 ** (e0 + k / steps_per_decade)
-    if integer:
-        return float(max(round(v), 1))
-    return log_slider("x", lo, lo, 10 ** (e0 + 40), steps_per_decade=steps_per_decade).canonical(v)
 
 
 def _positive(a):
@@ -58,15 +44,6 @@ def _positive(a):
     return np.where(a > 0, a, np.nan)
 
 
-def _type(app, label: str, value) -> None:
-    """Type into a slider's readout and wait for a redraw (nothing to wait for when the slider
-    already shows ``value``)."""
-    try:
-        if float(app.readout(label).replace(",", "")) == float(value):
-            return
-    except ValueError:
-        pass
-    app.set_slider(label, value)
 
 
 def _select(app, option: str) -> None:
@@ -79,16 +56,6 @@ def _select(app, option: str) -> None:
     app._wait_redrawn(before)
 
 
-def _type_for_message(app, label: str, text: str, needle: str) -> str:
-    readout = app.slider(label).locator(".widget-readout")
-    readout.click()
-    app.page.keyboard.press("Control+A")
-    app.page.keyboard.type(text)
-    app.page.keyboard.press("Enter")
-    app.page.wait_for_function(
-        """(t) => [...document.querySelectorAll('.dpexplore-message')]
-                  .some(e => e.offsetParent !== null && e.innerText.includes(t))""", arg=needle, timeout=20_000)
-    return app.message()
 
 
 #: slider label → the default setting's value
@@ -132,13 +99,7 @@ def _check(app, spec: GP.GroupPrivacySpec) -> GP.GroupPrivacyResult:
     return r
 
 
-@pytest.fixture(scope="module")
-def _page(browser, served):
-    shared = SharedPage(browser, served, NOTEBOOK, viewport={"width": 1300, "height": 1000})
-    try:
-        yield shared
-    finally:
-        shared.close()
+_page = shared_lab(NOTEBOOK)
 
 
 @pytest.fixture
