@@ -755,7 +755,7 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     (pld only) sets the FFT grid (default :func:`dpexplore.pld.default_grid_size`, at least 2¹⁶);
     a coarser one is faster and still never below the truth (2¹³: ~0.1 % looser).
 
-    >>> e = dpsgd_epsilon(1.0, 0.01, 10_000, 1e-5)     # dp_accounting's PLD: 6.1877
+    >>> e = dpsgd_epsilon(1.0, 0.01, 10000, 1e-5)     # dp_accounting's PLD: 6.1877
     >>> 6.18 < e < 6.20
     True
     >>> curve = dpsgd_epsilon(1.0, 0.01, [1000, 2000, 3000], 1e-5)

@@ -15,7 +15,7 @@ and, at the end of training, the attack risk of the tight profile (Dong, Roth & 
 Kulynych et al. 2024): the true-positive rate of the most powerful membership test at a
 false-positive rate of 1 % and 0.1 %, and the advantage max(TPR − FPR).
 
->>> r = compute_planner(PlannerSpec(n=100_000, batch=1000, epochs=10, sigma=1.0, delta=1e-6))
+>>> r = compute_planner(PlannerSpec(n=100000, batch=1000, epochs=10, sigma=1.0, delta=1e-6))
 >>> r.steps, r.q
 (1000, 0.01)
 >>> bool(r.eps_pld < r.eps_rdp)
@@ -40,8 +40,8 @@ __all__ = ["PlannerSpec", "PlannerResult", "compute_planner", "PlannerController
            "CURVE_POINTS", "CURVE_GRID", "RISK_FPRS"]
 
 # the sliders' grids hold the round defaults (a log slider's positions are min·10^(k/steps))
-N_RANGE = (1_000, 1_000_000)       # dataset size N
-BATCH_RANGE = (10, 10_000)         # expected batch size B (q = B/N, at most 1)
+N_RANGE = (1000, 1000000)       # dataset size N
+BATCH_RANGE = (10, 10000)         # expected batch size B (q = B/N, at most 1)
 EPOCHS_RANGE = (1, 100)
 SIGMA_RANGE = (10 ** -0.3, 20.0)   # noise multiplier σ = noise std / clipping norm (0.501 … 20)
 DELTA_RANGE = (1e-12, 1e-2)
@@ -62,7 +62,7 @@ class PlannerSpec:
     """The planner's setting (hashable: the cache key). ``target_eps`` is used only by the
     "σ for target ε" button; it does not change the plots."""
 
-    n: int = 100_000
+    n: int = 100000
     batch: int = 1000
     epochs: int = 10
     sigma: float = 1.0
@@ -135,7 +135,7 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
     T steps, and the attack risk of the tight T-step profile
     (:func:`dpexplore.conversions.tpr_at_fpr`, :func:`dpexplore.conversions.advantage`).
 
-    >>> r = compute_planner(PlannerSpec(n=10_000, batch=100, epochs=5, sigma=2.0, delta=1e-6))
+    >>> r = compute_planner(PlannerSpec(n=10000, batch=100, epochs=5, sigma=2.0, delta=1e-6))
     >>> r.steps, len(r.epochs_grid) == len(r.eps_pld_curve)
     (500, True)
     >>> compute_planner(PlannerSpec(sigma=100.0))
@@ -316,7 +316,7 @@ INFO = AppInfo(
 )
 
 
-def build_dpsgd_planner(n: int = 100_000, batch: int = 1000, epochs: int = 10, sigma: float = 1.0,
+def build_dpsgd_planner(n: int = 100000, batch: int = 1000, epochs: int = 10, sigma: float = 1.0,
                         delta: float = 1e-6, target_eps: float = 3.0) -> AppShell:
     """The DP-SGD planner in the shell: sliders N, B, epochs, σ, δ, the target ε and its
     "σ for target ε" button in the panel; the ε-against-epochs plot; the attack-risk plot in a tab.
