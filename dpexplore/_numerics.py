@@ -178,3 +178,55 @@ def pure_rdp_exact(eps, alpha):
         out[eps == 0] = 0.0
         out[np.isinf(eps)] = np.inf
     return np.clip(out, 0.0, eps)
+
+
+_FMAX = np.finfo(float).max
+_BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
+_MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
+
+
+def within(log_delta, delta):
+    """log δ ≤ log target *and* exp(log δ) ≤ target: the computed δ itself must not exceed the
+    target (exp(log x) can round above x), and the log test covers values that underflow."""
+    log_delta = np.asarray(log_delta, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    with np.errstate(divide="ignore"):
+        return (log_delta <= np.log(delta)) & (np.exp(log_delta) <= delta)
+
+
+def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape):
+    """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (rounded up to the float where the computed δ
+    meets the target), for a non-increasing ``log_delta_capped`` (log δ, −inf from ``eps_max`` on),
+    element-wise over ``delta`` broadcast to ``shape``: 0 where δ(0) already meets it,
+    ``eps_max`` where ``delta`` is 0. The bracket grows by doubling, then squaring once above 4
+    (ε ~ 1e300 in ~12 steps; float max is tried before inf, so a finite root is never skipped),
+    then bisects (geometric midpoints while it spans more than a factor 2) to 2 ulps."""
+    delta = np.broadcast_to(np.asarray(delta, dtype=float), shape)
+    eps_max = np.broadcast_to(np.asarray(eps_max, dtype=float), shape)
+    at0 = np.broadcast_to(log_delta_capped(np.zeros(shape)), shape)
+    done = within(at0, delta) | (delta == 0)       # answered: 0 or eps_max
+    lo = np.zeros(shape)
+    hi = np.where(np.isfinite(eps_max), eps_max, 1.0)
+    for _ in range(_MAX_DOUBLINGS):  # grow hi until δ(hi) ≤ delta
+        ld = log_delta_capped(np.where(done, 0.0, hi))
+        above = ~done & np.isfinite(hi) & ~within(ld, delta)
+        if not above.any():
+            break
+        lo = np.where(above, hi, lo)
+        with np.errstate(over="ignore"):
+            nh = np.where(hi >= 4.0, hi * hi, hi * 2.0)
+        nh = np.where(np.isfinite(nh) | (hi >= _FMAX), nh, _FMAX)
+        hi = np.where(above, nh, hi)
+    active = ~done & np.isfinite(hi)
+    for _ in range(_BISECT_STEPS + 12):  # keeps δ(hi) ≤ delta, δ(lo) > delta
+        wide = (lo > 0) & (hi / 2.0 > lo)
+        mid = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
+        ok = within(log_delta_capped(np.where(active, mid, 0.0)), delta)
+        hi = np.where(active & ok, mid, hi)
+        lo = np.where(active & ~ok, mid, lo)
+        # (spacing(float max) is inf: use half the float max, whose ulp is half of its ulp)
+        ulp = np.spacing(np.where(active, np.minimum(hi, _FMAX / 2.0), 1.0))
+        if np.all(~active | (hi - lo <= 2 * ulp)):
+            break
+    res = np.where(within(at0, delta), 0.0, hi)
+    return np.where(delta == 0, eps_max, res)

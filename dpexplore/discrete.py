@@ -41,16 +41,13 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
-from ._numerics import expm1mx, log1mexp, pure_rdp_exact
+from ._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
 from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian"]
 
 _U = 2.0 ** -53                 # unit roundoff
-_FMAX = np.finfo(float).max
 _TINY = np.nextafter(0.0, 1.0)
-_BISECT_STEPS = 80
-_MAX_DOUBLINGS = 1100
 _LOG_2PI = math.log(2.0 * math.pi)
 _MAX_SENSITIVITY = 2 ** 53
 #: log-concave sums stop where the terms are e^{-_DROP} times the largest (the rest is bounded)
@@ -103,12 +100,7 @@ def _check_sensitivity(x) -> int:
     return v
 
 
-def _within(log_delta, delta):
-    """log δ ≤ log target and exp(log δ) ≤ target (the computed δ itself meets the target)."""
-    log_delta = np.asarray(log_delta, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    with np.errstate(divide="ignore"):
-        return (log_delta <= np.log(delta)) & (np.exp(log_delta) <= delta)
+_within = within
 
 
 def _round_up_log(ld, offset: float = 40.0):
@@ -206,34 +198,7 @@ class _DiscreteMechanism:
 
     def _epsilon(self, delta):
         delta = np.asarray(delta, dtype=float)
-        shape = delta.shape
-        eps_max = float(self.eps_max)
-        at0 = float(self._log_delta_capped(np.zeros(1))[0])
-        done = _within(at0, delta) | (delta == 0)
-        lo = np.zeros(shape)
-        hi = np.full(shape, eps_max if np.isfinite(eps_max) else 1.0)
-        for _ in range(_MAX_DOUBLINGS):  # grow hi until δ(hi) ≤ delta
-            ld = self._log_delta_capped(np.where(done, 0.0, hi))
-            above = ~done & np.isfinite(hi) & ~_within(ld, delta)
-            if not above.any():
-                break
-            lo = np.where(above, hi, lo)
-            with np.errstate(over="ignore"):
-                nh = np.where(hi >= 4.0, hi * hi, hi * 2.0)
-            nh = np.where(np.isfinite(nh) | (hi >= _FMAX), nh, _FMAX)
-            hi = np.where(above, nh, hi)
-        active = ~done & np.isfinite(hi)
-        for _ in range(_BISECT_STEPS + 12):  # keeps δ(hi) ≤ delta, δ(lo) > delta
-            wide = (lo > 0) & (hi / 2.0 > lo)
-            mid = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
-            ok = _within(self._log_delta_capped(np.where(active, mid, 0.0)), delta)
-            hi = np.where(active & ok, mid, hi)
-            lo = np.where(active & ~ok, mid, lo)
-            ulp = np.spacing(np.where(active, np.minimum(hi, _FMAX / 2.0), 1.0))
-            if np.all(~active | (hi - lo <= 2 * ulp)):
-                break
-        res = np.where(_within(at0, delta), 0.0, hi)
-        return np.where(delta == 0, eps_max, res)
+        return epsilon_by_bisection(self._log_delta_capped, delta, float(self.eps_max), delta.shape)
 
     # noise law -------------------------------------------------------------------------------
     def logpmf(self, y):

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._numerics import (LOG_HALF, expm1mx, gaussian_log_delta, log1mexp, log_subtract,
-                        pure_rdp_exact, step_up_until_ok)
+from ._numerics import (LOG_HALF, epsilon_by_bisection, expm1mx, gaussian_log_delta, log1mexp,
+                        log_subtract, pure_rdp_exact, step_up_until_ok, within)
 from ._validation import (
     as_array,
     check_alpha,
@@ -74,7 +74,6 @@ __all__ = [
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
 _ROUND_DOWN = 8 * np.finfo(float).eps  # relative safety margin on trade-off values β(α)
-_FMAX = np.finfo(float).max
 #: largest Subbotin shape accepted: checked against mpmath up to r = 6; at r = 200 the computed
 #: δ(ε) was no longer monotone and at r = 1e4 δ(0) came out 0
 _SHAPE_MAX = 20.0
@@ -189,13 +188,7 @@ def _pure_rdp(eps0, alpha):
     return np.clip(val, 0.0, np.asarray(eps0, float))
 
 
-def _within(log_delta, delta):
-    """log δ ≤ log target *and* exp(log δ) ≤ target: the computed δ itself must not exceed the
-    target (exp(log x) can round above x), and the log test covers values that underflow."""
-    log_delta = np.asarray(log_delta, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    with np.errstate(divide="ignore"):
-        return (log_delta <= np.log(delta)) & (np.exp(log_delta) <= delta)
+_within = within   # (shared with dpexplore.discrete)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -302,39 +295,7 @@ class _Mechanism:
         delta = np.asarray(delta, dtype=float)
         eps_max = np.asarray(self.eps_max, dtype=float)
         shape = np.broadcast_shapes(delta.shape, eps_max.shape, self._param_shape())
-        delta = np.broadcast_to(delta, shape)
-        with np.errstate(divide="ignore"):
-            target = np.log(delta)
-        at0 = np.broadcast_to(self._log_delta_capped(np.zeros(shape)), shape)
-        done = _within(at0, delta) | (delta == 0)       # answered: 0 or eps_max
-        lo = np.zeros(shape)
-        hi = np.broadcast_to(np.where(np.isfinite(eps_max), eps_max, 1.0), shape).copy()
-        for _ in range(_MAX_DOUBLINGS):  # grow hi until δ(hi) ≤ delta
-            ld = self._log_delta_capped(np.where(done, 0.0, hi))
-            above = ~done & np.isfinite(hi) & ~_within(ld, delta)
-            if not above.any():
-                break
-            lo = np.where(above, hi, lo)
-            # double, then square once hi ≥ 4 (ε ~ 1e300 in ~12 steps, not ~1000 evaluations);
-            # float max is tried before inf, so a finite root is never skipped
-            with np.errstate(over="ignore"):
-                nh = np.where(hi >= 4.0, hi * hi, hi * 2.0)
-            nh = np.where(np.isfinite(nh) | (hi >= _FMAX), nh, _FMAX)
-            hi = np.where(above, nh, hi)
-        active = ~done & np.isfinite(hi)
-        for _ in range(_BISECT_STEPS + 12):  # keeps δ(hi) ≤ delta, δ(lo) > delta
-            # geometric midpoint while the bracket spans more than a factor 2 (after squaring)
-            wide = (lo > 0) & (hi / 2.0 > lo)
-            mid = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
-            ok = _within(self._log_delta_capped(np.where(active, mid, 0.0)), delta)
-            hi = np.where(active & ok, mid, hi)
-            lo = np.where(active & ~ok, mid, lo)
-            # (spacing(float max) is inf: use half the float max, whose ulp is half of its ulp)
-            ulp = np.spacing(np.where(active, np.minimum(hi, _FMAX / 2.0), 1.0))
-            if np.all(~active | (hi - lo <= 2 * ulp)):
-                break
-        res = np.where(_within(at0, delta), 0.0, hi)
-        return np.where(delta == 0, np.broadcast_to(eps_max, shape), res)
+        return epsilon_by_bisection(self._log_delta_capped, delta, eps_max, shape)
 
     def _param_shape(self):
         return np.broadcast_shapes(*[np.shape(v) for v in self.__dict__.values()])
