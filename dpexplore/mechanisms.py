@@ -619,8 +619,9 @@ class Laplace(AdditiveNoiseMechanism):
         delta = np.asarray(delta, float)
         val = d + 2.0 * np.log1p(-delta)
         val = np.maximum(val, 0.0)
+        # d + 2 log1p(−δ) cancels when ε ≪ d: its error is a few ulps of d, not of the result
         with np.errstate(over="ignore"):  # spacing(float max) = inf: capped at d just below
-            val = np.where(val > 0, np.minimum(val + 4 * np.spacing(val), d), 0.0)
+            val = np.where(val > 0, np.minimum(val + 4 * np.spacing(np.maximum(val, d)), d), 0.0)
         return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
 
     def rdp(self, alpha):

@@ -622,6 +622,13 @@ def test_epsilon_is_safe_and_tight(kind, s, r, d):
         assert m.delta(eps * (1 - 1e-7)) >= d * (1 - 1e-4)
 
 
+def test_laplace_epsilon_safe_where_the_closed_form_cancels():
+    # d + 2 log1p(-delta) with eps << d = 1/b: rounded up by ulps of the result alone, delta(eps)
+    # came out 0.12500000000000003 > 0.125 (found by the property test above)
+    m = Laplace(3.5)
+    assert m.delta(m.epsilon(0.125)) <= 0.125
+
+
 # ------------------------------------------------------------------------------------------------
 # invalid inputs
 # ------------------------------------------------------------------------------------------------
