@@ -7,20 +7,17 @@ reproducibility, invalid settings, the controller (in-place updates, messages), 
 the kernel time of a step, the registry and the notebook."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import html
-import io
 import itertools
 import math
 import pathlib
-import re
 import time
 
-import ipywidgets as W
 import numpy as np
 import pytest
+from snippetkit import not_shown, numbers, readout_text, run
 from scipy import stats
 
 from dpexplore import down_sensitivity as ds
@@ -387,13 +384,6 @@ def test_query_string_and_defaults_on_the_grids():
     assert "query=user_sum" in app.link_query() and "n=100" in app.link_query()
 
 
-NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?!\w|\.\d)")
-
-
-def _numbers(text: str) -> list[float]:
-    return [float(m.group(0).replace(",", "").replace("−", "-")) for m in NUMBER.finditer(text)]
-
-
 @pytest.mark.parametrize("settings", [
     {},
     {"shape": "outlier", "eps": 0.1, "beta": 1e-6, "bound": 1000.0},
@@ -410,16 +400,10 @@ def test_snippet_prints_the_readout(settings):
     assert c.last_error is None, c.message.text
     code = c.snippet()
     assert "dpexplore" in code and "print" in code and "down_sensitivity" in code
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
-    printed = buf.getvalue()
-    boxes = [w for w in app.widgets() if "dpexplore-readouts" in getattr(w, "_dom_classes", ())]
-    readout = html.unescape(re.sub(r"<[^>]+>", " ", " ".join(
-        w.value for b in boxes for w in [b, *b.children] if isinstance(w, (W.HTML, W.HTMLMath)))))
-    got, shown = _numbers(printed), _numbers(readout)
+    printed, readout = run(code), readout_text(app)
+    got = numbers(printed)
     assert len(got) == 24, printed
-    missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9) for y in shown)]
+    missing = not_shown(printed, readout)
     assert not missing, f"printed {missing} not in the readout\n{printed}\n{readout}"
     assert html.escape(code.splitlines()[0]) in app._code.value
 

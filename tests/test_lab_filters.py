@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
-import io
 import itertools
 import math
 import re
@@ -19,6 +18,7 @@ from fractions import Fraction
 import ipywidgets as W
 import numpy as np
 import pytest
+from snippetkit import not_shown, numbers, page_text, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -319,11 +319,6 @@ def test_typed_nonsense_shows_the_message(app):
     assert c.controls["queries"].value == 300 and "300" in c.message.text
 
 
-def _numbers(text: str) -> list[float]:
-    pat = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?!\w|\.\d)")
-    return [float(m.group(0).replace(",", "").replace("−", "-")) for m in pat.finditer(text)]
-
-
 @pytest.mark.parametrize("settings_", [
     {}, {"mode": "skip", "rel_error": 0.3, "queries": 300},
     {"eps": 0.01, "delta": 1e-12, "parts": 8, "share": 1.0},
@@ -339,15 +334,9 @@ def test_filters_lab_snippet_prints_the_readout(settings_):
     assert c.last_error is None, c.message.text
     code = c.snippet()
     assert "from dpexplore import filters" in code and "print" in code
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
-    printed = buf.getvalue()
-    page = html.unescape(re.sub(r"<[^>]+>", " ", " ".join(
-        w.value for w in app.widgets() if isinstance(w, (W.HTML, W.HTMLMath)))))
-    got, shown = _numbers(printed), _numbers(page)
-    assert len(got) >= 8
-    missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]
+    printed = run(code)
+    assert len(numbers(printed)) >= 8
+    missing = not_shown(printed, page_text(app))
     assert not missing, f"printed {missing} not on the page.\n{printed}"
     assert html.escape(code.splitlines()[0]) in app._code.value
     for k in FL.FILTERS:

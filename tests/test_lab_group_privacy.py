@@ -6,17 +6,15 @@ updates, the progress bar, messages), the snippet against the readout, the page 
 registry and the notebook."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import html
-import io
 import math
 import pathlib
-import re
 
 import ipywidgets as W
 import numpy as np
 import pytest
+from snippetkit import not_shown, numbers, readout_text, run
 
 from dpexplore import group_privacy as gp
 from dpexplore.apps import APPS, TOPICS
@@ -295,13 +293,6 @@ def test_query_string_and_defaults_on_the_grids():
     assert "alpha_max" in app.controller.message.text and app.controller.spec.alpha_max == 64.0
 
 
-NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?!\w|\.\d)")
-
-
-def _numbers(text: str) -> list[float]:
-    return [float(m.group(0).replace(",", "").replace("−", "-")) for m in NUMBER.finditer(text)]
-
-
 @pytest.mark.parametrize("settings", [
     {}, {"sigma2": 1.0, "r": 2.0, "count": 1.0, "max_count": 10.0, "alpha_max": 8, "seed": 999},
     {"sigma2": 10000.0, "r": 0.2, "count": 1000000.0, "alpha_max": 64},
@@ -315,16 +306,10 @@ def test_snippet_prints_the_readout(settings):
     assert c.last_error is None, c.message.text
     code = c.snippet()
     assert "dpexplore" in code and "print" in code and "group_privacy" in code and "zcdp_like_curve" in code
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
-    printed = buf.getvalue()
-    boxes = [w for w in app.widgets() if "dpexplore-readouts" in getattr(w, "_dom_classes", ())]
-    readout = html.unescape(re.sub(r"<[^>]+>", " ", " ".join(
-        w.value for b in boxes for w in [b, *b.children] if isinstance(w, (W.HTML, W.HTMLMath)))))
-    got, shown = _numbers(printed), _numbers(readout)
+    printed, readout = run(code), readout_text(app)
+    got = numbers(printed)
     assert len(got) == 12, printed
-    missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9) for y in shown)]
+    missing = not_shown(printed, readout)
     assert not missing, f"printed {missing} not in the readout\n{printed}\n{readout}"
     assert html.escape(code.splitlines()[0]) in app._code.value
 

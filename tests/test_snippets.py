@@ -7,14 +7,15 @@ app's code. The shell shows the snippet in its "Reproduce in Python" section aft
 """
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 import math
 import re
 
 import ipywidgets as W
 import pytest
+from snippetkit import numbers as _numbers
+from snippetkit import readout_text as _readout_text
+from snippetkit import run as _run
 
 from dpexplore.apps.composition_explorer import build_composition_explorer
 from dpexplore.apps.demo import build_demo
@@ -22,8 +23,6 @@ from dpexplore.apps.dpsgd_planner import build_dpsgd_planner
 from dpexplore.apps.notion_converter import build_notion_converter
 from dpexplore.apps.profile_gdp import build_profile_gdp
 from dpexplore.apps.rdp_explorer import build_rdp_explorer
-
-NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?!\w|\.\d)")
 
 CASES = [
     (build_demo, {}),
@@ -51,36 +50,6 @@ CASES = [
     (build_dpsgd_planner, {"n": 100000, "batch": 1024, "epochs": 30, "sigma": 0.8, "delta": 1e-7}),
     (build_dpsgd_planner, {"n": 1000, "batch": 4096, "epochs": 3, "sigma": 5.0, "delta": 1e-2}),
 ]
-
-
-def _numbers(text: str) -> list[float]:
-    out = []
-    for m in NUMBER.finditer(text):
-        s = m.group(0).replace(",", "").replace("−", "-")
-        out.append(float(s))
-    return out
-
-
-def _readout_text(app) -> str:
-    """The text of every widget in the shell's readout box (tags stripped)."""
-    boxes = [w for w in app.widgets() if "dpexplore-readouts" in getattr(w, "_dom_classes", ())]
-    assert boxes, "the shell has no readout box"
-    parts = []
-    stack = list(boxes)
-    while stack:
-        w = stack.pop()
-        if isinstance(w, (W.HTML, W.HTMLMath)):
-            parts.append(w.value)
-        stack.extend(getattr(w, "children", ()) or ())
-    text = html.unescape(re.sub(r"<[^>]+>", " ", " ".join(parts)))
-    return text
-
-
-def _run(code: str) -> str:
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
-    return buf.getvalue()
 
 
 @pytest.mark.parametrize("build,settings", CASES,
