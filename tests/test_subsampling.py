@@ -264,8 +264,9 @@ def test_dpsgd_curve_matches_single_points_and_dp_accounting():
     assert np.all(np.diff(curve[:4]) > 0)
     for t, e in zip(steps[:4], curve[:4]):
         one = C.dpsgd_epsilon(1.0, 0.01, int(t), 1e-5)
-        # the curve's grid is the largest count's (coarser for small counts): never below, ~1e-4 above
-        assert one * (1 - 1e-9) <= e <= one * (1 + 2e-3)
+        # the curve's grid is the largest count's, not the count's own: two upper bounds of the
+        # same ε on different grids, both within ~1e-4 of it
+        assert abs(e - one) <= 2e-3 * one
         assert e >= dpa_epsilon(1.0, 0.01, int(t), 1e-5, False) * (1 - 1e-9)
         assert abs(e - dpa_epsilon(1.0, 0.01, int(t), 1e-5, True)) <= 2e-3 * e
     rdp = C.dpsgd_epsilon(1.0, 0.01, steps[:4], 1e-5, accountant="rdp")
@@ -280,7 +281,8 @@ def test_pld_series_matches_composed_pld_many():
     for k, d in zip([3, 7, 20], series):
         ref = pld.composed_pld_many([(m, k)])
         for eps in (0.0, 0.5, 1.0):
-            assert d.delta(eps) >= ref.delta(eps) * (1 - 1e-6) - 1e-15
+            # two upper bounds of the same δ on different grids: equal to discretization error
+            assert d.delta(eps) >= ref.delta(eps) * (1 - 1e-4) - 1e-15
             assert d.delta(eps) <= ref.delta(eps) * (1 + 1e-2) + 1e-12
 
 
