@@ -29,8 +29,8 @@ for the density, ≈ 1e-8 relative; and the Gaussian limits for the divergences)
 
 A lab step: :func:`algorithm1_sample` (10⁶ draws ≈ 50 ms), :func:`output_density` (≈ 2 ms for
 10 points), :func:`renyi_divergence` for one count and any orders (the first call for a count
-≈ 15–70 ms; its densities are then cached, so moving the order α costs ~1 ms), and
-:func:`zcdp_like_curve` over a grid of counts (cached per parameters; ≈ 70 ms per count the first
+≈ 4–15 ms; its densities are then cached, so moving the order α costs ~1 ms), and
+:func:`zcdp_like_curve` over a grid of counts (cached per parameters; ≈ 15 ms per count the first
 time — precompute it for the lab's count grid when the lab starts).
 
 >>> m = algorithm1_moments(10000, 100.0, 0.3)
@@ -58,8 +58,12 @@ __all__ = [
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _L = 14.0              # half-width of the uniform grids, in standard deviations
-_N_UNI = 40            # uniform panels at refine = 1
+_N_UNI = 40            # uniform panels at refine = 1 (the density)
 _PER_R = 0.75          # log-spaced panels per relative step r (ratio step r/_PER_R at refine = 1)
+#: the divergences' grids are half as fine: their refined values agree with the fine grids' to
+#: ~1e-11 and the refinement change (the error reported) stays far above that, at a quarter of
+#: the cost of a count (what a lab's slider step pays)
+_DIV_COARSEN = 2
 _N_GL = 4              # Gauss–Legendre nodes per panel
 _FLOOR = 1e-10         # smallest |t|, |y| on the log-spaced grids, relative to the largest
 _MAX_COUNTS = 200      # bounds on what one call may cost (a lab is reachable by any client)
@@ -154,24 +158,24 @@ def _panels(edges: np.ndarray):
     return nodes, weights
 
 
-def _t_grid(x0: float, x1: float, sigma: float, r: float, refine: int):
-    """Panel edges in t — uniform over x ± 14σ merged with log-spaced |t| (ratio step r/_PER_R) —
-    and the Gauss–Legendre nodes and weights on them."""
+def _t_grid(x0: float, x1: float, sigma: float, r: float, refine: int, coarsen: int = 1):
+    """Panel edges in t — uniform over x ± 14σ merged with log-spaced |t| (ratio step r/_PER_R),
+    both ``coarsen`` times coarser — and the Gauss–Legendre nodes and weights on them."""
     lo, hi = min(x0, x1) - _L * sigma, max(x0, x1) + _L * sigma
-    uni = np.linspace(lo, hi, _N_UNI * refine + 1)
+    uni = np.linspace(lo, hi, _N_UNI * refine // coarsen + 1)
     top = max(abs(lo), abs(hi))
-    lg = _log_grid(top * _FLOOR, top, r / (_PER_R * refine))
+    lg = _log_grid(top * _FLOOR, top, coarsen * r / (_PER_R * refine))
     both = np.concatenate((uni, lg, -lg))
     both = np.unique(both[(both >= lo) & (both <= hi)])
     return _panels(both)
 
 
-def _y_grid(x0: float, x1: float, sigma: float, r: float, refine: int):
+def _y_grid(x0: float, x1: float, sigma: float, r: float, refine: int, coarsen: int = 1):
     s = math.sqrt(sigma * sigma + r * r * (max(abs(x0), abs(x1)) ** 2 + sigma * sigma))
     lo, hi = min(x0, x1) - _L * s, max(x0, x1) + _L * s
-    uni = np.linspace(lo, hi, _N_UNI * refine + 1)
+    uni = np.linspace(lo, hi, _N_UNI * refine // coarsen + 1)
     top = (max(abs(x0), abs(x1)) + _L * sigma) * (1.0 + _L * r)
-    lg = _log_grid(top * _FLOOR, top, r / (_PER_R * refine))
+    lg = _log_grid(top * _FLOOR, top, coarsen * r / (_PER_R * refine))
     return _panels(np.unique(np.concatenate((uni, lg, -lg))))
 
 
@@ -235,8 +239,8 @@ def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
 def _log_densities(x: float, sigma: float, r: float, refine: int):
     """(log quadrature weights, log p_x, log p_{x+1}) on the y-nodes, each density normalised on the
     grid; cached so that a lab moving only the order α re-uses them (a sum over the y-grid)."""
-    tg = _t_grid(x, x + 1.0, sigma, r, refine)
-    y, wy = _y_grid(x, x + 1.0, sigma, r, refine)
+    tg = _t_grid(x, x + 1.0, sigma, r, refine, _DIV_COARSEN)
+    y, wy = _y_grid(x, x + 1.0, sigma, r, refine, _DIV_COARSEN)
     lw = np.log(wy)
     lp = _log_density(y, x, sigma, r, tg)
     lq = _log_density(y, x + 1.0, sigma, r, tg)
@@ -327,7 +331,7 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
     cs = as_array(counts, "counts", allow_inf=False)
     if cs.ndim != 1 or cs.size == 0 or cs.size > _MAX_COUNTS:
         raise ValueError(f"counts must be a one-dimensional array of 1 to {_MAX_COUNTS} counts (each costs "
-                         f"~0.07 s the first time), got shape {cs.shape}")
+                         f"~0.015 s the first time), got shape {cs.shape}")
     s2 = _scalar(sigma2, "sigma2", positive=True)
     rr = _r(r)
     al = check_alpha(alphas)

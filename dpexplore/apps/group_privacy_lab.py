@@ -18,7 +18,7 @@ better for large x is OPEN. The lab shows
 * at the chosen count, D_α/α in both directions at every order of :data:`ORDERS`, as a fraction
   of the proven ρ.
 
-How a step stays cheap. The quadrature for one count is the cost (≈ 0.02–0.3 s; its grids grow
+How a step stays cheap. The quadrature for one count is the cost (≈ 5–70 ms; its grids grow
 like 1/r, so r stops at ``R_RANGE[0]``). Each count's table of divergences at all of
 :data:`ORDERS` is memoised (``COUNT_TABLES``), so moving the chosen count, the largest count, the
 largest order or the seed re-uses every count already computed; moving σ² or r recomputes the
@@ -189,8 +189,8 @@ def _estimated_seconds(x: float, sigma2: float, r: float) -> float:
     """Rough cost of one count's quadrature (for the progress bar only): the grids hold all the
     log-spaced panels (≈ 1/r of them) when x ± 14σ reaches 0, far fewer above."""
     if x <= 14.0 * math.sqrt(sigma2) + 1:
-        return 0.12 * (0.3 / r) ** 2
-    return 0.02 * (0.3 / r)
+        return 0.03 * (0.3 / r) ** 2
+    return 0.005 * (0.3 / r)
 
 
 @functools.lru_cache(maxsize=64)
@@ -504,7 +504,7 @@ _THEORY = (
     r"1/(2 Var Y), is what a Gaussian of the same variance would give: a comparison, not a bound "
     r"(Y is not Gaussian). For counts small next to σ the extra noise rX is only about rσ, so ρ̂ "
     r"stays close to ρ: people in small groups get about the Gaussian mechanism's privacy.</p>"
-    r"<p><b>Numerics.</b> Each count's quadrature takes ≈ 0.02–0.3 s (its grids grow like 1/r, so "
+    r"<p><b>Numerics.</b> Each count's quadrature takes ≈ 5–70 ms (its grids grow like 1/r, so "
     r"r ≥ 0.2 here); counts are memoised, and a step that needs new ones shows a progress bar "
     r"when it is estimated to take over a second. The histogram holds " + f"{N_SAMPLES:,}"
     + r" seeded draws of Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>")
