@@ -530,6 +530,8 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
         hi *= 2
     for _ in range(200):
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:   # converged to adjacent floats (~60 steps)
+            break
         if gdp_delta(mid, e) <= d:
             lo = mid
         else:
