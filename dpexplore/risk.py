@@ -485,8 +485,10 @@ def posterior_bound(profile, prior, fpr=None):
     log_w = np.full(a.shape, -float(e0))
     if pos.any():
         t = _tpr(kind, a[pos])
-        w[pos] = np.minimum(a[pos] / t, 1.0)
-        log_w[pos] = np.minimum(np.log(a[pos]) - np.log(t), 0.0)
+        # never below the limit e^{−ε₀} (≤ the true α/TPR for every α, ε₀ being rounded up): so
+        # restricting the tests can never raise the bound, also at the ulp level
+        w[pos] = np.maximum(np.minimum(a[pos] / t, 1.0), float(np.exp(-e0)))
+        log_w[pos] = np.maximum(np.minimum(np.log(a[pos]) - np.log(t), 0.0), -float(e0))
     # π r/(π r + 1 − π) = 1/(1 + ((1 − π)/π)·w): correctly rounded operations only, so the result
     # is exactly non-decreasing in π (expit/logit are not, at the ulp level)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
