@@ -235,7 +235,7 @@ def test_bad_rate(q):
 
 def test_bad_sampling_and_base():
     with pytest.raises(ValueError, match="sampling"):
-        subsample(Gaussian(1.0), 0.1, sampling="fixed")
+        subsample(Gaussian(1.0), 0.1, sampling="without")
     with pytest.raises(ValueError, match="mechanism"):
         subsample(RandomizedResponse(1.0), 0.1)
     assert isinstance(subsample(Gaussian(1.0), 0.1), PoissonSubsampled)
