@@ -189,6 +189,55 @@ function styleLayout(layout, present) {
   return L;
 }
 
+// A narrow plot (two side by side, or presentation mode's larger text) cannot hold a legend to
+// its right: the plot area shrinks to a sliver and the legend runs over the next plot. There, a
+// legend left at plotly's default place goes below the plot, in rows; and a title wider than the
+// plot is broken at the space nearest its middle (plotly does not wrap titles) and pushes the top
+// margin instead of being cut off.
+function fitWidth(layout, width, present, entries) {
+  if (!(width > 0)) return layout;
+  const L = layout;
+  const narrow = present ? 680 : 520;
+  const lg = L.legend || {};
+  if (width < narrow && L.showlegend !== false && lg.x === undefined && lg.y === undefined &&
+      lg.orientation === undefined) {
+    // at the bottom of the figure (container units), with the bottom margin reserved for it: one
+    // row per entry at most, plus the x axis's tick labels and title above it
+    const size = (lg.font && lg.font.size) || (present ? 19 : 13);
+    // the rows a horizontal legend of these entries wraps into (each ~0.55 em a character, plus
+    // its symbol), packed greedily as plotly does
+    let rows = 1, used = 0;
+    for (const name of entries) {
+      const w = String(name).replace(/<[^>]*>/g, "").length * 0.55 * size + 50;
+      if (used > 0 && used + w > width - 20) { rows += 1; used = 0; }
+      used += w;
+    }
+    const m = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, L.margin);
+    m.b = Math.round(rows * size * 1.45 + (present ? 100 : 75));
+    L.margin = m;
+    L.legend = Object.assign({}, lg, { orientation: "h", x: 0, xanchor: "left", xref: "paper",
+                                       y: 0, yanchor: "bottom", yref: "container" });
+  }
+  const legendAbove = L.legend && typeof L.legend.y === "number" && L.legend.y >= 1;
+  if (!legendAbove && L.title && typeof L.title === "object" && typeof L.title.text === "string" &&
+      !L.title.text.includes("<br>")) {
+    const size = (L.title.font && L.title.font.size) || 17;
+    const text = L.title.text;
+    if (text.length * 0.55 * size > width - 60) {
+      let best = -1;
+      for (let i = 0; i < text.length; i++) {
+        if (text[i] === " " && (best < 0 || Math.abs(i - text.length / 2) < Math.abs(best - text.length / 2))) best = i;
+      }
+      if (best > 0) L.title = Object.assign({}, L.title, { text: text.slice(0, best) + "<br>" + text.slice(best + 1) });
+      L.title.automargin = true;
+      L.title.yref = "paper";
+      L.title.xref = "paper";   // centred over the plot area, clear of the y axis title
+      L.title.x = 0.5;
+    }
+  }
+  return L;
+}
+
 function styleTrace(t, present) {
   if (!present) return t;
   const out = Object.assign({}, t);
@@ -301,6 +350,7 @@ function render({ model, el }) {
       if (!layout.height) layout.height = 380;
       if (fill) layout.height = fillHeight; // the div's CSS height (the shell: fit the window)
       if (fillWidth) { layout.width = fillWidth; layout.autosize = false;
+        fitWidth(layout, fillWidth, present, traces.filter((t) => t.obj.showlegend !== false && t.obj.name).map((t) => t.obj.name));
       }
       // the config object (with its SVG button's click function) is built once per config text:
       // Plotly.react compares configs, and a new function object made every redraw a full newPlot
@@ -312,16 +362,16 @@ function render({ model, el }) {
       const data = traces.map((t) => t.obj);
       done = fn(div, data, layout, config.obj);
       if (shown) {
-        // measure the legend against the x axis titles after every draw (at most 3 moves): a new
+        // measure the legend against the x axis titles after every draw (at most 6 moves): a new
         // layout or size, or new data whose legend entries wrap onto another row (a legend below
         // the plot is anchored at its bottom, so an extra row grows it upwards)
         let total = fix ? fix.dy : 0;
         let cur = layout;
         const settle = (n) => {
           const dy = legendOverlap(div);
-          if (!(dy > 0) || n >= 3) { legendFix = total > 0 ? { key: layoutText, dy: total } : null; return null; }
-          total += dy + 0.02;
-          cur = shift(JSON.parse(JSON.stringify(cur)), dy + 0.02);
+          if (!(dy > 0) || n >= 6) { legendFix = total > 0 ? { key: layoutText, dy: total } : null; return null; }
+          total += dy + 0.04;
+          cur = shift(JSON.parse(JSON.stringify(cur)), dy + 0.04);
           return Plotly.react(div, data, cur, config.obj).then(() => settle(n + 1));
         };
         done = done.then(() => settle(0));

@@ -105,6 +105,7 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-panel select,
 .dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 17px; }
 .dpexplore-app.dpexplore-present .dpexplore-note { font-size: 16px; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 16px !important; }
 .dpexplore-app .dpexplore-panel { overflow-x: hidden; }
 .dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
 """
