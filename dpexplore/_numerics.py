@@ -230,3 +230,91 @@ def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape):
             break
     res = np.where(within(at0, delta), 0.0, hi)
     return np.where(delta == 0, eps_max, res)
+
+
+#: relative amount by which closed forms are rounded to the safe side (a few ulps)
+ULPS = 4.0
+
+
+def round_up_ulps(x, ulps: float = ULPS):
+    """Round a non-negative result up by ``ulps`` units in the last place (safe side)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # spacing(float max) = inf: x → inf
+        return np.where(np.isfinite(x) & (x != 0), x + ulps * np.spacing(np.abs(x)), x)
+
+
+def round_down_ulps(x, ulps: float = ULPS):
+    """Round a non-negative result down by ``ulps`` ulps, never below 0."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(x), np.maximum(x - ulps * np.spacing(np.abs(x)), 0.0), x)
+
+
+# -- μ-GDP: log δ_μ(ε) and its inverse (dpexplore.conversions.gdp_log_delta / gdp_epsilon) --
+def gdp_log_delta_core(mu, eps):
+    mu, eps = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(eps, dtype=np.float64))
+    safe_mu = np.where(mu > 0, mu, 1.0)
+    out = gaussian_log_delta(safe_mu, eps)
+    return np.where(mu > 0, np.minimum(out, 0.0), -np.inf)
+
+
+def _gdp_dlogdelta(mu, eps, logd):
+    """d log δ_μ/dε = −e^ε Φ(−ε/μ − μ/2)/δ_μ(ε) (< 0)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return -np.exp(eps + special.log_ndtr(-eps / mu - mu / 2.0) - logd)
+
+
+def gdp_epsilon_core(mu, delta):
+    """Vectorized inverse of δ_μ (Liu et al. 2022, Theorem 3.1; :func:`dpexplore.conversions.gdp_epsilon`): smallest ε with log δ_μ(ε) ≤ log δ (mu > 0 finite, 0 < δ)."""
+    mu, delta = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(delta, dtype=np.float64))
+    shape = mu.shape
+    m = mu.ravel().copy()
+    d = delta.ravel().copy()
+    out = np.zeros_like(m)
+    with np.errstate(divide="ignore"):
+        target = np.log(d)
+    # aim slightly below log δ so that exp(log δ_μ(ε)) ≤ δ also holds after rounding of exp
+    target = target - 4.0 * np.spacing(np.abs(target)) - 4e-16
+    ok = (m > 0) & np.isfinite(m) & (d > 0)
+    out[(d == 0) & (m > 0)] = np.inf
+    out[np.isinf(m)] = np.inf
+    if ok.any():
+        mm, tt = m[ok], target[ok]
+        at0 = gdp_log_delta_core(mm, 0.0)
+        need = tt < at0
+        res = np.zeros_like(mm)
+        if need.any():
+            mu_, t_ = mm[need], tt[need]
+            # upper bracket: δ_μ(ε) ≤ Φ(μ/2 − ε/μ), so Φ(μ/2 − ε/μ) = δ gives δ_μ(ε) ≤ δ
+            with np.errstate(over="ignore"):  # huge μ: the bracket is inf, Newton bisects
+                hi = mu_ * (mu_ / 2.0 - special.ndtri(np.exp(t_)))
+                hi = np.where(np.isfinite(hi), hi, mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_))
+            hi = hi * (1.0 + 1e-12) + 1e-300
+            lo = np.zeros_like(hi)
+            x = hi.copy()
+            # log δ_μ is concave in ε (Prékopa: (1 − e^{ε−ℓ})₊ and the Gaussian density are
+            # log-concave), so Newton from the right stays to the right of the root.
+            for _ in range(60):
+                f = gdp_log_delta_core(mu_, x)
+                good = f <= t_
+                hi = np.where(good, np.minimum(hi, x), hi)
+                lo = np.where(good, lo, np.maximum(lo, x))
+                g = _gdp_dlogdelta(mu_, x, f)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    # g underflowing to 0 or f = −inf: a non-finite step, bisect instead
+                    step = (f - t_) / g
+                    nx = x - step
+                nx = np.where(np.isfinite(nx), np.clip(nx, lo, hi), 0.5 * (lo + hi))
+                with np.errstate(invalid="ignore"):  # huge μ: x = nx = inf (the answer)
+                    close = np.all(np.abs(nx - x) <= 1e-13 * np.maximum(x, 1e-6))
+                if close:
+                    x = nx
+                    break
+                x = nx
+            # the returned value is checked: δ_μ(ε) ≤ δ holds at it (safe side)
+            cand = x * (1.0 + 1e-13) + 1e-300
+            fc = gdp_log_delta_core(mu_, cand)
+            res_need = np.where(fc <= t_, np.minimum(cand, hi), hi)
+            res[need] = res_need
+        out[ok] = res
+    return out.reshape(shape)

@@ -566,7 +566,7 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
         prof = OptimalProfile(float(mechanism.eps), k)
         prof.name = f"{k}×{label}"
         return prof
-    from .subsampling import PoissonSubsampled
+    from .mechanisms.subsampled import PoissonSubsampled
 
     if isinstance(mechanism, PoissonSubsampled):
         return compose_all([(mechanism, k)], grid_size=grid_size)
@@ -661,7 +661,7 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
     True
     """
     from . import mechanisms as mech_mod
-    from .subsampling import MaxProfile, PoissonSubsampled
+    from .mechanisms.subsampled import MaxProfile, PoissonSubsampled
 
     pairs = _check_items(items)
     if all(isinstance(m, mech_mod.Gaussian) for m, _ in pairs):
@@ -771,7 +771,7 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
 
         return float(gdp_epsilon(dpsgd_gdp_mu(s, q, t), d))
     from .mechanisms import Gaussian
-    from .subsampling import subsample
+    from .mechanisms.subsampled import subsample
 
     m = subsample(Gaussian(s), q)
     if accountant == "rdp":
@@ -787,7 +787,7 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
 def _subsampled_gaussian_rdp(sigma: float, q: float) -> np.ndarray:
     """One step's RDP at RDP_ORDERS (cached: a curve over step counts scales it)."""
     from .mechanisms import Gaussian
-    from .subsampling import subsample
+    from .mechanisms.subsampled import subsample
 
     out = np.asarray(subsample(Gaussian(sigma), q).rdp(RDP_ORDERS), dtype=np.float64)
     out.setflags(write=False)
@@ -808,7 +808,7 @@ def _dpsgd_curve(s, q, steps, d, accountant, grid_size=None):
         one = _subsampled_gaussian_rdp(s, q)
         return np.array([float(rdp_to_approx(RDP_ORDERS, int(t) * one, d)) for t in steps])
     from .mechanisms import Gaussian
-    from .subsampling import MaxProfile, subsample
+    from .mechanisms.subsampled import MaxProfile, subsample
 
     ks, back = np.unique(steps, return_inverse=True)
     series = [_pld.composed_pld_series(loss, ks, grid_size=grid_size)

@@ -17,6 +17,8 @@ import numpy as np
 from scipy import special
 
 from ._numerics import gaussian_log_delta, pure_rdp_exact, step_up_until_ok
+from ._numerics import ULPS as _ULPS, gdp_epsilon_core, gdp_log_delta_core  # noqa: F401
+from ._numerics import round_down_ulps as _down, round_up_ulps as _up  # noqa: F401
 from ._validation import (
     check_alpha,
     check_delta,
@@ -25,7 +27,9 @@ from ._validation import (
     check_probability,
     scalar_out,
 )
-from .profiles import GaussianDPProfile, PrivacyProfile
+from .profiles import (ApproxDPProfile, GaussianDPProfile, PrivacyProfile, PureDPProfile,  # noqa: F401
+                       _implied_linear, _implied_log_delta, _log_delta_source, implied_delta)
+from .risk import advantage, posterior_bound, tpr_at_fpr  # noqa: F401  (re-exported)
 
 __all__ = [
     "pure_to_rdp",
@@ -52,24 +56,6 @@ __all__ = [
     "advantage",
     "posterior_bound",
 ]
-
-#: relative amount by which closed forms are rounded to the safe side (a few ulps)
-_ULPS = 4.0
-
-
-def _up(x, ulps: float = _ULPS):
-    """Round a non-negative result up by ``ulps`` units in the last place (safe side)."""
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):  # spacing(float max) = inf: x → inf
-        return np.where(np.isfinite(x) & (x != 0), x + ulps * np.spacing(np.abs(x)), x)
-
-
-def _down(x, ulps: float = _ULPS):
-    """Round a non-negative result down by ``ulps`` ulps, never below 0."""
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(x), np.maximum(x - ulps * np.spacing(np.abs(x)), 0.0), x)
-
 
 def _nonzero(x, e):
     """Where the exact value is positive (ε > 0) but underflowed to 0, return the smallest
@@ -236,13 +222,6 @@ def approx_to_zcdp(eps, delta):
 # ------------------------------------------------------------------------------------------------
 # Gaussian DP
 # ------------------------------------------------------------------------------------------------
-def _gdp_log_delta(mu, eps):
-    mu, eps = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(eps, dtype=np.float64))
-    safe_mu = np.where(mu > 0, mu, 1.0)
-    out = gaussian_log_delta(safe_mu, eps)
-    return np.where(mu > 0, np.minimum(out, 0.0), -np.inf)
-
-
 def gdp_log_delta(mu, eps):
     """log δ_μ(ε) with δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Liu et al. 2022, Theorem 3.1, Eq. (1);
     Dong, Roth & Su 2022, Corollary 2.13); accurate far below float underflow (δ = 1e-5000 and
@@ -253,7 +232,7 @@ def gdp_log_delta(mu, eps):
     """
     m = check_nonneg(mu, "mu")
     e = check_nonneg(eps, "eps")
-    return scalar_out(_gdp_log_delta(m, e))
+    return scalar_out(gdp_log_delta_core(m, e))
 
 
 def gdp_delta(mu, eps):
@@ -263,68 +242,6 @@ def gdp_delta(mu, eps):
     0.126937
     """
     return scalar_out(np.clip(np.exp(np.asarray(gdp_log_delta(mu, eps))), 0.0, 1.0))
-
-
-def _gdp_dlogdelta(mu, eps, logd):
-    """d log δ_μ/dε = −e^ε Φ(−ε/μ − μ/2)/δ_μ(ε) (< 0)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return -np.exp(eps + special.log_ndtr(-eps / mu - mu / 2.0) - logd)
-
-
-def _gdp_epsilon(mu, delta):
-    """Vectorized inverse of δ_μ: smallest ε with log δ_μ(ε) ≤ log δ (mu > 0 finite, 0 < δ)."""
-    mu, delta = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(delta, dtype=np.float64))
-    shape = mu.shape
-    m = mu.ravel().copy()
-    d = delta.ravel().copy()
-    out = np.zeros_like(m)
-    with np.errstate(divide="ignore"):
-        target = np.log(d)
-    # aim slightly below log δ so that exp(log δ_μ(ε)) ≤ δ also holds after rounding of exp
-    target = target - 4.0 * np.spacing(np.abs(target)) - 4e-16
-    ok = (m > 0) & np.isfinite(m) & (d > 0)
-    out[(d == 0) & (m > 0)] = np.inf
-    out[np.isinf(m)] = np.inf
-    if ok.any():
-        mm, tt = m[ok], target[ok]
-        at0 = _gdp_log_delta(mm, 0.0)
-        need = tt < at0
-        res = np.zeros_like(mm)
-        if need.any():
-            mu_, t_ = mm[need], tt[need]
-            # upper bracket: δ_μ(ε) ≤ Φ(μ/2 − ε/μ), so Φ(μ/2 − ε/μ) = δ gives δ_μ(ε) ≤ δ
-            with np.errstate(over="ignore"):  # huge μ: the bracket is inf, Newton bisects
-                hi = mu_ * (mu_ / 2.0 - special.ndtri(np.exp(t_)))
-                hi = np.where(np.isfinite(hi), hi, mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_))
-            hi = hi * (1.0 + 1e-12) + 1e-300
-            lo = np.zeros_like(hi)
-            x = hi.copy()
-            # log δ_μ is concave in ε (Prékopa: (1 − e^{ε−ℓ})₊ and the Gaussian density are
-            # log-concave), so Newton from the right stays to the right of the root.
-            for _ in range(60):
-                f = _gdp_log_delta(mu_, x)
-                good = f <= t_
-                hi = np.where(good, np.minimum(hi, x), hi)
-                lo = np.where(good, lo, np.maximum(lo, x))
-                g = _gdp_dlogdelta(mu_, x, f)
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    # g underflowing to 0 or f = −inf: a non-finite step, bisect instead
-                    step = (f - t_) / g
-                    nx = x - step
-                nx = np.where(np.isfinite(nx), np.clip(nx, lo, hi), 0.5 * (lo + hi))
-                with np.errstate(invalid="ignore"):  # huge μ: x = nx = inf (the answer)
-                    close = np.all(np.abs(nx - x) <= 1e-13 * np.maximum(x, 1e-6))
-                if close:
-                    x = nx
-                    break
-                x = nx
-            # the returned value is checked: δ_μ(ε) ≤ δ holds at it (safe side)
-            cand = x * (1.0 + 1e-13) + 1e-300
-            fc = _gdp_log_delta(mu_, cand)
-            res_need = np.where(fc <= t_, np.minimum(cand, hi), hi)
-            res[need] = res_need
-        out[ok] = res
-    return out.reshape(shape)
 
 
 def gdp_epsilon(mu, delta):
@@ -340,7 +257,7 @@ def gdp_epsilon(mu, delta):
     """
     m = check_nonneg(mu, "mu")
     d = check_delta(delta, "delta")
-    return scalar_out(_gdp_epsilon(m, d))
+    return scalar_out(gdp_epsilon_core(m, d))
 
 
 def pure_to_gdp(eps):
@@ -368,44 +285,6 @@ def pure_to_gdp(eps):
 # ------------------------------------------------------------------------------------------------
 # (ε, δ) partial order and trade-off functions
 # ------------------------------------------------------------------------------------------------
-def _implied_linear(eps0, delta0, eps):
-    """δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) in linear space, rounded up by 4 ulps."""
-    eps0, delta0, eps = np.broadcast_arrays(eps0, delta0, eps)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # (e^{ε₀} − e^ε)/(1 + e^{ε₀}) = (1 − e^{ε−ε₀})/(1 + e^{−ε₀})
-        r = -np.expm1(np.minimum(eps - eps0, 0.0)) / (1.0 + np.exp(-eps0))
-        r = np.where(eps < eps0, r, 0.0)
-        r = np.where(np.isinf(eps0) & (eps < eps0), 1.0, r)
-        out = delta0 + (1.0 - delta0) * r
-    # δ₀ itself (ε ≥ ε₀) is exact: rounding it up would put δ(ε) above δ₀ for every ε
-    return np.clip(np.where(eps < eps0, _up(out), out), 0.0, 1.0)
-
-
-def _implied_log_delta(eps0, delta0, eps):
-    """log of :func:`implied_delta` (no validation; broadcast), nudged up so that exp() of it is
-    never below the linear value (relative 4 ulps of |log δ| plus 4e-16)."""
-    lin = _implied_linear(eps0, delta0, eps)
-    with np.errstate(divide="ignore"):
-        out = np.log(lin)
-    out = np.where(np.isfinite(out), out + 4.0 * np.spacing(np.abs(out)) + 4e-16, out)
-    return np.minimum(out, 0.0)
-
-
-def implied_delta(eps0, delta0, eps):
-    """The smallest δ such that (ε₀, δ₀)-DP implies (ε, δ)-DP:
-    δ = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (Liu et al. 2022, Theorem 2.1, exact partial order).
-
-    >>> round(implied_delta(1.0, 0.0, 0.0), 12)    # randomized response: tanh(1/2)
-    0.46211715726
-    >>> implied_delta(1.0, 1e-5, 2.0) >= 1e-5
-    True
-    """
-    e0 = check_nonneg(eps0, "eps0")
-    d0 = check_delta(delta0, "delta0")
-    e = check_nonneg(eps, "eps")
-    return scalar_out(_implied_linear(e0, d0, e))
-
-
 def tradeoff_approx(eps, delta, alpha):
     """Type II error β(α) of the trade-off function of (ε, δ)-DP:
     f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
@@ -450,69 +329,6 @@ def tradeoff_gdp(mu, alpha):
 # ------------------------------------------------------------------------------------------------
 # Profiles implied by other notions
 # ------------------------------------------------------------------------------------------------
-class ApproxDPProfile(PrivacyProfile):
-    """The privacy profile implied by (ε₀, δ₀)-DP alone (Liu et al. 2022, Theorem 2.1):
-    δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}); it is δ₀ for ε ≥ ε₀ (so ``eps_max`` = ε₀
-    only when δ₀ = 0). ``epsilon`` has the closed form ε(δ) = ε₀ + log(1 − (δ − δ₀)(1 + e^{−ε₀})
-    /(1 − δ₀)) for δ₀ ≤ δ < δ(0) (inf for δ < δ₀), rounded up by 4 ulps.
-
-    >>> p = ApproxDPProfile(1.0, 1e-6)
-    >>> round(p.delta(0.5), 9), round(p.delta(3.0), 15)
-    (0.287649849, 1e-06)
-    >>> p.epsilon(1e-7)
-    inf
-    """
-
-    def __init__(self, eps0, delta0=0.0):
-        e0 = check_nonneg(eps0, "eps0", allow_inf=False)
-        d0 = check_delta(delta0, "delta0")
-        if e0.ndim or d0.ndim:
-            raise ValueError(f"eps0 and delta0 must be scalars for a profile, got {eps0!r}, {delta0!r}")
-        self.eps0 = float(e0)
-        self.delta0 = float(d0)
-        self.eps_max = self.eps0 if self.delta0 == 0.0 else np.inf
-        self.name = f"({self.eps0:g}, {self.delta0:g})-DP"
-
-    def _log_delta(self, eps):
-        return _implied_log_delta(self.eps0, self.delta0, eps)
-
-    def delta(self, eps):
-        """δ(ε) from the linear closed form (rounded up by 4 ulps; exactly δ₀ for ε ≥ ε₀, which
-        exp(log δ) would not give), so that ``delta(epsilon(d)) <= d`` holds as computed."""
-        e = check_nonneg(eps, "eps")
-        return scalar_out(_implied_linear(self.eps0, self.delta0, e))
-
-    def _epsilon(self, delta):
-        d = np.asarray(delta, dtype=np.float64)
-        e0, d0 = self.eps0, self.delta0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = -(d - d0) * (1.0 + np.exp(-e0)) / (1.0 - d0)
-            out = e0 + np.log1p(np.maximum(x, -1.0))
-        out = np.maximum(_up(out), 0.0)
-        out = np.where(d >= d0, np.minimum(out, e0), np.inf)
-        out = np.where((d0 == 0) & (d == 0), e0, out)
-        # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling
-        # steps; δ(ε₀) = δ₀ ≤ d always holds)
-        return step_up_until_ok(
-            out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
-
-
-class PureDPProfile(ApproxDPProfile):
-    """The ε-DP profile, that of randomized response: δ(ε') = (e^ε − e^{ε'})₊/(1 + e^ε)
-    (Liu et al. 2022, Theorem 2.1 with δ₀ = 0; Kairouz, Oh & Viswanath 2015). ``eps_max`` = ε.
-
-    >>> p = PureDPProfile(1.0)
-    >>> round(p.delta(0.0), 12), p.delta(1.0)
-    (0.46211715726, 0.0)
-    """
-
-    def __init__(self, eps):
-        e = check_nonneg(eps, "eps", allow_inf=False)
-        super().__init__(e, 0.0)
-        self.eps = self.eps0
-        self.name = f"{self.eps:g}-DP"
-
-
 def _zcdp_best_t(rho, eps):
     """t = α − 1 for the order minimising the improved RDP→δ bound for ρ-zCDP at ε: the root of
     f'(α) = (2α − 1)ρ − ε + log(1 − 1/α) (f convex in α). Safeguarded Newton in s = log t on
@@ -823,30 +639,6 @@ _FAR_LOG_DELTA = -11500.0
 _FIT_SCALES = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.5])
 
 
-def _log_delta_source(obj):
-    """(vectorized log δ(ε), eps_max) from a PrivacyProfile, a mechanism with ``.profile``, or any
-    object with ``.log_delta``."""
-    if isinstance(obj, PrivacyProfile):
-        p = obj
-    elif isinstance(getattr(obj, "profile", None), PrivacyProfile):
-        p = obj.profile
-    elif callable(getattr(obj, "log_delta", None)):
-        p = obj
-    else:
-        raise ValueError(
-            f"profile must be a PrivacyProfile, have a .profile PrivacyProfile or a .log_delta "
-            f"method, got {obj!r}"
-        )
-    eps_max = float(getattr(p, "eps_max", np.inf))
-
-    def f(e):
-        e = np.asarray(e, dtype=np.float64)
-        out = np.minimum(np.asarray(p.log_delta(e), dtype=np.float64), 0.0)
-        return np.where(e >= eps_max, -np.inf, out)
-
-    return f, eps_max
-
-
 def _far_eps(f, target=_FAR_LOG_DELTA, cap=1e9):
     """Smallest-ish ε with f(ε) ≤ target by doubling then 80 bisection steps (inf if above cap)."""
     hi = 1.0
@@ -982,7 +774,7 @@ def gdp_measure(profile, tol: float = 1e-3):
     tiny = 1e-12
 
     def violated(mu, e, lda):
-        ldm = _gdp_log_delta(mu, e)
+        ldm = gdp_log_delta_core(mu, e)
         return lda > ldm + tiny * np.abs(ldm)
 
     # pointwise bracket on the grid
@@ -1015,7 +807,7 @@ def gdp_measure(profile, tol: float = 1e-3):
         status = "exhausted"
         n_eval = 0
         for _round in range(64):
-            ldm = _gdp_log_delta(mu_c, gr)
+            ldm = gdp_log_delta_core(mu_c, gr)
             fail = (ldm < ll + tiny * np.abs(ll)) & np.isfinite(ll)
             if not fail.any():
                 status = "certified"
@@ -1046,7 +838,3 @@ def gdp_measure(profile, tol: float = 1e-3):
         lo = mu_c
     raise RuntimeError(f"gdp_measure did not converge for {profile!r}")
 
-
-# attack risk (the f-DP view: TPR at a given FPR, advantage, posterior belief), defined in
-# dpexplore.risk, which imports this module lazily (inside its functions): no import cycle
-from .risk import advantage, posterior_bound, tpr_at_fpr  # noqa: E402

@@ -263,7 +263,7 @@ def _tails(mech, x):
     """log P(L > x), log P(L ≤ x), log Q(L > x), log Q(L ≤ x) for the loss grid ``x``.
 
     A loss model that is not an additive-noise mechanism (one direction of a subsampled
-    mechanism, :mod:`dpexplore.subsampling`) provides these itself as ``_loss_tails``."""
+    mechanism, :mod:`dpexplore.mechanisms.subsampled`) provides these itself as ``_loss_tails``."""
     x = np.asarray(x, dtype=np.float64)
     if hasattr(mech, "_loss_tails"):
         return mech._loss_tails(x)
@@ -319,10 +319,10 @@ def _loss_range(mech):
 
 
 def _check_mechanism(mechanism):
-    """An additive-noise mechanism with scalar parameters (hashable, for the caches)."""
-    from .mechanisms import AdditiveNoiseMechanism  # local import: no import cycle
-
-    if not (isinstance(mechanism, AdditiveNoiseMechanism) or hasattr(mechanism, "_loss_tails")):
+    """An additive-noise mechanism with scalar parameters (hashable, for the caches), or a loss
+    model (one with ``_loss_tails``). Checked by interface, not by class: this module imports no
+    mechanism (the subsampled mechanisms import it)."""
+    if not (callable(getattr(mechanism, "loss_inverse", None)) or hasattr(mechanism, "_loss_tails")):
         raise ValueError(f"mechanism must be an additive-noise mechanism of dpexplore.mechanisms, "
                          f"got {mechanism!r}")
     try:
@@ -807,7 +807,7 @@ def composed_pld_series(mechanism, ks, *, grid_size: int | None = None) -> list:
 def composed_pld_many(items, *, grid_size: int | None = None) -> DiscretePLD:
     """The discrete PLD of a mixed composition: ``items`` is a sequence of (mechanism, k) pairs,
     k runs of each (additive-noise mechanisms, or one direction of a subsampled mechanism from
-    :mod:`dpexplore.subsampling`). The privacy loss of a composition is the sum of the
+    :mod:`dpexplore.mechanisms.subsampled`). The privacy loss of a composition is the sum of the
     independent losses, so its distribution is the convolution of all of them (Koskela, Jälkö &
     Honkela 2020, Algorithm 1, with the connect-the-dots discretization of Doroshenko et al. 2022,
     Theorem 3.3): its δ is never below the true δ, and ε̂(δ) ≤ ε(δ) + (Σk_i)·h for the final

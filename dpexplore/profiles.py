@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import gaussian_log_delta
+from ._numerics import gaussian_log_delta, gdp_epsilon_core, round_up_ulps, step_up_until_ok
 from ._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
 
 __all__ = ["PrivacyProfile", "FunctionProfile", "GaussianDPProfile"]
@@ -165,8 +165,132 @@ class GaussianDPProfile(PrivacyProfile):
         return gaussian_log_delta(self.mu, eps)
 
     def _epsilon(self, delta):
-        # the safeguarded Newton inverse of conversions.gdp_epsilon (checked safe side),
-        # ~50x faster than the generic bisection; imported here to avoid an import cycle
-        from .conversions import gdp_epsilon
+        # the safeguarded Newton inverse behind conversions.gdp_epsilon (checked safe side),
+        # ~50x faster than the generic bisection
+        return gdp_epsilon_core(self.mu, np.asarray(delta, dtype=np.float64))
 
-        return np.asarray(gdp_epsilon(self.mu, delta), dtype=np.float64)
+
+# -- (ε, δ)-DP: the exact partial order and its profiles (re-exported by dpexplore.conversions) --
+def _implied_linear(eps0, delta0, eps):
+    """δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) in linear space, rounded up by 4 ulps."""
+    eps0, delta0, eps = np.broadcast_arrays(eps0, delta0, eps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # (e^{ε₀} − e^ε)/(1 + e^{ε₀}) = (1 − e^{ε−ε₀})/(1 + e^{−ε₀})
+        r = -np.expm1(np.minimum(eps - eps0, 0.0)) / (1.0 + np.exp(-eps0))
+        r = np.where(eps < eps0, r, 0.0)
+        r = np.where(np.isinf(eps0) & (eps < eps0), 1.0, r)
+        out = delta0 + (1.0 - delta0) * r
+    # δ₀ itself (ε ≥ ε₀) is exact: rounding it up would put δ(ε) above δ₀ for every ε
+    return np.clip(np.where(eps < eps0, round_up_ulps(out), out), 0.0, 1.0)
+
+
+def _implied_log_delta(eps0, delta0, eps):
+    """log of :func:`implied_delta` (no validation; broadcast), nudged up so that exp() of it is
+    never below the linear value (relative 4 ulps of |log δ| plus 4e-16)."""
+    lin = _implied_linear(eps0, delta0, eps)
+    with np.errstate(divide="ignore"):
+        out = np.log(lin)
+    out = np.where(np.isfinite(out), out + 4.0 * np.spacing(np.abs(out)) + 4e-16, out)
+    return np.minimum(out, 0.0)
+
+
+def implied_delta(eps0, delta0, eps):
+    """The smallest δ such that (ε₀, δ₀)-DP implies (ε, δ)-DP:
+    δ = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (Liu et al. 2022, Theorem 2.1, exact partial order).
+
+    >>> round(implied_delta(1.0, 0.0, 0.0), 12)    # randomized response: tanh(1/2)
+    0.46211715726
+    >>> implied_delta(1.0, 1e-5, 2.0) >= 1e-5
+    True
+    """
+    e0 = check_nonneg(eps0, "eps0")
+    d0 = check_delta(delta0, "delta0")
+    e = check_nonneg(eps, "eps")
+    return scalar_out(_implied_linear(e0, d0, e))
+
+
+class ApproxDPProfile(PrivacyProfile):
+    """The privacy profile implied by (ε₀, δ₀)-DP alone (Liu et al. 2022, Theorem 2.1):
+    δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}); it is δ₀ for ε ≥ ε₀ (so ``eps_max`` = ε₀
+    only when δ₀ = 0). ``epsilon`` has the closed form ε(δ) = ε₀ + log(1 − (δ − δ₀)(1 + e^{−ε₀})
+    /(1 − δ₀)) for δ₀ ≤ δ < δ(0) (inf for δ < δ₀), rounded up by 4 ulps.
+
+    >>> p = ApproxDPProfile(1.0, 1e-6)
+    >>> round(p.delta(0.5), 9), round(p.delta(3.0), 15)
+    (0.287649849, 1e-06)
+    >>> p.epsilon(1e-7)
+    inf
+    """
+
+    def __init__(self, eps0, delta0=0.0):
+        e0 = check_nonneg(eps0, "eps0", allow_inf=False)
+        d0 = check_delta(delta0, "delta0")
+        if e0.ndim or d0.ndim:
+            raise ValueError(f"eps0 and delta0 must be scalars for a profile, got {eps0!r}, {delta0!r}")
+        self.eps0 = float(e0)
+        self.delta0 = float(d0)
+        self.eps_max = self.eps0 if self.delta0 == 0.0 else np.inf
+        self.name = f"({self.eps0:g}, {self.delta0:g})-DP"
+
+    def _log_delta(self, eps):
+        return _implied_log_delta(self.eps0, self.delta0, eps)
+
+    def delta(self, eps):
+        """δ(ε) from the linear closed form (rounded up by 4 ulps; exactly δ₀ for ε ≥ ε₀, which
+        exp(log δ) would not give), so that ``delta(epsilon(d)) <= d`` holds as computed."""
+        e = check_nonneg(eps, "eps")
+        return scalar_out(_implied_linear(self.eps0, self.delta0, e))
+
+    def _epsilon(self, delta):
+        d = np.asarray(delta, dtype=np.float64)
+        e0, d0 = self.eps0, self.delta0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = -(d - d0) * (1.0 + np.exp(-e0)) / (1.0 - d0)
+            out = e0 + np.log1p(np.maximum(x, -1.0))
+        out = np.maximum(round_up_ulps(out), 0.0)
+        out = np.where(d >= d0, np.minimum(out, e0), np.inf)
+        out = np.where((d0 == 0) & (d == 0), e0, out)
+        # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling
+        # steps; δ(ε₀) = δ₀ ≤ d always holds)
+        return step_up_until_ok(
+            out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
+
+
+class PureDPProfile(ApproxDPProfile):
+    """The ε-DP profile, that of randomized response: δ(ε') = (e^ε − e^{ε'})₊/(1 + e^ε)
+    (Liu et al. 2022, Theorem 2.1 with δ₀ = 0; Kairouz, Oh & Viswanath 2015). ``eps_max`` = ε.
+
+    >>> p = PureDPProfile(1.0)
+    >>> round(p.delta(0.0), 12), p.delta(1.0)
+    (0.46211715726, 0.0)
+    """
+
+    def __init__(self, eps):
+        e = check_nonneg(eps, "eps", allow_inf=False)
+        super().__init__(e, 0.0)
+        self.eps = self.eps0
+        self.name = f"{self.eps:g}-DP"
+
+
+def _log_delta_source(obj):
+    """(vectorized log δ(ε), eps_max) from a PrivacyProfile, a mechanism with ``.profile``, or any
+    object with ``.log_delta``."""
+    if isinstance(obj, PrivacyProfile):
+        p = obj
+    elif isinstance(getattr(obj, "profile", None), PrivacyProfile):
+        p = obj.profile
+    elif callable(getattr(obj, "log_delta", None)):
+        p = obj
+    else:
+        raise ValueError(
+            f"profile must be a PrivacyProfile, have a .profile PrivacyProfile or a .log_delta "
+            f"method, got {obj!r}"
+        )
+    eps_max = float(getattr(p, "eps_max", np.inf))
+
+    def f(e):
+        e = np.asarray(e, dtype=np.float64)
+        out = np.minimum(np.asarray(p.log_delta(e), dtype=np.float64), 0.0)
+        return np.where(e >= eps_max, -np.inf, out)
+
+    return f, eps_max

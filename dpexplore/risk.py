@@ -36,7 +36,7 @@ import numpy as np
 from scipy import special
 
 from ._validation import _show, as_array, check_probability, scalar_out
-from .profiles import GaussianDPProfile, PrivacyProfile
+from .profiles import ApproxDPProfile, GaussianDPProfile, PrivacyProfile, _log_delta_source, implied_delta
 
 __all__ = ["tpr_at_fpr", "advantage", "posterior_bound"]
 
@@ -89,8 +89,6 @@ def _classify(obj):
     """('gdp', μ) | ('approx', ε₀, δ₀) for closed forms, else ('generic', log δ function, eps_max).
 
     Raises ValueError naming ``profile`` if ``obj`` has no profile at all."""
-    from .conversions import ApproxDPProfile, _log_delta_source  # lazy: conversions imports us
-
     p = _profile_of(obj)
     if isinstance(p, GaussianDPProfile):
         return ("gdp", p.mu)
@@ -411,8 +409,6 @@ def advantage(profile):
     if kind[0] == "gdp":
         out = _up(special.erf(kind[1] / (2.0 * np.sqrt(2.0))), _CLOSED_REL)
     elif kind[0] == "approx":
-        from .conversions import implied_delta
-
         out = implied_delta(kind[1], kind[2], 0.0)
     else:
         f, eps_max = kind[1], kind[2]

@@ -1,4 +1,4 @@
-"""Tests for dpexplore.discrete (the discrete Laplace and discrete Gaussian mechanisms).
+"""Tests for dpexplore.mechanisms.discrete (the discrete Laplace and discrete Gaussian mechanisms).
 
 Layers: δ(ε) against brute-force enumeration in mpmath (40 digits) over a wide integer range plus
 an analytic bound of the rest, down to log δ ≈ −45000; a hypothesis property that δ is never below
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpexplore import mechanisms
-from dpexplore.discrete import DiscreteGaussian, DiscreteLaplace
+from dpexplore.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
 from dpexplore.profiles import PrivacyProfile
 
 mp.mp.dps = 40
@@ -172,7 +172,7 @@ def test_discrete_gaussian_large_sigma_paths_match_enumeration():
 def test_euler_maclaurin_path_matches_the_exact_window(monkeypatch):
     """σ = 1000–5000: the Euler–Maclaurin evaluation (used where the window of terms would exceed
     2¹²) against the exact windowed sum forced on: at most 1e-12 above it, never below."""
-    import dpexplore.discrete as dmod
+    import dpexplore.mechanisms.discrete as dmod
 
     cases = [(s, d, z) for s in (1000.0, 5000.0) for d in (1, 3) for z in (0.0, 0.3, 1.0, 2.5, 5.0)]
     fast = [DiscreteGaussian(s, d).log_delta(z * d / s) for s, d, z in cases]
@@ -592,7 +592,7 @@ def test_frozen_hashable_and_profile():
 
 
 def test_reexported_from_mechanisms():
-    from dpexplore import discrete
+    from dpexplore.mechanisms import discrete
 
     assert mechanisms.DiscreteLaplace is discrete.DiscreteLaplace
     assert mechanisms.DiscreteGaussian is discrete.DiscreteGaussian
@@ -600,9 +600,10 @@ def test_reexported_from_mechanisms():
 
 
 def test_module_imports_light():
-    """dpexplore.discrete imports neither dpexplore.mechanisms nor scipy.stats at import time."""
-    code = ("import sys, dpexplore.discrete\n"
-            "print('dpexplore.mechanisms' in sys.modules, 'scipy.stats' in sys.modules)")
+    """dpexplore.mechanisms (with its discrete module) does not import scipy.stats or the PLD
+    machinery at import time."""
+    code = ("import sys, dpexplore.mechanisms.discrete\n"
+            "print('scipy.stats' in sys.modules, 'dpexplore.pld' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          timeout=120).stdout.split()
     assert out == ["False", "False"]

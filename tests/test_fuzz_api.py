@@ -732,9 +732,9 @@ def _compose(data):
     check_profile_queries(p, data)
 
 
-@fuzz("mechanisms.subsample", "mechanisms.PoissonSubsampled", "subsampling.FixedSubsampled")
+@fuzz("mechanisms.subsample", "mechanisms.PoissonSubsampled", "mechanisms.FixedSubsampled")
 def _subsample(data):
-    from dpexplore.subsampling import FixedSubsampled
+    from dpexplore.mechanisms.subsampled import FixedSubsampled
 
     base = data.draw(st.one_of(st.sampled_from([mechanisms.Gaussian(1.0), mechanisms.Laplace(1.0),
                                                 mechanisms.Gaussian(5.0)]), junk,

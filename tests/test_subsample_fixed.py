@@ -1,5 +1,5 @@
 """Tests for sampling without replacement (fixed-size batches) under the substitution relation:
-``subsample(mechanism, q, sampling="fixed")`` / :class:`dpexplore.subsampling.FixedSubsampled`.
+``subsample(mechanism, q, sampling="fixed")`` / :class:`dpexplore.mechanisms.subsampled.FixedSubsampled`.
 
 Layers: RDP against dp_accounting's ``RdpAccountant(neighboring_relation=REPLACE_ONE)`` with
 ``SampledWithoutReplacementDpEvent`` (1e-9 relative at integer and fractional orders), and against
@@ -25,7 +25,7 @@ from scipy import special
 from dpexplore import composition as C
 from dpexplore.conversions import rdp_to_approx
 from dpexplore.mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, subsample
-from dpexplore.subsampling import SAMPLINGS, FixedSubsampled, PoissonSubsampled
+from dpexplore.mechanisms.subsampled import SAMPLINGS, FixedSubsampled, PoissonSubsampled
 
 dpa = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as dpa_pld  # noqa: E402

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dpexplore import composition as C
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse, subsample
-from dpexplore.subsampling import PoissonSubsampled
+from dpexplore.mechanisms.subsampled import PoissonSubsampled
 
 dpa = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import privacy_loss_distribution as dpa_pld  # noqa: E402

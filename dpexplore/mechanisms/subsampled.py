@@ -56,8 +56,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._validation import as_array, check_alpha, check_delta, check_nonneg, scalar_out
-from .profiles import PrivacyProfile
+from .._validation import as_array, check_alpha, check_delta, check_nonneg, scalar_out
+from ..profiles import PrivacyProfile
 
 __all__ = ["PoissonSubsampled", "FixedSubsampled", "subsample", "MaxProfile", "SAMPLINGS"]
 
@@ -76,7 +76,7 @@ def _check_rate(q):
 
 
 def _check_base(mechanism):
-    from .mechanisms import AdditiveNoiseMechanism  # local import: mechanisms imports this module
+    from .additive import AdditiveNoiseMechanism
 
     if not isinstance(mechanism, AdditiveNoiseMechanism):
         raise ValueError(f"mechanism must be an additive-noise mechanism (Gaussian, Laplace, Logistic, "
@@ -248,10 +248,15 @@ class PoissonSubsampled:
 
     @property
     def profile(self) -> PrivacyProfile:
-        """The tight profile (see the class docstring); computed once and cached."""
-        from .composition import compose
+        """The tight profile (see the class docstring): the worse of the two directions' PLD
+        profiles, as :func:`dpexplore.composition.compose` (self, 1) gives it (the PLDs are
+        cached by :mod:`dpexplore.pld`)."""
+        from .. import pld as _pld   # imported when first used (scipy.signal)
 
-        return compose(self, 1)
+        label = f"1×{self._label()}"
+        profiles = [_pld.PLDProfile(_pld.composed_pld_many([(d, 1)]), name=f"{label} ({name})")
+                    for d, name in zip(self._directions(), ("remove", "add"))]
+        return MaxProfile(profiles, name=label)
 
     def log_delta(self, eps):
         """log δ(ε) of the subsampled mechanism (PLD, never below the truth)."""
@@ -284,7 +289,7 @@ class PoissonSubsampled:
         >>> round(float(subsample(Gaussian(2.0), 1.0).rdp(3.0)), 12)     # q = 1: α/(2σ²)
         0.375
         """
-        from .mechanisms import Gaussian
+        from .additive import Gaussian
 
         if not isinstance(self.mechanism, Gaussian):
             raise NotImplementedError(f"subsampled Renyi DP is implemented for a Gaussian base only, "
@@ -467,7 +472,7 @@ class FixedSubsampled(PoissonSubsampled):
         >>> round(float(subsample(Gaussian(2.0), 1.0, sampling="fixed").rdp(3.0)), 12)   # q = 1
         0.375
         """
-        from .mechanisms import Gaussian
+        from .additive import Gaussian
 
         if not isinstance(self.mechanism, Gaussian):
             raise NotImplementedError(f"Renyi DP of sampling without replacement is implemented for a "

@@ -41,8 +41,8 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
-from ._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
-from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
+from .._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
+from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian"]
 
@@ -174,7 +174,7 @@ class _DiscreteMechanism:
         >>> DiscreteLaplace(1.0, 3).profile.epsilon(0.0)
         3.0
         """
-        from .mechanisms import MechanismProfile  # local import: mechanisms imports this module
+        from ._base import MechanismProfile
 
         return MechanismProfile(self)
 
@@ -313,7 +313,7 @@ class _DiscreteMechanism:
         >>> DiscreteGaussian(3.0).sample(4, rng=0).dtype
         dtype('int64')
         """
-        from .mechanisms import _rng, _size  # local import: mechanisms imports this module
+        from ._base import _rng, _size
 
         size = _size(size)
         gen = _rng(rng)
@@ -1128,7 +1128,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         (f⁽ⁿ⁾(y) = (−1)ⁿ Heₙ(y/σ) f(y)/σⁿ, the cancelling differences Heₙ(u) − Heₙ(u − μ) expanded)
         and ∫|f⁽⁶⁾| = |f⁽⁵⁾(m)| beyond the last root of He₆, else ≤ √(2π)·√720/σ⁵. Everything is
         relative to f(m)."""
-        from .mechanisms import Gaussian  # local import: mechanisms imports this module
+        from .additive import Gaussian
 
         s, dd, kap = self.sigma, float(self.sensitivity), self._kappa
         u = m / s
@@ -1179,7 +1179,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         a(y) = P̃(y)(1 − e^{−κ(x − y)}) are unimodal on y ≤ x, so their sum over the integers
         exceeds ∫_{−∞}^{x} a ≤ √(2π)σ δ_N(ε)/Z by at most max a ≤ max P̃(y)·min(1, κ(x − y))
         (closed form: y = min(0, x − 1/κ) or y = (x − √(x² + 4σ²))/2)."""
-        from .mechanisms import Gaussian  # local import: mechanisms imports this module
+        from .additive import Gaussian
 
         e = np.asarray(eps, dtype=float)
         s, dd, kap = self.sigma, float(self.sensitivity), self._kappa
