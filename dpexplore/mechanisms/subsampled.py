@@ -321,6 +321,22 @@ class PoissonSubsampled:
 _MAX_INT_ORDER = 100_000
 
 
+def _logsumexp(a) -> float:
+    """log Σ e^{a_i}, as scipy.special.logsumexp for a 1-d array but without its per-call overhead
+    (~0.1 ms: hundreds of calls made one DP-SGD RDP curve take ~60 ms)."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.size == 0:
+        return -np.inf
+    k = int(np.argmax(a))
+    m = float(a[k])
+    if not np.isfinite(m):
+        return m
+    # m + log1p(Σ_{i≠k} e^{a_i − m}): full relative accuracy when the sum is tiny (as scipy)
+    w = np.exp(a - m)
+    w[k] = 0.0
+    return m + float(np.log1p(np.sum(w)))
+
+
 def _log_a_int(alpha: int, q: float, s2: float) -> float:
     """log A_α for an integer α ≥ 2 (Mironov, Talwar & Zhang 2019, Section 3.3), in log space."""
     if alpha > _MAX_INT_ORDER:
@@ -330,7 +346,7 @@ def _log_a_int(alpha: int, q: float, s2: float) -> float:
     j = np.arange(alpha + 1, dtype=np.float64)
     logc = special.gammaln(alpha + 1.0) - special.gammaln(j + 1.0) - special.gammaln(alpha - j + 1.0)
     terms = logc + (alpha - j) * np.log1p(-q) + j * np.log(q) + (j * j - j) / (2.0 * s2)
-    return float(special.logsumexp(terms))
+    return float(_logsumexp(terms))
 
 
 def _log_a_frac(alpha: float, q: float, s2: float) -> float:
@@ -359,8 +375,8 @@ def _log_a_frac(alpha: float, q: float, s2: float) -> float:
         first = top if first is None else first
         if i > alpha and top < first - 30.0:
             break
-    lp = special.logsumexp(pos)
-    ln = special.logsumexp(neg) if neg else -np.inf
+    lp = _logsumexp(pos)
+    ln = _logsumexp(neg) if neg else -np.inf
     if not ln < lp:
         return np.inf  # cannot happen for a valid order; inf keeps the bound safe
     # the signed sum cancels (A_α ≈ 1 near α = 1 while single terms are ~1): raise it by
@@ -594,8 +610,8 @@ def _log_moments(s2: float) -> np.ndarray:
         k = np.arange(n + 1, dtype=np.float64)
         lt = (special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0)
               + k * (k - 1.0) / (2.0 * s2))
-        lp = special.logsumexp(lt[0::2])      # n even: the terms with even k are positive
-        ln = special.logsumexp(lt[1::2])
+        lp = _logsumexp(lt[0::2])      # n even: the terms with even k are positive
+        ln = _logsumexp(lt[1::2])
         r = np.exp(ln - lp)
         direct[i] = lp + np.log1p(-r) if r < 1.0 else -np.inf
         ratio[i] = np.logaddexp(lp, ln) - direct[i]
@@ -634,7 +650,7 @@ def _log_a_wor_int(alpha: int, q: float, s2: float) -> float:
     # error (and the log-binomials by theirs), so that the sum stays above the exact bound
     terms = terms + logc_err + 8 * np.finfo(float).eps * (np.abs(logc) + np.abs(j * np.log(q))
                                                   + np.abs(np.where(np.isfinite(t), t, 0.0)) + 1.0)
-    return float(np.logaddexp(0.0, special.logsumexp(terms)))
+    return float(np.logaddexp(0.0, _logsumexp(terms)))
 
 
 @functools.lru_cache(maxsize=32)
