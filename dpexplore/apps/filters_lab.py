@@ -69,6 +69,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ._checks import check_numbers, check_whole
 
 __all__ = [
     "FiltersLabSpec", "FiltersLabResult", "SessionResult", "compute_filters_lab", "renyi_order",
@@ -162,17 +163,10 @@ class FiltersLabResult:
 
 
 def _check_spec(spec: FiltersLabSpec) -> None:
-    for name, (lo, hi) in (("eps", EPS_RANGE), ("delta", DELTA_RANGE), ("rel_error", REL_RANGE),
-                           ("share", SHARE_RANGE)):
-        v = getattr(spec, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {name} = {v!r}")
-        if not lo * (1 - 1e-12) <= v <= hi * (1 + 1e-12):
-            raise ValueError(f"{name} = {v:g} is outside this lab's range [{lo:g}, {hi:g}]")
+    check_numbers(spec, (("eps", EPS_RANGE), ("delta", DELTA_RANGE), ("rel_error", REL_RANGE),
+                         ("share", SHARE_RANGE)), rel_tol=1e-12)
     for name, (lo, hi) in (("queries", QUERIES_RANGE), ("seed", SEED_RANGE), ("parts", PARTS_RANGE)):
-        v = getattr(spec, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {name} = {v!r}")
+        check_whole(spec, name, lo, hi, sep="")
     if spec.mode not in MODES:
         raise ValueError(f"mode must be one of {list(MODES)}, got mode = {spec.mode!r}")
 

@@ -51,6 +51,7 @@ from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, li
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from .adaptive_lab import Memo, StagedController
+from ._checks import check_numbers, check_whole
 
 __all__ = [
     "GroupPrivacySpec", "GroupPrivacyResult", "compute_group_privacy_lab", "curve_counts",
@@ -132,23 +133,14 @@ class GroupPrivacyResult:
 
 
 def _check_spec(spec: GroupPrivacySpec) -> None:
-    for name, (lo, hi) in (("sigma2", SIGMA2_RANGE), ("r", R_RANGE)):
-        v = getattr(spec, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {name} = {v!r}")
-        if not lo * (1 - 1e-12) <= v <= hi * (1 + 1e-12):
-            raise ValueError(f"{name} = {v:g} is outside this lab's range [{lo:g}, {hi:g}]")
-    for name, (lo, hi) in (("count", COUNT_RANGE), ("max_count", MAX_COUNT_RANGE)):
-        v = getattr(spec, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{name} must be a whole number in [{lo:,}, {hi:,}], got {name} = {v!r}")
+    check_numbers(spec, (("sigma2", SIGMA2_RANGE), ("r", R_RANGE)), rel_tol=1e-12)
+    check_whole(spec, "count", *COUNT_RANGE)
+    check_whole(spec, "max_count", *MAX_COUNT_RANGE)
     a = spec.alpha_max
     if isinstance(a, bool) or not isinstance(a, (int, float)) or a not in ALPHA_MAX_CHOICES:
         raise ValueError(f"alpha_max must be one of {', '.join(map(str, ALPHA_MAX_CHOICES))}, "
                          f"got alpha_max = {a!r}")
-    s = spec.seed
-    if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s <= _SEED_MAX:
-        raise ValueError(f"seed must be a whole number in [0, {_SEED_MAX}], got seed = {s!r}")
+    check_whole(spec, "seed", 0, _SEED_MAX, sep="")
 
 
 def curve_counts(max_count: int) -> np.ndarray:

@@ -60,6 +60,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ._checks import check_numbers, check_whole
 
 __all__ = [
     "MeanEstimationSpec", "MeanEstimationResult", "compute_mean_estimation_lab", "dataset",
@@ -141,19 +142,10 @@ class MeanEstimationResult:
 
 
 def _check_spec(spec: MeanEstimationSpec) -> None:
-    for name, (lo, hi) in (("kappa", KAPPA_RANGE), ("angle", ANGLE_RANGE), ("eps", EPS_RANGE),
-                           ("delta", DELTA_RANGE)):
-        v = getattr(spec, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {name} = {v!r}")
-        if not lo <= v <= hi:
-            raise ValueError(f"{name} = {v:g} is outside this lab's range [{lo:g}, {hi:g}]")
-    n = spec.n
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not N_RANGE[0] <= n <= N_RANGE[1]:
-        raise ValueError(f"n must be a whole number of samples in [{N_RANGE[0]}, {N_RANGE[1]:,}], got n = {n!r}")
-    s = spec.seed
-    if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s <= _SEED_MAX:
-        raise ValueError(f"seed must be a whole number in [0, {_SEED_MAX}], got seed = {s!r}")
+    check_numbers(spec, (("kappa", KAPPA_RANGE), ("angle", ANGLE_RANGE), ("eps", EPS_RANGE),
+                         ("delta", DELTA_RANGE)))
+    check_whole(spec, "n", *N_RANGE, what="of samples")
+    check_whole(spec, "seed", 0, _SEED_MAX, sep="")
 
 
 # ------------------------------------------------------------------------------------------------
