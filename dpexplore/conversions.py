@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._numerics import gaussian_log_delta, pure_rdp_exact, step_up_until_ok
-from ._numerics import ULPS as _ULPS, gdp_epsilon_core, gdp_log_delta_core  # noqa: F401
-from ._numerics import round_down_ulps as _down, round_up_ulps as _up  # noqa: F401
+from ._numerics import gdp_epsilon_core, gdp_log_delta_core, pure_rdp_exact
+from ._numerics import round_down_ulps as _down, round_up_ulps as _up
 from ._validation import (
     check_alpha,
     check_delta,
@@ -28,7 +27,7 @@ from ._validation import (
     scalar_out,
 )
 from .profiles import (ApproxDPProfile, GaussianDPProfile, PrivacyProfile, PureDPProfile,  # noqa: F401
-                       _implied_linear, _implied_log_delta, _log_delta_source, implied_delta)
+                       _log_delta_source, implied_delta)
 from .risk import advantage, posterior_bound, tpr_at_fpr  # noqa: F401  (re-exported)
 
 __all__ = [

@@ -583,8 +583,6 @@ def _coarsen(part):
 #: (far below any ε of interest), and λ = 3 lifts the thin upper tail of a subsampled
 #: mechanism's first products (λ = 1 let round-off pad them to twice their true width)
 _TILT_MAX = 3.0
-#: zero padding of every FFT product beyond its support (the values there are exactly 0)
-_GUARD = 64
 
 
 def _tilt_for(a, b) -> float:
@@ -638,7 +636,7 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL):
     h, oa, pa, ia, ea = a
     _, ob, pb, ib, eb = b
     size = pa.size + pb.size - 1
-    n = sp_fft.next_fast_len(size + _GUARD, real=True)
+    n = sp_fft.next_fast_len(size, real=True)
     same = pa is pb and oa == ob   # a square (repeated squaring): one forward FFT
     lam = _tilt_for(a, b)
     ta, ma = _tilted(pa, oa, h, lam)

@@ -11,7 +11,7 @@ import numpy as np
 from scipy import special
 
 from .._numerics import LOG_HALF, expm1mx, gaussian_log_delta, log1mexp, log_subtract
-from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive, scalar_out
+from .._validation import as_array, check_alpha, check_positive, scalar_out
 from ._base import (_BISECT_STEPS, _MAX_DOUBLINGS, _ROUND_DOWN, _SHAPE_MAX, _store,
     _check_sensitivity, _check_ratio, _rng, _size, _validate_calibration, _within, _Mechanism)
 
