@@ -1,4 +1,5 @@
-"""Load benchmark of ``dpexplore serve``: many concurrent dashboard sessions (issue 5).
+"""Load benchmark of ``dpexplore serve`` and of the JupyterHub set-up: many concurrent dashboard
+sessions (issues 5 and 11).
 
 Starts ``dpexplore serve`` on 127.0.0.1 (own process group, a temporary ``--root`` holding only the
 benchmarked notebook, short culling) and runs N concurrent sessions, each as a client that speaks
@@ -23,7 +24,31 @@ RSS/USS per kernel while all sessions are open, and the kernel count after all s
 culling ran (goal: the pool size).
 
     python benchmarks/bench_load.py --sessions 10 30 --seconds 30 [--app rdp_explorer.ipynb]
-        [--pool-size 1] [--json benchmarks/results/bench_load.json]
+        [--pool-size 1] [--max-kernels N] [--json benchmarks/results/bench_load.json]
+
+**Hub mode** (``--hub N [N ...]``, instead of ``--sessions``): starts JupyterHub with
+``deploy/jupyterhub_config.py`` the way ``tests/browser/test_hub.py`` does (``.venv/bin/jupyterhub``,
+installed by ``make hub-setup``; free ports through the ``DPEXPLORE_HUB_*`` / ``DPEXPLORE_CHP_*``
+variables, a temporary state folder, own process group, stopped with everything it started at
+the end) and runs N students concurrently, each with its own cookie jar:
+
+1. logs in at ``/hub/login`` (dummy authenticator: form post with the page's ``_xsrf``), which
+   starts their single-user server, and polls ``/hub/api/user`` (cookie + ``X-XSRFToken``, as
+   the spawn-pending page's script would) until the server is ready: **spawn time**;
+2. runs the session above against ``/user/<name>/``: the page GET goes through the single-user
+   server's OAuth round trip with the hub, and the kernel websocket
+   ``/user/<name>/api/kernels/<id>/channels`` goes through the hub's proxy with the cookies, the
+   hub's ``Origin`` and ``Sec-Fetch-Mode: websocket`` (what a browser sends).
+
+Reported besides the figures above: time to first plot also from the login's start, memory per
+student (RSS/USS of the single-user server's process tree: server + kernel; and of the kernel
+alone), the hub's own RSS (hub, proxy, culler), and how many single-user servers / kernels remain
+after the sessions ended and ``jupyterhub-idle-culler`` ran (goal: 0). The culler's timeout
+(``--hub-cull-timeout``, default 120 s) must outlast a student's whole session: a single-user
+server reports its activity to the hub only every 300 s, so a shorter timeout stops servers whose
+pages are still open. ::
+
+    python benchmarks/bench_load.py --hub 10 --seconds 20 [--hub-cull-timeout 120]
 """
 from __future__ import annotations
 
@@ -65,6 +90,22 @@ def pct(xs, q):
     return xs[k]
 
 
+def kernels_under(pid) -> list:
+    """The ipykernel processes below process ``pid``."""
+    out = []
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return out
+    for k in kids:
+        try:
+            if "ipykernel_launcher" in " ".join(k.cmdline()):
+                out.append(k)
+        except psutil.Error:
+            pass
+    return out
+
+
 class ServerProc:
     def __init__(self, root, port, cull_idle, cull_interval, pool_size, log, max_kernels=None):
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port),
@@ -89,18 +130,7 @@ class ServerProc:
         raise RuntimeError("server not ready")
 
     def kernels(self):
-        out = []
-        try:
-            kids = psutil.Process(self.proc.pid).children(recursive=True)
-        except psutil.NoSuchProcess:
-            return out
-        for k in kids:
-            try:
-                if "ipykernel_launcher" in " ".join(k.cmdline()):
-                    out.append(k)
-            except psutil.Error:
-                pass
-        return out
+        return kernels_under(self.proc.pid)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -130,21 +160,43 @@ async def _recv(ws, timeout):
             return json.loads(raw)
 
 
-async def session(idx, port, app, seconds, think, step_timeout, stats, hold: asyncio.Event):
+class Visitor:
+    """An anonymous visitor of ``dpexplore serve`` at ``base`` (``http://host:port/``): plain
+    GETs, no cookies. :class:`HubStudent` is the same through JupyterHub."""
+
+    def __init__(self, base: str):
+        self.base = base
+
+    async def page(self, url: str) -> str:
+        return await asyncio.to_thread(
+            lambda: urllib.request.urlopen(url, timeout=300).read().decode())
+
+    def ws_headers(self, ws_url: str) -> dict:
+        return {}
+
+
+def _record() -> dict:
+    return {"ok": False, "latencies": [], "first_plot": None, "moves": 0, "unanswered": 0,
+            "error": None, "messages_only": 0}
+
+
+async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats,
+                  hold: asyncio.Event, rec: dict | None = None):
+    """One dashboard session of ``client`` (steps 1-4 of the module docstring); its record is
+    appended to ``stats`` (or ``rec``, already there, is filled)."""
     import websockets
 
-    rec = {"ok": False, "latencies": [], "first_plot": None, "moves": 0, "unanswered": 0,
-           "error": None, "messages_only": 0}
-    stats.append(rec)
+    if rec is None:
+        rec = _record()
+        stats.append(rec)
     sid = uuid.uuid4().hex
-    t0 = time.perf_counter()
+    t0 = rec["t_page"] = time.perf_counter()
     try:
-        url = f"http://127.0.0.1:{port}/voila/render/{app}"
-        html = await asyncio.to_thread(
-            lambda: urllib.request.urlopen(url, timeout=300).read().decode())
+        html = await client.page(f"{client.base}voila/render/{app}")
         kid = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
-        ws_url = f"ws://127.0.0.1:{port}/api/kernels/{kid}/channels?session_id={sid}"
-        async with websockets.connect(ws_url, max_size=2**26, open_timeout=60) as ws:
+        ws_url = f"ws{client.base[4:]}api/kernels/{kid}/channels?session_id={sid}"
+        async with websockets.connect(ws_url, max_size=2**26, open_timeout=60,
+                                      additional_headers=client.ws_headers(ws_url)) as ws:
             control = uuid.uuid4().hex
             # the widget manager's control comm (ipywidgets 8: protocol version in the metadata)
             m_open = _msg("comm_open", {"comm_id": control, "target_name":
@@ -232,31 +284,55 @@ async def session(idx, port, app, seconds, think, step_timeout, stats, hold: asy
     return rec
 
 
-async def run_round(server, n, app, seconds, think, step_timeout):
-    stats = []
+async def run_round(n, start, measure, seconds):
+    """Runs ``start(i, stats, hold)`` for i < n concurrently. ``measure()`` (memory) is called
+    once while every session is open: after every first plot, plus ``seconds / 2``."""
+    stats, loads = [], []
     hold = asyncio.Event()
-    tasks = [asyncio.create_task(session(i, server.port, app, seconds, think, step_timeout, stats,
-                                         hold)) for i in range(n)]
-    # memory: sample kernel RSS/USS while the sessions are open
-    rss, uss = [], []
+
+    async def sample_load():  # the 1-minute load average every 5 s while the round runs
+        while True:
+            loads.append(os.getloadavg()[0])
+            await asyncio.sleep(5)
+
+    sampler = asyncio.create_task(sample_load())
+    tasks = [asyncio.create_task(start(i, stats, hold)) for i in range(n)]
     while not all(r.get("first_plot") or r.get("error") for r in stats) or len(stats) < n:
         await asyncio.sleep(0.5)
     await asyncio.sleep(max(1.0, seconds / 2))
-    for k in server.kernels():
+    mem = measure()
+    while not all(r.get("done") for r in stats):
+        await asyncio.sleep(0.5)
+    hold.set()
+    await asyncio.gather(*tasks)
+    sampler.cancel()
+    return stats, mem, loads
+
+
+def memory(procs) -> tuple[list, list]:
+    """RSS and USS [MiB] of each process."""
+    rss, uss = [], []
+    for k in procs:
         try:
             mi = k.memory_full_info()
             rss.append(mi.rss / 2**20)
             uss.append(mi.uss / 2**20)
         except psutil.Error:
             pass
-    while not all(r.get("done") for r in stats):
-        await asyncio.sleep(0.5)
-    hold.set()
-    await asyncio.gather(*tasks)
-    return stats, rss, uss
+    return rss, uss
 
 
-def summarize(n, stats, rss, uss, kernels_after, pool, wall):
+def quantiles(xs, scale=1.0) -> dict:
+    return {"p50": scale * pct(xs, 50), "p95": scale * pct(xs, 95),
+            "max": scale * max(xs) if xs else None}
+
+
+def spread(xs) -> dict:
+    return {"median": statistics.median(xs) if xs else None, "max": max(xs) if xs else None,
+            "n": len(xs)}
+
+
+def summarize(n, stats, wall, loads):
     lat = [x for r in stats for x in r["latencies"]]
     fp = [r["first_plot"] for r in stats if r["first_plot"] is not None]
     return {
@@ -268,16 +344,219 @@ def summarize(n, stats, rss, uss, kernels_after, pool, wall):
         "plot_updates": len(lat),
         "moves_without_redraw": sum(r["messages_only"] for r in stats),
         "unanswered": sum(r["unanswered"] for r in stats),
-        "latency_ms": {"p50": 1e3 * pct(lat, 50), "p95": 1e3 * pct(lat, 95),
-                       "max": 1e3 * max(lat) if lat else None},
-        "first_plot_s": {"p50": pct(fp, 50), "p95": pct(fp, 95), "max": max(fp) if fp else None},
-        "kernel_rss_mib": {"median": statistics.median(rss) if rss else None,
-                           "max": max(rss) if rss else None, "n": len(rss)},
-        "kernel_uss_mib": {"median": statistics.median(uss) if uss else None},
-        "kernels_after_cull": kernels_after,
-        "pool_size": pool,
+        "latency_ms": quantiles(lat, 1e3),
+        "first_plot_s": quantiles(fp),
         "wall_s": wall,
+        "loadavg_1min": {"min": min(loads), "max": max(loads)},
     }
+
+
+# --- through JupyterHub (--hub) ------------------------------------------------------------------
+
+class HubProc:
+    """JupyterHub with ``deploy/jupyterhub_config.py``, started as tests/browser/test_hub.py
+    starts it: free ports, its state in ``state``, the idle culler at ``cull_timeout`` s (checked
+    every ``cull_every`` s), own process group."""
+
+    def __init__(self, state: pathlib.Path, cull_timeout, cull_every):
+        self.state = state
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/"
+        env = dict(os.environ, DPEXPLORE_HUB_PORT=str(port),
+                   DPEXPLORE_HUB_API_PORT=str(free_port()),
+                   DPEXPLORE_CHP_API_PORT=str(free_port()), DPEXPLORE_HUB_DIR=str(state),
+                   DPEXPLORE_HUB_CULL_TIMEOUT=str(cull_timeout),
+                   DPEXPLORE_HUB_CULL_EVERY=str(cull_every))
+        env.pop("DPEXPLORE_HUB_PASSWORD", None)  # the students log in without one
+        exe = pathlib.Path(sys.executable).parent / "jupyterhub"
+        if not exe.exists():
+            raise SystemExit("jupyterhub is not installed: make hub-setup")
+        self.log_path = state / "hub.log"
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([str(exe), "-f", str(REPO / "deploy" / "jupyterhub_config.py")],
+                                     cwd=state, env=env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout=90):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                with urllib.request.urlopen(self.url + "hub/login", timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError(self.log_path.read_text(errors="replace")[-3000:])
+
+    def user_servers(self) -> dict:
+        """{user: process} of the running single-user servers (the hub's children)."""
+        out = {}
+        try:
+            kids = psutil.Process(self.proc.pid).children()
+        except psutil.NoSuchProcess:
+            return out
+        for p in kids:
+            try:
+                if "jupyterhub.singleuser" in " ".join(p.cmdline()):
+                    out[p.environ().get("JUPYTERHUB_USER", str(p.pid))] = p
+            except psutil.Error:
+                pass
+        return out
+
+    def kernels(self) -> list:
+        return [k for p in self.user_servers().values() for k in kernels_under(p.pid)]
+
+    def measure(self) -> dict:
+        """Memory of each user's server process tree (server + its kernels), of the kernels
+        alone, and of the hub itself (hub, proxy, culler)."""
+        users = self.user_servers()
+        trees = [memory([p, *p.children(recursive=True)]) for p in users.values()]
+        rss, uss = memory(self.kernels())
+        try:
+            hub = psutil.Process(self.proc.pid)
+            own = [hub] + [p for p in hub.children(recursive=True) if p.pid not in
+                           {q.pid for u in users.values() for q in [u, *u.children(recursive=True)]}]
+        except psutil.Error:
+            own = []
+        return {"user_rss": [sum(t[0]) for t in trees], "user_uss": [sum(t[1]) for t in trees],
+                "kernel_rss": rss, "kernel_uss": uss, "hub_rss": sum(memory(own)[0])}
+
+    def stop(self):
+        try:
+            left = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            left = []
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # the hub stops its users' servers first
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        for p in left:  # whatever the hub did not stop
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        self._log.close()
+
+
+class HubStudent(Visitor):
+    """A student with their own cookie jar: logs in at the hub (dummy authenticator, no
+    password), waits for their server, then browses ``/user/<name>/`` like a browser (the first
+    page GET does the single-user server's OAuth round trip; the websocket carries the cookies,
+    the hub's Origin and ``Sec-Fetch-Mode: websocket``)."""
+
+    NAV = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Site": "same-origin"}
+
+    def __init__(self, hub_url: str, name: str):
+        import httpx
+
+        super().__init__(f"{hub_url}user/{name}/")
+        self.hub_url, self.name = hub_url, name
+        self.http = httpx.AsyncClient(base_url=hub_url, follow_redirects=True, timeout=300)
+
+    def _cookie(self, name, path):
+        return next((c.value for c in self.http.cookies.jar if c.name == name and c.path == path),
+                    "")
+
+    async def login(self, timeout=300):
+        r = await self.http.get("hub/login", headers=self.NAV)
+        r.raise_for_status()
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', r.text).group(1)
+        r = await self.http.post("hub/login?next=", headers=self.NAV,
+                                 data={"username": self.name, "password": "", "_xsrf": xsrf})
+        r.raise_for_status()  # ends on /hub/spawn-pending/<name> (or on the server, if quick)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:  # the spawn-pending page's own question, as JSON
+            r = await self.http.get("hub/api/user", headers={
+                "Sec-Fetch-Mode": "cors", "Sec-Fetch-Site": "same-origin",
+                "X-XSRFToken": self._cookie("_xsrf", "/hub/")})
+            r.raise_for_status()
+            server = r.json().get("servers", {}).get("")
+            if server and server.get("ready"):
+                return
+            if not server:
+                raise RuntimeError("the spawn failed (no server)")
+            await asyncio.sleep(0.5)
+        raise RuntimeError("the server was not ready in time")
+
+    async def page(self, url: str) -> str:
+        r = await self.http.get(url, headers=self.NAV)
+        r.raise_for_status()
+        if not str(r.url).startswith(self.base):
+            raise RuntimeError(f"sent to {r.url}")
+        return r.text
+
+    def ws_headers(self, ws_url: str) -> dict:
+        req = urllib.request.Request("http" + ws_url[2:])
+        self.http.cookies.jar.add_cookie_header(req)
+        return {"Cookie": req.get_header("Cookie"), "Origin": self.hub_url.rstrip("/"),
+                "Sec-Fetch-Mode": "websocket", "Sec-Fetch-Site": "same-origin"}
+
+
+async def hub_student(idx, name, hub_url, app, seconds, think, step_timeout, stats, hold):
+    """Login + spawn, then :func:`session` through the hub; adds ``spawn_s`` (login start to
+    server ready) and ``first_plot_login`` (login start to first plot) to the record."""
+    rec = _record()
+    stats.append(rec)
+    student = HubStudent(hub_url, name)
+    t_login = time.perf_counter()
+    try:
+        try:
+            await student.login()
+        except Exception as e:  # noqa: BLE001 - a failed login/spawn is a result
+            rec.update(error=f"login/spawn: {type(e).__name__}: {e}", done=True)
+            return rec
+        rec["spawn_s"] = time.perf_counter() - t_login
+        await session(idx, student, app, seconds, think, step_timeout, stats, hold, rec=rec)
+        if rec["first_plot"] is not None:
+            rec["first_plot_login"] = rec["t_page"] - t_login + rec["first_plot"]
+    finally:
+        await student.http.aclose()
+    return rec
+
+
+def run_hub(a):
+    """Yields one summary per ``--hub`` round."""
+    state = pathlib.Path(tempfile.mkdtemp(prefix="bench_hub_"))
+    hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every)
+    try:
+        hub.wait_ready()
+        print(f"hub up at {hub.url}; load {os.getloadavg()[0]:.2f}", flush=True)
+        for n in a.hub:
+            def start(i, stats, hold, n=n):
+                return hub_student(i, f"n{n}-student{i:02d}", hub.url, a.app, a.seconds,
+                                   a.think, a.step_timeout, stats, hold)
+
+            culled0 = hub.log_path.read_text(errors="replace").count("Culling server")
+            t0 = time.perf_counter()
+            stats, mem, loads = asyncio.run(run_round(n, start, hub.measure, a.seconds))
+            wall = time.perf_counter() - t0
+            s = summarize(n, stats, wall, loads)
+            servers_open = len(hub.user_servers())
+            t_end = time.monotonic()  # the culler: no page open any more
+            deadline = t_end + a.hub_cull_timeout + a.hub_cull_every + 90
+            while time.monotonic() < deadline and hub.user_servers():
+                time.sleep(1)
+            spawn = [r["spawn_s"] for r in stats if r.get("spawn_s") is not None]
+            fpl = [r["first_plot_login"] for r in stats if r.get("first_plot_login") is not None]
+            s.update(
+                app=a.app, cpus=os.cpu_count(), mode="hub",
+                spawn_s=quantiles(spawn), first_plot_from_login_s=quantiles(fpl),
+                user_rss_mib=spread(mem["user_rss"]), user_uss_mib=spread(mem["user_uss"]),
+                kernel_rss_mib=spread(mem["kernel_rss"]), kernel_uss_mib=spread(mem["kernel_uss"]),
+                hub_rss_mib=mem["hub_rss"], servers_when_sessions_ended=servers_open,
+                servers_after_cull=len(hub.user_servers()), kernels_after_cull=len(hub.kernels()),
+                culled_after_s=time.monotonic() - t_end,
+                culled_by_culler=hub.log_path.read_text(errors="replace").count("Culling server")
+                - culled0, cull_timeout_s=a.hub_cull_timeout)
+            yield s
+    finally:
+        hub.stop()
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def kernel_memory(apps) -> dict:
@@ -304,9 +583,46 @@ def kernel_memory(apps) -> dict:
     return out
 
 
+def run_serve(a):
+    """Yields one summary per ``--sessions`` round."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_load_"))
+    shutil.copy(REPO / "notebooks" / a.app, tmp / a.app)
+    server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
+                        a.max_kernels)
+    visitor = Visitor(f"http://127.0.0.1:{server.port}/")
+    try:
+        server.wait_ready(pools=1)
+        print(f"server up, {len(server.kernels())} kernel(s) preheated; load "
+              f"{os.getloadavg()[0]:.2f}", flush=True)
+        for n in a.sessions:
+            def start(i, stats, hold):
+                return session(i, visitor, a.app, a.seconds, a.think, a.step_timeout, stats, hold)
+
+            t0 = time.perf_counter()
+            stats, mem, loads = asyncio.run(run_round(n, start, lambda: memory(server.kernels()),
+                                                      a.seconds))
+            wall = time.perf_counter() - t0
+            deadline = time.monotonic() + 3 * a.cull_idle + 60
+            while time.monotonic() < deadline and len(server.kernels()) > a.pool_size:
+                time.sleep(1)
+            s = summarize(n, stats, wall, loads)
+            rss, uss = mem
+            s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
+                     kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
+                     kernels_after_cull=len(server.kernels()), pool_size=a.pool_size)
+            yield s
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sessions", type=int, nargs="+", default=[10, 30])
+    ap.add_argument("--sessions", type=int, nargs="+", default=[10, 30],
+                    help="concurrent sessions against dpexplore serve, one round each")
+    ap.add_argument("--hub", type=int, nargs="+", default=None, metavar="N",
+                    help="instead: N students through JupyterHub (deploy/jupyterhub_config.py), "
+                         "one round each")
     ap.add_argument("--seconds", type=float, default=30.0, help="slider moving per session (≤ 60)")
     ap.add_argument("--think", type=float, default=0.3, help="pause between moves [s]")
     ap.add_argument("--step-timeout", type=float, default=20.0)
@@ -316,6 +632,10 @@ def main(argv=None):
                     help="dpexplore serve --max-kernels (default: the server's own default); "
                          "sessions past it get HTTP 503 and count as refused")
     ap.add_argument("--cull-idle", type=int, default=10)
+    ap.add_argument("--hub-cull-timeout", type=int, default=120,
+                    help="--hub: the idle culler's timeout [s]; longer than a student's whole "
+                         "session (the hub learns of activity only every 300 s)")
+    ap.add_argument("--hub-cull-every", type=int, default=5)
     ap.add_argument("--json", type=pathlib.Path, default=None)
     ap.add_argument("--kernel-memory", action="store_true",
                     help="only measure a kernel's memory after executing each gallery notebook")
@@ -328,38 +648,11 @@ def main(argv=None):
             a.json.write_text(json.dumps(res, indent=1))
         return 0
     a.seconds = min(a.seconds, 60.0)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_load_"))
-    shutil.copy(REPO / "notebooks" / a.app, tmp / a.app)
-    server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
-                        a.max_kernels)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the finally blocks stop the servers
     results = []
-
-    def _term(*_):
-        server.stop()
-        sys.exit(1)
-
-    signal.signal(signal.SIGTERM, _term)
-    try:
-        server.wait_ready(pools=1)
-        print(f"server up, {len(server.kernels())} kernel(s) preheated; load "
-              f"{os.getloadavg()[0]:.2f}", flush=True)
-        for n in a.sessions:
-            t0 = time.perf_counter()
-            stats, rss, uss = asyncio.run(run_round(server, n, a.app, a.seconds, a.think,
-                                                    a.step_timeout))
-            wall = time.perf_counter() - t0
-            deadline = time.monotonic() + 3 * a.cull_idle + 60
-            while time.monotonic() < deadline and len(server.kernels()) > a.pool_size:
-                time.sleep(1)
-            after = len(server.kernels())
-            s = summarize(n, stats, rss, uss, after, a.pool_size, wall)
-            s["app"] = a.app
-            s["cpus"] = os.cpu_count()
-            results.append(s)
-            print(json.dumps(s, indent=1), flush=True)
-    finally:
-        server.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    for s in run_hub(a) if a.hub else run_serve(a):
+        results.append(s)
+        print(json.dumps(s, indent=1), flush=True)
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(results, indent=1))
