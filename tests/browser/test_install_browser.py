@@ -8,7 +8,7 @@ install <wheel> jupyterlab notebook nbconvert`` (pip's cache is used; ~1.5-3 min
 * ``dpexplore serve`` from an EMPTY folder serves the shipped gallery and every app draws in
   Chromium (plots present, sensible height);
 * ``jupyter server extension list`` shows ``dpexplore.voila`` enabled after install, and
-  ``disable`` / ``enable`` work;
+  ``disable`` / ``enable`` work (a server started after ``disable`` has no dpexplore route);
 * JupyterLab 4 and Notebook 7 (the extension's HTTP route): a notebook building two apps (demo,
   rdp_explorer) is run, the plots draw with a sensible height and follow a slider, keeping it;
 * a Jupyter server with the extension turned off (what VS Code and Colab are: no dpexplore route):
@@ -16,7 +16,8 @@ install <wheel> jupyterlab notebook nbconvert`` (pip's cache is used; ~1.5-3 min
   the CDN gives plotly.js, the plots say so on the page within seconds;
 * a static HTML export (``jupyter nbconvert --to html --execute``, widget state stored) opened
   from disk: the plots draw from the stored widget state (the widget manager's and anywidget's
-  scripts, which such a page loads from public CDNs, are served to it from npm packages).
+  scripts, which such a page loads from public CDNs, are served to it from npm packages); with
+  the network fully off (nothing served) the page stays blank: a known gap, a strict xfail.
 
 Screenshots go to ``tmp_path``/``DPEXPLORE_SCREENSHOTS`` (if set).
 """
@@ -36,6 +37,11 @@ import urllib.request
 import zipfile
 
 import pytest
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+except ImportError:  # collection without playwright (the browser fixture is what needs it)
+    PlaywrightTimeout = Exception
 
 from conftest import REPO, free_port
 
@@ -199,6 +205,20 @@ def test_extension_enabled_by_install_and_disable_works(wheel_venv):
         r = wheel_venv.run("jupyter", "server", "extension", "disable", "dpexplore.voila")
         assert "Validation failed" not in ANSI.sub("", r.stderr), r.stderr
         assert listed() == "disabled"
+        # disabled really means off: a server started now has no dpexplore route
+        work = wheel_venv.home / "disabled-work"
+        work.mkdir(exist_ok=True)
+        port = free_port()
+        srv = Proc(wheel_venv, ["jupyter", "server", "--no-browser", "--allow-root", f"--port={port}",
+                                "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+                                f"--ServerApp.root_dir={work}"], work, work / "server.log")
+        try:
+            base = f"http://127.0.0.1:{port}/"
+            srv.wait_url(base + "api/status?token=" + TOKEN)
+            assert _status(base + "dpexplore/static/plotly.min.js") == 404
+            assert "dpexplore: serving plotly.js" not in srv.log()
+        finally:
+            srv.stop()
     finally:
         r = wheel_venv.run("jupyter", "server", "extension", "enable", "dpexplore.voila")
     assert "Validation failed" not in ANSI.sub("", r.stderr), r.stderr
@@ -481,4 +501,25 @@ def test_static_export_draws_from_the_stored_state(wheel_venv, npm_assets, brows
             _shot(page, tmp_path, "static-export-offline.png")
         assert any("anywidget" in u for u in served), (served, refused)
     finally:
+        ctx.close()
+
+
+@pytest.mark.xfail(strict=True, raises=PlaywrightTimeout, reason="known gap: a plain `nbconvert --to html` page loads require.js, "
+                   "the widget manager, anywidget and plotly.js from public CDNs, so with the network "
+                   "off no widget renders and the outputs stay blank (no message either); offline "
+                   "figures need dpexplore.ui.export.write_html for now")
+def test_static_export_with_the_network_off_shows_the_plots(wheel_venv, browser, tmp_path):
+    """The issue's requirement as stated: the exported file opened from disk with EVERY non-file
+    request refused (nothing served from npm or a CDN) still shows the plots (sliders may be
+    inert)."""
+    html = _export(wheel_venv, tmp_path)
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    page.route(lambda url: not url.startswith("file:"), lambda route: route.abort())
+    try:
+        page.goto(html.as_uri())
+        boxes = _plots_drawn(page, 2, 20_000)
+        assert all(b["h"] >= 150 and b["traces"] > 0 for b in boxes), boxes
+    finally:
+        _shot(page, tmp_path, "static-export-network-off.png")
         ctx.close()
