@@ -411,15 +411,17 @@ class HubProc:
     def measure(self) -> dict:
         """Memory of each user's server process tree (server + its kernels), of the kernels
         alone, and of the hub itself (hub, proxy, culler)."""
-        users = self.user_servers()
-        trees = [memory([p, *p.children(recursive=True)]) for p in users.values()]
+        def tree(p):  # a server that just stopped (culled) has no tree
+            try:
+                return [p, *p.children(recursive=True)]
+            except psutil.Error:
+                return []
+
+        trees = [tree(p) for p in self.user_servers().values()]
+        users = {q.pid for t in trees for q in t}
         rss, uss = memory(self.kernels())
-        try:
-            hub = psutil.Process(self.proc.pid)
-            own = [hub] + [p for p in hub.children(recursive=True) if p.pid not in
-                           {q.pid for u in users.values() for q in [u, *u.children(recursive=True)]}]
-        except psutil.Error:
-            own = []
+        own = [p for p in tree(psutil.Process(self.proc.pid)) if p.pid not in users]
+        trees = [memory(t) for t in trees if t]
         return {"user_rss": [sum(t[0]) for t in trees], "user_uss": [sum(t[1]) for t in trees],
                 "kernel_rss": rss, "kernel_uss": uss, "hub_rss": sum(memory(own)[0])}
 
