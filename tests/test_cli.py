@@ -1,6 +1,7 @@
 """``dpexplore serve``: command line and the shipped Voila configuration."""
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import signal
@@ -168,3 +169,31 @@ def test_root_without_index_lists_its_notebooks(tmp_path, monkeypatch, capsys):
     assert cli.main(["serve", "--no-browser", "--root", str(tmp_path)]) == 0
     assert seen["argv"][-1] == str(tmp_path.resolve())
     assert "voila/render/mine.ipynb" in capsys.readouterr().out
+
+
+def test_kernels_run_on_this_interpreter_whatever_python3_kernelspec_the_user_has(tmp_path, monkeypatch):
+    """A user's own ``python3`` kernelspec (first in JUPYTER_PATH here) points at another Python;
+    ``dpexplore serve``'s kernels still run on the interpreter dpexplore is installed in."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    theirs = tmp_path / "theirs" / "kernels" / "python3"
+    theirs.mkdir(parents=True)
+    (theirs / "kernel.json").write_text(json.dumps(
+        {"argv": ["/elsewhere/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+         "display_name": "Python 3 (elsewhere)", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "theirs"))
+    assert KernelSpecManager().get_kernel_spec("python3").argv[0] == "/elsewhere/bin/python"
+
+    app = dvoila.DPExploreVoila()
+    old = signal.getsignal(signal.SIGTERM)
+    try:
+        app.initialize(["--no-browser", "--port=8897", str(cli.default_root())])
+        app.init_settings()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    ksm = app.kernel_spec_manager
+    assert app.kernel_manager.kernel_spec_manager is ksm
+    spec = ksm.get_kernel_spec("python3")
+    assert spec.argv[0] == sys.executable and spec.argv[1:3] == ["-m", "ipykernel_launcher"]
+    assert pathlib.Path(spec.resource_dir).parent == pathlib.Path(ksm.kernel_dirs[0])
+    assert str(tmp_path / "theirs" / "kernels") in ksm.kernel_dirs  # their other kernels stay

@@ -8,6 +8,10 @@
   culled (``MappingKernelManager.cull_idle_timeout`` 60 s, checked every 15 s,
   ``cull_connected`` False so an open page is never culled; Voilà's own shutdown-on-unload is not
   reliable, voila#1458), bound to 127.0.0.1;
+* kernels on THIS interpreter: a private kernelspec ``python3`` (ipykernel's
+  ``write_kernel_spec``, ``sys.executable``) in a temporary folder searched before every other
+  kernelspec folder (:func:`private_kernelspec_dir`), so a user whose own ``python3`` kernelspec
+  points at another Python (without dpexplore) still gets working dashboards;
 * a page template (``templates/dpexplore/index.html.j2``: Voilà's "lab" template plus a ``<script>``
   in the page head that starts loading plotly.js while Voilà's own JavaScript loads);
 * plotly.js served over plain HTTP at ``<base_url>dpexplore/static/plotly.min.js`` (browser-cached
@@ -33,13 +37,17 @@ False
 """
 from __future__ import annotations
 
+import atexit
 import json
 import pathlib
+import shutil
+import sys
+import tempfile
 
 from tornado import web
 
 __all__ = ["CONFIG_DIR", "config_path", "load_config", "static_handlers", "PlotlyJSHandler",
-           "DPExploreVoila", "GALLERY"]
+           "DPExploreVoila", "GALLERY", "private_kernelspec_dir"]
 
 CONFIG_DIR = pathlib.Path(__file__).resolve().parent
 #: our Voila template (Voila's "lab" template plus an early plotly.js request)
@@ -135,6 +143,33 @@ class _GalleryRedirect(web.RequestHandler):
     head = get
 
 
+def private_kernelspec_dir(parent: pathlib.Path | None = None) -> pathlib.Path:
+    """A kernelspec folder holding one kernelspec, ``python3``, that runs ipykernel on the
+    interpreter running this code (``sys.executable``: the one dpexplore is installed in).
+
+    Voilà starts a notebook's kernel from the kernelspec the notebook names (``python3`` for the
+    shipped apps), looked up in the Jupyter data folders, where a user's own ``python3`` (say,
+    ``~/.local/share/jupyter/kernels/python3`` from another environment) wins over the
+    interpreter serving the page: its kernels then lack dpexplore and every app fails. ``dpexplore
+    serve`` puts this folder first in its kernel search path. Without ``parent``, a new
+    temporary folder, removed when the process exits.
+
+    >>> import json, sys, tempfile
+    >>> with tempfile.TemporaryDirectory() as t:
+    ...     d = private_kernelspec_dir(pathlib.Path(t))
+    ...     json.loads((d / "python3" / "kernel.json").read_text())["argv"][0] == sys.executable
+    True
+    """
+    from ipykernel.kernelspec import KERNEL_NAME, write_kernel_spec
+
+    if parent is None:
+        parent = pathlib.Path(tempfile.mkdtemp(prefix="dpexplore-kernels-"))
+        atexit.register(shutil.rmtree, parent, True)
+    write_kernel_spec(parent / KERNEL_NAME,
+                      overrides={"display_name": f"Python 3 ({pathlib.Path(sys.executable)})"})
+    return parent
+
+
 def _protect_handed_out_kernels(km) -> None:
     """Give a page its kernel with a fresh idle clock.
 
@@ -196,6 +231,9 @@ def _make_app_class():
         def init_settings(self):
             settings = super().init_settings()
             settings["dpexplore_max_kernels"] = int(self.max_kernels)
+            # kernels run on this interpreter (the kernel manager holds this same spec manager)
+            ksm = self.kernel_spec_manager
+            ksm.kernel_dirs = [str(private_kernelspec_dir()), *ksm.kernel_dirs]
             _protect_handed_out_kernels(self.kernel_manager)
             return settings
 
