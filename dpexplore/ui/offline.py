@@ -6,13 +6,14 @@ the widgets need INLINED, where a plain ``--to html`` page loads require.js, the
 anywidget's front end and (through PlotlyWidget) plotly.js from public CDNs and stays blank
 offline. Opened from disk with no network, every plot draws (sliders are inert: there is no kernel).
 
-Inlined, once per page (about 4.2 MB; the page's own widget state comes on top):
+Inlined, once per page (4.3 MB; the page's own widget state comes on top):
 
 * ``static/plotly-dpexplore.min.js``, dpexplore's plotly.js bundle (1.3 MB), before anything
   else: it sets ``window.Plotly``, which PlotlyWidget's front end uses as is;
-* ``static/jupyter-widgets-offline.js`` (2.9 MB, built by ``tools/widgets-offline/vendor.py``;
+* ``static/jupyter-widgets-offline.js`` (3.0 MB, built by ``tools/widgets-offline/vendor.py``;
   licenses in ``static/LICENSE-jupyter-widgets-offline.txt``): require.js, anywidget's front end
-  as the AMD module ``anywidget`` and the @jupyter-widgets/html-manager embed bundle.
+  as the AMD module ``anywidget``, the @jupyter-widgets/html-manager embed bundle and Font
+  Awesome's solid font (the widgets' icons) as a data: URL.
 
 The exporter is registered with nbconvert by the entry point ``nbconvert.exporters`` (name
 ``dpexplore_html``); its template, ``templates/dpexplore_offline`` next to this module, extends
