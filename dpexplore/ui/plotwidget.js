@@ -222,20 +222,46 @@ function fitWidth(layout, width, present, entries) {
   if (!legendAbove && L.title && typeof L.title === "object" && typeof L.title.text === "string" &&
       !L.title.text.includes("<br>")) {
     const size = (L.title.font && L.title.font.size) || 17;
-    const text = L.title.text;
-    if (text.length * 0.55 * size > width - 60) {
-      let best = -1;
-      for (let i = 0; i < text.length; i++) {
-        if (text[i] === " " && (best < 0 || Math.abs(i - text.length / 2) < Math.abs(best - text.length / 2))) best = i;
-      }
-      if (best > 0) L.title = Object.assign({}, L.title, { text: text.slice(0, best) + "<br>" + text.slice(best + 1) });
+    const text = breakAtMiddle(L.title.text, size, width - 60);
+    if (text !== L.title.text) {
+      L.title = Object.assign({}, L.title, { text });
       L.title.automargin = true;
       L.title.yref = "paper";
       L.title.xref = "paper";   // centred over the plot area, clear of the y axis title
       L.title.x = 0.5;
     }
   }
+  // axis titles: plotly neither wraps nor clips them, so a long x axis title of a narrow plot ran
+  // into the next plot's (two plots side by side in presentation mode)
+  for (const key of Object.keys(L)) {
+    if (!/^xaxis\d*$/.test(key) || !L[key] || !L[key].title || typeof L[key].title.text !== "string") continue;
+    const t = L[key].title;
+    if (!t.text.includes("<br>")) {
+      const text = breakAtMiddle(t.text, (t.font && t.font.size) || 14, width - 140);
+      if (text !== t.text) L[key] = Object.assign({}, L[key], { title: Object.assign({}, t, { text }) });
+    }
+  }
   return L;
+}
+
+// ``text`` broken into lines at spaces (as evenly as the spaces allow) if it is wider than
+// ``room`` pixels at font ``size`` (~0.6 em a character); unchanged otherwise
+function breakAtMiddle(text, size, room) {
+  const width = text.replace(/<[^>]*>/g, "").length * 0.6 * size;
+  if (width <= room || room <= 0) return text;
+  const lines = Math.min(4, Math.ceil(width / room));
+  const cut = [];
+  for (let k = 1; k < lines; k++) {
+    const want = (k * text.length) / lines;
+    let best = -1;
+    for (let i = 0; i < text.length; i++) {
+      if (text[i] === " " && !cut.includes(i) && (best < 0 || Math.abs(i - want) < Math.abs(best - want))) best = i;
+    }
+    if (best > 0) cut.push(best);
+  }
+  let out = text;
+  for (const i of cut.sort((a, b) => b - a)) out = out.slice(0, i) + "<br>" + out.slice(i + 1);
+  return out;
 }
 
 function styleTrace(t, present) {
@@ -284,6 +310,25 @@ function legendOverlap(gd) {
   return over > 0 ? over / fl._size.h : 0;
 }
 
+// the legend at the right of the plot, in one column
+function toSide(layout) {
+  layout.legend = Object.assign({}, layout.legend, { orientation: "v", x: 1.02, xanchor: "left", xref: "paper",
+                                                     y: 1, yanchor: "top", yref: "paper" });
+  return layout;
+}
+
+// the y axis titles given as {axis key: text}
+function wrapTitles(layout, titles) {
+  for (const [key, text] of Object.entries(titles)) {
+    if (layout[key] && layout[key].title) layout[key] = Object.assign({}, layout[key], { title: Object.assign({}, layout[key].title, { text }) });
+  }
+  return layout;
+}
+
+// the least height of a plot's axes (normal, presentation mode), and the most a plot may grow for it
+const MIN_AREA_PX = [170, 190];
+const MAX_GROW_PX = 260;
+
 function render({ model, el }) {
   const div = document.createElement("div");
   div.className = "dpexplore-plot";
@@ -306,6 +351,9 @@ function render({ model, el }) {
   let stale = false; // a change arrived while the plot was hidden (a closed tab)
   let config = null;  // {text, obj}: the config Plotly was last given
   let legendFix = null;  // {key: layout text, dy}: a legend below the plot moved down by dy (paper)
+  let growFix = null;  // {key: layout text, dh}: a plot sized by its layout grown by dh px (MIN_AREA_PX)
+  let sideFix = null;  // {key: layout text}: a window-sized plot's legend moved from below to its right
+  let wrapFix = null;  // {key: layout text, titles: {yaxis…: text}}: y axis titles broken into lines
   const reuse = (prev, value, present) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
@@ -359,21 +407,68 @@ function render({ model, el }) {
       const fix = legendFix && legendFix.key === layoutText ? legendFix : null;
       const shift = (l, dy) => { l.legend = Object.assign({}, l.legend, { y: (l.legend && typeof l.legend.y === "number" ? l.legend.y : -0.1) - dy }); return l; };
       if (fix) shift(layout, fix.dy);
+      const baseHeight = layout.height;
+      let grown = growFix && growFix.key === layoutText ? growFix.dh : 0;
+      if (!fill && grown) layout.height = baseHeight + grown;
+      if (sideFix && sideFix.key === layoutText) toSide(layout);
+      if (wrapFix && wrapFix.key === layoutText) wrapTitles(layout, wrapFix.titles);
       const data = traces.map((t) => t.obj);
       done = fn(div, data, layout, config.obj);
       if (shown) {
-        // measure the legend against the x axis titles after every draw (at most 6 moves): a new
-        // layout or size, or new data whose legend entries wrap onto another row (a legend below
-        // the plot is anchored at its bottom, so an extra row grows it upwards)
+        // After every draw, measure and fix what large text or a narrow plot broke, one fix per
+        // redraw, until nothing is left (at most 8 redraws; each fix is kept for later redraws of
+        // the same layout and size, so a data-only step redraws once):
+        // 1. a legend below the plot that runs into the x axis title moves down (the legend's
+        //    place is in plot-area units, so a new row or a shorter plot brings them together);
+        // 2. a plot whose axes are left less than MIN_AREA_PX grows by the difference (a plot
+        //    sized by its layout), or (a plot sized by the window, ≥ 700 px wide) gets its legend
+        //    moved from below to its right;
+        // 3. a y axis title longer than its axis (plotly cuts it off) is broken into lines.
         let total = fix ? fix.dy : 0;
         let cur = layout;
-        const settle = (n) => {
+        const minArea = MIN_AREA_PX[present ? 1 : 0];
+        const nextFix = () => {
+          const fl = div._fullLayout;
+          if (!fl || !fl._size) return false;
           const dy = legendOverlap(div);
-          if (!(dy > 0) || n >= 6) { legendFix = total > 0 ? { key: layoutText, dy: total } : null; return null; }
-          total += dy + 0.04;
-          cur = shift(JSON.parse(JSON.stringify(cur)), dy + 0.04);
-          return Plotly.react(div, data, cur, config.obj).then(() => settle(n + 1));
+          if (dy > 0) {
+            total += dy + 0.04;
+            legendFix = { key: layoutText, dy: total };
+            cur = shift(JSON.parse(JSON.stringify(cur)), dy + 0.04);
+            return true;
+          }
+          if (fl._size.h < minArea - 1) {
+            if (!fill && grown < MAX_GROW_PX) {
+              grown = Math.min(MAX_GROW_PX, grown + Math.ceil(minArea - fl._size.h) + 4);
+              growFix = { key: layoutText, dh: grown };
+              cur = Object.assign(JSON.parse(JSON.stringify(cur)), { height: baseHeight + grown });
+              return true;
+            }
+            if (fill && fl.legend && fl.legend.y < 0 && fillWidth >= 700 && !(sideFix && sideFix.key === layoutText)) {
+              sideFix = { key: layoutText };
+              cur = toSide(JSON.parse(JSON.stringify(cur)));
+              return true;
+            }
+          }
+          const titles = {};
+          div.querySelectorAll('[class^="g-y"][class$="title"]').forEach((g) => {
+            const m = /^g-(y\d*)title$/.exec(g.getAttribute("class") || "");
+            const t = g.querySelector("text");
+            const key = m ? "yaxis" + m[1].slice(1) : null;
+            const ax = key && cur[key];
+            if (!t || !ax || !ax.title || typeof ax.title.text !== "string" || ax.title.text.includes("<br>")) return;
+            if (t.getBoundingClientRect().height > fl._size.h + 8) {
+              const text = breakAtMiddle(ax.title.text, (ax.title.font && ax.title.font.size) || 15, Math.max(fl._size.h, 60));
+              if (text !== ax.title.text) titles[key] = text;
+            }
+          });
+          if (!Object.keys(titles).length) return false;
+          wrapFix = { key: layoutText, titles: Object.assign({}, wrapFix && wrapFix.key === layoutText ? wrapFix.titles : {}, titles) };
+          cur = wrapTitles(JSON.parse(JSON.stringify(cur)), titles);
+          return true;
         };
+        const settle = (n) => (n < 8 && nextFix() ? Plotly.react(div, data, cur, config.obj).then(() => settle(n + 1)) : null);
+        if (!fix) legendFix = null;
         done = done.then(() => settle(0));
       }
     }

@@ -6,7 +6,9 @@ desktop), for every app in ``dpexplore.apps.APPS`` (apps added later are covered
   key step) keeps every plot's height within ±5 %;
 * tick labels are ≥ 12 px (≥ 18 px in presentation mode, where titles are ≥ 22 px and lines
   ≥ 3 px), read from the SVG text in the DOM;
-* the text boxes of one figure (title, axis titles, legend, annotations) do not overlap;
+* every visible plot area (the axes) is at least ``MIN_AREA_PX`` tall;
+* the text boxes of one figure (title, axis titles, legend, annotations) do not overlap, and none
+  reaches past the figure's sides (into the next figure);
 * each tab's plots, drawn when the tab is first shown, meet the same rules;
 * the page text names none of the internal file names of the source documents (see
   :data:`INTERNAL`; the names are assembled from pieces so that this file does not contain them).
@@ -28,6 +30,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SIZES = [(1280, 720), (1920, 1080)]
 #: no plot on a page may be shorter than this (the bug this guards against flattened them to 120)
 MIN_PLOT_PX = 250
+#: nor may its plot area (the axes, without titles, tick labels and legend) be shorter than this
+MIN_AREA_PX = 150
 TICK_PX, TICK_PRESENT_PX, TITLE_PRESENT_PX, LINE_PRESENT_PX = 12, 18, 22, 3
 
 #: internal labels of the source documents that must never reach a page: the five numbered file
@@ -74,6 +78,7 @@ MEASURE = """() => {
             smallTicks: ticks.filter(t => px(t) < 100).map(t => [t.textContent, px(t)]).slice(0, 200),
             titlePx: [...d.querySelectorAll('.g-gtitle text.gtitle')].map(px),
             minLine: lines.length ? Math.min(...lines) : null,
+            area: d._fullLayout && d._fullLayout._size ? d._fullLayout._size.h : null,
             texts};
   });
 }"""
@@ -127,6 +132,13 @@ def _check_figures(measured, where, present=False):
         ov = _overlaps(m["texts"])
         if ov:
             problems.append(f"{name}: overlapping text boxes {ov}")
+        # text past its own figure's sides runs into the next figure (or is cut off)
+        out = [(t["kind"], round(t["x0"] - m["left"]), round(m["right"] - t["x1"])) for t in m["texts"]
+               if t["x0"] < m["left"] - 2 or t["x1"] > m["right"] + 2]
+        if out:
+            problems.append(f"{name}: text past the figure's sides (kind, left gap, right gap) {out}")
+        if m["area"] is not None and m["area"] < MIN_AREA_PX:
+            problems.append(f"{name}: plot area {m['area']:.0f} px tall < {MIN_AREA_PX}")
     return problems
 
 
