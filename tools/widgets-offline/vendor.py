@@ -155,7 +155,10 @@ def main() -> None:
             f"== @jupyter-widgets/html-manager {hm_meta['version']} (ipywidgets) ==\n\n"
             f"{IPYWIDGETS_LICENSE}\nThird-party notices of the libraries bundled in it:\n\n{notices}\n"
             f"== Font Awesome Free {fa_meta['version']}: fa-solid-900.woff2, as a data: URL ==\n\n"
-            f"{(fa / 'LICENSE.txt').read_text()}")
+            f"{(fa / 'LICENSE.txt').read_text()}"
+            # Font Awesome's license names the OFL by URL only; the OFL asks for its full text
+            f"\n== SIL Open Font License 1.1 (the license of the Font Awesome font above) ==\n\n"
+            f"{(pathlib.Path(__file__).with_name('OFL-1.1.txt')).read_text()}")
     print(f"{OUT.relative_to(REPO)}: {OUT.stat().st_size / 1e6:.2f} MB")
 
 
