@@ -582,4 +582,4 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
             ("Variances", [ctrl.fig_var]), ("Privacy curves", [ctrl.fig_curve]),
             ("Variance-ratio maps", [controls["pair"], ctrl.fig_map])]
     return app_shell(INFO, ctrl, controls=panel, plots=tabs, readouts=[ctrl.table],
-                     notes=[W.HTML(_RETRACTED)], panel_width="420px")
+                     notes=[W.HTML(_RETRACTED)], panel_width="470px")

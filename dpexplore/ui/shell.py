@@ -107,6 +107,8 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-note { font-size: 16px; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 16px !important; }
 .dpexplore-app .dpexplore-panel { overflow-x: hidden; }
+.dpexplore-app .dpexplore-readouts, .dpexplore-app .dpexplore-readouts > * { max-width: 100%; min-width: 0; }
+.dpexplore-app .dpexplore-readouts .widget-html-content { overflow-x: auto; }
 .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 0 auto !important; max-width: none !important; }
 .dpexplore-app.dpexplore-present .lm-TabBar-tab, .dpexplore-app.dpexplore-present .p-TabBar-tab { font-size: 16px; }
 .dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
