@@ -593,13 +593,15 @@ _GUARD = 64
 def _tilt_for(a, b) -> float:
     """The tilt λ of the product of the parts ``a`` and ``b`` (see ``_TILT_MAX``)."""
     var = 0.0
-    for h, off, pmf, _, _ in (a, b):
+    for h, off, pmf, _, _ in ((a,) if a is b else (a, b)):
         tot = float(pmf.sum())
         if tot <= 0.0:
             continue
         idx = np.arange(pmf.size, dtype=np.float64)   # (np.sum, not @: BLAS dot is slow here)
         mean = float(np.sum(pmf * idx)) / tot
         var += h * h * max(float(np.sum(pmf * (idx - mean) ** 2)) / tot, 0.0)
+    if a is b:   # a square (repeated squaring): twice the one factor's variance
+        var *= 2.0
     sd = np.sqrt(var)
     return float(min(_TILT_MAX, max(1.0, 4.0 / sd))) if sd > 0 else _TILT_MAX
 

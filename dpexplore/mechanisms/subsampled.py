@@ -299,16 +299,23 @@ class PoissonSubsampled:
         q = self.q
         flat = np.asarray(a, dtype=np.float64).ravel()
         out = np.empty_like(flat)
+        memo: dict = {}   # log A at integer orders: a fractional order needs both neighbours
+
+        def log_a(n: int) -> float:
+            if n not in memo:
+                memo[n] = _log_a_int(n, q, s2)
+            return memo[n]
+
         for i, al in enumerate(flat):
             if np.isinf(al):
                 out[i] = np.inf
                 continue
             lo, hi = np.floor(al), np.ceil(al)
             if lo == hi:
-                out[i] = _log_a_int(int(al), q, s2) / (al - 1.0)
+                out[i] = log_a(int(al)) / (al - 1.0)
             else:
-                la_lo = _log_a_int(int(lo), q, s2) if lo >= 2 else 0.0
-                la_hi = _log_a_int(int(hi), q, s2)
+                la_lo = log_a(int(lo)) if lo >= 2 else 0.0
+                la_hi = log_a(int(hi))
                 chord = la_lo + (al - lo) * (la_hi - la_lo)
                 series = _log_a_frac(float(al), q, s2)
                 out[i] = min(chord, series) / (al - 1.0)
@@ -360,23 +367,30 @@ def _log_a_frac(alpha: float, q: float, s2: float) -> float:
         return (alpha * alpha - alpha) / (2.0 * s2)
     z0 = s2 * np.log(1.0 / q - 1.0) + 0.5
     lq, l1q = np.log(q), np.log1p(-q)
-    pos, neg = [], []
-    first = None
-    for i in range(0, 100_000):
+    # the terms i = 0, 1, … in blocks (numpy; the same terms, in the same order, as a loop that
+    # stops at the first i past α whose larger term is below e^{−30} of the first, or at a zero
+    # binomial coefficient)
+    n = int(np.ceil(alpha)) + 64
+    while True:
+        i = np.arange(n, dtype=np.float64)
         coef = special.binom(alpha, i)
-        if coef == 0:
-            break
-        lc = np.log(abs(coef))
         j = alpha - i
+        with np.errstate(divide="ignore"):
+            lc = np.log(np.abs(coef))
         ls0 = lc + i * lq + j * l1q + (i * i - i) / (2.0 * s2) + special.log_ndtr((z0 - i) / sig)
         ls1 = lc + j * lq + i * l1q + (j * j - j) / (2.0 * s2) + special.log_ndtr((j - z0) / sig)
-        (pos if coef > 0 else neg).extend([ls0, ls1])
-        top = max(ls0, ls1)
-        first = top if first is None else first
-        if i > alpha and top < first - 30.0:
+        top = np.maximum(ls0, ls1)
+        zero = np.nonzero(coef == 0)[0]
+        stop = np.nonzero((i > alpha) & (top < top[0] - 30.0))[0]
+        end = min(int(zero[0]) if zero.size else n, int(stop[0]) + 1 if stop.size else n)
+        if end < n or n >= 100_000:
             break
+        n = min(2 * n, 100_000)
+    both = np.stack([ls0[:end], ls1[:end]], axis=1).ravel()   # ls0, ls1 of each i, in turn
+    sign = np.repeat(coef[:end] > 0, 2)
+    pos, neg = both[sign], both[~sign]
     lp = _logsumexp(pos)
-    ln = _logsumexp(neg) if neg else -np.inf
+    ln = _logsumexp(neg) if neg.size else -np.inf
     if not ln < lp:
         return np.inf  # cannot happen for a valid order; inf keeps the bound safe
     # the signed sum cancels (A_α ≈ 1 near α = 1 while single terms are ~1): raise it by
