@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import collections
 import math
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -59,7 +60,7 @@ from ..algorithms import (
     simulate_adaptive_overfitting,
     statistical_query_epsilon,
 )
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, log_slider
+from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, int_log_slider, int_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 
@@ -99,19 +100,26 @@ class Memo:
         self.fn = fn
         self.maxsize = maxsize
         self._d: collections.OrderedDict = collections.OrderedDict()
+        # the kernel's prefetch thread fills it too (ui.controls.PREFETCHER): the dict is only
+        # touched under the lock, the function runs outside it
+        self._lock = threading.Lock()
 
     def __contains__(self, key) -> bool:
-        return key in self._d
+        with self._lock:
+            return key in self._d
 
     def __call__(self, *key):
         k = key if len(key) != 1 else key[0]
-        if k in self._d:
-            self._d.move_to_end(k)
-            return self._d[k]
+        with self._lock:
+            if k in self._d:
+                self._d.move_to_end(k)
+                return self._d[k]
         out = self.fn(*key)
-        self._d[k] = out
-        if len(self._d) > self.maxsize:
-            self._d.popitem(last=False)
+        with self._lock:
+            self._d[k] = out
+            self._d.move_to_end(k)
+            if len(self._d) > self.maxsize:
+                self._d.popitem(last=False)
         return out
 
 
@@ -161,6 +169,8 @@ class StagedController(Controller):
         except Exception:  # noqa: BLE001 - the base class shows it (compute raises it again)
             spec = None
         if spec is not None:
+            if self.prefetch:   # a prefetch computing this very setting: wait for it, not twice
+                PREFETCHER.settle(self._cached, spec)
             self.warm(spec)
         super().update()
 
@@ -384,6 +394,7 @@ class AdaptiveLabController(StagedController):
     the readouts. The two simulations are staged behind a progress bar when they take > 1 s."""
 
     compute = staticmethod(compute_adaptive)
+    prefetch = True   # the next step of a slider is simulated ahead (controls.PREFETCHER)
 
     def __init__(self, controls, message=None):
         self.privacy_readout = W.HTML()

@@ -881,6 +881,7 @@ class LocalVsCentralController(_SimulationController):
     """One controller: median sliders and shuffle sliders → :func:`compute_local_vs_central`."""
 
     compute = staticmethod(compute_local_vs_central)
+    prefetch = True   # the next slider step is computed ahead (controls.PREFETCHER)
 
     readout_keys = ("median", "shuffle")
 

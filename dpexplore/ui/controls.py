@@ -422,6 +422,16 @@ class _Prefetcher:
 PREFETCHER = _Prefetcher(enabled=os.environ.get("DPEXPLORE_PREFETCH", "1") != "0")
 
 
+def _int_neighbours(slider, value) -> tuple:
+    """(value − step, value + step) of an integer slider, ``None`` past its ends.
+
+    >>> _int_neighbours(W.IntSlider(min=0, max=3, step=1), 3)
+    (2, None)
+    """
+    v, step = int(value), int(slider.step or 1)
+    return (v - step if v - step >= slider.min else None, v + step if v + step <= slider.max else None)
+
+
 class _Fixed:
     """A stand-in for a control during :meth:`Controller._spec_with`: its ``value`` is fixed, every
     other attribute is the real widget's."""
@@ -561,6 +571,8 @@ class Controller:
         move first (the step back is usually the setting just left, already cached)."""
         owner = change.get("owner")
         neighbours = getattr(owner, "neighbours", None)
+        if neighbours is None and isinstance(owner, W.IntSlider):   # a plain integer slider (a seed)
+            neighbours = functools.partial(_int_neighbours, owner)
         name = next((n for n, w in self.controls.items() if w is owner), None)
         if neighbours is None or name is None:
             return
