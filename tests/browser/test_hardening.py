@@ -285,6 +285,28 @@ def test_hostile_comm_messages_get_no_traceback(hserver):
         assert needle not in text, needle
 
 
+def test_a_flood_of_hostile_comm_messages_is_a_few_log_lines(hserver):
+    """Issue 11 (5): 1,000 invalid widget messages used to write one log entry (with a traceback)
+    each to the server log; now the log grows by a few lines and the kernel still answers."""
+    before = hserver.log().count("\n")
+    ks = KernelSocket(hserver)
+    try:
+        ks.send("comm_info_request", {"target_name": "jupyter.widget"})
+        comms = [m for m in ks.replies("comm_info_reply")
+                 if m.get("msg_type") == "comm_info_reply"][0]["content"]["comms"]
+        cid = next(iter(comms))
+        for i in range(1000):
+            ks.send("comm_msg", {"comm_id": cid, "data": {"method": "update",
+                                                          "state": {"value": {"x": [i]}}}})
+        ks.replies("never", timeout=8.0)
+        assert ks.alive()
+    finally:
+        ks.close()
+    time.sleep(1.0)
+    added = hserver.log().count("\n") - before
+    assert added <= 30, hserver.log()[-3000:]
+
+
 @pytest.mark.parametrize("path", [
     "voila/templates/..%2f..%2fetc%2fpasswd", "voila/templates/lab", "voila/templates/x/y",
     "voila/templates/lab/static/../../../../etc/passwd", "voila/templates/%2e%2e/static/x",
