@@ -297,32 +297,41 @@ class PoissonSubsampled:
         a = check_alpha(alpha, "alpha")
         s2 = (float(self.mechanism.sigma) / float(self.mechanism.sensitivity)) ** 2
         q = self.q
-        flat = np.asarray(a, dtype=np.float64).ravel()
-        out = np.empty_like(flat)
-        memo: dict = {}   # log A at integer orders: a fractional order needs both neighbours
 
-        def log_a(n: int) -> float:
-            if n not in memo:
-                memo[n] = _log_a_int(n, q, s2)
-            return memo[n]
+        def frac(al, lo, la_lo, la_hi):   # the series, capped by the chord
+            return min(la_lo + (al - lo) * (la_hi - la_lo), _log_a_frac(float(al), q, s2))
 
-        for i, al in enumerate(flat):
-            if np.isinf(al):
-                out[i] = np.inf
-                continue
-            lo, hi = np.floor(al), np.ceil(al)
-            if lo == hi:
-                out[i] = log_a(int(al)) / (al - 1.0)
-            else:
-                la_lo = log_a(int(lo)) if lo >= 2 else 0.0
-                la_hi = log_a(int(hi))
-                chord = la_lo + (al - lo) * (la_hi - la_lo)
-                series = _log_a_frac(float(al), q, s2)
-                out[i] = min(chord, series) / (al - 1.0)
-        out = np.maximum(out, 0.0)
-        fin = np.isfinite(out)
-        out[fin] = out[fin] + 8 * np.spacing(out[fin])
-        return scalar_out(out.reshape(np.shape(a)))
+        return _rdp_by_order(a, lambda n: _log_a_int(n, q, s2), frac)
+
+
+def _rdp_by_order(a, log_a_int, log_a_frac):
+    """ε̂(α) = log A_α/(α − 1) for each order in the checked array ``a``: ``log_a_int(n)`` at an
+    integer order (each computed once per call: a fractional order needs both neighbours),
+    ``log_a_frac(α, ⌊α⌋, log A_⌊α⌋, log A_⌈α⌉)`` between two (log A_1 = 0), inf at α = ∞; clipped
+    at 0 and rounded up by 8 ulps."""
+    flat = np.asarray(a, dtype=np.float64).ravel()
+    out = np.empty_like(flat)
+    memo: dict = {}
+
+    def log_a(n: int) -> float:
+        if n not in memo:
+            memo[n] = log_a_int(n)
+        return memo[n]
+
+    for i, al in enumerate(flat):
+        if np.isinf(al):
+            out[i] = np.inf
+            continue
+        lo, hi = np.floor(al), np.ceil(al)
+        if lo == hi:
+            out[i] = log_a(int(al)) / (al - 1.0)
+        else:
+            la_lo = log_a(int(lo)) if lo >= 2 else 0.0
+            out[i] = log_a_frac(al, lo, la_lo, log_a(int(hi))) / (al - 1.0)
+    out = np.maximum(out, 0.0)
+    fin = np.isfinite(out)
+    out[fin] = out[fin] + 8 * np.spacing(out[fin])
+    return scalar_out(out.reshape(np.shape(a)))
 
 
 _MAX_INT_ORDER = 100_000
@@ -511,24 +520,12 @@ class FixedSubsampled(PoissonSubsampled):
         with np.errstate(over="ignore", under="ignore"):   # σ̃² may overflow to inf or underflow to 0
             s2 = float((np.float64(self.mechanism.sigma) / np.float64(self.mechanism.sensitivity)) ** 2)
         q = self.q
-        flat = np.asarray(a, dtype=np.float64).ravel()
-        out = np.empty_like(flat)
-        for i, al in enumerate(flat):
-            if np.isinf(al):
-                out[i] = np.inf
-                continue
-            lo, hi = np.floor(al), np.ceil(al)
-            if lo == hi:
-                out[i] = _log_a_wor_int(int(al), q, s2) / (al - 1.0)
-            else:
-                la_lo = _log_a_wor_int(int(lo), q, s2) if lo >= 2 else 0.0
-                la_hi = _log_a_wor_int(int(hi), q, s2)
-                t = al - lo
-                out[i] = ((1.0 - t) * la_lo + t * la_hi) / (al - 1.0)
-        out = np.maximum(out, 0.0)
-        fin = np.isfinite(out)
-        out[fin] = out[fin] + 8 * np.spacing(out[fin])
-        return scalar_out(out.reshape(np.shape(a)))
+
+        def chord(al, lo, la_lo, la_hi):   # their Corollary 10
+            t = al - lo
+            return (1.0 - t) * la_lo + t * la_hi
+
+        return _rdp_by_order(a, lambda n: _log_a_wor_int(n, q, s2), chord)
 
 
 #: orders up to which the forward-difference terms enter (dp_accounting's ``max_alpha``)
