@@ -153,8 +153,8 @@ class _SubsampledLoss:
         t = np.asarray(base.loss_inverse(np.where(np.isfinite(c), c, 0.0)), dtype=np.float64)
         d = float(base.sensitivity)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            a_sf, a_cdf = np.asarray(base.logsf(t)), np.asarray(base.logcdf(t))
-            b_sf, b_cdf = np.asarray(base.logsf(t - d)), np.asarray(base.logcdf(t - d))
+            a_sf, a_cdf = _log_sf_cdf(base, t)
+            b_sf, b_cdf = _log_sf_cdf(base, t - d)
             l1q, lq = np.log1p(-q) if q < 1 else -np.inf, np.log(q)
             mix_sf = np.logaddexp(l1q + a_sf, lq + b_sf)
             mix_cdf = np.logaddexp(l1q + a_cdf, lq + b_cdf)
@@ -168,6 +168,17 @@ class _SubsampledLoss:
                                            (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
             out.append(np.where(inside, s_in, np.where(above, above_val, below_val)))
         return out
+
+
+def _log_sf_cdf(base, t):
+    """(log P(Z > t), log P(Z ≤ t)) of the symmetric noise Z of ``base``, with one tail evaluation:
+    the smaller side s = log P(Z ≤ −|t|) (accurate in the tail), the other log1p(−e^s) (its
+    complement, at least ½: no cancellation, error within an ulp of the value)."""
+    t = np.asarray(t, dtype=np.float64)
+    small = np.asarray(base.logcdf(-np.abs(t)), dtype=np.float64)
+    big = np.log1p(-np.exp(small))
+    pos = t >= 0
+    return np.where(pos, small, big), np.where(pos, big, small)
 
 
 # ------------------------------------------------------------------------------------------------
