@@ -1,0 +1,97 @@
+"""Tests for the fast paths of DP-SGD accounting: two-grid PLD powers (a fine bulk and coarse
+tails), single PLDs with coarse tail cells, the add direction composed first on a coarse grid,
+and Rényi orders summed only where they can win. Each is checked against the plain computation
+it replaces: the same guarantees (never below the truth), the same or nearly the same values.
+"""
+from __future__ import annotations
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from dpexplore import composition as C
+from dpexplore import pld
+from dpexplore.conversions import rdp_to_approx
+from dpexplore.mechanisms import Gaussian, subsample
+
+mp.mp.dps = 40
+
+
+def true_delta_remove(sigma, q, eps):
+    """δ(ε) of one Poisson-subsampled Gaussian step, remove direction (P = (1−q)N(0,σ²) + qN(1,σ²),
+    Q = N(0,σ²)), in mpmath."""
+    s, q, e = mp.mpf(sigma), mp.mpf(q), mp.mpf(eps)
+    y = s**2 * mp.log((mp.e**e - 1 + q) / q) + mp.mpf(1) / 2
+    tail = lambda z: 1 - mp.ncdf(z)  # noqa: E731
+    return (1 - q) * tail(y / s) + q * tail((y - 1) / s) - mp.e**e * tail(y / s)
+
+
+def test_single_pld_with_coarse_tails_never_below_the_truth():
+    remove = subsample(Gaussian(1.0), 0.01)._directions()[0]
+    lo, hi = pld._loss_range(remove)
+    h = (hi - lo) / 2**15
+    fine, coarse = pld._single_pld(remove, h), pld._single_pld(remove, h, 16)
+    assert np.count_nonzero(coarse.pmf) < 0.5 * np.count_nonzero(fine.pmf)   # the tails are coarse
+    assert float(coarse.pmf.sum()) + coarse.inf_mass == pytest.approx(1.0, abs=1e-12)
+    for eps in (0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0):
+        truth = float(true_delta_remove(1.0, 0.01, eps))
+        got = float(coarse.delta(eps))
+        assert got >= truth * (1 - 1e-12)
+        assert got <= max(truth * 1.01, truth + 1e-13)            # and close to it
+        assert got == pytest.approx(float(fine.delta(eps)), rel=1e-3, abs=1e-14)
+
+
+@pytest.mark.parametrize("sigma,q,k", [(1.0, 0.01, 3000), (0.8, 0.004, 20000), (2.0, 0.1, 1000)])
+def test_two_grid_powers_match_one_grid(monkeypatch, sigma, q, k):
+    m = subsample(Gaussian(sigma), q)
+    deltas = np.array([1e-3, 1e-6, 1e-9])
+    two = [pld.composed_pld_many([(d, k)]) for d in m._directions()]
+    pld.clear_caches()
+    monkeypatch.setattr(pld, "_SPLIT_LEVELS", 0)        # one grid, coarse tails off
+    one = [pld.composed_pld_many([(d, k)]) for d in m._directions()]
+    pld.clear_caches()
+    for a, b in zip(two, one):
+        assert float(a.pmf.sum()) + a.inf_mass == pytest.approx(1.0, abs=1e-10)
+        assert a.inf_mass < 1e-12
+        np.testing.assert_allclose(a.epsilon(deltas), b.epsilon(deltas), rtol=2e-5)
+
+
+def test_two_grids_are_used_where_they_pay():
+    remove = subsample(Gaussian(1.0), 0.01)._directions()[0]
+    h = pld._grid_h(((remove, 10_000),), pld._many_grid_size(10_000, True))
+    start = pld._start_single(remove, h, 10_000, 10_000)
+    assert pld._two_grids(h, start.h)
+    assert np.count_nonzero(start.pmf) < 0.3 * start.pmf.size   # tails on every 16th point
+    # few runs: the tails' grid would be coarser than the final one, so one grid
+    h10 = pld._grid_h(((remove, 10),), pld._many_grid_size(10, True))
+    assert not pld._two_grids(h10, pld._start_single(remove, h10, 10, 10).h)
+
+
+def test_add_direction_on_a_coarse_grid_first_gives_the_full_answer():
+    m = subsample(Gaussian(1.0), 0.01)
+    ks = np.array([100, 2000, 10_000])
+    # a curve: both directions' series on the full grid (that of the largest count)
+    full = np.max([[float(pld.PLDProfile(p).epsilon(1e-5)) for p in pld.composed_pld_series(d, ks)]
+                   for d in m._directions()], axis=0)
+    np.testing.assert_array_equal(C._dpsgd_pld_epsilons(m, ks, 1e-5), full)
+    # one count: as compose() gives it
+    one = float(C.compose(m, 10_000).epsilon(1e-5))
+    np.testing.assert_array_equal(C._dpsgd_pld_epsilons(m, ks[-1:], 1e-5), [one])
+
+    class Swapped:   # the larger direction in the coarse-first slot: it must be recomputed
+        def _directions(self):
+            return m._directions()[::-1]
+
+    np.testing.assert_array_equal(C._dpsgd_pld_epsilons(Swapped(), ks, 1e-5), full)
+
+
+def test_rdp_orders_summed_lazily_give_the_full_curves_epsilon():
+    rng = np.random.default_rng(3)
+    for _ in range(25):
+        sigma = float(np.exp(rng.uniform(np.log(0.3), np.log(30.0))))
+        q = float(np.exp(rng.uniform(np.log(1e-4), 0.0)))
+        curve = np.asarray(subsample(Gaussian(sigma), q).rdp(C.RDP_ORDERS))
+        for steps in (1, 100, 10_000, 10**6):
+            for delta in (1e-12, 1e-5, 1e-3):
+                want = float(rdp_to_approx(C.RDP_ORDERS, steps * curve, delta))
+                assert C._dpsgd_rdp_epsilon(sigma, q, steps, delta) == want
