@@ -927,8 +927,11 @@ class _Split:
         return _Split(p, q, self.r, self.extra, self.coarse_h)
 
     def merged(self):
-        """The part (h, offset, pmf, inf_mass, extra) of P + Q on P's grid."""
-        p = self.p if self.q is None else _add_measures(self.p, _to_grid(self.q, self.p[0]) if self.q[0] > self.p[0] else self.q)
+        """The part (h, offset, pmf, inf_mass, extra) of P + Q on P's grid (Q placed on it if
+        coarser, moved to it by connect-the-dots if finer)."""
+        p, q = self.p, self.q
+        if q is not None:
+            p = _add_measures(p, _to_grid(q, p[0]) if q[0] > p[0] else q)
         return p[0], p[1], p[2], self.r, self.extra
 
 
