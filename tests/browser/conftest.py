@@ -332,6 +332,16 @@ class Dashboard:
             arg=before, timeout=STEP_TIMEOUT_MS)
         self.settle()
 
+    def wait_shown_current(self, timeout_ms: int = STEP_TIMEOUT_MS) -> None:
+        """Wait until every plot on screen shows the traces it last received: a plot that changed
+        while in a closed tab (or a hidden view) redraws when shown, a frame after it appears."""
+        self.page.wait_for_function(
+            """() => [...document.querySelectorAll('.js-plotly-plot')]
+                 .filter(d => d.offsetParent !== null && d._dpexploreLatest)
+                 .every(d => JSON.stringify((d.data || []).map(t => [t.x, t.y]))
+                             === JSON.stringify(d._dpexploreLatest.map(t => [t.x, t.y])))""",
+            timeout=timeout_ms)
+
     def settle(self, interval_ms: int = 100, rounds: int = 20) -> None:
         """Wait until no further redraw is pending: the plot revisions stay the same for one
         ``interval_ms`` (checked at most ``rounds`` times)."""

@@ -218,6 +218,9 @@ def test_mu_values_and_view_toggle(open_app):
     app.page.wait_for_function(
         "() => document.querySelector('.dpexplore-tradeoff-plot').offsetParent !== null",
         timeout=20_000)
+    # the μ values changed while the trade-off plot was hidden: it redraws a frame after it is
+    # shown (reading it in between saw the old μ curves once in CI)
+    app.wait_shown_current()
     assert not _visible(app, "dpexplore-profile-plot")
     _assert_setting(app, "laplace", (1.0,), (0.5, 3.0, 4.0))
     app.set_slider(0, 0.1)     # sliders still drive the (now visible) trade-off plot
