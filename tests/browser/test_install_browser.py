@@ -41,7 +41,7 @@ import zipfile
 
 import pytest
 
-from conftest import REPO, free_port
+from conftest import PAGE_STATE, REPO, free_port
 
 pytestmark = [pytest.mark.slow]
 
@@ -246,10 +246,13 @@ def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_pat
         srv.wait_url(base + "dpexplore/static/plotly.min.js")
         ctx = browser.new_context(viewport={"width": 1280, "height": 900})
         page = ctx.new_page()
+        console: list[str] = []   # the page's console, for a page that never draws
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
         page.goto(base)  # / -> the gallery
         page.wait_for_selector(".dpexplore-gallery a, .dpexplore-app a", timeout=90_000)
         assert page.url.endswith("voila/render/index.ipynb")
         for nb, title, _ in APPS:
+            console.clear()
             page.goto(base + "voila/render/" + nb)
             try:
                 page.wait_for_function(
@@ -257,7 +260,13 @@ def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_pat
                     " return g.length > 0 && g.some(d => d.getBoundingClientRect().height > 150); }",
                     timeout=120_000)
             except Exception as exc:  # noqa: BLE001
-                raise AssertionError(f"{nb}: no plot drawn; server log: {srv.log()[-2000:]}") from exc
+                try:
+                    state = page.evaluate(PAGE_STATE)
+                except Exception as exc2:  # noqa: BLE001
+                    state = f"unavailable: {exc2}"
+                raise AssertionError(f"{nb}: no plot drawn; page: {state}; console:\n  "
+                                     + "\n  ".join(console[-30:])
+                                     + f"\nserver log: {srv.log()[-2000:]}") from exc
             boxes = [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]  # plots in closed tabs: 0
             assert boxes and all(b["traces"] > 0 for b in boxes), (nb, boxes)
             assert all(150 <= b["h"] <= 2000 and b["w"] >= 200 for b in boxes), (nb, boxes)
