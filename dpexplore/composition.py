@@ -830,23 +830,18 @@ class _OneStepRDP:
         self.mech = subsample(Gaussian(sigma), q)
         a = RDP_ORDERS
         self.frac = a != np.floor(a)
-        # every integer order in one call (each log A_n is summed once)
-        ints = np.union1d(np.arange(2.0, 14.0), a[a == np.floor(a)])
-        at_ints = np.asarray(self.mech.rdp(ints), dtype=np.float64)
-        f = np.zeros(14)                            # f(0) = f(1) = 0
-        f[2:] = at_ints[:12] * (ints[:12] - 1.0)
+        # exact at the integer orders, the chord at the fractional ones: all in one call
+        self.upper = np.asarray(self.mech._rdp_chord(a), dtype=np.float64)
+        f = np.zeros(14)                            # f(0) = f(1) = 0; RDP_ORDERS hold 2 … 13
+        for k in range(2, 14):
+            f[k] = self.upper[a == k][0] * (k - 1.0)
         n = np.floor(a[self.frac]).astype(int)      # 1 … 10: neighbours up to 12 are known
         al = a[self.frac]
-        chord = f[n] + (al - n) * (f[n + 1] - f[n])
         left = f[n] + (al - n) * (f[n] - f[n - 1])
         right = f[n + 1] - (n + 1 - al) * (f[n + 2] - f[n + 1])
         low = np.maximum(np.maximum(left, right), 0.0)
-        self.exact = np.full(a.size, np.nan)
-        self.exact[~self.frac] = at_ints[np.searchsorted(ints, a[~self.frac])]
-        self.upper = self.exact.copy()
+        self.exact = np.where(self.frac, np.nan, self.upper)
         self.lower = self.exact.copy()
-        up = np.maximum(chord / (al - 1.0), 0.0)
-        self.upper[self.frac] = up + 8 * np.spacing(up) + 1e-300   # ≥ the value rdp() returns
         self.lower[self.frac] = np.maximum(low / (al - 1.0) * (1.0 - 1e-9) - 1e-300, 0.0)
 
     def epsilon(self, steps: int, delta: float) -> float:

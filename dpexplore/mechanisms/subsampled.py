@@ -310,9 +310,22 @@ class PoissonSubsampled:
         q = self.q
 
         def frac(al, lo, la_lo, la_hi):   # the series, capped by the chord
-            return min(la_lo + (al - lo) * (la_hi - la_lo), _log_a_frac(float(al), q, s2))
+            return min(_chord(al, lo, la_lo, la_hi), _log_a_frac(float(al), q, s2))
 
         return _rdp_by_order(a, lambda n: _log_a_int(n, q, s2), frac)
+
+    def _rdp_chord(self, alpha):
+        """:meth:`rdp` with every fractional order at its chord alone (no series): exact at the
+        integer orders, an upper bound of :meth:`rdp` (rounded the same way) at the others."""
+        a = check_alpha(alpha, "alpha")
+        s2 = (float(self.mechanism.sigma) / float(self.mechanism.sensitivity)) ** 2
+        return _rdp_by_order(a, lambda n: _log_a_int(n, self.q, s2), _chord)
+
+
+def _chord(al, lo, la_lo, la_hi):
+    """log A at a fractional order α on the chord between its integer neighbours ⌊α⌋, ⌈α⌉ (an
+    upper bound: log A_α is convex in α)."""
+    return la_lo + (al - lo) * (la_hi - la_lo)
 
 
 def _rdp_by_order(a, log_a_int, log_a_frac):
@@ -532,11 +545,8 @@ class FixedSubsampled(PoissonSubsampled):
             s2 = float((np.float64(self.mechanism.sigma) / np.float64(self.mechanism.sensitivity)) ** 2)
         q = self.q
 
-        def chord(al, lo, la_lo, la_hi):   # their Corollary 10
-            t = al - lo
-            return (1.0 - t) * la_lo + t * la_hi
-
-        return _rdp_by_order(a, lambda n: _log_a_wor_int(n, q, s2), chord)
+        # fractional orders on the chord (their Corollary 10)
+        return _rdp_by_order(a, lambda n: _log_a_wor_int(n, q, s2), _chord)
 
 
 #: orders up to which the forward-difference terms enter (dp_accounting's ``max_alpha``)
