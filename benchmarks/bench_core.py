@@ -151,11 +151,11 @@ def main() -> int:
 
 
 def dpsgd() -> None:
-    """4. DP-SGD: sigma 1, q 0.01, 10,000 steps, delta 1e-5 against dp_accounting's PLD (same run);
+    """4. DP-SGD: sigma 1, q 0.01, 10⁴ steps, delta 1e-5 against dp_accounting's PLD (same run);
     a 30-point curve of eps against epochs; dpsgd_sigma."""
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
-    print("\n4. DP-SGD: dpsgd_epsilon(1.0, 0.01, 10,000, 1e-5), cold cache")
+    print("\n4. DP-SGD: dpsgd_epsilon(1.0, 0.01, 10⁴, 1e-5), cold cache")
     def cold():   # every cache: the PLDs and the one-step RDP (its curve is the safety net)
         pld.clear_caches()
         C._one_step_rdp.cache_clear()
@@ -178,7 +178,7 @@ def dpsgd() -> None:
           f"{err_dpa:+.2e} ({'at least as' if abs(err_ours) <= abs(err_dpa) else 'LESS'} accurate)")
     print(f"  speed-up: {t_dpa / t_ours:.1f} × faster than dp_accounting at 1e-4 (wall), "
           f"{c_dpa / c_ours:.1f} × (CPU); goal ≥ 10 ×")
-    epochs = np.arange(1, 31)   # N = 60,000, batch 600: q = 0.01, 100 steps an epoch
+    epochs = np.arange(1, 31)   # N = 60000, batch 600: q = 0.01, 100 steps an epoch
 
     def curve():
         return C.dpsgd_epsilon(1.0, 0.01, 100 * epochs, 1e-5)
@@ -186,7 +186,7 @@ def dpsgd() -> None:
     t_c, _ = best_of(curve, 2, setup=cold)
     line("  30-point eps-vs-epochs curve (cold)", t_c, "300 ms goal", 0.3)
     t_s, s = best_of(lambda: C.dpsgd_sigma(3.0, 1e-5, 0.01, 10000), 2, setup=cold)
-    line(f"  dpsgd_sigma(3, 1e-5, 0.01, 10,000) = {s:.4f}", t_s, "1 s goal", 1.0)
+    line(f"  dpsgd_sigma(3, 1e-5, 0.01, 10⁴) = {s:.4f}", t_s, "1 s goal", 1.0)
 
 
 if __name__ == "__main__":

@@ -715,7 +715,7 @@ def _check_dpsgd(sigma, q, steps, delta, accountant):
         raise ValueError(f"q must be a sampling rate in (0, 1], got {q!r}")
     kk = check_k(steps, "steps")
     if kk.ndim > 1 or kk.size == 0 or kk.size > 10_000:
-        raise ValueError(f"steps must be one integer or a 1-d array of at most 10,000, got {steps!r}")
+        raise ValueError(f"steps must be one integer or a 1-d array of at most 10⁴, got {steps!r}")
     d = check_delta(delta, "delta")
     if d.ndim or not 0.0 < float(d) < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")

@@ -12,10 +12,10 @@ from dpexplore import group_privacy as gp
 
 
 def test_post_figure_numbers():
-    """The post plots 10⁶ outputs for σ² = 100, r = 0.3 and a best-fit Gaussian with mean 10,002.6
-    and standard deviation 2,995.1 (its Figure 1); it does not state the true count, and 10,000 is
+    """The post plots 10⁶ outputs for σ² = 100, r = 0.3 and a best-fit Gaussian with mean 10002.6
+    and standard deviation 2995.1 (its Figure 1); it does not state the true count, and 10⁴ is
     the count its mean implies (the output is unbiased). Exact
-    moments: mean 10,000, std sqrt(100 + 0.09 (10⁸ + 100)) = 3,000.02. The post's numbers lie within
+    moments: mean 10⁴, std sqrt(100 + 0.09 (10⁸ + 100)) = 3000.02. The post's numbers lie within
     3 standard errors of these (SE of a mean of 10⁶ draws: 3.0; of a std: ≈ 2.1), and so does a
     seeded run of our sampler."""
     m = gp.algorithm1_moments(10_000, 100.0, 0.3)

@@ -43,7 +43,7 @@ def _clear_caches():
 
 # -- the post's figure -------------------------------------------------------------------------------
 def test_post_figure_exact_moments():
-    """σ² = 100, r = 0.3, x = 10,000: E[Y] = x, Var Y = σ² + r²(x² + σ²) (law of total variance)."""
+    """σ² = 100, r = 0.3, x = 10⁴: E[Y] = x, Var Y = σ² + r²(x² + σ²) (law of total variance)."""
     p = lab.POST_FIGURE
     r = compute(Spec(sigma2=p["sigma2"], r=p["r"], count=p["count"]))
     assert r.mean == 10000.0
@@ -53,7 +53,7 @@ def test_post_figure_exact_moments():
 
 
 def test_post_figure_one_million_draws():
-    """The post reports a sample mean ≈ 10,002.6 and standard deviation ≈ 2,995.1 for x = 10,000
+    """The post reports a sample mean ≈ 10002.6 and standard deviation ≈ 2995.1 for x = 10⁴
     (σ² = 100, r = 0.3): a seeded 10⁶-draw sample of the backend's sampler agrees with the exact
     moments within 4 standard errors, and so do the post's numbers (≈ 0.07 s: not slow)."""
     p = lab.POST_FIGURE

@@ -6,11 +6,11 @@ count while people in larger groups get a stronger, group-wise zCDP guarantee. T
 ρ-zCDP (the Gaussian mechanism, then post-processing) and nothing more is proven; whether it is
 better for large x is OPEN. The lab shows
 
-* the post's figure: the output for one true count x (σ² = 100, r = 0.3, x = 10,000 by default),
+* the post's figure: the output for one true count x (σ² = 100, r = 0.3, x = 10⁴ by default),
   as a histogram of ``N_SAMPLES`` seeded draws of the backend's sampler, with the output density
   by quadrature and the exact mean and standard deviation (the post reports a sample mean of
-  about 10,002.6 and a standard deviation of about 2,995.1; the exact values are 10,000 and
-  sqrt(σ² + r²(x² + σ²)) ≈ 3,000.0);
+  about 10002.6 and a standard deviation of about 2995.1; the exact values are 10⁴ and
+  sqrt(σ² + r²(x² + σ²)) ≈ 3000.0);
 * a NUMERICAL EXPLORATION, NOT A GUARANTEE: the per-count "zCDP-like" value
   ρ̂(x) = max over the orders α ≤ ``alpha_max`` of max(D_α(P_x‖P_{x+1}), D_α(P_{x+1}‖P_x))/α, by
   quadrature with an estimated error (:func:`dpexplore.group_privacy.zcdp_like_curve`), on a
@@ -78,7 +78,7 @@ COUNT_RANGE = (1, 10 ** 6)
 MAX_COUNT_RANGE = (10, 10 ** 6)
 SEED_RANGE = (0, 999)          # the slider's; compute accepts any seed in [0, 10⁹]
 _SEED_MAX = 10 ** 9
-#: the post's figure: Algorithm 1 for the count 10,000 with σ² = 100 and r = 0.3, and the sample
+#: the post's figure: Algorithm 1 for the count 10⁴ with σ² = 100 and r = 0.3, and the sample
 #: mean and standard deviation the post reports
 POST_FIGURE = {"count": 10000, "sigma2": 100.0, "r": 0.3, "mean": 10002.6, "std": 2995.1}
 #: a step whose quadratures are estimated to take longer shows the progress bar
@@ -474,9 +474,9 @@ _THEORY = (
     + cite("bun2016concentrated", "Proposition 1.6") + r"); the second only uses X, so it is "
     r"post-processing, which a Rényi divergence cannot increase. <b>So Algorithm 1 is ρ-zCDP: that "
     r"is all that is proven</b> (the red dashed line). Its output has mean x and variance "
-    r"\(\sigma^2 + r^2(x^2+\sigma^2)\) (the law of total variance): for x = 10,000, σ² = 100 and "
-    r"r = 0.3 the standard deviation is ≈ 3,000.0; the post's figure reports a sample mean of "
-    r"≈ 10,002.6 and a standard deviation of ≈ 2,995.1, within the sampling error of these exact "
+    r"\(\sigma^2 + r^2(x^2+\sigma^2)\) (the law of total variance): for x = 10⁴, σ² = 100 and "
+    r"r = 0.3 the standard deviation is ≈ 3000.0; the post's figure reports a sample mean of "
+    r"≈ 10002.6 and a standard deviation of ≈ 2995.1, within the sampling error of these exact "
     r"values. The error is about a fraction r of the count, as asked.</p>"
     r"<p><b>The open problem.</b> Intuitively, for a large count the extra noise rX hides one "
     r"person far better than the Gaussian step alone, so one would hope for v(x) ≪ ρ when x is "

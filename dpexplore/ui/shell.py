@@ -181,7 +181,7 @@ function render({ model, el }) {
   bar.appendChild(box);
   el.appendChild(bar);
   // Typed values: a slider's readout or a number box sends what was typed to the kernel, which
-  // reads it as a person means it (ipywidgets read "20,000" as 20, "5e2" as 5 in an integer
+  // reads it as a person means it (ipywidgets read "20,500" as 20, "5e2" as 5 in an integer
   // field, and dropped characters such as "x" from number boxes as they were typed).
   // (number boxes become text inputs on focus: a type="number" input blocks or drops what the
   // browser does not take for a number, so the kernel would never see it to say so)
@@ -274,7 +274,7 @@ export default { render };
 
 
 def parse_number(text: str) -> float:
-    """A number as a person types it: thousands separators (``10,000``, ``10 000``, ``10000``),
+    """A number as a person types it: thousands separators (``12,345``, ``12 345``, ``12345``),
     scientific notation (``1e-6``, ``5E2``), a leading ``+``; ``ValueError`` otherwise.
 
     >>> parse_number("12,345"), parse_number(" 5e2 "), parse_number("1_234.5")
@@ -357,11 +357,11 @@ def typed_value(w, raw: str):
     in plain words (else ``note`` is ``None``). ``ValueError`` (echoing at most a short excerpt)
     when the text is not a number, or not a whole number where one is needed.
 
-    >>> s = W.IntSlider(value=5, min=1, max=10000, description="m")
-    >>> typed_value(s, "5e2"), typed_value(s, "2,000")
-    ((500, None), (2000, None))
-    >>> typed_value(s, "20,000")
-    (10000, '20,000 is above the largest m (10,000): set to 10,000')
+    >>> s = W.IntSlider(value=5, min=1, max=12345, description="m")
+    >>> typed_value(s, "5e2"), typed_value(s, "2,500")
+    ((500, None), (2500, None))
+    >>> typed_value(s, "20,500")
+    (12345, '20,500 is above the largest m (12,345): set to 12,345')
     >>> typed_value(W.IntText(description="seed"), "1e-400")
     Traceback (most recent call last):
     ...
@@ -576,7 +576,7 @@ class AppShell(W.VBox):
 
     def apply_typed(self, label: str, text: str, length: int = 0) -> None:
         """A value typed into the readout of the slider (or the number box) labelled ``label``
-        (the page sends it here instead of letting the widget read it: ipywidgets read "20,000"
+        (the page sends it here instead of letting the widget read it: ipywidgets read "20,500"
         as 20 and "5e2" in an integer field as 5, and dropped characters from number boxes).
         Thousands separators and scientific notation are accepted; past a slider's end the value
         is set to that end with a note; anything else leaves the control as it was and says so,

@@ -80,7 +80,7 @@ log = logging.getLogger("dpexplore.voila")
 
 def _log_limited(text: str, every: float = 10.0) -> None:
     """Log ``text`` at most once per ``every`` seconds, with the count of the ones not logged
-    (a client sending 1,000 hostile messages made 1,000 log lines)."""
+    (a client sending a thousand hostile messages made a thousand log lines)."""
     now = time.monotonic()
     _LOG_STATE["n"] += 1
     if now - _LOG_STATE["t"] >= every:

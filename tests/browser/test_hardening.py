@@ -286,7 +286,7 @@ def test_hostile_comm_messages_get_no_traceback(hserver):
 
 
 def test_a_flood_of_hostile_comm_messages_is_a_few_log_lines(hserver):
-    """Issue 11 (5): 1,000 invalid widget messages used to write one log entry (with a traceback)
+    """Issue 11 (5): a thousand invalid widget messages used to write one log entry (with a traceback)
     each to the server log; now the log grows by a few lines and the kernel still answers."""
     before = hserver.log().count("\n")
     ks = KernelSocket(hserver)

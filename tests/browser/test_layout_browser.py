@@ -35,7 +35,7 @@ MIN_AREA_PX = 150
 TICK_PX, TICK_PRESENT_PX, TITLE_PRESENT_PX, LINE_PRESENT_PX = 12, 18, 22, 3
 
 #: internal labels of the source documents that must never reach a page: the five numbered file
-#: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 000, 1,000 or
+#: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 500, 1,500 or
 #: 0.001), and the notes' file names
 _ZZ = "0" * 2
 _FILES = ("NOTES" + ".md", "design" + ".md", ".." + "/shared")

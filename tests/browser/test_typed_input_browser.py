@@ -1,6 +1,6 @@
 """Typed input in a real page (issue 11, point 6): the page sends what was typed into a slider's
 readout or a number box to the kernel, which reads it as a person means it. Before, ipywidgets
-read "1,000" as 1, "5e2" in an integer field as 5, and number boxes dropped characters as they
+read "1,500" as 1, "5e2" in an integer field as 5, and number boxes dropped characters as they
 were typed ("0x10" became 10)."""
 from __future__ import annotations
 
