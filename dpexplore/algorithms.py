@@ -6,12 +6,12 @@ reproducible. No widget imports.
 
 Contents (the source and its slide or theorem in each docstring):
 
-* :class:`ReportNoisyMax` / :func:`report_noisy_max` — Bassi 2019, "Report Noisy Max".
-* :class:`AboveThreshold`, :class:`Sparse` (sparse vector) — Bassi 2019, "AboveThreshold algorithm",
+* :class:`ReportNoisyMax` / :func:`report_noisy_max` — Bassi 2019, slide "Report Noisy Max".
+* :class:`AboveThreshold`, :class:`Sparse` (sparse vector) — Bassi 2019, slide "AboveThreshold algorithm",
   "Sparse vector mechanism"; Dwork & Roth 2014, Algorithms 1–2, Theorems 3.23–3.26.
-* :class:`Thresholdout` and :func:`simulate_adaptive_overfitting` — Bassi 2019, "Reusable holdout";
+* :class:`Thresholdout` and :func:`simulate_adaptive_overfitting` — Bassi 2019, slide "Reusable holdout";
   Dwork, Feldman, Hardt, Pitassi, Reingold & Roth 2015 (arXiv:1506.02629).
-* Generalization and max-information calculators — Bassi 2019, "Generalization via differential
+* Generalization and max-information calculators — Bassi 2019, slide "Generalization via differential
   privacy", "The max-information of DP algorithms", "Generalization via max-information".
 * :func:`shuffle_amplification` — Canonne 2022, "Privacy Doona", eq. (1) (Feldman, McMillan & Talwar 2021).
 * :func:`inverse_sensitivity_median` and :func:`laplace_median` — Steinke 2023a, "Beyond Global
@@ -114,9 +114,9 @@ def _values(x, name: str) -> np.ndarray:
 def advanced_composition_pure(eps0, k, delta):
     """ε of the k-fold adaptive composition of ε₀-DP mechanisms, at total failure δ.
 
-    The better of basic composition, ``k ε₀`` (Bassi 2019, "Composition of several DP mechanisms"), and
-    the advanced composition theorem of Dwork, Rothblum & Vadhan (Bassi 2019,
-    "Advanced, k-fold"; Dwork & Roth 2014, Theorem 3.20 with per-step δ = 0)::
+    The better of basic composition, ``k ε₀`` (Bassi 2019, slide "Composition of several DP mechanisms"), and
+    the advanced composition theorem of Dwork, Rothblum & Vadhan (Bassi 2019, slide
+    "Advanced adaptive composition"; Dwork & Roth 2014, Theorem 3.20 with per-step δ = 0)::
 
         ε' = sqrt(2k ln(1/δ)) ε₀ + k ε₀ (e^{ε₀} − 1),        (ε', δ)-DP.
 
@@ -165,7 +165,7 @@ def _solve_eps0(eps: float, k: int, delta: float) -> float:
 class ReportNoisyMax:
     """Report Noisy Max: add i.i.d. noise to every score and release only the arg max.
 
-    Bassi 2019, "Report Noisy Max": for counting queries, adding ``Lap(1/ε)`` to each count and
+    Bassi 2019, slide "Report Noisy Max": for counting queries, adding ``Lap(1/ε)`` to each count and
     returning the index of the largest noisy count is (ε, 0)-DP (Dwork & Roth 2014, Claim 3.9).
     That proof needs *monotone* scores (all move the same way between neighbours, as counts
     do). For arbitrary scores of sensitivity Δ the noise must be doubled. Noise scale::
@@ -209,7 +209,7 @@ class ReportNoisyMax:
         return (1.0 if self.monotonic else 2.0) * self.sensitivity / self.eps
 
     def privacy(self) -> tuple[float, float]:
-        """(ε, δ) = (ε, 0) (Bassi 2019, "The Report Noisy Max algorithm is (ε, 0)-DP")."""
+        """(ε, δ) = (ε, 0) (Bassi 2019, slide "The Report Noisy Max algorithm is (ε, 0)-DP")."""
         return (self.eps, 0.0)
 
     def probabilities(self, scores) -> np.ndarray:
@@ -286,7 +286,7 @@ class ReportNoisyMax:
 
 
 def report_noisy_max(scores, eps, rng, sensitivity=1.0, noise="laplace", *, monotonic=False, size=None):
-    """Report Noisy Max (Bassi 2019, "Report Noisy Max"): ``argmax_i (scores_i + Z_i)``, Z_i i.i.d.
+    """Report Noisy Max (Bassi 2019, slide "Report Noisy Max"): ``argmax_i (scores_i + Z_i)``, Z_i i.i.d.
     noise of scale ``Δ/ε`` (monotone scores such as counts, Bassi 2019's ``Lap(1/ε)``) or ``2Δ/ε``
     (general scores, the default); ε-DP either way. See :class:`ReportNoisyMax`.
 
@@ -394,7 +394,7 @@ def _svt_run(session: SVTSession, values) -> SVTResult:
 
 @dataclass(frozen=True)
 class AboveThreshold:
-    """AboveThreshold (Bassi 2019, "Detour: AboveThreshold algorithm"; Dwork & Roth 2014, Algorithm 1,
+    """AboveThreshold (Bassi 2019, slide "Detour: AboveThreshold algorithm"; Dwork & Roth 2014, Algorithm 1,
     Theorem 3.23): ε-DP for a stream of sensitivity-Δ queries, halting at the first query whose
     noisy value exceeds a noisy threshold::
 
@@ -452,7 +452,7 @@ class AboveThreshold:
 
 @dataclass(frozen=True)
 class Sparse:
-    """Sparse vector algorithm (Bassi 2019, "Sparse vector mechanism (again)", procedure Sparse;
+    """Sparse vector algorithm (Bassi 2019, slide "Sparse vector mechanism (again)", procedure Sparse;
     Dwork & Roth 2014, Algorithm 2): AboveThreshold restarted after every ⊤, halting after ``c``
     above-threshold answers. With per-restart noise σ: ``T̂ = T + Lap(σ)``, ``ν_i ~ Lap(2σ)``,
     and each AboveThreshold instance is ε₀-DP with ε₀ = 2Δ/σ.
@@ -608,7 +608,7 @@ class ThresholdoutSession:
 
 @dataclass(frozen=True)
 class Thresholdout:
-    """Thresholdout, the reusable holdout (Bassi 2019, "Reusable holdout"/"Thresholdout"; Dwork,
+    """Thresholdout, the reusable holdout (Bassi 2019, slide "Reusable holdout"/"Thresholdout"; Dwork,
     Feldman, Hardt, Pitassi, Reingold & Roth 2015, arXiv:1506.02629, Algorithm Thresholdout).
 
     For each statistical query φ: X → [0, 1] with training mean a_t and holdout mean a_h
@@ -618,7 +618,7 @@ class Thresholdout:
         if |a_h − a_t| > T̂ + η:  release a_h + Lap(σ), budget B −= 1, refresh T̂
         else:                     release a_t
 
-    Privacy (Bassi 2019, "Thresholdout (cont.)"): the sparse vector part (c = B, noise rate 2σ) and the
+    Privacy (Bassi 2019, slide "Thresholdout (cont.)"): the sparse vector part (c = B, noise rate 2σ) and the
     Laplace releases are each B-fold compositions of ε₀ = 1/(σn)-DP steps, so Thresholdout is
     (2B/(σn), 0)-DP. For δ > 0 the slide gives 2 sqrt(2B ln(2/δ))/(σn) and Dwork et al. 2015
     (Lemma 23 of arXiv:1506.02629) give sqrt(32 B ln(2/δ))/(σn) (the slide's footnote explains
@@ -672,7 +672,7 @@ class Thresholdout:
         return (math.sqrt(32.0 * self.budget * math.log(2.0 / d)) / (self.sigma * self.n), d)
 
     def privacy_slide(self, delta) -> tuple[float, float]:
-        """(2 sqrt(2B ln(2/δ))/(σn), δ): Bassi 2019, "Thresholdout (cont.)" (approximate, see above)."""
+        """(2 sqrt(2B ln(2/δ))/(σn), δ): Bassi 2019, slide "Thresholdout (cont.)" (approximate, see above)."""
         d = _scalar(_delta_open(delta), "delta", delta)
         return (2.0 * math.sqrt(2.0 * self.budget * math.log(2.0 / d)) / (self.sigma * self.n), d)
 
@@ -702,7 +702,7 @@ class OverfittingResult:
 def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=None, threshold=None,
                                   sigma=None, budget=None, n_signal=0, signal=0.0):
     """The holdout-reuse experiment of Dwork et al. 2015 (arXiv:1506.02629, Section 5
-    "Experiments", after Freedman 1983; Bassi 2019, "Reusable holdout"): adaptive variable selection
+    "Experiments", after Freedman 1983; Bassi 2019, slide "Reusable holdout"): adaptive variable selection
     overfits a reused holdout; Thresholdout keeps the holdout estimate honest (the accuracy it
     reports tracks fresh data). It does not make the classifier itself better.
 
@@ -800,7 +800,7 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
 # Generalization and max-information (Bassi 2019)
 # ------------------------------------------------------------------------------------------------
 def generalization_via_dp(n, beta):
-    """Bassi 2019, "Generalization via DP for i.i.d. datasets": if every fixed output y is bad with
+    """Bassi 2019, slide "Generalization via DP for i.i.d. datasets": if every fixed output y is bad with
     probability ≤ β, an ε-DP algorithm with ε ≤ sqrt(ln(1/β)/(2n)) outputs a bad y with
     probability ≤ 3√β. Returns ``(eps_max, failure)`` = (sqrt(ln(1/β)/(2n)), 3√β) (closed form).
 
@@ -815,7 +815,7 @@ def generalization_via_dp(n, beta):
 
 
 def statistical_query_epsilon(tau, n):
-    """Bassi 2019, "Corollary for statistical queries": an ε-DP algorithm that outputs a statistical
+    """Bassi 2019, slide "Corollary for statistical queries": an ε-DP algorithm that outputs a statistical
     query φ: X → [0, 1] with ε ≤ sqrt(τ² − ln 2/(2n)) ensures
     P[|P[φ] − E_S[φ]| > τ] ≤ 3√2 exp(−nτ²). Returns ``(eps_max, failure)``; needs
     τ² > ln 2/(2n) (ValueError naming ``tau`` otherwise).
@@ -838,7 +838,7 @@ def statistical_query_epsilon(tau, n):
 
 
 def max_information_pure(eps, n):
-    """Bassi 2019, "Pure max-information of pure DP algorithms": I_∞(A, n) ≤ (log₂ e) ε n bits.
+    """Bassi 2019, slide "Pure max-information of pure DP algorithms": I_∞(A, n) ≤ (log₂ e) ε n bits.
 
     >>> round(max_information_pure(0.01, 100), 6)
     1.442695
@@ -850,7 +850,7 @@ def max_information_pure(eps, n):
 
 
 def max_information_iid(eps, n, beta):
-    """Bassi 2019, "Approx. max-information of DP algorithms for i.i.d. datasets": for ε-DP A and
+    """Bassi 2019, slide "Approx. max-information of DP algorithms for i.i.d. datasets": for ε-DP A and
     β > 0, I_∞^β(A, n) ≤ (log₂ e)(ε² n/2 + ε sqrt(n ln(2/β)/2)) bits.
 
     >>> round(max_information_iid(0.01, 10000, 0.05), 6)
@@ -866,7 +866,7 @@ def max_information_iid(eps, n, beta):
 
 
 def max_information_tail_bound(k_bits, tau, n, c, beta):
-    """Bassi 2019, "Usefulness of max-information" + McDiarmid: if I_∞^β(A, n) ≤ k bits and A outputs
+    """Bassi 2019, slide "Usefulness of max-information" + McDiarmid: if I_∞^β(A, n) ≤ k bits and A outputs
     a c-sensitive f: X^n → R, then P[|f(S) − P^n[f]| ≥ τ] ≤ 2^k · 2 exp(−2τ²/(n c²)) + β
     (capped at 1; evaluated in log space).
 

@@ -2,14 +2,14 @@
 
 From the loosest to the tightest (Steinke 2022, Bassi 2019):
 
-* :func:`basic` — (Σε_j, Σδ_j) (Bassi 2019, "Composition theorem"; Steinke 2022);
-* :func:`advanced` — Dwork, Rothblum & Vadhan 2010 (Bassi 2019, "Advanced adaptive composition"):
+* :func:`basic` — (Σε_j, Σδ_j) (Bassi 2019, slide "Composition of several DP mechanisms"; Steinke 2022);
+* :func:`advanced` — Dwork, Rothblum & Vadhan 2010 (Bassi 2019, slide "Advanced adaptive composition"):
   k-fold (ε, δ)-DP is (√(2k ln(1/δ')) ε + k ε (e^ε − 1), kδ + δ')-DP;
 * :func:`advanced_pure` — from pure DP (Steinke 2022, Theorem "Advanced Composition Starting from Pure DP"):
   ε = ½ Σε_j² + √(2 log(1/δ) Σε_j²);
 * :func:`optimal` — the exact optimum for k-fold (ε, δ)-DP (Kairouz, Oh & Viswanath 2015,
   Theorem 3.3; randomized response is the worst case), computed in log space;
-* :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Steinke 2022; Liu et al. 2022, Corollary 3.3);
+* :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Mironov 2017, Proposition 1; Bun & Steinke 2016, Lemma 2.3; Dong, Roth & Su 2022, Corollary 3.3);
 * :func:`compose` — the tight profile of k runs of one concrete mechanism: exact for the Gaussian
   (√k Δ/σ-GDP) and randomized response / exponential (KOV), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.pld`) for Laplace, Logistic and Subbotin noise;
@@ -74,7 +74,7 @@ def _down(x, rel=4 * _U):
 # closed-form theorems
 # ------------------------------------------------------------------------------------------------
 def basic(epsilons, deltas=0.0):
-    """Basic composition: (Σ_j ε_j, Σ_j δ_j) over the LAST axis (Bassi 2019, "Composition theorem";
+    """Basic composition: (Σ_j ε_j, Σ_j δ_j) over the LAST axis (Bassi 2019, slide "Composition of several DP mechanisms";
     Steinke 2022: "basic composition gives ε = Σε_j").
 
     ``deltas`` broadcasts against ``epsilons`` (a scalar δ is each mechanism's δ); the total δ is
@@ -94,7 +94,7 @@ def basic(epsilons, deltas=0.0):
 
 
 def advanced(eps, delta, k, delta_slack):
-    """Advanced composition (Dwork, Rothblum & Vadhan 2010; Bassi 2019, "Advanced adaptive
+    """Advanced composition (Dwork, Rothblum & Vadhan 2010; Bassi 2019, slide "Advanced adaptive
     composition"): k-fold adaptive composition of (ε, δ)-DP mechanisms is (ε', kδ + δ')-DP with
 
         ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1),    δ' = ``delta_slack``.
@@ -423,7 +423,7 @@ class OptimalProfile(PrivacyProfile):
 # additive accountants
 # ------------------------------------------------------------------------------------------------
 def rdp(rdp_curves, k=1):
-    """Rényi-DP composition is additive (Mironov 2017, Proposition 1; Steinke 2022): the composition of
+    """Rényi-DP composition is additive (Mironov 2017, Proposition 1): the composition of
     mechanisms with RDP curves ε̂_j(α) has ε̂(α) = Σ_j ε̂_j(α).
 
     ``rdp_curves`` has the mechanisms on AXIS 0 (row j = ε̂_j on a common grid of orders); the
@@ -443,7 +443,7 @@ def rdp(rdp_curves, k=1):
 
 
 def zcdp(rhos, k=1):
-    """zCDP composition is additive (Bun & Steinke 2016, Lemma 2.3; Steinke 2022, Steinke 2022): ρ = k · Σ_j ρ_j,
+    """zCDP composition is additive (Bun & Steinke 2016, Lemma 2.3): ρ = k · Σ_j ρ_j,
     summed over the LAST axis (a 0-d input is one mechanism).
 
     >>> round(zcdp([0.1, 0.2]), 12), round(zcdp(0.5, k=4), 12)
@@ -956,7 +956,7 @@ def _bisect_increasing(fn, target, lo, hi, steps=_BISECT):
 
 
 def _zcdp_tight(e):
-    """Pure ε-DP ⇒ ρ-zCDP with ρ = ε tanh(ε/2) (Bun & Steinke 2016, Prop. 1.4 tight)."""
+    """Pure ε-DP ⇒ ρ-zCDP with ρ = ε tanh(ε/2) (tight: Steinke 2024, Theorem 5; Bun & Steinke 2016, Proposition 1.4 proves ε²/2)."""
     return e * np.tanh(e / 2.0)
 
 

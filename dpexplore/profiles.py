@@ -25,7 +25,7 @@ _MAX_DOUBLINGS = 64
 
 
 class PrivacyProfile:
-    """Base class for privacy profiles δ(ε), ε ≥ 0 (Liu et al. 2022, Definition 2.2).
+    """Base class for privacy profiles δ(ε), ε ≥ 0 (Liu et al. 2022, Section 2, after Balle, Barthe & Gaboardi 2018).
 
     Subclasses define ``_log_delta(eps)`` for a float array ``eps >= 0`` (``inf`` allowed) that
     returns log δ(ε) ≤ 0, non-increasing in ε, and may set ``eps_max`` — the smallest ε with

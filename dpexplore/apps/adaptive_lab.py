@@ -1,20 +1,20 @@
-"""Adaptive data analysis lab (Bassi 2019, "Generalization and holdout"; Dwork, Feldman, Hardt, Pitassi,
+"""Adaptive data analysis lab (Bassi 2019, slide "Generalization and holdout"; Dwork, Feldman, Hardt, Pitassi,
 Reingold & Roth 2015, arXiv:1506.02629).
 
 Three things on one page, one controller:
 
-1. **Overfitting by adaptive selection** (Bassi 2019, "Unrealistic example": every fixed query
+1. **Overfitting by adaptive selection** (Bassi 2019, slide "Unrealistic example": every fixed query
    generalizes, the query chosen *after looking at the data* does not). The analyst keeps the
    features most correlated with the label on the data and builds a majority-vote classifier
    f_k(x) = sign(Σ_{top k} sign(c_j) x_j); features and label are independent fair coins, so its
    true accuracy is 1/2, yet on the data used for the selection it looks good
    (:func:`dpexplore.algorithms.simulate_adaptive_overfitting`).
-2. **Reusing a holdout naively vs Thresholdout** (Bassi 2019, "Reusable holdout", "Thresholdout"): the
+2. **Reusing a holdout naively vs Thresholdout** (Bassi 2019, slide "Reusable holdout", "Thresholdout"): the
    holdout accuracy reported by naive reuse drifts up with the fresh-data accuracy flat at 50 %;
    Thresholdout's reported accuracy tracks fresh data. Its privacy comes from
-   :meth:`dpexplore.algorithms.Thresholdout.privacy` (Bassi 2019, "Thresholdout (cont.)"):
+   :meth:`dpexplore.algorithms.Thresholdout.privacy` (Bassi 2019, slide "Thresholdout (cont.)"):
    ε = min(2B/(σn), 2[sqrt(2B ln(2/δ)) ε₀ + B ε₀ (e^{ε₀} − 1)]), ε₀ = 1/(σn).
-3. **Generalization-bound calculator** (Bassi 2019, "Corollary for statistical queries",
+3. **Generalization-bound calculator** (Bassi 2019, slide "Corollary for statistical queries",
    "Generalization via max-information"): the ε an algorithm may have for its output query to
    be within τ of the truth, and the failure probability each route guarantees, at n samples:
 
@@ -228,7 +228,7 @@ def simulate_pair(n: int, d: int, rounds: int, seed: int) -> tuple[OverfittingRe
 
 def thresholdout_spec(n: int, budget: int) -> Thresholdout:
     """The Thresholdout the simulation runs (T = 2/√n, σ = 1/(2√n), holdout size n) with
-    ``budget`` B (Bassi 2019, "Thresholdout (cont.)").
+    ``budget`` B (Bassi 2019, slide "Thresholdout (cont.)").
 
     >>> thresholdout_spec(10000, 10).privacy()      # 2B/(σn) = 2·10·2/√n
     (0.4, 0.0)
@@ -536,7 +536,7 @@ class AdaptiveLabController(StagedController):
 
 
 def privacy_html(r: AdaptiveResult) -> str:
-    """The simulation summary and Thresholdout's (ε, δ) (Bassi 2019, "Thresholdout (cont.)")."""
+    """The simulation summary and Thresholdout's (ε, δ) (Bassi 2019, slide "Thresholdout (cont.)")."""
     s = r.spec
     nv, to = r.naive, r.thresholdout
     gap_naive = float(nv.holdout[-1] - nv.fresh[-1])
@@ -582,7 +582,7 @@ def calculator_html(c: Calculator) -> str:
 
 
 _INTRO = r"""
-<p><b>Overfitting by adaptive selection</b> (Bassi 2019, "Unrealistic example"; Dwork et al. 2015,
+<p><b>Overfitting by adaptive selection</b> (Bassi 2019, slide "Unrealistic example"; Dwork et al. 2015,
 Section 5). Every feature and the label are independent fair coins, so <i>every</i> classifier has
 true accuracy 1/2. The analyst keeps the features whose correlation with the label exceeds
 1/√n on the training set and on the holdout, and builds
@@ -591,10 +591,10 @@ Each fixed query generalizes (Hoeffding: \(P[|\mathcal{E}_S[\phi] - \mathcal{P}[
 but the query chosen after looking at the data does not: on the data used for the selection it
 looks good, on fresh data it is a coin flip. (Bassi 2019's slide makes the same point with the
 maximum of Gaussian subset means: each mean concentrates, the selected maximum does not.)</p>
-<p><b>Thresholdout</b> (Bassi 2019, "Reusable holdout"): answer from the training set unless
+<p><b>Thresholdout</b> (Bassi 2019, slide "Reusable holdout"): answer from the training set unless
 \(|a_h - a_t| > \hat T + \eta\) (\(\hat T = T + \mathrm{Lap}(2\sigma)\), \(\eta \sim \mathrm{Lap}(4\sigma)\)),
 then release \(a_h + \mathrm{Lap}(\sigma)\) and spend one unit of budget B. It is
-\((2B/(\sigma n), 0)\)-DP (Bassi 2019, "Thresholdout (cont.)"), and by advanced composition
+\((2B/(\sigma n), 0)\)-DP (Bassi 2019, slide "Thresholdout (cont.)"), and by advanced composition
 \(\varepsilon(\delta) = \min\!\big(2B/(\sigma n),\ 2[\sqrt{2B\ln(2/\delta)}\,\varepsilon_0 + B\varepsilon_0(e^{\varepsilon_0}-1)]\big)\),
 \(\varepsilon_0 = 1/(\sigma n)\). The DP noise hides the holdout's sampling noise from the analyst,
 so the holdout is not overfitted.</p>

@@ -2,8 +2,8 @@
 
 Main plot — total ε of k steps against k (log–log), every curve at the SAME total δ budget δ′:
 
-* basic (Bassi 2019, "Composition theorem"; Steinke 2022, "Basic Composition"): ε_tot = kε, δ_tot = kδ ≤ δ′;
-* advanced, DRV form (Bassi 2019, "Advanced adaptive composition"):
+* basic (Bassi 2019, slide "Composition of several DP mechanisms"; Steinke 2022, Theorem "Basic Composition"): ε_tot = kε, δ_tot = kδ ≤ δ′;
+* advanced, DRV form (Bassi 2019, slide "Advanced adaptive composition"):
   ε_tot = √(2k ln(1/δ_s)) ε + kε(e^ε − 1), δ_tot = kδ + δ_s with the slack δ_s = δ′ − kδ;
 * advanced from pure DP (Steinke 2022, Theorem "Advanced Composition Starting from Pure DP", footnote 1):
   ε_tot = ½kε² + √(2 log(1/δ_s) kε²), δ_s = δ′ − kδ;
@@ -628,9 +628,9 @@ _FORMULAS = r"""
 (the δ each theorem spends is in the table). δ<sub>s</sub> = δ′ − kδ is the slack left after the
 k per-step δ's.</p>
 <ul>
-<li><b>Basic</b> (Bassi 2019, “Composition theorem”; Steinke 2022, “Basic Composition”):
+<li><b>Basic</b> (Bassi 2019, slide “Composition of several DP mechanisms”; Steinke 2022, Theorem “Basic Composition”):
 $\varepsilon_{tot} = k\varepsilon$, $\delta_{tot} = k\delta \le \delta'$.</li>
-<li><b>Advanced, DRV form</b> (Bassi 2019, “Advanced adaptive composition”):
+<li><b>Advanced, DRV form</b> (Bassi 2019, slide “Advanced adaptive composition”):
 $\varepsilon_{tot} = \sqrt{2k\ln(1/\delta_s)}\,\varepsilon + k\varepsilon(e^{\varepsilon}-1)$,
 $\delta_{tot} = k\delta + \delta_s$.</li>
 <li><b>Advanced from pure DP</b> (Steinke 2022, Theorem “Advanced Composition Starting from Pure DP”, footnote 1):

@@ -4,7 +4,7 @@ Two apps, each one controller with one cached compute (sections are cached separ
 a slider step recomputes only the section it belongs to):
 
 :func:`build_mechanisms_lab` (Bassi 2019)
-    * **Differencing attack** (Bassi 2019, "A differencing attack"): on a table of 10 people with a
+    * **Differencing attack** (Bassi 2019, slide "A differencing attack"): on a table of 10 people with a
       sensitive bit, "how many have the bit" minus "how many except the target" reveals the
       target's bit exactly. With Lap(1/ε) noise on each count (each count ε-DP, the pair 2ε-DP by
       basic composition), the attacker who guesses bit = 1 iff the difference D exceeds ½ is right
@@ -12,20 +12,20 @@ a slider step recomputes only the section it belongs to):
 
           P[correct] = 1 − ½ (1 + ε/4) e^{−ε/2}     (from P[Z₁ − Z₂ > t] = ½(1 + t/(2b)) e^{−t/b}).
 
-    * **Laplace error on counting queries** (Bassi 2019, "ℓ₁-sensitivity", "Laplace mechanism"): one
+    * **Laplace error on counting queries** (Bassi 2019, slide "ℓ₁-sensitivity", "Laplace mechanism"): one
       query (Δf = 1, b = 1/ε), m general counting queries (Δf = m, b = m/ε) and m disjoint ones
       (Δf = 1, b = 1/ε). The largest error over m answers, max|Y_i| with |Y_i| ~ Exp(b), has
       CDF (1 − e^{−t/b})^m and mean b·H_m (H_m the harmonic number).
-    * **Report noisy max** (Bassi 2019, "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
+    * **Report noisy max** (Bassi 2019, slide "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
       of reporting the true largest count vs ε, exact (``ReportNoisyMax.probabilities``) against a
       seeded simulation.
-    * **AboveThreshold / Sparse** (Bassi 2019, "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
+    * **AboveThreshold / Sparse** (Bassi 2019, slide "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
       ``algorithms.Sparse``) on adaptively chosen counting queries.
 
 :func:`build_local_vs_central` (Steinke 2023a)
     * **Inverse sensitivity vs Laplace for the median** (Steinke 2023a, "Beyond Global Sensitivity via
       Inverse Sensitivity", eq. (4)–(5), Theorem 2, eq. (8)): exact and simulated error.
-    * **Amplification by shuffling** (Canonne 2022, "Privacy Doona", eq. (1); FMT21):
+    * **Amplification by shuffling** (Canonne 2022, "Privacy Doona", eq. (1); Feldman, McMillan & Talwar 2021):
       ε = log(1 + 16 (e^{ε_L} − 1)/(e^{ε_L} + 1) · sqrt(e^{ε_L} log(4/δ)/n)), valid when
       ε_L ≤ ln(n/(16 ln(4/δ))).
 
@@ -642,7 +642,7 @@ class MechanismsLabController(_SimulationController):
 
 _MECH_INTRO = r"""
 <p>The Laplace mechanism answers f(x) + Lap(Δf/ε) and is (ε, 0)-DP, with the ℓ₁-sensitivity
-$$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, "ℓ₁-sensitivity", "Laplace mechanism")}.$$</p>
+$$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, slide "ℓ₁-sensitivity", "Laplace mechanism")}.$$</p>
 """
 
 
@@ -712,7 +712,7 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
     H3 = lambda text: H(f"<p style='margin:4px 0'><b>{text}</b></p>")
     tabs = [
         ("1. Differencing attack", [
-            H3("A differencing attack (Bassi 2019, “A differencing attack”)"),
+            H3("A differencing attack (Bassi 2019, slide “A differencing attack”)"),
             H(f'<table style="font-size:13px;display:inline-table;vertical-align:middle;margin-right:1em">{table}</table>'
               "<span style='display:inline-block;max-width:520px;vertical-align:middle'>“How many have the bit?” "
               "minus “how many except the target?” is the target's bit; with Lap(1/ε) noise on each "
@@ -724,11 +724,11 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
             W.HBox([controls["count_eps"], controls["m"]], layout=W.Layout(flex_flow="row wrap")),
             ctrl.readouts["counting"], wide(ctrl.fig_count_mean, ctrl.fig_count_cdf)]),
         ("3. Report noisy max", [
-            H3("Report noisy max (Bassi 2019, “Report Noisy Max”): counts of patients per diagnosis, "
+            H3("Report noisy max (Bassi 2019, slide “Report Noisy Max”): counts of patients per diagnosis, "
                + ", ".join(f"{n} {int(s)}" for n, s in zip(SCORE_LABELS, SCORES))),
             controls["rnm_eps"], ctrl.readouts["rnm"], wide(ctrl.fig_rnm, ctrl.fig_rnm_bars)]),
         ("4. Sparse vector", [
-            H3("AboveThreshold and Sparse (Bassi 2019, “Sparse vector mechanism”)"),
+            H3("AboveThreshold and Sparse (Bassi 2019, slide “Sparse vector mechanism”)"),
             W.HBox([controls["svt_variant"], controls["svt_eps"], controls["svt_delta"],
                     controls["threshold"], controls["c"]], layout=W.Layout(flex_flow="row wrap")),
             ctrl.readouts["svt"], ctrl.fig_svt]),
@@ -861,8 +861,8 @@ def _shuffle(eps_local: float, n_users: int, delta: float) -> dict:
 
 def compute_local_vs_central(spec: LocalSpec) -> dict:
     """Every array of the local-vs-central app: inverse sensitivity vs Laplace median errors
-    (exact from the output law / the clipped Laplace closed form, and simulated; Canonne 2022 eq. (4)–(5),
-    (8)) and the shuffle amplification curve ε(n) with its validity region (Steinke 2023a eq. (1)).
+    (exact from the output law / the clipped Laplace closed form, and simulated; Steinke 2023a, eq. (4)–(5)
+    and eq. (8)) and the shuffle amplification curve ε(n) with its validity region (Canonne 2022, eq. (1)).
 
     >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10000, shuffle_delta=1e-6))
     >>> round(r["shuffle"]["eps_here"], 6)
@@ -930,7 +930,7 @@ class LocalVsCentralController(_SimulationController):
     def _shuffle_traces(r):
         s = r["shuffle"]
         return [
-            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (Steinke 2023a eq. (1))",
+            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (Canonne 2022, eq. (1))",
              "x": s["n"], "y": s["eps_valid"], "line": {"color": _C[0], "width": 3}},
             {"type": "scatter", "mode": "lines", "name": "condition fails: no amplification (ε = ε_L)",
              "x": s["n"], "y": s["eps_invalid"], "line": {"color": _C[3], "width": 3, "dash": "dash"}},

@@ -181,7 +181,7 @@ class _Mechanism:
         return scalar_out(out)
 
     def delta(self, eps):
-        """δ(ε) ∈ [0, 1], the smallest δ for which the mechanism is (ε, δ)-DP (Liu et al. 2022 Definition 2.2).
+        """δ(ε) ∈ [0, 1], the smallest δ for which the mechanism is (ε, δ)-DP (Liu et al. 2022, Section 2).
 
         >>> from dpexplore.mechanisms import Laplace
         >>> Laplace(1.0).delta([0.0, 1.0])

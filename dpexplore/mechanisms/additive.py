@@ -392,7 +392,7 @@ class Gaussian(AdditiveNoiseMechanism):
     """Gaussian mechanism q(x) + N(0, σ²).
 
     Exact profile (Balle & Wang 2018, Theorem 8; Vinterbo 2022 Theorem 5): with μ = Δ/σ,
-    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), the μ-GDP profile (Liu et al. 2022, Corollary 2.13); computed
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), the μ-GDP profile (Dong, Roth & Su 2022, Corollary 2.13; restated as Liu et al. 2022, Theorem 3.1); computed
     by ``_numerics.gaussian_log_delta`` (accurate down to δ = 1e-5000). eps_max = inf.
 
     >>> m = Gaussian(2.0)

@@ -145,7 +145,7 @@ class _DiscreteMechanism:
 
     def delta(self, eps):
         """δ(ε) ∈ [0, 1], the smallest δ for which the mechanism is (ε, δ)-DP (Liu et al. 2022,
-        Definition 2.2), never below the truth.
+        Section 2), never below the truth.
 
         >>> DiscreteLaplace(2.0, 2).delta([0.0, 1.0])
         array([0.39346934, 0.        ])
