@@ -1,20 +1,21 @@
-"""Down sensitivity and the shifted inverse sensitivity mechanism (Steinke 2023; Fang, Dong & Yi 2022).
+"""Down sensitivity and the shifted inverse sensitivity mechanism (Steinke 2023b; Fang, Dong & Yi 2022).
 
 Approximating a *monotone* function f of a dataset — the maximum, or a user-level sum where one
 person contributes arbitrarily many non-negative items — whose local sensitivity is unbounded
-(adding one item can raise f arbitrarily) but whose *down* sensitivity is not (Steinke 2023,
+(adding one item can raise f arbitrarily) but whose *down* sensitivity is not (Steinke 2023b,
 "Beyond local sensitivity via down sensitivity", eq. (1)):
 
     DS^k_f(x) = sup_{x' ⊆ x, dist(x, x') ≤ k} |f(x) − f(x')|.
 
-The loss (eq. (4)) ℓ(x, y) = min{dist(x, x̃) : x̃ ⊆ x, f(x̃) ≤ y} counts the items (people) that
-must be removed to bring f to at most y; for monotone f it has global sensitivity 1 (Proposition 3).
+The loss (Steinke 2023b, eq. (4)) ℓ(x, y) = min{dist(x, x̃) : x̃ ⊆ x, f(x̃) ≤ y} counts the items (people) that
+must be removed to bring f to at most y; for monotone f it has global sensitivity 1 (Steinke 2023b,
+Proposition 3).
 The shifted inverse sensitivity mechanism (Fang, Dong & Yi 2022) looks for a y whose loss is near a
 shift τ > 0 instead of 0, so its output sits below f(x) but above f(x) − DS^{2τ}_f(x):
 
 * :func:`shifted_inverse_pmf` / :func:`shifted_inverse_sample` — the exponential mechanism on the
-  loss ℓ* (Steinke 2023, Theorem 4 and its footnote 4, eqs. (A)–(B)): ε-DP.
-* :func:`binary_search_pmf` / :func:`binary_search_sample` — the noisy binary search (Steinke 2023,
+  loss ℓ* (Steinke 2023b, Theorem 4 and its footnote 4, eqs. (A)–(B)): ε-DP.
+* :func:`binary_search_pmf` / :func:`binary_search_sample` — the noisy binary search (Steinke 2023b,
   Theorem 5): (T/σ)-DP and T/(2σ²)-zCDP for T halving steps.
 
 Outputs live on a finite, increasing grid Y = (y_0 < … < y_{m−1}); f is taken with values in Y
@@ -29,7 +30,7 @@ Per slider step a lab calls one ``grid_losses_*`` function (O(n log n)), the ``*
 (O(|Y|)) and the baseline constructors (O(n)): ≈ 4 ms together for n = 10⁵ items and |Y| = 10⁴
 (``benchmarks/bench_sources.py``).
 
->>> x = [0] + [1] * 5 + [2] * 10 + [3] * 10 + [4] * 5 + [5]      # Steinke 2023, Figure 1
+>>> x = [0] + [1] * 5 + [2] * 10 + [3] * 10 + [4] * 5 + [5]      # Steinke 2023b, Figure 1
 >>> loss_max(x, [0, 1, 2, 3, 4, 5]).tolist()
 [31, 26, 16, 6, 1, 0]
 """
@@ -144,7 +145,7 @@ def _tau(tau) -> float:
 
 # -- the loss ℓ(x, y) -----------------------------------------------------------------------------
 def loss_max(x, y) -> np.ndarray:
-    """ℓ(x, y) for f = max (Steinke 2023, eq. (4) and Figure 1): the number of items above y,
+    """ℓ(x, y) for f = max (Steinke 2023b, eq. (4) and Figure 1): the number of items above y,
 
         ℓ(x, y) = #{i : x_i > y},
 
@@ -161,7 +162,7 @@ def loss_max(x, y) -> np.ndarray:
 
 def user_totals(user_ids, values) -> np.ndarray:
     """Each person's total contribution S_u = Σ of their items (values must be ≥ 0, so the sum is
-    monotone; Steinke 2023, "Monotonicity assumption"). Returned sorted by user id.
+    monotone; Steinke 2023b, "Monotonicity assumption"). Returned sorted by user id.
 
     >>> user_totals([7, 3, 7, 7], [1.0, 2.0, 0.5, 4.0]).tolist()
     [2.0, 5.5]
@@ -244,7 +245,7 @@ def value_from_losses(loss, grid) -> float:
 
 
 def down_sensitivity(loss, grid, k):
-    """k-down sensitivity on the grid (Steinke 2023, eq. (1)), from the losses: removing at most k
+    """k-down sensitivity on the grid (Steinke 2023b, eq. (1)), from the losses: removing at most k
     items can bring f down to the smallest y_j with ℓ(x, y_j) ≤ k, so
 
         DS^k_f(x) = f(x) − min{y_j : ℓ(x, y_j) ≤ k}.
@@ -285,16 +286,16 @@ def down_sensitivity_max(x, k):
     return scalar_out(xs[-1] - xs[idx])
 
 
-# -- Theorem 4: the exponential mechanism on the shifted loss ---------------------------------------
+# -- Steinke 2023b, Theorem 4: the exponential mechanism on the shifted loss -----------------------
 def shifted_loss(loss, tau) -> np.ndarray:
-    """The shifted loss ℓ* of Steinke 2023, footnote 4, eq. (B) (Fang, Dong & Yi 2022): with the
-    strict loss of eq. (A)
+    """The shifted loss ℓ* of Steinke 2023b, footnote 4, eq. (B) (Fang, Dong & Yi 2022): with the
+    strict loss of Steinke 2023b, eq. (A)
     ℓ̄(x, y) = min{dist(x, x̃) : x̃ ⊆ x, f(x̃) < y} — on a grid ℓ̄(x, y_j) = ℓ(x, y_{j−1}) and
     ℓ̄(x, y_0) = ∞ —
 
         ℓ*(x, y) = max(ℓ(x, y) − τ, τ − ℓ̄(x, y)).
 
-    ℓ* has sensitivity 1 (ℓ and ℓ̄ both do, Proposition 3), and ℓ*(x, ŷ) ≤ 0 at the grid point ŷ
+    ℓ* has sensitivity 1 (ℓ and ℓ̄ both do, Steinke 2023b, Proposition 3), and ℓ*(x, ŷ) ≤ 0 at the grid point ŷ
     where ℓ steps across τ (ℓ(x, ŷ) ≤ τ ≤ ℓ̄(x, ŷ)). ℓ* < τ implies ℓ̄ > 0, i.e. y ≤ f(x), and
     ℓ < 2τ, i.e. y ≥ f(x) − DS^{2τ}_f(x).
 
@@ -308,7 +309,7 @@ def shifted_loss(loss, tau) -> np.ndarray:
 
 
 def shifted_inverse_tau(eps, beta, grid_size) -> int:
-    """The shift of Steinke 2023, Theorem 4: τ = ⌈(2/ε) log(|Y|/β)⌉.
+    """The shift of Steinke 2023b, Theorem 4: τ = ⌈(2/ε) log(|Y|/β)⌉.
 
     >>> shifted_inverse_tau(1.0, 0.1, 100)
     14
@@ -327,7 +328,7 @@ def _log_pmf_em(loss, eps, tau) -> np.ndarray:
 
 
 def shifted_inverse_pmf(loss, eps, tau) -> np.ndarray:
-    """Exact output distribution of the shifted inverse sensitivity mechanism (Steinke 2023,
+    """Exact output distribution of the shifted inverse sensitivity mechanism (Steinke 2023b,
     Theorem 4; Fang, Dong & Yi 2022): the exponential mechanism (McSherry & Talwar 2007) with
     utility −ℓ*, sensitivity 1,
 
@@ -345,7 +346,7 @@ def shifted_inverse_pmf(loss, eps, tau) -> np.ndarray:
 
 
 def shifted_inverse_sample(loss, grid, eps, tau, rng, size: int = 1) -> np.ndarray:
-    """Seeded draws of the Theorem 4 mechanism, by the Gumbel-max trick
+    """Seeded draws of the mechanism of Steinke 2023b, Theorem 4, by the Gumbel-max trick
     (argmax_j −ε ℓ*_j/2 + G_j with G_j i.i.d. Gumbel: an implementation independent of
     :func:`shifted_inverse_pmf`, which the tests compare it against); beyond size·|Y| = 10⁷ by the
     inverse CDF (memory stays O(|Y|)). ``size`` is at most 10⁷.
@@ -369,11 +370,11 @@ def shifted_inverse_sample(loss, grid, eps, tau, rng, size: int = 1) -> np.ndarr
     return g[idx]
 
 
-# -- Theorem 5: noisy binary search -------------------------------------------------------------
+# -- Steinke 2023b, Theorem 5: noisy binary search ---------------------------------------------
 def binary_search_steps(grid_size) -> int:
     """T, the largest number of halving steps of the noisy binary search on |Y| = m points (the
     loop ``while i_min + 1 < i_max`` on [0, m − 1]): T = ⌈log₂(m − 1)⌉. This equals log₂|Y| when |Y|
-    is a power of two (the case the post's ε = log₂|Y|/σ counts); otherwise it can exceed it
+    is a power of two (the case Steinke 2023b's ε = log₂|Y|/σ counts); otherwise it can exceed it
     (|Y| = 6: T = 3 > log₂ 6, where log₂|Y|/σ would understate ε) or fall below it (|Y| = 3), so
     the accounting here uses the exact T.
 
@@ -387,7 +388,7 @@ def binary_search_steps(grid_size) -> int:
 
 
 def binary_search_params(grid_size, beta, *, eps=None, rho=None) -> tuple[float, float]:
-    """(σ, τ) of Steinke 2023, Theorem 5 (ρ-zCDP) or its ε-DP variant, with the step count T of
+    """(σ, τ) of Steinke 2023b, Theorem 5 (ρ-zCDP) or its ε-DP variant, with the step count T of
     :func:`binary_search_steps` (the exact number of Laplace draws) in place of log₂|Y| (equal when
     |Y| is a power of two):
 
@@ -414,7 +415,7 @@ def binary_search_params(grid_size, beta, *, eps=None, rho=None) -> tuple[float,
 
 def binary_search_privacy(grid_size, sigma) -> dict:
     """Privacy of the noisy binary search with Laplace(σ) noise on a sensitivity-1 loss (Steinke
-    2023, Theorem 5 and the text before it): each step is (1/σ)-DP, hence 1/(2σ²)-zCDP, and by
+    2023b, Theorem 5 and the text before it): each step is (1/σ)-DP, hence 1/(2σ²)-zCDP, and by
     basic composition over T = :func:`binary_search_steps` steps the whole search is (T/σ)-DP and
     T/(2σ²)-zCDP.
 
@@ -432,7 +433,7 @@ def _lap_cdf(z, sigma):
 
 
 def binary_search_pmf(loss, sigma, tau) -> np.ndarray:
-    """Exact output distribution of the noisy binary search of Steinke 2023 (Theorem 5):
+    """Exact output distribution of the noisy binary search of Steinke 2023b (Theorem 5):
 
         i_min, i_max = 0, m − 1
         while i_min + 1 < i_max:
@@ -499,7 +500,7 @@ def binary_search_sample(loss, grid, sigma, tau, rng, size: int = 1) -> np.ndarr
 
 def accuracy_probability(pmf, loss, grid, tau) -> float:
     """P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}_f(x)] for an output distribution ``pmf`` over the grid — the
-    event of Steinke 2023, Theorems 4 and 5 (with the integer 2τ rounded down: DS^{⌊2τ⌋}).
+    event of Steinke 2023b, Theorems 4 and 5 (with the integer 2τ rounded down: DS^{⌊2τ⌋}).
 
     >>> lo = [31, 26, 16, 6, 1, 0]
     >>> accuracy_probability(shifted_inverse_pmf(lo, 1.0, 5), lo, range(6), 5) > 0.5

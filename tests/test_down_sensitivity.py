@@ -1,4 +1,4 @@
-"""Down sensitivity and the shifted inverse sensitivity mechanism (Steinke 2023; Fang, Dong & Yi 2022):
+"""Down sensitivity and the shifted inverse sensitivity mechanism (Steinke 2023b; Fang, Dong & Yi 2022):
 closed forms, brute-force enumeration of the loss, exact privacy ratios on neighbouring datasets,
 the accuracy guarantees of Theorems 4 and 5, and Monte Carlo against the exact distributions."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ FIG1 = [0] + [1] * 5 + [2] * 10 + [3] * 10 + [4] * 5 + [5]
 
 
 def test_figure1_binomial_loss():
-    """Steinke 2023, Figure 1: the Binomial(5, 1/2) dataset (32 items); ℓ(x, y) is a step function
+    """Steinke 2023b, Figure 1: the Binomial(5, 1/2) dataset (32 items); ℓ(x, y) is a step function
     dropping at each value by that value's count: 32 below 0, 31 on [0, 1), …, 1 on [4, 5), 0 from 5."""
     assert len(FIG1) == 32 and [FIG1.count(v) for v in range(6)] == [math.comb(5, v) for v in range(6)]
     ys = np.array([-0.5, 0, 0.5, 1, 1.5, 2, 2.99, 3, 3.5, 4, 4.99, 5, 7])
@@ -29,7 +29,7 @@ def test_figure1_binomial_loss():
 
 
 def _brute_loss(items, y, f):
-    """min #removed so that f(subset) ≤ y, by enumerating all subsets (Steinke 2023, eq. (4))."""
+    """min #removed so that f(subset) ≤ y, by enumerating all subsets (Steinke 2023b, eq. (4))."""
     n = len(items)
     for k in range(n + 1):
         for removed in itertools.combinations(range(n), k):

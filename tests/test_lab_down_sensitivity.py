@@ -1,4 +1,4 @@
-"""Down sensitivity lab (dpexplore/apps/down_sensitivity_lab.py; Steinke 2023, Fang, Dong & Yi
+"""Down sensitivity lab (dpexplore/apps/down_sensitivity_lab.py; Steinke 2023b, Fang, Dong & Yi
 2022): Figure 1's numbers, the loss and the down sensitivity against exact enumeration of every
 sub-dataset on small inputs, τ and the exponential mechanism's distribution against their closed
 forms, the binary search's distribution against an independent recursion over the search tree,
@@ -85,7 +85,7 @@ def _enumerated_down_sensitivity(query, x, grid, k):
     return worst
 
 
-# -- Steinke 2023, Figure 1 ---------------------------------------------------------------------
+# -- Steinke 2023b, Figure 1 ---------------------------------------------------------------------
 def test_figure1_numbers_and_trace():
     """x = (0, 1×5, 2×10, 3×10, 4×5, 5): 32 items shaped like Binomial(5, ½); ℓ(x, y) = #{x_i > y}
     = 31, 26, 16, 6, 1, 0 at y = 0, …, 5, and the true maximum is 5."""
@@ -196,7 +196,7 @@ def test_binary_search_distribution_by_recursion(spec):
                                              for s in lab.SHAPES for q in lab.QUERIES
                                              for e, b in ((0.1, 0.05), (3.0, 1e-3))])
 def test_theorems_4_and_5_accuracy_hold_exactly(spec):
-    """P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}_f(x)] ≥ 1 − β for both mechanisms (Steinke 2023,
+    """P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}_f(x)] ≥ 1 − β for both mechanisms (Steinke 2023b,
     Theorems 4 and 5), computed from their exact distributions."""
     r = compute(spec)
     assert r.acc_em >= 1 - spec.beta - 1e-12
@@ -421,7 +421,7 @@ def test_page_text_cites_and_states_the_theorems():
     assert "dpexplore-bibliography" in theory
     assert "down sensitivity" in lab.INFO.lead
     tabs = app.children[2].children[1].children[1]
-    assert [tabs.get_title(i) for i in range(3)] == ["Estimates", "Loss of the data", "Figure 1"]
+    assert [tabs.get_title(i) for i in range(3)] == ["Estimates", "Loss of the data", "Steinke 2023b, Figure 1"]
 
 
 def test_registered_in_the_gallery():

@@ -1,13 +1,13 @@
-"""Down sensitivity lab (Steinke 2023, "Beyond local sensitivity via down sensitivity"; Fang, Dong
+"""Down sensitivity lab (Steinke 2023b, "Beyond local sensitivity via down sensitivity"; Fang, Dong
 & Yi 2022, the shifted inverse mechanism).
 
 Adding one item can raise the maximum of a dataset (or a user-level sum, where one person may
 contribute without limit) arbitrarily, so its local sensitivity is unbounded; removing items can
-only lower it by the *down* sensitivity DS^k_f(x) (Steinke 2023, eq. (1)). The loss ℓ(x, y) — how
-many items must be removed to bring f to at most y (Steinke 2023, eq. (4)) — has global
-sensitivity 1 (Proposition 3), and the shifted inverse mechanism looks for a y whose loss is near
+only lower it by the *down* sensitivity DS^k_f(x) (Steinke 2023b, eq. (1)). The loss ℓ(x, y) — how
+many items must be removed to bring f to at most y (Steinke 2023b, eq. (4)) — has global
+sensitivity 1 (Steinke 2023b, Proposition 3), and the shifted inverse mechanism looks for a y whose loss is near
 a shift τ > 0: with probability ≥ 1 − β its output lies in [f(x) − DS^{2τ}_f(x), f(x)]
-(Theorem 4, ε-DP; Theorem 5, the noisy binary search).
+(ε-DP: Steinke 2023b, Theorem 4; the noisy binary search: Steinke 2023b, Theorem 5).
 
 The lab draws a seeded dataset of n people the user shapes (a normal bulk, an exponential tail, a
 uniform spread, or a normal bulk with one huge outlier), whole units in [0, ``ITEM_TOP``]. For
@@ -16,12 +16,12 @@ Y = {0, 1, …, 1000}; for ``query = "user_sum"`` the values are the people's to
 outlier is one person with 100 000) and f is the user-level sum, on Y = {0, 100, …, 10⁶}. Shown:
 
 * the exact output distributions, from :mod:`dpexplore.down_sensitivity`, of the shifted inverse
-  mechanism (:func:`~dpexplore.down_sensitivity.shifted_inverse_pmf`, Theorem 4) and of the
+  mechanism (:func:`~dpexplore.down_sensitivity.shifted_inverse_pmf`, Steinke 2023b, Theorem 4) and of the
   noisy binary search at the same ε (:func:`~dpexplore.down_sensitivity.binary_search_pmf`,
-  Theorem 5's ε-DP form), against the true value and the two naive baselines — clip at a guessed
+  Steinke 2023b, Theorem 5's ε-DP form), against the true value and the two naive baselines — clip at a guessed
   bound B and add Laplace(B/ε), and global-sensitivity noise (clip at the top of Y);
-* the loss ℓ(x, y) of the data with the shifted loss ℓ*(x, y) (Steinke 2023, eq. (B)) and τ;
-* Steinke 2023, Figure 1: ℓ(x, y) for the maximum of the Binomial(5, ½) dataset.
+* the loss ℓ(x, y) of the data with the shifted loss ℓ*(x, y) (Steinke 2023b, eq. (B)) and τ;
+* Steinke 2023b, Figure 1: ℓ(x, y) for the maximum of the Binomial(5, ½) dataset.
 
 Everything is exact (no simulation): the seed only draws the dataset. A slider step costs a few
 milliseconds (one ``grid_losses_*``, two pmfs over |Y| ≤ 10 001 points), cached per spec.
@@ -63,7 +63,7 @@ QUERIES = {"max": "maximum", "user_sum": "user-level sum"}
 SHAPES = {"normal": "normal bulk", "exponential": "exponential tail", "uniform": "uniform",
           "outlier": "normal bulk + one huge outlier"}
 #: the four estimates, in the order of every tuple of the result
-METHODS = ("shifted inverse (Thm 4)", "binary search (Thm 5)", "clip at B + Laplace",
+METHODS = ("shifted inverse (Steinke 2023b, Thm 4)", "binary search (Steinke 2023b, Thm 5)", "clip at B + Laplace",
            "global sensitivity")
 #: centre of the normal bulk
 CENTRE = 200.0
@@ -83,7 +83,7 @@ _SEED_MAX = 10 ** 9
 #: quantiles shown for every estimate
 QUANTILES = (0.05, 0.5, 0.95)
 
-#: Steinke 2023, Figure 1: a dataset that is the Binomial(5, ½) distribution (32 items)
+#: Steinke 2023b, Figure 1: a dataset that is the Binomial(5, ½) distribution (32 items)
 FIGURE1_X = np.array([0] + [1] * 5 + [2] * 10 + [3] * 10 + [4] * 5 + [5], dtype=float)
 FIGURE1_GRID = np.arange(6.0)
 FIGURE1_LOSS = ds.grid_losses_max(FIGURE1_X, FIGURE1_GRID)
@@ -92,7 +92,7 @@ _FIG1_Y = np.arange(-1.0, 7.0)
 
 
 def output_grid(query: str) -> np.ndarray:
-    """The output grid Y of ``query`` (a public, data-independent set, as Theorem 4 requires).
+    """The output grid Y of ``query`` (a public, data-independent set, as Steinke 2023b, Theorem 4 requires).
 
     >>> output_grid("max").size, output_grid("user_sum")[:3].tolist()
     (1001, [0.0, 100.0, 200.0])
@@ -138,10 +138,10 @@ class DownSensitivityResult:
     grid: np.ndarray          # the output grid Y
     loss: np.ndarray          # ℓ(x, y) on Y
     f_value: float            # f(x) on Y
-    tau: int                  # Theorem 4's τ
+    tau: int                  # Steinke 2023b, Theorem 4's τ
     ds2tau: float             # DS^{2τ}_f(x)
-    shifted: np.ndarray       # ℓ*(x, y) on Y (eq. (B))
-    pmf_em: np.ndarray        # Theorem 4's exact output distribution on Y
+    shifted: np.ndarray       # ℓ*(x, y) on Y (Steinke 2023b, eq. (B))
+    pmf_em: np.ndarray        # Steinke 2023b, Theorem 4's exact output distribution on Y
     acc_em: float             # P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}] for it
     sigma_bs: float           # the binary search's Laplace scale (ε-DP form)
     tau_bs: float             # and its τ
@@ -157,7 +157,7 @@ class DownSensitivityResult:
 
     @property
     def low(self) -> float:
-        """The guaranteed lower end f(x) − DS^{2τ}_f(x) of Theorem 4."""
+        """The guaranteed lower end f(x) − DS^{2τ}_f(x) of Steinke 2023b, Theorem 4."""
         return self.f_value - self.ds2tau
 
 
@@ -228,7 +228,7 @@ def _laplace_stats(est: ds.LaplaceEstimate, f) -> MethodStats:
 
 def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityResult:
     """All numbers of the lab for one setting, from :mod:`dpexplore.down_sensitivity`: the
-    loss on Y, f(x), Theorem 4's τ = ⌈(2/ε) log(|Y|/β)⌉, DS^{2τ}_f(x), the exact output
+    loss on Y, f(x), Steinke 2023b, Theorem 4's τ = ⌈(2/ε) log(|Y|/β)⌉, DS^{2τ}_f(x), the exact output
     distributions of the shifted inverse mechanism and of the ε-DP binary search, the exact
     probability of the accuracy event of each, and the two Laplace baselines. Raises
     ``ValueError`` naming a bad parameter.
@@ -318,7 +318,7 @@ def _name(query: str) -> str:
 
 
 def readout_html(r: DownSensitivityResult) -> str:
-    """The readout table: the true value, Theorem 4's τ and guarantee, and per estimate its
+    """The readout table: the true value, Steinke 2023b, Theorem 4's τ and guarantee, and per estimate its
     median, 5 % and 95 % quantiles and RMS error (all exact)."""
     s = r.spec
     q = s.query
@@ -330,19 +330,19 @@ def readout_html(r: DownSensitivityResult) -> str:
     return (
         f"<p style='margin:2px 0'>true {_name(s.query)} f(x) = <b>{_v(r.f_value, q)}</b> "
         f"({s.n:,} {people}, |Y| = {r.grid.size:,})</p>"
-        f"<p style='margin:2px 0'>Theorem 4: τ = <b>{r.tau}</b>, DS<sup>2τ</sup>(x) = {_v(r.ds2tau, q)}, "
+        f"<p style='margin:2px 0'>Steinke 2023b, Theorem 4: τ = <b>{r.tau}</b>, DS<sup>2τ</sup>(x) = {_v(r.ds2tau, q)}, "
         f"so P[{_v(r.low, q)} ≤ M(x) ≤ {_v(r.f_value, q)}] ≥ 1 − β; exactly <b>{r.acc_em:.4f}</b> "
         f"(binary search, τ = {r.tau_bs:.2f}: {r.acc_bs:.4f})</p>"
         "<table style='border-collapse:collapse;text-align:right;font-size:12px'>"
         "<tr><th></th><th>median</th><th>5 %</th><th>95 %</th><th>RMS error</th></tr>"
         f"{rows}</table>"
-        f"<p class='dpexplore-note' style='margin:2px 0'>Rows: Theorem 4; Theorem 5 at the same ε; "
+        f"<p class='dpexplore-note' style='margin:2px 0'>Rows: Steinke 2023b, Theorem 4 and Theorem 5 at the same ε; "
         f"clip at B = {s.bound:.4g} + Laplace; clip at the top of Y + Laplace. All exact.</p>")
 
 
 class DownSensitivityController(Controller):
     """Dropdowns query, shape and sliders n, spread, seed, ε, β, B →
-    :func:`compute_down_sensitivity_lab` → the estimate distributions, the loss, Figure 1 and
+    :func:`compute_down_sensitivity_lab` → the estimate distributions, the loss, Steinke 2023b, Figure 1 and
     the readout table."""
 
     compute = staticmethod(compute_down_sensitivity_lab)
@@ -442,7 +442,7 @@ class DownSensitivityController(Controller):
             "yaxis": {"title": {"text": "items (people) to remove"}},
             "legend": legend, "margin": margin, **self._loss_layout(r)})
         self.fig_figure1 = PlotlyWidget(self._figure1_traces(), {
-            "title": {"text": "Steinke 2023, Figure 1: ℓ(x, y) for the maximum, x ~ Binomial(5, ½)"},
+            "title": {"text": "Steinke 2023b, Figure 1: ℓ(x, y) for the maximum, x ~ Binomial(5, ½)"},
             "xaxis": {"title": {"text": "y"}, "range": [-1.0, 6.0], "dtick": 1},
             "yaxis": {"title": {"text": "ℓ(x, y)"}, "range": [-1.0, 35.0]},
             "legend": legend, "margin": margin})
@@ -481,10 +481,10 @@ class DownSensitivityController(Controller):
             f"grid = np.arange({lo!r}, {hi + step / 2!r}, {step!r})   # the output grid Y\n"
             f"loss = {loss}\n"
             "f = ds.value_from_losses(loss, grid)\n"
-            "tau = ds.shifted_inverse_tau(eps, beta, grid.size)   # Theorem 4\n"
+            "tau = ds.shifted_inverse_tau(eps, beta, grid.size)   # Steinke 2023b, Theorem 4\n"
             "ds2 = ds.down_sensitivity(loss, grid, 2 * tau)\n"
             "p_em = ds.shifted_inverse_pmf(loss, eps, tau)\n"
-            "sigma, tau_bs = ds.binary_search_params(grid.size, beta, eps=eps)   # Theorem 5, eps-DP\n"
+            "sigma, tau_bs = ds.binary_search_params(grid.size, beta, eps=eps)   # Steinke 2023b, Theorem 5, eps-DP\n"
             "p_bs = ds.binary_search_pmf(loss, sigma, tau_bs)\n"
             "print(f'true value f(x) = {f:FMT}; tau = {tau}; DS^2tau(x) = {ds2:FMT}; '\n"
             "      f'guaranteed range {f - ds2:FMT} to {f:FMT}')\n"
@@ -514,7 +514,7 @@ _THEORY = (
     r"$$\mathsf{DS}^k_f(x) = \sup_{x'\subseteq x,\ \mathrm{dist}(x,x')\le k} |f(x) - f(x')| ,$$"
     r"at most the local sensitivity, itself at most k times the global sensitivity. For the "
     r"maximum, \(\mathsf{DS}^k = x_{(n)} - x_{(n-k)}\): the gap to the (k+1)-th largest item. "
-    r"The function must be <i>monotone</i>, \(f(x')\le f(x)\) for \(x'\subseteq x\) (eq. (3)): the "
+    r"The function must be <i>monotone</i>, \(f(x')\le f(x)\) for \(x'\subseteq x\) (" + cite("steinke2023down", "eq. (3)") + r"): the "
     r"maximum is, and so is the user-level sum when every item is ≥ 0 (one person, one unit of "
     r"distance, however many items they hold).</p>"
     r"<p><b>The loss</b> (" + cite("steinke2023down", "eq. (4) and Figure 1") + r"): the fewest "
@@ -522,9 +522,9 @@ _THEORY = (
     r"$$\ell(x,y) = \min\{\mathrm{dist}(x,\tilde x) : \tilde x\subseteq x,\ f(\tilde x)\le y\}.$$"
     r"For the maximum it is the number of items above y; for the user-level sum, the fewest of the "
     r"largest totals whose removal leaves at most y. ℓ(x, f(x)) = 0, and ℓ grows as y falls below "
-    r"f(x) at the pace set by the down sensitivity. By Lemmas 1–2 and "
-    + cite("steinke2023down", "Proposition 3") + r" it has global sensitivity 1 when f is "
-    r"monotone. The Figure 1 tab reproduces the post's example: the maximum of "
+    r"f(x) at the pace set by the down sensitivity. By "
+    + cite("steinke2023down", "Lemmas 1–2") + " and " + cite("steinke2023down", "Proposition 3") + r" it has global sensitivity 1 when f is "
+    r"monotone. The tab Steinke 2023b, Figure 1 reproduces the example of that figure: the maximum of "
     r"x = (0, 1×5, 2×10, 3×10, 4×5, 5), a dataset shaped like Binomial(5, ½), with "
     r"ℓ(x, y) = 31, 26, 16, 6, 1, 0 at y = 0, …, 5.</p>"
     r"<p><b>The shifted inverse mechanism</b> (" + cite("fang2022shifted") + r"; "
@@ -532,13 +532,13 @@ _THEORY = (
     r"into the exponential mechanism as it is (unlike the inverse sensitivity mechanism of "
     + cite("asi2020near") + r", see " + cite("steinke2023inverse") + r"). Instead the mechanism "
     r"aims for a y whose loss is near a shift τ &gt; 0 — for the maximum, roughly the "
-    r"(τ+1)-th largest item. With the strict loss \(\bar\ell(x,y)\) (eq. (A): "
+    r"(τ+1)-th largest item. With the strict loss \(\bar\ell(x,y)\) (" + cite("steinke2023down", "footnote 4, eq. (A)") + r": "
     r"\(f(\tilde x) < y\) in place of ≤) it runs the exponential mechanism of "
-    + cite("mcsherry2007mechanism") + r" on the shifted loss (eq. (B))"
+    + cite("mcsherry2007mechanism") + r" on the shifted loss (" + cite("steinke2023down", "eq. (B)") + r")"
     r"$$\ell^*(x,y) = \max\{\ell(x,y)-\tau,\ \tau-\bar\ell(x,y)\},\qquad "
     r"\Pr[M(x)=y]\propto e^{-\varepsilon\,\ell^*(x,y)/2},\ y\in\mathcal Y ,$$"
     r"which is ε-DP (ℓ* has sensitivity 1). With "
-    r"\(\tau=\lceil\frac2\varepsilon\log\frac{|\mathcal Y|}{\beta}\rceil\), Theorem 4 states"
+    r"\(\tau=\lceil\frac2\varepsilon\log\frac{|\mathcal Y|}{\beta}\rceil\), Steinke 2023b, Theorem 4 states"
     r"$$\Pr\big[f(x)\ \ge\ M(x)\ \ge\ f(x)-\mathsf{DS}^{2\tau}_f(x)\big]\ \ge\ 1-\beta .$$"
     r"The estimate is an <i>under</i>estimate, and that is inherent: with unbounded "
     r"\"up\" sensitivity no private upper bound is possible. A huge outlier makes "
@@ -549,7 +549,7 @@ _THEORY = (
     r"search on the grid, going down at y<sub>k</sub> when ℓ(x, y<sub>k</sub>) + Laplace(σ) &lt; τ, "
     r"uses that ℓ decreases in y. Each of its T = ⌈log₂(|Y| − 1)⌉ steps is (1/σ)-DP, so it is "
     r"(T/σ)-DP and T/(2σ²)-zCDP; with τ = σ log(T/β) all T noises stay below τ with probability "
-    r"≥ 1 − β, which gives the same accuracy event. Theorem 5 states it for ρ-zCDP, "
+    r"≥ 1 − β, which gives the same accuracy event. Steinke 2023b, Theorem 5 states it for ρ-zCDP, "
     r"σ = √(log₂|Y|/(2ρ)); this lab uses the ε-DP form σ = T/ε at the same ε, with the exact T "
     r"(equal to log₂|Y| when |Y| is a power of two). Its output distribution is computed exactly "
     r"through the search tree.</p>"
@@ -582,9 +582,9 @@ INFO = AppInfo(
 def build_down_sensitivity_lab(query: str = "max", shape: str = "normal", n: int = 1000,
                                spread: float = 30.0, seed: int = 0, eps: float = 1.0,
                                beta: float = 0.1, bound: float = 100.0) -> AppShell:
-    """The down sensitivity lab (Steinke 2023; Fang, Dong & Yi 2022) in the shell: query and
+    """The down sensitivity lab (Steinke 2023b; Fang, Dong & Yi 2022) in the shell: query and
     data dropdowns, sliders n, spread, seed, ε, β and B with the readout table in the panel; the
-    estimates, the loss and Figure 1 in tabs. Defaults lie on the sliders' grids; every slider
+    estimates, the loss and Steinke 2023b, Figure 1 in tabs. Defaults lie on the sliders' grids; every slider
     position is a valid setting.
 
     >>> app = build_down_sensitivity_lab(eps=2.0)
@@ -607,6 +607,6 @@ def build_down_sensitivity_lab(query: str = "max", shape: str = "normal", n: int
     }
     ctrl = DownSensitivityController(controls, MessageArea())
     tabs = [("Estimates", [ctrl.fig_est]), ("Loss of the data", [ctrl.fig_loss]),
-            ("Figure 1", [ctrl.fig_figure1])]
+            ("Steinke 2023b, Figure 1", [ctrl.fig_figure1])]
     return app_shell(INFO, ctrl, controls=controls, plots=tabs, readouts=[ctrl.readout],
                      panel_width="410px")

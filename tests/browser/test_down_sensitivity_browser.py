@@ -1,4 +1,4 @@
-"""The down sensitivity lab (Steinke 2023; Fang, Dong & Yi 2022) in headless Chromium, served by
+"""The down sensitivity lab (Steinke 2023b; Fang, Dong & Yi 2022) in headless Chromium, served by
 ``dpexplore serve``.
 
 ONE page for the module's tests (page loads cost seconds on a busy machine). After every action
