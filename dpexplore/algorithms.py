@@ -10,7 +10,7 @@ Contents (the source and its slide or theorem in each docstring):
 * :class:`AboveThreshold`, :class:`Sparse` (sparse vector) — Bassi 2019, slide "AboveThreshold algorithm",
   "Sparse vector mechanism"; Dwork & Roth 2014, Algorithms 1–2, Theorems 3.23–3.26.
 * :class:`Thresholdout` and :func:`simulate_adaptive_overfitting` — Bassi 2019, slide "Reusable holdout";
-  Dwork, Feldman, Hardt, Pitassi, Reingold & Roth 2015 (arXiv:1506.02629).
+  Dwork, Feldman, Hardt, Pitassi, Reingold & Roth 2015.
 * Generalization and max-information calculators — Bassi 2019, slide "Generalization via differential
   privacy", "The max-information of DP algorithms", "Generalization via max-information".
 * :func:`shuffle_amplification` — Canonne 2022, "Privacy Doona", eq. (1) (Feldman, McMillan & Talwar 2021).
@@ -177,9 +177,9 @@ class ReportNoisyMax:
     equivalent to permute-and-flip: McKenna & Sheldon 2020, Ding et al. 2021); ``"gumbel"``,
     for which the arg max has exactly the exponential mechanism's law P(i) ∝ exp(s_i / b)
     (McSherry & Talwar 2007; Gumbel-max trick). All three are ε-DP at these scales: the proof of
-    Dwork & Roth's Claim 3.9 only uses that the noise's log-survival function is
+    Dwork & Roth 2014, Claim 3.9 only uses that the noise's log-survival function is
     (1/b)-Lipschitz, which holds for all three families (a neighbour moves the winning cut-off by
-    at most Δ for monotone scores, 2Δ otherwise). The slides (Bassi 2019) state only the Laplace case.
+    at most Δ for monotone scores, 2Δ otherwise). Bassi 2019 states only the Laplace case.
 
     >>> rnm = ReportNoisyMax(eps=1.0, monotonic=True)
     >>> rnm.noise_scale, rnm.privacy()
@@ -609,7 +609,7 @@ class ThresholdoutSession:
 @dataclass(frozen=True)
 class Thresholdout:
     """Thresholdout, the reusable holdout (Bassi 2019, slide "Reusable holdout"/"Thresholdout"; Dwork,
-    Feldman, Hardt, Pitassi, Reingold & Roth 2015, arXiv:1506.02629, Algorithm Thresholdout).
+    Feldman, Hardt, Pitassi, Reingold & Roth 2015, their algorithm Thresholdout).
 
     For each statistical query φ: X → [0, 1] with training mean a_t and holdout mean a_h
     (holdout size ``n``; each a_h has sensitivity 1/n)::
@@ -620,10 +620,10 @@ class Thresholdout:
 
     Privacy (Bassi 2019, slide "Thresholdout (cont.)"): the sparse vector part (c = B, noise rate 2σ) and the
     Laplace releases are each B-fold compositions of ε₀ = 1/(σn)-DP steps, so Thresholdout is
-    (2B/(σn), 0)-DP. For δ > 0 the slide gives 2 sqrt(2B ln(2/δ))/(σn) and Dwork et al. 2015
-    (Lemma 23 of arXiv:1506.02629) give sqrt(32 B ln(2/δ))/(σn) (the slide's footnote explains
-    the factor 2); both drop second-order terms (via Dwork & Roth Corollary 3.21, which assumes
-    ε < 1). :meth:`privacy` returns the rigorous value: each half by the full advanced
+    (2B/(σn), 0)-DP. For δ > 0 Bassi's slide gives 2 sqrt(2B ln(2/δ))/(σn) and Dwork et al. 2015
+    (their privacy lemma for Thresholdout) give sqrt(32 B ln(2/δ))/(σn) (a footnote of Bassi's
+    slide explains the factor 2); both drop second-order terms (via Dwork & Roth 2014,
+    Corollary 3.21, which assumes ε < 1). :meth:`privacy` returns the rigorous value: each half by the full advanced
     composition theorem at δ/2 (see :func:`advanced_composition_pure`), summed, and never more
     than 2B/(σn)::
 
@@ -666,8 +666,8 @@ class Thresholdout:
         return (min(pure, 2.0 * half), d)
 
     def privacy_published(self, delta) -> tuple[float, float]:
-        """(sqrt(32 B ln(2/δ))/(σn), δ): Dwork et al. 2015, arXiv:1506.02629, Lemma 23 (for
-        comparison; it relies on the small-ε approximation, use :meth:`privacy`)."""
+        """(sqrt(32 B ln(2/δ))/(σn), δ): Dwork et al. 2015, their privacy lemma for
+        Thresholdout (for comparison; it relies on the small-ε approximation, use :meth:`privacy`)."""
         d = _scalar(_delta_open(delta), "delta", delta)
         return (math.sqrt(32.0 * self.budget * math.log(2.0 / d)) / (self.sigma * self.n), d)
 
@@ -701,7 +701,7 @@ class OverfittingResult:
 
 def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=None, threshold=None,
                                   sigma=None, budget=None, n_signal=0, signal=0.0):
-    """The holdout-reuse experiment of Dwork et al. 2015 (arXiv:1506.02629, Section 5
+    """The holdout-reuse experiment of Dwork et al. 2015 (their section
     "Experiments", after Freedman 1983; Bassi 2019, slide "Reusable holdout"): adaptive variable selection
     overfits a reused holdout; Thresholdout keeps the holdout estimate honest (the accuracy it
     reports tracks fresh data). It does not make the classifier itself better.
@@ -718,7 +718,7 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
     f_k(x) = sign(Σ_{top-k by |c_t|} sign(c_t,j) x_j) (ties → +1; k capped at the number
     selected) and asks the holdout for its accuracy (again exact or through Thresholdout).
 
-    Differences from the paper's Section 5 (n = d = 10⁴; N(0, 1) features, 20 signal
+    Differences from the experiment of Dwork et al. 2015 (n = d = 10⁴; N(0, 1) features, 20 signal
     features N(0.06 y, 1), Thresholdout with T = 0.04, noise 0.01 and *Gaussian* noise): ±1
     features (so every query is [0, 1]-valued, as the privacy analysis requires), the analysed
     Laplace version of Thresholdout, and defaults scaled with n: T = 4/√n, σ = 1/√n on the
@@ -892,7 +892,7 @@ def dp_max_information_tail_bound(eps, tau, n, c, beta):
 
         P ≤ exp(ε²n/2 + ε sqrt(n ln(2/β)/2)) · 2 exp(−2τ²/(nc²)) + β.
 
-    With ε = τ/(nc) and β = 2 exp(−τ²/(nc²)) this is the slide's
+    With ε = τ/(nc) and β = 2 exp(−τ²/(nc²)) this is Bassi's slide's
     2 exp((1/√2 − 3/2) τ²/(nc²)) + 2 exp(−τ²/(nc²)).
 
     >>> x = 20.0; n = 1000; c = 1 / n; tau = (x * n * c * c) ** 0.5
@@ -931,8 +931,9 @@ def shuffle_amplification(eps_local, n, delta, *, strict=False):
         ε = min(ε_L, log(1 + 16 (e^{ε_L} − 1)/(e^{ε_L} + 1) · sqrt(e^{ε_L} log(4/δ) / n))),
 
     an (ε, δ)-DP guarantee valid when ε_L ≤ ln(n/(16 ln(4/δ))) (:func:`shuffle_amplification_valid`;
-    the factor 16 of eq. (1) absorbs the theorem's 8√(·)/√n + 8e^{ε_L}/n terms under that
-    condition; eq. (1) is ≥ 1.37× the authors' refined closed form there, checked in the tests).
+    the factor 16 of Canonne 2022, eq. (1) absorbs the 8√(·)/√n + 8e^{ε_L}/n terms of the theorem of
+    Feldman, McMillan & Talwar 2021 under that condition; Canonne 2022, eq. (1) is ≥ 1.37× their
+    refined closed form there, checked in the tests).
     Where the condition fails the result is ε_L (shuffling is post-processing of ε_L-DP reports,
     so it never hurts), or a ValueError naming ``n`` with ``strict=True``. Closed form.
 

@@ -310,7 +310,7 @@ def _kov_epsilon(log_r, e, k):
 
 
 def _total_log_r(delta, delta_each, k):
-    """log r with r = 1 − (1 − δ)/(1 − δ_each)^k: the δ(ε_g) allowed for total δ (KOV Thm 3.3);
+    """log r with r = 1 − (1 − δ)/(1 − δ_each)^k: the δ(ε_g) allowed for total δ (Kairouz, Oh & Viswanath 2015, Thm 3.3);
     NaN-free, −inf where r ≤ 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.log1p(-delta) - k * np.log1p(-delta_each)

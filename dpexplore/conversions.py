@@ -5,10 +5,10 @@ its arguments at entry (``ValueError`` naming the parameter), broadcasts numpy a
 a Python float for scalar input. Where a result is computed numerically it is rounded to the
 safe side (a larger ε, δ or μ, a smaller ρ); each docstring says by how much.
 
-Sources (full entries in :mod:`dpexplore.references`): Steinke 2024 = T. Steinke, "Tight RDP &
-zCDP bounds from pure DP" (Theorems 4, 5: pure DP → RDP, zCDP); Liu et al. 2022 = Liu, Sun, Jiang &
-Kong, "Identification, Amplification and Measurement: a bridge to Gaussian Differential Privacy"
-(NeurIPS 2022); Steinke 2022 = T. Steinke, "Composition basics" (footnote 2); and the standard
+Sources (full entries in :mod:`dpexplore.references`): T. Steinke's post "Tight RDP & zCDP bounds
+from pure DP" (Steinke 2024, Theorems 4 and 5: pure DP → RDP, zCDP); Liu, Sun, Jiang & Kong,
+"Identification, Amplification and Measurement: a bridge to Gaussian Differential Privacy" (Liu et
+al. 2022); T. Steinke's post "Composition basics" (Steinke 2022, footnote 2); and the standard
 statements of Balle & Wang 2018, Dong, Roth & Su 2022, Mironov 2017 and Balle et al. 2020.
 """
 from __future__ import annotations
@@ -358,7 +358,7 @@ def _zcdp_best_t(rho, eps):
 
 
 def _improved_log_delta_t(t, rdp, eps):
-    """log δ from the improved conversion inverted (CKS 2020 Prop. 12, Balle et al. 2020 Thm 21),
+    """log δ from the improved conversion inverted (Canonne, Kamath & Steinke 2020, Prop. 12, Balle et al. 2020 Thm 21),
     in t = α − 1 (no cancellation as α → 1):
     log δ = (α − 1)(ε̂(α) − ε + log(1 − 1/α)) − log α = t(ε̂ − ε + log t − log1p t) − log1p t."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

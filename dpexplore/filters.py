@@ -5,7 +5,7 @@ Desfontaines (2023), "Open problem(s) – How generic can composition results be
 earlier outputs, budgets fixed), *fully adaptive* (budgets too are chosen from earlier outputs:
 privacy *filters* refuse queries once a fixed total budget would be exceeded, privacy *odometers*
 track the loss of an unbounded interaction) and *concurrent* composition (several interactive
-mechanisms, interleaved). :data:`COMPOSITION_TABLE` transcribes the post's table of which optimal
+mechanisms, interleaved). :data:`COMPOSITION_TABLE` transcribes Desfontaines 2023's table of which optimal
 composition results are known, each cell pointing at the dpexplore object that implements it or
 marked "open".
 
@@ -31,7 +31,7 @@ sum of such predictable budgets, which is what the cited theorems assume — so 
 
 :class:`RenyiOdometer` bounds the privacy loss of an unbounded interaction at all times at once;
 :func:`simulate_adaptive_analyst` runs a seeded analyst that picks each next budget from noisy
-answers; :class:`Session` models the post's sessions with parallel composition over disjoint
+answers; :class:`Session` models Desfontaines 2023's sessions with parallel composition over disjoint
 partitions. Budgets are summed in exact rational arithmetic (a budget is never exceeded by a
 rounding). A lab step is cheap: ``run`` over 1000 queries takes ~5 ms (pure) to ~30 ms (the (ε, δ)
 filter), and :func:`simulate_adaptive_analyst` over 200 queries ~5–12 ms per filter.
@@ -393,7 +393,7 @@ class ApproxDPFilter(_Filter):
 
     and the interaction is then (ε, δ)-DP. (It follows from their approximate-zCDP filter: an
     (ε_i, δ_i)-DP query is δ_i-approximately ε_i²/2-zCDP, and ρ-zCDP with ρ = ½ Σ ε_i² gives
-    (ρ + 2 sqrt(ρ log(1/δ')), δ')-DP — the same left-hand side.) The post's table marks this cell
+    (ρ + 2 sqrt(ρ log(1/δ')), δ')-DP — the same left-hand side.) Desfontaines 2023's table marks this cell
     "only asymptotically optimal for small ε". Requests are pairs (ε_i, δ_i); ``delta_prime``
     defaults to the whole δ (then every query must have δ_i = 0).
 
@@ -467,7 +467,7 @@ class RenyiOdometer:
     Ullman & Vadhan (2016) (see also Lécuyer 2021; Whitehouse et al. 2023 for tighter odometers).
     Compared with a filter at a fixed budget (which may use the sharper conversion of Balle et al.
     2020), the price of not fixing a budget in advance is the time-uniform tail bound and the
-    union over orders — the filter/odometer gap the post recalls.
+    union over orders — the filter/odometer gap Desfontaines 2023 recalls.
 
     >>> od = RenyiOdometer([4.0, 16.0], 1e-6)
     >>> e1 = od.epsilon([[0.1, 0.4]]); e2 = od.epsilon([[0.1, 0.4]] * 4)
@@ -666,16 +666,16 @@ def parallel_composition(budgets, notion: str = "pure"):
 
 @dataclass(frozen=True)
 class Session:
-    """A pure-DP session as the post describes Tumult Analytics' (Desfontaines 2023): a budget, the
+    """A pure-DP session as Desfontaines 2023 describes Tumult Analytics': a budget, the
     budget spent, and sub-sessions on disjoint partitions. Immutable: ``spend`` and ``partition``
     return new sessions. Partitioning into parts with budget ε_p charges ε_p to the parent once
-    (parallel composition: the parts are disjoint); each child then spends within ε_p. The post's
+    (parallel composition: the parts are disjoint); each child then spends within ε_p. Desfontaines 2023's
     example: a session with ε = 3 partitions with ε_p = 1 into two sub-sessions, leaving 2.
 
     Accounting (:meth:`total_spent`): own spending + Σ over partition operations of the largest
     child budget. With every budget fixed when it is granted this is parallel + sequential
     composition; when sub-session budgets depend on earlier answers and queries interleave, it is
-    the *fully concurrent* setting the post names as open (for filters of (ε, δ)-DP, f-DP and Rényi
+    the *fully concurrent* setting Desfontaines 2023 names as open (for filters of (ε, δ)-DP, f-DP and Rényi
     DP of a fixed order, Haney et al. 2023 have since shown that concurrency does not change the
     guarantee).
 
@@ -729,7 +729,7 @@ class Session:
         return self.spent
 
 
-# -- the post's table ------------------------------------------------------------------------------
+# -- Desfontaines 2023's table ------------------------------------------------------------------------------
 SETTINGS = ("sequential", "adaptive", "fully adaptive", "concurrent")
 NOTIONS = ("eps-DP", "(eps, delta)-DP", "Gaussian DP", "f-DP", "(alpha, eps)-Renyi DP", "rho-zCDP",
            "delta-approx. rho-zCDP")
@@ -737,7 +737,7 @@ NOTIONS = ("eps-DP", "(eps, delta)-DP", "Gaussian DP", "f-DP", "(alpha, eps)-Ren
 
 @dataclass(frozen=True)
 class TableCell:
-    """One cell of the post's table: the works it cites (the post's labels, with dpexplore
+    """One cell of Desfontaines 2023's table: the works it cites (Desfontaines 2023's labels, with dpexplore
     bibliography keys where present), "known" or "open", a footnote, and the dpexplore object
     implementing the result (dotted name) or None (known, but not in dpexplore)."""
 
@@ -754,7 +754,7 @@ def _cell(refs, impl=None, note=""):
 _OPEN = TableCell((), "open", None, "no optimal composition result known (Desfontaines 2023)")
 
 #: The table of Desfontaines (2023), "Composition for variants of differential privacy",
-#: transcribed cell by cell: COMPOSITION_TABLE[notion][setting]. Labels are the post's
+#: transcribed cell by cell: COMPOSITION_TABLE[notion][setting]. Labels are Desfontaines 2023's
 #: ([DMNS06] = Dwork, McSherry, Nissim & Smith 2006; [DKMMN06] = Dwork, Kenthapadi, McSherry,
 #: Mironov & Naor 2006; [RRUV16] = Rogers, Roth, Ullman & Vadhan 2016; [VW21] = Vadhan & Wang
 #: 2021; [KOV15] = Kairouz, Oh & Viswanath 2015; [WRRW22] = Whitehouse, Ramdas, Rogers & Wu
@@ -809,7 +809,7 @@ COMPOSITION_TABLE: dict = {
     },
 }
 
-#: the post's labels → dpexplore bibliography keys (``dpexplore.references``)
+#: Desfontaines 2023's labels → dpexplore bibliography keys (``dpexplore.references``)
 TABLE_REFERENCES = {
     "DMNS06": "dwork2006calibrating", "DKMMN06": "dwork2006our", "RRUV16": "rogers2016odometers",
     "VW21": "vadhan2021concurrent", "KOV15": "kairouz2015composition", "WRRW22": "whitehouse2023fully",

@@ -3,12 +3,12 @@
 Pujol & Desfontaines (2023), "Open problem – Better privacy guarantees for larger groups", ask for
 a counting mechanism whose error is about a fraction r of each count while people in larger groups
 get a stronger, *group-wise* zCDP guarantee (their Definition: for a record added to group i,
-D_α(M(D) ‖ M(D')) ≤ α·v(D)_i and D_α(M(D') ‖ M(D)) ≤ α·v(D)_i for all α > 1). Their Algorithm 1:
+D_α(M(D) ‖ M(D')) ≤ α·v(D)_i and D_α(M(D') ‖ M(D)) ≤ α·v(D)_i for all α > 1). Their Algorithm 1 (Pujol & Desfontaines 2023, Algorithm 1):
 
     σ² = 1/(2ρ);  X ~ N(x, σ²);  Y ~ N(X, (rX)²);  release Y.
 
 It is ρ-zCDP (the Gaussian mechanism, then post-processing), and that is all that is proven. Whether
-it is better for large x is OPEN: the post's authors could not prove it. **Everything below the
+it is better for large x is OPEN: Pujol & Desfontaines could not prove it. **Everything below the
 samplers is a numerical exploration of that open problem, not a privacy guarantee**: quadrature
 values with an estimated (not proven) numerical error, for the one-count pair (x, x + 1).
 
@@ -90,7 +90,7 @@ def _r(r) -> float:
 
 
 def sigma2_from_rho(rho) -> float:
-    """σ² = 1/(2ρ), the first step of Algorithm 1 (the Gaussian mechanism for a count is ρ-zCDP with
+    """σ² = 1/(2ρ), the first step of Pujol & Desfontaines 2023, Algorithm 1 (the Gaussian mechanism for a count is ρ-zCDP with
     ρ = 1/(2σ²); Bun & Steinke 2016, Proposition 1.6).
 
     >>> sigma2_from_rho(0.005)
@@ -128,7 +128,7 @@ def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
 
 
 def algorithm1_moments(x, sigma2, r) -> dict:
-    """Exact mean and standard deviation of Algorithm 1's output for the true count x:
+    """Exact mean and standard deviation of the output of Pujol & Desfontaines 2023, Algorithm 1, for the true count x:
     E[Y] = x and Var[Y] = Var[X] + E[(rX)²] = σ² + r²(x² + σ²) (law of total variance).
 
     >>> algorithm1_moments(0, 4.0, 0.5)
@@ -210,7 +210,7 @@ def _check_x(x, name="x") -> float:
 
 
 def output_density(y, x, sigma2, r, *, refine: int = 1) -> tuple:
-    """Density of Algorithm 1's output for the true count x, at the points ``y``, by quadrature of
+    """Density of the output of Pujol & Desfontaines 2023, Algorithm 1, for the true count x, at the points ``y``, by quadrature of
     p_x(y) = ∫ φ_σ(t − x) φ_r(y/t − 1)/|t| dt (see the module docstring). Returns
     ``(density, error_estimate)``: the error is |p(refine) − p(2·refine)|, an estimate, not a bound.
     A numerical tool for exploring the open problem of Pujol & Desfontaines (2023).
@@ -263,14 +263,14 @@ def _divergences(x: float, sigma: float, r: float, alphas: np.ndarray, refine: i
 
 
 def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
-    """Rényi divergences between Algorithm 1's outputs for the counts x and x + 1, both directions,
+    """Rényi divergences between the outputs of Pujol & Desfontaines 2023, Algorithm 1, for the counts x and x + 1, both directions,
     by quadrature (vectorized over the orders ``alpha`` > 1):
 
         D_α(P_x ‖ P_{x+1}) = log ∫ p_x(y)^α p_{x+1}(y)^{1−α} dy / (α − 1).
 
     Returns ``{"forward", "reverse", "error", "proven"}``: ``error`` is the largest change of either
     direction when all grids are refined (an estimate, not a bound); ``proven`` = α/(2σ²), the bound
-    that Algorithm 1 provably satisfies (ρ-zCDP; post-processing of the Gaussian mechanism). The
+    that Pujol & Desfontaines 2023, Algorithm 1 provably satisfies (ρ-zCDP; post-processing of the Gaussian mechanism). The
     quadrature values are a numerical exploration of an open problem (Pujol & Desfontaines 2023),
     NOT a privacy guarantee.
 
@@ -311,11 +311,11 @@ def _curve_cached(counts: tuple, sigma: float, r: float, alphas: tuple):
 
 
 def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)) -> dict:
-    """The per-group "zCDP-like" parameter of Algorithm 1 against the count, by quadrature:
+    """The per-group "zCDP-like" parameter of Pujol & Desfontaines 2023, Algorithm 1 against the count, by quadrature:
 
         ρ̂(x) = max over the given orders α of max(D_α(P_x‖P_{x+1}), D_α(P_{x+1}‖P_x)) / α,
 
-    next to the proven ρ = 1/(2σ²). A group-wise ρ̂(x) ≤ v(x) is what the post's Definition asks
+    next to the proven ρ = 1/(2σ²). A group-wise ρ̂(x) ≤ v(x) is what the definition of Pujol & Desfontaines 2023 asks
     (for the neighbouring pair x ↔ x + 1 only, at the listed orders only). Returns
     ``{"counts", "rho_hat", "error", "argmax_alpha", "rho_proven", "alphas", "forward", "reverse",
     "divergence_error"}``: ``error`` is the refinement estimate divided by α; the last three are the

@@ -6,7 +6,7 @@ a mean estimate μ̂ of N(μ, Σ) should be measured in the Mahalanobis distance
 estimators struggle: to bound sensitivity they clip the data, and clipping that ignores the shape
 of Σ either clips too much (bias) or adds noise scaled to the largest direction, which the
 Mahalanobis metric amplifies in the smallest one — an error growing like sqrt(κ) with the condition
-number κ of Σ. This module implements the two classical estimators the post contrasts:
+number κ of Σ. This module implements the two classical estimators Kamath 2023 contrasts:
 
 * :func:`isotropic_clipped_mean` — clip each point into an ℓ₂ ball of radius C around a centre c,
   average, add N(0, σ² I);
@@ -22,7 +22,7 @@ standard deviation of the Gaussian mechanism for that sensitivity, σ =
 Balle & Wang 2018, Theorem 8; the Gaussian's privacy depends only on ‖Δ‖₂/σ in any dimension).
 Mapping back from the whitened space is post-processing.
 
-What the post announces — NOT implemented here: Brown, Hopkins & Smith (2023) and Duchi, Haque &
+What Kamath 2023 announces — NOT implemented here: Brown, Hopkins & Smith (2023) and Duchi, Haque &
 Kuditipudi (2023) give the first computationally efficient algorithms that estimate the mean of a
 d-dimensional Gaussian to Mahalanobis error α with O(d) samples (for fixed α, ε and log(1/δ))
 WITHOUT knowing Σ; privately estimating Σ itself would need Ω(d^{3/2}) samples (Kamath, Mouzakis

@@ -20,8 +20,8 @@ log-concave noise has a monotone likelihood ratio), so with t = ``mechanism.loss
 Discretization (pessimistic, never below the true δ). The loss axis is cut into cells
 ((i−1)h, ih]. The P-mass p and Q-mass q of each cell are split between its two end points with
 weights that keep both the P-mass and E[e^{−L}] (= the Q-mass) of the cell — the
-"connect-the-dots" discretization of Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (PETS 2022,
-Theorem 3.3; dp_accounting's default). Because δ(ε) = E[(1 − e^{ε} X)₊] is convex in X = e^{−L}, and
+"connect-the-dots" discretization of Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (Doroshenko et
+al. 2022, Algorithm 1; dp_accounting's default). Because δ(ε) = E[(1 − e^{ε} X)₊] is convex in X = e^{−L}, and
 the composed δ is convex in each factor of X₁⋯X_k, Jensen's inequality makes the discrete δ an
 upper bound of the true one for every ε and every k. (Rounding every loss UP to the grid, as
 dp_accounting's "privacy buckets", is also pessimistic but shifts ε by up to k·h; connect-the-dots
@@ -345,7 +345,7 @@ _MAX_CELLS = 2**24
 
 def single_pld(mechanism, h: float) -> DiscretePLD:
     """The pessimistic (connect-the-dots) discrete PLD of one additive-noise mechanism on the
-    grid hℤ (Doroshenko et al. 2022, Theorem 3.3; the continuous loss law is
+    grid hℤ (Doroshenko et al. 2022, Algorithm 1; the continuous loss law is
     P(L > x) = F(t(x)), Q(L > x) = F(t(x) − Δ)). Cached per (mechanism, h).
 
     Each cell ((i−1)h, ih] with masses (p, q) puts p_b = (p − q e^{(i−1)h})/(1 − e^{−h}) at ih and
@@ -1072,8 +1072,8 @@ def composed_pld_many(items, *, grid_size: int | None = None) -> DiscretePLD:
     """The discrete PLD of a mixed composition: ``items`` is a sequence of (mechanism, k) pairs,
     k runs of each (additive-noise mechanisms, or one direction of a subsampled mechanism from
     :mod:`dpexplore.mechanisms.subsampled`). The privacy loss of a composition is the sum of the
-    independent losses, so its distribution is the convolution of all of them (Koskela, Jälkö &
-    Honkela 2020, Algorithm 1, with the connect-the-dots discretization of Doroshenko et al. 2022,
+    independent losses, so its distribution is the convolution of all of them (the FFT accountant of
+    Koskela, Jälkö & Honkela 2020, with the connect-the-dots discretization of Doroshenko et al. 2022,
     Theorem 3.3): its δ is never below the true δ, and ε̂(δ) ≤ ε(δ) + (Σk_i)·h for the final
     grid spacing h (every coarsening is dominated by rounding up to the coarser grid). Each
     power starts on a grid finer than the final one and coarsens as the runs add up
@@ -1159,7 +1159,7 @@ def default_grid_size(k: int) -> int:
 
 def composed_pld(mechanism, k, *, grid_size: int | None = None) -> DiscretePLD:
     """The discrete PLD of the k-fold composition of an additive-noise mechanism (FFT power:
-    Koskela, Jälkö & Honkela 2020, Algorithm 1; connect-the-dots discretization, Doroshenko et
+    the FFT accountant of Koskela, Jälkö & Honkela 2020; connect-the-dots discretization, Doroshenko et
     al. 2022). Computed once per (mechanism, k, grid_size) and cached.
 
     The grid spacing is h = (B − A)/(grid_size − 8) (``grid_size`` defaults to

@@ -213,7 +213,7 @@ def test_table_prints_the_computed_numbers():
     html = box.controller.table.value
     for s, v in zip(r.scales, r.variances):
         assert f"{s:.6g}" in html and f"{v:.6g}" in html
-    assert any("retracted" in getattr(w, "value", "") for w in box.widgets()
+    assert any("withdrawn by the author" in getattr(w, "value", "") for w in box.widgets()
                if isinstance(getattr(w, "value", None), str))
 
 

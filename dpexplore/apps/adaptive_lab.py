@@ -1,5 +1,5 @@
 """Adaptive data analysis lab (Bassi 2019, slide "Generalization and holdout"; Dwork, Feldman, Hardt, Pitassi,
-Reingold & Roth 2015, arXiv:1506.02629).
+Reingold & Roth 2015).
 
 Three things on one page, one controller:
 
@@ -216,7 +216,7 @@ SIMULATIONS = Memo(_simulate, maxsize=16)
 
 def simulate_pair(n: int, d: int, rounds: int, seed: int) -> tuple[OverfittingResult, OverfittingResult]:
     """Naive reuse and Thresholdout on the same settings, each with ``default_rng(seed)``
-    (Dwork et al. 2015, Section 5; :func:`dpexplore.algorithms.simulate_adaptive_overfitting`,
+    (the experiment of Dwork et al. 2015; :func:`dpexplore.algorithms.simulate_adaptive_overfitting`,
     default Thresholdout parameters T = 2/√n, σ = 1/(2√n) on the [0, 1] query scale). Cached.
 
     >>> a, b = simulate_pair(200, 400, 4, 1)
@@ -552,7 +552,7 @@ def privacy_html(r: AdaptiveResult) -> str:
         f"ε₀ = 1/(σn) = {2 / math.sqrt(s.n):.4g}) answered <b>{r.budget_used}</b> queries from the "
         f"holdout (over threshold). Had its budget been set to B = {r.budget_used}, it would be "
         f"<b>({_fmt(r.eps_pure_used)}, 0)-DP</b> and <b>({_fmt(r.eps_delta_used)}, {s.delta:.3g})-DP</b> "
-        f"(rigorous advanced composition; the slide's approximation gives {_fmt(r.eps_slide_used)}). "
+        f"(rigorous advanced composition; Bassi 2019's approximation gives {_fmt(r.eps_slide_used)}). "
         f"With the budget the simulation actually sets (B = d + rounds = {r.budget_set:,}, never "
         f"binding): ({_fmt(r.eps_pure_set)}, 0) and ({_fmt(r.eps_delta_set)}, {s.delta:.3g}).</p></div>")
 
@@ -582,8 +582,8 @@ def calculator_html(c: Calculator) -> str:
 
 
 _INTRO = r"""
-<p><b>Overfitting by adaptive selection</b> (Bassi 2019, slide "Unrealistic example"; Dwork et al. 2015,
-Section 5). Every feature and the label are independent fair coins, so <i>every</i> classifier has
+<p><b>Overfitting by adaptive selection</b> (Bassi 2019, slide "Unrealistic example"; the experiment of
+Dwork et al. 2015). Every feature and the label are independent fair coins, so <i>every</i> classifier has
 true accuracy 1/2. The analyst keeps the features whose correlation with the label exceeds
 1/√n on the training set and on the holdout, and builds
 \(f_k(x) = \operatorname{sign}\sum_{j \in \text{top } k} \operatorname{sign}(c_j)\, x_j\).

@@ -21,7 +21,7 @@ What the app shows, for one target (ε, δ):
 
    The main plot draws each filter's consumed quantity ÷ its limit against the number of queries
    answered, with the first refusal marked.
-2. **Known results**: the post's table of optimal composition results (notion × setting), each cell
+2. **Known results**: Desfontaines 2023's table of optimal composition results (notion × setting), each cell
    with its citation and the rule dpexplore implements, or "open"; below it, on the Rényi
    filter's answers, the filter's guarantee against the Rényi odometer's time-uniform bound
    (:class:`dpexplore.filters.RenyiOdometer`): the price of fixing no budget in advance.
@@ -307,7 +307,7 @@ def compute_filters_lab(spec: FiltersLabSpec) -> FiltersLabResult:
 
 
 # ------------------------------------------------------------------------------------------------
-# the post's table
+# Desfontaines 2023's table
 # ------------------------------------------------------------------------------------------------
 #: the rule each implementation applies (what a table cell links to)
 _RULES = {
@@ -347,7 +347,7 @@ def _cell_html(cell) -> str:
 
 
 def table_html() -> str:
-    """The post's table (:data:`dpexplore.filters.COMPOSITION_TABLE`): one row per notion, one
+    """Desfontaines 2023's table (:data:`dpexplore.filters.COMPOSITION_TABLE`): one row per notion, one
     column per setting; each cell cites the work with the optimal result and names the dpexplore
     function or filter implementing it with its rule, or says "open".
 
@@ -646,12 +646,12 @@ def _theory() -> str:
         "data into partitions, which costs ε<sub>p</sub> once and creates sub-sessions with budget "
         "ε<sub>p</sub> each. The parent keeps ε − ε<sub>p</sub> for queries on all the data. The "
         "analyst may interleave queries to all of these sessions, and the sub-sessions' budgets may "
-        "depend on earlier answers. The post calls this <i>fully concurrent</i> composition and "
+        "depend on earlier answers. Desfontaines 2023 calls this <i>fully concurrent</i> composition and "
         "asks what holds there. Since then, " + c("haney2023concurrent") + " have shown that valid "
         "filters and odometers for (ε, δ)-DP, f-DP and Rényi DP of a fixed order extend to the "
         "concurrent composition of interactive mechanisms whose budgets are chosen adaptively.</p>"
         "<h4>What is known, and the open questions</h4>"
-        "<p>The table of the second tab is the post's: optimal results for ε-DP ("
+        "<p>The table of the second tab is Desfontaines 2023's: optimal results for ε-DP ("
         + c("dwork2006calibrating") + ", " + c("dwork2006our") + ", " + c("rogers2016odometers")
         + ", " + c("vadhan2021concurrent") + "), (ε, δ)-DP (" + c("kairouz2015composition",
                                                                  "Theorem 3.3") + ", "
@@ -659,7 +659,7 @@ def _theory() -> str:
         + c("dong2022gaussian") + ", " + c("smith2022fully") + ", " + c("vadhan2022concurrent")
         + "), Rényi DP and zCDP (" + c("mironov2017", "Proposition 1") + ", "
         + c("bun2016concentrated", "Lemma 2.3") + ", " + c("feldman2021individual") + ", "
-        + c("lyu2022composition") + "). The post's open questions:</p><ol>"
+        + c("lyu2022composition") + "). Desfontaines 2023's open questions:</p><ol>"
         "<li>a setting that generalizes both fully adaptive and concurrent composition, and what "
         "holds there (fully concurrent composition; answered in part by "
         + c("haney2023concurrent") + ");</li>"
@@ -696,8 +696,8 @@ def build_filters_lab(eps: float = 1.0, delta: float = 1e-6, queries: int = 100,
                       rel_error: float = 0.6, seed: int = 0, mode: str = "halt", parts: int = 3,
                       share: float = 0.3) -> AppShell:
     """The lab in the shell: the target (ε, δ), the analyst (queries, relative error, refusal
-    mode, seed) and the readout table in the panel; tabs for the budget used (main plot), the
-    post's table with the filter-vs-odometer plot, and the session (partitions, share).
+    mode, seed) and the readout table in the panel; tabs for the budget used (main plot),
+    Desfontaines 2023's table with the filter-vs-odometer plot, and the session (partitions, share).
     Defaults lie on the sliders' grids.
 
     >>> app = build_filters_lab(eps=0.5)

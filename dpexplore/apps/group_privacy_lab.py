@@ -1,14 +1,14 @@
 """Better privacy for larger groups? A lab on an open problem (Pujol & Desfontaines 2023).
 
 Pujol & Desfontaines (2023) ask for a counting mechanism whose error is about a fraction r of each
-count while people in larger groups get a stronger, group-wise zCDP guarantee. Their Algorithm 1
+count while people in larger groups get a stronger, group-wise zCDP guarantee. Their Algorithm 1 (Pujol & Desfontaines 2023, Algorithm 1)
 (:mod:`dpexplore.group_privacy`): X ~ N(x, σ²) with σ² = 1/(2ρ), then Y ~ N(X, (rX)²). It is
 ρ-zCDP (the Gaussian mechanism, then post-processing) and nothing more is proven; whether it is
 better for large x is OPEN. The lab shows
 
-* the post's figure: the output for one true count x (σ² = 100, r = 0.3, x = 10⁴ by default),
+* the figure of Pujol & Desfontaines 2023: the output for one true count x (σ² = 100, r = 0.3, x = 10⁴ by default),
   as a histogram of ``N_SAMPLES`` seeded draws of the backend's sampler, with the output density
-  by quadrature and the exact mean and standard deviation (the post reports a sample mean of
+  by quadrature and the exact mean and standard deviation (Pujol & Desfontaines 2023 report a sample mean of
   about 10002.6 and a standard deviation of about 2995.1; the exact values are 10⁴ and
   sqrt(σ² + r²(x² + σ²)) ≈ 3000.0);
 * a NUMERICAL EXPLORATION, NOT A GUARANTEE: the per-count "zCDP-like" value
@@ -64,7 +64,7 @@ __all__ = [
 ORDERS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)
 #: the choices of the largest order
 ALPHA_MAX_CHOICES = (8, 16, 32, 64)
-#: seeded draws of Algorithm 1 in the histogram (the 10⁶-draw check of the post's numbers is a test)
+#: seeded draws of Pujol & Desfontaines 2023, Algorithm 1 in the histogram (the 10⁶-draw check of their numbers is a test)
 N_SAMPLES = 20_000
 #: histogram bins over the exact mean ± HIST_SDS standard deviations
 N_BINS = 60
@@ -78,8 +78,8 @@ COUNT_RANGE = (1, 10 ** 6)
 MAX_COUNT_RANGE = (10, 10 ** 6)
 SEED_RANGE = (0, 999)          # the slider's; compute accepts any seed in [0, 10⁹]
 _SEED_MAX = 10 ** 9
-#: the post's figure: Algorithm 1 for the count 10⁴ with σ² = 100 and r = 0.3, and the sample
-#: mean and standard deviation the post reports
+#: the figure of Pujol & Desfontaines 2023: their Algorithm 1 for the count 10⁴ with σ² = 100 and r = 0.3, and the
+#: sample mean and standard deviation they report
 POST_FIGURE = {"count": 10000, "sigma2": 100.0, "r": 0.3, "mean": 10002.6, "std": 2995.1}
 #: a step whose quadratures are estimated to take longer shows the progress bar
 PROGRESS_AFTER = 1.0
@@ -90,7 +90,7 @@ PROGRESS_AFTER = 1.0
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GroupPrivacySpec:
-    """The lab's parameters (hashable: the cache key): Algorithm 1's σ² and r, the chosen count,
+    """The lab's parameters (hashable: the cache key): σ² and r of Pujol & Desfontaines 2023, Algorithm 1, the chosen count,
     the largest count of the curve, the largest order α, the seed of the sample."""
 
     sigma2: float = 100.0
@@ -281,7 +281,7 @@ def readout_html(r: GroupPrivacyResult) -> str:
         + row("standard deviation (exact)", f"<b>{r.std:,.1f}</b>")
         + row(f"{N_SAMPLES:,} draws (seed {s.seed}): mean", f"{r.sample_mean:,.1f}")
         + row("… standard deviation", f"{r.sample_std:,.1f}")
-        + section("Proven: Algorithm 1 is ρ-zCDP")
+        + section("Proven: Pujol & Desfontaines 2023, Algorithm 1 is ρ-zCDP")
         + row("ρ = 1/(2σ²)", f"<b>{r.rho:.4g}</b>")
         + section(f"Numerical, for x = {s.count:,} and x + 1 (not a guarantee)")
         + row("ρ̂(x) = max<sub>α</sub> D<sub>α</sub>/α", f"<b>{r.rho_hat_x:.4g}</b>")
@@ -356,7 +356,7 @@ class GroupPrivacyController(StagedController):
     @staticmethod
     def _output_layout(r: GroupPrivacyResult) -> dict:
         s = r.spec
-        return {"title": {"text": f"Output of Algorithm 1 for x = {s.count:,} (σ² = {s.sigma2:.4g}, r = {s.r:.3g})"}}
+        return {"title": {"text": f"Output of Pujol & Desfontaines 2023, Algorithm 1, for x = {s.count:,} (σ² = {s.sigma2:.4g}, r = {s.r:.3g})"}}
 
     @staticmethod
     def _curve_traces(r: GroupPrivacyResult) -> list[dict]:
@@ -439,7 +439,7 @@ class GroupPrivacyController(StagedController):
             f"x, sigma2, r, seed = {int(s.count)}, {s.sigma2!r}, {s.r!r}, {int(s.seed)}\n"
             f"orders = {tuple(float(a) for a in orders)!r}   # the orders alpha used\n"
             "m = gp.algorithm1_moments(x, sigma2, r)   # exact: E[Y] = x, Var Y = sigma2 + r^2 (x^2 + sigma2)\n"
-            f"y = gp.algorithm1_sample(x, sigma2, r, np.random.default_rng(seed), {N_SAMPLES})   # Algorithm 1\n"
+            f"y = gp.algorithm1_sample(x, sigma2, r, np.random.default_rng(seed), {N_SAMPLES})   # Pujol & Desfontaines 2023, Algorithm 1\n"
             "print(f\"x = {x:,}: exact mean {m['mean']:,.1f}, exact standard deviation {m['std']:,.1f}\")\n"
             "print(f\"{y.size:,} draws (seed {seed}): mean {y.mean():,.1f}, standard deviation {y.std():,.1f}\")\n"
             "print(f\"proven: rho-zCDP with rho = {1 / (2 * sigma2):.4g}\")\n"
@@ -458,7 +458,7 @@ _THEORY = (
     r"disjoint groups. Usually every count gets noise of the same size, so everyone gets the same "
     r"privacy. When <i>relative</i> error is what matters (a count within about r of its value), "
     r"larger groups could take more noise — could the people in them then get <i>stronger</i> "
-    r"privacy? The post defines <b>group-wise zCDP</b>: a mechanism M satisfies it with budgets "
+    r"privacy? Pujol &amp; Desfontaines define <b>group-wise zCDP</b>: a mechanism M satisfies it with budgets "
     r"v(D) (one per group) if, for datasets D, D′ differing in one record of group i, and all α &gt; 1,"
     r"$$D_\alpha\big(M(D)\,\|\,M(D')\big) \le \alpha\, v(D)_i \quad\text{and}\quad "
     r"D_\alpha\big(M(D')\,\|\,M(D)\big) \le \alpha\, v(D)_i ,$$"
@@ -467,20 +467,20 @@ _THEORY = (
     + cite("bun2016concentrated", "Definition 1.1") + r"). (This is not group privacy in the usual "
     r"sense — k people at once, " + cite("dwork2014algorithmic", "Theorem 2.2") + r" — but a "
     r"budget that depends on the size of one's group.)</p>"
-    r"<p><b>Algorithm 1 of the post</b>, for one count x: "
+    r"<p><b>Algorithm 1 of Pujol &amp; Desfontaines 2023</b>, for one count x: "
     r"$$\sigma^2 = \frac{1}{2\rho},\qquad X \sim N(x, \sigma^2),\qquad Y \sim N\big(X, (rX)^2\big),"
     r"\qquad\text{release } Y.$$"
     r"The first step is the Gaussian mechanism for a count, which is ρ-zCDP with ρ = 1/(2σ²) ("
     + cite("bun2016concentrated", "Proposition 1.6") + r"); the second only uses X, so it is "
-    r"post-processing, which a Rényi divergence cannot increase. <b>So Algorithm 1 is ρ-zCDP: that "
+    r"post-processing, which a Rényi divergence cannot increase. <b>So Pujol &amp; Desfontaines 2023, Algorithm 1 is ρ-zCDP: that "
     r"is all that is proven</b> (the red dashed line). Its output has mean x and variance "
     r"\(\sigma^2 + r^2(x^2+\sigma^2)\) (the law of total variance): for x = 10⁴, σ² = 100 and "
-    r"r = 0.3 the standard deviation is ≈ 3000.0; the post's figure reports a sample mean of "
+    r"r = 0.3 the standard deviation is ≈ 3000.0; their figure reports a sample mean of "
     r"≈ 10002.6 and a standard deviation of ≈ 2995.1, within the sampling error of these exact "
     r"values. The error is about a fraction r of the count, as asked.</p>"
     r"<p><b>The open problem.</b> Intuitively, for a large count the extra noise rX hides one "
     r"person far better than the Gaussian step alone, so one would hope for v(x) ≪ ρ when x is "
-    r"large. The post's authors could not prove any such bound: it is open. <b>What this lab "
+    r"large. Pujol &amp; Desfontaines could not prove any such bound: it is open. <b>What this lab "
     r"computes is a numerical exploration, not a guarantee.</b> For the pair of counts x and x + 1 "
     r"it evaluates the output densities"
     r"$$p_x(y) = \int \varphi_\sigma(t-x)\,\varphi_r(y/t-1)\,\frac{dt}{|t|}$$"
@@ -499,7 +499,7 @@ _THEORY = (
     r"<p><b>Numerics.</b> Each count's quadrature takes ≈ 5–70 ms (its grids grow like 1/r, so "
     r"r ≥ 0.2 here); counts are memoised, and a step that needs new ones shows a progress bar "
     r"when it is estimated to take over a second. The histogram holds " + f"{N_SAMPLES:,}"
-    + r" seeded draws of Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>")
+    + r" seeded draws of Pujol &amp; Desfontaines 2023, Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>")
 
 INFO = AppInfo(
     slug="group_privacy",
@@ -523,7 +523,7 @@ def build_group_privacy_lab(sigma2: float = 100.0, r: float = 0.3, count: int = 
     """The group-privacy lab (Pujol & Desfontaines 2023) in the shell: sliders σ², r, x, the
     largest count and the seed, the largest order α, a progress bar and the readouts in the panel;
     the output histogram, the ρ̂ curve against the count and D_α/α against α in tabs. Defaults
-    (the post's figure) lie on the sliders' grids; every slider position is a valid setting.
+    (the figure of Pujol & Desfontaines 2023) lie on the sliders' grids; every slider position is a valid setting.
 
     >>> app = build_group_privacy_lab(max_count=100)
     >>> app.controller.spec.max_count, len(app.figs)

@@ -22,7 +22,7 @@ probability ``LEVEL`` (:func:`~dpexplore.mean_estimation.output_covariance`,
 empirical mean's ellipse (covariance Σ/n); and the exact root-mean-square error against n in the
 Mahalanobis distance and in ℓ₂, with the simulated RMS errors at the chosen n.
 
-What the post announces — computationally efficient estimators reaching the Mahalanobis
+What Kamath 2023 announces — computationally efficient estimators reaching the Mahalanobis
 estimator's accuracy with O(d) samples WITHOUT knowing Σ (Brown, Hopkins & Smith 2023; Duchi,
 Haque & Kuditipudi 2023) — is not implemented in dpexplore; the Theory section says so.
 
@@ -494,7 +494,7 @@ _THEORY = (
     r"parts of the two errors differ by the factor \(\sqrt{(\kappa+1)/2}\) in the Mahalanobis "
     r"distance but only \(\sqrt{2\kappa/(\kappa+1)} < \sqrt2\) in ℓ₂: the ℓ₂ view hides what "
     r"ignoring Σ costs, and the isotropic estimator's Mahalanobis error grows like \(\sqrt\kappa\).</p>"
-    r"<p><b>What the post announces — not implemented in dpexplore.</b> Without knowing Σ, "
+    r"<p><b>What Kamath 2023 announces — not implemented in dpexplore.</b> Without knowing Σ, "
     + cite("brown2023fast") + r" and " + cite("duchi2023fast") + r" give the first "
     r"computationally efficient (ε, δ)-DP algorithms that estimate the mean of a d-dimensional "
     r"Gaussian to Mahalanobis error α with O(d) samples (for fixed α, ε and log(1/δ)), although "

@@ -2,7 +2,7 @@
 
 For a chosen (ε, δ) and sensitivity Δ = 1 the lab shows, side by side, the **minimum scales**
 of the Laplace, Logistic, Gaussian and Subbotin(r) mechanisms (Vinterbo 2022, Theorems 3 and 4 in closed
-form; Lemma 1–2 and Balle & Wang 2018 numerically), their densities, variances and a seeded
+form; Vinterbo 2022, Lemmas 1–2 and Balle & Wang 2018 numerically), their densities, variances and a seeded
 sample histogram; the **variance-ratio maps** of Vinterbo 2022, Figure 1 (a–c) over an (ε, δ) grid with the
 unit contour; and **Vinterbo 2022, Theorem 6**: at fixed ε the Gaussian (and every MLR-unbounded Subbotin,
 r > 1) scale grows without bound as δ → 0, while the MLR-bounded Laplace and Logistic scales
@@ -16,8 +16,9 @@ Closed forms used (sensitivity Δ):
   Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) ≤ δ, Var = σ².
 * Subbotin(r) (Vinterbo 2022 Section 2.1, Lemma 1): the least s with δ_s(ε) ≤ δ, Var = s² r^{2/r} Γ(3/r)/Γ(1/r).
 
-Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9, Section 4) are retracted by its authors and
-are not used or shown here.
+Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9, Section 4) were withdrawn by the author
+in an update note (the lemma is invalid, and the theorem and essentially all of the section's
+results rest on it); they are not used or shown here.
 
 The Gaussian and Subbotin minimum scales of a slider step are found by :func:`min_scale`, a
 vectorized safeguarded Newton search on log(Δ/s) (the backend's ``calibrate`` is a bisection,
@@ -68,7 +69,7 @@ N_RANGE = (100, 20000)
 #: the (ε, δ) grid of the variance-ratio maps (40 × 40, log-spaced)
 GRID_EPS = np.logspace(-2, 1, 40)
 GRID_DELTA = np.logspace(-12, math.log10(0.5), 40)
-#: the δ grid of the Theorem 6 plot (scale vs δ at fixed ε)
+#: the δ grid of the Vinterbo 2022, Theorem 6 plot (scale vs δ at fixed ε)
 CURVE_DELTA = np.logspace(-300, math.log10(0.5), 61)
 N_DENSITY = 401
 N_BINS = 60
@@ -341,7 +342,7 @@ def _samples(scales: tuple, shape: float, n: int, seed: int, half_width: float):
 def compute_noise_lab(spec: NoiseSpec) -> NoiseResult:
     """All arrays of the noise lab for one setting (Δ = 1): minimum scales (Vinterbo 2022 Theorems 3, 4;
     Balle & Wang 2018 Thm 8; Vinterbo 2022 Lemma 1–2 for Subbotin), variances, densities, seeded sample
-    histograms, the Theorem 6 curves (scale vs δ at ε; cached per (ε, r)) and the chosen Vinterbo 2022
+    histograms, the Vinterbo 2022, Theorem 6 curves (scale vs δ at ε; cached per (ε, r)) and the chosen Vinterbo 2022
     Figure 1 ratio map (computed once per session). Raises ValueError naming a bad parameter.
 
     >>> r = compute_noise_lab(NoiseSpec(eps=1.0, delta=0.1, shape=2.0, n=100, seed=1))
@@ -373,7 +374,7 @@ def _names(shape):
 
 class NoiseLabController(Controller):
     """One controller: sliders ε, δ, r, n, seed and the pair dropdown → :func:`compute_noise_lab`
-    → five figures (densities, histogram, variances, Theorem 6, ratio map) and the table."""
+    → five figures (densities, histogram, variances, Vinterbo 2022, Theorem 6, ratio map) and the table."""
 
     compute = staticmethod(compute_noise_lab)
 
@@ -527,7 +528,8 @@ grid; the black contour is ratio = 1.</p>
 _RETRACTED = (
     '<p class="dpexplore-retracted" style="border-left:4px solid #D55E00;padding:4px 10px;background:#fff4ec">'
     "<b>Note:</b> Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9 and Section 4) were "
-    "<b>retracted by its authors</b>; they are not used or shown in this lab. Everything here is "
+    "<b>withdrawn by the author</b> in an update note (the lemma is invalid, and the theorem and "
+    "essentially all of the section's results rest on it); they are not used or shown in this lab. Everything here is "
     "one-dimensional (Vinterbo 2022, Sections 2–3).</p>")
 
 
@@ -545,7 +547,7 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
                     seed: int = 0, pair: str = "Laplace vs Gaussian") -> AppShell:
     """The noise lab in the shell: sliders ε, δ, Subbotin r, samples n and seed in the panel with
     the table of minimum scales; densities, samples, variances, privacy curves and the
-    variance-ratio maps in tabs (Vinterbo 2022, Theorems 3, 4, 6; Figure 1). Defaults lie on the
+    variance-ratio maps in tabs (Vinterbo 2022, Theorems 3, 4, 6 and Figure 1). Defaults lie on the
     sliders' grids (a log slider's front end snaps its value to its grid).
 
     The 40 × 40 Gaussian calibration of the ratio maps runs once per kernel (~0.2 s), behind a

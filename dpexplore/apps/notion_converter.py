@@ -263,7 +263,7 @@ def source_summary(source: Source) -> SourceSummary:
     2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5, tight), ε̂(α) by Steinke 2024 Thm 4 (tight); μ-GDP → ρ = μ²/2,
     ε̂(α) = αμ²/2; ρ-zCDP → ε̂(α) = αρ, μ measured (Liu et al. 2022 Sec. 4, certified to within 1e-3 above
     the optimum); one RDP point (α₀, ε̂₀) → ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergences are
-    non-decreasing in α); Laplace(b) → pure ε = 1/b, RDP by Mironov Prop. 6, μ measured on the
+    non-decreasing in α); Laplace(b) → pure ε = 1/b, RDP by Mironov 2017, Prop. 6, μ measured on the
     exact profile; Gaussian(σ) → μ = 1/σ, ρ = 1/(2σ²).
 
     >>> s = source_summary(Source("gdp", (1.0,)))
@@ -450,10 +450,10 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
 
     Profile curves (log δ on the ε grid): the source's own profile, and the profiles implied by
     pure ε-DP (Liu et al. 2022 Thm 2.1, δ₀ = 0), by the (ε, δ) point read at the target δ (Liu et al. 2022 Thm 2.1), by
-    ρ-zCDP (improved conversion, :class:`ZCDPProfile`), by μ-GDP (Liu et al. 2022 Thm 3.1) and by the RDP
+    ρ-zCDP (improved conversion, :class:`ZCDPProfile`), by μ-GDP (Liu et al. 2022, Thm 3.1) and by the RDP
     curve (Balle et al. 2020 Thm 21, :class:`RDPProfile`). Trade-off curves: the same notions in
     f-DP terms. ε at the target δ: exact (the source's profile), via pure DP, via zCDP
-    (ε = ρ + 2√(ρ log(1/δ)), Steinke 2022 fn. 2), via GDP (Liu et al. 2022 Thm 3.1 inverted) and via RDP.
+    (ε = ρ + 2√(ρ log(1/δ)), Steinke 2022 fn. 2), via GDP (Liu et al. 2022, Thm 3.1 inverted) and via RDP.
 
     >>> r = compute_notion_converter(ConverterSpec(Source("gaussian", (1.0,)), 1e-5, (2.0,)))
     >>> round(r.eps_at_delta["exact"], 6), round(r.eps_at_delta["gdp"], 6)
@@ -466,7 +466,7 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
     d = spec.delta
     eps_at: dict = {}
     eps_at["gdp"] = None if s.mu is None else float(gdp_epsilon(s.mu, d))
-    # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (Liu et al. 2022 Thm 3.1): the closed-form
+    # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (Liu et al. 2022, Thm 3.1): the closed-form
     # inversion is 5x cheaper than the mechanism's generic bisection
     eps_at["exact"] = (eps_at["gdp"] if src.kind in ("gdp", "gaussian")
                        else float(s.profile.epsilon(d)))
@@ -644,7 +644,7 @@ class NotionConverterController(Controller):
         e = r.eps_at_delta
         ex = e["exact"]
         route_names = {"pure": "via pure DP", "zcdp": "via zCDP (Steinke 2022 fn. 2)",
-                       "gdp": "via GDP (Liu et al. 2022 Thm 3.1)", "rdp": "via RDP (Balle et al. Thm 21)"}
+                       "gdp": "via GDP (Liu et al. 2022, Thm 3.1)", "rdp": "via RDP (Balle et al. 2020, Thm 21)"}
         best = r.spec.source.kind in ("zcdp", "rdp")  # no mechanism: the best known profile
         if math.isfinite(ex):
             parts = [f"{'best (improved conversion)' if best else 'exact'} {_fmt(ex)}"]

@@ -15,7 +15,7 @@ What it shows (Liu et al. 2022 = Liu, Sun, Jiang & Kong, NeurIPS 2022):
   σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
   exact partial order of (ε, δ) conditions — :func:`dpexplore.conversions.equation_profile`.
 * f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
-  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su Prop. 2.5 via
+  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, Prop. 2.5 via
   :func:`dpexplore.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
 
 Everything for both views is computed once per setting by :func:`compute_profile_gdp`; the
@@ -275,7 +275,7 @@ class _MemoProfile(PrivacyProfile):
 
 def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float | None:
     """The largest μ in [0, hi] (to 1e-4 relative) with δ_A(ε) > δ_μ(ε) at a point of the grid:
-    an explicitly violated μ (Liu et al. 2022 Thm 3.1), or None if none is violated."""
+    an explicitly violated μ (Liu et al. 2022, Thm 3.1), or None if none is violated."""
     fin = np.isfinite(log_delta_grid)
     if not fin.any():
         return None
@@ -300,7 +300,7 @@ def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float
 
 
 def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
-    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022 Thm 3.1); pure ε-DP is
+    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1); pure ε-DP is
     2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022 Section 5)."""
     if kind == "gaussian":
         return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
@@ -376,7 +376,7 @@ def _plot_grid(hi: float, eps_max: float) -> np.ndarray:
 
 
 def _envelope_tradeoff(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su Prop. 2.5 via
+    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su 2022, Prop. 2.5 via
     conversions.tradeoff_approx; every pair is a valid guarantee, so a finite grid errs on the
     safe side: a lower β claims less privacy)."""
     ok = delta < 1.0
@@ -447,7 +447,7 @@ def parse_mus(text: str) -> tuple[float, ...]:
 
 def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
     """All arrays of both views for one setting: the cached :func:`mechanism_summary`, then
-    δ_μ(ε) (Liu et al. 2022 Thm 3.1, :func:`~dpexplore.conversions.gdp_delta`) and G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+    δ_μ(ε) (Liu et al. 2022, Thm 3.1, :func:`~dpexplore.conversions.gdp_delta`) and G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
     (:func:`~dpexplore.conversions.tradeoff_gdp`) for each μ and for μ_upper.
 
     >>> r = compute_profile_gdp(ProfileGdpSpec(MechSpec("gaussian", (0.5,)), (2.0,)))
@@ -713,7 +713,7 @@ def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
 
 
 _FORMULAS = (
-    r"<b>μ-GDP profile</b> (Liu et al. 2022, Thm 3.1; Dong, Roth &amp; Su, Cor. 2.13): a mechanism is μ-GDP iff "
+    r"<b>μ-GDP profile</b> (Liu et al. 2022, Thm 3.1; Dong, Roth &amp; Su 2022, Cor. 2.13): a mechanism is μ-GDP iff "
     r"$\delta_A(\varepsilon) \le \delta_\mu(\varepsilon)$ for all $\varepsilon \ge 0$, where "
     r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right) - "
     r"e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
@@ -724,7 +724,7 @@ _FORMULAS = (
     r"<b>Measurement</b> (Liu et al. 2022, Section 4): a bracket $\mu_{\rm lower} &lt; \mu^* \le \mu_{\rm upper}$, "
     r"the lower end violated at an explicit $\varepsilon$, the upper end certified on a grid plus the tail. "
     r"<b>f-DP view</b>: μ-GDP means $\beta(\alpha) \ge G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ "
-    r"for every type I error $\alpha$ (Dong, Roth &amp; Su, Def. 2.6; Liu et al. 2022, Section 1)."
+    r"for every type I error $\alpha$ (Dong, Roth &amp; Su 2022, Def. 2.6; Liu et al. 2022, Section 1)."
 )
 
 

@@ -333,7 +333,7 @@ class RDPController(Controller):
             _line("tight ε-DP → RDP (Steinke 2024 Thm 4)", a, r.rdp_tight, OKABE_ITO[0]),
             _line("trivial ε̂ = ε", a, r.rdp_trivial, OKABE_ITO[7], "dot"),
             _line(f"zCDP-implied αρ, ρ = {r.rho_tight_at_eps:.3g}", a, r.rdp_zcdp, OKABE_ITO[1], "dash"),
-            _line(f"Laplace b = Δ/ε = {r.laplace_scale:.3g} (Mironov Prop. 6)", a, r.rdp_laplace,
+            _line(f"Laplace b = Δ/ε = {r.laplace_scale:.3g} (Mironov 2017, Prop. 6)", a, r.rdp_laplace,
                   OKABE_ITO[2]),
             _line(f"Gaussian σ = {r.gaussian_sigma:.3g}, calibrated to (ε, δ)", a, r.rdp_gaussian,
                   OKABE_ITO[3], "dashdot"),

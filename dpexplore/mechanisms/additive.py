@@ -617,7 +617,7 @@ def _log_gammaincc(a, x):
 
     For x < 30 log(scipy.special.gammaincc); beyond, Legendre's continued fraction
     Q = e^{−x} x^a / Γ(a) · 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) by modified Lentz in log
-    space (Numerical Recipes §6.2), so it stays exact where Q underflows (x up to 1e300)."""
+    space (Press et al. 2007, Numerical Recipes §6.2), so it stays exact where Q underflows (x up to 1e300)."""
     a, x = np.broadcast_arrays(np.asarray(a, float), np.asarray(x, float))
     out = np.empty(a.shape)
     small = x < 30.0
@@ -634,7 +634,7 @@ def _log_gammaincc(a, x):
 
 def _gammaincc_cf(a, x):
     """h(a, x) = 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) with Q(a, x) = e^{−x} x^a h / Γ(a),
-    by modified Lentz (Numerical Recipes §6.2); for x ≥ 30, 0 < a ≤ 1 it converges in a few
+    by modified Lentz (Press et al. 2007, Numerical Recipes §6.2); for x ≥ 30, 0 < a ≤ 1 it converges in a few
     steps to a relative 1e-15."""
     tiny = 1e-300
     b = x + 1.0 - a
@@ -853,7 +853,7 @@ class Subbotin(AdditiveNoiseMechanism):
         return sign * self.scale * (r * g) ** (1.0 / r)
 
     def rdp(self, alpha):
-        """Closed form only for r = 1 (Laplace, Mironov Prop. 6) and r = 2 (Gaussian)."""
+        """Closed form only for r = 1 (Laplace, Mironov 2017, Prop. 6) and r = 2 (Gaussian)."""
         a = check_alpha(alpha, "alpha")
         r = self.shape
         if np.ndim(r) == 0 and r == 1.0:

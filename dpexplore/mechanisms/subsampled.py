@@ -35,9 +35,9 @@ The privacy loss distribution machinery of :mod:`dpexplore.pld` composes them ti
   or ``"fixed"`` (:class:`FixedSubsampled`): ``delta``, ``log_delta``, ``epsilon``, ``profile`` from
   the PLD; ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Theorem 6, exact at
   integer orders; without replacement: Wang, Balle & Kasiviswanathan 2019, Theorem 9, the bound
-  dp_accounting implements); ``eps_max`` = log(1 + q(e^ε − 1)) for an ε-DP base (Balle, Barthe &
-  Gaboardi 2018, Theorem 8 for Poisson / Li, Qardaji & Su 2012; Theorem 9 without replacement,
-  with ε the base's ε under substitution).
+  dp_accounting implements); ``eps_max`` = log(1 + q(e^ε − 1)) for an ε-DP base (Poisson: Balle,
+  Barthe & Gaboardi 2018, Theorem 8, and Li, Qardaji & Su 2012; without replacement, with ε the
+  base's ε under substitution: Balle, Barthe & Gaboardi 2018, Theorem 9).
 
 >>> from dpexplore.mechanisms import Gaussian
 >>> m = subsample(Gaussian(1.0), 0.01)
@@ -516,9 +516,9 @@ class FixedSubsampled(PoissonSubsampled):
         M_n = Δⁿ[e^{(ℓ−1)ε(ℓ)}](0), the n-th forward difference at 0, = E[(X − 1)ⁿ] for
         X = e^{Z/σ̃ − 1/(2σ̃²)}, Z ~ N(0, 1) (the Gaussian's ternary-|χ|ⁿ moment; the geometric
         mean of the two even neighbours bounds E|X − 1|^j by Cauchy–Schwarz). For α > 256 the
-        forward-difference terms are dropped (the plain Theorem 9 with ε(∞) = ∞), as dp_accounting
+        forward-difference terms are dropped (the plain Wang, Balle & Kasiviswanathan 2019, Theorem 9 with ε(∞) = ∞), as dp_accounting
         does. q = 1: the Gaussian's α/(2σ̃²). A fractional order takes the chord of (α − 1)ε'(α)
-        between the neighbouring integer orders (their Corollary 10; order 1 contributes 0), as
+        between the neighbouring integer orders (Wang, Balle & Kasiviswanathan 2019, Corollary 10; order 1 contributes 0), as
         dp_accounting does; α = ∞ gives inf.
 
         Evaluation: M_n is computed without cancellation — by Gauss–Legendre quadrature of the
@@ -545,7 +545,7 @@ class FixedSubsampled(PoissonSubsampled):
             s2 = float((np.float64(self.mechanism.sigma) / np.float64(self.mechanism.sensitivity)) ** 2)
         q = self.q
 
-        # fractional orders on the chord (their Corollary 10)
+        # fractional orders on the chord (Wang, Balle & Kasiviswanathan 2019, Corollary 10)
         return _rdp_by_order(a, lambda n: _log_a_wor_int(n, q, s2), _chord)
 
 

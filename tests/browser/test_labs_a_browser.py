@@ -128,7 +128,7 @@ def test_noise_lab_loads_with_the_core_values(open_app):
     _assert_noise(app, NL.NoiseSpec(1.0, 1e-5, 3.0, 1000, 0))
     z = np.array(_z(app, 4), dtype=float)
     _close(z, np.log10(NL.ratio_maps()["Laplace vs Gaussian"]))
-    assert "retracted" in app.body_text()
+    assert "withdrawn by the author" in app.body_text()
     assert app.message() == ""
     app.assert_no_traceback()
     assert not app.page.errors, app.page.errors
