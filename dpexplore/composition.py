@@ -9,7 +9,7 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
   ε = ½ Σε_j² + √(2 log(1/δ) Σε_j²);
 * :func:`optimal` — the exact optimum for k-fold (ε, δ)-DP (Kairouz, Oh & Viswanath 2015,
   Theorem 3.3; randomized response is the worst case), computed in log space;
-* :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Mironov 2017, Proposition 1; Bun & Steinke 2016, Lemma 2.3; Dong, Roth & Su 2022, Corollary 3.3);
+* :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Mironov 2017, Proposition 1; Bun & Steinke 2016, result “composition of zCDP”; Dong, Roth & Su 2022, Corollary 3.3);
 * :func:`compose` — the tight profile of k runs of one concrete mechanism: exact for the Gaussian
   (√k Δ/σ-GDP) and randomized response / exponential (KOV), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.pld`) for Laplace, Logistic and Subbotin noise;
@@ -443,7 +443,7 @@ def rdp(rdp_curves, k=1):
 
 
 def zcdp(rhos, k=1):
-    """zCDP composition is additive (Bun & Steinke 2016, Lemma 2.3): ρ = k · Σ_j ρ_j,
+    """zCDP composition is additive (Bun & Steinke 2016, result “composition of zCDP”): ρ = k · Σ_j ρ_j,
     summed over the LAST axis (a 0-d input is one mechanism).
 
     >>> round(zcdp([0.1, 0.2]), 12), round(zcdp(0.5, k=4), 12)
@@ -723,8 +723,8 @@ def _check_dpsgd(sigma, q, steps, delta, accountant):
 
 
 def dpsgd_gdp_mu(sigma, q, steps):
-    """μ of the central-limit approximation to DP-SGD (Bu, Dong, Long & Su 2020, Theorem 5 /
-    Dong, Roth & Su 2022, Corollary 5.4): T Poisson-subsampled Gaussian steps are approximately
+    """μ of the central-limit approximation to DP-SGD (Bu, Dong, Long & Su 2020, result “CLT approximation of noisy SGD” /
+    Dong, Roth & Su 2022, result “central limit theorem for subsampled composition”): T Poisson-subsampled Gaussian steps are approximately
     μ-GDP with μ = q·√(T (e^{1/σ²} − 1)). An approximation (exact only as T → ∞ with q√T fixed),
     not a guarantee: it can be below the true privacy loss.
 

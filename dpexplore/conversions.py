@@ -261,7 +261,7 @@ def gdp_epsilon(mu, delta):
 
 def pure_to_gdp(eps):
     """The smallest μ such that every ε-DP mechanism is μ-GDP: μ = 2Φ⁻¹(e^ε/(1 + e^ε))
-    (Liu et al. 2022, Section 5 "ε-DP algorithms are GDP"). The binding point is ε' = 0, where
+    (Liu et al. 2022, result “all ε-DP algorithms are GDP”). The binding point is ε' = 0, where
     δ_μ(0) = 2Φ(μ/2) − 1 = tanh(ε/2) equals randomized response's total variation distance.
 
     Evaluated as 2√2·erfinv(tanh(ε/2)) for ε ≤ 1 and −2Φ⁻¹(1/(1 + e^ε)) (log space:
@@ -286,7 +286,7 @@ def pure_to_gdp(eps):
 # ------------------------------------------------------------------------------------------------
 def tradeoff_approx(eps, delta, alpha):
     """Type II error β(α) of the trade-off function of (ε, δ)-DP:
-    f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
+    f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”;
     ). ``alpha`` ∈ [0, 1] is the type I error. A larger β claims more privacy, so the
     result is rounded down by 4.5e-16 (1 + β) (the absolute error of the subtractions);
     β(0) = 1 − δ is exact for δ = 0.
@@ -306,7 +306,7 @@ def tradeoff_approx(eps, delta, alpha):
 
 
 def tradeoff_gdp(mu, alpha):
-    """Type II error of μ-GDP: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong, Roth & Su 2022, Definition 2.6;
+    """Type II error of μ-GDP: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong, Roth & Su 2022, definition “μ-GDP”;
     Liu et al. 2022, Section 1), evaluated as Φ(−Φ⁻¹(α) − μ) so tiny α keeps full accuracy, and rounded down
     by a relative 1e-14 (a larger β would claim more privacy). μ = 0 gives 1 − α, μ = inf gives 0,
     α = 0 gives 1.
@@ -631,7 +631,7 @@ def equation_profile(A, B, sigma, refined: bool = False) -> EquationProfile:
 
 
 # ------------------------------------------------------------------------------------------------
-# GDP identification and measurement (Liu et al. 2022, Sections 3-4)
+# GDP identification and measurement (Liu et al. 2022, Section 3 and the result “GDPT”)
 # ------------------------------------------------------------------------------------------------
 #: depth of the far tail used by gdp_identify / gdp_measure: log δ = −11500 (δ ≈ 1e-4994)
 _FAR_LOG_DELTA = -11500.0
@@ -684,7 +684,7 @@ def gdp_identify(profile) -> float:
     μ the far tail is not yet asymptotic at δ = 1e-5000; the value is then less reliable).
 
     Conventions: returns 0.0 when δ reaches 0 at a finite ε (pure DP; such profiles are GDP,
-    Liu et al. 2022 Section 5 — μ_t = 0 is the tail value, the actual μ comes from the head, see
+    Liu et al. 2022, result “all ε-DP algorithms are GDP” — μ_t = 0 is the tail value, the actual μ comes from the head, see
     :func:`gdp_measure`), also when δ ≡ 0. Returns inf (not GDP) when log δ stays above −11500
     up to ε = 1e9, or when the fitted intercept is ≤ 0, or when the same fit one octave further
     in (ε_far/4) gives an intercept more than 3 % larger (h still falling: a heavier-than-Gaussian
@@ -722,7 +722,7 @@ def gdp_identify(profile) -> float:
 
 
 def gdp_measure(profile, tol: float = 1e-3):
-    """Bracket the optimal GDP parameter μ* of a profile (Liu et al. 2022, Section 4, GDP measurement):
+    """Bracket the optimal GDP parameter μ* of a profile (Liu et al. 2022, the result “GDPT”, GDP measurement):
     returns (μ_lower, μ_upper) with μ_upper − μ_lower ≤ ``tol``, where
 
     * μ_lower is violated: δ_A(ε) > δ_{μ_lower}(ε) at an explicit ε (so the profile is not

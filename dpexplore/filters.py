@@ -18,7 +18,7 @@ Filters are small immutable value objects with pure methods over arrays of spent
 
 * :class:`PureDPFilter` — answers while Σ ε_i ≤ ε (Rogers et al. 2016; basic composition);
 * :class:`GDPFilter` — while Σ μ_i² ≤ μ² (Smith & Thakurta 2022);
-* :class:`RenyiFilter` — while Σ ε_i(α) ≤ B_α at each chosen order α (Feldman & Zrnic 2021, Theorem 3.1);
+* :class:`RenyiFilter` — while Σ ε_i(α) ≤ B_α at each chosen order α (Feldman & Zrnic 2021, result “Rényi filter”);
 * :class:`ZCDPFilter` — while Σ ρ_i ≤ ρ (Feldman & Zrnic 2021, at all orders at once);
 * :class:`ApproxZCDPFilter` — while Σ ρ_i ≤ ρ and Σ δ_i ≤ δ (Whitehouse et al. 2023);
 * :class:`ApproxDPFilter` — while sqrt(2 log(1/δ') Σ ε_i²) + ½ Σ ε_i² ≤ ε and Σ δ_i ≤ δ''
@@ -214,7 +214,7 @@ class GDPFilter(_Filter):
 @dataclass(frozen=True)
 class RenyiFilter(_Filter):
     """Rényi filter at the orders ``alphas`` with budgets ``budgets`` (Feldman & Zrnic 2021,
-    Theorem 3.1): a query with RDP curve ε_i(·) is answered while Σ_i ε_i(α) ≤ B_α at EVERY listed
+    result “Rényi filter”): a query with RDP curve ε_i(·) is answered while Σ_i ε_i(α) ≤ B_α at EVERY listed
     order; then the interaction is (α, B_α)-RDP for each listed α. (Answering when the sum fits at
     SOME order would not be valid: the theorem needs the pathwise bound at a fixed order.)
     Requests are arrays of shape (k, len(alphas)): the RDP of each query at each order.
@@ -287,7 +287,7 @@ class RenyiFilter(_Filter):
 @dataclass(frozen=True)
 class ZCDPFilter(_Filter):
     """ρ-zCDP filter: answer while Σ ρ_i ≤ ρ. A ρ_i-zCDP query is (α, αρ_i)-RDP for every α > 1,
-    so this is the Rényi filter of Feldman & Zrnic (2021, Theorem 3.1) at every order at once, and
+    so this is the Rényi filter of Feldman & Zrnic (2021, result “Rényi filter”) at every order at once, and
     the interaction is ρ-zCDP.
 
     >>> ZCDPFilter(0.5).run([0.2, 0.2, 0.2]).tolist()
@@ -384,8 +384,8 @@ class ApproxZCDPFilter(_Filter):
 
 @dataclass(frozen=True)
 class ApproxDPFilter(_Filter):
-    """The (ε, δ)-DP filter of Whitehouse, Ramdas, Rogers & Wu (2023) ("advanced composition
-    filter", Theorem 2 in arXiv:2203.05481; it matches advanced composition including constants):
+    """The (ε, δ)-DP filter of Whitehouse, Ramdas, Rogers & Wu (2023, result “advanced
+    composition filter”; it matches advanced composition including constants):
     with target ε > 0 and δ = δ' + δ'' (δ' > 0), an adaptively chosen (ε_i, δ_i)-DP query is answered
     only if, counting it,
 
@@ -461,7 +461,7 @@ class RenyiOdometer:
     interaction on D, SIMULTANEOUSLY for all t the privacy loss L_t = log(p_D/p_D')(transcript up
     to t) is at most ε̂_t. Proof: since each ε_i(α) is chosen from the past (predictable) and
     bounds D_α of the i-th answer given the past, M_t = exp((α − 1)(L_t − S_t(α))) is a non-negative
-    supermartingale with M_0 = 1 (the process in the proof of Feldman & Zrnic 2021, Theorem 3.1),
+    supermartingale with M_0 = 1 (the process in the proof of Feldman & Zrnic 2021, result “Rényi filter”),
     so Ville's inequality gives P[∃t : L_t ≥ S_t(α) + log(1/δ')/(α − 1)] ≤ δ'; a union bound over
     the J orders with δ' = δ/J. This is an odometer in the privacy-loss sense of Rogers, Roth,
     Ullman & Vadhan (2016) (see also Lécuyer 2021; Whitehouse et al. 2023 for tighter odometers).

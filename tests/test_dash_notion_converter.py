@@ -132,7 +132,7 @@ def test_zcdp_source():
     assert close(r.eps_at_delta["zcdp"], mp_zcdp_eps(0.5, 1e-6))
     assert r.eps_at_delta["rdp"] == pytest.approx(
         rdp_to_approx(np.append(RDP_ORDERS, np.inf)[:-1], RDP_ORDERS * 0.5, 1e-6), rel=1e-12)
-    # μ measured on the implied profile: above the tail value √(2ρ), certified (Liu et al. 2022 Sec. 4)
+    # μ measured on the implied profile: above the tail value √(2ρ), certified (Liu et al. 2022, result “GDPT”)
     assert math.sqrt(2 * 0.5) < r.mu < 1.6
     # the implied GDP profile dominates the zCDP profile on the grid
     assert np.all(r.log_delta["gdp"] >= r.log_delta["zcdp"] - 1e-9)

@@ -107,7 +107,7 @@ def test_laplace_verdict_equals_backend_measurement():
 def test_randomized_response_bracket_holds_the_exact_mu(eps):
     v = P.mechanism_summary(P.MechSpec("pure", (eps,))).verdict
     e = mp.mpf(eps)
-    # μ* = 2Φ⁻¹(e^ε/(1 + e^ε)) for randomized response (Liu et al. 2022 Section 5; binding at ε' = 0)
+    # μ* = 2Φ⁻¹(e^ε/(1 + e^ε)) for randomized response (Liu et al. 2022, result “all ε-DP algorithms are GDP”; binding at ε' = 0)
     exact = 2 * mp.sqrt(2) * mp.erfinv(2 * mp.exp(e) / (1 + mp.exp(e)) - 1)
     assert v.mu_lower < float(exact) <= v.mu_upper
 
@@ -139,7 +139,7 @@ def test_equation_naive_and_refined_follow_002_figure_1():
     assert s.verdict.is_gdp and s.verdict.mu_t == pytest.approx(1 / math.sqrt(2), rel=1e-6)
     # tail: log δ = −(σε/A)² ⇒ μ_t = A/(σ√2); the measured μ* is larger (the head binds)
     assert s.verdict.mu_upper > s.verdict.mu_t
-    # trade-off: the envelope of f_{ε, δ(ε)} over the grid (Dong, Roth & Su Prop. 2.5)
+    # trade-off: the envelope of f_{ε, δ(ε)} over the grid (Dong, Roth & Su result “(ε, δ)-DP as f-DP”)
     ok = s.delta < 1
     env = np.max(C.tradeoff_approx(s.eps[ok][:, None], s.delta[ok][:, None], P.ALPHA_GRID[None, :]),
                  axis=0)

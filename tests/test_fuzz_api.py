@@ -749,7 +749,7 @@ def _subsample(data):
     # amplification (at q = 1 the PLD is the base's exact profile up to its discretization, ~1e-7)
     assert m.delta(ee) <= base.delta(ee) * (1 + 1e-6) + 1e-12, (m, ee)
     if isinstance(m, FixedSubsampled):
-        # its symmetric pair dominates both Poisson directions (Dong, Roth & Su 2022, Theorem 4.2)
+        # its symmetric pair dominates both Poisson directions (Dong, Roth & Su 2022, result “subsampling for f-DP”)
         poisson = mechanisms.PoissonSubsampled(base, q)
         assert m.delta(ee) >= poisson.delta(ee) * (1 - 1e-6) - 1e-12, (m, ee)
         assert m.eps_max == poisson.eps_max   # log(1 + q(e^ε − 1)) for both

@@ -52,14 +52,14 @@ def mp_ndtri(a):
 
 
 def mp_gdp_tpr(mu, a):
-    """Φ(Φ⁻¹(α) + μ) (Dong, Roth & Su 2022, Definition 2.6: TPR = 1 − G_μ(α))."""
+    """Φ(Φ⁻¹(α) + μ) (Dong, Roth & Su 2022, definition “μ-GDP”: TPR = 1 − G_μ(α))."""
     if a == 0 or a == 1:
         return mp.mpf(a)
     return mp.ncdf(mp_ndtri(a) + mp.mpf(mu))
 
 
 def mp_approx_tpr(eps, delta, a):
-    """min(1, δ + e^ε α, 1 − e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5)."""
+    """min(1, δ + e^ε α, 1 − e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”)."""
     e, d, a = mp.mpf(eps), mp.mpf(delta), mp.mpf(a)
     # 1 − e^{−ε}(1 − δ − α) written without cancellation (tiny ε, δ, α)
     return min(mp.mpf(1), d + mp.exp(e) * a, -mp.expm1(-e) + mp.exp(-e) * (d + a))

@@ -288,7 +288,7 @@ def test_composition_between_poisson_and_rdp(sigma, q, k, delta):
     ours = C.compose(m, k).epsilon(delta)
     rdp_eps = float(rdp_to_approx(orders, k * np.asarray(m.rdp(orders)), delta))
     assert ours <= rdp_eps
-    # S dominates both directions of Poisson sampling with the same Δ (Dong, Roth & Su 2022, Thm 4.2)
+    # S dominates both directions of Poisson sampling with the same Δ (Dong, Roth & Su 2022, result “subsampling for f-DP”)
     assert ours >= C.compose(subsample(Gaussian(sigma), q), k).epsilon(delta) * (1 - 1e-6)
 
 

@@ -304,13 +304,13 @@ INFO = AppInfo(
         + cite("mironov2019sampled", "Section 3.3") + r"), summed over steps and converted to "
         r"(ε, δ) (" + cite("canonne2020discrete", "Proposition 12") + r"): valid and looser. "
         r"<b>GDP approximation</b>: by the central limit theorem the run is approximately μ-GDP with "
-        r"$$\mu = q\sqrt{T\,(e^{1/\sigma^2}-1)}$$ (" + cite("bu2020deep", "Theorem 5") + r"); it is "
+        r"$$\mu = q\sqrt{T\,(e^{1/\sigma^2}-1)}$$ (" + cite("bu2020deep", "result “CLT approximation of noisy SGD”") + r"); it is "
         r"an approximation, not a guarantee, and can be below the true ε.</p>"
         r"<p><b>Attack risk.</b> An (ε(δ))-profile bounds every membership-inference test: at "
         r"false-positive rate α its true-positive rate is at most 1 − f(α), where "
         r"$$f(\alpha) = \sup_{\varepsilon \ge 0}\max\{0,\ 1-\delta(\varepsilon)-e^{\varepsilon}\alpha,\ "
         r"e^{-\varepsilon}(1-\delta(\varepsilon)-\alpha)\}$$ is the trade-off function ("
-        + cite("dong2022gaussian", "Proposition 2.12") + r"); the advantage max(TPR − FPR) is δ(0). "
+        + cite("dong2022gaussian", "result “f-DP as (ε, δ(ε))-DP for all ε”") + r"); the advantage max(TPR − FPR) is δ(0). "
         r"Reading a privacy guarantee as attack risk at a low FPR follows " + cite("kulynych2024attack")
         + r". The δ of a run should be well below 1/N: a mechanism that publishes one random "
         r"record of the dataset is (0, 1/N)-DP.</p>"),

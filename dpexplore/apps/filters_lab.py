@@ -13,10 +13,10 @@ What the app shows, for one target (ε, δ):
    * pure ε-DP: answer while Σ ε_i ≤ ε (Rogers et al. 2016), Laplace noise;
    * Gaussian DP: while Σ μ_i² ≤ μ² (Smith & Thakurta 2022), μ the largest with δ_μ(ε) ≤ δ
      (Dong, Roth & Su 2022, Corollary 2.13), Gaussian noise;
-   * Rényi DP at one order α: while Σ ε_i(α) ≤ B_α (Feldman & Zrnic 2021, Theorem 3.1), B_α from
+   * Rényi DP at one order α: while Σ ε_i(α) ≤ B_α (Feldman & Zrnic 2021, result “Rényi filter”), B_α from
      (ε, δ) by Balle et al. (2020), Theorem 21; Gaussian noise (ε_i(α) = α/(2σ²), so this is a
      zCDP filter with ρ = B_α/α); α is the order of :data:`ORDERS` with the largest B_α/α;
-   * (ε, δ)-DP: while sqrt(2 log(1/δ) Σ ε_i²) + ½ Σ ε_i² ≤ ε (Whitehouse et al. 2023, Theorem 2),
+   * (ε, δ)-DP: while sqrt(2 log(1/δ) Σ ε_i²) + ½ Σ ε_i² ≤ ε (Whitehouse et al. 2023, result “advanced composition filter”),
      Laplace noise.
 
    The main plot draws each filter's consumed quantity ÷ its limit against the number of queries
@@ -27,7 +27,7 @@ What the app shows, for one target (ε, δ):
    (:class:`dpexplore.filters.RenyiOdometer`): the price of fixing no budget in advance.
 3. **Sessions**: a pure-DP :class:`dpexplore.filters.Session` with budget ε splits its data into
    P disjoint partitions with budget ε_p = share·ε each; parallel composition (McSherry 2009,
-   Theorem 4) charges the session ε_p once, not P·ε_p; the same analyst runs in every partition.
+   result “parallel composition”) charges the session ε_p once, not P·ε_p; the same analyst runs in every partition.
 
 Everything is seeded (``seed``) and cached in parts: a step of the partition sliders reruns only
 the partitions, a step of δ only the filters (a step costs ~10–60 ms of kernel time).
@@ -617,13 +617,13 @@ def _theory() -> str:
         "non-adaptive composition, " + c("dong2022gaussian", "Corollary 3.3") + "); μ is the "
         "largest with δ<sub>μ</sub>(ε) ≤ δ (" + c("dong2022gaussian", "Corollary 2.13") + ");</li>"
         "<li><b>Rényi DP</b> at one order α (σ = s, ε<sub>i</sub>(α) = α/(2σ²)): while "
-        "Σ ε<sub>i</sub>(α) ≤ B<sub>α</sub> (" + c("feldman2021individual", "Theorem 3.1") + "), with "
+        "Σ ε<sub>i</sub>(α) ≤ B<sub>α</sub> (" + c("feldman2021individual", "result “Rényi filter”") + "), with "
         "ε = B<sub>α</sub> + log(1 − 1/α) − (log δ + log α)/(α − 1) (" + c("balle2020hypothesis",
                                                                           "Theorem 21") + "). For "
         "Gaussian queries this is the zCDP filter with ρ = B<sub>α</sub>/α; the app takes the α of "
         "1.25…65536 with the largest B<sub>α</sub>/α, which depends on (ε, δ) only;</li>"
         "<li><b>(ε, δ)-DP</b> (Laplace noise): while √(2 log(1/δ) Σ ε<sub>i</sub>²) + ½ Σ "
-        "ε<sub>i</sub>² ≤ ε (" + c("whitehouse2023fully", "Theorem 2") + "), advanced composition "
+        "ε<sub>i</sub>² ≤ ε (" + c("whitehouse2023fully", "result “advanced composition filter”") + "), advanced composition "
         "with its constants. It is optimal only asymptotically, for small ε: with few queries it "
         "answers fewer than the pure filter.</li></ul>"
         "<p>The plot shows each filter's own quantity (Σ ε<sub>i</sub>, √(Σ μ<sub>i</sub>²), "
@@ -635,13 +635,13 @@ def _theory() -> str:
         "Rényi odometer fixes no budget. Its bound ε̂<sub>t</sub> = min<sub>j</sub> "
         "[S<sub>t</sub>(α<sub>j</sub>) + log(J/δ)/(α<sub>j</sub> − 1)] over J orders holds at every "
         "t at once, with probability 1 − δ. It follows from the supermartingale in the proof of "
-        + c("feldman2021individual", "Theorem 3.1") + " and Ville's inequality; see "
+        + c("feldman2021individual", "result “Rényi filter”") + " and Ville's inequality; see "
         + c("rogers2016odometers") + ", " + c("lecuyer2021practical") + " and "
         + c("whitehouse2023fully") + " for odometers. The gap between the two curves is the price "
         "of not fixing the budget in advance.</p>"
         "<h4>Parallel composition and sessions</h4>"
         "<p>Mechanisms run on disjoint parts of the data cost the largest of their budgets, not the "
-        "sum (" + c("mcsherry2009privacy", "Theorem 4") + "). " + c("desfontaines2023composition")
+        "sum (" + c("mcsherry2009privacy", "result “parallel composition”") + "). " + c("desfontaines2023composition")
         + " describes sessions (as in Tumult Analytics): a session with budget ε can split its "
         "data into partitions, which costs ε<sub>p</sub> once and creates sub-sessions with budget "
         "ε<sub>p</sub> each. The parent keeps ε − ε<sub>p</sub> for queries on all the data. The "
@@ -658,7 +658,7 @@ def _theory() -> str:
         + c("whitehouse2023fully") + ", " + c("lyu2022composition") + "), Gaussian DP and f-DP ("
         + c("dong2022gaussian") + ", " + c("smith2022fully") + ", " + c("vadhan2022concurrent")
         + "), Rényi DP and zCDP (" + c("mironov2017", "Proposition 1") + ", "
-        + c("bun2016concentrated", "Lemma 2.3") + ", " + c("feldman2021individual") + ", "
+        + c("bun2016concentrated", "result “composition of zCDP”") + ", " + c("feldman2021individual") + ", "
         + c("lyu2022composition") + "). Desfontaines 2023's open questions:</p><ol>"
         "<li>a setting that generalizes both fully adaptive and concurrent composition, and what "
         "holds there (fully concurrent composition; answered in part by "

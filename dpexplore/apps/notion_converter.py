@@ -7,7 +7,7 @@ every implied notion on shared axes and tabulates its parameter, with the conver
 * pure ε-DP → Rényi DP, tight: ε̂(α) = (1/(α−1)) log((sinh(αε) − sinh((α−1)ε))/sinh(ε))
   (Steinke 2024, Theorem 4; :func:`~dpexplore.conversions.pure_to_rdp`), → zCDP, tight:
   ρ = ε tanh(ε/2) (Steinke 2024, Theorem 5; :func:`~dpexplore.conversions.pure_to_zcdp`), → GDP:
-  μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (Liu et al. 2022, Section 5; :func:`~dpexplore.conversions.pure_to_gdp`).
+  μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”; :func:`~dpexplore.conversions.pure_to_gdp`).
   Randomized response attains all three (the witness).
 * (ε₀, δ₀)-DP → its profile δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (Liu et al. 2022, Theorem 2.1,
   :class:`~dpexplore.conversions.ApproxDPProfile`); with δ₀ > 0 it implies no pure DP, no zCDP,
@@ -15,16 +15,16 @@ every implied notion on shared axes and tabulates its parameter, with the conver
 * ρ-zCDP → (ε, δ): ε = ρ + 2√(ρ log(1/δ)) (Steinke 2022, footnote 2;
   :func:`~dpexplore.conversions.zcdp_to_approx`) and the improved profile
   (:class:`~dpexplore.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition); GDP: measured on the
-  implied profile (Liu et al. 2022, Section 4, :func:`~dpexplore.conversions.gdp_measure`).
+  implied profile (Liu et al. 2022, result “GDPT”, :func:`~dpexplore.conversions.gdp_measure`).
 * μ-GDP → profile δ_μ(ε) (Liu et al. 2022, Theorem 3.1), ρ = μ²/2 and ε̂(α) = αμ²/2 (a μ-GDP pair is a
   post-processing of N(0, 1) vs N(μ, 1), Dong, Roth & Su 2022, so its Rényi divergences are at
   most the Gaussian ones).
 * RDP → (ε, δ): ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), minimised over the orders
   (Balle et al. 2020, Theorem 21; :func:`~dpexplore.conversions.rdp_to_approx`).
-* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
+* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”;
   :func:`~dpexplore.conversions.tradeoff_approx`), μ-GDP ⇒ β ≥ G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
   (:func:`~dpexplore.conversions.tradeoff_gdp`), a profile δ(ε) ⇒ β ≥ sup_ε f_{ε, δ(ε)}(α)
-  (Dong, Roth & Su 2022, Prop. 2.5), evaluated on the plotted ε grid (a finite grid gives a
+  (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”), evaluated on the plotted ε grid (a finite grid gives a
   smaller β: the safe side).
 
 Cost: everything that depends only on the source (its profile, trade-off curve, the GDP
@@ -245,7 +245,7 @@ def _measure_mu(profile: PrivacyProfile) -> float | None:
 
 
 def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid (Dong, Roth & Su 2022, Prop. 2.5), via
+    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”), via
     tradeoff_approx (rounded down); a finite grid only lowers β (the safe side)."""
     d = np.minimum(np.exp(log_delta), 1.0 - 1e-16)
     keep = d < 1.0 - 1e-16
@@ -260,8 +260,8 @@ def source_summary(source: Source) -> SourceSummary:
     """The source's profile, trade-off curve and every implied parameter (cached on the source).
 
     Conversions (sensitivity Δ = 1): pure ε-DP → ρ = ε tanh(ε/2) (Steinke 2024, Thm 5, tight), μ =
-    2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5, tight), ε̂(α) by Steinke 2024 Thm 4 (tight); μ-GDP → ρ = μ²/2,
-    ε̂(α) = αμ²/2; ρ-zCDP → ε̂(α) = αρ, μ measured (Liu et al. 2022 Sec. 4, certified to within 1e-3 above
+    2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”, tight), ε̂(α) by Steinke 2024 Thm 4 (tight); μ-GDP → ρ = μ²/2,
+    ε̂(α) = αμ²/2; ρ-zCDP → ε̂(α) = αρ, μ measured (Liu et al. 2022, result “GDPT”, certified to within 1e-3 above
     the optimum); one RDP point (α₀, ε̂₀) → ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergences are
     non-decreasing in α); Laplace(b) → pure ε = 1/b, RDP by Mironov 2017, Prop. 6, μ measured on the
     exact profile; Gaussian(σ) → μ = 1/σ, ρ = 1/(2σ²).
@@ -281,7 +281,7 @@ def source_summary(source: Source) -> SourceSummary:
         beta = tradeoff_approx(e, 0.0, ALPHA_GRID)
         pure_eps, pure_how = e, ("the source" if k == "pure" else "RR is ε-DP (exact)")
         rho, rho_how = float(pure_to_zcdp(e)), "ρ = ε tanh(ε/2) (Steinke 2024, Thm 5; tight for RR)"
-        mu, mu_how = float(pure_to_gdp(e)), "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5; binds at ε′ = 0)"
+        mu, mu_how = float(pure_to_gdp(e)), "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”; binds at ε′ = 0)"
         rdp_v = (np.asarray(mech.rdp(orders)) if mech else np.asarray(pure_to_rdp(e, orders)))
         rdp_how = "Steinke 2024, Thm 4 (tight for RR)"
         witness = _PURE_WITNESS
@@ -307,7 +307,7 @@ def source_summary(source: Source) -> SourceSummary:
         pure_eps, pure_how = None, "not implied: zCDP allows unbounded privacy loss (e.g. the Gaussian mechanism)"
         rho, rho_how = r, "the source"
         mu = _measure_mu(profile)
-        mu_how = ("measured on the zCDP-implied profile (Liu et al. 2022 Sec. 4; certified on a grid, tail by "
+        mu_how = ("measured on the zCDP-implied profile (Liu et al. 2022, result “GDPT”; certified on a grid, tail by "
                   "extrapolation)" if mu is not None else
                   "not implied in a computable way: the implied δ(0) rounds to 1")
         rdp_v, rdp_how = orders * r, "ε̂(α) = αρ (zCDP definition, Steinke 2024)"
@@ -346,9 +346,9 @@ def source_summary(source: Source) -> SourceSummary:
         mu_m = _measure_mu(profile)
         mu_p = float(pure_to_gdp(1.0 / b))
         if mu_m is not None and mu_m < mu_p:
-            mu, mu_how = mu_m, f"measured on the exact profile (Liu et al. 2022 Sec. 4); via pure DP: {mu_p:.4g}"
+            mu, mu_how = mu_m, f"measured on the exact profile (Liu et al. 2022, result “GDPT”); via pure DP: {mu_p:.4g}"
         else:
-            mu, mu_how = mu_p, "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022 Sec. 5)"
+            mu, mu_how = mu_p, "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
         rdp_v, rdp_how = np.asarray(mech.rdp(orders)), "exact (Mironov 2017, Prop. 6; quoted in Steinke 2024)"
         witness = ("The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) lies strictly "
                    "below the pure 1/b-DP profile except at ε = 1/b: the pure-DP conversions "
@@ -378,7 +378,7 @@ RISK_FPR = 0.01
 def _risk(profile, pure_eps, rho, mu) -> dict:
     """Attack risk read from the source's own profile and from each implied notion: the most
     powerful membership test's TPR at FPR 1 % and the advantage max(TPR − FPR), both rounded up
-    (Dong, Roth & Su 2022, Prop. 2.12; Kulynych et al. 2024). A notion that loses privacy in the
+    (Dong, Roth & Su 2022, result “f-DP as (ε, δ(ε))-DP for all ε”; Kulynych et al. 2024). A notion that loses privacy in the
     conversion shows a higher risk than the source."""
     from ..conversions import advantage, tpr_at_fpr
 
@@ -665,7 +665,7 @@ class NotionConverterController(Controller):
         for i, (title, how) in enumerate((
                 (f"attack: TPR at FPR {100 * RISK_FPR:g} %",
                  "the most powerful membership test's true-positive rate, at most (Dong, Roth & Su "
-                 "2022, Prop. 2.12); each notion's own bound, so a lossy conversion shows more risk"),
+                 "2022, result “f-DP as (ε, δ(ε))-DP for all ε”); each notion's own bound, so a lossy conversion shows more risk"),
                 ("attack advantage", "max(TPR − FPR) = δ(0) (Kulynych et al. 2024)"))):
             rk = s.risk or {}
             first = rk.get("exact")
@@ -766,7 +766,7 @@ _FORMULAS = (
     r"Pure ε-DP → Rényi DP, tight (Steinke 2024, Thm 4): "
     r"$\hat\varepsilon(\alpha) = \frac{1}{\alpha-1}\log\frac{\sinh(\alpha\varepsilon) - "
     r"\sinh((\alpha-1)\varepsilon)}{\sinh\varepsilon}$; → zCDP, tight (Steinke 2024, Thm 5): "
-    r"$\rho = \varepsilon\tanh(\varepsilon/2)$; → GDP (Liu et al. 2022 Sec. 5): "
+    r"$\rho = \varepsilon\tanh(\varepsilon/2)$; → GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”): "
     r"$\mu = 2\Phi^{-1}\!\left(\frac{e^\varepsilon}{1+e^\varepsilon}\right)$. "
     r"(ε₀, δ₀)-DP → its profile (Liu et al. 2022, Thm 2.1): "
     r"$\delta(\varepsilon) = \delta_0 + (1-\delta_0)\frac{(e^{\varepsilon_0} - e^{\varepsilon})_+}"

@@ -8,14 +8,14 @@ What it shows (Liu et al. 2022 = Liu, Sun, Jiang & Kong, NeurIPS 2022):
   (default 1 and 2, as in Liu et al. 2022's Figure 1 right).
 * Liu et al. 2022, Theorem 3.3: the tail value μ_t = lim_{ε→∞} ε/√(−2 log δ_A(ε)) decides whether the
   mechanism is GDP at all (μ_t < ∞) — :func:`dpexplore.conversions.gdp_identify`.
-* Liu et al. 2022, Section 4 (GDP measurement): a bracket μ_lower < μ* ≤ μ_upper of the optimal μ, μ_lower
+* Liu et al. 2022, result “GDPT” (GDP measurement): a bracket μ_lower < μ* ≤ μ_upper of the optimal μ, μ_lower
   explicitly violated, μ_upper certified — :func:`dpexplore.conversions.gdp_measure`; drawn as
   the dashed δ_{μ_upper} curve.
 * Liu et al. 2022, Theorem 2.1 and Figure 1 left: a guarantee written as a trade-off equation
   σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
   exact partial order of (ε, δ) conditions — :func:`dpexplore.conversions.equation_profile`.
 * f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
-  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, Prop. 2.5 via
+  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” via
   :func:`dpexplore.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
 
 Everything for both views is computed once per setting by :func:`compute_profile_gdp`; the
@@ -30,7 +30,7 @@ points. Where the backend cannot certify within that budget or raises (the certi
 can grow to millions of points for μ* ≳ 13; RR with ε ≳ 37 and N(0, σ²) with σ ≲ 0.06 have
 δ(0) rounding to 1), the dashboard falls back to a bracket whose ends are still rigorous:
 μ_lower violated on the plot grid, μ_upper from theory where it is known (pure ε-DP ⇒
-2Φ⁻¹(e^ε/(1 + e^ε))-GDP, Liu et al. 2022 Section 5; the Gaussian mechanism is exactly Δ/σ-GDP, Liu et al. 2022
+2Φ⁻¹(e^ε/(1 + e^ε))-GDP, Liu et al. 2022, result “all ε-DP algorithms are GDP”; the Gaussian mechanism is exactly Δ/σ-GDP, Liu et al. 2022
 Theorem 3.1), and says so in the readout.
 
 Measured compute per setting (this 2-core machine, lightly loaded; 2-5x more under load):
@@ -127,7 +127,7 @@ FAMILIES: dict[str, _Family] = {f.key: f for f in [
             r"Randomized response: the tight pure $\varepsilon$-DP profile "
             r"$\delta(\varepsilon') = (e^{\varepsilon} - e^{\varepsilon'})_+/(1 + e^{\varepsilon})$; "
             r"every $\varepsilon$-DP mechanism is below it, and is "
-            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (Liu et al. 2022, Section 5)."),
+            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)."),
     _Family("logistic", "Logistic", ("logi_s",), lambda s: _mech(Logistic(s)),
             r"Logistic noise of scale $s$: pure $\Delta/s$-DP, "
             r"$\delta(\varepsilon) = (1 - e^{-(d-\varepsilon)/2})^2/(1 - e^{-d})$, $d = \Delta/s$ (Vinterbo 2022 Thm 4)."),
@@ -176,7 +176,7 @@ class ProfileGdpSpec:
 
 @dataclass(frozen=True)
 class GdpVerdict:
-    """GDP verdict of a profile: tail value μ_t (Liu et al. 2022 Thm 3.3), the μ* bracket (Liu et al. 2022 §4).
+    """GDP verdict of a profile: tail value μ_t (Liu et al. 2022 Thm 3.3), the μ* bracket (Liu et al. 2022, result “GDPT”).
 
     ``mu_lower`` is violated (the profile is not μ_lower-GDP); ``mu_upper`` is certified (None if
     no certified value is available); ``method`` says where the bracket comes from.
@@ -301,11 +301,11 @@ def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float
 
 def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
     """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1); pure ε-DP is
-    2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022 Section 5)."""
+    2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)."""
     if kind == "gaussian":
         return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
     if math.isfinite(eps_max):
-        return float(pure_to_gdp(eps_max)), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, Section 5)"
+        return float(pure_to_gdp(eps_max)), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
     return None, ""
 
 
@@ -333,7 +333,7 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
     try:
         if not math.isnan(mu_t):
             lo, hi = gdp_measure(wrapped, tol=MEASURE_TOL)
-            return GdpVerdict(True, mu_t, lo, hi, f"measured (Liu et al. 2022 §4, tol {MEASURE_TOL:g})")
+            return GdpVerdict(True, mu_t, lo, hi, f"measured (Liu et al. 2022, result “GDPT”, tol {MEASURE_TOL:g})")
     except (_BudgetExceeded, RuntimeError, ValueError):
         pass
     return _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t)
@@ -376,7 +376,7 @@ def _plot_grid(hi: float, eps_max: float) -> np.ndarray:
 
 
 def _envelope_tradeoff(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su 2022, Prop. 2.5 via
+    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” via
     conversions.tradeoff_approx; every pair is a valid guarantee, so a finite grid errs on the
     safe side: a lower β claims less privacy)."""
     ok = delta < 1.0
@@ -626,7 +626,7 @@ class ProfileGdpController(Controller):
         if v.method == "tail":
             return code + "# mu_t = inf: the tail is heavier than Gaussian, not GDP for any mu\n"
         return code + (
-            f"lo, hi = conversions.gdp_measure(profile, tol={MEASURE_TOL!r})   # Liu et al. 2022, Sec. 4\n"
+            f"lo, hi = conversions.gdp_measure(profile, tol={MEASURE_TOL!r})   # Liu et al. 2022, result “GDPT”\n"
             "print(f'{lo:.6g} < mu* <= {hi:.6g}')\n"
             f"for mu in {tuple(s.mus)!r}:\n"
             "    print(f'mu = {mu:g}:', 'mu-GDP (certified)' if mu >= hi else\n"
@@ -721,10 +721,10 @@ _FORMULAS = (
     r"\varepsilon/\sqrt{-2\log\delta_A(\varepsilon)}$; the mechanism is GDP iff $\mu_t &lt; \infty$, "
     r"and then only for $\mu \ge \mu_t$. The plot cannot decide this — the curves may cross far "
     r"below the axis floor $\delta = 10^{-13}$ — the tail limit can. "
-    r"<b>Measurement</b> (Liu et al. 2022, Section 4): a bracket $\mu_{\rm lower} &lt; \mu^* \le \mu_{\rm upper}$, "
+    r"<b>Measurement</b> (Liu et al. 2022, result “GDPT”): a bracket $\mu_{\rm lower} &lt; \mu^* \le \mu_{\rm upper}$, "
     r"the lower end violated at an explicit $\varepsilon$, the upper end certified on a grid plus the tail. "
     r"<b>f-DP view</b>: μ-GDP means $\beta(\alpha) \ge G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)$ "
-    r"for every type I error $\alpha$ (Dong, Roth &amp; Su 2022, Def. 2.6; Liu et al. 2022, Section 1)."
+    r"for every type I error $\alpha$ (Dong, Roth &amp; Su 2022, definition “μ-GDP”; Liu et al. 2022, Section 1)."
 )
 
 

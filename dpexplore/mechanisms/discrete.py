@@ -13,7 +13,7 @@ Gaussian; the same half-line sum for any monotone likelihood ratio).
 * :class:`DiscreteLaplace` — P(y) ∝ e^{−|y|/t}: pure ε-DP with ε = Δ/t; δ(ε) and the Rényi
   divergence in closed form (geometric series), ``_loss_tails`` on the Δ + 1 loss atoms.
 * :class:`DiscreteGaussian` — P(y) ∝ e^{−y²/(2σ²)}: ρ-zCDP with ρ = Δ²/(2σ²) (Canonne, Kamath &
-  Steinke 2020, Theorem 4); δ(ε) by a log-space sum over the log-concave terms with a rigorous
+  Steinke 2020, result “the discrete Gaussian is ρ-zCDP”); δ(ε) by a log-space sum over the log-concave terms with a rigorous
   geometric bound of the omitted tails; the Rényi divergence exactly, through the theta function
   θ(c) = Σ_y e^{−(y − c)²/(2σ²)}.
 
@@ -238,7 +238,7 @@ class _DiscreteMechanism:
 
     def tradeoff(self, alpha):
         """The f-DP trade-off β(α): the type II error of the most powerful level-α test of P
-        (centred at 0) against Q (centred at Δ) (Dong, Roth & Su 2022, Definition 2.1; Liu et al. 2022).
+        (centred at 0) against Q (centred at Δ) (Dong, Roth & Su 2022, definition “trade-off function”; Liu et al. 2022).
         By the monotone likelihood ratio the Neyman–Pearson test rejects for Y > k and rejects
         Y = k with probability γ: with k the smallest integer with P[Y > k] ≤ α and
         γ = (α − P[Y > k])/P[Y = k],
@@ -775,9 +775,9 @@ def _dg_log_cdf_window(k, sigma: float, log_z: float):
 @dataclass(frozen=True)
 class DiscreteGaussian(_DiscreteMechanism):
     """Discrete Gaussian mechanism q(x) + Y with P[Y = y] = e^{−y²/(2σ²)}/Z, Y ∈ ℤ, for an integer
-    query of sensitivity Δ (Canonne, Kamath & Steinke 2020, Definition 1).
+    query of sensitivity Δ (Canonne, Kamath & Steinke 2020, definition “discrete Gaussian”).
 
-    * ρ-zCDP with ρ = Δ²/(2σ²) (Canonne, Kamath & Steinke 2020, Theorem 4; Bun & Steinke 2016,
+    * ρ-zCDP with ρ = Δ²/(2σ²) (Canonne, Kamath & Steinke 2020, result “the discrete Gaussian is ρ-zCDP”; Bun & Steinke 2016,
       Definition 1.1), RDP D_α = αρ + log(θ(c)/θ(0))/(α − 1) ≤ αρ with c = (α − 1)Δ (exact).
     * Exact profile (Canonne, Kamath & Steinke 2020, Theorem 7): with x = Δ/2 − εσ²/Δ, m the largest
       integer below x, κ = Δ/σ²,
@@ -835,7 +835,7 @@ class DiscreteGaussian(_DiscreteMechanism):
     @functools.cached_property
     def rho(self) -> float:
         """ρ = Δ²/(2σ²), rounded up: the mechanism is ρ-zCDP (Canonne, Kamath & Steinke 2020,
-        Theorem 4; Bun & Steinke 2016, Definition 1.1), exactly as the continuous Gaussian.
+        result “the discrete Gaussian is ρ-zCDP”; Bun & Steinke 2016, Definition 1.1), exactly as the continuous Gaussian.
 
         >>> DiscreteGaussian(1.0, 2).rho
         2.0
@@ -1242,7 +1242,7 @@ class DiscreteGaussian(_DiscreteMechanism):
 
             D_α(P‖Q) = αρ + log(θ(c)/θ(0))/(α − 1) ≤ αρ,
 
-        with equality at integer α (Canonne, Kamath & Steinke 2020, Theorem 4 gives the bound αρ).
+        with equality at integer α (Canonne, Kamath & Steinke 2020, result “the discrete Gaussian is ρ-zCDP” gives the bound αρ).
         θ(c)/θ(0) is 1 − 4Σ_k e^{−2π²σ²k²} sin²(πkc)/θ₀ by Poisson summation (σ ≥ 0.3) or the
         direct symmetric sum (σ < 0.3); the distance of c to the nearest integer is exact
         (rational arithmetic). D_∞ = inf.

@@ -10,7 +10,7 @@ two neighbouring output distributions are
     remove:  P = (1 − q)·A + q·B  against  Q = A,        add:  P = A  against  Q = (1 − q)·A + q·B,
 
 and every query of a composition is answered by the worse of the two directions, each composed
-with itself (Zhu, Dong & Wang 2022, Section 5; dp_accounting's PLD for Poisson sampling).
+with itself (Zhu, Dong & Wang 2022, result “dominating pairs for Poisson subsampling”; dp_accounting's PLD for Poisson sampling).
 
 **Sampling without replacement** (:class:`FixedSubsampled`; fixed-size batches): a batch of
 m = q·n records drawn uniformly without replacement from the n records, under the substitution
@@ -18,8 +18,8 @@ m = q·n records drawn uniformly without replacement from the n records, under t
 (dp_accounting's ``SampledWithoutReplacementDpEvent`` with ``NeighboringRelation.REPLACE_ONE``).
 With the base's dominating pair (B, A) under substitution, the one-step pair is
 R = ((1 − q)·A + q·B, A) for ε ≥ 0 and its reverse for ε < 0 (Balle, Barthe & Gaboardi 2018,
-Theorem 9 and advanced joint convexity, Theorem 2; Dong, Roth & Su 2022, Theorem 4.2: the trade-off
-function C_q(f) = min{f_q, f_q⁻¹}**; Zhu, Dong & Wang 2022, Section 5): the symmetric pair S whose
+Theorem 9 and advanced joint convexity, Theorem 2; Dong, Roth & Su 2022, result “subsampling for f-DP”: the trade-off
+function C_q(f) = min{f_q, f_q⁻¹}**; Zhu, Dong & Wang 2022, result “dominating pairs for Poisson subsampling”): the symmetric pair S whose
 profile is max(δ_R(ε), δ_{R reversed}(ε)), i.e. δ_S(ε) = q·δ_M(log(1 + (e^ε − 1)/q)) for ε ≥ 0.
 Every step of a composition is dominated by S, so S composed with itself bounds the composition
 (never below the truth; tight for one step).
@@ -33,10 +33,10 @@ The privacy loss distribution machinery of :mod:`dpexplore.pld` composes them ti
 
 * :func:`subsample` — the subsampled mechanism, ``sampling="poisson"`` (:class:`PoissonSubsampled`)
   or ``"fixed"`` (:class:`FixedSubsampled`): ``delta``, ``log_delta``, ``epsilon``, ``profile`` from
-  the PLD; ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Theorem 6, exact at
+  the PLD; ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Section 3.3, exact at
   integer orders; without replacement: Wang, Balle & Kasiviswanathan 2019, Theorem 9, the bound
   dp_accounting implements); ``eps_max`` = log(1 + q(e^ε − 1)) for an ε-DP base (Poisson: Balle,
-  Barthe & Gaboardi 2018, Theorem 8, and Li, Qardaji & Su 2012; without replacement, with ε the
+  Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”, and Li, Qardaji & Su 2012; without replacement, with ε the
   base's ε under substitution: Balle, Barthe & Gaboardi 2018, Theorem 9).
 
 >>> from dpexplore.mechanisms import Gaussian
@@ -98,7 +98,7 @@ class _SubsampledLoss:
 
     "replace": for x ≥ 0 the tails of the remove pair R = ((1 − q)A + qB, A); below 0 its mirror
     image, P_S(L ≤ x) = Q_R(L ≥ −x) and Q_S(L ≤ x) = P_R(L ≥ −x), and an atom at 0 of mass
-    1 − P_R(L > 0) − Q_R(L > 0) ≥ 0 under both (Dong, Roth & Su 2022, Theorem 4.2: the pair of
+    1 − P_R(L > 0) − Q_R(L > 0) ≥ 0 under both (Dong, Roth & Su 2022, result “subsampling for f-DP”: the pair of
     the symmetrized trade-off function min{f_q, f_q⁻¹}**; its profile is δ_R(ε) for ε ≥ 0 and
     1 − e^ε + e^ε δ_R(−ε) below)."""
 
@@ -219,8 +219,8 @@ class PoissonSubsampled:
     ``delta``/``log_delta``/``epsilon``/``profile``: the tight profile max(δ_remove, δ_add) from the
     privacy loss distribution (:func:`dpexplore.pld.composed_pld_many`: never below the true δ;
     ε̂(δ) ≤ ε(δ) + h for the grid spacing h, in practice ~1e-4 relative).
-    ``rdp(alpha)``: Gaussian base only (Mironov, Talwar & Zhang 2019, Theorem 6 / Section 3.3).
-    ``eps_max``: log(1 + q(e^ε − 1)) for an ε-DP base (Balle, Barthe & Gaboardi 2018, Theorem 8),
+    ``rdp(alpha)``: Gaussian base only (Mironov, Talwar & Zhang 2019, Section 3.3).
+    ``eps_max``: log(1 + q(e^ε − 1)) for an ε-DP base (Balle, Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”),
     inf for Gaussian noise.
 
     >>> from dpexplore.mechanisms import Laplace
@@ -284,7 +284,7 @@ class PoissonSubsampled:
     # RDP -----------------------------------------------------------------------------------------
     def rdp(self, alpha):
         """Rényi DP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019,
-        Theorem 6 and Section 3.3; the remove direction dominates): at an integer order α ≥ 2,
+        Section 3.3; the remove direction dominates): at an integer order α ≥ 2,
 
             ε̂(α) = log A_α / (α − 1),   A_α = Σ_{j=0}^{α} C(α, j) (1 − q)^{α−j} q^j e^{(j² − j)/(2σ̃²)},
 
@@ -457,9 +457,9 @@ class FixedSubsampled(PoissonSubsampled):
 
     the worst case over all substitution-neighbouring datasets for one step (Balle, Barthe &
     Gaboardi 2018, Theorem 9 with advanced joint convexity, Theorem 2; Dong, Roth & Su 2022,
-    Theorem 4.2; Zhu, Dong & Wang 2022, Section 5). A composition (:func:`dpexplore.composition.compose`)
+    result “subsampling for f-DP”; Zhu, Dong & Wang 2022, result “dominating pairs for Poisson subsampling”). A composition (:func:`dpexplore.composition.compose`)
     composes S with itself: never below the truth (every step is dominated by S; Dong, Roth &
-    Su 2022, Theorem 3.2), but for k ≥ 2 it need not be attained by any pair of datasets. Numerically
+    Su 2022, result “composition of f-DP”), but for k ≥ 2 it need not be attained by any pair of datasets. Numerically
     (:func:`dpexplore.pld.composed_pld_many`, connect-the-dots): δ never below the δ of S,
     ε̂(δ) ≤ ε(δ) + k·h for the grid spacing h. Measured: one step, ε̂ within ~2e-8 relative above
     the closed form (mpmath); 1000 steps, within ~4e-6 of the midpoint of dp_accounting's
@@ -716,7 +716,7 @@ def subsample(mechanism, q, sampling: str = "poisson"):
 
     * ``sampling="poisson"``: each record kept independently with probability ``q`` (DP-SGD with
       Poisson batches), add/remove-one relation; returns :class:`PoissonSubsampled`. For an
-      ε-DP base the amplified ε is log(1 + q(e^ε − 1)) (Balle, Barthe & Gaboardi 2018, Theorem 8).
+      ε-DP base the amplified ε is log(1 + q(e^ε − 1)) (Balle, Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”).
     * ``sampling="fixed"``: a batch of fixed size m drawn uniformly without replacement from n
       records, ``q`` = m/n, substitution (replace-one) relation — ``mechanism.sensitivity`` is the
       sensitivity under substitution (2C for a sum clipped to norm C); returns
