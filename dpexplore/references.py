@@ -17,7 +17,7 @@ import html
 import re
 from dataclasses import dataclass
 
-__all__ = ["Reference", "REFERENCES", "get", "cite", "cite_text", "autolink", "cited_keys",
+__all__ = ["Reference", "REFERENCES", "NO_DOI_OR_ARXIV", "get", "cite", "cite_text", "autolink", "cited_keys",
            "bibliography_html", "bibliography_markdown"]
 
 
@@ -41,64 +41,84 @@ class Reference:
         """The full entry as plain text: authors (year). Title. Venue."""
         return f"{self.authors} ({self.year}). {self.title}. {self.venue}."
 
+    def numbered_as(self) -> str:
+        """Which version the theorem numbers the project cites follow: ``numbering`` if given,
+        else the arXiv identifier (with its version, if the URL names one) of ``url``.
+
+        >>> get("mironov2017").numbered_as()
+        'arXiv:1702.07476v3'
+        """
+        if self.numbering:
+            return self.numbering
+        m = re.search(r"arxiv\.org/abs/(\d{4}\.\d{4,5}(?:v\d+)?)", self.url)
+        if m:
+            return f"arXiv:{m.group(1)}"
+        m = re.search(r"doi\.org/(10\.\S+)", self.url)
+        return f"the published version (doi:{m.group(1)})" if m else ""
+
 
 _DPORG = "https://differentialprivacy.org"
+_POST = "the post (its own numbering)"
 
 #: every cited work, ordered by key
 REFERENCES: tuple[Reference, ...] = tuple(sorted((
     # -- posts on differentialprivacy.org -------------------------------------------------------
     Reference("steinke2024pdp", "Thomas Steinke", "Tight RDP & zCDP bounds from pure DP",
               "DifferentialPrivacy.org (blog post, 27 May 2024)", 2024, f"{_DPORG}/pdp-to-zcdp/",
-              "Steinke 2024"),
+              "Steinke 2024", numbering=_POST),
     Reference("kamath2024onerun", "Gautam Kamath",
               "NeurIPS 2023 outstanding paper: privacy auditing in just one run",
               "DifferentialPrivacy.org (blog post, 2 Jan 2024)", 2024, f"{_DPORG}/neurips23-op/",
-              "Kamath 2024"),
+              "Kamath 2024", numbering=_POST),
     Reference("desfontaines2023composition", "Damien Desfontaines",
               "Open problem(s) – how generic can composition results be?",
               "DifferentialPrivacy.org (blog post, 18 Sep 2023)", 2023,
-              f"{_DPORG}/open-problems-how-generic-can-composition-be/", "Desfontaines 2023"),
+              f"{_DPORG}/open-problems-how-generic-can-composition-be/", "Desfontaines 2023",
+              numbering=_POST),
     Reference("steinke2023down", "Thomas Steinke", "Beyond local sensitivity via down sensitivity",
               "DifferentialPrivacy.org (blog post, 12 Sep 2023)", 2023, f"{_DPORG}/down-sensitivity/",
-              "Steinke 2023b"),
+              "Steinke 2023b", numbering=_POST),
     Reference("steinke2023inverse", "Thomas Steinke",
               "Beyond global sensitivity via inverse sensitivity",
               "DifferentialPrivacy.org (blog post, 5 Sep 2023)", 2023,
-              f"{_DPORG}/inverse-sensitivity/", "Steinke 2023a"),
+              f"{_DPORG}/inverse-sensitivity/", "Steinke 2023a", numbering=_POST),
     Reference("kamath2023covariance", "Gautam Kamath",
               "Covariance-aware private mean estimation, efficiently",
               "DifferentialPrivacy.org (blog post, 17 Jul 2023)", 2023, f"{_DPORG}/colt23-bsp/",
-              "Kamath 2023"),
+              "Kamath 2023", numbering=_POST),
     Reference("pujol2023groups", "David Pujol and Damien Desfontaines",
               "Open problem – better privacy guarantees for larger groups",
               "DifferentialPrivacy.org (blog post, 26 Jun 2023)", 2023,
               f"{_DPORG}/open-problem-better-privacy-guarantees-for-larger-groups/",
-              "Pujol & Desfontaines 2023"),
+              "Pujol & Desfontaines 2023", numbering=_POST),
     Reference("steinke2022composition", "Thomas Steinke", "Composition basics",
               "DifferentialPrivacy.org (blog post, 1 Nov 2022)", 2022,
-              f"{_DPORG}/composition-basics/", "Steinke 2022"),
+              f"{_DPORG}/composition-basics/", "Steinke 2022", numbering=_POST),
     Reference("canonne2022doona", "Clément Canonne",
               "Privacy doona: why we should hide among the clones",
               "DifferentialPrivacy.org (blog post, 24 May 2022)", 2022, f"{_DPORG}/privacy-doona/",
-              "Canonne 2022"),
+              "Canonne 2022", numbering=_POST),
     # -- papers, lecture notes ----------------------------------------------------------------
     Reference("vinterbo2022", "Staal A. Vinterbo",
               "Differential privacy for symmetric log-concave mechanisms",
               "AISTATS 2022, PMLR 151", 2022,
-              "https://proceedings.mlr.press/v151/vinterbo22a.html", "Vinterbo 2022"),
+              "https://proceedings.mlr.press/v151/vinterbo22a.html", "Vinterbo 2022",
+              numbering="the AISTATS 2022 paper (PMLR 151)"),
     Reference("liu2022", "Yi Liu, Ke Sun, Bei Jiang and Linglong Kong",
               "Identification, amplification and measurement: a bridge to Gaussian differential "
-              "privacy", "NeurIPS 2022", 2022, "https://arxiv.org/abs/2210.09269", "Liu et al. 2022"),
+              "privacy", "NeurIPS 2022", 2022, "https://arxiv.org/abs/2210.09269", "Liu et al. 2022",
+              numbering="the NeurIPS 2022 paper (arXiv:2210.09269)"),
     Reference("bassi2019", "Germán Bassi", "Differential privacy and generalization",
               "Lecture slides, KTH Royal Institute of Technology, 18 Nov 2019", 2019, "",
-              "Bassi 2019"),
+              "Bassi 2019",
+              numbering="the slides, cited by slide title"),
     Reference("steinke2023onerun", "Thomas Steinke, Milad Nasr and Matthew Jagielski",
               "Privacy auditing with one (1) training run", "NeurIPS 2023", 2023,
               "https://arxiv.org/abs/2305.08846", "Steinke, Nasr & Jagielski 2023"),
     Reference("fang2022shifted", "Juanru Fang, Wei Dong and Ke Yi",
               "Shifted inverse: a general mechanism for monotonic functions under user "
               "differential privacy", "ACM CCS 2022", 2022,
-              "", "Fang, Dong & Yi 2022"),
+              "https://cse.hkust.edu.hk/~yike/ShiftedInverse.pdf", "Fang, Dong & Yi 2022"),
     Reference("asi2020near", "Hilal Asi and John C. Duchi",
               "Near instance-optimality in differential privacy", "arXiv:2005.10630", 2020,
               "https://arxiv.org/abs/2005.10630", "Asi & Duchi 2020"),
@@ -122,7 +142,8 @@ REFERENCES: tuple[Reference, ...] = tuple(sorted((
     Reference("dwork2014algorithmic", "Cynthia Dwork and Aaron Roth",
               "The algorithmic foundations of differential privacy",
               "Foundations and Trends in Theoretical Computer Science 9(3–4)", 2014,
-              "https://doi.org/10.1561/0400000042", "Dwork & Roth 2014"),
+              "https://doi.org/10.1561/0400000042", "Dwork & Roth 2014",
+              numbering="the monograph (Foundations and Trends in TCS 9(3–4))"),
     Reference("dwork2006calibrating", "Cynthia Dwork, Frank McSherry, Kobbi Nissim and Adam Smith",
               "Calibrating noise to sensitivity in private data analysis", "TCC 2006", 2006,
               "https://doi.org/10.1007/11681878_14", "Dwork et al. 2006",
@@ -137,16 +158,17 @@ REFERENCES: tuple[Reference, ...] = tuple(sorted((
     Reference("dong2022gaussian", "Jinshuo Dong, Aaron Roth and Weijie J. Su",
               "Gaussian differential privacy",
               "Journal of the Royal Statistical Society Series B 84(1)", 2022,
-              "https://arxiv.org/abs/1905.02383", "Dong, Roth & Su 2022"),
+              "https://arxiv.org/abs/1905.02383", "Dong, Roth & Su 2022",
+              numbering="arXiv:1905.02383 (the JRSSB version numbers results differently)"),
     Reference("mironov2017", "Ilya Mironov", "Rényi differential privacy", "IEEE CSF 2017", 2017,
-              "https://arxiv.org/abs/1702.07476", "Mironov 2017"),
+              "https://arxiv.org/abs/1702.07476v3", "Mironov 2017"),
     Reference("balle2020hypothesis",
               "Borja Balle, Gilles Barthe, Marco Gaboardi, Justin Hsu and Tetsuya Sato",
               "Hypothesis testing interpretations and Rényi differential privacy", "AISTATS 2020",
               2020, "https://arxiv.org/abs/1905.09982", "Balle et al. 2020"),
     Reference("canonne2020discrete", "Clément L. Canonne, Gautam Kamath and Thomas Steinke",
               "The discrete Gaussian for differential privacy", "NeurIPS 2020", 2020,
-              "https://arxiv.org/abs/2004.00010", "Canonne, Kamath & Steinke 2020"),
+              "https://arxiv.org/abs/2004.00010v4", "Canonne, Kamath & Steinke 2020"),
     Reference("bun2016concentrated", "Mark Bun and Thomas Steinke",
               "Concentrated differential privacy: simplifications, extensions, and lower bounds",
               "TCC 2016", 2016, "https://arxiv.org/abs/1605.02065", "Bun & Steinke 2016"),
@@ -307,10 +329,25 @@ REFERENCES: tuple[Reference, ...] = tuple(sorted((
               "William H. Press, Saul A. Teukolsky, William T. Vetterling and Brian P. Flannery",
               "Numerical recipes: the art of scientific computing (3rd edition)",
               "Cambridge University Press", 2007, "https://numerical.recipes/book.html",
-              "Press et al. 2007"),
+              "Press et al. 2007",
+              numbering="the 3rd edition"),
 ), key=lambda r: r.key))
 
 _BY_KEY = {r.key: r for r in REFERENCES}
+
+#: works whose link is neither a DOI nor an arXiv identifier, and why (every other entry has one)
+NO_DOI_OR_ARXIV = {
+    **{k: "blog post: its permanent address on differentialprivacy.org" for k in (
+        "steinke2024pdp", "kamath2024onerun", "desfontaines2023composition", "steinke2023down",
+        "steinke2023inverse", "kamath2023covariance", "pujol2023groups", "steinke2022composition",
+        "canonne2022doona")},
+    "vinterbo2022": "PMLR proceedings page (PMLR assigns no DOI)",
+    "bassi2019": "lecture slides with no public archived copy: no link",
+    "fang2022shifted": "the authors' copy, as Steinke 2023b links it (the ACM DOI was not confirmed)",
+    "okabe2008": "web page",
+    "machler2012": "package vignette on CRAN",
+    "press2007numerical": "book (the publisher's page)",
+}
 
 
 def get(key: str) -> Reference:
@@ -347,7 +384,8 @@ def cite(key: str, where: str | None = None) -> str:
     """
     ref = get(key)
     label = html.escape(f"{ref.short}, {where}" if where else ref.short)
-    title = html.escape(ref.entry_text(), quote=True)
+    numbered = f" Numbered as in {ref.numbered_as()}." if where and ref.numbered_as() else ""
+    title = html.escape(ref.entry_text() + numbered, quote=True)
     if not ref.url:
         return f'<span class="dpexplore-cite" title="{title}">{label}</span>'
     return (f'<a class="dpexplore-cite" href="{html.escape(ref.url, quote=True)}" target="_blank" '
@@ -369,7 +407,7 @@ def autolink(text: str) -> str:
     """``text`` (HTML) with every short citation ("Mironov 2017", "Dong, Roth &amp; Su 2022")
     made a link to the work, as :func:`cite` does; text inside existing links is left alone.
 
-    >>> autolink("(Mironov 2017, Proposition 6)").count('href="https://arxiv.org/abs/1702.07476"')
+    >>> autolink("(Mironov 2017, Proposition 6)").count('href="https://arxiv.org/abs/1702.07476v3"')
     1
     """
     global _SHORT_RE
@@ -405,20 +443,29 @@ def bibliography_html(keys=None) -> str:
         text = html.escape(f"{r.authors} ({r.year}). ")
         title = html.escape(r.title)
         title = f'<a href="{html.escape(r.url, quote=True)}" target="_blank" rel="noopener">{title}</a>' if r.url else title
-        items.append(f'<li id="ref-{r.key}">{text}{title}. <i>{html.escape(r.venue)}</i>.</li>')
+        numbered = f" Numbered as in {html.escape(r.numbered_as())}." if r.numbered_as() else ""
+        items.append(f'<li id="ref-{r.key}">{text}{title}. <i>{html.escape(r.venue)}</i>.{numbered}</li>')
     return '<ul class="dpexplore-bibliography">' + "".join(items) + "</ul>"
 
 
 def bibliography_markdown() -> str:
-    """The whole bibliography as Markdown (``docs/references.md`` holds exactly this)."""
+    """The whole bibliography as Markdown, then the table of every citation with a locator
+    (``docs/references.md`` holds exactly this)."""
+    from .citations import citation_summary_markdown, citation_table_markdown
+
     lines = ["# References", "",
              "Every work dpexplore's code, apps and documentation cite (generated from "
-             "`dpexplore/references.py`; docstrings cite as *Author (year), Theorem N*).", ""]
+             "`dpexplore/references.py` and `dpexplore/citations.py`: "
+             "`python -m dpexplore.references > docs/references.md`). Code and docstrings cite as "
+             "*Author Year, Theorem N* with the entry's short form; theorem numbers follow the "
+             "version each entry names.", ""]
     for r in REFERENCES:
         title = f"[{r.title}]({r.url})" if r.url else r.title
-        lines.append(f"- **{r.short}** — {r.authors} ({r.year}). {title}. *{r.venue}*. "
-                     f"<a id=\"{r.key}\"></a>")
-    return "\n".join(lines) + "\n"
+        numbered = f" Numbered as in {r.numbered_as()}." if r.numbered_as() else ""
+        lines.append(f"- <a id=\"{r.key}\"></a>**{r.short}** — {r.authors} ({r.year}). {title}. "
+                     f"*{r.venue}*.{numbered}")
+    lines += ["", "## Citations", "", citation_summary_markdown(), "", citation_table_markdown()]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # python -m dpexplore.references > docs/references.md
