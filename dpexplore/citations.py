@@ -66,12 +66,12 @@ _WORDS = {  # abbreviation → the locator word it stands for
     "alg": "Algorithm", "section": "Section", "sections": "Section", "sec.": "Section",
     "§": "Section", "§§": "Section", "figure": "Figure", "fig.": "Figure", "eq.": "eq.",
     "eqs.": "eq.", "equation": "eq.", "equations": "eq.", "table": "Table",
-    "appendix": "Appendix", "slide": "slide", "slides": "slide", "footnote": "footnote",
+    "appendix": "Appendix", "slide": "slide", "slides": "slide", "footnote": "footnote", "fn.": "footnote",
     "claim": "Claim", "result": "result", 
 }
 _WORD_RE = (r"(?:Theorems?|Thm\.?|Lemmas?|Propositions?|Prop\.?|Corollar(?:y|ies)|Cor\.?|"
             r"Definitions?|Def\.|Remark|Example|Algorithm|Alg\.?|Sections?|Sec\.|§§?|Figure|Fig\.|"
-            r"[Ee]qs?\.|Table|Appendix|[Ss]lides?|[Ff]ootnote|Claim|result|definition)")
+            r"[Ee]qs?\.|Table|Appendix|[Ss]lides?|[Ff]ootnote|fn\.|Claim|result|definition)")
 _NUM = r"(?:\(\d+\)|\([A-Z]\)|[A-Z]?\d+(?:\.\d+)*[a-z]?(?![\w.]\w)|[A-Z](?:\.\d+)+)"
 _NUMS = rf"{_NUM}(?:\s*[–-]\s*{_NUM})?"
 _QUOTED = r"(?:\"[^\"\n]{3,80}\"|“[^”\n]{3,80}”|'[A-Z][^'\n]{3,80}')"
@@ -349,7 +349,7 @@ def _prepare(text: str) -> str:
     return re.sub(r"[ \t]+", " ", text)
 
 
-_ABBR = re.compile(r"(?:\beqs?|Eqs?|Prop|Thm|Cor|Def|Sec|Fig|Alg|\bal|cf|e\.g|i\.e|vs|\bp|pp)$")
+_ABBR = re.compile(r"(?:\bfn|\beqs?|Eqs?|Prop|Thm|Cor|Def|Sec|Fig|Alg|\bal|cf|e\.g|i\.e|vs|\bp|pp)$")
 _STOP_TAG = re.compile(r"</?(?:p|li|ul|h\d|br|tr|td|th|table|div)\b")
 
 

@@ -11,7 +11,7 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
   Theorem 3.3; randomized response is the worst case), computed in log space;
 * :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Mironov 2017, Proposition 1; Bun & Steinke 2016, result “composition of zCDP”; Dong, Roth & Su 2022, Corollary 3.3);
 * :func:`compose` — the tight profile of k runs of one concrete mechanism: exact for the Gaussian
-  (√k Δ/σ-GDP) and randomized response / exponential (KOV), numerical and pessimistic (privacy loss
+  (√k Δ/σ-GDP) and randomized response / exponential (Kairouz, Oh & Viswanath 2015), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.pld`) for Laplace, Logistic and Subbotin noise;
 * :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend.
 
@@ -1023,7 +1023,7 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
 
     * ``"basic"``: ε/k (Bassi 2019);
     * ``"advanced"``: solves √(2k ln(1/δ')) ε + k ε (e^ε − 1) = ε_total with δ' = ``total_delta``
-      and per-step δ = 0 (Bassi 2019, DRV; 0 when δ' = 0) — bisection, lower end returned;
+      and per-step δ = 0 (Bassi 2019; Dwork, Rothblum & Vadhan 2010; 0 when δ' = 0) — bisection, lower end returned;
     * ``"advanced_pure"``: ½ k ε² + √(2 log(1/δ) k ε²) = ε_total (Steinke 2022) in closed form,
       ε = 2ε_total / (√k (√(2L) + √(2L + 2ε_total))), L = log(1/δ);
     * ``"optimal"``: the largest ε with :func:`optimal` (ε, k, δ) ≤ ε_total (Kairouz, Oh &

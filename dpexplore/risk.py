@@ -320,8 +320,8 @@ def tpr_at_fpr(profile, fpr):
 
         f(α) = sup_{ε≥0} max(0, 1 − δ(ε) − e^ε α, e^{−ε}(1 − δ(ε) − α))
 
-    (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” for one (ε, δ) pair and result “f-DP as (ε, δ(ε))-DP for all ε” for the
-    whole profile; Kairouz, Oh & Viswanath 2015, Theorem 2.1; Kulynych et al. 2024 calibrate noise
+    (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” for one (ε, δ) pair and result
+    “f-DP as (ε, δ(ε))-DP for all ε” for the whole profile; Kairouz, Oh & Viswanath 2015, Theorem 2.1; Kulynych et al. 2024 calibrate noise
     to this TPR). So TPR(α) = min(1, inf_ε [δ(ε) + e^ε α], inf_ε [1 − e^{−ε}(1 − δ(ε) − α)]).
 
     Closed forms (exact up to the rounding stated):

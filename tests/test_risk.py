@@ -331,7 +331,7 @@ def test_reexported_from_conversions_and_no_import_cycle():
 def test_docstrings_state_formula_source_and_example(fn):
     doc = fn.__doc__
     assert ">>>" in doc and "Kairouz, Oh & Viswanath 2015, Theorem 2.1" in doc
-    assert re.search(r"Dong, Roth & Su 2022, (Proposition|Definition|Corollary) 2\.\d+", doc)
+    assert re.search(r"Dong, Roth & Su 2022, ((Proposition|Definition|Corollary) 2\.\d+|(result|definition) “)", doc)
 
 
 # ------------------------------------------------------------------------------------------------

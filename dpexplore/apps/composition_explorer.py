@@ -3,18 +3,18 @@
 Main plot — total ε of k steps against k (log–log), every curve at the SAME total δ budget δ′:
 
 * basic (Bassi 2019, slide "Composition of several DP mechanisms"; Steinke 2022, Theorem "Basic Composition"): ε_tot = kε, δ_tot = kδ ≤ δ′;
-* advanced, DRV form (Bassi 2019, slide "Advanced adaptive composition"):
+* advanced, in the form of Dwork, Rothblum & Vadhan 2010 (Bassi 2019, slide "Advanced adaptive composition"):
   ε_tot = √(2k ln(1/δ_s)) ε + kε(e^ε − 1), δ_tot = kδ + δ_s with the slack δ_s = δ′ − kδ;
 * advanced from pure DP (Steinke 2022, Theorem "Advanced Composition Starting from Pure DP", footnote 1):
   ε_tot = ½kε² + √(2 log(1/δ_s) kε²), δ_s = δ′ − kδ;
 * optimal (Kairouz, Oh & Viswanath 2015, Theorem 3.3): the exact optimum for k-fold
   (ε, δ)-DP, 1 − (1 − δ)^k (1 − δ_KOV(ε_tot)) ≤ δ′ (:func:`dpexplore.composition.optimal`);
-* RDP (Mironov 2017, Prop. 1; Steinke 2022): the chosen mechanism's own RDP curve times k, converted with
+* RDP (Mironov 2017, Prop. 1): the chosen mechanism's own RDP curve times k, converted with
   the improved conversion (Balle et al. 2020, Theorem 21) at δ′;
 * zCDP (Steinke 2024, Theorem 5; Steinke 2022, footnote 2): ρ = kε tanh(ε/2), ε_tot = ρ + 2√(ρ log(1/δ_s)),
   δ_s = δ′ − kδ (each (ε, δ)-DP step is an ε-DP step except with probability δ; Steinke 2022, footnote 1);
 * tight: ``composition.compose(mechanism, k).epsilon(δ′)`` — exact for the Gaussian (√k μ-GDP,
-  Liu et al. 2022) and randomized response (KOV), the pessimistic PLD for Laplace (at the 9 k of
+  Liu et al. 2022) and randomized response (Kairouz, Oh & Viswanath 2015), the pessimistic PLD for Laplace (at the 9 k of
   ``K_TIGHT_PLD``; its minimum with KOV, which also bounds the ε-DP Laplace mechanism, so that a δ′
   below the PLD's numerical floor of ~1e-16 does not fall back to kε).
 
@@ -97,21 +97,21 @@ MECHANISMS = {
 #: theorem keys of the main plot → legend labels, in legend order
 THEOREMS = {
     "basic": "basic (Bassi 2019)",
-    "advanced": "advanced (DRV, Bassi 2019)",
+    "advanced": "advanced (Dwork, Rothblum & Vadhan 2010)",
     "advanced_pure": "advanced from pure DP (Steinke 2022)",
     "zcdp": "zCDP (ρ = kε tanh(ε/2))",
     "rdp": "RDP of the mechanism",
-    "optimal": "optimal (KOV)",
+    "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
     "tight": "tight: compose(mechanism, k)",
 }
 #: noise-plot curve keys → legend labels
 NOISE_CURVES = {
     "basic": "basic: Laplace(k/ε_T) — Θ(k)",
     "steinke": "Steinke 2022: Laplace(√(k/(2ρ))) — Θ(√k)",
-    "advanced": "advanced (DRV, Bassi 2019)",
+    "advanced": "advanced (Dwork, Rothblum & Vadhan 2010)",
     "advanced_pure": "advanced from pure DP (Steinke 2022)",
     "zcdp": "zCDP (tight ρ = ε tanh(ε/2))",
-    "optimal": "optimal (KOV)",
+    "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
 }
 _COLOURS = {
     "basic": OKABE_ITO[7],
@@ -126,7 +126,7 @@ _COLOURS = {
 _DASH = {"advanced_pure": "dash", "zcdp": "dot", "steinke": "dashdot"}
 #: the closed forms whose crossover with basic is marked, with their short annotation labels
 _CROSS = ("advanced", "advanced_pure", "zcdp")
-_SHORT = {"advanced": "advanced (DRV)", "advanced_pure": "advanced (Steinke 2022)", "zcdp": "zCDP"}
+_SHORT = {"advanced": "advanced (Dwork, Rothblum & Vadhan 2010)", "advanced_pure": "advanced (Steinke 2022)", "zcdp": "zCDP"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -630,7 +630,7 @@ k per-step δ's.</p>
 <ul>
 <li><b>Basic</b> (Bassi 2019, slide “Composition of several DP mechanisms”; Steinke 2022, Theorem “Basic Composition”):
 $\varepsilon_{tot} = k\varepsilon$, $\delta_{tot} = k\delta \le \delta'$.</li>
-<li><b>Advanced, DRV form</b> (Bassi 2019, slide “Advanced adaptive composition”):
+<li><b>Advanced</b> (Dwork, Rothblum &amp; Vadhan 2010; Bassi 2019, slide “Advanced adaptive composition”):
 $\varepsilon_{tot} = \sqrt{2k\ln(1/\delta_s)}\,\varepsilon + k\varepsilon(e^{\varepsilon}-1)$,
 $\delta_{tot} = k\delta + \delta_s$.</li>
 <li><b>Advanced from pure DP</b> (Steinke 2022, Theorem “Advanced Composition Starting from Pure DP”, footnote 1):
@@ -638,7 +638,7 @@ $\varepsilon_{tot} = \tfrac12 k\varepsilon^2 + \sqrt{2\log(1/\delta_s)\,k\vareps
 $\delta_{tot} = k\delta + \delta_s$.</li>
 <li><b>zCDP</b> (Steinke 2024, Theorem 5; Steinke 2022, footnote 2): $\rho = k\,\varepsilon\tanh(\varepsilon/2)$,
 $\varepsilon_{tot} = \rho + 2\sqrt{\rho\log(1/\delta_s)}$, $\delta_{tot} = k\delta + \delta_s$.</li>
-<li><b>RDP</b> of the chosen mechanism (Mironov 2017, Prop. 1; Steinke 2022; conversion of Balle et al. 2020,
+<li><b>RDP</b> of the chosen mechanism (Mironov 2017, Prop. 1; conversion of Balle et al. 2020,
 Thm 21): $\hat\varepsilon_{tot}(\alpha) = k\,\hat\varepsilon(\alpha)$,
 $\varepsilon_{tot} = \min_\alpha \hat\varepsilon_{tot}(\alpha) + \log(1-1/\alpha) - \frac{\log\delta' + \log\alpha}{\alpha-1}$.</li>
 <li><b>Optimal</b> (Kairouz, Oh &amp; Viswanath 2015, Thm 3.3):
@@ -646,7 +646,7 @@ $\delta_{KOV}(\varepsilon_{tot}) = (1+e^{\varepsilon})^{-k}\sum_{l:(2l-k)\vareps
 \left(e^{l\varepsilon} - e^{\varepsilon_{tot}}e^{(k-l)\varepsilon}\right)$ with
 $1-(1-\delta)^k(1-\delta_{KOV}) \le \delta'$.</li>
 <li><b>Tight</b>: the exact profile of k runs of the mechanism at δ′ — Gaussian: $\sqrt{k}\,\Delta/\sigma$-GDP
-(Liu et al. 2022, Thm 3.1); RR: KOV; Laplace: numerical privacy-loss distribution (pessimistic), computed at 9 values of k
+(Liu et al. 2022, Thm 3.1); RR: Kairouz, Oh &amp; Viswanath 2015; Laplace: numerical privacy-loss distribution (pessimistic), computed at 9 values of k
 (the minimum with KOV, also valid since Laplace(Δ/ε) is ε-DP, where δ′ is below the PLD's numerical floor ≈ 1e-16).</li>
 </ul>
 <p><b>Noise view</b> (Steinke 2022): for k sensitivity-1 queries within a total budget (ε<sub>T</sub>, δ′) each query

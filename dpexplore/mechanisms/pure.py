@@ -53,7 +53,7 @@ class RandomizedResponse(_Mechanism):
 
     def loss_atoms(self):
         """Privacy-loss distribution (true bit 1 vs 0, output drawn under bit 1):
-        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)] (KOV 2015).
+        losses [ε, −ε] with probabilities [e^ε/(1+e^ε), 1/(1+e^ε)] (Kairouz, Oh & Viswanath 2015).
 
         >>> RandomizedResponse(0.5).loss_atoms()[0]
         array([ 0.5, -0.5])
