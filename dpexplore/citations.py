@@ -150,9 +150,9 @@ canonne2020discrete | result "the discrete Gaussian is ρ-zCDP" | ρ = Δ²/(2σ
 canonne2022doona | eq. (1) | central ε after shuffling ε_L-LDP reports, after Feldman, McMillan & Talwar (formerly misattributed to Steinke 2023a) | corrected |
 dong2022gaussian | Corollary 2.13 | μ-GDP ⇔ (ε, δ_μ(ε))-DP for all ε (was attributed to Liu et al. in one place) | quoted | quoted as "Corollary 2.13" by Liu et al. 2022, Theorem 3.1
 dong2022gaussian | Corollary 3.3 | μ-GDP composes as √(Σ μ_i²) (was cited as Liu et al.'s) | corrected |
-dong2022gaussian | definition "trade-off function" | the trade-off function T(P, Q)(α) (was cited as Definition 2.1) | named |
+dong2022gaussian | Definition 2.1 | the trade-off function T(P, Q)(α) | quoted | quoted as "Dong et al., 2019, Definition 2.1" and "Proposition 2.5" (with Kairouz et al., 2015, Theorem 2.1) in another paper's appendix
 dong2022gaussian | definition "μ-GDP" | μ-GDP, G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (was cited as Definition 2.6) | named |
-dong2022gaussian | result "(ε, δ)-DP as f-DP" | (ε, δ)-DP is f_{ε,δ}-DP (was cited as Proposition 2.5) | named |
+dong2022gaussian | Proposition 2.5 | (ε, δ)-DP is f_{ε,δ}-DP | quoted | quoted as "Dong et al., 2019, Definition 2.1" and "Proposition 2.5" (with Kairouz et al., 2015, Theorem 2.1) in another paper's appendix
 dong2022gaussian | result "central limit theorem for subsampled composition" | composed subsampled mechanisms tend to GDP (was cited as Corollary 5.4) | named |
 dong2022gaussian | result "characterization of trade-off functions" | trade-off functions are convex and non-increasing (was cited as Proposition 2.2) | named |
 dong2022gaussian | result "composition of f-DP" | f-DP composes by the tensor product (was cited as Theorem 3.2) | named |
@@ -172,7 +172,7 @@ dwork2014algorithmic | Theorem 3.24 | AboveThreshold's accuracy | review |
 dwork2014algorithmic | Theorem 3.26 | Sparse's accuracy | review |
 feldman2021clones | Theorem 3.1 | amplification by shuffling (the closed form behind Canonne 2022, eq. (1)) | review |
 feldman2021individual | result "Rényi filter" | a filter on Σ ε_i(α) ≤ B_α is (α, B_α)-RDP (was cited as Theorem 3.1) | named |
-kairouz2015composition | Theorem 2.1 | (ε, δ)-DP as a bound on hypothesis tests | review |
+kairouz2015composition | Theorem 2.1 | (ε, δ)-DP as a bound on hypothesis tests | quoted | quoted as "Dong et al., 2019, Definition 2.1" and "Proposition 2.5" (with Kairouz et al., 2015, Theorem 2.1) in another paper's appendix
 kairouz2015composition | Theorem 3.3 | the optimal composition of k (ε, δ)-DP mechanisms | library | dp_accounting's pld accountant: "Theorem 3.3 of https://arxiv.org/pdf/1311.0776.pdf"
 liu2022 | Figure 1 | privacy profiles: naive vs refined (left), Laplace vs GDP (right) | read |
 liu2022 | Lemma 3.1 | the tail bound used for GDP identification | read |

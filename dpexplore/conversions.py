@@ -286,7 +286,7 @@ def pure_to_gdp(eps):
 # ------------------------------------------------------------------------------------------------
 def tradeoff_approx(eps, delta, alpha):
     """Type II error β(α) of the trade-off function of (ε, δ)-DP:
-    f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”;
+    f(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
     ). ``alpha`` ∈ [0, 1] is the type I error. A larger β claims more privacy, so the
     result is rounded down by 4.5e-16 (1 + β) (the absolute error of the subtractions);
     β(0) = 1 − δ is exact for δ = 0.

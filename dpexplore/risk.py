@@ -6,7 +6,7 @@ D′" (D′ = D with the target's record). Against a mechanism whose privacy pro
 
     TPR(α) = 1 − f(α),   f(α) = sup_{ε≥0} max(0, 1 − δ(ε) − e^ε α, e^{−ε}(1 − δ(ε) − α)),
 
-the trade-off function the profile implies (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” for one
+the trade-off function the profile implies (Dong, Roth & Su 2022, Proposition 2.5 for one
 (ε, δ) pair and result “f-DP as (ε, δ(ε))-DP for all ε” for the whole profile; Kairouz, Oh & Viswanath 2015,
 Theorem 2.1; used for noise calibration by Kulynych et al. 2024). Writing t = e^ε (and t = e^{−ε} for
 the second term) the bound reads TPR(α) = min(1, inf_t [δ̃(t) + t α]) with δ̃(t) = δ(log t) for
@@ -320,7 +320,7 @@ def tpr_at_fpr(profile, fpr):
 
         f(α) = sup_{ε≥0} max(0, 1 − δ(ε) − e^ε α, e^{−ε}(1 − δ(ε) − α))
 
-    (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” for one (ε, δ) pair and result
+    (Dong, Roth & Su 2022, Proposition 2.5 for one (ε, δ) pair and result
     “f-DP as (ε, δ(ε))-DP for all ε” for the whole profile; Kairouz, Oh & Viswanath 2015, Theorem 2.1; Kulynych et al. 2024 calibrate noise
     to this TPR). So TPR(α) = min(1, inf_ε [δ(ε) + e^ε α], inf_ε [1 − e^{−ε}(1 − δ(ε) − α)]).
 
@@ -333,7 +333,7 @@ def tpr_at_fpr(profile, fpr):
       would underflow (scipy's Φ flushes to 0 below ~1e-308);
     * (ε₀, δ₀)-DP (:class:`~dpexplore.conversions.ApproxDPProfile`, ``PureDPProfile``, the
       randomized-response and exponential mechanisms): TPR = min(1, δ₀ + e^{ε₀} α,
-      1 − e^{−ε₀}(1 − δ₀ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”) — for pure ε-DP
+      1 − e^{−ε₀}(1 − δ₀ − α)) (Dong, Roth & Su 2022, Proposition 2.5) — for pure ε-DP
       min(1, e^ε α, 1 − e^{−ε}(1 − α)) — rounded up by a relative 1e-14.
 
     Any other profile (e.g. ``mechanisms.Gaussian(σ).profile``, a Laplace mechanism, a
@@ -394,7 +394,7 @@ def advantage(profile):
     Theorem 2.1 at ε = 0; ``conversions.implied_delta``, rounded up by 4 ulps) — pure ε-DP:
     tanh(ε/2). Any other profile: the smallest of the advantage bounds of its (ε, δ(ε)) pairs,
     (e^ε − 1 + 2δ(ε))/(e^ε + 1) = tanh(ε/2) + 2δ(ε)/(e^ε + 1) (the peak of 1 − α − f for one pair,
-    Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”), over the ε grid of :func:`tpr_at_fpr`; that is δ(0)
+    Dong, Roth & Su 2022, Proposition 2.5), over the ε grid of :func:`tpr_at_fpr`; that is δ(0)
     itself for the exact profile of a mechanism (every ε > 0 gives more) and can be smaller for
     profiles that are upper bounds (``ZCDPProfile``). Rounded up by a relative 1e-12.
 
@@ -426,7 +426,7 @@ def posterior_bound(profile, prior, fpr=None):
 
         sup over tests (FPR α, TPR 1 − f(α)) of  π·TPR / (π·TPR + (1 − π)·α)
 
-    (Bayes' rule on the trade-off function of Dong, Roth & Su 2022, definition “trade-off function” and
+    (Bayes' rule on the trade-off function of Dong, Roth & Su 2022, Definition 2.1 and
     result “f-DP as (ε, δ(ε))-DP for all ε”). As TPR(α) = 1 − f(α) is concave with TPR(0) ≥ 0 (f is convex, Dong, Roth &
     Su 2022, result “characterization of trade-off functions”), the likelihood ratio TPR(α)/α does not increase with α, so
 

@@ -139,7 +139,7 @@ def test_equation_naive_and_refined_follow_002_figure_1():
     assert s.verdict.is_gdp and s.verdict.mu_t == pytest.approx(1 / math.sqrt(2), rel=1e-6)
     # tail: log δ = −(σε/A)² ⇒ μ_t = A/(σ√2); the measured μ* is larger (the head binds)
     assert s.verdict.mu_upper > s.verdict.mu_t
-    # trade-off: the envelope of f_{ε, δ(ε)} over the grid (Dong, Roth & Su result “(ε, δ)-DP as f-DP”)
+    # trade-off: the envelope of f_{ε, δ(ε)} over the grid (Dong, Roth & Su Proposition 2.5)
     ok = s.delta < 1
     env = np.max(C.tradeoff_approx(s.eps[ok][:, None], s.delta[ok][:, None], P.ALPHA_GRID[None, :]),
                  axis=0)

@@ -105,7 +105,7 @@ def test_curves_equal_backend_and_closed_forms(mech):
     np.testing.assert_array_equal(r.true_beta, s.mechanism.tradeoff(A.ALPHA_GRID))
     np.testing.assert_array_equal(r.claimed_beta, tradeoff_approx(1.0, s.delta, A.ALPHA_GRID))
     np.testing.assert_array_equal(r.certified_beta, tradeoff_approx(r.audit.eps_lb, s.delta, A.ALPHA_GRID))
-    # f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) at a few α (Dong, Roth & Su, result “(ε, δ)-DP as f-DP”)
+    # f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) at a few α (Dong, Roth & Su, Proposition 2.5)
     for i in (10, 50, 150):
         a = mp.mpf(A.ALPHA_GRID[i])
         d = mp.mpf(s.delta)

@@ -59,7 +59,7 @@ def mp_gdp_tpr(mu, a):
 
 
 def mp_approx_tpr(eps, delta, a):
-    """min(1, δ + e^ε α, 1 − e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”)."""
+    """min(1, δ + e^ε α, 1 − e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5)."""
     e, d, a = mp.mpf(eps), mp.mpf(delta), mp.mpf(a)
     # 1 − e^{−ε}(1 − δ − α) written without cancellation (tiny ε, δ, α)
     return min(mp.mpf(1), d + mp.exp(e) * a, -mp.expm1(-e) + mp.exp(-e) * (d + a))

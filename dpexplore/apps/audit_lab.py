@@ -15,7 +15,7 @@ deliberately mis-calibrated Laplace of :func:`dpexplore.auditing.miscalibrated_l
    probability ≥ c). An (ε, δ)-DP mechanism forces FPR + e^ε FNR ≥ 1 − δ (Kamath 2024; Kairouz, Oh &
    Viswanath 2015), so every test's (α, β) lies above f_{ε,δ}(α) = max(0, 1 − δ − e^ε α,
    e^{−ε}(1 − δ − α)) (:func:`dpexplore.conversions.tradeoff_approx`; Dong, Roth & Su 2022,
-   result “(ε, δ)-DP as f-DP”).
+   Proposition 2.5).
 2. **Trade-off plot**: the empirical (α, β) of every threshold test against the mechanism's true
    trade-off curve (its ``.tradeoff``) and the claimed f_{ε,δ}.
 3. **How many trials** (:func:`dpexplore.auditing.trials_needed`): ε_lb against the number of
@@ -564,7 +564,7 @@ statistically valid <i>lower</i> bound on ε — "if we audit a value of ε grea
 prove, there was a bug". An (ε, δ)-DP mechanism forces every test to satisfy
 \(\mathrm{FPR} + e^{\varepsilon}\mathrm{FNR} \ge 1 - \delta\) and \(\mathrm{FNR} + e^{\varepsilon}\mathrm{FPR} \ge 1 - \delta\)
 (its (α, β) lies above \(f_{\varepsilon,\delta}(\alpha) = \max(0, 1-\delta-e^{\varepsilon}\alpha, e^{-\varepsilon}(1-\delta-\alpha))\);
-Dong, Roth &amp; Su 2022, result “(ε, δ)-DP as f-DP”), so with Clopper–Pearson upper bounds on the two rates
+Dong, Roth &amp; Su 2022, Proposition 2.5), so with Clopper–Pearson upper bounds on the two rates
 $$\varepsilon_{lb} = \max\Big(\log\frac{1-\delta-\mathrm{FNR}_{ub}}{\mathrm{FPR}_{ub}},\ \log\frac{1-\delta-\mathrm{FPR}_{ub}}{\mathrm{FNR}_{ub}},\ 0\Big)$$
 holds with probability ≥ the confidence (Jagielski, Ullman &amp; Oprea 2020; Nasr et al. 2021).
 The threshold is chosen on one sample and evaluated on a fresh one.

@@ -21,10 +21,10 @@ every implied notion on shared axes and tabulates its parameter, with the conver
   most the Gaussian ones).
 * RDP → (ε, δ): ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), minimised over the orders
   (Balle et al. 2020, Theorem 21; :func:`~dpexplore.conversions.rdp_to_approx`).
-* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”;
+* f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
   :func:`~dpexplore.conversions.tradeoff_approx`), μ-GDP ⇒ β ≥ G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
   (:func:`~dpexplore.conversions.tradeoff_gdp`), a profile δ(ε) ⇒ β ≥ sup_ε f_{ε, δ(ε)}(α)
-  (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”), evaluated on the plotted ε grid (a finite grid gives a
+  (Dong, Roth & Su 2022, Proposition 2.5), evaluated on the plotted ε grid (a finite grid gives a
   smaller β: the safe side).
 
 Cost: everything that depends only on the source (its profile, trade-off curve, the GDP
@@ -245,7 +245,7 @@ def _measure_mu(profile: PrivacyProfile) -> float | None:
 
 
 def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP”), via
+    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid (Dong, Roth & Su 2022, Proposition 2.5), via
     tradeoff_approx (rounded down); a finite grid only lowers β (the safe side)."""
     d = np.minimum(np.exp(log_delta), 1.0 - 1e-16)
     keep = d < 1.0 - 1e-16

@@ -15,7 +15,7 @@ What it shows (Liu et al. 2022 = Liu, Sun, Jiang & Kong, NeurIPS 2022):
   σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
   exact partial order of (ε, δ) conditions — :func:`dpexplore.conversions.equation_profile`.
 * f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
-  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” via
+  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, Proposition 2.5 via
   :func:`dpexplore.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
 
 Everything for both views is computed once per setting by :func:`compute_profile_gdp`; the
@@ -376,7 +376,7 @@ def _plot_grid(hi: float, eps_max: float) -> np.ndarray:
 
 
 def _envelope_tradeoff(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su 2022, result “(ε, δ)-DP as f-DP” via
+    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su 2022, Proposition 2.5 via
     conversions.tradeoff_approx; every pair is a valid guarantee, so a finite grid errs on the
     safe side: a lower β claims less privacy)."""
     ok = delta < 1.0

@@ -238,7 +238,7 @@ class _DiscreteMechanism:
 
     def tradeoff(self, alpha):
         """The f-DP trade-off β(α): the type II error of the most powerful level-α test of P
-        (centred at 0) against Q (centred at Δ) (Dong, Roth & Su 2022, definition “trade-off function”; Liu et al. 2022).
+        (centred at 0) against Q (centred at Δ) (Dong, Roth & Su 2022, Definition 2.1; Liu et al. 2022).
         By the monotone likelihood ratio the Neyman–Pearson test rejects for Y > k and rejects
         Y = k with probability γ: with k the smallest integer with P[Y > k] ≤ α and
         γ = (α − P[Y > k])/P[Y = k],
