@@ -58,10 +58,13 @@ _GDP_TOL = 1e-3
 # ------------------------------------------------------------------------------------------------
 def format_up(x, digits: int = DIGITS) -> str:
     """``x`` rounded UP (toward +inf) to ``digits`` significant digits, as text: the safe side
-    for an ε, a δ, a TPR or an advantage (all upper bounds). inf gives "∞".
+    for an ε, a δ, a TPR or an advantage (all upper bounds). The float's shortest decimal form
+    (its ``repr``) is rounded, so 0.1 shows as 0.1000; every API value behind a card is itself
+    rounded up by several ulps, far more than the half ulp between a float and its repr. inf
+    gives "∞".
 
-    >>> format_up(6.18712), format_up(0.38292492), format_up(1.0), format_up(2.5e-7)
-    ('6.188', '0.3830', '1.000', '2.500e-07')
+    >>> format_up(6.18712), format_up(0.38292492), format_up(1.0), format_up(2.5e-7), format_up(112500.0)
+    ('6.188', '0.3830', '1.000', '2.500e-07', '1.125e+05')
     >>> format_up(float("inf")), format_up(0.0)
     ('∞', '0')
     """
@@ -72,13 +75,14 @@ def format_up(x, digits: int = DIGITS) -> str:
         return "∞" if x > 0 else "−∞"
     if x == 0.0:
         return "0"
-    d = Decimal(x)                       # exact: the float's own value
+    # the float's shortest decimal form (repr: 0.1, not 0.1000000000000000055…), rounded up
+    d = Decimal(repr(x))
     exp = d.adjusted()
     q = d.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
     if q.adjusted() != exp:              # 9.9996 → 10.00: one digit more, re-quantize
         exp = q.adjusted()
         q = q.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
-    if -4 <= exp < 6:
+    if -4 <= exp < 4:
         return f"{q:f}"
     mant = q.scaleb(-exp)
     return f"{mant:f}e{exp:+03d}"
@@ -285,12 +289,14 @@ def _filter_info(info: _Info, f) -> None:
         d0 = f.delta
 
         def log_delta(e, _z=z, _d0=d0):
-            dz = np.asarray(_z.delta(e), dtype=np.float64)
-            # δ0 + δ_ρ(ε) rounded up; strictly above δ0 wherever δ_ρ(ε) > 0 (so ε at δ = δ0
-            # is "not defined" rather than a float rounding of δ0 + 1e-40)
-            tot = np.where(dz > 0, np.maximum((dz + _d0) * (1 + 4e-16), np.nextafter(_d0, 1.0)), _d0)
+            lz = np.asarray(_z.log_delta(e), dtype=np.float64)
             with np.errstate(divide="ignore"):
-                return np.log(np.minimum(tot, 1.0))
+                l0 = np.log(_d0)
+            out = np.logaddexp(l0, lz)
+            # log(δ0 + δ_ρ(ε)) rounded up, and kept a relative 1e-12 above δ0 wherever
+            # δ_ρ(ε) > 0 (so that ε at δ = δ0 is "not defined", not a rounding of δ0 + 1e-40)
+            up = np.maximum(out + 4e-16 * np.abs(out) + 1e-15, l0 + 1e-12)
+            return np.where(np.isfinite(lz), up, out)
 
         _profile_info(info, FunctionProfile(log_delta, name=f"{d0:g}-approx. {f.rho:g}-zCDP"))
         info.rho = "not defined"
@@ -434,7 +440,7 @@ def card_facts(obj) -> Card:
     >>> from dpexplore.mechanisms import Gaussian
     >>> c = card_facts(Gaussian(1.0))
     >>> [(f.label, f.text) for f in c.facts][:2]
-    [('ε at δ = 1e-05', '4.378'), ('ε at δ = 1e-06', '4.893')]
+    [('ε at δ = 1e-05', '4.378'), ('ε at δ = 1e-06', '4.887')]
     """
     info = _info(obj)
     try:
