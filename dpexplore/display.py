@@ -34,7 +34,7 @@ from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
 
-__all__ = ["card_html", "card_facts", "compare", "format_up", "DELTAS", "FPRS", "RDP_ORDERS",
+__all__ = ["card_html", "card_facts", "compare", "format_up", "profile_of", "DELTAS", "FPRS", "RDP_ORDERS",
            "Fact", "Card", "CardMixin"]
 
 #: δ values of the ε rows
@@ -337,6 +337,21 @@ def _info(obj) -> _Info:
     else:
         raise ValueError(f"obj must be a dpexplore privacy object, got {type(obj).__name__}")
     return info
+
+
+def profile_of(obj):
+    """The privacy profile a card describes: a profile itself, a mechanism's (or subsampled
+    mechanism's) ``.profile``, a filter's budget as a profile. ``ValueError`` naming ``obj`` for
+    anything else (an odometer, array parameters, a non-privacy object).
+
+    >>> from dpexplore.filters import GDPFilter
+    >>> profile_of(GDPFilter(1.0))
+    GaussianDPProfile(mu=1.0)
+    """
+    info = _info(obj)
+    if info.profile is None:
+        raise ValueError(f"obj has no privacy profile ({info.no_profile}), got {obj!r}")
+    return info.profile
 
 
 # ------------------------------------------------------------------------------------------------
