@@ -482,18 +482,25 @@ def card_facts(obj) -> Card:
 _CSS = """
 .dpx-card{font:13px/1.35 system-ui,-apple-system,"Segoe UI",sans-serif;color:inherit;
  border:1px solid rgba(127,127,127,.45);border-radius:6px;padding:8px 10px;margin:4px 0;
- max-width:720px;display:flex;flex-wrap:wrap;gap:4px 16px;background:transparent}
-.dpx-card h3{font-size:14px;margin:0 0 2px;width:100%;font-weight:600}
+ max-width:760px;display:flex;flex-wrap:wrap;gap:6px 18px;align-items:flex-start;background:transparent}
+.dpx-card.dpx-card h3{font-size:14px;margin:0 0 2px;width:100%;font-weight:600;color:inherit}
 .dpx-card .dpx-kind{font-weight:400;opacity:.75;font-size:12px}
-.dpx-card code{font-size:12px;background:rgba(127,127,127,.15);padding:0 3px;border-radius:3px;
- word-break:break-all}
-.dpx-card table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-.dpx-card th,.dpx-card td{padding:1px 6px;text-align:left;border:0;vertical-align:top}
-.dpx-card th[scope=row]{font-weight:400}
-.dpx-card thead th,.dpx-card caption{font-weight:600;text-align:left;font-size:12px;opacity:.85}
-.dpx-card td.dpx-v{text-align:right;white-space:nowrap}
-.dpx-card .dpx-missing{opacity:.7;font-style:italic}
-.dpx-card .dpx-note{width:100%;font-size:11.5px;opacity:.8;margin:2px 0 0}
+.dpx-card.dpx-card code{font-size:12px;background:rgba(127,127,127,.15);padding:0 3px;
+ border-radius:3px;word-break:break-all;color:inherit}
+.dpx-card.dpx-card table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:0;
+ border:0;font-size:12.5px;color:inherit;table-layout:auto}
+.dpx-card.dpx-card tr,.dpx-card.dpx-card tbody tr:nth-child(odd),.dpx-card.dpx-card tbody tr:hover
+ {background:transparent;border:0}
+.dpx-card.dpx-card th,.dpx-card.dpx-card td{padding:1px 6px;text-align:left;border:0;
+ vertical-align:top;background:transparent;color:inherit;line-height:1.35}
+.dpx-card.dpx-card th[scope=row]{font-weight:400}
+.dpx-card.dpx-card caption{font-weight:600;text-align:left;font-size:12px;opacity:.85;
+ padding:0 6px 1px;caption-side:top;color:inherit}
+.dpx-card.dpx-card thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);
+ white-space:nowrap}
+.dpx-card.dpx-card td.dpx-v{text-align:right;white-space:nowrap}
+.dpx-card .dpx-missing{opacity:.75;font-style:italic}
+.dpx-card.dpx-card .dpx-note{width:100%;font-size:11.5px;opacity:.8;margin:2px 0 0}
 .dpx-card svg{color:inherit;overflow:visible}
 """
 

@@ -262,17 +262,16 @@ class ExploreController(Controller):
 
     @staticmethod
     def _readout(r: ExploreResult) -> str:
-        rows = []
+        items = []
         for i, (c, e, mu, how, t) in enumerate(zip(r.curves, r.eps_at_delta, r.mus, r.mu_how, r.tpr_at)):
             col = OKABE_ITO[i % len(OKABE_ITO)]
-            mu_txt = "—" if mu is None else f"{format_up(mu)} ({how.split(' (')[0]})"
-            rows.append(f'<tr><th scope="row"><span style="color:{col}">■</span> '
-                        f'<code>{html.escape(c.label)}</code></th>'
-                        f'<td>{html.escape(format_up(e) if np.isfinite(e) else "none")}</td>'
-                        f'<td>{html.escape(mu_txt)}</td><td>{html.escape(format_up(t))}</td></tr>')
-        return (f'<table><thead><tr><th scope="col">object</th><th scope="col">ε at δ = {r.delta:.3g}</th>'
-                f'<th scope="col">μ-GDP</th><th scope="col">TPR at FPR {r.fpr:.3g}</th></tr></thead>'
-                f'<tbody>{"".join(rows)}</tbody></table>'
+            mu_txt = "none" if mu is None else f"<b>{html.escape(format_up(mu))}</b> ({html.escape(how)})"
+            eps_txt = html.escape(format_up(e)) if np.isfinite(e) else "none"
+            items.append(
+                f'<li><span style="color:{col}" aria-hidden="true">■</span> <code>{html.escape(c.label)}</code>'
+                f"<br>ε at δ = {r.delta:.3g}: <b>{eps_txt}</b> · μ-GDP: {mu_txt} · "
+                f"TPR at FPR {r.fpr:.3g}: <b>{html.escape(format_up(t))}</b></li>")
+        return (f'<ul style="list-style:none;padding:0;margin:4px 0">{"".join(items)}</ul>'
                 '<p class="dpexplore-note">Values rounded up (the safe side).</p>')
 
     def snippet(self) -> str:
