@@ -35,7 +35,7 @@ from decimal import ROUND_CEILING, Decimal
 import numpy as np
 
 __all__ = ["card_html", "card_facts", "compare", "format_up", "profile_of", "DELTAS", "FPRS", "RDP_ORDERS",
-           "Fact", "Card", "CardMixin"]
+           "Fact", "Card"]
 
 #: δ values of the ε rows
 DELTAS = (1e-5, 1e-6, 1e-8)
@@ -600,13 +600,6 @@ def _render(card: Card) -> str:
             f'<h3>{_esc(card.title)} <span class="dpx-kind">{_esc(card.kind)}</span></h3>'
             f'<div><code>{_esc(card.call)}</code>{what}</div>{tables}{_svg(card)}'
             f'<p class="dpx-note">{note}</p></div>')
-
-
-class CardMixin:
-    """Gives a privacy object its notebook card (``_repr_html_``, :func:`card_html`)."""
-
-    def _repr_html_(self) -> str:
-        return card_html(self)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive
-from .display import CardMixin
+from ._card import CardMixin
 
 __all__ = [
     "PureDPFilter",

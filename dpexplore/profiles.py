@@ -17,7 +17,7 @@ import numpy as np
 
 from ._numerics import gaussian_log_delta, gdp_epsilon_core, round_up_ulps, step_up_until_ok
 from ._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
-from .display import CardMixin
+from ._card import CardMixin
 
 __all__ = ["PrivacyProfile", "FunctionProfile", "GaussianDPProfile"]
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._numerics import epsilon_by_bisection, log1mexp, pure_rdp_exact, step_up_until_ok, within
 from .._validation import check_delta, check_nonneg, check_positive, check_probability, scalar_out
-from ..display import CardMixin
+from .._card import CardMixin
 from ..profiles import PrivacyProfile
 
 

@@ -43,7 +43,7 @@ from scipy import special
 
 from .._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
-from ..display import CardMixin
+from .._card import CardMixin
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian"]
 

@@ -57,7 +57,7 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, scalar_out
-from ..display import CardMixin
+from .._card import CardMixin
 from ..profiles import PrivacyProfile
 
 __all__ = ["PoissonSubsampled", "FixedSubsampled", "subsample", "MaxProfile", "SAMPLINGS"]
