@@ -26,15 +26,14 @@ __all__ = [
     "composition",
     "conversions",
     "mechanisms",
-    "compare",
-    "explore",
 ]
 __version__ = "0.1.0"
 
 _SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
                "references", "pld", "display", "filters", "risk"}
-#: functions imported on first use: compare (the cards' numbers as a table) and explore (the
-#: widget; it imports the UI layer, so only when called)
+#: functions imported on first use (``dpexplore.compare``, ``dpexplore.explore``; not in ``__all__``:
+#: the notebook layer, not the backend): compare (the cards' numbers as a table, from
+#: dpexplore.display) and explore (the widget; it imports the UI layer, so only when called)
 _FUNCTIONS = {"compare": "display", "explore": "ui.explore"}
 _FROM_PROFILES = {"PrivacyProfile", "FunctionProfile", "GaussianDPProfile"}
 
@@ -57,4 +56,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | set(_FUNCTIONS))

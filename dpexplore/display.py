@@ -607,13 +607,13 @@ def _render(card: Card) -> str:
 # ------------------------------------------------------------------------------------------------
 def _compare_rows(objects):
     rows, labels = [], []
-    for obj in objects:
+    for i, obj in enumerate(objects):
         try:
-            card = card_facts(obj)
-            facts = card.facts
-            name = card.call
-        except Exception as exc:  # noqa: BLE001
-            facts, name = [], f"{type(obj).__name__} ({type(exc).__name__})"
+            card = card_facts(obj)     # a number that fails is "not available" on it (None here)
+        except ValueError as exc:
+            raise ValueError(f"objects[{i}] must be a dpexplore privacy object, got "
+                             f"{type(obj).__name__}") from exc
+        facts, name = card.facts, card.call
         row = {}
         for f in facts:
             row[f.label] = f.value
@@ -629,6 +629,7 @@ def compare(*objects):
     a card says "not defined"/"not known") when pandas is installed, else an object whose
     ``_repr_html_`` is an HTML table of the values rounded up as on the cards. The DataFrame holds
     the API's exact values (upper bounds), so sorting by a column sorts by privacy or risk.
+    ``ValueError`` naming the argument for an object that is not a privacy object.
 
     >>> from dpexplore.mechanisms import Gaussian, Laplace
     >>> t = compare(Gaussian(1.0), Laplace(1.0))

@@ -260,6 +260,9 @@ def test_compare_without_pandas_is_an_html_table(monkeypatch):
     assert f"<td>{format_up(Gaussian(1.0).epsilon(1e-5))}</td>" in h and "<td>—</td>" in h
     with pytest.raises(ValueError, match="objects"):
         compare()
+    with pytest.raises(ValueError, match=r"objects\[1\] must be a dpexplore privacy object, got str"):
+        compare(Gaussian(1.0), "Gaussian(1.0)")
+    assert "compare" in dir(dpexplore) and "explore" in dir(dpexplore)
 
 
 # -- never raises: hypothesis over parameters -----------------------------------------------------------
