@@ -41,6 +41,7 @@ import numpy as np
 from .. import display, risk
 from ..conversions import gdp_log_delta, gdp_measure
 from ..display import format_up
+from ..references import cite
 from .controls import OKABE_ITO, Controller, MessageArea, log_slider
 from .plotwidget import PlotlyWidget
 from .shell import AppInfo, AppShell, app_shell
@@ -313,19 +314,20 @@ INFO = AppInfo(
           "apart; <b>Rényi DP</b>; <b>Attack risk</b>: the best membership test's TPR at each FPR. "
           "Move δ and the FPR to read the numbers."),
     theory=(
-        "<p>A privacy profile δ(ε) is the smallest δ for which the object is (ε, δ)-DP "
-        "(Liu et al. 2022, Definition 2.2). The dashed curve is the μ-GDP profile "
-        "δ<sub>μ</sub>(ε) = Φ(−ε/μ + μ/2) − e<sup>ε</sup>Φ(−ε/μ − μ/2) (Dong, Roth &amp; Su 2022, "
-        "Corollary 2.13): the exact μ where the object is Gaussian (or a composition of Gaussians), "
-        "the certified μ where it is pure DP (Liu et al. 2022, Section 4: the smallest μ whose "
-        "curve lies above the whole profile, to 1e-3), else the μ whose curve passes through the "
-        "object's (ε(δ), δ) at the chosen δ. Where the "
-        "object's curve lies above it the object is not μ-GDP for that μ.</p>"
-        "<p>The trade-off β(α) = 1 − TPR(α) and the attack risk come from the profile "
-        "(Dong, Roth &amp; Su 2022, Proposition 2.12; Kulynych et al. 2024): no membership test "
-        "does better; every value is rounded to the safe side (risk.tpr_at_fpr). Rényi DP curves "
-        "(Mironov 2017) are drawn where the object's RDP is known in closed form, summed over the "
-        "parts of a composition.</p>"),
+        "<p>A privacy profile δ(ε) is the smallest δ for which the object is (ε, δ)-DP ("
+        + cite("liu2022", "Definition 2.2") + "). The dashed curve is the μ-GDP profile "
+        "δ<sub>μ</sub>(ε) = Φ(−ε/μ + μ/2) − e<sup>ε</sup>Φ(−ε/μ − μ/2) ("
+        + cite("dong2022gaussian", "Corollary 2.13") + "): the exact μ where the object is Gaussian "
+        "(or a composition of Gaussians), the certified μ where it is pure DP ("
+        + cite("liu2022", "Section 4") + ": the smallest μ whose curve lies above the whole "
+        "profile, to 1e-3), else the μ whose curve passes through the object's (ε(δ), δ) at the "
+        "chosen δ. Where the object's curve lies above it the object is not μ-GDP for that μ.</p>"
+        "<p>The trade-off β(α) = 1 − TPR(α) and the attack risk come from the profile ("
+        + cite("dong2022gaussian", "Proposition 2.12") + "; " + cite("kulynych2024attack")
+        + "): no membership test does better; every value is rounded to the safe side "
+        "(risk.tpr_at_fpr). Rényi DP curves (" + cite("mironov2017") + ") are drawn where the "
+        "object's RDP is known in closed form, summed over the parts of a composition.</p>"),
+    references=("liu2022", "dong2022gaussian", "kulynych2024attack", "mironov2017"),
 )
 
 
