@@ -92,7 +92,11 @@ def _curves(obj) -> _Curves:
     hi = float(np.asarray(p.epsilon(DELTA_FLOOR)))
     if not np.isfinite(hi):
         hi = float(p.eps_max) if np.isfinite(float(p.eps_max)) else 30.0
-    eps = np.linspace(0.0, min(max(hi * 1.05, 0.05), 60.0), N_EPS)
+    top = min(max(hi * 1.05, 0.05), 60.0)
+    # a linear grid, plus the ε where δ crosses each decade (a pure-DP profile falls off a cliff
+    # at eps_max: the decade points draw it where a linear grid would jump over it)
+    decades = np.asarray(p.epsilon(10.0 ** -np.arange(0.5, 14.5, 0.5)), dtype=np.float64)
+    eps = np.unique(np.concatenate([np.linspace(0.0, top, N_EPS), decades[np.isfinite(decades) & (decades <= top)]]))
     delta = np.asarray(p.delta(eps), dtype=np.float64)
     fpr = np.concatenate([[0.0], np.logspace(-5, 0, N_FPR)])
     tpr = np.asarray(risk.tpr_at_fpr(p, fpr), dtype=np.float64)
@@ -192,7 +196,7 @@ class ExploreController(Controller):
                         "line": {"color": col, "width": 2.5}, "legendgroup": str(i)})
             if mu is not None:
                 y = np.exp(np.asarray(gdp_log_delta(mu, c.eps), dtype=np.float64))
-                out.append({"type": "scatter", "mode": "lines", "name": f"μ = {mu:.4g} GDP ({r.mu_how[i]})",
+                out.append({"type": "scatter", "mode": "lines", "name": f"μ = {format_up(mu)} GDP ({r.mu_how[i]})",
                             "x": c.eps, "y": _pos(y), "legendgroup": str(i),
                             "line": {"color": col, "width": 1.5, "dash": "dash"}})
             if np.isfinite(e):
@@ -243,7 +247,7 @@ class ExploreController(Controller):
             "yaxis": {"title": {"text": "β (type II error)"}, "range": [0, 1]}, "legend": legend})
         self.fig_rdp = PlotlyWidget(self._rdp_traces(r), {
             "title": {"text": "Rényi DP ε̂(α) (objects whose Rényi DP is known)"},
-            "xaxis": {"title": {"text": "order α"}, "type": "log"},
+            "xaxis": {"title": {"text": "order α"}, "type": "log", "tickvals": ORDERS.tolist()},
             "yaxis": {"title": {"text": "ε̂(α)"}, "type": "log", "exponentformat": "power"}, "legend": legend})
         self.fig_attack = PlotlyWidget(self._attack_traces(r), {
             "title": {"text": "Attack risk: the best membership test's TPR at each FPR"},
