@@ -1,5 +1,5 @@
-"""Cards, ``compare()`` and ``explore()`` in a notebook: executed and opened in JupyterLab 4 and
-Notebook 7 (the cards and the table visible, explore()'s plots drawn, a slider in explore()
+"""Cards, ``compare()`` and ``explore()`` in a notebook: executed and opened in JupyterLab 4,
+Notebook 7 and Voilà (the cards and the table visible, explore()'s plots drawn, a slider in explore()
 redraws), and the same notebook exported by ``jupyter nbconvert --to dpexplore_html`` and plain
 ``--to html``, opened with JavaScript turned off: the cards (static HTML and SVG) still show.
 
@@ -154,3 +154,42 @@ def test_exported_notebook_shows_the_cards_without_javascript(venv, browser, tmp
         _shot(page, tmp_path, f"export-{to}.png")
     finally:
         ctx.close()
+
+
+def test_cards_and_explore_in_voila(venv, browser, tmp_path):
+    """The same notebook as a Voilà page: the cards show and a slider in explore() redraws."""
+    if not (venv.bin / "voila").exists():
+        pytest.skip("voila is needed")
+    work = tmp_path / "voila"
+    work.mkdir()
+    (work / "cards.ipynb").write_text(json.dumps(NOTEBOOK))
+    port = free_port()
+    srv = Proc(venv, ["voila", f"--port={port}", "--no-browser", "--Voila.ip=127.0.0.1", "cards.ipynb"], work,
+               tmp_path / "voila.log")
+    ctx = None
+    try:
+        srv.wait_url(f"http://127.0.0.1:{port}/voila/static/")
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        _check_cards(page)
+        _plots_drawn(page, 1, 180_000)
+        marks = """() => [...document.querySelectorAll('.js-plotly-plot')][0].data
+            .filter(t => t.mode === 'markers').map(t => t.x[0])"""
+        before = page.evaluate(marks)
+        page.locator(".dpexplore-app").first.scroll_into_view_if_needed()
+        readout = page.locator(".widget-slider").filter(has_text="δ").first.locator(".widget-readout")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("1e-9")
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"(b) => JSON.stringify(({marks})()) !== JSON.stringify(b)", arg=before,
+                               timeout=60_000)
+        after = page.evaluate(marks)
+        assert all(a > b for a, b in zip(after, before)), (before, after)
+        assert "Traceback" not in page.evaluate("() => document.body.textContent")
+        _shot(page, tmp_path, "explore-voila.png")
+    finally:
+        if ctx is not None:
+            ctx.close()
+        srv.stop()
