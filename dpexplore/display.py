@@ -197,7 +197,8 @@ def _composition_info(info: _Info, parts) -> None:
     Bun & Steinke 2016; Mironov 2017); μ exact when every part is Gaussian."""
     from . import mechanisms as M
 
-    info.kind = "composition"
+    total = sum(int(k) for _, k in parts)
+    info.kind = f"composition of {total} run{'s' if total != 1 else ''}"
     info.parts = [(int(k), repr(m)) for m, k in parts]
     rdps, rhos = zip(*[_single_rdp_rho(m) for m, _ in parts])
     if all(r is not None for r in rdps):
