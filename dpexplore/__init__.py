@@ -30,7 +30,11 @@ __all__ = [
 __version__ = "0.1.0"
 
 _SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
-               "references", "pld"}
+               "references", "pld", "display", "filters", "risk"}
+#: functions imported on first use (``dpexplore.compare``, ``dpexplore.explore``; not in ``__all__``:
+#: the notebook layer, not the backend): compare (the cards' numbers as a table, from
+#: dpexplore.display) and explore (the widget; it imports the UI layer, so only when called)
+_FUNCTIONS = {"compare": "display", "explore": "ui.explore"}
 _FROM_PROFILES = {"PrivacyProfile", "FunctionProfile", "GaussianDPProfile"}
 
 
@@ -40,6 +44,10 @@ def __getattr__(name: str):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
+    if name in _FUNCTIONS:
+        value = getattr(importlib.import_module(f"{__name__}.{_FUNCTIONS[name]}"), name)
+        globals()[name] = value
+        return value
     if name in _FROM_PROFILES:
         value = getattr(importlib.import_module(f"{__name__}.profiles"), name)
         globals()[name] = value
@@ -48,4 +56,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | set(_FUNCTIONS))

@@ -412,6 +412,9 @@ class OptimalProfile(PrivacyProfile):
         self.eps_max = self.k * self.eps if self.delta_each == 0 else np.inf
         self.name = f"{self.k}×({self.eps:g}, {self.delta_each:g})-DP, optimal"
 
+    def _constructor(self):
+        return f"OptimalProfile(eps={self.eps!r}, k={self.k!r}, delta_each={self.delta_each!r})"
+
     def _log_delta(self, eps):
         return np.asarray(optimal_log_delta(eps, self.eps, self.k, self.delta_each), dtype=float)
 
@@ -546,8 +549,6 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
     >>> p.eps_max, p.delta(10.0), 0.04 < p.delta(7.0) < 0.05
     (10.0, 0.0, True)
     """
-    from . import mechanisms as mech_mod  # local import: mechanisms may import composition
-
     kk = check_k(k, "k")
     if kk.ndim != 0:
         raise ValueError(f"k must be a single integer for a profile, got {k!r}")
@@ -556,6 +557,22 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
         hash(mechanism)
     except TypeError as exc:
         raise ValueError(f"mechanism parameters must be scalars to compose, got {mechanism!r}") from exc
+    return _built_by(_compose(mechanism, k, grid_size), ((mechanism, k),),
+                     f"compose({mechanism!r}, {k!r})")
+
+
+def _built_by(prof, parts, call):
+    """Record on a composed profile what it is made of (its card lists the parts and sums
+    their RDP and zCDP) and the call that built it (its repr, so that "Reproduce in Python"
+    can show it)."""
+    prof._parts = tuple(parts)
+    prof._call = call
+    return prof
+
+
+def _compose(mechanism, k: int, grid_size):
+    from . import mechanisms as mech_mod  # local import: mechanisms may import composition
+
     label = getattr(mechanism, "_label", lambda: repr(mechanism))()
     if isinstance(mechanism, mech_mod.Gaussian):
         mu = float(mechanism.sensitivity) / float(mechanism.sigma)
@@ -569,11 +586,11 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
     from .mechanisms.subsampled import PoissonSubsampled
 
     if isinstance(mechanism, PoissonSubsampled):
-        return compose_all([(mechanism, k)], grid_size=grid_size)
+        return _compose_all([(mechanism, k)], grid_size)
     if isinstance(mechanism, (mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
         if k == 1:
             return mechanism.profile
-        return compose_all([(mechanism, k)], grid_size=grid_size)
+        return _compose_all([(mechanism, k)], grid_size)
     if isinstance(mechanism, mech_mod.AdditiveNoiseMechanism):
         if k == 1:
             return mechanism.profile
@@ -660,10 +677,15 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
     >>> 2.0 < p.epsilon(1e-6) < 6.0
     True
     """
+    pairs = _check_items(items)
+    call = "compose_all([" + ", ".join(f"({m!r}, {k!r})" for m, k in pairs) + "])"
+    return _built_by(_compose_all(pairs, grid_size), pairs, call)
+
+
+def _compose_all(pairs, grid_size):
     from . import mechanisms as mech_mod
     from .mechanisms.subsampled import MaxProfile, PoissonSubsampled
 
-    pairs = _check_items(items)
     if all(isinstance(m, mech_mod.Gaussian) for m, _ in pairs):
         mu2 = sum(k * (float(m.sensitivity) / float(m.sigma)) ** 2 for m, k in pairs)
         prof = GaussianDPProfile(float(np.sqrt(mu2)))

@@ -396,6 +396,9 @@ class ZCDPProfile(PrivacyProfile):
         self.eps_max = 0.0 if self.rho == 0.0 else np.inf
         self.name = f"{self.rho:g}-zCDP"
 
+    def _constructor(self):
+        return f"ZCDPProfile(rho={self.rho!r})"
+
     def _log_delta(self, eps):
         if self.rho == 0.0:
             return np.full(np.shape(eps), -np.inf)
@@ -459,6 +462,9 @@ class RDPProfile(PrivacyProfile):
         self.eps_max = float(r[inf_order].min()) if inf_order.any() else np.inf
         self._fin = ~inf_order
         self.name = f"RDP ({a.size} orders)"
+
+    def _constructor(self):
+        return f"RDPProfile(alphas={self.alphas.tolist()!r}, rdp_eps={self.rdp_eps.tolist()!r})"
 
     def _log_delta(self, eps):
         eps = np.asarray(eps, dtype=np.float64)
@@ -538,6 +544,9 @@ class EquationProfile(PrivacyProfile):
         self.name = f"σ = {self.A:g}√log({self.B:g}/δ)/ε, σ = {self.sigma:g}" + (
             " (refined)" if self.refined else " (naive)"
         )
+
+    def _constructor(self):
+        return f"EquationProfile(A={self.A!r}, B={self.B!r}, sigma={self.sigma!r}, refined={self.refined!r})"
 
     def _naive_log_delta(self, eps):
         with np.errstate(over="ignore", invalid="ignore"):

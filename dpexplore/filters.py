@@ -51,6 +51,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive
+from ._card import CardMixin
 
 __all__ = [
     "PureDPFilter",
@@ -106,7 +107,7 @@ def _costs_1d(requests, name: str) -> np.ndarray:
 
 
 # -- filters --------------------------------------------------------------------------------------
-class _Filter:
+class _Filter(CardMixin):
     """Shared logic: a filter keeps an exact running state of the answered queries' costs
     (``_zero``, ``_add``) and a test (``_fits``); ``accepts`` and ``run`` fold over it, so a run of k
     queries costs O(k) exact additions."""
@@ -451,7 +452,7 @@ class ApproxDPFilter(_Filter):
 
 # -- odometer -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RenyiOdometer:
+class RenyiOdometer(CardMixin):
     """A Rényi privacy odometer: a time-uniform bound on the privacy loss of an unbounded, fully
     adaptive interaction, from the RDP ε_i(α) of each answered query at the orders α_1…α_J:
 
@@ -665,7 +666,7 @@ def parallel_composition(budgets, notion: str = "pure"):
 
 
 @dataclass(frozen=True)
-class Session:
+class Session(CardMixin):
     """A pure-DP session as Desfontaines 2023 describes Tumult Analytics': a budget, the
     budget spent, and sub-sessions on disjoint partitions. Immutable: ``spend`` and ``partition``
     return new sessions. Partitioning into parts with budget ε_p charges ε_p to the parent once

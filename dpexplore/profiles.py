@@ -17,6 +17,7 @@ import numpy as np
 
 from ._numerics import gaussian_log_delta, gdp_epsilon_core, round_up_ulps, step_up_until_ok
 from ._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
+from ._card import CardMixin
 
 __all__ = ["PrivacyProfile", "FunctionProfile", "GaussianDPProfile"]
 
@@ -24,7 +25,7 @@ _BISECTION_STEPS = 64
 _MAX_DOUBLINGS = 64
 
 
-class PrivacyProfile:
+class PrivacyProfile(CardMixin):
     """Base class for privacy profiles δ(ε), ε ≥ 0 (Liu et al. 2022, Section 2, after Balle, Barthe & Gaboardi 2018).
 
     Subclasses define ``_log_delta(eps)`` for a float array ``eps >= 0`` (``inf`` allowed) that
@@ -125,8 +126,15 @@ class PrivacyProfile:
         out[todo] = res
         return out.reshape(shape)
 
+    def _constructor(self) -> str | None:
+        """The call that builds this profile, or None where there is none (e.g. a function)."""
+        return None
+
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}>"
+        """One line: the call that built the profile (``compose(...)``, a constructor) where
+        there is one, else ``<Class name>``."""
+        call = getattr(self, "_call", None) or self._constructor()
+        return call if call else f"<{type(self).__name__} {self.name}>"
 
 
 class FunctionProfile(PrivacyProfile):
@@ -160,6 +168,9 @@ class GaussianDPProfile(PrivacyProfile):
             raise ValueError(f"mu must be a scalar for a profile, got {mu!r}")
         self.mu = float(mu_arr)
         self.name = f"{self.mu:g}-GDP"
+
+    def _constructor(self):
+        return f"GaussianDPProfile(mu={self.mu!r})"
 
     def _log_delta(self, eps):
         return gaussian_log_delta(self.mu, eps)
@@ -232,6 +243,9 @@ class ApproxDPProfile(PrivacyProfile):
         self.eps_max = self.eps0 if self.delta0 == 0.0 else np.inf
         self.name = f"({self.eps0:g}, {self.delta0:g})-DP"
 
+    def _constructor(self):
+        return f"ApproxDPProfile(eps0={self.eps0!r}, delta0={self.delta0!r})"
+
     def _log_delta(self, eps):
         return _implied_log_delta(self.eps0, self.delta0, eps)
 
@@ -270,6 +284,9 @@ class PureDPProfile(ApproxDPProfile):
         super().__init__(e, 0.0)
         self.eps = self.eps0
         self.name = f"{self.eps:g}-DP"
+
+    def _constructor(self):
+        return f"PureDPProfile(eps={self.eps!r})"
 
 
 def _log_delta_source(obj):

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._numerics import epsilon_by_bisection, log1mexp, pure_rdp_exact, step_up_until_ok, within
 from .._validation import check_delta, check_nonneg, check_positive, check_probability, scalar_out
+from .._card import CardMixin
 from ..profiles import PrivacyProfile
 
 
@@ -148,6 +149,9 @@ class MechanismProfile(PrivacyProfile):
         self.eps_max = float(mechanism.eps_max)
         self.name = mechanism._label()
 
+    def _constructor(self):
+        return f"{self.mechanism!r}.profile"
+
     def _log_delta(self, eps):
         return self.mechanism._log_delta(np.asarray(eps, dtype=float))
 
@@ -155,7 +159,7 @@ class MechanismProfile(PrivacyProfile):
         return self.mechanism._epsilon(np.asarray(delta, dtype=float))
 
 
-class _Mechanism:
+class _Mechanism(CardMixin):
     """Shared public queries (validation, scalar_out) for every mechanism."""
 
     def _label(self) -> str:  # pragma: no cover - overridden

@@ -43,6 +43,7 @@ from scipy import special
 
 from .._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
+from .._card import CardMixin
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian"]
 
@@ -125,7 +126,7 @@ def _log_geometric_tail(la_edge, la_next):
 # ------------------------------------------------------------------------------------------------
 # shared queries
 # ------------------------------------------------------------------------------------------------
-class _DiscreteMechanism:
+class _DiscreteMechanism(CardMixin):
     """Public queries shared by the two mechanisms (validation, scalar_out, ε(δ) bisection)."""
 
     # subclass interface: _log_delta_live(eps), _log_cdf_int(k), _log_pmf_int(y), eps_max, _label

@@ -57,6 +57,7 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, scalar_out
+from .._card import CardMixin
 from ..profiles import PrivacyProfile
 
 __all__ = ["PoissonSubsampled", "FixedSubsampled", "subsample", "MaxProfile", "SAMPLINGS"]
@@ -212,7 +213,7 @@ class MaxProfile(PrivacyProfile):
 # the subsampled mechanism
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class PoissonSubsampled:
+class PoissonSubsampled(CardMixin):
     """``mechanism`` run on a Poisson subsample with rate q (each record kept independently with
     probability q), under the add/remove-one relation.
 

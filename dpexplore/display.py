@@ -1,0 +1,671 @@
+"""What a privacy object means, at a glance: the facts behind its notebook card and :func:`compare`.
+
+Every public privacy object — a mechanism, a subsampled mechanism, a privacy profile, a
+composition (:func:`dpexplore.composition.compose`, :func:`~dpexplore.composition.compose_all`,
+DP-SGD as ``compose(subsample(Gaussian(σ), q), T)``) and a privacy filter — has a
+``_repr_html_`` that calls :func:`card_html`: a compact card of static HTML with an inline SVG
+δ(ε) curve (no JavaScript, no widget: it renders in JupyterLab, Notebook 7, VS Code, Colab,
+nbviewer, GitHub and a static HTML export). Its numbers come from the public API only:
+
+* ε at δ = 1e-5, 1e-6, 1e-8 — ``profile.epsilon(δ)`` (tight where the profile is);
+* pure ε — ``profile.eps_max`` when finite ("not defined" otherwise: δ(ε) > 0 for every ε);
+* μ-GDP — exact where the object is Gaussian (Dong, Roth & Su 2022, Corollary 3.3 for its
+  compositions), else the certified upper end of ``conversions.gdp_measure`` where the profile
+  is pure DP (the certificate is then complete, Liu et al. 2022, Section 4), else "not certified";
+* zCDP ρ and RDP at orders 2, 8, 32 — from closed forms of the object (Gaussian α μ²/2, pure DP
+  ``conversions.pure_to_zcdp`` / ``pure_to_rdp``, Steinke 2024, Theorems 4 and 5, or the
+  object's own ``rdp``/``rho``), summed over the parts of a composition (Bun & Steinke 2016;
+  Mironov 2017: both compose additively);
+* attack risk — ``risk.tpr_at_fpr(profile, [0.01, 0.001])`` and ``risk.advantage(profile)``
+  (Dong, Roth & Su 2022, Proposition 2.12).
+
+Every number is an upper bound (or exact) and is shown rounded UP to four significant digits,
+so the card never claims more privacy than the API does. A quantity that has no value says
+"not defined" (or "not known" / "not certified", with the reason in its tooltip); a card never
+raises: any error while computing one row becomes that row's "not available". Values are
+computed when the card is asked for (lazily), not when the object is built.
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
+
+import numpy as np
+
+__all__ = ["card_html", "card_facts", "compare", "format_up", "profile_of", "DELTAS", "FPRS", "RDP_ORDERS",
+           "Fact", "Card"]
+
+#: δ values of the ε rows
+DELTAS = (1e-5, 1e-6, 1e-8)
+#: false-positive rates of the attack rows
+FPRS = (0.01, 0.001)
+#: Rényi orders of the RDP rows
+RDP_ORDERS = (2.0, 8.0, 32.0)
+#: significant digits shown (rounded up)
+DIGITS = 4
+#: points of the δ(ε) curve
+_CURVE_POINTS = 48
+#: δ range of the curve's log axis: 1 … 1e-10
+_CURVE_LOG10_MIN = -10.0
+#: the GDP certificate's bracket width (conversions.gdp_measure's tol)
+_GDP_TOL = 1e-3
+
+
+# ------------------------------------------------------------------------------------------------
+# numbers
+# ------------------------------------------------------------------------------------------------
+def format_up(x, digits: int = DIGITS) -> str:
+    """``x`` rounded UP (toward +inf) to ``digits`` significant digits, as text: the safe side
+    for an ε, a δ, a TPR or an advantage (all upper bounds). The float's shortest decimal form
+    (its ``repr``) is rounded, so 0.1 shows as 0.1000; every API value behind a card is itself
+    rounded up by several ulps, far more than the half ulp between a float and its repr. inf
+    gives "∞".
+
+    >>> format_up(6.18712), format_up(0.38292492), format_up(1.0), format_up(2.5e-7), format_up(112500.0)
+    ('6.188', '0.3830', '1.000', '2.500e-07', '1.125e+05')
+    >>> format_up(float("inf")), format_up(0.0)
+    ('∞', '0')
+    """
+    x = float(x)
+    if math.isnan(x):
+        raise ValueError(f"x must be a number, got {x!r}")
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == 0.0:
+        return "0"
+    # the float's shortest decimal form (repr: 0.1, not 0.1000000000000000055…), rounded up
+    d = Decimal(repr(x))
+    exp = d.adjusted()
+    q = d.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
+    if q.adjusted() != exp:              # 9.9996 → 10.00: one digit more, re-quantize
+        exp = q.adjusted()
+        q = q.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
+    if -4 <= exp < 4:
+        return f"{q:f}"
+    mant = q.scaleb(-exp)
+    return f"{mant:f}e{exp:+03d}"
+
+
+@dataclass
+class Fact:
+    """One number of a card: ``value`` (a float, the API's own value) or None with ``missing``
+    ("not defined", "not known", "not certified", "not available") and ``why``; ``how`` says
+    where the value comes from (exact, upper bound, certified)."""
+
+    section: str
+    label: str
+    value: float | None = None
+    missing: str = ""
+    why: str = ""
+    how: str = ""
+
+    @property
+    def text(self) -> str:
+        return format_up(self.value) if self.value is not None else self.missing
+
+
+@dataclass
+class Card:
+    """The content of a card: what the object is, and its :class:`Fact` rows."""
+
+    title: str
+    kind: str
+    call: str
+    params: list = field(default_factory=list)       # (name, text)
+    parts: list = field(default_factory=list)        # (k, text)
+    facts: list = field(default_factory=list)        # Fact
+    note: str = ""
+    curve: tuple | None = None                       # (eps, log10 delta) arrays
+
+
+def _val(x) -> float:
+    v = float(np.asarray(x, dtype=np.float64))
+    if math.isnan(v):
+        raise ValueError("NaN")
+    return v
+
+
+# ------------------------------------------------------------------------------------------------
+# what an object is
+# ------------------------------------------------------------------------------------------------
+class _Info:
+    """What the card needs from an object: its profile (or why there is none), exact or bounded
+    μ, ρ and an RDP function, its parameters and its parts."""
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.profile = None
+        self.no_profile = ""
+        self.mu = None          # (value, how)
+        self.rho = None         # (value, how) or str reason
+        self.rdp = None         # callable alpha -> value, or None
+        self.rdp_how = ""
+        self.rdp_why = "no closed form for this object's Rényi DP"
+        self.rho_why = "no closed form for this object's zCDP"
+        self.params = []
+        self.parts = []
+        self.kind = "profile"
+        self.note = ""
+
+
+def _params_of(obj):
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj):
+        return [(f.name, repr(getattr(obj, f.name))) for f in dataclasses.fields(obj)]
+    names = getattr(obj, "_repr_fields", ())
+    return [(n, repr(getattr(obj, n))) for n in names if hasattr(obj, n)]
+
+
+def _mechanism_info(info: _Info, m) -> None:
+    """ρ, RDP and μ of a single mechanism (with scalar parameters)."""
+    from . import conversions
+    from . import mechanisms as M
+
+    if isinstance(m, M.Gaussian):
+        mu = float(m.sensitivity) / float(m.sigma)
+        info.mu = (mu, "exact: Δ/σ")
+        info.rho = (mu * mu / 2.0, "exact: Δ²/(2σ²)")
+    elif isinstance(m, M.DiscreteGaussian):
+        info.rho = (float(m.rho), "upper bound: Δ²/(2σ²)")
+    elif isinstance(m, (M.RandomizedResponse, M.Exponential)):
+        info.rho = (float(conversions.pure_to_zcdp(float(m.eps))),
+                    "exact" if isinstance(m, M.RandomizedResponse) else "upper bound")
+        if isinstance(m, M.RandomizedResponse):   # its profile is that of ε-DP
+            info.mu = (float(conversions.pure_to_gdp(float(m.eps))), "exact: conversions.pure_to_gdp")
+    elif np.isfinite(float(getattr(m, "eps_max", np.inf))):
+        info.rho = (float(conversions.pure_to_zcdp(float(m.eps_max))), "upper bound, from pure ε")
+    if callable(getattr(m, "rdp", None)):
+        info.rdp = m.rdp
+        info.rdp_how = "the mechanism's rdp()"
+
+
+def _single_rdp_rho(m):
+    """(rdp function or None, ρ or None) of one part of a composition."""
+    sub = _Info(m)
+    try:
+        _mechanism_info(sub, m)
+    except Exception:  # noqa: BLE001 - a part without closed forms
+        return None, None
+    return sub.rdp, (sub.rho[0] if isinstance(sub.rho, tuple) else None)
+
+
+def _composition_info(info: _Info, parts) -> None:
+    """ρ and RDP of a composition: the sums over its parts (zCDP and RDP compose additively,
+    Bun & Steinke 2016; Mironov 2017); μ exact when every part is Gaussian."""
+    from . import mechanisms as M
+
+    total = sum(int(k) for _, k in parts)
+    info.kind = f"composition of {total} run{'s' if total != 1 else ''}"
+    info.parts = [(int(k), repr(m)) for m, k in parts]
+    rdps, rhos = zip(*[_single_rdp_rho(m) for m, _ in parts])
+    if all(r is not None for r in rdps):
+        ks = [int(k) for _, k in parts]
+
+        def rdp(alpha, _rdps=rdps, _ks=ks):
+            return sum(k * _val(r(alpha)) for r, k in zip(_rdps, _ks))
+
+        info.rdp, info.rdp_how = rdp, "Σ k·rdp() of the parts (RDP composes additively)"
+    if all(r is not None for r in rhos):
+        info.rho = (sum(int(k) * r for r, (_, k) in zip(rhos, parts)), "Σ k·ρ of the parts")
+    if all(isinstance(m, M.Gaussian) for m, _ in parts):
+        mu2 = sum(int(k) * (float(m.sensitivity) / float(m.sigma)) ** 2 for m, k in parts)
+        info.mu = (math.sqrt(mu2), "exact: √(Σ k μ²)")
+        info.rho = (mu2 / 2.0, "exact: μ²/2")
+
+
+def _profile_info(info: _Info, p) -> None:
+    from . import conversions
+    from .composition import OptimalProfile
+    from .mechanisms._base import MechanismProfile
+    from .profiles import ApproxDPProfile, GaussianDPProfile
+
+    info.profile = p
+    parts = getattr(p, "_parts", None)
+    if parts:
+        _composition_info(info, parts)
+    if isinstance(p, MechanismProfile):
+        _mechanism_info(info, p.mechanism)
+    if isinstance(p, ApproxDPProfile) and p.delta0 == 0.0 and info.mu is None:
+        # ε-DP is exactly pure_to_gdp(ε)-GDP (Liu et al. 2022, Section 5)
+        info.mu = (float(conversions.pure_to_gdp(p.eps0)), "exact for ε-DP: conversions.pure_to_gdp")
+    if isinstance(p, GaussianDPProfile) and info.mu is None:
+        info.mu = (p.mu, "exact")
+        info.rho = (p.mu * p.mu / 2.0, "exact: μ²/2")
+    if isinstance(p, GaussianDPProfile) and info.rdp is None:
+        info.rdp, info.rdp_how = (lambda a, mu=p.mu: a * mu * mu / 2.0), "exact: α μ²/2"
+    elif isinstance(p, conversions.ZCDPProfile):
+        info.rho = (p.rho, "exact")
+        info.rdp, info.rdp_how = (lambda a, r=p.rho: a * r), "α ρ"
+    elif isinstance(p, conversions.RDPProfile):
+        table = dict(zip(p.alphas.tolist(), p.rdp_eps.tolist()))
+
+        def rdp(a, _t=table):
+            if float(a) not in _t:
+                raise KeyError(a)
+            return _t[float(a)]
+
+        info.rdp, info.rdp_how = rdp, "the profile's own orders"
+        info.rdp_why = "not one of the profile's orders"
+        info.rho_why = "an RDP curve on finitely many orders gives no ρ"
+    elif isinstance(p, OptimalProfile) and p.delta_each == 0.0:
+        info.rho = (p.k * float(conversions.pure_to_zcdp(p.eps)), "k × pure-DP ρ")
+        info.rdp = lambda a, e=p.eps, k=p.k: k * _val(conversions.pure_to_rdp(e, a))
+        info.rdp_how = "k × tight pure-DP RDP"
+    elif isinstance(p, ApproxDPProfile):
+        if p.delta0 == 0.0:
+            info.rho = (float(conversions.pure_to_zcdp(p.eps0)), "exact for ε-DP")
+            info.rdp = lambda a, e=p.eps0: _val(conversions.pure_to_rdp(e, a))
+            info.rdp_how = "tight RDP of ε-DP"
+        else:
+            info.rho = "not defined"
+            info.rho_why = "(ε, δ)-DP with δ > 0 implies no finite zCDP or RDP"
+            info.rdp_why = info.rho_why
+            info.rdp = "not defined"
+
+
+def _filter_info(info: _Info, f) -> None:
+    """A filter's card describes the guarantee of every interaction it lets through."""
+    from . import conversions, filters
+    from .profiles import ApproxDPProfile, FunctionProfile, GaussianDPProfile, PureDPProfile
+
+    info.kind = "filter"
+    info.note = "the guarantee of every interaction the filter lets through (its budget)"
+    if isinstance(f, (filters.PureDPFilter, filters.Session)):
+        _profile_info(info, PureDPProfile(f.budget))
+    elif isinstance(f, filters.GDPFilter):
+        _profile_info(info, GaussianDPProfile(f.mu))
+    elif isinstance(f, filters.ZCDPFilter):
+        _profile_info(info, conversions.ZCDPProfile(f.rho))
+    elif isinstance(f, filters.RenyiFilter):
+        _profile_info(info, conversions.RDPProfile(np.array(f.alphas), np.array(f.budgets)))
+    elif isinstance(f, filters.ApproxDPFilter):
+        _profile_info(info, ApproxDPProfile(f.eps, f.delta))
+    elif isinstance(f, filters.ApproxZCDPFilter):
+        # δ-approximately ρ-zCDP is (ε, δ + δ_ρ(ε))-DP for every ε (the ρ-zCDP part's profile
+        # plus the δ of the event excluded; Bun & Steinke 2016, approximate zCDP)
+        z = conversions.ZCDPProfile(f.rho)
+        d0 = f.delta
+
+        def log_delta(e, _z=z, _d0=d0):
+            lz = np.asarray(_z.log_delta(e), dtype=np.float64)
+            with np.errstate(divide="ignore"):
+                l0 = np.log(_d0)
+            out = np.logaddexp(l0, lz)
+            # log(δ0 + δ_ρ(ε)) rounded up, and kept a relative 1e-12 above δ0 wherever
+            # δ_ρ(ε) > 0 (so that ε at δ = δ0 is "not defined", not a rounding of δ0 + 1e-40)
+            up = np.maximum(out + 4e-16 * np.abs(out) + 1e-15, l0 + 1e-12)
+            return np.where(np.isfinite(lz), up, out)
+
+        _profile_info(info, FunctionProfile(log_delta, name=f"{d0:g}-approx. {f.rho:g}-zCDP"))
+        info.rho = "not defined"
+        info.rho_why = "approximate zCDP with δ > 0 has no pure ρ"
+        info.rdp = "not defined"
+        info.rdp_why = info.rho_why
+    else:  # the odometer
+        info.no_profile = ("an odometer bounds the loss of an unbounded interaction as it runs "
+                           "(with probability 1 − δ): it has no fixed privacy profile")
+
+
+def _info(obj) -> _Info:
+    from . import filters
+    from . import mechanisms as M
+    from .mechanisms.discrete import _DiscreteMechanism
+    from .mechanisms._base import _Mechanism
+    from .profiles import PrivacyProfile
+
+    info = _Info(obj)
+    info.params = _params_of(obj)
+    if isinstance(obj, PrivacyProfile):
+        _profile_info(info, obj)
+    elif isinstance(obj, M.PoissonSubsampled):
+        info.kind = "subsampled mechanism"
+        info.profile = obj.profile
+        if callable(getattr(obj, "rdp", None)) and isinstance(obj.mechanism, M.Gaussian):
+            info.rdp, info.rdp_how = obj.rdp, "the mechanism's rdp()"
+        info.rho_why = "no useful ρ: the subsampled Gaussian's RDP is not linear in α"
+    elif isinstance(obj, (_Mechanism, _DiscreteMechanism)):
+        info.kind = "mechanism"
+        if not all(np.ndim(getattr(obj, n)) == 0 for n, _ in info.params):
+            info.no_profile = "array parameters: one card per setting (use compare())"
+        else:
+            info.profile = obj.profile
+            _mechanism_info(info, obj)
+    elif isinstance(obj, (filters._Filter, filters.RenyiOdometer, filters.Session)):
+        _filter_info(info, obj)
+    else:
+        raise ValueError(f"obj must be a dpexplore privacy object, got {type(obj).__name__}")
+    return info
+
+
+def profile_of(obj):
+    """The privacy profile a card describes: a profile itself, a mechanism's (or subsampled
+    mechanism's) ``.profile``, a filter's budget as a profile. ``ValueError`` naming ``obj`` for
+    anything else (an odometer, array parameters, a non-privacy object).
+
+    >>> from dpexplore.filters import GDPFilter
+    >>> profile_of(GDPFilter(1.0))
+    GaussianDPProfile(mu=1.0)
+    """
+    info = _info(obj)
+    if info.profile is None:
+        raise ValueError(f"obj has no privacy profile ({info.no_profile}), got {obj!r}")
+    return info.profile
+
+
+# ------------------------------------------------------------------------------------------------
+# the facts
+# ------------------------------------------------------------------------------------------------
+def _try(section, label, fn, how="", missing="not available"):
+    """A Fact from ``fn()``; any error becomes "not available" with the error as its reason."""
+    try:
+        v = fn()
+    except Exception as exc:  # noqa: BLE001 - a card never raises
+        return Fact(section, label, None, missing, f"{type(exc).__name__}: {exc}"[:200], how)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return Fact(section, label, None, missing, "", how)
+    return Fact(section, label, float(v), "", "", how)
+
+
+def _eps_facts(p):
+    out = []
+    try:
+        eps = np.asarray(p.epsilon(np.array(DELTAS)), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001
+        return [Fact("ε(δ)", f"ε at δ = {d:g}", None, "not available", str(exc)[:200]) for d in DELTAS]
+    for d, e in zip(DELTAS, eps):
+        if np.isfinite(e):
+            out.append(Fact("ε(δ)", f"ε at δ = {d:g}", float(e), how="profile.epsilon(δ)"))
+        else:
+            out.append(Fact("ε(δ)", f"ε at δ = {d:g}", None, "not defined",
+                            f"δ(ε) > {d:g} for every ε"))
+    return out
+
+
+def _attack_facts(p):
+    from . import risk
+
+    out = []
+    try:
+        tpr = np.asarray(risk.tpr_at_fpr(p, np.array(FPRS)), dtype=np.float64)
+        for a, t in zip(FPRS, tpr):
+            out.append(Fact("attack", f"TPR at FPR {a:.1%}", _val(t), how="risk.tpr_at_fpr"))
+    except Exception as exc:  # noqa: BLE001
+        out += [Fact("attack", f"TPR at FPR {a:.1%}", None, "not available", str(exc)[:200]) for a in FPRS]
+    out.append(_try("attack", "advantage (TPR − FPR)", lambda: risk.advantage(p), "risk.advantage"))
+    return out
+
+
+def _notion_facts(info: _Info, p):
+    from . import conversions
+
+    out = []
+    em = float(p.eps_max)
+    if np.isfinite(em):
+        out.append(Fact("notions", "pure ε", em, how="eps_max: δ(ε) = 0 from here on"))
+    else:
+        out.append(Fact("notions", "pure ε", None, "not defined", "δ(ε) > 0 for every ε: not pure DP"))
+    if info.mu is not None:
+        out.append(Fact("notions", "μ-GDP", info.mu[0], how=info.mu[1]))
+    elif np.isfinite(em):
+        out.append(_try("notions", "μ-GDP",
+                        lambda: conversions.gdp_measure(p, tol=_GDP_TOL)[1],
+                        "certified: conversions.gdp_measure (upper end)"))
+    else:
+        out.append(Fact("notions", "μ-GDP", None, "not certified",
+                        "no closed form; a numerical μ would rest on tail extrapolation"))
+    if isinstance(info.rho, tuple):
+        out.append(Fact("notions", "zCDP ρ", info.rho[0], how=info.rho[1]))
+    else:
+        out.append(Fact("notions", "zCDP ρ", None, info.rho if isinstance(info.rho, str) else "not known",
+                        info.rho_why))
+    for a in RDP_ORDERS:
+        label = f"RDP ε̂(α = {a:g})"
+        if callable(info.rdp):
+            out.append(_try("notions", label, lambda a=a: _val(info.rdp(a)), info.rdp_how,
+                            missing="not known"))
+            if out[-1].value is None and not out[-1].why.startswith("NotImplemented"):
+                out[-1].why = out[-1].why or info.rdp_why
+            elif out[-1].value is None:
+                out[-1].why = info.rdp_why
+        else:
+            out.append(Fact("notions", label, None,
+                            info.rdp if isinstance(info.rdp, str) else "not known", info.rdp_why))
+    return out
+
+
+def _curve(p):
+    """(ε, log10 δ) on [0, E]: E the ε at δ = 1e-10 (or eps_max), capped at 50."""
+    hi = float(np.asarray(p.epsilon(10.0 ** _CURVE_LOG10_MIN)))
+    if not np.isfinite(hi):
+        hi = float(p.eps_max) if np.isfinite(float(p.eps_max)) else 50.0
+    hi = min(max(hi, 1e-3), 50.0)
+    eps = np.linspace(0.0, hi, _CURVE_POINTS)
+    with np.errstate(divide="ignore"):
+        ld = np.asarray(p.log_delta(eps), dtype=np.float64) / np.log(10.0)
+    return eps, np.maximum(np.where(np.isnan(ld), 0.0, ld), _CURVE_LOG10_MIN)
+
+
+def card_facts(obj) -> Card:
+    """The :class:`Card` of a privacy object (its numbers; see the module docstring). Raises
+    ``ValueError`` for an object that is not one of dpexplore's privacy objects; errors while
+    computing one number become that number's "not available".
+
+    >>> from dpexplore.mechanisms import Gaussian
+    >>> c = card_facts(Gaussian(1.0))
+    >>> [(f.label, f.text) for f in c.facts][:2]
+    [('ε at δ = 1e-05', '4.378'), ('ε at δ = 1e-06', '4.887')]
+    """
+    info = _info(obj)
+    try:
+        call = repr(obj)
+    except Exception:  # noqa: BLE001
+        call = f"<{type(obj).__name__}>"
+    card = Card(title=type(obj).__name__, kind=info.kind, call=call, params=info.params,
+                parts=info.parts, note=info.note)
+    p = info.profile
+    if p is None:
+        card.note = info.no_profile
+        return card
+    card.facts = _eps_facts(p) + _notion_facts(info, p) + _attack_facts(p)
+    try:
+        card.curve = _curve(p)
+    except Exception:  # noqa: BLE001 - the card keeps its numbers
+        card.curve = None
+    return card
+
+
+# ------------------------------------------------------------------------------------------------
+# HTML
+# ------------------------------------------------------------------------------------------------
+_CSS = """
+.dpx-card{font:13px/1.35 system-ui,-apple-system,"Segoe UI",sans-serif;color:inherit;
+ border:1px solid rgba(127,127,127,.45);border-radius:6px;padding:8px 10px;margin:4px 0;
+ max-width:760px;display:flex;flex-wrap:wrap;gap:6px 18px;align-items:flex-start;background:transparent}
+.dpx-card.dpx-card h3{font-size:14px;margin:0 0 2px;width:100%;font-weight:600;color:inherit}
+.dpx-card .dpx-kind{font-weight:400;opacity:.75;font-size:12px}
+.dpx-card.dpx-card code{font-size:12px;background:rgba(127,127,127,.15);padding:0 3px;
+ border-radius:3px;word-break:break-all;color:inherit}
+.dpx-card.dpx-card table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:0;
+ border:0;font-size:12.5px;color:inherit;table-layout:auto}
+.dpx-card.dpx-card tr,.dpx-card.dpx-card tbody tr:nth-child(odd),.dpx-card.dpx-card tbody tr:hover
+ {background:transparent;border:0}
+.dpx-card.dpx-card th,.dpx-card.dpx-card td{padding:1px 6px;text-align:left;border:0;
+ vertical-align:top;background:transparent;color:inherit;line-height:1.35}
+.dpx-card.dpx-card th[scope=row]{font-weight:400}
+.dpx-card.dpx-card caption{font-weight:600;text-align:left;font-size:12px;opacity:.85;
+ padding:0 6px 1px;caption-side:top;color:inherit}
+.dpx-card.dpx-card thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);
+ white-space:nowrap}
+.dpx-card.dpx-card td.dpx-v{text-align:right;white-space:nowrap}
+.dpx-card .dpx-missing{opacity:.75;font-style:italic}
+.dpx-card.dpx-card .dpx-note{width:100%;font-size:11.5px;opacity:.8;margin:2px 0 0}
+.dpx-card svg{color:inherit;overflow:visible}
+"""
+
+
+def _esc(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _table(caption: str, facts) -> str:
+    rows = []
+    for f in facts:
+        if f.value is not None:
+            tip = f"{f.how}; exact value {f.value!r}, shown rounded up" if f.how else \
+                f"exact value {f.value!r}, shown rounded up"
+            cell = f'<td class="dpx-v" title="{_esc(tip)}">{_esc(f.text)}</td>'
+        else:
+            cell = f'<td class="dpx-v dpx-missing" title="{_esc(f.why)}">{_esc(f.text)}</td>'
+        rows.append(f'<tr><th scope="row">{_esc(f.label)}</th>{cell}</tr>')
+    return (f'<table><caption>{_esc(caption)}</caption>'
+            f'<thead><tr><th scope="col">quantity</th><th scope="col">value</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _svg(card: Card) -> str:
+    """The δ(ε) curve on a log axis (δ from 1 to 1e-10), in currentColor."""
+    if card.curve is None:
+        return ""
+    eps, ld = card.curve
+    w, h, left, bottom = 200.0, 110.0, 34.0, 18.0
+    hi = float(eps[-1]) if eps[-1] > 0 else 1.0
+    xs = left + (eps / hi) * (w - left - 6)
+    ys = 4 + (ld / _CURVE_LOG10_MIN) * (h - bottom - 4)
+    pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys))
+    e5 = next((f.text for f in card.facts if f.label.startswith("ε at δ = 1e-05")), "")
+    label = (f"δ(ε) curve of {card.title}: δ from {10 ** ld[0]:.3g} at ε = 0 down to "
+             f"{10 ** ld[-1]:.1e} at ε = {hi:.3g}" + (f"; ε = {e5} at δ = 1e-5" if e5 else ""))
+    ticks = []
+    for k in (0, -5, -10):
+        y = 4 + (k / _CURVE_LOG10_MIN) * (h - bottom - 4)
+        ticks.append(f'<line x1="{left}" x2="{w - 6}" y1="{y:.1f}" y2="{y:.1f}" stroke="currentColor" '
+                     f'stroke-opacity=".18"/><text x="{left - 3}" y="{y + 3:.1f}" text-anchor="end" '
+                     f'font-size="9" fill="currentColor">{"1" if k == 0 else f"1e{k}"}</text>')
+    return (f'<svg role="img" aria-label="{_esc(label)}" width="{w:.0f}" height="{h:.0f}" '
+            f'viewBox="0 0 {w:.0f} {h:.0f}" xmlns="http://www.w3.org/2000/svg">'
+            f'<title>{_esc(label)}</title>{"".join(ticks)}'
+            f'<line x1="{left}" x2="{left}" y1="4" y2="{h - bottom:.0f}" stroke="currentColor" stroke-opacity=".5"/>'
+            f'<polyline points="{pts}" fill="none" stroke="currentColor" stroke-width="1.6"/>'
+            f'<text x="{left}" y="{h - 5:.0f}" font-size="9" fill="currentColor">0</text>'
+            f'<text x="{w - 6:.0f}" y="{h - 5:.0f}" font-size="9" text-anchor="end" fill="currentColor">'
+            f'ε = {hi:.3g}</text>'
+            f'<text x="{(left + w) / 2:.0f}" y="{h - 5:.0f}" font-size="9" text-anchor="middle" '
+            f'fill="currentColor">δ(ε), log scale</text></svg>')
+
+
+def card_html(obj) -> str:
+    """The card of ``obj`` as static HTML (inline CSS and SVG, no JavaScript). Never raises: an
+    object that cannot be described gives a card saying why.
+
+    >>> from dpexplore.mechanisms import Laplace
+    >>> h = card_html(Laplace(1.0))
+    >>> "Laplace" in h and "<svg" in h and "<script" not in h
+    True
+    """
+    try:
+        card = card_facts(obj)
+    except Exception as exc:  # noqa: BLE001 - a display never raises
+        return (f'<div class="dpx-card" role="group"><p>{_esc(type(obj).__name__)}: no card '
+                f'({_esc(type(exc).__name__)}: {_esc(str(exc)[:200])})</p></div>')
+    return _render(card)
+
+
+def _render(card: Card) -> str:
+    params = "".join(f'<tr><th scope="row">{_esc(n)}</th><td><code>{_esc(v)}</code></td></tr>'
+                     for n, v in card.params)
+    parts = "".join(f'<tr><td class="dpx-v">{k}×</td><td><code>{_esc(v)}</code></td></tr>'
+                    for k, v in card.parts)
+    what = ""
+    if params:
+        what += (f'<table><caption>parameters</caption><thead><tr><th scope="col">name</th>'
+                 f'<th scope="col">value</th></tr></thead><tbody>{params}</tbody></table>')
+    if parts:
+        what += (f'<table><caption>composed of</caption><thead><tr><th scope="col">runs</th>'
+                 f'<th scope="col">mechanism</th></tr></thead><tbody>{parts}</tbody></table>')
+    sections = {}
+    for f in card.facts:
+        sections.setdefault(f.section, []).append(f)
+    names = {"ε(δ)": "(ε, δ)-DP", "notions": "other notions", "attack": "what an attacker can do"}
+    tables = "".join(_table(names.get(s, s), fs) for s, fs in sections.items())
+    note = ""
+    if card.facts:
+        note = ("Every number is an upper bound (or exact), rounded up to 4 significant digits: "
+                "the safe side. Hover a value for its source.")
+    if card.note:
+        note = _esc(card.note) + (". " + note if note else "")
+    return (f'<div class="dpx-card" role="group" aria-label="{_esc(card.title)} privacy card">'
+            f'<style>{_CSS}</style>'
+            f'<h3>{_esc(card.title)} <span class="dpx-kind">{_esc(card.kind)}</span></h3>'
+            f'<div><code>{_esc(card.call)}</code>{what}</div>{tables}{_svg(card)}'
+            f'<p class="dpx-note">{note}</p></div>')
+
+
+# ------------------------------------------------------------------------------------------------
+# compare
+# ------------------------------------------------------------------------------------------------
+def _compare_rows(objects):
+    rows, labels = [], []
+    for i, obj in enumerate(objects):
+        try:
+            card = card_facts(obj)     # a number that fails is "not available" on it (None here)
+        except ValueError as exc:
+            raise ValueError(f"objects[{i}] must be a dpexplore privacy object, got "
+                             f"{type(obj).__name__}") from exc
+        facts, name = card.facts, card.call
+        row = {}
+        for f in facts:
+            row[f.label] = f.value
+            if f.label not in labels:
+                labels.append(f.label)
+        rows.append((name, row))
+    return rows, labels
+
+
+def compare(*objects):
+    """The numbers of the objects' cards side by side, one row per object: a pandas DataFrame
+    (index: the object's repr; columns: ε at each δ, pure ε, μ, ρ, RDP, TPR, advantage; NaN where
+    a card says "not defined"/"not known") when pandas is installed, else an object whose
+    ``_repr_html_`` is an HTML table of the values rounded up as on the cards. The DataFrame holds
+    the API's exact values (upper bounds), so sorting by a column sorts by privacy or risk.
+    ``ValueError`` naming the argument for an object that is not a privacy object.
+
+    >>> from dpexplore.mechanisms import Gaussian, Laplace
+    >>> t = compare(Gaussian(1.0), Laplace(1.0))
+    >>> float(t.loc["Laplace(scale=1.0, sensitivity=1.0)", "pure ε"])
+    1.0
+    """
+    if not objects:
+        raise ValueError("objects must hold at least one privacy object, got none")
+    rows, labels = _compare_rows(objects)
+    try:
+        import pandas as pd
+    except ImportError:
+        return CompareTable(rows, labels)
+    data = [[r.get(c, None) for c in labels] for _, r in rows]
+    df = pd.DataFrame(data, index=[n for n, _ in rows], columns=labels, dtype=float)
+    df.index.name = "object"
+    return df
+
+
+class CompareTable:
+    """:func:`compare`'s table without pandas: ``rows`` (name, {column: value}), ``columns``."""
+
+    def __init__(self, rows, columns):
+        self.rows, self.columns = rows, columns
+
+    def _repr_html_(self) -> str:
+        head = "".join(f'<th scope="col">{_esc(c)}</th>' for c in self.columns)
+        body = []
+        for name, r in self.rows:
+            cells = "".join(
+                f'<td>{_esc(format_up(r[c]) if r.get(c) is not None else "—")}</td>' for c in self.columns)
+            body.append(f'<tr><th scope="row"><code>{_esc(name)}</code></th>{cells}</tr>')
+        return (f'<table class="dpx-compare"><caption>privacy compared (values rounded up: the '
+                f'safe side)</caption><thead><tr><th scope="col">object</th>{head}</tr></thead>'
+                f'<tbody>{"".join(body)}</tbody></table>')
+
+    def __repr__(self) -> str:
+        return f"<CompareTable of {len(self.rows)} objects>"
