@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from . import references as _refs
 
 __all__ = ["Citation", "CITATIONS", "Found", "find", "resolve", "scan", "scan_text",
-           "normalize_locator", "citation_table_markdown", "citation_summary_markdown", "CHECKS"]
+           "normalize_locator", "citation_table_markdown", "citation_summary_markdown", "CHECKS",
+           "docs_markdown"]
 
 
 @dataclass(frozen=True)
@@ -509,3 +510,21 @@ def citation_table_markdown() -> str:
         lines.append(f"| [{_cell(ref.short)}](#{c.key}) | {_cell(c.locator)} | {_cell(c.claim)} | "
                      f"{where} | {_cell(c.how_checked())} |")
     return "\n".join(lines) + "\n"
+
+
+def docs_markdown() -> str:
+    """``docs/references.md``: the bibliography, then how the citations were checked and the table of
+    every citation with a locator (``python -m dpexplore.citations > docs/references.md``; a test keeps
+    the committed file equal to this)."""
+    head = ["# References", "",
+            "Every work dpexplore's code, apps and documentation cite (generated from "
+            "`dpexplore/references.py` and `dpexplore/citations.py`: "
+            "`python -m dpexplore.citations > docs/references.md`). Code and docstrings cite as "
+            "*Author Year, Theorem N* with the entry's short form; theorem numbers follow the "
+            "version each entry names.", ""]
+    return "\n".join(head + [_refs.bibliography_markdown(), "", "## Citations", "",
+                             citation_summary_markdown(), "", citation_table_markdown()])
+
+
+if __name__ == "__main__":  # python -m dpexplore.citations > docs/references.md
+    print(docs_markdown(), end="")

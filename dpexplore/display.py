@@ -11,13 +11,13 @@ nbviewer, GitHub and a static HTML export). Its numbers come from the public API
 * pure ε — ``profile.eps_max`` when finite ("not defined" otherwise: δ(ε) > 0 for every ε);
 * μ-GDP — exact where the object is Gaussian (Dong, Roth & Su 2022, Corollary 3.3 for its
   compositions), else the certified upper end of ``conversions.gdp_measure`` where the profile
-  is pure DP (the certificate is then complete, Liu et al. 2022, Section 4), else "not certified";
+  is pure DP (the certificate is then complete, Liu et al. 2022, result “GDPT”), else "not certified";
 * zCDP ρ and RDP at orders 2, 8, 32 — from closed forms of the object (Gaussian α μ²/2, pure DP
   ``conversions.pure_to_zcdp`` / ``pure_to_rdp``, Steinke 2024, Theorems 4 and 5, or the
   object's own ``rdp``/``rho``), summed over the parts of a composition (Bun & Steinke 2016;
   Mironov 2017: both compose additively);
 * attack risk — ``risk.tpr_at_fpr(profile, [0.01, 0.001])`` and ``risk.advantage(profile)``
-  (Dong, Roth & Su 2022, Proposition 2.12).
+  (Dong, Roth & Su 2022, result “f-DP as (ε, δ(ε))-DP for all ε”).
 
 Every number is an upper bound (or exact) and is shown rounded UP to four significant digits,
 so the card never claims more privacy than the API does. A quantity that has no value says
@@ -229,7 +229,7 @@ def _profile_info(info: _Info, p) -> None:
     if isinstance(p, MechanismProfile):
         _mechanism_info(info, p.mechanism)
     if isinstance(p, ApproxDPProfile) and p.delta0 == 0.0 and info.mu is None:
-        # ε-DP is exactly pure_to_gdp(ε)-GDP (Liu et al. 2022, Section 5)
+        # ε-DP is exactly pure_to_gdp(ε)-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)
         info.mu = (float(conversions.pure_to_gdp(p.eps0)), "exact for ε-DP: conversions.pure_to_gdp")
     if isinstance(p, GaussianDPProfile) and info.mu is None:
         info.mu = (p.mu, "exact")

@@ -2,7 +2,8 @@
 
 Docstrings cite a result by author, year and theorem ("Mironov (2017), Proposition 6"); the apps
 show the same short citation linked to the work (:func:`cite`), and ``docs/references.md`` is
-this list rendered (:func:`bibliography_markdown`; a test keeps the two in sync).
+this list rendered (:func:`bibliography_markdown`) with the table of every citation
+(:func:`dpexplore.citations.docs_markdown`; a test keeps the two in sync).
 
 >>> get("mironov2017").short
 'Mironov 2017'
@@ -449,24 +450,16 @@ def bibliography_html(keys=None) -> str:
 
 
 def bibliography_markdown() -> str:
-    """The whole bibliography as Markdown, then the table of every citation with a locator
-    (``docs/references.md`` holds exactly this)."""
-    from .citations import citation_summary_markdown, citation_table_markdown
-
-    lines = ["# References", "",
-             "Every work dpexplore's code, apps and documentation cite (generated from "
-             "`dpexplore/references.py` and `dpexplore/citations.py`: "
-             "`python -m dpexplore.references > docs/references.md`). Code and docstrings cite as "
-             "*Author Year, Theorem N* with the entry's short form; theorem numbers follow the "
-             "version each entry names.", ""]
+    """The whole bibliography as a Markdown list (the first part of ``docs/references.md``, which
+    :func:`dpexplore.citations.docs_markdown` completes with the table of every citation)."""
+    lines = []
     for r in REFERENCES:
         title = f"[{r.title}]({r.url})" if r.url else r.title
         numbered = f" Numbered as in {r.numbered_as()}." if r.numbered_as() else ""
         lines.append(f"- <a id=\"{r.key}\"></a>**{r.short}** — {r.authors} ({r.year}). {title}. "
                      f"*{r.venue}*.{numbered}")
-    lines += ["", "## Citations", "", citation_summary_markdown(), "", citation_table_markdown()]
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m dpexplore.references > docs/references.md
-    print(bibliography_markdown(), end="")
+if __name__ == "__main__":  # the docs page with its citation table: python -m dpexplore.citations
+    print(bibliography_markdown())

@@ -36,5 +36,7 @@ def test_cite_links_and_escapes():
 
 def test_docs_references_md_is_generated_from_the_module():
     text = (REPO / "docs" / "references.md").read_text(encoding="utf-8")
-    assert text == R.bibliography_markdown(), (
-        "docs/references.md is stale: python -m dpexplore.references > docs/references.md")
+    from dpexplore.citations import docs_markdown
+
+    assert text == docs_markdown(), (
+        "docs/references.md is stale: python -m dpexplore.citations > docs/references.md")

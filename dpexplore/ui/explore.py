@@ -6,11 +6,11 @@ as a DP-SGD run ``compose(subsample(Gaussian(σ), q), T)``, filters) in four vie
 
 * **Privacy profile** — δ(ε) on a log axis, each object with its closest μ-GDP curve (dashed):
   the exact μ where the object is Gaussian, the certified μ of its card where it is pure DP
-  (Liu et al. 2022, Section 4), else the μ whose curve passes through (ε(δ), δ) at the chosen δ —
-  where the object's curve rises above that one, the object is not μ-GDP for it (Dong, Roth & Su
-  2022, Corollary 2.13; Liu et al. 2022, Theorem 3.1);
+  (Liu et al. 2022, result “GDPT”), else the μ whose curve passes through (ε(δ), δ) at the chosen δ —
+  where the object's curve rises above that one, the object is not μ-GDP for it (Dong, Roth &
+  Su 2022, Corollary 2.13; Liu et al. 2022, Theorem 3.1);
 * **Trade-off** — β = 1 − TPR(α) against α: the type II error of the best test at each type I
-  error (``risk.tpr_at_fpr``; Dong, Roth & Su 2022, Proposition 2.12);
+  error (``risk.tpr_at_fpr``; Dong, Roth & Su 2022, result “f-DP as (ε, δ(ε))-DP for all ε”);
 * **Rényi DP** — ε̂(α) where the object's Rényi DP is known (its card's RDP source: Mironov 2017);
 * **Attack risk** — the best membership test's TPR against its FPR, on log axes, with the chosen
   FPR marked (Kulynych et al. 2024).
@@ -319,15 +319,15 @@ INFO = AppInfo(
           "Move δ and the FPR to read the numbers."),
     theory=(
         "<p>A privacy profile δ(ε) is the smallest δ for which the object is (ε, δ)-DP ("
-        + cite("liu2022", "Definition 2.2") + "). The dashed curve is the μ-GDP profile "
+        + cite("liu2022", "Section 2") + "). The dashed curve is the μ-GDP profile "
         "δ<sub>μ</sub>(ε) = Φ(−ε/μ + μ/2) − e<sup>ε</sup>Φ(−ε/μ − μ/2) ("
         + cite("dong2022gaussian", "Corollary 2.13") + "): the exact μ where the object is Gaussian "
         "(or a composition of Gaussians), the certified μ where it is pure DP ("
-        + cite("liu2022", "Section 4") + ": the smallest μ whose curve lies above the whole "
+        + cite("liu2022", "result “GDPT”") + ": the smallest μ whose curve lies above the whole "
         "profile, to 1e-3), else the μ whose curve passes through the object's (ε(δ), δ) at the "
         "chosen δ. Where the object's curve lies above it the object is not μ-GDP for that μ.</p>"
         "<p>The trade-off β(α) = 1 − TPR(α) and the attack risk come from the profile ("
-        + cite("dong2022gaussian", "Proposition 2.12") + "; " + cite("kulynych2024attack")
+        + cite("dong2022gaussian", "result “f-DP as (ε, δ(ε))-DP for all ε”") + "; " + cite("kulynych2024attack")
         + "): no membership test does better; every value is rounded to the safe side "
         "(risk.tpr_at_fpr). Rényi DP curves (" + cite("mironov2017") + ") are drawn where the "
         "object's RDP is known in closed form, summed over the parts of a composition.</p>"),
