@@ -198,7 +198,7 @@ def _composition_info(info: _Info, parts) -> None:
     from . import mechanisms as M
 
     total = sum(int(k) for _, k in parts)
-    info.kind = f"composition of {total} run{'s' if total != 1 else ''}"
+    info.kind = f"of {total} run{'s' if total != 1 else ''}"
     info.parts = [(int(k), repr(m)) for m, k in parts]
     rdps, rhos = zip(*[_single_rdp_rho(m) for m, _ in parts])
     if all(r is not None for r in rdps):
@@ -463,7 +463,10 @@ def card_facts(obj) -> Card:
         call = repr(obj)
     except Exception:  # noqa: BLE001
         call = f"<{type(obj).__name__}>"
-    card = Card(title=type(obj).__name__, kind=info.kind, call=call, params=info.params,
+    # a composition's profile class (MaxProfile, the worse of the two directions) means nothing to a
+    # reader: its card is titled by what it is
+    title = "Composition" if info.parts else type(obj).__name__
+    card = Card(title=title, kind=info.kind, call=call, params=info.params,
                 parts=info.parts, note=info.note)
     p = info.profile
     if p is None:
