@@ -368,6 +368,11 @@ class HubProc:
                    DPEXPLORE_HUB_CULL_TIMEOUT=str(cull_timeout),
                    DPEXPLORE_HUB_CULL_EVERY=str(cull_every))
         env.pop("DPEXPLORE_HUB_PASSWORD", None)  # the students log in without one
+        # the class configuration's unprivileged account: one of the benchmark's own (removed
+        # by stop()) when the hub runs as root and so creates it
+        self.account = f"dpxb-apps-{os.urandom(3).hex()}" if os.geteuid() == 0 else None
+        if self.account:
+            env["DPEXPLORE_HUB_APPS_USER"] = self.account
         exe = pathlib.Path(sys.executable).parent / "jupyterhub"
         if not exe.exists():
             raise SystemExit("jupyterhub is not installed: make hub-setup")
@@ -443,6 +448,9 @@ class HubProc:
             except psutil.Error:
                 pass
         self._log.close()
+        if self.account:
+            subprocess.run(["userdel", self.account], capture_output=True)
+            subprocess.run(["groupdel", self.account], capture_output=True)
 
 
 class HubStudent(Visitor):

@@ -17,6 +17,7 @@ Needs ``jupyterhub`` (the ``hub`` extra); imported by the hub only.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import pathlib
 import pwd
@@ -122,7 +123,12 @@ class AppsOnlySpawner(LocalProcessSpawner):
     async def stop(self, now=False):
         await super().stop(now=now)
         if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            # the server's kernels may still be writing their last files (IPython's history)
+            for _ in range(20):
+                shutil.rmtree(self.scratch, ignore_errors=True)
+                if not os.path.exists(self.scratch):
+                    break
+                await asyncio.sleep(0.5)
             self.scratch = ""
 
     def get_state(self):
