@@ -397,18 +397,9 @@ class HubProc:
 
     def user_servers(self) -> dict:
         """{user: process} of the running single-user servers (the hub's children)."""
-        out = {}
-        try:
-            kids = psutil.Process(self.proc.pid).children()
-        except psutil.NoSuchProcess:
-            return out
-        for p in kids:
-            try:
-                if "jupyterhub.singleuser" in " ".join(p.cmdline()):
-                    out[p.environ().get("JUPYTERHUB_USER", str(p.pid))] = p
-            except psutil.Error:
-                pass
-        return out
+        from dpexplore.hub import single_user_servers
+
+        return single_user_servers(self.proc.pid)
 
     def kernels(self) -> list:
         return [k for p in self.user_servers().values() for k in kernels_under(p.pid)]

@@ -30,7 +30,7 @@ from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from traitlets import Bool, Integer, Unicode
 
 __all__ = ["AppsOnlySpawner", "StudentAccountSpawner", "LocalDummyAuthenticator", "protect_state",
-           "STATE_FILES"]
+           "STATE_FILES", "single_user_servers"]
 
 #: the hub's state files (relative to its state folder) that must be private to the hub's user
 STATE_FILES = ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid")
@@ -179,3 +179,23 @@ class LocalDummyAuthenticator(LocalAuthenticator, DummyAuthenticator):
         home = pathlib.Path(pwd.getpwnam(user.name).pw_dir)
         if home.is_dir():
             home.chmod(0o700)
+
+
+def single_user_servers(hub_pid: int) -> dict:
+    """{hub user: ``psutil.Process``} of the single-user servers a running hub (process
+    ``hub_pid``) has spawned: its child processes running ``jupyterhub.singleuser`` (for the
+    hub test and the load benchmark; needs psutil)."""
+    import psutil
+
+    out = {}
+    try:
+        kids = psutil.Process(hub_pid).children()
+    except psutil.NoSuchProcess:
+        return out
+    for p in kids:
+        try:
+            if "jupyterhub.singleuser" in " ".join(p.cmdline()):
+                out[p.environ().get("JUPYTERHUB_USER", str(p.pid))] = p
+        except psutil.Error:
+            pass
+    return out

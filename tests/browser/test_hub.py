@@ -36,6 +36,7 @@ import uuid
 import pytest
 
 from conftest import REPO, free_port
+from test_hardening import _msg  # a kernel message as a page sends it
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -110,16 +111,9 @@ class Hub:
 
     def servers(self) -> dict:
         """{hub user: psutil.Process} of the running single-user servers (the hub's children)."""
-        import psutil
+        from dpexplore.hub import single_user_servers
 
-        out = {}
-        for p in psutil.Process(self.proc.pid).children():
-            try:
-                if "jupyterhub.singleuser" in " ".join(p.cmdline()):
-                    out[p.environ().get("JUPYTERHUB_USER", str(p.pid))] = p
-            except psutil.Error:
-                pass
-        return out
+        return single_user_servers(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -162,6 +156,19 @@ def login_and_open(browser, hub: Hub, user: str, app_path: str):
     return ctx, page
 
 
+def students(browser, hub: Hub, users, app_path: str):
+    """Yields {user: (context, page)} for ``users`` logged in with ``app_path`` open
+    (:func:`login_and_open`); closes the contexts afterwards."""
+    out = {}
+    try:
+        for user in users:
+            out[user] = login_and_open(browser, hub, user, app_path)
+        yield out
+    finally:
+        for ctx, _ in out.values():
+            ctx.close()
+
+
 def slider_moves_plots(page) -> None:
     before = page.evaluate(TRACES_Y)
     handle = page.locator(".widget-slider .noUi-handle, .widget-slider .ui-slider-handle").first
@@ -197,14 +204,6 @@ def kernel_socket(hub: Hub, s, user: str, kernel_id: str):
     return websocket.create_connection(url, timeout=30, header=[
         f"Cookie: {cookie}", "Sec-Fetch-Mode: websocket", "Sec-Fetch-Site: same-origin"],
         origin=hub.base.rstrip("/"))
-
-
-def _msg(msg_type: str, content: dict) -> str:
-    return json.dumps({
-        "header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
-                   "session": uuid.uuid4().hex, "date": "", "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "content": content, "channel": "shell",
-        "buffers": []})
 
 
 def _execute(code: str) -> str:
@@ -268,14 +267,7 @@ def apps_hub():
 @pytest.fixture(scope="module")
 def apps_students(apps_hub, browser):
     """alice and bob logged in, each with the demo app open and drawn: {name: (ctx, page)}."""
-    out = {}
-    try:
-        for user in ("alice", "bob"):
-            out[user] = login_and_open(browser, apps_hub, user, "voila/render/demo.ipynb")
-        yield out
-    finally:
-        for ctx, _ in out.values():
-            ctx.close()
+    yield from students(browser, apps_hub, ("alice", "bob"), "voila/render/demo.ipynb")
 
 
 def test_apps_two_students_draw_and_follow_a_slider(apps_hub, apps_students):
@@ -392,14 +384,7 @@ def lab_hub():
 
 @pytest.fixture(scope="module")
 def lab_students(lab_hub, browser):
-    out = {}
-    try:
-        for user in (ALICE, BOB):
-            out[user] = login_and_open(browser, lab_hub, user, "voila/render/apps/demo.ipynb")
-        yield out
-    finally:
-        for ctx, _ in out.values():
-            ctx.close()
+    yield from students(browser, lab_hub, (ALICE, BOB), "voila/render/apps/demo.ipynb")
 
 
 def test_lab_two_students_draw_and_follow_a_slider(lab_hub, lab_students):
