@@ -82,13 +82,13 @@ c.Spawner.args = []
 c.Spawner.mem_limit = "1G"  # enforced by container spawners (Kubernetes), advisory here
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
-c.Spawner.disable_user_config = True  # no ~/.jupyter config (it could re-enable extensions)
 c.Spawner.environment = {"JUPYTERHUB_ACTIVITY_INTERVAL": str(ACTIVITY_EVERY)}
 
 if MODE == "apps":
     c.JupyterHub.authenticator_class = "dummy"
     c.Authenticator.allow_all = True  # anyone who can log in gets the apps, nothing more
     c.JupyterHub.spawner_class = "dpexplore.hub.AppsOnlySpawner"
+    c.Spawner.disable_user_config = True  # no ~/.jupyter config (it could re-enable extensions)
     c.AppsOnlySpawner.system_user = os.environ.get("DPEXPLORE_HUB_APPS_USER", "dpexplore-apps")
     c.Spawner.notebook_dir = str(dpexplore.cli.default_root())
     c.Spawner.default_url = "/voila/render/index.ipynb"

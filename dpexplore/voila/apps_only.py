@@ -24,8 +24,10 @@ configuration of ``deploy/jupyterhub_config.py``), it gives the server the harde
 What runs the server (an unprivileged account, never root) is the spawner's business:
 :class:`dpexplore.hub.AppsOnlySpawner`.
 
->>> sorted(c.__name__ for c in ALLOWED)[:3]
-['CappedVoilaHandler', 'JupyterHubLogoutHandler', 'JupyterHubOAuthCallbackHandler']
+>>> from jupyter_server.services.contents.handlers import ContentsHandler
+>>> from jupyter_server.services.kernels.handlers import MainKernelHandler
+>>> ContentsHandler in ALLOWED, MainKernelHandler in ALLOWED, SafeKernelWebsocketHandler in ALLOWED
+(False, False, True)
 """
 from __future__ import annotations
 
