@@ -82,7 +82,11 @@ c.Spawner.args = []
 c.Spawner.mem_limit = "1G"  # enforced by container spawners (Kubernetes), advisory here
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
-c.Spawner.environment = {"JUPYTERHUB_ACTIVITY_INTERVAL": str(ACTIVITY_EVERY)}
+c.Spawner.environment = {
+    "JUPYTERHUB_ACTIVITY_INTERVAL": str(ACTIVITY_EVERY),
+    # a terminal's `python`, `pip`, `jupyter` are the students' (not the hub's, which they may not run)
+    "PATH": os.pathsep.join([str(pathlib.Path(PYTHON).parent), os.environ.get("PATH", os.defpath)]),
+}
 
 if MODE == "apps":
     c.JupyterHub.authenticator_class = "dummy"
