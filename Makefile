@@ -35,7 +35,25 @@ bench: setup chromium
 
 # JupyterHub for the hub test and docs/hosting.md: jupyterhub + idle culler from PyPI,
 # configurable-http-proxy from npm into deploy/node (gitignored).
+# The students' single-user servers run as unprivileged accounts, so their Python must be usable by
+# any account: when the hub runs as root and $(PY) is not (a Python under /root, say), a second
+# environment for them, deploy/singleuser-env (gitignored), from Debian's /usr/bin/python3
+# (deploy/jupyterhub_config.py uses it when present).
+SINGLEUSER_ENV := deploy/singleuser-env
 hub-setup: setup
 	$(PY) -m pip install -q 'jupyterhub>=5' 'jupyterhub-idle-culler>=1.3'
 	test -x deploy/node/node_modules/.bin/configurable-http-proxy || \
 	  npm install --silent --prefix deploy/node configurable-http-proxy
+	@if [ "$$(id -u)" = 0 ] && ! runuser -u nobody -- $(PY) -c '' 2>/dev/null; then \
+	  echo "$(PY) is not usable by other accounts: students' servers use $(SINGLEUSER_ENV)"; \
+	  $(MAKE) --no-print-directory $(SINGLEUSER_ENV)/.installed; \
+	  runuser -u nobody -- $(SINGLEUSER_ENV)/bin/python -c 'import dpexplore, voila, jupyterhub' || \
+	    { echo "an unprivileged account cannot import dpexplore from $(CURDIR): clone it where any account can read it"; exit 1; }; \
+	fi
+
+$(SINGLEUSER_ENV)/.installed: pyproject.toml
+	test -x $(SINGLEUSER_ENV)/bin/python || /usr/bin/python3 -m venv $(SINGLEUSER_ENV)
+	$(SINGLEUSER_ENV)/bin/python -m pip install -q -e '.[lab]' 'jupyterhub>=5'
+	mkdir -p $(SINGLEUSER_ENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(SINGLEUSER_ENV)/etc/jupyter/jupyter_server_config.d/
+	touch $@

@@ -368,6 +368,11 @@ class HubProc:
                    DPEXPLORE_HUB_CULL_TIMEOUT=str(cull_timeout),
                    DPEXPLORE_HUB_CULL_EVERY=str(cull_every))
         env.pop("DPEXPLORE_HUB_PASSWORD", None)  # the students log in without one
+        # the class configuration's unprivileged account: one of the benchmark's own (removed
+        # by stop()) when the hub runs as root and so creates it
+        self.account = f"dpxb-apps-{os.urandom(3).hex()}" if os.geteuid() == 0 else None
+        if self.account:
+            env["DPEXPLORE_HUB_APPS_USER"] = self.account
         exe = pathlib.Path(sys.executable).parent / "jupyterhub"
         if not exe.exists():
             raise SystemExit("jupyterhub is not installed: make hub-setup")
@@ -392,18 +397,9 @@ class HubProc:
 
     def user_servers(self) -> dict:
         """{user: process} of the running single-user servers (the hub's children)."""
-        out = {}
-        try:
-            kids = psutil.Process(self.proc.pid).children()
-        except psutil.NoSuchProcess:
-            return out
-        for p in kids:
-            try:
-                if "jupyterhub.singleuser" in " ".join(p.cmdline()):
-                    out[p.environ().get("JUPYTERHUB_USER", str(p.pid))] = p
-            except psutil.Error:
-                pass
-        return out
+        from dpexplore.hub import single_user_servers
+
+        return single_user_servers(self.proc.pid)
 
     def kernels(self) -> list:
         return [k for p in self.user_servers().values() for k in kernels_under(p.pid)]
@@ -443,6 +439,9 @@ class HubProc:
             except psutil.Error:
                 pass
         self._log.close()
+        if self.account:
+            subprocess.run(["userdel", self.account], capture_output=True)
+            subprocess.run(["groupdel", self.account], capture_output=True)
 
 
 class HubStudent(Visitor):

@@ -133,6 +133,22 @@ class _NotFound(web.RequestHandler):
         raise web.HTTPError(404)
 
 
+def template_asset_guard(base_url: str = "/") -> tuple:
+    """The route answering a plain 404 under ``<base_url>voila/templates/`` for anything but a
+    template asset (``<template>/static/<path>``) or for a path with a ``..`` segment (Voilà's
+    handler raised on it: 500).
+
+    >>> import re
+    >>> pattern = template_asset_guard("/")[0]
+    >>> bool(re.fullmatch(pattern, "/voila/templates/lab/static/voila.js"))
+    False
+    >>> bool(re.fullmatch(pattern, "/voila/templates/lab/static/../x.py"))
+    True
+    """
+    return (_url_join(base_url, "voila/templates") + r"/(?!\w+/static/(?!.*\.\.)[\w./-]+$).*",
+            _NotFound)
+
+
 class _GalleryRedirect(web.RequestHandler):
     def initialize(self, target: str):
         self.target = target
@@ -244,6 +260,8 @@ def _make_app_class():
                 self.template_paths.insert(0, str(TEMPLATE_DIR))
 
         def init_handlers(self):
+            from .hardening import hardened_class
+
             handlers = super().init_handlers()
             keep = []
             for h in handlers:
@@ -251,27 +269,13 @@ def _make_app_class():
                 name = getattr(cls, "__name__", "")
                 if name in ("VoilaContentsHandler", "TornadoVoilaTreeHandler"):
                     continue
-                if name == "VoilaKernelWebsocketHandler":
-                    from .hardening import SafeKernelWebsocketHandler
-
-                    h = (pattern, SafeKernelWebsocketHandler, *h[2:])
-                elif name == "TornadoVoilaHandler":
-                    from .hardening import CappedVoilaHandler
-
-                    h = (pattern, CappedVoilaHandler, *h[2:])
-                elif name == "VoilaShutdownKernelHandler":
-                    from .hardening import PageCloseShutdownHandler
-
-                    h = (pattern, PageCloseShutdownHandler, *h[2:])
-                keep.append(h)
+                # the kernel websocket, the page and its page-close call: their bounded versions
+                keep.append((pattern, hardened_class(cls), *h[2:]))
             gallery = _url_join(self.server_url, "voila/render", GALLERY)
             extra = static_handlers(self.server_url)
             # answered 500 (an exception in Voila's handler) where nothing is there: plain 404s
             extra.append((_url_join(self.server_url) + r"(?:login|logout)/?", _NotFound))
-            # template assets are <template>/static/<path>; anything else, or a path with a ".."
-            # segment (Voila's handler raised on it: 500), is a plain 404
-            extra.append((_url_join(self.server_url, "voila/templates")
-                          + r"/(?!\w+/static/(?!.*\.\.)[\w./-]+$).*", _NotFound))
+            extra.append(template_asset_guard(self.server_url))
             if not self.notebook_path:
                 extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect,
                               {"target": gallery}))

@@ -1,4 +1,8 @@
-"""Bounds on what one browser can make the server do (used by :class:`DPExploreVoila`).
+"""Bounds on what one browser can make the server do: the one hardening of both entry points,
+``dpexplore serve`` (:class:`DPExploreVoila`, a standalone Voilà) and the apps-only single-user
+server of a JupyterHub class (:mod:`dpexplore.voila.apps_only`, a Jupyter server extension).
+:func:`hardened_class` maps each Voilà / Jupyter server handler class to its bounded version
+below; :data:`WIDGET_MESSAGES` are the only kernel messages a page may send.
 
 :class:`SafeKernelWebsocketHandler` replaces Voilà 0.5's kernel websocket handler. Voilà's
 ``write_message`` parses every outgoing binary frame as a frame of the v1 kernel-websocket
@@ -22,13 +26,14 @@ import json
 import logging
 import time
 
+from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
 from tornado import web
 from voila.shutdown_kernel_handler import VoilaShutdownKernelHandler
 from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "default_max_kernels", "leaks", "read_v1_header", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS",
+           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "leaks", "read_v1_header", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS",
            "KERNEL_MIB"]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
@@ -36,6 +41,12 @@ V1_SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
 #: a v1 frame has channel, header, parent header, metadata, content and its buffers: a frame that
 #: claims more parts than this is not parsed
 MAX_PARTS = 64
+#: the kernel messages a dashboard page may send (widget comms, kernel info, its own shutdown):
+#: Voilà's standalone list (``voila.app``), set on the kernel manager of the apps-only server too;
+#: anything else (``execute_request``, ``complete_request``, ...) is dropped by jupyter_server
+#: before it reaches the kernel
+WIDGET_MESSAGES = ("comm_open", "comm_close", "comm_msg", "comm_info_request",
+                   "kernel_info_request", "shutdown_request")
 
 
 def read_v1_header(frame: bytes) -> dict | None:
@@ -212,4 +223,28 @@ class CappedVoilaHandler(TornadoVoilaHandler):
         # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
         # accepts a same-origin call without it too)
         self.xsrf_token  # noqa: B018 - reading it sets the cookie
-        await super().get(path)
+        page = super().get(path)  # None when tornado's @authenticated redirected to a login (hub)
+        if page is not None:
+            await page
+
+
+#: handler class -> its bounded version (the kernel websocket of a standalone Voilà and of a
+#: Jupyter server, Voilà's page and its page-close call)
+_HARDENED = {
+    VoilaKernelWebsocketHandler: SafeKernelWebsocketHandler,
+    KernelWebsocketHandler: SafeKernelWebsocketHandler,
+    TornadoVoilaHandler: CappedVoilaHandler,
+    VoilaShutdownKernelHandler: PageCloseShutdownHandler,
+}
+
+
+def hardened_class(cls):
+    """The bounded version of a Voilà / Jupyter server handler class (``cls`` itself if it has
+    none): what both ``dpexplore serve`` and the apps-only single-user server route to.
+
+    >>> hardened_class(KernelWebsocketHandler) is SafeKernelWebsocketHandler
+    True
+    >>> hardened_class(web.RequestHandler) is web.RequestHandler
+    True
+    """
+    return _HARDENED.get(cls, cls)

@@ -1,0 +1,126 @@
+"""The ``dpexplore.voila.apps_only`` Jupyter server extension: a single-user server of a class
+that serves the apps and nothing more.
+
+Loaded into ``jupyterhub-singleuser`` (``deploy/singleuser/jupyter_server_config.json``; the class
+configuration of ``deploy/jupyterhub_config.py``), it gives the server the hardening of
+``dpexplore serve`` (:mod:`dpexplore.voila.hardening`, the same classes) behind the hub's login:
+
+* every request is routed to a handler class on an allow-list (:data:`ALLOWED`), checked when
+  the request arrives, after every extension added its routes: Voilà's render pages and their
+  static assets (the packages' static folders: Voilà's widget labextensions), the plotly.js route,
+  the server's version (``api``), the page's own kernel (its model at ``api/kernels/<id>``,
+  its websocket, its page-close call) and the hub's OAuth callback and logout. Anything else is
+  a plain 404, whichever extension registered it: JupyterLab, the tree, ``api/contents``,
+  ``api/kernels`` (listing and starting kernels), ``api/sessions``, ``api/terminals``,
+  ``api/kernelspecs``, ``files/``, ``nbconvert/``, ``voila/files/``, ``voila/tree``;
+* the allowed classes are swapped for their bounded versions (:func:`~.hardening.hardened_class`):
+  the kernel websocket that reads frames safely and sends no traceback, the page with a cap on
+  concurrent kernels, the page-close call that works;
+* the kernel manager accepts from a websocket only the widget messages
+  (:data:`~.hardening.WIDGET_MESSAGES`: no ``execute_request``, ``complete_request``, ...) and
+  sends no tracebacks; Voilà's pages show none (``show_tracebacks`` off, sources stripped);
+* ``<base_url>`` and ``voila/tree`` redirect to the gallery.
+
+What runs the server (an unprivileged account, never root) is the spawner's business:
+:class:`dpexplore.hub.AppsOnlySpawner`.
+
+>>> from jupyter_server.services.contents.handlers import ContentsHandler
+>>> from jupyter_server.services.kernels.handlers import MainKernelHandler
+>>> ContentsHandler in ALLOWED, MainKernelHandler in ALLOWED, SafeKernelWebsocketHandler in ALLOWED
+(False, False, True)
+"""
+from __future__ import annotations
+
+import logging
+
+from jupyter_server.base.handlers import APIVersionHandler, FileFindHandler
+from jupyter_server.services.kernels.handlers import KernelHandler
+from voila.static_file_handler import MultiStaticFileHandler, TemplateStaticFileHandler
+from jupyterlab_server.themes_handler import ThemesHandler
+
+from . import GALLERY, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join, template_asset_guard
+from .hardening import (WIDGET_MESSAGES, CappedVoilaHandler, PageCloseShutdownHandler,
+                        SafeKernelWebsocketHandler, _log_limited, hardened_class)
+
+__all__ = ["ALLOWED", "restrict_routes", "DEFAULT_MAX_KERNELS"]
+
+log = logging.getLogger("dpexplore.voila")
+
+#: kernels (app pages) one student may hold at once (``DPExploreAppsOnly.max_kernels`` in the
+#: server's config): with ~150 MiB per kernel, five fit the 1 GiB per student of the hub
+DEFAULT_MAX_KERNELS = 5
+
+
+def _hub_handlers() -> tuple:
+    try:
+        from jupyterhub.singleuser.extension import (JupyterHubLogoutHandler,
+                                                     JupyterHubOAuthCallbackHandler)
+    except ImportError:  # not on a hub: nothing to add
+        return ()
+    return (JupyterHubOAuthCallbackHandler, JupyterHubLogoutHandler)
+
+
+#: the handler classes an apps-only server routes to (after :func:`~.hardening.hardened_class`)
+ALLOWED = frozenset({
+    CappedVoilaHandler, PageCloseShutdownHandler, SafeKernelWebsocketHandler,  # page, kernel
+    KernelHandler,                    # the page reads its own kernel's model (unguessable id)
+    TemplateStaticFileHandler, MultiStaticFileHandler, ThemesHandler,  # Voilà's static assets
+    FileFindHandler,                  # static folders of packages (Voilà's widget labextensions)
+    APIVersionHandler,                # ``api``: the server's version, which Voilà's page asks
+    PlotlyJSHandler, _GalleryRedirect, _NotFound,                      # dpexplore's routes
+    *_hub_handlers(),                 # the hub's OAuth callback and logout
+})
+
+
+def restrict_routes(web_app, allowed=ALLOWED) -> None:
+    """Route every request of ``web_app`` (a tornado Application) to the hardened version of its
+    handler class if that is in ``allowed``, else to a plain 404.
+
+    Checked per request in ``web_app.find_handler``, so routes that extensions add later (or in
+    another order) are covered too.
+    """
+    find = web_app.find_handler
+
+    def find_handler(request, **kwargs):
+        delegate = find(request, **kwargs)
+        cls = hardened_class(delegate.handler_class)
+        if cls in allowed:
+            delegate.handler_class = cls
+            return delegate
+        _log_limited(f"dpexplore apps-only: refused {request.method} {request.path[:200]}"
+                     f" ({delegate.handler_class.__name__})")
+        return web_app.get_handler_delegate(request, _NotFound)
+
+    web_app.find_handler = find_handler
+
+
+def _jupyter_server_extension_points():
+    return [{"module": "dpexplore.voila.apps_only"}]
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    web_app = serverapp.web_app
+    base = web_app.settings.get("base_url", "/")
+    # Voilà's configuration is read when its extension loads (after this one: "dpexplore" sorts
+    # before "voila"); the kernel manager's filter is read per message
+    serverapp.config.VoilaConfiguration.show_tracebacks = False
+    serverapp.config.VoilaConfiguration.strip_sources = True
+    serverapp.config.VoilaConfiguration.progressive_rendering = False
+    km = serverapp.kernel_manager
+    km.allowed_message_types = list(WIDGET_MESSAGES)
+    km.allow_tracebacks = False
+    cap = serverapp.config.get("DPExploreAppsOnly", {}).get("max_kernels", DEFAULT_MAX_KERNELS)
+    web_app.settings["dpexplore_max_kernels"] = int(cap)
+    web_app.settings["terminals_available"] = False
+    gallery = _url_join(base, "voila/render", GALLERY)
+    web_app.add_handlers(".*$", [
+        (_url_join(base).rstrip("/") + "/?", _GalleryRedirect, {"target": gallery}),
+        (_url_join(base, "voila") + r"(?:/tree(?:/.*)?)?/?", _GalleryRedirect, {"target": gallery}),
+        template_asset_guard(base),
+    ])
+    restrict_routes(web_app)
+    serverapp.log.info("dpexplore: apps-only server (widget messages only, %d kernels at most; "
+                       "everything but the apps answers 404)", cap)
+
+
+load_jupyter_server_extension = _load_jupyter_server_extension
