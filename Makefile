@@ -37,18 +37,27 @@ bench: setup chromium
 # configurable-http-proxy from npm into deploy/node (gitignored).
 # The students' single-user servers run as unprivileged accounts, so their Python must be usable by
 # any account: when the hub runs as root and $(PY) is not (a Python under /root, say), a second
-# environment for them, deploy/singleuser-env (gitignored), from Debian's /usr/bin/python3
-# (deploy/jupyterhub_config.py uses it when present).
+# environment for them from Debian's /usr/bin/python3: deploy/singleuser-env (gitignored, an
+# editable install) when any account can read this checkout, else $(HUB_OPT)/singleuser-env (a copy
+# of the package, reinstalled on every hub-setup, with copies of deploy/singleuser*/): a checkout in
+# a folder only root may enter (CI's clone, say) still gives the students a Python they can run.
+# deploy/jupyterhub_config.py uses whichever is there (dpexplore.hub.students_env).
 SINGLEUSER_ENV := deploy/singleuser-env
+HUB_OPT := /opt/dpexplore-hub
 hub-setup: setup
 	$(PY) -m pip install -q 'jupyterhub>=5' 'jupyterhub-idle-culler>=1.3'
 	test -x deploy/node/node_modules/.bin/configurable-http-proxy || \
 	  npm install --silent --prefix deploy/node configurable-http-proxy
 	@if [ "$$(id -u)" = 0 ] && ! runuser -u nobody -- $(PY) -c '' 2>/dev/null; then \
-	  echo "$(PY) is not usable by other accounts: students' servers use $(SINGLEUSER_ENV)"; \
-	  $(MAKE) --no-print-directory $(SINGLEUSER_ENV)/.installed; \
-	  runuser -u nobody -- $(SINGLEUSER_ENV)/bin/python -c 'import dpexplore, voila, jupyterhub' || \
-	    { echo "an unprivileged account cannot import dpexplore from $(CURDIR): clone it where any account can read it"; exit 1; }; \
+	  if runuser -u nobody -- test -r $(CURDIR)/pyproject.toml; then \
+	    echo "$(PY) is not usable by other accounts: students' servers use $(SINGLEUSER_ENV)"; \
+	    $(MAKE) --no-print-directory $(SINGLEUSER_ENV)/.installed; \
+	    runuser -u nobody -- $(SINGLEUSER_ENV)/bin/python -c 'import dpexplore, voila, jupyterhub'; \
+	  else \
+	    echo "neither $(PY) nor $(CURDIR) is usable by other accounts: students' servers use $(HUB_OPT)"; \
+	    rm -rf $(SINGLEUSER_ENV); \
+	    $(MAKE) --no-print-directory hub-opt; \
+	  fi; \
 	fi
 
 $(SINGLEUSER_ENV)/.installed: pyproject.toml
@@ -57,3 +66,15 @@ $(SINGLEUSER_ENV)/.installed: pyproject.toml
 	mkdir -p $(SINGLEUSER_ENV)/etc/jupyter/jupyter_server_config.d
 	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(SINGLEUSER_ENV)/etc/jupyter/jupyter_server_config.d/
 	touch $@
+
+# the students' environment and configuration outside the checkout (see hub-setup)
+.PHONY: hub-opt
+hub-opt:
+	mkdir -p -m 755 $(HUB_OPT)
+	test -x $(HUB_OPT)/singleuser-env/bin/python || /usr/bin/python3 -m venv $(HUB_OPT)/singleuser-env
+	$(HUB_OPT)/singleuser-env/bin/python -m pip install -q '.[lab]' 'jupyterhub>=5'
+	$(HUB_OPT)/singleuser-env/bin/python -m pip install -q --no-deps --force-reinstall .
+	rm -rf $(HUB_OPT)/singleuser $(HUB_OPT)/singleuser-lab
+	cp -r deploy/singleuser deploy/singleuser-lab $(HUB_OPT)/
+	chmod -R a+rX $(HUB_OPT)
+	runuser -u nobody -- $(HUB_OPT)/singleuser-env/bin/python -c 'import dpexplore, voila, jupyterhub'

@@ -39,7 +39,7 @@ import shutil
 import sys
 
 import dpexplore.cli
-from dpexplore.hub import protect_state
+from dpexplore.hub import protect_state, students_config, students_env, students_root
 
 c = get_config()  # noqa: F821 - provided by JupyterHub
 
@@ -73,10 +73,11 @@ if os.environ.get("DPEXPLORE_HUB_PASSWORD"):
     c.DummyAuthenticator.password = os.environ["DPEXPLORE_HUB_PASSWORD"]
 
 # the students' Python: usable by their unprivileged accounts (make hub-setup builds
-# deploy/singleuser-env when the hub's own Python is not, e.g. one under /root)
+# deploy/singleuser-env, or /opt/dpexplore-hub/singleuser-env when the checkout is in a folder they
+# cannot enter, when the hub's own Python is not usable, e.g. one under /root)
+_ENV = students_env(HERE)
 PYTHON = os.environ.get("DPEXPLORE_HUB_PYTHON") or (
-    str(HERE / "singleuser-env" / "bin" / "python")
-    if (HERE / "singleuser-env" / "bin" / "python").exists() else sys.executable)
+    str(_ENV / "bin" / "python") if _ENV is not None else sys.executable)
 c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
 c.Spawner.args = []
 c.Spawner.mem_limit = "1G"  # enforced by container spawners (Kubernetes), advisory here
@@ -94,10 +95,10 @@ if MODE == "apps":
     c.JupyterHub.spawner_class = "dpexplore.hub.AppsOnlySpawner"
     c.Spawner.disable_user_config = True  # no ~/.jupyter config (it could re-enable extensions)
     c.AppsOnlySpawner.system_user = os.environ.get("DPEXPLORE_HUB_APPS_USER", "dpexplore-apps")
-    c.Spawner.notebook_dir = str(dpexplore.cli.default_root())
+    c.Spawner.notebook_dir = str(students_root(PYTHON))
     c.Spawner.default_url = "/voila/render/index.ipynb"
     # voila + dpexplore.voila + dpexplore.voila.apps_only, everything else off, kernel culling
-    c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(HERE / "singleuser")
+    c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(students_config(HERE, "singleuser", PYTHON))
 else:
     c.JupyterHub.authenticator_class = "dpexplore.hub.LocalDummyAuthenticator"
     c.Authenticator.allow_all = False
@@ -111,7 +112,7 @@ else:
     c.Spawner.notebook_dir = "~"
     c.Spawner.default_url = "/lab"
     # JupyterLab + voila + dpexplore.voila, kernel culling
-    c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(HERE / "singleuser-lab")
+    c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(students_config(HERE, "singleuser-lab", PYTHON))
 
 c.JupyterHub.load_roles = [{
     "name": "idle-culler",

@@ -30,7 +30,38 @@ from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from traitlets import Bool, Integer, Unicode
 
 __all__ = ["AppsOnlySpawner", "StudentAccountSpawner", "LocalDummyAuthenticator", "protect_state",
-           "STATE_FILES", "single_user_servers"]
+           "STATE_FILES", "single_user_servers", "HUB_OPT", "students_env", "students_config",
+           "students_root"]
+
+#: where ``make hub-setup`` puts the students' Python and configuration when the checkout is in a
+#: folder other accounts cannot enter (a copy of the package, not an editable install)
+HUB_OPT = pathlib.Path("/opt/dpexplore-hub")
+
+
+def students_env(deploy: pathlib.Path) -> pathlib.Path | None:
+    """The students' Python environment that ``make hub-setup`` built, if any:
+    ``deploy/singleuser-env`` (the checkout is readable by any account), else
+    ``/opt/dpexplore-hub/singleuser-env``; ``None`` when the hub's own Python serves them."""
+    for env in (deploy / "singleuser-env", HUB_OPT / "singleuser-env"):
+        if (env / "bin" / "python").exists():
+            return env
+    return None
+
+
+def students_config(deploy: pathlib.Path, name: str, python: str) -> pathlib.Path:
+    """The single-user configuration folder ``name`` (``singleuser`` or ``singleuser-lab``) that the
+    students' servers read: the copy beside an environment in :data:`HUB_OPT`, else the checkout's."""
+    if pathlib.Path(python).is_relative_to(HUB_OPT) and (HUB_OPT / name).is_dir():
+        return HUB_OPT / name
+    return deploy / name
+
+
+def students_root(python: str) -> pathlib.Path:
+    """The apps' notebooks folder of the dpexplore that ``python`` imports (the students' copy,
+    which their accounts can read, not necessarily the hub's)."""
+    out = subprocess.run([python, "-c", "import dpexplore.cli as c; print(c.default_root())"],
+                         capture_output=True, text=True, check=True, timeout=120)
+    return pathlib.Path(out.stdout.strip())
 
 #: the hub's state files (relative to its state folder) that must be private to the hub's user
 STATE_FILES = ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid")

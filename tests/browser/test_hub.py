@@ -42,7 +42,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CONFIG = REPO / "deploy" / "jupyterhub_config.py"
 CHP = REPO / "deploy" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
-SINGLEUSER_ENV = REPO / "deploy" / "singleuser-env"
 CULL = 90  # s of inactivity before the culler stops a server (activity is reported every 5 s)
 SUFFIX = secrets.token_hex(3)
 #: everything a student's page is not: each must answer 403/404 on the apps-only server
@@ -62,9 +61,15 @@ def _hub_setup() -> None:
     usable = subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-c", ""],
                             capture_output=True).returncode == 0
     if (not CHP.exists() or shutil.which("jupyterhub", path=str(pathlib.Path(sys.executable).parent)) is None
-            or not (usable or (SINGLEUSER_ENV / ".installed").exists())):
+            or not (usable or _students_env() is not None)):
         subprocess.run(["make", "hub-setup", f"PY={sys.executable}"], cwd=REPO, check=True,
                        timeout=1200)
+
+
+def _students_env():
+    from dpexplore.hub import students_env
+
+    return students_env(REPO / "deploy")
 
 
 def _userdel(name: str) -> None:
@@ -343,8 +348,8 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
 
 
 def test_apps_hub_files_private(apps_hub):
-    python = SINGLEUSER_ENV / "bin" / "python"
-    python = python if python.exists() else pathlib.Path(sys.executable)
+    env = _students_env()
+    python = env / "bin" / "python" if env is not None else pathlib.Path(sys.executable)
     for name in ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid"):
         f = apps_hub.state / name
         st = f.stat()
