@@ -445,6 +445,13 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
                              noise, noise_at_k, notes)
 
 
+@functools.lru_cache(maxsize=16)
+def _one_run(mechanism, delta_total: float):
+    """One run's curves and ε(δ′) (cached: a step of k does not change them)."""
+    return (profile_curves(mechanism.profile, f"one run: {_mech_text(mechanism)}"),
+            float(mechanism.profile.epsilon(delta_total)))
+
+
 @functools.lru_cache(maxsize=64)
 def k_runs_curves(mechanism, k: int, delta_total: float):
     """The curves of the k-runs tabs: one run of ``mechanism`` and ``compose(mechanism, k)``
@@ -459,15 +466,20 @@ def k_runs_curves(mechanism, k: int, delta_total: float):
     ((0.5, 1.0), ('exact', 'exact'))
     """
     k = int(check_k(k, "k"))
-    one, many = mechanism.profile, (_tight_profile(mechanism, k) if k > 1 else mechanism.profile)
-    curves = (profile_curves(one, f"one run: {_mech_text(mechanism)}"),
-              profile_curves(many, f"k = {k:,} runs: compose(mechanism, {k})"))
-    eps_at = (float(one.epsilon(delta_total)), _tight_at(mechanism, k, delta_total))
+    many = _tight_profile(mechanism, k) if k > 1 else mechanism.profile
+    one, one_eps = _one_run(mechanism, delta_total)
+    curves = (one, profile_curves(many, f"k = {k:,} runs: compose(mechanism, {k})"))
+    eps_at = (one_eps, _tight_at(mechanism, k, delta_total))
     if isinstance(mechanism, Gaussian):
         mu1 = float(mechanism.sensitivity) / float(mechanism.sigma)
         return curves, eps_at, (mu1, math.sqrt(k) * mu1), ("exact", "exact")
     how = f"through ε(δ′ = {delta_total:.3g})"
     return curves, eps_at, tuple(matched_mu(e, delta_total) for e in eps_at), (how, how)
+
+
+def _k_runs_of_spec(spec: CompositionSpec):
+    """:func:`k_runs_curves` of a setting (the prefetcher's task; a bad setting raises, ignored)."""
+    return k_runs_curves(make_mechanism(spec.mechanism, spec.eps, spec.delta), spec.k, spec.delta_total)
 
 
 #: the tab titles of the k-runs views
@@ -615,6 +627,11 @@ class CompositionController(Controller):
         """The shared views (those of ``dpexplore.explore``) of one run and k runs."""
         curves, eps_at, mus, hows = k_runs_curves(r.mechanism, r.spec.k, r.spec.delta_total)
         return object_traces(curves, mus, hows, eps_at, r.spec.delta_total)
+
+    def prefetch_tasks(self, spec: CompositionSpec) -> list:
+        """While a k-runs tab is open, the neighbour's k-runs curves too (after its compute)."""
+        tasks = super().prefetch_tasks(spec)
+        return tasks + [(_k_runs_of_spec, spec)] if self.k_runs_open else tasks
 
     def show_k_runs(self, shown: bool) -> None:
         """A k-runs tab was opened (``True``: draw the current setting if not yet drawn) or
