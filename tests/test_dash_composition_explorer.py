@@ -218,7 +218,7 @@ def test_invalid_settings_raise(kwargs, name):
 # ------------------------------------------------------------------------------------------------
 def test_figures_constructed_non_empty():
     box = build_composition_explorer()
-    main, noise = box.controller.figs
+    main, noise = box.controller.figs[:2]
     assert len(main.data) == len(THEOREMS) + 2 and len(noise.data) == len(NOISE_CURVES) + 1
     for fig in (main, noise):
         assert fig.plot_layout["title"]["text"] and fig.plot_layout["xaxis"]["type"] == "log"
@@ -233,7 +233,7 @@ def test_controller_updates_in_place_and_shows_errors():
     box = build_composition_explorer()
     ctrl = box.controller
     c = ctrl.controls
-    main, noise = ctrl.figs
+    main, noise = ctrl.figs[:2]
     ids = (id(main), id(noise))
     basic_before = list(main.data[0]["y"])
     c["eps"].value = 0.2
@@ -264,3 +264,54 @@ def test_controller_updates_in_place_and_shows_errors():
     # the noise plot follows ε_T
     c["eps_budget"].value = 2.0
     assert noise.data[0]["y"][-1] == pytest.approx(5000.0, rel=1e-12)
+
+
+def test_k_runs_tabs_show_one_and_k_runs_through_the_shared_views():
+    """The three k-runs tabs: drawn at build, skipped while closed, redrawn when opened; one run's
+    and k runs' δ(ε) are the profiles' values, the ε(δ′) marker of k runs is the readout's tight ε,
+    the Gaussian's GDP curves have the exact μ = Δ/σ and √k Δ/σ."""
+    import ipywidgets as W
+
+    from dpexplore.display import format_up
+    from dpexplore.ui.views import matched_mu
+
+    box = build_composition_explorer()
+    ctrl = box.controller
+    tabs = next(w for w in box.widgets() if isinstance(w, W.Tab))
+    assert [tabs.get_title(i) for i in range(5)] == ["Total ε against k", "Noise per query",
+                                                      "k runs: privacy profile", "k runs: trade-off",
+                                                      "k runs: attack risk"]
+    prof, trade, attack = ctrl.k_runs_figs
+    assert ctrl.figs[2:] == ctrl.k_runs_figs
+    r = ctrl.result
+    mech = r.mechanism
+    many = C.compose(mech, 100)
+    names = [t["name"] for t in prof.data]
+    assert names[0].startswith("one run: Laplace with scale b = 10") and names[3].startswith("k = 100 runs")
+    for i, p in ((0, mech.profile), (3, many)):
+        x = np.array(prof.data[i]["x"], dtype=float)
+        y = np.array([np.nan if v is None else v for v in prof.data[i]["y"]], dtype=float)
+        want = np.asarray(p.delta(x), dtype=float)
+        np.testing.assert_array_equal(y[~np.isnan(y)], want[~np.isnan(y)])
+        assert np.all(want[np.isnan(y)] == 0.0)                   # gaps only where δ = 0
+    assert prof.data[5]["x"][0] == r.at_k["tight"] and prof.data[5]["y"][0] == 1e-6
+    mu = matched_mu(r.at_k["tight"], 1e-6)
+    assert names[4] == f"μ = {format_up(mu)} GDP (through ε(δ′ = 1e-06))"
+    assert len(trade.data) == 3 and len(attack.data) == 3
+    # closed tabs: a step of k leaves them as they are; opening one draws the current k
+    before = [list(t["y"]) for t in prof.data]
+    ctrl.controls["k"].value = 1000
+    assert [list(t["y"]) for t in prof.data] == before
+    tabs.selected_index = 2
+    assert ctrl.k_runs_open and prof.data[3]["name"].startswith("k = 1,000 runs")
+    assert prof.data[5]["x"][0] == ctrl.result.at_k["tight"]
+    # while open, every step redraws them: the Gaussian's exact μ
+    ctrl.controls["pure"].value = False
+    ctrl.controls["mechanism"].value = "gaussian"
+    assert ctrl.message.text == ""
+    m = ctrl.result.mechanism
+    mu1 = 1.0 / float(m.sigma)
+    assert [t["name"] for t in prof.data if t["name"].startswith("μ")] == [
+        f"μ = {format_up(mu1)} GDP (exact)", f"μ = {format_up(math.sqrt(1000) * mu1)} GDP (exact)"]
+    tabs.selected_index = 0
+    assert not ctrl.k_runs_open

@@ -86,3 +86,43 @@ def test_bad_arguments_name_objects():
         explore(RenyiOdometer([4.0], 1e-6))
     with pytest.raises(ValueError, match="obj must be a dpexplore privacy object"):
         explore("Gaussian")
+
+
+def test_the_apps_draw_with_the_same_views(app):
+    """explore(), the Notion converter and the Composition explorer's k-runs tabs are built by the
+    shared views: the same axis titles and the same reference lines."""
+    from dpexplore.apps.composition_explorer import build_composition_explorer
+    from dpexplore.apps.notion_converter import build_notion_converter
+
+    prof, trade, _, attack = app.controller.figs
+    nc = build_notion_converter("gaussian").controller.figs
+    ce = build_composition_explorer().controller.k_runs_figs
+
+    def axes(fig):
+        return (fig.plot_layout["xaxis"]["title"]["text"], fig.plot_layout["yaxis"]["title"]["text"],
+                fig.plot_layout["yaxis"].get("type"))
+
+    assert axes(prof) == axes(nc[0]) == axes(ce[0]) == ("ε [nats]", "δ(ε)  (log scale)", "log")
+    assert axes(trade) == axes(nc[1]) == axes(ce[1]) == ("type I error α", "type II error β(α)", None)
+    assert axes(attack) == axes(ce[2]) == ("false-positive rate", "true-positive rate", "log")
+    diag = [t for t in trade.data if t["name"].startswith("β = 1 − α")]
+    assert diag == [t for t in nc[1].data if t["name"].startswith("β = 1 − α")] == [ce[1].data[0]]
+    assert attack.data[0] == ce[2].data[0] and attack.data[0]["name"] == "random guess (TPR = FPR)"
+
+
+def test_tradeoff_envelope_is_the_safe_side():
+    """β from δ(ε) on a grid (the k-runs tabs' attack curve) is at most the β of
+    risk.tpr_at_fpr (which refines ε per α), and equals the (ε, δ)-DP trade-off for one pair."""
+    from dpexplore.conversions import tradeoff_approx
+    from dpexplore.ui.views import profile_curves, tradeoff_envelope
+
+    a = np.linspace(0.0, 1.0, 11)
+    np.testing.assert_array_equal(tradeoff_envelope([1.0], [1e-3], a), tradeoff_approx(1.0, 1e-3, a))
+    assert np.all(tradeoff_envelope([0.0, 1.0], [1.0, 1.0], a) == 0.0)      # δ = 1: no privacy
+    p = compose(Laplace(1.0), 10)
+    c = profile_curves(p, "ten runs")
+    exact = np.asarray(risk.tpr_at_fpr(p, c.fpr))
+    assert np.all(c.tpr >= exact - 1e-15) and np.all(c.tpr <= 1.0)
+    i = np.searchsorted(c.fpr, 0.01)
+    assert c.tpr[i] < 3 * exact[i]           # a bound, but not a useless one
+    np.testing.assert_array_equal(c.delta, np.asarray(p.delta(c.eps)))

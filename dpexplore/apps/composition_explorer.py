@@ -27,6 +27,15 @@ keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
 :func:`dpexplore.composition.per_step_budget` for each theorem, and Steinke 2022's
 Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
 
+Three more tabs show ONE run of the mechanism next to ``compose(mechanism, k)`` at the chosen k
+through the shared views of :mod:`dpexplore.ui.views` (those of ``dpexplore.explore``): privacy
+profiles δ(ε) with the closest μ-GDP curve (exact √k Δ/σ for the Gaussian, Dong, Roth & Su 2022,
+Corollary 3.3; otherwise the μ whose curve passes through (ε(δ′), δ′)), trade-off curves and
+attack risk (the best membership test's TPR at each FPR, read from δ(ε) on the plotted ε grid:
+Dong, Roth & Su 2022, Proposition 2.5 — an upper bound, the safe side). Their curves are computed
+only while one of these tabs is open (cached per mechanism and k: :func:`k_runs_curves`), so a
+step costs them nothing while the main plot is shown.
+
 Speed: a step of k is served from the cached arrays (k on the slider's grid ``K_GRID``; ~2 ms per
 compute); switching back to a mechanism/setting seen before is cached. Steps of ε, δ, δ′ and ε_T
 recompute (KOV on 38 k, 9 PLD compositions for Laplace, the KOV per-step budgets of the noise
@@ -53,10 +62,12 @@ import numpy as np
 from .. import composition as C
 from .. import conversions as CV
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
+from ..references import cite
 from .._validation import check_delta, check_k, check_positive
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import attack_layout, matched_mu, object_traces, profile_curves, profile_layout, tradeoff_layout
 
 __all__ = [
     "CompositionSpec",
@@ -72,6 +83,8 @@ __all__ = [
     "THEOREMS",
     "NOISE_CURVES",
     "MECHANISMS",
+    "k_runs_curves",
+    "K_RUNS_TABS",
 ]
 
 #: largest number of compositions on this dashboard
@@ -432,6 +445,47 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
                              noise, noise_at_k, notes)
 
 
+@functools.lru_cache(maxsize=16)
+def _one_run(mechanism, delta_total: float):
+    """One run's curves and ε(δ′) (cached: a step of k does not change them)."""
+    return (profile_curves(mechanism.profile, f"one run: {_mech_text(mechanism)}"),
+            float(mechanism.profile.epsilon(delta_total)))
+
+
+@functools.lru_cache(maxsize=64)
+def k_runs_curves(mechanism, k: int, delta_total: float):
+    """The curves of the k-runs tabs: one run of ``mechanism`` and ``compose(mechanism, k)``
+    (:func:`dpexplore.ui.views.profile_curves`: δ(ε) on 60 points, β and TPR from them), each
+    with its ε(δ′) and the μ of its GDP curve — exact for the Gaussian (μ = √k Δ/σ, Dong, Roth &
+    Su 2022, Corollary 3.3), else the μ whose curve passes through (ε(δ′), δ′). Cached per
+    (mechanism, k, δ′); the composed profile is the one the "tight" row reads (``compose`` caches
+    it), so no composition is computed twice.
+
+    >>> c, eps_at, mus, hows = k_runs_curves(Gaussian(2.0), 4, 1e-6)
+    >>> mus, hows
+    ((0.5, 1.0), ('exact', 'exact'))
+    """
+    k = int(check_k(k, "k"))
+    many = _tight_profile(mechanism, k) if k > 1 else mechanism.profile
+    one, one_eps = _one_run(mechanism, delta_total)
+    curves = (one, profile_curves(many, f"k = {k:,} runs: compose(mechanism, {k})"))
+    eps_at = (one_eps, _tight_at(mechanism, k, delta_total))
+    if isinstance(mechanism, Gaussian):
+        mu1 = float(mechanism.sensitivity) / float(mechanism.sigma)
+        return curves, eps_at, (mu1, math.sqrt(k) * mu1), ("exact", "exact")
+    how = f"through ε(δ′ = {delta_total:.3g})"
+    return curves, eps_at, tuple(matched_mu(e, delta_total) for e in eps_at), (how, how)
+
+
+def _k_runs_of_spec(spec: CompositionSpec):
+    """:func:`k_runs_curves` of a setting (the prefetcher's task; a bad setting raises, ignored)."""
+    return k_runs_curves(make_mechanism(spec.mechanism, spec.eps, spec.delta), spec.k, spec.delta_total)
+
+
+#: the tab titles of the k-runs views
+K_RUNS_TABS = ("k runs: privacy profile", "k runs: trade-off", "k runs: attack risk")
+
+
 # ------------------------------------------------------------------------------------------------
 # the controller
 # ------------------------------------------------------------------------------------------------
@@ -467,6 +521,8 @@ class CompositionController(Controller):
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
         self.notes = W.HTML()
+        self.k_runs_open = False     # a k-runs tab is shown: its figures follow every step
+        self._k_runs_drawn = None    # the spec the k-runs figures show
         super().__init__(controls, message)
         self._fill_text(self.result)
 
@@ -554,13 +610,52 @@ class CompositionController(Controller):
             "legend": legend, "height": 420,
             "shapes": self._main_layout(r)["shapes"],
         })
-        return [main, noise]
+        views = self._k_runs_traces(r)
+        self._k_runs_drawn = r.spec
+        self.k_runs_figs = [
+            PlotlyWidget(data=views["profile"], layout=profile_layout(
+                "One run and k runs of the mechanism: privacy profiles δ(ε) and the closest μ-GDP curves")),
+            PlotlyWidget(data=views["tradeoff"], layout=tradeoff_layout(
+                "One run and k runs: the best test's type II error β at type I error α")),
+            PlotlyWidget(data=views["attack"], layout=attack_layout(
+                "One run and k runs: the best membership test's TPR at each FPR (upper bound)")),
+        ]
+        return [main, noise, *self.k_runs_figs]
+
+    @staticmethod
+    def _k_runs_traces(r: CompositionResult) -> dict:
+        """The shared views (those of ``dpexplore.explore``) of one run and k runs."""
+        curves, eps_at, mus, hows = k_runs_curves(r.mechanism, r.spec.k, r.spec.delta_total)
+        return object_traces(curves, mus, hows, eps_at, r.spec.delta_total)
+
+    def prefetch_tasks(self, spec: CompositionSpec) -> list:
+        """While a k-runs tab is open, the neighbour's k-runs curves too (after its compute)."""
+        tasks = super().prefetch_tasks(spec)
+        return tasks + [(_k_runs_of_spec, spec)] if self.k_runs_open else tasks
+
+    def show_k_runs(self, shown: bool) -> None:
+        """A k-runs tab was opened (``True``: draw the current setting if not yet drawn) or
+        closed (``False``: the next steps skip the k-runs curves)."""
+        self.k_runs_open = bool(shown)
+        if self.k_runs_open and self.last_error is None:
+            self._render_k_runs(self.result)
+
+    def _render_k_runs(self, r: CompositionResult) -> None:
+        if self._k_runs_drawn == r.spec:
+            return
+        views = self._k_runs_traces(r)
+        for fig, key in zip(self.k_runs_figs, ("profile", "tradeoff", "attack")):
+            with fig.batch_update():
+                fig.update(data=views[key])
+        self._k_runs_drawn = r.spec
 
     def render(self, r: CompositionResult) -> None:
-        main, noise = self.figs
+        main, noise = self.figs[:2]
         layout = self._main_layout(r)
         main.update(data=self._main_traces(r), layout=layout)
         noise.update(data=self._noise_traces(r), layout={"shapes": layout["shapes"]})
+        if self.k_runs_open:
+            self._render_k_runs(r)
         self._fill_text(r)
 
     def snippet(self) -> str:
@@ -661,17 +756,27 @@ INFO = AppInfo(
     title="Composition explorer: basic, advanced, optimal, RDP, zCDP and tight",
     lead=("Run k differentially private steps on the same data: how fast does the total ε grow "
           "under each composition theorem, and how much noise per query does a fixed budget allow?"),
-    theory=_FORMULAS,
+    theory=_FORMULAS + (
+        "<p><b>The k-runs tabs</b> show one run of the mechanism next to compose(mechanism, k) in "
+        "the views of <code>dpexplore.explore</code>: privacy profiles δ(ε) with the closest μ-GDP "
+        "curve (dashed: the exact μ = √k Δ/σ for the Gaussian, " + cite("dong2022gaussian", "Corollary 3.3")
+        + "; otherwise the μ whose curve passes through (ε(δ′), δ′), "
+        + cite("dong2022gaussian", "Corollary 2.13") + "), trade-off curves, and the best membership "
+        "test's TPR at each FPR (" + cite("kulynych2024attack") + "), both read from δ(ε) on the "
+        "plotted ε grid (" + cite("dong2022gaussian", "Proposition 2.5") + "): a finite grid "
+        "overstates the TPR, the safe side. They are computed while one of these tabs is open.</p>"),
 )
 
 def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: float = 1e-6,
                                mechanism: str = "laplace", eps_budget: float = 1.0) -> AppShell:
     """The composition explorer in the shell: controls, readout table, the main plot (total ε
-    against k) and the noise plot.
+    against k), the noise plot and the three k-runs views (drawn while one of them is open).
 
     >>> app = build_composition_explorer()
-    >>> [type(f).__name__ for f in app.controller.figs]
-    ['PlotlyWidget', 'PlotlyWidget']
+    >>> [t for t in (app.widgets()) if isinstance(t, W.Tab)][0].get_title(2)
+    'k runs: privacy profile'
+    >>> len(app.controller.figs)
+    5
     """
     controls = {
         "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20, continuous_update=False),
@@ -694,5 +799,15 @@ def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: floa
 
     controls["pure"].observe(_toggle, names="value")
     ctrl = CompositionController(controls, MessageArea())
-    return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs,
-                     readouts=[ctrl.readout, ctrl.notes], panel_width="430px")
+    main, noise, *k_runs = ctrl.figs
+    plots = [("Total ε against k", [main]), ("Noise per query", [noise])]
+    plots += [(title, [fig]) for title, fig in zip(K_RUNS_TABS, k_runs)]
+    app = app_shell(INFO, ctrl, controls=controls, plots=plots,
+                    readouts=[ctrl.readout, ctrl.notes], panel_width="430px")
+    tabs = next(w for w in app.widgets() if isinstance(w, W.Tab))
+
+    def _on_tab(change):
+        ctrl.show_k_runs((change["new"] or 0) >= 2)
+
+    tabs.observe(_on_tab, names="selected_index")
+    return app

@@ -27,6 +27,10 @@ every implied notion on shared axes and tabulates its parameter, with the conver
   (Dong, Roth & Su 2022, Proposition 2.5), evaluated on the plotted ε grid (a finite grid gives a
   smaller β: the safe side).
 
+Both plots are drawn with the shared views of :mod:`dpexplore.ui.views` (the builders
+``dpexplore.explore`` and the Composition explorer use): same axes, gaps where δ = 0, and an empty
+trace that keeps its legend entry where a notion is not implied.
+
 Cost: everything that depends only on the source (its profile, trade-off curve, the GDP
 measurement — 20 to 170 ms, so the ρ and Laplace-b sliders update on release) is cached on the
 source (:func:`source_summary`); a step of the target-δ slider or of the pure/GDP/Gaussian/RR
@@ -69,6 +73,8 @@ from ..profiles import GaussianDPProfile, PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import (point_trace, profile_layout, profile_trace, profile_yrange, tradeoff_diagonal,
+                        tradeoff_envelope, tradeoff_layout, tradeoff_trace)
 
 __all__ = [
     "NOTIONS", "Source", "ConverterSpec", "SourceSummary", "ConverterResult", "source_summary",
@@ -245,14 +251,11 @@ def _measure_mu(profile: PrivacyProfile) -> float | None:
 
 
 def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid (Dong, Roth & Su 2022, Proposition 2.5), via
-    tradeoff_approx (rounded down); a finite grid only lowers β (the safe side)."""
-    d = np.minimum(np.exp(log_delta), 1.0 - 1e-16)
-    keep = d < 1.0 - 1e-16
-    if not keep.any():
-        return np.zeros_like(ALPHA_GRID)  # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
-    f = tradeoff_approx(eps[keep][:, None], d[keep][:, None], ALPHA_GRID[None, :])
-    return np.max(f, axis=0)
+    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid and :data:`ALPHA_GRID` (the shared
+    :func:`~dpexplore.ui.views.tradeoff_envelope`: Dong, Roth & Su 2022, Proposition 2.5, rounded
+    down); a finite grid only lowers β (the safe side)."""
+    with np.errstate(under="ignore"):
+        return tradeoff_envelope(eps, np.exp(log_delta), ALPHA_GRID)
 
 
 @functools.lru_cache(maxsize=64)
@@ -502,20 +505,6 @@ _CURVES = (  # key, legend text, colour, width, dash
 )
 
 
-#: a trace with nothing to draw (a notion that is not implied): one null point, so the trace keeps
-#: its place and legend entry and every trace has data
-_EMPTY = np.array([np.nan])
-
-
-def _gaps(log_delta: np.ndarray | None) -> np.ndarray:
-    """δ for a log axis: δ = 0 (log δ = −inf) and underflow become NaN (JSON null: a gap)."""
-    if log_delta is None:
-        return _EMPTY
-    with np.errstate(under="ignore"):
-        y = np.exp(log_delta)
-    return np.where(y > 0, y, np.nan)
-
-
 def _fmt(x) -> str:
     if x is None:
         return "—"
@@ -567,14 +556,9 @@ class NotionConverterController(Controller):
             y = r.log_delta[key]
             nm = name.format(label=r.summary.label) + ("" if y is not None or key == "source"
                                                        else " — not implied")
-            tr.append({"type": "scatter", "mode": "lines", "name": nm,
-                       "x": r.eps_grid if y is not None else _EMPTY, "y": _gaps(y),
-                       "line": {"color": col, "width": w, "dash": dash}})
-        e = r.eps_at_delta["exact"]
-        ok = math.isfinite(e)
-        tr.append({"type": "scatter", "mode": "markers", "name": f"(ε, δ) at target δ = {r.spec.delta:.3g}",
-                   "x": [e] if ok else _EMPTY, "y": [r.spec.delta] if ok else _EMPTY,
-                   "marker": {"color": OKABE_ITO[5], "size": 11, "symbol": "diamond"}})
+            tr.append(profile_trace(nm, r.eps_grid, log_delta=y, color=col, width=w, dash=dash))
+        tr.append(point_trace(r.eps_at_delta["exact"], r.spec.delta, name=f"(ε, δ) at target δ = {r.spec.delta:.3g}",
+                              color=OKABE_ITO[5], symbol="diamond", size=11, showlegend=True))
         return tr
 
     @staticmethod
@@ -583,32 +567,21 @@ class NotionConverterController(Controller):
         for key, name, col, w, dash in _CURVES:
             b = r.beta[key]
             nm = name.format(label=r.summary.label) + ("" if b is not None else " — not implied")
-            tr.append({"type": "scatter", "mode": "lines", "name": nm,
-                       "x": ALPHA_GRID if b is not None else _EMPTY,
-                       "y": b if b is not None else _EMPTY,
-                       "line": {"color": col, "width": w, "dash": dash}})
-        tr.append({"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
-                   "x": [0.0, 1.0], "y": [1.0, 0.0],
-                   "line": {"color": "#999999", "width": 1, "dash": "dot"}})
+            tr.append(tradeoff_trace(nm, ALPHA_GRID, b, color=col, width=w, dash=dash))
+        tr.append(tradeoff_diagonal())
         return tr
 
     @staticmethod
-    def _yrange(r: ConverterResult) -> list[float]:
-        return [min(math.log10(DELTA_FLOOR), math.log10(r.spec.delta) - 1.0), 0.05]
+    def _floor(r: ConverterResult) -> float:
+        return min(DELTA_FLOOR, r.spec.delta / 10.0)
 
     def figures(self, result: ConverterResult) -> list[PlotlyWidget]:
         legend = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
-        prof = PlotlyWidget(data=self._profile_traces(result), layout={
-            "title": {"text": "Profile space: δ(ε) of the source and of every implied notion"},
-            "xaxis": {"title": {"text": "ε [nats]"}},
-            "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log",
-                      "exponentformat": "power", "range": self._yrange(result)},
-            "legend": legend, "showlegend": True, "height": 450})
-        trade = PlotlyWidget(data=self._tradeoff_traces(result), layout={
-            "title": {"text": "Trade-off space (f-DP): β(α) implied by each notion"},
-            "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
-            "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
-            "legend": legend, "showlegend": True, "height": 450})
+        prof = PlotlyWidget(data=self._profile_traces(result), layout=profile_layout(
+            "Profile space: δ(ε) of the source and of every implied notion", floor=self._floor(result),
+            legend=legend, showlegend=True, height=450))
+        trade = PlotlyWidget(data=self._tradeoff_traces(result), layout=tradeoff_layout(
+            "Trade-off space (f-DP): β(α) implied by each notion", legend=legend, showlegend=True, height=450))
         prof.add_class("dpexplore-profile-plot")
         trade.add_class("dpexplore-tradeoff-plot")
         return [prof, trade]
@@ -616,7 +589,7 @@ class NotionConverterController(Controller):
     def render(self, result: ConverterResult) -> None:
         with self.figs[0].batch_update():
             self.figs[0].update(data=self._profile_traces(result),
-                                layout={"yaxis": {"range": self._yrange(result)}})
+                                layout={"yaxis": {"range": profile_yrange(self._floor(result))}})
         with self.figs[1].batch_update():
             self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)

@@ -586,11 +586,16 @@ class Controller:
             if v is None:
                 continue
             try:
-                tasks.append((self._cached, self._spec_with(name, v)))
+                tasks += self.prefetch_tasks(self._spec_with(name, v))
             except ValueError:
                 continue
         if tasks:
             PREFETCHER.submit(tasks)
+
+    def prefetch_tasks(self, spec: Hashable) -> list:
+        """What the prefetcher computes for a neighbouring setting: ``(fn, spec)`` pairs, by
+        default the cached compute (a controller that draws more on a step adds its own)."""
+        return [(self._cached, spec)]
 
     def update(self) -> None:
         """Read the widgets, compute (cached), redraw in place; errors become a message."""
