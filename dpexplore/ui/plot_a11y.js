@@ -1,0 +1,237 @@
+
+// -- accessibility of one plot (appended to plotwidget.js; see dpexplore/ui/a11y.py) -----------
+// plotly.js gives its SVG no accessible name. Each plot's widget element becomes a figure named by
+// the plot's title, described by a short text generated from the traces the kernel sent (what is
+// plotted against what, the axis ranges, each curve's ends, and the values at the marked points:
+// "At k = 100: tight 4.69, basic 10"), updated when the traces change; a "Data table" button shows
+// the plotted values as an HTML table. The text is computed in an idle moment after a change,
+// never inside a slider step's redraw.
+
+const A11Y_MAX_CURVES = 8;      // curves described one by one (then "and N more")
+const A11Y_MAX_ROWS = 400;      // rows of a data table (the CSV has all)
+const A11Y_MAX_AT = 2;          // "At x = …: each curve's value" sentences (the first marked points)
+
+function a11yPlain(s) {
+  return String(s === undefined || s === null ? "" : s).replace(/<br\s*\/?>/gi, " ")
+    .replace(/<[^>]*>/g, "").replace(/\s+/g, " ").trim();
+}
+
+// a number as a student reads it off a plot: 3 significant digits, no trailing zeros
+function a11yFmt(v) {
+  if (v === null || v === undefined || !Number.isFinite(Number(v))) return String(v);
+  v = Number(v);
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e-4 && a < 1e7) return String(Number(v.toPrecision(3)));
+  return v.toExponential(2).replace(/\.?0+e/, "e").replace("e+", "e");
+}
+
+function a11yTitle(t) {
+  return a11yPlain(t && typeof t === "object" ? t.text : t);
+}
+
+function a11yAxis(layout, key) {
+  const ax = layout[key] || {};
+  return { name: a11yTitle(ax.title), log: ax.type === "log" };
+}
+
+const a11yShown = (t) => t && t.visible !== false && t.visible !== "legendonly";
+
+function a11yPoints(t) {
+  const xs = Array.isArray(t.x) ? t.x : [], ys = Array.isArray(t.y) ? t.y : [];
+  const out = [];
+  for (let i = 0; i < Math.min(xs.length, ys.length); i++) {
+    const x = xs[i], y = ys[i];
+    if (y === null || y === undefined || !Number.isFinite(Number(y))) continue;
+    out.push([x, Number(y)]);
+  }
+  return out;
+}
+
+// y of the curve `pts` (x ascending or descending) at x = at, linearly between points; null outside
+function a11yAt(pts, at) {
+  for (let i = 0; i < pts.length; i++) {
+    const [x, y] = pts[i];
+    if (x === at) return y;
+    if (i > 0) {
+      const [x0, y0] = pts[i - 1];
+      if (typeof x === "number" && typeof x0 === "number" && (x0 - at) * (x - at) < 0) {
+        return y0 + (y - y0) * (at - x0) / (x - x0);
+      }
+    }
+  }
+  return null;
+}
+
+function a11yDescribe(data, layout, fallbackName) {
+  const name = a11yTitle(layout.title) || fallbackName;
+  const X = a11yAxis(layout, "xaxis"), Y = a11yAxis(layout, "yaxis");
+  const xn = X.name || "x", yn = Y.name || "y";
+  const traces = (data || []).filter(a11yShown);
+  const parts = [];
+  const grids = traces.filter((t) => t.type === "heatmap" || t.type === "contour");
+  if (grids.length) {
+    for (const g of grids) {
+      const z = (g.z || []).flat().filter((v) => v !== null && Number.isFinite(Number(v))).map(Number);
+      if (z.length) {
+        parts.push(`A ${g.type === "contour" ? "contour" : "colour"} map${g.name ? " of " + a11yPlain(g.name) : ""} over ${xn} and ${yn}: values from ${a11yFmt(Math.min(...z))} to ${a11yFmt(Math.max(...z))}.`);
+      }
+    }
+  }
+  const lines = [], marks = [], clouds = [];
+  for (const t of traces) {
+    if (t.type === "heatmap" || t.type === "contour") continue;
+    const pts = a11yPoints(t);
+    if (!pts.length) continue;
+    const mode = t.mode || (t.type === "bar" ? "bars" : "lines");
+    const label = a11yPlain(t.name) || (t.type === "bar" ? "bars" : "curve");
+    const dots = t.type !== "bar" && !mode.includes("lines") && mode.includes("markers");
+    if (dots && pts.length <= 12) marks.push({ label, pts });
+    else if (dots) clouds.push({ label, pts });
+    else lines.push({ label, pts, bar: t.type === "bar" });
+  }
+  // in sentences about points the axes go by their short names: "k", not "k (number of steps)"
+  const xs = xn.replace(/\s*[(\[].*$/, "") || "x", ysn = yn.replace(/\s*[(\[].*$/, "") || "y";
+  const all = lines.concat(marks, clouds).flatMap((c) => c.pts);
+  const xsNum = all.map((p) => p[0]).filter((x) => typeof x === "number" && Number.isFinite(x));
+  const yv = all.map((p) => p[1]);
+  if (all.length) {
+    const xr = xsNum.length ? `from ${a11yFmt(Math.min(...xsNum))} to ${a11yFmt(Math.max(...xsNum))}` : `${new Set(all.map((p) => String(p[0]))).size} categories`;
+    parts.push(`${yn} against ${xn}. ${xs} ${xr}${X.log ? " (log scale)" : ""}; ` +
+               `${ysn} from ${a11yFmt(Math.min(...yv))} to ${a11yFmt(Math.max(...yv))}${Y.log ? " (log scale)" : ""}.`);
+  }
+  if (lines.length) {
+    const said = lines.slice(0, A11Y_MAX_CURVES).map((c) => {
+      if (c.bar || c.pts.length <= 4) return `${c.label}: ${c.pts.map((p) => `${a11yFmt(p[0])} → ${a11yFmt(p[1])}`).join(", ")}`;
+      const a = c.pts[0], b = c.pts[c.pts.length - 1];
+      let s = `${c.label} from ${a11yFmt(a[1])} at ${xs} = ${a11yFmt(a[0])} to ${a11yFmt(b[1])} at ${a11yFmt(b[0])}`;
+      let hi = 0;
+      c.pts.forEach((p, i) => { if (p[1] > c.pts[hi][1]) hi = i; });
+      if (hi > 0 && hi < c.pts.length - 1) s += `, highest ${a11yFmt(c.pts[hi][1])} at ${a11yFmt(c.pts[hi][0])}`;
+      return s;
+    });
+    const more = lines.length - said.length;
+    parts.push(`${lines.length === 1 ? "One curve" : lines.length + " curves"}: ${said.join("; ")}${more > 0 ? `; and ${more} more` : ""}.`);
+  }
+  for (const c of clouds) {
+    const v = c.pts.map((p) => p[1]);
+    parts.push(`${c.label}: ${c.pts.length} points, ${ysn} from ${a11yFmt(Math.min(...v))} to ${a11yFmt(Math.max(...v))}.`);
+  }
+  // the values a student reads off at a marked point: every curve at the marker's x
+  const said = new Set();
+  const say = (text) => { if (!said.has(text)) { said.add(text); parts.push(text); } };
+  const curves = lines.filter((c) => !c.bar);
+  for (const m of marks) {
+    const xsHere = [...new Set(m.pts.map((p) => p[0]))];
+    for (const x of xsHere) {
+      const at = curves.map((c) => [c.label, a11yAt(c.pts, x)]).filter((p) => p[1] !== null);
+      if (at.length && said.size < A11Y_MAX_AT) say(`At ${xs} = ${a11yFmt(x)}: ${at.map(([l, v]) => `${l} ${a11yFmt(v)}`).join(", ")}.`);
+    }
+    say(`Marked (${m.label}): ${xsHere.map((x) => `at ${xs} = ${a11yFmt(x)}, ${ysn} = ` +
+        m.pts.filter((p) => p[0] === x).map((p) => a11yFmt(p[1])).join(", ")).join("; ")}.`);
+  }
+  return { name, text: parts.join(" ") || "No data." };
+}
+
+// The plotted values as HTML tables: traces sharing their x values side by side, others alone.
+function a11yTables(data, layout, name) {
+  const X = a11yAxis(layout, "xaxis"), Y = a11yAxis(layout, "yaxis");
+  const groups = new Map();
+  for (const t of (data || []).filter(a11yShown)) {
+    if (!Array.isArray(t.x) || !Array.isArray(t.y) || t.type === "heatmap" || t.type === "contour") continue;
+    const key = JSON.stringify(t.x);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(t);
+  }
+  const frag = document.createDocumentFragment();
+  let n = 0;
+  for (const ts of groups.values()) {
+    const table = document.createElement("table");
+    table.className = "dpexplore-data-table";
+    const cap = document.createElement("caption");
+    cap.textContent = `${name}${groups.size > 1 ? ` (${++n} of ${groups.size})` : ""}: ${Y.name || "y"} by ${X.name || "x"}`;
+    table.appendChild(cap);
+    const head = table.createTHead().insertRow();
+    for (const h of [X.name || "x"].concat(ts.map((t) => a11yPlain(t.name) || Y.name || "y"))) {
+      const th = document.createElement("th");
+      th.scope = "col"; th.textContent = h; head.appendChild(th);
+    }
+    const body = table.createTBody();
+    const rows = ts[0].x.length;
+    for (let i = 0; i < Math.min(rows, A11Y_MAX_ROWS); i++) {
+      const tr = body.insertRow();
+      const th = document.createElement("th");
+      th.scope = "row"; th.textContent = a11yFmt(ts[0].x[i]); tr.appendChild(th);
+      for (const t of ts) tr.insertCell().textContent = t.y[i] === null || t.y[i] === undefined ? "–" : a11yFmt(t.y[i]);
+    }
+    if (rows > A11Y_MAX_ROWS) {
+      const tr = body.insertRow(), td = tr.insertCell();
+      td.colSpan = ts.length + 1;
+      td.textContent = `… the first ${A11Y_MAX_ROWS} of ${rows} rows (the CSV has all of them).`;
+    }
+    frag.appendChild(table);
+  }
+  return frag;
+}
+
+let a11yPlots = 0;
+function a11yPlotId(node, prefix) {
+  if (!node.id) node.id = prefix + "-" + (++a11yPlots) + "-" + Math.random().toString(36).slice(2, 7);
+  return node.id;
+}
+// Give the widget element `el` (holding the plot div) its name, description and data table;
+// returns update(), to be called whenever the traces or the layout may have changed.
+function plotA11y(model, el) {
+  const index = ++a11yPlots;  // "Plot n" for a plot without a title
+  el.setAttribute("role", "figure");
+  el.classList.add("dpexplore-figure");
+  const desc = document.createElement("p");
+  desc.className = "dpexplore-sr-only dpexplore-plot-desc";
+  el.setAttribute("aria-describedby", a11yPlotId(desc, "dpexplore-desc"));
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.className = "jupyter-button dpexplore-table-button";
+  btn.textContent = "Data table";
+  btn.setAttribute("aria-expanded", "false");
+  const panel = document.createElement("div");
+  panel.className = "dpexplore-data";
+  panel.hidden = true;
+  panel.tabIndex = 0;   // it scrolls: the keyboard must reach it
+  panel.setAttribute("role", "region");
+  btn.setAttribute("aria-controls", a11yPlotId(panel, "dpexplore-data"));
+  el.insertBefore(btn, el.firstChild);   // before the plot: first in the Tab order, not after its toolbar
+  el.appendChild(desc);
+  el.appendChild(panel);
+  let current = { name: "", text: "" };
+  const fill = () => {
+    panel.textContent = "";
+    panel.setAttribute("aria-label", "Data table: " + current.name);
+    const p = document.createElement("p");
+    p.className = "dpexplore-data-desc";
+    p.textContent = current.text;
+    panel.appendChild(p);
+    panel.appendChild(a11yTables(model.get("data"), model.get("plot_layout") || {}, current.name));
+  };
+  btn.addEventListener("click", () => {
+    panel.hidden = !panel.hidden;
+    btn.setAttribute("aria-expanded", panel.hidden ? "false" : "true");
+    btn.textContent = panel.hidden ? "Data table" : "Hide data table";
+    if (!panel.hidden) fill();
+  });
+  let queued = false;
+  const run = () => {
+    queued = false;
+    current = a11yDescribe(model.get("data"), model.get("plot_layout") || {}, "Plot " + index);
+    if (el.getAttribute("aria-label") !== current.name) el.setAttribute("aria-label", current.name);
+    if (desc.textContent !== current.text) desc.textContent = current.text;
+    // plotly's SVG (tick labels, legend text) read as unlabelled images: the description says it
+    el.querySelectorAll("svg.main-svg").forEach((g) => g.setAttribute("aria-hidden", "true"));
+    el.dataset.describedRevision = String(Number(el.dataset.describedRevision || 0) + 1);
+    if (!panel.hidden) fill();
+  };
+  // off the critical path of a redraw: when the browser is idle (at most 300 ms later)
+  const later = window.requestIdleCallback ? (f) => window.requestIdleCallback(f, { timeout: 300 }) : (f) => setTimeout(f, 50);
+  const update = () => { if (!queued) { queued = true; later(run); } };
+  update();
+  return update;
+}
