@@ -244,10 +244,6 @@ def test_slider_keys_log_values_sections_and_tabs(browser, served):
 
 
 # -- plots a screen reader can read ---------------------------------------------------------------
-def _numbers(text):
-    return {float(m.replace(",", "")) for m in re.findall(r"-?\d[\d,]*\.?\d*(?:e-?\d+)?", text)}
-
-
 def _figures(page):
     page.wait_for_function(DESCRIBED, timeout=STEP_TIMEOUT_MS)
     return page.evaluate("""() => [...document.querySelectorAll('.dpexplore-figure')].filter(f => f.offsetParent !== null)
@@ -256,44 +252,80 @@ def _figures(page):
 
 
 def test_composition_plot_description_holds_the_readout_values(browser, served):
-    """The composition explorer at k = 100: the main plot's description says, at k = 100, the ε of
-    every composition theorem the readout lists (rounded as a student reads them off), and it
-    follows a change of k."""
+    """The composition explorer at k = 100: each plot's description says, at k = 100, the value
+    of every curve its readout table lists (the total ε of each composition theorem; the noise
+    scale per query), rounded as a student reads them off; each plot is a figure named by its
+    title."""
     ctx, page = _open(browser, served, "composition_explorer.ipynb", (1280, 720), "?k=100&eps=0.1")
     try:
         page.wait_for_function("() => [...document.querySelectorAll('.widget-readout')].some(e => e.textContent.trim() === '100')",
                                timeout=STEP_TIMEOUT_MS)
         _quiet(page)
-        figs = _figures(page)
-        main = figs[0]
-        assert main["role"] == "figure" and main["name"], main
-        m = re.search(r"At k = 100: (.*?)\.(?:\s|$)", main["desc"])
-        assert m, main["desc"]
-        at = m.group(1)
-        rows = page.evaluate("""() => [...document.querySelectorAll('.dpexplore-readouts tr')]
-            .map(r => [...r.querySelectorAll('td')].map(c => c.textContent.trim())).filter(c => c.length >= 3)""")
-        checked = 0
-        for cells in rows:
-            try:
-                value = float(cells[2].replace(",", ""))
-            except ValueError:
-                continue
-            # the number said right after the curve's name (its legend entry may say more: "(at 9 k)")
-            said = re.search(re.escape(cells[1]) + r"[^,]*? (-?[\d.]+(?:e-?\d+)?)(?:,|$)", at)
-            assert said, f"readout {cells[1]!r} not in the description {at!r}"
-            # 3 significant digits of the readout's 4 (at most a unit in the third digit apart)
-            assert abs(float(said.group(1)) - value) <= 0.006 * abs(value), (cells, said.group(0))
-            checked += 1
-        assert checked >= 3, rows
+        page.wait_for_function(DESCRIBED, timeout=STEP_TIMEOUT_MS)
+        # every plot, the one in the closed tab too (its description follows its data)
+        figs = page.evaluate("""() => [...document.querySelectorAll('.dpexplore-figure')].map(f => ({
+            role: f.getAttribute('role'), name: f.getAttribute('aria-label'),
+            desc: document.getElementById(f.getAttribute('aria-describedby')).textContent}))""")
+        tables = page.evaluate("""() => [...document.querySelectorAll('.dpexplore-readouts table')].map(t =>
+            [...t.querySelectorAll('tr')].map(r => [...r.querySelectorAll('td')].map(c => c.textContent.trim()))
+            .filter(c => c.length >= 3))""")
+        assert len(figs) == 2 and len(tables) == 2, (figs, tables)
+        for fig, rows in zip(figs, tables):
+            assert fig["role"] == "figure" and fig["name"], fig
+            m = re.search(r"At k = 100: (.*?)\.(?:\s|$)", fig["desc"])
+            assert m, fig["desc"]
+            at = m.group(1)
+            checked = 0
+            for cells in rows:
+                try:
+                    value = float(cells[2].replace(",", ""))
+                except ValueError:
+                    continue
+                # the number said right after the curve's name (its legend entry may say more:
+                # "(at 9 k)")
+                said = re.search(re.escape(cells[1]) + r"[^,]*? (-?[\d.]+(?:e-?\d+)?)(?:,|$)", at)
+                assert said, f"readout {cells[1]!r} not in the description {at!r}"
+                # 3 significant digits of the readout's 4 (at most a unit in the third digit apart)
+                assert abs(float(said.group(1)) - value) <= 0.006 * abs(value), (cells, said.group(0))
+                checked += 1
+            assert checked >= 5, rows
+    finally:
+        ctx.close()
+
+
+def test_demo_description_follows_the_readout(browser, served):
+    """The demo's readout "δ(ε = 1) = 0.1269" is in its plot's description ("At ε = 1: δ_μ(ε)
+    0.127"), and after an arrow key on ε both say the new ε and δ."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        for step in range(2):
+            page.wait_for_function(DESCRIBED, timeout=STEP_TIMEOUT_MS)
+            readout = page.inner_text(".dpexplore-readouts")
+            m = re.search(r"δ\(ε = ([\d.]+)\) = ([\d.e-]+)", readout)
+            assert m, readout
+            eps, delta = float(m.group(1).rstrip(".")), float(m.group(2).rstrip("."))
+            page.wait_for_function(
+                "(e) => document.querySelector('.dpexplore-plot-desc').textContent.includes('At ε = ' + e + ':')",
+                arg=f"{eps:.3g}", timeout=STEP_TIMEOUT_MS)
+            desc = page.evaluate("() => document.querySelector('.dpexplore-plot-desc').textContent")
+            said = re.search(r"At ε = ([\d.]+): δ_μ\(ε\) ([\d.e-]+)", desc)
+            assert said and float(said.group(1)) == pytest.approx(eps, rel=5e-3), desc
+            assert float(said.group(2).rstrip(".")) == pytest.approx(delta, rel=6e-3), (readout, desc)
+            if step == 0:
+                page.locator(".widget-slider", has=page.locator(".widget-label", has_text="ε")).first \
+                    .locator(".noUi-handle").focus()
+                page.keyboard.press("ArrowRight")
+                page.wait_for_function("(r) => document.querySelector('.dpexplore-readouts').innerText !== r",
+                                       arg=readout, timeout=STEP_TIMEOUT_MS)
     finally:
         ctx.close()
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS)
 def test_every_plot_is_a_named_figure_with_a_description_and_a_data_table(browser, served, nb):
-    """Every visible plot: role figure, its title as its name, a description naming its axes and a
-    range of values; numbers of the readout marked on the plot are in the description; the Data
-    table button shows a table whose first row holds the plot's first point."""
+    """Every visible plot: role figure, its title as its name, a description naming its axes with
+    numbers; the Data table button opens (aria-expanded) a table with a header and rows."""
     ctx, page = _open(browser, served, nb, (1280, 720))
     try:
         _quiet(page)
