@@ -4,8 +4,8 @@
 * **axe-core** (the npm package pinned in ``tests/browser/axe/package-lock.json``, installed by
   ``make axe``, injected from that file: nothing is fetched while the tests run) finds no violation
   of its WCAG 2.0 / 2.1 A and AA rules, in normal and presentation mode, at 1280×720 and 320 px
-  wide (a 400 % zoom of 1280 px); the Theory and Reproduce sections are opened and every tab is
-  shown in turn, so that what they hold is checked too;
+  wide (a 400 % zoom of 1280 px); the Theory and Reproduce sections and the first plot's data
+  table are opened and every tab is shown in turn, so that what they hold is checked too;
 * **keyboard only**: from the top of the page, Tab reaches a slider whose arrow keys change a plot
   and that plot's description; the skip link comes first; Home/End/PageUp/PageDown move a slider;
   the Theory section opens with Enter and a tab is chosen with the arrow keys;
@@ -95,8 +95,11 @@ def test_no_axe_violation(browser, served, nb, mode, size):
         if heads.count():
             for i in range(heads.count()):
                 heads.nth(i).click()
+            table = page.locator(".dpexplore-table-button").first
+            if table.is_visible():
+                table.click()   # the first plot's data table too
             page.wait_for_timeout(300)
-            found += [f"sections open: {v}" for v in _violations(page, source, ".dpexplore-app")]
+            found += [f"sections and data table open: {v}" for v in _violations(page, source, ".dpexplore-app")]
         tabs = page.locator(".dpexplore-main .lm-TabBar-tab")
         for t in range(1, tabs.count()):
             tabs.nth(t).click()
