@@ -7,7 +7,9 @@ low-vision reader need, kept in one place.
   announced politely once a slider stops moving.
 * :data:`PLOT_JS` (``plot_a11y.js``, appended to every :class:`~dpexplore.ui.plotwidget.PlotlyWidget`):
   each plot a figure named by its title and described by a text generated from its traces (axis
-  ranges, each curve's ends, the values at the marked points), with a "Data table" button.
+  ranges, each curve's ends, the values at the marked points), with a "Data table" button and an
+  audio trace ("Listen": the arrow keys move along a curve, a tone's pitch follows y and the
+  point is announced).
 * :data:`PAGE_CSS` and :data:`PLOT_CSS`: a visible focus ring, text contrast of at least 4.5:1
   (WCAG 2.1 success criterion 1.4.3) for the tab labels and section headers that ipywidgets draws
   in a lighter grey, and the visually hidden text class.
@@ -48,8 +50,8 @@ _SR_ONLY = ("position:absolute!important;width:1px!important;height:1px!importan
 PLOT_CSS = f"""
 .dpexplore-sr-only {{ {_SR_ONLY} }}
 .dpexplore-figure {{ position: relative; }}
-.dpexplore-figure .dpexplore-table-button {{ position: absolute; top: 2px; left: 2px; z-index: 5;
-  height: 24px; padding: 0 8px; font-size: 12px; line-height: 22px; color: #1f1f1f; background: #ffffff;
+.dpexplore-figure .dpexplore-plot-tools {{ position: absolute; top: 2px; left: 2px; z-index: 5; display: flex; gap: 4px; }}
+.dpexplore-figure .dpexplore-table-button {{ height: 24px; padding: 0 8px; font-size: 12px; line-height: 22px; color: #1f1f1f; background: #ffffff;
   border: 1px solid #767676; border-radius: 3px; cursor: pointer; }}
 .dpexplore-figure .dpexplore-table-button:focus-visible {{ outline: 3px solid {FOCUS}; outline-offset: 2px; }}
 .dpexplore-data {{ max-height: 420px; overflow: auto; margin: 4px 0; font-size: 13px; }}

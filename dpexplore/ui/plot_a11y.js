@@ -199,7 +199,11 @@ function plotA11y(model, el) {
   panel.tabIndex = 0;   // it scrolls: the keyboard must reach it
   panel.setAttribute("role", "region");
   btn.setAttribute("aria-controls", a11yPlotId(panel, "dpexplore-data"));
-  el.insertBefore(btn, el.firstChild);   // before the plot: first in the Tab order, not after its toolbar
+  const tools = document.createElement("div");
+  tools.className = "dpexplore-plot-tools";
+  tools.appendChild(btn);
+  tools.appendChild(a11yAudioTrace(model));
+  el.insertBefore(tools, el.firstChild);   // before the plot: first in the Tab order, not after its toolbar
   el.appendChild(desc);
   el.appendChild(panel);
   let current = { name: "", text: "" };
@@ -234,4 +238,82 @@ function plotA11y(model, el) {
   const update = () => { if (!queued) { queued = true; later(run); } };
   update();
   return update;
+}
+
+// -- audio trace (as Desmos offers): the "Listen" button, once pressed, takes the arrow keys --------
+// Left/Right move along the curve (Page Up/Down ten points, Home/End to its ends), Up/Down switch
+// curves, Escape stops; each point plays a short tone whose pitch follows y (220-880 Hz over the
+// curve's range, on a log scale when the y axis is one) and announces "name: x = …, y = …"
+// (a polite live region). The Web Audio API needs no dependency; without it only the words remain.
+const A11Y_TONE_HZ = [220, 880];
+const A11Y_TONE_S = 0.12;
+
+function a11yAudioTrace(model) {
+  const wrap = document.createElement("span");
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "jupyter-button dpexplore-table-button dpexplore-listen";
+  b.textContent = "Listen";
+  b.title = "Audio trace: arrow keys move along the curve, Up/Down change curve, Escape stops";
+  b.setAttribute("aria-pressed", "false");
+  const said = document.createElement("span");
+  said.className = "dpexplore-sr-only dpexplore-listen-said";
+  said.setAttribute("aria-live", "polite");
+  wrap.appendChild(b);
+  wrap.appendChild(said);
+  let on = false, curve = 0, i = 0, audio = null;
+  const curves = () => (model.get("data") || []).filter(a11yShown)
+    .filter((t) => t.type !== "heatmap" && t.type !== "contour")
+    .map((t) => ({ label: a11yPlain(t.name) || "curve", pts: a11yPoints(t) })).filter((c) => c.pts.length);
+  const tone = (y, lo, hi, log) => {
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      const f = (v) => (log ? Math.log(Math.max(v, 1e-300)) : v);
+      const u = hi > lo ? (f(y) - f(lo)) / (f(hi) - f(lo)) : 0.5;
+      const hz = A11Y_TONE_HZ[0] * Math.pow(A11Y_TONE_HZ[1] / A11Y_TONE_HZ[0], Math.min(1, Math.max(0, u)));
+      const osc = audio.createOscillator(), gain = audio.createGain();
+      osc.frequency.value = hz;
+      gain.gain.setValueAtTime(0.15, audio.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + A11Y_TONE_S);
+      osc.connect(gain).connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + A11Y_TONE_S);
+      b.dataset.hz = String(Math.round(hz));
+    } catch (e) { /* no audio here: the words still come */ }
+  };
+  const show = () => {
+    const cs = curves();
+    if (!cs.length) { said.textContent = "No curve to trace."; return; }
+    curve = (curve + cs.length) % cs.length;
+    const c = cs[curve];
+    i = Math.min(Math.max(i, 0), c.pts.length - 1);
+    const layout = model.get("plot_layout") || {};
+    const X = a11yAxis(layout, "xaxis"), Y = a11yAxis(layout, "yaxis");
+    const [x, y] = c.pts[i];
+    const ys = c.pts.map((p) => p[1]);
+    tone(y, Math.min(...ys), Math.max(...ys), Y.log);
+    said.textContent = `${c.label}: ${(X.name || "x").replace(/\s*[(\[].*$/, "")} = ${a11yFmt(x)}, ` +
+      `${(Y.name || "y").replace(/\s*[(\[].*$/, "")} = ${a11yFmt(y)}` + (i === 0 ? " (start)" : i === c.pts.length - 1 ? " (end)" : "");
+  };
+  const toggle = (state) => {
+    on = state;
+    b.setAttribute("aria-pressed", on ? "true" : "false");
+    b.textContent = on ? "Listening (Esc stops)" : "Listen";
+    if (on) { i = 0; show(); } else said.textContent = "Audio trace off.";
+  };
+  b.addEventListener("click", () => toggle(!on));
+  b.addEventListener("keydown", (e) => {
+    if (!on) return;
+    const n = (curves()[curve] || { pts: [] }).pts.length;
+    const moves = { ArrowRight: 1, ArrowLeft: -1, PageUp: 10, PageDown: -10 };
+    if (e.key in moves) i += moves[e.key];
+    else if (e.key === "Home") i = 0;
+    else if (e.key === "End") i = n - 1;
+    else if (e.key === "ArrowUp") { curve += 1; i = 0; } else if (e.key === "ArrowDown") { curve -= 1; i = 0; } else if (e.key === "Escape") { toggle(false); e.preventDefault(); return; } else return;
+    e.preventDefault();
+    e.stopPropagation();
+    show();
+  });
+  b.addEventListener("blur", () => { if (on) toggle(false); });
+  return wrap;
 }

@@ -348,3 +348,45 @@ def test_every_plot_is_a_named_figure_with_a_description_and_a_data_table(browse
         assert not page.errors, page.errors
     finally:
         ctx.close()
+
+
+def _fmt3(v) -> str:
+    """A number as the page writes it for a student (3 significant digits: 0.127, 9.81e-23)."""
+    return f"{float(f'{v:.3g}'):g}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+
+
+def test_audio_trace_walks_the_curve(browser, served):
+    """The demo's "Listen" button: Enter turns the audio trace on; the arrow keys move along the
+    δ(ε) curve and each point is announced with the values the trace holds ("ε = …, δ = …") and
+    played as a tone whose pitch follows δ (lower δ, lower tone); End reaches the curve's end;
+    Escape turns it off."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        curve = page.evaluate("() => { const t = document.querySelector('.js-plotly-plot').data[0];"
+                              " return {x: Array.from(t.x), y: Array.from(t.y)}; }")
+        said = "() => document.querySelector('.dpexplore-listen-said').textContent"
+        listen = page.locator(".dpexplore-listen").first
+        listen.focus()
+        page.keyboard.press("Enter")
+        assert listen.get_attribute("aria-pressed") == "true"
+
+        def point(i):
+            return f"ε = {_fmt3(curve['x'][i])}"
+
+        assert point(0) in page.evaluate(said) and "(start)" in page.evaluate(said), page.evaluate(said)
+        hz0 = listen.get_attribute("data-hz")
+        page.keyboard.press("ArrowRight")
+        text = page.evaluate(said)
+        assert point(1) in text and f"δ = {_fmt3(curve['y'][1])}" in text, (text, curve["x"][1], curve["y"][1])
+        page.keyboard.press("End")
+        text = page.evaluate(said)
+        assert "(end)" in text and point(len(curve["x"]) - 1) in text, text
+        hz_end = listen.get_attribute("data-hz")
+        if hz0 is not None:   # Web Audio present: δ falls along the curve, and so does the pitch
+            assert int(hz_end) < int(hz0), (hz0, hz_end)
+        page.keyboard.press("Escape")
+        assert listen.get_attribute("aria-pressed") == "false"
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
