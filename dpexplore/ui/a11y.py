@@ -7,7 +7,8 @@ low-vision reader need, kept in one place.
   announced politely once a slider stops moving.
 * :data:`PLOT_JS` (``plot_a11y.js``, appended to every :class:`~dpexplore.ui.plotwidget.PlotlyWidget`):
   each plot a figure named by its title and described by a text generated from its traces (axis
-  ranges, each curve's ends, the values at the marked points), with a "Data table" button and an
+  ranges, each curve's ends, the values at the marked points), with (shown on hover and on
+  keyboard focus, like plotly's own toolbar, so that they never hide a title) a "Data table" button and an
   audio trace ("Listen": the arrow keys move along a curve, a tone's pitch follows y and the
   point is announced).
 * :data:`PAGE_CSS` and :data:`PLOT_CSS`: a visible focus ring, text contrast of at least 4.5:1
@@ -50,7 +51,10 @@ _SR_ONLY = ("position:absolute!important;width:1px!important;height:1px!importan
 PLOT_CSS = f"""
 .dpexplore-sr-only {{ {_SR_ONLY} }}
 .dpexplore-figure {{ position: relative; }}
-.dpexplore-figure .dpexplore-plot-tools {{ position: absolute; top: 2px; left: 2px; z-index: 5; display: flex; gap: 4px; }}
+.dpexplore-figure .dpexplore-plot-tools {{ position: absolute; top: 2px; left: 2px; z-index: 5; display: flex; gap: 4px;
+  opacity: 0; }}
+.dpexplore-figure:hover .dpexplore-plot-tools, .dpexplore-figure .dpexplore-plot-tools:focus-within,
+.dpexplore-figure .dpexplore-plot-tools.dpexplore-open {{ opacity: 1; }}
 .dpexplore-figure .dpexplore-table-button {{ height: 24px; padding: 0 8px; font-size: 12px; line-height: 22px; color: #1f1f1f; background: #ffffff;
   border: 1px solid #767676; border-radius: 3px; cursor: pointer; }}
 .dpexplore-figure .dpexplore-table-button:focus-visible {{ outline: 3px solid {FOCUS}; outline-offset: 2px; }}

@@ -35,6 +35,12 @@ function a11yAxis(layout, key) {
   return { name: a11yTitle(ax.title), log: ax.type === "log" };
 }
 
+// an axis title without its trailing explanation: "k" for "k (number of composed steps)", "σ" for
+// "σ [noise]"; a formula's own parentheses stay ("E|M − median| / (n/2)")
+function a11yShortAxis(name) {
+  return name.replace(/\s*(\[[^\]]*\]|\([^()]* [^()]*\))$/, "") || name;
+}
+
 const a11yShown = (t) => t && t.visible !== false && t.visible !== "legendonly";
 
 function a11yPoints(t) {
@@ -91,7 +97,7 @@ function a11yDescribe(data, layout, fallbackName) {
     else lines.push({ label, pts, bar: t.type === "bar" });
   }
   // in sentences about points the axes go by their short names: "k", not "k (number of steps)"
-  const xs = xn.replace(/\s*[(\[].*$/, "") || "x", ysn = yn.replace(/\s*[(\[].*$/, "") || "y";
+  const xs = a11yShortAxis(xn), ysn = a11yShortAxis(yn);
   const all = lines.concat(marks, clouds).flatMap((c) => c.pts);
   const xsNum = all.map((p) => p[0]).filter((x) => typeof x === "number" && Number.isFinite(x));
   const yv = all.map((p) => p[1]);
@@ -220,6 +226,7 @@ function plotA11y(model, el) {
     panel.hidden = !panel.hidden;
     btn.setAttribute("aria-expanded", panel.hidden ? "false" : "true");
     btn.textContent = panel.hidden ? "Data table" : "Hide data table";
+    tools.classList.toggle("dpexplore-open", !panel.hidden);
     if (!panel.hidden) fill();
   });
   let queued = false;
@@ -292,8 +299,8 @@ function a11yAudioTrace(model) {
     const [x, y] = c.pts[i];
     const ys = c.pts.map((p) => p[1]);
     tone(y, Math.min(...ys), Math.max(...ys), Y.log);
-    said.textContent = `${c.label}: ${(X.name || "x").replace(/\s*[(\[].*$/, "")} = ${a11yFmt(x)}, ` +
-      `${(Y.name || "y").replace(/\s*[(\[].*$/, "")} = ${a11yFmt(y)}` + (i === 0 ? " (start)" : i === c.pts.length - 1 ? " (end)" : "");
+    said.textContent = `${c.label}: ${a11yShortAxis(X.name || "x")} = ${a11yFmt(x)}, ` +
+      `${a11yShortAxis(Y.name || "y")} = ${a11yFmt(y)}` + (i === 0 ? " (start)" : i === c.pts.length - 1 ? " (end)" : "");
   };
   const toggle = (state) => {
     on = state;
