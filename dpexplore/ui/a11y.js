@@ -139,20 +139,27 @@ function a11yValue(h) {
   if (shown) set("aria-valuetext", shown);
 }
 
-// a readout wider than the panel scrolls sideways: it must then take the keyboard focus (arrow
-// keys scroll it), with a name
+// a readout wider than the panel, or an open Theory section holding a wide formula or table on a
+// narrow screen, scrolls: it must then take the keyboard focus (the arrow keys scroll it), with a name
 function a11yScrollables(app) {
-  app.querySelectorAll(".dpexplore-readouts .widget-html-content").forEach((r) => {
-    const scrolls = r.scrollWidth > r.clientWidth + 1;
-    if (scrolls && r.tabIndex !== 0) {
+  const mark = (r, name) => {
+    const scrolls = r.scrollWidth > r.clientWidth + 1 || r.scrollHeight > r.clientHeight + 1;
+    if (scrolls && r.getAttribute("tabindex") !== "0") {
       r.tabIndex = 0;
       r.setAttribute("role", "region");
-      r.setAttribute("aria-label", "Readout (scrolls sideways)");
-    } else if (!scrolls && r.getAttribute("tabindex") === "0") {
+      r.setAttribute("aria-label", name);
+      r.dataset.dpexploreScrolls = "1";
+    } else if (!scrolls && r.dataset.dpexploreScrolls) {
       r.removeAttribute("tabindex");
       r.removeAttribute("role");
       r.removeAttribute("aria-label");
+      delete r.dataset.dpexploreScrolls;
     }
+  };
+  app.querySelectorAll(".dpexplore-readouts .widget-html-content").forEach((r) => mark(r, "Readout (scrolls)"));
+  app.querySelectorAll(".jupyter-widget-Collapse-contents").forEach((r) => {
+    const head = r.parentElement && r.parentElement.querySelector(":scope > .jupyter-widget-Collapse-header");
+    mark(r, ((head && head.textContent.trim()) || "Section") + " (scrolls)");
   });
 }
 
@@ -175,7 +182,11 @@ function a11yCollapse(head) {
     head.addEventListener("keydown", (e) => {
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); head.click(); }
     });
-    head.addEventListener("click", () => setTimeout(sync, 0));
+    head.addEventListener("click", () => setTimeout(() => {
+      sync();
+      const app = head.closest(".dpexplore-app");
+      if (app) a11yScrollables(app);
+    }, 0));
   }
   sync();
 }
