@@ -29,14 +29,20 @@ function dpexploreA11y(el) {
     };
     fixAll();
     let pending = false;
+    // Plotly redraws (thousands of SVG nodes per slider step) are skipped at once: the cost of
+    // this observer stays out of a step's redraw
+    const SVG = "http://www.w3.org/2000/svg";
     new MutationObserver((records) => {
       for (const r of records) {
-        // noUiSlider rewrote a handle's aria values (every slider update): ours again
-        if (r.type === "attributes" && r.target.classList.contains("noUi-handle")) a11yValue(r.target);
-      }
-      if (!pending && records.some((r) => r.type === "childList" && r.addedNodes.length)) {
-        pending = true;   // new widgets (a control shown, a slider rebuilt): once a frame
-        requestAnimationFrame(() => { pending = false; fixAll(); });
+        const t = r.target;
+        if (t.namespaceURI === SVG) continue;
+        if (r.type === "attributes") {
+          // noUiSlider rewrote a handle's aria values (every slider update): ours again
+          if (t.classList.contains("noUi-handle")) a11yValue(t);
+        } else if (!pending && r.addedNodes.length && !(t.closest && t.closest(".dpexplore-plot"))) {
+          pending = true;   // new widgets (a control shown, a slider rebuilt): once a frame
+          requestAnimationFrame(() => { pending = false; fixAll(); });
+        }
       }
     }).observe(app, { childList: true, subtree: true, attributes: true,
                       attributeFilter: ["aria-valuenow", "aria-valuetext", "aria-valuemin", "aria-valuemax"] });
