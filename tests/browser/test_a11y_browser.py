@@ -357,7 +357,7 @@ def _fmt3(v) -> str:
 
 def test_audio_trace_walks_the_curve(browser, served):
     """The demo's "Listen" button: Enter turns the audio trace on; the arrow keys move along the
-    δ(ε) curve and each point is announced with the values the trace holds ("ε = …, δ = …") and
+    δ(ε) curve and each point is announced with the values the trace holds ("ε = …, δ(ε) = …") and
     played as a tone whose pitch follows δ (lower δ, lower tone); End reaches the curve's end;
     Escape turns it off."""
     ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
@@ -378,7 +378,7 @@ def test_audio_trace_walks_the_curve(browser, served):
         hz0 = listen.get_attribute("data-hz")
         page.keyboard.press("ArrowRight")
         text = page.evaluate(said)
-        assert point(1) in text and f"δ = {_fmt3(curve['y'][1])}" in text, (text, curve["x"][1], curve["y"][1])
+        assert point(1) in text and f"δ(ε) = {_fmt3(curve['y'][1])}" in text, (text, curve["x"][1], curve["y"][1])
         page.keyboard.press("End")
         text = page.evaluate(said)
         assert "(end)" in text and point(len(curve["x"]) - 1) in text, text
