@@ -180,6 +180,16 @@ function a11yTables(data, layout, name) {
   return frag;
 }
 
+// one of a plot's small buttons (top left, shown on hover and focus), its state attribute "false"
+function a11yButton(text, cls, state) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "jupyter-button dpexplore-table-button " + cls;
+  b.textContent = text;
+  b.setAttribute(state, "false");
+  return b;
+}
+
 let a11yPlots = 0;
 function a11yPlotId(node, prefix) {
   if (!node.id) node.id = prefix + "-" + (++a11yPlots) + "-" + Math.random().toString(36).slice(2, 7);
@@ -194,11 +204,7 @@ function plotA11y(model, el) {
   const desc = document.createElement("p");
   desc.className = "dpexplore-sr-only dpexplore-plot-desc";
   el.setAttribute("aria-describedby", a11yPlotId(desc, "dpexplore-desc"));
-  const btn = document.createElement("button");
-  btn.type = "button";
-  btn.className = "jupyter-button dpexplore-table-button";
-  btn.textContent = "Data table";
-  btn.setAttribute("aria-expanded", "false");
+  const btn = a11yButton("Data table", "", "aria-expanded");
   const panel = document.createElement("div");
   panel.className = "dpexplore-data";
   panel.hidden = true;
@@ -257,12 +263,8 @@ const A11Y_TONE_S = 0.12;
 
 function a11yAudioTrace(model) {
   const wrap = document.createElement("span");
-  const b = document.createElement("button");
-  b.type = "button";
-  b.className = "jupyter-button dpexplore-table-button dpexplore-listen";
-  b.textContent = "Listen";
+  const b = a11yButton("Listen", "dpexplore-listen", "aria-pressed");
   b.title = "Audio trace: arrow keys move along the curve, Up/Down change curve, Escape stops";
-  b.setAttribute("aria-pressed", "false");
   const said = document.createElement("span");
   said.className = "dpexplore-sr-only dpexplore-listen-said";
   said.setAttribute("aria-live", "polite");
