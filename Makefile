@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8866
 
-.PHONY: setup serve test chromium bench hub-setup
+.PHONY: setup serve test chromium bench hub-setup axe
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -26,7 +26,7 @@ chromium:
 serve: setup
 	$(VENV)/bin/dpexplore serve --port $(PORT)
 
-test: setup chromium hub-setup
+test: setup chromium hub-setup axe
 	$(PY) -m pytest -q
 
 bench: setup chromium
@@ -78,3 +78,12 @@ hub-opt:
 	cp -r deploy/singleuser deploy/singleuser-lab $(HUB_OPT)/
 	chmod -R a+rX $(HUB_OPT)
 	runuser -u nobody -- $(HUB_OPT)/singleuser-env/bin/python -c 'import dpexplore, voila, jupyterhub'
+
+# axe-core (the accessibility rules engine) for tests/browser/test_a11y_browser.py, from the npm
+# registry at the version its lock file pins, into tests/browser/axe/node_modules (gitignored); the
+# test injects it into each page from that file (nothing is fetched while the tests run).
+AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
+axe: $(AXE)
+$(AXE): tests/browser/axe/package.json tests/browser/axe/package-lock.json
+	npm ci --silent --prefix tests/browser/axe
+	touch $@

@@ -691,11 +691,11 @@ class CompositionController(Controller):
     def _fill_text(self, r: CompositionResult) -> None:
         s = r.spec
         rows = "".join(
-            f"<tr><td style='color:{_COLOURS[n]}'>■</td><td>{THEOREMS[n]}</td>"
+            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{THEOREMS[n]}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.at_k[n])}</b></td><td>{r.delta_spent[n]}</td></tr>"
             for n in THEOREMS)
         noise_rows = "".join(
-            f"<tr><td style='color:{_COLOURS[n]}'>■</td><td>{NOISE_CURVES[n]}</td>"
+            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{NOISE_CURVES[n]}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>" for n in NOISE_CURVES)
         mech = _mech_text(r.mechanism)
         self.readout.value = (

@@ -45,6 +45,7 @@ import numpy as np
 from .. import down_sensitivity as ds
 from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ._checks import check_numbers, check_whole
@@ -323,7 +324,7 @@ def readout_html(r: DownSensitivityResult) -> str:
     s = r.spec
     q = s.query
     rows = "".join(
-        f"<tr><td style='text-align:left;color:{_COLOURS[i]}'><b>{_ROWS[i]}</b></td>"
+        f"<tr><td style='text-align:left;color:{text_colour(_COLOURS[i])}'><b>{_ROWS[i]}</b></td>"
         f"<td>{_v(st.median, q)}</td><td>{_v(st.q05, q)}</td><td>{_v(st.q95, q)}</td><td>{_v(st.rmse, q)}</td></tr>"
         for i, st in enumerate(r.stats))
     people = "items" if s.query == "max" else "people"

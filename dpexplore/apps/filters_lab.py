@@ -415,7 +415,7 @@ def readout_html(r: FiltersLabResult) -> str:
     query's number) and the share of the budget used."""
     s = r.spec
     rows = "".join(
-        f"<tr><td><span style='color:{_COLOURS[k]}'>■</span> {_NAMES[k]}"
+        f"<tr><td><span style='color:{_COLOURS[k]}' aria-hidden='true'>■</span> {_NAMES[k]}"
         f"<br><span class='dpexplore-limit'>{_budget_text(k, r)}</span></td>"
         f"<td><b>{r.answered[k]}</b></td><td>{'#' + str(r.first_refused[k]) if r.first_refused[k] else 'none'}"
         f"</td><td>{100 * r.used[k]:.1f} %</td></tr>"

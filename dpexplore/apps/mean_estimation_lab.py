@@ -58,6 +58,7 @@ from .. import mean_estimation as me
 from ..mechanisms import Gaussian
 from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ._checks import check_numbers, check_whole
@@ -319,7 +320,7 @@ def readout_html(r: MeanEstimationResult) -> str:
     sim = f"simulated ({TRIALS} runs)"
     return (
         '<table class="dpexplore-mean-table" style="border-collapse:collapse;text-align:right">'
-        f"<tr><th></th><th style='color:#a05f00'>isotropic</th><th style='color:{_COLOURS[1]}'>"
+        f"<tr><th></th><th style='color:#a05f00'>isotropic</th><th style='color:{text_colour(_COLOURS[1])}'>"
         "Mahalanobis</th><th>ratio</th></tr>"
         + section("RMS error in Mahalanobis distance")
         + row("exact", r.rmse_mahalanobis, r.ratio_mahalanobis, "<b>{:.4g}</b>")

@@ -54,6 +54,7 @@ from .._validation import as_array
 from ..conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_approx
 from ..mechanisms import Gaussian, Laplace
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
+from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 
@@ -380,7 +381,7 @@ class RDPController(Controller):
         rows = []
         for i, name in enumerate(r.curve_names):
             rows.append(
-                f'<tr data-curve="{i}"><td style="color:{_CURVE_COLOURS[i]}"><b>{html.escape(name)}</b></td>'
+                f'<tr data-curve="{i}"><td style="color:{text_colour(_CURVE_COLOURS[i])}"><b>{html.escape(name)}</b></td>'
                 f'<td class="eps-improved"><b>{r.eps_improved[i]:.4g}</b><br>'
                 f'<small>α* = {r.order_improved[i]:.3g}</small></td>'
                 f'<td class="eps-mironov">{r.eps_mironov[i]:.4g}<br><small>α* = {r.order_mironov[i]:.3g}</small></td>'

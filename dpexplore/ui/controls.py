@@ -155,6 +155,12 @@ class LogSlider(_GridSlider, W.FloatLogSlider):
     0.1
     """
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # the page's accessibility code (a11y.js) announces base^position, the number shown,
+        # instead of the exponent noUiSlider holds
+        self.add_class(f"dpexplore-log-base-{self.base:g}")
+
     def _coord(self, v: float) -> float | None:
         return math.log(v, self.base) if v > 0 and math.isfinite(v) else None
 

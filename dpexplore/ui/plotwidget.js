@@ -335,6 +335,7 @@ function render({ model, el }) {
   div.dataset.revision = "0";
   div.dataset.renderAt = String(performance.now()); // the widget view exists (bench_browser.py)
   el.appendChild(div);
+  const describe = plotA11y(model, el); // name, description, data table (plot_a11y.js)
   let alive = true;
 
   // What Plotly was last given, per trace: the JSON text and the object itself. A trace whose
@@ -494,6 +495,7 @@ function render({ model, el }) {
     div.dataset.changeAt = String(performance.now()); // a change arrived from the kernel
     div.dataset.changes = String(Number(div.dataset.changes || 0) + 1);
     div._dpexploreLatest = model.get("data");
+    describe();
     if (queued) return;
     queued = true;
     drawing = drawing.then(() => { queued = false; return doDraw(false); });

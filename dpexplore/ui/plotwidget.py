@@ -43,6 +43,8 @@ import anywidget
 import numpy as np
 import traitlets
 
+from .a11y import PLOT_CSS, PLOT_JS
+
 __all__ = ["PlotlyWidget", "to_json", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH",
            "TRACE_TYPES"]
 
@@ -170,8 +172,8 @@ class PlotlyWidget(anywidget.AnyWidget):
     ([5, 6], 'demo')
     """
 
-    _esm = (_HERE / "plotwidget.js").read_text(encoding="utf-8")
-    _css = ".dpexplore-plot { width: 100%; min-height: 120px; }"
+    _esm = (_HERE / "plotwidget.js").read_text(encoding="utf-8") + PLOT_JS
+    _css = ".dpexplore-plot { width: 100%; min-height: 120px; }" + PLOT_CSS
 
     data = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     #: the plotly layout (``layout`` itself is ipywidgets' DOM layout of the widget)

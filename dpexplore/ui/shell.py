@@ -52,6 +52,7 @@ import ipywidgets as W
 import traitlets
 
 from ..references import autolink, bibliography_html, cited_keys
+from .a11y import PAGE_CSS, PAGE_JS
 from .controls import Controller, MessageArea
 from .plotwidget import PlotlyWidget
 
@@ -180,6 +181,7 @@ function render({ model, el }) {
   });
   bar.appendChild(box);
   el.appendChild(bar);
+  dpexploreA11y(el);   // slider names, skip link, live readouts (a11y.js)
   // Typed values: a slider's readout or a number box sends what was typed to the kernel, which
   // reads it as a person means it (ipywidgets read "20,500" as 20, "5e2" as 5 in an integer
   // field, and dropped characters such as "x" from number boxes as they were typed).
@@ -265,7 +267,7 @@ function render({ model, el }) {
   }
 }
 export default { render };
-""" % MAX_QUERY
+""" % MAX_QUERY + PAGE_JS
 
     present = traitlets.Bool(False).tag(sync=True)
     #: the query string the page was opened with, once received (read only: set by the kernel)
@@ -457,7 +459,7 @@ class AppShell(W.VBox):
         self.controller = controller
         self.figs = list(getattr(controller, "figs", []))
         self.bar = ShellBar()
-        style = W.HTML(f"<style>{SHELL_CSS}</style>", layout=W.Layout(display="none"))
+        style = W.HTML(f"<style>{SHELL_CSS}{PAGE_CSS}</style>", layout=W.Layout(display="none"))
         title = W.HTML(f'<div class="dpexplore-title"><h2>{html.escape(info.title)}</h2>'
                        f"<p>{info.lead}</p></div>", layout=W.Layout(flex="1 1 520px"))
         head = W.HBox([title, self.bar], layout=W.Layout(flex_flow="row wrap", width="100%"))
