@@ -403,6 +403,28 @@ def test_lab_two_students_draw_and_follow_a_slider(lab_hub, lab_students):
         assert os.stat(entry.pw_dir).st_mode & 0o777 == 0o700, user
 
 
+def _until_idle(ws, msg_id: str, timeout: float) -> list[dict]:
+    """The messages of request ``msg_id`` until the kernel reports it idle on IOPub. Its printed
+    output travels on IOPub and its execute_reply on the shell channel, so the reply may come
+    before the output (stopping at the reply once returned an empty output); the IOPub ``idle``
+    status of the request comes after all of its output."""
+    import websocket
+
+    got, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ws.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            m = json.loads(ws.recv())
+        except websocket.WebSocketTimeoutException:
+            break
+        if m.get("parent_header", {}).get("msg_id") != msg_id:
+            continue
+        got.append(m)
+        if m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle":
+            break
+    return got
+
+
 def _run_as(hub: Hub, s, user: str, code: str) -> str:
     """Starts a kernel on ``user``'s server (as JupyterLab does), runs ``code`` there and
     returns what it printed."""
@@ -415,8 +437,10 @@ def _run_as(hub: Hub, s, user: str, code: str) -> str:
     kernel_id = r.json()["id"]
     ws = kernel_socket(hub, s, user, kernel_id)
     try:
-        ws.send(_execute(code))
-        got = receive(ws, "execute_reply", timeout=120)
+        request = _execute(code)
+        msg_id = json.loads(request)["header"]["msg_id"]
+        ws.send(request)
+        got = _until_idle(ws, msg_id, timeout=120)
     finally:
         ws.close()
         s.delete(f"{hub.base}user/{user}/api/kernels/{kernel_id}", headers=headers, timeout=60)
