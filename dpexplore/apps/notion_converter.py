@@ -494,7 +494,7 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
 # ------------------------------------------------------------------------------------------------
 _CURVES = (  # key, legend text, colour, width, dash
     ("source", "source: {label}", OKABE_ITO[7], 4, "solid"),
-    ("pure", "implied pure ε-DP", OKABE_ITO[0], 2, "solid"),
+    ("pure", "implied pure ε-DP", OKABE_ITO[0], 2, "longdashdot"),
     ("approx", "implied (ε, δ) at target δ (Liu et al. 2022 Thm 2.1)", OKABE_ITO[1], 2, "dot"),
     ("zcdp", "implied ρ-zCDP", OKABE_ITO[2], 2, "dash"),
     ("gdp", "implied μ-GDP", OKABE_ITO[3], 2, "dashdot"),
@@ -587,9 +587,10 @@ class NotionConverterController(Controller):
                        "x": ALPHA_GRID if b is not None else _EMPTY,
                        "y": b if b is not None else _EMPTY,
                        "line": {"color": col, "width": w, "dash": dash}})
+        # sparse dots: the reference diagonal, apart from the dotted (ε, δ) curve without colour
         tr.append({"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
                    "x": [0.0, 1.0], "y": [1.0, 0.0],
-                   "line": {"color": "#999999", "width": 1, "dash": "dot"}})
+                   "line": {"color": "#999999", "width": 1, "dash": "2px,6px"}})
         return tr
 
     @staticmethod
