@@ -429,8 +429,9 @@ function wrapTitles(layout, titles) {
 
 // the least height of a plot's axes (normal, presentation mode), and the most a plot may grow for it
 const MIN_AREA_PX = [170, 190];
-// the least and most height of a plot whose css_height is "fill"
-const FILL_PX = [380, 760];
+// the least and most height of a plot whose css_height is "fill" (normal, presentation mode: the
+// larger text needs a taller plot for its axes, MIN_AREA_PX)
+const FILL_PX = { normal: [300, 760], present: [470, 760] };
 const MAX_GROW_PX = 260;
 
 function render({ model, el }) {
@@ -472,18 +473,31 @@ function render({ model, el }) {
   // text of varying height: two plots side by side in a tab). Measured once per window size and
   // mode, so a slider step never changes it.
   let fillAt = "";
+  const fillWanted = () => {
+    const top = div.getBoundingClientRect().top + window.scrollY;
+    const [lo, hi] = FILL_PX[model.get("present") ? "present" : "normal"];
+    return top > 0 ? Math.round(Math.min(hi, Math.max(lo, window.innerHeight - top - 12))) : 0;
+  };
   const sizeDiv = () => {
     const ch = model.get("css_height") || "";
     if (ch !== "fill") { div.style.height = ch; fillAt = ""; return; }
     const key = window.innerWidth + "x" + window.innerHeight + (model.get("present") ? "p" : "");
-    if (!div.style.height) div.style.height = FILL_PX[0] + "px";
+    if (!div.style.height) div.style.height = FILL_PX.normal[0] + "px";
     if (fillAt === key || hidden() || !div.isConnected) return;
-    const top = div.getBoundingClientRect().top + window.scrollY;
-    if (!(top > 0)) return;
-    div.style.height = Math.round(Math.min(FILL_PX[1], Math.max(FILL_PX[0], window.innerHeight - top - 12))) + "px";
+    const h = fillWanted();
+    if (!h) return;
+    div.style.height = h + "px";
     fillAt = key;
   };
   sizeDiv();
+  // the page above a "fill" plot may still be settling when it is first drawn (the head, the
+  // panels, other widgets): measured again 1 s and 3 s after its first draw, before a visitor
+  // moves a slider; later steps never change it
+  const refill = () => {
+    if (!alive || model.get("css_height") !== "fill" || hidden()) return;
+    const h = fillWanted();
+    if (h && Math.abs(h - parseFloat(div.style.height || "0")) > 4) { fillAt = ""; redraw(); }
+  };
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
@@ -626,6 +640,7 @@ function render({ model, el }) {
     console.error("dpexplore PlotlyWidget:", e);
   });
   let drawing = doDraw(true);
+  drawing.then(() => { setTimeout(refill, 1000); setTimeout(refill, 3000); });
   // Coalesce bursts of changes (a slider drag): at most one pending redraw, reading the newest state.
   let queued = false;
   // the traces the plot shows once it is drawn: what a hidden plot (a closed tab) will draw when

@@ -13,7 +13,11 @@
 
 The controls sit beside the plots on wide screens and above them below ~900 px (a wrapping flex
 row). Presentation mode (the toggle, or ``present=1`` in the page URL) enlarges text and lines in
-every plot and in the page. Every control can be set from the page URL's query string
+every plot and in the page, and gives the plots the screen: a one-line lead beside the toolbar,
+legends inside the axes, plots sized to the window (on a 1280×720 projector their drawing areas
+cover ≥ 30 % of it). Text sizes are in rem (the browser's font size); :data:`SHELL_CSS` also
+follows ``prefers-reduced-motion`` and ``prefers-contrast: more`` and reflows to one column below
+480 px. Every control can be set from the page URL's query string
 (``…/composition_explorer.ipynb?eps=0.5&k=1000``), and "Link to this view" gives the URL of the
 current state; a bad or unknown query value shows the usual inline message and keeps the default.
 "CSV" downloads the plotted data; the plot toolbar saves PNG and SVG.
@@ -126,6 +130,8 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-label,
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-readout,
 .dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 1.125rem; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label-basic { white-space: normal; overflow: visible; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
@@ -154,7 +160,15 @@ SHELL_CSS = """
   .dpexplore-app .dpexplore-panel { min-width: 0 !important; flex-basis: 100% !important; }
   .dpexplore-app .dpexplore-main { flex-basis: 100% !important; }
   .dpexplore-app .widget-hbox > .widget-box, .dpexplore-app .widget-hbox > .jupyter-widgets { min-width: 0 !important; max-width: 100%; }
-  .dpexplore-app .widget-slider { flex-wrap: wrap; max-width: 100%; }
+  .dpexplore-app .widget-hbox > :has(.dpexplore-plot) { min-width: 0 !important; width: 100% !important; }
+  .dpexplore-app .widget-slider, .dpexplore-app .widget-inline-hbox { flex-wrap: wrap; max-width: 100%; height: auto !important; }
+  .dpexplore-app .widget-slider > .widget-label, .dpexplore-app .widget-inline-hbox > .widget-label {
+    flex: 1 1 100%; max-width: 100% !important; width: auto !important; }
+  .dpexplore-app .widget-slider > .slider-container { min-height: 28px; }
+  .dpexplore-app .widget-label, .dpexplore-app .widget-label-basic { white-space: normal; }
+  .dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { overflow-x: auto; max-width: 100%; }
+  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 1 auto !important; max-width: 100% !important; height: auto !important; }
+  .dpexplore-app .lm-TabBar-tabLabel, .dpexplore-app .p-TabBar-tabLabel { white-space: normal !important; overflow-wrap: anywhere; height: auto !important; }
   .dpexplore-app .dpexplore-title h2, .dpexplore-app .dpexplore-title p { overflow-wrap: anywhere; }
 }
 """
@@ -167,8 +181,8 @@ MAIN_PLOT_HEIGHT = "clamp(300px, calc(100vh - var(--dpexplore-chrome, 250px)), 7
 #: the same under a tab bar
 TAB_PLOT_HEIGHT = "clamp(300px, calc(100vh - var(--dpexplore-chrome-tab, 290px)), 760px)"
 #: CSS height of plots under controls or text of their own (two plots side by side in a tab): from
-#: the plot's top to the window's bottom, within [380, 760] px, measured by the page once per
-#: window size and mode (``plotwidget.js``)
+#: the plot's top to the window's bottom, within [300, 760] px (presentation mode: [470, 760]),
+#: measured by the page per window size and mode (``plotwidget.js``), never on a slider step
 FILL_PLOT_HEIGHT = "fill"
 
 
