@@ -473,6 +473,7 @@ function render({ model, el }) {
   // text of varying height: two plots side by side in a tab). Measured once per window size and
   // mode, so a slider step never changes it.
   let fillAt = "";
+  let fillBase = 0, fillGrow = 0;  // the measured "fill" height, and what MIN_AREA_PX added to it
   const fillWanted = () => {
     const top = div.getBoundingClientRect().top + window.scrollY;
     const [lo, hi] = FILL_PX[model.get("present") ? "present" : "normal"];
@@ -487,6 +488,7 @@ function render({ model, el }) {
     const h = fillWanted();
     if (!h) return;
     div.style.height = h + "px";
+    fillBase = h; fillGrow = 0;
     fillAt = key;
   };
   sizeDiv();
@@ -496,7 +498,7 @@ function render({ model, el }) {
   const refill = () => {
     if (!alive || model.get("css_height") !== "fill" || hidden()) return;
     const h = fillWanted();
-    if (h && Math.abs(h - parseFloat(div.style.height || "0")) > 4) { fillAt = ""; redraw(); }
+    if (h && Math.abs(h - fillBase) > 4) { fillAt = ""; redraw(); }
   };
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
@@ -560,7 +562,7 @@ function render({ model, el }) {
         // 1. a legend below the plot that runs into the x axis title moves down (the legend's
         //    place is in plot-area units, so a new row or a shorter plot brings them together);
         // 2. a plot whose axes are left less than MIN_AREA_PX grows by the difference (a plot
-        //    sized by its layout), or (a plot sized by the window, ≥ 700 px wide) gets its legend
+        //    sized by its layout, or a "fill" plot), or (a plot sized by the window, ≥ 700 px wide) gets its legend
         //    moved from below to its right;
         // 3. a y axis title longer than its axis (plotly cuts it off) is broken into lines.
         let total = fix ? fix.dy : 0;
@@ -597,6 +599,13 @@ function render({ model, el }) {
               grown = Math.min(MAX_GROW_PX, grown + Math.ceil(minArea - fl._size.h) + 4);
               growFix = { key: layoutText, dh: grown };
               cur = Object.assign(JSON.parse(JSON.stringify(cur)), { height: baseHeight + grown });
+              return true;
+            }
+            if (model.get("css_height") === "fill" && fillGrow < MAX_GROW_PX) {
+              // a "fill" plot low on the page: taller than the window's rest (the page scrolls)
+              fillGrow = Math.min(MAX_GROW_PX, fillGrow + Math.ceil(minArea - fl._size.h) + 4);
+              div.style.height = (fillBase + fillGrow) + "px";
+              cur = Object.assign(JSON.parse(JSON.stringify(cur)), { height: fillBase + fillGrow });
               return true;
             }
             if (fill && fl.legend && fl.legend.y < 0 && fillWidth >= 700 && !(sideFix && sideFix.key === layoutText)) {

@@ -106,6 +106,11 @@ SHELL_CSS = """
 .dpexplore-app .dpexplore-readouts .widget-html-content { overflow-x: auto; }
 .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 0 auto !important; max-width: none !important; }
 .dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
+/* the toolbar's room is kept before its script draws it (the head would grow under plots that
+   measure their height from their place on the page: FILL_PLOT_HEIGHT) */
+@media (min-width: 700px) {
+  .dpexplore-app:not(.dpexplore-present) .dpexplore-head > :nth-child(2) { min-width: 22.5rem; min-height: 30px; }
+}
 /* presentation mode: what a projector needs. The title on one or two lines and the lead on one
    (the whole lead shows on hover), text of the controls and readouts >= 18 px (at the browser's
    default 16 px), every tab title on screen (the tab bar wraps), the plots take the rest */
