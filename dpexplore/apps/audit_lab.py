@@ -444,7 +444,7 @@ class AuditLabController(StagedController):
             {"type": "scatter", "mode": "lines", "name": f"ideal: tight {r.eps_true:.3g}-DP test, expected counts",
              "x": TRIALS_GRID, "y": r.ideal_lb, "line": {"color": OKABE_ITO[0], "width": 2}},
             {"type": "scatter", "mode": "lines", "name": "this audit's test, expected counts",
-             "x": TRIALS_GRID, "y": r.test_lb, "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dash"}},
+             "x": TRIALS_GRID, "y": r.test_lb, "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dashdot"}},
             {"type": "scatter", "mode": "lines", "name": f"claimed ε = {s.eps:.3g}",
              "x": [TRIALS_GRID[0], TRIALS_GRID[-1]], "y": [s.eps, s.eps],
              "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},

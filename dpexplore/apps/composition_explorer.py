@@ -543,7 +543,7 @@ class CompositionController(Controller):
                 "type": "scatter", "mode": "lines+markers" if coarse else "lines",
                 "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
                 "line": {"color": _COLOURS[name], "width": 3 if name == "tight" else 2,
-                         "dash": _DASH.get(name, "solid")},
+                         **({"dash": _DASH[name]} if name in _DASH else {})},
                 "marker": {"size": 6},
             })
         names = list(r.at_k)
@@ -581,7 +581,7 @@ class CompositionController(Controller):
             traces.append({
                 "type": "scatter", "mode": "lines+markers" if coarse else "lines",
                 "name": NOISE_CURVES[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
-                "line": {"color": _COLOURS[name], "width": 2, "dash": _DASH.get(name, "solid")},
+                "line": {"color": _COLOURS[name], "width": 2, **({"dash": _DASH[name]} if name in _DASH else {})},
                 "marker": {"size": 6},
             })
         names = list(r.noise_at_k)

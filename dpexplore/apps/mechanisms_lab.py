@@ -903,7 +903,7 @@ class LocalVsCentralController(_SimulationController):
             {"type": "scatter", "mode": "markers", "name": "inverse sensitivity (simulated)",
              "x": m["eps_grid"], "y": _gap(m["is_sim"]), "marker": {"color": _C[0], "symbol": "x", "size": 9}},
             {"type": "scatter", "mode": "markers", "name": "Laplace (simulated)", "x": m["eps_grid"],
-             "y": _gap(m["lap_sim"]), "marker": {"color": _C[3], "symbol": "x", "size": 9}},
+             "y": _gap(m["lap_sim"]), "marker": {"color": _C[3], "symbol": "cross", "size": 9}},
             {"type": "scatter", "mode": "markers", "name": f"chosen ε = {r['spec'].med_eps:.3g}",
              "x": [r["spec"].med_eps] * 2, "y": _gap([m["is_mean_here"], m["lap_mean_here"]]),
              "marker": {"color": _C[7], "symbol": "diamond-open", "size": 13}},

@@ -497,7 +497,7 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
 # ------------------------------------------------------------------------------------------------
 _CURVES = (  # key, legend text, colour, width, dash
     ("source", "source: {label}", OKABE_ITO[7], 4, "solid"),
-    ("pure", "implied pure ε-DP", OKABE_ITO[0], 2, "solid"),
+    ("pure", "implied pure ε-DP", OKABE_ITO[0], 2, "longdashdot"),
     ("approx", "implied (ε, δ) at target δ (Liu et al. 2022 Thm 2.1)", OKABE_ITO[1], 2, "dot"),
     ("zcdp", "implied ρ-zCDP", OKABE_ITO[2], 2, "dash"),
     ("gdp", "implied μ-GDP", OKABE_ITO[3], 2, "dashdot"),

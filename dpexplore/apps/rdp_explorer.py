@@ -276,9 +276,10 @@ def _positive(y) -> np.ndarray:
     return np.where(np.isfinite(y) & (y > 0), y, np.nan)
 
 
-def _line(name, x, y, colour, dash="solid", group=None, width=2):
+def _line(name, x, y, colour, dash=None, group=None, width=2):
+    # without a dash of its own, the plot widget gives the line one (tell_apart: one per colour)
     t = {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": _positive(y),
-         "line": {"color": colour, "dash": dash, "width": width}}
+         "line": {"color": colour, "width": width, **({"dash": dash} if dash else {})}}
     if group:
         t["legendgroup"] = group
     return t
@@ -359,7 +360,7 @@ class RDPController(Controller):
         out = []
         for i, name in enumerate(r.curve_names):
             out.append(_line(f"{name}: improved", a, r.objective_improved[i], _CURVE_COLOURS[i],
-                             group=name))
+                             "solid", group=name))
         for i, name in enumerate(r.curve_names):
             out.append(_line(f"{name}: Mironov", a, r.objective_mironov[i], _CURVE_COLOURS[i],
                              "dot", group=name))

@@ -151,7 +151,7 @@ function plotly(model) {
 // labels get automargin so that nothing overlaps (the margins grow instead).
 const SIZES = {
   normal: { font: 14, tick: 14, axisTitle: 15, title: 17, legend: 13, line: 0 },
-  present: { font: 20, tick: 21, axisTitle: 22, title: 24, legend: 19, line: 3 },
+  present: { font: 20, tick: 21, axisTitle: 22, title: 24, legend: 17, line: 3 },
 };
 
 function withFont(obj, size, atLeast = true) {
@@ -193,31 +193,18 @@ function styleLayout(layout, present) {
 // its right: the plot area shrinks to a sliver and the legend runs over the next plot. There, a
 // legend left at plotly's default place goes below the plot, in rows; and a title wider than the
 // plot is broken at the space nearest its middle (plotly does not wrap titles) and pushes the top
-// margin instead of being cut off.
-function fitWidth(layout, width, present, entries) {
+// margin instead of being cut off. In presentation mode a legend outside the axes goes inside
+// them instead, into ``corner`` (chosen after a draw: legendCorner), or below the plot when
+// ``corner`` is "below".
+function fitWidth(layout, width, present, entries, corner) {
   if (!(width > 0)) return layout;
   const L = layout;
   const narrow = present ? 680 : 520;
   const lg = L.legend || {};
-  if (width < narrow && L.showlegend !== false && lg.x === undefined && lg.y === undefined &&
-      lg.orientation === undefined) {
-    // at the bottom of the figure (container units), with the bottom margin reserved for it: one
-    // row per entry at most, plus the x axis's tick labels and title above it
-    const size = (lg.font && lg.font.size) || (present ? 19 : 13);
-    // the rows a horizontal legend of these entries wraps into (each ~0.55 em a character, plus
-    // its symbol), packed greedily as plotly does
-    let rows = 1, used = 0;
-    for (const name of entries) {
-      const w = String(name).replace(/<[^>]*>/g, "").length * 0.55 * size + 50;
-      if (used > 0 && used + w > width - 20) { rows += 1; used = 0; }
-      used += w;
-    }
-    const m = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, L.margin);
-    m.b = Math.round(rows * size * 1.45 + (present ? 100 : 75));
-    L.margin = m;
-    L.legend = Object.assign({}, lg, { orientation: "h", x: 0, xanchor: "left", xref: "paper",
-                                       y: 0, yanchor: "bottom", yref: "container" });
-  }
+  if (corner === "below") legendBelow(L, width, present, entries);
+  else if (corner) toCorner(L, corner);
+  else if (width < narrow && L.showlegend !== false && lg.x === undefined && lg.y === undefined &&
+      lg.orientation === undefined) legendBelow(L, width, present, entries);
   const legendAbove = L.legend && typeof L.legend.y === "number" && L.legend.y >= 1;
   if (!legendAbove && L.title && typeof L.title === "object" && typeof L.title.text === "string" &&
       !L.title.text.includes("<br>")) {
@@ -242,6 +229,121 @@ function fitWidth(layout, width, present, entries) {
     }
   }
   return L;
+}
+
+// the legend at the bottom of the figure (container units), in rows, with the bottom margin
+// reserved for it: one row per entry at most, plus the x axis's tick labels and title above it
+function legendBelow(L, width, present, entries) {
+  const lg = L.legend || {};
+  const size = (lg.font && lg.font.size) || (present ? 17 : 13);
+  // the rows a horizontal legend of these entries wraps into (each ~0.55 em a character, plus
+  // its symbol), packed greedily as plotly does
+  let rows = 1, used = 0;
+  for (const name of entries) {
+    const w = String(name).replace(/<[^>]*>/g, "").length * 0.55 * size + 50;
+    if (used > 0 && used + w > width - 20) { rows += 1; used = 0; }
+    used += w;
+  }
+  const m = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, L.margin);
+  m.b = Math.round(rows * size * 1.45 + (present ? 85 : 75));
+  L.margin = m;
+  L.legend = Object.assign({}, lg, { orientation: "h", x: 0, xanchor: "left", xref: "paper",
+                                     y: 0, yanchor: "bottom", yref: "container" });
+  return L;
+}
+
+// Presentation mode (and plots side by side that fill the window's height): a legend beside the
+// axes took a third of a projector's width, below them a third of its height. It goes inside the
+// axes, on a white ground, into the corner where it covers the fewest data points (legendCorner,
+// measured after a draw).
+const CORNERS = {
+  tr: { x: 0.995, y: 0.995, xanchor: "right", yanchor: "top" },
+  tl: { x: 0.005, y: 0.995, xanchor: "left", yanchor: "top" },
+  br: { x: 0.995, y: 0.005, xanchor: "right", yanchor: "bottom" },
+  bl: { x: 0.005, y: 0.005, xanchor: "left", yanchor: "bottom" },
+};
+
+function toCorner(L, corner) {
+  L.legend = Object.assign({}, L.legend, CORNERS[corner], {
+    orientation: "v", xref: "paper", yref: "paper",
+    bgcolor: "rgba(255,255,255,0.7)", bordercolor: "#999999", borderwidth: 1 });
+  return L;
+}
+
+// whether a figure's legend may go into a corner: shown, placed by the app outside the axes (or
+// left at plotly's default place, to their right), and no heatmap or contour fills the axes
+function cornerable(L, traces) {
+  if (L.showlegend === false) return false;
+  const lg = L.legend || {};
+  const inside = (v) => typeof v === "number" && v >= 0 && v <= 1;
+  if (inside(lg.x) && inside(lg.y) && (lg.xref || "paper") === "paper" && (lg.yref || "paper") === "paper") return false;
+  return !traces.some((t) => t.type === "heatmap" || t.type === "contour");
+}
+
+// The corner ("tr", "tl", "br", "bl") where a legend of ``box`` pixels (w, h) covers the fewest
+// points of the drawn traces (lines sampled every 6 px, bars from base to top, annotations as
+// all points); "below" when even that corner covers more than 8 % of them (its ground lets the
+// lines behind it show through), or the legend would
+// fill a third of the axes. ``current`` stays unless another corner covers 0.2 % fewer (a legend
+// does not hop between corners on every slider step).
+function legendCorner(gd, box, current) {
+  const fl = gd._fullLayout;
+  if (!fl || !fl._size) return current;
+  const s = fl._size;
+  const w = box.w + 10, h = box.h + 10;
+  if (w * h > s.w * s.h / 3 || w > s.w * 0.7 || h > s.h * 0.8) return "below";
+  const rects = {
+    tr: [s.w - w, 0, s.w, h], tl: [0, 0, w, h], br: [s.w - w, s.h - h, s.w, s.h], bl: [0, s.h - h, w, s.h],
+  };
+  const count = { tr: 0, tl: 0, br: 0, bl: 0 };
+  let total = 0;
+  const hit = (X, Y, weight = 1) => {
+    if (!isFinite(X) || !isFinite(Y)) return;
+    total += weight;
+    for (const k in rects) {
+      const r = rects[k];
+      if (X >= r[0] && X <= r[2] && Y >= r[1] && Y <= r[3]) count[k] += weight;
+    }
+  };
+  for (const t of gd._fullData || []) {
+    if (t.visible !== true || !t.x || !t.y) continue;
+    const xa = fl[(t.xaxis || "x").replace("x", "xaxis")], ya = fl[(t.yaxis || "y").replace("y", "yaxis")];
+    if (!xa || !ya || !xa.c2p || !ya.c2p) continue;
+    const px = (v) => xa._offset - s.l + xa.c2p(xa.d2c ? xa.d2c(v) : v);
+    const py = (v) => ya._offset - s.t + ya.c2p(ya.d2c ? ya.d2c(v) : v);
+    const n = Math.min(t.x.length, t.y.length);
+    const lines = t.type === "scatter" && String(t.mode || "lines").includes("lines");
+    let prev = null;
+    for (let i = 0; i < n; i++) {
+      if (t.x[i] === null || t.y[i] === null) { prev = null; continue; }
+      const X = px(t.x[i]), Y = py(t.y[i]);
+      if (t.type === "bar") {
+        const Y0 = py(0);
+        for (let k = 0; k <= 10; k++) hit(X, Y0 + (Y - Y0) * k / 10);
+        continue;
+      }
+      if (lines && prev && isFinite(prev[0]) && isFinite(prev[1]) && isFinite(X) && isFinite(Y)) {
+        const steps = Math.min(200, Math.floor(Math.hypot(X - prev[0], Y - prev[1]) / 6));
+        for (let k = 1; k < steps; k++) hit(prev[0] + (X - prev[0]) * k / steps, prev[1] + (Y - prev[1]) * k / steps);
+      }
+      hit(X, Y);
+      prev = [X, Y];
+    }
+  }
+  const area = gd.getBoundingClientRect();
+  gd.querySelectorAll(".annotation").forEach((a) => {
+    const r = a.getBoundingClientRect();
+    if (!(r.width > 0)) return;
+    const X = r.left - area.left - s.l, Y = r.top - area.top - s.t;
+    for (const k in rects) {
+      const q = rects[k];
+      if (X < q[2] && X + r.width > q[0] && Y < q[3] && Y + r.height > q[1]) count[k] += total + 1;
+    }
+  });
+  let best = current in count ? current : "tr";
+  for (const k of ["tr", "tl", "br", "bl"]) if (count[k] < count[best] - 0.002 * total) best = k;
+  gd.dataset.legendCover = JSON.stringify({ count, total });  // what the choice was made from (tests read it)
+  return count[best] <= Math.max(2, 0.08 * total) ? best : "below";
 }
 
 // ``text`` broken into lines at spaces (as evenly as the spaces allow) if it is wider than
@@ -327,6 +429,9 @@ function wrapTitles(layout, titles) {
 
 // the least height of a plot's axes (normal, presentation mode), and the most a plot may grow for it
 const MIN_AREA_PX = [170, 190];
+// the least and most height of a plot whose css_height is "fill" (normal, presentation mode: the
+// larger text needs a taller plot for its axes, MIN_AREA_PX)
+const FILL_PX = { normal: [300, 760], present: [470, 760] };
 const MAX_GROW_PX = 260;
 
 function render({ model, el }) {
@@ -355,6 +460,7 @@ function render({ model, el }) {
   let growFix = null;  // {key: layout text, dh}: a plot sized by its layout grown by dh px (MIN_AREA_PX)
   let sideFix = null;  // {key: layout text}: a window-sized plot's legend moved from below to its right
   let wrapFix = null;  // {key: layout text, titles: {yaxis…: text}}: y axis titles broken into lines
+  let cornerFix = null;  // {size: "WxH", corner}: presentation mode's legend corner, kept across steps
   const reuse = (prev, value, present) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
@@ -363,9 +469,38 @@ function render({ model, el }) {
   };
   // not displayed (display:none up the tree, e.g. a closed tab); a detached div is drawn as usual
   const hidden = () => div.isConnected && div.offsetParent === null;
-  // css_height (e.g. "clamp(300px, calc(100vh - 250px), 720px)") sizes the div to the window
-  const sizeDiv = () => { div.style.height = model.get("css_height") || ""; };
+  // css_height (e.g. "clamp(300px, calc(100vh - 250px), 720px)") sizes the div to the window;
+  // "fill": from the div's top to the window's bottom, within FILL_PX (a plot under controls and
+  // text of varying height: two plots side by side in a tab). Measured once per window size and
+  // mode, so a slider step never changes it.
+  let fillAt = "";
+  let fillBase = 0, fillGrow = 0;  // the measured "fill" height, and what MIN_AREA_PX added to it
+  const fillWanted = () => {
+    const top = div.getBoundingClientRect().top + window.scrollY;
+    const [lo, hi] = FILL_PX[model.get("present") ? "present" : "normal"];
+    return top > 0 ? Math.round(Math.min(hi, Math.max(lo, window.innerHeight - top - 12))) : 0;
+  };
+  const sizeDiv = () => {
+    const ch = model.get("css_height") || "";
+    if (ch !== "fill") { div.style.height = ch; fillAt = ""; return; }
+    const key = window.innerWidth + "x" + window.innerHeight + (model.get("present") ? "p" : "");
+    if (!div.style.height) div.style.height = FILL_PX.normal[0] + "px";
+    if (fillAt === key || hidden() || !div.isConnected) return;
+    const h = fillWanted();
+    if (!h) return;
+    div.style.height = h + "px";
+    fillBase = h; fillGrow = 0;
+    fillAt = key;
+  };
   sizeDiv();
+  // the page above a "fill" plot may still be settling when it is first drawn (the head, the
+  // panels, other widgets): measured again 1 s and 3 s after its first draw, before a visitor
+  // moves a slider; later steps never change it
+  const refill = () => {
+    if (!alive || model.get("css_height") !== "fill" || hidden()) return;
+    const h = fillWanted();
+    if (h && Math.abs(h - fillBase) > 4) { fillAt = ""; redraw(); }
+  };
 
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
@@ -398,8 +533,14 @@ function render({ model, el }) {
       const layout = styleLayout(JSON.parse(rawLayout), present);
       if (!layout.height) layout.height = 380;
       if (fill) layout.height = fillHeight; // the div's CSS height (the shell: fit the window)
+      const entries = traces.filter((t) => t.obj.showlegend !== false && t.obj.name).map((t) => t.obj.name);
+      const size = fillWidth + "x" + fillHeight;
+      // (also in normal mode for plots side by side under controls: "fill")
+      const corner = (present || model.get("css_height") === "fill") && fillWidth &&
+        cornerable(layout, traces.map((t) => t.obj)) ?
+        (cornerFix && cornerFix.size === size ? cornerFix.corner : "tr") : null;
       if (fillWidth) { layout.width = fillWidth; layout.autosize = false;
-        fitWidth(layout, fillWidth, present, traces.filter((t) => t.obj.showlegend !== false && t.obj.name).map((t) => t.obj.name));
+        fitWidth(layout, fillWidth, present, entries, corner);
       }
       // the config object (with its SVG button's click function) is built once per config text:
       // Plotly.react compares configs, and a new function object made every redraw a full newPlot
@@ -422,15 +563,31 @@ function render({ model, el }) {
         // 1. a legend below the plot that runs into the x axis title moves down (the legend's
         //    place is in plot-area units, so a new row or a shorter plot brings them together);
         // 2. a plot whose axes are left less than MIN_AREA_PX grows by the difference (a plot
-        //    sized by its layout), or (a plot sized by the window, ≥ 700 px wide) gets its legend
+        //    sized by its layout, or a "fill" plot), or (a plot sized by the window, ≥ 700 px wide) gets its legend
         //    moved from below to its right;
         // 3. a y axis title longer than its axis (plotly cuts it off) is broken into lines.
         let total = fix ? fix.dy : 0;
         let cur = layout;
         const minArea = MIN_AREA_PX[present ? 1 : 0];
+        let placed = corner;
         const nextFix = () => {
           const fl = div._fullLayout;
           if (!fl || !fl._size) return false;
+          if (placed && placed !== "below") {
+            // presentation mode: the legend in the corner where it hides least, or below the
+            // plot (then for good, at this size: its margin has grown for it)
+            const bg = div.querySelector(".legend rect.bg");
+            const b = bg ? bg.getBoundingClientRect() : null;
+            const want = fl.showlegend && b && b.width > 0 ? legendCorner(div, { w: b.width, h: b.height }, placed) : placed;
+            cornerFix = { size, corner: want };
+            div.dataset.legendCorner = want;
+            if (want !== placed) {
+              placed = want;
+              cur = JSON.parse(JSON.stringify(cur));
+              if (want === "below") legendBelow(cur, fillWidth, present, entries); else toCorner(cur, want);
+              return true;
+            }
+          }
           const dy = legendOverlap(div);
           if (dy > 0) {
             total += dy + 0.04;
@@ -443,6 +600,13 @@ function render({ model, el }) {
               grown = Math.min(MAX_GROW_PX, grown + Math.ceil(minArea - fl._size.h) + 4);
               growFix = { key: layoutText, dh: grown };
               cur = Object.assign(JSON.parse(JSON.stringify(cur)), { height: baseHeight + grown });
+              return true;
+            }
+            if (model.get("css_height") === "fill" && fillGrow < MAX_GROW_PX) {
+              // a "fill" plot low on the page: taller than the window's rest (the page scrolls)
+              fillGrow = Math.min(MAX_GROW_PX, fillGrow + Math.ceil(minArea - fl._size.h) + 4);
+              div.style.height = (fillBase + fillGrow) + "px";
+              cur = Object.assign(JSON.parse(JSON.stringify(cur)), { height: fillBase + fillGrow });
               return true;
             }
             if (fill && fl.legend && fl.legend.y < 0 && fillWidth >= 700 && !(sideFix && sideFix.key === layoutText)) {
@@ -486,6 +650,7 @@ function render({ model, el }) {
     console.error("dpexplore PlotlyWidget:", e);
   });
   let drawing = doDraw(true);
+  drawing.then(() => { setTimeout(refill, 1000); setTimeout(refill, 3000); });
   // Coalesce bursts of changes (a slider drag): at most one pending redraw, reading the newest state.
   let queued = false;
   // the traces the plot shows once it is drawn: what a hidden plot (a closed tab) will draw when
@@ -523,6 +688,9 @@ function render({ model, el }) {
     });
     ro.observe(el);
   }
+  // a "fill" plot follows the window's height too (its div's width may stay the same)
+  const onWindow = () => { if (model.get("css_height") === "fill" && !hidden()) redraw(); };
+  window.addEventListener("resize", onWindow);
   return () => {
     alive = false;
     model.off("change:data", redraw);
@@ -531,6 +699,7 @@ function render({ model, el }) {
     model.off("change:present", redraw);
     model.off("change:css_height", redraw);
     if (ro) ro.disconnect();
+    window.removeEventListener("resize", onWindow);
     if (window.Plotly) window.Plotly.purge(div);
   };
 }

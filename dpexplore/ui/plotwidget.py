@@ -46,7 +46,7 @@ import traitlets
 from .a11y import PLOT_CSS, PLOT_JS
 
 __all__ = ["PlotlyWidget", "to_json", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH",
-           "TRACE_TYPES"]
+           "TRACE_TYPES", "tell_apart", "DASHES", "SYMBOLS", "PATTERNS"]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -125,6 +125,89 @@ def to_json(value: Any) -> Any:
         f = float(value)
         return f if math.isfinite(f) else None
     return value
+
+
+#: what tells curves of different colours apart without colour (a greyscale projector, a
+#: colour-blind reader: Okabe & Ito 2008 advise redundant coding): dash patterns of lines, symbols
+#: of markers, fill patterns of bars, each handed out in this order
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down")
+PATTERNS = ("", "/", "x", ".", "\\", "+", "-", "|")
+
+
+def _colour_key(trace: Mapping, i: int):
+    """What colour ``trace`` draws in: its line's or marker's colour, or (no colour given, or one
+    colour per point) its own index, for plotly gives such a trace a colour of its own."""
+    for part in ("line", "marker"):
+        c = (trace.get(part) or {}).get("color")
+        if isinstance(c, str):
+            return c.lower()
+    return i
+
+
+def _style_kind(trace: Mapping) -> tuple[str, ...]:
+    """Which of a trace's styles :func:`tell_apart` hands out: ``dash`` (lines), ``symbol``
+    (markers), ``pattern`` (bars); none for heatmaps and contours."""
+    kind = trace.get("type", "scatter")
+    if kind == "bar":
+        return ("pattern",)
+    if kind != "scatter":
+        return ()
+    mode = trace.get("mode") or "lines"
+    return (("dash",) if "lines" in mode else ()) + (("symbol",) if "markers" in mode else ())
+
+
+def tell_apart(traces: list) -> list:
+    """``traces`` with a dash pattern, marker symbol or bar pattern on each trace that sets none,
+    so that curves of different colours differ in more than colour.
+
+    Each style is handed out per colour, in trace order, skipping those the figure's traces set
+    themselves: the first colour's lines stay solid, the next are dashed, dotted, …
+    (:data:`DASHES`); markers get :data:`SYMBOLS`, bars :data:`PATTERNS`. Traces of one colour
+    share a style (one curve drawn in pieces); a style an app sets is kept (its meaning may need
+    it). The result depends only on the traces' colours and order, so a curve keeps its dash from
+    one slider step to the next. Traces are copied where changed, never modified in place.
+
+    >>> t = tell_apart([{"x": [0], "y": [0], "line": {"color": "#0072B2"}},
+    ...                 {"x": [0], "y": [1], "line": {"color": "#E69F00", "width": 2}},
+    ...                 {"x": [0], "y": [2], "line": {"color": "#009E73", "dash": "dash"}},
+    ...                 {"mode": "markers", "x": [0], "y": [3], "marker": {"color": "#0072B2"}}])
+    >>> [(d.get("line") or {}).get("dash") for d in t], t[3]["marker"]["symbol"]
+    (['solid', 'dot', 'dash', None], 'circle')
+    """
+    given = {"dash": set(), "symbol": set(), "pattern": set()}
+    kinds = [_style_kind(t) for t in traces]
+    for t, ks in zip(traces, kinds):
+        if "dash" in ks and (t.get("line") or {}).get("dash"):
+            given["dash"].add(t["line"]["dash"])
+        if "symbol" in ks and isinstance((t.get("marker") or {}).get("symbol"), str):
+            given["symbol"].add(t["marker"]["symbol"])
+        if "pattern" in ks and ((t.get("marker") or {}).get("pattern") or {}).get("shape"):
+            given["pattern"].add(t["marker"]["pattern"]["shape"])
+    order = {"dash": DASHES, "symbol": SYMBOLS, "pattern": PATTERNS}
+    chosen: dict = {"dash": {}, "symbol": {}, "pattern": {}}
+    out = []
+    for i, (t, ks) in enumerate(zip(traces, kinds)):
+        key = _colour_key(t, i)
+        for style in ks:
+            part, attr = ("line", "dash") if style == "dash" else ("marker", style)
+            have = (t.get(part) or {}).get(attr) if style != "pattern" else \
+                ((t.get("marker") or {}).get("pattern") or {}).get("shape")
+            if have is not None:
+                continue
+            if key not in chosen[style]:
+                free = [v for v in order[style] if v not in given[style]]
+                pick = free[0] if free else order[style][len(chosen[style]) % len(order[style])]
+                chosen[style][key] = pick
+                given[style].add(pick)
+            pick = chosen[style][key]
+            t = dict(t)
+            if style == "pattern":
+                t["marker"] = {**(t.get("marker") or {}), "pattern": {"shape": pick}}
+            else:
+                t[part] = {**(t.get(part) or {}), attr: pick}
+        out.append(t)
+    return out
 
 
 def _merge(base: Mapping, update: Mapping) -> dict:
@@ -211,7 +294,7 @@ class PlotlyWidget(anywidget.AnyWidget):
                 raise ValueError(f"data[{i}]: trace type {kind!r} is not in the served plotly.js "
                                  f"bundle (TRACE_TYPES: {sorted(TRACE_TYPES)}); add it in "
                                  f"tools/plotly-bundle/entry.js and rebuild")
-        return proposal["value"]
+        return tell_apart(proposal["value"])
 
     # -- Python API -------------------------------------------------------------------------
     @contextlib.contextmanager

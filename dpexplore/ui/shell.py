@@ -13,7 +13,11 @@
 
 The controls sit beside the plots on wide screens and above them below ~900 px (a wrapping flex
 row). Presentation mode (the toggle, or ``present=1`` in the page URL) enlarges text and lines in
-every plot and in the page. Every control can be set from the page URL's query string
+every plot and in the page, and gives the plots the screen: a one-line lead beside the toolbar,
+legends inside the axes, plots sized to the window (on a 1280×720 projector their drawing areas
+cover ≥ 30 % of it). Text sizes are in rem (the browser's font size); :data:`SHELL_CSS` also
+follows ``prefers-reduced-motion`` and ``prefers-contrast: more`` and reflows to one column below
+480 px. Every control can be set from the page URL's query string
 (``…/composition_explorer.ipynb?eps=0.5&k=1000``), and "Link to this view" gives the URL of the
 current state; a bad or unknown query value shows the usual inline message and keeps the default.
 "CSV" downloads the plotted data; the plot toolbar saves PNG and SVG.
@@ -57,7 +61,7 @@ from .controls import Controller, MessageArea
 from .plotwidget import PlotlyWidget
 
 __all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS",
-           "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT"]
+           "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT", "FILL_PLOT_HEIGHT"]
 
 log = logging.getLogger(__name__)
 
@@ -87,40 +91,105 @@ class AppInfo:
 
 SHELL_CSS = """
 .dpexplore-app { max-width: 1900px; box-sizing: border-box; }
-.dpexplore-app .dpexplore-head { align-items: flex-start; gap: 8px 16px; }
-.dpexplore-app .dpexplore-title h2 { margin: 2px 0 2px; font-size: 22px; line-height: 1.2; }
-.dpexplore-app .dpexplore-title p { margin: 0 0 4px; font-size: 15px; line-height: 1.35; max-width: 1100px; }
-.dpexplore-app .dpexplore-body { gap: 8px 16px; align-items: flex-start; }
+.dpexplore-app .dpexplore-head { align-items: flex-start; gap: 0.5rem 1rem; }
+.dpexplore-app .dpexplore-title h2 { margin: 2px 0 2px; font-size: 1.375rem; line-height: 1.2; }
+.dpexplore-app .dpexplore-title p { margin: 0 0 4px; font-size: 0.9375rem; line-height: 1.35; max-width: 1100px; }
+.dpexplore-app .dpexplore-body { gap: 0.5rem 1rem; align-items: flex-start; }
 .dpexplore-app .dpexplore-panel { background: #f6f8fa; border-radius: 6px; padding: 6px 8px; }
 .dpexplore-app .dpexplore-panel .widget-readout { min-width: 4.5em; }
 .dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { line-height: 1.4; }
-.dpexplore-app .dpexplore-readouts { font-size: 14px; line-height: 1.4; }
+.dpexplore-app .dpexplore-readouts { font-size: 0.875rem; line-height: 1.4; }
 .dpexplore-app .dpexplore-readouts table td, .dpexplore-app .dpexplore-readouts table th { padding: 2px 4px; }
-.dpexplore-app .dpexplore-readouts table { font-size: 13px; }
-.dpexplore-app .dpexplore-note { font-size: 13px; color: #444; }
-.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 28px; }
-.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 18px; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
-.dpexplore-app.dpexplore-present .dpexplore-panel label,
-.dpexplore-app.dpexplore-present .dpexplore-panel select,
-.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 17px; }
-.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 16px; }
-.dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 16px !important; }
+.dpexplore-app .dpexplore-readouts table { font-size: 0.8125rem; }
+.dpexplore-app .dpexplore-note { font-size: 0.8125rem; color: #444; }
 .dpexplore-app .dpexplore-panel { overflow-x: hidden; }
 .dpexplore-app .dpexplore-readouts, .dpexplore-app .dpexplore-readouts > * { max-width: 100%; min-width: 0; }
 .dpexplore-app .dpexplore-readouts .widget-html-content { overflow-x: auto; }
 .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 0 auto !important; max-width: none !important; }
-.dpexplore-app.dpexplore-present .lm-TabBar-tab, .dpexplore-app.dpexplore-present .p-TabBar-tab { font-size: 16px; }
 .dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
+/* the toolbar's room is kept before its script draws it (the head would grow under plots that
+   measure their height from their place on the page: FILL_PLOT_HEIGHT) */
+@media (min-width: 700px) {
+  .dpexplore-app:not(.dpexplore-present) .dpexplore-head > :nth-child(2) { min-width: 22.5rem; min-height: 30px; }
+}
+/* presentation mode: what a projector needs. The title on one or two lines and the lead on one
+   (the whole lead shows on hover), text of the controls and readouts >= 18 px (at the browser's
+   default 16 px), every tab title on screen (the tab bar wraps), the plots take the rest */
+.dpexplore-app.dpexplore-present { --dpexplore-chrome: 120px; --dpexplore-chrome-tab: 160px; }
+.dpexplore-app.dpexplore-present .dpexplore-head { gap: 0 1rem; position: relative; }
+.dpexplore-app.dpexplore-present .dpexplore-head > :first-child { flex: 1 1 100% !important; min-width: 0; }
+.dpexplore-app.dpexplore-present .dpexplore-head .widget-html-content { min-width: 0; max-width: 100%; }
+.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 1.5rem; margin: 0; }
+.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 1.125rem; margin: 0 0 2px; max-width: none;
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.dpexplore-app.dpexplore-present .dpexplore-title p:hover { white-space: normal; }
+@media (min-width: 900px) {
+  /* the toolbar beside the lead's line, not on a line of its own */
+  .dpexplore-app.dpexplore-present .dpexplore-head > :nth-child(2) { position: absolute; right: 0; bottom: 0; }
+  .dpexplore-app.dpexplore-present .dpexplore-title p { margin-right: 25rem; }
+  .dpexplore-app.dpexplore-present .dpexplore-panel { flex: 0 1 26rem !important; max-width: 26rem !important; }
+}
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
+.dpexplore-app.dpexplore-present .dpexplore-panel label,
+.dpexplore-app.dpexplore-present .dpexplore-panel select,
+.dpexplore-app.dpexplore-present .dpexplore-main .widget-label,
+.dpexplore-app.dpexplore-present .dpexplore-main .widget-readout,
+.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 1.125rem; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label-basic { white-space: normal; overflow: visible; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
+.dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
+.dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
+.dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
+.dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
+.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 1rem; }
+.dpexplore-app.dpexplore-present .lm-TabBar-tab, .dpexplore-app.dpexplore-present .p-TabBar-tab { font-size: 1rem; }
+.dpexplore-app .lm-TabBar-content, .dpexplore-app .p-TabBar-content { flex-wrap: wrap; }
+.dpexplore-app .lm-TabBar, .dpexplore-app .p-TabBar { min-height: fit-content; height: auto !important; }
+.dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
+.dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
+/* the reader's settings: no animated transitions, more contrast */
+@media (prefers-reduced-motion: reduce) {
+  .dpexplore-app *, .dpexplore-app *::before, .dpexplore-app *::after {
+    transition: none !important; animation: none !important; scroll-behavior: auto !important; }
+}
+@media (prefers-contrast: more) {
+  .dpexplore-app, .dpexplore-app .dpexplore-note, .dpexplore-app .widget-label,
+  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { color: #000 !important; }
+  .dpexplore-app .dpexplore-panel { background: #fff; border: 2px solid #000; }
+  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { border-color: #000 !important; }
+  .dpexplore-app .dpexplore-bar-button { border: 2px solid #000; color: #000; background: #fff; }
+}
+/* 320 CSS px wide (a 400 % zoom): one column, nothing wider than the window but plots and tables */
+@media (max-width: 480px) {
+  .dpexplore-app .dpexplore-panel { min-width: 0 !important; flex-basis: 100% !important; }
+  .dpexplore-app .dpexplore-main { flex-basis: 100% !important; }
+  .dpexplore-app .widget-hbox > .widget-box, .dpexplore-app .widget-hbox > .jupyter-widgets { min-width: 0 !important; max-width: 100%; }
+  .dpexplore-app .widget-hbox > :has(.dpexplore-plot) { min-width: 0 !important; width: 100% !important; }
+  .dpexplore-app .widget-slider, .dpexplore-app .widget-inline-hbox { flex-wrap: wrap; max-width: 100%; height: auto !important; }
+  .dpexplore-app .widget-slider > .widget-label, .dpexplore-app .widget-inline-hbox > .widget-label {
+    flex: 1 1 100%; max-width: 100% !important; width: auto !important; }
+  .dpexplore-app .widget-slider > .slider-container { min-height: 28px; }
+  .dpexplore-app .widget-label, .dpexplore-app .widget-label-basic { white-space: normal; }
+  .dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { overflow-x: auto; max-width: 100%; }
+  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 1 auto !important; max-width: 100% !important; height: auto !important; }
+  .dpexplore-app .lm-TabBar-tabLabel, .dpexplore-app .p-TabBar-tabLabel { white-space: normal !important; overflow-wrap: anywhere; height: auto !important; }
+  .dpexplore-app .dpexplore-title h2, .dpexplore-app .dpexplore-title p { overflow-wrap: anywhere; }
+}
 """
 
 
 #: CSS height of a main plot alone in the plot area: the window less the title, lead and margins
-#: (1280×720: 470 px; 1920×1080: 760 px), within [300, 780] px
-MAIN_PLOT_HEIGHT = "clamp(300px, calc(100vh - 250px), 780px)"
+#: (1280×720: 470 px; 1920×1080: 760 px), within [300, 780] px; presentation mode's smaller
+#: title and one-line lead leave more (``--dpexplore-chrome`` in :data:`SHELL_CSS`)
+MAIN_PLOT_HEIGHT = "clamp(300px, calc(100vh - var(--dpexplore-chrome, 250px)), 780px)"
 #: the same under a tab bar
-TAB_PLOT_HEIGHT = "clamp(300px, calc(100vh - 290px), 760px)"
+TAB_PLOT_HEIGHT = "clamp(300px, calc(100vh - var(--dpexplore-chrome-tab, 290px)), 760px)"
+#: CSS height of plots under controls or text of their own (two plots side by side in a tab): from
+#: the plot's top to the window's bottom, within [300, 760] px (presentation mode: [470, 760]),
+#: measured by the page per window size and mode (``plotwidget.js``), never on a slider step
+FILL_PLOT_HEIGHT = "fill"
 
 
 def _plot_widgets(w) -> list[PlotlyWidget]:
@@ -528,14 +597,19 @@ class AppShell(W.VBox):
     @staticmethod
     def _fit_window(plots) -> None:
         """A plot that is alone in the plot area or in its tab fills the window's height
-        (:data:`MAIN_PLOT_HEIGHT`, or :data:`TAB_PLOT_HEIGHT` under a tab bar), unless the app
-        set its ``css_height``; plots stacked with others keep their layout heights."""
+        (:data:`MAIN_PLOT_HEIGHT`, or :data:`TAB_PLOT_HEIGHT` under a tab bar); plots that share
+        their tab with other plots or with controls and text reach from their top to the window's
+        bottom (:data:`FILL_PLOT_HEIGHT`: two plots side by side used to keep their layout
+        heights and leave half of a large screen empty). A plot whose app set its ``css_height``
+        keeps it."""
         tabbed = bool(plots) and (isinstance(plots[0], tuple) or len(plots) > 1)
         groups = [list(ws) for _, ws in plots] if plots and isinstance(plots[0], tuple) else [[p] for p in plots]
         for ws in groups:
             figs = [f for w in ws for f in _plot_widgets(w)]
-            if len(figs) == 1 and not figs[0].css_height:
-                figs[0].css_height = TAB_PLOT_HEIGHT if tabbed else MAIN_PLOT_HEIGHT
+            alone = len(figs) == 1 and len(ws) == 1 and ws[0] is figs[0]
+            for f in figs:
+                if not f.css_height:
+                    f.css_height = (TAB_PLOT_HEIGHT if tabbed else MAIN_PLOT_HEIGHT) if alone else FILL_PLOT_HEIGHT
 
     # -- presentation mode ----------------------------------------------------------------------
     def _on_present(self, change) -> None:

@@ -54,7 +54,8 @@ DELTA_FLOOR = 1e-14
 #: its place and legend entry and every trace has data
 EMPTY = np.array([np.nan])
 #: the dotted reference lines
-_REF = {"color": "#999999", "width": 1, "dash": "dot"}
+# sparse dots: a reference line, apart from the dotted curves (told apart without colour too)
+_REF = {"color": "#999999", "width": 1, "dash": "2px,6px"}
 
 
 def positive(y) -> np.ndarray:

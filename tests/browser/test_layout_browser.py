@@ -10,6 +10,12 @@ desktop), for every app in ``dpexplore.apps.APPS`` (apps added later are covered
 * the text boxes of one figure (title, axis titles, legend, annotations) do not overlap, and none
   reaches past the figure's sides (into the next figure);
 * each tab's plots, drawn when the tab is first shown, meet the same rules;
+* the plots' drawing areas (inside the axes, the part on screen, summed over the plots shown) cover
+  at least ``MIN_PLOT_SHARE`` of the window in presentation mode at 1280×720 and in normal mode at
+  1920×1080; presentation mode's readouts are ≥ 18 px; no title, tab title or control label is cut
+  off, and nothing but plots and tables is wider than the window, also at 320 CSS px (a 400 % zoom);
+* the reader's settings: a larger browser font size enlarges the page text (rem), and
+  ``prefers-reduced-motion`` stops the page's transitions;
 * the page text names none of the internal file names of the source documents (see
   :data:`INTERNAL`; the names are assembled from pieces so that this file does not contain them).
 
@@ -33,6 +39,14 @@ MIN_PLOT_PX = 250
 #: nor may its plot area (the axes, without titles, tick labels and legend) be shorter than this
 MIN_AREA_PX = 150
 TICK_PX, TICK_PRESENT_PX, TITLE_PRESENT_PX, LINE_PRESENT_PX = 12, 18, 22, 3
+#: the least share of the window the plots' drawing areas cover (presentation mode at 1280×720,
+#: normal mode at 1920×1080)
+MIN_PLOT_SHARE = 0.30
+READOUT_PRESENT_PX = 18
+#: apps whose tabs hold their own controls and text above two plots side by side: on a 1280×720
+#: projector their plots still cover less than MIN_PLOT_SHARE (they need a presentation layout of
+#: their own); strict xfail, so the test says when that is fixed
+SHARE_GAP_PRESENT = {"adaptive_data_analysis.ipynb", "mechanisms_in_action.ipynb", "local_vs_central.ipynb"}
 
 #: internal labels of the source documents that must never reach a page: the five numbered file
 #: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 500, 1,500 or
@@ -225,6 +239,128 @@ def test_page_layout(browser, served, nb, size):
             problems.append(f"internal file name on the page: …{text[max(0, m.start() - 30):m.end() + 30]!r}…")
         assert not page.errors, page.errors
         assert not problems, f"{nb} at {w}x{h}:\n  " + "\n  ".join(problems)
+    finally:
+        ctx.close()
+
+
+# The plots' drawing areas on screen, as a share of the window; text cut off or wider than the
+# window; the smallest readout text (sub- and superscripts aside).
+SHARE = """() => {
+  const W = innerWidth, H = innerHeight;
+  let area = 0;
+  const plots = [];
+  for (const d of document.querySelectorAll('.dpexplore-plot')) {
+    if (d.offsetParent === null || !d._fullLayout || !d._fullLayout._size) continue;
+    const r = d.getBoundingClientRect(), s = d._fullLayout._size;
+    const x0 = Math.max(0, r.left + s.l), y0 = Math.max(0, r.top + s.t);
+    const x1 = Math.min(W, r.left + s.l + s.w), y1 = Math.min(H, r.top + s.t + s.h);
+    area += Math.max(0, x1 - x0) * Math.max(0, y1 - y0);
+    plots.push([Math.round(s.w), Math.round(s.h), Math.round(r.top)]);
+  }
+  const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const cut = [];
+  const sel = '.dpexplore-title h2, .lm-TabBar-tabLabel, .p-TabBar-tabLabel, .dpexplore-panel .widget-label, ' +
+              '.dpexplore-panel .widget-label-basic, .dpexplore-main .widget-label';
+  for (const e of document.querySelectorAll(sel)) {
+    if (!shown(e) || !e.textContent.trim()) continue;
+    const r = e.getBoundingClientRect();
+    if (e.scrollWidth > e.clientWidth + 1 || r.right > W + 1 || r.left < -1) cut.push(e.textContent.trim().slice(0, 40));
+  }
+  const wide = [...document.querySelectorAll('.dpexplore-app *')].filter(e => {
+    // plots and tables may scroll; the lead is one line in presentation mode (an ellipsis, whole on hover)
+    if (!shown(e) || e.closest('.dpexplore-plot, table') || e.closest('.dpexplore-present .dpexplore-title p')) return false;
+    const r = e.getBoundingClientRect();
+    return r.right > W + 1 || r.left < -1;
+  });
+  const readouts = [...document.querySelectorAll('.dpexplore-readouts *')].filter(e => shown(e) &&
+    !e.closest('sub, sup') && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()));
+  const px = readouts.map(e => [e.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(e).fontSize)]);
+  return {share: area / (W * H), plots, cut, pageWidth: document.documentElement.scrollWidth,
+          wide: wide.filter(e => !wide.includes(e.parentElement)).slice(0, 5)
+                    .map(e => (e.className.toString() + ' ' + (e.textContent || '').slice(0, 30))),
+          smallReadouts: px.filter(([, v]) => v < 18 - 0.01).slice(0, 5), readouts: px.length};
+}"""
+
+SHARE_CASES = [pytest.param(nb, present, size, id=f"{nb.removesuffix('.ipynb')}-{'present-' if present else ''}{size[0]}x{size[1]}",
+                            marks=[pytest.mark.xfail(strict=True, reason="two plots under their own controls: "
+                                                     "less than 30 % on a 1280x720 projector")]
+                            if present and nb in SHARE_GAP_PRESENT else [])
+               for nb in NOTEBOOKS for present, size in ((True, (1280, 720)), (False, (1920, 1080)))]
+
+
+@pytest.mark.parametrize("nb, present, size", SHARE_CASES)
+def test_plots_fill_the_screen(browser, served, nb, present, size):
+    """Presentation mode at 1280×720 and normal mode at 1920×1080: the plots' drawing areas cover
+    ≥ 30 % of the window, nothing is cut off or wider than the window, and (presentation mode)
+    every readout is ≥ 18 px."""
+    ctx, page = _open(browser, served, nb, size, present=present)
+    try:
+        m = page.evaluate(SHARE)
+        problems = []
+        if m["share"] < MIN_PLOT_SHARE:
+            problems.append(f"plots cover {m['share']:.1%} of the window < {MIN_PLOT_SHARE:.0%} "
+                            f"(axes w, h, top: {m['plots']})")
+        if m["cut"]:
+            problems.append(f"text cut off: {m['cut']}")
+        if m["pageWidth"] > size[0] + 1 or m["wide"]:
+            problems.append(f"wider than the window ({m['pageWidth']} px): {m['wide']}")
+        if present and m["smallReadouts"]:
+            problems.append(f"readouts below {READOUT_PRESENT_PX} px: {m['smallReadouts']}")
+        # controls on screen: the first slider (or control) of the panel is inside the window
+        box = page.evaluate("""() => { const c = document.querySelector('.dpexplore-panel .widget-slider, .dpexplore-panel .jupyter-widgets');
+                                       if (!c) return null; const r = c.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }""")
+        if box and not (box[0] >= -1 and box[1] >= -1 and box[2] <= size[0] + 1 and box[3] <= size[1] + 1):
+            problems.append(f"the first control is not on screen: {[round(v) for v in box]}")
+        assert not problems, f"{nb} {'present ' if present else ''}{size[0]}x{size[1]}:\n  " + "\n  ".join(problems)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_reflow_at_320_px(browser, served, nb):
+    """At 320 CSS px wide (1280 px at 400 % zoom) the page is one column: nothing but plots and
+    tables is wider than the window, no title, tab title or label is cut off."""
+    ctx, page = _open(browser, served, nb, (320, 640))
+    try:
+        m = page.evaluate(SHARE)
+        assert m["pageWidth"] <= 321 and not m["wide"], (m["pageWidth"], m["wide"])
+        assert not m["cut"], m["cut"]
+    finally:
+        ctx.close()
+
+
+def test_the_readers_settings(browser, served):
+    """The browser's font size (24 px instead of 16) enlarges the page text by 1.5; with
+    ``prefers-reduced-motion: reduce`` nothing on the page is animated; ``prefers-contrast: more``
+    darkens the small print."""
+    def sizes(page):
+        return page.evaluate("""() => ['.dpexplore-title h2', '.dpexplore-title p', '.dpexplore-readouts']
+            .map(s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))""")
+
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        normal = sizes(page)
+        cdp = ctx.new_cdp_session(page)
+        cdp.send("Page.setFontSizes", {"fontSizes": {"standard": 24}})
+        page.wait_for_timeout(300)
+        larger = sizes(page)
+        assert all(abs(b / a - 1.5) < 0.02 for a, b in zip(normal, larger)), (normal, larger)
+    finally:
+        ctx.close()
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, reduced_motion="reduce")
+    page = ctx.new_page()
+    try:
+        page.goto(served.url("composition_explorer.ipynb"))
+        page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=PAGE_TIMEOUT_MS)
+        moving = page.evaluate("""() => [...document.querySelectorAll('.dpexplore-app *')].filter(e => {
+            const cs = getComputedStyle(e);
+            return cs.transitionDuration.split(',').some(d => parseFloat(d) > 0) ||
+                   (cs.animationName !== 'none' && cs.animationDuration.split(',').some(d => parseFloat(d) > 0)); })
+            .map(e => e.className.toString().slice(0, 40)).slice(0, 5)""")
+        assert moving == [], moving
+        page.emulate_media(contrast="more")
+        colour = page.evaluate("() => getComputedStyle(document.querySelector('.dpexplore-app .widget-label')).color")
+        assert colour == "rgb(0, 0, 0)", colour
     finally:
         ctx.close()
 
