@@ -25,6 +25,10 @@ BY_MEANING = {
     # dash-dotted: each simulated curve follows its exact one
     ("mechanisms_in_action.ipynb", "Distribution of the largest error"),
     ("local_vs_central.ipynb", "Median: distribution of |error|"),
+    # dashed = the closest μ-GDP curve of the curve of the same colour (the shared profile view,
+    # as in explore()); the one-run and k-run curves themselves differ in dash (solid, dotted), and
+    # each GDP curve runs beside its own
+    ("composition_explorer.ipynb", "One run and k runs of the mechanism: privacy profile"),
 }
 
 

@@ -12,10 +12,11 @@ import pathlib
 import pytest
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "dpexplore"
-#: the user interface, the server and the command line sit on top of the core and are left out, and
+#: the user interface, the server (Voilà and the JupyterHub pieces) and the command line sit on top of
+#: the core and are left out, and
 #: so do the notebook cards (``display``: they read every notion's public API; the core's classes
 #: reach them by name only, through ``dpexplore._card``)
-TOP = {"apps", "ui", "voila", "cli", "display"}
+TOP = {"apps", "ui", "voila", "cli", "display", "hub"}
 
 
 def _module_name(path: pathlib.Path) -> str:
