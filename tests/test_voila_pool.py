@@ -95,3 +95,37 @@ def test_after_the_last_attempt_the_kernel_is_handed_out_as_it_is():
     assert kernel_id == f"k{HANDOUT_ATTEMPTS}"
     assert km.shut == [f"k{i}" for i in range(1, HANDOUT_ATTEMPTS)]
     assert lost == "no code cell has an output"          # the page says so and retries
+
+
+def test_fill_gate_bounds_fills_while_pages_are_busy_and_lets_a_waiting_page_through():
+    from dpexplore.voila.pool import FillGate
+
+    now = [0.0]
+    gate = FillGate(slots=1, max_wait=30.0, clock=lambda: now[0])
+    gate.pages_busy = lambda: True
+
+    async def run():
+        async def fill(name, order):
+            await gate.acquire(asyncio.current_task())
+            order.append(name)
+
+        order: list = []
+        first = asyncio.ensure_future(fill("first", order))
+        await asyncio.sleep(0.3)
+        assert order == ["first"] and gate.running == 1   # nothing filled yet: it goes
+        second = asyncio.ensure_future(fill("second", order))
+        third = asyncio.ensure_future(fill("third", order))
+        await asyncio.sleep(0.6)
+        assert order == ["first"]                         # one place, taken
+        gate.release(first)
+        await asyncio.sleep(0.6)
+        assert order == ["first"]                         # pages busy: one fill per 30 s
+        gate.demand(third)                                # a page waits for this entry
+        await asyncio.sleep(0.6)
+        assert order == ["first", "third"] and gate.running == 0   # without a place
+        now[0] = 31.0
+        await asyncio.sleep(0.6)
+        assert order == ["first", "third", "second"] and gate.running == 1
+        await asyncio.gather(first, second, third)
+
+    asyncio.run(run())

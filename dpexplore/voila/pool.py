@@ -149,10 +149,12 @@ class FillGate:
     Voilà starts every missing pool kernel at once (a pool of 30 handed out to a class started 30
     kernels and 30 notebook runs together, and the pages that had just opened waited behind them:
     every slider move went unanswered). Here a pool entry's kernel start and notebook run wait
-    for one of ``slots`` places (one place per two cores by default), and a refill also waits
-    until no page has taken a kernel for ``quiet`` seconds (a class arriving gets its kernels
-    first; at most ``max_wait`` seconds). An entry a page is waiting for (:meth:`demand`) goes at
-    once, without a place. Pages that start their own kernel (an empty pool) are not gated.
+    for one of ``slots`` places (one place per two cores by default), and while pages are in use
+    (:meth:`pages_busy`: a kernel handed to a page had IOPub traffic, e.g. a slider move, in the
+    last ``quiet`` seconds) fills start at most one per ``max_wait`` seconds: a class that has
+    just arrived gets the CPU, and the pool fills up again when it pauses. An entry a page is
+    waiting for (:meth:`demand`) goes at once, without a place. Pages that start their own kernel
+    (an empty pool) are not gated.
 
     Lowering the fills' CPU priority instead is not possible unprivileged: a kernel niced (or put
     in ``SCHED_IDLE``) for its pool run cannot be given its priority back when a page takes it,
@@ -176,7 +178,9 @@ class FillGate:
         self.slots, self.quiet, self.max_wait = slots, quiet, max_wait
         self._clock = clock or time.monotonic
         self.running = 0
-        self.last_handout = -1e9
+        self.last_start = -1e9
+        #: whether pages are in use (set by :func:`gate_pool_fills`; never, by default)
+        self.pages_busy = lambda: False
         self._demanded: set = set()
         self._holders: set = set()
 
@@ -186,21 +190,16 @@ class FillGate:
             self._demanded.add(entry)
             entry.add_done_callback(self._demanded.discard)
 
-    def handed_out(self) -> None:
-        """A page took a kernel: refills wait for a quiet moment."""
-        self.last_handout = self._clock()
-
     async def acquire(self, entry) -> None:
         """Wait for a place (or for a page demanding ``entry``); :meth:`release` gives it back."""
-        start = self._clock()
         while entry not in self._demanded:
-            now = self._clock()
-            quiet = now - self.last_handout >= self.quiet or now - start >= self.max_wait
-            if self.running < self.slots and quiet:
+            if self.running < self.slots and (
+                    self._clock() - self.last_start >= self.max_wait or not self.pages_busy()):
                 self.running += 1
+                self.last_start = self._clock()
                 self._holders.add(entry)
                 return
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.25)
 
     def release(self, entry) -> None:
         if entry in self._holders:
@@ -213,11 +212,38 @@ def gate_pool_fills(km, gate: FillGate) -> None:
     notebook run) wait at ``gate``. The fill's first step, ``renderer.initialize()``, waits for a
     place; the place is given back when the notebook run ends (``generate_content_hybrid``), or
     when the fill fails before it. Hand-outs (``get_rendered_notebook``) demand the entry they
-    take. A no-op without a kernel pool."""
+    take. Pages are busy when a kernel not in the pool had IOPub activity (jupyter_server's
+    ``last_activity``) in the last ``gate.quiet`` seconds. A no-op without a kernel pool."""
     factory = getattr(km, "_notebook_renderer_factory", None)
     handout = getattr(km, "get_rendered_notebook", None)
     if factory is None or handout is None:
         return
+    import datetime
+
+    pooled: set = set()   # kernels started by a fill and not handed out
+    cache = {"t": -1e9, "busy": False}
+
+    def pages_busy() -> bool:
+        now = gate._clock()
+        if now - cache["t"] >= 0.5:   # checked at most twice a second
+            since = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(
+                seconds=gate.quiet)
+            busy, ids = False, list(km.list_kernel_ids())
+            pooled.intersection_update(ids)   # forget the kernels shut down
+            for kid in ids:
+                if kid in pooled:
+                    continue
+                try:
+                    last = km.get_kernel(kid).last_activity
+                except (KeyError, AttributeError):
+                    continue
+                if last is not None and last >= since:
+                    busy = True
+                    break
+            cache.update(t=now, busy=busy)
+        return cache["busy"]
+
+    gate.pages_busy = pages_busy
 
     def _release_if_failed(task):
         if task.cancelled() or task.exception() is not None:
@@ -235,9 +261,10 @@ def gate_pool_fills(km, gate: FillGate) -> None:
             entry.add_done_callback(_release_if_failed)
             return await init(*a, **kw)
 
-        async def generate_content_hybrid(*a, **kw):
+        async def generate_content_hybrid(kernel_id=None, *a, **kw):
+            pooled.add(kernel_id)
             try:
-                return await generate(*a, **kw)
+                return await generate(kernel_id, *a, **kw)
             finally:
                 gate.release(entry)
 
@@ -249,8 +276,9 @@ def gate_pool_fills(km, gate: FillGate) -> None:
         pool = getattr(km, "_pools", {}).get(notebook_name) or []
         if pool:
             gate.demand(pool[0])
-        gate.handed_out()
-        return await handout(notebook_name, *args, **kwargs)
+        out = await handout(notebook_name, *args, **kwargs)
+        pooled.discard(out[2])   # a page's kernel from now on
+        return out
 
     km._notebook_renderer_factory = gated_factory
     km.get_rendered_notebook = get_rendered_notebook
