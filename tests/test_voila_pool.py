@@ -129,3 +129,18 @@ def test_fill_gate_bounds_fills_while_pages_are_busy_and_lets_a_waiting_page_thr
         await asyncio.gather(first, second, third)
 
     asyncio.run(run())
+
+
+def test_a_first_fill_waits_only_for_a_place():
+    from dpexplore.voila.pool import FillGate
+
+    gate = FillGate(slots=1, clock=lambda: 0.0)
+    gate.pages_busy = lambda: True
+    gate.last_start = 0.0   # a fill just started: a refill would wait 30 s
+
+    async def run():
+        entry = asyncio.current_task()
+        await asyncio.wait_for(gate.acquire(entry, refill=False), 2.0)
+        return gate.running
+
+    assert asyncio.run(run()) == 1

@@ -151,7 +151,8 @@ class FillGate:
     every slider move went unanswered). Here a pool entry's kernel start and notebook run wait
     for one of ``slots`` places (one place per two cores by default), and while pages are in use
     (:meth:`pages_busy`: a kernel handed to a page had IOPub traffic, e.g. a slider move, in the
-    last ``quiet`` seconds) fills start at most one per ``max_wait`` seconds: a class that has
+    last ``quiet`` seconds) refills start at most one per ``max_wait`` seconds (a notebook's first
+    fill only waits for a place): a class that has
     just arrived gets the CPU, and the pool fills up again when it pauses. An entry a page is
     waiting for (:meth:`demand`) goes at once, without a place. Pages that start their own kernel
     (an empty pool) are not gated.
@@ -190,11 +191,14 @@ class FillGate:
             self._demanded.add(entry)
             entry.add_done_callback(self._demanded.discard)
 
-    async def acquire(self, entry) -> None:
-        """Wait for a place (or for a page demanding ``entry``); :meth:`release` gives it back."""
+    async def acquire(self, entry, refill: bool = True) -> None:
+        """Wait for a place (or for a page demanding ``entry``); :meth:`release` gives it back.
+        A first fill (``refill`` False: the notebook's pool never gave a kernel out) does not
+        wait for the pages to be quiet."""
         while entry not in self._demanded:
             if self.running < self.slots and (
-                    self._clock() - self.last_start >= self.max_wait or not self.pages_busy()):
+                    not refill or self._clock() - self.last_start >= self.max_wait
+                    or not self.pages_busy()):
                 self.running += 1
                 self.last_start = self._clock()
                 self._holders.add(entry)
@@ -249,15 +253,17 @@ def gate_pool_fills(km, gate: FillGate) -> None:
         if task.cancelled() or task.exception() is not None:
             gate.release(task)   # no notebook run will give the place back
 
-    def gated_factory(*args, **kwargs):
-        renderer = factory(*args, **kwargs)
+    handed: set = set()   # notebooks whose pool gave a kernel out: their fills are refills
+
+    def gated_factory(notebook_path=None, *args, **kwargs):
+        renderer = factory(notebook_path, *args, **kwargs)
         init, generate = renderer.initialize, renderer.generate_content_hybrid
         entry = None
 
         async def initialize(*a, **kw):
             nonlocal entry
             entry = asyncio.current_task()
-            await gate.acquire(entry)
+            await gate.acquire(entry, refill=notebook_path in handed)
             entry.add_done_callback(_release_if_failed)
             return await init(*a, **kw)
 
@@ -276,6 +282,7 @@ def gate_pool_fills(km, gate: FillGate) -> None:
         pool = getattr(km, "_pools", {}).get(notebook_name) or []
         if pool:
             gate.demand(pool[0])
+        handed.add(notebook_name)
         out = await handout(notebook_name, *args, **kwargs)
         pooled.discard(out[2])   # a page's kernel from now on
         return out
