@@ -38,7 +38,7 @@ def hserver(tmp_path_factory):
     server = Server(free_port(), root=root, log_path=log,
                     extra_args=["--cull-idle-timeout", str(CULL_IDLE), "--cull-interval", "1"])
     try:
-        server.wait_ready(pools=1)
+        server.wait_ready(pools=2)  # demo.ipynb and failing.ipynb: pools fill one at a time
         server.root = root
         yield server
     finally:
