@@ -26,6 +26,17 @@ culling ran (goal: the pool size).
     python benchmarks/bench_load.py --sessions 10 30 --seconds 30 [--app rdp_explorer.ipynb]
         [--pool-size 1] [--max-kernels N] [--json benchmarks/results/bench_load.json]
 
+Issue 22 (a class opens one link at once): ``--arrive 2`` starts the sessions evenly over 2 s,
+``--app a.ipynb,b.ipynb,...`` spreads them over several apps in turn, ``--expect N`` runs the
+server in lecture mode (``dpexplore serve --expect N --apps <those apps>``: the pools are filled
+before the round starts) and ``--fill-slots`` bounds the pool fills at once. A page whose rendered
+notebook has no widget output counts as a failed, **blank** session (``blank_pages``); the server
+log's nbclient IOPub timeouts and discarded pool kernels are counted too. ::
+
+    python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --expect 30
+    python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --expect 30 \
+        --app rdp_explorer.ipynb,composition_explorer.ipynb,noise_lab.ipynb,demo.ipynb,profile_vs_gdp.ipynb
+
 **Hub mode** (``--hub N [N ...]``, instead of ``--sessions``): starts JupyterHub with
 ``deploy/jupyterhub_config.py`` the way ``tests/browser/test_hub.py`` does (``.venv/bin/jupyterhub``,
 installed by ``make hub-setup``; free ports through the ``DPEXPLORE_HUB_*`` / ``DPEXPLORE_CHP_*``
@@ -107,10 +118,11 @@ def kernels_under(pid) -> list:
 
 
 class ServerProc:
-    def __init__(self, root, port, cull_idle, cull_interval, pool_size, log, max_kernels=None):
+    def __init__(self, root, port, cull_idle, cull_interval, pool_size, log, max_kernels=None,
+                 extra=()):
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port),
                "--root", str(root), "--cull-idle-timeout", str(cull_idle),
-               "--cull-interval", str(cull_interval), "--pool-size", str(pool_size)]
+               "--cull-interval", str(cull_interval), "--pool-size", str(pool_size), *extra]
         if max_kernels is not None:
             cmd += ["--max-kernels", str(max_kernels)]
         self.port = port
@@ -194,6 +206,9 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
     try:
         html = await client.page(f"{client.base}voila/render/{app}")
         kid = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
+        if "application/vnd.jupyter.widget-view+json" not in html:  # the app's output is lost
+            rec["blank"] = True
+            raise RuntimeError("blank page: the rendered notebook has no widget output")
         ws_url = f"ws{client.base[4:]}api/kernels/{kid}/channels?session_id={sid}"
         async with websockets.connect(ws_url, max_size=2**26, open_timeout=60,
                                       additional_headers=client.ws_headers(ws_url)) as ws:
@@ -338,6 +353,7 @@ def summarize(n, stats, wall, loads):
     return {
         "sessions": n,
         "success_rate": sum(r["ok"] for r in stats) / n,
+        "blank_pages": sum(bool(r.get("blank")) for r in stats),
         "errors": [r["error"] for r in stats if r["error"]],
         "refused_503": sum("503" in (r["error"] or "") for r in stats),
         "moves": sum(r["moves"] for r in stats),
@@ -585,36 +601,62 @@ def kernel_memory(apps) -> dict:
 
 
 def run_serve(a):
-    """Yields one summary per ``--sessions`` round."""
+    """Yields one summary per ``--sessions`` round. Sessions open ``--app``'s notebooks in turn
+    (a comma-separated list spreads them), starting evenly over ``--arrive`` seconds."""
+    apps = [x.strip() for x in a.app.split(",") if x.strip()]
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_load_"))
-    shutil.copy(REPO / "notebooks" / a.app, tmp / a.app)
+    for app in apps:
+        shutil.copy(REPO / "notebooks" / app, tmp / app)
+    extra = []
+    if a.expect:
+        extra += ["--expect", str(a.expect), "--apps", ",".join(apps)]
+    if a.fill_slots:
+        extra += ["--fill-slots", str(a.fill_slots)]
+    resting = len(apps) * (max(-(-a.expect // len(apps)), a.pool_size) if a.expect else a.pool_size)
     server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
-                        a.max_kernels)
+                        a.max_kernels, extra)
     visitor = Visitor(f"http://127.0.0.1:{server.port}/")
     try:
-        server.wait_ready(pools=1)
-        print(f"server up, {len(server.kernels())} kernel(s) preheated; load "
-              f"{os.getloadavg()[0]:.2f}", flush=True)
+        t0 = time.perf_counter()
+        server.wait_ready(pools=len(apps), timeout=900)
+        while len(server.kernels()) < resting and time.perf_counter() - t0 < 900:
+            time.sleep(1)   # "filled" is logged as the last kernel starts: its notebook still runs
+        time.sleep(5)
+        print(f"server up, {len(server.kernels())} kernel(s) preheated in "
+              f"{time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f}", flush=True)
         for n in a.sessions:
             def start(i, stats, hold):
-                return session(i, visitor, a.app, a.seconds, a.think, a.step_timeout, stats, hold)
+                async def later():
+                    await asyncio.sleep(a.arrive * i / max(n - 1, 1))
+                    return await session(i, visitor, apps[i % len(apps)], a.seconds, a.think,
+                                         a.step_timeout, stats, hold)
+                return later()
 
+            print(f"round of {n} sessions on {', '.join(apps)}: load "
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
             t0 = time.perf_counter()
             stats, mem, loads = asyncio.run(run_round(n, start, lambda: memory(server.kernels()),
                                                       a.seconds))
             wall = time.perf_counter() - t0
             deadline = time.monotonic() + 3 * a.cull_idle + 60
-            while time.monotonic() < deadline and len(server.kernels()) > a.pool_size:
+            while time.monotonic() < deadline and len(server.kernels()) > resting:
                 time.sleep(1)
             s = summarize(n, stats, wall, loads)
             rss, uss = mem
             s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
                      kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
-                     kernels_after_cull=len(server.kernels()), pool_size=a.pool_size)
+                     kernels_after_cull=len(server.kernels()), pool_size=a.pool_size,
+                     expect=a.expect, arrive_s=a.arrive,
+                     iopub_timeouts=server_log(server).count("Timeout waiting for IOPub output"),
+                     discarded=server_log(server).count("lost its output"))
             yield s
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def server_log(server) -> str:
+    return pathlib.Path(server.log_path).read_text(errors="replace")
 
 
 def main(argv=None):
@@ -627,8 +669,14 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=30.0, help="slider moving per session (≤ 60)")
     ap.add_argument("--think", type=float, default=0.3, help="pause between moves [s]")
     ap.add_argument("--step-timeout", type=float, default=20.0)
-    ap.add_argument("--app", default="rdp_explorer.ipynb")
+    ap.add_argument("--app", default="rdp_explorer.ipynb",
+                    help="notebook, or comma-separated notebooks the sessions open in turn")
+    ap.add_argument("--arrive", type=float, default=0.0,
+                    help="sessions start evenly over this many seconds (0: all at once)")
     ap.add_argument("--pool-size", type=int, default=1)
+    ap.add_argument("--expect", type=int, default=0,
+                    help="dpexplore serve --expect N --apps <the --app notebooks> (lecture mode)")
+    ap.add_argument("--fill-slots", type=int, default=0, help="dpexplore serve --fill-slots")
     ap.add_argument("--max-kernels", type=int, default=None,
                     help="dpexplore serve --max-kernels (default: the server's own default); "
                          "sessions past it get HTTP 503 and count as refused")

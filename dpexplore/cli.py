@@ -5,7 +5,8 @@
     dpexplore --version
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
-                    [--no-prefetch]
+                    [--no-prefetch] [--max-kernels N] [--fill-slots N]
+                    [--expect N [--apps rdp_explorer,composition_explorer]]
 
 The gallery directory is the app notebooks shipped inside the package (``dpexplore/apps/notebooks``;
 the repository's top-level ``notebooks/`` links there), so ``dpexplore serve`` works from any folder
@@ -17,6 +18,8 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 ``--pool-size``, ``--cull-idle-timeout`` and ``--cull-interval`` override
 ``VoilaConfiguration.default_pool_size`` and ``MappingKernelManager.cull_idle_timeout`` /
 ``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
+``--fill-slots`` bounds the kernels started for the pools at once, ``--expect N --apps A,B``
+(lecture mode) keeps N kernels ready over those apps (:mod:`dpexplore.voila.pool`).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
 the next slider step in the background (``ui.controls.PREFETCHER``).
 
@@ -87,6 +90,16 @@ def parse_args(argv=None) -> argparse.Namespace:
                        help="cap on concurrent kernels (each open page holds one, ~150 MB); past "
                             "it a new page is told the server is full (HTTP 503). Default: half "
                             "the machine's memory at 160 MiB per kernel; 0 = no cap")
+    serve.add_argument("--fill-slots", type=int, default=None, metavar="N",
+                       help="kernels started for the pools at once (default: one per two cores); "
+                            "a page that waits for its kernel never waits for this")
+    serve.add_argument("--expect", type=int, default=None, metavar="N",
+                       help="lecture mode: N students will open --apps together; each of those "
+                            "apps keeps N / (number of apps) kernels ready, filled before the "
+                            "class comes (watch for 'is filled with' in the log)")
+    serve.add_argument("--apps", default=None, metavar="A,B",
+                       help="with --expect: the apps the class opens, e.g. "
+                            "rdp_explorer,composition_explorer (default: every notebook served)")
     serve.add_argument("--no-prefetch", action="store_true",
                        help="dashboards do not compute the next slider step in the background "
                             "(saves CPU on a crowded server; steps then wait for their numbers)")
@@ -119,8 +132,43 @@ def build_voila_argv(args: argparse.Namespace) -> list[str]:
     if max_kernels < 0:
         raise SystemExit(f"dpexplore serve: --max-kernels must be >= 0, got {max_kernels}")
     argv.append(f"--DPExploreVoila.max_kernels={max_kernels}")
+    argv += _pool_argv(args, root)
     argv.append(str(root))
     return argv
+
+
+def _pool_argv(args: argparse.Namespace, root: pathlib.Path) -> list[str]:
+    """Voilà options of ``--fill-slots``, ``--expect`` and ``--apps`` (lecture mode).
+
+    >>> _pool_argv(parse_args(["serve", "--expect", "30", "--apps", "rdp_explorer"]), default_root())
+    ['--DPExploreVoila.expect=30', '--DPExploreVoila.expect_apps=rdp_explorer.ipynb']
+    """
+    argv = []
+    slots = getattr(args, "fill_slots", None)
+    if slots is not None:
+        if slots < 1:
+            raise SystemExit(f"dpexplore serve: --fill-slots must be >= 1, got {slots}")
+        argv.append(f"--DPExploreVoila.fill_slots={slots}")
+    expect, apps = getattr(args, "expect", None), getattr(args, "apps", None)
+    if expect is None:
+        if apps is not None:
+            raise SystemExit("dpexplore serve: --apps goes with --expect N (lecture mode)")
+        return argv
+    if expect < 1:
+        raise SystemExit(f"dpexplore serve: --expect must be >= 1, got {expect}")
+    served = sorted(p.name for p in root.glob("*.ipynb") if p.name != "index.ipynb")
+    names = []
+    for a in (apps.split(",") if apps else served):
+        a = a.strip()
+        name = a if a.endswith(".ipynb") else a + ".ipynb"
+        if name not in served:
+            raise SystemExit(f"dpexplore serve: --apps: no notebook {name!r} in {root} "
+                             f"(served: {', '.join(n[:-6] for n in served)})")
+        names.append(name)
+    if not names:
+        raise SystemExit(f"dpexplore serve: --apps names no notebook, got {apps!r}")
+    return argv + [f"--DPExploreVoila.expect={expect}",
+                   f"--DPExploreVoila.expect_apps={','.join(names)}"]
 
 
 def serve_url(args: argparse.Namespace) -> str:

@@ -219,7 +219,7 @@ def _protect_handed_out_kernels(km) -> None:
 
 def _make_app_class():
     from voila.app import Voila
-    from traitlets import Integer, default
+    from traitlets import Integer, Unicode, default
 
     class DPExploreVoila(Voila):
         """Voilà with dpexplore's configuration, static route and reduced endpoint set."""
@@ -244,13 +244,33 @@ def _make_app_class():
         #: cap on concurrent kernels (``dpexplore serve --max-kernels``; 0 = no cap)
         max_kernels = Integer(0, config=True, help="cap on concurrent kernels (0: none)")
 
+        #: pool fills (kernel start + notebook run) at once (``dpexplore serve --fill-slots``;
+        #: 0 = one per two cores)
+        fill_slots = Integer(0, config=True, help="pool fills at once (0: one per two cores)")
+        #: lecture mode (``dpexplore serve --expect N --apps a,b``): students expected at once
+        expect = Integer(0, config=True, help="students expected at once (0: no lecture mode)")
+        expect_apps = Unicode("", config=True,
+                              help="comma-separated notebooks the class will open (with expect)")
+
         def init_settings(self):
+            from .pool import FillGate, gate_pool_fills, guard_pool, lecture_pools
+
+            if self.expect:  # before Voila creates the kernel manager, which starts the fill
+                apps = [a.strip() for a in self.expect_apps.split(",") if a.strip()]
+                self.config.VoilaKernelManager.kernel_pools_config = lecture_pools(
+                    self.expect, apps, self.voila_configuration.default_pool_size)
+                self.log.info("dpexplore: lecture mode: %d students expected on %s",
+                              self.expect, ", ".join(apps))
             settings = super().init_settings()
             settings["dpexplore_max_kernels"] = int(self.max_kernels)
             # kernels run on this interpreter (the kernel manager holds this same spec manager)
             ksm = self.kernel_spec_manager
             ksm.kernel_dirs = [str(private_kernelspec_dir()), *ksm.kernel_dirs]
-            _protect_handed_out_kernels(self.kernel_manager)
+            km = self.kernel_manager
+            _protect_handed_out_kernels(km)
+            # refills wait their turn (pool.FillGate); no kernel without its output is handed out
+            gate_pool_fills(km, FillGate(slots=self.fill_slots or None))
+            guard_pool(km)
             return settings
 
         def setup_template_dirs(self):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
@@ -33,8 +34,9 @@ from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "leaks", "read_v1_header", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS",
-           "KERNEL_MIB"]
+           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "leaks", "read_v1_header",
+           "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
+           "LOG_CHARS"]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
 V1_SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
@@ -56,47 +58,112 @@ def read_v1_header(frame: bytes) -> dict | None:
     (between offsets 1 and 2) is the JSON header. Work is bounded by :data:`MAX_PARTS` whatever
     the frame says.
     """
+    return read_v1_part(frame, 1)
+
+
+def read_v1_part(frame: bytes, index: int) -> dict | None:
+    """Part ``index`` of a v1 binary frame as a JSON object (1: header, 4: content), or ``None``
+    if the frame is not a well-formed v1 frame (bounded as :func:`read_v1_header`).
+
+    >>> read_v1_part(v1_frame({"msg_type": "stream"}, content={"text": "hi"}), 4)
+    {'text': 'hi'}
+    """
     size = len(frame)
     if size < 8:
         return None
     n = int.from_bytes(frame[:8], "little")
-    if not 3 <= n <= MAX_PARTS or 8 * (n + 1) > size:
+    if not 3 <= n <= MAX_PARTS or not 0 <= index < n - 1 or 8 * (n + 1) > size:
         return None
     offsets = [int.from_bytes(frame[8 * (i + 1):8 * (i + 2)], "little") for i in range(n)]
     if any(not (0 <= a <= b <= size) for a, b in zip(offsets, offsets[1:])):
         return None
     try:
-        header = json.loads(frame[offsets[1]:offsets[2]].decode("utf-8"))
+        part = json.loads(frame[offsets[index]:offsets[index + 1]].decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
-    return header if isinstance(header, dict) else None
+    return part if isinstance(part, dict) else None
 
 
-def v1_frame(header: dict, channel: str = "iopub") -> bytes:
-    """A minimal v1 frame (for tests and doctests): channel, header, and empty parent header,
-    metadata and content."""
-    parts = [channel.encode(), json.dumps(header).encode(), b"{}", b"{}", b"{}"]
-    n = len(parts)
-    offsets, pos = [], 8 * (n + 1)
+def v1_frame(header: dict, channel: str = "iopub", content: dict | None = None) -> bytes:
+    """A v1 frame as jupyter_server writes it (for tests and doctests): the offsets of channel,
+    header, parent header, metadata and content, and of the frame's end."""
+    parts = [channel.encode(), json.dumps(header).encode(), b"{}", b"{}",
+             json.dumps(content or {}).encode()]
+    offsets = [8 * (len(parts) + 2)]
     for p in parts:
-        offsets.append(pos)
-        pos += len(p)
-    return (n.to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets)
+        offsets.append(offsets[-1] + len(p))
+    return (len(offsets).to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets)
             + b"".join(parts))
 
 
-_LOG_STATE = {"t": 0.0, "n": 0}
+_LOG_STATE: dict = {}
 log = logging.getLogger("dpexplore.voila")
 
 
-def _log_limited(text: str, every: float = 10.0) -> None:
-    """Log ``text`` at most once per ``every`` seconds, with the count of the ones not logged
-    (a client sending a thousand hostile messages made a thousand log lines)."""
+def _allow(key: str, every: float, burst: int) -> int | None:
+    """Rate limit of the log lines of one ``key``: ``None`` when a line now would be past
+    ``burst`` lines per ``every`` seconds, else the count of lines left out before it."""
     now = time.monotonic()
-    _LOG_STATE["n"] += 1
-    if now - _LOG_STATE["t"] >= every:
-        log.warning("%s (%d times since the last such line)", text, _LOG_STATE["n"])
-        _LOG_STATE["t"], _LOG_STATE["n"] = now, 0
+    if len(_LOG_STATE) > 4096:  # one key per kernel: forget the quiet ones
+        for k in [k for k, v in _LOG_STATE.items() if now - v["t"] >= 3600]:
+            del _LOG_STATE[k]
+    state = _LOG_STATE.setdefault(key, {"t": now - every, "n": 0, "sent": 0})
+    state["n"] += 1
+    if now - state["t"] >= every:
+        state["t"], state["sent"] = now, 0
+    if state["sent"] >= burst:
+        return None
+    state["sent"] += 1
+    skipped, state["n"] = state["n"] - 1, 0
+    return skipped
+
+
+def _log_limited(text: str, every: float = 10.0, key: str | None = None, burst: int = 1) -> None:
+    """Log ``text`` at most ``burst`` times per ``every`` seconds for lines of the same ``key``
+    (default: the text itself), with the count of the ones not logged (a client sending a
+    thousand hostile messages made a thousand log lines)."""
+    skipped = _allow(key if key is not None else text, every, burst)
+    if skipped is not None:
+        log.warning("%s%s", text, f" ({skipped} such lines not logged before this one)"
+                    if skipped else "")
+
+
+#: characters of one kernel message kept off the page that go to the server log
+LOG_CHARS = 3000
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def kernel_text(content: dict | None, limit: int = LOG_CHARS) -> str:
+    """The text of a ``stream`` or ``error`` message's content, for the server log: the stream's
+    text, or the error's traceback (colour codes removed), truncated to ``limit`` characters.
+
+    >>> kernel_text({"ename": "ValueError", "evalue": "bad", "traceback": ["\x1b[31mValueError\x1b[0m: bad"]})
+    'ValueError: bad'
+    >>> kernel_text({"name": "stderr", "text": "x" * 10}, limit=4)
+    'xxxx… (10 characters)'
+    """
+    if not isinstance(content, dict):
+        return "(unreadable message)"
+    if isinstance(content.get("traceback"), list) and content["traceback"]:
+        text = "\n".join(str(t) for t in content["traceback"][:200])
+    elif "text" in content:
+        text = str(content["text"])
+    else:
+        text = f"{content.get('ename', '')}: {content.get('evalue', '')}"
+    text = _ANSI.sub("", text).rstrip()
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def _content(message, v1: bool) -> dict | None:
+    """The content of an outgoing kernel message (v1 frame, dict or legacy JSON text)."""
+    if isinstance(message, bytes):
+        return read_v1_part(message, 4) if v1 else None
+    if isinstance(message, dict):
+        return message.get("content")
+    try:
+        return json.loads(message).get("content")
+    except (ValueError, AttributeError, TypeError):
+        return None
 
 
 def leaks(message) -> bool:
@@ -134,7 +201,9 @@ def _legacy_header(message: str) -> dict | None:
 
 class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
     """Voilà's kernel websocket handler, with the outgoing header read safely (module docstring),
-    and no kernel traceback sent to the page (one rate-limited line in the server log instead)."""
+    and no kernel traceback sent to the page: its text goes to the server log instead (at most 5
+    messages a minute per kernel and 30 in all, each cut at :data:`LOG_CHARS` characters, with the
+    count of those left out)."""
 
     def write_message(self, message, binary: bool = False):
         if isinstance(message, bytes):
@@ -150,7 +219,15 @@ class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
         if kind == "execute_input":
             return None  # as Voilà: the page never sees the code its kernel runs
         if kind in ("stream", "error") and leaks(message):
-            _log_limited("dpexplore: a kernel traceback or stderr output was not sent to the page")
+            # kept off the page; the operator reads it in the server log: at most 5 messages a
+            # minute per kernel and 30 in all, each cut at LOG_CHARS characters
+            kernel_id = getattr(self, "kernel_id", "?")
+            skipped = _allow(f"kernel-output:{kernel_id}", 60.0, 5)
+            if skipped is not None and _allow("kernel-output", 60.0, 30) is not None:
+                v1 = isinstance(message, bytes) and header is not None
+                log.warning("dpexplore: kernel %s %s output kept off the page%s:\n%s", kernel_id,
+                            kind, f" ({skipped} more from it not logged)" if skipped else "",
+                            kernel_text(_content(message, v1)))
             return None
         # skip VoilaKernelWebsocketHandler.write_message (the unsafe parse), not the base class
         return super(VoilaKernelWebsocketHandler, self).write_message(message, binary)

@@ -81,7 +81,7 @@ class Server:
     """A running ``dpexplore serve`` (own process group)."""
 
     def __init__(self, port: int, root: pathlib.Path | None = None, log_path: pathlib.Path | None = None,
-                 extra_args: list[str] | None = None):
+                 extra_args: list[str] | None = None, env: dict | None = None):
         self.port = port
         self.base = f"http://127.0.0.1:{port}/"
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port)]
@@ -91,7 +91,8 @@ class Server:
         self.log_path = log_path
         self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=str(REPO))
+                                     start_new_session=True, cwd=str(REPO),
+                                     env={**os.environ, **env} if env else None)
 
     def url(self, notebook: str = "index.ipynb") -> str:
         return f"{self.base}voila/render/{notebook}"
