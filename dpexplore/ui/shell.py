@@ -138,6 +138,10 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 1.125rem; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label-basic { white-space: normal; overflow: visible; }
+/* a checkbox whose larger label wraps grows with it (its fixed row height let the second line run
+   into the next control) */
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox { height: auto; min-height: var(--jp-widgets-inline-height, 28px); }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox .widget-label-basic { line-height: 1.3; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
