@@ -163,6 +163,10 @@ function a11yScrollables(app) {
     }
   };
   app.querySelectorAll(".dpexplore-readouts .widget-html-content").forEach((r) => mark(r, "Readout (scrolls)"));
+  // on a narrow screen any text or table wider than the window scrolls sideways (the reflow rule)
+  app.querySelectorAll(".widget-html-content, .widget-htmlmath-content").forEach((r) => {
+    if (!r.closest(".dpexplore-readouts")) mark(r, "Text (scrolls)");
+  });
   app.querySelectorAll(".jupyter-widget-Collapse-contents").forEach((r) => {
     const head = r.parentElement && r.parentElement.querySelector(":scope > .jupyter-widget-Collapse-header");
     mark(r, ((head && head.textContent.trim()) || "Section") + " (scrolls)");
