@@ -73,7 +73,7 @@ def _check_cards(page, n=2):
     assert len(cards) >= n, cards
     for c in cards[:n]:
         assert c["h"] >= 150 and c["w"] >= 300 and c["svg"] >= 100, c
-    assert cards[0]["title"].startswith("MaxProfile") and cards[1]["title"].startswith("Laplace"), cards
+    assert cards[0]["title"].startswith("Composition of 10000 runs") and cards[1]["title"].startswith("Laplace"), cards
     assert cards[0]["eps"] == "6.188" and cards[1]["eps"] == "1.000", cards
     return cards
 
