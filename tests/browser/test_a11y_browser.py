@@ -272,8 +272,10 @@ def test_composition_plot_description_holds_the_readout_values(browser, served):
         tables = page.evaluate("""() => [...document.querySelectorAll('.dpexplore-readouts table')].map(t =>
             [...t.querySelectorAll('tr')].map(r => [...r.querySelectorAll('td')].map(c => c.textContent.trim()))
             .filter(c => c.length >= 3))""")
-        assert len(figs) == 2 and len(tables) == 2, (figs, tables)
-        for fig, rows in zip(figs, tables):
+        # the main and noise plots have the two readout tables; the three k-runs plots follow them
+        assert len(figs) == 5 and len(tables) == 2, (figs, tables)
+        assert all(f["role"] == "figure" and f["name"] and f["desc"] for f in figs[2:]), figs[2:]
+        for fig, rows in zip(figs[:2], tables):
             assert fig["role"] == "figure" and fig["name"], fig
             m = re.search(r"At k = 100: (.*?)\.(?:\s|$)", fig["desc"])
             assert m, fig["desc"]
