@@ -217,10 +217,12 @@ def _execute(code: str) -> str:
                                     "stop_on_error": True})
 
 
-def receive(ws, until: str, timeout: float = 60.0) -> list[dict]:
-    """Messages received until one of type ``until`` (or the timeout)."""
+def receive(ws, until, timeout: float = 60.0, parent: str | None = None) -> list[dict]:
+    """Messages received until one of type ``until`` (or one for which ``until(message)`` is
+    true), or the timeout; with ``parent``, only the messages of that request."""
     import websocket
 
+    done = until if callable(until) else (lambda m: m.get("msg_type") == until)
     got, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
         ws.settimeout(max(0.1, deadline - time.monotonic()))
@@ -228,8 +230,10 @@ def receive(ws, until: str, timeout: float = 60.0) -> list[dict]:
             m = json.loads(ws.recv())
         except websocket.WebSocketTimeoutException:
             break
+        if parent is not None and m.get("parent_header", {}).get("msg_id") != parent:
+            continue
         got.append(m)
-        if m.get("msg_type") == until:
+        if done(m):
             break
     return got
 
@@ -408,21 +412,8 @@ def _until_idle(ws, msg_id: str, timeout: float) -> list[dict]:
     output travels on IOPub and its execute_reply on the shell channel, so the reply may come
     before the output (stopping at the reply once returned an empty output); the IOPub ``idle``
     status of the request comes after all of its output."""
-    import websocket
-
-    got, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ws.settimeout(max(0.1, deadline - time.monotonic()))
-        try:
-            m = json.loads(ws.recv())
-        except websocket.WebSocketTimeoutException:
-            break
-        if m.get("parent_header", {}).get("msg_id") != msg_id:
-            continue
-        got.append(m)
-        if m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle":
-            break
-    return got
+    return receive(ws, lambda m: m.get("msg_type") == "status"
+                   and m["content"].get("execution_state") == "idle", timeout, parent=msg_id)
 
 
 def _run_as(hub: Hub, s, user: str, code: str) -> str:
