@@ -96,7 +96,7 @@ function a11ySlider(h) {
   a11yValue(h);
 }
 
-// a number as the readout shows it ("1,000", "1e-05", "0.500") → a number
+// a number as the readout shows it ("2,500", "1e-05", "0.500") → a number
 function a11yNumber(text) {
   const v = Number(String(text).replace(/[,\u202f\u00a0 _]/g, ""));
   return Number.isFinite(v) ? v : null;
