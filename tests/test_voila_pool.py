@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import types
 
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -67,6 +68,16 @@ class FakePool:
         self.shut.append(kernel_id)
 
 
+def _run(coro):
+    """Run *coro* to the end on an event loop of its own, in a thread of its own.
+
+    In the whole suite the browser tests' Playwright (its sync API) keeps an event loop running in
+    the main thread for the session, and ``asyncio.run`` refuses to start inside a running loop.
+    """
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def _hand_out(supply):
     async def run():
         km = FakePool(supply)
@@ -76,7 +87,7 @@ def _hand_out(supply):
         return km, kernel_id, lost_output(supply_copy[int(kernel_id[1:]) - 1])
 
     supply_copy = list(supply)
-    return asyncio.run(run())
+    return _run(run())
 
 
 def test_a_kernel_with_its_output_is_handed_out_at_once():
@@ -128,7 +139,7 @@ def test_fill_gate_bounds_fills_while_pages_are_busy_and_lets_a_waiting_page_thr
         assert order == ["first", "third", "second"] and gate.running == 1
         await asyncio.gather(first, second, third)
 
-    asyncio.run(run())
+    _run(run())
 
 
 def test_a_first_fill_waits_only_for_a_place():
@@ -143,4 +154,4 @@ def test_a_first_fill_waits_only_for_a_place():
         await asyncio.wait_for(gate.acquire(entry, refill=False), 2.0)
         return gate.running
 
-    assert asyncio.run(run()) == 1
+    assert _run(run()) == 1
