@@ -4,8 +4,9 @@
 * **axe-core** (the npm package pinned in ``tests/browser/axe/package-lock.json``, installed by
   ``make axe``, injected from that file: nothing is fetched while the tests run) finds no violation
   of its WCAG 2.0 / 2.1 A and AA rules, in normal and presentation mode, at 1280×720 and 320 px
-  wide (a 400 % zoom of 1280 px); the Theory and Reproduce sections and the first plot's data
-  table are opened and every tab is shown in turn, so that what they hold is checked too;
+  wide (a 400 % zoom of 1280 px: the same page, its window narrowed); the Theory and Reproduce
+  sections and the first plot's data table are opened and every tab is shown in turn, so that what
+  they hold is checked too (one page load per page and mode: the suite's time is mostly page loads);
 * **keyboard only**: from the top of the page, Tab reaches a slider whose arrow keys change a plot
   and that plot's description; the skip link comes first; Home/End/PageUp/PageDown move a slider;
   the Theory section opens with Enter and a tab is chosen with the arrow keys;
@@ -81,33 +82,54 @@ def _violations(page, source, context="document"):
             for v in res["violations"]]
 
 
+def _axe_all(page, source, where):
+    """axe on the whole page, then on each further tab of the main area (shown in turn), then the
+    first tab again: what every tab holds is checked."""
+    found = [f"{where}: {v}" for v in _violations(page, source)]
+    tabs = page.locator(".dpexplore-main .lm-TabBar-tab")
+    n = tabs.count()
+    for t in [*range(1, n), 0] if n > 1 else []:
+        tabs.nth(t).click()
+        page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
+        _quiet(page)
+        if t:
+            found += [f"{where}, tab {t}: {v}" for v in _violations(page, source, ".dpexplore-main")]
+    return found
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("size", list(SIZES), ids=list(SIZES))
 @pytest.mark.parametrize("mode", ["normal", "present"])
 @pytest.mark.parametrize("nb", PAGES)
-def test_no_axe_violation(browser, served, nb, mode, size):
+def test_no_axe_violation(browser, served, nb, mode):
+    """axe at 1280×720 (as loaded; then with the Theory and Reproduce sections and the first plot's
+    data table open, every tab in turn), then the same page narrowed to 320 px (the window resized,
+    as a reader zooming to 400 % does). In normal mode also: every visible plot is a figure named
+    by its title with a description naming its axes with numbers, and its Data table button opens
+    (aria-expanded) a table with a header and rows."""
     source = _axe_source()
-    ctx, page = _open(browser, served, nb, SIZES[size], "?present=1" if mode == "present" else "")
+    ctx, page = _open(browser, served, nb, SIZES["1280x720"], "?present=1" if mode == "present" else "")
     try:
         _quiet(page)
-        found = [f"loaded: {v}" for v in _violations(page, source)]
+        found = [f"1280x720 loaded: {v}" for v in _violations(page, source)]
+        if mode == "normal" and nb != "index.ipynb":
+            _check_named_figures(page)
         heads = page.locator(".jupyter-widget-Collapse-header")
-        if heads.count():
-            for i in range(heads.count()):
-                heads.nth(i).click()
-            table = page.locator(".dpexplore-table-button").first
-            if table.is_visible():
-                table.click()   # the first plot's data table too
-            page.wait_for_timeout(300)
-            found += [f"sections and data table open: {v}" for v in _violations(page, source, ".dpexplore-app")]
-        tabs = page.locator(".dpexplore-main .lm-TabBar-tab")
-        for t in range(1, tabs.count()):
-            tabs.nth(t).click()
-            page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
-            _quiet(page)
-            found += [f"tab {t}: {v}" for v in _violations(page, source, ".dpexplore-main")]
+        for i in range(heads.count()):
+            heads.nth(i).click()
+        table = page.locator(".dpexplore-figure .dpexplore-table-button").first
+        if table.count() and table.is_visible():
+            table.click()   # the first plot's data table too
+            if mode == "normal":
+                _check_data_table(page, table)
+        page.wait_for_timeout(300)
+        found += _axe_all(page, source, "1280x720, sections and data table open")
+        page.set_viewport_size({"width": SIZES["320px"][0], "height": SIZES["320px"][1]})
+        page.wait_for_function("() => document.documentElement.clientWidth <= 320", timeout=STEP_TIMEOUT_MS)
+        page.wait_for_timeout(300)   # the plots follow the window
+        _quiet(page)
+        found += _axe_all(page, source, "320px")
         assert not page.errors, page.errors
-        assert not found, f"{nb} ({mode}, {size}):\n  " + "\n  ".join(found)
+        assert not found, f"{nb} ({mode}):\n  " + "\n  ".join(found)
     finally:
         ctx.close()
 
@@ -327,29 +349,24 @@ def test_demo_description_follows_the_readout(browser, served):
         ctx.close()
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS)
-def test_every_plot_is_a_named_figure_with_a_description_and_a_data_table(browser, served, nb):
+def _check_named_figures(page):
     """Every visible plot: role figure, its title as its name, a description naming its axes with
-    numbers; the Data table button opens (aria-expanded) a table with a header and rows."""
-    ctx, page = _open(browser, served, nb, (1280, 720))
-    try:
-        _quiet(page)
-        figs = _figures(page)
-        assert figs, "no visible plot"
-        for f in figs:
-            assert f["role"] == "figure" and f["name"] and f["name"].strip(), f
-            assert " against " in f["desc"] or " map " in f["desc"], f
-            assert re.search(r"\d", f["desc"]), f
-        btn = page.locator(".dpexplore-figure .dpexplore-table-button").first
-        btn.click()
-        table = page.locator(".dpexplore-figure .dpexplore-data table").first
-        table.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
-        assert btn.get_attribute("aria-expanded") == "true"
-        assert table.locator("thead th").count() >= 2
-        assert table.locator("tbody tr").count() >= 1
-        assert not page.errors, page.errors
-    finally:
-        ctx.close()
+    numbers."""
+    figs = _figures(page)
+    assert figs, "no visible plot"
+    for f in figs:
+        assert f["role"] == "figure" and f["name"] and f["name"].strip(), f
+        assert " against " in f["desc"] or " map " in f["desc"], f
+        assert re.search(r"\d", f["desc"]), f
+
+
+def _check_data_table(page, btn):
+    """The Data table button just clicked opened (aria-expanded) a table with a header and rows."""
+    table = page.locator(".dpexplore-figure .dpexplore-data table").first
+    table.wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    assert btn.get_attribute("aria-expanded") == "true"
+    assert table.locator("thead th").count() >= 2
+    assert table.locator("tbody tr").count() >= 1
 
 
 def _fmt3(v) -> str:
