@@ -19,7 +19,8 @@ desktop), for every app in ``dpexplore.apps.APPS`` (apps added later are covered
 * the page text names none of the internal file names of the source documents (see
   :data:`INTERNAL`; the names are assembled from pieces so that this file does not contain them).
 
-One server and one browser for the session (conftest), one page load per app and size.
+One server and one browser for the session (conftest), two page loads per app: normal mode (at
+1280×720, then the same page resized to 1920×1080 and 320 px) and presentation mode.
 """
 from __future__ import annotations
 
@@ -188,33 +189,68 @@ def _tabs(page):
     return page.locator(".dpexplore-main .lm-TabBar-tab, .dpexplore-main .p-TabBar-tab")
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("nb", NOTEBOOKS)
-def test_page_layout(browser, served, nb, size):
-    ctx, page = _open(browser, served, nb, size)
-    try:
-        problems = []
-        w, h = size
-        # a slider and the main plot on screen together, without scrolling
-        assert page.evaluate("() => window.scrollY") == 0
-        first = page.evaluate("""() => {
-          const s = [...document.querySelectorAll('.widget-slider')].find(s => s.offsetParent !== null);
-          const p = [...document.querySelectorAll('.dpexplore-plot')].find(d => d.offsetParent !== null);
-          const r = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
-          return {slider: s ? r(s) : null, plot: p ? r(p) : null};
-        }""")
-        for what in ("slider", "plot"):
-            b = first[what]
-            if b is None:
-                if what == "slider":
-                    continue  # an app without sliders
+def _first_on_screen(page, size):
+    """A slider and the main plot on screen together, without scrolling."""
+    problems = []
+    w, h = size
+    if page.evaluate("() => window.scrollY") != 0:
+        problems.append("the page is scrolled")
+    first = page.evaluate("""() => {
+      const s = [...document.querySelectorAll('.widget-slider')].find(s => s.offsetParent !== null);
+      const p = [...document.querySelectorAll('.dpexplore-plot')].find(d => d.offsetParent !== null);
+      const r = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+      return {slider: s ? r(s) : null, plot: p ? r(p) : null};
+    }""")
+    for what in ("slider", "plot"):
+        b = first[what]
+        if b is None:
+            if what == "plot":
                 problems.append("no visible plot")
-                continue
-            if not (b[0] >= -1 and b[1] >= -1 and b[2] <= w + 1 and b[3] <= h + 1):
-                problems.append(f"the first {what} is not fully on screen at {w}x{h}: box {[round(v) for v in b]}")
+            continue  # an app without sliders
+        if not (b[0] >= -1 and b[1] >= -1 and b[2] <= w + 1 and b[3] <= h + 1):
+            problems.append(f"the first {what} is not fully on screen at {w}x{h}: box {[round(v) for v in b]}")
+    return problems
 
+
+def _every_tab(page, where, present=False):
+    """Each tab's plots (drawn when first shown) meet the figure rules; the first tab is shown at the end."""
+    tabs = _tabs(page)
+    n = tabs.count()
+    if n == 0:
+        return _check_figures(page.evaluate(MEASURE), f"{where}:", present=present)
+    problems = []
+    for i, t in enumerate([*range(n), 0] if n > 1 else range(n)):
+        tabs.nth(t).click()
+        page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=30_000)
+        _settle(page)
+        if i < n:   # back on the first tab at the end: checked already
+            problems += _check_figures(page.evaluate(MEASURE), f"{where} tab {t}:", present=present)
+    return problems
+
+
+def _resize(page, size):
+    """Resize the window and wait until every visible plot has followed it (its SVG as wide as its box)."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.wait_for_function(f"() => document.documentElement.clientWidth <= {size[0]}", timeout=15_000)
+    page.wait_for_function("""() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)
+      .every(d => { const s = d.querySelector('svg.main-svg');
+                    return s && Math.abs(Number(s.getAttribute('width')) - d.getBoundingClientRect().width) <= 2; })""",
+                           timeout=15_000)
+    _settle(page)
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_page_layout(browser, served, nb):
+    """Normal mode, one page load: at 1280×720 (a projector) the layout rules, each visible slider
+    moved once, every tab; the window enlarged to 1920×1080 (a desktop): the layout rules and the
+    plots' share of the window; narrowed to 320 CSS px (1280 px at 400 % zoom): one column, nothing
+    but plots and tables wider than the window, no title, tab title or label cut off."""
+    small = SIZES[0]
+    ctx, page = _open(browser, served, nb, small)
+    try:
+        problems = _first_on_screen(page, small)
         before = page.evaluate(MEASURE)
-        problems += _check_figures(before, "loaded:")
+        problems += _check_figures(before, "1280x720 loaded:")
         heights = {m["i"]: m["height"] for m in before}
 
         # move each visible slider once: every plot keeps its height
@@ -228,20 +264,26 @@ def test_page_layout(browser, served, nb, size):
                     problems.append(f"after moving slider {label!r}: plot {m['i']} {h0:.0f} → {m['height']:.0f} px")
                 if m["height"] < MIN_PLOT_PX:
                     problems.append(f"after moving slider {label!r}: plot {m['i']} is {m['height']:.0f} px")
-
-        # every tab: its plots (drawn when first shown) meet the same rules
-        tabs = _tabs(page)
-        for t in range(tabs.count()):
-            tabs.nth(t).click()
-            page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=30_000)
-            _settle(page)
-            problems += _check_figures(page.evaluate(MEASURE), f"tab {t}:")
+        problems += _every_tab(page, "1280x720")   # (without tabs: the figures again, sliders moved)
 
         text = page.inner_text("body")
         for m in INTERNAL.finditer(text):
             problems.append(f"internal file name on the page: …{text[max(0, m.start() - 30):m.end() + 30]!r}…")
+
+        large = SIZES[1]
+        _resize(page, large)
+        problems += [f"1920x1080: {p}" for p in _first_on_screen(page, large)]
+        problems += _share_problems(page.evaluate(SHARE), large, present=False)
+        problems += _every_tab(page, "1920x1080")
+
+        _resize(page, (320, 640))
+        m = page.evaluate(SHARE)
+        if m["pageWidth"] > 321 or m["wide"]:
+            problems.append(f"320 px: wider than the window ({m['pageWidth']} px): {m['wide']}")
+        if m["cut"]:
+            problems.append(f"320 px: text cut off: {m['cut']}")
         assert not page.errors, page.errors
-        assert not problems, f"{nb} at {w}x{h}:\n  " + "\n  ".join(problems)
+        assert not problems, f"{nb}:\n  " + "\n  ".join(problems)
     finally:
         ctx.close()
 
@@ -278,57 +320,60 @@ SHARE = """() => {
   const readouts = [...document.querySelectorAll('.dpexplore-readouts *')].filter(e => shown(e) &&
     !e.closest('sub, sup') && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()));
   const px = readouts.map(e => [e.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(e).fontSize)]);
+  const c = document.querySelector('.dpexplore-panel .widget-slider, .dpexplore-panel .jupyter-widgets');
+  const cb = c ? c.getBoundingClientRect() : null;
   return {share: area / (W * H), plots, cut, pageWidth: document.documentElement.scrollWidth,
+          control: cb ? [cb.left, cb.top, cb.right, cb.bottom] : null,
           wide: wide.filter(e => !wide.includes(e.parentElement)).slice(0, 5)
                     .map(e => (e.className.toString() + ' ' + (e.textContent || '').slice(0, 30))),
           smallReadouts: px.filter(([, v]) => v < 18 - 0.01).slice(0, 5), readouts: px.length};
 }"""
 
-SHARE_CASES = [pytest.param(nb, present, size, id=f"{nb.removesuffix('.ipynb')}-{'present-' if present else ''}{size[0]}x{size[1]}",
-                            marks=[pytest.mark.xfail(strict=True, reason="two plots under their own controls, or a "
-                                                     "legend too large for a corner: less than 30 % on a "
-                                                     "1280x720 projector")]
-                            if present and nb in SHARE_GAP_PRESENT else [])
-               for nb in NOTEBOOKS for present, size in ((True, (1280, 720)), (False, (1920, 1080)))]
-
-
-@pytest.mark.parametrize("nb, present, size", SHARE_CASES)
-def test_plots_fill_the_screen(browser, served, nb, present, size):
-    """Presentation mode at 1280×720 and normal mode at 1920×1080: the plots' drawing areas cover
-    ≥ 30 % of the window, nothing is cut off or wider than the window, and (presentation mode)
-    every readout is ≥ 18 px."""
-    ctx, page = _open(browser, served, nb, size, present=present)
-    try:
-        m = page.evaluate(SHARE)
-        problems = []
-        if m["share"] < MIN_PLOT_SHARE:
-            problems.append(f"plots cover {m['share']:.1%} of the window < {MIN_PLOT_SHARE:.0%} "
-                            f"(axes w, h, top: {m['plots']})")
-        if m["cut"]:
-            problems.append(f"text cut off: {m['cut']}")
-        if m["pageWidth"] > size[0] + 1 or m["wide"]:
-            problems.append(f"wider than the window ({m['pageWidth']} px): {m['wide']}")
-        if present and m["smallReadouts"]:
-            problems.append(f"readouts below {READOUT_PRESENT_PX} px: {m['smallReadouts']}")
-        # controls on screen: the first slider (or control) of the panel is inside the window
-        box = page.evaluate("""() => { const c = document.querySelector('.dpexplore-panel .widget-slider, .dpexplore-panel .jupyter-widgets');
-                                       if (!c) return null; const r = c.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }""")
-        if box and not (box[0] >= -1 and box[1] >= -1 and box[2] <= size[0] + 1 and box[3] <= size[1] + 1):
-            problems.append(f"the first control is not on screen: {[round(v) for v in box]}")
-        assert not problems, f"{nb} {'present ' if present else ''}{size[0]}x{size[1]}:\n  " + "\n  ".join(problems)
-    finally:
-        ctx.close()
+def _share_problems(m, size, present):
+    """What ``SHARE`` measured, against the rules: plots cover ≥ ``MIN_PLOT_SHARE`` of the window,
+    nothing cut off or wider than the window, the first control on screen, (presentation mode)
+    readouts ≥ 18 px."""
+    where = f"{'present ' if present else ''}{size[0]}x{size[1]}"
+    problems = []
+    if m["share"] < MIN_PLOT_SHARE:
+        problems.append(f"{where}: plots cover {m['share']:.1%} of the window < {MIN_PLOT_SHARE:.0%} "
+                        f"(axes w, h, top: {m['plots']})")
+    if m["cut"]:
+        problems.append(f"{where}: text cut off: {m['cut']}")
+    if m["pageWidth"] > size[0] + 1 or m["wide"]:
+        problems.append(f"{where}: wider than the window ({m['pageWidth']} px): {m['wide']}")
+    if present and m["smallReadouts"]:
+        problems.append(f"{where}: readouts below {READOUT_PRESENT_PX} px: {m['smallReadouts']}")
+    box = m["control"]
+    if box and not (box[0] >= -1 and box[1] >= -1 and box[2] <= size[0] + 1 and box[3] <= size[1] + 1):
+        problems.append(f"{where}: the first control is not on screen: {[round(v) for v in box]}")
+    return problems
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS)
-def test_reflow_at_320_px(browser, served, nb):
-    """At 320 CSS px wide (1280 px at 400 % zoom) the page is one column: nothing but plots and
-    tables is wider than the window, no title, tab title or label is cut off."""
-    ctx, page = _open(browser, served, nb, (320, 640))
+def test_presentation_mode(browser, served, nb):
+    """``present=1`` in the URL at 1280×720 (a projector): the plots' drawing areas cover ≥ 30 %
+    of the window, nothing is cut off or wider than the window, the first control is on screen,
+    every readout is ≥ 18 px; on every tab tick labels ≥ 18 px, titles ≥ 22 px, lines ≥ 3 px, no
+    overlaps. The apps of ``SHARE_GAP_PRESENT`` are expected to miss the 30 % (and only that):
+    an expected failure, and a failure once they meet it, so that the set is kept true."""
+    size = SIZES[0]
+    ctx, page = _open(browser, served, nb, size, present=True)
     try:
+        assert page.locator(".dpexplore-app.dpexplore-present").count() == 1, "present=1 did not switch it on"
         m = page.evaluate(SHARE)
-        assert m["pageWidth"] <= 321 and not m["wide"], (m["pageWidth"], m["wide"])
-        assert not m["cut"], m["cut"]
+        problems = _share_problems(m, size, present=True)
+        gap = [p for p in problems if "plots cover" in p]
+        if nb in SHARE_GAP_PRESENT:
+            problems = [p for p in problems if p not in gap]
+        problems += _every_tab(page, "present", present=True)
+        assert not page.errors, page.errors
+        assert not problems, f"{nb} in presentation mode:\n  " + "\n  ".join(problems)
+        if nb in SHARE_GAP_PRESENT:
+            if gap:
+                pytest.xfail(f"a known gap (SHARE_GAP_PRESENT): {gap[0]}")
+            pytest.fail(f"{nb} now covers {m['share']:.1%} ≥ {MIN_PLOT_SHARE:.0%} in presentation mode: "
+                        "take it out of SHARE_GAP_PRESENT")
     finally:
         ctx.close()
 
@@ -365,24 +410,6 @@ def test_the_readers_settings(browser, served):
         page.emulate_media(contrast="more")
         colour = page.evaluate("() => getComputedStyle(document.querySelector('.dpexplore-app .widget-label')).color")
         assert colour == "rgb(0, 0, 0)", colour
-    finally:
-        ctx.close()
-
-
-@pytest.mark.parametrize("nb", NOTEBOOKS)
-def test_presentation_mode(browser, served, nb):
-    """``present=1`` in the URL: tick labels ≥ 18 px, titles ≥ 22 px, lines ≥ 3 px, no overlaps."""
-    ctx, page = _open(browser, served, nb, (1280, 720), present=True)
-    try:
-        assert page.locator(".dpexplore-app.dpexplore-present").count() == 1, "present=1 did not switch it on"
-        problems = _check_figures(page.evaluate(MEASURE), "present:", present=True)
-        tabs = _tabs(page)
-        for t in range(tabs.count()):
-            tabs.nth(t).click()
-            page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=30_000)
-            _settle(page)
-            problems += _check_figures(page.evaluate(MEASURE), f"present, tab {t}:", present=True)
-        assert not problems, f"{nb} in presentation mode:\n  " + "\n  ".join(problems)
     finally:
         ctx.close()
 
