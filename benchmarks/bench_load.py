@@ -203,6 +203,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
         stats.append(rec)
     sid = uuid.uuid4().hex
     t0 = rec["t_page"] = time.perf_counter()
+    stage = "page GET"
     try:
         html = await client.page(f"{client.base}voila/render/{app}")
         kid = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
@@ -210,6 +211,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             rec["blank"] = True
             raise RuntimeError("blank page: the rendered notebook has no widget output")
         ws_url = f"ws{client.base[4:]}api/kernels/{kid}/channels?session_id={sid}"
+        stage = "websocket and widget states"
         async with websockets.connect(ws_url, max_size=2**26, open_timeout=60,
                                       additional_headers=client.ws_headers(ws_url)) as ws:
             control = uuid.uuid4().hex
@@ -245,6 +247,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
                        if v["state"].get("_model_name") in SLIDERS
                        and not v["state"].get("disabled") and shown(v["state"])]
             rec["sliders"] = len(sliders)
+            stage = "slider moves"
             rng = random.Random(idx)
             t_end = time.perf_counter() + seconds
             while time.perf_counter() < t_end and sliders:
@@ -293,7 +296,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             rec["done"] = True
             await hold.wait()  # keep every session open until memory is measured
     except Exception as e:  # noqa: BLE001 - a failed session is a result
-        rec["error"] = f"{type(e).__name__}: {e}"
+        rec["error"] = f"{stage}: {type(e).__name__}: {e}"
         rec["ok"] = False
         rec["done"] = True
     return rec
@@ -473,7 +476,7 @@ class HubStudent(Visitor):
 
         super().__init__(f"{hub_url}user/{name}/")
         self.hub_url, self.name = hub_url, name
-        self.http = httpx.AsyncClient(base_url=hub_url, follow_redirects=True, timeout=300)
+        self.http = httpx.AsyncClient(base_url=hub_url, follow_redirects=True, timeout=90)  # a page GET past 90 s is a failure
 
     def _cookie(self, name, path):
         return next((c.value for c in self.http.cookies.jar if c.name == name and c.path == path),
@@ -573,6 +576,12 @@ def run_hub(a):
             yield s
     finally:
         hub.stop()
+        # the hub's log (its students' servers log there too) outlives the round: the evidence
+        # for a session that failed
+        keep = REPO / "benchmarks" / "results" / "bench_load_hub.log"
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(hub.log_path, keep)
+        print(f"hub log: {keep}", flush=True)
         shutil.rmtree(state, ignore_errors=True)
 
 
