@@ -117,6 +117,18 @@ THEOREMS = {
     "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
     "tight": "tight: compose(mechanism, k)",
 }
+#: presentation mode's shorter legend labels of the main plot (the eight full ones fit in no corner
+#: of the axes on a 1280×720 projector and pushed the plot down): the full names, with their
+#: citations, stay in the plot's description and data table, and the Theory section cites each
+PRESENT_THEOREMS = {
+    "basic": "basic (Bassi 2019)",
+    "advanced": "advanced",
+    "advanced_pure": "from pure DP (Steinke 2022)",
+    "zcdp": "zCDP",
+    "rdp": "RDP",
+    "optimal": "optimal",
+    "tight": "tight",
+}
 #: noise-plot curve keys → legend labels
 NOISE_CURVES = {
     "basic": "basic: Laplace(k/ε_T) — Θ(k)",
@@ -542,6 +554,7 @@ class CompositionController(Controller):
             traces.append({
                 "type": "scatter", "mode": "lines+markers" if coarse else "lines",
                 "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
+                "meta": {"present_name": PRESENT_THEOREMS[name] + (" (at 9 k)" if coarse else "")},
                 "line": {"color": _COLOURS[name], "width": 3 if name == "tight" else 2,
                          **({"dash": _DASH[name]} if name in _DASH else {})},
                 "marker": {"size": 6},
@@ -551,6 +564,7 @@ class CompositionController(Controller):
         # the legend's text does not change with k, and no annotation box competes with it
         traces.append({
             "type": "scatter", "mode": "markers", "name": "◆ each bound at the chosen k",
+            "meta": {"present_name": "◆ at the chosen k"},
             "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
             "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
             "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
@@ -558,6 +572,7 @@ class CompositionController(Controller):
         })
         traces.append({
             "type": "scatter", "mode": "markers", "name": "✖ first k where a bound is below basic",
+            "meta": {"present_name": "✖ first k below basic"},
             "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
             "marker": {"color": "#000000", "size": 12, "symbol": "x"},
             "text": [_SHORT[c[0]] for c in r.crossovers],

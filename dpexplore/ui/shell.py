@@ -151,6 +151,22 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .lm-TabBar-tab, .dpexplore-app.dpexplore-present .p-TabBar-tab { font-size: 1rem; }
 .dpexplore-app .lm-TabBar-content, .dpexplore-app .p-TabBar-content { flex-wrap: wrap; }
 .dpexplore-app .lm-TabBar, .dpexplore-app .p-TabBar { min-height: fit-content; height: auto !important; }
+/* a tab's plots one at a time (_PresentStage): the buttons that choose one wrap, whole titles */
+.dpexplore-app .dpexplore-chooser { height: auto !important; align-items: center; }
+.dpexplore-app .dpexplore-chooser .widget-toggle-buttons { flex-wrap: wrap; height: auto; min-width: 0; gap: 2px 0; }
+.dpexplore-app .dpexplore-chooser .widget-toggle-button { width: auto !important; max-width: 100%; height: auto;
+  min-height: 30px; white-space: normal; overflow: visible; font-size: 1rem; }
+.dpexplore-app .dpexplore-chooser .widget-label { width: auto !important; font-size: 1rem; }
+.dpexplore-app .dpexplore-tab-controls { border-top: 1px solid #c8ccd0; margin-top: 4px; padding-top: 4px; }
+.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content,
+.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-htmlmath-content { font-size: 1.125rem; }
+.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
+.dpexplore-app .dpexplore-tab-controls .widget-html-content { overflow-x: auto; max-width: 100%; }
+.dpexplore-app .dpexplore-tab-controls .widget-html-content span { max-width: 100% !important; }
+/* a slider whose (larger) label is long keeps a usable track: the track and its readout go to the
+   next line rather than shrink below 10rem */
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { flex-wrap: wrap; height: auto; row-gap: 0; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { min-width: 10rem; min-height: 28px; }
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
 /* the reader's settings: no animated transitions, more contrast */
@@ -543,7 +559,8 @@ class AppShell(W.VBox):
         panel = W.VBox([*controls, readout_box],
                        layout=W.Layout(flex=f"0 1 {panel_width}", min_width="280px", max_width="100%"))
         panel.add_class("dpexplore-panel")
-        main = W.VBox([controller.message, self._plot_area(plots), *notes],
+        area = self._plot_area(plots)
+        main = W.VBox([controller.message, area, *notes],
                       layout=W.Layout(flex="1 1 560px", min_width="0"))
         main.add_class("dpexplore-main")
         body = W.HBox([panel, main], layout=W.Layout(flex_flow="row wrap", width="100%"))
@@ -561,6 +578,10 @@ class AppShell(W.VBox):
         super().__init__([style, head, body, self.theory, self.code], layout=W.Layout(width="100%"))
         self.add_class("dpexplore-app")
 
+        self._panel, self._panel_items = panel, [*controls, readout_box]
+        self._stage = _PresentStage(area, plots) if plots and isinstance(plots[0], tuple) else None
+        if self._stage is not None:
+            area.observe(self._on_tab, names="selected_index")
         self.bar.observe(self._on_present, names="present")
         self.bar.on_msg(self._on_bar_msg)
         controller.on_update(self._after_update)
@@ -621,6 +642,17 @@ class AppShell(W.VBox):
         (self.add_class if on else self.remove_class)("dpexplore-present")
         for f in self.figs:
             f.present = on
+        if self._stage is not None:
+            self._stage.arrange(on)
+            self._on_tab()
+
+    def _on_tab(self, _change=None) -> None:
+        """The panel holds the shell's controls and, in presentation mode, the controls and text
+        of the tab shown (:class:`_PresentStage`), above the readouts."""
+        extra = self._stage.panel_part() if self._stage is not None else []
+        items = [*self._panel_items[:-1], *extra, self._panel_items[-1]]
+        if list(self._panel.children) != items:
+            self._panel.children = items
 
     # -- URL state ------------------------------------------------------------------------------
     def apply_query(self, query: str) -> None:
@@ -719,6 +751,68 @@ class AppShell(W.VBox):
         elif isinstance(content, dict) and content.get("type") == "csv":
             self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
                            "text": figures_csv(self.figs)})
+
+
+class _PresentStage:
+    """Presentation mode for tabs that hold controls, text and several plots (two plots side by
+    side under their own sliders left each plot a third of a 1280×720 projector): there the
+    tab's controls and text go into the side panel (under the shell's controls, while the tab is
+    shown) and the tab shows one plot at a time, the full width of the plot area, with a row of
+    buttons above it to choose the plot. Normal mode keeps the app's own layout."""
+
+    def __init__(self, tabs: W.Tab, plots: Sequence[tuple[str, Sequence[W.Widget]]]):
+        self.tabs = tabs
+        self.normal = [list(ws) for _, ws in plots]
+        self.side, self.shown, self.choosers, self.widths = [], [], [], {}
+        for ws in self.normal:
+            figs = [f for w in ws for f in _plot_widgets(w)]
+            self.side.append([w for w in ws if not _plot_widgets(w)])
+            self.shown.append([w for w in ws if _plot_widgets(w)])
+            chooser = None
+            if len(figs) > 1:
+                titles = [_figure_title(f, i) for i, f in enumerate(figs)]
+                heads = [t.split(":")[0].strip() for t in titles]
+                names = heads if len(set(heads)) == len(heads) else titles
+                chooser = W.ToggleButtons(options=[(n, i) for i, n in enumerate(names)], value=0,
+                                          description="Plot:", style={"button_width": "auto"})
+                chooser.add_class("dpexplore-chooser")
+                chooser.observe(lambda ch, figs=figs: self._show(figs, ch["new"]), names="value")
+            self.choosers.append((chooser, figs))
+        # one box per tab, made once (a tab switch only changes which one the panel holds)
+        self.boxes = [W.VBox(side) if side else None for side in self.side]
+        for b in self.boxes:
+            if b is not None:
+                b.add_class("dpexplore-tab-controls")
+        self.on = False
+
+    def _show(self, figs, index) -> None:
+        for i, f in enumerate(figs):
+            if self.on:
+                self.widths.setdefault(f.model_id, f.layout.width)
+                f.layout.width = "100%"
+                f.layout.display = None if i == index else "none"
+            else:
+                f.layout.width = self.widths.get(f.model_id, f.layout.width)
+                f.layout.display = None
+
+    def arrange(self, on: bool) -> None:
+        """Lay the tabs out for presentation mode (``on``) or the app's own layout."""
+        if on == self.on:
+            return
+        self.on = on
+        for box, ws, side, shown, (chooser, figs) in zip(self.tabs.children, self.normal, self.side,
+                                                         self.shown, self.choosers):
+            if not side and chooser is None:
+                continue
+            box.children = ([c for c in (chooser,) if c is not None] + shown) if on else ws
+            self._show(figs, chooser.value if chooser is not None else 0)
+
+    def panel_part(self) -> list[W.Widget]:
+        """What the side panel holds for the tab shown (presentation mode)."""
+        i = self.tabs.selected_index
+        if not self.on or i is None or not (0 <= i < len(self.boxes)) or self.boxes[i] is None:
+            return []
+        return [self.boxes[i]]
 
 
 def app_shell(info: AppInfo, controller: Controller, *, controls: Sequence[W.Widget] | Mapping,
