@@ -144,6 +144,12 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox .widget-label-basic { line-height: 1.3; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
+/* readout tables fit the 26rem panel (no sideways scrolling): the table takes the panel's width,
+   cells wrap at spaces, header words (and long unbroken strings) may break anywhere */
+.dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 0; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table td,
+.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 2px 3px; white-space: normal !important;
+  overflow-wrap: anywhere; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
