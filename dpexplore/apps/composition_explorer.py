@@ -138,6 +138,12 @@ NOISE_CURVES = {
     "zcdp": "zCDP (tight ρ = ε tanh(ε/2))",
     "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
 }
+def _breakable(name: str) -> str:
+    """A legend name for a readout table cell, with a line-break opportunity after each "(" (the
+    table fits the 26rem panel of presentation mode: "compose(mechanism," was one long word)."""
+    return name.replace("(", "(<wbr>")
+
+
 _COLOURS = {
     "basic": OKABE_ITO[7],
     "advanced": OKABE_ITO[1],
@@ -706,11 +712,11 @@ class CompositionController(Controller):
     def _fill_text(self, r: CompositionResult) -> None:
         s = r.spec
         rows = "".join(
-            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{THEOREMS[n]}</td>"
+            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{_breakable(THEOREMS[n])}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.at_k[n])}</b></td><td>{r.delta_spent[n]}</td></tr>"
             for n in THEOREMS)
         noise_rows = "".join(
-            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{NOISE_CURVES[n]}</td>"
+            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{_breakable(NOISE_CURVES[n])}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>" for n in NOISE_CURVES)
         mech = _mech_text(r.mechanism)
         self.readout.value = (

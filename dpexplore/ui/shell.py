@@ -145,11 +145,11 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
 /* readout tables fit the 26rem panel (no sideways scrolling): the table takes the panel's width,
-   cells wrap at spaces, header words (and long unbroken strings) may break anywhere */
-.dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 0; }
+   cells wrap at spaces, header words may break anywhere (numbers never do) */
+.dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 2px !important; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts table td,
-.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 2px 3px; white-space: normal !important;
-  overflow-wrap: anywhere; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 1px 3px !important; white-space: normal !important; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table th { overflow-wrap: anywhere; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
@@ -169,10 +169,12 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
 .dpexplore-app .dpexplore-tab-controls .widget-html-content { overflow-x: auto; max-width: 100%; }
 .dpexplore-app .dpexplore-tab-controls .widget-html-content span { max-width: 100% !important; }
-/* a slider whose (larger) label is long keeps a usable track: the track and its readout go to the
-   next line rather than shrink below 10rem */
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { flex-wrap: wrap; height: auto; row-gap: 0; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { min-width: 10rem; min-height: 28px; }
+/* a slider whose (larger) label is long keeps a usable track: the label wraps onto a second line
+   rather than shrink the track below 10rem */
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { height: auto; min-height: 32px; align-items: center; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .widget-label { flex: 0 1 auto; min-width: 2em;
+  line-height: 1.25; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 10rem; min-width: 10rem; }
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
 /* the reader's settings: no animated transitions, more contrast */
