@@ -15,7 +15,9 @@ The controls sit beside the plots on wide screens and above them below ~900 px (
 row). Presentation mode (the toggle, or ``present=1`` in the page URL) enlarges text and lines in
 every plot and in the page, and gives the plots the screen: a one-line lead beside the toolbar,
 legends inside the axes, plots sized to the window (on a 1280×720 projector their drawing areas
-cover ≥ 30 % of it). Text sizes are in rem (the browser's font size); :data:`SHELL_CSS` also
+cover ≥ 30 % of it); a tab's own controls and text move into the side panel and a tab with
+several plots shows one at a time, chosen with buttons above it (``_PresentStage``); readout
+tables wrap to the panel's width. Text sizes are in rem (the browser's font size); :data:`SHELL_CSS` also
 follows ``prefers-reduced-motion`` and ``prefers-contrast: more`` and reflows to one column below
 480 px. Every control can be set from the page URL's query string
 (``…/composition_explorer.ipynb?eps=0.5&k=1000``), and "Link to this view" gives the URL of the
