@@ -150,7 +150,7 @@ SHELL_CSS = """
    cells wrap at spaces, header words may break anywhere (numbers never do) */
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 2px !important; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts table td,
-.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 1px 3px !important; white-space: normal !important; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 1px 2px !important; white-space: normal !important; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts table th { overflow-wrap: anywhere; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
@@ -174,7 +174,7 @@ SHELL_CSS = """
 /* a slider whose (larger) label is long keeps a usable track: the label wraps onto a second line
    rather than shrink the track below 10rem */
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { height: auto; min-height: 32px; align-items: center; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .widget-label { flex: 0 1 auto; min-width: 2em;
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .widget-label { flex: 0 1 auto; min-width: min-content;
   line-height: 1.25; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 10rem; min-width: 10rem; }
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
