@@ -172,11 +172,12 @@ SHELL_CSS = """
 .dpexplore-app .dpexplore-tab-controls .widget-html-content { overflow-x: auto; max-width: 100%; }
 .dpexplore-app .dpexplore-tab-controls .widget-html-content span { max-width: 100% !important; }
 /* a slider whose (larger) label is long keeps a usable track: the label wraps onto a second line
-   rather than shrink the track below 10rem */
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { height: auto; min-height: 32px; align-items: center; }
+   rather than shrink the track below 8rem (the row grows with it) */
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { height: auto !important; min-height: 32px;
+  align-items: center; margin-bottom: 2px; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .widget-label { flex: 0 1 auto; min-width: min-content;
-  line-height: 1.25; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 10rem; min-width: 10rem; }
+  height: auto !important; line-height: 1.25 !important; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 8rem; min-width: 8rem; }
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
 /* the reader's settings: no animated transitions, more contrast */
