@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 
 import ipywidgets as W
@@ -139,9 +140,14 @@ NOISE_CURVES = {
     "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
 }
 def _breakable(name: str) -> str:
-    """A legend name for a readout table cell, with a line-break opportunity after each "(" (the
-    table fits the 26rem panel of presentation mode: "compose(mechanism," was one long word)."""
-    return name.replace("(", "(<wbr>")
+    """A legend name for a readout table cell, with a line-break opportunity after a "(" that
+    follows a letter (the table fits the 26rem panel of presentation mode: "compose(mechanism,"
+    was one long word).
+
+    >>> _breakable("tight: compose(mechanism, k)"), _breakable("basic (Bassi 2019)")
+    ('tight: compose(<wbr>mechanism, k)', 'basic (Bassi 2019)')
+    """
+    return re.sub(r"(?<=\S)\(", "(<wbr>", name)
 
 
 _COLOURS = {
