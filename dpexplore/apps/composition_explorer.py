@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 
 import ipywidgets as W
@@ -117,6 +118,18 @@ THEOREMS = {
     "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
     "tight": "tight: compose(mechanism, k)",
 }
+#: presentation mode's shorter legend labels of the main plot (the eight full ones fit in no corner
+#: of the axes on a 1280×720 projector and pushed the plot down): the full names, with their
+#: citations, stay in the plot's description and data table, and the Theory section cites each
+PRESENT_THEOREMS = {
+    "basic": "basic (Bassi 2019)",
+    "advanced": "advanced",
+    "advanced_pure": "from pure DP (Steinke 2022)",
+    "zcdp": "zCDP",
+    "rdp": "RDP",
+    "optimal": "optimal",
+    "tight": "tight",
+}
 #: noise-plot curve keys → legend labels
 NOISE_CURVES = {
     "basic": "basic: Laplace(k/ε_T) — Θ(k)",
@@ -126,6 +139,17 @@ NOISE_CURVES = {
     "zcdp": "zCDP (tight ρ = ε tanh(ε/2))",
     "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
 }
+def _breakable(name: str) -> str:
+    """A legend name for a readout table cell, with a line-break opportunity after a "(" that
+    follows a letter (the table fits the 26rem panel of presentation mode: "compose(mechanism,"
+    was one long word).
+
+    >>> _breakable("tight: compose(mechanism, k)"), _breakable("basic (Bassi 2019)")
+    ('tight: compose(<wbr>mechanism, k)', 'basic (Bassi 2019)')
+    """
+    return re.sub(r"(?<=\S)\(", "(<wbr>", name)
+
+
 _COLOURS = {
     "basic": OKABE_ITO[7],
     "advanced": OKABE_ITO[1],
@@ -542,6 +566,7 @@ class CompositionController(Controller):
             traces.append({
                 "type": "scatter", "mode": "lines+markers" if coarse else "lines",
                 "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
+                "meta": {"present_name": PRESENT_THEOREMS[name] + (" (at 9 k)" if coarse else "")},
                 "line": {"color": _COLOURS[name], "width": 3 if name == "tight" else 2,
                          **({"dash": _DASH[name]} if name in _DASH else {})},
                 "marker": {"size": 6},
@@ -551,6 +576,7 @@ class CompositionController(Controller):
         # the legend's text does not change with k, and no annotation box competes with it
         traces.append({
             "type": "scatter", "mode": "markers", "name": "◆ each bound at the chosen k",
+            "meta": {"present_name": "◆ at the chosen k"},
             "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
             "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
             "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
@@ -558,6 +584,7 @@ class CompositionController(Controller):
         })
         traces.append({
             "type": "scatter", "mode": "markers", "name": "✖ first k where a bound is below basic",
+            "meta": {"present_name": "✖ first k below basic"},
             "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
             "marker": {"color": "#000000", "size": 12, "symbol": "x"},
             "text": [_SHORT[c[0]] for c in r.crossovers],
@@ -691,11 +718,11 @@ class CompositionController(Controller):
     def _fill_text(self, r: CompositionResult) -> None:
         s = r.spec
         rows = "".join(
-            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{THEOREMS[n]}</td>"
+            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{_breakable(THEOREMS[n])}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.at_k[n])}</b></td><td>{r.delta_spent[n]}</td></tr>"
             for n in THEOREMS)
         noise_rows = "".join(
-            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{NOISE_CURVES[n]}</td>"
+            f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{_breakable(NOISE_CURVES[n])}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>" for n in NOISE_CURVES)
         mech = _mech_text(r.mechanism)
         self.readout.value = (

@@ -366,9 +366,13 @@ function breakAtMiddle(text, size, room) {
   return out;
 }
 
+// In presentation mode a trace's legend entry may be shorter (``meta.present_name``: a long
+// legend of full citations fits in no corner of the axes and pushed the plot down); the plot's
+// description keeps the full name.
 function styleTrace(t, present) {
   if (!present) return t;
   const out = Object.assign({}, t);
+  if (out.meta && typeof out.meta.present_name === "string") out.name = out.meta.present_name;
   const mode = out.mode || "lines";
   if ((out.type || "scatter") === "scatter" && mode.includes("lines")) {
     out.line = Object.assign({}, out.line, { width: Math.max(3, (out.line && out.line.width) || 2) });

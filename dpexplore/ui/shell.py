@@ -15,7 +15,9 @@ The controls sit beside the plots on wide screens and above them below ~900 px (
 row). Presentation mode (the toggle, or ``present=1`` in the page URL) enlarges text and lines in
 every plot and in the page, and gives the plots the screen: a one-line lead beside the toolbar,
 legends inside the axes, plots sized to the window (on a 1280×720 projector their drawing areas
-cover ≥ 30 % of it). Text sizes are in rem (the browser's font size); :data:`SHELL_CSS` also
+cover ≥ 30 % of it); a tab's own controls and text move into the side panel and a tab with
+several plots shows one at a time, chosen with buttons above it (``_PresentStage``); readout
+tables wrap to the panel's width. Text sizes are in rem (the browser's font size); :data:`SHELL_CSS` also
 follows ``prefers-reduced-motion`` and ``prefers-contrast: more`` and reflows to one column below
 480 px. Every control can be set from the page URL's query string
 (``…/composition_explorer.ipynb?eps=0.5&k=1000``), and "Link to this view" gives the URL of the
@@ -144,6 +146,12 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox .widget-label-basic { line-height: 1.3; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
+/* readout tables fit the 26rem panel (no sideways scrolling): the table takes the panel's width,
+   cells wrap at spaces, header words may break anywhere (numbers never do) */
+.dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 2px !important; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table td,
+.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 1px 2px !important; white-space: normal !important; }
+.dpexplore-app.dpexplore-present .dpexplore-readouts table th { overflow-wrap: anywhere; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
@@ -151,6 +159,25 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .lm-TabBar-tab, .dpexplore-app.dpexplore-present .p-TabBar-tab { font-size: 1rem; }
 .dpexplore-app .lm-TabBar-content, .dpexplore-app .p-TabBar-content { flex-wrap: wrap; }
 .dpexplore-app .lm-TabBar, .dpexplore-app .p-TabBar { min-height: fit-content; height: auto !important; }
+/* a tab's plots one at a time (_PresentStage): the buttons that choose one wrap, whole titles */
+.dpexplore-app .dpexplore-chooser { height: auto !important; align-items: center; }
+.dpexplore-app .dpexplore-chooser .widget-toggle-buttons { flex-wrap: wrap; height: auto; min-width: 0; gap: 2px 0; }
+.dpexplore-app .dpexplore-chooser .widget-toggle-button { width: auto !important; max-width: 100%; height: auto;
+  min-height: 30px; white-space: normal; overflow: visible; font-size: 1rem; }
+.dpexplore-app .dpexplore-chooser .widget-label { width: auto !important; font-size: 1rem; }
+.dpexplore-app .dpexplore-tab-controls { border-top: 1px solid #c8ccd0; margin-top: 4px; padding-top: 4px; }
+.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content,
+.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-htmlmath-content { font-size: 1.125rem; }
+.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
+.dpexplore-app .dpexplore-tab-controls .widget-html-content { overflow-x: auto; max-width: 100%; }
+.dpexplore-app .dpexplore-tab-controls .widget-html-content span { max-width: 100% !important; }
+/* a slider whose (larger) label is long keeps a usable track: the label wraps onto a second line
+   rather than shrink the track below 8rem (the row grows with it) */
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { height: auto !important; min-height: 32px;
+  align-items: center; margin-bottom: 2px; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .widget-label { flex: 0 1 auto; min-width: min-content;
+  height: auto !important; line-height: 1.25 !important; }
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 8rem; min-width: 8rem; }
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
 /* the reader's settings: no animated transitions, more contrast */
@@ -543,7 +570,8 @@ class AppShell(W.VBox):
         panel = W.VBox([*controls, readout_box],
                        layout=W.Layout(flex=f"0 1 {panel_width}", min_width="280px", max_width="100%"))
         panel.add_class("dpexplore-panel")
-        main = W.VBox([controller.message, self._plot_area(plots), *notes],
+        area = self._plot_area(plots)
+        main = W.VBox([controller.message, area, *notes],
                       layout=W.Layout(flex="1 1 560px", min_width="0"))
         main.add_class("dpexplore-main")
         body = W.HBox([panel, main], layout=W.Layout(flex_flow="row wrap", width="100%"))
@@ -561,6 +589,10 @@ class AppShell(W.VBox):
         super().__init__([style, head, body, self.theory, self.code], layout=W.Layout(width="100%"))
         self.add_class("dpexplore-app")
 
+        self._panel, self._panel_items = panel, [*controls, readout_box]
+        self._stage = _PresentStage(area, plots) if plots and isinstance(plots[0], tuple) else None
+        if self._stage is not None:
+            area.observe(self._on_tab, names="selected_index")
         self.bar.observe(self._on_present, names="present")
         self.bar.on_msg(self._on_bar_msg)
         controller.on_update(self._after_update)
@@ -621,6 +653,17 @@ class AppShell(W.VBox):
         (self.add_class if on else self.remove_class)("dpexplore-present")
         for f in self.figs:
             f.present = on
+        if self._stage is not None:
+            self._stage.arrange(on)
+            self._on_tab()
+
+    def _on_tab(self, _change=None) -> None:
+        """The panel holds the shell's controls and, in presentation mode, the controls and text
+        of the tab shown (:class:`_PresentStage`), above the readouts."""
+        extra = self._stage.panel_part() if self._stage is not None else []
+        items = [*self._panel_items[:-1], *extra, self._panel_items[-1]]
+        if list(self._panel.children) != items:
+            self._panel.children = items
 
     # -- URL state ------------------------------------------------------------------------------
     def apply_query(self, query: str) -> None:
@@ -719,6 +762,68 @@ class AppShell(W.VBox):
         elif isinstance(content, dict) and content.get("type") == "csv":
             self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
                            "text": figures_csv(self.figs)})
+
+
+class _PresentStage:
+    """Presentation mode for tabs that hold controls, text and several plots (two plots side by
+    side under their own sliders left each plot a third of a 1280×720 projector): there the
+    tab's controls and text go into the side panel (under the shell's controls, while the tab is
+    shown) and the tab shows one plot at a time, the full width of the plot area, with a row of
+    buttons above it to choose the plot. Normal mode keeps the app's own layout."""
+
+    def __init__(self, tabs: W.Tab, plots: Sequence[tuple[str, Sequence[W.Widget]]]):
+        self.tabs = tabs
+        self.normal = [list(ws) for _, ws in plots]
+        self.side, self.shown, self.choosers, self.widths = [], [], [], {}
+        for ws in self.normal:
+            figs = [f for w in ws for f in _plot_widgets(w)]
+            self.side.append([w for w in ws if not _plot_widgets(w)])
+            self.shown.append([w for w in ws if _plot_widgets(w)])
+            chooser = None
+            if len(figs) > 1:
+                titles = [_figure_title(f, i) for i, f in enumerate(figs)]
+                heads = [t.split(":")[0].strip() for t in titles]
+                names = heads if len(set(heads)) == len(heads) else titles
+                chooser = W.ToggleButtons(options=[(n, i) for i, n in enumerate(names)], value=0,
+                                          description="Plot:", style={"button_width": "auto"})
+                chooser.add_class("dpexplore-chooser")
+                chooser.observe(lambda ch, figs=figs: self._show(figs, ch["new"]), names="value")
+            self.choosers.append((chooser, figs))
+        # one box per tab, made once (a tab switch only changes which one the panel holds)
+        self.boxes = [W.VBox(side) if side else None for side in self.side]
+        for b in self.boxes:
+            if b is not None:
+                b.add_class("dpexplore-tab-controls")
+        self.on = False
+
+    def _show(self, figs, index) -> None:
+        for i, f in enumerate(figs):
+            if self.on:
+                self.widths.setdefault(f.model_id, f.layout.width)
+                f.layout.width = "100%"
+                f.layout.display = None if i == index else "none"
+            else:
+                f.layout.width = self.widths.get(f.model_id, f.layout.width)
+                f.layout.display = None
+
+    def arrange(self, on: bool) -> None:
+        """Lay the tabs out for presentation mode (``on``) or the app's own layout."""
+        if on == self.on:
+            return
+        self.on = on
+        for box, ws, side, shown, (chooser, figs) in zip(self.tabs.children, self.normal, self.side,
+                                                         self.shown, self.choosers):
+            if not side and chooser is None:
+                continue
+            box.children = ([c for c in (chooser,) if c is not None] + shown) if on else ws
+            self._show(figs, chooser.value if chooser is not None else 0)
+
+    def panel_part(self) -> list[W.Widget]:
+        """What the side panel holds for the tab shown (presentation mode)."""
+        i = self.tabs.selected_index
+        if not self.on or i is None or not (0 <= i < len(self.boxes)) or self.boxes[i] is None:
+            return []
+        return [self.boxes[i]]
 
 
 def app_shell(info: AppInfo, controller: Controller, *, controls: Sequence[W.Widget] | Mapping,

@@ -49,8 +49,7 @@ READOUT_PRESENT_PX = 18
 #: their own); and the composition explorer, whose main plot's eight-entry legend (each theorem
 #: with its full citation) fits in no corner at 1280x720 and goes below the plot (14.6 %);
 #: strict xfail, so the test says when that is fixed
-SHARE_GAP_PRESENT = {"adaptive_data_analysis.ipynb", "mechanisms_in_action.ipynb", "local_vs_central.ipynb",
-                     "composition_explorer.ipynb"}
+SHARE_GAP_PRESENT: set[str] = set()
 
 #: internal labels of the source documents that must never reach a page: the five numbered file
 #: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 500, 1,500 or

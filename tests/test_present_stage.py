@@ -1,0 +1,82 @@
+"""Presentation mode's layout of tabs that hold their own controls and several plots (the shell's
+``_PresentStage``), on the kernel side: the tab's controls and text move into the side panel
+while the tab is shown, its plots show one at a time at full width with buttons to choose one,
+and normal mode gets the app's own layout back, widget for widget."""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from dpexplore.apps.composition_explorer import PRESENT_THEOREMS, THEOREMS, build_composition_explorer
+from dpexplore.apps.mechanisms_lab import build_local_vs_central
+
+
+def _tabs(app):
+    main = next(w for w in app.widgets() if "dpexplore-main" in w._dom_classes)
+    return next(w for w in main.children if isinstance(w, W.Tab))
+
+
+def _panel(app):
+    return next(w for w in app.widgets() if "dpexplore-panel" in w._dom_classes)
+
+
+def test_present_mode_moves_the_tab_controls_to_the_panel_and_shows_one_plot():
+    app = build_local_vs_central()
+    tabs, panel = _tabs(app), _panel(app)
+    normal_tabs = [list(b.children) for b in tabs.children]
+    normal_panel = list(panel.children)
+    c = app.controller.controls
+    med, cdf, shuffle = app.controller.fig_med_mean, app.controller.fig_med_cdf, app.controller.fig_shuffle
+
+    app.bar.present = True
+    first = list(tabs.children[0].children)
+    chooser = first[0]
+    assert isinstance(chooser, W.ToggleButtons) and [o[0] for o in chooser.options] == [
+        "Median: mean |error| vs ε (data in [0, 1])", "Median: distribution of |error| at the chosen ε"]
+    assert not any(c["med_eps"] in (w.children if hasattr(w, "children") else ()) for w in first)
+    assert (med.layout.display, cdf.layout.display) == (None, "none")
+    assert med.layout.width == cdf.layout.width == "100%"
+    extra = [w for w in panel.children if "dpexplore-tab-controls" in w._dom_classes]
+    assert len(extra) == 1 and app.controller.readouts["median"] in extra[0].children
+    assert panel.children[-1] is normal_panel[-1]          # the readouts stay last
+    assert panel.children[:len(normal_panel) - 1] == tuple(normal_panel[:-1])
+
+    chooser.value = 1                                      # the other plot
+    assert (med.layout.display, cdf.layout.display) == ("none", None)
+    tabs.selected_index = 1                                # the second tab's controls
+    extra = [w for w in panel.children if "dpexplore-tab-controls" in w._dom_classes]
+    assert len(extra) == 1 and app.controller.readouts["shuffle"] in extra[0].children
+    assert list(tabs.children[1].children) == [shuffle]    # a single plot: no chooser
+    assert shuffle.layout.display is None
+
+    app.bar.present = False                                # the app's own layout, as it was
+    assert [list(b.children) for b in tabs.children] == normal_tabs
+    assert list(panel.children) == normal_panel
+    assert med.layout.display is None and cdf.layout.display is None
+    assert med.layout.width == cdf.layout.width == "calc(50% - 4px)"
+
+
+def test_tab_switches_reuse_the_panel_boxes():
+    """A tab switch hands the panel one of the boxes made when the app was built: switching to
+    and fro makes no widget (a client cannot grow the kernel by clicking tabs)."""
+    app = build_local_vs_central()
+    tabs, panel = _tabs(app), _panel(app)
+    app.bar.present = True
+    seen = set()
+    for i in (0, 1, 0, 1, 0):
+        tabs.selected_index = i
+        seen.update(id(w) for w in panel.children if "dpexplore-tab-controls" in w._dom_classes)
+    assert len(seen) == 2
+
+
+def test_composition_legend_has_short_present_names_with_full_names_kept():
+    """Presentation mode's legend names (``meta.present_name``) are shorter; the trace name the
+    description and the data table read keeps the full name and its citation."""
+    main = build_composition_explorer().controller.figs[0]
+    named = [t for t in main.data if "meta" in t]
+    full = {t["name"].removesuffix(" (at 9 k)") for t in named}
+    assert set(THEOREMS.values()) <= full
+    assert "advanced (Dwork, Rothblum & Vadhan 2010)" in full
+    short = [t["meta"]["present_name"] for t in named]
+    assert max(map(len, short)) <= len("from pure DP (Steinke 2022) (at 9 k)")
+    assert all(len(s) < len(t["name"]) or s == t["name"] for s, t in zip(short, named))
+    assert set(PRESENT_THEOREMS) == set(THEOREMS)
