@@ -42,7 +42,7 @@ import uuid
 import psutil
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_load import (REPO, SLIDERS, ServerProc, Visitor, _msg, _recv,  # noqa: E402
+from bench_load import (REPO, SLIDERS, ServerProc, Visitor, _msg, decode_frame,  # noqa: E402
                         plot_models, slider_value, widget_states)
 
 APPS = ("rdp_explorer", "composition_explorer", "noise_lab", "demo", "profile_vs_gdp")
@@ -86,8 +86,8 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
             mid = m_out["header"]["msg_id"]
             while True:
                 raw = await asyncio.wait_for(ws.recv(), 60)
-                m = json.loads(raw) if isinstance(raw, str) else None
-                if m is None or m.get("parent_header", {}).get("msg_id") != mid:
+                m = decode_frame(raw)
+                if m.get("parent_header", {}).get("msg_id") != mid:
                     continue
                 c = m.get("content", {})
                 if m.get("msg_type") == "comm_msg" and c.get("comm_id") in plots:
