@@ -448,7 +448,11 @@ function wireNumbers(v) {
   return out;
 }
 function unwire(v) {
-  if (!v || typeof v !== "object" || Array.isArray(v) || ArrayBuffer.isView(v)) return v;
+  if (Array.isArray(v)) {  // a heatmap's z: rows
+    for (let i = 0; i < v.length; i++) if (v[i] && typeof v[i] === "object") v[i] = unwire(v[i]);
+    return v;
+  }
+  if (!v || typeof v !== "object" || ArrayBuffer.isView(v)) return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === WIRE_F64) return wireNumbers(v);
   for (const k of keys) v[k] = unwire(v[k]);

@@ -137,7 +137,8 @@ _NUMBER_TYPES = frozenset({float, int, type(None)})
 def traces_to_wire(data: list, _widget=None) -> list:
     """The ``data`` trait as sent to the front end: every list of ≥ 16 plain numbers (float,
     int, ``None``) that is a value of a trace, or of a dict in one (``marker``…), becomes
-    ``{"dpexplore_f64": <its float64 bytes>}`` (``None`` → NaN), which ipywidgets sends as a
+    ``{"dpexplore_f64": <its float64 bytes>}`` (``None`` → NaN; a list of such lists, a heatmap's
+    ``z``, row by row), which ipywidgets sends as a
     binary buffer; ``plotwidget.js`` turns it back into the same numbers (NaN → ``null``, a gap).
 
     On a slider step the kernel then neither writes ~17 characters per number as JSON nor walks
@@ -157,6 +158,8 @@ def traces_to_wire(data: list, _widget=None) -> list:
             return {WIRE_F64: memoryview(np.array(v, dtype="<f8"))}
         if type(v) is dict:
             return {k: pack(x) for k, x in v.items()}
+        if type(v) is list and v and all(type(r) is list for r in v):  # rows: a heatmap's z
+            return [pack(r) for r in v]
         return v
     return [{k: pack(v) for k, v in t.items()} for t in data]
 
@@ -169,6 +172,8 @@ def traces_from_wire(data: list, _widget=None) -> list:
             if set(v) == {WIRE_F64}:
                 return to_json(np.frombuffer(bytes(v[WIRE_F64]), dtype="<f8"))
             return {k: unpack(x) for k, x in v.items()}
+        if type(v) is list:
+            return [unpack(x) for x in v]
         return v
     return [{k: unpack(v) for k, v in t.items()} if isinstance(t, dict) else t for t in data]
 
