@@ -16,8 +16,9 @@ Each app is measured in the configurations of ``--configs`` (default ``prefetch`
 ``no-prefetch`` = ``dpexplore serve --no-prefetch``, the named baseline: a ratio below 1.0 says a
 configuration costs less than the baseline in the same run). ``--baseline-ref REF`` adds the code of
 git commit REF (checked out in a temporary worktree, served with this interpreter and
-``PYTHONPATH`` pointing at it) as one more configuration ``REF``, so the ratio against the previous
-code path is measured in the same run. ::
+``PYTHONPATH`` pointing at it: the kernels, where the dashboards run, import REF's dpexplore; the
+server process, started from this checkout, runs this one's) as one more configuration ``REF``, so
+the ratio against the previous code path is measured in the same run. ::
 
     python benchmarks/bench_move_cost.py [--moves 40] [--apps rdp_explorer,noise_lab]
         [--configs prefetch no-prefetch] [--baseline-ref HEAD~3] [--port 8550]
