@@ -164,12 +164,20 @@ def _msg(msg_type, content, session, metadata=None):
             "channel": "shell", "buffers": []}
 
 
+def decode_frame(raw) -> dict:
+    """A kernel message from a websocket frame: JSON text, or (a message with buffers: the plots'
+    float64 arrays) Jupyter's binary frame — the part count n, n offsets (uint32, big-endian),
+    then the message's JSON and its buffers (left out here)."""
+    if isinstance(raw, str):
+        return json.loads(raw)
+    n = int.from_bytes(raw[:4], "big")
+    offsets = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(n)]
+    return json.loads(raw[offsets[0]:offsets[1] if n > 1 else None])
+
+
 async def _recv(ws, timeout):
-    """Next JSON (text-frame) message; binary frames (messages with buffers) are skipped."""
-    while True:
-        raw = await asyncio.wait_for(ws.recv(), timeout)
-        if isinstance(raw, str):
-            return json.loads(raw)
+    """The next message (text or binary frame, :func:`decode_frame`)."""
+    return decode_frame(await asyncio.wait_for(ws.recv(), timeout))
 
 
 class Visitor:
@@ -185,6 +193,44 @@ class Visitor:
 
     def ws_headers(self, ws_url: str) -> dict:
         return {}
+
+
+async def widget_states(ws, sid: str) -> dict:
+    """Every widget model's state, asked of the kernel on websocket ``ws`` as the page's widget
+    manager does: its control comm (ipywidgets 8: protocol version in the metadata), then
+    ``request_states``."""
+    control = uuid.uuid4().hex
+    m_open = _msg("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
+                                "data": {}}, sid, metadata={"version": "1.0.0"})
+    await ws.send(json.dumps(m_open))
+    while True:
+        m = await _recv(ws, 120)
+        if (m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle"
+                and m.get("parent_header", {}).get("msg_id") == m_open["header"]["msg_id"]):
+            break
+    await ws.send(json.dumps(_msg("comm_msg", {"comm_id": control,
+                                               "data": {"method": "request_states"}}, sid)))
+    while True:
+        m = await _recv(ws, 120)
+        c = m.get("content", {})
+        if (m.get("msg_type") == "comm_msg" and c.get("comm_id") == control
+                and c.get("data", {}).get("method") == "update_states"):
+            return c["data"]["states"]
+
+
+def plot_models(states: dict) -> set:
+    """The ids of the PlotlyWidget models among ``states``."""
+    return {k for k, v in states.items() if "data" in v["state"]
+            and v["state"].get("_model_name") == "AnyModel"}
+
+
+def slider_value(st: dict, rng: random.Random):
+    """A random position of the slider whose widget state is ``st``, as the front end sends it."""
+    lo, hi, step = st["min"], st["max"], st.get("step") or 1
+    x = lo + step * rng.randint(0, max(0, int(round((hi - lo) / step))))
+    if st["_model_name"] == "FloatLogSliderModel":
+        return st.get("base", 10.0) ** x
+    return int(x) if st["_model_name"] == "IntSliderModel" else x
 
 
 def _record() -> dict:
@@ -214,28 +260,8 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
         stage = "websocket and widget states"
         async with websockets.connect(ws_url, max_size=2**26, open_timeout=60,
                                       additional_headers=client.ws_headers(ws_url)) as ws:
-            control = uuid.uuid4().hex
-            # the widget manager's control comm (ipywidgets 8: protocol version in the metadata)
-            m_open = _msg("comm_open", {"comm_id": control, "target_name":
-                                        "jupyter.widget.control", "data": {}}, sid,
-                          metadata={"version": "1.0.0"})
-            await ws.send(json.dumps(m_open))
-            while True:
-                m = await _recv(ws, 120)
-                if (m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle"
-                        and m.get("parent_header", {}).get("msg_id") == m_open["header"]["msg_id"]):
-                    break
-            await ws.send(json.dumps(_msg("comm_msg", {"comm_id": control,
-                                                       "data": {"method": "request_states"}}, sid)))
-            states = None
-            while states is None:
-                m = await _recv(ws, 120)
-                c = m.get("content", {})
-                if (m.get("msg_type") == "comm_msg" and c.get("comm_id") == control
-                        and c.get("data", {}).get("method") == "update_states"):
-                    states = c["data"]["states"]
-            plots = {k for k, v in states.items() if "data" in v["state"]
-                     and v["state"].get("_model_name") == "AnyModel"}
+            states = await widget_states(ws, sid)
+            plots = plot_models(states)
             if not any(states[k]["state"]["data"] for k in plots):
                 raise RuntimeError("no plot with traces in the first state")
             rec["first_plot"] = time.perf_counter() - t0
@@ -252,12 +278,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             t_end = time.perf_counter() + seconds
             while time.perf_counter() < t_end and sliders:
                 k, st = sliders[rec["moves"] % len(sliders)]
-                lo, hi, step = st["min"], st["max"], st.get("step") or 1
-                x = lo + step * rng.randint(0, max(0, int(round((hi - lo) / step))))
-                if st["_model_name"] == "FloatLogSliderModel":
-                    x = st.get("base", 10.0) ** x
-                elif st["_model_name"] == "IntSliderModel":
-                    x = int(x)
+                x = slider_value(st, rng)
                 m_out = _msg("comm_msg", {"comm_id": k, "data": {"method": "update",
                                                                  "state": {"value": x},
                                                                  "buffer_paths": []}}, sid)

@@ -21,7 +21,8 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 ``--fill-slots`` bounds the kernels started for the pools at once, ``--expect N --apps A,B``
 (lecture mode) keeps N kernels ready over those apps (:mod:`dpexplore.voila.pool`).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
-the next slider step in the background (``ui.controls.PREFETCHER``).
+the next slider step in the background (``ui.controls.PREFETCHER``, which also stops by itself
+while the machine's load average is high).
 
 >>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
 ['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']

@@ -134,11 +134,53 @@ class _Counting(C.Controller):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
-    """Every test starts with an empty compute cache (it is per controller class)."""
+def _fresh_cache(monkeypatch):
+    """Every test starts with an empty compute cache (it is per controller class), on what the
+    prefetcher takes for a quiet machine (the real load average would turn it off at random)."""
+    monkeypatch.setattr(C.PREFETCHER, "load", lambda: 0.0)
     _Counting._cached.cache_clear()
     yield
     assert C.PREFETCHER.idle()
+
+
+def test_a_busy_machine_prefetches_nothing_and_every_step_still_draws_its_setting(monkeypatch):
+    """Under load the prefetch is the first thing to drop: nothing is computed ahead, and each
+    step computes and draws exactly its own setting."""
+    monkeypatch.setattr(C.PREFETCHER, "load", lambda: 2.0)
+    skipped = C.PREFETCHER.skipped
+    _CALLS.clear()
+    c = _Counting({"a": C.log_slider("a", 1.0, 0.01, 100.0, steps_per_decade=10)})
+    a = c.controls["a"]
+    for _ in range(3):
+        a.value = a.neighbours()[1]
+        assert C.PREFETCHER.idle()
+        assert c.figs[0].data[0]["y"][1] == a.value
+    assert [name for name, _ in _CALLS] == ["MainThread"] * 4
+    assert C.PREFETCHER.skipped == skipped + 3 * 2      # two neighbours per step, none started
+
+
+def test_the_prefetch_stops_as_soon_as_the_machine_gets_busy(monkeypatch):
+    """The load is looked at before every task: a class arriving mid-queue drops the rest."""
+    load = [0.0]
+    monkeypatch.setattr(C.PREFETCHER, "load", lambda: load[0])
+    seen = []
+
+    def task(spec):
+        seen.append(spec)
+        load[0] = 1.0                                     # the machine gets busy meanwhile
+
+    C.PREFETCHER.submit([(task, 1), (task, 2), (task, 3)])
+    assert C.PREFETCHER.idle()
+    assert seen == [1]
+
+
+def test_no_load_average_counts_as_a_quiet_machine(monkeypatch):
+    def none():
+        raise OSError("no getloadavg here")
+    monkeypatch.setattr(C.PREFETCHER, "load", none)
+    assert C.PREFETCHER.busy() is False
+    monkeypatch.setattr(C.PREFETCHER, "load", lambda: C.PREFETCHER.busy_load_per_cpu)
+    assert C.PREFETCHER.busy() is True
 
 
 def test_the_next_step_is_computed_in_the_background():

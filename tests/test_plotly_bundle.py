@@ -101,3 +101,99 @@ def test_a_trace_type_outside_the_bundle_is_refused(setter):
     assert w.data == before
     with pytest.raises(ValueError, match="'pie'"):
         PlotlyWidget(data=[{"type": "pie", "values": [1]}])
+
+
+# -- plot arrays on the wire (float64 buffers, plotwidget.traces_to_wire) --------------------------
+
+def _numbers_equal(a, b) -> bool:
+    """Equal lists of numbers, ``None`` (a gap) where the other has ``None``; exact otherwise."""
+    return len(a) == len(b) and all((x is None and y is None) or (x is not None and y is not None
+                                                                  and float(x) == float(y))
+                                    for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("notebook", sorted(BUILDERS))
+def test_each_dashboards_plot_state_round_trips_exactly_with_its_numbers_in_buffers(notebook):
+    """What the kernel sends for ``data`` (ipywidgets' state with buffers split off) is, decoded,
+    every trace exactly as the kernel holds it, and no list of ≥ 16 numbers is left in the JSON."""
+    import json
+
+    from ipywidgets.widgets.widget import _remove_buffers
+
+    module, builder = BUILDERS[notebook]
+    app = getattr(importlib.import_module(f"dpexplore.apps.{module}"), builder)()
+    for fig in _plot_widgets(app):
+        state, paths, buffers = _remove_buffers(fig.get_state(["data"]))
+        text = json.dumps(state)
+        assert not re.search(r"\[(\s*-?[\d.e+-]+\s*,){15,}", text), (notebook, text[:300])
+        for path, buf in zip(paths, buffers):      # put the buffers back, as the front end does
+            node = state
+            for p in path[:-1]:
+                node = node[p]
+            node[path[-1]] = buf
+        back = plotwidget.traces_from_wire(state["data"])
+        assert len(back) == len(fig.data)
+        for got, want in zip(back, fig.data):
+            assert set(got) == set(want)
+            for k, v in want.items():
+                if isinstance(v, list) and v and all(type(x) in (int, float) or x is None for x in v):
+                    assert _numbers_equal(got[k], v), (notebook, want.get("name"), k)
+                else:
+                    assert got[k] == v, (notebook, want.get("name"), k)
+    W.Widget.close_all()
+
+
+def test_only_plain_number_lists_become_buffers():
+    nums = [0.1 * i for i in range(20)]
+    wire = plotwidget.traces_to_wire([{
+        "x": nums, "y": [None] * 3 + [float(i) for i in range(17)], "z": list(range(16)),
+        "text": [str(i) for i in range(20)],              # a category axis: stays JSON
+        "flags": [True] * 20,                             # booleans are not numbers here
+        "short": [1.0, 2.0],                              # below the threshold
+        "rows": [[1.0] * 20, [2.0] * 20],                 # rows of numbers (a heatmap's z)
+        "mixed": [["a"] * 20, [1.0] * 20],
+        "marker": {"size": [3.0] * 16, "color": "#0072B2"},
+    }])[0]
+    as_f64 = {k for k, v in wire.items() if isinstance(v, dict) and set(v) == {plotwidget.WIRE_F64}}
+    assert as_f64 == {"x", "y", "z"}
+    assert wire["text"] == [str(i) for i in range(20)] and wire["flags"] == [True] * 20
+    assert wire["short"] == [1.0, 2.0] and wire["mixed"][0] == ["a"] * 20
+    assert [set(r) for r in wire["rows"]] == [{plotwidget.WIRE_F64}] * 2
+    assert set(wire["mixed"][1]) == {plotwidget.WIRE_F64}
+    assert set(wire["marker"]["size"]) == {plotwidget.WIRE_F64} and wire["marker"]["color"] == "#0072B2"
+    back = plotwidget.traces_from_wire([wire])[0]
+    assert back["x"] == nums and back["y"][:3] == [None] * 3 and back["z"] == [float(i) for i in range(16)]
+    assert back["rows"] == [[1.0] * 20, [2.0] * 20] and back["mixed"] == [["a"] * 20, [1.0] * 20]
+
+
+def test_the_front_end_turns_the_bytes_into_the_same_numbers():
+    """plotwidget.js's decoder (run in node) on the bytes the kernel sends, at an odd offset in
+    its buffer: the same float64 numbers, NaN as null, nested dicts too; other values untouched."""
+    import json
+    import shutil
+    import subprocess
+
+    import numpy as np
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    js = (plotly_js_path().parents[1] / "plotwidget.js").read_text(encoding="utf-8")
+    code = js[js.index('const WIRE_F64 = "dpexplore_f64";'):js.index("function render(")]
+    ys = [0.1, -1e-300, 5e300, None, 2.0 ** -1074, 1 / 3] * 3
+    raw = np.array([np.nan if y is None else y for y in ys], dtype="<f8").tobytes()
+    script = code + f"""
+const bytes = Uint8Array.from({list(raw)});
+const padded = new Uint8Array(bytes.length + 3); padded.set(bytes, 3);
+const data = [{{y: {{dpexplore_f64: new DataView(padded.buffer, 3, bytes.length)}},
+               marker: {{size: {{dpexplore_f64: bytes.buffer}}, color: "red"}}, name: "a", x: [1, 2],
+               z: [{{dpexplore_f64: bytes.buffer}}, [1, null]]}}];
+unwireTraces({{get: () => data}});
+process.stdout.write(JSON.stringify(data));
+"""
+    out = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60, check=True)
+    got = json.loads(out.stdout)[0]
+    assert _numbers_equal(got["y"], ys) and _numbers_equal(got["marker"]["size"], ys)
+    assert [x is None for x in got["y"]] == [y is None for y in ys]
+    assert _numbers_equal(got["z"][0], ys) and got["z"][1] == [1, None]
+    assert got["marker"]["color"] == "red" and got["name"] == "a" and got["x"] == [1, 2]

@@ -351,6 +351,11 @@ def _plain(exc: BaseException) -> str:
             "the plot still shows the last valid setting.")
 
 
+def _load_per_cpu() -> float:
+    """The 1-minute load average per CPU (``os.getloadavg``; OSError where there is none)."""
+    return os.getloadavg()[0] / (os.cpu_count() or 1)
+
+
 class _Prefetcher:
     """One daemon thread per kernel that computes, between slider steps, the settings the next
     step is likely to ask for (the values one slider step away), into the controllers' caches.
@@ -367,10 +372,20 @@ class _Prefetcher:
     #: page's Plotly.react slowed that redraw by half)
     delay: ClassVar[float] = 0.1
 
-    def __init__(self, enabled: bool = True):
+    #: the machine counts as busy (no prefetch) while its 1-minute load average per CPU is at
+    #: least this: a class of 30 moving sliders on 2 cores then gets the CPU for the settings
+    #: actually asked for (a prefetch doubles the kernels' work per move and mostly misses when
+    #: moves jump; it is the first thing to drop under load)
+    busy_load_per_cpu: ClassVar[float] = 0.75
+
+    def __init__(self, enabled: bool = True, load: Callable[[], float] | None = None):
         #: off: nothing is prefetched (environment DPEXPLORE_PREFETCH=0, e.g. a crowded server
         #: that would rather not spend CPU on settings nobody may ask for)
         self.enabled = enabled
+        #: the machine's load per CPU (default: 1-minute load average / CPUs); tests replace it
+        self.load = load if load is not None else _load_per_cpu
+        #: tasks dropped unstarted because the machine was busy (tests, benchmarks)
+        self.skipped = 0
         self._cv = threading.Condition()
         self._tasks: list[tuple[Callable, Hashable]] = []
         self._start_at = 0.0
@@ -399,6 +414,13 @@ class _Prefetcher:
         if run is not None and run[0] is fn and run[1] == spec:
             run[2].wait(timeout)
 
+    def busy(self) -> bool:
+        """True while the machine is too loaded to compute settings nobody asked for yet."""
+        try:
+            return self.load() >= self.busy_load_per_cpu
+        except OSError:  # no load average on this platform: never busy
+            return False
+
     def idle(self, timeout: float = 30.0) -> bool:
         """Wait until no task is pending or running (tests); True if it became idle."""
         with self._cv:
@@ -410,6 +432,12 @@ class _Prefetcher:
                 while not self._tasks or time.monotonic() < self._start_at:
                     # sleep until the tasks are due; a submit (new tasks and due time) wakes it
                     self._cv.wait(max(self._start_at - time.monotonic(), 0.0) if self._tasks else None)
+                if self.busy():
+                    # checked before every task: a class arriving mid-prefetch stops it at once
+                    self.skipped += len(self._tasks)
+                    self._tasks = []
+                    self._cv.notify_all()
+                    continue
                 fn, spec = self._tasks.pop(0)
                 ev = threading.Event()
                 self._running = (fn, spec, ev)

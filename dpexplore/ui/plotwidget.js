@@ -438,7 +438,40 @@ const MIN_AREA_PX = [170, 190];
 const FILL_PX = { normal: [300, 760], present: [470, 760] };
 const MAX_GROW_PX = 260;
 
+// Number arrays arrive as raw float64 bytes, {dpexplore_f64: DataView} (plotwidget.py
+// traces_to_wire: no JSON of ~100 kB per slider step in the kernel and the server). They become
+// plain arrays again here, in the model's own trace objects, before anything reads them: NaN is
+// null (a gap), exactly what the JSON lists held.
+const WIRE_F64 = "dpexplore_f64";
+function wireNumbers(v) {
+  const b = v[WIRE_F64];
+  const bytes = b instanceof ArrayBuffer ? new Uint8Array(b) : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  const a = new Float64Array(bytes.slice().buffer);  // a copy: aligned, whatever the offset
+  const out = new Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = Number.isNaN(a[i]) ? null : a[i];
+  return out;
+}
+function unwire(v) {
+  if (Array.isArray(v)) {  // a heatmap's z: rows
+    for (let i = 0; i < v.length; i++) if (v[i] && typeof v[i] === "object") v[i] = unwire(v[i]);
+    return v;
+  }
+  if (!v || typeof v !== "object" || ArrayBuffer.isView(v)) return v;
+  const keys = Object.keys(v);
+  if (keys.length === 1 && keys[0] === WIRE_F64) return wireNumbers(v);
+  for (const k of keys) v[k] = unwire(v[k]);
+  return v;
+}
+function unwireTraces(model) {
+  const data = model.get("data");
+  if (Array.isArray(data)) data.forEach(unwire);
+}
+
 function render({ model, el }) {
+  // first: every other reader of "data" (the redraw, plot_a11y.js) then sees plain arrays
+  const unwireData = () => unwireTraces(model);
+  unwireData();
+  model.on("change:data", unwireData);
   const div = document.createElement("div");
   div.className = "dpexplore-plot";
   div.dataset.revision = "0";
@@ -697,6 +730,7 @@ function render({ model, el }) {
   window.addEventListener("resize", onWindow);
   return () => {
     alive = false;
+    model.off("change:data", unwireData);
     model.off("change:data", redraw);
     model.off("change:plot_layout", redraw);
     model.off("change:config", redraw);
