@@ -146,12 +146,12 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox .widget-label-basic { line-height: 1.3; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
-/* readout tables fit the 26rem panel (no sideways scrolling): the table takes the panel's width,
-   cells wrap at spaces, header words may break anywhere (numbers never do) */
+/* readout tables fit the 26rem panel where they can: the table takes the panel's width and cells
+   wrap at spaces; words are never broken (a header broken letter by letter cannot be read), so a
+   table with many columns (the noise lab's) scrolls sideways inside its focusable region instead */
 .dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 2px !important; }
 .dpexplore-app.dpexplore-present .dpexplore-readouts table td,
 .dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 1px 2px !important; white-space: normal !important; }
-.dpexplore-app.dpexplore-present .dpexplore-readouts table th { overflow-wrap: anywhere; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
 .dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
