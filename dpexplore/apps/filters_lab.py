@@ -535,11 +535,12 @@ class FiltersLabController(Controller):
             "title": {"text": "Fully adaptive: a filter or an odometer (Rényi)"},
             "xaxis": {"title": {"text": "queries answered under the Rényi filter"}, "rangemode": "tozero"},
             "yaxis": {"title": {"text": "ε at the target δ"}, "rangemode": "tozero"},
-            "legend": legend, "height": 400}, css_height="400px")
+            "legend": legend})
         self.fig_session = PlotlyWidget(self._session_traces(r), {
             "title": {"text": "A session and its partitions (pure DP)"},
             "barmode": "stack", "xaxis": {"title": {"text": "session"}},
             "yaxis": {"title": {"text": "ε"}, "rangemode": "tozero"},
+            # a fixed height: the text above it changes length with the sliders of its tab
             "legend": legend, "height": 400}, css_height="400px")
         return [self.fig_main, self.fig_odo, self.fig_session]
 
