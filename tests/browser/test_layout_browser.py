@@ -44,12 +44,16 @@ TICK_PX, TICK_PRESENT_PX, TITLE_PRESENT_PX, LINE_PRESENT_PX = 12, 18, 22, 3
 #: normal mode at 1920×1080)
 MIN_PLOT_SHARE = 0.30
 READOUT_PRESENT_PX = 18
-#: apps whose tabs hold their own controls and text above two plots side by side: on a 1280×720
-#: projector their plots still cover less than MIN_PLOT_SHARE (they need a presentation layout of
-#: their own); and the composition explorer, whose main plot's eight-entry legend (each theorem
-#: with its full citation) fits in no corner at 1280x720 and goes below the plot (14.6 %);
-#: strict xfail, so the test says when that is fixed
+#: apps expected to miss MIN_PLOT_SHARE in presentation mode at 1280×720 (an expected failure,
+#: and a failure once they meet it); none since the shell's presentation stage (a tab's own
+#: controls in the side panel, its plots one at a time at full width) and the composition
+#: explorer's short legend names
 SHARE_GAP_PRESENT: set[str] = set()
+#: (app, tab) pairs past the first tab whose plots cover less than MIN_PLOT_SHARE in presentation
+#: mode at 1280×720, not share-checked: the noise lab's variance-ratio map (23.8 %: a two-line
+#: title and a colour bar beside a square map) and the filters lab's session (a plot of fixed
+#: height: in normal mode the text above it changes length with its tab's sliders)
+SHARE_GAP_PRESENT_TABS = {("noise_lab.ipynb", 4), ("filters_lab.ipynb", 2)}
 
 #: internal labels of the source documents that must never reach a page: the five numbered file
 #: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 500, 1,500 or
@@ -211,8 +215,9 @@ def _first_on_screen(page, size):
     return problems
 
 
-def _every_tab(page, where, present=False):
-    """Each tab's plots (drawn when first shown) meet the figure rules; the first tab is shown at the end."""
+def _every_tab(page, where, present=False, nb=None):
+    """Each tab's plots (drawn when first shown) meet the figure rules, and in presentation mode
+    cover ``MIN_PLOT_SHARE`` of the window; the first tab is shown at the end."""
     tabs = _tabs(page)
     n = tabs.count()
     if n == 0:
@@ -224,6 +229,9 @@ def _every_tab(page, where, present=False):
         _settle(page)
         if i < n:   # back on the first tab at the end: checked already
             problems += _check_figures(page.evaluate(MEASURE), f"{where} tab {t}:", present=present)
+            share = page.evaluate(SHARE)["share"] if present and t and (nb, t) not in SHARE_GAP_PRESENT_TABS else 1.0
+            if share < MIN_PLOT_SHARE:
+                problems.append(f"{where} tab {t}: plots cover {share:.1%} of the window < {MIN_PLOT_SHARE:.0%}")
     return problems
 
 
@@ -352,7 +360,7 @@ def _share_problems(m, size, present):
 @pytest.mark.parametrize("nb", NOTEBOOKS)
 def test_presentation_mode(browser, served, nb):
     """``present=1`` in the URL at 1280×720 (a projector): the plots' drawing areas cover ≥ 30 %
-    of the window, nothing is cut off or wider than the window, the first control is on screen,
+    of the window (on every tab), nothing is cut off or wider than the window, the first control is on screen,
     every readout is ≥ 18 px; on every tab tick labels ≥ 18 px, titles ≥ 22 px, lines ≥ 3 px, no
     overlaps. The apps of ``SHARE_GAP_PRESENT`` are expected to miss the 30 % (and only that):
     an expected failure, and a failure once they meet it, so that the set is kept true."""
@@ -365,7 +373,7 @@ def test_presentation_mode(browser, served, nb):
         gap = [p for p in problems if "plots cover" in p]
         if nb in SHARE_GAP_PRESENT:
             problems = [p for p in problems if p not in gap]
-        problems += _every_tab(page, "present", present=True)
+        problems += _every_tab(page, "present", present=True, nb=nb)
         assert not page.errors, page.errors
         assert not problems, f"{nb} in presentation mode:\n  " + "\n  ".join(problems)
         if nb in SHARE_GAP_PRESENT:
