@@ -164,19 +164,10 @@ def _msg(msg_type, content, session, metadata=None):
             "channel": "shell", "buffers": []}
 
 
-def decode_frame(raw) -> dict:
-    """A kernel message from a websocket frame: JSON text, or (a message with buffers: the plots'
-    float64 arrays) Jupyter's binary frame — the part count n, n offsets (uint32, big-endian),
-    then the message's JSON and its buffers (left out here)."""
-    if isinstance(raw, str):
-        return json.loads(raw)
-    n = int.from_bytes(raw[:4], "big")
-    offsets = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(n)]
-    return json.loads(raw[offsets[0]:offsets[1] if n > 1 else None])
-
-
 async def _recv(ws, timeout):
-    """The next message (text or binary frame, :func:`decode_frame`)."""
+    """The next message (text or binary frame, :func:`dpexplore.voila.wire.decode_frame`)."""
+    from dpexplore.voila.wire import decode_frame
+
     return decode_frame(await asyncio.wait_for(ws.recv(), timeout))
 
 

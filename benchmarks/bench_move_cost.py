@@ -43,8 +43,9 @@ import uuid
 import psutil
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_load import (REPO, SLIDERS, ServerProc, Visitor, _msg, decode_frame,  # noqa: E402
+from bench_load import (REPO, SLIDERS, ServerProc, Visitor, _msg,  # noqa: E402
                         plot_models, slider_value, widget_states)
+from dpexplore.voila.wire import decode_frame  # noqa: E402
 
 APPS = ("rdp_explorer", "composition_explorer", "noise_lab", "demo", "profile_vs_gdp")
 

@@ -18,6 +18,7 @@ import uuid
 import pytest
 
 from conftest import REPO, Server, free_port
+from dpexplore.voila.wire import decode_frame as kernel_message
 from dpexplore.voila.hardening import LOG_CHARS
 
 SECRET = "SECRET_TOKEN_8c1f"
@@ -97,7 +98,7 @@ class KernelSocket:
         while time.monotonic() < deadline:
             self.ws.settimeout(max(0.1, deadline - time.monotonic()))
             try:
-                m = json.loads(self.ws.recv())
+                m = kernel_message(self.ws.recv())
             except websocket.WebSocketTimeoutException:
                 break
             got.append(m)
@@ -256,7 +257,7 @@ def test_a_page_gets_a_whole_idle_timeout_to_connect_its_kernel(hserver):
         deadline = time.monotonic() + 15
         replies = []
         while time.monotonic() < deadline and "kernel_info_reply" not in replies:
-            replies.append(json.loads(ws.recv()).get("msg_type"))
+            replies.append(kernel_message(ws.recv()).get("msg_type"))
         assert "kernel_info_reply" in replies, replies
     finally:
         ws.close()

@@ -36,6 +36,7 @@ import uuid
 import pytest
 
 from conftest import REPO, free_port
+from dpexplore.voila.wire import decode_frame as kernel_message
 from test_hardening import _msg  # a kernel message as a page sends it
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -227,7 +228,7 @@ def receive(ws, until, timeout: float = 60.0, parent: str | None = None) -> list
     while time.monotonic() < deadline:
         ws.settimeout(max(0.1, deadline - time.monotonic()))
         try:
-            m = json.loads(ws.recv())
+            m = kernel_message(ws.recv())
         except websocket.WebSocketTimeoutException:
             break
         if parent is not None and m.get("parent_header", {}).get("msg_id") != parent:
