@@ -448,8 +448,9 @@ def test_notebook_executes_and_saves_the_core_values():
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             assert out.output_type != "error", f"{out.get('ename')}: {out.get('evalue')}"
-    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    plots = [m["state"] for m in state.values() if "_plotly_path" in m.get("state", {})]
+    from dpexplore.ui.plotwidget import saved_plot_states
+
+    plots = saved_plot_states(nb)
     assert len(plots) == 3
     r = compute(Spec())
     lo, hi = r.window

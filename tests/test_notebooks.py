@@ -13,6 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 from dpexplore.apps import APPS
+from dpexplore.ui.plotwidget import saved_plot_states
 
 NB_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
@@ -21,8 +22,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 def _plotly_widgets(nb) -> list[dict]:
     """States of the PlotlyWidgets saved in the notebook metadata."""
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    return [m["state"] for m in state.values() if "_plotly_path" in m.get("state", {})]
+    return saved_plot_states(nb)
 
 
 def _execute(name: str):

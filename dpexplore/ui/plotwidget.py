@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import math
 import pathlib
 import re
@@ -176,6 +177,35 @@ def traces_from_wire(data: list, _widget=None) -> list:
             return [unpack(x) for x in v]
         return v
     return [{k: unpack(v) for k, v in t.items()} if isinstance(t, dict) else t for t in data]
+
+
+def saved_plot_states(notebook) -> list[dict]:
+    """The states of the plot widgets saved in a notebook's metadata (nbformat's widget state, as
+    JupyterLab or nbclient's ``store_widget_state`` write it), with their traces as plain lists:
+    the float64 buffers (:func:`traces_to_wire`), saved apart as base64, are put back and decoded.
+
+    >>> saved_plot_states({"metadata": {}})
+    []
+    """
+    import base64
+
+    meta = notebook["metadata"] if isinstance(notebook, Mapping) else notebook.metadata
+    saved = meta.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    out = []
+    for model in saved.get("state", {}).values():
+        state = model.get("state", {})
+        if "_plotly_path" not in state:
+            continue
+        state = json.loads(json.dumps(state))
+        for buf in model.get("buffers", []):
+            *head, last = buf["path"]
+            node = state
+            for key in head:
+                node = node[key]
+            node[last] = base64.b64decode(buf["data"])
+        state["data"] = traces_from_wire(state.get("data", []))
+        out.append(state)
+    return out
 
 
 #: what tells curves of different colours apart without colour (a greyscale projector, a
