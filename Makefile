@@ -15,7 +15,14 @@ $(VENV)/.installed: pyproject.toml
 	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	touch $@
 
-setup: $(VENV)/.installed
+# The offline widget bundle (require.js + anywidget + the widget manager, 3 MB) is generated, not
+# committed: tools/widgets-offline/vendor.py fetches its pinned npm packages (byte-for-byte the
+# same file each time) into dpexplore/ui/static/, where the wheel's package data picks it up.
+WIDGETS_OFFLINE := dpexplore/ui/static/jupyter-widgets-offline.js
+$(WIDGETS_OFFLINE): tools/widgets-offline/vendor.py
+	python3 tools/widgets-offline/vendor.py
+
+setup: $(VENV)/.installed $(WIDGETS_OFFLINE)
 
 # Debian's Chromium for the browser tests (Playwright never downloads a browser here).
 chromium:

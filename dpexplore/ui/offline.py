@@ -10,7 +10,8 @@ Inlined, once per page (4.3 MB; the page's own widget state comes on top):
 
 * ``static/plotly-dpexplore.min.js``, dpexplore's plotly.js bundle (1.3 MB), before anything
   else: it sets ``window.Plotly``, which PlotlyWidget's front end uses as is;
-* ``static/jupyter-widgets-offline.js`` (3.0 MB, built by ``tools/widgets-offline/vendor.py``;
+* ``static/jupyter-widgets-offline.js`` (3.0 MB, generated from pinned npm packages by
+  ``tools/widgets-offline/vendor.py``, which ``make setup`` runs: it is in the wheel, not in git;
   licenses in ``static/LICENSE-jupyter-widgets-offline.txt``): require.js, anywidget's front end
   as the AMD module ``anywidget``, the @jupyter-widgets/html-manager embed bundle and Font
   Awesome's solid font (the widgets' icons) as a data: URL.
