@@ -46,8 +46,9 @@ import traitlets
 
 from .a11y import PLOT_CSS, PLOT_JS
 
-__all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "WIRE_F64", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH",
-           "TRACE_TYPES", "tell_apart", "DASHES", "SYMBOLS", "PATTERNS"]
+__all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "saved_plot_states",
+           "WIRE_F64", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH", "TRACE_TYPES",
+           "tell_apart", "DASHES", "SYMBOLS", "PATTERNS"]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -196,7 +197,7 @@ def saved_plot_states(notebook) -> list[dict]:
         state = model.get("state", {})
         if "_plotly_path" not in state:
             continue
-        state = json.loads(json.dumps(state))
+        state = json.loads(json.dumps(state))   # a copy in plain JSON types
         for buf in model.get("buffers", []):
             *head, last = buf["path"]
             node = state
