@@ -633,6 +633,8 @@ def run_serve(a):
         extra += ["--expect", str(a.expect), "--apps", ",".join(apps)]
     if a.fill_slots:
         extra += ["--fill-slots", str(a.fill_slots)]
+    if a.max_pages is not None:
+        extra += ["--max-pages", str(a.max_pages)]
     resting = len(apps) * (max(-(-a.expect // len(apps)), a.pool_size) if a.expect else a.pool_size)
     server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
                         a.max_kernels, extra)
@@ -665,6 +667,7 @@ def run_serve(a):
             s = summarize(n, stats, wall, loads)
             rss, uss = mem
             s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
+                     max_pages=a.max_pages,
                      kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
                      kernels_after_cull=len(server.kernels()), pool_size=a.pool_size,
                      expect=a.expect, arrive_s=a.arrive,
@@ -700,6 +703,9 @@ def main(argv=None):
     ap.add_argument("--fill-slots", type=int, default=0, help="dpexplore serve --fill-slots")
     ap.add_argument("--max-kernels", type=int, default=None,
                     help="dpexplore serve --max-kernels (default: the server's own default); "
+                         "sessions past it get HTTP 503 and count as refused")
+    ap.add_argument("--max-pages", type=int, default=None,
+                    help="dpexplore serve --max-pages (default: the server's own, 15 per core); "
                          "sessions past it get HTTP 503 and count as refused")
     ap.add_argument("--cull-idle", type=int, default=10)
     ap.add_argument("--hub-cull-timeout", type=int, default=120,

@@ -106,8 +106,19 @@ def test_pool_and_culling_flags_map_to_traits():
     assert not any("cull" in a for a in cli.build_voila_argv(cli.parse_args(["serve"])))
 
 
+def test_page_and_kernel_caps_map_to_traits():
+    from dpexplore.voila.hardening import default_max_kernels, default_max_pages
+
+    argv = cli.build_voila_argv(cli.parse_args(["serve"]))
+    assert f"--DPExploreVoila.max_pages={default_max_pages()}" in argv  # 15 per core
+    assert f"--DPExploreVoila.max_kernels={default_max_kernels()}" in argv
+    argv = cli.build_voila_argv(cli.parse_args(["serve", "--max-pages", "0", "--max-kernels", "7"]))
+    assert "--DPExploreVoila.max_pages=0" in argv and "--DPExploreVoila.max_kernels=7" in argv
+
+
 @pytest.mark.parametrize("flag, value", [("--pool-size", "-1"), ("--cull-idle-timeout", "0"),
-                                         ("--cull-interval", "-3")])
+                                         ("--cull-interval", "-3"), ("--max-pages", "-1"),
+                                         ("--max-kernels", "-2")])
 def test_bad_pool_and_culling_flags(flag, value):
     with pytest.raises(SystemExit, match=flag):
         cli.build_voila_argv(cli.parse_args(["serve", flag, value]))

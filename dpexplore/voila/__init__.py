@@ -243,6 +243,9 @@ def _make_app_class():
 
         #: cap on concurrent kernels (``dpexplore serve --max-kernels``; 0 = no cap)
         max_kernels = Integer(0, config=True, help="cap on concurrent kernels (0: none)")
+        #: cap on open pages, the pool's ready kernels not counted (``dpexplore serve
+        #: --max-pages``; 0 = no cap)
+        max_pages = Integer(0, config=True, help="cap on open pages (0: none)")
 
         #: pool fills (kernel start + notebook run) at once (``dpexplore serve --fill-slots``;
         #: 0 = one per two cores)
@@ -263,6 +266,7 @@ def _make_app_class():
                               self.expect, ", ".join(apps))
             settings = super().init_settings()
             settings["dpexplore_max_kernels"] = int(self.max_kernels)
+            settings["dpexplore_max_pages"] = int(self.max_pages)
             # kernels run on this interpreter (the kernel manager holds this same spec manager)
             ksm = self.kernel_spec_manager
             ksm.kernel_dirs = [str(private_kernelspec_dir()), *ksm.kernel_dirs]

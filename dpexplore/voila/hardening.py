@@ -34,7 +34,8 @@ from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "leaks", "read_v1_header",
+           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "default_max_pages",
+           "open_pages", "PAGES_PER_CPU", "leaks", "read_v1_header",
            "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
            "LOG_CHARS"]
 
@@ -282,20 +283,68 @@ def default_max_kernels(meminfo: str = "/proc/meminfo") -> int:
     return 32
 
 
+#: open pages per core that keep a slider answered: on the 2-core test machine 30 pages moving a
+#: slider once a second each are the most it answers in time (docs/hosting.md, "A class arriving at
+#: once"); past that every page open is slowed, so the default page cap stops there
+PAGES_PER_CPU = 15
+
+
+def default_max_pages(cpus: int | None = None) -> int:
+    """The default cap on open pages: :data:`PAGES_PER_CPU` per core (``os.cpu_count()``), at
+    least 8. The kernel cap (:func:`default_max_kernels`) bounds memory; this one bounds CPU: a
+    class larger than the machine can answer gets the "server is full" page for the pages past it,
+    and the pages already open keep their speed.
+
+    >>> default_max_pages(2), default_max_pages(1), default_max_pages(16)
+    (30, 15, 240)
+    """
+    import os
+
+    if cpus is None:
+        cpus = os.cpu_count() or 2
+    if cpus < 1:
+        raise ValueError(f"cpus must be >= 1, got {cpus}")
+    return max(8, PAGES_PER_CPU * cpus)
+
+
+def open_pages(km) -> int:
+    """Kernels that pages hold: every kernel of ``km`` except the pooled ones not yet handed out
+    (their ids are ``km.dpexplore_pooled``, kept by :func:`dpexplore.voila.pool.gate_pool_fills`).
+
+    >>> class KM:
+    ...     dpexplore_pooled = {"b"}
+    ...     def list_kernel_ids(self): return ["a", "b", "c"]
+    >>> open_pages(KM())
+    2
+    """
+    pooled = getattr(km, "dpexplore_pooled", None) or ()
+    return len(set(km.list_kernel_ids()).difference(pooled))
+
+
 class CappedVoilaHandler(TornadoVoilaHandler):
-    """Voilà's page handler with a cap on concurrent kernels (``dpexplore_max_kernels`` in the
-    application settings; 0 = no cap): each page GET starts (or takes from the pool, which then
-    refills) a kernel of ~150 MB, so without a cap plain GETs could exhaust the machine's memory.
-    Past the cap a page answers 503 in plain words; pages already open keep their kernels."""
+    """Voilà's page handler with two caps, each 0 for none: on concurrent kernels
+    (``dpexplore_max_kernels`` in the application settings: each page GET starts, or takes from
+    the pool, which then refills, a kernel of ~150 MB, so without a cap plain GETs could exhaust
+    the machine's memory) and on open pages (``dpexplore_max_pages``: kernels that pages hold,
+    the pool's ready kernels not counted; each open page's slider moves cost CPU, and past what the
+    cores answer every page is slowed). Past either cap a page answers 503 in plain words; pages
+    already open keep their kernels."""
+
+    def _full(self, cap: int, what: str) -> None:
+        self.set_status(503)
+        self.set_header("Retry-After", "60")
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.finish(SERVER_FULL.format(cap=cap))
+        _log_limited(f"dpexplore: {cap} {what} (the cap): a page was refused with 503")
 
     async def get(self, path=None):
         cap = self.settings.get("dpexplore_max_kernels") or 0
         if cap and len(self.kernel_manager.list_kernel_ids()) >= cap:
-            self.set_status(503)
-            self.set_header("Retry-After", "60")
-            self.set_header("Content-Type", "text/html; charset=UTF-8")
-            self.finish(SERVER_FULL.format(cap=cap))
-            _log_limited(f"dpexplore: {cap} kernels running (the cap): a page was refused with 503")
+            self._full(cap, "kernels running")
+            return
+        pages = self.settings.get("dpexplore_max_pages") or 0
+        if pages and open_pages(self.kernel_manager) >= pages:
+            self._full(pages, "pages open")
             return
         # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
         # accepts a same-origin call without it too)

@@ -225,6 +225,7 @@ def gate_pool_fills(km, gate: FillGate) -> None:
     import datetime
 
     pooled: set = set()   # kernels started by a fill and not handed out
+    km.dpexplore_pooled = pooled   # read by hardening.open_pages: the page cap counts pages only
     cache = {"t": -1e9, "busy": False}
 
     def pages_busy() -> bool:

@@ -273,3 +273,42 @@ def test_kernel_cap_answers_503_and_open_pages_keep_working(capped):
         assert _widget_comms(ws, uuid.uuid4().hex)  # an open page's kernel still answers
     finally:
         ws.close()
+
+
+def _shutdown(server: Server, html: str, opener) -> None:
+    """What Voilà's page-close beacon does: the page's kernel shut down with the page's _xsrf."""
+    kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
+    xsrf = next((c.value for c in opener.cookies if c.name == "_xsrf"), "")
+    req = urllib.request.Request(server.base + f"voila/api/shutdown/{kernel_id}", method="POST",
+                                 data=urllib.parse.urlencode({"_xsrf": xsrf}).encode(),
+                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    with opener.open(req, timeout=15) as r:
+        assert r.status == 204
+    assert _wait(lambda: not _kernel_exists(server, kernel_id), 10), "kernel still running"
+
+
+def test_page_cap_counts_open_pages_not_the_pool(tmp_path_factory):
+    """Issue 22 (60 sessions): past ``--max-pages`` a new page gets the 503 page and the open ones
+    keep their speed. The pool's ready kernels are not pages: with a pool of 3 and a cap of 2
+    pages, two pages open while 4-5 kernels run, the third is refused, and once a page closes
+    the next one opens."""
+    server = _serve(tmp_path_factory, "--max-pages", "2", "--max-kernels", "0", "--pool-size", "3",
+                    "--cull-idle-timeout", "120")
+    dog = Watchdog(server)
+    try:
+        assert _wait(lambda: len(server.kernels()) >= 3, 90), server.kernels()  # the pool
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        opener.cookies = jar
+        first, second = _page(server, opener), _page(server, opener)
+        assert (first[0], second[0]) == (200, 200)
+        assert len(server.kernels()) >= 3  # more kernels than the cap: the pool does not count
+        status, html = _page(server, opener)
+        assert status == 503 and "server is full" in html.lower() and "Traceback" not in html
+        assert _wait(lambda: "2 pages open (the cap)" in server.log(), 10)  # for the operator
+        _shutdown(server, first[1], opener)
+        assert _page(server, opener)[0] == 200  # a place is free again
+    finally:
+        dog.stop()
+        server.stop()
+    assert not dog.killed
