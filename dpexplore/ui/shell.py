@@ -774,7 +774,7 @@ class _PresentStage:
     def __init__(self, tabs: W.Tab, plots: Sequence[tuple[str, Sequence[W.Widget]]]):
         self.tabs = tabs
         self.normal = [list(ws) for _, ws in plots]
-        self.side, self.shown, self.choosers, self.widths = [], [], [], {}
+        self.side, self.shown, self.choosers, self.widths, self.heights = [], [], [], {}, {}
         for ws in self.normal:
             figs = [f for w in ws for f in _plot_widgets(w)]
             self.side.append([w for w in ws if not _plot_widgets(w)])
@@ -817,6 +817,19 @@ class _PresentStage:
                 continue
             box.children = ([c for c in (chooser,) if c is not None] + shown) if on else ws
             self._show(figs, chooser.value if chooser is not None else 0)
+            if side:
+                self._fill(figs, on)
+
+    def _fill(self, figs, on: bool) -> None:
+        """A plot of fixed height (its app's ``css_height`` in px: in the app's layout, text that
+        changes length with the sliders sits above it) fills the window's height while its tab's
+        text is in the side panel (:data:`FILL_PLOT_HEIGHT`: nothing above it changes any more)."""
+        for f in figs:
+            if on and f.css_height.endswith("px"):
+                self.heights.setdefault(f.model_id, f.css_height)
+                f.css_height = FILL_PLOT_HEIGHT
+            elif not on and f.model_id in self.heights:
+                f.css_height = self.heights.pop(f.model_id)
 
     def panel_part(self) -> list[W.Widget]:
         """What the side panel holds for the tab shown (presentation mode)."""

@@ -49,11 +49,10 @@ READOUT_PRESENT_PX = 18
 #: controls in the side panel, its plots one at a time at full width) and the composition
 #: explorer's short legend names
 SHARE_GAP_PRESENT: set[str] = set()
-#: (app, tab) pairs past the first tab whose plots cover less than MIN_PLOT_SHARE in presentation
-#: mode at 1280×720, not share-checked: the noise lab's variance-ratio map (23.8 %: a two-line
-#: title and a colour bar beside a square map) and the filters lab's session (a plot of fixed
-#: height: in normal mode the text above it changes length with its tab's sliders)
-SHARE_GAP_PRESENT_TABS = {("noise_lab.ipynb", 4), ("filters_lab.ipynb", 2)}
+#: (app, tab) pairs past the first tab whose plots may cover less than MIN_PLOT_SHARE in
+#: presentation mode at 1280×720 (not share-checked): none since the noise lab's one-line map
+#: title and the filters lab's session plot filling the window there
+SHARE_GAP_PRESENT_TABS: set[tuple[str, int]] = set()
 
 #: internal labels of the source documents that must never reach a page: the five numbered file
 #: labels (zero, zero, then 0 to 4) standing alone (not inside a number such as 10 500, 1,500 or
