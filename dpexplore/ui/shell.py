@@ -114,6 +114,14 @@ SHELL_CSS = """
 @media (min-width: 700px) {
   .dpexplore-app:not(.dpexplore-present) .dpexplore-head > :nth-child(2) { min-width: 22.5rem; min-height: 30px; }
 }
+/* a dropdown and a text box show their whole value: the select is as wide as its longest option
+   and the text box at least 8rem, each under its label when the row has no room for both (a long
+   label beside them left "Laplac" of "Laplace, …" in the composition explorer) */
+.dpexplore-app .widget-dropdown, .dpexplore-app .widget-text { flex-wrap: wrap; height: auto !important;
+  max-width: 100%; row-gap: 2px; }
+.dpexplore-app .widget-dropdown > select { flex: 0 0 auto !important; width: auto !important; min-width: 0; max-width: 100%; }
+.dpexplore-app .widget-text > input { flex: 1 0 8rem !important; min-width: 8rem; max-width: 100%; }
+.dpexplore-app .widget-dropdown > .widget-label, .dpexplore-app .widget-text > .widget-label { max-width: 100%; }
 /* presentation mode: what a projector needs. The title on one or two lines and the lead on one
    (the whole lead shows on hover), text of the controls and readouts >= 18 px (at the browser's
    default 16 px), every tab title on screen (the tab bar wraps), the plots take the rest */

@@ -271,6 +271,9 @@ def test_page_layout(browser, served, nb):
                 if m["height"] < MIN_PLOT_PX:
                     problems.append(f"after moving slider {label!r}: plot {m['i']} is {m['height']:.0f} px")
         problems += _every_tab(page, "1280x720")   # (without tabs: the figures again, sliders moved)
+        cut = page.evaluate(SHARE)["cut"]
+        if cut:
+            problems.append(f"1280x720: text cut off: {cut}")
 
         text = page.inner_text("body")
         for m in INTERNAL.finditer(text):
@@ -316,6 +319,19 @@ SHARE = """() => {
     if (!shown(e) || !e.textContent.trim()) continue;
     const r = e.getBoundingClientRect();
     if (e.scrollWidth > e.clientWidth + 1 || r.right > W + 1 || r.left < -1) cut.push(e.textContent.trim().slice(0, 40));
+  }
+  // a dropdown or text box that shows less than its whole value (a select's scrollWidth does not
+  // see its text: the value is measured in the control's font, against its width inside the
+  // padding, where a select's arrow is)
+  const pen = document.createElement('canvas').getContext('2d');
+  for (const e of document.querySelectorAll('.dpexplore-app select, .dpexplore-app input[type=text]')) {
+    if (!shown(e)) continue;
+    const cs = getComputedStyle(e);
+    const text = e.tagName === 'SELECT' ? ((e.selectedOptions[0] || {}).text || '') : e.value;
+    pen.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    const room = e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (pen.measureText(text).width > room + 1 || e.scrollWidth > e.clientWidth + 1)
+      cut.push(`${e.tagName.toLowerCase()} "${text.slice(0, 30)}" (${Math.round(pen.measureText(text).width)} px in ${Math.round(room)})`);
   }
   const wide = [...document.querySelectorAll('.dpexplore-app *')].filter(e => {
     // plots and tables may scroll; the lead is one line in presentation mode (an ellipsis, whole on hover)
@@ -373,6 +389,10 @@ def test_presentation_mode(browser, served, nb):
         if nb in SHARE_GAP_PRESENT:
             problems = [p for p in problems if p not in gap]
         problems += _every_tab(page, "present", present=True, nb=nb)
+        _resize(page, SIZES[1])   # the same page on a larger screen: no control cut off there either
+        cut = page.evaluate(SHARE)["cut"]
+        if cut:
+            problems.append(f"present 1920x1080: text cut off: {cut}")
         assert not page.errors, page.errors
         assert not problems, f"{nb} in presentation mode:\n  " + "\n  ".join(problems)
         if nb in SHARE_GAP_PRESENT:
