@@ -29,9 +29,15 @@ column and the script exits with status 1: step times taken on shrunken plots me
 
 ``--compare-figurewidget`` also measures, once, the demo drawn with plotly's own ``FigureWidget``.
 
+**Same-run baselines**: ``--baseline-ref REF`` (repeatable) also serves the apps of git commit
+REF (checked out in a temporary worktree, one server per checkout, each on copies of the measured
+apps' notebooks) and measures every app on every checkout in turn, then prints each figure with
+its ratio to the first REF's: the load of the machine is the same for both sides of a ratio.
+
 Usage::
 
     python benchmarks/bench_browser.py [--loads 3] [--steps 30] [--apps demo.ipynb ...]
+        [--baseline-ref 4c18bd1^ --baseline-ref a5a361e]
 
 Results are printed and written to ``benchmarks/results/bench_browser.json``.
 """
@@ -139,15 +145,21 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, root: pathlib.Path | None = None):
+    """``dpexplore serve`` of the code in ``code`` (this checkout, or a baseline's: its package
+    first on the server's and its kernels' import path) on the notebooks in ``root``."""
+
+    def __init__(self, root: pathlib.Path | None = None, code: pathlib.Path = REPO):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}/"
         self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(self.port)]
         if root is not None:
             cmd += ["--root", str(root)]
+        env = dict(os.environ)
+        if code != REPO:
+            env["PYTHONPATH"] = str(code) + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=str(REPO))
+                                     start_new_session=True, cwd=str(code), env=env)
         self.opened: dict[str, int] = {}
 
     def wait(self, pools: int, timeout: float = 120.0) -> None:
@@ -220,6 +232,33 @@ class Server:
                 self.proc.wait(timeout=5)
         self.log.close()
         os.unlink(self.log.name)
+
+
+def checkout(ref: str) -> pathlib.Path:
+    """The code of git commit ``ref`` in a temporary worktree (removed by :func:`drop_checkout`),
+    with the generated static files that git does not hold copied from this checkout."""
+    path = pathlib.Path(tempfile.mkdtemp(prefix="bench_browser_ref_"))
+    subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=REPO, check=True,
+                   capture_output=True)
+    static = REPO / "dpexplore" / "ui" / "static"
+    for f in static.iterdir():
+        if f.is_file() and not (path / "dpexplore" / "ui" / "static" / f.name).exists():
+            shutil.copy(f, path / "dpexplore" / "ui" / "static" / f.name)
+    return path
+
+
+def drop_checkout(path: pathlib.Path) -> None:
+    subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=REPO, capture_output=True)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def notebooks_root(code: pathlib.Path, apps: list[str]) -> pathlib.Path:
+    """A folder with only the measured apps' notebooks of the checkout ``code`` (each server
+    preheats a kernel pool per notebook: two or three servers of all of them overran the CPU)."""
+    root = pathlib.Path(tempfile.mkdtemp(prefix="bench_browser_nb_"))
+    for nb in apps:
+        shutil.copy(code / "notebooks" / nb, root / nb)
+    return root
 
 
 def _say(*a) -> None:
@@ -432,6 +471,10 @@ def main(argv=None) -> int:
                          "dashboards otherwise compute the next slider step in the background)")
     ap.add_argument("--compare-figurewidget", action="store_true",
                     help="also measure the demo curve drawn with plotly's FigureWidget")
+    ap.add_argument("--baseline-ref", action="append", default=[], metavar="REF",
+                    help="also measure the apps of git commit REF (a temporary worktree, its own "
+                         "server), app by app in turn with this checkout's, in the same run; "
+                         "ratios against it are printed (repeatable)")
     args = ap.parse_args(argv)
     if not os.path.exists(CHROMIUM):
         print(f"{CHROMIUM} is missing (make chromium)", file=sys.stderr)
@@ -447,6 +490,8 @@ def main(argv=None) -> int:
         os.environ["DPEXPLORE_PREFETCH"] = "0"  # inherited by the server and its kernels
     # a SIGTERM (e.g. from `timeout`) must still stop the server in the finally below
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.baseline_ref:
+        return compare(args, apps)
     server = Server()
     try:
         _say(f"starting dpexplore serve on port {server.port} ({n_nb} notebooks to preheat)")
@@ -486,16 +531,94 @@ def main(argv=None) -> int:
     print("-" * len(head))
     for r in results:
         print(_row(r))
-    out = REPO / "benchmarks" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
-                    "prefetch": not args.no_prefetch,
-                    "results": results}, indent=2))
-    flagged = [r["app"] for r in results if r.get("size_flags") or "error" in r]
+    flagged = _write(results, args)
     if flagged:
         print(f"FLAGGED (plot sizes changed, plots missing or stale, or the app failed): {flagged}")
         return 1
     return 0
+
+
+#: the figures that a baseline comparison prints, as (key, label)
+COMPARED = [("first_plot_s", "first plot s"), ("step_all_median_ms", "all50 ms"),
+            ("step_all_p95_ms", "all95 ms"), ("step_kernel_median_ms", "kernel ms"),
+            ("step_draw_median_ms", "draw ms")]
+
+
+def compare(args, apps: list[str]) -> int:
+    """This checkout against ``--baseline-ref`` commits in the same run: one server per checkout
+    (on copies of the measured apps' notebooks), the apps measured one after the other on every
+    server in turn (the order rotated from app to app, so that none is always first after a
+    pause), then per app and figure the value of each and its ratio to the first baseline."""
+    from playwright.sync_api import sync_playwright
+
+    names = ["this checkout", *args.baseline_ref]
+    codes = {"this checkout": REPO}
+    servers, roots, results = {}, [], []
+    try:
+        for ref in args.baseline_ref:
+            codes[ref] = checkout(ref)
+        for name in names:
+            roots.append(notebooks_root(codes[name], apps))
+            servers[name] = Server(roots[-1], code=codes[name])
+        for name, server in servers.items():
+            _say(f"{name}: dpexplore serve on port {server.port} ({len(apps)} notebooks to preheat)")
+            server.wait(pools=len(apps))
+        _say("servers ready")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for i, nb in enumerate(apps):
+                for name in names[i % len(names):] + names[:i % len(names)]:
+                    for other in servers.values():
+                        other.wait_quiet(30)
+                    try:
+                        r = bench_app(browser, servers[name], nb, args.loads, args.steps)
+                    except Exception as exc:  # keep measuring; report the failure
+                        r = {"app": nb, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+                    r["code"] = name
+                    results.append(r)
+            browser.close()
+    finally:
+        for server in servers.values():
+            server.stop()
+        for ref in args.baseline_ref:
+            if ref in codes:
+                drop_checkout(codes[ref])
+        for root in roots:
+            shutil.rmtree(root, ignore_errors=True)
+    load = os.getloadavg()
+    base = args.baseline_ref[0]
+    print(f"goals: first plot <= {GOALS['first_plot_s']} s, all50 <= {GOALS['step_all_median_ms']} ms, "
+          f"all95 <= {GOALS['step_all_p95_ms']} ms; ratio = value / value of {base} (same run); "
+          f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
+          f"prefetch {'off' if args.no_prefetch else 'on'}")
+    by = {(r["app"], r["code"]): r for r in results}
+    for nb in apps:
+        print(nb)
+        for name in names:
+            r = by[(nb, name)]
+            if "error" in r:
+                print(f"  {name:<16} FAILED: {r['error']}")
+                continue
+            b = by[(nb, base)]
+            cells = []
+            for key, label in COMPARED:
+                v, v0 = r.get(key), b.get(key)
+                ratio = f"{v / v0:5.2f}x" if v is not None and v0 and v == v and v0 == v0 else "   —  "
+                cells.append(f"{label} {v:7.2f} ({ratio})" if v is not None and v == v else f"{label} —")
+            flags = "; ".join(r.get("size_flags", [])) or "sizes ok"
+            print(f"  {name:<16} " + "  ".join(cells) + f"  {flags}")
+    flagged = _write(results, args)
+    return 1 if flagged else 0
+
+
+def _write(results: list[dict], args) -> list[str]:
+    """Write the results to ``benchmarks/results/bench_browser.json``; the apps flagged."""
+    out = REPO / "benchmarks" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
+                    "prefetch": not args.no_prefetch, "baseline_refs": args.baseline_ref,
+                    "results": results}, indent=2))
+    return [r["app"] for r in results if r.get("size_flags") or "error" in r]
 
 
 if __name__ == "__main__":

@@ -699,6 +699,15 @@ class OverfittingResult:
     holdout_queries_over: int
 
 
+def _pm1_corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """y·x_j / n for every column j of a ±1 matrix ``x`` (n × d, int8) and ±1 labels ``y``, as
+    float32: the sum is n − 2·(number of rows where x_ij ≠ y_i), an exact integer, so this equals
+    the float32 matrix product (exact for |sum| < 2^24) bit for bit, at half its time and
+    without a float32 copy of ``x``."""
+    n = x.shape[0]
+    return (n - 2 * np.count_nonzero(x != y[:, None], axis=0)).astype(np.float32) / n
+
+
 def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=None, threshold=None,
                                   sigma=None, budget=None, n_signal=0, signal=0.0):
     """The holdout-reuse experiment of Dwork et al. 2015 (their section
@@ -763,9 +772,8 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
         return x, y
 
     (xt, yt), (xh, yh), (xf, yf) = draw(), draw(), draw()
-    def corr(x, y):  # y·x / n in column blocks (bounded float32 copies; exact for |sum| < 2^24)
-        yf = y.astype(np.float32)
-        return np.concatenate([yf @ x[:, j:j + 2048].astype(np.float32) for j in range(0, d, 2048)]) / n
+    def corr(x, y):
+        return _pm1_corr(x, y)
 
     ct, ch_true = corr(xt, yt), corr(xh, yh)
     over = 0

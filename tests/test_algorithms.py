@@ -640,3 +640,40 @@ def test_median_invalid(fn, args, name):
 def test_module_exports_exist():
     for name in alg.__all__:
         assert hasattr(alg, name), name
+
+
+def _plain_corr(x, y):
+    """y·x / n as the simulation computed it before: float32 matrix products in column blocks."""
+    n, d = x.shape
+    yf = y.astype(np.float32)
+    return np.concatenate([yf @ x[:, j:j + 2048].astype(np.float32) for j in range(0, d, 2048)]) / n
+
+
+@pytest.mark.parametrize("n, d, seed", [(1, 1, 0), (7, 5000, 1), (1000, 2000, 2), (4097, 300, 3)])
+def test_pm1_corr_equals_the_float32_product_bit_for_bit(n, d, seed):
+    from dpexplore.algorithms import _pm1_corr
+
+    g = np.random.default_rng(seed)
+    x = (g.integers(0, 2, (n, d), dtype=np.int8) * 2 - 1).astype(np.int8)
+    y = (g.integers(0, 2, n, dtype=np.int8) * 2 - 1).astype(np.int8)
+    fast, plain = _pm1_corr(x, y), _plain_corr(x, y)
+    assert fast.dtype == plain.dtype == np.float32
+    assert np.array_equal(fast, plain)
+    assert fast.view(np.uint32).tolist() == plain.view(np.uint32).tolist()
+
+
+@pytest.mark.parametrize("method", ["naive", "thresholdout"])
+def test_adaptive_simulation_unchanged_by_the_faster_correlations(method, monkeypatch):
+    """The whole experiment (the adaptive lab's n-rows slider reruns it) gives the same numbers
+    with the counting correlations as with the plain float32 products."""
+    import dpexplore.algorithms as alg
+
+    fast = [alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method) for n, d, s in
+            [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]]
+    monkeypatch.setattr(alg, "_pm1_corr", _plain_corr)
+    plain = [alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method) for n, d, s in
+             [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]]
+    for a, b in zip(fast, plain):
+        assert a.n_selected == b.n_selected and a.holdout_queries_over == b.holdout_queries_over
+        for f in ("k", "train", "holdout", "fresh"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f

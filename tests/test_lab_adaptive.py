@@ -243,3 +243,21 @@ def test_step_cost_of_calculator_is_small():
     for i in range(20):
         L.compute_adaptive(dataclasses.replace(spec, tau=0.01 + 0.001 * i))
     assert (time.process_time() - t0) / 20 < 0.05      # CPU seconds per calculator step
+
+
+def test_the_n_slider_step_simulates_the_next_step_ahead(monkeypatch):
+    """A step of the "n" slider (its simulation reruns: ~0.1 s a method) has the kernel's prefetch
+    simulate the next n in the same direction, so that the next step reads the cache; on a
+    machine counted as busy the prefetch yields and nothing is simulated ahead."""
+    from dpexplore.apps.adaptive_lab import SIMULATIONS, build_adaptive_lab
+    from dpexplore.ui.controls import PREFETCHER
+
+    app = build_adaptive_lab(n=300, d=600, rounds=5, seed=917)   # a seed no other test simulates
+    n = app.controller.controls["n"]
+    for busy in (False, True):
+        monkeypatch.setattr(PREFETCHER, "load", lambda b=busy: 9.0 if b else 0.0)
+        n.value = n.neighbours(n.value)[1]          # one step right, as the arrow key does
+        assert PREFETCHER.idle(30)
+        ahead = int(n.neighbours(n.value)[1])
+        keys = [(ahead, 600, 5, 917, m) for m in ("naive", "thresholdout")]
+        assert [k in SIMULATIONS for k in keys] == [not busy, not busy], (busy, n.value, ahead)

@@ -80,3 +80,23 @@ def test_composition_legend_has_short_present_names_with_full_names_kept():
     assert max(map(len, short)) <= len("from pure DP (Steinke 2022) (at 9 k)")
     assert all(len(s) < len(t["name"]) or s == t["name"] for s, t in zip(short, named))
     assert set(PRESENT_THEOREMS) == set(THEOREMS)
+
+
+def test_present_mode_lets_a_fixed_height_plot_fill_the_window():
+    """The filters lab's session plot has a fixed height in the app's layout (the text above it
+    changes length with its sliders); in presentation mode that text is in the side panel and the
+    plot fills the window's height; normal mode gets the fixed height back."""
+    from dpexplore.apps.filters_lab import build_filters_lab
+    from dpexplore.ui.shell import FILL_PLOT_HEIGHT
+
+    app = build_filters_lab()
+    fig, main = app.controller.fig_session, app.controller.fig_main
+    assert fig.css_height == "400px"
+    main_height = main.css_height
+    app.bar.present = True
+    assert fig.css_height == FILL_PLOT_HEIGHT == "fill"
+    assert main.css_height == main_height                  # a plot alone in its tab: as it was
+    app.bar.present = False
+    assert fig.css_height == "400px"
+    app.bar.present = True
+    assert fig.css_height == "fill"

@@ -104,7 +104,7 @@ ALPHAS = np.concatenate([1.0 + np.logspace(-3, 0, 25, endpoint=False),
 
 #: mechanism keys → dropdown labels
 MECHANISMS = {
-    "laplace": "Laplace, calibrated to ε (b = Δ/ε, pure ε-DP)",
+    "laplace": "Laplace (b = Δ/ε, pure ε-DP)",  # short: whole in the dropdown at 320 CSS px
     "gaussian": "Gaussian, calibrated to (ε, δ)",
     "rr": "Randomized response RR(ε)",
 }

@@ -424,9 +424,14 @@ class NoiseLabController(Controller):
     @staticmethod
     def _map_traces(r):
         z = np.log10(r.ratio_map)
+        na = MECHANISMS[PAIRS[r.spec.pair][0]]
         return [
             {"type": "heatmap", "name": "log₁₀ variance ratio", "x": GRID_EPS, "y": GRID_DELTA, "z": z,
-             "colorscale": "RdBu", "zmid": 0.0, "colorbar": {"title": {"text": "log₁₀ ratio"}}},
+             "colorscale": "RdBu", "zmid": 0.0,
+             # the colour bar's title along the bar, not above it: the map keeps the width
+             "colorbar": {"title": {"text": f"log₁₀ ratio (blue: {na} has less variance)",
+                                    "side": "right"},
+                          "thickness": 18, "xpad": 4}},
             {"type": "contour", "name": "ratio = 1", "x": GRID_EPS, "y": GRID_DELTA, "z": z,
              "contours": {"start": 0.0, "end": 0.0, "size": 1.0, "coloring": "none"},
              "line": {"color": "#000000", "width": 3}, "showscale": False, "showlegend": True},
@@ -438,8 +443,9 @@ class NoiseLabController(Controller):
     def _map_layout(self, r):
         a, b, panel = PAIRS[r.spec.pair]
         na, nb = MECHANISMS[a], MECHANISMS[b]
-        return {"title": {"text": f"Vinterbo 2022 Figure 1{panel}: Var({na}) / Var({nb}); "
-                                  f"blue: {na} has less variance (< 1)"}}
+        # short enough for one line in presentation mode (broken over two, it ran into the map);
+        # what blue means is the colour bar's title, the source the tab's text and the Theory
+        return {"title": {"text": f"Figure 1{panel}: Var({na}) / Var({nb})"}}
 
     def figures(self, r: NoiseResult) -> list[PlotlyWidget]:
         self.fig_density = PlotlyWidget(self._density_traces(r), {
@@ -461,7 +467,10 @@ class NoiseLabController(Controller):
             **self._map_layout(r), "height": 460,
             "xaxis": {"title": {"text": "ε"}, "type": "log"},
             "yaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power"},
-            "legend": {"orientation": "h", "y": -0.2}})
+            # the legend inside the map, in its bottom-left corner (small ε and δ: the same deep
+            # colour everywhere there); below the map it cost a sixth of a projector's plot height
+            "legend": {"x": 0.005, "xanchor": "left", "y": 0.005, "yanchor": "bottom",
+                       "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#999999", "borderwidth": 1}})
         return [self.fig_density, self.fig_hist, self.fig_var, self.fig_curve, self.fig_map]
 
     def render(self, r: NoiseResult) -> None:

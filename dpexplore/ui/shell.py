@@ -114,6 +114,14 @@ SHELL_CSS = """
 @media (min-width: 700px) {
   .dpexplore-app:not(.dpexplore-present) .dpexplore-head > :nth-child(2) { min-width: 22.5rem; min-height: 30px; }
 }
+/* a dropdown and a text box show their whole value: the select is as wide as its longest option
+   and the text box at least 8rem, each under its label when the row has no room for both (a long
+   label beside them left "Laplac" of "Laplace, …" in the composition explorer) */
+.dpexplore-app .widget-dropdown, .dpexplore-app .widget-text { flex-wrap: wrap; height: auto !important;
+  max-width: 100%; row-gap: 2px; }
+.dpexplore-app .widget-dropdown > select { flex: 0 0 auto !important; width: auto !important; min-width: 0; max-width: 100%; }
+.dpexplore-app .widget-text > input { flex: 1 0 8rem !important; min-width: 8rem; max-width: 100%; }
+.dpexplore-app .widget-dropdown > .widget-label, .dpexplore-app .widget-text > .widget-label { max-width: 100%; }
 /* presentation mode: what a projector needs. The title on one or two lines and the lead on one
    (the whole lead shows on hover), text of the controls and readouts >= 18 px (at the browser's
    default 16 px), every tab title on screen (the tab bar wraps), the plots take the rest */
@@ -774,7 +782,7 @@ class _PresentStage:
     def __init__(self, tabs: W.Tab, plots: Sequence[tuple[str, Sequence[W.Widget]]]):
         self.tabs = tabs
         self.normal = [list(ws) for _, ws in plots]
-        self.side, self.shown, self.choosers, self.widths = [], [], [], {}
+        self.side, self.shown, self.choosers, self.widths, self.heights = [], [], [], {}, {}
         for ws in self.normal:
             figs = [f for w in ws for f in _plot_widgets(w)]
             self.side.append([w for w in ws if not _plot_widgets(w)])
@@ -817,6 +825,19 @@ class _PresentStage:
                 continue
             box.children = ([c for c in (chooser,) if c is not None] + shown) if on else ws
             self._show(figs, chooser.value if chooser is not None else 0)
+            if side:
+                self._fill(figs, on)
+
+    def _fill(self, figs, on: bool) -> None:
+        """A plot of fixed height (its app's ``css_height`` in px: in the app's layout, text that
+        changes length with the sliders sits above it) fills the window's height while its tab's
+        text is in the side panel (:data:`FILL_PLOT_HEIGHT`: nothing above it changes any more)."""
+        for f in figs:
+            if on and f.css_height.endswith("px"):
+                self.heights.setdefault(f.model_id, f.css_height)
+                f.css_height = FILL_PLOT_HEIGHT
+            elif not on and f.model_id in self.heights:
+                f.css_height = self.heights.pop(f.model_id)
 
     def panel_part(self) -> list[W.Widget]:
         """What the side panel holds for the tab shown (presentation mode)."""
