@@ -192,7 +192,7 @@ def test_controller_updates_in_place_and_keeps_plot_on_error():
     good = [f.data for f in c.figs]
     c.controls["n"].value = 5.0          # below the range: the slider clamps to 100, still valid
     c.controls["pair"].value = "Laplace vs Logistic"
-    assert "Figure 1(a)" in c.fig_map.plot_layout["title"]["text"]
+    assert c.fig_map.plot_layout["title"]["text"] == "Var(Laplace) / Var(Logistic), Vinterbo 2022"
     good = [f.data for f in c.figs]
     c.controls["shape"].value = 1.0       # Subbotin r = 1 is Laplace: computable
     assert c.result.scales[3] == c.result.scales[0]

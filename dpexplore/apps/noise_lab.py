@@ -443,9 +443,10 @@ class NoiseLabController(Controller):
     def _map_layout(self, r):
         a, b, panel = PAIRS[r.spec.pair]
         na, nb = MECHANISMS[a], MECHANISMS[b]
-        # short enough for one line in presentation mode (broken over two, it ran into the map);
-        # what blue means is the colour bar's title, the source the tab's text and the Theory
-        return {"title": {"text": f"Figure 1{panel}: Var({na}) / Var({nb})"}}
+        # short enough for one line in presentation mode (broken over two, it ran into the map):
+        # the work here, its figure number in the tab's text and the Theory; what blue means is
+        # the colour bar's title
+        return {"title": {"text": f"Var({na}) / Var({nb}), Vinterbo 2022"}}
 
     def figures(self, r: NoiseResult) -> list[PlotlyWidget]:
         self.fig_density = PlotlyWidget(self._density_traces(r), {
