@@ -7,10 +7,12 @@ costs hardly do. This script starts ``dpexplore serve`` (a temporary ``--root`` 
 notebooks, own process group, a port of ``--port``), opens each app as a page would (the same
 websocket protocol as ``bench_load.py``), and makes ``--moves`` slider moves to random positions
 (as ``bench_load.py`` does), one after the other: each waits until the kernel is idle after the move,
-then ``--settle`` seconds for the background prefetch to run. Reported per move, from psutil's
+then ``--settle`` seconds for the background prefetch to run (the moves start once the server is
+quiet: the pool's replacement of the kernel taken is not counted). Reported per move, from psutil's
 ``cpu_times`` before and after: the CPU seconds of **the page's kernel process** (compute, figure
 building, serialization, ZMQ; the prefetch thread included) and of **the server process** (Voilà's
-websocket relay), and the wall time from sending the move to the kernel's idle.
+websocket relay), the wall time from sending the move to the kernel's idle, and the messages the
+page receives per move, by kind (type, widget model and the names updated).
 
 Each app is measured in the configurations of ``--configs`` (default ``prefetch`` = as served,
 ``no-prefetch`` = ``dpexplore serve --no-prefetch``, the named baseline: a ratio below 1.0 says a
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import pathlib
@@ -55,8 +58,38 @@ def cpu(proc: psutil.Process) -> float:
     return t.user + t.system
 
 
+def message_kind(m: dict, models: dict) -> str:
+    """A kernel → page message's kind for the per-move count: its type, a comm message's method,
+    widget model and the names it updates, a status message's state
+    (``comm_msg:update:HTMLModel:value``, ``status:busy``); ``models``: comm id → model name."""
+    kind, c = m.get("msg_type", "?"), m.get("content") or {}
+    if kind == "status":
+        return f"status:{c.get('execution_state')}"
+    if kind == "comm_msg":
+        data = c.get("data") or {}
+        state = data.get("state") or {}
+        return (f"comm_msg:{data.get('method')}:{models.get(c.get('comm_id'), '?')}:"
+                f"{','.join(sorted(state)) or '-'}")
+    return kind
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+async def quiet(proc: psutil.Process, cpu_s: float = 0.02, every: float = 0.5,
+                timeout: float = 120.0) -> None:
+    """Wait until ``proc`` used less than ``cpu_s`` CPU seconds in ``every`` seconds (the server
+    fills its pool again after a page took a kernel: starting it and running its notebook cost
+    the server process seconds of CPU, which were counted as the moves' before)."""
+    end = time.monotonic() + timeout
+    last = cpu(proc)
+    while time.monotonic() < end:
+        await asyncio.sleep(every)
+        now = cpu(proc)
+        if now - last < cpu_s:
+            return
+        last = now
 
 
 async def measure_app(base: str, app: str, server: psutil.Process, kernels, moves: int,
@@ -72,10 +105,23 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
                                   max_size=2**26, open_timeout=60) as ws:
         states = await widget_states(ws, sid)
         plots = plot_models(states)
+        models = {k: v["state"].get("_model_name", "?") for k, v in states.items()}
         sliders = [(k, v["state"]) for k, v in states.items()
                    if v["state"].get("_model_name") in SLIDERS and not v["state"].get("disabled")]
         rng = random.Random(seed)
-        walls, plot_bytes = [], 0
+        walls, plot_bytes, kinds = [], 0, collections.Counter()
+
+        async def drain(seconds: float) -> None:
+            """Count every frame the page receives in the next ``seconds`` (the prefetch's)."""
+            end = time.perf_counter() + seconds
+            while (left := end - time.perf_counter()) > 0:
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), left)
+                except asyncio.TimeoutError:
+                    return
+                kinds[message_kind(decode_frame(raw), models)] += 1
+
+        await quiet(server)  # the pool's replacement of the kernel just taken runs in it
         await asyncio.sleep(settle)
         k0, s0 = cpu(kernel), cpu(server)
         for i in range(moves):
@@ -89,6 +135,7 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
             while True:
                 raw = await asyncio.wait_for(ws.recv(), 60)
                 m = decode_frame(raw)
+                kinds[message_kind(m, models)] += 1
                 if m.get("parent_header", {}).get("msg_id") != mid:
                     continue
                 c = m.get("content", {})
@@ -97,9 +144,11 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
                 if m.get("msg_type") == "status" and c.get("execution_state") == "idle":
                     walls.append(time.perf_counter() - ts)
                     break
-            await asyncio.sleep(settle)  # the prefetch of the next step runs now
+            await drain(settle)  # the prefetch of the next step runs now
         k1, s1 = cpu(kernel), cpu(server)
     return {"kernel_ms": 1e3 * (k1 - k0) / moves, "server_ms": 1e3 * (s1 - s0) / moves,
+            "messages": sum(kinds.values()) / moves,
+            "kinds": {k: n / moves for k, n in kinds.most_common()},
             "wall_p50_ms": 1e3 * statistics.median(walls), "plot_kib": plot_bytes / 1024 / moves,
             "sliders": len(sliders)}
 
@@ -126,7 +175,9 @@ def run_config(name: str, apps, a, env_extra: dict, flags: list) -> dict:
             r = out[app]
             print(f"  {name:>14} {app:<22} kernel {r['kernel_ms']:6.1f} ms  server "
                   f"{r['server_ms']:5.1f} ms  wall p50 {r['wall_p50_ms']:6.1f} ms  plot data "
-                  f"{r['plot_kib']:6.1f} KiB/move   load {load()}", flush=True)
+                  f"{r['plot_kib']:6.1f} KiB/move  {r['messages']:4.1f} messages/move   load {load()}",
+                  flush=True)
+            print("      " + "  ".join(f"{k} {n:.2f}" for k, n in r["kinds"].items()), flush=True)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
