@@ -198,7 +198,8 @@ def main(argv=None) -> int:
                   + (", ".join(serve_url(args).rsplit("/", 1)[0] + "/" + n for n in names)
                      or "none"), flush=True)
         os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-        os.environ["DPEXPLORE_DEFER_HIDDEN"] = "1"  # page kernels: hidden tabs' plots are sent when shown
+        # page kernels: hidden tabs' plots are sent when shown (a test may set it to 0)
+        os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
         if args.no_prefetch:
             os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)
         DPExploreVoila.launch_instance(voila_argv)
