@@ -164,11 +164,39 @@ def _msg(msg_type, content, session, metadata=None):
             "channel": "shell", "buffers": []}
 
 
-async def _recv(ws, timeout):
-    """The next message (text or binary frame, :func:`dpexplore.voila.wire.decode_frame`)."""
+#: the kernel websocket protocol the benchmarks speak: ``v1`` as the browser's page (jupyter_server
+#: relays its frames without parsing them), or ``legacy`` (``--protocol legacy``: JSON frames, every
+#: message parsed and re-serialised by the server)
+PROTOCOL = {"v1": True}
+
+
+def connect(ws_url: str, headers: dict | None = None):
+    """``websockets.connect`` to a kernel's channels, asking for the v1 protocol as a page does."""
+    import websockets
+
+    from dpexplore.voila.wire import V1_SUBPROTOCOL
+
+    return websockets.connect(ws_url, max_size=2**26, open_timeout=60,
+                              additional_headers=headers or {},
+                              subprotocols=[V1_SUBPROTOCOL] if PROTOCOL["v1"] else None)
+
+
+def decode(raw) -> dict:
+    """The kernel message of frame ``raw`` in the protocol spoken (:mod:`dpexplore.voila.wire`)."""
     from dpexplore.voila.wire import decode_frame
 
-    return decode_frame(await asyncio.wait_for(ws.recv(), timeout))
+    return decode_frame(raw, v1=PROTOCOL["v1"])
+
+
+async def _send(ws, msg: dict) -> None:
+    from dpexplore.voila.wire import encode_v1
+
+    await ws.send(encode_v1(msg) if PROTOCOL["v1"] else json.dumps(msg))
+
+
+async def _recv(ws, timeout):
+    """The next message (:func:`decode`)."""
+    return decode(await asyncio.wait_for(ws.recv(), timeout))
 
 
 class Visitor:
@@ -193,14 +221,14 @@ async def widget_states(ws, sid: str) -> dict:
     control = uuid.uuid4().hex
     m_open = _msg("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
                                 "data": {}}, sid, metadata={"version": "1.0.0"})
-    await ws.send(json.dumps(m_open))
+    await _send(ws, m_open)
     while True:
         m = await _recv(ws, 120)
         if (m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle"
                 and m.get("parent_header", {}).get("msg_id") == m_open["header"]["msg_id"]):
             break
-    await ws.send(json.dumps(_msg("comm_msg", {"comm_id": control,
-                                               "data": {"method": "request_states"}}, sid)))
+    await _send(ws, _msg("comm_msg", {"comm_id": control,
+                                      "data": {"method": "request_states"}}, sid))
     while True:
         m = await _recv(ws, 120)
         c = m.get("content", {})
@@ -233,8 +261,6 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
                   hold: asyncio.Event, rec: dict | None = None):
     """One dashboard session of ``client`` (steps 1-4 of the module docstring); its record is
     appended to ``stats`` (or ``rec``, already there, is filled)."""
-    import websockets
-
     if rec is None:
         rec = _record()
         stats.append(rec)
@@ -249,8 +275,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             raise RuntimeError("blank page: the rendered notebook has no widget output")
         ws_url = f"ws{client.base[4:]}api/kernels/{kid}/channels?session_id={sid}"
         stage = "websocket and widget states"
-        async with websockets.connect(ws_url, max_size=2**26, open_timeout=60,
-                                      additional_headers=client.ws_headers(ws_url)) as ws:
+        async with connect(ws_url, client.ws_headers(ws_url)) as ws:
             states = await widget_states(ws, sid)
             plots = plot_models(states)
             if not any(states[k]["state"]["data"] for k in plots):
@@ -274,7 +299,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
                                                                  "state": {"value": x},
                                                                  "buffer_paths": []}}, sid)
                 ts = time.perf_counter()
-                await ws.send(json.dumps(m_out))
+                await _send(ws, m_out)
                 rec["moves"] += 1
                 got_plot = False
                 t_plot = None
@@ -706,10 +731,13 @@ def main(argv=None):
                     help="--hub: the idle culler's timeout [s]; longer than a student's whole "
                          "session (the hub learns of activity only every 300 s)")
     ap.add_argument("--hub-cull-every", type=int, default=5)
+    ap.add_argument("--protocol", choices=["v1", "legacy"], default="v1",
+                    help="kernel websocket protocol: v1 as a browser's page, or the older JSON one")
     ap.add_argument("--json", type=pathlib.Path, default=None)
     ap.add_argument("--kernel-memory", action="store_true",
                     help="only measure a kernel's memory after executing each gallery notebook")
     a = ap.parse_args(argv)
+    PROTOCOL["v1"] = a.protocol == "v1"
     if a.kernel_memory:
         from dpexplore.apps import APPS
 

@@ -46,9 +46,8 @@ import uuid
 import psutil
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_load import (REPO, SLIDERS, ServerProc, Visitor, _msg,  # noqa: E402
-                        plot_models, slider_value, widget_states)
-from dpexplore.voila.wire import decode_frame  # noqa: E402
+from bench_load import (PROTOCOL, REPO, SLIDERS, ServerProc, Visitor, _msg,  # noqa: E402
+                        _send, connect, decode, plot_models, slider_value, widget_states)
 
 APPS = ("rdp_explorer", "composition_explorer", "noise_lab", "demo", "profile_vs_gdp")
 
@@ -95,14 +94,11 @@ async def quiet(proc: psutil.Process, cpu_s: float = 0.02, every: float = 0.5,
 async def measure_app(base: str, app: str, server: psutil.Process, kernels, moves: int,
                       settle: float, seed: int) -> dict:
     """Open ``app`` on the server at ``base``, make ``moves`` moves; CPU and wall time per move."""
-    import websockets
-
     html = await Visitor(base).page(f"{base}voila/render/{app}.ipynb")
     kid = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
     kernel = next(k for k in kernels() if kid in " ".join(k.cmdline()))
     sid = uuid.uuid4().hex
-    async with websockets.connect(f"ws{base[4:]}api/kernels/{kid}/channels?session_id={sid}",
-                                  max_size=2**26, open_timeout=60) as ws:
+    async with connect(f"ws{base[4:]}api/kernels/{kid}/channels?session_id={sid}") as ws:
         states = await widget_states(ws, sid)
         plots = plot_models(states)
         models = {k: v["state"].get("_model_name", "?") for k, v in states.items()}
@@ -119,7 +115,7 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
                     raw = await asyncio.wait_for(ws.recv(), left)
                 except asyncio.TimeoutError:
                     return
-                kinds[message_kind(decode_frame(raw), models)] += 1
+                kinds[message_kind(decode(raw), models)] += 1
 
         await quiet(server)  # the pool's replacement of the kernel just taken runs in it
         await asyncio.sleep(settle)
@@ -130,11 +126,11 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
                                                              "state": {"value": slider_value(st, rng)},
                                                              "buffer_paths": []}}, sid)
             ts = time.perf_counter()
-            await ws.send(json.dumps(m_out))
+            await _send(ws, m_out)
             mid = m_out["header"]["msg_id"]
             while True:
                 raw = await asyncio.wait_for(ws.recv(), 60)
-                m = decode_frame(raw)
+                m = decode(raw)
                 kinds[message_kind(m, models)] += 1
                 if m.get("parent_header", {}).get("msg_id") != mid:
                     continue
@@ -196,10 +192,14 @@ def main(argv=None):
                     help="also serve the code of this git commit (prefetch on) as configuration REF")
     ap.add_argument("--port", type=int, default=8550)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--protocol", choices=["v1", "legacy"], default="v1",
+                    help="kernel websocket protocol: v1 as a browser's page, or the older JSON one")
     ap.add_argument("--json", type=pathlib.Path, default=None)
     a = ap.parse_args(argv)
+    PROTOCOL["v1"] = a.protocol == "v1"
     apps = [x.strip() for x in a.apps.split(",") if x.strip()]
-    print(f"{os.cpu_count()} CPUs, {a.moves} moves per app; load {load()}", flush=True)
+    print(f"{os.cpu_count()} CPUs, {a.moves} moves per app, {a.protocol} websocket protocol; "
+          f"load {load()}", flush=True)
     results, worktree = {}, None
     try:
         for cfg in a.configs:
