@@ -6,14 +6,16 @@ benchmarked notebook, short culling) and runs N concurrent sessions, each as a c
 the page's protocol without a browser (30 Chromium pages do not fit on 2 cores):
 
 1. ``GET /voila/render/<app>`` (as the browser does; the kernel id is read from the page),
-2. opens ``/api/kernels/<id>/channels``, asks the widget manager for every model's state
+2. opens ``/api/kernels/<id>/channels`` with jupyter_server's v1 subprotocol, as the page's
+   JupyterLab services do (``--protocol legacy``: the older JSON protocol, for which the server
+   parses and re-serialises every message: several times the server CPU per move), asks the widget manager for every model's state
    (``comm_open`` ``jupyter.widget.control`` + ``request_states``): **time to first plot** is from
    the GET to the first PlotlyWidget state with traces (the browser's drawing is not included),
 3. for ``--seconds`` (≤ 60) moves a slider every ``--think`` seconds: ``comm_msg``
    ``{"method": "update", "state": {"value": x}}`` to a visible slider model, and collects the
    kernel's ``update`` messages of PlotlyWidget ``data`` caused by that move until the kernel is
    idle again: **slider-to-plot latency** is the time of the last plot's update (every plot of the
-   page updated; kernel round trip + compute + serialization; the browser's Plotly.react adds
+   page shown updated: plots in closed tabs are sent when their tab opens, ``ui.offstage``; kernel round trip + compute + serialization; the browser's Plotly.react adds
    ~10-50 ms, see bench_browser.py),
 4. closes its websocket.
 

@@ -15,7 +15,8 @@ websocket relay), the wall time from sending the move to the kernel's idle, and 
 page receives per move, by kind (type, widget model and the names updated).
 
 Each app is measured in the configurations of ``--configs`` (default ``prefetch`` = as served,
-``no-prefetch`` = ``dpexplore serve --no-prefetch``, the named baseline: a ratio below 1.0 says a
+``no-prefetch`` = ``dpexplore serve --no-prefetch``, ``legacy`` = as served with the page speaking
+the older JSON websocket protocol instead of v1; ``no-prefetch`` is the named baseline: a ratio below 1.0 says a
 configuration costs less than the baseline in the same run). ``--baseline-ref REF`` adds the code of
 git commit REF (checked out in a temporary worktree, served with this interpreter and
 ``PYTHONPATH`` pointing at it: the kernels, where the dashboards run, import REF's dpexplore; the
@@ -91,9 +92,17 @@ async def quiet(proc: psutil.Process, cpu_s: float = 0.02, every: float = 0.5,
         last = now
 
 
+def pool_fills(log_path: pathlib.Path) -> int:
+    """How often Voilà logged a pool filled (again: after each kernel taken)."""
+    return pathlib.Path(log_path).read_text(errors="replace").count("is filled with")
+
+
 async def measure_app(base: str, app: str, server: psutil.Process, kernels, moves: int,
-                      settle: float, seed: int) -> dict:
-    """Open ``app`` on the server at ``base``, make ``moves`` moves; CPU and wall time per move."""
+                      settle: float, seed: int, log_path: pathlib.Path | None = None) -> dict:
+    """Open ``app`` on the server at ``base``, make ``moves`` moves; CPU and wall time per move
+    (once the pool has its kernel again: the server runs the new kernel's notebook, seconds of
+    its CPU that are not the moves')."""
+    fills = pool_fills(log_path) if log_path is not None else 0
     html = await Visitor(base).page(f"{base}voila/render/{app}.ipynb")
     kid = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
     kernel = next(k for k in kernels() if kid in " ".join(k.cmdline()))
@@ -117,7 +126,10 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
                     return
                 kinds[message_kind(decode(raw), models)] += 1
 
-        await quiet(server)  # the pool's replacement of the kernel just taken runs in it
+        end = time.monotonic() + 180
+        while log_path is not None and pool_fills(log_path) <= fills and time.monotonic() < end:
+            await asyncio.sleep(0.5)
+        await quiet(server)
         await asyncio.sleep(settle)
         k0, s0 = cpu(kernel), cpu(server)
         for i in range(moves):
@@ -167,7 +179,7 @@ def run_config(name: str, apps, a, env_extra: dict, flags: list) -> dict:
         proc = psutil.Process(server.proc.pid)
         for app in apps:
             out[app] = asyncio.run(measure_app(base, app, proc, server.kernels, a.moves,
-                                               a.settle, a.seed))
+                                               a.settle, a.seed, tmp / "serve.log"))
             r = out[app]
             print(f"  {name:>14} {app:<22} kernel {r['kernel_ms']:6.1f} ms  server "
                   f"{r['server_ms']:5.1f} ms  wall p50 {r['wall_p50_ms']:6.1f} ms  plot data "
@@ -187,7 +199,8 @@ def main(argv=None):
     ap.add_argument("--settle", type=float, default=0.6,
                     help="pause after each move's idle [s]: the prefetch runs in it")
     ap.add_argument("--configs", nargs="+", default=["prefetch", "no-prefetch"],
-                    choices=["prefetch", "no-prefetch"])
+                    choices=["prefetch", "no-prefetch", "legacy"],
+                    help="legacy: as prefetch, the page speaking the older JSON websocket protocol")
     ap.add_argument("--baseline-ref", default=None,
                     help="also serve the code of this git commit (prefetch on) as configuration REF")
     ap.add_argument("--port", type=int, default=8550)
@@ -203,12 +216,14 @@ def main(argv=None):
     results, worktree = {}, None
     try:
         for cfg in a.configs:
+            PROTOCOL["v1"] = cfg != "legacy" and a.protocol == "v1"
             results[cfg] = run_config(cfg, apps, a, {}, ["--no-prefetch"] if cfg == "no-prefetch" else [])
         if a.baseline_ref:
             worktree = pathlib.Path(tempfile.mkdtemp(prefix="bench_move_cost_ref_"))
             subprocess.run(["git", "worktree", "add", "--detach", str(worktree), a.baseline_ref],
                            cwd=REPO, check=True, capture_output=True)
             env = {"PYTHONPATH": str(worktree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+            PROTOCOL["v1"] = a.protocol == "v1"
             results[a.baseline_ref] = run_config(a.baseline_ref, apps, a, env, [])
     finally:
         if worktree is not None:
