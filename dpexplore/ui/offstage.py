@@ -32,6 +32,7 @@ Only kernels that serve pages defer (:data:`DEFER_ENV` = ``1`` in their environm
 from __future__ import annotations
 
 import os
+import weakref
 
 import ipywidgets as W
 
@@ -86,7 +87,7 @@ def track_offstage(root: W.Widget, defer: bool | None = None) -> None:
     ``defer`` (default :func:`defer_enabled`) off: nothing is marked (every change is sent)."""
     if not (defer_enabled() if defer is None else defer):
         return
-    watched: set[int] = set()
+    watched: weakref.WeakSet = weakref.WeakSet()  # boxes observed (each once)
 
     def mark(w, hidden: bool) -> None:
         if isinstance(w, Offstage) and w.offstage != hidden:
@@ -94,8 +95,8 @@ def track_offstage(root: W.Widget, defer: bool | None = None) -> None:
         kids = _children(w)
         if not kids:
             return
-        if id(w) not in watched:
-            watched.add(id(w))
+        if w not in watched:
+            watched.add(w)
             w.observe(refresh, names="children")
             if isinstance(w, _SELECTORS):
                 w.observe(refresh, names="selected_index")

@@ -111,7 +111,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
     km.allowed_message_types = list(WIDGET_MESSAGES)
     km.allow_tracebacks = False
     # the kernels it starts serve pages: hidden tabs' plots are sent when shown (ui.offstage)
-    os.environ["DPEXPLORE_DEFER_HIDDEN"] = "1"
+    os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
     cap = serverapp.config.get("DPExploreAppsOnly", {}).get("max_kernels", DEFAULT_MAX_KERNELS)
     web_app.settings["dpexplore_max_kernels"] = int(cap)
     web_app.settings["terminals_available"] = False
