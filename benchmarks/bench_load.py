@@ -8,7 +8,7 @@ the page's protocol without a browser (30 Chromium pages do not fit on 2 cores):
 1. ``GET /voila/render/<app>`` (as the browser does; the kernel id is read from the page),
 2. opens ``/api/kernels/<id>/channels`` with jupyter_server's v1 subprotocol, as the page's
    JupyterLab services do (``--protocol legacy``: the older JSON protocol, for which the server
-   parses and re-serialises every message: several times the server CPU per move), asks the widget manager for every model's state
+   parses and re-serialises every message), asks the widget manager for every model's state
    (``comm_open`` ``jupyter.widget.control`` + ``request_states``): **time to first plot** is from
    the GET to the first PlotlyWidget state with traces (the browser's drawing is not included),
 3. for ``--seconds`` (≤ 60) moves a slider every ``--think`` seconds: ``comm_msg``

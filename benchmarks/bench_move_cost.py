@@ -174,7 +174,7 @@ def run_config(name: str, apps, a, env_extra: dict, flags: list) -> dict:
         os.environ.update(old_env)
     out = {}
     try:
-        server.wait_ready(pools=1, timeout=600)
+        server.wait_ready(pools=len(apps), timeout=600)  # every app's pool: fills cost the server CPU
         base = f"http://127.0.0.1:{a.port}/"
         proc = psutil.Process(server.proc.pid)
         for app in apps:
