@@ -1,7 +1,7 @@
 """A served page's kernel sends a plot in a closed tab when the tab is opened (dpexplore/ui/offstage.py,
 issue 22): a slider move sends only the plot shown, and the plot of a tab opened later draws the
 last setting's numbers, not the ones it had when it was hidden; moving back draws the last setting
-there too (no plot stays stale)."""
+there too (no plot stays stale); the closed "Reproduce in Python" text is sent when it is opened."""
 from __future__ import annotations
 
 import shutil
@@ -76,6 +76,14 @@ def test_a_closed_tab_gets_the_last_setting_when_opened(browser, deferring):
         _drawn(app, 2, 0, r_last.objective_improved[0])
         tabs.nth(0).click()
         _drawn(app, 0, 1, r_last.rdp_trivial)
+        # the closed "Reproduce in Python" section still holds the first setting's snippet; opened,
+        # it shows the last one
+        first_line, last_line = "eps, delta, alpha_max = 1.0,", f"eps, delta, alpha_max = {10 ** -0.3:.13g},"
+        assert first_line in app.body_text() and last_line not in app.body_text()
+        app.page.get_by_text("Reproduce in Python").click()
+        app.page.wait_for_function("(t) => document.body.textContent.includes(t)", arg=last_line,
+                                   timeout=20000)
+        assert first_line not in app.body_text()
         assert app.message() == ""
         app.assert_no_traceback()
     finally:
