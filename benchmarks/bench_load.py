@@ -6,14 +6,16 @@ benchmarked notebook, short culling) and runs N concurrent sessions, each as a c
 the page's protocol without a browser (30 Chromium pages do not fit on 2 cores):
 
 1. ``GET /voila/render/<app>`` (as the browser does; the kernel id is read from the page),
-2. opens ``/api/kernels/<id>/channels``, asks the widget manager for every model's state
+2. opens ``/api/kernels/<id>/channels`` with jupyter_server's v1 subprotocol, as the page's
+   JupyterLab services do (``--protocol legacy``: the older JSON protocol, for which the server
+   parses and re-serialises every message), asks the widget manager for every model's state
    (``comm_open`` ``jupyter.widget.control`` + ``request_states``): **time to first plot** is from
    the GET to the first PlotlyWidget state with traces (the browser's drawing is not included),
 3. for ``--seconds`` (≤ 60) moves a slider every ``--think`` seconds: ``comm_msg``
    ``{"method": "update", "state": {"value": x}}`` to a visible slider model, and collects the
    kernel's ``update`` messages of PlotlyWidget ``data`` caused by that move until the kernel is
    idle again: **slider-to-plot latency** is the time of the last plot's update (every plot of the
-   page updated; kernel round trip + compute + serialization; the browser's Plotly.react adds
+   page shown updated: plots in closed tabs are sent when their tab opens, ``ui.offstage``; kernel round trip + compute + serialization; the browser's Plotly.react adds
    ~10-50 ms, see bench_browser.py),
 4. closes its websocket.
 
@@ -164,11 +166,39 @@ def _msg(msg_type, content, session, metadata=None):
             "channel": "shell", "buffers": []}
 
 
-async def _recv(ws, timeout):
-    """The next message (text or binary frame, :func:`dpexplore.voila.wire.decode_frame`)."""
+#: the kernel websocket protocol the benchmarks speak: ``v1`` as the browser's page (jupyter_server
+#: relays its frames without parsing them), or ``legacy`` (``--protocol legacy``: JSON frames, every
+#: message parsed and re-serialised by the server)
+PROTOCOL = {"v1": True}
+
+
+def connect(ws_url: str, headers: dict | None = None):
+    """``websockets.connect`` to a kernel's channels, asking for the v1 protocol as a page does."""
+    import websockets
+
+    from dpexplore.voila.wire import V1_SUBPROTOCOL
+
+    return websockets.connect(ws_url, max_size=2**26, open_timeout=60,
+                              additional_headers=headers or {},
+                              subprotocols=[V1_SUBPROTOCOL] if PROTOCOL["v1"] else None)
+
+
+def decode(raw) -> dict:
+    """The kernel message of frame ``raw`` in the protocol spoken (:mod:`dpexplore.voila.wire`)."""
     from dpexplore.voila.wire import decode_frame
 
-    return decode_frame(await asyncio.wait_for(ws.recv(), timeout))
+    return decode_frame(raw, v1=PROTOCOL["v1"])
+
+
+async def _send(ws, msg: dict) -> None:
+    from dpexplore.voila.wire import encode_v1
+
+    await ws.send(encode_v1(msg) if PROTOCOL["v1"] else json.dumps(msg))
+
+
+async def _recv(ws, timeout):
+    """The next message (:func:`decode`)."""
+    return decode(await asyncio.wait_for(ws.recv(), timeout))
 
 
 class Visitor:
@@ -193,14 +223,14 @@ async def widget_states(ws, sid: str) -> dict:
     control = uuid.uuid4().hex
     m_open = _msg("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
                                 "data": {}}, sid, metadata={"version": "1.0.0"})
-    await ws.send(json.dumps(m_open))
+    await _send(ws, m_open)
     while True:
         m = await _recv(ws, 120)
         if (m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle"
                 and m.get("parent_header", {}).get("msg_id") == m_open["header"]["msg_id"]):
             break
-    await ws.send(json.dumps(_msg("comm_msg", {"comm_id": control,
-                                               "data": {"method": "request_states"}}, sid)))
+    await _send(ws, _msg("comm_msg", {"comm_id": control,
+                                      "data": {"method": "request_states"}}, sid))
     while True:
         m = await _recv(ws, 120)
         c = m.get("content", {})
@@ -233,8 +263,6 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
                   hold: asyncio.Event, rec: dict | None = None):
     """One dashboard session of ``client`` (steps 1-4 of the module docstring); its record is
     appended to ``stats`` (or ``rec``, already there, is filled)."""
-    import websockets
-
     if rec is None:
         rec = _record()
         stats.append(rec)
@@ -249,8 +277,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             raise RuntimeError("blank page: the rendered notebook has no widget output")
         ws_url = f"ws{client.base[4:]}api/kernels/{kid}/channels?session_id={sid}"
         stage = "websocket and widget states"
-        async with websockets.connect(ws_url, max_size=2**26, open_timeout=60,
-                                      additional_headers=client.ws_headers(ws_url)) as ws:
+        async with connect(ws_url, client.ws_headers(ws_url)) as ws:
             states = await widget_states(ws, sid)
             plots = plot_models(states)
             if not any(states[k]["state"]["data"] for k in plots):
@@ -274,7 +301,7 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
                                                                  "state": {"value": x},
                                                                  "buffer_paths": []}}, sid)
                 ts = time.perf_counter()
-                await ws.send(json.dumps(m_out))
+                await _send(ws, m_out)
                 rec["moves"] += 1
                 got_plot = False
                 t_plot = None
@@ -712,10 +739,13 @@ def main(argv=None):
                     help="--hub: the idle culler's timeout [s]; longer than a student's whole "
                          "session (the hub learns of activity only every 300 s)")
     ap.add_argument("--hub-cull-every", type=int, default=5)
+    ap.add_argument("--protocol", choices=["v1", "legacy"], default="v1",
+                    help="kernel websocket protocol: v1 as a browser's page, or the older JSON one")
     ap.add_argument("--json", type=pathlib.Path, default=None)
     ap.add_argument("--kernel-memory", action="store_true",
                     help="only measure a kernel's memory after executing each gallery notebook")
     a = ap.parse_args(argv)
+    PROTOCOL["v1"] = a.protocol == "v1"
     if a.kernel_memory:
         from dpexplore.apps import APPS
 

@@ -22,7 +22,8 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 (lecture mode) keeps N kernels ready over those apps (:mod:`dpexplore.voila.pool`).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
 the next slider step in the background (``ui.controls.PREFETCHER``, which also stops by itself
-while the machine's load average is high).
+while the machine's load average is high). The kernels get ``DPEXPLORE_DEFER_HIDDEN=1``: a plot in
+a tab not shown sends its changes when the tab is opened (``ui.offstage``).
 
 >>> build_voila_argv(parse_args(["serve", "--port", "9999", "--no-browser", "--root", "."]))[:3]
 ['--port=9999', '--Voila.ip=127.0.0.1', '--no-browser']
@@ -210,6 +211,8 @@ def main(argv=None) -> int:
                   + (", ".join(serve_url(args).rsplit("/", 1)[0] + "/" + n for n in names)
                      or "none"), flush=True)
         os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+        # page kernels: hidden tabs' plots are sent when shown (a test may set it to 0)
+        os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
         if args.no_prefetch:
             os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)
         DPExploreVoila.launch_instance(voila_argv)

@@ -45,6 +45,7 @@ import numpy as np
 import traitlets
 
 from .a11y import PLOT_CSS, PLOT_JS
+from .offstage import Offstage
 
 __all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "saved_plot_states",
            "WIRE_F64", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH", "TRACE_TYPES",
@@ -318,7 +319,7 @@ _DEFAULT_LAYOUT = {
 }
 
 
-class PlotlyWidget(anywidget.AnyWidget):
+class PlotlyWidget(Offstage, anywidget.AnyWidget):
     """A Plotly figure as a small widget: construct it WITH its traces, then change them in place.
 
     ``data`` is a list of plotly trace dicts, ``plot_layout`` and ``config`` plotly dicts (the
@@ -327,7 +328,8 @@ class PlotlyWidget(anywidget.AnyWidget):
     ``update(data=..., layout=...)``, ``update_traces(i, **props)``, ``update_layout(**props)`` or
     by assigning ``data``; group several changes into one message with ``with w.batch_update():``.
     Traces are stored in the widget state, so a saved notebook (``store_widget_state=True``)
-    contains them.
+    contains them. On a served page, a plot in a tab not shown sends its changes when its tab is
+    opened (:mod:`dpexplore.ui.offstage`).
 
     >>> w = PlotlyWidget(data=[{"type": "scatter", "x": [1, 2], "y": [3, 4]}])
     >>> with w.batch_update():

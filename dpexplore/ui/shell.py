@@ -60,6 +60,7 @@ import traitlets
 from ..references import autolink, bibliography_html, cited_keys
 from .a11y import PAGE_CSS, PAGE_JS
 from .controls import Controller, MessageArea
+from .offstage import Offstage, track_offstage
 from .plotwidget import PlotlyWidget
 
 __all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS",
@@ -236,6 +237,10 @@ def _plot_widgets(w) -> list[PlotlyWidget]:
     if isinstance(w, PlotlyWidget):
         return [w]
     return [f for c in (getattr(w, "children", None) or ()) for f in _plot_widgets(c)]
+
+
+class _SnippetHTML(Offstage, W.HTML):
+    """The "Reproduce in Python" text: on a page, sent when its section is opened."""
 
 
 class ShellBar(anywidget.AnyWidget):
@@ -591,7 +596,7 @@ class AppShell(W.VBox):
             [W.HTMLMath(autolink(info.theory) + (f"<h4>References</h4>{refs}" if refs else ""))],
             selected_index=None)
         self.theory.set_title(0, "Theory: formulas, derivations and references")
-        self._code = W.HTML()
+        self._code = _SnippetHTML()
         self.code = W.Accordion([self._code], selected_index=None)
         self.code.set_title(0, "Reproduce in Python")
         super().__init__([style, head, body, self.theory, self.code], layout=W.Layout(width="100%"))
@@ -605,6 +610,7 @@ class AppShell(W.VBox):
         self.bar.on_msg(self._on_bar_msg)
         controller.on_update(self._after_update)
         self._after_update()
+        track_offstage(self)  # on a page: plots of hidden tabs and the closed snippet wait
 
     def widgets(self):
         """Every widget on the page, depth first (tests look things up in it).

@@ -32,6 +32,7 @@ What runs the server (an unprivileged account, never root) is the spawner's busi
 from __future__ import annotations
 
 import logging
+import os
 
 from jupyter_server.base.handlers import APIVersionHandler, FileFindHandler
 from jupyter_server.services.kernels.handlers import KernelHandler
@@ -109,6 +110,8 @@ def _load_jupyter_server_extension(serverapp) -> None:
     km = serverapp.kernel_manager
     km.allowed_message_types = list(WIDGET_MESSAGES)
     km.allow_tracebacks = False
+    # the kernels it starts serve pages: hidden tabs' plots are sent when shown (ui.offstage)
+    os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
     cap = serverapp.config.get("DPExploreAppsOnly", {}).get("max_kernels", DEFAULT_MAX_KERNELS)
     web_app.settings["dpexplore_max_kernels"] = int(cap)
     web_app.settings["terminals_available"] = False

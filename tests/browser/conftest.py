@@ -90,9 +90,13 @@ class Server:
         cmd += list(extra_args or [])  # e.g. ["--cull-idle-timeout", "4", "--pool-size", "1"]
         self.log_path = log_path
         self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
+        # the dashboard tests read the traces of plots in closed tabs (Dashboard.plots): their
+        # kernels send every change at once, as in a notebook; a served page's kernel sends a
+        # hidden tab's plot when the tab is opened (test_offstage_browser.py: env "1")
+        env = {"DPEXPLORE_DEFER_HIDDEN": "0", **(env or {})}
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True, cwd=str(REPO),
-                                     env={**os.environ, **env} if env else None)
+                                     env={**os.environ, **env})
 
     def url(self, notebook: str = "index.ipynb") -> str:
         return f"{self.base}voila/render/{notebook}"
