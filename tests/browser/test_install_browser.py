@@ -271,10 +271,97 @@ def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_pat
             assert boxes and all(b["traces"] > 0 for b in boxes), (nb, boxes)
             assert all(150 <= b["h"] <= 2000 and b["w"] >= 200 for b in boxes), (nb, boxes)
             assert "Traceback" not in page.inner_text("body"), nb
+            _every_tab_draws_after_a_move(page, nb)
         _shot(page, tmp_path, "serve-last-app.png")
         ctx.close()
     finally:
         srv.stop()
+
+
+#: the traces of the plots on screen: (title, trace name) -> its y values (None for gaps)
+SHOWN_TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(d => d.getBoundingClientRect().height > 0).map(d => {
+    const t = d.layout && d.layout.title, title = (t && (t.text ?? t)) || '';
+    return {title: String(title).replace(/<[^>]+>/g, ' '),
+            traces: (d.data || []).filter(tr => tr.x && tr.y).map(tr => ({
+              name: tr.name ?? null, y: Array.from(tr.y, v => (v === null || Number.isNaN(v)) ? null : v)}))};
+  })"""
+
+
+def _kernel_traces(page) -> dict:
+    """What the kernel holds now for every plot (its "Data (CSV)": Python's current traces)."""
+    import csv
+    import io
+
+    with page.expect_download(timeout=30_000) as dl:
+        page.get_by_role("button", name="Data (CSV)").click()
+    rows = csv.DictReader(io.StringIO(pathlib.Path(dl.value.path()).read_text()))
+    out: dict = {}
+    for r in rows:
+        out.setdefault(("".join(r["figure"].split()), r["trace"]), []).append(_number(r["y"]))
+    return out
+
+
+def _number(v: str):
+    if v in ("", "nan", "NaN", "None"):
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return v   # a category
+
+
+def _same(shown: list, want: list) -> bool:
+    import math
+
+    def one(a, b) -> bool:
+        if a is None or b is None:
+            return a is None and b is None
+        if isinstance(a, str) or isinstance(b, str):
+            return str(a) == str(b)
+        return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300)
+
+    return len(shown) == len(want) and all(one(a, b) for a, b in zip(shown, want))
+
+
+def _shown_matches(page, truth: dict) -> tuple[int, list]:
+    """(traces on screen compared with the kernel's, those that differ). Traces of one figure with
+    the same name are one run of rows in the CSV: they are compared joined, in order."""
+    shown: dict = {}
+    for plot in page.evaluate(SHOWN_TRACES):
+        title = "".join(plot["title"].split()) or None
+        for k, tr in enumerate(plot["traces"]):
+            shown.setdefault((title, tr["name"] or f"trace {k + 1}"), []).extend(tr["y"])
+    compared = [key for key in shown if key in truth]
+    return len(compared), [key for key in compared if not _same(shown[key], truth[key])]
+
+
+def _every_tab_draws_after_a_move(page, nb: str) -> None:
+    """As shipped, a served page's kernel sends a closed tab's plots when the tab is opened
+    (dpexplore/ui/offstage.py): after a slider move, every tab opened shows the kernel's current
+    traces (its CSV), none stale or blank, and the first tab again afterwards."""
+    handle = page.locator(".widget-slider .noUi-handle >> visible=true").first
+    handle.focus()
+    handle.press("ArrowRight")
+    page.wait_for_timeout(1500)   # the move reaches the kernel (its CSV is read after it)
+    tabs = page.locator(".dpexplore-main .lm-TabBar-tab")
+    n = tabs.count()
+    compared = 0
+    for i in [*range(1, n), 0] if n > 1 else [None]:
+        if i is not None:
+            tabs.nth(i).click()
+        truth = _kernel_traces(page)
+        deadline = time.monotonic() + 30
+        while True:
+            done, differ = _shown_matches(page, truth)
+            if not differ or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(300)
+            truth = _kernel_traces(page) if time.monotonic() > deadline - 15 else truth
+        assert not differ, f"{nb}: tab {i} shows traces other than the kernel's after a move: {differ[:5]}"
+        compared += done
+        assert "Traceback" not in page.inner_text("body"), (nb, i)
+    assert compared > 0, f"{nb}: no plot on screen could be compared with the kernel's data"
 
 
 # -- Jupyter front ends ---------------------------------------------------------------------------
