@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import types
+from unittest.mock import patch
 
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
@@ -155,3 +156,33 @@ def test_a_first_fill_waits_only_for_a_place():
         return gate.running
 
     assert _run(run()) == 1
+
+
+def test_a_page_whose_kernel_dies_at_start_ends_with_a_message(monkeypatch):
+    """A kernel that died before replying to kernel_info (its port taken by another kernel starting
+    at the same moment) made Voilà's page-rendering task raise; the page's GET never ended. The
+    guarded renderer logs the error and ends the page with a message that reloads it."""
+    from voila.notebook_renderer import NotebookRenderer
+
+    from dpexplore.voila import pool
+
+    def dying(self, kernel_id=None, kernel_future=None):
+        async def gen():
+            yield "<html><head></head><body>", None
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return gen()
+
+    monkeypatch.setattr(NotebookRenderer, "generate_content_generator", dying)
+    pool.guard_page_start()
+    pool.guard_page_start()   # once only: the second call does not wrap again
+    assert NotebookRenderer.generate_content_generator.dpexplore_guarded
+
+    async def page():
+        return [html async for html, _ in NotebookRenderer.generate_content_generator(object())]
+
+    with patch.object(pool.log, "warning") as warn:
+        parts = _run(page())
+    assert parts[0].startswith("<html>") and parts[-1] == pool.PAGE_NOT_STARTED
+    assert 'role="alert"' in parts[-1] and "location.reload()" in parts[-1]
+    assert "Traceback" not in "".join(parts) and "kernel_info" not in "".join(parts)
+    assert "Kernel died" in str(warn.call_args)   # for the operator

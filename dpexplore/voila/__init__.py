@@ -256,7 +256,7 @@ def _make_app_class():
                               help="comma-separated notebooks the class will open (with expect)")
 
         def init_settings(self):
-            from .pool import FillGate, gate_pool_fills, guard_pool, lecture_pools
+            from .pool import FillGate, gate_pool_fills, guard_page_start, guard_pool, lecture_pools
 
             if self.expect:  # before Voila creates the kernel manager, which starts the fill
                 apps = [a.strip() for a in self.expect_apps.split(",") if a.strip()]
@@ -275,6 +275,7 @@ def _make_app_class():
             # refills wait their turn (pool.FillGate); no kernel without its output is handed out
             gate_pool_fills(km, FillGate(slots=self.fill_slots or None))
             guard_pool(km)
+            guard_page_start()   # a kernel that dies at start ends its page with a message
             return settings
 
         def setup_template_dirs(self):

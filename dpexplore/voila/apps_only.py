@@ -40,6 +40,7 @@ from voila.static_file_handler import MultiStaticFileHandler, TemplateStaticFile
 from jupyterlab_server.themes_handler import ThemesHandler
 
 from . import GALLERY, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join, template_asset_guard
+from .pool import guard_page_start
 from .hardening import (WIDGET_MESSAGES, CappedVoilaHandler, PageCloseShutdownHandler,
                         SafeKernelWebsocketHandler, _log_limited, hardened_class)
 
@@ -108,6 +109,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.config.VoilaConfiguration.strip_sources = True
     serverapp.config.VoilaConfiguration.progressive_rendering = False
     km = serverapp.kernel_manager
+    guard_page_start()   # a kernel that dies at start ends its page with a message
     km.allowed_message_types = list(WIDGET_MESSAGES)
     km.allow_tracebacks = False
     # the kernels it starts serve pages: hidden tabs' plots are sent when shown (ui.offstage)

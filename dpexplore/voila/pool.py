@@ -40,7 +40,7 @@ import asyncio
 import logging
 
 __all__ = ["lost_output", "page_lost_output", "guard_pool", "FillGate", "gate_pool_fills",
-           "lecture_pools", "HANDOUT_ATTEMPTS"]
+           "lecture_pools", "guard_page_start", "PAGE_NOT_STARTED", "HANDOUT_ATTEMPTS"]
 
 log = logging.getLogger("dpexplore.voila")
 
@@ -100,6 +100,61 @@ async def _discard(km, kernel_id: str, renderer, render_task) -> None:
         await km.shutdown_kernel(kernel_id)
     except Exception:  # noqa: BLE001 - already gone
         pass
+
+
+#: the end of a page whose notebook could not run (its kernel died at start): says so and reloads
+#: the page, which starts a fresh kernel, at most 3 times in a row (the count the page template's
+#: lost-output retry keeps, per page address in this tab)
+PAGE_NOT_STARTED = """<div id="dpexplore-lost-output" role="alert" style="position:fixed;top:0;left:0;
+right:0;z-index:10000;padding:1em 2em;background:#fff4ce;color:#222;border-bottom:2px solid #c19c00;
+font:16px/1.5 system-ui,sans-serif">This page could not start its dashboard: the server was too
+busy. <span id="dpexplore-retry-note"></span></div>
+<script>(function () {
+  var key = "dpexplore-retry:" + location.pathname, n = 3, store = null, k = 0;
+  try { store = window.sessionStorage; k = Number(store.getItem(key) || 0); } catch (e) {}
+  var again = store !== null && k < n;
+  document.getElementById("dpexplore-retry-note").textContent = again
+    ? "Retrying with a fresh one… (" + (k + 1) + " of " + n + ")"
+    : "It did not work after " + n + " tries: please reload this page in a minute.";
+  try { if (again) store.setItem(key, k + 1); else if (store) store.removeItem(key); } catch (e) {}
+  if (again) setTimeout(function () { location.reload(); }, 3000);
+})();</script>
+"""
+
+
+def guard_page_start() -> None:
+    """A page whose kernel dies before the notebook runs ends with :data:`PAGE_NOT_STARTED`.
+
+    Voilà renders a page from ``NotebookRenderer.generate_content_generator`` in a background task
+    (``put_html`` in ``VoilaHandler.get``) that puts the page's pieces in a queue and a ``None``
+    at the end. When the kernel died at start (a kernel port taken by another kernel starting at
+    the same moment: ``Kernel died before replying to kernel_info``) the task raised, the ``None``
+    never came, and the page's GET stayed open for ever, sending a heartbeat every 10 s: a blank
+    page that never finished loading. Here the generator's error is logged for the operator and
+    the page gets its end, which says so and reloads. Patched once, for every renderer.
+    """
+    from voila.notebook_renderer import NotebookRenderer
+
+    orig = NotebookRenderer.generate_content_generator
+    if getattr(orig, "dpexplore_guarded", False):
+        return
+
+    def generate_content_generator(self, *args, **kwargs):
+        inner = orig(self, *args, **kwargs)
+
+        async def guarded():
+            try:
+                async for item in inner:
+                    yield item
+            except Exception as e:  # noqa: BLE001 - the page must end whatever failed
+                log.warning("dpexplore: a page's notebook could not run (%s: %s); the page says so "
+                            "and reloads", type(e).__name__, str(e)[:300])
+                yield PAGE_NOT_STARTED, None
+
+        return guarded()
+
+    generate_content_generator.dpexplore_guarded = True
+    NotebookRenderer.generate_content_generator = generate_content_generator
 
 
 def guard_pool(km, attempts: int = HANDOUT_ATTEMPTS) -> None:

@@ -306,9 +306,45 @@ def test_page_cap_counts_open_pages_not_the_pool(tmp_path_factory):
         status, html = _page(server, opener)
         assert status == 503 and "server is full" in html.lower() and "Traceback" not in html
         assert _wait(lambda: "2 pages open (the cap)" in server.log(), 10)  # for the operator
+        # kernels speak over Unix sockets in the server's private folder (no TCP port to collide
+        # with another kernel's starting at the same moment, none for other local users to reach)
+        assert "running over TCP" not in server.log()
         _shutdown(server, first[1], opener)
         assert _page(server, opener)[0] == 200  # a place is free again
     finally:
         dog.stop()
         server.stop()
     assert not dog.killed
+
+
+def test_a_page_whose_kernel_dies_at_start_ends_and_says_so(tmp_path_factory):
+    """A kernel that dies before it answers (in a class, its port taken by another kernel starting
+    at the same moment) made Voilà's page GET wait for ever, a heartbeat every 10 s: the page never
+    finished loading. Here every kernel exits at start (an IPython startup file): the page ends at
+    once, says so in plain words and reloads itself (at most 3 times); the server log says why."""
+    ipy = tmp_path_factory.mktemp("ipython")
+    (ipy / "profile_default" / "startup").mkdir(parents=True)
+    (ipy / "profile_default" / "startup" / "00-exit.py").write_text("import os\nos._exit(3)\n")
+    root = _root(tmp_path_factory)
+    log = tmp_path_factory.mktemp("dies_log") / "serve.log"
+    server = Server(free_port(), root=root, log_path=log, extra_args=["--pool-size", "0"],
+                    env={"IPYTHONDIR": str(ipy)})
+    try:
+        server.wait_ready()
+        import concurrent.futures
+
+        # a total deadline: the heartbeats of a page that never ends keep each read alive
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        try:
+            status, html = pool.submit(_page, server).result(timeout=45)
+        except concurrent.futures.TimeoutError:
+            server.stop()   # ends the hanging GET
+            pytest.fail("the page of a kernel that died at start did not end within 45 s")
+        finally:
+            pool.shutdown(wait=False)
+        assert status == 200
+        assert 'role="alert"' in html and "could not start its dashboard" in html
+        assert "location.reload()" in html and "Traceback" not in html and "kernel_info" not in html
+        assert _wait(lambda: "a page's notebook could not run (RuntimeError: Kernel died" in server.log(), 10)
+    finally:
+        server.stop()
