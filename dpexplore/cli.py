@@ -131,22 +131,15 @@ def build_voila_argv(args: argparse.Namespace) -> list[str]:
                 raise SystemExit(f"dpexplore serve: --{opt.replace('_', '-')} must be >= {low}, "
                                  f"got {value}")
             argv.append(f"--{trait}={value}")
-    max_kernels = getattr(args, "max_kernels", None)
-    if max_kernels is None:
-        from .voila.hardening import default_max_kernels
+    from .voila.hardening import default_max_kernels, default_max_pages
 
-        max_kernels = default_max_kernels()
-    if max_kernels < 0:
-        raise SystemExit(f"dpexplore serve: --max-kernels must be >= 0, got {max_kernels}")
-    argv.append(f"--DPExploreVoila.max_kernels={max_kernels}")
-    max_pages = getattr(args, "max_pages", None)
-    if max_pages is None:
-        from .voila.hardening import default_max_pages
-
-        max_pages = default_max_pages()
-    if max_pages < 0:
-        raise SystemExit(f"dpexplore serve: --max-pages must be >= 0, got {max_pages}")
-    argv.append(f"--DPExploreVoila.max_pages={max_pages}")
+    for opt, default in (("max_kernels", default_max_kernels), ("max_pages", default_max_pages)):
+        cap = getattr(args, opt, None)
+        if cap is None:
+            cap = default()
+        if cap < 0:
+            raise SystemExit(f"dpexplore serve: --{opt.replace('_', '-')} must be >= 0, got {cap}")
+        argv.append(f"--DPExploreVoila.{opt}={cap}")
     argv += _pool_argv(args, root)
     argv.append(str(root))
     return argv
