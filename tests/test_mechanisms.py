@@ -4,7 +4,6 @@ a dp_accounting cross-check."""
 from __future__ import annotations
 
 import math
-import time
 
 import mpmath as mp
 import numpy as np
@@ -698,20 +697,21 @@ def test_cross_check_dp_accounting():
 
 
 # ------------------------------------------------------------------------------------------------
-# performance
+# bounded work (speed itself is measured in benchmarks/bench_core.py, not asserted here)
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mech", [Laplace(1.0), Gaussian(1.0), Logistic(1.0), Subbotin(1.0, 1.5),
-                                  Subbotin(1.0, 3.0), Subbotin(0.3, 1.05), RandomizedResponse(1.0),
-                                  Exponential(1.0)], ids=lambda m: m._label())
-def test_delta_on_500_points_is_fast(mech):
-    e = np.linspace(0, 10, 500)
-    mech.delta(e)
-    best = math.inf
-    for _ in range(7):
-        t0 = time.perf_counter()
-        mech.delta(e)
-        best = min(best, time.perf_counter() - t0)
-    assert best < 5e-3, f"{mech!r}: {best * 1e3:.2f} ms"
+def test_subbotin_epsilon_inf_takes_a_bounded_number_of_evaluations(monkeypatch):
+    """ε = inf (δ(ε) never meets the target below float max) once took 1000 doublings (18 s): the
+    bracket now squares above 4, so float max is reached in about a dozen evaluations of log δ."""
+    calls = []
+    orig = Subbotin._log_delta_capped
+
+    def counting(self, e):
+        calls.append(1)
+        return orig(self, e)
+
+    monkeypatch.setattr(Subbotin, "_log_delta_capped", counting)
+    assert (Subbotin(1e-300, 1.5).epsilon([0.1, 0.5]) == math.inf).all()
+    assert 0 < len(calls) <= 30, len(calls)
 
 
 @pytest.mark.parametrize("sigma,sens,eps", [(1.4e5, 1e-3, 0.455), (1e6, 1e-2, 0.6), (3.0, 1.0, 1e4)])
