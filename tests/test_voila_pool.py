@@ -186,3 +186,40 @@ def test_a_page_whose_kernel_dies_at_start_ends_with_a_message(monkeypatch):
     assert 'role="alert"' in parts[-1] and "location.reload()" in parts[-1]
     assert "Traceback" not in "".join(parts) and "kernel_info" not in "".join(parts)
     assert "Kernel died" in str(warn.call_args)   # for the operator
+
+
+def test_page_end_one_retry_script_for_both_ways_a_page_can_lack_its_dashboard():
+    """The page template's filter and the page whose kernel died at start share one notice:
+    an alert, the same per-address retry count, a reload; only the lost-output page also shuts
+    its kernel down (it has one). A page with its output resets the count."""
+    from dpexplore.voila import pool
+
+    assert pool.page_end(_nb(SHOWN), "/base/") == pool.RETRY_RESET
+    assert "removeItem(\"dpexplore-retry:\" + location.pathname)" in pool.RETRY_RESET
+    with patch.object(pool.log, "warning") as warn:
+        lost = pool.page_end(_nb(), "/b</script>/")
+    assert "no code cell has an output" in str(warn.call_args)
+    assert "came up without its dashboard" in lost and 'role="alert"' in lost
+    assert 'navigator.sendBeacon("/b\\u003c/script>/voila/api/shutdown/"' in lost   # no early </script>
+    assert lost.count("</script>") == 1
+    dead = pool.PAGE_NOT_STARTED
+    assert "could not start its dashboard" in dead and "sendBeacon" not in dead
+    for page in (lost, dead):
+        assert page.count('"dpexplore-retry:" + location.pathname') == 1
+        assert f"n = {pool.PAGE_RETRIES}" in page and "location.reload()" in page
+    # one script: without the message and the beacon line the two are the same text
+    script = lambda t: "\n".join(l for l in t.split("</div>", 1)[1].splitlines() if "sendBeacon" not in l)
+    assert script(lost) == script(dead)
+
+
+def test_page_template_renders_the_page_end():
+    """The Voila template calls the filter named in voila.json (a renamed filter would fail the
+    page render, not this test, without this check)."""
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "dpexplore" / "voila"
+    names = json.loads((root / "voila.json").read_text())["VoilaExporter"]["filters"]
+    template = (root / "templates" / "dpexplore" / "index.html.j2").read_text()
+    assert names == {"dpexplore_page_end": "dpexplore.voila.pool.page_end"}
+    assert "nb | dpexplore_page_end(resources.base_url)" in template

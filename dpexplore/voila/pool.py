@@ -24,7 +24,7 @@ The remedy, in three layers (configured in ``voila.json``, installed by :func:`g
    out: it is shut down and the page takes the next one (:func:`guard_pool`);
 3. a page whose notebook still lost its output (a kernel started for the page itself, or the last
    attempt) says so and reloads itself with a fresh kernel, at most three times in a row (the
-   page template asks :func:`page_lost_output`).
+   page template asks :func:`page_end`).
 
 >>> from nbformat.v4 import new_notebook, new_code_cell, new_output
 >>> nb = new_notebook(cells=[new_code_cell("build_demo()", execution_count=1)])
@@ -37,10 +37,13 @@ The remedy, in three layers (configured in ``voila.json``, installed by :func:`g
 from __future__ import annotations
 
 import asyncio
+import html
+import json
 import logging
 
 __all__ = ["lost_output", "page_lost_output", "guard_pool", "FillGate", "gate_pool_fills",
-           "lecture_pools", "guard_page_start", "PAGE_NOT_STARTED", "HANDOUT_ATTEMPTS"]
+           "lecture_pools", "guard_page_start", "PAGE_NOT_STARTED", "HANDOUT_ATTEMPTS",
+           "retry_notice", "page_end", "PAGE_RETRIES", "RETRY_RESET"]
 
 log = logging.getLogger("dpexplore.voila")
 
@@ -76,8 +79,8 @@ def _executed(cell) -> bool:
 
 
 def page_lost_output(nb) -> str:
-    """:func:`lost_output` as the page template's Jinja filter (``dpexplore_lost_output``, set in
-    ``voila.json``): logs the page whose output is lost, for the operator."""
+    """:func:`lost_output`, logged for the operator when the page's output is lost (the page
+    template's filter :func:`page_end` asks it)."""
     reason = lost_output(nb)
     if reason:
         log.warning("dpexplore: a page was rendered without its output (%s); the page retries "
@@ -102,24 +105,74 @@ async def _discard(km, kernel_id: str, renderer, render_task) -> None:
         pass
 
 
-#: the end of a page whose notebook could not run (its kernel died at start): says so and reloads
-#: the page, which starts a fresh kernel, at most 3 times in a row (the count the page template's
-#: lost-output retry keeps, per page address in this tab)
-PAGE_NOT_STARTED = """<div id="dpexplore-lost-output" role="alert" style="position:fixed;top:0;left:0;
-right:0;z-index:10000;padding:1em 2em;background:#fff4ce;color:#222;border-bottom:2px solid #c19c00;
-font:16px/1.5 system-ui,sans-serif">This page could not start its dashboard: the server was too
-busy. <span id="dpexplore-retry-note"></span></div>
-<script>(function () {
-  var key = "dpexplore-retry:" + location.pathname, n = 3, store = null, k = 0;
-  try { store = window.sessionStorage; k = Number(store.getItem(key) || 0); } catch (e) {}
-  var again = store !== null && k < n;
+#: how many times in a row a page that came up without its dashboard reloads itself (counted per
+#: page address in the browser tab's sessionStorage)
+PAGE_RETRIES = 3
+
+_NOTICE_STYLE = ("position:fixed;top:0;left:0;right:0;z-index:10000;padding:1em 2em;background:#fff4ce;"
+                 "color:#222;border-bottom:2px solid #c19c00;font:16px/1.5 system-ui,sans-serif")
+
+
+def retry_notice(message: str, shutdown_url_js: str = "") -> str:
+    """The end of a page that came up without its dashboard: an alert saying ``message`` (plain
+    text) and that the page retries, then a reload (a fresh kernel) after 3 s, at most
+    :data:`PAGE_RETRIES` times in a row; after that the alert asks the visitor to reload later.
+
+    ``shutdown_url_js``, a JavaScript expression, is the URL the page beacons before reloading to
+    shut its useless kernel down now (the culler would, a minute later). The alert stays on top of
+    Voila's front end, which replaces the body's children by its own shell. The page that has its
+    output resets the count (:data:`RETRY_RESET`).
+    """
+    shutdown = (f"\n    try {{ navigator.sendBeacon({shutdown_url_js}); }} catch (e) {{}}"
+                if shutdown_url_js else "")
+    return f"""<div id="dpexplore-lost-output" role="alert" style="{_NOTICE_STYLE}">{html.escape(message)}
+<span id="dpexplore-retry-note"></span></div>
+<script>(function () {{
+  var box = document.getElementById("dpexplore-lost-output");
+  var key = "dpexplore-retry:" + location.pathname, n = {PAGE_RETRIES}, store = null, k = 0;
+  try {{ store = window.sessionStorage; k = Number(store.getItem(key) || 0); }} catch (e) {{ store = null; }}
+  var again = store !== null && k < n;  // no count kept: no automatic reload
   document.getElementById("dpexplore-retry-note").textContent = again
     ? "Retrying with a fresh one… (" + (k + 1) + " of " + n + ")"
     : "It did not work after " + n + " tries: please reload this page in a minute.";
-  try { if (again) store.setItem(key, k + 1); else if (store) store.removeItem(key); } catch (e) {}
-  if (again) setTimeout(function () { location.reload(); }, 3000);
+  if (document.body) {{
+    var show = function () {{ if (!document.body.contains(box)) document.body.appendChild(box); }};
+    show();
+    new MutationObserver(show).observe(document.body, {{ childList: true }});
+  }}
+  console.warn("dpexplore: the page has no dashboard" + (again ? "; reloading" : ""));
+  try {{ if (again) store.setItem(key, k + 1); else if (store) store.removeItem(key); }} catch (e) {{}}
+  if (again) setTimeout(function () {{{shutdown}
+    location.reload();
+  }}, 3000);
+}})();</script>
+"""
+
+
+#: the end of a page that has its dashboard: it resets :func:`retry_notice`'s count
+RETRY_RESET = """<script>(function () {
+  try { sessionStorage.removeItem("dpexplore-retry:" + location.pathname); } catch (e) {}
 })();</script>
 """
+
+
+def page_end(nb, base_url: str = "/") -> str:
+    """The page template's last words (Jinja filter ``dpexplore_page_end``, set in
+    ``voila.json``): :func:`retry_notice` when the executed notebook ``nb`` lacks its output
+    (:func:`page_lost_output`, which logs it), with a beacon that shuts the page's kernel down,
+    else :data:`RETRY_RESET`."""
+    reason = page_lost_output(nb)
+    if not reason:
+        return RETRY_RESET
+    prefix = json.dumps(base_url + "voila/api/shutdown/").replace("<", "\\u003c")  # no "</script>"
+    kernel_url = prefix + " + JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId"
+    return retry_notice("This page came up without its dashboard: the server was too busy to finish "
+                        "preparing it.", kernel_url)
+
+
+#: the end of a page whose notebook could not run (its kernel died at start): says so and reloads
+#: the page, which starts a fresh kernel (:func:`retry_notice`)
+PAGE_NOT_STARTED = retry_notice("This page could not start its dashboard: the server was too busy.")
 
 
 def guard_page_start() -> None:
