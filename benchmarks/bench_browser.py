@@ -79,9 +79,12 @@ PLOT_STATE = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d
               stale: Number(d.dataset.changeAt || 0) > Number(d.dataset.drawEnd || 0)}))"""
 
 ALL_PLOTS_HAVE_TRACES = """() => {
-  const g = [...document.querySelectorAll('.js-plotly-plot')];
-  return g.length > 0 && g.every(d => d.data && d.data.length > 0 &&
-                                      d.data.every(t => t.x && t.x.length > 0));
+  // every dpexplore plot of the page, drawn or not yet: counting only the ones Plotly has drawn
+  // (.js-plotly-plot) once let a page pass with 2 of rdp_explorer's 3 plots, the third still being
+  // drawn (the plots are drawn one by one as plotly.js and the widget views come in)
+  const g = [...document.querySelectorAll('.dpexplore-plot')];
+  return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data &&
+                                      d.data.length > 0 && d.data.every(t => t.x && t.x.length > 0));
 }"""
 
 # The slider handles a visitor can move: visible (not display:none, e.g. profile_vs_gdp shows only

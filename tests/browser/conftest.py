@@ -47,9 +47,12 @@ PAGE_TIMEOUT_MS = 60_000
 STEP_TIMEOUT_MS = 20_000
 
 ALL_PLOTS_HAVE_TRACES = """() => {
-  const g = [...document.querySelectorAll('.js-plotly-plot')];
-  return g.length > 0 && g.every(d => d.data && d.data.length > 0 &&
-                                      d.data.every(t => t.x && t.x.length > 0));
+  // every dpexplore plot of the page, drawn or not yet: counting only the ones Plotly has drawn
+  // (.js-plotly-plot) once let a page pass with 2 of rdp_explorer's 3 plots, the third still being
+  // drawn (the plots are drawn one by one as plotly.js and the widget views come in)
+  const g = [...document.querySelectorAll('.dpexplore-plot')];
+  return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data &&
+                                      d.data.length > 0 && d.data.every(t => t.x && t.x.length > 0));
 }"""
 
 
@@ -260,7 +263,7 @@ class Dashboard:
     def plots(self) -> list[list[dict]]:
         """Traces (x, y, name, type) of every plot on the page, in page order: as drawn, or for a
         plot in a closed tab (which redraws when shown) the traces it will draw."""
-        return self.page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(
+        return self.page.evaluate("""() => [...document.querySelectorAll('.dpexplore-plot')].map(
             d => ((d.offsetParent === null && d._dpexploreLatest) ? d._dpexploreLatest : d.data)
                  .map(t => ({name: t.name ?? null, type: t.type ?? null,
                                    x: t.x ? Array.from(t.x) : null, y: t.y ? Array.from(t.y) : null})))""")
