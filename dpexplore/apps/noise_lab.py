@@ -581,7 +581,7 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
         progress.layout.display = "none"
     controls = {
         "eps": log_slider("ε", eps, *EPS_RANGE, steps_per_decade=20),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4),
+        "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4, readout_format=".1e"),
         "shape": linear_slider("Subbotin shape r", shape, *SHAPE_RANGE, 0.1),
         "n": int_log_slider("samples n", n, *N_RANGE, unit="per noise", steps_per_decade=10),
         "seed": _seed_box(seed),

@@ -149,6 +149,10 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 1.125rem; }
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-label-basic { white-space: normal; overflow: visible; }
+/* a text box's or dropdown's label on its own row grows with its lines: with the row's fixed
+   height the second line of "RDP orders α for the table (comma-separated)" went under the box */
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-text > .widget-label,
+.dpexplore-app.dpexplore-present .dpexplore-panel .widget-dropdown > .widget-label { height: auto; line-height: 1.3; }
 /* a checkbox whose larger label wraps grows with it (its fixed row height let the second line run
    into the next control) */
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox { height: auto; min-height: var(--jp-widgets-inline-height, 28px); }
