@@ -573,18 +573,19 @@ class CompositionController(Controller):
             })
         names = list(r.at_k)
         # the ◆ and ✖ markers have fixed legend names (their values are in the readout table):
-        # the legend's text does not change with k, and no annotation box competes with it
+        # the legend's text does not change with k, and no annotation box competes with it; the
+        # legend draws the marker itself (a name starting with it showed "◆ ◆" on the projector)
         traces.append({
-            "type": "scatter", "mode": "markers", "name": "◆ each bound at the chosen k",
-            "meta": {"present_name": "◆ at the chosen k"},
+            "type": "scatter", "mode": "markers", "name": "each bound at the chosen k",
+            "meta": {"present_name": "at the chosen k"},
             "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
             "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
             "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
                        "line": {"color": "#000000", "width": 1}},
         })
         traces.append({
-            "type": "scatter", "mode": "markers", "name": "✖ first k where a bound is below basic",
-            "meta": {"present_name": "✖ first k below basic"},
+            "type": "scatter", "mode": "markers", "name": "first k where a bound is below basic",
+            "meta": {"present_name": "first k below basic"},
             "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
             "marker": {"color": "#000000", "size": 12, "symbol": "x"},
             "text": [_SHORT[c[0]] for c in r.crossovers],
