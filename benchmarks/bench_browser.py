@@ -78,14 +78,9 @@ PLOT_STATE = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d
               drawn: d.classList.contains('js-plotly-plot') && !!d.data && d.data.length > 0,
               stale: Number(d.dataset.changeAt || 0) > Number(d.dataset.drawEnd || 0)}))"""
 
-ALL_PLOTS_HAVE_TRACES = """() => {
-  // every dpexplore plot of the page, drawn or not yet: counting only the ones Plotly has drawn
-  // (.js-plotly-plot) once let a page pass with 2 of rdp_explorer's 3 plots, the third still being
-  // drawn (the plots are drawn one by one as plotly.js and the widget views come in)
-  const g = [...document.querySelectorAll('.dpexplore-plot')];
-  return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data &&
-                                      d.data.length > 0 && d.data.every(t => t.x && t.x.length > 0));
-}"""
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
+from pagejs import ALL_PLOTS_HAVE_TRACES  # noqa: E402  (the browser tests' rule for a drawn page)
+
 
 # The slider handles a visitor can move: visible (not display:none, e.g. profile_vs_gdp shows only
 # the selected mechanism's sliders) and enabled (composition_explorer's δ slider is disabled while

@@ -46,14 +46,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 PAGE_TIMEOUT_MS = 60_000
 STEP_TIMEOUT_MS = 20_000
 
-ALL_PLOTS_HAVE_TRACES = """() => {
-  // every dpexplore plot of the page, drawn or not yet: counting only the ones Plotly has drawn
-  // (.js-plotly-plot) once let a page pass with 2 of rdp_explorer's 3 plots, the third still being
-  // drawn (the plots are drawn one by one as plotly.js and the widget views come in)
-  const g = [...document.querySelectorAll('.dpexplore-plot')];
-  return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data &&
-                                      d.data.length > 0 && d.data.every(t => t.x && t.x.length > 0));
-}"""
+from pagejs import ALL_PLOTS_HAVE_TRACES  # noqa: E402  (shared with benchmarks/bench_browser.py)
 
 
 #: failed test phases so far in this session (SharedPage reloads its page after one)
