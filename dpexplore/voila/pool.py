@@ -140,7 +140,7 @@ def retry_notice(message: str, shutdown_url_js: str = "") -> str:
     show();
     new MutationObserver(show).observe(document.body, {{ childList: true }});
   }}
-  console.warn("dpexplore: the page has no dashboard" + (again ? "; reloading" : ""));
+  console.warn("dpexplore: the page has no output" + (again ? "; reloading" : ""));
   try {{ if (again) store.setItem(key, k + 1); else if (store) store.removeItem(key); }} catch (e) {{}}
   if (again) setTimeout(function () {{{shutdown}
     location.reload();
