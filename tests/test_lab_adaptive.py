@@ -127,20 +127,25 @@ def test_thresholdout_privacy_closed_forms():
     assert f"<b>{B}</b>" in html and "Thresholdout" in html
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_adaptive_overfitting_and_thresholdout_statistics(seed):
+def test_adaptive_overfitting_and_thresholdout_statistics():
     """n = 1000 rows, d = 2000 coin-flip features (true accuracy 1/2, std of an accuracy on n rows
-    = 0.0158): fresh accuracy within 4.5 std of 1/2 at every k; training accuracy (the data used
-    to select) and the naively reused holdout look better than 1/2 by > 3 std on average;
-    Thresholdout's reported accuracy stays closer to fresh data than naive reuse."""
-    naive, to = L.simulate_pair(1000, 2000, 10, seed)
+    = 0.0158), seeds 0–7: fresh accuracy within 4.5 std of 1/2 at every k; training accuracy (the
+    data used to select) and the naively reused holdout look better than 1/2 by > 3 std on
+    average; Thresholdout's reported accuracy stays closer to fresh data than naive reuse, over
+    the eight runs. (Per run that last comparison fails about one time in eight: over 40 seeds
+    Thresholdout's mean error is 0.055 ± 0.026 and naive reuse's gap 0.094 ± 0.014; a test of
+    it on one or two seeds passed or failed with the random stream.)"""
     sd = math.sqrt(0.25 / 1000)
-    for res in (naive, to):
-        assert np.max(np.abs(res.fresh - 0.5)) < 4.5 * sd
-    assert np.mean(naive.train - 0.5) > 3 * sd
-    gap_naive = np.mean(naive.holdout - naive.fresh)
-    assert gap_naive > 3 * sd
-    assert np.mean(np.abs(to.holdout - to.fresh)) < gap_naive
+    to_err, naive_gap = [], []
+    for seed in range(8):
+        naive, to = L.simulate_pair(1000, 2000, 10, seed)
+        for res in (naive, to):
+            assert np.max(np.abs(res.fresh - 0.5)) < 4.5 * sd, seed
+        assert np.mean(naive.train - 0.5) > 3 * sd, seed
+        naive_gap.append(np.mean(naive.holdout - naive.fresh))
+        assert naive_gap[-1] > 3 * sd, seed
+        to_err.append(np.mean(np.abs(to.holdout - to.fresh)))
+    assert np.mean(to_err) < np.mean(naive_gap), (to_err, naive_gap)
 
 
 # ------------------------------------------------------------------------------------------------
