@@ -29,9 +29,14 @@ function dpexploreA11y(el) {
     };
     fixAll();
     let pending = false;
-    // Plotly redraws (thousands of SVG nodes per slider step) are skipped at once: the cost of
-    // this observer stays out of a step's redraw
+    let scrollTimer = null;
+    // Plotly redraws (thousands of SVG nodes per slider step) are skipped at once, and a readout
+    // whose text changed (every step) is only re-measured once the step is over: the cost of this
+    // observer stays out of a step's redraw (a fixAll in the step's frames cost ~6 ms a step)
     const SVG = "http://www.w3.org/2000/svg";
+    const WIDGETS = ".widget-slider, .jupyter-widget-Collapse-header";
+    const bringsWidgets = (nodes) => [...nodes].some((n) => n.nodeType === 1 &&
+      (n.matches(WIDGETS) || n.querySelector(WIDGETS)));
     new MutationObserver((records) => {
       for (const r of records) {
         const t = r.target;
@@ -39,9 +44,15 @@ function dpexploreA11y(el) {
         if (r.type === "attributes") {
           // noUiSlider rewrote a handle's aria values (every slider update): ours again
           if (t.classList.contains("noUi-handle")) a11yValue(t);
-        } else if (!pending && r.addedNodes.length && !(t.closest && t.closest(".dpexplore-plot"))) {
-          pending = true;   // new widgets (a control shown, a slider rebuilt): once a frame
-          requestAnimationFrame(() => { pending = false; fixAll(); });
+        } else if (r.addedNodes.length && !(t.closest && t.closest(".dpexplore-plot"))) {
+          if (!pending && bringsWidgets(r.addedNodes)) {
+            pending = true;   // new widgets (a control shown, a slider rebuilt): once a frame
+            requestAnimationFrame(() => { pending = false; fixAll(); });
+          } else if (!pending) {
+            // new text (a readout, a section's contents): may now be wider than its box
+            clearTimeout(scrollTimer);
+            scrollTimer = setTimeout(() => a11yScrollables(app), 300);
+          }
         }
       }
     }).observe(app, { childList: true, subtree: true, attributes: true,

@@ -332,8 +332,10 @@ function render({ model, el }) {
       }
     };
     textify(app);
+    // (a plot's redraw adds thousands of SVG nodes a step: those records are passed over)
     new MutationObserver((records) => {
-      if (records.some((r) => r.addedNodes.length)) textify(app);
+      if (records.some((r) => r.addedNodes.length && r.target.namespaceURI !== "http://www.w3.org/2000/svg" &&
+                              !(r.target.closest && r.target.closest(".dpexplore-plot")))) textify(app);
     }).observe(app, { childList: true, subtree: true });
     // what the control showed before this edit (after an Enter the kernel may have changed it);
     // a paste or an input method changes the text without a keydown, hence beforeinput
