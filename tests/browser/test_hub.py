@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import urllib.request
 import uuid
 
@@ -83,6 +84,7 @@ class Hub:
 
     def __init__(self, mode: str, **env):
         _hub_setup()
+        self.mode = mode
         # a state folder any account may enter (as the current folder the docs start the hub in
         # may be): only the files' own modes keep the hub's secrets
         self.state = pathlib.Path(tempfile.mkdtemp(prefix=f"dpxt-hub-{mode}-"))
@@ -129,6 +131,12 @@ class Hub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(10)
+                # a hub that does not stop in a minute is a bug (one CI run's lab hub did so
+                # once); its log is deleted with its state below, so its end goes to the
+                # warnings summary of the run, where the next occurrence can be read
+                self._log.flush()
+                warnings.warn(f"the {self.mode} hub did not stop within 60 s of SIGTERM; "
+                              "the end of its log:\n" + self.log()[-6000:], RuntimeWarning)
         for p in self.servers_left():
             p.kill()
         self._log.close()
