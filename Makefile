@@ -22,7 +22,13 @@ WIDGETS_OFFLINE := dpexplore/ui/static/jupyter-widgets-offline.js
 $(WIDGETS_OFFLINE): tools/widgets-offline/vendor.py
 	python3 tools/widgets-offline/vendor.py
 
-setup: $(VENV)/.installed $(WIDGETS_OFFLINE)
+# The plotly.js bundle (only the trace types the apps draw, 1.3 MB) is built, not committed:
+# tools/plotly-bundle pins plotly.js and esbuild in its package-lock.json (npm ci, ~15 s).
+PLOTLY_BUNDLE := dpexplore/ui/static/plotly-dpexplore.min.js
+$(PLOTLY_BUNDLE): tools/plotly-bundle/entry.js tools/plotly-bundle/build.js tools/plotly-bundle/package-lock.json
+	cd tools/plotly-bundle && npm ci --silent --no-audit --no-fund && npm run build --silent
+
+setup: $(VENV)/.installed $(WIDGETS_OFFLINE) $(PLOTLY_BUNDLE)
 
 # Debian's Chromium for the browser tests (Playwright never downloads a browser here).
 chromium:
