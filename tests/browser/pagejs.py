@@ -1,7 +1,7 @@
 """JavaScript the browser tests and the browser benchmarks both wait on (benchmarks/bench_browser.py
 puts this folder on its path), so a page counts as drawn by one rule everywhere."""
 
-ALL_PLOTS_HAVE_TRACES = """() => {
+ALL_PLOTS_HAVE_TRACES = r"""() => {
   // every dpexplore plot of the page, drawn or not yet: counting only the ones Plotly has drawn
   // (.js-plotly-plot) once let a page pass with 2 of rdp_explorer's 3 plots, the third still being
   // drawn (the plots are drawn one by one as plotly.js and the widget views come in)
