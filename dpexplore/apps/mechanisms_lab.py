@@ -456,7 +456,7 @@ class MechanismsLabController(_SimulationController):
     def _attack_acc(r):
         a, eps = r["attack"], r["spec"].attack_eps
         return [
-            {"type": "scatter", "mode": "lines", "name": "exact 1 − ½(1 + ε/4)e^{−ε/2}",
+            {"type": "scatter", "mode": "lines", "name": "exact 1 − ½(1 + ε/4)e^(−ε/2)",
              "x": a["eps_fine"], "y": a["acc_exact"], "line": {"color": _C[0], "width": 2}},
             {"type": "scatter", "mode": "markers",
              "x": a["eps_sim"], "y": a["acc_sim"], "marker": {"color": _C[1], "size": 7},
