@@ -462,7 +462,11 @@ class NoiseLabController(Controller):
             "showlegend": False})
         self.fig_curve = PlotlyWidget(self._curve_traces(r), {
             "title": {"text": "Vinterbo 2022 Theorem 6: minimum scale vs δ at the chosen ε"},
-            "xaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power", "autorange": "reversed"},
+            # a tick every 50 decades (1, 10⁻⁵⁰, …, 10⁻³⁰⁰): left to plotly, the number of ticks
+            # followed the axis's width, and the margins their labels pushed changed that width
+            # back: plotly's automargin flipped between two layouts, and a page showed either
+            "xaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power", "autorange": "reversed",
+                      "tick0": 0, "dtick": 50},
             "yaxis": {"title": {"text": "minimum scale (Δ = 1)"}, "type": "log", "exponentformat": "power"}})
         self.fig_map = PlotlyWidget(self._map_traces(r), {
             **self._map_layout(r), "height": 460,

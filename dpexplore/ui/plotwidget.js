@@ -697,8 +697,6 @@ function render({ model, el }) {
       // timing marks for benchmarks/bench_browser.py: when the redraw started and ended
       div.dataset.drawStart = String(t0);
       div.dataset.drawEnd = String(performance.now());
-      // when this plot was first complete on screen (the benchmark's "first plot")
-      if (shown && !div.dataset.shownAt) div.dataset.shownAt = div.dataset.drawEnd;
       div.dataset.revision = String(Number(div.dataset.revision) + 1);
       delete div.dataset.error;
     });
