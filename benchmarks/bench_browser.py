@@ -5,8 +5,7 @@ For every app in ``dpexplore.apps.APPS`` it measures
 * **first plot**: navigation → every plot on screen drawn with traces (noted in the page every
   10 ms, by one rule for every checkout), in a fresh browser context (cold HTTP cache; ``--loads``
   times) and again in the same context (warm cache). A load counts only once every plot of the
-  page has traces, closed tabs' too (the dashboards draw those after the visible ones, when the
-  page is idle); that time is printed beside it;
+  page has traces, closed tabs' too; that time is printed beside it;
 * **websocket bytes** received until that first complete plot (Playwright ``framereceived``);
 * **slider step latency**: keydown on a slider handle → a plot redrawn (``Plotly.react`` resolved),
   timed inside the page with ``performance.now()``; ``--steps`` steps per slider (half right, half
@@ -277,7 +276,7 @@ DRAWN_AT_INIT = """(() => {
   window.__benchStopNoting = () => { note(); clearInterval(iv); };
 })()"""
 # After every plot of the page is drawn: when the plots on screen were all drawn, and when every
-# plot was (closed tabs' plots are drawn after the visible ones, once the page is idle)
+# plot was (closed tabs' plots included)
 DRAWN_AT = """() => { window.__benchStopNoting();
   const g = [...document.querySelectorAll('.dpexplore-plot')];
   const at = (l) => Math.max(...l.map(d => d._benchDrawnAt || Infinity));

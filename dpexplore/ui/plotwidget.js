@@ -467,15 +467,6 @@ function unwireTraces(model) {
   if (Array.isArray(data)) data.forEach(unwire);
 }
 
-// First draws in progress on the page. A plot that is not displayed when it would first be drawn
-// (a closed tab) waits for these and for an idle moment: the plots a visitor sees come first (a
-// noise_lab page drew its four closed-tab plots, ~400 ms, before the one on screen was complete).
-const firstDraws = new Set();
-const whenIdle = () => new Promise((resolve) => (window.requestIdleCallback ?
-  window.requestIdleCallback(resolve, { timeout: 2000 }) : setTimeout(resolve, 100)));
-const afterFirstDraws = () => (firstDraws.size ?
-  Promise.all([...firstDraws]).then(whenIdle).then(afterFirstDraws) : Promise.resolve());
-
 function render({ model, el }) {
   // first: every other reader of "data" (the redraw, plot_a11y.js) then sees plain arrays
   const unwireData = () => unwireTraces(model);
@@ -548,19 +539,9 @@ function render({ model, el }) {
     if (h && Math.abs(h - fillBase) > 4) { fillAt = ""; redraw(); }
   };
 
-  // first: true for the first draw, "late" for a first draw put off while the plot was hidden
   const doDraw = (first) => plotly(model).then((Plotly) => {
     if (!alive) return;
-    if (hidden() && first !== "late") {
-      stale = true; // drawn when shown (ResizeObserver below)
-      // a closed tab's plot is drawn anyway once the page is idle (a tab then opens on a drawn
-      // plot, resized in place), or as soon as its tab is opened
-      if (first) afterFirstDraws().then(() => {
-        if (alive && !div.classList.contains("js-plotly-plot")) drawing = drawing.then(() => doDraw("late"));
-      });
-      return;
-    }
-    if (first === "late" && div.classList.contains("js-plotly-plot")) return; // shown meanwhile
+    if (!first && hidden()) { stale = true; return; } // drawn when shown (ResizeObserver below)
     stale = false;
     const t0 = performance.now();
     const present = !!model.get("present");
@@ -706,9 +687,7 @@ function render({ model, el }) {
     console.error("dpexplore PlotlyWidget:", e);
   });
   let drawing = doDraw(true);
-  const firstDraw = drawing;
-  firstDraws.add(firstDraw);
-  firstDraw.then(() => { firstDraws.delete(firstDraw); setTimeout(refill, 1000); setTimeout(refill, 3000); });
+  drawing.then(() => { setTimeout(refill, 1000); setTimeout(refill, 3000); });
   // Coalesce bursts of changes (a slider drag): at most one pending redraw, reading the newest state.
   let queued = false;
   // the traces the plot shows once it is drawn: what a hidden plot (a closed tab) will draw when
