@@ -298,7 +298,6 @@ def _load(page, url: str) -> tuple[float, int, float]:
         ws.on("framereceived", on_frame)
 
     page.on("websocket", on_ws)
-    t0 = time.perf_counter()
     page.goto(url)
     page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=120_000, polling=10)
     counting[0] = False

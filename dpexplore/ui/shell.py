@@ -608,7 +608,7 @@ class AppShell(W.VBox):
         super().__init__([style, head, body, self.theory, self.code], layout=W.Layout(width="100%"))
         self.add_class("dpexplore-app")
         # how many plots the page will hold: a page is complete for tests and benchmarks only
-        # when all are drawn (the views come in one by one; closed tabs' plots are drawn last)
+        # when all are drawn (the plot views come in one by one)
         self.add_class(f"dpexplore-nplots-{len(_plot_widgets(self))}")
 
         self._panel, self._panel_items = panel, [*controls, readout_box]
