@@ -69,9 +69,43 @@ function a11yAt(pts, at) {
   return null;
 }
 
+// The panels of a figure: its traces grouped by x axis ("x", "x2", … of plotly's `grid`), each
+// with its axes' names and its title (the annotation named "dpexplore-panel-title" over it).
+// A figure of one panel has one group, titled "".
+function a11yPanels(data, layout) {
+  const groups = new Map();
+  for (const t of data || []) {
+    const xa = t.xaxis || "x";
+    if (!groups.has(xa)) groups.set(xa, { xa, ya: t.yaxis || "y", traces: [] });
+    groups.get(xa).traces.push(t);
+  }
+  const notes = Array.isArray(layout.annotations) ? layout.annotations : [];
+  return [...groups.values()].map((g) => {
+    const a = notes.find((n) => n.name === "dpexplore-panel-title" && String(n.xref || "").split(" ")[0] === g.xa);
+    return Object.assign(g, { title: a ? a11yPlain(a.text) : "",
+      X: a11yAxis(layout, g.xa.replace("x", "xaxis")), Y: a11yAxis(layout, g.ya.replace("y", "yaxis")) });
+  });
+}
+
+// a figure's name: its title, or (a figure of titled panels draws none) `meta.name`
+function a11yFigureName(layout, fallbackName) {
+  return a11yTitle(layout.title) || a11yPlain(layout.meta && layout.meta.name) || fallbackName;
+}
+
 function a11yDescribe(data, layout, fallbackName) {
-  const name = a11yTitle(layout.title) || fallbackName;
-  const X = a11yAxis(layout, "xaxis"), Y = a11yAxis(layout, "yaxis");
+  const name = a11yFigureName(layout, fallbackName);
+  const panels = a11yPanels(data, layout);
+  if (panels.length <= 1) {
+    const X = a11yAxis(layout, "xaxis"), Y = a11yAxis(layout, "yaxis");
+    return { name, text: a11yDescribeAxes(data, X, Y) || "No data." };
+  }
+  const text = panels.map((p, i) => `Panel ${i + 1} of ${panels.length}${p.title ? ", " + p.title : ""}: ` +
+    (a11yDescribeAxes(p.traces, p.X, p.Y) || "no data.")).join(" ");
+  return { name, text };
+}
+
+// what one pair of axes shows, in sentences (see the top of this file)
+function a11yDescribeAxes(data, X, Y) {
   const xn = X.name || "x", yn = Y.name || "y";
   const traces = (data || []).filter(a11yShown);
   const parts = [];
@@ -136,26 +170,28 @@ function a11yDescribe(data, layout, fallbackName) {
     say(`Marked (${m.label}): ${xsHere.map((x) => `at ${xs} = ${a11yFmt(x)}, ${ysn} = ` +
         m.pts.filter((p) => p[0] === x).map((p) => a11yFmt(p[1])).join(", ")).join("; ")}.`);
   }
-  return { name, text: parts.join(" ") || "No data." };
+  return parts.join(" ");
 }
 
 // The plotted values as HTML tables: traces sharing their x values side by side, others alone.
 function a11yTables(data, layout, name) {
-  const X = a11yAxis(layout, "xaxis"), Y = a11yAxis(layout, "yaxis");
-  const groups = new Map();
-  for (const t of (data || []).filter(a11yShown)) {
-    if (!Array.isArray(t.x) || !Array.isArray(t.y) || t.type === "heatmap" || t.type === "contour") continue;
-    const key = JSON.stringify(t.x);
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(t);
+  const groups = [];   // [X, Y, panel title, traces sharing their x values]
+  for (const p of a11yPanels(data, layout)) {
+    const byX = new Map();
+    for (const t of p.traces.filter(a11yShown)) {
+      if (!Array.isArray(t.x) || !Array.isArray(t.y) || t.type === "heatmap" || t.type === "contour") continue;
+      const key = JSON.stringify(t.x);
+      if (!byX.has(key)) { byX.set(key, []); groups.push([p.X, p.Y, p.title, byX.get(key)]); }
+      byX.get(key).push(t);
+    }
   }
   const frag = document.createDocumentFragment();
   let n = 0;
-  for (const ts of groups.values()) {
+  for (const [X, Y, panel, ts] of groups) {
     const table = document.createElement("table");
     table.className = "dpexplore-data-table";
     const cap = document.createElement("caption");
-    cap.textContent = `${name}${groups.size > 1 ? ` (${++n} of ${groups.size})` : ""}: ${Y.name || "y"} by ${X.name || "x"}`;
+    cap.textContent = `${name}${panel ? ", " + panel : ""}${groups.length > 1 ? ` (${++n} of ${groups.length})` : ""}: ${Y.name || "y"} by ${X.name || "x"}`;
     table.appendChild(cap);
     const head = table.createTHead().insertRow();
     for (const h of [X.name || "x"].concat(ts.map((t) => a11yPlain(t.name) || Y.name || "y"))) {

@@ -154,6 +154,15 @@ const SIZES = {
   present: { font: 20, tick: 21, axisTitle: 22, title: 24, legend: 17, line: 3 },
 };
 
+// the name of an annotation that titles one panel of a figure of several (plotly's `grid`)
+const PANEL_TITLE = "dpexplore-panel-title";
+
+// the width one panel of ``layout`` gets out of ``width`` (a `grid` of columns shares it)
+function panelWidth(layout, width) {
+  const g = layout.grid;
+  return g && g.columns > 1 ? width / g.columns : width;
+}
+
 function withFont(obj, size, atLeast = true) {
   const f = Object.assign({}, obj && obj.font);
   f.size = atLeast ? Math.max(size, f.size || 0) : size;
@@ -183,7 +192,9 @@ function styleLayout(layout, present) {
   }
   if (L.legend || L.showlegend !== false) L.legend = Object.assign({}, L.legend, { font: withFont(L.legend, S.legend) });
   if (Array.isArray(L.annotations)) {
-    L.annotations = L.annotations.map((a) => Object.assign({}, a, { font: withFont(a, S.legend) }));
+    // a panel's title (a figure of several panels, e.g. two runs side by side) is a plot title
+    L.annotations = L.annotations.map((a) => Object.assign({}, a, {
+      font: withFont(a, a.name === PANEL_TITLE ? S.title : S.legend) }));
   }
   if (present && L.height) L.height = Math.round(L.height * 1.15);
   return L;
@@ -219,13 +230,35 @@ function fitWidth(layout, width, present, entries, corner) {
     }
   }
   // axis titles: plotly neither wraps nor clips them, so a long x axis title of a narrow plot ran
-  // into the next plot's (two plots side by side in presentation mode)
+  // into the next plot's (two plots side by side in presentation mode); a panel's title likewise
+  const panel = panelWidth(L, width);
   for (const key of Object.keys(L)) {
     if (!/^xaxis\d*$/.test(key) || !L[key] || !L[key].title || typeof L[key].title.text !== "string") continue;
     const t = L[key].title;
     if (!t.text.includes("<br>")) {
-      const text = breakAtMiddle(t.text, (t.font && t.font.size) || 14, width - 140);
+      const text = breakAtMiddle(t.text, (t.font && t.font.size) || 14, panel - 140);
       if (text !== t.text) L[key] = Object.assign({}, L[key], { title: Object.assign({}, t, { text }) });
+    }
+  }
+  if (Array.isArray(L.annotations)) {
+    L.annotations = L.annotations.map((a) => {
+      if (a.name !== PANEL_TITLE || typeof a.text !== "string" || a.text.includes("<br>")) return a;
+      const text = breakAtMiddle(a.text, (a.font && a.font.size) || 17, panel - 40);
+      return text === a.text ? a : Object.assign({}, a, { text });
+    });
+    // annotations push no margin: the top margin holds the panels' titles (and the figure's
+    // title, if it has one, goes above them: automargin, padded by their height)
+    let room = 0;
+    for (const a of L.annotations) {
+      if (a.name !== PANEL_TITLE) continue;
+      const size = (a.font && a.font.size) || 17;
+      room = Math.max(room, Math.ceil((String(a.text).split("<br>").length * 1.3 * size) + 8));
+    }
+    if (room && L.title && typeof L.title === "object" && L.title.text) {
+      L.title = Object.assign({}, L.title, { automargin: true, xref: "paper", x: 0.5, yref: "paper", y: 1,
+                                             yanchor: "bottom", pad: { b: room } });
+    } else if (room) {
+      L.margin = Object.assign({}, L.margin, { t: Math.max((L.margin && L.margin.t) || 0, room + 6) });
     }
   }
   return L;
@@ -271,9 +304,11 @@ function toCorner(L, corner) {
 }
 
 // whether a figure's legend may go into a corner: shown, placed by the app outside the axes (or
-// left at plotly's default place, to their right), and no heatmap or contour fills the axes
+// left at plotly's default place, to their right), one panel (the corners are the figure's: a
+// legend there would sit in one panel; a figure of several keeps the place its app gave its
+// legend), and no heatmap or contour fills the axes
 function cornerable(L, traces) {
-  if (L.showlegend === false) return false;
+  if (L.showlegend === false || L.grid) return false;
   const lg = L.legend || {};
   const inside = (v) => typeof v === "number" && v >= 0 && v <= 1;
   if (inside(lg.x) && inside(lg.y) && (lg.xref || "paper") === "paper" && (lg.yref || "paper") === "paper") return false;

@@ -533,8 +533,12 @@ def _state_value(w) -> str:
 
 
 def _figure_title(fig: PlotlyWidget, i: int) -> str:
+    """The figure's title, or ``meta.name`` (a figure of titled panels draws no title of its own;
+    ``plot_a11y.js`` names it by the same rule), or "Plot i+1"."""
     t = fig.plot_layout.get("title")
     text = t.get("text") if isinstance(t, dict) else t
+    if not text and isinstance(fig.plot_layout.get("meta"), dict):
+        text = fig.plot_layout["meta"].get("name")
     text = re.sub(r"<[^>]+>", "", str(text or "")).strip()
     return text or f"Plot {i + 1}"
 
