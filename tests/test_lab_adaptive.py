@@ -178,31 +178,45 @@ def app():
 
 def test_figures_constructed_non_empty(app):
     ctrl = app.controller
-    assert len(ctrl.figs) == 4
+    assert len(ctrl.figs) == 3
     for f in ctrl.figs:
         assert f.data and all(t["x"] and t["y"] for t in f.data)
-        assert f.plot_layout["title"]["text"]
+    assert ctrl.fig_eps.plot_layout["title"]["text"] and ctrl.fig_fail.plot_layout["title"]["text"]
+    # the two runs are one figure of two panels: named by meta.name (no title drawn), each panel
+    # titled by an annotation over its own x axis; the legend lists each role once
+    reuse = ctrl.fig_reuse.plot_layout
+    assert "title" not in reuse and reuse["meta"]["name"]
+    from dpexplore.ui.shell import _figure_title
+    assert _figure_title(ctrl.fig_reuse, 0) == reuse["meta"]["name"]
+    panels = [a for a in reuse["annotations"] if a["name"] == "dpexplore-panel-title"]
+    assert [a["xref"] for a in panels] == ["x domain", "x2 domain"]
+    data = ctrl.fig_reuse.data
+    assert [t["xaxis"] for t in data] == ["x"] * 4 + ["x2"] * 4
+    assert [t["name"] for t in data if t["showlegend"]] == [
+        "training set", "holdout", "fresh data", "true accuracy 1/2"]
+    assert all(t["name"].endswith(", Thresholdout run") for t in data[4:])
 
 
 def test_calculator_slider_updates_in_place_without_rerunning(app):
     ctrl = app.controller
-    fig_eps, fig_naive = ctrl.fig_eps, ctrl.fig_naive
-    before_naive = fig_naive.data
+    fig_eps, fig_reuse = ctrl.fig_eps, ctrl.fig_reuse
+    before_naive = fig_reuse.data
     ctrl.controls["tau"].value = 0.1
-    assert ctrl.fig_eps is fig_eps and ctrl.figs[2] is fig_eps
+    assert ctrl.fig_eps is fig_eps and ctrl.figs[1] is fig_eps
     want = L.calculator(0.1, int(ctrl.controls["gen_n"].value), float(ctrl.controls["beta"].value))
     assert fig_eps.data[4]["y"][1] == pytest.approx(want.pure_eps, rel=1e-12)
-    assert fig_naive.data == before_naive           # the simulation was not touched
+    assert fig_reuse.data == before_naive           # the simulation was not touched
     assert "τ = 0.1" in ctrl.calc_readout.value
 
 
 def test_seed_reruns_the_simulation_in_place(app):
     ctrl = app.controller
-    fig = ctrl.fig_to
+    fig = ctrl.fig_reuse
     ctrl.controls["seed"].value = 3
     want = simulate_adaptive_overfitting(300, 600, 5, np.random.default_rng(3), method="thresholdout")
-    assert ctrl.fig_to is fig
-    assert fig.data[1]["y"] == pytest.approx(want.holdout.tolist(), abs=0)
+    assert ctrl.fig_reuse is fig
+    assert fig.data[5]["name"] == "holdout, Thresholdout run"
+    assert fig.data[5]["y"] == pytest.approx(want.holdout.tolist(), abs=0)
     assert ctrl.message.text == ""
 
 

@@ -418,20 +418,60 @@ class AdaptiveLabController(StagedController):
                 for m in ("naive", "thresholdout")]
 
     # traces ----------------------------------------------------------------------------------
-    @staticmethod
-    def _acc_traces(res: OverfittingResult, holdout_name: str) -> list[dict]:
-        k = res.k
-        return [
-            {"type": "scatter", "mode": "lines+markers", "name": "training set (used to select)",
-             "x": k, "y": res.train, "line": {"color": _TRAIN, "width": 2}, "marker": {"symbol": "square"}},
-            {"type": "scatter", "mode": "lines+markers", "name": holdout_name,
-             "x": k, "y": res.holdout, "line": {"color": _HOLD, "width": 2}, "marker": {"symbol": "circle"}},
-            {"type": "scatter", "mode": "lines+markers", "name": "fresh data (the truth)",
-             "x": k, "y": res.fresh, "line": {"color": _FRESH, "width": 2, "dash": "dot"},
-             "marker": {"symbol": "diamond"}},
-            {"type": "scatter", "mode": "lines", "name": "true accuracy 1/2", "x": [k[0], k[-1]],
-             "y": [0.5, 0.5], "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"}},
-        ]
+    #: the two panels of the "Holdout reuse" figure: (x axis, y axis, the run's name in its
+    #: curves' names, the panel's title). The same roles keep their colours in both panels and
+    #: share a legend entry (the left panel's curve names: one short row, also on a projector).
+    PANELS = (("x", "y", "", "Naive reuse: it overfits"),
+              ("x2", "y", ", Thresholdout run", "Thresholdout: honest"))
+
+    @classmethod
+    def _reuse_traces(cls, r: AdaptiveResult) -> list[dict]:
+        """Both runs in one figure (two panels, one legend): one ``Plotly.react`` per slider step
+        instead of two side-by-side figures' (a step's cost is mostly plotly's redraw)."""
+        out: list[dict] = []
+        for (xa, ya, run, _title), res in zip(cls.PANELS, (r.naive, r.thresholdout)):
+            k = res.k
+            on = {"xaxis": xa, "yaxis": ya, "showlegend": xa == "x"}
+            out += [
+                {"type": "scatter", "mode": "lines+markers", "name": "training set" + run, "x": k,
+                 "y": res.train, "line": {"color": _TRAIN, "width": 2}, "marker": {"symbol": "square"},
+                 "legendgroup": "train", **on},
+                {"type": "scatter", "mode": "lines+markers", "name": "holdout" + run, "x": k, "y": res.holdout,
+                 "line": {"color": _HOLD, "width": 2}, "marker": {"symbol": "circle"},
+                 "legendgroup": "holdout", **on},
+                {"type": "scatter", "mode": "lines+markers", "name": "fresh data" + run,
+                 "x": k, "y": res.fresh, "line": {"color": _FRESH, "width": 2, "dash": "dot"},
+                 "marker": {"symbol": "diamond"}, "legendgroup": "fresh", **on},
+                {"type": "scatter", "mode": "lines", "name": "true accuracy 1/2" + run, "x": [k[0], k[-1]],
+                 "y": [0.5, 0.5], "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
+                 "legendgroup": "half", **on},
+            ]
+        return out
+
+    @classmethod
+    def _reuse_layout(cls) -> dict:
+        k_axis = {"title": {"text": "k (features kept)"}}
+        acc = {"title": {"text": "accuracy"}, "range": [0.3, 0.85]}
+        return {
+            # no title drawn: the tab and the panels' titles say it (a projector's height goes to
+            # the plots); screen readers and the CSV name the figure by meta.name
+            "meta": {"name": "Holdout reuse: naive reuse against Thresholdout"},
+            # both panels on one y axis (accuracy, the same range): the right one repeats no ticks
+            "grid": {"rows": 1, "columns": 2, "pattern": "coupled", "xgap": 0.05},
+            "xaxis": k_axis, "yaxis": acc, "xaxis2": k_axis,
+            # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
+            "annotations": [
+                {"text": title, "name": "dpexplore-panel-title", "xref": f"{xa} domain",
+                 "yref": f"{ya} domain", "x": 0.5, "y": 1.0, "xanchor": "center", "yanchor": "bottom",
+                 "showarrow": False}
+                for xa, ya, _run, title in cls.PANELS],
+            # one row inside the axes, along their bottom: the range starts at 0.3 to leave room
+            # for it (an accuracy below 0.37 is 2.6 standard deviations from 1/2 at n = 100, and
+            # the legend's ground lets a curve show through). Below the axes it took 10 % of the
+            # plots' height on a projector.
+            "legend": {"orientation": "h", "x": 0.5, "xanchor": "center", "y": 0.005, "yanchor": "bottom",
+                       "bgcolor": "rgba(255,255,255,0.8)", "bordercolor": "#999999", "borderwidth": 1},
+            "height": 440}
 
     @staticmethod
     def _eps_traces(r: AdaptiveResult) -> list[dict]:
@@ -474,13 +514,7 @@ class AdaptiveLabController(StagedController):
         ]
 
     def figures(self, r: AdaptiveResult) -> list[PlotlyWidget]:
-        acc_axes = {"xaxis": {"title": {"text": "k = number of selected features in the classifier"}},
-                    "yaxis": {"title": {"text": "accuracy"}, "range": [0.35, 0.85]},
-                    "legend": {"orientation": "h", "y": -0.25}, "height": 420}
-        self.fig_naive = PlotlyWidget(self._acc_traces(r.naive, "holdout, reused naively"), {
-            "title": {"text": "Naive holdout reuse: the holdout overfits"}, **acc_axes})
-        self.fig_to = PlotlyWidget(self._acc_traces(r.thresholdout, "holdout through Thresholdout"), {
-            "title": {"text": "Thresholdout: the reported accuracy tracks fresh data"}, **acc_axes})
+        self.fig_reuse = PlotlyWidget(self._reuse_traces(r), self._reuse_layout())
         log_n = {"title": {"text": "n (samples)"}, "type": "log", "exponentformat": "power"}
         self.fig_eps = PlotlyWidget(self._eps_traces(r), {
             "title": {"text": "Largest ε each route allows at tolerance τ"}, "xaxis": log_n,
@@ -491,14 +525,12 @@ class AdaptiveLabController(StagedController):
             "yaxis": {"title": {"text": "failure probability bound"}, "type": "log", "exponentformat": "power",
                       "range": [-40, 0.2]},   # below 1e-40 the curves only fall further
             "legend": {"orientation": "h", "y": -0.3}, "height": 440})
-        return [self.fig_naive, self.fig_to, self.fig_eps, self.fig_fail]
+        return [self.fig_reuse, self.fig_eps, self.fig_fail]
 
     def render(self, r: AdaptiveResult) -> None:
         if r.naive is not self.result.naive or r.thresholdout is not self.result.thresholdout:
-            with self.fig_naive.batch_update():
-                self.fig_naive.update(data=self._acc_traces(r.naive, "holdout, reused naively"))
-            with self.fig_to.batch_update():
-                self.fig_to.update(data=self._acc_traces(r.thresholdout, "holdout through Thresholdout"))
+            with self.fig_reuse.batch_update():
+                self.fig_reuse.update(data=self._reuse_traces(r))
         with self.fig_eps.batch_update():
             self.fig_eps.update(data=self._eps_traces(r))
         with self.fig_fail.batch_update():
@@ -630,8 +662,9 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
                        delta: float = 1e-6, tau: float = 0.01, gen_n: int = 100000,
                        beta: float = 1e-3) -> AppShell:
     """The adaptive data analysis lab (Bassi 2019) in the shell: simulation sliders (n, d, rounds,
-    seed, δ) with Thresholdout's privacy in the panel; the naive and Thresholdout accuracy plots
-    in one tab, the generalization-bound calculator (τ, n, β) with its table and plots in another.
+    seed, δ) with Thresholdout's privacy in the panel; the naive and Thresholdout accuracy curves
+    in one tab (one figure, a panel per run), the generalization-bound calculator (τ, n, β) with
+    its table and plots in another.
 
     >>> app = build_adaptive_lab(n=300, d=600, rounds=5)
     >>> app.controller.calc_readout.value.count("<tr>")
@@ -654,11 +687,11 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
     for w in list(sim.values())[:4]:
         w.continuous_update = False  # a simulation per release, not per pixel
     ctrl = AdaptiveLabController({**sim, **calc}, MessageArea())
-    for f in ctrl.figs:
+    for f in (ctrl.fig_eps, ctrl.fig_fail):
         f.layout.width = "calc(50% - 4px)"
         f.layout.min_width = "330px"
     row = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
-    tabs = [("Holdout reuse", [row(ctrl.fig_naive, ctrl.fig_to)]),
+    tabs = [("Holdout reuse", [ctrl.fig_reuse]),
             ("Generalization bounds", [W.VBox(list(calc.values())), ctrl.calc_readout,
                                        row(ctrl.fig_eps, ctrl.fig_fail)])]
     return app_shell(INFO, ctrl, controls=[*sim.values(), ctrl.progress], plots=tabs,

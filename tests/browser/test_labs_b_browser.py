@@ -99,19 +99,19 @@ def adaptive(_adaptive_page):
 def _check_adaptive(app, spec: AL.AdaptiveSpec) -> None:
     r = AL.compute_adaptive(spec)
     plots = app.plots()
-    assert [len(p) for p in plots] == [4, 4, 5, 5]
-    for fig, res in ((0, r.naive), (1, r.thresholdout)):
-        _close(plots[fig][0]["x"], res.k)
-        _close(plots[fig][0]["y"], res.train)
-        _close(plots[fig][1]["y"], res.holdout)
-        _close(plots[fig][2]["y"], res.fresh)
-    _close(plots[2][0]["y"], r.curves["sq_eps"])
-    _close(plots[2][3]["y"], r.curves["gen_eps"])
-    _close(plots[2][4]["x"], [spec.gen_n] * 4)
-    _close(plots[2][4]["y"], [r.calc.sq_eps if r.calc.sq_eps else np.nan, r.calc.pure_eps,
+    assert [len(p) for p in plots] == [8, 5, 5]
+    for first, res in ((0, r.naive), (4, r.thresholdout)):   # one figure, a panel per run
+        _close(plots[0][first]["x"], res.k)
+        _close(plots[0][first]["y"], res.train)
+        _close(plots[0][first + 1]["y"], res.holdout)
+        _close(plots[0][first + 2]["y"], res.fresh)
+    _close(plots[1][0]["y"], r.curves["sq_eps"])
+    _close(plots[1][3]["y"], r.curves["gen_eps"])
+    _close(plots[1][4]["x"], [spec.gen_n] * 4)
+    _close(plots[1][4]["y"], [r.calc.sq_eps if r.calc.sq_eps else np.nan, r.calc.pure_eps,
                               r.calc.take2_eps, r.calc.gen_eps])
     pf = r.curves["pure_fail"]
-    _close(plots[3][1]["y"], np.where(pf < 1, pf, np.nan))
+    _close(plots[2][1]["y"], np.where(pf < 1, pf, np.nan))
     text = app.body_text()
     assert f"answered {r.budget_used}" in text
     assert f"n = {spec.n:,} rows" in text and f"seed {spec.seed}" in text
