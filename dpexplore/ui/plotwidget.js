@@ -466,6 +466,33 @@ function wrapTitles(layout, titles) {
   return layout;
 }
 
+// below this width (px) a figure's panels side by side are stacked (restack)
+const STACK_BELOW_PX = 560;
+
+// The panels of a one-row grid of ``n`` columns, one under the other: the grid becomes n rows
+// of independent axes; a panel that shared the first y axis (the "coupled" pattern) gets a copy
+// of it, and its traces and its title move with it; the legend leaves the axes (legendBelow).
+// Returns the traces to draw (copies where they changed; the model's own are never touched).
+function restack(data, layout, n) {
+  const L = layout;
+  L.grid = Object.assign({}, L.grid, { rows: n, columns: 1, pattern: "independent", ygap: 0.35 });
+  const yOf = (xa) => (xa && xa !== "x" ? "y" + xa.slice(1) : "y");
+  for (let i = 2; i <= n; i++) {
+    if (!L["yaxis" + i]) L["yaxis" + i] = Object.assign({}, L.yaxis, { anchor: "x" + i });
+  }
+  if (Array.isArray(L.annotations)) {
+    L.annotations = L.annotations.map((a) => {
+      const xa = String(a.xref || "").split(" ")[0];
+      return a.name === PANEL_TITLE && /^x\d*$/.test(xa) ? Object.assign({}, a, { yref: yOf(xa) + " domain" }) : a;
+    });
+  }
+  L.legend = Object.assign({}, L.legend, { bgcolor: "rgba(0,0,0,0)", borderwidth: 0 });
+  return data.map((t) => {
+    const y = yOf(t.xaxis);
+    return (t.yaxis || "y") === y ? t : Object.assign({}, t, { yaxis: y });
+  });
+}
+
 // the least height of a plot's axes (normal, presentation mode), and the most a plot may grow for it
 const MIN_AREA_PX = [170, 190];
 // the least and most height of a plot whose css_height is "fill" (normal, presentation mode: the
@@ -552,9 +579,17 @@ function render({ model, el }) {
     const [lo, hi] = FILL_PX[model.get("present") ? "present" : "normal"];
     return top > 0 ? Math.round(Math.min(hi, Math.max(lo, window.innerHeight - top - 12))) : 0;
   };
+  // panels side by side (plotly's grid, one row) are stacked in a narrow window (a reader zoomed
+  // to 400 %): the number of panels then, else 0; the div is that many window heights tall
+  const stacked = () => {
+    const g = (model.get("plot_layout") || {}).grid;
+    const w = div.getBoundingClientRect().width;
+    return g && g.rows === 1 && g.columns > 1 && w > 0 && w < STACK_BELOW_PX ? g.columns : 0;
+  };
   const sizeDiv = () => {
     const ch = model.get("css_height") || "";
-    if (ch !== "fill") { div.style.height = ch; fillAt = ""; return; }
+    const n = ch && ch !== "fill" ? stacked() : 0;
+    if (ch !== "fill") { div.style.height = n ? `calc(${n} * (${ch}))` : ch; fillAt = ""; return; }
     const key = window.innerWidth + "x" + window.innerHeight + (model.get("present") ? "p" : "");
     if (!div.style.height) div.style.height = FILL_PX.normal[0] + "px";
     if (fillAt === key || hidden() || !div.isConnected) return;
@@ -603,6 +638,7 @@ function render({ model, el }) {
     let done = Promise.resolve();
     if (!same) {
       const layout = styleLayout(JSON.parse(rawLayout), present);
+      const panels = shown ? stacked() : 0;
       if (!layout.height) layout.height = 380;
       if (fill) layout.height = fillHeight; // the div's CSS height (the shell: fit the window)
       const entries = traces.filter((t) => t.obj.showlegend !== false && t.obj.name).map((t) => t.obj.name);
@@ -611,6 +647,7 @@ function render({ model, el }) {
       const corner = (present || model.get("css_height") === "fill") && fillWidth &&
         cornerable(layout, traces.map((t) => t.obj)) ?
         (cornerFix && cornerFix.size === size ? cornerFix.corner : "tr") : null;
+      if (panels && fillWidth) legendBelow(layout, fillWidth, present, entries);
       if (fillWidth) { layout.width = fillWidth; layout.autosize = false;
         fitWidth(layout, fillWidth, present, entries, corner);
       }
@@ -626,7 +663,7 @@ function render({ model, el }) {
       if (!fill && grown) layout.height = baseHeight + grown;
       if (sideFix && sideFix.key === layoutText) toSide(layout);
       if (wrapFix && wrapFix.key === layoutText) wrapTitles(layout, wrapFix.titles);
-      const data = traces.map((t) => t.obj);
+      const data = panels ? restack(traces.map((t) => t.obj), layout, panels) : traces.map((t) => t.obj);
       done = fn(div, data, layout, config.obj);
       if (shown) {
         // After every draw, measure and fix what large text or a narrow plot broke, one fix per
