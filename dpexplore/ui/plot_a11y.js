@@ -70,7 +70,7 @@ function a11yAt(pts, at) {
 }
 
 // The panels of a figure: its traces grouped by x axis ("x", "x2", … of plotly's `grid`), each
-// with its axes' names and its title (the annotation named "dpexplore-panel-title" over it).
+// with its axes' names and its title (the annotation named PANEL_TITLE over it, plotwidget.js).
 // A figure of one panel has one group, titled "".
 function a11yPanels(data, layout) {
   const groups = new Map();
@@ -81,7 +81,7 @@ function a11yPanels(data, layout) {
   }
   const notes = Array.isArray(layout.annotations) ? layout.annotations : [];
   return [...groups.values()].map((g) => {
-    const a = notes.find((n) => n.name === "dpexplore-panel-title" && String(n.xref || "").split(" ")[0] === g.xa);
+    const a = notes.find((n) => panelAxis(n) === g.xa);
     return Object.assign(g, { title: a ? a11yPlain(a.text) : "",
       X: a11yAxis(layout, g.xa.replace("x", "xaxis")), Y: a11yAxis(layout, g.ya.replace("y", "yaxis")) });
   });

@@ -156,6 +156,11 @@ const SIZES = {
 
 // the name of an annotation that titles one panel of a figure of several (plotly's `grid`)
 const PANEL_TITLE = "dpexplore-panel-title";
+// the x axis ("x", "x2", …) of the panel that annotation ``a`` titles, or null (not a panel title)
+function panelAxis(a) {
+  const xa = a && a.name === PANEL_TITLE ? String(a.xref || "").split(" ")[0] : "";
+  return /^x\d*$/.test(xa) ? xa : null;
+}
 
 // the width one panel of ``layout`` gets out of ``width`` (a `grid` of columns shares it)
 function panelWidth(layout, width) {
@@ -481,10 +486,7 @@ function restack(data, layout, n) {
     if (!L["yaxis" + i]) L["yaxis" + i] = Object.assign({}, L.yaxis, { anchor: "x" + i });
   }
   if (Array.isArray(L.annotations)) {
-    L.annotations = L.annotations.map((a) => {
-      const xa = String(a.xref || "").split(" ")[0];
-      return a.name === PANEL_TITLE && /^x\d*$/.test(xa) ? Object.assign({}, a, { yref: yOf(xa) + " domain" }) : a;
-    });
+    L.annotations = L.annotations.map((a) => (panelAxis(a) ? Object.assign({}, a, { yref: yOf(panelAxis(a)) + " domain" }) : a));
   }
   L.legend = Object.assign({}, L.legend, { bgcolor: "rgba(0,0,0,0)", borderwidth: 0 });
   return data.map((t) => {
