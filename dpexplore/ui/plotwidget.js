@@ -212,13 +212,13 @@ function styleLayout(layout, present) {
 // margin instead of being cut off. In presentation mode a legend outside the axes goes inside
 // them instead, into ``corner`` (chosen after a draw: legendCorner), or below the plot when
 // ``corner`` is "below".
-function fitWidth(layout, width, present, entries, corner) {
+function fitWidth(layout, width, present, entries, corner, spot) {
   if (!(width > 0)) return layout;
   const L = layout;
   const narrow = present ? 680 : 520;
   const lg = L.legend || {};
   if (corner === "below") legendBelow(L, width, present, entries);
-  else if (corner) toCorner(L, corner);
+  else if (corner) toCorner(L, corner, spot);
   else if (width < narrow && L.showlegend !== false && lg.x === undefined && lg.y === undefined &&
       lg.orientation === undefined) legendBelow(L, width, present, entries);
   const legendAbove = L.legend && typeof L.legend.y === "number" && L.legend.y >= 1;
@@ -301,41 +301,69 @@ const CORNERS = {
   bl: { x: 0.005, y: 0.005, xanchor: "left", yanchor: "bottom" },
 };
 
-function toCorner(L, corner) {
-  L.legend = Object.assign({}, L.legend, CORNERS[corner], {
+// ``corner``: a key of CORNERS (the plot area's corners), or one of legendCorner's keys with its
+// ``spot`` (a corner of one panel of a figure of several, in paper units)
+function toCorner(L, corner, spot) {
+  L.legend = Object.assign({}, L.legend, spot || CORNERS[corner.slice(0, 2)] || CORNERS.tr, {
     orientation: "v", xref: "paper", yref: "paper",
     bgcolor: "rgba(255,255,255,0.7)", bordercolor: "#999999", borderwidth: 1 });
   return L;
 }
 
 // whether a figure's legend may go into a corner: shown, placed by the app outside the axes (or
-// left at plotly's default place, to their right), one panel (the corners are the figure's: a
-// legend there would sit in one panel; a figure of several keeps the place its app gave its
-// legend), and no heatmap or contour fills the axes
+// left at plotly's default place, to their right), its panels (if several) side by side (a
+// corner of one of them: legendCorner), and no heatmap or contour fills the axes
 function cornerable(L, traces) {
-  if (L.showlegend === false || L.grid) return false;
+  if (L.showlegend === false || (L.grid && L.grid.rows > 1)) return false;
   const lg = L.legend || {};
   const inside = (v) => typeof v === "number" && v >= 0 && v <= 1;
   if (inside(lg.x) && inside(lg.y) && (lg.xref || "paper") === "paper" && (lg.yref || "paper") === "paper") return false;
   return !traces.some((t) => t.type === "heatmap" || t.type === "contour");
 }
 
-// The corner ("tr", "tl", "br", "bl") where a legend of ``box`` pixels (w, h) covers the fewest
-// points of the drawn traces (lines sampled every 6 px, bars from base to top, annotations as
-// all points); "below" when even that corner covers more than 8 % of them (its ground lets the
-// lines behind it show through), or the legend would
-// fill a third of the axes. ``current`` stays unless another corner covers 0.2 % fewer (a legend
-// does not hop between corners on every slider step).
+// The places a legend may take inside the axes of a drawn figure: each corner of each panel,
+// keyed "tr", "tl", "br", "bl" (a figure of one panel) or "tr@x2" (the corner of the panel on
+// axis x2), with its rectangle in pixels from the plot area's top left and its place in paper units
+function cornerSpots(gd) {
+  const fl = gd._fullLayout, s = fl._size;
+  const subs = Object.values(fl._plots || {}).filter((p) => p.xaxis && p.yaxis && p.xaxis._length > 0)
+    .sort((a, b) => a.xaxis._offset - b.xaxis._offset || a.yaxis._offset - b.yaxis._offset);
+  const out = {};
+  for (const p of subs) {
+    const xa = p.xaxis, ya = p.yaxis, xd = xa.domain || [0, 1], yd = ya.domain || [0, 1];
+    const r = [xa._offset - s.l, ya._offset - s.t, xa._offset - s.l + xa._length, ya._offset - s.t + ya._length];
+    for (const c of ["tr", "tl", "br", "bl"]) {
+      const right = c[1] === "r", top = c[0] === "t";
+      out[subs.length > 1 ? c + "@" + xa._id : c] = { rect: r, spot: {
+        x: right ? xd[1] - 0.005 * (xd[1] - xd[0]) : xd[0] + 0.005 * (xd[1] - xd[0]), xanchor: right ? "right" : "left",
+        y: top ? yd[1] - 0.005 * (yd[1] - yd[0]) : yd[0] + 0.005 * (yd[1] - yd[0]), yanchor: top ? "top" : "bottom" } };
+    }
+  }
+  return out;
+}
+
+// The corner (a key of cornerSpots: "tr", "tl", "br", "bl", or a panel's "bl@x2") where a legend
+// of ``box`` pixels (w, h) covers the fewest points of the drawn traces (lines sampled every
+// 6 px, bars from base to top, annotations as all points), as {corner, spot}; corner "below" when
+// even that corner covers more than 8 % of them (its ground lets the lines behind it show
+// through), or the legend would fill a third of every panel's axes. ``current`` stays unless
+// another corner covers 0.2 % fewer (a legend does not hop between corners on every slider step).
 function legendCorner(gd, box, current) {
   const fl = gd._fullLayout;
-  if (!fl || !fl._size) return current;
+  if (!fl || !fl._size) return { corner: current };
   const s = fl._size;
   const w = box.w + 10, h = box.h + 10;
-  if (w * h > s.w * s.h / 3 || w > s.w * 0.7 || h > s.h * 0.8) return "below";
-  const rects = {
-    tr: [s.w - w, 0, s.w, h], tl: [0, 0, w, h], br: [s.w - w, s.h - h, s.w, s.h], bl: [0, s.h - h, w, s.h],
-  };
-  const count = { tr: 0, tl: 0, br: 0, bl: 0 };
+  const spots = cornerSpots(gd);
+  const rects = {};
+  for (const [k, v] of Object.entries(spots)) {
+    const [x0, y0, x1, y1] = v.rect, pw = x1 - x0, ph = y1 - y0;
+    if (w * h > pw * ph / 3 || w > pw * 0.7 || h > ph * 0.8) continue;
+    const right = k[1] === "r", top = k[0] === "t";
+    rects[k] = [right ? x1 - w : x0, top ? y0 : y1 - h, right ? x1 : x0 + w, top ? y0 + h : y1];
+  }
+  if (!Object.keys(rects).length) return { corner: "below" };
+  const count = {};
+  for (const k in rects) count[k] = 0;
   let total = 0;
   const hit = (X, Y, weight = 1) => {
     if (!isFinite(X) || !isFinite(Y)) return;
@@ -374,16 +402,18 @@ function legendCorner(gd, box, current) {
   gd.querySelectorAll(".annotation").forEach((a) => {
     const r = a.getBoundingClientRect();
     if (!(r.width > 0)) return;
+    // (a panel's title sits on its axes' top edge: touching is not covering, hence the 2 px)
     const X = r.left - area.left - s.l, Y = r.top - area.top - s.t;
     for (const k in rects) {
       const q = rects[k];
-      if (X < q[2] && X + r.width > q[0] && Y < q[3] && Y + r.height > q[1]) count[k] += total + 1;
+      if (X < q[2] - 2 && X + r.width > q[0] + 2 && Y < q[3] - 2 && Y + r.height > q[1] + 2) count[k] += total + 1;
     }
   });
-  let best = current in count ? current : "tr";
-  for (const k of ["tr", "tl", "br", "bl"]) if (count[k] < count[best] - 0.002 * total) best = k;
+  const keys = Object.keys(rects);
+  let best = current in count ? current : keys.reduce((m, k) => (count[k] < count[m] ? k : m), keys[0]);
+  for (const k of keys) if (count[k] < count[best] - 0.002 * total) best = k;
   gd.dataset.legendCover = JSON.stringify({ count, total });  // what the choice was made from (tests read it)
-  return count[best] <= Math.max(2, 0.08 * total) ? best : "below";
+  return count[best] <= Math.max(2, 0.08 * total) ? { corner: best, spot: spots[best].spot } : { corner: "below" };
 }
 
 // ``text`` broken into lines at spaces (as evenly as the spaces allow) if it is wider than
@@ -595,8 +625,9 @@ function render({ model, el }) {
     const key = window.innerWidth + "x" + window.innerHeight + (model.get("present") ? "p" : "");
     if (!div.style.height) div.style.height = FILL_PX.normal[0] + "px";
     if (fillAt === key || hidden() || !div.isConnected) return;
-    const h = fillWanted();
-    if (!h) return;
+    const want = fillWanted();
+    if (!want) return;
+    const h = want * Math.max(1, stacked());  // stacked panels: a window's height each
     div.style.height = h + "px";
     fillBase = h; fillGrow = 0;
     fillAt = key;
@@ -607,7 +638,7 @@ function render({ model, el }) {
   // moves a slider; later steps never change it
   const refill = () => {
     if (!alive || model.get("css_height") !== "fill" || hidden()) return;
-    const h = fillWanted();
+    const h = fillWanted() * Math.max(1, stacked());
     if (h && Math.abs(h - fillBase) > 4) { fillAt = ""; redraw(); }
   };
 
@@ -644,14 +675,17 @@ function render({ model, el }) {
       if (!layout.height) layout.height = 380;
       if (fill) layout.height = fillHeight; // the div's CSS height (the shell: fit the window)
       const entries = traces.filter((t) => t.obj.showlegend !== false && t.obj.name).map((t) => t.obj.name);
-      const size = fillWidth + "x" + fillHeight;
+      const size = fillWidth + "x" + fillHeight + (present ? "p" : "");  // a corner chosen in normal mode is not kept in presentation mode
       // (also in normal mode for plots side by side under controls: "fill")
-      const corner = (present || model.get("css_height") === "fill") && fillWidth &&
+      const corner = (present || model.get("css_height") === "fill") && fillWidth && !panels &&
         cornerable(layout, traces.map((t) => t.obj)) ?
         (cornerFix && cornerFix.size === size ? cornerFix.corner : "tr") : null;
+      const spot = corner && cornerFix && cornerFix.size === size ? cornerFix.spot : null;
       if (panels && fillWidth) legendBelow(layout, fillWidth, present, entries);
+      // stacked before fitWidth, which breaks the panels' titles at their width (then the window's)
+      const data = panels ? restack(traces.map((t) => t.obj), layout, panels) : traces.map((t) => t.obj);
       if (fillWidth) { layout.width = fillWidth; layout.autosize = false;
-        fitWidth(layout, fillWidth, present, entries, corner);
+        fitWidth(layout, fillWidth, present, entries, corner, spot);
       }
       // the config object (with its SVG button's click function) is built once per config text:
       // Plotly.react compares configs, and a new function object made every redraw a full newPlot
@@ -665,7 +699,6 @@ function render({ model, el }) {
       if (!fill && grown) layout.height = baseHeight + grown;
       if (sideFix && sideFix.key === layoutText) toSide(layout);
       if (wrapFix && wrapFix.key === layoutText) wrapTitles(layout, wrapFix.titles);
-      const data = panels ? restack(traces.map((t) => t.obj), layout, panels) : traces.map((t) => t.obj);
       done = fn(div, data, layout, config.obj);
       if (shown) {
         // After every draw, measure and fix what large text or a narrow plot broke, one fix per
@@ -689,13 +722,14 @@ function render({ model, el }) {
             // plot (then for good, at this size: its margin has grown for it)
             const bg = div.querySelector(".legend rect.bg");
             const b = bg ? bg.getBoundingClientRect() : null;
-            const want = fl.showlegend && b && b.width > 0 ? legendCorner(div, { w: b.width, h: b.height }, placed) : placed;
-            cornerFix = { size, corner: want };
+            const got = fl.showlegend && b && b.width > 0 ? legendCorner(div, { w: b.width, h: b.height }, placed) : { corner: placed };
+            const want = got.corner;
+            cornerFix = { size, corner: want, spot: got.spot || (cornerFix && cornerFix.corner === want ? cornerFix.spot : null) };
             div.dataset.legendCorner = want;
             if (want !== placed) {
               placed = want;
               cur = JSON.parse(JSON.stringify(cur));
-              if (want === "below") legendBelow(cur, fillWidth, present, entries); else toCorner(cur, want);
+              if (want === "below") legendBelow(cur, fillWidth, present, entries); else toCorner(cur, want, cornerFix.spot);
               return true;
             }
           }
