@@ -315,8 +315,14 @@ def test_page_text_cites_and_says_what_is_not_implemented():
     assert "(ε, δ)-DP" in theory and "2C/n" in theory
     assert "dpexplore-bibliography" in theory
     assert "Mahalanobis" in lab.INFO.lead and "√κ" in lab.INFO.lead
-    titles = [app.controller.fig_curves.plot_layout[a]["title"]["text"] for a in ("yaxis", "yaxis2")]
-    assert "Mahalanobis" in titles[0] and "ℓ₂" in titles[1]
+    layout = app.controller.fig_curves.plot_layout
+    titles = [layout[a]["title"]["text"] for a in ("yaxis", "yaxis2")]
+    assert "Σ<sup>−½</sup>(μ̂ − μ)" in titles[0] and titles[1] == "RMS ‖μ̂ − μ‖"
+    # one figure of two panels, each titled by its error (plotwidget.js: PANEL_TITLE)
+    panels = {a["xref"]: a["text"] for a in layout["annotations"] if a.get("name") == "dpexplore-panel-title"}
+    assert panels == {"x domain": "Mahalanobis error", "x2 domain": "ℓ₂ error"}
+    assert layout["grid"] == {"rows": 1, "columns": 2, "pattern": "independent", "xgap": 0.22}
+    assert "title" not in layout and layout["meta"]["name"]
 
 
 def test_registered_in_the_gallery():

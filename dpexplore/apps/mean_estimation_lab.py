@@ -60,7 +60,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import FILL_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 from ._checks import check_numbers, check_whole
 
 __all__ = [
@@ -388,13 +388,15 @@ class MeanEstimationController(Controller):
             first = panel == 0
             for i in range(2):
                 out.append({"type": "scatter", "mode": "lines", "name": LABELS[i], **axes,
+                            "meta": {"present_name": ("isotropic", "Mahalanobis")[i]},   # fits a panel's corner
                             "legendgroup": METHODS[i], "showlegend": first, "x": r.curve_n, "y": curves[i],
                             "line": {"color": _COLOURS[i], "width": 2.5}})
             out.append({"type": "scatter", "mode": "lines", "name": "non-private empirical mean", **axes,
+                        "meta": {"present_name": "non-private"},
                         "legendgroup": "free", "showlegend": first, "x": r.curve_n, "y": free,
                         "line": {"color": _GREY, "width": 2, "dash": "dot"}})
             out.append({"type": "scatter", "mode": "markers", "name": f"simulated ({TRIALS} runs) at the chosen n",
-                        **axes, "legendgroup": "sim", "showlegend": first, "x": [n, n], "y": list(sims),
+                        **axes, "meta": {"present_name": "simulated at n"}, "legendgroup": "sim", "showlegend": first, "x": [n, n], "y": list(sims),
                         "marker": {"color": list(_COLOURS), "size": 11, "symbol": "diamond",
                                    "line": {"color": "#000000", "width": 1}}})
         return out
@@ -416,13 +418,26 @@ class MeanEstimationController(Controller):
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40}})
         log = {"type": "log", "exponentformat": "power"}
         self.fig_curves = PlotlyWidget(self._curve_traces(r), {
-            "title": {"text": "Exact RMS error against the sample size n"},
-            "xaxis": {**log, "title": {"text": "n (samples)"}, "domain": [0.0, 0.42]},
-            "yaxis": {**log, "title": {"text": "Mahalanobis error ‖Σ<sup>−½</sup>(μ̂ − μ)‖"}},
-            "xaxis2": {**log, "title": {"text": "n (samples)"}, "domain": [0.58, 1.0], "anchor": "y2"},
-            "yaxis2": {**log, "title": {"text": "ℓ₂ error ‖μ̂ − μ‖"}, "anchor": "x2"},
+            # no title drawn: the tab and the panels' titles say it (a projector's height goes to
+            # the plots); screen readers and the CSV name the figure by meta.name
+            "meta": {"name": "Exact RMS error against the sample size n"},
+            # two panels side by side, each on its own y axis (the two errors differ in scale)
+            "grid": {"rows": 1, "columns": 2, "pattern": "independent", "xgap": 0.22},
+            "xaxis": {**log, "title": {"text": "n (samples)"}},
+            "yaxis": {**log, "title": {"text": "RMS ‖Σ<sup>−½</sup>(μ̂ − μ)‖"}},
+            "xaxis2": {**log, "title": {"text": "n (samples)"}},
+            "yaxis2": {**log, "title": {"text": "RMS ‖μ̂ − μ‖"}},
+            # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
+            "annotations": [
+                {"text": title, "name": "dpexplore-panel-title", "xref": f"{xa} domain", "yref": f"{ya} domain",
+                 "x": 0.5, "y": 1.0, "xanchor": "center", "yanchor": "bottom", "showarrow": False}
+                for xa, ya, title in (("x", "y", "Mahalanobis error"), ("x2", "y2", "ℓ₂ error"))],
             "legend": legend, "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-            **self._curve_layout(r)})
+            **self._curve_layout(r)},
+            # from its top to the window's bottom, measured (two panels need the height more than
+            # one: the window less a fixed allowance for the page's head left 44 px unused on a
+            # projector, and this tab's panels under 30 % of the screen)
+            css_height=FILL_PLOT_HEIGHT)
         return [self.fig_cloud, self.fig_curves]
 
     def render(self, r: MeanEstimationResult) -> None:
