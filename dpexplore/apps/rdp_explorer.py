@@ -276,12 +276,15 @@ def _positive(y) -> np.ndarray:
     return np.where(np.isfinite(y) & (y > 0), y, np.nan)
 
 
-def _line(name, x, y, colour, dash=None, group=None, width=2):
-    # without a dash of its own, the plot widget gives the line one (tell_apart: one per colour)
+def _line(name, x, y, colour, dash=None, group=None, width=2, short=None):
+    # without a dash of its own, the plot widget gives the line one (tell_apart: one per colour);
+    # ``short``: the legend's name in presentation mode (the description keeps ``name``)
     t = {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": _positive(y),
          "line": {"color": colour, "width": width, **({"dash": dash} if dash else {})}}
     if group:
         t["legendgroup"] = group
+    if short:
+        t["meta"] = {"present_name": short}
     return t
 
 
@@ -332,15 +335,18 @@ class RDPController(Controller):
     def rdp_traces(r: RDPResult) -> list[dict]:
         a = r.alphas
         return [
-            _line("tight ε-DP → RDP (Steinke 2024 Thm 4)", a, r.rdp_tight, OKABE_ITO[0]),
+            # (presentation mode's legend names are short: the full ones made a legend of a third
+            # of the plot's width, in a corner a curve crosses)
+            _line("tight ε-DP → RDP (Steinke 2024 Thm 4)", a, r.rdp_tight, OKABE_ITO[0], short="tight ε-DP"),
             _line("trivial ε̂ = ε", a, r.rdp_trivial, OKABE_ITO[7], "dot"),
-            _line(f"zCDP-implied αρ, ρ = {r.rho_tight_at_eps:.3g}", a, r.rdp_zcdp, OKABE_ITO[1], "dash"),
+            _line(f"zCDP-implied αρ, ρ = {r.rho_tight_at_eps:.3g}", a, r.rdp_zcdp, OKABE_ITO[1], "dash",
+                  short="zCDP: αρ"),
             _line(f"Laplace b = Δ/ε = {r.laplace_scale:.3g} (Mironov 2017, Prop. 6)", a, r.rdp_laplace,
-                  OKABE_ITO[2]),
+                  OKABE_ITO[2], short=f"Laplace b = {r.laplace_scale:.3g}"),
             _line(f"Gaussian σ = {r.gaussian_sigma:.3g}, calibrated to (ε, δ)", a, r.rdp_gaussian,
-                  OKABE_ITO[3], "dashdot"),
-            _markers("optimal order α* (improved conversion)", r.order_improved, r.rdp_at_improved,
-                     _CURVE_COLOURS, _SYMBOLS, 12),
+                  OKABE_ITO[3], "dashdot", short=f"Gaussian σ = {r.gaussian_sigma:.3g}"),
+            {**_markers("optimal order α* (improved conversion)", r.order_improved, r.rdp_at_improved,
+                        _CURVE_COLOURS, _SYMBOLS, 12), "meta": {"present_name": "optimal α*"}},
         ]
 
     @staticmethod
