@@ -76,3 +76,20 @@ def test_in_a_notebook_every_change_is_sent_at_once(monkeypatch, sent):
     app.controller.controls["eps"].value = 2.0
     assert [len(_updates(sent, f)) for f in app.figs] == [1, 1, 1]
     assert len(_updates(sent, app._code)) == 1
+
+
+def test_a_hidden_plot_gets_presentation_mode_at_once(monkeypatch, sent):
+    """``present`` (and ``css_height``) are sent from a closed tab too (PlotlyWidget.always_sent):
+    deferred, an opened tab drew its plot in normal mode first, then again in presentation mode.
+    Its data still waits for the tab."""
+    app = _app(monkeypatch, defer=True)
+    shown, *hidden = app.figs
+    sent.clear()
+    app.bar.present = True
+    for f in hidden:
+        (msg,) = _updates(sent, f)
+        assert msg["state"] == {"present": True} and f.unsent == set()
+    app.controller.controls["eps"].value = 2.0
+    assert all(_updates(sent, f) == [{"method": "update", "state": {"present": True}, "buffer_paths": []}]
+               for f in hidden)
+    assert all("data" in f.unsent and "present" not in f.unsent for f in hidden)

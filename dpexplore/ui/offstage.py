@@ -57,6 +57,10 @@ class Offstage:
     values) in one message."""
 
     offstage = False
+    #: trait names sent at once even while offstage: small ones that decide how the widget is
+    #: laid out when it is shown (a plot's presentation mode: deferred, a tab opened on a
+    #: projector first drew its plot in normal mode, then again in presentation mode)
+    always_sent: frozenset = frozenset()
 
     @property
     def unsent(self) -> set:
@@ -64,7 +68,11 @@ class Offstage:
 
     def send_state(self, key=None):
         if self.offstage:
-            self.unsent.update(self.keys if key is None else [key] if isinstance(key, str) else key)
+            keys = list(self.keys if key is None else [key] if isinstance(key, str) else key)
+            now = [k for k in keys if k in self.always_sent]
+            self.unsent.update(k for k in keys if k not in self.always_sent)
+            if now:
+                super().send_state(now)
             return
         super().send_state(key)
 

@@ -341,6 +341,9 @@ class PlotlyWidget(Offstage, anywidget.AnyWidget):
 
     _esm = (_HERE / "plotwidget.js").read_text(encoding="utf-8") + PLOT_JS
     _css = ".dpexplore-plot { width: 100%; min-height: 120px; }" + PLOT_CSS
+    #: sent at once from a closed tab too: the front end then draws the plot in the page's mode
+    #: and height as soon as its tab is opened, not first in the previous ones (Offstage)
+    always_sent = frozenset({"present", "css_height"})
 
     #: the traces, plain JSON lists in Python; numeric lists go over the wire as float64
     #: buffers (:func:`traces_to_wire`)
