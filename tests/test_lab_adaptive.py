@@ -245,6 +245,21 @@ def test_progress_bar_shown_for_long_runs(app):
     assert ctrl.progress.value == ctrl.progress.max == 2
 
 
+def test_a_short_run_leaves_the_hidden_progress_bar_alone(app):
+    """Stages estimated under PROGRESS_AFTER run without touching the bar (each change of the
+    hidden bar was a widget message: up to 19 a step in the audit and group privacy labs)."""
+    ctrl = app.controller
+    seen = []
+    ctrl.progress.observe(lambda ch: seen.append(ch["name"]), names=["value", "max", "description"])
+    ctrl.progress.layout.observe(lambda ch: seen.append(ch["name"]), names="display")
+    seed = ctrl.controls["seed"].value
+    ctrl.controls["seed"].value = 7           # a new simulation, estimated well under a second
+    try:
+        assert ctrl.spec.seed == 7 and ctrl.message.text == "" and seen == []
+    finally:
+        ctrl.controls["seed"].value = seed
+
+
 def test_memo_is_lru():
     m = L.Memo(lambda a, b: a + b, maxsize=2)
     assert m(1, 2) == 3 and (1, 2) in m

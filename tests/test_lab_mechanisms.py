@@ -357,6 +357,17 @@ def test_progress_bar_shows_on_slow_steps_and_hides_after(monkeypatch):
     assert ml._PROGRESS[0] is None
 
 
+def test_a_fast_step_leaves_the_hidden_progress_bar_alone():
+    """Under PROGRESS_AFTER the bar is never touched: each change of a hidden bar was a widget
+    message to the page (~28 a step in the local vs central lab)."""
+    c = build_local_vs_central().controller
+    seen = []
+    c.progress.bar.observe(lambda ch: seen.append(ch["name"]), names=["value", "description"])
+    c.progress.bar.layout.observe(lambda ch: seen.append(ch["name"]), names="display")
+    c.controls["spread"].value = 0.2
+    assert c.spec.spread == 0.2 and seen == []
+
+
 def test_svt_delta_is_greyed_out_unless_the_algorithm_uses_it():
     """SVT δ matters for 'Sparse (δ > 0)' only; the other algorithms show it disabled."""
     box = build_mechanisms_lab(trials=100)
