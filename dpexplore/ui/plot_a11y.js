@@ -54,6 +54,16 @@ function a11yPoints(t) {
   return out;
 }
 
+// whether the curve `pts` ends where it starts (an ellipse, a closed region's outline): at least
+// 5 numeric points, the last within a millionth of the curve's extent of the first
+function a11yClosed(pts) {
+  if (pts.length < 5 || !pts.every((p) => typeof p[0] === "number")) return false;
+  const [x0, y0] = pts[0], [x1, y1] = pts[pts.length - 1];
+  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
+  const w = Math.max(...xs) - Math.min(...xs), h = Math.max(...ys) - Math.min(...ys);
+  return w > 0 && h > 0 && Math.abs(x1 - x0) <= 1e-6 * w && Math.abs(y1 - y0) <= 1e-6 * h;
+}
+
 // y of the curve `pts` (x ascending or descending) at x = at, linearly between points; null outside
 function a11yAt(pts, at) {
   for (let i = 0; i < pts.length; i++) {
@@ -128,7 +138,7 @@ function a11yDescribeAxes(data, X, Y) {
     const dots = t.type !== "bar" && !mode.includes("lines") && mode.includes("markers");
     if (dots && pts.length <= 12) marks.push({ label, pts });
     else if (dots) clouds.push({ label, pts });
-    else lines.push({ label, pts, bar: t.type === "bar" });
+    else lines.push({ label, pts, bar: t.type === "bar", closed: a11yClosed(pts) });
   }
   // in sentences about points the axes go by their short names: "k", not "k (number of steps)"
   const xs = a11yShortAxis(xn), ysn = a11yShortAxis(yn);
@@ -143,6 +153,13 @@ function a11yDescribeAxes(data, X, Y) {
   if (lines.length) {
     const said = lines.slice(0, A11Y_MAX_CURVES).map((c) => {
       if (c.bar || c.pts.length <= 4) return `${c.label}: ${c.pts.map((p) => `${a11yFmt(p[0])} → ${a11yFmt(p[1])}`).join(", ")}`;
+      if (c.closed) {
+        // an ellipse or another closed curve: not a function of x (two y values at most x), so
+        // its extent, not "from … to …" and values at a marker's x
+        const cx = c.pts.map((p) => p[0]), cy = c.pts.map((p) => p[1]);
+        return `${c.label}, a closed curve: ${xs} from ${a11yFmt(Math.min(...cx))} to ${a11yFmt(Math.max(...cx))}, ` +
+               `${ysn} from ${a11yFmt(Math.min(...cy))} to ${a11yFmt(Math.max(...cy))}`;
+      }
       const a = c.pts[0], b = c.pts[c.pts.length - 1];
       let s = `${c.label} from ${a11yFmt(a[1])} at ${xs} = ${a11yFmt(a[0])} to ${a11yFmt(b[1])} at ${a11yFmt(b[0])}`;
       let hi = 0;
@@ -160,7 +177,7 @@ function a11yDescribeAxes(data, X, Y) {
   // the values a student reads off at a marked point: every curve at the marker's x
   const said = new Set();
   const say = (text) => { if (!said.has(text)) { said.add(text); parts.push(text); } };
-  const curves = lines.filter((c) => !c.bar);
+  const curves = lines.filter((c) => !c.bar && !c.closed);
   for (const m of marks) {
     const xsHere = [...new Set(m.pts.map((p) => p[0]))];
     for (const x of xsHere) {

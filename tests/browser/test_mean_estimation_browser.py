@@ -101,6 +101,23 @@ def test_page_loads_with_the_core_values(lab):
     assert not app.page.errors, app.page.errors
 
 
+def test_the_ellipses_are_described_as_closed_curves(lab):
+    """An error ellipse is not a function of the first coordinate: its description gives its
+    extent ("a closed curve: first coordinate from … to …"), never a start and an end nor one
+    value "at first coordinate = 0" (where it has two)."""
+    app = lab
+    r = ME.compute_mean_estimation_lab(ME.MeanEstimationSpec())
+    desc = app.page.evaluate("() => [...document.querySelectorAll('.dpexplore-plot-desc')]"
+                             ".map(d => d.textContent).find(t => t.includes('ellipse'))")
+    for i, name in enumerate(("isotropic", "Mahalanobis (Σ known)")):
+        said = f"{name}: 95 % ellipse, a closed curve: first coordinate from "
+        assert said in desc, desc
+        lo = float(desc.split(said)[1].split(" to ")[0])
+        assert lo == pytest.approx(r.ellipses[i][:, 0].min(), rel=5e-3), desc
+    assert "ellipse from" not in desc and "95 % ellipse 0." not in desc, desc
+    assert "Marked (true mean): at first coordinate = 0, second coordinate = 0." in desc, desc
+
+
 def test_every_slider_redraws_with_the_core_values_and_keeps_the_heights(lab):
     app = lab
     _reset(app)
