@@ -606,10 +606,11 @@ function render({ model, el }) {
   // mode, so a slider step never changes it.
   let fillAt = "";
   let fillBase = 0, fillGrow = 0;  // the measured "fill" height, and what MIN_AREA_PX added to it
+  // (stacked panels, below: a window's height each)
   const fillWanted = () => {
     const top = div.getBoundingClientRect().top + window.scrollY;
     const [lo, hi] = FILL_PX[model.get("present") ? "present" : "normal"];
-    return top > 0 ? Math.round(Math.min(hi, Math.max(lo, window.innerHeight - top - 12))) : 0;
+    return top > 0 ? Math.round(Math.min(hi, Math.max(lo, window.innerHeight - top - 12))) * Math.max(1, stacked()) : 0;
   };
   // panels side by side (plotly's grid, one row) are stacked in a narrow window (a reader zoomed
   // to 400 %): the number of panels then, else 0; the div is that many window heights tall
@@ -625,9 +626,8 @@ function render({ model, el }) {
     const key = window.innerWidth + "x" + window.innerHeight + (model.get("present") ? "p" : "");
     if (!div.style.height) div.style.height = FILL_PX.normal[0] + "px";
     if (fillAt === key || hidden() || !div.isConnected) return;
-    const want = fillWanted();
-    if (!want) return;
-    const h = want * Math.max(1, stacked());  // stacked panels: a window's height each
+    const h = fillWanted();
+    if (!h) return;
     div.style.height = h + "px";
     fillBase = h; fillGrow = 0;
     fillAt = key;
@@ -638,7 +638,7 @@ function render({ model, el }) {
   // moves a slider; later steps never change it
   const refill = () => {
     if (!alive || model.get("css_height") !== "fill" || hidden()) return;
-    const h = fillWanted() * Math.max(1, stacked());
+    const h = fillWanted();
     if (h && Math.abs(h - fillBase) > 4) { fillAt = ""; redraw(); }
   };
 
