@@ -508,19 +508,23 @@ class NoiseLabController(Controller):
 
     @staticmethod
     def _table(r: NoiseResult) -> str:
+        # four columns: at presentation mode's 18 px a table of six (std and the samples off the
+        # histogram as well) was wider than the 26rem panel and hid its last two columns off to the
+        # side. The std is the square root of the variance; the samples off the histogram go to the
+        # sentence below, with the histograms they belong to
         names = _names(r.spec.shape)
         vmin = min(r.variances)
         rows = "".join(
-            f"<tr><td>{names[i]}</td><td>{r.scales[i]:.6g}</td><td>{r.variances[i]:.6g}</td>"
-            f"<td>{math.sqrt(r.variances[i]):.4g}</td><td>{r.variances[i] / vmin:.3g}×</td>"
-            f"<td>{100 * r.outside[i]:.2g} %</td></tr>" for i in range(4))
+            f"<tr><th scope='row' style='text-align:left;font-weight:normal'>{names[i]}</th>"
+            f"<td>{r.scales[i]:.6g}</td><td>{r.variances[i]:.6g}</td>"
+            f"<td>{r.variances[i] / vmin:.3g}×</td></tr>" for i in range(4))
+        off = ", ".join(f"{names[i]} {100 * r.outside[i]:.2g} %" for i in range(4))
         return ('<table class="dpexplore-noise-table" style="border-collapse:collapse;text-align:right">'
-                "<tr><th style='text-align:left'>mechanism</th><th>minimum scale</th><th>variance</th>"
-                "<th>std</th><th>variance / least</th><th>samples off the histogram</th></tr>"
+                "<tr><th scope='col' style='text-align:left'>noise</th><th scope='col'>minimum scale</th>"
+                "<th scope='col'>variance</th><th scope='col'>variance / least</th></tr>"
                 f"{rows}</table><p>Sensitivity Δ = 1, ε = {r.spec.eps:.4g}, δ = {r.spec.delta:.3g}; "
                 f"{r.spec.n:,} samples per mechanism, seed {r.spec.seed}. The histograms cover ±5 "
-                f"standard deviations of the widest noise; samples beyond are counted in the last "
-                f"column, not drawn.</p>")
+                f"standard deviations of the widest noise; the samples beyond are not drawn ({off}).</p>")
 
 
 _INTRO = r"""
