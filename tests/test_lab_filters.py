@@ -247,7 +247,7 @@ def test_invalid_spec_raises_naming_the_parameter(change, name):
 # ------------------------------------------------------------------------------------------------
 def test_table_is_the_posts():
     t = FL.table_html()
-    assert t.count("<tr>") == 1 + len(fl.NOTIONS)
+    assert t.count("<tr ") == 1 + len(fl.NOTIONS)
     assert t.count("<td") == len(fl.NOTIONS) * len(fl.SETTINGS)
     assert t.count(">open<") == sum(c.status == "open" for row in fl.COMPOSITION_TABLE.values() for c in row.values())
     for row in fl.COMPOSITION_TABLE.values():

@@ -100,3 +100,19 @@ def test_present_mode_lets_a_fixed_height_plot_fill_the_window():
     assert fig.css_height == "400px"
     app.bar.present = True
     assert fig.css_height == "fill"
+
+
+def test_a_stacked_table_names_each_cell_by_its_column():
+    """``stacked_table``: in presentation mode each cell is shown after its column's name (its
+    ``data-label``, the header's text without markup); the header row stays in the table, for screen
+    readers, with explicit roles (a ``display: block`` table loses its semantics in some browsers)."""
+    from dpexplore.ui.shell import SHELL_CSS, stacked_table
+    t = stacked_table(["privacy <i>allowed</i>", "failure ≤"],
+                      [("Row <b>one</b>", ["ε ≤ 1", ("no <b>ε</b>", "colspan='1'")])], cls="x", corner="result")
+    assert t.startswith("<table role='table' class='dpexplore-stack x'")
+    assert "<tr class='dpexplore-stack-head' role='row'><th role='columnheader'>result</th>" in t
+    assert "<th scope='col' role='columnheader'>privacy <i>allowed</i></th>" in t
+    assert "<th scope='row' role='rowheader' style='text-align:left'>Row <b>one</b></th>" in t
+    assert "<td role='cell' data-label='privacy allowed' >ε ≤ 1</td>" in t
+    assert "<td role='cell' data-label='failure ≤' colspan='1'>no <b>ε</b></td>" in t
+    assert 'content: attr(data-label) ": " / ""' in SHELL_CSS

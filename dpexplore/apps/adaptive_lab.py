@@ -62,7 +62,7 @@ from ..algorithms import (
 )
 from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, int_log_slider, int_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 
 __all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair",
            "calculator", "AdaptiveLabController", "build_adaptive_lab", "MAX_CELLS",
@@ -597,27 +597,27 @@ def privacy_html(r: AdaptiveResult) -> str:
 
 def calculator_html(c: Calculator) -> str:
     """The calculator readout table (Bassi 2019 results, one row each)."""
-    sq = ("no ε works: τ² ≤ ln 2/(2n)" if c.sq_eps is None else
-          f"ε ≤ <b>{_fmt(c.sq_eps)}</b></td><td>{_fmt(c.sq_fail)}")
-    sq_row = (f"<td colspan='2'>{sq}</td>" if c.sq_eps is None else f"<td>{sq}</td>")
+    if c.sq_eps is None:
+        sq = [("no ε works: τ² ≤ ln 2/(2n)", "colspan='2'")]
+    else:
+        sq = [f"ε ≤ <b>{_fmt(c.sq_eps)}</b>", _fmt(c.sq_fail)]
     rows = [
-        ("Corollary for statistical queries (via DP)", sq_row, "—"),
+        ("Corollary for statistical queries (via DP)", [*sq, "—"]),
         ("Generalization via max-information (pure)",
-         f"<td>ε = τ² = <b>{_fmt(c.pure_eps)}</b></td><td>{_fmt(c.pure_fail)}</td>", f"I<sub>∞</sub> ≤ {_fmt(c.pure_bits)}"),
+         [f"ε = τ² = <b>{_fmt(c.pure_eps)}</b>", _fmt(c.pure_fail), f"I<sub>∞</sub> ≤ {_fmt(c.pure_bits)}"]),
         ("… (take 2): approximate max-information",
-         f"<td>ε = τ = <b>{_fmt(c.take2_eps)}</b></td><td>{_fmt(c.take2_fail)}</td>",
-         f"I<sub>∞</sub><sup>β′</sup> ≤ {_fmt(c.take2_bits)} at β′ = 2e<sup>−nτ²</sup> = {_fmt(c.take2_beta)}"),
+         [f"ε = τ = <b>{_fmt(c.take2_eps)}</b>", _fmt(c.take2_fail),
+          f"I<sub>∞</sub><sup>β′</sup> ≤ {_fmt(c.take2_bits)} at β′ = 2e<sup>−nτ²</sup> = {_fmt(c.take2_beta)}"]),
         (f"Generalization via DP at β = {c.beta:.3g} (bad set of prob. ≤ β)",
-         f"<td>ε ≤ <b>{_fmt(c.gen_eps)}</b></td><td>{_fmt(c.gen_fail)}</td>",
-         f"I<sub>∞</sub> ≤ {_fmt(c.gen_bits_pure)}, I<sub>∞</sub><sup>β</sup> ≤ {_fmt(c.gen_bits_iid)}"),
-        ("Fixed (non-adaptive) query: Hoeffding", "<td>—</td>"
-         f"<td>{_fmt(c.hoeffding)}</td>", "—"),
+         [f"ε ≤ <b>{_fmt(c.gen_eps)}</b>", _fmt(c.gen_fail),
+          f"I<sub>∞</sub> ≤ {_fmt(c.gen_bits_pure)}, I<sub>∞</sub><sup>β</sup> ≤ {_fmt(c.gen_bits_iid)}"]),
+        ("Fixed (non-adaptive) query: Hoeffding", ["—", _fmt(c.hoeffding), "—"]),
     ]
-    body = "".join(f"<tr><td style='text-align:left'>{a}</td>{b}<td>{m}</td></tr>" for a, b, m in rows)
-    return ('<table class="dpexplore-calc-table" style="border-collapse:collapse;text-align:right">'
-            "<tr><th style='text-align:left'>Bassi 2019 result</th><th>privacy allowed</th>"
-            "<th>failure probability ≤</th><th>max-information (bits)</th></tr>"
-            f"{body}</table><p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau ** 2:.4g}).</p>")
+    # four columns of long cells: stacked in presentation mode (wider than the panel at 18 px)
+    return (stacked_table(["privacy allowed", "failure probability ≤", "max-information (bits)"], rows,
+                          cls="dpexplore-calc-table", style="border-collapse:collapse;text-align:right",
+                          corner="Bassi 2019 result")
+            + f"<p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau ** 2:.4g}).</p>")
 
 
 _INTRO = r"""

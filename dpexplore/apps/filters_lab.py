@@ -68,7 +68,7 @@ from ..filters import (
 from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 from ._checks import check_numbers, check_whole
 
 __all__ = [
@@ -331,10 +331,10 @@ _NOTION_HTML = {
 }
 
 
-def _cell_html(cell) -> str:
+def _cell_html(cell) -> tuple[str, str]:
+    """A cell of :func:`table_html`: its HTML and the attributes of its ``<td>``."""
     if cell.status == "open":
-        return ('<td class="dpexplore-open" style="background:#fdece6;color:#8a1c00;text-align:center">'
-                "<b>open</b></td>")
+        return "<b>open</b>", 'class="dpexplore-open" style="background:#fdece6;color:#8a1c00;text-align:center"'
     refs = ", ".join(cite(TABLE_REFERENCES[r]) for r in cell.refs)
     star = "*" if cell.note.startswith("*") else ""
     if cell.implementation:
@@ -343,27 +343,24 @@ def _cell_html(cell) -> str:
                 f'<br><span class="dpexplore-rule">{_RULES.get(cell.implementation, "")}</span>')
     else:
         impl = '<br><span class="dpexplore-rule">known; not in dpexplore</span>'
-    return f"<td>{refs}{star}{impl}</td>"
+    return f"{refs}{star}{impl}", ""
 
 
 def table_html() -> str:
     """Desfontaines 2023's table (:data:`dpexplore.filters.COMPOSITION_TABLE`): one row per notion, one
     column per setting; each cell cites the work with the optimal result and names the dpexplore
-    function or filter implementing it with its rule, or says "open".
+    function or filter implementing it with its rule, or says "open". In presentation mode its rows
+    are stacked (:func:`dpexplore.ui.shell.stacked_table`).
 
     >>> t = table_html()
-    >>> t.count("<tr>"), t.count(">open<")
+    >>> t.count("<tr"), t.count(">open<")
     (8, 2)
     """
-    head = "".join(f"<th>{html.escape(s)}</th>" for s in SETTINGS)
-    rows = "".join(
-        f"<tr><th style='text-align:left'>{_NOTION_HTML[n]}</th>"
-        + "".join(_cell_html(COMPOSITION_TABLE[n][s]) for s in SETTINGS) + "</tr>"
-        for n in NOTIONS)
+    rows = [(_NOTION_HTML[n], [_cell_html(COMPOSITION_TABLE[n][s]) for s in SETTINGS]) for n in NOTIONS]
     return (
-        '<table class="dpexplore-composition-table" style="border-collapse:collapse"><tr><th></th>'
-        + head + "</tr>" + rows + "</table>"
-        '<p class="dpexplore-table-note" style="margin:4px 0">Optimal composition results known in each '
+        stacked_table([html.escape(s) for s in SETTINGS], rows, cls="dpexplore-composition-table",
+                      style="border-collapse:collapse")
+        + '<p class="dpexplore-table-note" style="margin:4px 0">Optimal composition results known in each '
         "setting, after " + cite("desfontaines2023composition") + ". * Only asymptotically optimal "
         "for small ε. <i>Open</i>: no optimal result known. Sequential: mechanisms and budgets fixed "
         "in advance; adaptive: each mechanism sees earlier outputs; fully adaptive: budgets too are "

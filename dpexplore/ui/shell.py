@@ -63,7 +63,7 @@ from .controls import Controller, MessageArea
 from .offstage import Offstage, track_offstage
 from .plotwidget import PlotlyWidget
 
-__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS",
+__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS", "stacked_table",
            "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT", "FILL_PLOT_HEIGHT"]
 
 log = logging.getLogger(__name__)
@@ -193,6 +193,20 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 8rem; min-width: 8rem; }
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
+/* a table of long cells (stacked_table): in presentation mode its rows come one after another,
+   each cell on a line of its own after its column's name; the header row stays for screen readers */
+.dpexplore-app.dpexplore-present table.dpexplore-stack,
+.dpexplore-app.dpexplore-present table.dpexplore-stack > tbody,
+.dpexplore-app.dpexplore-present table.dpexplore-stack tr,
+.dpexplore-app.dpexplore-present table.dpexplore-stack td,
+.dpexplore-app.dpexplore-present table.dpexplore-stack th { display: block; width: auto; text-align: left !important;
+  border: 0 !important; }
+.dpexplore-app.dpexplore-present table.dpexplore-stack tr.dpexplore-stack-head { position: absolute !important;
+  width: 1px !important; height: 1px !important; overflow: hidden !important; clip: rect(0, 0, 0, 0) !important; }
+.dpexplore-app.dpexplore-present table.dpexplore-stack tr + tr { border-top: 1px solid #c8ccd0 !important;
+  padding-top: 2px; margin-top: 2px; }
+.dpexplore-app.dpexplore-present table.dpexplore-stack [data-label]::before {
+  content: attr(data-label) ": " / ""; font-weight: bold; }
 /* the reader's settings: no animated transitions, more contrast */
 @media (prefers-reduced-motion: reduce) {
   .dpexplore-app *, .dpexplore-app *::before, .dpexplore-app *::after {
@@ -222,6 +236,32 @@ SHELL_CSS = """
   .dpexplore-app .dpexplore-title h2, .dpexplore-app .dpexplore-title p { overflow-wrap: anywhere; }
 }
 """
+
+
+def stacked_table(columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], *, cls: str = "",
+                  style: str = "", corner: str = "") -> str:
+    """A table with a header row and a header cell on each row, whose rows are stacked in
+    presentation mode (the shell's CSS, class ``dpexplore-stack``): the row's header, then each cell
+    on a line of its own after its column's name. A table of four columns of long text is wider than
+    the 26rem panel at 18 px, and scrolled sideways there (on a projector: cut off).
+
+    ``columns`` are the column headers' HTML, after ``corner`` (the header of the row-header column);
+    each row is its header's HTML and its cells, each the cell's HTML or a pair (HTML, attributes of
+    the ``<td>``). Roles are explicit, as a ``display: block`` table loses its semantics in some
+    browsers."""
+    names = [html.escape(re.sub(r"<[^>]*>", "", c), quote=True) for c in columns]
+    head = (f"<tr class='dpexplore-stack-head' role='row'><th role='columnheader'>{corner}</th>"
+            + "".join(f"<th scope='col' role='columnheader'>{c}</th>" for c in columns) + "</tr>")
+    body = []
+    for th, cells in rows:
+        tds = []
+        for i, cell in enumerate(cells):
+            text, attrs = (cell, "") if isinstance(cell, str) else cell
+            tds.append(f"<td role='cell' data-label='{names[i]}' {attrs}>{text}</td>")
+        body.append(f"<tr role='row'><th scope='row' role='rowheader' style='text-align:left'>{th}</th>"
+                    + "".join(tds) + "</tr>")
+    return (f"<table role='table' class='dpexplore-stack {cls}' style='{style}'>" + head + "".join(body)
+            + "</table>")
 
 
 #: CSS height of a main plot alone in the plot area: the window less the title, lead and margins
