@@ -706,8 +706,11 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
     }
     ctrl = MechanismsLabController(controls, MessageArea())
-    table = ("<tr><th>person</th>" + "".join(f"<td>{p}</td>" for p in PEOPLE) + "</tr><tr><th>bit</th>"
-             + "".join(f"<td align='center'>{b}</td>" for b in BITS) + "</tr>")
+    # five people a row: ten in one row were wider than presentation mode's panel at 18 px
+    table = "".join(
+        "<tr><th scope='row'>person</th>" + "".join(f"<td>{p}</td>" for p in PEOPLE[i:i + 5])
+        + "</tr><tr><th scope='row'>bit</th>" + "".join(f"<td align='center'>{b}</td>" for b in BITS[i:i + 5])
+        + "</tr>" for i in range(0, len(PEOPLE), 5))
     H = W.HTML
     M = W.HTMLMath
     wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
