@@ -73,8 +73,10 @@ def _quiet(page, ms=300, rounds=30):
 def _violations(page, source, context="document"):
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(content=source)
+    # a selector, or several: each element they match (a tab's own controls in the side panel too)
     res = page.evaluate(
-        "([ctx, tags]) => axe.run(ctx === 'document' ? document : document.querySelector(ctx),"
+        "([ctx, tags]) => axe.run(ctx === 'document' ? document :"
+        " {include: ctx.split(', ').flatMap(s => [...document.querySelectorAll(s)]).filter(e => e.offsetParent !== null)},"
         " {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", [context, TAGS])
     return [f"{v['id']} ({v['impact']}): {v['help']} — "
             + "; ".join(f"{n['target']} {n['html'][:120]}" for n in v["nodes"][:5])
@@ -83,8 +85,9 @@ def _violations(page, source, context="document"):
 
 
 def _axe_all(page, source, where):
-    """axe on the whole page, then on each further tab of the main area (shown in turn), then the
-    first tab again: what every tab holds is checked."""
+    """axe on the whole page, then on each further tab of the main area (shown in turn) with the
+    controls and readouts it shows in the side panel, then the first tab again: what every tab holds
+    is checked."""
     found = [f"{where}: {v}" for v in _violations(page, source)]
     tabs = page.locator(".dpexplore-main .lm-TabBar-tab")
     n = tabs.count()
@@ -93,7 +96,7 @@ def _axe_all(page, source, where):
         page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
         _quiet(page)
         if t:
-            found += [f"{where}, tab {t}: {v}" for v in _violations(page, source, ".dpexplore-main")]
+            found += [f"{where}, tab {t}: {v}" for v in _violations(page, source, ".dpexplore-main, .dpexplore-tab-controls")]
     return found
 
 
