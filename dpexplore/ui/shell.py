@@ -194,7 +194,9 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
 /* a table of long cells (stacked_table): in presentation mode its rows come one after another,
-   each cell on a line of its own after its column's name; the header row stays for screen readers */
+   each cell on a line of its own after its column's name; the header row stays for screen readers
+   (the name has empty alternative text, not to be read twice; a browser without that syntax keeps
+   the first content) */
 .dpexplore-app.dpexplore-present table.dpexplore-stack,
 .dpexplore-app.dpexplore-present table.dpexplore-stack > tbody,
 .dpexplore-app.dpexplore-present table.dpexplore-stack tr,
@@ -206,7 +208,7 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present table.dpexplore-stack tr + tr { border-top: 1px solid #c8ccd0 !important;
   padding-top: 2px; margin-top: 2px; }
 .dpexplore-app.dpexplore-present table.dpexplore-stack [data-label]::before {
-  content: attr(data-label) ": " / ""; font-weight: bold; }
+  content: attr(data-label) ": "; content: attr(data-label) ": " / ""; font-weight: bold; }
 /* the reader's settings: no animated transitions, more contrast */
 @media (prefers-reduced-motion: reduce) {
   .dpexplore-app *, .dpexplore-app *::before, .dpexplore-app *::after {
