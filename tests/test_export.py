@@ -36,6 +36,9 @@ def test_write_html_is_standalone(tmp_path):
     assert "<script src=" not in text  # plotly.js embedded: opens offline
     assert text.count("Plotly.newPlot") == len(app.figs)
     assert "demo &lt;figures&gt;" in text
+    # each figure's config turns off plotly.js 4's upload to Plotly Cloud ("Share chart...")
+    assert text.count('"showSendToCloud": false') == len(app.figs)
+    assert text.count('"displaylogo": false') == len(app.figs)
 
 
 def test_no_figures_is_a_clear_error():

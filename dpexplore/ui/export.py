@@ -27,7 +27,7 @@ import json
 import pathlib
 from typing import Any
 
-from .plotwidget import PlotlyWidget, plotly_js_path
+from .plotwidget import PLOT_CONFIG, PlotlyWidget, plotly_js_path
 
 __all__ = ["plotly_widgets", "to_plotly_figures", "write_html"]
 
@@ -106,7 +106,7 @@ def write_html(obj: Any, path, *, title: str = "dpexplore figures") -> pathlib.P
     (1, False)
     """
     figs = to_plotly_figures(obj)
-    parts = [f.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+    parts = [f.to_html(full_html=False, include_plotlyjs=False, config=PLOT_CONFIG)
              for f in figs]
     js = plotly_js_path().read_text(encoding="utf-8").replace("</script", "<\\/script")
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"

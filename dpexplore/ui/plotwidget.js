@@ -455,6 +455,9 @@ function styleTrace(t, present) {
 
 function styleConfig(config, Plotly) {
   const C = config;
+  // never a button that uploads the figure to Plotly Cloud (plotly.js 4's "Share chart...", on by
+  // default), whatever config a caller passed (PLOT_CONFIG in plotwidget.py)
+  C.showSendToCloud = false;
   // PNG from the camera button; SVG from a second button (vector figures for slides and papers)
   C.toImageButtonOptions = Object.assign({ format: "png", scale: 2 }, C.toImageButtonOptions);
   C.modeBarButtonsToAdd = (C.modeBarButtonsToAdd || []).concat([{

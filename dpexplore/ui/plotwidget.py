@@ -306,7 +306,12 @@ def _merge(base: Mapping, update: Mapping) -> dict:
 
 #: cache key of the served bundle (``?v=``): a new bundle gets a new URL
 _PLOTLY_VERSION = f"{plotly_js_version()}-{hashlib.sha1(plotly_js_path().read_bytes()).hexdigest()[:10]}"
-_DEFAULT_CONFIG = {"displaylogo": False, "responsive": False}  # the front end follows the div (ResizeObserver)
+#: the plot configuration every dpexplore figure gets (widget and HTML export): plotly.js 4 shows a
+#: "Share chart..." button (``showSendToCloud``, on by default) that uploads the figure's data to
+#: Plotly Cloud. Nothing on a course server should send a student's data to another site, and a
+#: button that leaves the page is one more Tab stop in every plot's toolbar: off
+PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False}
+_DEFAULT_CONFIG = {**PLOT_CONFIG, "responsive": False}  # the front end follows the div (ResizeObserver)
 _DEFAULT_LAYOUT = {
     "height": 380,
     "margin": {"l": 60, "r": 20, "t": 40, "b": 50},

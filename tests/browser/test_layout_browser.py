@@ -468,7 +468,7 @@ def test_internal_label_pattern():
 
 def test_plots_follow_the_window_and_export(browser, served):
     """The main plot follows a window resize (width and height); the plot toolbar offers PNG and
-    SVG; "Data (CSV)" downloads the plotted data."""
+    SVG and no upload to Plotly Cloud; "Data (CSV)" downloads the plotted data."""
     ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
     try:
         box = "() => { const d = document.querySelector('.dpexplore-plot'); const s = d.querySelector('svg.main-svg');" \
@@ -487,6 +487,8 @@ def test_plots_follow_the_window_and_export(browser, served):
         titles = page.evaluate("() => [...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title'))")
         assert any("png" in (t or "").lower() for t in titles), titles
         assert "Download plot as SVG" in titles, titles
+        # no button that uploads the figure to Plotly Cloud (plotly.js 4 shows one by default)
+        assert not any("share" in (t or "").lower() or "cloud" in (t or "").lower() for t in titles), titles
         with page.expect_download(timeout=20_000) as dl:
             page.get_by_role("button", name="Data (CSV)").click()
         path = dl.value.path()
