@@ -615,8 +615,8 @@ def calculator_html(c: Calculator) -> str:
     ]
     # four columns of long cells: stacked in presentation mode (wider than the panel at 18 px)
     return (stacked_table(["privacy allowed", "failure probability ≤", "max-information (bits)"], rows,
-                          cls="dpexplore-calc-table", style="border-collapse:collapse;text-align:right",
-                          corner="Bassi 2019 result")
+                          corner="result (Bassi 2019)", cls="dpexplore-calc-table",
+                          style="border-collapse:collapse;text-align:right")
             + f"<p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau ** 2:.4g}).</p>")
 
 
@@ -674,7 +674,7 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
     its table and plots in another.
 
     >>> app = build_adaptive_lab(n=300, d=600, rounds=5)
-    >>> app.controller.calc_readout.value.count("<tr>")
+    >>> app.controller.calc_readout.value.count("<tr ")
     6
     """
     sim = {
