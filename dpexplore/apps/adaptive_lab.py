@@ -147,27 +147,25 @@ class StagedController(Controller):
         todo = [(m, k, est, label) for m, k, est, label in self.stages(spec) if k not in m]
         if not todo:
             return
-        if sum(t[2] for t in todo) <= self.PROGRESS_AFTER:
-            # a short run leaves the hidden bar alone: setting its value and label per stage sent
-            # the page up to 19 widget messages a slider step (audit, group privacy labs)
-            try:
-                for memo, key, _est, _label in todo:
-                    memo(*key) if isinstance(key, tuple) else memo(key)
-            except Exception:  # noqa: BLE001 - compute() raises it again, into the message area
-                pass
-            return
-        self.progress.max = len(todo)
-        self.progress.value = 0
-        self.progress.layout.display = None
+        # a short run leaves the hidden bar alone: setting its value and label per stage sent the
+        # page up to 19 widget messages a slider step (audit, group privacy labs)
+        show = sum(t[2] for t in todo) > self.PROGRESS_AFTER
+        if show:
+            self.progress.max = len(todo)
+            self.progress.value = 0
+            self.progress.layout.display = None
         try:
             for i, (memo, key, _est, label) in enumerate(todo):
-                self.progress.description = label
+                if show:
+                    self.progress.description = label
                 memo(*key) if isinstance(key, tuple) else memo(key)
-                self.progress.value = i + 1
+                if show:
+                    self.progress.value = i + 1
         except Exception:  # noqa: BLE001 - compute() raises it again, into the message area
             pass
         finally:
-            self.progress.layout.display = "none"
+            if show:
+                self.progress.layout.display = "none"
 
     def update(self) -> None:
         try:
