@@ -58,7 +58,7 @@ import ipywidgets as W
 import traitlets
 
 from ..references import autolink, bibliography_html, cited_keys
-from .a11y import PAGE_CSS, PAGE_JS
+from .a11y import _SR_ONLY, PAGE_CSS, PAGE_JS
 from .controls import Controller, MessageArea
 from .offstage import Offstage, track_offstage
 from .plotwidget import PlotlyWidget
@@ -195,6 +195,7 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
 /* a table of long cells (stacked_table): in presentation mode its rows come one after another,
    each cell on a line of its own after its column's name; the header row stays for screen readers
+   (visually hidden: the rule after this string, with the page's screen-reader-only style)
    (the name has empty alternative text, not to be read twice; a browser without that syntax keeps
    the first content) */
 .dpexplore-app.dpexplore-present table.dpexplore-stack,
@@ -203,8 +204,6 @@ SHELL_CSS = """
 .dpexplore-app.dpexplore-present table.dpexplore-stack td,
 .dpexplore-app.dpexplore-present table.dpexplore-stack th { display: block; width: auto; text-align: left !important;
   border: 0 !important; }
-.dpexplore-app.dpexplore-present table.dpexplore-stack tr.dpexplore-stack-head { position: absolute !important;
-  width: 1px !important; height: 1px !important; overflow: hidden !important; clip: rect(0, 0, 0, 0) !important; }
 .dpexplore-app.dpexplore-present table.dpexplore-stack tr + tr { border-top: 1px solid #c8ccd0 !important;
   padding-top: 2px; margin-top: 2px; }
 .dpexplore-app.dpexplore-present table.dpexplore-stack [data-label]::before {
@@ -264,6 +263,10 @@ def stacked_table(columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], 
                     + "".join(tds) + "</tr>")
     return (f"<table role='table' class='dpexplore-stack {cls}' style='{style}'>" + head + "".join(body)
             + "</table>")
+
+
+SHELL_CSS += (".dpexplore-app.dpexplore-present table.dpexplore-stack tr.dpexplore-stack-head { "
+              + _SR_ONLY + " }\n")
 
 
 #: CSS height of a main plot alone in the plot area: the window less the title, lead and margins
