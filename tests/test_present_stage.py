@@ -110,7 +110,7 @@ def test_a_stacked_table_names_each_cell_by_its_column():
     t = stacked_table(["privacy <i>allowed</i>", "failure ≤"],
                       [("Row <b>one</b>", ["ε ≤ 1", ("no <b>ε</b>", "colspan='1'")])], cls="x", corner="result")
     assert t.startswith("<table role='table' class='dpexplore-stack x'")
-    assert "<tr class='dpexplore-stack-head' role='row'><th role='columnheader'>result</th>" in t
+    assert "<tr class='dpexplore-stack-head' role='row'><th role='columnheader' style='text-align:left'>result</th>" in t
     assert "<th scope='col' role='columnheader'>privacy <i>allowed</i></th>" in t
     assert "<th scope='row' role='rowheader' style='text-align:left'>Row <b>one</b></th>" in t
     assert "<td role='cell' data-label='privacy allowed' >ε ≤ 1</td>" in t

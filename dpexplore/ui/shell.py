@@ -251,7 +251,7 @@ def stacked_table(columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], 
     the ``<td>``). Roles are explicit, as a ``display: block`` table loses its semantics in some
     browsers."""
     names = [html.escape(re.sub(r"<[^>]*>", "", c), quote=True) for c in columns]
-    head = (f"<tr class='dpexplore-stack-head' role='row'><th role='columnheader'>{corner}</th>"
+    head = (f"<tr class='dpexplore-stack-head' role='row'><th role='columnheader' style='text-align:left'>{corner}</th>"
             + "".join(f"<th scope='col' role='columnheader'>{c}</th>" for c in columns) + "</tr>")
     body = []
     for th, cells in rows:
