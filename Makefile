@@ -46,8 +46,9 @@ bench: setup chromium
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_browser.py
 
-# JupyterHub for the hub test and docs/hosting.md: jupyterhub + idle culler from PyPI,
-# configurable-http-proxy from npm into deploy/node (gitignored).
+# JupyterHub (docs/hosting.md): `make hub-setup` installs what a hub needs and nothing of the test
+# suite: the package with its `hub` extra (jupyterhub, the idle culler, JupyterLab for lab mode) and
+# its two JavaScript bundles, configurable-http-proxy from npm into deploy/node (gitignored).
 # The students' single-user servers run as unprivileged accounts, so their Python must be usable by
 # any account: when the hub runs as root and $(PY) is not (a Python under /root, say), a second
 # environment for them from Debian's /usr/bin/python3: deploy/singleuser-env (gitignored, an
@@ -57,8 +58,15 @@ bench: setup chromium
 # deploy/jupyterhub_config.py uses whichever is there (dpexplore.hub.students_env).
 SINGLEUSER_ENV := deploy/singleuser-env
 HUB_OPT := /opt/dpexplore-hub
-hub-setup: setup
-	$(PY) -m pip install -q 'jupyterhub>=5' 'jupyterhub-idle-culler>=1.3'
+$(VENV)/.hub-installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[hub]'
+	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(VENV)/etc/jupyter/jupyter_server_config.d/
+	touch $@
+
+hub-setup: $(VENV)/.hub-installed $(WIDGETS_OFFLINE) $(PLOTLY_BUNDLE)
 	test -x deploy/node/node_modules/.bin/configurable-http-proxy || \
 	  npm install --silent --prefix deploy/node configurable-http-proxy
 	@if [ "$$(id -u)" = 0 ] && ! runuser -u nobody -- $(PY) -c '' 2>/dev/null; then \

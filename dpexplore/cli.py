@@ -3,6 +3,7 @@
 ::
 
     dpexplore --version
+    dpexplore hub-users add|reset|list|remove|prune [NAME ...] [--roster PATH]   (a hub's roster)
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
                     [--no-prefetch] [--max-kernels N] [--fill-slots N]
@@ -110,6 +111,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--no-prefetch", action="store_true",
                        help="dashboards do not compute the next slider step in the background "
                             "(saves CPU on a crowded server; steps then wait for their numbers)")
+    from .hub.cli import add_parser as _hub_users
+
+    _hub_users(sub)
     return parser.parse_args(argv)
 
 
@@ -192,6 +196,10 @@ def serve_url(args: argparse.Namespace) -> str:
 def main(argv=None) -> int:
     """Entry point of the ``dpexplore`` console script."""
     args = parse_args(argv)
+    if args.command == "hub-users":
+        from .hub.cli import run
+
+        return run(args)
     if args.command == "serve":
         from .voila import DPExploreVoila
 

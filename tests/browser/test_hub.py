@@ -1,20 +1,24 @@
 """JupyterHub for real: the two configurations of ``deploy/jupyterhub_config.py`` (the file
-docs/hosting.md gives), configurable-http-proxy from npm (``make hub-setup``), a dummy
-authenticator, everything on 127.0.0.1, jupyterhub-idle-culler as a service, the hub as root.
+docs/hosting.md gives), configurable-http-proxy from npm (``make hub-setup``), everything on
+loopback, jupyterhub-idle-culler as a service, the hub as root, and the defaults a class gets:
+the roster authenticator (each student with her own password, from ``DPEXPLORE_HUB_USERS``),
+each student's server on an origin of its own (``<name>.localhost``: Chromium resolves every
+``*.localhost`` name to loopback; this module maps them for Python's clients), in an account of
+her own (``dpx-<name>``) and a control group with her memory and task limits.
 
-One hub per configuration (module-scoped), two students each:
+One hub per configuration (module-scoped), with the attacks of a hostile student:
 
-* ``apps`` (the class): alice and bob open an app through the hub, its plots draw and follow a
-  slider; their servers and kernels run as the unprivileged account of the configuration, never
-  root. As alice: JupyterLab, the tree, the contents, kernels, sessions, terminals and files APIs
-  answer 403/404, starting a kernel is refused, and no ``execute_request`` (on the page's own
-  kernel websocket, or on bob's kernel id, or on any other) runs code (a marker file that any
-  code run would create stays absent); her cookies open nothing of bob's server; the hub's files
-  are 0600 and the account cannot read them; the idle culler then stops both servers.
-* ``lab`` (the practitioners' course): alice and bob get JupyterLab in system accounts created
-  by the hub (homes 0700); each opens an app (the copy in ``~/apps``) through the hub and its
-  plots follow a slider; alice's own code runs as alice and cannot read the file bob's server
-  wrote in his home, the hub's cookie secret or its database; her cookies open nothing of bob's.
+* ``apps``: alice and bob open an app through the hub, its plots draw and follow a slider; each
+  server and its kernels run as the student's own account, in her cgroup; as alice, JupyterLab
+  and every API but her page's answer 403/404, no ``execute_request`` runs code, her cookies
+  open nothing of bob's server; wrong passwords, names off the roster, look-alikes and over-long
+  names are refused, and repeated failures are slowed; ten page requests at the same moment get
+  at most the cap of kernels; the user cap turns a third student away; the hub's files are 0600;
+  the idle culler then stops both servers.
+* ``lab``: JupyterLab in the students' own accounts (homes 0700); alice's code cannot read bob's
+  files or the hub's; a page bob writes (a "labextension") is never served from the hub's origin,
+  and opened by alice on bob's origin it cannot get her a token; alice's kernel past her memory
+  limit is ended, her server and bob's kernel go on.
 """
 from __future__ import annotations
 
@@ -26,9 +30,11 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 import urllib.request
@@ -45,7 +51,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CONFIG = REPO / "deploy" / "jupyterhub_config.py"
 CHP = REPO / "deploy" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
 CULL = 90  # s of inactivity before the culler stops a server (activity is reported every 5 s)
-SUFFIX = secrets.token_hex(3)
+SUFFIX = secrets.token_hex(2)
 #: everything a student's page is not: each must answer 403/404 on the apps-only server
 NOT_SERVED = ["lab", "lab/tree/demo.ipynb", "tree", "tree/demo.ipynb", "api/contents",
               "api/contents/demo.ipynb", "api/kernels", "api/sessions", "api/kernelspecs",
@@ -55,6 +61,22 @@ NOT_SERVED = ["lab", "lab/tree/demo.ipynb", "tree", "tree/demo.ipynb", "api/cont
 
 pytestmark.append(pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                      reason="the hub switches users: it runs as root (as in CI)"))
+
+_getaddrinfo = socket.getaddrinfo
+
+
+def _loopback_getaddrinfo(host, *args, **kwargs):
+    """``*.localhost`` is loopback, as Chromium (and RFC 6761) has it; glibc here does not know."""
+    if isinstance(host, str) and (host == "localhost" or host.endswith(".localhost")):
+        host = "127.0.0.1"
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def localhost_names():
+    socket.getaddrinfo = _loopback_getaddrinfo
+    yield
+    socket.getaddrinfo = _getaddrinfo
 
 
 def _hub_setup() -> None:
@@ -74,27 +96,32 @@ def _students_env():
     return students_env(REPO / "deploy")
 
 
-def _userdel(name: str) -> None:
-    subprocess.run(["userdel", "--remove", name], capture_output=True)
-    subprocess.run(["groupdel", name], capture_output=True)
+def _remove_accounts(names) -> None:
+    """The way docs/hosting.md removes a class: ``dpexplore hub-users remove`` (roster + account)."""
+    from dpexplore.hub.spawner import account_name, remove_account
+
+    for name in names:
+        remove_account(account_name(name))
 
 
 class Hub:
-    """``jupyterhub -f deploy/jupyterhub_config.py`` in its own process group and state folder."""
+    """``jupyterhub -f deploy/jupyterhub_config.py`` in its own process group and state folder,
+    with the students ``users`` on its roster (their passwords: :attr:`passwords`)."""
 
-    def __init__(self, mode: str, **env):
+    def __init__(self, mode: str, users, **env):
         _hub_setup()
         self.mode = mode
+        self.users = list(users)
         # a state folder any account may enter (as the current folder the docs start the hub in
         # may be): only the files' own modes keep the hub's secrets
         self.state = pathlib.Path(tempfile.mkdtemp(prefix=f"dpxt-hub-{mode}-"))
         self.state.chmod(0o755)
         self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}/"
+        self.base = f"http://localhost:{self.port}/"
         full = dict(os.environ, DPEXPLORE_HUB_MODE=mode, DPEXPLORE_HUB_PORT=str(self.port),
                     DPEXPLORE_HUB_API_PORT=str(free_port()), DPEXPLORE_CHP_API_PORT=str(free_port()),
-                    DPEXPLORE_HUB_DIR=str(self.state), DPEXPLORE_HUB_ACTIVITY_EVERY="5", **env)
-        full.pop("DPEXPLORE_HUB_PASSWORD", None)
+                    DPEXPLORE_HUB_DIR=str(self.state), DPEXPLORE_HUB_ACTIVITY_EVERY="5",
+                    DPEXPLORE_HUB_USERS=",".join(self.users), **env)
         self.log_path = self.state / "hub.log"
         self._log = open(self.log_path, "w")
         exe = pathlib.Path(sys.executable).parent / "jupyterhub"
@@ -104,15 +131,27 @@ class Hub:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(self.base + "hub/login", timeout=5) as r:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/hub/login",
+                                            timeout=5) as r:
                     if r.status == 200:
-                        return
+                        break
             except Exception:  # noqa: BLE001
                 if self.proc.poll() is not None:
-                    break
+                    self.stop()
+                    raise RuntimeError(self.log())
                 time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(self.log())
+        else:
+            self.stop()
+            raise RuntimeError(self.log())
+        # the passwords the hub made for the new names: the only plain copy, 0600
+        pw_file = self.state / "new-passwords.txt"
+        assert pw_file.stat().st_mode & 0o777 == 0o600
+        self.passwords = dict(line.split(" ", 1) for line in pw_file.read_text().splitlines())
+        assert sorted(self.passwords) == sorted(self.users)
+
+    def user_url(self, user: str, path: str = "") -> str:
+        """``user``'s server: on her own origin."""
+        return f"http://{user}.localhost:{self.port}/user/{user}/{path}"
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -155,17 +194,24 @@ TRACES_Y = ("JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
             ".map(p => (p.data || []).map(t => t.y)))")
 
 
-def login_and_open(browser, hub: Hub, user: str, app_path: str):
-    """A new browser context: logs ``user`` in at the hub, waits for the server, opens the app
-    ``/user/<user>/<app_path>`` and waits until its plots draw. Returns (context, page)."""
-    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
-    page = ctx.new_page()
+def log_in(page, hub: Hub, user: str, password: str | None = None, *, expect_ok: bool = True):
+    """Logs ``user`` in at the hub's login form (her own password unless one is given)."""
     page.goto(hub.base + "hub/login", timeout=120_000)
     page.fill("input[name=username]", user)
-    page.fill("input[name=password]", "x")
+    page.fill("input[name=password]", hub.passwords.get(user, "x") if password is None else password)
     page.click("[type=submit]")
-    page.wait_for_url(f"**/user/{user}/**", timeout=240_000)
-    page.goto(hub.base + f"user/{user}/{app_path}", timeout=240_000)
+    if expect_ok:
+        page.wait_for_url(f"**/user/{user}/**", timeout=240_000)
+
+
+def login_and_open(browser, hub: Hub, user: str, app_path: str):
+    """A new browser context: logs ``user`` in at the hub, waits for the server, opens the app
+    on her own origin and waits until its plots draw. Returns (context, page)."""
+    ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+    page = ctx.new_page()
+    log_in(page, hub, user)
+    assert page.url.startswith(f"http://{user}.localhost:{hub.port}/"), page.url
+    page.goto(hub.user_url(user, app_path), timeout=240_000)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=240_000)
     return ctx, page
 
@@ -193,31 +239,49 @@ def slider_moves_plots(page) -> None:
     assert page.evaluate(TRACES_Y) != before
 
 
-def http_session(ctx):
-    """A requests session holding the browser context's cookies (the hub's and the server's)."""
-    import requests
+class Client:
+    """HTTP as the browser context ``ctx`` would send it: each request carries the cookies the
+    browser holds for that URL (Playwright's own cookie matching), nothing else."""
 
-    s = requests.Session()
-    for c in ctx.cookies():
-        s.cookies.set(c["name"], c["value"], domain=c["domain"], path=c["path"])
-    return s
+    def __init__(self, ctx):
+        import requests
+
+        self.ctx, self.http = ctx, requests.Session()
+        self.http.trust_env = False
+
+    def cookie_header(self, url: str) -> str:
+        if url.startswith("ws"):
+            url = "http" + url[2:]
+        return "; ".join(f"{c['name']}={c['value']}" for c in self.ctx.cookies([url]))
+
+    def request(self, method: str, url: str, headers=None, **kwargs):
+        headers = {"Cookie": self.cookie_header(url), **(headers or {})}
+        kwargs.setdefault("timeout", 60)
+        return self.http.request(method, url, headers=headers, **kwargs)
+
+    def get(self, url, **kwargs):
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url, **kwargs):
+        return self.request("POST", url, **kwargs)
+
+    def delete(self, url, **kwargs):
+        return self.request("DELETE", url, **kwargs)
+
+    def xsrf(self, url: str) -> str:
+        return next((c["value"] for c in self.ctx.cookies([url]) if c["name"] == "_xsrf"), "")
 
 
-def xsrf_of(s, user: str) -> str:
-    return next((c.value for c in s.cookies if c.name == "_xsrf" and c.path == f"/user/{user}/"), "")
-
-
-def kernel_socket(hub: Hub, s, user: str, kernel_id: str):
+def kernel_socket(hub: Hub, client: Client, user: str, kernel_id: str):
     """The kernel websocket of ``kernel_id`` on ``user``'s server, opened with the cookies of
-    session ``s`` and the headers a browser sends (legacy JSON protocol)."""
+    ``client`` and the headers a browser sends (legacy JSON protocol)."""
     import websocket
 
-    path = f"/user/{user}/api/kernels/{kernel_id}/channels"
-    cookie = "; ".join(f"{c.name}={c.value}" for c in s.cookies if path.startswith(c.path))
-    url = f"ws://127.0.0.1:{hub.port}{path}?session_id={uuid.uuid4()}"
+    url = hub.user_url(user, f"api/kernels/{kernel_id}/channels").replace("http", "ws", 1)
+    url += f"?session_id={uuid.uuid4()}"
     return websocket.create_connection(url, timeout=30, header=[
-        f"Cookie: {cookie}", "Sec-Fetch-Mode: websocket", "Sec-Fetch-Site: same-origin"],
-        origin=hub.base.rstrip("/"))
+        f"Cookie: {client.cookie_header(url)}", "Sec-Fetch-Mode: websocket",
+        "Sec-Fetch-Site: same-origin"], origin=f"http://{user}.localhost:{hub.port}")
 
 
 def _execute(code: str) -> str:
@@ -239,6 +303,8 @@ def receive(ws, until, timeout: float = 60.0, parent: str | None = None) -> list
             m = kernel_message(ws.recv())
         except websocket.WebSocketTimeoutException:
             break
+        except websocket.WebSocketConnectionClosedException:
+            break
         if parent is not None and m.get("parent_header", {}).get("msg_id") != parent:
             continue
         got.append(m)
@@ -247,39 +313,54 @@ def receive(ws, until, timeout: float = 60.0, parent: str | None = None) -> list
     return got
 
 
-def page_kernel_id(s, hub: Hub, user: str, app: str = "demo.ipynb") -> str:
-    r = s.get(f"{hub.base}user/{user}/voila/render/{app}", timeout=240)
+def page_kernel_id(client: Client, hub: Hub, user: str, app: str = "demo.ipynb") -> str:
+    r = client.get(hub.user_url(user, f"voila/render/{app}"), timeout=240)
     assert r.status_code == 200, (r.status_code, r.url)
     m = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', r.text)
     assert m, "no kernelId in the rendered page"
     return m.group(1)
 
 
-def assert_nothing_of_bobs(hub: Hub, s, bob: str) -> None:
-    """Alice's cookies open nothing on bob's server: 403 or a redirect to a login, never 200.
-    (The package's static assets, plotly.js and Voilà's scripts, are the same public files on
-    every server, as on any Jupyter server.)"""
+def assert_nothing_of_bobs(hub: Hub, client: Client, bob: str) -> None:
+    """Alice's cookies open nothing on bob's server, on his origin or on the hub's: 403 or a
+    redirect to a login, never 200. (The package's static assets, plotly.js and Voilà's scripts,
+    are the same public files on every server, as on any Jupyter server.)"""
     for path in ["", "voila/render/demo.ipynb", "api/kernels", "api/contents", "lab"]:
-        r = s.get(f"{hub.base}user/{bob}/{path}", allow_redirects=False, timeout=60)
-        assert r.status_code in (302, 403, 404), (path, r.status_code)
-        if r.status_code == 302:
-            r2 = s.get(f"{hub.base}user/{bob}/{path}", timeout=60)  # followed to its end
-            assert not (r2.status_code == 200 and f"/user/{bob}/" in r2.url), (path, r2.url)
+        for url in (hub.user_url(bob, path), f"{hub.base}user/{bob}/{path}"):
+            r = client.get(url, allow_redirects=False)
+            assert r.status_code in (302, 303, 403, 404), (url, r.status_code)
+            if r.status_code in (302, 303):
+                r2 = client.get(url)  # followed to its end
+                assert not (r2.status_code == 200 and f"/user/{bob}/" in r2.url
+                            and "login" not in r2.url), (url, r2.url)
+
+
+def assert_cookies_same_site(ctx) -> None:
+    """Every cookie the hub and the servers set is SameSite=Lax or Strict, HttpOnly where it is a
+    login (the ``_xsrf`` token is read by the pages' scripts, as Jupyter's design has it)."""
+    cookies = ctx.cookies()
+    assert cookies
+    for c in cookies:
+        assert c["sameSite"] in ("Lax", "Strict"), c
+        if c["name"] != "_xsrf":
+            assert c["httpOnly"], c
 
 
 # -- the class: apps only ----------------------------------------------------------------------
-APPS_ACCOUNT = f"dpxt-apps-{SUFFIX}"
+APPS_USERS = ("alice", "bob", "carol", "dave")
+MAX_PAGES = 3
 
 
 @pytest.fixture(scope="module")
 def apps_hub():
-    hub = Hub("apps", DPEXPLORE_HUB_APPS_USER=APPS_ACCOUNT, DPEXPLORE_HUB_CULL_TIMEOUT=str(CULL),
-              DPEXPLORE_HUB_CULL_EVERY="5")
+    hub = Hub("apps", APPS_USERS, DPEXPLORE_HUB_CULL_TIMEOUT=str(CULL),
+              DPEXPLORE_HUB_CULL_EVERY="5", DPEXPLORE_HUB_MAX_USERS="2",
+              DPEXPLORE_HUB_MAX_PAGES=str(MAX_PAGES), DPEXPLORE_HUB_MEM_LIMIT="1G")
     try:
         yield hub
     finally:
         hub.stop()
-        _userdel(APPS_ACCOUNT)
+        _remove_accounts(APPS_USERS)
 
 
 @pytest.fixture(scope="module")
@@ -288,39 +369,66 @@ def apps_students(apps_hub, browser):
     yield from students(browser, apps_hub, ("alice", "bob"), "voila/render/demo.ipynb")
 
 
-def test_apps_two_students_draw_and_follow_a_slider(apps_hub, apps_students):
+def _cgroup_of(pid: int) -> dict:
+    """{controller: group path} of process ``pid`` (cgroup v1 and v2 lines)."""
+    out = {}
+    for line in pathlib.Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, ctls, path = line.split(":", 2)
+        for ctl in (ctls or "v2").split(","):
+            out[ctl] = path
+    return out
+
+
+def test_apps_each_student_in_her_own_account_and_cgroup(apps_hub, apps_students):
+    """Attack 6 (one code execution in any server gave every student's token): each student's
+    server and kernels run as her own account, in her own control group with the limits."""
+    from dpexplore.hub.spawner import account_name
+
     for user, (_, page) in apps_students.items():
         slider_moves_plots(page)
-    account = pwd.getpwnam(APPS_ACCOUNT)
-    assert account.pw_uid != 0
     servers = apps_hub.servers()
     assert sorted(servers) == ["alice", "bob"]  # one single-user server per student
+    uids = {}
     for user, proc in servers.items():
+        account = pwd.getpwnam(account_name(user))
+        assert account.pw_uid != 0
+        uids[user] = account.pw_uid
         kernels = [k for k in proc.children(recursive=True) if "ipykernel" in " ".join(k.cmdline())]
         assert kernels, f"{user}'s server holds no kernel"
-        for p in [proc, *kernels]:  # never root: the configuration's unprivileged account
+        for p in [proc, *kernels]:
             assert p.uids().real == p.uids().effective == account.pw_uid, (user, p.cmdline())
+            groups = _cgroup_of(p.pid)
+            assert groups.get("memory", "").endswith(f"/dpexplore-hub/{account.pw_name}"), groups
         home = pathlib.Path(proc.environ()["HOME"])
         assert home.stat().st_uid == account.pw_uid and home.stat().st_mode & 0o777 == 0o700
+        group = pathlib.Path("/sys/fs/cgroup/memory") / _cgroup_of(proc.pid)["memory"].lstrip("/")
+        assert int((group / "memory.limit_in_bytes").read_text()) == 2**30
+        pids = pathlib.Path("/sys/fs/cgroup/pids") / _cgroup_of(proc.pid)["pids"].lstrip("/")
+        assert int((pids / "pids.max").read_text()) == 256
+    assert uids["alice"] != uids["bob"]
 
 
 def test_apps_student_gets_the_apps_and_nothing_more(apps_hub, apps_students):
-    s = http_session(apps_students["alice"][0])
-    assert s.get(f"{apps_hub.base}user/alice/voila/render/demo.ipynb", timeout=240).status_code == 200
+    ctx = apps_students["alice"][0]
+    client = Client(ctx)
+    assert client.get(apps_hub.user_url("alice", "voila/render/demo.ipynb"),
+                      timeout=240).status_code == 200
     for path in NOT_SERVED:
-        r = s.get(f"{apps_hub.base}user/alice/{path}", allow_redirects=False, timeout=60)
+        r = client.get(apps_hub.user_url("alice", path), allow_redirects=False)
         assert r.status_code in (403, 404), (path, r.status_code, r.headers.get("location"))
         assert "Traceback" not in r.text
-    headers = {"X-XSRFToken": xsrf_of(s, "alice"), "Content-Type": "application/json"}
-    assert headers["X-XSRFToken"], "alice's server set no _xsrf cookie"
+    xsrf = client.xsrf(apps_hub.user_url("alice"))
+    assert xsrf, "alice's server set no _xsrf cookie"
+    headers = {"X-XSRFToken": xsrf, "Content-Type": "application/json"}
     for path, body in [("api/kernels", {"name": "python3"}),
                        ("api/sessions", {"path": "x.ipynb", "type": "notebook",
                                          "kernel": {"name": "python3"}}),
                        ("api/terminals", {}), ("api/contents", {"type": "file"})]:
-        r = s.post(f"{apps_hub.base}user/alice/{path}", json=body, headers=headers,
-                   allow_redirects=False, timeout=60)
+        r = client.post(apps_hub.user_url("alice", path), json=body, headers=headers,
+                        allow_redirects=False)
         assert r.status_code in (403, 404), (path, r.status_code)
-    assert_nothing_of_bobs(apps_hub, s, "bob")
+    assert_nothing_of_bobs(apps_hub, client, "bob")
+    assert_cookies_same_site(ctx)
 
 
 def test_apps_no_message_runs_code(apps_hub, apps_students):
@@ -329,9 +437,9 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
     marker_dir = pathlib.Path(tempfile.mkdtemp(prefix="dpxt-marker-"))
     marker_dir.chmod(0o777)  # the account could write here: only refusal keeps it empty
     try:
-        s = http_session(apps_students["alice"][0])
-        kernel_id = page_kernel_id(s, apps_hub, "alice")
-        ws = kernel_socket(apps_hub, s, "alice", kernel_id)
+        client = Client(apps_students["alice"][0])
+        kernel_id = page_kernel_id(client, apps_hub, "alice")
+        ws = kernel_socket(apps_hub, client, "alice", kernel_id)
         try:
             for i, kind in enumerate(["execute_request", "inspect_request", "complete_request",
                                       "history_request"]):
@@ -349,10 +457,10 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
         assert not kinds & {"execute_reply", "execute_input", "stream", "inspect_reply",
                             "complete_reply", "history_reply", "error"}, kinds
         # bob's kernel (a real id) and a made-up one, through alice's server: no such kernel
-        bob_kernel = page_kernel_id(http_session(apps_students["bob"][0]), apps_hub, "bob")
+        bob_kernel = page_kernel_id(Client(apps_students["bob"][0]), apps_hub, "bob")
         for kid in (bob_kernel, str(uuid.uuid4())):
             with pytest.raises(websocket.WebSocketBadStatusException) as err:
-                kernel_socket(apps_hub, s, "alice", kid)
+                kernel_socket(apps_hub, client, "alice", kid)
             assert err.value.status_code in (403, 404)
         time.sleep(2)
         assert list(marker_dir.iterdir()) == [], "a message from alice's browser ran code"
@@ -360,15 +468,102 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
         shutil.rmtree(marker_dir, ignore_errors=True)
 
 
+def _login_status(hub: Hub, name: str, password: str) -> tuple[int, bool]:
+    """POSTs the login form as a browser without cookies would: (status, whether a login
+    cookie was set)."""
+    import requests
+
+    s = requests.Session()
+    s.trust_env = False
+    r = s.get(f"{hub.base}hub/login", timeout=60)
+    xsrf = s.cookies.get("_xsrf") or re.search(r'name="_xsrf" value="([^"]+)"', r.text).group(1)
+    r = s.post(f"{hub.base}hub/login", data={"username": name, "password": password,
+                                             "_xsrf": xsrf}, allow_redirects=False, timeout=60)
+    return r.status_code, any(c.name.startswith("jupyterhub-session") or c.name == "jupyterhub-hub-login"
+                              for c in s.cookies)
+
+
+def test_apps_only_the_roster_logs_in_each_with_her_own_password(apps_hub, apps_students):
+    """Attacks 2 and 3: a classmate's name with a wrong password, the shared/empty password of
+    the old configuration, names off the roster (admin, root, 300 and 5000 characters, a Cyrillic
+    look-alike of alice) are refused and get no server; repeated failures are slowed."""
+    alice = apps_hub.passwords["alice"]
+    attempts = [("alice", "x"), ("alice", ""), ("alice", apps_hub.passwords["bob"]),
+                ("alice", alice.upper()), ("admin", "x"), ("root", "x"), ("a" * 300, "x"),
+                ("b" * 5000, "x"), ("\u0430lice", alice), ("alice\u200b", alice),
+                ("eve", "x")]
+    for name, password in attempts:
+        status, logged_in = _login_status(apps_hub, name, password)
+        assert not logged_in and status in (200, 403), (name[:20], status)
+    assert sorted(apps_hub.servers()) == ["alice", "bob"]  # no server for any of them
+    # dave is on the roster: five free failures, then each attempt waits (even the right one)
+    for _ in range(6):
+        assert _login_status(apps_hub, "dave", "wrong")[1] is False
+    assert _login_status(apps_hub, "dave", apps_hub.passwords["dave"])[1] is False
+    assert "too many failed attempts" in apps_hub.log()
+    time.sleep(2.5)
+    assert _login_status(apps_hub, "dave", apps_hub.passwords["dave"])[1] is True
+    # "Alice" is alice (names are normalized), with alice's password only
+    assert _login_status(apps_hub, "Alice", alice)[1] is True
+
+
+def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
+    """Attack 4: ten page requests at the same moment get at most the cap of kernels."""
+    client = Client(apps_students["alice"][0])
+    server = apps_hub.servers()["alice"]
+
+    def kernels():
+        return [k for k in server.children(recursive=True)
+                if "ipykernel" in " ".join(k.cmdline())]
+
+    statuses = []
+
+    def one():
+        try:
+            statuses.append(client.get(apps_hub.user_url("alice", "voila/render/demo.ipynb"),
+                                       timeout=240).status_code)
+        except Exception as err:  # noqa: BLE001
+            statuses.append(repr(err))
+
+    threads = [threading.Thread(target=one) for _ in range(10)]
+    for t in threads:
+        t.start()
+    peak = 0
+    while any(t.is_alive() for t in threads):
+        peak = max(peak, len(kernels()))
+        time.sleep(0.05)
+    peak = max(peak, len(kernels()))
+    assert peak <= MAX_PAGES, (peak, statuses)
+    assert statuses.count(200) >= 1 and all(s in (200, 503) for s in statuses), statuses
+
+
+def test_apps_user_cap_turns_the_third_student_away(apps_hub, apps_students, browser):
+    """Attack 3's other half: no limit on users. DPEXPLORE_HUB_MAX_USERS=2 here: alice and bob
+    have servers, carol logs in and is told the hub is full; nobody's server is started."""
+    ctx = browser.new_context()
+    try:
+        page = ctx.new_page()
+        log_in(page, apps_hub, "carol", expect_ok=False)
+        page.wait_for_timeout(3000)
+        assert sorted(apps_hub.servers()) == ["alice", "bob"]
+        text = page.inner_text("body").lower()
+        assert "active users" in text or "try again" in text or "too many" in text, text[:500]
+    finally:
+        ctx.close()
+
+
 def test_apps_hub_files_private(apps_hub):
+    from dpexplore.hub.spawner import account_name
+
     env = _students_env()
     python = env / "bin" / "python" if env is not None else pathlib.Path(sys.executable)
-    for name in ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid"):
+    for name in ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid",
+                 "roster", "new-passwords.txt"):
         f = apps_hub.state / name
         st = f.stat()
         assert st.st_mode & 0o077 == 0 and st.st_uid == os.geteuid(), (name, oct(st.st_mode))
-        # the students' account (what any code of theirs would run as) cannot read it
-        r = subprocess.run(["runuser", "-u", APPS_ACCOUNT, "--", str(python), "-c",
+        # a student's account (what any code of hers would run as) cannot read it
+        r = subprocess.run(["runuser", "-u", account_name("alice"), "--", str(python), "-c",
                             f"open({str(f)!r}, 'rb').read(1)"], capture_output=True, text=True)
         assert r.returncode != 0 and "PermissionError" in r.stderr, (name, r.stderr[-300:])
 
@@ -386,18 +581,18 @@ def test_apps_idle_culler_stops_the_servers(apps_hub, apps_students):
 
 
 # -- the practitioners: JupyterLab per student account -----------------------------------------
-ALICE, BOB = f"dpxt-alice-{SUFFIX}", f"dpxt-bob-{SUFFIX}"
+ALICE, BOB = f"alice-{SUFFIX}", f"bob-{SUFFIX}"
+LAB_MEMORY = 700 * 2**20
 
 
 @pytest.fixture(scope="module")
 def lab_hub():
-    hub = Hub("lab", DPEXPLORE_HUB_USERS=f"{ALICE},{BOB}")
+    hub = Hub("lab", (ALICE, BOB), DPEXPLORE_HUB_MEM_LIMIT=str(LAB_MEMORY))
     try:
         yield hub
     finally:
         hub.stop()
-        for name in (ALICE, BOB):
-            _userdel(name)
+        _remove_accounts((ALICE, BOB))
 
 
 @pytest.fixture(scope="module")
@@ -406,14 +601,17 @@ def lab_students(lab_hub, browser):
 
 
 def test_lab_two_students_draw_and_follow_a_slider(lab_hub, lab_students):
+    from dpexplore.hub.spawner import account_name
+
     for user, (_, page) in lab_students.items():
         slider_moves_plots(page)
     servers = lab_hub.servers()
     assert sorted(servers) == sorted([ALICE, BOB])
     for user, proc in servers.items():
-        entry = pwd.getpwnam(user)  # created by the hub at the first login
-        assert entry.pw_uid >= 1000 and proc.uids().effective == entry.pw_uid
+        entry = pwd.getpwnam(account_name(user))  # created by the hub at the first start
+        assert entry.pw_uid >= 100 and proc.uids().effective == entry.pw_uid
         assert os.stat(entry.pw_dir).st_mode & 0o777 == 0o700, user
+    assert_cookies_same_site(lab_students[ALICE][0])
 
 
 def _until_idle(ws, msg_id: str, timeout: float) -> list[dict]:
@@ -425,38 +623,50 @@ def _until_idle(ws, msg_id: str, timeout: float) -> list[dict]:
                    and m["content"].get("execution_state") == "idle", timeout, parent=msg_id)
 
 
-def _run_as(hub: Hub, s, user: str, code: str) -> str:
-    """Starts a kernel on ``user``'s server (as JupyterLab does), runs ``code`` there and
-    returns what it printed."""
-    r = s.get(f"{hub.base}user/{user}/lab", timeout=120)
+def _start_kernel(hub: Hub, client: Client, user: str) -> str:
+    r = client.get(hub.user_url(user, "lab"), timeout=120)
     assert r.status_code == 200, "JupyterLab is the practitioners' interface"
-    headers = {"X-XSRFToken": xsrf_of(s, user)}
-    r = s.post(f"{hub.base}user/{user}/api/kernels", json={"name": "python3"}, headers=headers,
-               timeout=120)
+    headers = {"X-XSRFToken": client.xsrf(hub.user_url(user))}
+    r = client.post(hub.user_url(user, "api/kernels"), json={"name": "python3"},
+                    headers=headers, timeout=120)
     assert r.status_code == 201, (r.status_code, r.text[:300])
-    kernel_id = r.json()["id"]
-    ws = kernel_socket(hub, s, user, kernel_id)
+    return r.json()["id"]
+
+
+def _run_as(hub: Hub, client: Client, user: str, code: str, kernel_id: str | None = None,
+            timeout: float = 120) -> str:
+    """Runs ``code`` on a kernel of ``user``'s server (a new one, as JupyterLab starts it,
+    unless ``kernel_id``) and returns what it printed."""
+    own = kernel_id is None
+    kernel_id = kernel_id or _start_kernel(hub, client, user)
+    ws = kernel_socket(hub, client, user, kernel_id)
     try:
         request = _execute(code)
         msg_id = json.loads(request)["header"]["msg_id"]
         ws.send(request)
-        got = _until_idle(ws, msg_id, timeout=120)
+        got = _until_idle(ws, msg_id, timeout=timeout)
     finally:
         ws.close()
-        s.delete(f"{hub.base}user/{user}/api/kernels/{kernel_id}", headers=headers, timeout=60)
+        if own:
+            client.delete(hub.user_url(user, f"api/kernels/{kernel_id}"),
+                          headers={"X-XSRFToken": client.xsrf(hub.user_url(user))})
     return "".join(m["content"].get("text", "") for m in got if m.get("msg_type") == "stream")
 
 
 def test_lab_student_code_reads_nothing_of_bob_or_the_hub(lab_hub, lab_students):
-    bob_file = pathlib.Path(pwd.getpwnam(BOB).pw_dir) / "notes.txt"
+    from dpexplore.hub.spawner import account_name
+
+    bob_home = pwd.getpwnam(account_name(BOB)).pw_dir
+    bob_file = pathlib.Path(bob_home) / "notes.txt"
     # bob's own server writes a world-readable file in his home (only the home's 0700 guards it)
-    s_bob = http_session(lab_students[BOB][0])
-    out = _run_as(lab_hub, s_bob, BOB, f"import os; open({str(bob_file)!r}, 'w').write('bob'); "
+    c_bob = Client(lab_students[BOB][0])
+    out = _run_as(lab_hub, c_bob, BOB, f"import os; open({str(bob_file)!r}, 'w').write('bob'); "
                   f"os.chmod({str(bob_file)!r}, 0o644); print(open({str(bob_file)!r}).read())")
     assert out.strip() == "bob"
-    targets = {"bob_file": str(bob_file), "bob_home": pwd.getpwnam(BOB).pw_dir,
+    targets = {"bob_file": str(bob_file), "bob_home": bob_home,
                "cookie_secret": str(lab_hub.state / "jupyterhub_cookie_secret"),
-               "database": str(lab_hub.state / "jupyterhub.sqlite")}
+               "database": str(lab_hub.state / "jupyterhub.sqlite"),
+               "roster": str(lab_hub.state / "roster")}
     code = ("import json, os\nout = {'uid': os.getuid()}\n"
             f"for k, p in {targets!r}.items():\n"
             "    try:\n"
@@ -465,8 +675,112 @@ def test_lab_student_code_reads_nothing_of_bob_or_the_hub(lab_hub, lab_students)
             "    except Exception as e:\n"
             "        out[k] = type(e).__name__\n"
             "print(json.dumps(out))")
-    s = http_session(lab_students[ALICE][0])
-    result = json.loads(_run_as(lab_hub, s, ALICE, code))
-    assert result.pop("uid") == pwd.getpwnam(ALICE).pw_uid  # alice's code runs as alice
+    client = Client(lab_students[ALICE][0])
+    result = json.loads(_run_as(lab_hub, client, ALICE, code))
+    assert result.pop("uid") == pwd.getpwnam(account_name(ALICE)).pw_uid  # her code runs as her
     assert result == {k: "PermissionError" for k in targets}, result
-    assert_nothing_of_bobs(lab_hub, s, BOB)
+    assert_nothing_of_bobs(lab_hub, client, BOB)
+
+
+EVIL = """<!doctype html><title>notes</title><script>
+window.result = {origin: location.origin, steps: []};
+(async () => {
+  const hub = %(hub)s;
+  const log = (k, v) => window.result.steps.push([k, String(v)]);
+  try {  // the hub's XSRF token from a page of the hub, through a frame
+    const f = document.createElement('iframe');
+    f.src = hub + 'hub/static/favicon.ico';
+    document.body.appendChild(f);
+    await new Promise(r => { f.onload = r; setTimeout(r, 3000); });
+    log('frame_cookie', f.contentDocument ? f.contentDocument.cookie : 'no access');
+  } catch (e) { log('frame_cookie', e.name); }
+  try {
+    const r = await fetch(hub + 'hub/api/users/%(victim)s/tokens', {method: 'POST',
+      credentials: 'include', headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({note: 'stolen', expires_in: 3600})});
+    log('token_status', r.status); log('token_body', await r.text());
+  } catch (e) { log('token_status', e.name); }
+  try {
+    const r = await fetch(hub + 'hub/api/user', {credentials: 'include'});
+    log('whoami', r.status + ' ' + (await r.text()));
+  } catch (e) { log('whoami', e.name); }
+  log('own_cookie', document.cookie);
+  window.result.done = true;
+})();
+</script>"""
+
+
+def test_lab_a_page_a_student_writes_never_acts_as_a_classmate(lab_hub, lab_students):
+    """Attack 1: bob writes an HTML page with a script under his labextensions folder (served by
+    his JupyterLab), and alice, logged in, opens its links. On the hub's origin it is never
+    served; on bob's origin it runs, but reads none of alice's cookies and gets no token of hers
+    (the hub's API refuses it: another origin, no XSRF token, SameSite cookies)."""
+    from dpexplore.hub.spawner import account_name
+
+    hub, victim = lab_hub, ALICE
+    bob_home = pathlib.Path(pwd.getpwnam(account_name(BOB)).pw_dir)
+    page_html = EVIL % {"hub": json.dumps(hub.base), "victim": victim}
+    code = ("import os, pathlib\n"
+            "for d in ['.local/share/jupyter/labextensions/notes/static',"
+            " '.local/share/jupyter/nbextensions/notes']:\n"
+            "    p = pathlib.Path.home() / d\n"
+            "    p.mkdir(parents=True, exist_ok=True)\n"
+            f"    (p / 'notes.html').write_text({page_html!r})\n"
+            "print('written')")
+    assert _run_as(hub, Client(lab_students[BOB][0]), BOB, code).strip() == "written"
+    assert (bob_home / ".local/share/jupyter/labextensions/notes/static/notes.html").exists()
+    # the hub's log holds no token made for alice before the attack
+    ctx, _ = lab_students[victim]
+    page = ctx.new_page()
+    try:
+        paths = ["lab/extensions/notes/static/notes.html",
+                 "voila/labextensions/notes/static/notes.html",
+                 "static/notes/notes.html", "nbextensions/notes/notes.html"]
+        ran = []
+        for path in paths:
+            for url in (f"{hub.base}user/{BOB}/{path}", hub.user_url(BOB, path)):
+                resp = page.goto(url, timeout=120_000)
+                here = page.url
+                served = resp is not None and resp.status == 200 and "window.result" in (
+                    page.content())
+                if served:
+                    # wherever it is served, it is bob's origin, never the hub's or alice's
+                    assert here.startswith(f"http://{BOB}.localhost:{hub.port}/"), here
+                    page.wait_for_function("window.result && window.result.done", timeout=30_000)
+                    ran.append((url, page.evaluate("window.result")))
+        for url, result in ran:
+            steps = dict(result["steps"])
+            assert result["origin"] == f"http://{BOB}.localhost:{hub.port}", result
+            assert steps["token_status"] not in ("200", "201"), (url, steps)
+            assert "stolen" not in steps.get("token_body", "") and "token" not in \
+                steps.get("token_body", "").lower().replace("xsrf", ""), (url, steps)
+            assert steps["frame_cookie"] in ("no access", "SecurityError", ""), (url, steps)
+            assert not steps["whoami"].startswith("200"), (url, steps)
+            assert "jupyterhub" not in steps["own_cookie"], (url, steps)
+        assert not re.search(rf"201 POST /hub/api/users/{victim}/tokens", hub.log())
+    finally:
+        page.close()
+
+
+def test_lab_a_student_past_her_memory_limit_loses_her_kernel_only(lab_hub, lab_students):
+    """Limits that hold: alice's kernel allocates past her memory limit; the kernel is ended
+    (by the kernel's OOM killer, in her control group), her server and bob's kernel go on."""
+    c_alice, c_bob = Client(lab_students[ALICE][0]), Client(lab_students[BOB][0])
+    bob_kernel = _start_kernel(lab_hub, c_bob, BOB)
+    try:
+        kernel = _start_kernel(lab_hub, c_alice, ALICE)
+        hog = ("b = []\n"
+               f"for i in range({2 * LAB_MEMORY // 2**25}):\n"
+               "    b.append(bytearray(2**25))\n"
+               "print('survived', len(b))")
+        out = _run_as(lab_hub, c_alice, ALICE, hog, kernel_id=kernel, timeout=60)
+        assert "survived" not in out, out
+        # the kernel was ended, not the server: the server answers, the kernel restarts or is gone
+        r = c_alice.get(lab_lab := lab_hub.user_url(ALICE, f"api/kernels/{kernel}"))
+        assert r.status_code in (200, 404), (r.status_code, lab_lab)
+        assert c_alice.get(lab_hub.user_url(ALICE, "api/status")).status_code == 200
+        assert _run_as(lab_hub, c_alice, ALICE, "print(6 * 7)").strip() == "42"
+        assert _run_as(lab_hub, c_bob, BOB, "print(6 * 7)", kernel_id=bob_kernel).strip() == "42"
+    finally:
+        c_bob.delete(lab_hub.user_url(BOB, f"api/kernels/{bob_kernel}"),
+                     headers={"X-XSRFToken": c_bob.xsrf(lab_hub.user_url(BOB))})
