@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8866
 
-.PHONY: setup serve test chromium bench hub-setup axe
+.PHONY: setup serve test chromium nginx bench hub-setup axe
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -36,10 +36,18 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
+# Debian's nginx for tests/browser/test_hub_proxy.py, which runs deploy/nginx/dpexplore-hub.conf
+# in front of a hub (its own prefix, ports and self-signed certificate; the package's own service
+# is not used).
+nginx:
+	@command -v nginx >/dev/null || command -v /usr/sbin/nginx >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx-light; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends nginx-light; fi; }
+
 serve: setup
 	$(VENV)/bin/dpexplore serve --port $(PORT)
 
-test: setup chromium hub-setup axe
+test: setup chromium nginx hub-setup axe
 	$(PY) -m pytest -q
 
 bench: setup chromium

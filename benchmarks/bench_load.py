@@ -411,26 +411,44 @@ def summarize(n, stats, wall, loads):
 
 # --- through JupyterHub (--hub) ------------------------------------------------------------------
 
+def _loopback_names():
+    """``*.localhost`` is loopback (RFC 6761, as browsers resolve it); glibc here does not know:
+    each student's server is on ``<name>.localhost``."""
+    if getattr(socket.getaddrinfo, "_dpexplore", False):
+        return
+    orig = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if isinstance(host, str) and (host == "localhost" or host.endswith(".localhost")):
+            host = "127.0.0.1"
+        return orig(host, *args, **kwargs)
+
+    getaddrinfo._dpexplore = True
+    socket.getaddrinfo = getaddrinfo
+
+
 class HubProc:
     """JupyterHub with ``deploy/jupyterhub_config.py``, started as tests/browser/test_hub.py
     starts it: free ports, its state in ``state``, the idle culler at ``cull_timeout`` s (checked
     every ``cull_every`` s), own process group."""
 
-    def __init__(self, state: pathlib.Path, cull_timeout, cull_every):
+    def __init__(self, state: pathlib.Path, cull_timeout, cull_every, names=()):
         self.state = state
         port = free_port()
-        self.url = f"http://127.0.0.1:{port}/"
+        self.port = port
+        # the hub as a class gets it (each student on her own origin, <name>.localhost), with the
+        # test switch's dummy authenticator for the benchmark's made-up students (on loopback)
+        self.url = f"http://localhost:{port}/"
+        self.names = list(names)
+        _loopback_names()
         env = dict(os.environ, DPEXPLORE_HUB_PORT=str(port),
                    DPEXPLORE_HUB_API_PORT=str(free_port()),
                    DPEXPLORE_CHP_API_PORT=str(free_port()), DPEXPLORE_HUB_DIR=str(state),
                    DPEXPLORE_HUB_CULL_TIMEOUT=str(cull_timeout),
                    DPEXPLORE_HUB_CULL_EVERY=str(cull_every))
-        env.pop("DPEXPLORE_HUB_PASSWORD", None)  # the students log in without one
-        # the class configuration's unprivileged account: one of the benchmark's own (removed
-        # by stop()) when the hub runs as root and so creates it
-        self.account = f"dpxb-apps-{os.urandom(3).hex()}" if os.geteuid() == 0 else None
-        if self.account:
-            env["DPEXPLORE_HUB_APPS_USER"] = self.account
+        env.update(DPEXPLORE_HUB_AUTH="dummy", DPEXPLORE_HUB_TESTING="1",
+                   DPEXPLORE_HUB_USERS=",".join(self.names),
+                   DPEXPLORE_HUB_MAX_USERS=str(max(1, len(self.names))))
         exe = pathlib.Path(sys.executable).parent / "jupyterhub"
         if not exe.exists():
             raise SystemExit("jupyterhub is not installed: make hub-setup")
@@ -497,9 +515,11 @@ class HubProc:
             except psutil.Error:
                 pass
         self._log.close()
-        if self.account:
-            subprocess.run(["userdel", self.account], capture_output=True)
-            subprocess.run(["groupdel", self.account], capture_output=True)
+        if os.geteuid() == 0:  # the accounts the hub made for the benchmark's students
+            from dpexplore.hub.spawner import account_name, remove_account
+
+            for name in self.names:
+                remove_account(account_name(name))
 
 
 class HubStudent(Visitor):
@@ -513,7 +533,9 @@ class HubStudent(Visitor):
     def __init__(self, hub_url: str, name: str):
         import httpx
 
-        super().__init__(f"{hub_url}user/{name}/")
+        port = hub_url.rstrip("/").rsplit(":", 1)[1]
+        self.origin = f"http://{name}.localhost:{port}"  # her server's own origin
+        super().__init__(f"{self.origin}/user/{name}/")
         self.hub_url, self.name = hub_url, name
         self.http = httpx.AsyncClient(base_url=hub_url, follow_redirects=True, timeout=90)  # a page GET past 90 s is a failure
 
@@ -552,7 +574,7 @@ class HubStudent(Visitor):
     def ws_headers(self, ws_url: str) -> dict:
         req = urllib.request.Request("http" + ws_url[2:])
         self.http.cookies.jar.add_cookie_header(req)
-        return {"Cookie": req.get_header("Cookie"), "Origin": self.hub_url.rstrip("/"),
+        return {"Cookie": req.get_header("Cookie"), "Origin": self.origin,
                 "Sec-Fetch-Mode": "websocket", "Sec-Fetch-Site": "same-origin"}
 
 
@@ -581,7 +603,8 @@ async def hub_student(idx, name, hub_url, app, seconds, think, step_timeout, sta
 def run_hub(a):
     """Yields one summary per ``--hub`` round."""
     state = pathlib.Path(tempfile.mkdtemp(prefix="bench_hub_"))
-    hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every)
+    names = [f"n{n}-student{i:02d}" for n in a.hub for i in range(n)]
+    hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every, names)
     try:
         hub.wait_ready()
         print(f"hub up at {hub.url}; load {os.getloadavg()[0]:.2f}", flush=True)

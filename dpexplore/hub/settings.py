@@ -31,6 +31,7 @@ import sys
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from .limits import parse_bytes
 from .roster import Roster, sync_roster
 from .state import default_state_dir, protect_state, students_config, students_env, students_root
 
@@ -217,7 +218,11 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
     c.StudentSpawner.mode = mode
     c.Spawner.cmd = [python, "-m", "jupyterhub.singleuser"]
     c.Spawner.args = []
-    c.Spawner.mem_limit = env.get("DPEXPLORE_HUB_MEM_LIMIT", "1G")
+    try:
+        c.Spawner.mem_limit = parse_bytes(env.get("DPEXPLORE_HUB_MEM_LIMIT") or "1G")
+    except ValueError:
+        raise ValueError("DPEXPLORE_HUB_MEM_LIMIT must be like 1G, 512M or a number of bytes, "
+                         f"got {env.get('DPEXPLORE_HUB_MEM_LIMIT')!r}") from None
     c.StudentSpawner.tasks_limit = _int(env, "DPEXPLORE_HUB_TASKS_LIMIT", 256)
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120

@@ -22,7 +22,7 @@ configuration of ``deploy/jupyterhub_config.py``), it gives the server the harde
 * ``<base_url>`` and ``voila/tree`` redirect to the gallery.
 
 What runs the server (an unprivileged account, never root) is the spawner's business:
-:class:`dpexplore.hub.AppsOnlySpawner`.
+:class:`dpexplore.hub.StudentSpawner` (each student her own account).
 
 >>> from jupyter_server.services.contents.handlers import ContentsHandler
 >>> from jupyter_server.services.kernels.handlers import MainKernelHandler

@@ -108,7 +108,7 @@ class Hub:
     """``jupyterhub -f deploy/jupyterhub_config.py`` in its own process group and state folder,
     with the students ``users`` on its roster (their passwords: :attr:`passwords`)."""
 
-    def __init__(self, mode: str, users, **env):
+    def __init__(self, mode: str, users, url: str | None = None, **env):
         _hub_setup()
         self.mode = mode
         self.users = list(users)
@@ -117,7 +117,9 @@ class Hub:
         self.state = pathlib.Path(tempfile.mkdtemp(prefix=f"dpxt-hub-{mode}-"))
         self.state.chmod(0o755)
         self.port = free_port()
-        self.base = f"http://localhost:{self.port}/"
+        self.base = (url or f"http://localhost:{self.port}").rstrip("/") + "/"
+        if url:
+            env["DPEXPLORE_HUB_URL"] = url
         full = dict(os.environ, DPEXPLORE_HUB_MODE=mode, DPEXPLORE_HUB_PORT=str(self.port),
                     DPEXPLORE_HUB_API_PORT=str(free_port()), DPEXPLORE_CHP_API_PORT=str(free_port()),
                     DPEXPLORE_HUB_DIR=str(self.state), DPEXPLORE_HUB_ACTIVITY_EVERY="5",
@@ -149,9 +151,14 @@ class Hub:
         self.passwords = dict(line.split(" ", 1) for line in pw_file.read_text().splitlines())
         assert sorted(self.passwords) == sorted(self.users)
 
+    def origin(self, user: str) -> str:
+        """``user``'s own origin: ``<scheme>://<user>.<hub host>``."""
+        scheme, rest = self.base.rstrip("/").split("://", 1)
+        return f"{scheme}://{user}.{rest}"
+
     def user_url(self, user: str, path: str = "") -> str:
         """``user``'s server: on her own origin."""
-        return f"http://{user}.localhost:{self.port}/user/{user}/{path}"
+        return f"{self.origin(user)}/user/{user}/{path}"
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -210,7 +217,7 @@ def login_and_open(browser, hub: Hub, user: str, app_path: str):
     ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
     page = ctx.new_page()
     log_in(page, hub, user)
-    assert page.url.startswith(f"http://{user}.localhost:{hub.port}/"), page.url
+    assert page.url.startswith(hub.origin(user) + "/"), page.url
     page.goto(hub.user_url(user, app_path), timeout=240_000)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=240_000)
     return ctx, page
@@ -248,14 +255,28 @@ class Client:
 
         self.ctx, self.http = ctx, requests.Session()
         self.http.trust_env = False
+        self.http.verify = False  # the TLS test's self-signed certificate
+        # the hub's XSRF tokens are bound to the browser (its address and User-Agent)
+        page = ctx.pages[0] if ctx.pages else None
+        self.user_agent = page.evaluate("navigator.userAgent") if page is not None else None
 
-    def cookie_header(self, url: str) -> str:
+    def cookies(self, url: str) -> dict:
+        """{name: value} of the cookies the browser sends to ``url`` (of two with one name, the
+        one of the longer path, which a browser sends first)."""
         if url.startswith("ws"):
             url = "http" + url[2:]
-        return "; ".join(f"{c['name']}={c['value']}" for c in self.ctx.cookies([url]))
+        out = {}
+        for c in sorted(self.ctx.cookies([url]), key=lambda c: -len(c["path"])):
+            out.setdefault(c["name"], c["value"])
+        return out
+
+    def cookie_header(self, url: str) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies(url).items())
 
     def request(self, method: str, url: str, headers=None, **kwargs):
         headers = {"Cookie": self.cookie_header(url), **(headers or {})}
+        if self.user_agent:
+            headers.setdefault("User-Agent", self.user_agent)
         kwargs.setdefault("timeout", 60)
         return self.http.request(method, url, headers=headers, **kwargs)
 
@@ -269,7 +290,7 @@ class Client:
         return self.request("DELETE", url, **kwargs)
 
     def xsrf(self, url: str) -> str:
-        return next((c["value"] for c in self.ctx.cookies([url]) if c["name"] == "_xsrf"), "")
+        return self.cookies(url).get("_xsrf", "")
 
 
 def kernel_socket(hub: Hub, client: Client, user: str, kernel_id: str):
@@ -277,11 +298,15 @@ def kernel_socket(hub: Hub, client: Client, user: str, kernel_id: str):
     ``client`` and the headers a browser sends (legacy JSON protocol)."""
     import websocket
 
+    import ssl
+
     url = hub.user_url(user, f"api/kernels/{kernel_id}/channels").replace("http", "ws", 1)
     url += f"?session_id={uuid.uuid4()}"
     return websocket.create_connection(url, timeout=30, header=[
-        f"Cookie: {client.cookie_header(url)}", "Sec-Fetch-Mode: websocket",
-        "Sec-Fetch-Site: same-origin"], origin=f"http://{user}.localhost:{hub.port}")
+        f"Cookie: {client.cookie_header(url)}", f"User-Agent: {client.user_agent}",
+        "Sec-Fetch-Mode: websocket",
+        "Sec-Fetch-Site: same-origin"], origin=hub.origin(user),
+        sslopt={"cert_reqs": ssl.CERT_NONE})  # the TLS test's self-signed certificate
 
 
 def _execute(code: str) -> str:
@@ -319,6 +344,14 @@ def page_kernel_id(client: Client, hub: Hub, user: str, app: str = "demo.ipynb")
     m = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', r.text)
     assert m, "no kernelId in the rendered page"
     return m.group(1)
+
+
+def close_page_kernel(client: Client, hub: Hub, user: str, kernel_id: str) -> None:
+    """Shuts down the kernel of a page fetched over HTTP (it would count against the page cap
+    until culled)."""
+    r = client.delete(hub.user_url(user, f"api/kernels/{kernel_id}"),
+                      headers={"X-XSRFToken": client.xsrf(hub.user_url(user))})
+    assert r.status_code in (204, 404), (r.status_code, r.text[-600:])
 
 
 def assert_nothing_of_bobs(hub: Hub, client: Client, bob: str) -> None:
@@ -411,8 +444,7 @@ def test_apps_each_student_in_her_own_account_and_cgroup(apps_hub, apps_students
 def test_apps_student_gets_the_apps_and_nothing_more(apps_hub, apps_students):
     ctx = apps_students["alice"][0]
     client = Client(ctx)
-    assert client.get(apps_hub.user_url("alice", "voila/render/demo.ipynb"),
-                      timeout=240).status_code == 200
+    close_page_kernel(client, apps_hub, "alice", page_kernel_id(client, apps_hub, "alice"))
     for path in NOT_SERVED:
         r = client.get(apps_hub.user_url("alice", path), allow_redirects=False)
         assert r.status_code in (403, 404), (path, r.status_code, r.headers.get("location"))
@@ -462,6 +494,8 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
             with pytest.raises(websocket.WebSocketBadStatusException) as err:
                 kernel_socket(apps_hub, client, "alice", kid)
             assert err.value.status_code in (403, 404)
+        close_page_kernel(client, apps_hub, "alice", kernel_id)
+        close_page_kernel(Client(apps_students["bob"][0]), apps_hub, "bob", bob_kernel)
         time.sleep(2)
         assert list(marker_dir.iterdir()) == [], "a message from alice's browser ran code"
     finally:
@@ -513,15 +547,27 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
     server = apps_hub.servers()["alice"]
 
     def kernels():
-        return [k for k in server.children(recursive=True)
-                if "ipykernel" in " ".join(k.cmdline())]
+        import psutil
+
+        out = []
+        for k in server.children(recursive=True):
+            try:
+                if k.status() != psutil.STATUS_ZOMBIE and "ipykernel" in " ".join(k.cmdline()):
+                    out.append(k)
+            except psutil.Error:
+                pass
+        return out
 
     statuses = []
+    url = apps_hub.user_url("alice", "voila/render/demo.ipynb")
+    headers = {"Cookie": client.cookie_header(url),  # Playwright's API stays on this thread
+               "User-Agent": client.user_agent}
 
     def one():
+        import requests
+
         try:
-            statuses.append(client.get(apps_hub.user_url("alice", "voila/render/demo.ipynb"),
-                                       timeout=240).status_code)
+            statuses.append(requests.get(url, headers=headers, timeout=240).status_code)
         except Exception as err:  # noqa: BLE001
             statuses.append(repr(err))
 

@@ -1,0 +1,215 @@
+"""The hub's configuration from its environment knobs (``dpexplore.hub.settings``), the roster and
+the command line ``dpexplore hub-users``, without starting a hub (tests/browser/test_hub.py does).
+
+What a host relies on: the dummy authenticator only behind the test switch and never beyond
+loopback; a mistyped knob is an error, not a silent default; every knob is in docs/hosting.md;
+the state folder is never the checkout, and the checkout ignores a hub's secrets anyway; each
+student's server on an origin of its own with SameSite cookies; the LTI 1.3 and OAuth fragments
+set what their documentation says; the roster stores no plain password.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("jupyterhub")
+
+from traitlets.config import Config  # noqa: E402
+
+from dpexplore.hub import roster as R  # noqa: E402
+from dpexplore.hub.settings import KNOBS, configure, default_max_users, knobs_markdown  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+DEPLOY = REPO / "deploy"
+
+
+def _configure(tmp_path, **env) -> Config:
+    c = Config()
+    base = {"DPEXPLORE_HUB_DIR": str(tmp_path / "state"), "PATH": os.defpath,
+            "DPEXPLORE_HUB_PYTHON": sys.executable}
+    configure(c, {**base, **env}, DEPLOY)
+    return c
+
+
+def test_defaults_are_a_real_class(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_USERS="ana,Ben")
+    assert c.JupyterHub.authenticator_class == "dpexplore.hub.RosterAuthenticator"
+    assert c.Authenticator.allow_all is False
+    assert c.JupyterHub.subdomain_host == "http://localhost:8000"
+    assert c.JupyterHub.ip == "127.0.0.1" and c.JupyterHub.hub_ip == "127.0.0.1"
+    assert c.JupyterHub.tornado_settings["cookie_options"] == {"samesite": "Lax"}
+    assert c.JupyterHub.spawner_class == "dpexplore.hub.StudentSpawner"
+    assert c.StudentSpawner.mode == "apps" and c.StudentSpawner.tasks_limit == 256
+    assert c.Spawner.mem_limit == 2**30
+    assert c.JupyterHub.active_server_limit == default_max_users() >= 1
+    assert c.Spawner.args == ["--DPExploreAppsOnly.max_kernels=5"]
+    state = tmp_path / "state"
+    assert oct(state.stat().st_mode & 0o777) == "0o700"
+    assert R.Roster(state / "roster").names() == ["ana", "ben"]
+    text = (state / "roster").read_text()
+    passwords = dict(line.split() for line in (state / "new-passwords.txt").read_text().splitlines())
+    assert sorted(passwords) == ["ana", "ben"]
+    for name, pw in passwords.items():
+        assert pw not in text  # only hashes are stored
+        assert R.verify_password(pw, R.Roster(state / "roster").get(name))
+
+
+def test_https_cookies_are_secure(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_URL="https://hub.example.org")
+    assert c.JupyterHub.subdomain_host == "https://hub.example.org"
+    assert c.JupyterHub.tornado_settings["cookie_options"] == {"samesite": "Lax", "secure": True}
+    assert '"secure": true' in c.Spawner.environment["JUPYTERHUB_COOKIE_OPTIONS"]
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"DPEXPLORE_HUB_AUTH": "dummy"}, "DPEXPLORE_HUB_TESTING=1"),
+    ({"DPEXPLORE_HUB_AUTH": "dummy", "DPEXPLORE_HUB_TESTING": "1", "DPEXPLORE_HUB_IP": "0.0.0.0"},
+     "beyond loopback"),
+    ({"DPEXPLORE_HUB_AUTH": "dummy", "DPEXPLORE_HUB_TESTING": "1", "DPEXPLORE_HUB_IP": "10.0.0.5"},
+     "beyond loopback"),
+    ({"DPEXPLORE_HUB_AUTH": "pam"}, "DPEXPLORE_HUB_AUTH must be"),
+    ({"DPEXPLORE_HUB_MODE": "root"}, "DPEXPLORE_HUB_MODE must be"),
+    ({"DPEXPLORE_HUB_MEM_LIMT": "8G"}, "unknown hub settings ['DPEXPLORE_HUB_MEM_LIMT']"),
+    ({"DPEXPLORE_HUB_APPS_USER": "x"}, "unknown hub settings"),
+    ({"DPEXPLORE_HUB_PORT": "eighty"}, "DPEXPLORE_HUB_PORT must be a whole number"),
+    ({"DPEXPLORE_HUB_URL": "hub.example.org"}, "DPEXPLORE_HUB_URL must be like"),
+    ({"DPEXPLORE_HUB_MEM_LIMIT": "lots"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
+    ({"DPEXPLORE_HUB_MEM_LIMIT": "-1G"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
+    ({"DPEXPLORE_HUB_USERS": "ana,\u0430na"}, "name must be ASCII"),
+    ({"DPEXPLORE_HUB_AUTH": "oauth", "DPEXPLORE_HUB_OAUTH_CLIENT_ID": "a",
+      "DPEXPLORE_HUB_OAUTH_CLIENT_SECRET": "b", "DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL": "c",
+      "DPEXPLORE_HUB_OAUTH_TOKEN_URL": "d", "DPEXPLORE_HUB_OAUTH_USERDATA_URL": "e"},
+     "needs a roster"),
+])
+def test_unsafe_or_mistyped_settings_are_refused(tmp_path, env, message):
+    with pytest.raises(ValueError) as err:
+        _configure(tmp_path, **env)
+    assert message in str(err.value)
+
+
+def test_dummy_only_for_tests_on_loopback(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="dummy", DPEXPLORE_HUB_TESTING="1",
+                   DPEXPLORE_HUB_USERS="ana")
+    assert c.JupyterHub.authenticator_class == "dummy"
+    assert c.Authenticator.allowed_users == {"ana"} and c.Authenticator.allow_all is False
+
+
+def test_lti13_fragment(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="lti13", DPEXPLORE_HUB_USERS="ana",
+                   DPEXPLORE_HUB_LTI13_CLIENT_ID="125900000000000001",
+                   DPEXPLORE_HUB_LTI13_ISSUER="https://canvas.instructure.com",
+                   DPEXPLORE_HUB_LTI13_AUTHORIZE_URL="https://lms.example.edu/api/lti/authorize",
+                   DPEXPLORE_HUB_LTI13_JWKS_URL="https://lms.example.edu/api/lti/jwks")
+    assert c.JupyterHub.authenticator_class == "ltiauthenticator.lti13.auth.LTI13Authenticator"
+    assert c.LTI13Authenticator.client_id == {"125900000000000001"}
+    assert c.LTI13Authenticator.issuer == "https://canvas.instructure.com"
+    assert c.LTI13Authenticator.jwks_endpoint == "https://lms.example.edu/api/lti/jwks"
+    assert c.Authenticator.allowed_users == {"ana"}
+
+
+def test_oauth_fragment(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="oauth", DPEXPLORE_HUB_USERS="ana",
+                   DPEXPLORE_HUB_URL="https://hub.example.org",
+                   DPEXPLORE_HUB_OAUTH_CLIENT_ID="dpexplore",
+                   DPEXPLORE_HUB_OAUTH_CLIENT_SECRET="s3cret",
+                   DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL="https://id.example.edu/auth",
+                   DPEXPLORE_HUB_OAUTH_TOKEN_URL="https://id.example.edu/token",
+                   DPEXPLORE_HUB_OAUTH_USERDATA_URL="https://id.example.edu/userinfo")
+    assert c.JupyterHub.authenticator_class == "generic-oauth"
+    assert c.GenericOAuthenticator.oauth_callback_url == "https://hub.example.org/hub/oauth_callback"
+    assert c.GenericOAuthenticator.allowed_users == {"ana"}
+    assert c.GenericOAuthenticator.username_claim == "preferred_username"
+
+
+def test_lab_mode(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_MODE="lab", DPEXPLORE_HUB_MEM_LIMIT="2G",
+                   DPEXPLORE_HUB_TASKS_LIMIT="512", DPEXPLORE_HUB_MAX_USERS="40")
+    assert c.StudentSpawner.mode == "lab" and c.Spawner.default_url == "/lab"
+    assert c.Spawner.mem_limit == 2 * 2**30 and c.StudentSpawner.tasks_limit == 512
+    assert c.JupyterHub.active_server_limit == 40
+    assert c.Spawner.environment["JUPYTER_CONFIG_PATH"].endswith("singleuser-lab")
+
+
+def test_every_knob_is_documented_and_read():
+    hosting = (REPO / "docs" / "hosting.md").read_text()
+    assert knobs_markdown() in hosting, "docs/hosting.md's table differs from settings.KNOBS"
+    source = (REPO / "dpexplore" / "hub" / "settings.py").read_text()
+    fragments = "".join(p.read_text() for p in (DEPLOY / "auth").glob("*.py"))
+    for knob in KNOBS:  # declared once, read at least once
+        assert source.count(knob.name) >= 2 or f'"{knob.name}"' in fragments, knob.name
+
+
+def test_state_never_in_the_checkout(monkeypatch):
+    from dpexplore.hub.state import default_state_dir
+
+    if os.geteuid() == 0:
+        assert default_state_dir() == pathlib.Path("/var/lib/dpexplore-hub")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setenv("XDG_STATE_HOME", "/home/x/.local/state")
+    assert default_state_dir() == pathlib.Path("/home/x/.local/state/dpexplore-hub")
+    # a hub started in the checkout by mistake: git ignores its secrets
+    names = ["jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub.sqlite-journal",
+             "jupyterhub-proxy.pid", "roster", "new-passwords.txt"]
+    r = subprocess.run(["git", "check-ignore", *names], cwd=REPO, capture_output=True, text=True)
+    if r.returncode == 128:
+        pytest.skip("not a git checkout")
+    assert sorted(r.stdout.split()) == sorted(names)
+
+
+@pytest.mark.parametrize("name", ["admin", "root", "a" * 29, "x" * 5000, "\u0430lice", "al ice",
+                                  "alice\u200b", "-alice", "alice-", "1alice", "", "al_ice",
+                                  "ali.ce", "ALICE\u0301"])
+def test_names_refused(name):
+    with pytest.raises(ValueError):
+        R.check_name(name)
+
+
+@pytest.mark.parametrize("name, norm", [("Alice", "alice"), (" bob ", "bob"),
+                                        ("\uff41lice", "alice"),  # full-width a: NFKC
+                                        ("a" * 28, "a" * 28), ("x-1", "x-1")])
+def test_names_normalized(name, norm):
+    assert R.check_name(name) == norm
+
+
+def test_passwords_hashed_and_checked():
+    h = R.hash_password("correct horse")
+    assert h.startswith("scrypt$") and "correct" not in h
+    assert R.verify_password("correct horse", h)
+    for wrong in ("correct horse ", "Correct horse", "", "x" * 1000):
+        assert not R.verify_password(wrong, h)
+    for broken in ("", "plain", "scrypt$1$1$1$$", "md5$x$y$z$a$b", h.replace("$32768$", "$99999999$")):
+        assert not R.verify_password("correct horse", broken)
+    assert R.hash_password("pw") != R.hash_password("pw")  # salted
+    with pytest.raises(ValueError):
+        R.hash_password("")
+
+
+def test_hub_users_command(tmp_path):
+    roster = tmp_path / "roster"
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dpexplore.cli", "hub-users", "--roster",
+                               str(roster), *args], capture_output=True, text=True)
+
+    r = run("add", "ana", "Ben")
+    assert r.returncode == 0, r.stderr
+    first = dict(line.split() for line in r.stdout.splitlines())
+    assert sorted(first) == ["ana", "ben"] and all(len(p) == 12 for p in first.values())
+    assert oct(roster.stat().st_mode & 0o777) == "0o600"
+    assert run("add", "ana").stdout == ""  # already there: no new password
+    r = run("reset", "ana")
+    new = r.stdout.split()[1]
+    assert new != first["ana"]
+    entry = R.Roster(roster).get("ana")
+    assert R.verify_password(new, entry) and not R.verify_password(first["ana"], entry)
+    assert run("reset", "zoe").returncode == 2
+    r = run("add", "root")
+    assert r.returncode == 2 and "reserved" in r.stderr
+    assert "ana\t" in run("list").stdout
+    r = run("remove", "ben")
+    assert r.returncode == 0 and "ben: off the roster" in r.stdout
+    assert R.Roster(roster).names() == ["ana"]
