@@ -101,5 +101,5 @@ class RosterAuthenticator(Authenticator):
         return name
 
     async def refresh_user(self, user, handler=None):
-        """A student taken off the roster (or given a new password) must log in again."""
+        """A student taken off the roster is logged out (checked every ``auth_refresh_age``)."""
         return self.roster.get(user.name) is not None

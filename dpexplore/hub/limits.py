@@ -175,11 +175,20 @@ class CgroupLimits:
             if time.monotonic() > deadline:
                 break
             time.sleep(0.05)
-        for d in self.dirs:
-            try:
-                d.rmdir()
-            except OSError:
-                pass
+        # a process just killed may hold its group for a moment (EBUSY): try until the deadline
+        left = list(self.dirs)
+        while left:
+            for d in list(left):
+                try:
+                    d.rmdir()
+                    left.remove(d)
+                except FileNotFoundError:
+                    left.remove(d)
+                except OSError:
+                    pass
+            if not left or time.monotonic() > deadline + wait:
+                break
+            time.sleep(0.1)
 
 
 def set_rlimits(*, tasks: int | None = None, memory: int | None = None) -> None:
