@@ -245,6 +245,15 @@ class PageCloseShutdownHandler(VoilaShutdownKernelHandler):
     """
 
     def check_xsrf_cookie(self):
+        # Called twice: by the authentication, before the user is known (JupyterHub's cookie
+        # check asks it), then by jupyter_server's ``prepare`` once it is. ``check_origin`` asks
+        # the identity provider whether the request was token-authenticated, which reads
+        # ``self.current_user``: before the user is known that ran the deprecated
+        # ``get_current_user()``, which raises, and under the hub every page close answered 500
+        # (kernels of left pages stayed, a student's page cap filled up). The check waits for the
+        # second call, as jupyter_server's own ``check_xsrf_cookie`` does.
+        if not hasattr(self, "_jupyter_current_user"):
+            return
         origin = self.request.headers.get("Origin")
         if origin is not None and not self.check_origin(origin):
             raise web.HTTPError(403, "cross-origin kernel shutdown")
