@@ -22,6 +22,8 @@ True
 """
 from __future__ import annotations
 
+import contextvars
+import inspect
 import json
 import logging
 import re
@@ -34,7 +36,7 @@ from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "default_max_pages",
+           "hardened_class", "WIDGET_MESSAGES", "PageStarts", "page_starts", "default_max_kernels", "default_max_pages",
            "open_pages", "PAGES_PER_CPU", "leaks", "read_v1_header",
            "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
            "LOG_CHARS"]
@@ -330,6 +332,86 @@ def open_pages(km) -> int:
     return len(set(km.list_kernel_ids()).difference(pooled))
 
 
+#: the page start that the running coroutine (a page's GET) reserved, if any
+_RESERVATION: contextvars.ContextVar = contextvars.ContextVar("dpexplore_page_start", default=None)
+
+
+class PageStarts:
+    """The page starts under way: a cap counted atomically.
+
+    A page's GET starts (or takes from the pool) its kernel several awaits after it arrives, and
+    the kernel is listed by the kernel manager only once it has started. Counting the kernels
+    when a GET arrives let every GET of a burst pass: ten pages requested at the same moment got
+    ten kernels where the cap was 5. Here a GET that passes the caps reserves a place at once,
+    before any await (:meth:`reserve`), and every later GET counts the places reserved as well as
+    the kernels listed. A place is given back when the page's kernel is listed (the kernel
+    manager's ``start_kernel`` or the pool's ``get_rendered_notebook`` returned it: from then on
+    the kernel itself is counted, until it is shut down) or when the GET ends without one (the
+    kernel start failed, the client went away). Installed on the kernel manager on first use
+    (:func:`page_starts`), for both entry points.
+
+    >>> class KM:
+    ...     def list_kernel_ids(self): return ["a"]
+    >>> starts = PageStarts()
+    >>> starts.refusal(KM(), max_kernels=2, max_pages=0) is None
+    True
+    >>> token = starts.reserve()
+    >>> starts.refusal(KM(), max_kernels=2, max_pages=0)
+    (2, 'kernels running')
+    >>> starts.release(token); starts.refusal(KM(), max_kernels=2, max_pages=0) is None
+    True
+    """
+
+    def __init__(self):
+        self.pending: set = set()
+
+    def refusal(self, km, max_kernels: int, max_pages: int) -> tuple[int, str] | None:
+        """``(cap, what)`` when one more page would pass a cap (0: none), else ``None``."""
+        n = len(self.pending)
+        if max_kernels and len(km.list_kernel_ids()) + n >= max_kernels:
+            return max_kernels, "kernels running"
+        if max_pages and open_pages(km) + n >= max_pages:
+            return max_pages, "pages open"
+        return None
+
+    def reserve(self) -> object:
+        """A place for the page being started (no await between :meth:`refusal` and this)."""
+        token = object()
+        self.pending.add(token)
+        return token
+
+    def release(self, token) -> None:
+        self.pending.discard(token)
+
+
+def page_starts(km) -> PageStarts:
+    """The :class:`PageStarts` of kernel manager ``km``, installed on first call: its
+    ``start_kernel`` and (with a pool) ``get_rendered_notebook`` give the calling page's
+    reservation back when they return its kernel."""
+    starts = getattr(km, "dpexplore_page_starts", None)
+    if starts is not None:
+        return starts
+    starts = km.dpexplore_page_starts = PageStarts()
+
+    def releasing(method):
+        async def wrapper(*args, **kwargs):
+            out = method(*args, **kwargs)
+            if inspect.isawaitable(out):
+                out = await out
+            token = _RESERVATION.get()
+            if token is not None:   # the kernel is listed now: it counts for itself
+                starts.release(token)
+            return out
+
+        return wrapper
+
+    for name in ("start_kernel", "get_rendered_notebook"):
+        method = getattr(km, name, None)
+        if method is not None:
+            setattr(km, name, releasing(method))
+    return starts
+
+
 class CappedVoilaHandler(TornadoVoilaHandler):
     """Voilà's page handler with two caps, each 0 for none: on concurrent kernels
     (``dpexplore_max_kernels`` in the application settings: each page GET starts, or takes from
@@ -337,7 +419,8 @@ class CappedVoilaHandler(TornadoVoilaHandler):
     the machine's memory) and on open pages (``dpexplore_max_pages``: kernels that pages hold,
     the pool's ready kernels not counted; each open page's slider moves cost CPU, and past what the
     cores answer every page is slowed). Past either cap a page answers 503 in plain words; pages
-    already open keep their kernels."""
+    already open keep their kernels. The pages being started count too (:class:`PageStarts`): a
+    burst of requests cannot pass a cap."""
 
     def _full(self, cap: int, what: str) -> None:
         self.set_status(503)
@@ -347,20 +430,25 @@ class CappedVoilaHandler(TornadoVoilaHandler):
         _log_limited(f"dpexplore: {cap} {what} (the cap): a page was refused with 503")
 
     async def get(self, path=None):
-        cap = self.settings.get("dpexplore_max_kernels") or 0
-        if cap and len(self.kernel_manager.list_kernel_ids()) >= cap:
-            self._full(cap, "kernels running")
+        starts = page_starts(self.kernel_manager)
+        refusal = starts.refusal(self.kernel_manager,
+                                 self.settings.get("dpexplore_max_kernels") or 0,
+                                 self.settings.get("dpexplore_max_pages") or 0)
+        if refusal is not None:
+            self._full(*refusal)
             return
-        pages = self.settings.get("dpexplore_max_pages") or 0
-        if pages and open_pages(self.kernel_manager) >= pages:
-            self._full(pages, "pages open")
-            return
-        # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
-        # accepts a same-origin call without it too)
-        self.xsrf_token  # noqa: B018 - reading it sets the cookie
-        page = super().get(path)  # None when tornado's @authenticated redirected to a login (hub)
-        if page is not None:
-            await page
+        token = starts.reserve()   # before any await: the next GET counts this page
+        context = _RESERVATION.set(token)
+        try:
+            # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
+            # accepts a same-origin call without it too)
+            self.xsrf_token  # noqa: B018 - reading it sets the cookie
+            page = super().get(path)  # None when tornado's @authenticated redirected to a login
+            if page is not None:
+                await page
+        finally:
+            starts.release(token)
+            _RESERVATION.reset(context)
 
 
 #: handler class -> its bounded version (the kernel websocket of a standalone Voilà and of a
