@@ -29,6 +29,7 @@ import logging
 import re
 import time
 
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
 from tornado import web
 from voila.shutdown_kernel_handler import VoilaShutdownKernelHandler
@@ -39,7 +40,7 @@ __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoil
            "hardened_class", "WIDGET_MESSAGES", "PageStarts", "page_starts", "default_max_kernels", "default_max_pages",
            "open_pages", "PAGES_PER_CPU", "leaks", "read_v1_header",
            "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
-           "LOG_CHARS"]
+           "LOG_CHARS", "PlainErrorConnection", "MAX_MESSAGE_BYTES"]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
 V1_SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
@@ -202,11 +203,78 @@ def _legacy_header(message: str) -> dict | None:
     return header if isinstance(header, dict) else None
 
 
+def _log_kernel_output(kernel_id, kind: str, content) -> None:
+    """Log a kernel's ``stream``/``error`` output that was kept off its page: at most 5 messages
+    a minute per kernel and 30 in all, each cut at :data:`LOG_CHARS` characters, with the count
+    of those left out. ``content`` may be a function that returns it (read only if logged)."""
+    skipped = _allow(f"kernel-output:{kernel_id}", 60.0, 5)
+    if skipped is not None and _allow("kernel-output", 60.0, 30) is not None:
+        log.warning("dpexplore: kernel %s %s output kept off the page%s:\n%s", kernel_id, kind,
+                    f" ({skipped} more from it not logged)" if skipped else "",
+                    kernel_text(content() if callable(content) else content))
+
+
+#: the ``ename`` of a kernel error whose traceback :class:`PlainErrorConnection` replaced (and logged)
+PLAIN_ENAME = "ExecutionError"
+
+
+class PlainErrorConnection(ZMQChannelsWebsocketConnection):
+    """jupyter_server's kernel websocket connection, whose "no tracebacks" mode works.
+
+    With the kernel manager's ``allow_tracebacks`` off (the apps-only server, ``dpexplore
+    serve``), jupyter_server 2 replaces an ``error`` message's traceback by reading
+    ``traceback_replacement_message`` from the kernel's own manager (``ServerKernelManager``),
+    which has no such attribute: the ``AttributeError`` was raised in the kernel's IOPub callback
+    of every page connected to the kernel. That page's output channel stopped: any error in an
+    app (a widget value the app refuses, a 5 MB string sent as a slider's value) left the page
+    dead, its slider moves unanswered. Here the message is read from the kernel manager that has
+    it (the multi-kernel manager, configurable there), and the error's real traceback goes to the
+    server log (rate-limited, as :class:`SafeKernelWebsocketHandler` logs kernel output).
+    """
+
+    def _on_error(self, channel, msg, msg_list):
+        mkm = self.multi_kernel_manager
+        if getattr(mkm, "allow_tracebacks", True) or channel != "iopub":
+            return
+        header = self.get_part("header", msg["header"], msg_list)
+        msg["header"] = header
+        if not isinstance(header, dict) or header.get("msg_type") != "error":
+            return
+        content = self.get_part("content", msg["content"], msg_list)
+        _log_kernel_output(self.kernel_id, "error", content)
+        content = {**(content if isinstance(content, dict) else {}), "ename": PLAIN_ENAME,
+                   "evalue": "Execution error",
+                   "traceback": [getattr(mkm, "traceback_replacement_message",
+                                         "An error occurred; it is in the server's log.")]}
+        msg["content"] = content
+        if self.subprotocol == V1_SUBPROTOCOL:
+            msg_list[3] = self.session.pack(content)
+
+
+#: the largest message a page may send over its kernel websocket (bytes). A dashboard sends widget
+#: updates of a few hundred bytes; tornado's default (10 MiB) let one client make its kernel parse
+#: and answer megabytes per message. A larger message closes that client's websocket (code 1009,
+#: "message too big"); the page says so (``templates/dpexplore/index.html.j2``).
+MAX_MESSAGE_BYTES = 1 << 20
+
+
 class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
     """Voilà's kernel websocket handler, with the outgoing header read safely (module docstring),
     and no kernel traceback sent to the page: its text goes to the server log instead (at most 5
     messages a minute per kernel and 30 in all, each cut at :data:`LOG_CHARS` characters, with the
-    count of those left out)."""
+    count of those left out). Messages from the page are bounded (:data:`MAX_MESSAGE_BYTES`,
+    ``dpexplore_max_message_bytes`` in the application settings), and the kernel connection is a
+    :class:`PlainErrorConnection` (unless the server uses another kind than jupyter_server's
+    default, a gateway say)."""
+
+    @property
+    def max_message_size(self) -> int:
+        return int(self.settings.get("dpexplore_max_message_bytes") or MAX_MESSAGE_BYTES)
+
+    @property
+    def kernel_websocket_connection_class(self):
+        cls = self.settings.get("kernel_websocket_connection_class")
+        return PlainErrorConnection if cls in (None, ZMQChannelsWebsocketConnection) else cls
 
     def write_message(self, message, binary: bool = False):
         if isinstance(message, bytes):
@@ -222,15 +290,14 @@ class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
         if kind == "execute_input":
             return None  # as Voilà: the page never sees the code its kernel runs
         if kind in ("stream", "error") and leaks(message):
-            # kept off the page; the operator reads it in the server log: at most 5 messages a
-            # minute per kernel and 30 in all, each cut at LOG_CHARS characters
-            kernel_id = getattr(self, "kernel_id", "?")
-            skipped = _allow(f"kernel-output:{kernel_id}", 60.0, 5)
-            if skipped is not None and _allow("kernel-output", 60.0, 30) is not None:
-                v1 = isinstance(message, bytes) and header is not None
-                log.warning("dpexplore: kernel %s %s output kept off the page%s:\n%s", kernel_id,
-                            kind, f" ({skipped} more from it not logged)" if skipped else "",
-                            kernel_text(_content(message, v1)))
+            # kept off the page; the operator reads it in the server log
+            v1 = isinstance(message, bytes) and header is not None
+            if kind == "error":
+                content = _content(message, v1)
+                if isinstance(content, dict) and content.get("ename") == PLAIN_ENAME:
+                    return None   # its traceback was logged by PlainErrorConnection
+            _log_kernel_output(getattr(self, "kernel_id", "?"), kind,
+                               lambda: _content(message, v1))
             return None
         # skip VoilaKernelWebsocketHandler.write_message (the unsafe parse), not the base class
         return super(VoilaKernelWebsocketHandler, self).write_message(message, binary)
@@ -421,6 +488,14 @@ class CappedVoilaHandler(TornadoVoilaHandler):
     cores answer every page is slowed). Past either cap a page answers 503 in plain words; pages
     already open keep their kernels. The pages being started count too (:class:`PageStarts`): a
     burst of requests cannot pass a cap."""
+
+    def initialize(self, **kwargs):
+        super().initialize(**kwargs)
+        # dpexplore's page template (templates/dpexplore) first, on a server that asks for it
+        # (the apps-only server: dpexplore serve puts it in its app's template paths)
+        extra = self.settings.get("dpexplore_template_dir")
+        if extra and extra not in self.template_paths:
+            self.template_paths = [extra, *self.template_paths]
 
     def _full(self, cap: int, what: str) -> None:
         self.set_status(503)
