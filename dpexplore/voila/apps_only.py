@@ -39,10 +39,12 @@ from jupyter_server.services.kernels.handlers import KernelHandler
 from voila.static_file_handler import MultiStaticFileHandler, TemplateStaticFileHandler
 from jupyterlab_server.themes_handler import ThemesHandler
 
-from . import GALLERY, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join, template_asset_guard
+from . import (GALLERY, TEMPLATE_DIR, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join,
+               load_config, template_asset_guard)
 from .pool import guard_page_start
-from .hardening import (WIDGET_MESSAGES, CappedVoilaHandler, PageCloseShutdownHandler,
-                        SafeKernelWebsocketHandler, _log_limited, hardened_class)
+from .hardening import (MAX_MESSAGE_BYTES, WIDGET_MESSAGES, CappedVoilaHandler,
+                        PageCloseShutdownHandler, SafeKernelWebsocketHandler, _log_limited,
+                        hardened_class)
 
 __all__ = ["ALLOWED", "restrict_routes", "DEFAULT_MAX_KERNELS"]
 
@@ -108,6 +110,20 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.config.VoilaConfiguration.show_tracebacks = False
     serverapp.config.VoilaConfiguration.strip_sources = True
     serverapp.config.VoilaConfiguration.progressive_rendering = False
+    # dpexplore's page template, as in dpexplore serve: plotly.js requested early, the page's
+    # notices (its kernel stopped, a message refused as too large, an output lost)
+    from ..ui.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+
+    web_app.settings["dpexplore_template_dir"] = str(TEMPLATE_DIR)
+    resources = serverapp.config.VoilaConfiguration.get("resources")
+    resources = dict(resources) if isinstance(resources, dict) else {}
+    resources.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
+    resources.setdefault("dpexplore_max_message_bytes", MAX_MESSAGE_BYTES)
+    serverapp.config.VoilaConfiguration.resources = resources
+    filters = serverapp.config.VoilaExporter.get("filters")
+    filters = dict(filters) if isinstance(filters, dict) else {}
+    filters.update(load_config()["VoilaExporter"]["filters"])   # the template's filters
+    serverapp.config.VoilaExporter.filters = filters
     km = serverapp.kernel_manager
     guard_page_start()   # a kernel that dies at start ends its page with a message
     km.allowed_message_types = list(WIDGET_MESSAGES)
