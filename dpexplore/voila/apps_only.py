@@ -14,11 +14,17 @@ configuration of ``deploy/jupyterhub_config.py``), it gives the server the harde
   ``api/kernels`` (listing and starting kernels), ``api/sessions``, ``api/terminals``,
   ``api/kernelspecs``, ``files/``, ``nbconvert/``, ``voila/files/``, ``voila/tree``;
 * the allowed classes are swapped for their bounded versions (:func:`~.hardening.hardened_class`):
-  the kernel websocket that reads frames safely and sends no traceback, the page with a cap on
-  concurrent kernels, the page-close call that works;
+  the kernel websocket that reads frames safely, accepts messages of at most 1 MiB and sends no
+  traceback (an app's error reaches the page as no message, its traceback goes to the server
+  log: :class:`~.hardening.PlainErrorConnection`), the page with a cap on concurrent kernels
+  counted atomically (:class:`~.hardening.PageStarts`), the page-close call that works behind
+  the hub's login;
 * the kernel manager accepts from a websocket only the widget messages
   (:data:`~.hardening.WIDGET_MESSAGES`: no ``execute_request``, ``complete_request``, ...) and
   sends no tracebacks; Voilà's pages show none (``show_tracebacks`` off, sources stripped);
+* pages are rendered with dpexplore's template (``templates/dpexplore``, as ``dpexplore serve``):
+  plotly.js requested early, and the page says so when its kernel stopped (killed for its
+  memory, say) or when a change is too large to send;
 * ``<base_url>`` and ``voila/tree`` redirect to the gallery.
 
 What runs the server (an unprivileged account, never root) is the spawner's business:
