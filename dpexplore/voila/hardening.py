@@ -37,7 +37,8 @@ from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "hardened_class", "WIDGET_MESSAGES", "PageStarts", "page_starts", "default_max_kernels", "default_max_pages",
+           "hardened_class", "WIDGET_MESSAGES", "PageStarts", "page_starts",
+           "default_max_kernels", "default_max_pages",
            "open_pages", "PAGES_PER_CPU", "leaks", "read_v1_header",
            "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
            "LOG_CHARS", "PlainErrorConnection", "MAX_MESSAGE_BYTES"]
@@ -214,7 +215,8 @@ def _log_kernel_output(kernel_id, kind: str, content) -> None:
                     kernel_text(content() if callable(content) else content))
 
 
-#: the ``ename`` of a kernel error whose traceback :class:`PlainErrorConnection` replaced (and logged)
+#: the ``ename`` of a kernel error whose traceback :class:`PlainErrorConnection` replaced (and
+#: logged)
 PLAIN_ENAME = "ExecutionError"
 
 

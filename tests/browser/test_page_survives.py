@@ -34,7 +34,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 #: the apps opened one after another in one tab (each draws plots)
 SIX_APPS = ["demo.ipynb", "group_privacy.ipynb", "rdp_explorer.ipynb",
             "composition_explorer.ipynb", "profile_vs_gdp.ipynb", "mean_estimation.ipynb"]
-KERNEL_ID_JS = "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId"
+KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+                ".kernelId")
 ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"
 
 
@@ -46,7 +47,8 @@ class AppsOnlyServer(Server):
         self.port = port
         self.base = f"http://127.0.0.1:{port}/"
         self.log_path = log_path
-        cfg = json.loads((REPO / "deploy" / "singleuser" / "jupyter_server_config.json").read_text())
+        deployed = REPO / "deploy" / "singleuser" / "jupyter_server_config.json"
+        cfg = json.loads(deployed.read_text())
         cfg.setdefault("DPExploreAppsOnly", {})["max_kernels"] = max_kernels
         (workdir / "config").mkdir(exist_ok=True)
         cfg_path = workdir / "jupyter_server_config.json"
@@ -91,8 +93,8 @@ def server(request, tmp_path_factory):
 
 @pytest.fixture
 def page(page):
-    """conftest's ``page``, navigated away at the end: its Voilà page closes as a person's would (the
-    page-close call goes on ``beforeunload``, which closing the browser context skips)."""
+    """conftest's ``page``, navigated away at the end: its Voilà page closes as a person's would
+    (the page-close call goes on ``beforeunload``, which closing the browser context skips)."""
     try:
         yield page
     finally:
@@ -111,7 +113,7 @@ def _wait(pred, timeout: float) -> bool:
     return pred()
 
 
-def _slider_comm_send(page, content_js: str) -> int:
+def _slider_comm_send(page, content: dict) -> int:
     """Send ``{"method": "update", ...content}`` over the page's own kernel connection, from each
     FloatSlider model of the page (as a widget's change would go); returns how many."""
     return page.evaluate("""async (content) => {
@@ -119,8 +121,10 @@ def _slider_comm_send(page, content_js: str) -> int:
         const models = await Promise.all(Object.values(wm._models));
         const sliders = models.filter(m => m.get('_model_name') === 'FloatLogSliderModel'
                                            || m.get('_model_name') === 'FloatSliderModel');
-        for (const m of sliders) m.comm.send(Object.assign({method: 'update', buffer_paths: []}, content));
-        return sliders.length; }""", json.loads(content_js))
+        for (const m of sliders) {
+          m.comm.send(Object.assign({method: 'update', buffer_paths: []}, content));
+        }
+        return sliders.length; }""", content)
 
 
 def _marker(app: Dashboard) -> float:
@@ -139,10 +143,11 @@ def test_an_app_error_leaves_the_page_answering(server, page):
     not stop the page: its slider moves are still answered, no traceback or error text is on the
     page, and the traceback is in the server log."""
     app = Dashboard(page, server.url("demo.ipynb"), server)
-    sent = _slider_comm_send(page, '{"state": {"value": "not a number"}}')
+    sent = _slider_comm_send(page, {"state": {"value": "not a number"}})
     assert sent >= 2
     # the kernel's errors reached the server (and were kept off the page)
-    assert _wait(lambda: "could not convert string to float" in server.log(), 20), server.log()[-3000:]
+    assert _wait(lambda: "could not convert string to float" in server.log(), 20), (
+        server.log()[-3000:])
     _follows(app)
     _follows(app)
     app.assert_no_traceback()
@@ -157,16 +162,25 @@ def test_a_5mb_widget_value_is_not_sent_and_the_page_says_so(server, page):
     its sliders keep answering."""
     app = Dashboard(page, server.url("demo.ipynb"), server)
     statuses = page.evaluate("""() => { const out = [];
-        window.jupyterapp._widgetManager.kernel.connectionStatusChanged.connect((_, s) => out.push(s));
+        const kernel = window.jupyterapp._widgetManager.kernel;
+        kernel.connectionStatusChanged.connect((_, s) => out.push(s));
         window.__dpexploreStatuses = out; return out.length; }""")
     assert statuses == 0
-    assert _slider_comm_send(page, json.dumps({"state": {"value": "x" * (5 * 2 ** 20)}})) >= 2
+    assert _slider_comm_send(page, {"state": {"value": "x" * (5 * 2 ** 20)}}) >= 2
     page.wait_for_selector("#dpexplore-message-refused", timeout=10_000)
     alerts = page.evaluate(ALERTS_JS)
     assert any("too large to send to the server" in a for a in alerts), alerts
     _follows(app)
     assert page.evaluate("() => window.__dpexploreStatuses") == []   # never disconnected
     app.assert_no_traceback()
+
+
+def _legacy_msg(msg_type: str, content: dict) -> str:
+    """A kernel message in the legacy (no subprotocol) JSON form, on the shell channel."""
+    return json.dumps({"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
+                                  "session": "s", "date": "", "version": "5.3"},
+                       "parent_header": {}, "metadata": {}, "content": content,
+                       "channel": "shell", "buffers": []})
 
 
 def test_a_client_sending_5mb_is_cut_off_and_the_page_answers(server, page):
@@ -181,20 +195,14 @@ def test_a_client_sending_5mb_is_cut_off_and_the_page_answers(server, page):
         f"ws://127.0.0.1:{server.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4()}",
         timeout=15, origin=server.base.rstrip("/"))
     try:
-        ws.send(json.dumps({"header": {"msg_id": uuid.uuid4().hex, "msg_type": "comm_info_request",
-                                       "username": "", "session": "s", "date": "", "version": "5.3"},
-                            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-                            "content": {"target_name": "jupyter.widget"}}))
+        ws.send(_legacy_msg("comm_info_request", {"target_name": "jupyter.widget"}))
         comms = None
         while comms is None:
             m = json.loads(ws.recv())
             if m.get("msg_type") == "comm_info_reply":
                 comms = list(m["content"]["comms"])
-        big = json.dumps({"header": {"msg_id": uuid.uuid4().hex, "msg_type": "comm_msg",
-                                     "username": "", "session": "s", "date": "", "version": "5.3"},
-                          "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-                          "content": {"comm_id": comms[0], "data": {
-                              "method": "update", "state": {"value": "x" * (5 * 2 ** 20)}}}})
+        big = _legacy_msg("comm_msg", {"comm_id": comms[0], "data": {
+            "method": "update", "state": {"value": "x" * (5 * 2 ** 20)}}})
         closed = False
         try:
             ws.send(big)
