@@ -234,11 +234,13 @@ def _make_app_class():
         def initialize(self, argv=None):
             super().initialize(argv)
             from ..ui.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+            from .hardening import MAX_MESSAGE_BYTES
 
             # resources for our template (read by voila.notebook_renderer from the config)
             res = self.config.VoilaConfiguration.get("resources")
             res = dict(res) if isinstance(res, dict) else {}
             res.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
+            res.setdefault("dpexplore_max_message_bytes", MAX_MESSAGE_BYTES)  # the page's bound
             self.config.VoilaConfiguration.resources = res
 
         #: cap on concurrent kernels (``dpexplore serve --max-kernels``; 0 = no cap)
@@ -271,6 +273,9 @@ def _make_app_class():
             ksm = self.kernel_spec_manager
             ksm.kernel_dirs = [str(private_kernelspec_dir()), *ksm.kernel_dirs]
             km = self.kernel_manager
+            # an app's error reaches no page (hardening.PlainErrorConnection logs its traceback),
+            # as on the apps-only server
+            km.allow_tracebacks = False
             _protect_handed_out_kernels(km)
             # refills wait their turn (pool.FillGate); no kernel without its output is handed out
             gate_pool_fills(km, FillGate(slots=self.fill_slots or None))

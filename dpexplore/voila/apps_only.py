@@ -14,11 +14,17 @@ configuration of ``deploy/jupyterhub_config.py``), it gives the server the harde
   ``api/kernels`` (listing and starting kernels), ``api/sessions``, ``api/terminals``,
   ``api/kernelspecs``, ``files/``, ``nbconvert/``, ``voila/files/``, ``voila/tree``;
 * the allowed classes are swapped for their bounded versions (:func:`~.hardening.hardened_class`):
-  the kernel websocket that reads frames safely and sends no traceback, the page with a cap on
-  concurrent kernels, the page-close call that works;
+  the kernel websocket that reads frames safely, accepts messages of at most 1 MiB and sends no
+  traceback (an app's error reaches the page as no message, its traceback goes to the server
+  log: :class:`~.hardening.PlainErrorConnection`), the page with a cap on concurrent kernels
+  counted atomically (:class:`~.hardening.PageStarts`), the page-close call that works behind
+  the hub's login;
 * the kernel manager accepts from a websocket only the widget messages
   (:data:`~.hardening.WIDGET_MESSAGES`: no ``execute_request``, ``complete_request``, ...) and
   sends no tracebacks; Voilà's pages show none (``show_tracebacks`` off, sources stripped);
+* pages are rendered with dpexplore's template (``templates/dpexplore``, as ``dpexplore serve``):
+  plotly.js requested early, and the page says so when its kernel stopped (killed for its
+  memory, say) or when a change is too large to send;
 * ``<base_url>`` and ``voila/tree`` redirect to the gallery.
 
 What runs the server (an unprivileged account, never root) is the spawner's business:
@@ -39,10 +45,12 @@ from jupyter_server.services.kernels.handlers import KernelHandler
 from voila.static_file_handler import MultiStaticFileHandler, TemplateStaticFileHandler
 from jupyterlab_server.themes_handler import ThemesHandler
 
-from . import GALLERY, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join, template_asset_guard
+from . import (GALLERY, TEMPLATE_DIR, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join,
+               load_config, template_asset_guard)
 from .pool import guard_page_start
-from .hardening import (WIDGET_MESSAGES, CappedVoilaHandler, PageCloseShutdownHandler,
-                        SafeKernelWebsocketHandler, _log_limited, hardened_class)
+from .hardening import (MAX_MESSAGE_BYTES, WIDGET_MESSAGES, CappedVoilaHandler,
+                        PageCloseShutdownHandler, SafeKernelWebsocketHandler, _log_limited,
+                        hardened_class)
 
 __all__ = ["ALLOWED", "restrict_routes", "DEFAULT_MAX_KERNELS"]
 
@@ -108,6 +116,20 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.config.VoilaConfiguration.show_tracebacks = False
     serverapp.config.VoilaConfiguration.strip_sources = True
     serverapp.config.VoilaConfiguration.progressive_rendering = False
+    # dpexplore's page template, as in dpexplore serve: plotly.js requested early, the page's
+    # notices (its kernel stopped, a message refused as too large, an output lost)
+    from ..ui.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+
+    web_app.settings["dpexplore_template_dir"] = str(TEMPLATE_DIR)
+    resources = serverapp.config.VoilaConfiguration.get("resources")
+    resources = dict(resources) if isinstance(resources, dict) else {}
+    resources.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
+    resources.setdefault("dpexplore_max_message_bytes", MAX_MESSAGE_BYTES)
+    serverapp.config.VoilaConfiguration.resources = resources
+    filters = serverapp.config.VoilaExporter.get("filters")
+    filters = dict(filters) if isinstance(filters, dict) else {}
+    filters.update(load_config()["VoilaExporter"]["filters"])   # the template's filters
+    serverapp.config.VoilaExporter.filters = filters
     km = serverapp.kernel_manager
     guard_page_start()   # a kernel that dies at start ends its page with a message
     km.allowed_message_types = list(WIDGET_MESSAGES)

@@ -22,11 +22,14 @@ True
 """
 from __future__ import annotations
 
+import contextvars
+import inspect
 import json
 import logging
 import re
 import time
 
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
 from tornado import web
 from voila.shutdown_kernel_handler import VoilaShutdownKernelHandler
@@ -34,10 +37,11 @@ from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
 __all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "hardened_class", "WIDGET_MESSAGES", "default_max_kernels", "default_max_pages",
+           "hardened_class", "WIDGET_MESSAGES", "PageStarts", "page_starts",
+           "default_max_kernels", "default_max_pages",
            "open_pages", "PAGES_PER_CPU", "leaks", "read_v1_header",
            "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
-           "LOG_CHARS"]
+           "LOG_CHARS", "PlainErrorConnection", "MAX_MESSAGE_BYTES"]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
 V1_SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
@@ -200,11 +204,79 @@ def _legacy_header(message: str) -> dict | None:
     return header if isinstance(header, dict) else None
 
 
+def _log_kernel_output(kernel_id, kind: str, content) -> None:
+    """Log a kernel's ``stream``/``error`` output that was kept off its page: at most 5 messages
+    a minute per kernel and 30 in all, each cut at :data:`LOG_CHARS` characters, with the count
+    of those left out. ``content`` may be a function that returns it (read only if logged)."""
+    skipped = _allow(f"kernel-output:{kernel_id}", 60.0, 5)
+    if skipped is not None and _allow("kernel-output", 60.0, 30) is not None:
+        log.warning("dpexplore: kernel %s %s output kept off the page%s:\n%s", kernel_id, kind,
+                    f" ({skipped} more from it not logged)" if skipped else "",
+                    kernel_text(content() if callable(content) else content))
+
+
+#: the ``ename`` of a kernel error whose traceback :class:`PlainErrorConnection` replaced (and
+#: logged)
+PLAIN_ENAME = "ExecutionError"
+
+
+class PlainErrorConnection(ZMQChannelsWebsocketConnection):
+    """jupyter_server's kernel websocket connection, whose "no tracebacks" mode works.
+
+    With the kernel manager's ``allow_tracebacks`` off (the apps-only server, ``dpexplore
+    serve``), jupyter_server 2 replaces an ``error`` message's traceback by reading
+    ``traceback_replacement_message`` from the kernel's own manager (``ServerKernelManager``),
+    which has no such attribute: the ``AttributeError`` was raised in the kernel's IOPub callback
+    of every page connected to the kernel. That page's output channel stopped: any error in an
+    app (a widget value the app refuses, a 5 MB string sent as a slider's value) left the page
+    dead, its slider moves unanswered. Here the message is read from the kernel manager that has
+    it (the multi-kernel manager, configurable there), and the error's real traceback goes to the
+    server log (rate-limited, as :class:`SafeKernelWebsocketHandler` logs kernel output).
+    """
+
+    def _on_error(self, channel, msg, msg_list):
+        mkm = self.multi_kernel_manager
+        if getattr(mkm, "allow_tracebacks", True) or channel != "iopub":
+            return
+        header = self.get_part("header", msg["header"], msg_list)
+        msg["header"] = header
+        if not isinstance(header, dict) or header.get("msg_type") != "error":
+            return
+        content = self.get_part("content", msg["content"], msg_list)
+        _log_kernel_output(self.kernel_id, "error", content)
+        content = {**(content if isinstance(content, dict) else {}), "ename": PLAIN_ENAME,
+                   "evalue": "Execution error",
+                   "traceback": [getattr(mkm, "traceback_replacement_message",
+                                         "An error occurred; it is in the server's log.")]}
+        msg["content"] = content
+        if self.subprotocol == V1_SUBPROTOCOL:
+            msg_list[3] = self.session.pack(content)
+
+
+#: the largest message a page may send over its kernel websocket (bytes). A dashboard sends widget
+#: updates of a few hundred bytes; tornado's default (10 MiB) let one client make its kernel parse
+#: and answer megabytes per message. A larger message closes that client's websocket (code 1009,
+#: "message too big"); the page says so (``templates/dpexplore/index.html.j2``).
+MAX_MESSAGE_BYTES = 1 << 20
+
+
 class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
     """Voilà's kernel websocket handler, with the outgoing header read safely (module docstring),
     and no kernel traceback sent to the page: its text goes to the server log instead (at most 5
     messages a minute per kernel and 30 in all, each cut at :data:`LOG_CHARS` characters, with the
-    count of those left out)."""
+    count of those left out). Messages from the page are bounded (:data:`MAX_MESSAGE_BYTES`,
+    ``dpexplore_max_message_bytes`` in the application settings), and the kernel connection is a
+    :class:`PlainErrorConnection` (unless the server uses another kind than jupyter_server's
+    default, a gateway say)."""
+
+    @property
+    def max_message_size(self) -> int:
+        return int(self.settings.get("dpexplore_max_message_bytes") or MAX_MESSAGE_BYTES)
+
+    @property
+    def kernel_websocket_connection_class(self):
+        cls = self.settings.get("kernel_websocket_connection_class")
+        return PlainErrorConnection if cls in (None, ZMQChannelsWebsocketConnection) else cls
 
     def write_message(self, message, binary: bool = False):
         if isinstance(message, bytes):
@@ -220,15 +292,14 @@ class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
         if kind == "execute_input":
             return None  # as Voilà: the page never sees the code its kernel runs
         if kind in ("stream", "error") and leaks(message):
-            # kept off the page; the operator reads it in the server log: at most 5 messages a
-            # minute per kernel and 30 in all, each cut at LOG_CHARS characters
-            kernel_id = getattr(self, "kernel_id", "?")
-            skipped = _allow(f"kernel-output:{kernel_id}", 60.0, 5)
-            if skipped is not None and _allow("kernel-output", 60.0, 30) is not None:
-                v1 = isinstance(message, bytes) and header is not None
-                log.warning("dpexplore: kernel %s %s output kept off the page%s:\n%s", kernel_id,
-                            kind, f" ({skipped} more from it not logged)" if skipped else "",
-                            kernel_text(_content(message, v1)))
+            # kept off the page; the operator reads it in the server log
+            v1 = isinstance(message, bytes) and header is not None
+            if kind == "error":
+                content = _content(message, v1)
+                if isinstance(content, dict) and content.get("ename") == PLAIN_ENAME:
+                    return None   # its traceback was logged by PlainErrorConnection
+            _log_kernel_output(getattr(self, "kernel_id", "?"), kind,
+                               lambda: _content(message, v1))
             return None
         # skip VoilaKernelWebsocketHandler.write_message (the unsafe parse), not the base class
         return super(VoilaKernelWebsocketHandler, self).write_message(message, binary)
@@ -245,6 +316,15 @@ class PageCloseShutdownHandler(VoilaShutdownKernelHandler):
     """
 
     def check_xsrf_cookie(self):
+        # Called twice: by the authentication, before the user is known (JupyterHub's cookie
+        # check asks it), then by jupyter_server's ``prepare`` once it is. ``check_origin`` asks
+        # the identity provider whether the request was token-authenticated, which reads
+        # ``self.current_user``: before the user is known that ran the deprecated
+        # ``get_current_user()``, which raises, and under the hub every page close answered 500
+        # (kernels of left pages stayed, a student's page cap filled up). The check waits for the
+        # second call, as jupyter_server's own ``check_xsrf_cookie`` does.
+        if not hasattr(self, "_jupyter_current_user"):
+            return
         origin = self.request.headers.get("Origin")
         if origin is not None and not self.check_origin(origin):
             raise web.HTTPError(403, "cross-origin kernel shutdown")
@@ -321,6 +401,86 @@ def open_pages(km) -> int:
     return len(set(km.list_kernel_ids()).difference(pooled))
 
 
+#: the page start that the running coroutine (a page's GET) reserved, if any
+_RESERVATION: contextvars.ContextVar = contextvars.ContextVar("dpexplore_page_start", default=None)
+
+
+class PageStarts:
+    """The page starts under way: a cap counted atomically.
+
+    A page's GET starts (or takes from the pool) its kernel several awaits after it arrives, and
+    the kernel is listed by the kernel manager only once it has started. Counting the kernels
+    when a GET arrives let every GET of a burst pass: ten pages requested at the same moment got
+    ten kernels where the cap was 5. Here a GET that passes the caps reserves a place at once,
+    before any await (:meth:`reserve`), and every later GET counts the places reserved as well as
+    the kernels listed. A place is given back when the page's kernel is listed (the kernel
+    manager's ``start_kernel`` or the pool's ``get_rendered_notebook`` returned it: from then on
+    the kernel itself is counted, until it is shut down) or when the GET ends without one (the
+    kernel start failed, the client went away). Installed on the kernel manager on first use
+    (:func:`page_starts`), for both entry points.
+
+    >>> class KM:
+    ...     def list_kernel_ids(self): return ["a"]
+    >>> starts = PageStarts()
+    >>> starts.refusal(KM(), max_kernels=2, max_pages=0) is None
+    True
+    >>> token = starts.reserve()
+    >>> starts.refusal(KM(), max_kernels=2, max_pages=0)
+    (2, 'kernels running')
+    >>> starts.release(token); starts.refusal(KM(), max_kernels=2, max_pages=0) is None
+    True
+    """
+
+    def __init__(self):
+        self.pending: set = set()
+
+    def refusal(self, km, max_kernels: int, max_pages: int) -> tuple[int, str] | None:
+        """``(cap, what)`` when one more page would pass a cap (0: none), else ``None``."""
+        n = len(self.pending)
+        if max_kernels and len(km.list_kernel_ids()) + n >= max_kernels:
+            return max_kernels, "kernels running"
+        if max_pages and open_pages(km) + n >= max_pages:
+            return max_pages, "pages open"
+        return None
+
+    def reserve(self) -> object:
+        """A place for the page being started (no await between :meth:`refusal` and this)."""
+        token = object()
+        self.pending.add(token)
+        return token
+
+    def release(self, token) -> None:
+        self.pending.discard(token)
+
+
+def page_starts(km) -> PageStarts:
+    """The :class:`PageStarts` of kernel manager ``km``, installed on first call: its
+    ``start_kernel`` and (with a pool) ``get_rendered_notebook`` give the calling page's
+    reservation back when they return its kernel."""
+    starts = getattr(km, "dpexplore_page_starts", None)
+    if starts is not None:
+        return starts
+    starts = km.dpexplore_page_starts = PageStarts()
+
+    def releasing(method):
+        async def wrapper(*args, **kwargs):
+            out = method(*args, **kwargs)
+            if inspect.isawaitable(out):
+                out = await out
+            token = _RESERVATION.get()
+            if token is not None:   # the kernel is listed now: it counts for itself
+                starts.release(token)
+            return out
+
+        return wrapper
+
+    for name in ("start_kernel", "get_rendered_notebook"):
+        method = getattr(km, name, None)
+        if method is not None:
+            setattr(km, name, releasing(method))
+    return starts
+
+
 class CappedVoilaHandler(TornadoVoilaHandler):
     """Voilà's page handler with two caps, each 0 for none: on concurrent kernels
     (``dpexplore_max_kernels`` in the application settings: each page GET starts, or takes from
@@ -328,7 +488,16 @@ class CappedVoilaHandler(TornadoVoilaHandler):
     the machine's memory) and on open pages (``dpexplore_max_pages``: kernels that pages hold,
     the pool's ready kernels not counted; each open page's slider moves cost CPU, and past what the
     cores answer every page is slowed). Past either cap a page answers 503 in plain words; pages
-    already open keep their kernels."""
+    already open keep their kernels. The pages being started count too (:class:`PageStarts`): a
+    burst of requests cannot pass a cap."""
+
+    def initialize(self, **kwargs):
+        super().initialize(**kwargs)
+        # dpexplore's page template (templates/dpexplore) first, on a server that asks for it
+        # (the apps-only server: dpexplore serve puts it in its app's template paths)
+        extra = self.settings.get("dpexplore_template_dir")
+        if extra and extra not in self.template_paths:
+            self.template_paths = [extra, *self.template_paths]
 
     def _full(self, cap: int, what: str) -> None:
         self.set_status(503)
@@ -338,20 +507,25 @@ class CappedVoilaHandler(TornadoVoilaHandler):
         _log_limited(f"dpexplore: {cap} {what} (the cap): a page was refused with 503")
 
     async def get(self, path=None):
-        cap = self.settings.get("dpexplore_max_kernels") or 0
-        if cap and len(self.kernel_manager.list_kernel_ids()) >= cap:
-            self._full(cap, "kernels running")
+        starts = page_starts(self.kernel_manager)
+        refusal = starts.refusal(self.kernel_manager,
+                                 self.settings.get("dpexplore_max_kernels") or 0,
+                                 self.settings.get("dpexplore_max_pages") or 0)
+        if refusal is not None:
+            self._full(*refusal)
             return
-        pages = self.settings.get("dpexplore_max_pages") or 0
-        if pages and open_pages(self.kernel_manager) >= pages:
-            self._full(pages, "pages open")
-            return
-        # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
-        # accepts a same-origin call without it too)
-        self.xsrf_token  # noqa: B018 - reading it sets the cookie
-        page = super().get(path)  # None when tornado's @authenticated redirected to a login (hub)
-        if page is not None:
-            await page
+        token = starts.reserve()   # before any await: the next GET counts this page
+        context = _RESERVATION.set(token)
+        try:
+            # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler
+            # accepts a same-origin call without it too)
+            self.xsrf_token  # noqa: B018 - reading it sets the cookie
+            page = super().get(path)  # None when tornado's @authenticated redirected to a login
+            if page is not None:
+                await page
+        finally:
+            starts.release(token)
+            _RESERVATION.reset(context)
 
 
 #: handler class -> its bounded version (the kernel websocket of a standalone Voilà and of a

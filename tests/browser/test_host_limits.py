@@ -348,3 +348,61 @@ def test_a_page_whose_kernel_dies_at_start_ends_and_says_so(tmp_path_factory):
         assert _wait(lambda: "a page's notebook could not run (RuntimeError: Kernel died" in server.log(), 10)
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("cap", ["--max-kernels", "--max-pages"])
+def test_a_burst_of_page_requests_cannot_pass_the_cap(tmp_path_factory, cap):
+    """Issue 34 (attack 4): ten page requests at the same moment got ten kernels where the cap was
+    5: the cap counted the kernels after an await. With a cap of 3 (no pool: every page starts
+    its own kernel), at most 3 pages get a kernel, the others the "server is full" page, at no
+    moment do more than 3 kernels run; a page closed frees its place."""
+    other = "--max-pages" if cap == "--max-kernels" else "--max-kernels"
+    log = tmp_path_factory.mktemp("burst_log") / "serve.log"
+    server = Server(free_port(), root=_root(tmp_path_factory), log_path=log,
+                    extra_args=[cap, "3", other, "0", "--pool-size", "0",
+                                "--cull-idle-timeout", "300"])
+    server.wait_ready()
+    dog = Watchdog(server)
+    peak, done = [0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], len(server.kernels()))
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    try:
+        import concurrent.futures
+
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        opener.cookies = jar
+        barrier = threading.Barrier(10)
+
+        def one(_):
+            barrier.wait(timeout=30)
+            return _page(server, opener)
+
+        watcher.start()
+        with concurrent.futures.ThreadPoolExecutor(10) as ex:
+            results = list(ex.map(one, range(10)))
+        statuses = [s for s, _ in results]
+        assert 1 <= statuses.count(200) <= 3, statuses
+        assert statuses.count(503) == 10 - statuses.count(200), statuses
+        for status, html in results:
+            if status == 503:
+                assert "server is full" in html.lower() and "Traceback" not in html
+        assert len(server.kernels()) <= 3, server.kernels()
+        done.set()
+        watcher.join(5)
+        assert peak[0] <= 3, f"{peak[0]} kernels ran at once (cap 3)"
+        # a page closed (Voilà's page-close call) gives its place to the next one
+        opened = [html for s, html in results if s == 200]
+        _shutdown(server, opened[0], opener)
+        status, html = _page(server, opener)
+        assert status == 200, html[:300]
+    finally:
+        done.set()
+        dog.stop()
+        server.stop()
+    assert not dog.killed
