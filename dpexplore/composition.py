@@ -559,7 +559,9 @@ class _RefinedProfile(_pld.PLDProfile):
         delta = np.asarray(delta, dtype=np.float64)
         eps, ok, n = _pld.refine_epsilon(lambda m: self._get(m)._epsilon(delta), self._n)
         if not np.all(ok):
-            self.uncertified.update(float(d) for d in np.atleast_1d(delta)[~np.atleast_1d(ok)])
+            bad = np.atleast_1d(delta)[~np.atleast_1d(ok)]
+            self.uncertified.update(float(d) for d in bad)
+            _pld.warn_unconverged(self.name, bad)
         return np.minimum(eps, self.eps_max)
 
 
@@ -580,7 +582,9 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
       power, truncated mass bounded and added), a :class:`~dpexplore.pld.PLDProfile` whose δ is
       never below the true δ and whose ε exceeds the true ε(δ) by at most k·h (grid spacing h,
       :func:`dpexplore.pld.composed_pld`); measured: Laplace(1), k = 1000, ε(1e-6) within 1e-5
-      relative of dp_accounting's, ~20 ms cold. ``grid_size`` overrides the FFT size.
+      relative of dp_accounting's, ~20 ms cold. Without ``grid_size`` the grid is chosen from
+      the error target at each ε query (refined until ε is within ~1 % or 1e-3 of the truth:
+      :func:`dpexplore.pld.refine_epsilon`); ``grid_size`` fixes the FFT size instead.
 
     For the pure-DP additive mechanisms (finite eps_max: Laplace, Logistic) the PLD profile is
     capped by the KOV profile of k-fold eps_max-DP (both are upper bounds, so the minimum is one);
@@ -822,9 +826,12 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     multiplier ``sigma`` = noise std / clipping norm), at ``delta``, add/remove-one relation.
 
     * ``"pld"`` — tight: the privacy loss distribution of both directions composed
-      (:func:`compose_all`, pessimistic; never below the truth, ~1e-4 relative above in the
-      usual range). Where the PLD's grid must be coarse (ε of tens, 10⁶ steps and more) its
-      answer can be looser than Rényi DP's; both are upper bounds, so the smaller is returned;
+      (:func:`compose_all`, pessimistic: never below the truth), on a grid chosen from the error
+      target (:func:`dpexplore.pld.refine_epsilon`: refined until ε is within ~1 % or 1e-3 of
+      the truth; ~1e-5 relative in the usual range). The Rényi DP bound and the amplified basic
+      bound (each step (log(1 + q(e^{ε₀} − 1)), qδ_σ(ε₀))-DP, composed basically) are upper
+      bounds too, so the smallest is returned: the last answers alone where it is below 1e-3
+      (tiny q, as 1e-17) or where no grid fits the loss range;
     * ``"rdp"`` — Rényi DP of the subsampled Gaussian (Mironov, Talwar & Zhang 2019) summed over
       steps at dp_accounting's orders, converted with the improved bound (Canonne, Kamath &
       Steinke 2020, Proposition 12 / Asoodeh et al. 2021): valid, looser;
@@ -834,11 +841,11 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     ``steps`` may be a 1-d array (a curve of ε against training length): the "pld" accountant then
     builds every composition from the previous one by a single convolution
     (:func:`dpexplore.pld.composed_pld_series`), on the grid of the largest count. ``grid_size``
-    (pld only) sets the FFT grid (default a quarter of :func:`dpexplore.pld.default_grid_size`,
-    at least 2¹⁴: ~3.5e-6 relative above dp_accounting's ε at interval 1e-5, at σ 1, q 0.01,
-    10⁴ steps, δ 1e-5, where dp_accounting at interval 1e-4 is 5.2e-6 above it); a coarser one
-    is faster and still never below the truth (2¹³: ~1.4e-5 above). The add direction is first
-    composed on a coarse grid and only refined if it could be the larger (see
+    (pld only) fixes the FFT grid instead of choosing it from the error target (the target's
+    refinement starts at a quarter of :func:`dpexplore.pld.default_grid_size`, at least 2¹⁴:
+    ~3.5e-6 relative above dp_accounting's ε at interval 1e-5, at σ 1, q 0.01, 10⁴ steps,
+    δ 1e-5); a coarser fixed grid is faster and still never below the truth. The add direction
+    is first composed on a coarse grid and only refined if it could be the larger (see
     :func:`_dpsgd_pld_epsilons`).
 
     >>> e = dpsgd_epsilon(1.0, 0.01, 10000, 1e-5)     # dp_accounting's PLD: 6.1877
@@ -861,6 +868,10 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     m = subsample(Gaussian(s), q)
     if accountant == "rdp":
         return _dpsgd_rdp_epsilon(s, q, t, d)
+    if q == 1.0:   # every step sees every record: t Gaussians, exactly √t/σ-GDP
+        from .conversions import gdp_epsilon
+
+        return float(gdp_epsilon(np.sqrt(t) / s, d))
     rdp_eps = dpsgd_epsilon(s, q, t, d, accountant="rdp")
     small = _dpsgd_amplified_basic(s, q, t, d)
     if small <= _pld.ATOL:   # already within the target of any ε ≥ 0 (q = 1e-17 and the like)
@@ -915,7 +926,11 @@ def _dpsgd_pld_epsilons(m, ks, d, grid_size=None):
         if grid_size is not None:
             return eps(direction, grid_size)
         n0 = _pld._many_grid_size(int(ks[-1]), True)
-        return _pld.refine_epsilon(lambda n: eps(direction, n), n0)[0]
+        e, ok, _ = _pld.refine_epsilon(lambda n: eps(direction, n), n0)
+        if not np.all(ok):
+            _pld.warn_unconverged(f"DP-SGD (σ, q) = ({m.mechanism.sigma:g}, {m.q:g}), "
+                                  f"{direction.direction} direction", d)
+        return e
 
     e_rem = refined(remove)
     e_add = eps(add, _CHECK_GRID if grid_size is None or grid_size > _CHECK_GRID else grid_size)
