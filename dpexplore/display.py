@@ -180,8 +180,12 @@ def _mechanism_info(info: _Info, m) -> None:
         # supremum is the limit α → 1, the KL divergence e + e^{−e} − 1 (checked with mpmath in
         # the tests; Laplace(1): 0.3679, where the bound from pure ε, ε·tanh(ε/2), gives 0.4621)
         e = float(m.sensitivity) / float(m.scale)
-        info.rho = (float(round_up_ulps(e + math.expm1(-e) if e > 1e-4 else e * e / 2.0 - e ** 3 / 6.0
-                                        + e ** 4 / 24.0)),
+        if e >= 1.0:      # no cancellation
+            kl = e + math.expm1(-e)
+        else:             # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
+            terms = [(-e) ** n / math.factorial(n) for n in range(2, 30)]
+            kl = math.fsum(reversed(terms))
+        info.rho = (float(round_up_ulps(kl * (1.0 + 1e-14))),
                     "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
                     "Proposition 6, at α → 1)")
     elif isinstance(m, (M.RandomizedResponse, M.Exponential)):
