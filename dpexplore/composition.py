@@ -524,7 +524,7 @@ class _RefinedProfile(_pld.PLDProfile):
     true δ). ``epsilon(δ)`` refines the grid (n, 4n, 16n, … up to
     :data:`dpexplore.pld.REFINE_MAX_GRID`) until the ε of two successive grids agree to a quarter
     of max(1e-2·ε, 1e-3) (:func:`dpexplore.pld.refine_epsilon`), so the ε it returns is within
-    ~1 % (or 1e-3) of the true ε and never below it. ``delta(ε)`` uses the finest grid built so
+    ~1 % (or 1e-3) of the true ε and never below it. ``delta(ε)`` is the smallest δ of the grids built so
     far (first the default one). Where the largest grid is reached without that agreement the
     returned ε is still an upper bound, and ``uncertified`` (a set of δ) records it."""
 
@@ -553,7 +553,10 @@ class _RefinedProfile(_pld.PLDProfile):
         return self.current.pld
 
     def _log_delta(self, eps):
-        return self.current._log_delta(eps)
+        # every grid's δ is an upper bound: their minimum is one too, and it is the δ that the
+        # ε of :meth:`_epsilon` (the minimum over the grids) answers to
+        return np.minimum.reduce([np.asarray(p._log_delta(eps), dtype=np.float64)
+                                  for p in self._cache.values()])
 
     def _epsilon(self, delta):
         delta = np.asarray(delta, dtype=np.float64)

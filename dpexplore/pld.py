@@ -785,6 +785,11 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL, var: float | None = None):
             below = np.zeros(off - off0)
             m = min(pmf0.size, off - off0)
             below[:m] = pmf0[:m]
+            # the two products' round-off can make the whole exceed 1 − inf_mass: the bulk
+            # gives up the excess (the upper tail, where δ lives, is kept as it is)
+            excess = float(below.sum()) + float(pmf.sum()) - (1.0 - inf_mass)
+            if excess > 0 and below.sum() > 0:
+                below *= max(0.0, 1.0 - excess / float(below.sum()))
             pmf, off = np.concatenate([below, pmf]), off0
             missing = (1.0 - inf_mass) - float(pmf.sum())
     if missing > 0:
