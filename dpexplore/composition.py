@@ -517,6 +517,57 @@ def _flat(x, eps0, k):
     return x, np.full(x.shape, float(eps0)), np.full(x.shape, int(k), dtype=np.int64)
 
 
+class _RefinedProfile(_pld.PLDProfile):
+    """A numerical (PLD) profile whose grid is chosen from the error target at each ε query.
+
+    ``build(n)`` gives the pessimistic profile composed on a grid of n points (never below the
+    true δ). ``epsilon(δ)`` refines the grid (n, 4n, 16n, … up to
+    :data:`dpexplore.pld.REFINE_MAX_GRID`) until the ε of two successive grids agree to a quarter
+    of max(1e-2·ε, 1e-3) (:func:`dpexplore.pld.refine_epsilon`), so the ε it returns is within
+    ~1 % (or 1e-3) of the true ε and never below it. ``delta(ε)`` is the smallest δ of the grids built so
+    far (first the default one). Where the largest grid is reached without that agreement the
+    returned ε is still an upper bound, and ``uncertified`` (a set of δ) records it."""
+
+    def __init__(self, build, grid_size: int, name: str):
+        self._build = build
+        self._cache = {}
+        self._n = int(grid_size)
+        self.uncertified = set()
+        first = self._get(self._n)
+        self.eps_max = first.eps_max
+        self.name = name
+
+    def _get(self, n: int):
+        if n not in self._cache:
+            self._cache[n] = self._build(n)
+        return self._cache[n]
+
+    @property
+    def current(self) -> PrivacyProfile:
+        """The profile on the finest grid built so far."""
+        return self._get(max(self._cache))
+
+    @property
+    def pld(self):
+        """The discrete PLD on the finest grid built so far."""
+        return self.current.pld
+
+    def _log_delta(self, eps):
+        # every grid's δ is an upper bound: their minimum is one too, and it is the δ that the
+        # ε of :meth:`_epsilon` (the minimum over the grids) answers to
+        return np.minimum.reduce([np.asarray(p._log_delta(eps), dtype=np.float64)
+                                  for p in self._cache.values()])
+
+    def _epsilon(self, delta):
+        delta = np.asarray(delta, dtype=np.float64)
+        eps, ok, n = _pld.refine_epsilon(lambda m: self._get(m)._epsilon(delta), self._n)
+        if not np.all(ok):
+            bad = np.atleast_1d(delta)[~np.atleast_1d(ok)]
+            self.uncertified.update(float(d) for d in bad)
+            _pld.warn_unconverged(self.name, bad)
+        return np.minimum(eps, self.eps_max)
+
+
 # ------------------------------------------------------------------------------------------------
 # (compose)
 # ------------------------------------------------------------------------------------------------
@@ -534,7 +585,9 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
       power, truncated mass bounded and added), a :class:`~dpexplore.pld.PLDProfile` whose δ is
       never below the true δ and whose ε exceeds the true ε(δ) by at most k·h (grid spacing h,
       :func:`dpexplore.pld.composed_pld`); measured: Laplace(1), k = 1000, ε(1e-6) within 1e-5
-      relative of dp_accounting's, ~20 ms cold. ``grid_size`` overrides the FFT size.
+      relative of dp_accounting's, ~20 ms cold. Without ``grid_size`` the grid is chosen from
+      the error target at each ε query (refined until ε is within ~1 % or 1e-3 of the truth:
+      :func:`dpexplore.pld.refine_epsilon`); ``grid_size`` fixes the FFT size instead.
 
     For the pure-DP additive mechanisms (finite eps_max: Laplace, Logistic) the PLD profile is
     capped by the KOV profile of k-fold eps_max-DP (both are upper bounds, so the minimum is one);
@@ -594,10 +647,16 @@ def _compose(mechanism, k: int, grid_size):
     if isinstance(mechanism, mech_mod.AdditiveNoiseMechanism):
         if k == 1:
             return mechanism.profile
-        pld = _pld.composed_pld(mechanism, k, grid_size=grid_size)
-        if np.isfinite(float(mechanism.eps_max)):
-            return _PureDPPLDProfile(pld, float(mechanism.eps_max), k, name=f"{k}×{label}")
-        return _pld.PLDProfile(pld, name=f"{k}×{label}")
+
+        def build(n):
+            pld = _pld.composed_pld(mechanism, k, grid_size=n)
+            if np.isfinite(float(mechanism.eps_max)):
+                return _PureDPPLDProfile(pld, float(mechanism.eps_max), k, name=f"{k}×{label}")
+            return _pld.PLDProfile(pld, name=f"{k}×{label}")
+
+        if grid_size is not None:
+            return build(grid_size)
+        return _RefinedProfile(build, _pld.default_grid_size(k), name=f"{k}×{label}")
     raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms, got {mechanism!r}")
 
 
@@ -706,8 +765,16 @@ def _compose_all(pairs, grid_size):
     directions = ("remove", "add") if any(isinstance(m, PoissonSubsampled) for m, _ in pairs) else ("remove",)
     profiles = []
     for direction in directions:
-        pld = _pld.composed_pld_many([(loss(m, direction), k) for m, k in pairs], grid_size=grid_size)
-        profiles.append(_pld.PLDProfile(pld, name=f"{label} ({direction})"))
+        items = [(loss(m, direction), k) for m, k in pairs]
+
+        def build(n, items=items, direction=direction):
+            return _pld.PLDProfile(_pld.composed_pld_many(items, grid_size=n), name=f"{label} ({direction})")
+
+        if grid_size is not None:
+            profiles.append(build(grid_size))
+        else:
+            n0 = _pld._many_grid_size(sum(k for _, k in items), any(hasattr(m, "_loss_tails") for m, _ in items))
+            profiles.append(_RefinedProfile(build, n0, name=f"{label} ({direction})"))
     if len(profiles) == 1:
         profiles[0].name = label
         return profiles[0]
@@ -762,9 +829,12 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     multiplier ``sigma`` = noise std / clipping norm), at ``delta``, add/remove-one relation.
 
     * ``"pld"`` — tight: the privacy loss distribution of both directions composed
-      (:func:`compose_all`, pessimistic; never below the truth, ~1e-4 relative above in the
-      usual range). Where the PLD's grid must be coarse (ε of tens, 10⁶ steps and more) its
-      answer can be looser than Rényi DP's; both are upper bounds, so the smaller is returned;
+      (:func:`compose_all`, pessimistic: never below the truth), on a grid chosen from the error
+      target (:func:`dpexplore.pld.refine_epsilon`: refined until ε is within ~1 % or 1e-3 of
+      the truth; ~1e-5 relative in the usual range). The Rényi DP bound and the amplified basic
+      bound (each step (log(1 + q(e^{ε₀} − 1)), qδ_σ(ε₀))-DP, composed basically) are upper
+      bounds too, so the smallest is returned: the last answers alone where it is below 1e-3
+      (tiny q, as 1e-17) or where no grid fits the loss range;
     * ``"rdp"`` — Rényi DP of the subsampled Gaussian (Mironov, Talwar & Zhang 2019) summed over
       steps at dp_accounting's orders, converted with the improved bound (Canonne, Kamath &
       Steinke 2020, Proposition 12 / Asoodeh et al. 2021): valid, looser;
@@ -774,11 +844,11 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     ``steps`` may be a 1-d array (a curve of ε against training length): the "pld" accountant then
     builds every composition from the previous one by a single convolution
     (:func:`dpexplore.pld.composed_pld_series`), on the grid of the largest count. ``grid_size``
-    (pld only) sets the FFT grid (default a quarter of :func:`dpexplore.pld.default_grid_size`,
-    at least 2¹⁴: ~3.5e-6 relative above dp_accounting's ε at interval 1e-5, at σ 1, q 0.01,
-    10⁴ steps, δ 1e-5, where dp_accounting at interval 1e-4 is 5.2e-6 above it); a coarser one
-    is faster and still never below the truth (2¹³: ~1.4e-5 above). The add direction is first
-    composed on a coarse grid and only refined if it could be the larger (see
+    (pld only) fixes the FFT grid instead of choosing it from the error target (the target's
+    refinement starts at a quarter of :func:`dpexplore.pld.default_grid_size`, at least 2¹⁴:
+    ~3.5e-6 relative above dp_accounting's ε at interval 1e-5, at σ 1, q 0.01, 10⁴ steps,
+    δ 1e-5); a coarser fixed grid is faster and still never below the truth. The add direction
+    is first composed on a coarse grid and only refined if it could be the larger (see
     :func:`_dpsgd_pld_epsilons`).
 
     >>> e = dpsgd_epsilon(1.0, 0.01, 10000, 1e-5)     # dp_accounting's PLD: 6.1877
@@ -801,8 +871,34 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     m = subsample(Gaussian(s), q)
     if accountant == "rdp":
         return _dpsgd_rdp_epsilon(s, q, t, d)
-    tight = float(_dpsgd_pld_epsilons(m, np.array([t]), d, grid_size)[0])
-    return min(tight, dpsgd_epsilon(s, q, t, d, accountant="rdp"))
+    if q == 1.0:   # every step sees every record: t Gaussians, exactly √t/σ-GDP
+        from .conversions import gdp_epsilon
+
+        return float(gdp_epsilon(np.sqrt(t) / s, d))
+    rdp_eps = dpsgd_epsilon(s, q, t, d, accountant="rdp")
+    small = _dpsgd_amplified_basic(s, q, t, d)
+    if small <= _pld.ATOL:   # already within the target of any ε ≥ 0 (q = 1e-17 and the like)
+        return min(small, rdp_eps)
+    try:
+        tight = float(_dpsgd_pld_epsilons(m, np.array([t]), d, grid_size)[0])
+    except ValueError:       # no grid fits the loss range: the other upper bounds
+        return min(small, rdp_eps)
+    return min(tight, rdp_eps, small)
+
+
+def _dpsgd_amplified_basic(s: float, q: float, t: int, d: float) -> float:
+    """A cheap upper bound on DP-SGD's ε: each step is (log(1 + q(e^{ε₀} − 1)), q·δ_σ(ε₀))-DP for
+    the Gaussian's profile δ_σ (amplification by Poisson subsampling: Balle, Barthe & Gaboardi
+    2018), and t steps compose to t times both (basic composition), with ε₀ chosen so that
+    t·q·δ_σ(ε₀) = δ. Loose in general; at tiny q (1e-17) it is ~0 and needs no PLD."""
+    from .conversions import gdp_epsilon
+
+    target = d / (t * q)
+    if target >= 1.0:
+        return 0.0
+    e0 = float(gdp_epsilon(1.0 / s, target))
+    with np.errstate(over="ignore"):
+        return float(_up(t * np.log1p(q * np.expm1(e0))))
 
 
 #: grid of the first, coarse pass over the add direction in :func:`_dpsgd_pld_epsilons`
@@ -812,11 +908,14 @@ _CHECK_GRID = 4096
 def _dpsgd_pld_epsilons(m, ks, d, grid_size=None):
     """ε at δ = ``d`` of ks[i] runs of the Poisson-subsampled mechanism ``m`` (``ks``
     increasing): max(ε_remove, ε_add) from the two directions' PLDs (as :func:`compose`), each
-    never below the truth. The add direction is usually far from the larger (DP-SGD: 5.6 against
-    6.19 at σ 1, q 0.01, 10⁴ steps), so it is first composed on a coarse grid (2¹², a quarter of
-    the time); that ε is an upper bound as well, so where it is at most the remove direction's,
-    the maximum is the remove direction's ε. Only where it is not is the add direction composed
-    on the full grid."""
+    never below the truth. With ``grid_size`` None each direction's grid is chosen from the
+    error target (:func:`dpexplore.pld.refine_epsilon`: ε within ~1 % or 1e-3 of the truth);
+    a given ``grid_size`` is used as it is. The add direction is usually far from the larger
+    (DP-SGD: 5.6 against 6.19 at σ 1, q 0.01, 10⁴ steps), so it is first composed on a coarse
+    grid (2¹²); that ε is an upper bound as well, so where it is at most the remove direction's,
+    the maximum is the remove direction's ε (within the target of the truth, since the true
+    maximum is at least the true ε of the remove direction). Only where it is not is the add
+    direction composed to the target as well."""
     remove, add = m._directions()
 
     def eps(direction, gs):
@@ -826,10 +925,20 @@ def _dpsgd_pld_epsilons(m, ks, d, grid_size=None):
             plds = _pld.composed_pld_series(direction, ks, grid_size=gs)
         return np.array([float(_pld.PLDProfile(p).epsilon(d)) for p in plds])
 
-    e_rem = eps(remove, grid_size)
+    def refined(direction):
+        if grid_size is not None:
+            return eps(direction, grid_size)
+        n0 = _pld._many_grid_size(int(ks[-1]), True)
+        e, ok, _ = _pld.refine_epsilon(lambda n: eps(direction, n), n0)
+        if not np.all(ok):
+            _pld.warn_unconverged(f"DP-SGD (σ, q) = ({m.mechanism.sigma:g}, {m.q:g}), "
+                                  f"{direction.direction} direction", d)
+        return e
+
+    e_rem = refined(remove)
     e_add = eps(add, _CHECK_GRID if grid_size is None or grid_size > _CHECK_GRID else grid_size)
     if np.any(e_add > e_rem):
-        e_add = eps(add, grid_size)
+        e_add = np.minimum(e_add, refined(add))
     return np.maximum(e_rem, e_add)
 
 

@@ -54,6 +54,22 @@ dp_accounting's 486.2975 at interval 1e-4, in ~20 ms cold against ~1.5–2.8 s).
 (dp_accounting's own ``get_epsilon_for_delta`` snaps to a grid point once ε > ~745, where
 e^{−ε} underflows; ours solves in log space and stays exact there.)
 
+How the grid is chosen, and what holds (:func:`refine_epsilon`; :func:`dpexplore.composition.compose`
+and :func:`dpexplore.composition.dpsgd_epsilon` use it whenever no ``grid_size`` is given). The
+target is the true ε within max(1e-2·ε, 1e-3) (``RTOL``, ``ATOL``), never below it. The grid
+starts at the default size and is refined 4-fold at a time — the spacing of every single PLD
+with it, since the points a single PLD may have grow with the grid — until ε on two successive
+grids agrees to a quarter of the target (connect-the-dots converges to the truth from above at
+second order in the spacing, so the remaining error is ~1/15 of that difference), up to
+``REFINE_MAX_GRID`` = 2²² points. Guaranteed: δ is never below the true δ (pessimistic
+discretization, truncated mass added; the FFT round-off of the kept values is estimated, not
+bounded, as in dp_accounting), and ε̂ ≤ ε + (Σk)·h for the final spacing h (a worst case, first
+order). Estimated, and checked against dp_accounting and closed forms by the sweep test over
+σ ∈ [0.05, 100], q ∈ [1e-17, 1], k ∈ [1, 10⁶], δ ∈ [1e-12, 1e-2]: ε̂ within the target. Where
+the largest grid cannot meet it the value is still an upper bound and is reported as not
+converged; a grid that cannot fit in memory is a ``ValueError`` saying so (never a MemoryError:
+q = 1e-17 once asked for 10¹¹ cells).
+
 >>> from dpexplore.pld import composed_pld
 >>> from dpexplore.mechanisms import Laplace
 >>> pld = composed_pld(Laplace(1.0), 100)   # dp_accounting (interval 1e-3): 71.5460
@@ -73,7 +89,7 @@ from ._validation import as_array, check_delta, check_k, check_nonneg, check_pos
 from .profiles import PrivacyProfile
 
 __all__ = ["DiscretePLD", "PLDProfile", "single_pld", "composed_pld", "composed_pld_many",
-           "composed_pld_series",
+           "composed_pld_series", "refine_epsilon", "tolerance", "RTOL", "ATOL", "AccuracyWarning",
            "default_grid_size", "clear_caches"]
 
 #: default number of FFT points of the composed PLD: 1024·√k within [MIN_GRID_SIZE, GRID_SIZE]
@@ -301,9 +317,12 @@ def _cell_masses(mech, x, tails=None):
     return p, q, sp, cp, sq, cq
 
 
+@functools.lru_cache(maxsize=64)
 def _loss_range(mech):
     """[x_lo, x_hi]: the loss range kept for one mechanism (the support if eps_max is finite,
-    else the points beyond which less than SINGLE_TAIL_TOL of P-mass lies)."""
+    else the points beyond which less than SINGLE_TAIL_TOL of P-mass lies). The points are
+    searched on a geometric scale from 1e-300 (a subsampled mechanism at q = 1e-17 has losses of
+    order 1e-13: a search from 1e-6 made its range 10⁷ times too wide, and its grid 10¹¹ cells)."""
     if hasattr(mech, "loss_support"):  # a loss model: its own (possibly one-sided) support
         lo_s, hi_s = (float(v) for v in mech.loss_support)
     else:
@@ -311,7 +330,7 @@ def _loss_range(mech):
         lo_s, hi_s = -em, em
     if np.isfinite(lo_s) and np.isfinite(hi_s):
         return lo_s, hi_s
-    xs = np.geomspace(1e-6, 1e18, 481)
+    xs = np.geomspace(1e-300, 1e18, 2861)
     log_tol = np.log(SINGLE_TAIL_TOL)
     hi, lo = hi_s, lo_s
     if not np.isfinite(hi_s):
@@ -380,6 +399,9 @@ def _single_pld(mechanism, h: float, coarse: int = 1) -> DiscretePLD:
     # a bound within 1e-9 h of a grid point IS that grid point (eps_max = m·h up to rounding)
     i0 = int(np.floor(lo / h + 1e-9))
     i1 = int(np.ceil(hi / h - 1e-9))
+    if i1 - i0 > _MAX_CELLS:
+        raise ValueError(f"h = {h!r} is too small for the loss range [{lo:g}, {hi:g}]: the PLD would "
+                         f"need {i1 - i0 + 1} cells, more than the {_MAX_CELLS} that fit in memory")
     idx, tails = np.arange(i0, i1 + 1), None
     if coarse > 1:
         idx, tails = _coarse_tail_points(mechanism, h, i0, i1, coarse, lo, hi)
@@ -673,6 +695,15 @@ def _part_var(part) -> float:
     return h * h * max(_dot(pmf, d * d) / tot, 0.0)
 
 
+def _part_mean(part) -> float:
+    """The mean loss of a part (h, offset, pmf, …) (0 for an empty one)."""
+    h, off, pmf, _, _ = part
+    tot = float(pmf.sum())
+    if tot <= 0.0:
+        return 0.0
+    return h * (off + _dot(pmf, np.arange(pmf.size, dtype=np.float64)) / tot)
+
+
 def _tilt_for(a, b) -> float:
     """The tilt λ of the product of the parts ``a`` and ``b`` (see ``_TILT_MAX``)."""
     var = 2.0 * _part_var(a) if a is b else _part_var(a) + _part_var(b)
@@ -740,6 +771,37 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL, var: float | None = None):
     n = sp_fft.next_fast_len(size + _GUARD, real=True)
     same = pa is pb and oa == ob   # a square (repeated squaring): one forward FFT
     lam = _tilt_for(a, b) if var is None else _tilt_of_var(var)
+    inf_mass = float(-np.expm1(np.log1p(-min(ia, 1.0)) + np.log1p(-min(ib, 1.0)))) if max(ia, ib) < 1 else 1.0
+    off, pmf, missing = _tilted_product(pa, oa, pb, ob, h, lam, n, same, inf_mass)
+    if missing > max(tau, 1e-12) and lam > 0.0 and (missing > 1e-9 or off * h > _part_mean(a) + _part_mean(b)):
+        # the round-off floor hid more than τ of mass (more than 1e-9, or moved up past the
+        # mean by the line below, where it would distort the sum): a heavy upper tail made the tilted peak
+        # tower over the bulk (a subsampled mechanism at small σ: all of the mass went up to
+        # ε = 1478 at σ 0.5, q 0.01, 10⁴ steps, against the true 43.37). The bulk, below the
+        # first loss the tilted product kept, is taken from an untilted product, whose round-off
+        # is relative to the bulk's peak; the tilted one keeps the upper tail, where δ lives
+        off0, pmf0, _ = _tilted_product(pa, oa, pb, ob, h, 0.0, n, same, inf_mass)
+        if off0 < off:
+            below = np.zeros(off - off0)
+            m = min(pmf0.size, off - off0)
+            below[:m] = pmf0[:m]
+            # the two products' round-off can make the whole exceed 1 − inf_mass: the bulk
+            # gives up the excess (the upper tail, where δ lives, is kept as it is)
+            excess = float(below.sum()) + float(pmf.sum()) - (1.0 - inf_mass)
+            if excess > 0 and below.sum() > 0:
+                below *= max(0.0, 1.0 - excess / float(below.sum()))
+            pmf, off = np.concatenate([below, pmf]), off0
+            missing = (1.0 - inf_mass) - float(pmf.sum())
+    if missing > 0:
+        pmf[0] += missing   # the round-off points' mass, at the lowest kept loss
+    off, pmf, inf_mass = _truncate(off, pmf, inf_mass, tau)
+    return h, off, pmf, inf_mass, ea + eb
+
+
+def _tilted_product(pa, oa, pb, ob, h: float, lam: float, n: int, same: bool, inf_mass: float):
+    """(offset, pmf, missing) of the convolution of two pmfs by one FFT of size n, tilted by
+    e^{λℓ} (see :func:`_convolve`); ``missing`` is the mass the round-off floor removed."""
+    size = pa.size + pb.size - 1
     ta, ma = _tilted(pa, oa, h, lam)
     tb, mb = (ta, ma) if same else _tilted(pb, ob, h, lam)
     fa = sp_fft.rfft(ta, n)
@@ -750,7 +812,6 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL, var: float | None = None):
     top = int(np.argmax(raw))
     keep = raw > thr
     keep[top:] = raw[top:] > 0.0   # above the tilted peak every positive value is kept
-    inf_mass = float(-np.expm1(np.log1p(-min(ia, 1.0)) + np.log1p(-min(ib, 1.0)))) if max(ia, ib) < 1 else 1.0
     nz = np.flatnonzero(keep)
     i0, i1 = int(nz[0]), int(nz[-1])
     off = oa + ob + i0
@@ -758,10 +819,7 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL, var: float | None = None):
     pmf[~keep[i0: i1 + 1]] = 0.0
     pmf *= _exp_ramp(ma + mb - lam * h * off, -lam * h, pmf.size)
     missing = (1.0 - inf_mass) - float(pmf.sum())
-    if missing > 0:
-        pmf[0] += missing   # the round-off points' mass, at the lowest kept loss
-    off, pmf, inf_mass = _truncate(off, pmf, inf_mass, tau)
-    return h, off, pmf, inf_mass, ea + eb
+    return off, pmf, missing
 
 
 def _power(single, k: int, total: int, h_final: float):
@@ -949,26 +1007,30 @@ _START_CELLS = 2**17
 _START_CELLS_TWO_GRIDS = 2**19
 
 
-def _start_h(mechanism, h: float, k: int) -> float:
+def _start_h(mechanism, h: float, k: int, grid_size: int = 2**14) -> float:
     """The spacing a k-run power of ``mechanism`` starts from: h/2^m with 2^m ≤ k^{1/3}
     (:func:`_spacing_for` of one run), as fine as a single PLD of at most 2¹⁷ points over the
     mechanism's loss range allows. Dyadic, so every factor shares the final grid."""
     lo, hi = _probe_moments(mechanism)[2:]
     target = _spacing_for(h, 1, k)
     m = 0
-    while h / 2.0 ** (m + 1) >= target * (1 - 1e-9) and (hi - lo) / (h / 2.0 ** (m + 1)) <= _START_CELLS:
+    cap = max(_START_CELLS, 8 * int(grid_size))   # grows with the grid (see _grid_h)
+    while h / 2.0 ** (m + 1) >= target * (1 - 1e-9) and (hi - lo) / (h / 2.0 ** (m + 1)) <= cap:
         m += 1
     return h / 2.0 ** m
 
 
-def _start_single(mechanism, h: float, k: int, total: int) -> DiscretePLD:
+def _start_single(mechanism, h: float, k: int, total: int, grid_size: int = 2**14) -> DiscretePLD:
     """The single PLD a k-run power (of ``total`` runs in all) starts from: on the grid
     :func:`_start_h`; where :func:`_power` will carry the tails on a coarse grid, with coarse
     tail cells and on a grid halved once more (the first products' ε error, the largest part of
     the whole, falls 4-fold; they span the bulk only, so they stay cheap)."""
-    h0 = _start_h(mechanism, h, k)
+    h0 = _start_h(mechanism, h, k, grid_size)
     lo, hi = _probe_moments(mechanism)[2:]
-    h_two = h0 / 2.0 if (hi - lo) / (h0 / 2.0) <= _START_CELLS_TWO_GRIDS else h0
+    # the caps grow with the grid: a finer grid must refine the start (and so the tails' coarse
+    # grid, 16 times the start) too, or the refinement sees no change where the tails are all
+    # that matter (δ = 1e-12: 0.4 % above the truth at σ 1, q 0.01, 10⁴ steps)
+    h_two = h0 / 2.0 if (hi - lo) / (h0 / 2.0) <= max(_START_CELLS_TWO_GRIDS, 32 * int(grid_size)) else h0
     if _two_grids(h, h_two):
         return _single_pld(mechanism, h_two, 2 ** _SPLIT_LEVELS)
     return _single_pld(mechanism, h0)
@@ -996,8 +1058,12 @@ def _grid_h(items, grid_size: int) -> float:
     var = sum(k * p[1] for p, k in probes)
     sd = float(np.sqrt(var))
     h = 20.0 * sd / (grid_size - 8)
-    h = max([h] + [(p[3] - p[2]) / _SINGLE_CELLS for p, _ in probes])
-    if len(items) == 1 and np.isfinite(probes[0][0][3]) and probes[0][0][3] > 0:
+    # the cap on a single PLD's points grows with the grid asked for, so that a finer grid is
+    # finer everywhere (:func:`refine_epsilon` relies on it: with a fixed cap, a subsampled
+    # mechanism at q = 1e-4 kept h = 4e-4 on every grid, 17 % above the true ε)
+    cells = max(_SINGLE_CELLS, 16 * int(grid_size))
+    h = max([h] + [(p[3] - p[2]) / cells for p, _ in probes])
+    if len(items) == 1 and np.isfinite(probes[0][0][3]) and probes[0][0][3] >= h:
         # one mechanism with a bounded loss: its largest loss on the grid (the atom there, as for
         # Laplace, stays exact)
         top1 = probes[0][0][3]
@@ -1024,7 +1090,7 @@ def _composed_many(items, grid_size: int) -> DiscretePLD:
     eps_max = 0.0
     runs = sum(k for _, k in items)
     for m, k in items:
-        s = _start_single(m, h, k, runs)
+        s = _start_single(m, h, k, runs, grid_size)
         eps_max += k * s.eps_max
         part = _power(_truncated_single(s, runs), k, runs, h)
         total = part if total is None else _convolve(total, part)
@@ -1053,7 +1119,7 @@ def composed_pld_series(mechanism, ks, *, grid_size: int | None = None) -> list:
     if grid_size is None:
         grid_size = _many_grid_size(top, hasattr(m, "_loss_tails"))
     h = _grid_h(((m, top),), int(grid_size))
-    s = _start_single(m, h, top, top)
+    s = _start_single(m, h, top, top, int(grid_size))
     single = _truncated_single(s, top)
     powers: dict = {}
     out, prev, prev_k = [], None, 0
@@ -1185,8 +1251,78 @@ def composed_pld(mechanism, k, *, grid_size: int | None = None) -> DiscretePLD:
     return _composed(mechanism, int(kk), int(grid_size))
 
 
+#: the accuracy a composed ε aims at: at most max(RTOL·ε, ATOL) above the true ε (never below it)
+RTOL = 1e-2
+ATOL = 1e-3
+#: the largest grid the refinement may reach (a few seconds at 10⁶ runs; ~0.1 GB of arrays)
+REFINE_MAX_GRID = 2**20
+
+
+class AccuracyWarning(UserWarning):
+    """A composed ε is a safe upper bound, but its grid could not be refined to the accuracy
+    target (:func:`refine_epsilon`): it may be more than 1 % above the true ε."""
+
+
+def warn_unconverged(what: str, deltas) -> None:
+    """Issue an :class:`AccuracyWarning` naming ``what`` and the δ values concerned."""
+    import warnings
+
+    ds = ", ".join(f"{float(d):g}" for d in np.atleast_1d(deltas))
+    warnings.warn(f"{what}: at δ = {ds} the grid could not be refined to within 1 % of the true ε "
+                  f"in {REFINE_MAX_GRID} points; the ε returned is a safe upper bound that may be "
+                  f"looser", AccuracyWarning, stacklevel=3)
+#: the grid refinement factor of one step (the error of connect-the-dots falls ~16-fold)
+_REFINE_STEP = 4
+
+
+def tolerance(eps, rtol: float = RTOL, atol: float = ATOL):
+    """max(rtol·ε, atol): the accuracy target of a composed ε (elementwise)."""
+    return np.maximum(rtol * np.asarray(eps, dtype=np.float64), atol)
+
+
+def refine_epsilon(eps_at, grid_size: int, *, rtol: float = RTOL, atol: float = ATOL,
+                   max_grid: int = REFINE_MAX_GRID):
+    """(ε, converged, grid): ε from ``eps_at(n)`` — the ε (an array) of a pessimistic PLD
+    composed on a grid of n points, never below the truth — on the grid chosen from the error
+    target: n = ``grid_size`` first, then 4n, 16n, … up to ``max_grid``, until the value on n and
+    on n/4 differ by at most a quarter of max(rtol·ε, atol) at every entry.
+
+    Why that suffices: refining the grid is a refinement of the connect-the-dots spread, so ε
+    falls towards the truth (Doroshenko et al. 2022; the coarser PLD is a mean-preserving spread of
+    the finer one), with an error of second order in the grid spacing: the error on n is about
+    1/15 of the difference between n/4 and n (and 1/3 of it even at first order), so the accepted
+    ε is within ~tol/12 of the limit. This is an estimate, not a proof (a grid too coarse to see a
+    feature of the loss distribution on both grids would hide it); the sweep test checks it
+    against dp_accounting over σ ∈ [0.05, 100], q ∈ [1e-17, 1], k ∈ [1, 10⁶], δ ∈ [1e-12, 1e-2].
+    Every returned ε is an upper bound either way. ``converged`` is False where ``max_grid`` was
+    reached first (the ε returned is then the finest grid's: safe, maybe loose).
+    A grid too fine for the loss range (:func:`single_pld`'s ValueError) stops the refinement."""
+    n = int(grid_size)
+    coarse_n = max(n // _REFINE_STEP, 2**10)
+    prev = np.asarray(eps_at(coarse_n), dtype=np.float64) if coarse_n < n else None
+    cur = np.asarray(eps_at(n), dtype=np.float64)
+    best = cur if prev is None else np.minimum(cur, prev)   # every grid's ε is an upper bound
+    while True:
+        if prev is None:
+            gap = np.full(cur.shape, np.inf)
+        else:
+            with np.errstate(invalid="ignore"):
+                gap = np.where(np.isinf(prev) & np.isinf(cur), np.inf, np.abs(prev - cur))
+        with np.errstate(invalid="ignore"):
+            ok = gap <= 0.25 * tolerance(np.maximum(cur - gap, 0.0), rtol, atol)
+        if ok.all() or n * _REFINE_STEP > max_grid:
+            return best, ok, n
+        try:
+            nxt = np.asarray(eps_at(n * _REFINE_STEP), dtype=np.float64)
+        except (ValueError, MemoryError):
+            return best, ok, n
+        prev, cur, n = cur, nxt, n * _REFINE_STEP
+        best = np.minimum(best, cur)
+
+
 def clear_caches() -> None:
     """Empty the PLD caches (for cold-start timings)."""
+    _loss_range.cache_clear()
     _single_pld.cache_clear()
     _coarse_mgf.cache_clear()
     _composed.cache_clear()

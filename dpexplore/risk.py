@@ -416,8 +416,75 @@ def advantage(profile):
         d = np.exp(_safe_log_delta(f, eps))
         with np.errstate(over="ignore"):
             bounds = np.tanh(eps / 2.0) + 2.0 * d * special.expit(-eps)
-        out = _up(np.min(bounds), _GENERIC_REL)
+        grid_sup, (a_lo, a_hi) = _sup_tpr_minus_fpr(eps, d)
+        out = min(float(np.min(bounds)), grid_sup, _sup_near(profile, a_lo, a_hi))
+        out = _up(out, _GENERIC_REL)
     return float(np.clip(out, 0.0, 1.0))
+
+
+def _sup_near(profile, a_lo: float, a_hi: float) -> float:
+    """max over α of g(α) = TPR(α) − α with :func:`tpr_at_fpr`'s TPR (each pair's ε refined by
+    golden section, not only the grid's), near [a_lo, a_hi], the bracket of the grid's maximiser:
+    9 points, re-centred until the best is at least two points from either end; then, g being
+    concave, the line through the two points left of the best and the line through the two right
+    of it lie above g between the best's neighbours, and the maximum is at most the value where
+    they cross (exact for a kink, as ρ-zCDP's trade-off has). inf where that fails (never below
+    the maximum)."""
+    lo, hi = a_lo, a_hi
+    for _ in range(4):
+        a = np.linspace(lo, hi, 9)
+        g = np.asarray(tpr_at_fpr(profile, a), dtype=np.float64) - a
+        j = int(np.argmax(g))
+        if 2 <= j <= 6:
+            break
+        width = hi - lo
+        lo, hi = (max(lo - width, 0.0), lo + width / 4.0) if j < 2 else (hi - width / 4.0, min(hi + width, 1.0))
+    else:
+        return np.inf
+    s1 = (g[j - 1] - g[j - 2]) / (a[j - 1] - a[j - 2])
+    s2 = (g[j + 2] - g[j + 1]) / (a[j + 2] - a[j + 1])
+    if not s1 > s2:
+        return np.inf
+    x = (g[j + 1] - g[j - 1] + s1 * a[j - 1] - s2 * a[j + 1]) / (s1 - s2)
+    x = min(max(x, a[j - 1]), a[j + 1])
+    return float(max(min(g[j - 1] + s1 * (x - a[j - 1]), g[j + 1] + s2 * (x - a[j + 1])), g[j]))
+
+
+def _pairs_tpr(eps, d, a):
+    """min over the pairs (ε_j, δ_j) of their TPR bounds at the FPRs ``a`` (a 1-d array): the
+    TPR of the trade-off function the pairs imply together (Dong, Roth & Su 2022, Proposition 2.5
+    for each pair), concave in α (a minimum of affine functions)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = d[None, :] + np.exp(np.minimum(eps, 745.0))[None, :] * a[:, None]
+        down = 1.0 - np.exp(-eps)[None, :] * (1.0 - d[None, :] - a[:, None])
+    return np.minimum(np.minimum(np.min(up, axis=1), np.min(down, axis=1)), 1.0)
+
+
+def _sup_tpr_minus_fpr(eps, d):
+    """(bound, bracket of the maximiser): the profile's own supremum of TPR − FPR: max over α of g(α) = TPR(α) − α, with TPR
+    implied by all the pairs (ε_j, δ(ε_j)) of the grid at once (:func:`_pairs_tpr`). The
+    per-pair peaks' minimum, min_j max_α, can only be larger (max_α min_j ≤ min_j max_α): for
+    ρ-zCDP (``ZCDPProfile``) the pairs' own supremum is the smaller. g is concave, so after a
+    grid and two zooms around the best point the secant slopes bound g between the points: the
+    result is never below the maximum of g over [0, 1]."""
+    a = np.unique(np.concatenate([np.linspace(0.0, 1.0, 129), np.geomspace(1e-12, 1.0, 129)]))
+    for _ in range(3):
+        g = _pairs_tpr(eps, d, a) - a
+        i = int(np.argmax(g))
+        lo, hi = a[max(i - 1, 0)], a[min(i + 1, a.size - 1)]
+        if _ == 2 or hi <= lo:
+            break
+        a = np.unique(np.concatenate([np.linspace(lo, hi, 65), a[max(i - 1, 0): i + 2]]))
+    slack = 0.0
+    if i > 0:        # g rises at most with its left secant's slope to the right of a_i
+        s_left = (g[i] - g[i - 1]) / (a[i] - a[i - 1])
+        if i + 1 < a.size:
+            slack = max(slack, s_left * (a[i + 1] - a[i]))
+    if i + 1 < a.size:   # ... and at most with minus its right secant's slope to the left
+        s_right = (g[i + 1] - g[i]) / (a[i + 1] - a[i])
+        if i > 0:
+            slack = max(slack, -s_right * (a[i] - a[i - 1]))
+    return float(g[i] + max(slack, 0.0)), (float(a[max(i - 1, 0)]), float(a[min(i + 1, a.size - 1)]))
 
 
 def posterior_bound(profile, prior, fpr=None):

@@ -130,9 +130,16 @@ class _SubsampledLoss:
     def _threshold(self, x):
         """c(x) with L > x ⟺ ℓ(y) < c (remove) or ℓ(y) > c (add): c = log q − log(e^{±x} − 1 + q)."""
         q = self.q
-        s = x if self.direction == "remove" else -x
+        s = np.asarray(x if self.direction == "remove" else -x, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.log(q) - np.log(np.expm1(s) + q)
+            direct = np.log(np.expm1(s) + q)
+            # log(e^s − (1 − q)) for s < −1/2, where expm1(s) + q cancels (q near 1: at q = 1,
+            # e^{−400} − 1 + 1 was 0 and the add direction's tails were garbage beyond x ≈ 37)
+            lq1 = np.log1p(-q) if q < 1.0 else -np.inf
+            far = np.where(np.isneginf(s), -np.inf, s + np.log1p(-np.exp(lq1 - s)))
+            # and s + log(1 − (1 − q)e^{−s}) for s > 1, where expm1(s) overflows past s ≈ 709
+            big = s + np.log1p(-(1.0 - q) * np.exp(-np.maximum(s, 1.0)))
+            return np.log(q) - np.where(s < -0.5, far, np.where(s > 1.0, big, direct))
 
     def _loss_tails(self, x):
         """log P(L > x), log P(L ≤ x), log Q(L > x), log Q(L ≤ x)."""

