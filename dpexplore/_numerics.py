@@ -183,7 +183,6 @@ def pure_rdp_exact(eps, alpha):
 _FMAX = np.finfo(float).max
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
-_SPLIT = 15            # points per bracket and step of epsilon_by_bisection (16-fold shrink)
 
 
 def within(log_delta, delta):
@@ -219,31 +218,15 @@ def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape):
         nh = np.where(np.isfinite(nh) | (hi >= _FMAX), nh, _FMAX)
         hi = np.where(above, nh, hi)
     active = ~done & np.isfinite(hi)
-    # K-ary bisection: K points inside each bracket per call of log_delta_capped (one vectorized
-    # call shrinks every bracket (K + 1)-fold: ~20 calls instead of ~90, for log δ functions whose
-    # cost is per call rather than per point, as the discrete mechanisms' windowed sums)
-    frac = np.arange(1, _SPLIT + 1, dtype=float) / (_SPLIT + 1)
-    for _ in range(_BISECT_STEPS + 12):
-        lo_a, hi_a = lo[active], hi[active]
-        if lo_a.size == 0:
-            break
-        wide = (lo_a > 0) & (hi_a / 2.0 > lo_a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            geo = np.exp(np.log(np.where(wide, lo_a, 1.0))[:, None]
-                         + np.log(np.where(wide, hi_a / lo_a, 1.0))[:, None] * frac[None, :])
-        lin = lo_a[:, None] + (hi_a - lo_a)[:, None] * frac[None, :]
-        pts = np.where(wide[:, None], np.clip(geo, lo_a[:, None], hi_a[:, None]), lin)
-        ok = within(log_delta_capped(pts.ravel()).reshape(pts.shape), delta[active][:, None])
-        # the first candidate that meets the target is the new hi, the one before it the new lo
-        first = np.where(ok.any(axis=1), np.argmax(ok, axis=1), _SPLIT)
-        rows = np.arange(pts.shape[0])
-        new_hi = np.where(first < _SPLIT, pts[rows, np.minimum(first, _SPLIT - 1)], hi_a)
-        new_lo = np.where(first > 0, pts[rows, np.maximum(first - 1, 0)], lo_a)
-        lo[active], hi[active] = new_lo, new_hi
+    for _ in range(_BISECT_STEPS + 12):  # keeps δ(hi) ≤ delta, δ(lo) > delta
+        wide = (lo > 0) & (hi / 2.0 > lo)
+        mid = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
+        ok = within(log_delta_capped(np.where(active, mid, 0.0)), delta)
+        hi = np.where(active & ok, mid, hi)
+        lo = np.where(active & ~ok, mid, lo)
         # (spacing(float max) is inf: use half the float max, whose ulp is half of its ulp)
         ulp = np.spacing(np.where(active, np.minimum(hi, _FMAX / 2.0), 1.0))
-        active = active & ~(hi - lo <= 2 * ulp)
-        if not active.any():
+        if np.all(~active | (hi - lo <= 2 * ulp)):
             break
     res = np.where(within(at0, delta), 0.0, hi)
     return np.where(delta == 0, eps_max, res)

@@ -88,9 +88,10 @@ from ._numerics import log_subtract
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .profiles import PrivacyProfile
 
+# (``AccuracyWarning``, ``refine_epsilon``, ``tolerance``, ``RTOL`` and ``ATOL`` are importable:
+# the accuracy policy of the composed ε, not entry points of their own)
 __all__ = ["DiscretePLD", "PLDProfile", "single_pld", "composed_pld", "composed_pld_many",
-           "composed_pld_series", "refine_epsilon", "tolerance", "RTOL", "ATOL", "AccuracyWarning",
-           "default_grid_size", "clear_caches"]
+           "composed_pld_series", "default_grid_size", "clear_caches"]
 
 #: default number of FFT points of the composed PLD: 1024·√k within [MIN_GRID_SIZE, GRID_SIZE]
 #: for k ≤ 10⁴, then growing up to MAX_GRID_SIZE (see ``default_grid_size``)

@@ -115,7 +115,8 @@ def test_rdp_exact_where_dp_accounting_cancels(sigma, q):
     assert np.all(ours >= truth)
     np.testing.assert_allclose(ours, truth, rtol=1e-11)
     theirs = dpa_wor_rdp(sigma, q, np.array(orders, dtype=float))
-    np.testing.assert_allclose(ours[:3], theirs[:3], rtol=1e-12)   # no cancellation yet
+    # no cancellation yet: only float rounding (1.2e-12 relative at α = 10 with numpy 2.4)
+    np.testing.assert_allclose(ours[:3], theirs[:3], rtol=1e-11)
     if sigma == 5.0:
         np.testing.assert_allclose(ours, theirs, rtol=1e-9)
     else:

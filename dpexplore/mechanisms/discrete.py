@@ -26,8 +26,8 @@ Both classes are frozen dataclasses (hashable: they key the PLD caches) with sca
 and offer ``loss_support`` and ``_loss_tails`` — the loss-model interface of
 :mod:`dpexplore.pld` — so they compose tightly with the other mechanisms.
 
->>> DiscreteLaplace(1.0).delta(0.5)          # Δ = 1: the randomized-response profile of ε = 1
-0.2876491366449868
+>>> round(DiscreteLaplace(1.0).delta(0.5), 14)   # Δ = 1: the randomized-response profile of ε = 1
+0.28764913664499
 >>> round(DiscreteGaussian(1.0).delta(1.0), 6)    # the continuous Gaussian: 0.126937
 0.141351
 """
