@@ -108,7 +108,7 @@ class Hub:
     """``jupyterhub -f deploy/jupyterhub_config.py`` in its own process group and state folder,
     with the students ``users`` on its roster (their passwords: :attr:`passwords`)."""
 
-    def __init__(self, mode: str, users, url: str | None = None, **env):
+    def __init__(self, mode: str, users, url: str | None = None, port: int | None = None, **env):
         _hub_setup()
         self.mode = mode
         self.users = list(users)
@@ -116,7 +116,7 @@ class Hub:
         # may be): only the files' own modes keep the hub's secrets
         self.state = pathlib.Path(tempfile.mkdtemp(prefix=f"dpxt-hub-{mode}-"))
         self.state.chmod(0o755)
-        self.port = free_port()
+        self.port = port or free_port()
         self.base = (url or f"http://localhost:{self.port}").rstrip("/") + "/"
         if url:
             env["DPEXPLORE_HUB_URL"] = url
@@ -560,7 +560,7 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
                 pass
         return out
 
-    statuses = []
+    statuses, started = [], []
     url = apps_hub.user_url("alice", "voila/render/demo.ipynb")
     headers = {"Cookie": client.cookie_header(url),  # Playwright's API stays on this thread
                "User-Agent": client.user_agent}
@@ -569,7 +569,11 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
         import requests
 
         try:
-            statuses.append(requests.get(url, headers=headers, timeout=240).status_code)
+            r = requests.get(url, headers=headers, timeout=240)
+            statuses.append(r.status_code)
+            m = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', r.text)
+            if m:
+                started.append(m.group(1))
         except Exception as err:  # noqa: BLE001
             statuses.append(repr(err))
 
@@ -583,6 +587,99 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
     peak = max(peak, len(kernels()))
     assert peak <= MAX_PAGES, (peak, statuses)
     assert statuses.count(200) >= 1 and all(s in (200, 503) for s in statuses), statuses
+    for kernel_id in started:  # the pages that were never opened: their kernels go
+        close_page_kernel(client, apps_hub, "alice", kernel_id)
+
+
+SIX_APPS = ["demo.ipynb", "group_privacy.ipynb", "rdp_explorer.ipynb",
+            "composition_explorer.ipynb", "profile_vs_gdp.ipynb", "mean_estimation.ipynb"]
+KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+                ".kernelId")
+ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"
+
+
+def _page_kernels(hub: Hub, user: str) -> list:
+    import psutil
+
+    out = []
+    for k in hub.servers()[user].children(recursive=True):
+        try:
+            if k.status() != psutil.STATUS_ZOMBIE and "ipykernel" in " ".join(k.cmdline()):
+                out.append(k)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _until(pred, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.25)
+    return pred()
+
+
+def test_apps_six_apps_one_after_another_in_one_tab(apps_hub, apps_students):
+    """Attack 5: a student opens six apps one after another in one tab (the cap is 3 here):
+    each page left shuts its kernel down through the hub (Voilà's page-close call answered 500
+    under the hub: the kernels stayed and the fourth app said "the server is full")."""
+    _, page = apps_students["alice"]
+    seen = []
+    for name in SIX_APPS:
+        page.goto(apps_hub.user_url("alice", f"voila/render/{name}"), timeout=120_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+        assert "server is full" not in page.inner_text("body").lower(), name
+        seen.append(page.evaluate(KERNEL_ID_JS))
+    assert len(set(seen)) == 6
+
+    def alive():
+        cmdlines = " ".join(" ".join(k.cmdline()) for k in _page_kernels(apps_hub, "alice"))
+        return [kid for kid in seen if kid in cmdlines]
+
+    # the five pages left shut their kernels down; the open one keeps its own
+    assert _until(lambda: alive() == seen[-1:], 30), alive()
+    closes = re.findall(r"(\d{3}) POST /user/alice/voila/api/shutdown/", apps_hub.log())
+    assert closes and set(closes) <= {"204", "200"}, closes
+    slider_moves_plots(page)
+
+
+def test_apps_a_5mb_widget_value_leaves_the_page_working(apps_hub, apps_students):
+    """Attack 7: a widget update with a 5 MB value, from the page's own connection and from a
+    client of its own on the page's kernel: the page says the change was too large, the raw
+    client is cut off, and the page's sliders keep answering (an error in the kernel killed the
+    page's output channel: jupyter_server's AttributeError on traceback_replacement_message)."""
+    ctx, page = apps_students["alice"]
+    sent = page.evaluate("""async (size) => {
+        const wm = window.jupyterapp._widgetManager;
+        const models = await Promise.all(Object.values(wm._models));
+        const sliders = models.filter(m => /Slider/.test(m.get('_model_name')));
+        for (const m of sliders) {
+          m.comm.send({method: 'update', buffer_paths: [], state: {value: 'x'.repeat(size)}});
+        }
+        return sliders.length; }""", 5 * 2**20)
+    assert sent >= 1
+    page.wait_for_selector("#dpexplore-message-refused", timeout=20_000)
+    slider_moves_plots(page)
+    # the same from a client of its own, on the page's kernel
+    client = Client(ctx)
+    kernel_id = page.evaluate(KERNEL_ID_JS)
+    ws = kernel_socket(apps_hub, client, "alice", kernel_id)
+    try:
+        ws.send(_msg("comm_info_request", {"target_name": "jupyter.widget"}))
+        comms = [m for m in receive(ws, "comm_info_reply") if m.get("msg_type") == "comm_info_reply"]
+        comm_id = next(iter(comms[0]["content"]["comms"]))
+        try:
+            ws.send(_msg("comm_msg", {"comm_id": comm_id, "data": {
+                "method": "update", "buffer_paths": [], "state": {"value": "x" * (5 * 2**20)}}}))
+            receive(ws, "never", timeout=3)
+        except Exception:  # noqa: BLE001 - the server closing the socket is the expected answer
+            pass
+    finally:
+        ws.close()
+    slider_moves_plots(page)
+    assert "Traceback" not in page.inner_text("body")
+    assert "traceback_replacement_message" not in apps_hub.log()
 
 
 def test_apps_user_cap_turns_the_third_student_away(apps_hub, apps_students, browser):
@@ -598,6 +695,23 @@ def test_apps_user_cap_turns_the_third_student_away(apps_hub, apps_students, bro
         assert "active users" in text or "try again" in text or "too many" in text, text[:500]
     finally:
         ctx.close()
+
+
+def test_apps_a_killed_kernel_is_said_on_its_page_only(apps_hub, apps_students):
+    """A student's kernel ended as the memory limit ends it (SIGKILL, the OOM killer's signal:
+    tests/test_hub_limits.py and the lab test show the limit doing it): her page says so in plain
+    words (role=alert); bob's page says nothing and keeps answering."""
+    _, page = apps_students["alice"]
+    _, bob_page = apps_students["bob"]
+    kernel_id = page.evaluate(KERNEL_ID_JS)
+    victim = [k for k in _page_kernels(apps_hub, "alice") if kernel_id in " ".join(k.cmdline())]
+    assert len(victim) == 1
+    victim[0].kill()
+    page.wait_for_selector("#dpexplore-kernel-stopped", timeout=30_000)
+    alerts = page.evaluate(ALERTS_JS)
+    assert any("kernel stopped" in a and "Reload the page" in a for a in alerts), alerts
+    slider_moves_plots(bob_page)
+    assert bob_page.evaluate(ALERTS_JS) == []
 
 
 def test_apps_hub_files_private(apps_hub):

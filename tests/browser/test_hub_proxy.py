@@ -114,7 +114,7 @@ def proxied_hub():
     port = free_port()
     nginx = Nginx(port)
     try:
-        hub = Hub("apps", USERS, url=f"https://localhost:{nginx.https}", DPEXPLORE_HUB_PORT=str(port))
+        hub = Hub("apps", USERS, url=f"https://localhost:{nginx.https}", port=port)
         try:
             yield hub, nginx
         finally:
