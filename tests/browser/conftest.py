@@ -67,6 +67,16 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
+def wait_until(pred, timeout: float, every: float = 0.25) -> bool:
+    """Whether ``pred()`` became true within ``timeout`` seconds (polled every ``every``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(every)
+    return pred()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO, Server, free_port
+from conftest import REPO, Server, free_port, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -188,15 +188,6 @@ def capped(tmp_path_factory):
     server.stop()
 
 
-def _wait(pred, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.25)
-    return pred()
-
-
 def test_need_plotly_is_answered_once_per_page(capped):
     """Issue 11 (2): ten rounds of need-plotly to every widget of one page get one 1.3 MB answer;
     forged session ids get at most 4 per kernel."""
@@ -239,7 +230,7 @@ def test_page_close_frees_its_kernel_at_once(capped):
                                  headers={"Content-Type": "application/x-www-form-urlencoded"})
     with opener.open(req, timeout=15) as r:
         assert r.status == 204
-    assert _wait(lambda: not _kernel_exists(capped, kernel_id), 5), "kernel still running"
+    assert wait_until(lambda: not _kernel_exists(capped, kernel_id), 5), "kernel still running"
 
 
 def _kernel_exists(server: Server, kernel_id: str) -> bool:
@@ -253,8 +244,8 @@ def _kernel_exists(server: Server, kernel_id: str) -> bool:
 def test_kernel_cap_answers_503_and_open_pages_keep_working(capped):
     """Issue 11 (3): ten plain GETs used to start ten kernels. With ``--max-kernels 4`` the
     fourth page onward is refused with 503 in plain words; the open pages' kernels still answer."""
-    _wait(lambda: len(capped.kernels()) <= 1, 60)
-    _wait(lambda: len(capped.kernels()) >= 1, 60)
+    wait_until(lambda: len(capped.kernels()) <= 1, 60)
+    wait_until(lambda: len(capped.kernels()) >= 1, 60)
     statuses, first_html = [], None
     for _ in range(10):
         status, html = _page(capped)
@@ -284,7 +275,7 @@ def _shutdown(server: Server, html: str, opener) -> None:
                                  headers={"Content-Type": "application/x-www-form-urlencoded"})
     with opener.open(req, timeout=15) as r:
         assert r.status == 204
-    assert _wait(lambda: not _kernel_exists(server, kernel_id), 10), "kernel still running"
+    assert wait_until(lambda: not _kernel_exists(server, kernel_id), 10), "kernel still running"
 
 
 def test_page_cap_counts_open_pages_not_the_pool(tmp_path_factory):
@@ -296,7 +287,7 @@ def test_page_cap_counts_open_pages_not_the_pool(tmp_path_factory):
                     "--cull-idle-timeout", "120")
     dog = Watchdog(server)
     try:
-        assert _wait(lambda: len(server.kernels()) >= 3, 90), server.kernels()  # the pool
+        assert wait_until(lambda: len(server.kernels()) >= 3, 90), server.kernels()  # the pool
         jar = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
         opener.cookies = jar
@@ -305,7 +296,7 @@ def test_page_cap_counts_open_pages_not_the_pool(tmp_path_factory):
         assert len(server.kernels()) >= 3  # more kernels than the cap: the pool does not count
         status, html = _page(server, opener)
         assert status == 503 and "server is full" in html.lower() and "Traceback" not in html
-        assert _wait(lambda: "2 pages open (the cap)" in server.log(), 10)  # for the operator
+        assert wait_until(lambda: "2 pages open (the cap)" in server.log(), 10)  # for the operator
         # kernels speak over Unix sockets in the server's private folder (no TCP port to collide
         # with another kernel's starting at the same moment, none for other local users to reach)
         assert "running over TCP" not in server.log()
@@ -345,7 +336,7 @@ def test_a_page_whose_kernel_dies_at_start_ends_and_says_so(tmp_path_factory):
         assert status == 200
         assert 'role="alert"' in html and "could not start its dashboard" in html
         assert "location.reload()" in html and "Traceback" not in html and "kernel_info" not in html
-        assert _wait(lambda: "a page's notebook could not run (RuntimeError: Kernel died" in server.log(), 10)
+        assert wait_until(lambda: "a page's notebook could not run (RuntimeError: Kernel died" in server.log(), 10)
     finally:
         server.stop()
 

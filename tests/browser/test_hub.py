@@ -42,7 +42,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO, free_port
+from conftest import REPO, free_port, wait_until
 from dpexplore.voila.wire import decode_frame as kernel_message
 from test_hardening import _msg  # a kernel message as a page sends it
 
@@ -543,22 +543,25 @@ def test_apps_only_the_roster_logs_in_each_with_her_own_password(apps_hub, apps_
     assert _login_status(apps_hub, "Alice", alice)[1] is True
 
 
+def _page_kernels(hub: Hub, user: str) -> list:
+    import psutil
+
+    out = []
+    for k in hub.servers()[user].children(recursive=True):
+        try:
+            if k.status() != psutil.STATUS_ZOMBIE and "ipykernel" in " ".join(k.cmdline()):
+                out.append(k)
+        except psutil.Error:
+            pass
+    return out
+
+
 def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
     """Attack 4: ten page requests at the same moment get at most the cap of kernels."""
     client = Client(apps_students["alice"][0])
-    server = apps_hub.servers()["alice"]
 
     def kernels():
-        import psutil
-
-        out = []
-        for k in server.children(recursive=True):
-            try:
-                if k.status() != psutil.STATUS_ZOMBIE and "ipykernel" in " ".join(k.cmdline()):
-                    out.append(k)
-            except psutil.Error:
-                pass
-        return out
+        return _page_kernels(apps_hub, "alice")
 
     statuses, started = [], []
     url = apps_hub.user_url("alice", "voila/render/demo.ipynb")
@@ -598,28 +601,6 @@ KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data')
 ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"
 
 
-def _page_kernels(hub: Hub, user: str) -> list:
-    import psutil
-
-    out = []
-    for k in hub.servers()[user].children(recursive=True):
-        try:
-            if k.status() != psutil.STATUS_ZOMBIE and "ipykernel" in " ".join(k.cmdline()):
-                out.append(k)
-        except psutil.Error:
-            pass
-    return out
-
-
-def _until(pred, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.25)
-    return pred()
-
-
 def test_apps_six_apps_one_after_another_in_one_tab(apps_hub, apps_students):
     """Attack 5: a student opens six apps one after another in one tab (the cap is 3 here):
     each page left shuts its kernel down through the hub (Voilà's page-close call answered 500
@@ -638,7 +619,7 @@ def test_apps_six_apps_one_after_another_in_one_tab(apps_hub, apps_students):
         return [kid for kid in seen if kid in cmdlines]
 
     # the five pages left shut their kernels down; the open one keeps its own
-    assert _until(lambda: alive() == seen[-1:], 30), alive()
+    assert wait_until(lambda: alive() == seen[-1:], 30), alive()
     closes = re.findall(r"(\d{3}) POST /user/alice/voila/api/shutdown/", apps_hub.log())
     assert closes and set(closes) <= {"204", "200"}, closes
     slider_moves_plots(page)

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
-from conftest import REPO, Dashboard, Server, free_port
+from conftest import REPO, Dashboard, Server, free_port, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -104,15 +102,6 @@ def page(page):
             pass
 
 
-def _wait(pred, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.25)
-    return pred()
-
-
 def _slider_comm_send(page, content: dict) -> int:
     """Send ``{"method": "update", ...content}`` over the page's own kernel connection, from each
     FloatSlider model of the page (as a widget's change would go); returns how many."""
@@ -146,7 +135,7 @@ def test_an_app_error_leaves_the_page_answering(server, page):
     sent = _slider_comm_send(page, {"state": {"value": "not a number"}})
     assert sent >= 2
     # the kernel's errors reached the server (and were kept off the page)
-    assert _wait(lambda: "could not convert string to float" in server.log(), 20), (
+    assert wait_until(lambda: "could not convert string to float" in server.log(), 20), (
         server.log()[-3000:])
     _follows(app)
     _follows(app)
@@ -225,14 +214,14 @@ def test_six_apps_one_after_another_in_one_tab(server, page):
     """Attack 5: with a cap of 5 pages per student, opening six apps one after another in one
     tab (navigating: Voilà's page-close call goes on ``beforeunload``) draws the sixth: each page
     left shut its kernel down at once (the culler would take 10 minutes)."""
-    assert _wait(lambda: len(server.kernels()) == 0, 30), "pages of earlier tests kept kernels"
+    assert wait_until(lambda: len(server.kernels()) == 0, 30), "pages of earlier tests kept kernels"
     seen = []
     for name in SIX_APPS:
         app = Dashboard(page, server.url(name), server)   # page.goto: the last page unloads
         seen.append(page.evaluate(KERNEL_ID_JS))
         assert "server is full" not in app.body_text().lower()
     assert len(set(seen)) == 6
-    assert _wait(lambda: len(server.kernels()) == 1, 30), (
+    assert wait_until(lambda: len(server.kernels()) == 1, 30), (
         f"{len(server.kernels())} kernels for one open page:\n{server.log()[-3000:]}")
     assert " 500 " not in server.log() and "500 POST" not in server.log()
 
