@@ -36,7 +36,7 @@ def test_parse_bytes_refuses(text):
 
 @pytest.fixture
 def group():
-    g = CgroupLimits(ROOTS, f"dpxt-{uuid.uuid4().hex[:8]}", memory=96 * 2**20, tasks=24)
+    g = CgroupLimits(ROOTS, f"dpxt-{uuid.uuid4().hex[:8]}", memory=96 * 2**20, tasks=24, cpu=0.1)
     g.create()
     yield g
     g.remove()
@@ -69,6 +69,20 @@ def test_task_limit_stops_threads(group):
     r = _run_in(group, "-c", code)
     assert r.returncode == 0, r.stderr[-300:]
     assert 0 < int(r.stdout) < 24  # the group's 24 tasks include the main thread
+
+
+@needs_cgroups
+@pytest.mark.skipif(ROOTS is not None and "cpu" not in ROOTS and "v2" not in ROOTS,
+                    reason="no cpu controller here")
+def test_cpu_quota_holds_a_busy_group_back(group):
+    """0.1 core: a process spinning for a second of wall time is throttled (the kernel's own
+    count of periods it held the group back), so a student cannot take the machine's cores."""
+    before = group.throttled()
+    r = _run_in(group, "-c", "import time\nt = time.monotonic()\nwhile time.monotonic() - t < 1.0:\n"
+                "    pass\nprint(time.process_time())")
+    assert r.returncode == 0, r.stderr[-300:]
+    assert group.throttled() > before
+    assert float(r.stdout) < 0.6  # CPU seconds in one second of wall time at 0.1 core
 
 
 @needs_cgroups

@@ -27,6 +27,15 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
 
 
+@pytest.fixture(autouse=True)
+def _any_python(monkeypatch):
+    """The configurations here are not started: whether the students' accounts can run the
+    Python is checked by its own test."""
+    from dpexplore.hub import settings
+
+    monkeypatch.setattr(settings, "_check_students_python", lambda python: None)
+
+
 def _configure(tmp_path, **env) -> Config:
     c = Config()
     base = {"DPEXPLORE_HUB_DIR": str(tmp_path / "state"), "PATH": os.defpath,
@@ -44,6 +53,7 @@ def test_defaults_are_a_real_class(tmp_path):
     assert c.JupyterHub.tornado_settings["cookie_options"] == {"samesite": "Lax"}
     assert c.JupyterHub.spawner_class == "dpexplore.hub.StudentSpawner"
     assert c.StudentSpawner.mode == "apps" and c.StudentSpawner.tasks_limit == 256
+    assert c.StudentSpawner.cpu_limit == 1.0
     assert c.Spawner.mem_limit == 2**30
     assert c.JupyterHub.active_server_limit == default_max_users() >= 1
     assert c.Spawner.args == ["--DPExploreAppsOnly.max_kernels=5"]
@@ -58,11 +68,35 @@ def test_defaults_are_a_real_class(tmp_path):
         assert R.verify_password(pw, R.Roster(state / "roster").get(name))
 
 
-def test_https_cookies_are_secure(tmp_path):
-    c = _configure(tmp_path, DPEXPLORE_HUB_URL="https://hub.example.org")
+def test_https_cookies_are_secure_and_cannot_be_tossed(tmp_path):
+    c = _configure(tmp_path, DPEXPLORE_HUB_URL="https://hub.example.org", DPEXPLORE_HUB_MODE="lab")
     assert c.JupyterHub.subdomain_host == "https://hub.example.org"
     assert c.JupyterHub.tornado_settings["cookie_options"] == {"samesite": "Lax", "secure": True}
     assert '"secure": true' in c.Spawner.environment["JUPYTERHUB_COOKIE_OPTIONS"]
+    # a page of a student's origin (a subdomain) cannot overwrite a __Host- cookie of the hub
+    assert c.JupyterHub.cookie_host_prefix_enabled is True
+    assert c.Spawner.environment["PYTHONSAFEPATH"] == "1"  # no module of hers shadows the server
+
+
+def test_lab_over_plain_http_only_on_localhost(tmp_path):
+    with pytest.raises(ValueError, match="needs https"):
+        _configure(tmp_path, DPEXPLORE_HUB_MODE="lab", DPEXPLORE_HUB_URL="http://hub.example.org")
+    c = _configure(tmp_path, DPEXPLORE_HUB_MODE="lab", DPEXPLORE_HUB_URL="http://localhost:8000")
+    assert "cookie_host_prefix_enabled" not in c.JupyterHub  # http: a __Host- cookie needs TLS
+    # apps mode runs no student code: nobody can serve a page from a student's origin
+    _configure(tmp_path, DPEXPLORE_HUB_URL="http://hub.example.org")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="checked as root only (the hub runs as root)")
+def test_a_students_python_they_cannot_run_is_refused(tmp_path, monkeypatch):
+    from dpexplore.hub import settings
+
+    monkeypatch.undo()
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "python").symlink_to(sys.executable)
+    with pytest.raises(ValueError, match="cannot be run by their accounts"):
+        settings._check_students_python(str(private / "python"))
 
 
 @pytest.mark.parametrize("env, message", [
@@ -79,6 +113,8 @@ def test_https_cookies_are_secure(tmp_path):
     ({"DPEXPLORE_HUB_URL": "hub.example.org"}, "DPEXPLORE_HUB_URL must be like"),
     ({"DPEXPLORE_HUB_MEM_LIMIT": "lots"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
     ({"DPEXPLORE_HUB_MEM_LIMIT": "-1G"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
+    ({"DPEXPLORE_HUB_CPU_LIMIT": "0"}, "DPEXPLORE_HUB_CPU_LIMIT must be a positive"),
+    ({"DPEXPLORE_HUB_CPU_LIMIT": "all"}, "DPEXPLORE_HUB_CPU_LIMIT must be a positive"),
     ({"DPEXPLORE_HUB_USERS": "ana,\u0430na"}, "name must be ASCII"),
     ({"DPEXPLORE_HUB_AUTH": "oauth", "DPEXPLORE_HUB_OAUTH_CLIENT_ID": "a",
       "DPEXPLORE_HUB_OAUTH_CLIENT_SECRET": "b", "DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL": "c",
@@ -213,3 +249,64 @@ def test_hub_users_command(tmp_path):
     r = run("remove", "ben")
     assert r.returncode == 0 and "ben: off the roster" in r.stdout
     assert R.Roster(roster).names() == ["ana"]
+
+
+class _Handler:
+    class request:  # noqa: N801 - the shape of a tornado handler's request
+        remote_ip = "127.0.0.1"
+
+
+def _authenticator(tmp_path, **traits):
+    from dpexplore.hub.auth import RosterAuthenticator
+
+    roster = R.Roster(tmp_path / "roster")
+    passwords = roster.add(["ana", "ben"])
+    return RosterAuthenticator(roster_file=str(roster.path), **traits), passwords
+
+
+def test_failures_slow_a_name_but_never_lock_it_out(tmp_path):
+    """A classmate guessing at ana's password (from any address: none is trusted) slows ana's
+    next login by at most max_delay; her own password still logs her in."""
+    import asyncio
+
+    auth, pw = _authenticator(tmp_path, max_delay=0.5)
+
+    async def go():
+        for _ in range(8):
+            assert await auth.authenticate(_Handler, {"username": "ana", "password": "guess"}) is None
+        assert auth._delay("ana") == 0.5
+        assert auth._delay("ben") == 0.0  # another name is untouched
+        assert await auth.authenticate(_Handler, {"username": "Ana", "password": pw["ana"]}) == "ana"
+        assert auth._delay("ana") == 0.0  # a success forgets the failures
+        # a name off the roster is refused without a record, however often
+        for i in range(50):
+            assert await auth.authenticate(_Handler, {"username": f"x{i}", "password": "p"}) is None
+        assert list(auth._failures) == []
+
+    asyncio.run(go())
+
+
+def test_password_checks_are_budgeted(tmp_path):
+    """Past the hub's budget of scrypt checks an attempt is refused at once (the CPU stays free
+    for the class); the budget refills."""
+    import asyncio
+
+    auth, pw = _authenticator(tmp_path, checks_per_second=0.001, burst=2)
+
+    async def go():
+        assert await auth.authenticate(_Handler, {"username": "ben", "password": "no"}) is None
+        assert await auth.authenticate(_Handler, {"username": "ben", "password": "no"}) is None
+        # budget spent: even the right password waits for the refill
+        assert await auth.authenticate(_Handler, {"username": "ana", "password": pw["ana"]}) is None
+        auth._tokens = 1.0
+        assert await auth.authenticate(_Handler, {"username": "ana", "password": pw["ana"]}) == "ana"
+
+    asyncio.run(go())
+
+
+def test_failure_record_is_bounded(tmp_path):
+    auth, _ = _authenticator(tmp_path)
+    auth.MAX_NAMES = 3
+    for name in ("a1", "a2", "a3", "a4", "a5"):
+        auth._failed(name)
+    assert list(auth._failures) == ["a3", "a4", "a5"]

@@ -1,11 +1,13 @@
-"""Per-student limits the kernel enforces: memory and tasks for all of one student's processes.
+"""Per-student limits the kernel enforces: memory, tasks and CPU for all of one student's processes.
 
 Each student's single-user server and everything it starts (kernels, terminals) go into a
 control group of their own, ``dpexplore-hub/<account>``: ``memory`` (the whole group's resident
 memory, page cache included; past it the kernel's OOM killer ends the group's largest process —
-the kernel that grew, not another student's) and ``pids`` (processes and threads). Both cgroup
-v1 (a ``memory`` and a ``pids`` hierarchy, as on this project's CI machine) and v2 (the unified
-hierarchy with those controllers enabled for the hub's subtree) are supported. The spawner
+the kernel that grew, not another student's), ``pids`` (processes and threads) and ``cpu`` (a
+quota of cores per period, and, as every student's group has the same weight, an equal share of
+a busy machine). Both cgroup v1 (``memory``, ``pids`` and ``cpu`` hierarchies, as on this
+project's CI machine) and v2 (the unified hierarchy with those controllers enabled for the hub's
+subtree) are supported. The spawner
 writes the server's pid into the group in the forked child, before it drops root, so every
 descendant is inside from its first instruction.
 
@@ -70,7 +72,7 @@ def cgroup_roots() -> dict[str, pathlib.Path] | None:
     v1 = {}
     for kind, where, opts in mounts:
         if kind == "cgroup":
-            for ctl in ("memory", "pids"):
+            for ctl in ("memory", "pids", "cpu"):
                 if ctl in opts:
                     v1[ctl] = pathlib.Path(where) / "dpexplore-hub"
     if "memory" in v1:
@@ -92,8 +94,13 @@ class CgroupLimits:
     the forked child, before dropping root), :meth:`remove` (after the server stopped: ends
     whatever is left in the group, then removes it)."""
 
-    def __init__(self, roots: dict[str, pathlib.Path], name: str, memory: int, tasks: int):
+    #: the CPU quota's period (µs)
+    PERIOD = 100_000
+
+    def __init__(self, roots: dict[str, pathlib.Path], name: str, memory: int, tasks: int,
+                 cpu: float | None = None):
         self.roots, self.name, self.memory, self.tasks = roots, name, int(memory), int(tasks)
+        self.cpu = cpu  # cores (None: no quota)
 
     @property
     def dirs(self) -> list[pathlib.Path]:
@@ -103,7 +110,7 @@ class CgroupLimits:
         if "v2" in self.roots:
             top = self.roots["v2"]
             top.mkdir(exist_ok=True)
-            wanted = {"memory", "pids"} & set((top.parent / "cgroup.subtree_control").read_text()
+            wanted = {"memory", "pids", "cpu"} & set((top.parent / "cgroup.subtree_control").read_text()
                                               .split() + (top.parent / "cgroup.controllers")
                                               .read_text().split())
             (top.parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
@@ -115,6 +122,8 @@ class CgroupLimits:
                 (group / "memory.swap.max").write_text("0")
             if (group / "pids.max").exists():
                 (group / "pids.max").write_text(str(self.tasks))
+            if self.cpu and (group / "cpu.max").exists():
+                (group / "cpu.max").write_text(f"{int(self.cpu * self.PERIOD)} {self.PERIOD}")
             return
         for ctl, top in self.roots.items():
             top.mkdir(exist_ok=True)
@@ -130,6 +139,9 @@ class CgroupLimits:
                         pass
             elif ctl == "pids":
                 (group / "pids.max").write_text(str(self.tasks))
+            elif ctl == "cpu" and self.cpu:
+                (group / "cpu.cfs_period_us").write_text(str(self.PERIOD))
+                (group / "cpu.cfs_quota_us").write_text(str(int(self.cpu * self.PERIOD)))
 
     def join(self, pid: int | None = None) -> None:
         """Moves ``pid`` (default: this process) into every group; safe to call in a forked
@@ -147,6 +159,18 @@ class CgroupLimits:
             except OSError:
                 pass
         return sorted(out)
+
+    def throttled(self) -> int:
+        """How many periods the CPU quota held this group back (0 if unknown)."""
+        for d in self.dirs:
+            try:
+                for line in (d / "cpu.stat").read_text().splitlines():
+                    key, _, val = line.partition(" ")
+                    if key == "nr_throttled":
+                        return int(val)
+            except OSError:
+                continue
+        return 0
 
     def oom_kills(self) -> int:
         """How many processes the memory limit has ended in this group (0 if unknown)."""

@@ -11,9 +11,11 @@ What the defaults promise (docs/hosting.md says how each is enforced):
   with ``DPEXPLORE_HUB_TESTING=1`` and only while the hub listens on loopback.
 * **An origin per student.** ``subdomain_host``: the hub at ``DPEXPLORE_HUB_URL``, each
   student's server at ``<name>.<that host>``, so no page a student can write is served from the
-  hub's origin or a classmate's; cookies ``SameSite=Lax``.
+  hub's origin or a classmate's; over https the hub's cookies are ``__Host-`` cookies (no page of
+  a student's origin can overwrite them), ``Secure`` and ``SameSite=Lax``; lab mode over plain
+  http is refused but on ``*.localhost``.
 * **Limits.** Each student's server in an account of her own (``dpx-<name>``) and a control
-  group of her own (memory, tasks); at most ``DPEXPLORE_HUB_MAX_PAGES`` app pages per student
+  group of her own (memory, tasks, CPU); at most ``DPEXPLORE_HUB_MAX_PAGES`` app pages per student
   (apps mode), ``DPEXPLORE_HUB_MAX_USERS`` servers at once, a few spawns at a time.
 * **The hub's files** (database, cookie secret, roster) in ``DPEXPLORE_HUB_DIR``, outside the
   checkout, private to the hub's user.
@@ -69,6 +71,8 @@ KNOBS = (
     Knob("DPEXPLORE_HUB_MEM_LIMIT", "1G", "memory of one student's server and kernels together "
          "(cgroup; past it her largest process, a kernel, is ended)"),
     Knob("DPEXPLORE_HUB_TASKS_LIMIT", "256", "processes and threads of one student's server"),
+    Knob("DPEXPLORE_HUB_CPU_LIMIT", "1", "cores one student's server and kernels may use at most "
+         "(cgroup quota; students also share the machine equally)"),
     Knob("DPEXPLORE_HUB_MAX_PAGES", "5", "apps mode: app pages one student may have open"),
     Knob("DPEXPLORE_HUB_MAX_USERS", "memory / 512 MiB", "students' servers running at once"),
     Knob("DPEXPLORE_HUB_CULL_TIMEOUT", "3600", "seconds idle before a student's server is stopped"),
@@ -135,6 +139,21 @@ def _is_loopback(ip: str) -> bool:
         return False
 
 
+def _check_students_python(python: str) -> None:
+    """As root: the students' Python must be usable by an unprivileged account (a Python under
+    /root is not), else every student's server would fail to start."""
+    if os.geteuid() != 0:
+        return
+    import subprocess
+
+    r = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", "import jupyterhub"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise ValueError(f"the students' Python {python} cannot be run by their accounts "
+                         f"({r.stderr.strip()[-200:]}): run `make hub-setup` beside this "
+                         "configuration, or set DPEXPLORE_HUB_PYTHON")
+
+
 def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
     """Fills the JupyterHub configuration ``c`` from ``env`` (``os.environ``); ``deploy`` is the
     folder of ``deploy/jupyterhub_config.py`` (single-user configurations, ``node``)."""
@@ -163,8 +182,19 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
     # each student's server on an origin of her own: <name>.<host>
     c.JupyterHub.subdomain_host = f"{parts.scheme}://{parts.netloc}"
     cookie = {"samesite": "Lax"}
+    local = parts.hostname == "localhost" or parts.hostname.endswith(".localhost")
     if parts.scheme == "https":
         cookie["secure"] = True
+        # a student's origin is a subdomain of the hub's: a page there could set a cookie for the
+        # hub's whole domain (cookie tossing: her own login cookie, and her classmate's next
+        # request runs as her). A __Host- cookie can carry no Domain: none can be tossed onto it.
+        c.JupyterHub.cookie_host_prefix_enabled = True
+    elif mode == "lab" and not local:
+        # in lab mode a student's own code serves pages on her origin: over http on a real domain
+        # the hub's cookies could be overwritten from there (browsers refuse Domain=localhost, so
+        # a one-machine try on localhost is safe)
+        raise ValueError(f"DPEXPLORE_HUB_MODE=lab needs https (DPEXPLORE_HUB_URL=https://…) on a "
+                         f"real domain, got {url!r}: see docs/hosting.md")
     c.JupyterHub.tornado_settings = {"cookie_options": dict(cookie),
                                      "xsrf_cookie_kwargs": dict(cookie)}
     chp = env.get("DPEXPLORE_CHP") or str(deploy / "node" / "node_modules" / ".bin"
@@ -224,6 +254,14 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
         raise ValueError("DPEXPLORE_HUB_MEM_LIMIT must be like 1G, 512M or a number of bytes, "
                          f"got {env.get('DPEXPLORE_HUB_MEM_LIMIT')!r}") from None
     c.StudentSpawner.tasks_limit = _int(env, "DPEXPLORE_HUB_TASKS_LIMIT", 256)
+    try:
+        cpu = float(env.get("DPEXPLORE_HUB_CPU_LIMIT") or 1.0)
+    except ValueError:
+        cpu = -1.0
+    if not cpu > 0:
+        raise ValueError("DPEXPLORE_HUB_CPU_LIMIT must be a positive number of cores, got "
+                         f"{env.get('DPEXPLORE_HUB_CPU_LIMIT')!r}")
+    c.StudentSpawner.cpu_limit = cpu
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
     c.Spawner.disable_user_config = True  # no ~/.jupyter config (it could re-enable extensions)
@@ -234,7 +272,10 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
         "JUPYTERHUB_COOKIE_OPTIONS": json.dumps(cookie),
         # a terminal's `python`, `pip`, `jupyter` are the students' (not the hub's)
         "PATH": os.pathsep.join([str(pathlib.Path(python).parent), env.get("PATH", os.defpath)]),
+        # the server starts in her home: no module of hers there shadows the server's own
+        "PYTHONSAFEPATH": "1",
     }
+    _check_students_python(python)
     if mode == "apps":
         c.Spawner.notebook_dir = str(students_root(python))
         c.Spawner.default_url = "/voila/render/index.ipynb"

@@ -12,8 +12,9 @@ Both class configurations of ``deploy/jupyterhub_config.py`` use it:
 The accounts are made at the first start (``useradd``), marked with the comment
 :data:`ACCOUNT_MARK` so that the hub never takes over an account it did not create, and removed
 by ``dpexplore hub-users remove`` (or ``prune``). Every process of a student's server is in her
-control group (:class:`~dpexplore.hub.limits.CgroupLimits`: memory and tasks, the whole group;
-:attr:`StudentSpawner.mem_limit` and :attr:`StudentSpawner.tasks_limit`), with rlimits as the
+control group (:class:`~dpexplore.hub.limits.CgroupLimits`: memory, tasks and CPU, the whole
+group; :attr:`StudentSpawner.mem_limit`, :attr:`StudentSpawner.tasks_limit`,
+:attr:`StudentSpawner.cpu_limit`), with rlimits as the
 fallback where no cgroup can be made. The hub must run as root: a spawner that cannot switch
 accounts refuses to start a server rather than run it as the hub's user.
 
@@ -30,7 +31,7 @@ import subprocess
 import tempfile
 
 from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
-from traitlets import Integer, Unicode
+from traitlets import Float, Integer, Unicode
 
 from .limits import CgroupLimits, cgroup_roots, set_rlimits
 
@@ -111,6 +112,7 @@ class StudentSpawner(LocalProcessSpawner):
     mode = Unicode("apps", config=True, help="'apps' (apps-only server) or 'lab' (JupyterLab)")
     tasks_limit = Integer(256, config=True,
                           help="processes and threads of one student's server at most")
+    cpu_limit = Float(1.0, config=True, help="cores of one student's server at most (0: none)")
     min_uid = Integer(100, config=True, help="refuse accounts with a smaller uid (root: 0)")
     apps_source = Unicode("", config=True, help="lab: folder of app notebooks copied to ~/apps")
     apps_folder = Unicode("apps", config=True, help="lab: their folder name in the home")
@@ -128,7 +130,8 @@ class StudentSpawner(LocalProcessSpawner):
         if roots is None:
             self.log.warning("no cgroup for %s: limits are rlimits (per process)", self.user.name)
             return None
-        limits = CgroupLimits(roots, self.account, memory, self.tasks_limit)
+        limits = CgroupLimits(roots, self.account, memory, self.tasks_limit,
+                              cpu=self.cpu_limit or None)
         try:
             limits.create()
         except OSError as err:

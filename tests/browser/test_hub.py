@@ -522,7 +522,8 @@ def _login_status(hub: Hub, name: str, password: str) -> tuple[int, bool]:
 def test_apps_only_the_roster_logs_in_each_with_her_own_password(apps_hub, apps_students):
     """Attacks 2 and 3: a classmate's name with a wrong password, the shared/empty password of
     the old configuration, names off the roster (admin, root, 300 and 5000 characters, a Cyrillic
-    look-alike of alice) are refused and get no server; repeated failures are slowed."""
+    look-alike of alice) are refused and get no server; a name's repeated failures slow its
+    attempts but never lock its owner out."""
     alice = apps_hub.passwords["alice"]
     attempts = [("alice", "x"), ("alice", ""), ("alice", apps_hub.passwords["bob"]),
                 ("alice", alice.upper()), ("admin", "x"), ("root", "x"), ("a" * 300, "x"),
@@ -532,13 +533,12 @@ def test_apps_only_the_roster_logs_in_each_with_her_own_password(apps_hub, apps_
         status, logged_in = _login_status(apps_hub, name, password)
         assert not logged_in and status in (200, 403), (name[:20], status)
     assert sorted(apps_hub.servers()) == ["alice", "bob"]  # no server for any of them
-    # dave is on the roster: five free failures, then each attempt waits (even the right one)
-    for _ in range(6):
+    # dave is on the roster: after five failures his attempts are slowed, never locked (a
+    # classmate guessing, from any address she claims, delays his login by seconds at most)
+    for _ in range(7):
         assert _login_status(apps_hub, "dave", "wrong")[1] is False
-    assert _login_status(apps_hub, "dave", apps_hub.passwords["dave"])[1] is False
-    assert "too many failed attempts" in apps_hub.log()
-    time.sleep(2.5)
     assert _login_status(apps_hub, "dave", apps_hub.passwords["dave"])[1] is True
+    assert "login of dave slowed" in apps_hub.log()
     # "Alice" is alice (names are normalized), with alice's password only
     assert _login_status(apps_hub, "Alice", alice)[1] is True
 

@@ -3,12 +3,20 @@
 names, ports and certificate paths are substituted (a self-signed certificate for ``localhost``
 and ``*.localhost``, made here with openssl).
 
-A student opens ``https://localhost:<port>``, logs in, lands on her own origin
-(``https://alice.localhost:<port>``), an app draws and follows a slider (its kernel websocket
+The hub's name is ``hub.test`` (a real-looking domain: Chromium is told it and its subdomains are
+this machine; on ``localhost`` browsers would refuse the attack below by themselves). A student
+opens ``https://hub.test:<port>``, logs in, lands on her own origin
+(``https://alice.hub.test:<port>``), an app draws and follows a slider (its kernel websocket
 through nginx); the cookies are ``Secure`` and ``SameSite=Lax``; plain http redirects to https.
+
+Cookie tossing (found by a red team): a page of mallory's origin sets a cookie for the hub's
+whole domain holding mallory's own hub login, so that alice's next hub request would run as
+mallory. The hub's cookies are ``__Host-`` cookies, which no page of another host can set or
+shadow: alice stays alice.
 """
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import shutil
@@ -22,13 +30,15 @@ import urllib.request
 import pytest
 
 from conftest import REPO, free_port
-from test_hub import Hub, _remove_accounts, login_and_open, slider_moves_plots
+from test_hub import Hub, _remove_accounts, log_in, login_and_open, slider_moves_plots
 from test_hub import localhost_names  # noqa: F401  (the *.localhost names, for Python's clients)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="the hub runs as root (as in CI)")]
 
 NGINX_CONF = REPO / "deploy" / "nginx" / "dpexplore-hub.conf"
+#: the hub's name in this test (resolved to this machine for Chromium by --host-resolver-rules)
+DOMAIN = "hub.test"
 
 
 def _nginx() -> str:
@@ -48,11 +58,11 @@ class Nginx:
         self.https, self.http = free_port(), free_port()
         cert, key = self.dir / "fullchain.pem", self.dir / "privkey.pem"
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                        "-subj", "/CN=localhost", "-addext",
-                        "subjectAltName=DNS:localhost,DNS:*.localhost",
+                        "-subj", f"/CN={DOMAIN}", "-addext",
+                        f"subjectAltName=DNS:{DOMAIN},DNS:*.{DOMAIN}",
                         "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
         conf = NGINX_CONF.read_text()
-        for old, new in [("hub.example.org", "localhost"),
+        for old, new in [("hub.example.org", DOMAIN),
                          ("/etc/ssl/dpexplore-hub/fullchain.pem", str(cert)),
                          ("/etc/ssl/dpexplore-hub/privkey.pem", str(key)),
                          ("127.0.0.1:8000", f"127.0.0.1:{hub_port}"),
@@ -106,7 +116,7 @@ http {{
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-USERS = ("alice",)
+USERS = ("alice", "mallory")
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +124,7 @@ def proxied_hub():
     port = free_port()
     nginx = Nginx(port)
     try:
-        hub = Hub("apps", USERS, url=f"https://localhost:{nginx.https}", port=port)
+        hub = Hub("apps", USERS, url=f"https://{DOMAIN}:{nginx.https}", port=port)
         try:
             yield hub, nginx
         finally:
@@ -124,23 +134,52 @@ def proxied_hub():
         nginx.stop()
 
 
-def test_a_class_through_the_tls_proxy(proxied_hub, browser):
+@pytest.fixture(scope="module")
+def domain_browser():
+    """Chromium (as conftest's) that resolves the test's hub name and its subdomains here."""
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS
+
+    rules = f"--host-resolver-rules=MAP {DOMAIN} 127.0.0.1, MAP *.{DOMAIN} 127.0.0.1"
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, rules])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class _TLSBrowser:
+    """New contexts accept the test's self-signed certificate."""
+
+    def __init__(self, browser):
+        self.browser = browser
+
+    def new_context(self, **kwargs):
+        return self.browser.new_context(ignore_https_errors=True, **kwargs)
+
+
+def test_a_class_through_the_tls_proxy(proxied_hub, domain_browser):
     import requests
 
     hub, nginx = proxied_hub
     # plain http: a redirect to https, for the hub and for a student's origin alike
-    for host in ("localhost", "alice.localhost"):
+    for host in (DOMAIN, f"alice.{DOMAIN}"):
         r = requests.get(f"http://127.0.0.1:{nginx.http}/hub/", headers={"Host": host},
                          allow_redirects=False, timeout=30)
         assert r.status_code == 301 and r.headers["location"] == f"https://{host}/hub/", r.headers
-    ctx, page = login_and_open_tls(browser, hub)
+    ctx, page = login_and_open(_TLSBrowser(domain_browser), hub, "alice", "voila/render/demo.ipynb")
     try:
-        assert page.url.startswith(f"https://alice.localhost:{nginx.https}/user/alice/"), page.url
+        assert page.url.startswith(f"https://alice.{DOMAIN}:{nginx.https}/user/alice/"), page.url
         slider_moves_plots(page)  # the kernel's websocket, through nginx
         cookies = ctx.cookies()
         assert cookies
         for c in cookies:
             assert c["secure"] and c["sameSite"] in ("Lax", "Strict"), c
+        hub_cookies = ctx.cookies([hub.base + "hub/"])
+        assert any(c["name"] == "__Host-jupyterhub-hub-login" for c in hub_cookies), hub_cookies
     finally:
         ctx.close()
     # the page, its assets and its kernel's websocket (the slider above) came through nginx: the
@@ -148,11 +187,41 @@ def test_a_class_through_the_tls_proxy(proxied_hub, browser):
     assert nginx.https != hub.port
 
 
-def login_and_open_tls(browser, hub):
-    """:func:`test_hub.login_and_open` in a browser that accepts the test's self-signed
-    certificate."""
-    class _Browser:
-        def new_context(self, **kwargs):
-            return browser.new_context(ignore_https_errors=True, **kwargs)
+TOSS = """<!doctype html><title>notes</title><script>
+for (const name of ["__Host-jupyterhub-hub-login", "jupyterhub-hub-login"]) {
+  for (const path of ["/", "/hub/"]) {
+    document.cookie = `${name}=${%(value)s}; Domain=%(domain)s; Path=${path}; Secure; SameSite=Lax`;
+  }
+}
+window.tossed = document.cookie;
+</script>"""
 
-    return login_and_open(_Browser(), hub, "alice", "voila/render/demo.ipynb")
+
+def test_a_page_of_a_classmate_cannot_toss_her_login_onto_the_hub(proxied_hub, domain_browser):
+    """Cookie tossing: mallory's page sets cookies for the hub's whole domain holding her own
+    hub login; alice, who opened it, is still alice on the hub afterwards."""
+    hub, nginx = proxied_hub
+    tls = _TLSBrowser(domain_browser)
+    m_ctx = tls.new_context()
+    m_page = m_ctx.new_page()
+    log_in(m_page, hub, "mallory")
+    mallory_login = [c["value"] for c in m_ctx.cookies([hub.base + "hub/"])
+                     if c["name"].endswith("jupyterhub-hub-login")]
+    assert mallory_login
+    m_ctx.close()
+    ctx = tls.new_context()
+    try:
+        page = ctx.new_page()
+        log_in(page, hub, "alice")
+        evil = f"https://mallory.{DOMAIN}:{nginx.https}/user/mallory/files/notes.html"
+        body = TOSS % {"value": json.dumps(mallory_login[0]), "domain": DOMAIN}
+        page.route(evil, lambda route: route.fulfill(status=200, body=body, content_type="text/html"))
+        page.goto(evil, timeout=60_000)
+        page.wait_for_function("window.tossed !== undefined", timeout=30_000)
+        page.unroute(evil)
+        page.goto(hub.base + "hub/home", timeout=60_000)
+        assert "/hub/login" not in page.url, page.url
+        html = page.content()  # the hub's home page names the user it serves
+        assert "alice" in html and "mallory" not in html, page.inner_text("body")[:300]
+    finally:
+        ctx.close()
