@@ -17,6 +17,8 @@ the first time it is used, so ``import dpexplore`` takes milliseconds and a scri
 """
 import importlib
 
+from ._version import __version__  # noqa: F401 (one place: dpexplore/_version.py)
+
 __all__ = [
     "PrivacyProfile",
     "FunctionProfile",
@@ -27,7 +29,6 @@ __all__ = [
     "conversions",
     "mechanisms",
 ]
-__version__ = "0.1.0"
 
 _SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
                "references", "pld", "display", "filters", "risk"}
