@@ -55,9 +55,10 @@ ASSETS = {
 }
 
 HOW = ("dpexplore's JavaScript assets are built with Node.js and npm (the npm registry is "
-       "reached for the pinned packages): install Node.js >= 18 with npm and run `make setup` "
-       "(or `python tools/build_js.py`) in the checkout, or install dpexplore from an sdist or a "
-       "wheel, which carry the built files")
+       "reached for the pinned packages): install Node.js >= 18 with npm, then install again (or "
+       "run `make setup` or `python tools/build_js.py` in the checkout); or install dpexplore "
+       "from an sdist or a wheel, which carry the built files. DPEXPLORE_SKIP_JS=1 installs "
+       "without them (the apps then cannot draw)")
 
 
 class BuildError(RuntimeError):
