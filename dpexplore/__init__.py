@@ -17,8 +17,6 @@ the first time it is used, so ``import dpexplore`` takes milliseconds and a scri
 """
 import importlib
 
-from ._version import __version__  # noqa: F401 (one place: dpexplore/_version.py)
-
 __all__ = [
     "PrivacyProfile",
     "FunctionProfile",
@@ -47,6 +45,10 @@ def __getattr__(name: str):
         return module
     if name in _FUNCTIONS:
         value = getattr(importlib.import_module(f"{__name__}.{_FUNCTIONS[name]}"), name)
+        globals()[name] = value
+        return value
+    if name == "__version__":  # one place: dpexplore/_version.py (read on first use, as the rest)
+        value = importlib.import_module(f"{__name__}._version").__version__
         globals()[name] = value
         return value
     if name in _FROM_PROFILES:
