@@ -17,10 +17,11 @@ $(VENV)/.installed: pyproject.toml setup.py dpexplore/_version.py
 
 # The two JavaScript assets are built, not committed: the offline widget bundle (require.js +
 # anywidget + the widget manager, 3 MB; tools/widgets-offline/vendor.py fetches its pinned npm
-# packages) and the plotly.js bundle (only the trace types the apps draw, 1.3 MB; tools/plotly-bundle
-# pins plotly.js and esbuild in its package-lock.json, npm ci, ~15 s). tools/build_js.py builds
-# whichever is missing or out of date (its record: dpexplore/ui/static/built-from.json), the same
-# step the package build runs (setup.py), so `pip install -e .` above has usually built them.
+# packages) and the plotly.js bundle (only the trace types the apps draw, 1.3 MB;
+# tools/plotly-bundle pins plotly.js and esbuild in its package-lock.json, npm ci, ~15 s).
+# tools/build_js.py builds whichever is missing or out of date (its record:
+# dpexplore/ui/static/built-from.json), the same step the package build runs (setup.py), so
+# `pip install -e .` above has usually built them.
 WIDGETS_OFFLINE := dpexplore/ui/static/jupyter-widgets-offline.js
 PLOTLY_BUNDLE := dpexplore/ui/static/plotly-dpexplore.min.js
 .PHONY: assets

@@ -93,8 +93,8 @@ def test_an_sdist_without_node_uses_the_files_it_carries(build_js, tmp_path, mon
     # stale but not rebuildable here: the files present are used, with a warning
     (tmp_path / "dpexplore/ui/static/plotly-dpexplore.min.js").write_text("edited\n")
     assert build_js.build(log=logs.append) == []
-    assert any("WARNING: plotly-bundle may be out of date" in line and "sources are not here" in line
-               for line in logs), logs
+    assert any("WARNING: plotly-bundle may be out of date" in line
+               and "sources are not here" in line for line in logs), logs
 
 
 def test_a_missing_asset_without_node_stops_the_build_saying_what_to_install(build_js, tmp_path,

@@ -101,11 +101,13 @@ def _run(name: str, npm: str, log) -> None:
     inputs, outputs, folder = ASSETS[name]
     cwd = REPO / folder
     if name == "plotly-bundle":
-        cmds = [[npm, "ci", "--silent", "--no-audit", "--no-fund"], [npm, "run", "build", "--silent"]]
+        cmds = [[npm, "ci", "--silent", "--no-audit", "--no-fund"],
+                [npm, "run", "build", "--silent"]]
     else:
         cmds = [[sys.executable, "vendor.py"]]
     for cmd in cmds:
-        log(f"dpexplore: building {name} in {folder}: {pathlib.Path(cmd[0]).name} {' '.join(cmd[1:])}")
+        shown = " ".join([pathlib.Path(cmd[0]).name, *cmd[1:]])
+        log(f"dpexplore: building {name} in {folder}: {shown}")
         r = subprocess.run(cmd, cwd=cwd)
         if r.returncode != 0:
             raise BuildError(f"{name}: `{' '.join(cmd)}` in {folder} failed (exit {r.returncode})")
@@ -124,7 +126,8 @@ def build(force: bool = False, log=print) -> list[str]:
     for name, (inputs, outputs, _) in ASSETS.items():
         state = "stale" if force else status(name)
         if state == "up to date":
-            log(f"dpexplore: {name} is up to date ({', '.join(pathlib.Path(o).name for o in outputs)})")
+            names = ", ".join(pathlib.Path(o).name for o in outputs)
+            log(f"dpexplore: {name} is up to date ({names})")
             continue
         npm = _npm()
         have_inputs = all((REPO / i).is_file() for i in inputs)

@@ -747,7 +747,8 @@ def clean_dist(tmp_path_factory):
                        capture_output=True, text=True, timeout=900, env=env, cwd=base)
     log = r.stdout + r.stderr
     assert r.returncode == 0, log[-4000:]
-    print(f"\npython -m build of a clean clone (JavaScript built): {time.perf_counter() - t0:.0f} s")
+    print(f"\npython -m build of a clean clone (JavaScript built): "
+          f"{time.perf_counter() - t0:.0f} s")
     (sdist,) = (base / "dist").glob("dpexplore-*.tar.gz")
     (wheel,) = (base / "dist").glob("dpexplore-*.whl")
     return {"sdist": sdist, "wheel": wheel, "log": log, "base": base}
