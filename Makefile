@@ -6,7 +6,7 @@ PORT ?= 8866
 
 .PHONY: setup serve test chromium nginx bench hub-setup axe
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py dpexplore/_version.py
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,lab,export]'
@@ -15,20 +15,21 @@ $(VENV)/.installed: pyproject.toml
 	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	touch $@
 
-# The offline widget bundle (require.js + anywidget + the widget manager, 3 MB) is generated, not
-# committed: tools/widgets-offline/vendor.py fetches its pinned npm packages (byte-for-byte the
-# same file each time) into dpexplore/ui/static/, where the wheel's package data picks it up.
+# The two JavaScript assets are built, not committed: the offline widget bundle (require.js +
+# anywidget + the widget manager, 3 MB; tools/widgets-offline/vendor.py fetches its pinned npm
+# packages) and the plotly.js bundle (only the trace types the apps draw, 1.3 MB;
+# tools/plotly-bundle pins plotly.js and esbuild in its package-lock.json, npm ci, ~15 s).
+# tools/build_js.py builds whichever is missing or out of date (its record:
+# dpexplore/ui/static/built-from.json), the same step the package build runs (setup.py), so
+# `pip install -e .` above has usually built them.
 WIDGETS_OFFLINE := dpexplore/ui/static/jupyter-widgets-offline.js
-$(WIDGETS_OFFLINE): tools/widgets-offline/vendor.py
-	python3 tools/widgets-offline/vendor.py
-
-# The plotly.js bundle (only the trace types the apps draw, 1.3 MB) is built, not committed:
-# tools/plotly-bundle pins plotly.js and esbuild in its package-lock.json (npm ci, ~15 s).
 PLOTLY_BUNDLE := dpexplore/ui/static/plotly-dpexplore.min.js
-$(PLOTLY_BUNDLE): tools/plotly-bundle/entry.js tools/plotly-bundle/build.js tools/plotly-bundle/package-lock.json
-	cd tools/plotly-bundle && npm ci --silent --no-audit --no-fund && npm run build --silent
+.PHONY: assets
+assets:
+	python3 tools/build_js.py
+$(WIDGETS_OFFLINE) $(PLOTLY_BUNDLE): assets
 
-setup: $(VENV)/.installed $(WIDGETS_OFFLINE) $(PLOTLY_BUNDLE)
+setup: $(VENV)/.installed assets
 
 # Debian's Chromium for the browser tests (Playwright never downloads a browser here).
 chromium:

@@ -27,7 +27,6 @@ __all__ = [
     "conversions",
     "mechanisms",
 ]
-__version__ = "0.1.0"
 
 _SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
                "references", "pld", "display", "filters", "risk"}
@@ -46,6 +45,10 @@ def __getattr__(name: str):
         return module
     if name in _FUNCTIONS:
         value = getattr(importlib.import_module(f"{__name__}.{_FUNCTIONS[name]}"), name)
+        globals()[name] = value
+        return value
+    if name == "__version__":  # one place: dpexplore/_version.py (read on first use, as the rest)
+        value = importlib.import_module(f"{__name__}._version").__version__
         globals()[name] = value
         return value
     if name in _FROM_PROFILES:

@@ -49,13 +49,12 @@ def default_root() -> pathlib.Path:
 
 
 def _version() -> str:
-    """The installed distribution's version (``dpexplore/__init__`` is not imported: it is slow)."""
-    try:
-        from importlib.metadata import version
+    """dpexplore's version, from its one source ``dpexplore/_version.py`` (the distribution's
+    metadata is written from it at build time, but an editable install's metadata keeps the
+    version of its last install)."""
+    from ._version import __version__
 
-        return version("dpexplore")
-    except Exception:  # noqa: BLE001 - a source tree without metadata
-        return "unknown"
+    return __version__
 
 
 def _shipped_hint() -> str:

@@ -160,10 +160,17 @@ def test_no_prefetch_flag_reaches_the_kernels(monkeypatch):
 
 
 def test_version():
-    from importlib.metadata import version
+    """`dpexplore --version` and ``dpexplore.__version__`` print the one version,
+    dpexplore/_version.py, which pyproject.toml's dynamic version reads (a wheel's metadata and
+    ``--version`` agree: tests/browser/test_install_browser.py)."""
+    import dpexplore
+    from dpexplore._version import __version__
 
     out = _run("--version")
-    assert out.returncode == 0 and out.stdout.strip() == f"dpexplore {version('dpexplore')}"
+    assert out.returncode == 0 and out.stdout.strip() == f"dpexplore {__version__}"
+    assert dpexplore.__version__ == __version__ != "0.1.0"
+    pyproject = (pathlib.Path(cli.__file__).parents[1] / "pyproject.toml").read_text()
+    assert 'version = { attr = "dpexplore._version.__version__" }' in pyproject
 
 
 def test_root_help_says_instead_and_where_the_apps_are():

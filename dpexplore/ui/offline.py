@@ -34,7 +34,7 @@ import re
 from nbconvert.exporters import HTMLExporter
 from traitlets import default
 
-from .plotwidget import plotly_js_path
+from .plotwidget import plotly_js_path, static_asset
 
 __all__ = ["OfflineHTMLExporter", "TEMPLATES", "widgets_js_path", "inline_scripts"]
 
@@ -49,7 +49,7 @@ def widgets_js_path() -> pathlib.Path:
     >>> widgets_js_path().name
     'jupyter-widgets-offline.js'
     """
-    return _HERE / "static" / "jupyter-widgets-offline.js"
+    return static_asset("jupyter-widgets-offline.js")
 
 
 def _inline(path: pathlib.Path) -> str:

@@ -33,6 +33,7 @@ What goes over the wire is kept small: numpy arrays become lists of floats, NaN/
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -49,7 +50,7 @@ from .offstage import Offstage
 
 __all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "saved_plot_states",
            "WIRE_F64", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH", "TRACE_TYPES",
-           "tell_apart", "DASHES", "SYMBOLS", "PATTERNS"]
+           "tell_apart", "DASHES", "SYMBOLS", "PATTERNS", "MissingAssetError", "static_asset"]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -62,14 +63,44 @@ PLOTLY_STATIC_PATH = "dpexplore/static/plotly.min.js"
 TRACE_TYPES = frozenset({"scatter", "bar", "heatmap", "contour"})
 
 
+class MissingAssetError(FileNotFoundError):
+    """A built JavaScript file of the package is not there: dpexplore was installed from a source
+    tree whose assets were not built (``tools/build_js.py``). The message says how to build them."""
+
+
+def static_asset(name: str) -> pathlib.Path:
+    """The path of a built file in ``dpexplore/ui/static/``; :class:`MissingAssetError` (naming
+    the fix) when it is not there, so that a source install without its JavaScript build fails
+    where an asset is first needed, with a message, and not at the import of a module.
+
+    >>> static_asset("plotly-dpexplore.min.js").is_file()
+    True
+    >>> try:
+    ...     static_asset("nothing.js")
+    ... except MissingAssetError as e:
+    ...     print("nothing.js is missing" in str(e), "make setup" in str(e))
+    True True
+    """
+    path = _HERE / "static" / name
+    if not path.is_file():
+        raise MissingAssetError(
+            f"{path} is missing: this dpexplore was installed from a source tree whose JavaScript "
+            f"assets were not built. In that checkout run `make setup` (or `python "
+            f"tools/build_js.py`; both need Node.js and npm), then reinstall unless the install "
+            f"is editable (`pip install -e .`); or install dpexplore from a wheel or an sdist, "
+            f"which carry the built files.")
+    return path
+
+
 def plotly_js_path() -> pathlib.Path:
     """The plotly.js bundle the dashboards load: ``static/plotly-dpexplore.min.js``, plotly.js
     with only :data:`TRACE_TYPES` (built by ``tools/plotly-bundle``; MIT license alongside).
+    :class:`MissingAssetError` when it was not built.
 
     >>> plotly_js_path().name
     'plotly-dpexplore.min.js'
     """
-    return _HERE / "static" / "plotly-dpexplore.min.js"
+    return static_asset("plotly-dpexplore.min.js")
 
 
 def plotly_js_version() -> str:
@@ -304,8 +335,19 @@ def _merge(base: Mapping, update: Mapping) -> dict:
     return out
 
 
-#: cache key of the served bundle (``?v=``): a new bundle gets a new URL
-_PLOTLY_VERSION = f"{plotly_js_version()}-{hashlib.sha1(plotly_js_path().read_bytes()).hexdigest()[:10]}"
+@functools.lru_cache(maxsize=1)
+def _plotly_version() -> str:
+    """Cache key of the served bundle (``?v=``): a new bundle gets a new URL. Read when the first
+    plot is made, not at import (a missing bundle is then a :class:`MissingAssetError` there)."""
+    return f"{plotly_js_version()}-{hashlib.sha1(plotly_js_path().read_bytes()).hexdigest()[:10]}"
+
+
+def __getattr__(name: str):
+    if name == "_PLOTLY_VERSION":  # the module constant it was (read on first use)
+        return _plotly_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: the plot configuration every dpexplore figure gets (widget and HTML export): plotly.js 4 shows a
 #: "Share chart..." button (``showSendToCloud``, on by default) that uploads the figure's data to
 #: Plotly Cloud. Nothing on a course server should send a student's data to another site, and a
@@ -364,7 +406,11 @@ class PlotlyWidget(Offstage, anywidget.AnyWidget):
     #: 720px)"`` on a main plot: it fits the window); the plot is drawn at the div's height.
     #: "" = the layout's ``height``.
     css_height = traitlets.Unicode("").tag(sync=True)
-    _plotly_path = traitlets.Unicode(f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}").tag(sync=True)
+    _plotly_path = traitlets.Unicode().tag(sync=True)
+
+    @traitlets.default("_plotly_path")
+    def _default_plotly_path(self) -> str:
+        return f"{PLOTLY_STATIC_PATH}?v={_plotly_version()}"
 
     def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,
                  config: Mapping | None = None, *, widget_layout=None, **kwargs):

@@ -22,6 +22,17 @@ install <wheel> jupyterlab notebook nbconvert`` (pip's cache is used; ~1.5-3 min
 * dpexplore's own export (``jupyter nbconvert --to dpexplore_html --execute``: every script
   inlined) opened from disk with EVERY non-file request refused: every plot draws.
 
+Installing from source (each a fresh venv that sees the project's venv's packages and gets
+dpexplore alone, ``--no-deps``: seconds instead of minutes; the full install is the wheel above):
+
+* ``python -m build`` of a clean ``git clone`` of HEAD (no built JavaScript in it; Node.js on
+  PATH) builds both bundles into the sdist (with their licenses, their sources and the record of
+  what they were built from) and the wheel;
+* that sdist installs with no node or npm on PATH, rebuilding nothing, and ``dpexplore serve``
+  from it draws an app in Chromium; that wheel installs likewise and builds an app's plots;
+* ``pip install -e`` of another clean clone, with Node.js, builds the bundles into the clone.
+
+Not checked here: ``pip install git+...`` (pip clones, then builds the wheel as above).
 Screenshots go to ``tmp_path``/``DPEXPLORE_SCREENSHOTS`` (if set).
 """
 from __future__ import annotations
@@ -252,30 +263,36 @@ def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_pat
         page.wait_for_selector(".dpexplore-gallery a, .dpexplore-app a", timeout=90_000)
         assert page.url.endswith("voila/render/index.ipynb")
         for nb, title, _ in APPS:
-            console.clear()
-            page.goto(base + "voila/render/" + nb)
-            try:
-                page.wait_for_function(
-                    "() => { const g = [...document.querySelectorAll('.js-plotly-plot')];"
-                    " return g.length > 0 && g.some(d => d.getBoundingClientRect().height > 150); }",
-                    timeout=120_000)
-            except Exception as exc:  # noqa: BLE001
-                try:
-                    state = page.evaluate(PAGE_STATE)
-                except Exception as exc2:  # noqa: BLE001
-                    state = f"unavailable: {exc2}"
-                raise AssertionError(f"{nb}: no plot drawn; page: {state}; console:\n  "
-                                     + "\n  ".join(console[-30:])
-                                     + f"\nserver log: {srv.log()[-2000:]}") from exc
-            boxes = [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]  # plots in closed tabs: 0
-            assert boxes and all(b["traces"] > 0 for b in boxes), (nb, boxes)
-            assert all(150 <= b["h"] <= 2000 and b["w"] >= 200 for b in boxes), (nb, boxes)
-            assert "Traceback" not in page.inner_text("body"), nb
+            _app_draws(page, base + "voila/render/" + nb, console, srv)
             _every_tab_draws_after_a_move(page, nb)
         _shot(page, tmp_path, "serve-last-app.png")
         ctx.close()
     finally:
         srv.stop()
+
+
+def _app_draws(page, url: str, console: list[str], srv: "Proc") -> None:
+    """``url`` (an app's Voila page) opened: some plot is drawn with a sensible height, every plot
+    on screen has traces, no traceback; the page's console and the server's log when not."""
+    console.clear()
+    page.goto(url)
+    try:
+        page.wait_for_function(
+            "() => { const g = [...document.querySelectorAll('.js-plotly-plot')];"
+            " return g.length > 0 && g.some(d => d.getBoundingClientRect().height > 150); }",
+            timeout=120_000)
+    except Exception as exc:  # noqa: BLE001
+        try:
+            state = page.evaluate(PAGE_STATE)
+        except Exception as exc2:  # noqa: BLE001
+            state = f"unavailable: {exc2}"
+        raise AssertionError(f"{url}: no plot drawn; page: {state}; console:\n  "
+                             + "\n  ".join(console[-30:])
+                             + f"\nserver log: {srv.log()[-2000:]}") from exc
+    boxes = [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]  # plots in closed tabs: 0
+    assert boxes and all(b["traces"] > 0 for b in boxes), (url, boxes)
+    assert all(150 <= b["h"] <= 2000 and b["w"] >= 200 for b in boxes), (url, boxes)
+    assert "Traceback" not in page.inner_text("body"), url
 
 
 #: the traces of the plots on screen: (title, trace name) -> its y values (None for gaps)
@@ -659,3 +676,188 @@ def test_plain_export_with_the_network_off_stays_blank(wheel_venv, browser, tmp_
         _shot(page, tmp_path, "static-export-network-off.png")
     finally:
         ctx.close()
+
+
+# -- installing from source: a clean clone, its sdist and wheel, an editable install ----------------
+#: the programs a machine without Node.js lacks
+NODE_PROGRAMS = {"node", "nodejs", "npm", "npx", "corepack"}
+BUILT = ("plotly-dpexplore.min.js", "jupyter-widgets-offline.js",
+         "LICENSE-jupyter-widgets-offline.txt", "built-from.json")
+
+
+def _clone_head(dest: pathlib.Path) -> pathlib.Path:
+    """A clean clone of this checkout's HEAD commit (uncommitted changes are not in it), which
+    holds none of the built JavaScript files (they are not committed)."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(REPO), str(dest)], check=True,
+                   timeout=300)
+    subprocess.run(["git", "-C", str(dest), "checkout", "-q", head], check=True, timeout=120)
+    static = dest / "dpexplore/ui/static"
+    assert (static / "LICENSE-plotly.js.txt").is_file()
+    assert not any((static / name).exists() for name in BUILT), list(static.iterdir())
+    return dest
+
+
+def _path_without_node(base: pathlib.Path) -> str:
+    """A PATH holding every program of this PATH but Node.js's (symlinks in one folder)."""
+    d = base / "bin-without-node"
+    d.mkdir(exist_ok=True)
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.scandir(folder):
+            target = d / entry.name
+            if (entry.name not in NODE_PROGRAMS and not os.path.lexists(target)
+                    and entry.is_file() and os.access(entry.path, os.X_OK)):
+                target.symlink_to(entry.path)
+    assert shutil.which("node", path=str(d)) is None and shutil.which("npm", path=str(d)) is None
+    assert shutil.which("git", path=str(d)) and shutil.which("sh", path=str(d))
+    return str(d)
+
+
+def _lean_venv(root: pathlib.Path) -> Venv:
+    """A fresh venv that sees the project's venv's packages (one .pth line naming its
+    site-packages: its own .pth files, so its editable dpexplore, are not read), so dpexplore alone
+    is installed into it, with ``--no-deps`` (seconds, where a full install takes minutes)."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=120)
+    (site,) = (root / "lib").glob("python3*/site-packages")
+    (site / "dpexplore-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return Venv(root, pathlib.Path(), 0.0)
+
+
+def _installed_dpexplore(v: Venv) -> pathlib.Path:
+    """The installed package's folder, after ``import dpexplore.ui.controls`` succeeded in it."""
+    r = v.run("python", "-c", "import dpexplore, dpexplore.ui.controls; print(dpexplore.__file__)")
+    assert r.returncode == 0, r.stderr[-3000:]
+    return pathlib.Path(r.stdout.strip()).parent
+
+
+@pytest.fixture(scope="module")
+def clean_dist(tmp_path_factory):
+    """``python -m build`` of a clean clone (Node.js on PATH): an sdist, then a wheel built from
+    the unpacked sdist, as the tool does."""
+    base = tmp_path_factory.mktemp("clean-clone")
+    clone = _clone_head(base / "clone")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "build", "-o", str(base / "dist"), str(clone)],
+                       capture_output=True, text=True, timeout=900, env=env, cwd=base)
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log[-4000:]
+    print(f"\npython -m build of a clean clone (JavaScript built): "
+          f"{time.perf_counter() - t0:.0f} s")
+    (sdist,) = (base / "dist").glob("dpexplore-*.tar.gz")
+    (wheel,) = (base / "dist").glob("dpexplore-*.whl")
+    return {"sdist": sdist, "wheel": wheel, "log": log, "base": base}
+
+
+def _version() -> str:
+    text = (REPO / "dpexplore/_version.py").read_text()
+    return re.search(r'__version__ = "([^"]+)"', text).group(1)
+
+
+def test_clean_clone_build_puts_the_assets_in_the_sdist_and_the_wheel(clean_dist):
+    import tarfile
+
+    log = clean_dist["log"]
+    # the sdist step ran both builds; the wheel, built from the sdist, rebuilt nothing
+    assert "dpexplore: building plotly-bundle in tools/plotly-bundle: npm ci" in log
+    assert "dpexplore: building widgets-offline in tools/widgets-offline" in log
+    assert log.index("dpexplore: plotly-bundle is up to date") > log.rindex("dpexplore: building")
+    assert clean_dist["sdist"].name == f"dpexplore-{_version()}.tar.gz"
+    with tarfile.open(clean_dist["sdist"]) as t:
+        top = f"dpexplore-{_version()}/"
+        names = {n.removeprefix(top) for n in t.getnames()}
+    static = {f"dpexplore/ui/static/{n}" for n in (*BUILT, "LICENSE-plotly.js.txt")}
+    assert static <= names, static - names
+    sources = {"setup.py", "tools/build_js.py", "tools/plotly-bundle/package-lock.json",
+               "tools/plotly-bundle/entry.js", "tools/plotly-bundle/build.js",
+               "tools/widgets-offline/vendor.py", "tools/widgets-offline/OFL-1.1.txt",
+               "CHANGELOG.md", "LICENSE"}
+    assert sources <= names, sources - names
+    assert not any("node_modules" in n for n in names)
+    assert static <= set(zipfile.ZipFile(clean_dist["wheel"]).namelist())
+
+
+def test_sdist_installs_without_node_and_an_app_draws(clean_dist, browser, tmp_path):
+    """The sdist into a fresh venv whose PATH has no node or npm: nothing is rebuilt (pip -v
+    shows the build step's output), the installed files are the sdist's, and ``dpexplore serve``
+    from an empty folder serves the bundle and an app that draws in Chromium."""
+    import tarfile
+
+    v = _lean_venv(tmp_path / "venv")
+    path = f"{v.bin}:{_path_without_node(tmp_path)}"
+    r = v.run("python", "-m", "pip", "install", "-v", "--no-deps", str(clean_dist["sdist"]),
+              PATH=path, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-4000:]
+    assert "dpexplore: plotly-bundle is up to date" in out
+    assert "dpexplore: widgets-offline is up to date" in out
+    assert "dpexplore: building" not in out
+    pkg = _installed_dpexplore(v)
+    assert v.root in pkg.parents, pkg
+    with tarfile.open(clean_dist["sdist"]) as t:
+        for name in BUILT:
+            member = t.extractfile(f"dpexplore-{_version()}/dpexplore/ui/static/{name}")
+            assert member.read() == (pkg / "ui/static" / name).read_bytes(), name
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    port = free_port()
+    # Voila's templates and the widgets' front ends are data files of the project's venv
+    srv = Proc(v, ["dpexplore", "serve", "--no-browser", "--port", str(port)], empty,
+               tmp_path / "serve.log", PATH=path,
+               JUPYTER_PATH=str(pathlib.Path(sys.prefix) / "share" / "jupyter"))
+    try:
+        base = f"http://127.0.0.1:{port}/"
+        srv.wait_url(base + "dpexplore/static/plotly.min.js")
+        with urllib.request.urlopen(base + "dpexplore/static/plotly.min.js", timeout=30) as resp:
+            assert resp.read() == (pkg / "ui/static/plotly-dpexplore.min.js").read_bytes()
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            page = ctx.new_page()
+            console: list[str] = []
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
+            _app_draws(page, base + "voila/render/rdp_explorer.ipynb", console, srv)
+            _shot(page, tmp_path, "sdist-rdp-explorer.png")
+        finally:
+            ctx.close()
+    finally:
+        srv.stop()
+
+
+def test_clean_clone_wheel_installs_without_node_and_makes_plots(clean_dist, tmp_path):
+    """The wheel of ``python -m build`` into a fresh venv without Node.js: the UI imports, an app
+    is built with its plots' bundle URL, and ``dpexplore --version`` is _version.py's."""
+    v = _lean_venv(tmp_path / "venv")
+    path = f"{v.bin}:{_path_without_node(tmp_path)}"
+    r = v.run("python", "-m", "pip", "install", "--no-deps", str(clean_dist["wheel"]), PATH=path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert v.root in _installed_dpexplore(v).parents
+    r = v.run("python", "-c", "from dpexplore.apps.rdp_explorer import build_rdp_explorer\n"
+              "from dpexplore.ui.plotwidget import PlotlyWidget\n"
+              "app = build_rdp_explorer()\n"
+              "print(PlotlyWidget(data=[{'x': [0, 1], 'y': [1, 2]}])._plotly_path)", PATH=path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert re.fullmatch(r"dpexplore/static/plotly\.min\.js\?v=\d+\.\d+\.\d+-[0-9a-f]{10}",
+                        r.stdout.strip()), r.stdout
+    r = v.run("dpexplore", "--version", PATH=path)
+    assert r.returncode == 0 and r.stdout.strip() == f"dpexplore {_version()}", r.stdout + r.stderr
+
+
+def test_editable_install_of_a_clean_clone_builds_the_assets(tmp_path):
+    """``pip install -e`` of a clean clone with Node.js on PATH builds both bundles into the clone
+    (``tools/build_js.py --check`` then finds them up to date) and the UI imports from there."""
+    clone = _clone_head(tmp_path / "clone")
+    v = _lean_venv(tmp_path / "venv")
+    r = v.run("python", "-m", "pip", "install", "--no-deps", "-e", str(clone), timeout=900)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    static = clone / "dpexplore/ui/static"
+    assert all((static / name).is_file() for name in BUILT), list(static.iterdir())
+    assert _installed_dpexplore(v) == clone / "dpexplore"
+    r = subprocess.run([sys.executable, "tools/build_js.py", "--check"], cwd=clone,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.count("up to date") == 2, r.stdout + r.stderr
