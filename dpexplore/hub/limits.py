@@ -160,30 +160,27 @@ class CgroupLimits:
                 pass
         return sorted(out)
 
-    def throttled(self) -> int:
-        """How many periods the CPU quota held this group back (0 if unknown)."""
+    def _stat(self, files: tuple[str, ...], key: str) -> int:
+        """The value of ``key`` in the first of ``files`` (``key value`` lines) of any of the
+        group's folders that has it; 0 if none does."""
         for d in self.dirs:
-            try:
-                for line in (d / "cpu.stat").read_text().splitlines():
-                    key, _, val = line.partition(" ")
-                    if key == "nr_throttled":
-                        return int(val)
-            except OSError:
-                continue
-        return 0
-
-    def oom_kills(self) -> int:
-        """How many processes the memory limit has ended in this group (0 if unknown)."""
-        for d in self.dirs:
-            for name in ("memory.oom_control", "memory.events"):
+            for name in files:
                 try:
                     for line in (d / name).read_text().splitlines():
-                        key, _, val = line.partition(" ")
-                        if key == "oom_kill":
+                        k, _, val = line.partition(" ")
+                        if k == key:
                             return int(val)
                 except OSError:
                     continue
         return 0
+
+    def throttled(self) -> int:
+        """How many periods the CPU quota held this group back (0 if unknown)."""
+        return self._stat(("cpu.stat",), "nr_throttled")
+
+    def oom_kills(self) -> int:
+        """How many processes the memory limit has ended in this group (0 if unknown)."""
+        return self._stat(("memory.oom_control", "memory.events"), "oom_kill")
 
     def remove(self, wait: float = 5.0) -> None:
         deadline = time.monotonic() + wait
