@@ -433,7 +433,7 @@ def _lap_cdf(z, sigma):
 
 
 def binary_search_pmf(loss, sigma, tau) -> np.ndarray:
-    """Exact output distribution of the noisy binary search of Steinke 2023b (Theorem 5):
+    """Exact output distribution of the noisy binary search of Steinke 2023b (Theorem 5)::
 
         i_min, i_max = 0, m − 1
         while i_min + 1 < i_max:

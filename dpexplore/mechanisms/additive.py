@@ -335,9 +335,10 @@ class Laplace(AdditiveNoiseMechanism):
         return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
 
     def rdp(self, alpha):
-        """Tight RDP (Mironov 2017, Proposition 6; quoted in Steinke 2024), with d = Δ/b:
-        ε̂(α) = log[α/(2α−1) e^{(α−1)d} + (α−1)/(2α−1) e^{−αd}]/(α − 1)
-             = d + log1p[(α−1)(e^{−(2α−1)d} − 1)/(2α−1)]/(α − 1);  ε̂(∞) = d.
+        """Tight RDP (Mironov 2017, Proposition 6; quoted in Steinke 2024), with d = Δ/b::
+
+            ε̂(α) = log[α/(2α−1) e^{(α−1)d} + (α−1)/(2α−1) e^{−αd}]/(α − 1)
+                 = d + log1p[(α−1)(e^{−(2α−1)d} − 1)/(2α−1)]/(α − 1);  ε̂(∞) = d.
 
         >>> round(Laplace(1.0).rdp(2.0), 8)
         0.61912363

@@ -515,7 +515,7 @@ class FixedSubsampled(PoissonSubsampled):
         relation (Wang, Balle & Kasiviswanathan 2019, Theorem 9, in the strengthened form for
         the Gaussian of their Theorem 27 (arXiv:1808.00087) — the bound dp_accounting's
         ``RdpAccountant`` uses for ``SampledWithoutReplacementDpEvent``). With σ̃ = σ/Δ
-        (Δ the substitution sensitivity), ε(j) = j/(2σ̃²) the base's RDP and an integer α ≥ 2:
+        (Δ the substitution sensitivity), ε(j) = j/(2σ̃²) the base's RDP and an integer α ≥ 2::
 
             ε'(α) = log A_α / (α − 1),
             A_α = 1 + q² C(α, 2) min{4(e^{ε(2)} − 1), 2e^{ε(2)}}
