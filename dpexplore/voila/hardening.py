@@ -364,7 +364,7 @@ def default_max_kernels(meminfo: str = "/proc/meminfo") -> int:
 
 
 #: open pages per core that keep a slider answered: on the 2-core test machine 30 pages moving a
-#: slider once a second each are the most it answers in time (docs/hosting.md, "A class arriving at
+#: slider once a second each are the most it answers in time (docs/results.md, "A class arriving at
 #: once"); past that every page open is slowed, so the default page cap stops there
 PAGES_PER_CPU = 15
 
