@@ -4,12 +4,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8866
 
-.PHONY: setup serve test chromium nginx bench hub-setup axe
+.PHONY: setup serve test chromium nginx bench hub-setup axe docs
 
 $(VENV)/.installed: pyproject.toml setup.py dpexplore/_version.py
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,lab,export]'
+	$(PY) -m pip install -q -e '.[test,lab,export,docs]'
 	# an editable install skips the wheel's data files: enable the Jupyter server extension as the wheel does
 	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
 	cp jupyter-config/jupyter_server_config.d/dpexplore.json $(VENV)/etc/jupyter/jupyter_server_config.d/
@@ -50,6 +50,13 @@ serve: setup
 
 test: setup chromium nginx hub-setup axe
 	$(PY) -m pytest -q
+
+# The documentation site (Sphinx + MyST, docs/conf.py) into docs/_build/html: built afresh (-E),
+# every warning an error; the worked examples are executed. tests/test_docs.py runs the same
+# build in `make test` and checks what the pages say.
+docs: setup
+	rm -rf docs/_build
+	$(PY) -m sphinx -b html -E -W --keep-going docs docs/_build/html
 
 bench: setup chromium
 	$(PY) benchmarks/bench_core.py
