@@ -6,6 +6,7 @@ that holds the measurements the hosting guide no longer interleaves."""
 from __future__ import annotations
 
 import html
+import os
 import pathlib
 import re
 import subprocess
@@ -117,3 +118,54 @@ def test_measurements_moved_to_results(site):
     assert "| 30 on rdp_explorer, `--expect 30` |" in results
     assert "| 30 on rdp_explorer, `--expect 30` |" not in hosting
     assert "Memory of one page" in _text(site / "results.html")
+
+
+AXE = ROOT / "tests" / "browser" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: a page of each kind: landing pages, prose, executed examples with cards, an API page, tables
+AXE_PAGES = ["index.html", "teachers/index.html", "teachers/serve-a-class.html",
+             "teachers/gallery.html", "practitioners/notebooks.html",
+             "practitioners/examples/dpsgd.html", "api/composition.html", "api/risk.html",
+             "operators.html", "hosting.html", "results.html", "references.html",
+             "accessibility.html"]
+#: the dark theme and 320 px wide on fewer pages (the same templates)
+AXE_PAGES_VARIANTS = ["index.html", "teachers/serve-a-class.html", "practitioners/notebooks.html",
+                      "api/composition.html", "results.html"]
+
+
+@pytest.mark.browser
+def test_site_passes_axe(site):
+    """The site is held to what the apps are (docs/accessibility.md): axe-core finds no WCAG 2.0
+    and 2.1 A or AA violation, in the light and the dark theme and 320 px wide. Opened from disk
+    with every other request refused."""
+    if not AXE.exists():
+        msg = f"{AXE} is missing: run `make axe` (npm ci in tests/browser/axe)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    playwright = pytest.importorskip("playwright.sync_api")
+    source = AXE.read_text(encoding="utf-8")
+    found = []
+    with playwright.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                                     args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for scheme, width in (("light", 1280), ("dark", 1280), ("light", 320)):
+                ctx = browser.new_context(viewport={"width": width, "height": 800},
+                                          color_scheme=scheme)
+                ctx.route("**/*", lambda route: route.continue_()
+                          if route.request.url.startswith("file:") else route.abort())
+                page = ctx.new_page()
+                for name in AXE_PAGES if (scheme, width) == ("light", 1280) else AXE_PAGES_VARIANTS:
+                    page.goto((site / name).as_uri())
+                    page.add_script_tag(content=source)
+                    result = page.evaluate(
+                        "(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags},"
+                        " resultTypes: ['violations']})", AXE_TAGS)
+                    found += [f"{name} ({scheme}, {width} px): {v['id']}: {v['help']} — "
+                              + "; ".join(n["html"][:120] for n in v["nodes"][:3])
+                              for v in result["violations"]]
+                ctx.close()
+        finally:
+            browser.close()
+    assert not found, "\n".join(found)
