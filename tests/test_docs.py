@@ -14,9 +14,13 @@ import sys
 
 import pytest
 
-pytest.importorskip("sphinx")
-pytest.importorskip("myst_nb")
-pytest.importorskip("pydata_sphinx_theme")
+for _name in ("sphinx", "myst_nb", "pydata_sphinx_theme"):   # the `docs` extra (make setup)
+    try:
+        __import__(_name)
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"{_name} is missing: pip install -e '.[docs]'", allow_module_level=True)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
