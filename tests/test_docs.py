@@ -138,6 +138,7 @@ AXE_PAGES_VARIANTS = ["index.html", "teachers/serve-a-class.html", "practitioner
 
 
 @pytest.mark.browser
+@pytest.mark.flaky(reruns=0)   # static files opened from disk: nothing timed to retry for
 def test_site_passes_axe(site):
     """The site is held to what the apps are (docs/accessibility.md): axe-core finds no WCAG 2.0
     and 2.1 A or AA violation, in the light and the dark theme and 320 px wide. Opened from disk
