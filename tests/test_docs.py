@@ -174,3 +174,17 @@ def test_site_passes_axe(site):
         finally:
             browser.close()
     assert not found, "\n".join(found)
+
+
+def test_serve_options_table_lists_every_option(capsys):
+    """docs/hosting.md's table of ``dpexplore serve`` options has a row for each option the
+    command takes, and none it does not (no build needed)."""
+    from dpexplore.cli import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["serve", "--help"])
+    accepted = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", capsys.readouterr().out)) - {"--help"}
+    hosting = (DOCS / "hosting.md").read_text(encoding="utf-8")
+    table = hosting.split("### Options of `dpexplore serve`", 1)[1].split("\n### ", 1)[0]
+    rows = set(re.findall(r"^\| `(--[a-z][a-z-]*)", table, flags=re.M))
+    assert rows - {"--version"} == accepted, (sorted(accepted - rows), sorted(rows - accepted))
