@@ -36,7 +36,7 @@ if os.environ.get("CI"):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     """Record the mpmath precision a test module set at import (it imports here)."""
-    outcome = yield
+    yield
     if isinstance(collector, pytest.Module) and "mpmath" in sys.modules:
         obj = getattr(collector, "_obj", None)   # the imported module, if the import succeeded
         if obj is not None and "mp" in vars(obj):
