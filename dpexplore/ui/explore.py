@@ -195,8 +195,8 @@ INFO = AppInfo(
 
 def explore(*objects) -> AppShell:
     """An interactive view of up to :data:`MAX_OBJECTS` privacy objects side by side, in the app
-    shell (see the module docstring). ``ValueError`` naming ``objects`` when none, too many, or
-    one without a privacy profile is given.
+    shell (see the module docstring). ``ValueError`` naming ``objects`` when none or too many are
+    given, and naming ``objects[i]`` for a class, a non-privacy object or one without a profile.
 
     >>> from dpexplore.mechanisms import Laplace
     >>> app = explore(Laplace(1.0))
@@ -205,12 +205,12 @@ def explore(*objects) -> AppShell:
     """
     if not 1 <= len(objects) <= MAX_OBJECTS:
         raise ValueError(f"objects must be 1 to {MAX_OBJECTS} privacy objects, got {len(objects)}")
-    for o in objects:
-        display.profile_of(o)          # ValueError naming the object
+    for i, o in enumerate(objects):
+        display._profile_of(o, f"objects[{i}]")      # ValueError naming the argument
         try:
             hash(o)
         except TypeError as exc:
-            raise ValueError(f"objects must have scalar parameters, got {o!r}") from exc
+            raise ValueError(f"objects[{i}] must have scalar parameters, got {o!r}") from exc
     controls = {
         "delta": log_slider("δ", 1e-5, 1e-12, 1e-1, steps_per_decade=10),
         "fpr": log_slider("FPR", 0.01, 1e-4, 0.5, steps_per_decade=10),
