@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._numerics import gdp_epsilon_core, gdp_log_delta_core, pure_rdp_exact
+from ._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
 from ._numerics import round_down_ulps as _down, round_up_ulps as _up
 from ._validation import (
     check_alpha,
@@ -39,6 +39,7 @@ __all__ = [
     "gdp_delta",
     "gdp_log_delta",
     "gdp_epsilon",
+    "approx_to_gdp",
     "pure_to_gdp",
     "implied_delta",
     "tradeoff_approx",
@@ -257,6 +258,45 @@ def gdp_epsilon(mu, delta):
     m = check_nonneg(mu, "mu")
     d = check_delta(delta, "delta")
     return scalar_out(gdp_epsilon_core(m, d))
+
+
+def approx_to_gdp(eps, delta, side: str = "down"):
+    """The μ whose μ-GDP profile passes through (ε, δ): δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)
+    = δ, where δ_μ(ε) rises with μ (Dong, Roth & Su 2022, Corollary 2.13: μ-GDP is exactly
+    (ε, δ_μ(ε))-DP for every ε; Liu et al. 2022, Theorem 3.1). Vectorized over ``eps`` and
+    ``delta`` (a bracketing bisection to adjacent floats, ``_numerics.gdp_mu_bracket``).
+
+    ``side`` says which end of the bracket is returned, i.e. which guarantee holds:
+
+    * ``"down"`` (default): the largest μ found with computed δ_μ(ε) ≤ δ — a μ-GDP mechanism is
+      then (ε, δ)-DP (a budget: :func:`dpexplore.filters.filters_for_target`);
+    * ``"up"``: the smallest μ found with computed δ_μ(ε) > δ — its curve passes on or above the
+      point (ε, δ) (describing a profile's point: an object at (ε, δ) is no better than μ-GDP).
+
+    The bracket's ends are adjacent floats; as computed, δ_μ(ε) wobbles by ~20 ulps of μ near the
+    crossing, so the end returned is moved out by a relative :data:`GDP_MU_MARGIN` (1e-13, as
+    :func:`gdp_epsilon`'s): ``"down"`` is at most 1e-13 below the exact root (as computed), ``"up"``
+    at most ~1e-13 above it. δ = 0 gives 0 (finite ε); ε = inf gives inf.
+
+    >>> mu = approx_to_gdp(1.0, 1e-6)
+    >>> round(mu, 4), gdp_delta(mu, 1.0) <= 1e-6 < gdp_delta(approx_to_gdp(1.0, 1e-6, "up"), 1.0)
+    (0.2367, True)
+    >>> approx_to_gdp([0.0, 1.0, float("inf")], [0.0, 1e-6, 1e-6]).tolist()
+    [0.0, 0.2367043806634119, inf]
+    """
+    e = check_nonneg(eps, "eps")
+    d = check_delta(delta, "delta")
+    if side not in ("down", "up"):
+        raise ValueError(f"side must be 'down' or 'up', got {side!r}")
+    lo, hi = gdp_mu_bracket(e, d)
+    if side == "down":
+        return scalar_out(lo * (1.0 - GDP_MU_MARGIN))
+    with np.errstate(over="ignore"):
+        return scalar_out(np.maximum(hi * (1.0 + GDP_MU_MARGIN), np.nextafter(hi, np.inf)))
+
+
+#: relative margin by which :func:`approx_to_gdp` moves μ to the safe side of its bracket
+GDP_MU_MARGIN = 1e-13
 
 
 def pure_to_gdp(eps):

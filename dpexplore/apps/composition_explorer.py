@@ -498,7 +498,7 @@ def k_runs_curves(mechanism, k: int, delta_total: float):
         mu1 = float(mechanism.sensitivity) / float(mechanism.sigma)
         return curves, eps_at, (mu1, math.sqrt(k) * mu1), ("exact", "exact")
     how = f"through ε(δ′ = {delta_total:.3g})"
-    return curves, eps_at, tuple(matched_mu(e, delta_total) for e in eps_at), (how, how)
+    return curves, eps_at, matched_mu(eps_at, delta_total), (how, how)
 
 
 def _k_runs_of_spec(spec: CompositionSpec):

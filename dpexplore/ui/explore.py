@@ -76,7 +76,8 @@ def compute_explore(spec: ExploreSpec) -> ExploreResult:
     """Every object's curves (cached per object) and the slider-dependent readouts."""
     curves = tuple(object_curves(o) for o in spec.objects)
     eps_at = tuple(float(np.asarray(c.profile.epsilon(spec.delta))) for c in curves)
-    mus = tuple(c.mu if c.mu is not None else matched_mu(e, spec.delta) for c, e in zip(curves, eps_at))
+    through = matched_mu(eps_at, spec.delta)          # one bracket search for every object
+    mus = tuple(c.mu if c.mu is not None else m for c, m in zip(curves, through))
     tprs = tuple(float(risk.tpr_at_fpr(c.profile, spec.fpr)) for c in curves)
     how = tuple(c.mu_how if c.mu is not None else f"through ε(δ = {spec.delta:.3g})" for c in curves)
     return ExploreResult(curves, spec.delta, spec.fpr, eps_at, mus, how, tprs)

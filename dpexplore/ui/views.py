@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import display, risk
-from ..conversions import gdp_log_delta, gdp_measure, tradeoff_approx
+from ..conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_approx
 from ..display import format_up
 from .controls import OKABE_ITO
 
@@ -292,28 +292,23 @@ def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
                         np.clip(1.0 - up[fpr.size:], 0.0, 1.0), None)
 
 
-def matched_mu(eps: float, delta: float) -> float | None:
-    """The μ whose GDP curve passes through (ε, δ): δ_μ(ε) = δ, increasing in μ; four rounds of
-    a 64-point log grid (vectorized closed form), ending on the upper end of the bracket.
+def matched_mu(eps, delta: float):
+    """The μ whose GDP curve passes through (ε, δ), rounded up (the end of the bracket where
+    δ_μ(ε) > δ: :func:`~dpexplore.conversions.approx_to_gdp` with ``side="up"``); None where there
+    is no such curve to draw (ε not finite and positive, δ outside (0, 1)). A sequence of ε gives a
+    tuple (one bracket search for all of them).
 
     >>> round(matched_mu(4.8866, 1e-6), 3)
     1.0
     """
-    if not np.isfinite(eps) or eps <= 0 or not 0 < delta < 1:
-        return None
-    lo, hi = -6.0, 4.0      # log10 μ
-    target = np.log(delta)
-    for _ in range(4):
-        grid = np.linspace(lo, hi, 64)
-        ld = np.asarray(gdp_log_delta(10.0 ** grid, eps), dtype=np.float64)
-        above = np.nonzero(ld >= target)[0]
-        if above.size == 0:
-            return None
-        j = int(above[0])
-        if j == 0:
-            return float(10.0 ** grid[0])
-        lo, hi = float(grid[j - 1]), float(grid[j])
-    return float(10.0 ** hi)
+    eps_arr = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    drawable = np.isfinite(eps_arr) & (eps_arr > 0) & (0 < delta < 1)
+    mus = [None] * eps_arr.size
+    if drawable.any():
+        got = np.atleast_1d(approx_to_gdp(eps_arr[drawable], delta, side="up"))
+        for i, m in zip(np.flatnonzero(drawable), got):
+            mus[i] = float(m) if np.isfinite(m) else None
+    return mus[0] if np.ndim(eps) == 0 else tuple(mus)
 
 
 def object_traces(curves, mus, mu_hows, eps_at, delta, fpr=None, tpr_at=()) -> dict:

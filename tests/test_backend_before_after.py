@@ -1,0 +1,115 @@
+"""Issue 37, point 1: privacy numbers moved from the UI and the apps into the backend give the
+same numbers or safer ones. The code they replace is kept here, private, as the "before".
+
+* μ from (ε, δ): ``filters.filters_for_target`` (a scalar bisection from μ = 1e-9) and
+  ``ui.views.matched_mu`` (four rounds of a 64-point log grid) now both call
+  ``conversions.approx_to_gdp`` (one vectorized bracket search, ``side`` naming the safe end).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpexplore.conversions import approx_to_gdp, gdp_delta, gdp_log_delta
+from dpexplore.filters import filters_for_target
+from dpexplore.ui.views import matched_mu
+
+EPS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.8866, 10.0, 30.0]
+DELTAS = [1e-12, 1e-9, 1e-6, 1e-5, 1e-3, 0.1, 0.5]
+
+
+def _before_filters_mu(e, d):
+    """filters_for_target's μ on main before the move (verbatim but for the return)."""
+    lo, hi = 1e-9, 1.0
+    while gdp_delta(hi, e) <= d:
+        hi *= 2
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if gdp_delta(mid, e) <= d:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _before_matched_mu(eps, delta):
+    """ui.views.matched_mu on main before the move (verbatim)."""
+    if not np.isfinite(eps) or eps <= 0 or not 0 < delta < 1:
+        return None
+    lo, hi = -6.0, 4.0
+    target = np.log(delta)
+    for _ in range(4):
+        grid = np.linspace(lo, hi, 64)
+        ld = np.asarray(gdp_log_delta(10.0 ** grid, eps), dtype=np.float64)
+        above = np.nonzero(ld >= target)[0]
+        if above.size == 0:
+            return None
+        j = int(above[0])
+        if j == 0:
+            return float(10.0 ** grid[0])
+        lo, hi = float(grid[j - 1]), float(grid[j])
+    return float(10.0 ** hi)
+
+
+@pytest.mark.parametrize("e", EPS)
+def test_filters_for_target_mu_is_the_same_or_smaller_and_still_meets_the_target(e):
+    for d in DELTAS:
+        new = approx_to_gdp(e, d)
+        old = _before_filters_mu(e, d)
+        assert gdp_delta(new, e) <= d                       # the filter's promise holds
+        assert new <= old                                   # never less safe than before
+        assert old - new <= 1.1e-13 * old                   # and as tight (the 1e-13 margin)
+        try:
+            fs = filters_for_target(e, d)
+        except ValueError as exc:                           # its Rényi filter has no budget
+            assert "too small" in str(exc)
+            continue
+        assert fs["gdp"].mu == new
+
+
+def test_the_bracket_is_not_floored_at_1e_9():
+    """The old bisection started at μ = 1e-9, so a target below δ_{1e-9}(ε) got μ = 1e-9, whose δ
+    exceeds the target (the unsafe side; filters_for_target refuses such targets anyway, at its
+    Rényi filter); the bracket search goes below and meets the target."""
+    e, d = 1e-12, 1e-13
+    old = _before_filters_mu(e, d)
+    assert old == 1e-9 and gdp_delta(old, e) > d
+    new = approx_to_gdp(e, d)
+    assert 0 < new < 1e-9 and gdp_delta(new, e) <= d
+
+
+def test_matched_mu_stays_on_the_upper_side_and_agrees_with_before():
+    for e in EPS:
+        for d in DELTAS:
+            old, new = _before_matched_mu(e, d), matched_mu(e, d)
+            assert old is not None and new is not None
+            assert gdp_delta(new, e) > d or gdp_log_delta(new, e) > np.log(d)   # curve through or above
+            assert new <= old * (1 + 1.1e-13)               # the grid's end was 1.5e-6 wide
+            assert old <= new * (1 + 2e-6)
+            assert new == approx_to_gdp(e, d, side="up")
+    # none where no GDP curve is drawn, as before; a sequence gives one μ per ε
+    assert matched_mu(0.0, 1e-6) is None and matched_mu(np.inf, 1e-6) is None
+    assert matched_mu(1.0, 0.0) is None
+    assert matched_mu([1.0, np.inf, 2.0], 1e-6) == (matched_mu(1.0, 1e-6), None,
+                                                   matched_mu(2.0, 1e-6))
+
+
+def test_approx_to_gdp_brackets_the_crossing_by_adjacent_floats():
+    e = np.array(EPS)[:, None]
+    d = np.array(DELTAS)[None, :]
+    lo, hi = approx_to_gdp(e, d), approx_to_gdp(e, d, side="up")
+    assert lo.shape == (len(EPS), len(DELTAS))
+    assert np.all(gdp_delta(lo, e) <= d) and np.all(gdp_delta(hi, e) > d)
+    np.testing.assert_allclose(hi / lo, 1.0, rtol=3e-13)       # the bracket, moved out by 1e-13
+    assert np.all(hi / lo > 1.0 + 1.9e-13)
+    # the Gaussian mechanism's ε(δ) maps back to its μ = 1 (Dong, Roth & Su 2022, Corollary 2.13)
+    assert approx_to_gdp(4.886554117462214, 1e-6, side="up") == pytest.approx(1.0, rel=1e-12)
+    assert approx_to_gdp(1.0, 0.0) == 0.0 and approx_to_gdp(np.inf, 1e-6) == np.inf
+    with pytest.raises(ValueError, match="side must be"):
+        approx_to_gdp(1.0, 1e-6, side="safe")
+    with pytest.raises(ValueError, match="delta"):
+        approx_to_gdp(1.0, 1.5)
+    with pytest.raises(ValueError, match="eps"):
+        approx_to_gdp(-1.0, 1e-6)
