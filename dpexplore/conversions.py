@@ -44,6 +44,7 @@ __all__ = [
     "implied_delta",
     "tradeoff_approx",
     "tradeoff_gdp",
+    "tradeoff_envelope",
     "gdp_identify",
     "gdp_measure",
     "ApproxDPProfile",
@@ -363,6 +364,34 @@ def tradeoff_gdp(mu, alpha):
     out = np.where(np.isinf(m), 0.0, out)
     out = np.where((a == 0) & np.isfinite(m), 1.0, out)
     return scalar_out(np.clip(out, 0.0, 1.0))
+
+
+def tradeoff_envelope(eps, delta, alpha):
+    """The trade-off curve of a privacy profile from points (ε_i, δ(ε_i)) of it:
+    β(α) = max_i f_{ε_i, δ_i}(α) with f_{ε, δ} the trade-off function of (ε, δ)-DP
+    (Dong, Roth & Su 2022, Proposition 2.5 for each pair; the profile's f is the supremum over all
+    ε, result “f-DP as (ε, δ(ε))-DP for all ε”). Each f is rounded down by
+    :func:`tradeoff_approx`; a finite set of ε only lowers β, so the result is on the safe side (the
+    best test's TPR = 1 − β is overstated, never understated). ``eps`` and ``delta`` are 1-D of one
+    length (δ_i ∈ [0, 1]; pairs with δ_i ≥ 1 − 1e-16 or ε_i = inf say nothing and are skipped),
+    ``alpha`` a 1-D array of type I errors; returns β at each α (0 where no pair says anything).
+
+    >>> e = np.array([0.0, 1.0, 2.0]); a = np.array([0.0, 0.1, 1.0])
+    >>> np.round(tradeoff_envelope(e, np.array([0.5, 0.2, 0.05]), a), 6).tolist()   # 1 − 0.2 − 0.1e
+    [0.95, 0.528172, 0.0]
+    """
+    eps = np.atleast_1d(check_nonneg(eps, "eps"))
+    delta = np.atleast_1d(check_probability(delta, "delta"))
+    alpha = np.atleast_1d(check_probability(alpha, "alpha"))
+    if eps.ndim != 1 or eps.shape != delta.shape:
+        raise ValueError(f"eps and delta must be 1-D of one length, got shapes {eps.shape} and "
+                         f"{delta.shape}")
+    d = np.minimum(delta, 1.0 - 1e-16)
+    keep = (d < 1.0 - 1e-16) & np.isfinite(eps)
+    if not keep.any():
+        return np.zeros_like(alpha)      # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
+    f = tradeoff_approx(eps[keep][:, None], d[keep][:, None], alpha[None, :])
+    return np.max(f, axis=0)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -4,13 +4,18 @@ same numbers or safer ones. The code they replace is kept here, private, as the 
 * μ from (ε, δ): ``filters.filters_for_target`` (a scalar bisection from μ = 1e-9) and
   ``ui.views.matched_mu`` (four rounds of a 64-point log grid) now both call
   ``conversions.approx_to_gdp`` (one vectorized bracket search, ``side`` naming the safe end).
+* ``ui.views.tradeoff_envelope`` (a profile's trade-off curve from points of it) is now
+  ``conversions.tradeoff_envelope`` (same numbers; its arguments checked at entry).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dpexplore.conversions import approx_to_gdp, gdp_delta, gdp_log_delta
+from dpexplore import conversions
+from dpexplore.composition import compose
+from dpexplore.conversions import approx_to_gdp, gdp_delta, gdp_log_delta, tradeoff_approx
+from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 from dpexplore.filters import filters_for_target
 from dpexplore.ui.views import matched_mu
 
@@ -113,3 +118,33 @@ def test_approx_to_gdp_brackets_the_crossing_by_adjacent_floats():
         approx_to_gdp(1.0, 1.5)
     with pytest.raises(ValueError, match="eps"):
         approx_to_gdp(-1.0, 1e-6)
+
+
+def _before_tradeoff_envelope(eps, delta, alpha):
+    """ui.views.tradeoff_envelope on main before the move (verbatim)."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    d = np.minimum(np.asarray(delta, dtype=np.float64), 1.0 - 1e-16)
+    eps = np.asarray(eps, dtype=np.float64)
+    keep = (d < 1.0 - 1e-16) & np.isfinite(eps)
+    if not keep.any():
+        return np.zeros_like(alpha)
+    f = tradeoff_approx(eps[keep][:, None], np.maximum(d[keep], 0.0)[:, None], alpha[None, :])
+    return np.max(f, axis=0)
+
+
+@pytest.mark.parametrize("obj", [Gaussian(1.0), Laplace(0.5), RandomizedResponse(2.0),
+                                 compose(Laplace(3.0), 20)], ids=repr)
+def test_tradeoff_envelope_in_the_backend_gives_the_same_numbers(obj):
+    from dpexplore.ui import views
+
+    assert views.tradeoff_envelope is conversions.tradeoff_envelope     # the old name still works
+    eps = np.concatenate([[0.0], np.linspace(0.0, 12.0, 61), [np.inf]])
+    delta = np.asarray(obj.delta(eps), dtype=np.float64)
+    alpha = np.concatenate([[0.0], np.logspace(-6, 0, 40)])
+    np.testing.assert_array_equal(conversions.tradeoff_envelope(eps, delta, alpha),
+                                  _before_tradeoff_envelope(eps, delta, alpha))
+    np.testing.assert_array_equal(conversions.tradeoff_envelope(eps, np.ones_like(eps), alpha), 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        conversions.tradeoff_envelope([1.0], [1.5], alpha)
+    with pytest.raises(ValueError, match="eps and delta must be 1-D of one length"):
+        conversions.tradeoff_envelope([1.0, 2.0], [0.1], alpha)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import display, risk
-from ..conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_approx
+from ..conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_envelope  # noqa: F401
 from ..display import format_up
 from .controls import OKABE_ITO
 
@@ -147,26 +147,6 @@ def tradeoff_layout(title: str, *, legend=None, **extra) -> dict:
             "legend": legend or _LEGEND, **extra}
 
 
-def tradeoff_envelope(eps, delta, alpha) -> np.ndarray:
-    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) over the given ε (Dong, Roth & Su 2022, Proposition 2.5 for each
-    pair, result “f-DP as (ε, δ(ε))-DP for all ε” for the profile), each f rounded down by
-    :func:`~dpexplore.conversions.tradeoff_approx`; a finite set of ε only lowers β (the safe
-    side: the best test's TPR = 1 − β is overstated, never understated).
-
-    >>> e = np.array([0.0, 1.0, 2.0]); a = np.array([0.0, 0.1, 1.0])
-    >>> np.round(tradeoff_envelope(e, np.array([0.5, 0.2, 0.05]), a), 6).tolist()   # α = 0.1: 1 − 0.2 − 0.1e
-    [0.95, 0.528172, 0.0]
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    d = np.minimum(np.asarray(delta, dtype=np.float64), 1.0 - 1e-16)
-    eps = np.asarray(eps, dtype=np.float64)
-    keep = (d < 1.0 - 1e-16) & np.isfinite(eps)
-    if not keep.any():
-        return np.zeros_like(alpha)      # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
-    f = tradeoff_approx(eps[keep][:, None], np.maximum(d[keep], 0.0)[:, None], alpha[None, :])
-    return np.max(f, axis=0)
-
-
 # -- Rényi DP ------------------------------------------------------------------------------------
 def rdp_trace(name, orders, values, *, color=OKABE_ITO[0], group=None) -> dict:
     return _curve(name, orders, positive(values), color, 2.5, "solid", group, mode="lines+markers")
@@ -278,7 +258,7 @@ def object_curves(obj) -> ObjectCurves:
 def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
     """The cheap curves of a profile whose ``risk.tpr_at_fpr`` is costly (a composed PLD or KOV
     profile: 0.3–3 s): δ(ε) on ``n_eps`` linear points, and β and TPR = 1 − β from that grid by
-    :func:`tradeoff_envelope` (an upper bound on the best test's TPR, rounded up by a relative
+    :func:`~dpexplore.conversions.tradeoff_envelope` (an upper bound on the best test's TPR, rounded up by a relative
     1e-12 like ``risk.tpr_at_fpr``: the safe side; looser than ``risk.tpr_at_fpr``, which refines
     the ε of each α). No μ (a caller draws the GDP curve through
     ε(δ) by :func:`matched_mu`) and no Rényi DP."""
