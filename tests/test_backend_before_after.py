@@ -4,6 +4,9 @@ same numbers or safer ones. The code they replace is kept here, private, as the 
 * μ from (ε, δ): ``filters.filters_for_target`` (a scalar bisection from μ = 1e-9) and
   ``ui.views.matched_mu`` (four rounds of a 64-point log grid) now both call
   ``conversions.approx_to_gdp`` (one vectorized bracket search, ``side`` naming the safe end).
+* ``algorithms.advanced_composition_pure`` (deprecated) and the ε₀ of ``Sparse`` and
+  ``Thresholdout``: ``composition.advanced`` and ``composition.per_step_budget`` instead of a
+  closed form without rounding and a private bisection.
 * ``ui.views.tradeoff_envelope`` (a profile's trade-off curve from points of it) is now
   ``conversions.tradeoff_envelope`` (same numbers; its arguments checked at entry).
 """
@@ -148,3 +151,66 @@ def test_tradeoff_envelope_in_the_backend_gives_the_same_numbers(obj):
         conversions.tradeoff_envelope([1.0], [1.5], alpha)
     with pytest.raises(ValueError, match="eps and delta must be 1-D of one length"):
         conversions.tradeoff_envelope([1.0, 2.0], [0.1], alpha)
+
+
+def _before_advanced_composition_pure(eps0, k, delta):
+    """algorithms.advanced_composition_pure on main before the move (verbatim, scalar)."""
+    e0, kk = float(eps0), float(k)
+    basic = kk * e0
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        log_inv = -np.log(delta) if delta > 0 else np.inf
+        adv = np.sqrt(2 * kk * log_inv) * e0 + kk * e0 * np.expm1(e0)
+        adv = np.inf if np.isnan(adv) else adv
+    return min(basic, adv)
+
+
+def _before_solve_eps0(eps, k, delta):
+    """algorithms._solve_eps0 on main before the move (verbatim)."""
+    if delta == 0.0:
+        return eps / k
+    lo, hi = eps / k, eps
+    f = lambda e0: _before_advanced_composition_pure(e0, k, delta)  # noqa: E731
+    if f(hi) <= eps:
+        return hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) <= eps:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 4 * np.spacing(hi):
+            break
+    return lo
+
+
+E0S, KS, ADV_DELTAS = [0.0, 1e-4, 0.01, 0.1, 0.5, 1.0, 3.0], [1, 2, 10, 100, 10**4], [0.0, 1e-9, 1e-5]
+
+
+def test_advanced_composition_pure_is_the_same_or_larger_and_deprecated():
+    from dpexplore import algorithms
+
+    for e0 in E0S:
+        for k in KS:
+            for d in ADV_DELTAS:
+                old = _before_advanced_composition_pure(e0, k, d)
+                with pytest.warns(DeprecationWarning, match="composition.advanced"):
+                    new = algorithms.advanced_composition_pure(e0, k, d)
+                assert old <= new <= old * (1 + 1e-15)       # rounded up by 4 ulps, or identical
+    with pytest.warns(DeprecationWarning):
+        grid = algorithms.advanced_composition_pure(np.array(E0S)[:, None], 100, 1e-6)
+    assert grid.shape == (len(E0S), 1)
+
+
+def test_sparse_and_thresholdout_noise_is_the_same_or_larger():
+    from dpexplore import algorithms
+
+    for eps in [0.1, 1.0, 5.0]:
+        for c in [1, 3, 30, 1000]:
+            for d in ADV_DELTAS:
+                old_e0 = _before_solve_eps0(eps, c, d)
+                new_e0 = algorithms._solve_eps0(eps, c, d)
+                assert new_e0 <= old_e0 and new_e0 >= old_e0 * (1 - 1e-12)
+                sp = algorithms.Sparse(c=c, eps=eps, delta=d)
+                assert sp.privacy()[0] <= eps
+                assert sp.sigma >= 2.0 / old_e0 * (1 - 1e-15)   # never less noise than before
+    assert algorithms.Sparse(c=3, eps=1.0).sigma == 6.0        # δ = 0: basic composition, unchanged
