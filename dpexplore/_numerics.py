@@ -260,7 +260,8 @@ def gdp_mu_bracket(eps, delta, points: int = 32):
     (spaced by powers of 2^-34 below ``hi`` while ``lo`` is 0, geometrically while the bracket
     spans more than a factor 2, else evenly) and keeps the two around the crossing: about ten
     rounds reach adjacent floats."""
-    e, d = np.broadcast_arrays(np.asarray(eps, dtype=np.float64), np.asarray(delta, dtype=np.float64))
+    e, d = np.broadcast_arrays(np.asarray(eps, dtype=np.float64),
+                               np.asarray(delta, dtype=np.float64))
     shape = e.shape
     e, d = e.ravel(), d.ravel()
     top = (d >= 1.0) | np.isinf(e)

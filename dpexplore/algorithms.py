@@ -141,7 +141,8 @@ def advanced_composition_pure(eps0, k, delta):
     >>> import warnings
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore", DeprecationWarning)
-    ...     round(advanced_composition_pure(0.1, 100, 1e-6), 6), advanced_composition_pure(0.1, 100, 0.0)
+    ...     a, b = advanced_composition_pure(0.1, 100, 1e-6), advanced_composition_pure(0.1, 100, 0)
+    >>> round(a, 6), b
     (6.308231, 10.0)
     """
     import warnings

@@ -528,7 +528,8 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
     if d <= 0:
         raise ValueError(f"delta must be > 0, got {delta!r}")
     mu = approx_to_gdp(e, d, side="down")      # > 0: δ_μ(ε) → 0 as μ → 0 for ε > 0
-    return {"pure": PureDPFilter(e), "gdp": GDPFilter(mu), "renyi": RenyiFilter.from_target(e, d, alpha),
+    return {"pure": PureDPFilter(e), "gdp": GDPFilter(mu),
+            "renyi": RenyiFilter.from_target(e, d, alpha),
             "approx": ApproxDPFilter(e, d)}
 
 

@@ -93,7 +93,8 @@ def test_matched_mu_stays_on_the_upper_side_and_agrees_with_before():
         for d in DELTAS:
             old, new = _before_matched_mu(e, d), matched_mu(e, d)
             assert old is not None and new is not None
-            assert gdp_delta(new, e) > d or gdp_log_delta(new, e) > np.log(d)   # curve through or above
+            # the curve passes through the point or above it
+            assert gdp_delta(new, e) > d or gdp_log_delta(new, e) > np.log(d)
             assert new <= old * (1 + 1.1e-13)               # the grid's end was 1.5e-6 wide
             assert old <= new * (1 + 2e-6)
             assert new == approx_to_gdp(e, d, side="up")
@@ -183,7 +184,8 @@ def _before_solve_eps0(eps, k, delta):
     return lo
 
 
-E0S, KS, ADV_DELTAS = [0.0, 1e-4, 0.01, 0.1, 0.5, 1.0, 3.0], [1, 2, 10, 100, 10**4], [0.0, 1e-9, 1e-5]
+E0S, KS = [0.0, 1e-4, 0.01, 0.1, 0.5, 1.0, 3.0], [1, 2, 10, 100, 10**4]
+ADV_DELTAS = [0.0, 1e-9, 1e-5]
 
 
 def test_advanced_composition_pure_is_the_same_or_larger_and_deprecated():
@@ -214,3 +216,56 @@ def test_sparse_and_thresholdout_noise_is_the_same_or_larger():
                 assert sp.privacy()[0] <= eps
                 assert sp.sigma >= 2.0 / old_e0 * (1 - 1e-15)   # never less noise than before
     assert algorithms.Sparse(c=3, eps=1.0).sigma == 6.0        # δ = 0: basic composition, unchanged
+
+
+def _before_tight_values(mechanism, ks, delta_total):
+    """apps/composition_explorer._tight_values on main before the move: its own dispatch (GDP
+    closed form, optimal for RR, one PLD per k otherwise, re-composed on a 2¹⁶ − 64 grid when
+    the PLD carried +∞ mass, then capped by KOV)."""
+    from dpexplore import composition as C
+    from dpexplore.conversions import gdp_epsilon
+
+    if isinstance(mechanism, Gaussian):
+        mu = float(mechanism.sensitivity) / float(mechanism.sigma)
+        return np.asarray(gdp_epsilon(np.sqrt(ks.astype(np.float64)) * mu, delta_total))
+    if isinstance(mechanism, RandomizedResponse):
+        return np.asarray(C.optimal(float(mechanism.eps), ks, delta_total))
+    out = []
+    for k in ks:
+        prof = C.compose(mechanism, int(k))
+        pld = getattr(prof, "pld", None)
+        if pld is not None and pld.inf_mass > 0 and np.isfinite(float(mechanism.eps_max)):
+            prof = C.compose(mechanism, int(k), grid_size=2**16 - 64)
+        out.append(prof.epsilon(delta_total))
+    out = np.array(out, dtype=float)
+    em = float(mechanism.eps_max)
+    if np.isfinite(em):
+        out = np.minimum(out, np.asarray(C.optimal(em, ks, delta_total)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["laplace", "gaussian", "rr"])
+def test_compose_epsilon_over_k_gives_the_composition_explorers_numbers(name):
+    from dpexplore.apps import composition_explorer as A
+    from dpexplore.composition import compose_epsilon
+
+    ks = A.K_TIGHT_PLD if name == "laplace" else A.K_GRID
+    for e in [0.01, 1.0, 5.0]:
+        m = A.make_mechanism(name, e, 1e-9 if name == "gaussian" else 0.0)
+        for dt in [1e-12, 1e-6, 1e-3]:
+            new = np.asarray(compose_epsilon(m, ks, dt))
+            np.testing.assert_array_equal(new, _before_tight_values(m, ks, dt))
+            np.testing.assert_array_equal(A._tight_values(m, ks, dt), new)
+
+
+def test_the_pld_has_no_spurious_mass_at_infinity_for_laplace():
+    """The explorer re-composed a Laplace PLD on another grid when it carried mass at +∞ (the
+    top grid point an ulp below eps_max sent the atom at eps_max there); pld._grid_points snaps
+    the grid's ends to ±eps_max, so over the explorer's ε slider and k grid there is none."""
+    from dpexplore.apps import composition_explorer as A
+    from dpexplore.composition import compose
+
+    for e in 10.0 ** (np.arange(-60, 35, 7) / 20.0):       # ε from 1e-3 to ~50, as the slider
+        m = A.make_mechanism("laplace", float(e), 0.0)
+        for k in A.K_TIGHT_PLD[1:]:
+            assert compose(m, int(k)).pld.inf_mass == 0.0

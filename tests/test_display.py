@@ -259,7 +259,7 @@ def test_compare_checks_its_arguments_by_position():
     with pytest.raises(ValueError, match=r"objects\[1\] must be a dpexplore privacy object, got str"):
         compare(Gaussian(1.0), "Gaussian(1.0)")
     # the class instead of an instance (was an AttributeError from _params_of)
-    with pytest.raises(ValueError, match=r"objects\[0\] must be an instance, got the class Laplace"):
+    with pytest.raises(ValueError, match=r"objects\[0\] must be an instance, got the class Lap"):
         compare(Laplace)
     with pytest.raises(ValueError, match=r"obj must be an instance, got the class Gaussian"):
         card_facts(Gaussian)

@@ -258,10 +258,10 @@ def object_curves(obj) -> ObjectCurves:
 def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
     """The cheap curves of a profile whose ``risk.tpr_at_fpr`` is costly (a composed PLD or KOV
     profile: 0.3–3 s): δ(ε) on ``n_eps`` linear points, and β and TPR = 1 − β from that grid by
-    :func:`~dpexplore.conversions.tradeoff_envelope` (an upper bound on the best test's TPR, rounded up by a relative
-    1e-12 like ``risk.tpr_at_fpr``: the safe side; looser than ``risk.tpr_at_fpr``, which refines
-    the ε of each α). No μ (a caller draws the GDP curve through
-    ε(δ) by :func:`matched_mu`) and no Rényi DP."""
+    :func:`~dpexplore.conversions.tradeoff_envelope` (an upper bound on the best test's TPR,
+    rounded up by a relative 1e-12 like ``risk.tpr_at_fpr``: the safe side; looser than
+    ``risk.tpr_at_fpr``, which refines the ε of each α). No μ (a caller draws the GDP curve
+    through ε(δ) by :func:`matched_mu`) and no Rényi DP."""
     eps = _eps_grid(profile, n_eps, False)
     delta = np.asarray(profile.delta(eps), dtype=np.float64)
     fpr = np.concatenate([[0.0], np.logspace(-5, 0, N_FPR)])
