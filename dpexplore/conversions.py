@@ -370,7 +370,7 @@ def tradeoff_envelope(eps, delta, alpha):
     """The trade-off curve of a privacy profile from points (ε_i, δ(ε_i)) of it:
     β(α) = max_i f_{ε_i, δ_i}(α) with f_{ε, δ} the trade-off function of (ε, δ)-DP
     (Dong, Roth & Su 2022, Proposition 2.5 for each pair; the profile's f is the supremum over all
-    ε, result “f-DP as (ε, δ(ε))-DP for all ε”). Each f is rounded down by
+    ε: Dong, Roth & Su 2022, result “f-DP as (ε, δ(ε))-DP for all ε”). Each f is rounded down by
     :func:`tradeoff_approx`; a finite set of ε only lowers β, so the result is on the safe side (the
     best test's TPR = 1 − β is overstated, never understated). ``eps`` and ``delta`` are 1-D of one
     length (δ_i ∈ [0, 1]; pairs with δ_i ≥ 1 − 1e-16 or ε_i = inf say nothing and are skipped),
