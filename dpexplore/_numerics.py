@@ -250,7 +250,7 @@ def round_down_ulps(x, ulps: float = ULPS):
         return np.where(np.isfinite(x), np.maximum(x - ulps * np.spacing(np.abs(x)), 0.0), x)
 
 
-def gdp_mu_bracket(eps, delta, points: int = 32):
+def gdp_mu_bracket(eps, delta, points: int = 64):
     """The μ with δ_μ(ε) = δ, bracketed (the core of :func:`dpexplore.conversions.approx_to_gdp`):
     element-wise ``(lo, hi)`` with computed δ_lo(ε) ≤ δ (:func:`within`: the log and the exp test)
     and δ_hi(ε) > δ, adjacent floats once converged. δ_μ(ε) rises with μ, so ``lo`` is the safe
