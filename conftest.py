@@ -24,7 +24,7 @@ from hypothesis import settings
 try:
     import jupyterhub  # noqa: F401
 except ImportError:
-    collect_ignore = ["dpexplore/hub.py"]
+    collect_ignore = ["dpexplore/hub"]
 
 # CI runs the property tests with a fixed seed (reproducible: a red CI run can be replayed);
 # developers get fresh random examples on every run.
@@ -36,7 +36,7 @@ if os.environ.get("CI"):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     """Record the mpmath precision a test module set at import (it imports here)."""
-    outcome = yield
+    yield
     if isinstance(collector, pytest.Module) and "mpmath" in sys.modules:
         obj = getattr(collector, "_obj", None)   # the imported module, if the import succeeded
         if obj is not None and "mp" in vars(obj):
@@ -67,3 +67,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("browser") is not None and item.get_closest_marker("flaky") is None:
             item.add_marker(pytest.mark.flaky(reruns=2, reruns_delay=3))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    """Name every rerun, with the first line of why, just above the short summary: a rerun is a
+    bug report, and CI prints only the end of the output."""
+    reruns = terminalreporter.stats.get("rerun", [])
+    if not reruns:
+        return
+    terminalreporter.section(f"{len(reruns)} rerun(s): each is a cause to find")
+    for rep in reruns:
+        crash = getattr(rep.longrepr, "reprcrash", None)
+        why = (crash.message if crash is not None else str(rep.longrepr)).strip()
+        why = why.splitlines()[0][:200] if why else "?"
+        terminalreporter.line(f"RERUN {rep.nodeid} ({rep.when}): {why}")

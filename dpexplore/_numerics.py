@@ -250,6 +250,59 @@ def round_down_ulps(x, ulps: float = ULPS):
         return np.where(np.isfinite(x), np.maximum(x - ulps * np.spacing(np.abs(x)), 0.0), x)
 
 
+def gdp_mu_bracket(eps, delta, points: int = 64):
+    """The μ with δ_μ(ε) = δ, bracketed (the core of :func:`dpexplore.conversions.approx_to_gdp`):
+    element-wise ``(lo, hi)`` with computed δ_lo(ε) ≤ δ (:func:`within`: the log and the exp test)
+    and δ_hi(ε) > δ, adjacent floats once converged. δ_μ(ε) rises with μ, so ``lo`` is the safe
+    end when μ must guarantee (ε, δ)-DP and ``hi`` when μ describes a point (ε, δ) of a profile.
+    Ends: δ = 0 gives (0, 0); ε = inf or δ ≥ 1 gives (inf, inf). The bracket starts at [0, 1] and
+    grows by factors 2^16; each round then evaluates ``points`` points inside it at once
+    (spaced by powers of 2^-34 below ``hi`` while ``lo`` is 0, geometrically while the bracket
+    spans more than a factor 2, else evenly) and keeps the two around the crossing: about ten
+    rounds reach adjacent floats."""
+    e, d = np.broadcast_arrays(np.asarray(eps, dtype=np.float64),
+                               np.asarray(delta, dtype=np.float64))
+    shape = e.shape
+    e, d = e.ravel(), d.ravel()
+    top = (d >= 1.0) | np.isinf(e)
+    active = ~top & (d > 0.0)
+    lo, hi = np.zeros_like(e), np.ones_like(e)
+    ea, da = np.where(active, e, 0.0)[:, None], np.where(active, d, 1.0)[:, None]
+
+    def ok(mu):                       # mu: (n, k)
+        return within(gdp_log_delta_core(np.where(active[:, None], mu, 0.0), ea), da)
+
+    for _ in range(_MAX_DOUBLINGS):   # grow hi until δ_hi(ε) > δ
+        grow = active & np.isfinite(hi) & ok(hi[:, None])[:, 0]
+        if not grow.any():
+            break
+        lo = np.where(grow, hi, lo)
+        with np.errstate(over="ignore"):
+            hi = np.where(grow, hi * 65536.0, hi)
+    j = np.arange(1, points + 1, dtype=np.float64)[None, :]
+    for _ in range(200):              # keeps δ_lo ≤ δ < δ_hi
+        live = active & np.isfinite(hi) & (np.nextafter(lo, np.inf) < hi)
+        if not live.any():
+            break
+        L, H = lo[:, None], hi[:, None]
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            below = H * np.exp2(-34.0 * j)
+            geo = np.exp(np.log(L) + (np.log(H) - np.log(L)) * j / (points + 1))
+            even = L + (H - L) * (j / (points + 1))
+            grid = np.where(L == 0.0, below, np.where(H / 2.0 > L, geo, even))
+        grid = np.where((grid > L) & (grid < H), grid, L)      # a point off the bracket: lo again
+        good = ok(grid) | (grid == L)
+        # δ rises with μ: the good points are the smallest ones (all of them if ever non-monotone
+        # noise made a later one good, the bracket keeps the first bad point, still valid)
+        new_lo = np.max(np.where(good, grid, L), axis=1)
+        new_hi = np.min(np.where(~good & (grid > new_lo[:, None]), grid, H), axis=1)
+        lo = np.where(live, new_lo, lo)
+        hi = np.where(live, new_hi, hi)
+    lo = np.where(top, np.inf, lo)
+    hi = np.where(top, np.inf, np.where(active, hi, 0.0))
+    return lo.reshape(shape), hi.reshape(shape)
+
+
 # -- μ-GDP: log δ_μ(ε) and its inverse (dpexplore.conversions.gdp_log_delta / gdp_epsilon) --
 def gdp_log_delta_core(mu, eps):
     mu, eps = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(eps, dtype=np.float64))

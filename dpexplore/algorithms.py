@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
+from .composition import advanced, per_step_budget
 
 __all__ = [
     "ReportNoisyMax",
@@ -111,51 +112,54 @@ def _values(x, name: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 # composition helper (used by Sparse and Thresholdout)
 # ------------------------------------------------------------------------------------------------
-def advanced_composition_pure(eps0, k, delta):
-    """ε of the k-fold adaptive composition of ε₀-DP mechanisms, at total failure δ.
-
-    The better of basic composition, ``k ε₀`` (Bassi 2019, slide "Composition of several DP mechanisms"), and
-    the advanced composition theorem of Dwork, Rothblum & Vadhan (Bassi 2019, slide
-    "Advanced adaptive composition"; Dwork & Roth 2014, Theorem 3.20 with per-step δ = 0)::
-
-        ε' = sqrt(2k ln(1/δ)) ε₀ + k ε₀ (e^{ε₀} − 1),        (ε', δ)-DP.
-
-    With δ = 0 only basic composition applies. Closed form (no rounding).
-
-    >>> round(advanced_composition_pure(0.1, 100, 1e-6), 6)
-    6.308231
-    >>> advanced_composition_pure(0.1, 100, 0.0)
-    10.0
-    """
+def _advanced_or_basic(eps0, k, delta):
+    """ε of the k-fold adaptive composition of ε₀-DP mechanisms at total failure δ: the better of
+    basic composition, k ε₀, and advanced composition with per-step δ = 0 and slack δ,
+    :func:`dpexplore.composition.advanced` (rounded up there by 4 ulps)."""
     e0 = check_nonneg(eps0, "eps0", allow_inf=False)
     kk = check_k(k, "k").astype(np.float64)
     d = check_delta(delta, "delta")
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):
         basic = kk * e0
-        log_inv = np.where(d > 0, -np.log(np.where(d > 0, d, 1.0)), np.inf)
-        adv = np.sqrt(2 * kk * log_inv) * e0 + kk * e0 * np.expm1(e0)
-        adv = np.where(np.isnan(adv), np.inf, adv)
-    return scalar_out(np.minimum(basic, adv))
+    return scalar_out(np.minimum(basic, np.asarray(advanced(e0, 0.0, kk, d)[0])))
+
+
+def advanced_composition_pure(eps0, k, delta):
+    """Deprecated: the better of basic and advanced composition of k ε₀-DP mechanisms at total
+    failure δ; use ``min(k * eps0, dpexplore.composition.advanced(eps0, 0.0, k, delta)[0])``
+    (its name collides with :func:`dpexplore.composition.advanced_pure`, a different theorem).
+
+    The better of basic composition, ``k ε₀`` (Bassi 2019, slide "Composition of several DP
+    mechanisms"), and the advanced composition theorem of Dwork, Rothblum & Vadhan (Bassi 2019,
+    slide "Advanced adaptive composition"; Dwork & Roth 2014, Theorem 3.20 with per-step δ = 0)::
+
+        ε' = sqrt(2k ln(1/δ)) ε₀ + k ε₀ (e^{ε₀} − 1),        (ε', δ)-DP,
+
+    computed by :func:`dpexplore.composition.advanced` (rounded up by 4 ulps: the safe side).
+    With δ = 0 only basic composition applies.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     a, b = advanced_composition_pure(0.1, 100, 1e-6), advanced_composition_pure(0.1, 100, 0)
+    >>> round(a, 6), b
+    (6.308231, 10.0)
+    """
+    import warnings
+
+    warnings.warn("dpexplore.algorithms.advanced_composition_pure is deprecated: use "
+                  "min(k * eps0, dpexplore.composition.advanced(eps0, 0.0, k, delta)[0])",
+                  DeprecationWarning, stacklevel=2)
+    return _advanced_or_basic(eps0, k, delta)
 
 
 def _solve_eps0(eps: float, k: int, delta: float) -> float:
-    """Largest ε₀ (found by bisection, lower end kept: the safe side) with
-    ``advanced_composition_pure(ε₀, k, δ) <= eps``."""
+    """Largest ε₀ with :func:`_advanced_or_basic` (ε₀, k, δ) ≤ eps: ε/k by basic composition, or
+    the advanced composition budget :func:`dpexplore.composition.per_step_budget` (its bisection,
+    lower end kept: the safe side) when that is larger."""
     if delta == 0.0:
         return eps / k
-    lo, hi = eps / k, eps  # basic composition always achieves eps/k; ε₀ ≤ eps is necessary
-    f = lambda e0: float(advanced_composition_pure(e0, k, delta))  # noqa: E731
-    if f(hi) <= eps:
-        return hi
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if f(mid) <= eps:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 4 * np.spacing(hi):
-            break
-    return lo
+    return max(eps / k, float(per_step_budget(eps, delta, k, "advanced")))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -526,7 +530,7 @@ class Sparse:
     def privacy(self) -> tuple[float, float]:
         """(ε, δ) for c-fold composition of ε₀-DP AboveThreshold instances (basic or advanced
         composition, whichever is smaller); never more than the requested (eps, delta)."""
-        return (float(advanced_composition_pure(self.eps0, self.c, self.delta)), self.delta)
+        return (float(_advanced_or_basic(self.eps0, self.c, self.delta)), self.delta)
 
     def accuracy(self, k, beta) -> float:
         """α = 4σ(ln k + ln(2c/β)) (Dwork & Roth 2014, Theorem 3.26 argument)."""
@@ -636,7 +640,7 @@ class Thresholdout:
     (their privacy lemma for Thresholdout) give sqrt(32 B ln(2/δ))/(σn) (a footnote of Bassi's
     slide explains the factor 2); both drop second-order terms (via Dwork & Roth 2014,
     Corollary 3.21, which assumes ε < 1). :meth:`privacy` returns the rigorous value: each half by the full advanced
-    composition theorem at δ/2 (see :func:`advanced_composition_pure`), summed, and never more
+    composition theorem at δ/2 (:func:`dpexplore.composition.advanced`), summed, and never more
     than 2B/(σn)::
 
         ε(δ) = min(2B/(σn), 2 [sqrt(2B ln(2/δ)) ε₀ + B ε₀ (e^{ε₀} − 1)]),   ε₀ = 1/(σn).
@@ -674,7 +678,7 @@ class Thresholdout:
         pure = 2.0 * self.budget * self.eps0
         if d == 0.0:
             return (pure, 0.0)
-        half = float(advanced_composition_pure(self.eps0, self.budget, d / 2.0))
+        half = float(_advanced_or_basic(self.eps0, self.budget, d / 2.0))
         return (min(pure, 2.0 * half), d)
 
     def privacy_published(self, delta) -> tuple[float, float]:

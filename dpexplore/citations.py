@@ -68,7 +68,7 @@ _WORDS = {  # abbreviation → the locator word it stands for
     "§": "Section", "§§": "Section", "figure": "Figure", "fig.": "Figure", "eq.": "eq.",
     "eqs.": "eq.", "equation": "eq.", "equations": "eq.", "table": "Table",
     "appendix": "Appendix", "slide": "slide", "slides": "slide", "footnote": "footnote", "fn.": "footnote",
-    "claim": "Claim", "result": "result", 
+    "claim": "Claim", "result": "result",
 }
 _WORD_RE = (r"(?:Theorems?|Thm\.?|Lemmas?|Propositions?|Prop\.?|Corollar(?:y|ies)|Cor\.?|"
             r"Definitions?|Def\.|Remark|Example|Algorithm|Alg\.?|Sections?|Sec\.|§§?|Figure|Fig\.|"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._numerics import gdp_epsilon_core, gdp_log_delta_core, pure_rdp_exact
+from ._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
 from ._numerics import round_down_ulps as _down, round_up_ulps as _up
 from ._validation import (
     check_alpha,
@@ -39,10 +39,12 @@ __all__ = [
     "gdp_delta",
     "gdp_log_delta",
     "gdp_epsilon",
+    "approx_to_gdp",
     "pure_to_gdp",
     "implied_delta",
     "tradeoff_approx",
     "tradeoff_gdp",
+    "tradeoff_envelope",
     "gdp_identify",
     "gdp_measure",
     "ApproxDPProfile",
@@ -259,6 +261,45 @@ def gdp_epsilon(mu, delta):
     return scalar_out(gdp_epsilon_core(m, d))
 
 
+def approx_to_gdp(eps, delta, side: str = "down"):
+    """The μ whose μ-GDP profile passes through (ε, δ): δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)
+    = δ, where δ_μ(ε) rises with μ (Dong, Roth & Su 2022, Corollary 2.13: μ-GDP is exactly
+    (ε, δ_μ(ε))-DP for every ε; Liu et al. 2022, Theorem 3.1). Vectorized over ``eps`` and
+    ``delta`` (a bracketing bisection to adjacent floats, ``_numerics.gdp_mu_bracket``).
+
+    ``side`` says which end of the bracket is returned, i.e. which guarantee holds:
+
+    * ``"down"`` (default): the largest μ found with computed δ_μ(ε) ≤ δ — a μ-GDP mechanism is
+      then (ε, δ)-DP (a budget: :func:`dpexplore.filters.filters_for_target`);
+    * ``"up"``: the smallest μ found with computed δ_μ(ε) > δ — its curve passes on or above the
+      point (ε, δ) (describing a profile's point: an object at (ε, δ) is no better than μ-GDP).
+
+    The bracket's ends are adjacent floats; as computed, δ_μ(ε) wobbles by ~20 ulps of μ near the
+    crossing, so the end returned is moved out by a relative :data:`GDP_MU_MARGIN` (1e-13, as
+    :func:`gdp_epsilon`'s): ``"down"`` is at most 1e-13 below the exact root (as computed), ``"up"``
+    at most ~1e-13 above it. δ = 0 gives 0 (finite ε); ε = inf gives inf.
+
+    >>> mu = approx_to_gdp(1.0, 1e-6)
+    >>> round(mu, 4), gdp_delta(mu, 1.0) <= 1e-6 < gdp_delta(approx_to_gdp(1.0, 1e-6, "up"), 1.0)
+    (0.2367, True)
+    >>> np.round(approx_to_gdp([0.0, 1.0, float("inf")], [0.0, 1e-6, 1e-6]), 10).tolist()
+    [0.0, 0.2367043807, inf]
+    """
+    e = check_nonneg(eps, "eps")
+    d = check_delta(delta, "delta")
+    if side not in ("down", "up"):
+        raise ValueError(f"side must be 'down' or 'up', got {side!r}")
+    lo, hi = gdp_mu_bracket(e, d)
+    if side == "down":
+        return scalar_out(lo * (1.0 - GDP_MU_MARGIN))
+    with np.errstate(over="ignore"):
+        return scalar_out(np.maximum(hi * (1.0 + GDP_MU_MARGIN), np.nextafter(hi, np.inf)))
+
+
+#: relative margin by which :func:`approx_to_gdp` moves μ to the safe side of its bracket
+GDP_MU_MARGIN = 1e-13
+
+
 def pure_to_gdp(eps):
     """The smallest μ such that every ε-DP mechanism is μ-GDP: μ = 2Φ⁻¹(e^ε/(1 + e^ε))
     (Liu et al. 2022, result “all ε-DP algorithms are GDP”). The binding point is ε' = 0, where
@@ -323,6 +364,34 @@ def tradeoff_gdp(mu, alpha):
     out = np.where(np.isinf(m), 0.0, out)
     out = np.where((a == 0) & np.isfinite(m), 1.0, out)
     return scalar_out(np.clip(out, 0.0, 1.0))
+
+
+def tradeoff_envelope(eps, delta, alpha):
+    """The trade-off curve of a privacy profile from points (ε_i, δ(ε_i)) of it:
+    β(α) = max_i f_{ε_i, δ_i}(α) with f_{ε, δ} the trade-off function of (ε, δ)-DP
+    (Dong, Roth & Su 2022, Proposition 2.5 for each pair; the profile's f is the supremum over all
+    ε: Dong, Roth & Su 2022, result “f-DP as (ε, δ(ε))-DP for all ε”). Each f is rounded down by
+    :func:`tradeoff_approx`; a finite set of ε only lowers β, so the result is on the safe side (the
+    best test's TPR = 1 − β is overstated, never understated). ``eps`` and ``delta`` are 1-D of one
+    length (δ_i ∈ [0, 1]; pairs with δ_i ≥ 1 − 1e-16 or ε_i = inf say nothing and are skipped),
+    ``alpha`` a 1-D array of type I errors; returns β at each α (0 where no pair says anything).
+
+    >>> e = np.array([0.0, 1.0, 2.0]); a = np.array([0.0, 0.1, 1.0])
+    >>> np.round(tradeoff_envelope(e, np.array([0.5, 0.2, 0.05]), a), 6).tolist()   # 1 − 0.2 − 0.1e
+    [0.95, 0.528172, 0.0]
+    """
+    eps = np.atleast_1d(check_nonneg(eps, "eps"))
+    delta = np.atleast_1d(check_probability(delta, "delta"))
+    alpha = np.atleast_1d(check_probability(alpha, "alpha"))
+    if eps.ndim != 1 or eps.shape != delta.shape:
+        raise ValueError(f"eps and delta must be 1-D of one length, got shapes {eps.shape} and "
+                         f"{delta.shape}")
+    d = np.minimum(delta, 1.0 - 1e-16)
+    keep = (d < 1.0 - 1e-16) & np.isfinite(eps)
+    if not keep.any():
+        return np.zeros_like(alpha)      # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
+    f = tradeoff_approx(eps[keep][:, None], d[keep][:, None], alpha[None, :])
+    return np.max(f, axis=0)
 
 
 # ------------------------------------------------------------------------------------------------

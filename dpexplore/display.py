@@ -330,13 +330,16 @@ def _filter_info(info: _Info, f) -> None:
                            "(with probability 1 − δ): it has no fixed privacy profile")
 
 
-def _info(obj) -> _Info:
+def _info(obj, name: str = "obj") -> _Info:
     from . import filters
     from . import mechanisms as M
     from .mechanisms.discrete import _DiscreteMechanism
     from .mechanisms._base import _Mechanism
     from .profiles import PrivacyProfile
 
+    if isinstance(obj, type):
+        raise ValueError(f"{name} must be an instance, got the class {obj.__name__}: pass "
+                         f"{obj.__name__}(...) with its parameters")
     info = _Info(obj)
     info.params = _params_of(obj)
     if isinstance(obj, PrivacyProfile):
@@ -357,7 +360,7 @@ def _info(obj) -> _Info:
     elif isinstance(obj, (filters._Filter, filters.RenyiOdometer, filters.Session)):
         _filter_info(info, obj)
     else:
-        raise ValueError(f"obj must be a dpexplore privacy object, got {type(obj).__name__}")
+        raise ValueError(f"{name} must be a dpexplore privacy object, got {type(obj).__name__}")
     return info
 
 
@@ -370,9 +373,14 @@ def profile_of(obj):
     >>> profile_of(GDPFilter(1.0))
     GaussianDPProfile(mu=1.0)
     """
-    info = _info(obj)
+    return _profile_of(obj, "obj")
+
+
+def _profile_of(obj, name: str):
+    """:func:`profile_of` whose errors name the argument ``name`` (e.g. ``objects[1]``)."""
+    info = _info(obj, name)
     if info.profile is None:
-        raise ValueError(f"obj has no privacy profile ({info.no_profile}), got {obj!r}")
+        raise ValueError(f"{name} has no privacy profile ({info.no_profile}), got {obj!r}")
     return info.profile
 
 
@@ -672,66 +680,73 @@ def _render(card: Card) -> str:
 # ------------------------------------------------------------------------------------------------
 # compare
 # ------------------------------------------------------------------------------------------------
+#: :func:`compare` makes one row per parameter setting of a mechanism with array parameters, at
+#: most this many in all (each row is a card: up to ~0.1 s)
+MAX_COMPARE_ROWS = 200
+
+
+def _settings(obj, name: str) -> list:
+    """``obj`` itself, or for a mechanism with array parameters one mechanism per element of the
+    broadcast parameters (in C order). ``ValueError`` naming ``name`` for a class or an object
+    that is not a privacy object."""
+    import dataclasses
+
+    from .mechanisms._base import _Mechanism
+
+    _info(obj, name)                   # a class or a non-privacy object: ValueError naming `name`
+    if not isinstance(obj, _Mechanism) or not dataclasses.is_dataclass(obj):
+        return [obj]
+    fields = [f.name for f in dataclasses.fields(obj) if f.init]
+    values = [np.asarray(getattr(obj, n)) for n in fields]
+    if all(v.ndim == 0 for v in values):
+        return [obj]
+    grid = np.broadcast_arrays(*values)
+    if grid[0].size > MAX_COMPARE_ROWS:
+        raise ValueError(f"{name} has {grid[0].size} parameter settings; compare() makes one row "
+                         f"per setting, at most {MAX_COMPARE_ROWS}, got {obj!r}")
+    return [type(obj)(**{n: v.flat[j].item() for n, v in zip(fields, grid)})
+            for j in range(grid[0].size)]
+
+
 def _compare_rows(objects):
+    settings = [s for i, obj in enumerate(objects) for s in _settings(obj, f"objects[{i}]")]
+    if len(settings) > MAX_COMPARE_ROWS:
+        raise ValueError(f"objects must give at most {MAX_COMPARE_ROWS} rows, got {len(settings)}")
     rows, labels = [], []
-    for i, obj in enumerate(objects):
-        try:
-            card = card_facts(obj)     # a number that fails is "not available" on it (None here)
-        except ValueError as exc:
-            raise ValueError(f"objects[{i}] must be a dpexplore privacy object, got "
-                             f"{type(obj).__name__}") from exc
-        facts, name = card.facts, card.call
+    for obj in settings:
+        card = card_facts(obj)         # a number that fails is "not available" on it (None here)
         row = {}
-        for f in facts:
+        for f in card.facts:
             row[f.label] = f.value
             if f.label not in labels:
                 labels.append(f.label)
-        rows.append((name, row))
+        rows.append((card.call, row))
     return rows, labels
 
 
 def compare(*objects):
-    """The numbers of the objects' cards side by side, one row per object: a pandas DataFrame
-    (index: the object's repr; columns: ε at each δ, pure ε, μ, ρ, RDP, TPR, advantage; NaN where
-    a card says "not defined"/"not known") when pandas is installed, else an object whose
-    ``_repr_html_`` is an HTML table of the values rounded up as on the cards. The DataFrame holds
-    the API's exact values (upper bounds), so sorting by a column sorts by privacy or risk.
-    ``ValueError`` naming the argument for an object that is not a privacy object.
+    """The numbers of the objects' cards side by side: a pandas DataFrame with one row per
+    object (index: the object's repr; columns: ε at each δ, pure ε, μ, ρ, RDP, TPR, advantage;
+    NaN where a card says "not defined"/"not known"). A mechanism with array parameters gives one
+    row per element of its broadcast parameters (at most :data:`MAX_COMPARE_ROWS` rows in all).
+    The values are the API's exact values (upper bounds: the safe side), not the cards' rounded
+    text, so sorting by a column sorts by privacy or risk. ``ValueError`` naming the argument
+    (``objects[i]``) for a class instead of an instance or an object that is not a privacy
+    object.
 
     >>> from dpexplore.mechanisms import Gaussian, Laplace
     >>> t = compare(Gaussian(1.0), Laplace(1.0))
     >>> float(t.loc["Laplace(scale=1.0, sensitivity=1.0)", "pure ε"])
     1.0
+    >>> list(compare(Laplace([1.0, 2.0]))["pure ε"])
+    [1.0, 0.5]
     """
+    import pandas as pd
+
     if not objects:
         raise ValueError("objects must hold at least one privacy object, got none")
     rows, labels = _compare_rows(objects)
-    try:
-        import pandas as pd
-    except ImportError:
-        return CompareTable(rows, labels)
     data = [[r.get(c, None) for c in labels] for _, r in rows]
     df = pd.DataFrame(data, index=[n for n, _ in rows], columns=labels, dtype=float)
     df.index.name = "object"
     return df
-
-
-class CompareTable:
-    """:func:`compare`'s table without pandas: ``rows`` (name, {column: value}), ``columns``."""
-
-    def __init__(self, rows, columns):
-        self.rows, self.columns = rows, columns
-
-    def _repr_html_(self) -> str:
-        head = "".join(f'<th scope="col">{_esc(c)}</th>' for c in self.columns)
-        body = []
-        for name, r in self.rows:
-            cells = "".join(
-                f'<td>{_esc(format_up(r[c]) if r.get(c) is not None else "—")}</td>' for c in self.columns)
-            body.append(f'<tr><th scope="row"><code>{_esc(name)}</code></th>{cells}</tr>')
-        return (f'<table class="dpx-compare"><caption>privacy compared (values rounded up: the '
-                f'safe side)</caption><thead><tr><th scope="col">object</th>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table>')
-
-    def __repr__(self) -> str:
-        return f"<CompareTable of {len(self.rows)} objects>"

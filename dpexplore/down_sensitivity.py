@@ -453,7 +453,7 @@ def binary_search_pmf(loss, sigma, tau) -> np.ndarray:
     t = _tau(tau)
     m = lo.size
     out = np.zeros(m)
-    a = np.array([0]); b = np.array([m - 1]); w = np.array([1.0])
+    a, b, w = np.array([0]), np.array([m - 1]), np.array([1.0])
     while a.size:
         done = a + 1 >= b
         np.add.at(out, b[done], w[done])
@@ -462,7 +462,8 @@ def binary_search_pmf(loss, sigma, tau) -> np.ndarray:
             break
         k = (a + b) // 2
         down = _lap_cdf(t - lo[k], s)          # P[ℓ + noise < τ]
-        a = np.concatenate((a, k)); b = np.concatenate((k, b)); w = np.concatenate((w * down, w * (1 - down)))
+        a, b = np.concatenate((a, k)), np.concatenate((k, b))
+        w = np.concatenate((w * down, w * (1 - down)))
         keep = w > 0
         a, b, w = a[keep], b[keep], w[keep]
     return out

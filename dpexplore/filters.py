@@ -511,8 +511,9 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
     """Filters that each end in an (ε, δ)-DP guarantee, to compare budget consumption:
 
     * ``"pure"``: ε-DP (δ unused);
-    * ``"gdp"``: μ-GDP with the largest μ (bisection, rounded down) such that
-      δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) ≤ δ (Dong, Roth & Su 2022, Corollary 2.13);
+    * ``"gdp"``: μ-GDP with the largest μ such that
+      δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) ≤ δ (Dong, Roth & Su 2022, Corollary 2.13),
+      rounded down: :func:`dpexplore.conversions.approx_to_gdp`;
     * ``"renyi"``: :meth:`RenyiFilter.from_target` at ``alpha``;
     * ``"approx"``: :class:`ApproxDPFilter` (ε, δ).
 
@@ -520,24 +521,15 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
     >>> sorted(fs), round(fs["gdp"].mu, 4)
     (['approx', 'gdp', 'pure', 'renyi'], 0.2367)
     """
-    from .conversions import gdp_delta
+    from .conversions import approx_to_gdp
 
     e = _scalar_pos(eps, "eps")
     d = float(check_delta(delta))
     if d <= 0:
         raise ValueError(f"delta must be > 0, got {delta!r}")
-    lo, hi = 1e-9, 1.0
-    while gdp_delta(hi, e) <= d:
-        hi *= 2
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi:   # converged to adjacent floats (~60 steps)
-            break
-        if gdp_delta(mid, e) <= d:
-            lo = mid
-        else:
-            hi = mid
-    return {"pure": PureDPFilter(e), "gdp": GDPFilter(lo), "renyi": RenyiFilter.from_target(e, d, alpha),
+    mu = approx_to_gdp(e, d, side="down")      # > 0: δ_μ(ε) → 0 as μ → 0 for ε > 0
+    return {"pure": PureDPFilter(e), "gdp": GDPFilter(mu),
+            "renyi": RenyiFilter.from_target(e, d, alpha),
             "approx": ApproxDPFilter(e, d)}
 
 

@@ -45,7 +45,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ._validation import as_array, check_alpha, check_positive, scalar_out
+from ._validation import as_array, check_alpha, scalar_out
 
 __all__ = [
     "sigma2_from_rho",

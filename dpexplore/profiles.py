@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._numerics import gaussian_log_delta, gdp_epsilon_core, round_up_ulps, step_up_until_ok
-from ._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
+from ._validation import check_delta, check_nonneg, check_positive, scalar_out
 from ._card import CardMixin
 
 __all__ = ["PrivacyProfile", "FunctionProfile", "GaussianDPProfile"]

@@ -128,7 +128,7 @@ def test_crossovers_match_closed_form(default_result):
     # Steinke 2022 form: ½kε² + √(2Lk)ε < kε  ⇔  √(2L/k) < 1 − ε/2
     k_pure = int(mp.floor(2 * L / (1 - mp.mpf("0.05")) ** 2)) + 1
     assert cross[THEOREMS["advanced_pure"]] == k_pure
-    for label, k, y in default_result.crossovers:
+    for _label, k, y in default_result.crossovers:
         assert y == pytest.approx(0.1 * k, rel=1e-15)
 
 
@@ -172,11 +172,11 @@ def test_budget_exhausted_gives_gaps_not_errors():
 ], ids=["eps50", "gauss-eps50", "delta1e-300", "tiny"])
 def test_extreme_settings_are_computed(spec):
     r = compute_composition(spec)
-    for name, (ks, vals) in r.curves.items():
+    for name, (_ks, vals) in r.curves.items():
         assert not np.any(np.isnan(vals)) and np.all(vals >= 0), name
     for name, v in r.at_k.items():
         assert not math.isnan(v) and v >= 0, name
-    for ks, vals in r.noise.values():
+    for _ks, vals in r.noise.values():
         assert not np.any(np.isnan(vals)) and np.all(vals > 0)
 
 

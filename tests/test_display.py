@@ -6,12 +6,11 @@ from __future__ import annotations
 import inspect
 import math
 import re
-import sys
 from decimal import Decimal
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpexplore
@@ -241,7 +240,7 @@ def test_compose_repr_is_the_call():
 
 # -- compare ------------------------------------------------------------------------------------------
 def test_compare_is_a_dataframe_of_the_card_values():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd   # a dependency: compare() returns a DataFrame on every install
     objs = [Gaussian(1.0), Laplace(1.0), DPSGD]
     df = dpexplore.compare(*objs)
     assert isinstance(df, pd.DataFrame) and list(df.index) == [repr(o) for o in objs]
@@ -254,17 +253,30 @@ def test_compare_is_a_dataframe_of_the_card_values():
     assert df.sort_values("TPR at FPR 1.0%").index[-1] == repr(riskiest) == repr(Gaussian(1.0))
 
 
-def test_compare_without_pandas_is_an_html_table(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pandas", None)
-    t = compare(Gaussian(1.0), Laplace(1.0))
-    h = t._repr_html_()
-    assert h.startswith('<table class="dpx-compare">') and '<th scope="col">pure ε</th>' in h
-    assert f"<td>{format_up(Gaussian(1.0).epsilon(1e-5))}</td>" in h and "<td>—</td>" in h
+def test_compare_checks_its_arguments_by_position():
     with pytest.raises(ValueError, match="objects"):
         compare()
     with pytest.raises(ValueError, match=r"objects\[1\] must be a dpexplore privacy object, got str"):
         compare(Gaussian(1.0), "Gaussian(1.0)")
+    # the class instead of an instance (was an AttributeError from _params_of)
+    with pytest.raises(ValueError, match=r"objects\[0\] must be an instance, got the class Lap"):
+        compare(Laplace)
+    with pytest.raises(ValueError, match=r"obj must be an instance, got the class Gaussian"):
+        card_facts(Gaussian)
     assert "compare" in dir(dpexplore) and "explore" in dir(dpexplore)
+
+
+def test_compare_gives_one_row_per_element_of_array_parameters():
+    """compare(Gaussian(sigma=[1, 2])) was an empty table while the card says "use compare()"."""
+    assert "use compare()" in card_facts(Gaussian(sigma=[1.0, 2.0])).note
+    df = compare(Gaussian(sigma=[1.0, 2.0]), Laplace([1.0, 2.0], [[1.0], [3.0]]), Laplace(1.0))
+    scalar = [Gaussian(1.0), Gaussian(2.0), Laplace(1.0, 1.0), Laplace(2.0, 1.0), Laplace(1.0, 3.0),
+              Laplace(2.0, 3.0), Laplace(1.0)]
+    assert list(df.index) == [repr(o) for o in scalar]
+    assert list(df["pure ε"])[2:] == [1.0, 0.5, 3.0, 1.5, 1.0]
+    assert df.loc[repr(Gaussian(2.0)), "ε at δ = 1e-05"] == Gaussian(2.0).epsilon(1e-5)
+    with pytest.raises(ValueError, match=r"objects\[0\] has 201 parameter settings"):
+        compare(Gaussian(sigma=np.arange(1.0, 202.0)))
 
 
 # -- never raises: hypothesis over parameters -----------------------------------------------------------

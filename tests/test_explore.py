@@ -84,8 +84,12 @@ def test_bad_arguments_name_objects():
     with pytest.raises(ValueError, match="privacy profile"):
         from dpexplore.filters import RenyiOdometer
         explore(RenyiOdometer([4.0], 1e-6))
-    with pytest.raises(ValueError, match="obj must be a dpexplore privacy object"):
+    with pytest.raises(ValueError, match=r"objects\[0\] must be a dpexplore privacy object"):
         explore("Gaussian")
+    with pytest.raises(ValueError, match=r"objects\[1\] must be a dpexplore privacy object, got in"):
+        explore(Gaussian(1.0), 1)
+    with pytest.raises(ValueError, match=r"objects\[0\] must be an instance, got the class Gaus"):
+        explore(Gaussian)
 
 
 def test_the_apps_draw_with_the_same_views(app):

@@ -372,6 +372,33 @@ def _implied(data):
         assert (np.asarray(out) >= np.asarray(d0)).all()
 
 
+@fuzz("conversions.approx_to_gdp")
+def _approx_to_gdp(data):
+    e, d = data.draw(mix(nonneg_inf), label="eps"), data.draw(mix(delta_s), label="delta")
+    side = data.draw(st.one_of(st.sampled_from(["down", "up"]), junk), label="side")
+    mu = call(conversions.approx_to_gdp, e, d, side)
+    if not ok(mu):
+        return
+    no_nan(mu)
+    is_nonneg(mu)
+    e, d, mu = np.broadcast_arrays(np.asarray(e, float), np.asarray(d, float), np.asarray(mu))
+    fin = np.isfinite(mu) & np.isfinite(e) & (d > 0)
+    if side == "down" and fin.any():      # μ-GDP then gives (ε, δ)-DP
+        assert (np.asarray(conversions.gdp_delta(mu[fin], e[fin])) <= d[fin]).all()
+
+
+@fuzz("conversions.tradeoff_envelope")
+def _tradeoff_envelope(data):
+    n = data.draw(st.integers(1, 4), label="n")
+    e = data.draw(st.one_of(st.lists(nonneg_inf, min_size=n, max_size=n), junk), label="eps")
+    d = data.draw(st.one_of(st.lists(delta_s, min_size=n, max_size=n), junk), label="delta")
+    a = data.draw(mix(prob), label="alpha")
+    b = call(conversions.tradeoff_envelope, e, d, a)
+    if ok(b):
+        is_delta(b)
+        assert (np.asarray(b) <= 1 - np.asarray(a) + 1e-15).all()
+
+
 @fuzz("conversions.tradeoff_approx", "conversions.tradeoff_gdp")
 def _tradeoffs(data):
     a = data.draw(mix(prob), label="alpha")
@@ -701,7 +728,7 @@ def _additive(data):
             assert (np.asarray(out) >= one).all(), (fn, x, k, out)
 
 
-@fuzz("composition.compose")
+@fuzz("composition.compose", "composition.compose_epsilon")
 def _compose(data):
     cls = data.draw(st.sampled_from(MECH_CLASSES), label="cls")
     params = {
@@ -718,11 +745,14 @@ def _compose(data):
     mech = data.draw(st.one_of(st.just(m), st.just(m), junk, st.just(array_m)), label="mech")
     k = data.draw(count_mix(st.integers(1, 4)), label="k")
     p = call(composition.compose, mech, k)
+    dd = data.draw(delta_s, label="delta")
+    over_k = call(composition.compose_epsilon, mech, k, dd)
+    assert ok(p) == ok(over_k), (mech, k, over_k)
     if not ok(p):
         return
     assert isinstance(p, PrivacyProfile)
-    dd = data.draw(delta_s, label="delta")
     ek, e1 = p.epsilon(dd), m.epsilon(dd)
+    assert float(over_k) == ek, f"compose_epsilon({m!r}, {k}, {dd}) = {over_k} != {ek}"
     assert ek >= e1 * (1 - 1e-9) - 1e-12, f"compose({m!r}, {k}).epsilon({dd}) = {ek} < one step {e1}"
     if math.isfinite(ek):
         assert p.delta(ek) <= dd
@@ -875,11 +905,19 @@ def _pld(data):
 
 
 # -- algorithms ---------------------------------------------------------------------------------
+def _acp_quiet(*args):
+    """The deprecated name without its DeprecationWarning (every other warning stays an error)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "dpexplore.algorithms.advanced_composition_pure is "
+                                "deprecated", DeprecationWarning)
+        return algorithms.advanced_composition_pure(*args)
+
+
 @fuzz("algorithms.advanced_composition_pure")
 def _acp(data):
     e0, d = data.draw(mix(moderate), label="eps0"), data.draw(mix(delta_s), label="delta")
     k = data.draw(mix(st.integers(1, 10**6)), label="k")
-    out = call(algorithms.advanced_composition_pure, e0, k, d)
+    out = call(_acp_quiet, e0, k, d)
     if ok(out):
         is_nonneg(out)
         assert (np.asarray(out) <= np.asarray(k, float) * np.asarray(e0, float) * (1 + 1e-15)).all()

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from aio import run_coroutine
 
 pytest.importorskip("jupyterhub")
 
@@ -267,7 +268,6 @@ def _authenticator(tmp_path, **traits):
 def test_failures_slow_a_name_but_never_lock_it_out(tmp_path):
     """A classmate guessing at ana's password (from any address: none is trusted) slows ana's
     next login by at most max_delay; her own password still logs her in."""
-    import asyncio
 
     auth, pw = _authenticator(tmp_path, max_delay=0.5)
 
@@ -283,13 +283,12 @@ def test_failures_slow_a_name_but_never_lock_it_out(tmp_path):
             assert await auth.authenticate(_Handler, {"username": f"x{i}", "password": "p"}) is None
         assert list(auth._failures) == []
 
-    asyncio.run(go())
+    run_coroutine(go())
 
 
 def test_password_checks_are_budgeted(tmp_path):
     """Past the hub's budget of scrypt checks an attempt is refused at once (the CPU stays free
     for the class); the budget refills."""
-    import asyncio
 
     auth, pw = _authenticator(tmp_path, checks_per_second=0.001, burst=2)
 
@@ -301,7 +300,7 @@ def test_password_checks_are_budgeted(tmp_path):
         auth._tokens = 1.0
         assert await auth.authenticate(_Handler, {"username": "ana", "password": pw["ana"]}) == "ana"
 
-    asyncio.run(go())
+    run_coroutine(go())
 
 
 def test_failure_record_is_bounded(tmp_path):

@@ -219,10 +219,10 @@ def test_session_uses_parallel_composition(parts, share):
     assert len(ss.parts) == parts and all(k.budget == eps_p for k in ss.parts)
     split = np.random.default_rng([4, 4]).multinomial(_truth(4, spec.queries), np.full(parts, 1 / parts))
     np.testing.assert_array_equal(split.sum(axis=1), r.truth)
-    for j, (kid, run) in enumerate(zip(ss.parts, ss.runs)):
+    for j, (kid, kid_run) in enumerate(zip(ss.parts, ss.runs)):
         want = fl.simulate_adaptive_analyst(fl.PureDPFilter(eps_p), split[:, j], np.random.default_rng([4, 5, j]),
                                             rel_error=spec.rel_error, mode=spec.mode)
-        np.testing.assert_array_equal(run.accepted, want.accepted)
+        np.testing.assert_array_equal(kid_run.accepted, want.accepted)
         assert kid.spent == float(want.consumed[-1]) <= eps_p
 
 

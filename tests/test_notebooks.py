@@ -64,7 +64,7 @@ def test_notebook_executes_and_saves_traces(name):
     if name == "index.ipynb":
         html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells
                        for o in c.get("outputs", []))
-        for app, title, _ in APPS:
+        for app, _title, _ in APPS:
             assert f'href="{app}"' in html, app
         return
     assert plots, f"{name}: no PlotlyWidget in the saved widget state"

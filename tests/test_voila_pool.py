@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import types
 from unittest.mock import patch
 
+from aio import run_coroutine
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from dpexplore.voila.pool import HANDOUT_ATTEMPTS, guard_pool, lost_output
@@ -69,16 +69,6 @@ class FakePool:
         self.shut.append(kernel_id)
 
 
-def _run(coro):
-    """Run *coro* to the end on an event loop of its own, in a thread of its own.
-
-    In the whole suite the browser tests' Playwright (its sync API) keeps an event loop running in
-    the main thread for the session, and ``asyncio.run`` refuses to start inside a running loop.
-    """
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
 def _hand_out(supply):
     async def run():
         km = FakePool(supply)
@@ -88,7 +78,7 @@ def _hand_out(supply):
         return km, kernel_id, lost_output(supply_copy[int(kernel_id[1:]) - 1])
 
     supply_copy = list(supply)
-    return _run(run())
+    return run_coroutine(run())
 
 
 def test_a_kernel_with_its_output_is_handed_out_at_once():
@@ -140,7 +130,7 @@ def test_fill_gate_bounds_fills_while_pages_are_busy_and_lets_a_waiting_page_thr
         assert order == ["first", "third", "second"] and gate.running == 1
         await asyncio.gather(first, second, third)
 
-    _run(run())
+    run_coroutine(run())
 
 
 def test_a_first_fill_waits_only_for_a_place():
@@ -155,7 +145,7 @@ def test_a_first_fill_waits_only_for_a_place():
         await asyncio.wait_for(gate.acquire(entry, refill=False), 2.0)
         return gate.running
 
-    assert _run(run()) == 1
+    assert run_coroutine(run()) == 1
 
 
 def test_a_page_whose_kernel_dies_at_start_ends_with_a_message(monkeypatch):
@@ -181,7 +171,7 @@ def test_a_page_whose_kernel_dies_at_start_ends_with_a_message(monkeypatch):
         return [html async for html, _ in NotebookRenderer.generate_content_generator(object())]
 
     with patch.object(pool.log, "warning") as warn:
-        parts = _run(page())
+        parts = run_coroutine(page())
     assert parts[0].startswith("<html>") and parts[-1] == pool.PAGE_NOT_STARTED
     assert 'role="alert"' in parts[-1] and "location.reload()" in parts[-1]
     assert "Traceback" not in "".join(parts) and "kernel_info" not in "".join(parts)

@@ -290,36 +290,11 @@ def _rdp_curve(mechanism, delta_total: float) -> np.ndarray:
     return np.asarray(CV.rdp_to_approx(ALPHAS, total, delta_total), dtype=np.float64)
 
 
-def _tight_profile(mechanism, k: int):
-    """``compose(mechanism, k)``, with a work-around for a PLD grid artefact: for a pure-DP
-    additive mechanism the composed PLD sometimes carries a spurious mass at +∞ (the top grid
-    point lands a rounding error below eps_max), which makes ε(δ) = k·eps_max (basic); then a
-    slightly different FFT grid (2¹⁶ − 64 points) is used. Both are pessimistic (safe)."""
-    prof = C.compose(mechanism, k)
-    pld = getattr(prof, "pld", None)
-    if pld is not None and pld.inf_mass > 0 and math.isfinite(float(mechanism.eps_max)):
-        prof = C.compose(mechanism, k, grid_size=2**16 - 64)
-    return prof
-
-
 def _tight_values(mechanism, ks: np.ndarray, delta_total: float) -> np.ndarray:
-    """compose(mechanism, k).epsilon(δ′) for every k in ``ks`` — vectorized closed forms for the
-    Gaussian (gdp_epsilon(√k μ, δ′), within 2e-13 relative of the profile's bisection, above it)
-    and RR (``optimal``, the very function its profile calls); one PLD per k for Laplace."""
-    if isinstance(mechanism, Gaussian):
-        mu = float(mechanism.sensitivity) / float(mechanism.sigma)
-        return np.asarray(CV.gdp_epsilon(np.sqrt(ks.astype(np.float64)) * mu, delta_total), dtype=float)
-    if isinstance(mechanism, RandomizedResponse):
-        if ks is K_GRID:  # the same numbers as the optimal curve at δ = 0: share its cache
-            return _optimal_curve(float(mechanism.eps), 0.0, delta_total)
-        return _optimal(float(mechanism.eps), 0.0, delta_total, ks)
-    pld = np.array([_tight_profile(mechanism, int(k)).epsilon(delta_total) for k in ks], dtype=float)
-    em = float(mechanism.eps_max)
-    if math.isfinite(em):
-        # a pure eps_max-DP mechanism is also bounded by KOV; the PLD cannot certify δ′ below its
-        # numerical floor (truncation + FFT round-off, ~1e-16) and then returns k·eps_max
-        pld = np.minimum(pld, _optimal(em, 0.0, delta_total, ks))
-    return pld
+    """compose(mechanism, k).epsilon(δ′) for every k in ``ks``:
+    :func:`dpexplore.composition.compose_epsilon` (vectorized closed forms for the Gaussian and
+    RR; one PLD per k for Laplace, capped by KOV there)."""
+    return np.asarray(C.compose_epsilon(mechanism, ks, delta_total), dtype=float)
 
 
 @functools.lru_cache(maxsize=512)
@@ -490,15 +465,15 @@ def k_runs_curves(mechanism, k: int, delta_total: float):
     ((0.5, 1.0), ('exact', 'exact'))
     """
     k = int(check_k(k, "k"))
-    many = _tight_profile(mechanism, k) if k > 1 else mechanism.profile
+    many = C.compose(mechanism, k) if k > 1 else mechanism.profile
     one, one_eps = _one_run(mechanism, delta_total)
     curves = (one, profile_curves(many, f"k = {k:,} runs: compose(mechanism, {k})"))
     eps_at = (one_eps, _tight_at(mechanism, k, delta_total))
-    if isinstance(mechanism, Gaussian):
-        mu1 = float(mechanism.sensitivity) / float(mechanism.sigma)
-        return curves, eps_at, (mu1, math.sqrt(k) * mu1), ("exact", "exact")
+    if isinstance(mechanism, Gaussian):     # exactly GDP: compose's GaussianDPProfile gives μ
+        mus = (C.compose(mechanism, 1).mu, C.compose(mechanism, k).mu)
+        return curves, eps_at, mus, ("exact", "exact")
     how = f"through ε(δ′ = {delta_total:.3g})"
-    return curves, eps_at, tuple(matched_mu(e, delta_total) for e in eps_at), (how, how)
+    return curves, eps_at, matched_mu(eps_at, delta_total), (how, how)
 
 
 def _k_runs_of_spec(spec: CompositionSpec):

@@ -462,8 +462,8 @@ class DownSensitivityController(Controller):
         draw = _DRAW[s.shape].format(centre=CENTRE)
         if s.query == "max":
             loss = "ds.grid_losses_max(x, grid)           # l(x, y): items above y"
-            naive = (f"    ('clip at B + Laplace', ds.laplace_clipped_max(x, 0.0, bound, eps)),\n"
-                     f"    ('global sensitivity', ds.laplace_clipped_max(x, 0.0, grid[-1], eps)),\n")
+            naive = ("    ('clip at B + Laplace', ds.laplace_clipped_max(x, 0.0, bound, eps)),\n"
+                     "    ('global sensitivity', ds.laplace_clipped_max(x, 0.0, grid[-1], eps)),\n")
         else:
             loss = "ds.grid_losses_user_sum(x, grid)      # l(x, y): fewest people to remove"
             naive = ("    ('clip at B + Laplace', ds.laplace_clipped_user_sum(x, bound, eps)),\n"

@@ -508,7 +508,7 @@ class MechanismsLabController(_SimulationController):
         for key, label, col in _SETTINGS:
             out.append({"type": "scatter", "mode": "lines", "name": f"exact: {label}", "x": k["t"],
                         "y": k["cdf"][key], "line": {"color": col, "width": 2}})
-        for key, label, col in _SETTINGS:
+        for key, _label, col in _SETTINGS:
             x, y = k["ecdf"][key]
             step = max(1, x.size // 400)    # ≤ 400 points per empirical CDF on the wire
             out.append({"type": "scatter", "mode": "lines", "name": f"simulated: {key}",
@@ -712,7 +712,6 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         + "</tr><tr><th scope='row'>bit</th>" + "".join(f"<td align='center'>{b}</td>" for b in BITS[i:i + 5])
         + "</tr>" for i in range(0, len(PEOPLE), 5))
     H = W.HTML
-    M = W.HTMLMath
     wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     for f in ctrl.figs[:-1]:
         f.layout.width = "calc(50% - 4px)"

@@ -65,6 +65,7 @@ from ..conversions import (
     pure_to_zcdp,
     rdp_to_approx,
     tradeoff_approx,
+    tradeoff_envelope,
     tradeoff_gdp,
     zcdp_to_approx,
 )
@@ -74,7 +75,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import (point_trace, profile_layout, profile_trace, profile_yrange, tradeoff_diagonal,
-                        tradeoff_envelope, tradeoff_layout, tradeoff_trace)
+                        tradeoff_layout, tradeoff_trace)
 
 __all__ = [
     "NOTIONS", "Source", "ConverterSpec", "SourceSummary", "ConverterResult", "source_summary",
@@ -252,7 +253,7 @@ def _measure_mu(profile: PrivacyProfile) -> float | None:
 
 def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid and :data:`ALPHA_GRID` (the shared
-    :func:`~dpexplore.ui.views.tradeoff_envelope`: Dong, Roth & Su 2022, Proposition 2.5, rounded
+    :func:`~dpexplore.conversions.tradeoff_envelope`: Dong, Roth & Su 2022, Proposition 2.5, rounded
     down); a finite grid only lowers β (the safe side)."""
     with np.errstate(under="ignore"):
         return tradeoff_envelope(eps, np.exp(log_delta), ALPHA_GRID)

@@ -78,7 +78,7 @@ def ensure_account(name: str, *, home: bool, min_uid: int = 100) -> pwd.struct_p
                    "/nonexistent", "--shell", "/usr/sbin/nologin", "--comment", ACCOUNT_MARK, name]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode not in (0, 9):  # 9: made meanwhile by a concurrent start
-            raise RuntimeError(f"useradd {name} failed: {r.stderr.strip()[:300]}")
+            raise RuntimeError(f"useradd {name} failed: {r.stderr.strip()[:300]}") from None
         entry = pwd.getpwnam(name)
     if entry.pw_gecos.split(",")[0] != ACCOUNT_MARK:
         raise PermissionError(f"refusing to use the account {name!r}: the hub did not make it")

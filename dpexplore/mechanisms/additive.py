@@ -4,7 +4,7 @@ calibration (see :mod:`dpexplore.mechanisms`).
 """
 from __future__ import annotations
 
-import math
+import math  # noqa: F401  (the doctests use it)
 from dataclasses import dataclass
 
 import numpy as np

@@ -4,7 +4,7 @@ mechanism; their profile is the tight pure-DP profile δ(ε') = (e^ε − e^{ε'
 """
 from __future__ import annotations
 
-import math
+import math  # noqa: F401  (the doctests use it)
 from dataclasses import dataclass
 
 import numpy as np

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validation import as_array, check_alpha, check_delta, check_nonneg, scalar_out
+from .._validation import as_array, check_alpha, scalar_out
 from .._card import CardMixin
 from ..profiles import PrivacyProfile
 

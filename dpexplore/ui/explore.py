@@ -76,7 +76,8 @@ def compute_explore(spec: ExploreSpec) -> ExploreResult:
     """Every object's curves (cached per object) and the slider-dependent readouts."""
     curves = tuple(object_curves(o) for o in spec.objects)
     eps_at = tuple(float(np.asarray(c.profile.epsilon(spec.delta))) for c in curves)
-    mus = tuple(c.mu if c.mu is not None else matched_mu(e, spec.delta) for c, e in zip(curves, eps_at))
+    through = matched_mu(eps_at, spec.delta)          # one bracket search for every object
+    mus = tuple(c.mu if c.mu is not None else m for c, m in zip(curves, through))
     tprs = tuple(float(risk.tpr_at_fpr(c.profile, spec.fpr)) for c in curves)
     how = tuple(c.mu_how if c.mu is not None else f"through ε(δ = {spec.delta:.3g})" for c in curves)
     return ExploreResult(curves, spec.delta, spec.fpr, eps_at, mus, how, tprs)
@@ -195,8 +196,8 @@ INFO = AppInfo(
 
 def explore(*objects) -> AppShell:
     """An interactive view of up to :data:`MAX_OBJECTS` privacy objects side by side, in the app
-    shell (see the module docstring). ``ValueError`` naming ``objects`` when none, too many, or
-    one without a privacy profile is given.
+    shell (see the module docstring). ``ValueError`` naming ``objects`` when none or too many are
+    given, and naming ``objects[i]`` for a class, a non-privacy object or one without a profile.
 
     >>> from dpexplore.mechanisms import Laplace
     >>> app = explore(Laplace(1.0))
@@ -205,12 +206,12 @@ def explore(*objects) -> AppShell:
     """
     if not 1 <= len(objects) <= MAX_OBJECTS:
         raise ValueError(f"objects must be 1 to {MAX_OBJECTS} privacy objects, got {len(objects)}")
-    for o in objects:
-        display.profile_of(o)          # ValueError naming the object
+    for i, o in enumerate(objects):
+        display._profile_of(o, f"objects[{i}]")      # ValueError naming the argument
         try:
             hash(o)
         except TypeError as exc:
-            raise ValueError(f"objects must have scalar parameters, got {o!r}") from exc
+            raise ValueError(f"objects[{i}] must have scalar parameters, got {o!r}") from exc
     controls = {
         "delta": log_slider("δ", 1e-5, 1e-12, 1e-1, steps_per_decade=10),
         "fpr": log_slider("FPR", 0.01, 1e-4, 0.5, steps_per_decade=10),

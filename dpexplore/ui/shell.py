@@ -59,7 +59,7 @@ import traitlets
 
 from ..references import autolink, bibliography_html, cited_keys
 from .a11y import _SR_ONLY, PAGE_CSS, PAGE_JS
-from .controls import Controller, MessageArea
+from .controls import Controller
 from .offstage import Offstage, track_offstage
 from .plotwidget import PlotlyWidget
 

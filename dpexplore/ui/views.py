@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import display, risk
-from ..conversions import gdp_log_delta, gdp_measure, tradeoff_approx
+from ..conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_envelope  # noqa: F401
 from ..display import format_up
 from .controls import OKABE_ITO
 
@@ -147,26 +147,6 @@ def tradeoff_layout(title: str, *, legend=None, **extra) -> dict:
             "legend": legend or _LEGEND, **extra}
 
 
-def tradeoff_envelope(eps, delta, alpha) -> np.ndarray:
-    """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) over the given ε (Dong, Roth & Su 2022, Proposition 2.5 for each
-    pair, result “f-DP as (ε, δ(ε))-DP for all ε” for the profile), each f rounded down by
-    :func:`~dpexplore.conversions.tradeoff_approx`; a finite set of ε only lowers β (the safe
-    side: the best test's TPR = 1 − β is overstated, never understated).
-
-    >>> e = np.array([0.0, 1.0, 2.0]); a = np.array([0.0, 0.1, 1.0])
-    >>> np.round(tradeoff_envelope(e, np.array([0.5, 0.2, 0.05]), a), 6).tolist()   # α = 0.1: 1 − 0.2 − 0.1e
-    [0.95, 0.528172, 0.0]
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    d = np.minimum(np.asarray(delta, dtype=np.float64), 1.0 - 1e-16)
-    eps = np.asarray(eps, dtype=np.float64)
-    keep = (d < 1.0 - 1e-16) & np.isfinite(eps)
-    if not keep.any():
-        return np.zeros_like(alpha)      # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
-    f = tradeoff_approx(eps[keep][:, None], np.maximum(d[keep], 0.0)[:, None], alpha[None, :])
-    return np.max(f, axis=0)
-
-
 # -- Rényi DP ------------------------------------------------------------------------------------
 def rdp_trace(name, orders, values, *, color=OKABE_ITO[0], group=None) -> dict:
     return _curve(name, orders, positive(values), color, 2.5, "solid", group, mode="lines+markers")
@@ -278,10 +258,10 @@ def object_curves(obj) -> ObjectCurves:
 def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
     """The cheap curves of a profile whose ``risk.tpr_at_fpr`` is costly (a composed PLD or KOV
     profile: 0.3–3 s): δ(ε) on ``n_eps`` linear points, and β and TPR = 1 − β from that grid by
-    :func:`tradeoff_envelope` (an upper bound on the best test's TPR, rounded up by a relative
-    1e-12 like ``risk.tpr_at_fpr``: the safe side; looser than ``risk.tpr_at_fpr``, which refines
-    the ε of each α). No μ (a caller draws the GDP curve through
-    ε(δ) by :func:`matched_mu`) and no Rényi DP."""
+    :func:`~dpexplore.conversions.tradeoff_envelope` (an upper bound on the best test's TPR,
+    rounded up by a relative 1e-12 like ``risk.tpr_at_fpr``: the safe side; looser than
+    ``risk.tpr_at_fpr``, which refines the ε of each α). No μ (a caller draws the GDP curve
+    through ε(δ) by :func:`matched_mu`) and no Rényi DP."""
     eps = _eps_grid(profile, n_eps, False)
     delta = np.asarray(profile.delta(eps), dtype=np.float64)
     fpr = np.concatenate([[0.0], np.logspace(-5, 0, N_FPR)])
@@ -292,28 +272,23 @@ def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
                         np.clip(1.0 - up[fpr.size:], 0.0, 1.0), None)
 
 
-def matched_mu(eps: float, delta: float) -> float | None:
-    """The μ whose GDP curve passes through (ε, δ): δ_μ(ε) = δ, increasing in μ; four rounds of
-    a 64-point log grid (vectorized closed form), ending on the upper end of the bracket.
+def matched_mu(eps, delta: float):
+    """The μ whose GDP curve passes through (ε, δ), rounded up (the end of the bracket where
+    δ_μ(ε) > δ: :func:`~dpexplore.conversions.approx_to_gdp` with ``side="up"``); None where there
+    is no such curve to draw (ε not finite and positive, δ outside (0, 1)). A sequence of ε gives a
+    tuple (one bracket search for all of them).
 
     >>> round(matched_mu(4.8866, 1e-6), 3)
     1.0
     """
-    if not np.isfinite(eps) or eps <= 0 or not 0 < delta < 1:
-        return None
-    lo, hi = -6.0, 4.0      # log10 μ
-    target = np.log(delta)
-    for _ in range(4):
-        grid = np.linspace(lo, hi, 64)
-        ld = np.asarray(gdp_log_delta(10.0 ** grid, eps), dtype=np.float64)
-        above = np.nonzero(ld >= target)[0]
-        if above.size == 0:
-            return None
-        j = int(above[0])
-        if j == 0:
-            return float(10.0 ** grid[0])
-        lo, hi = float(grid[j - 1]), float(grid[j])
-    return float(10.0 ** hi)
+    eps_arr = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    drawable = np.isfinite(eps_arr) & (eps_arr > 0) & (0 < delta < 1)
+    mus = [None] * eps_arr.size
+    if drawable.any():
+        got = np.atleast_1d(approx_to_gdp(eps_arr[drawable], delta, side="up"))
+        for i, m in zip(np.flatnonzero(drawable), got):
+            mus[i] = float(m) if np.isfinite(m) else None
+    return mus[0] if np.ndim(eps) == 0 else tuple(mus)
 
 
 def object_traces(curves, mus, mu_hows, eps_at, delta, fpr=None, tpr_at=()) -> dict:

@@ -177,27 +177,35 @@ def served(tmp_path_factory):
         server.stop()
 
 
-def launch_chromium(playwright):
-    """Debian's Chromium with the project's flags; skip (or fail under CI) when it is missing."""
+def launch_chromium(playwright, args=CHROMIUM_ARGS):
+    """Debian's Chromium with the project's flags (or *args*); skip (or fail under CI) when it is
+    missing."""
     if not os.path.exists(CHROMIUM):
         msg = f"{CHROMIUM} is missing: install Debian's chromium (make chromium)"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=list(args))
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright_session():
+    """The suite's one Playwright (its sync API runs an event loop in the main thread while it
+    lives, so a second ``sync_playwright()`` would be refused): every browser comes from it."""
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = launch_chromium(pw)
-        try:
-            yield b
-        finally:
-            b.close()
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_session):
+    b = launch_chromium(playwright_session)
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 @pytest.fixture

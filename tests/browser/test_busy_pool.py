@@ -21,7 +21,6 @@ slots (a file created with ``O_EXCL``), so the tests know how many kernels it hi
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 import pytest
 
 from labkit import close as _close, shared_lab

@@ -140,7 +140,7 @@ class Hub:
             except Exception:  # noqa: BLE001
                 if self.proc.poll() is not None:
                     self.stop()
-                    raise RuntimeError(self.log())
+                    raise RuntimeError(self.log()) from None
                 time.sleep(0.5)
         else:
             self.stop()
@@ -182,7 +182,8 @@ class Hub:
                 # warnings summary of the run, where the next occurrence can be read
                 self._log.flush()
                 warnings.warn(f"the {self.mode} hub did not stop within 60 s of SIGTERM; "
-                              "the end of its log:\n" + self.log()[-6000:], RuntimeWarning)
+                              "the end of its log:\n" + self.log()[-6000:], RuntimeWarning,
+                              stacklevel=2)
         for p in self.servers_left():
             p.kill()
         self._log.close()
@@ -419,7 +420,7 @@ def test_apps_each_student_in_her_own_account_and_cgroup(apps_hub, apps_students
     server and kernels run as her own account, in her own control group with the limits."""
     from dpexplore.hub.spawner import account_name
 
-    for user, (_, page) in apps_students.items():
+    for _user, (_, page) in apps_students.items():
         slider_moves_plots(page)
     servers = apps_hub.servers()
     assert sorted(servers) == ["alice", "bob"]  # one single-user server per student
@@ -746,7 +747,7 @@ def lab_students(lab_hub, browser):
 def test_lab_two_students_draw_and_follow_a_slider(lab_hub, lab_students):
     from dpexplore.hub.spawner import account_name
 
-    for user, (_, page) in lab_students.items():
+    for _user, (_, page) in lab_students.items():
         slider_moves_plots(page)
     servers = lab_hub.servers()
     assert sorted(servers) == sorted([ALICE, BOB])

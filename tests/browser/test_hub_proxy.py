@@ -135,20 +135,16 @@ def proxied_hub():
 
 
 @pytest.fixture(scope="module")
-def domain_browser():
+def domain_browser(playwright_session):
     """Chromium (as conftest's) that resolves the test's hub name and its subdomains here."""
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    from playwright.sync_api import sync_playwright
-
-    from conftest import CHROMIUM, CHROMIUM_ARGS
+    from conftest import CHROMIUM_ARGS, launch_chromium
 
     rules = f"--host-resolver-rules=MAP {DOMAIN} 127.0.0.1, MAP *.{DOMAIN} 127.0.0.1"
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, rules])
-        try:
-            yield b
-        finally:
-            b.close()
+    b = launch_chromium(playwright_session, args=[*CHROMIUM_ARGS, rules])
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 class _TLSBrowser:

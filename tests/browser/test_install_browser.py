@@ -262,7 +262,7 @@ def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_pat
         page.goto(base)  # / -> the gallery
         page.wait_for_selector(".dpexplore-gallery a, .dpexplore-app a", timeout=90_000)
         assert page.url.endswith("voila/render/index.ipynb")
-        for nb, title, _ in APPS:
+        for nb, _title, _ in APPS:
             _app_draws(page, base + "voila/render/" + nb, console, srv)
             _every_tab_draws_after_a_move(page, nb)
         _shot(page, tmp_path, "serve-last-app.png")
