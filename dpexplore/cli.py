@@ -110,6 +110,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--no-prefetch", action="store_true",
                        help="dashboards do not compute the next slider step in the background "
                             "(saves CPU on a crowded server; steps then wait for their numbers)")
+    serve.add_argument("--no-fork", action="store_true",
+                       help="start every kernel as a new process instead of forking it from a "
+                            "warm template process (slower; same as DPEXPLORE_FORK_KERNELS=0)")
     from .hub.cli import add_parser as _hub_users
 
     _hub_users(sub)
@@ -215,6 +218,8 @@ def main(argv=None) -> int:
         os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
         if args.no_prefetch:
             os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)
+        if args.no_fork:
+            os.environ["DPEXPLORE_FORK_KERNELS"] = "0"   # read by dpexplore.voila.forkserver
         DPExploreVoila.launch_instance(voila_argv)
     return 0
 
