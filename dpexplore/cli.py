@@ -6,7 +6,7 @@
     dpexplore hub-users add|reset|list|remove|prune [NAME ...] [--roster PATH]   (a hub's roster)
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
-                    [--no-prefetch] [--max-kernels N] [--fill-slots N]
+                    [--no-prefetch] [--no-fork] [--max-kernels N] [--fill-slots N]
                     [--expect N [--apps rdp_explorer,composition_explorer]]
 
 The gallery directory is the app notebooks shipped inside the package (``dpexplore/apps/notebooks``;
@@ -21,6 +21,8 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 ``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
 ``--fill-slots`` bounds the kernels started for the pools at once, ``--expect N --apps A,B``
 (lecture mode) keeps N kernels ready over those apps (:mod:`dpexplore.voila.pool`).
+``--no-fork`` sets ``DPEXPLORE_FORK_KERNELS=0``: every kernel is started as a new interpreter
+instead of being forked from the warm template process (:mod:`dpexplore.voila.forkserver`).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
 the next slider step in the background (``ui.controls.PREFETCHER``, which also stops by itself
 while the machine's load average is high). The kernels get ``DPEXPLORE_DEFER_HIDDEN=1``: a plot in
