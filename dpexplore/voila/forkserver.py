@@ -66,11 +66,21 @@ ENV_SWITCH = "DPEXPLORE_FORK_KERNELS"
 READY_TIMEOUT = 60.0
 #: room reserved in the template's command line for a child's ``ipykernel_launcher`` line
 _TITLE_ROOM = 480
-#: what the template imports: everything a dashboard kernel needs
+#: what the template imports: what a dashboard kernel imports at its start (ipykernel, IPython,
+#: the debugger it loads, history's sqlite3) and while building an app (numpy, scipy, ipywidgets,
+#: anywidget, every module of dpexplore.apps: :func:`_warm_modules`)
 WARM_MODULES = (
-    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.comm", "IPython",
-    "numpy", "scipy.special", "scipy.stats", "scipy.optimize", "ipywidgets",
-    "dpexplore", "dpexplore.apps",
+    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.comm",
+    "ipykernel.debugger", "ipykernel.eventloops", "ipykernel.gui",
+    "IPython", "IPython.core.interactiveshell", "IPython.core.history",
+    "IPython.core.completer", "IPython.core.magics", "IPython.core.debugger",
+    "IPython.core.profiledir", "IPython.core.display", "IPython.display",
+    "debugpy", "debugpy.server.api", "sqlite3", "pdb", "psutil", "multiprocessing",
+    "concurrent.futures", "faulthandler", "timeit", "IPython.extensions.storemagic",
+    "tornado.ioloop", "tornado.queues", "zmq.eventloop.zmqstream",
+    "jupyter_client.session", "comm", "fractions", "email.utils", "http.client",
+    "numpy", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
+    "ipywidgets", "anywidget", "psygnal", "dpexplore", "dpexplore.apps",
 )
 _PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 _TEMPLATE_CWD = os.getcwd()
@@ -179,6 +189,7 @@ class Template:
                " " * _TITLE_ROOM]
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
+        env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")   # debugpy's import warning
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env,
                                      start_new_session=True, close_fds=True)
         self._started = time.monotonic()
@@ -372,7 +383,19 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
     from ipykernel import kernelapp
 
     kernelapp.ParentPollerUnix = _ServerPoller
-    kernelapp.launch_new_instance(argv=argv)
+    # its default was read from the template's environment at import
+    server = os.environ.get("JPY_PARENT_PID", "0")
+    kernelapp.launch_new_instance(argv=[*argv, f"--IPKernelApp.parent_handle={server}"])
+
+
+def _warm_modules() -> list:
+    """:data:`WARM_MODULES` and every module of ``dpexplore.apps`` (the app builders)."""
+    import pkgutil
+
+    names = list(WARM_MODULES)
+    apps = _PACKAGE / "apps"
+    names += [f"dpexplore.apps.{m.name}" for m in pkgutil.iter_modules([str(apps)])]
+    return names
 
 
 def serve_template(path: str, server_pid: int) -> None:
@@ -380,11 +403,15 @@ def serve_template(path: str, server_pid: int) -> None:
     import gc
     import importlib
 
-    for name in WARM_MODULES:
+    for name in _warm_modules():
         try:
             importlib.import_module(name)
         except Exception as e:  # noqa: BLE001 - a module that fails is imported by the kernel
             print(f"dpexplore template: {name} not imported: {e}", file=sys.stderr)
+    if threading.active_count() != 1:   # a thread does not cross a fork: serve nothing
+        print("dpexplore template: an import started a thread "
+              f"({[t.name for t in threading.enumerate()]}); not forking", file=sys.stderr)
+        return
     gc.collect()
     gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children are reaped by the system
