@@ -87,6 +87,24 @@ def test_two_forked_kernels_draw_independently(specs, fresh_template):
     assert all("ipykernel_launcher" in c for c in cmdlines)   # counted as kernels by tools
 
 
+def test_forked_kernel_serves_widgets(specs, fresh_template):
+    """ipywidgets, imported in the template before any kernel, registers its comm targets in the
+    forked kernel (a page's widget manager opens ``jupyter.widget.control``)."""
+    code = ("from comm import get_comm_manager; import ipywidgets as w; s = w.IntSlider(3); "
+            "print(sorted(get_comm_manager().targets), s.comm.comm_id in "
+            "get_comm_manager().comms)")
+
+    async def go():
+        km = await _start(specs)
+        try:
+            return await _run(km, code)
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    out = asyncio.run(go())
+    assert out == "['jupyter.widget', 'jupyter.widget.control'] True"
+
+
 def test_kernel_started_while_template_is_dead_serves(specs, fresh_template, caplog):
     caplog.set_level(logging.INFO, logger="dpexplore.voila")
 

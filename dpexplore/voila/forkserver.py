@@ -20,6 +20,8 @@ Each child
   working directory of that kernel start;
 * watches the server's pid, not its parent's (the template may be restarted while the kernel
   lives): ipykernel's ``ParentPollerUnix`` is swapped for :class:`_ServerPoller`;
+* does what the template's modules do at import in a kernel: ipywidgets registers its comm
+  targets once the kernel runs (:func:`_kernel_started`);
 * rewrites its command line to ``python -m ipykernel_launcher -f <connection file>`` in place
   (the template's command line reserves the room), so tools counting kernels by their command
   line see it.
@@ -353,6 +355,18 @@ def _retitle(words: list) -> None:
         pass
 
 
+def _kernel_started() -> None:
+    """What modules imported in the template do at import when a kernel runs: ipywidgets
+    registers its comm targets (``jupyter.widget``, ``jupyter.widget.control``) only if
+    ``get_ipython()`` answers, which it did not in the template."""
+    widgets = sys.modules.get("ipywidgets")
+    if widgets is not None:
+        from IPython import get_ipython
+
+        if get_ipython() is not None:
+            widgets.register_comm_target()
+
+
 def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
     """In the forked child: become ``python -m ipykernel_launcher <argv>``."""
     os.setsid()
@@ -383,6 +397,13 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
     from ipykernel import kernelapp
 
     kernelapp.ParentPollerUnix = _ServerPoller
+    initialize = kernelapp.IPKernelApp.initialize
+
+    def initialize_then_register(self, *args, **kwargs):
+        initialize(self, *args, **kwargs)
+        _kernel_started()
+
+    kernelapp.IPKernelApp.initialize = initialize_then_register
     # its default was read from the template's environment at import
     server = os.environ.get("JPY_PARENT_PID", "0")
     kernelapp.launch_new_instance(argv=[*argv, f"--IPKernelApp.parent_handle={server}"])
