@@ -39,6 +39,12 @@ log's nbclient IOPub timeouts and discarded pool kernels are counted too. ::
     python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --expect 30 \
         --app rdp_explorer.ipynb,composition_explorer.ipynb,noise_lab.ipynb,demo.ipynb,profile_vs_gdp.ipynb
 
+Issue 36: ``--fork both`` runs the same rounds twice in one run, first with every kernel started
+normally (``dpexplore serve --no-fork``: the baseline), then forked from the warm template (the
+default, ``--fork on``); each result says ``fork`` and the template's USS. ::
+
+    python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --fork both
+
 **Hub mode** (``--hub N [N ...]``, instead of ``--sessions``): starts JupyterHub with
 ``deploy/jupyterhub_config.py`` the way ``tests/browser/test_hub.py`` does (``.venv/bin/jupyterhub``,
 installed by ``make hub-setup``; free ports through the ``DPEXPLORE_HUB_*`` / ``DPEXPLORE_CHP_*``
@@ -615,6 +621,7 @@ def run_hub(a):
 
             culled0 = hub.log_path.read_text(errors="replace").count("Culling server")
             t0 = time.perf_counter()
+            server_cpu = sum(psutil.Process(server.proc.pid).cpu_times()[:2])
             stats, mem, loads = asyncio.run(run_round(n, start, hub.measure, a.seconds))
             wall = time.perf_counter() - t0
             s = summarize(n, stats, wall, loads)
@@ -685,6 +692,8 @@ def run_serve(a):
         extra += ["--fill-slots", str(a.fill_slots)]
     if a.max_pages is not None:
         extra += ["--max-pages", str(a.max_pages)]
+    if not a.fork_on:
+        extra += ["--no-fork"]
     resting = len(apps) * (max(-(-a.expect // len(apps)), a.pool_size) if a.expect else a.pool_size)
     server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
                         a.max_kernels, extra)
@@ -708,15 +717,23 @@ def run_serve(a):
             print(f"round of {n} sessions on {', '.join(apps)}: load "
                   f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
             t0 = time.perf_counter()
+            server_cpu = sum(psutil.Process(server.proc.pid).cpu_times()[:2])
             stats, mem, loads = asyncio.run(run_round(n, start, lambda: memory(server.kernels()),
                                                       a.seconds))
             wall = time.perf_counter() - t0
+            # the server process's own CPU in the round (rendering pages, running notebooks
+            # through nbclient, relaying messages): where a page's cost is when kernels fork
+            server_cpu = sum(psutil.Process(server.proc.pid).cpu_times()[:2]) - server_cpu
             deadline = time.monotonic() + 3 * a.cull_idle + 60
             while time.monotonic() < deadline and len(server.kernels()) > resting:
                 time.sleep(1)
             s = summarize(n, stats, wall, loads)
             rss, uss = mem
+            tpl = [p for p in psutil.Process(server.proc.pid).children()
+                   if "dpexplore.voila.forkserver" in " ".join(p.cmdline())]
             s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
+                     fork=a.fork_on, server_cpu_s=round(server_cpu, 1), template_uss_mib=(round(memory(tpl)[1][0], 1) if tpl
+                                                       else None),
                      max_pages=a.max_pages,
                      kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
                      kernels_after_cull=len(server.kernels()), pool_size=a.pool_size,
@@ -758,6 +775,10 @@ def main(argv=None):
                     help="dpexplore serve --max-pages (default: the server's own, 15 per core); "
                          "sessions past it get HTTP 503 and count as refused")
     ap.add_argument("--cull-idle", type=int, default=10)
+    ap.add_argument("--fork", choices=["on", "off", "both"], default="on",
+                    help="kernels forked from the warm template (dpexplore serve's default), "
+                         "started normally (--no-fork: the baseline), or both in one run "
+                         "(off first)")
     ap.add_argument("--hub-cull-timeout", type=int, default=120,
                     help="--hub: the idle culler's timeout [s]; longer than a student's whole "
                          "session (the hub learns of activity only every 300 s)")
@@ -779,9 +800,19 @@ def main(argv=None):
     a.seconds = min(a.seconds, 60.0)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the finally blocks stop the servers
     results = []
-    for s in run_hub(a) if a.hub else run_serve(a):
-        results.append(s)
-        print(json.dumps(s, indent=1), flush=True)
+    if a.hub:
+        runs = [run_hub(a)]
+    else:
+        def serve_with(fork_on):
+            a.fork_on = fork_on
+            yield from run_serve(a)
+
+        runs = [serve_with(m == "on") for m in
+                (["off", "on"] if a.fork == "both" else [a.fork])]
+    for run in runs:
+        for s in run:
+            results.append(s)
+            print(json.dumps(s, indent=1), flush=True)
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(results, indent=1))

@@ -6,7 +6,7 @@
     dpexplore hub-users add|reset|list|remove|prune [NAME ...] [--roster PATH]   (a hub's roster)
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
-                    [--no-prefetch] [--max-kernels N] [--fill-slots N]
+                    [--no-prefetch] [--no-fork] [--max-kernels N] [--fill-slots N]
                     [--expect N [--apps rdp_explorer,composition_explorer]]
 
 The gallery directory is the app notebooks shipped inside the package (``dpexplore/apps/notebooks``;
@@ -21,6 +21,8 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 ``cull_interval`` of the shipped configuration (command-line values win over ``voila.json``).
 ``--fill-slots`` bounds the kernels started for the pools at once, ``--expect N --apps A,B``
 (lecture mode) keeps N kernels ready over those apps (:mod:`dpexplore.voila.pool`).
+``--no-fork`` sets ``DPEXPLORE_FORK_KERNELS=0``: every kernel is started as a new interpreter
+instead of being forked from the warm template process (:mod:`dpexplore.voila.forkserver`).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
 the next slider step in the background (``ui.controls.PREFETCHER``, which also stops by itself
 while the machine's load average is high). The kernels get ``DPEXPLORE_DEFER_HIDDEN=1``: a plot in
@@ -110,6 +112,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--no-prefetch", action="store_true",
                        help="dashboards do not compute the next slider step in the background "
                             "(saves CPU on a crowded server; steps then wait for their numbers)")
+    serve.add_argument("--no-fork", action="store_true",
+                       help="start every kernel as a new process instead of forking it from a "
+                            "warm template process (slower; same as DPEXPLORE_FORK_KERNELS=0)")
     from .hub.cli import add_parser as _hub_users
 
     _hub_users(sub)
@@ -215,6 +220,8 @@ def main(argv=None) -> int:
         os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
         if args.no_prefetch:
             os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)
+        if args.no_fork:
+            os.environ["DPEXPLORE_FORK_KERNELS"] = "0"   # read by dpexplore.voila.forkserver
         DPExploreVoila.launch_instance(voila_argv)
     return 0
 

@@ -266,6 +266,9 @@ def _make_app_class():
                     self.expect, apps, self.voila_configuration.default_pool_size)
                 self.log.info("dpexplore: lecture mode: %d students expected on %s",
                               self.expect, ", ".join(apps))
+            from .forkserver import enable as fork_kernels
+
+            fork_kernels(self.log)   # before the kernel manager starts the pools' kernels
             settings = super().init_settings()
             settings["dpexplore_max_kernels"] = int(self.max_kernels)
             settings["dpexplore_max_pages"] = int(self.max_pages)

@@ -136,6 +136,11 @@ def _load_jupyter_server_extension(serverapp) -> None:
     km.allow_tracebacks = False
     # the kernels it starts serve pages: hidden tabs' plots are sent when shown (ui.offstage)
     os.environ.setdefault("DPEXPLORE_DEFER_HIDDEN", "1")
+    from .forkserver import enable as fork_kernels
+
+    # the app kernels fork from a template run by this account, started with the first kernel
+    # (not now: the spawns of a class logging in together do not wait for it)
+    fork_kernels(serverapp.log, start=False)
     cap = serverapp.config.get("DPExploreAppsOnly", {}).get("max_kernels", DEFAULT_MAX_KERNELS)
     web_app.settings["dpexplore_max_kernels"] = int(cap)
     web_app.settings["terminals_available"] = False

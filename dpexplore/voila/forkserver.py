@@ -1,0 +1,490 @@
+"""Kernels forked from a warm, pre-imported template process (issue 36).
+
+A dashboard kernel spends most of its start importing (ipykernel, IPython, numpy, scipy,
+ipywidgets, dpexplore's apps: 1.7-3.5 CPU-s on a loaded 2-core machine); building the app after
+that takes ~0.1 CPU-s. Here one **template** process per server does those imports once and then
+only waits on a Unix socket; each kernel is a ``fork()`` of it that becomes an ordinary ipykernel
+(``IPKernelApp``) on its own connection file. Pages of the imported modules are shared
+copy-on-write with the template (``gc.freeze()`` before forking keeps the collector from touching
+them).
+
+The template starts nothing that cannot cross a fork: no event loop, no ZeroMQ context, no
+thread, no socket but its listening one (closed in the child), no secret (the connection file
+with the kernel's HMAC key is written by the server per kernel, after the fork is requested).
+Each child
+
+* reseeds numpy's global generator (a fork copies it; Python's :mod:`random` reseeds itself at
+  fork) from the operating system's entropy;
+* starts a new session (its process group is its own, as a normal kernel's: the server signals
+  the group), restores the default signal handlers, and takes the server's environment and
+  working directory of that kernel start;
+* watches the server's pid, not its parent's (the template may be restarted while the kernel
+  lives): ipykernel's ``ParentPollerUnix`` is swapped for :class:`_ServerPoller`;
+* does what the template's modules do at import in a kernel: ipywidgets registers its comm
+  targets once the kernel runs (:func:`_kernel_started`);
+* rewrites its command line to ``python -m ipykernel_launcher -f <connection file>`` in place
+  (the template's command line reserves the room), so tools counting kernels by their command
+  line see it.
+
+:class:`ForkProvisioner` is a ``jupyter_client`` kernel provisioner (entry point
+``dpexplore-fork``, group ``jupyter_client.kernel_provisioners``) that forks when the command is
+``<this interpreter> -m ipykernel_launcher ...`` and otherwise, or when the fork fails, starts the
+kernel normally (``LocalProvisioner``) with one line in the server log. The template is started
+again when it died or when a file of the dpexplore package changed since it started.
+:func:`enable` makes it the default provisioner of the running server: ``dpexplore serve`` and
+the hub's apps-only server call it; other Jupyter servers are unaffected unless a kernelspec names
+``dpexplore-fork`` in its ``metadata.kernel_provisioner``. ``DPEXPLORE_FORK_KERNELS=0`` (or
+``dpexplore serve --no-fork``) turns it off.
+
+What is shared by siblings: the interpreter's string-hash secret (``PYTHONHASHSEED`` is drawn
+once per interpreter start), so two kernels hash strings alike; nothing a page can read.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import pathlib
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from jupyter_client.provisioning import LocalProvisioner
+
+__all__ = ["ForkProvisioner", "enable", "enabled", "PROVISIONER_NAME", "ENV_SWITCH", "Template"]
+
+log = logging.getLogger("dpexplore.voila")
+
+PROVISIONER_NAME = "dpexplore-fork"
+#: environment variable: ``0`` turns forked kernels off
+ENV_SWITCH = "DPEXPLORE_FORK_KERNELS"
+#: seconds a kernel start waits for a template still importing (a normal start costs the same)
+READY_TIMEOUT = 60.0
+#: room reserved in the template's command line for a child's ``ipykernel_launcher`` line
+_TITLE_ROOM = 480
+#: what the template imports: what a dashboard kernel imports at its start (ipykernel, IPython,
+#: the debugger it loads, history's sqlite3) and while building an app (numpy, scipy, ipywidgets,
+#: anywidget, every module of dpexplore.apps: :func:`_warm_modules`)
+WARM_MODULES = (
+    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.comm",
+    "ipykernel.debugger", "ipykernel.eventloops", "ipykernel.gui",
+    "IPython", "IPython.core.interactiveshell", "IPython.core.history",
+    "IPython.core.completer", "IPython.core.magics", "IPython.core.debugger",
+    "IPython.core.profiledir", "IPython.core.display", "IPython.display",
+    "debugpy", "debugpy.server.api", "sqlite3", "pdb", "psutil", "multiprocessing",
+    "concurrent.futures", "faulthandler", "timeit", "IPython.extensions.storemagic",
+    "tornado.ioloop", "tornado.queues", "zmq.eventloop.zmqstream",
+    "jupyter_client.session", "comm", "fractions", "email.utils", "http.client",
+    "numpy", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
+    "ipywidgets", "anywidget", "psygnal", "dpexplore", "dpexplore.apps",
+)
+_PACKAGE = pathlib.Path(__file__).resolve().parent.parent
+_TEMPLATE_CWD = os.getcwd()
+
+
+def enabled() -> bool:
+    """Whether forked kernels are on (``DPEXPLORE_FORK_KERNELS`` is not ``0``, and the platform
+    has ``fork`` and ``pidfd_open``).
+
+    >>> import os
+    >>> os.environ["DPEXPLORE_FORK_KERNELS"] = "0"; enabled()
+    False
+    >>> del os.environ["DPEXPLORE_FORK_KERNELS"]
+    """
+    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "no", "off", "false"):
+        return False
+    return hasattr(os, "fork") and hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
+
+
+def package_fingerprint(root: pathlib.Path = _PACKAGE) -> tuple:
+    """The number of ``.py`` files under the dpexplore package and their latest modification time
+    (ns): a template started before a change of the package is replaced."""
+    n, latest = 0, 0
+    stack = [root]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__" and not e.name.startswith("."):
+                        stack.append(e.path)
+                elif e.name.endswith(".py"):
+                    n += 1
+                    latest = max(latest, e.stat().st_mtime_ns)
+    return n, latest
+
+
+# --------------------------------------------------------------------------- the server's side --
+class _ForkedProcess:
+    """The Popen-like handle of a forked kernel (not a child of the server: the template's).
+
+    Its exit is seen through a pidfd (``os.pidfd_open``: readable once the process ended, immune
+    to pid reuse after it is opened); the exit status of another process's child is not
+    available, so ``returncode`` is ``-signal`` if we sent one, else 0.
+    """
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode = None
+        self._signal = 0
+        self._fd = os.pidfd_open(pid)
+
+    def poll(self):
+        if self.returncode is None and self._fd is not None:
+            if select.select([self._fd], [], [], 0)[0]:
+                self._ended()
+        return self.returncode
+
+    def wait(self, timeout=None):
+        if self.returncode is None and self._fd is not None:
+            if not select.select([self._fd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(f"kernel {self.pid}", timeout)
+            self._ended()
+        return self.returncode
+
+    def _ended(self):
+        os.close(self._fd)
+        self._fd = None
+        self.returncode = -self._signal if self._signal else 0
+
+    def send_signal(self, sig):
+        if self.poll() is None:
+            self._signal = sig if sig in (signal.SIGKILL, signal.SIGTERM) else self._signal
+            signal.pidfd_send_signal(self._fd, sig)
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self):
+        self.send_signal(signal.SIGTERM)
+
+    def __del__(self):
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)
+
+
+class Template:
+    """The template process of this server: started on first use (or by :meth:`start`), started
+    again when it died or the package changed."""
+
+    def __init__(self, python: str = sys.executable):
+        self.python = python
+        self.proc = None
+        self.path = None
+        self._dir = None
+        self._fingerprint = None
+        self._started = 0.0
+
+    def start(self) -> None:
+        self.stop()
+        self._dir = tempfile.mkdtemp(prefix="dpexplore-template-")   # mode 0700
+        self.path = os.path.join(self._dir, "s")
+        self._fingerprint = package_fingerprint()
+        cmd = [self.python, "-m", "dpexplore.voila.forkserver", self.path, str(os.getpid()),
+               " " * _TITLE_ROOM]
+        env = dict(os.environ)
+        env.pop("JPY_PARENT_PID", None)
+        env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")   # debugpy's import warning
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env,
+                                     start_new_session=True, close_fds=True)
+        self._started = time.monotonic()
+        log.info("dpexplore: kernel template started (pid %d)", self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+        if self._dir:
+            import shutil
+
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _usable(self) -> bool:
+        if self.proc is None:
+            return False
+        if self.proc.poll() is not None:
+            log.warning("dpexplore: kernel template (pid %d) exited (%s); starting a new one",
+                        self.proc.pid, self.proc.returncode)
+            return False
+        if package_fingerprint() != self._fingerprint:
+            log.info("dpexplore: the dpexplore package changed; starting a new kernel template")
+            return False
+        return True
+
+    async def fork(self, argv: list, env: dict, cwd: str | None) -> int:
+        """A new kernel process running ``ipykernel_launcher`` with ``argv`` (the arguments after
+        ``-m ipykernel_launcher``), ``env`` and ``cwd``; its pid."""
+        if not self._usable():
+            self.start()
+        request = json.dumps({"argv": argv, "env": env, "cwd": cwd}).encode() + b"\n"
+        deadline = self._started + READY_TIMEOUT
+        while True:
+            try:
+                reader, writer = await asyncio.open_unix_connection(self.path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"the template exited ({self.proc.returncode})")
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the template is not ready")
+                await asyncio.sleep(0.05)
+        try:
+            writer.write(request)
+            await writer.drain()
+            line = await asyncio.wait_for(reader.readline(), 10)
+        finally:
+            writer.close()
+        answer = json.loads(line or b"{}")
+        if "pid" not in answer:
+            raise RuntimeError(answer.get("error", "no answer from the template"))
+        return int(answer["pid"])
+
+
+_template: Template | None = None
+
+
+def template() -> Template:
+    """This server's template (one per process)."""
+    global _template
+    if _template is None:
+        _template = Template()
+        import atexit
+
+        atexit.register(_template.stop)
+    return _template
+
+
+def _launcher_args(cmd: list) -> list | None:
+    """The arguments after ``-m ipykernel_launcher`` if ``cmd`` runs it on this interpreter."""
+    if len(cmd) >= 3 and cmd[1:3] == ["-m", "ipykernel_launcher"]:
+        try:
+            same = os.path.samefile(cmd[0], sys.executable)
+        except OSError:
+            same = False
+        if same or cmd[0] in ("python", "python3"):
+            return list(cmd[3:])
+    return None
+
+
+class ForkProvisioner(LocalProvisioner):
+    """A ``LocalProvisioner`` whose ipykernel kernels on this interpreter are forked from the
+    template (:class:`Template`); any other kernel, and any fork that fails, starts normally."""
+
+    async def launch_kernel(self, cmd: list, **kwargs):
+        args = _launcher_args(cmd) if enabled() else None
+        if args is None:
+            return await super().launch_kernel(cmd, **kwargs)
+        env = dict(kwargs.get("env") or os.environ)
+        env["JPY_PARENT_PID"] = str(os.getpid())   # watched by the child (_ServerPoller)
+        cwd = kwargs.get("cwd")
+        try:
+            pid = await template().fork(args, env, str(cwd) if cwd else None)
+            process = _ForkedProcess(pid)
+        except Exception as e:  # noqa: BLE001 - any failure: a normal start
+            log.warning("dpexplore: forked kernel start failed (%s: %s); starting a normal kernel",
+                        type(e).__name__, e)
+            return await super().launch_kernel(cmd, **kwargs)
+        self.process = process
+        self.pid = self.pgid = pid
+        self.cwd = cwd or pathlib.Path.cwd()
+        return self.connection_info
+
+
+def enable(serverapp_log=None, start: bool = True) -> bool:
+    """Make :class:`ForkProvisioner` the default kernel provisioner of this process (unless
+    ``DPEXPLORE_FORK_KERNELS=0``) and, with ``start``, start the template now so the first page
+    finds it warm. Returns whether forking is on."""
+    if not enabled():
+        (serverapp_log or log).info("dpexplore: forked kernels off (%s=0)", ENV_SWITCH)
+        return False
+    from importlib.metadata import EntryPoint
+    from jupyter_client.provisioning.factory import KernelProvisionerFactory
+
+    # registered here too: an editable or source checkout may lack the installed entry point
+    KernelProvisionerFactory.provisioners.setdefault(PROVISIONER_NAME, EntryPoint(
+        name=PROVISIONER_NAME, value="dpexplore.voila.forkserver:ForkProvisioner",
+        group=KernelProvisionerFactory.GROUP_NAME))
+    KernelProvisionerFactory.instance().default_provisioner_name = PROVISIONER_NAME
+    if start:
+        template().start()
+    (serverapp_log or log).info("dpexplore: kernels are forked from a warm template process "
+                                "(%s=0 turns this off)", ENV_SWITCH)
+    return True
+
+
+# ------------------------------------------------------------------------- the template's side --
+class _ServerPoller(threading.Thread):
+    """Ends the kernel when the server (``JPY_PARENT_PID``) is gone: ipykernel's own poller
+    watches the parent, here the template, which may be restarted while kernels live."""
+
+    def __init__(self, parent_pid=0):
+        super().__init__(daemon=True)
+        self.server = int(parent_pid or 0)
+
+    def run(self):
+        while self.server:
+            try:
+                os.kill(self.server, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            time.sleep(1.0)
+
+
+def _retitle(words: list) -> None:
+    """Overwrite this process's command line in place (within the room the template reserved)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])   # arg_start, arg_end (proc(5))
+        new = "\0".join(words).encode()[: end - start - 1]
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            mem.write(new + b"\0" * (end - start - len(new)))
+    except (OSError, ValueError, IndexError):
+        pass
+
+
+def _kernel_started() -> None:
+    """What modules imported in the template do at import when a kernel runs: ipywidgets
+    registers its comm targets (``jupyter.widget``, ``jupyter.widget.control``) only if
+    ``get_ipython()`` answers, which it did not in the template."""
+    widgets = sys.modules.get("ipywidgets")
+    if widgets is not None:
+        from IPython import get_ipython
+
+        if get_ipython() is not None:
+            widgets.register_comm_target()
+
+
+def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
+    """In the forked child: become ``python -m ipykernel_launcher <argv>``."""
+    os.setsid()
+    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)   # as CPython sets it at start
+    listener.close()
+    conn.close()
+    import numpy as np
+
+    np.random.seed()                 # from the OS's entropy: a fork copies the global state
+    import random
+
+    random.seed()
+    os.environ.clear()
+    os.environ.update(request.get("env") or {})
+    if request.get("cwd"):
+        os.chdir(request["cwd"])
+    controls = sys.modules.get("dpexplore.ui.controls")   # read the environment at import
+    if controls is not None:
+        controls.PREFETCHER.enabled = os.environ.get("DPEXPLORE_PREFETCH", "1") != "0"
+    if sys.path and sys.path[0] in ("", _TEMPLATE_CWD):
+        del sys.path[0]             # as ipykernel_launcher does; IPython adds '' back
+    argv = list(request.get("argv") or [])
+    _retitle([sys.executable, "-m", "ipykernel_launcher", *argv])
+    sys.argv = ["ipykernel_launcher", *argv]
+    from ipykernel import kernelapp
+
+    kernelapp.ParentPollerUnix = _ServerPoller
+    initialize = kernelapp.IPKernelApp.initialize
+
+    def initialize_then_register(self, *args, **kwargs):
+        initialize(self, *args, **kwargs)
+        _kernel_started()
+
+    kernelapp.IPKernelApp.initialize = initialize_then_register
+    # its default was read from the template's environment at import
+    server = os.environ.get("JPY_PARENT_PID", "0")
+    kernelapp.launch_new_instance(argv=[*argv, f"--IPKernelApp.parent_handle={server}"])
+
+
+def _warm_modules() -> list:
+    """:data:`WARM_MODULES` and every module of ``dpexplore.apps`` (the app builders)."""
+    import pkgutil
+
+    names = list(WARM_MODULES)
+    apps = _PACKAGE / "apps"
+    names += [f"dpexplore.apps.{m.name}" for m in pkgutil.iter_modules([str(apps)])]
+    return names
+
+
+def serve_template(path: str, server_pid: int) -> None:
+    """The template's loop: import, freeze, then fork a kernel per request on ``path``."""
+    import gc
+    import importlib
+
+    for name in _warm_modules():
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - a module that fails is imported by the kernel
+            print(f"dpexplore template: {name} not imported: {e}", file=sys.stderr)
+    if threading.active_count() != 1:   # a thread does not cross a fork: serve nothing
+        print("dpexplore template: an import started a thread "
+              f"({[t.name for t in threading.enumerate()]}); not forking", file=sys.stderr)
+        return
+    gc.collect()
+    gc.freeze()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children are reaped by the system
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the server stops it
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    listener.settimeout(1.0)
+    while True:
+        if os.getppid() != server_pid:
+            return
+        try:
+            conn, _ = listener.accept()
+        except (socket.timeout, InterruptedError):
+            continue
+        try:
+            conn.settimeout(10)
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            request = json.loads(data)
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    _child(conn, listener, request)
+                    code = 0
+                except SystemExit as e:
+                    code = e.code if isinstance(e.code, int) else 0
+                except BaseException:  # noqa: BLE001 - reported, then the child ends
+                    import traceback
+
+                    traceback.print_exc()
+                finally:
+                    for stream in (sys.stdout, sys.stderr):
+                        try:
+                            stream.flush()
+                        except Exception:  # noqa: BLE001
+                            pass
+                    os._exit(code)
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        except Exception as e:  # noqa: BLE001 - the server falls back to a normal start
+            try:
+                conn.sendall(json.dumps({"error": f"{type(e).__name__}: {e}"}).encode() + b"\n")
+            except OSError:
+                pass
+        finally:
+            conn.close()
+
+
+if __name__ == "__main__":
+    serve_template(sys.argv[1], int(sys.argv[2]))

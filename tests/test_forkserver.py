@@ -1,0 +1,175 @@
+"""Kernels forked from a warm template (dpexplore.voila.forkserver): independent random state and
+session keys, a template that died or cannot start, kernels that outlive their template."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import tempfile
+import pathlib
+
+import psutil
+import pytest
+
+pytest.importorskip("ipykernel")
+
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+from jupyter_client.manager import AsyncKernelManager  # noqa: E402
+
+from dpexplore.voila import forkserver, private_kernelspec_dir  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not forkserver.enabled(), reason="fork kernels unavailable here")
+
+DRAW = "import numpy as np, os; print(repr((np.random.random(4).tolist(), os.getpid())))"
+
+
+@pytest.fixture(scope="module")
+def specs():
+    with tempfile.TemporaryDirectory() as t:
+        yield KernelSpecManager(kernel_dirs=[str(private_kernelspec_dir(pathlib.Path(t)))])
+
+
+@pytest.fixture()
+def fresh_template(monkeypatch):
+    """This test's own template (started on first use), stopped at the end."""
+    monkeypatch.setattr(forkserver, "_template", None)
+    forkserver.enable(start=False)
+    yield
+    if forkserver._template is not None:
+        forkserver._template.stop()
+    from jupyter_client.provisioning.factory import KernelProvisionerFactory
+
+    KernelProvisionerFactory.instance().default_provisioner_name = "local-provisioner"
+
+
+async def _start(specs) -> AsyncKernelManager:
+    km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    await km.start_kernel()
+    return km
+
+
+async def _run(km, code: str) -> str:
+    kc = km.client()
+    kc.start_channels()
+    try:
+        await kc.wait_for_ready(timeout=60)
+        out = []
+        reply = await kc.execute_interactive(
+            code, timeout=60, output_hook=lambda m: out.append(m["content"].get("text", "")))
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return "".join(out).strip()
+    finally:
+        kc.stop_channels()
+
+
+def test_two_forked_kernels_draw_independently(specs, fresh_template):
+    async def go():
+        kms = [await _start(specs), await _start(specs)]
+        try:
+            outs = [eval(await _run(km, DRAW)) for km in kms]
+            tpl = forkserver.template().proc.pid
+            parents = [psutil.Process(km.provisioner.pid).ppid() for km in kms]
+            keys = [km.session.key for km in kms]
+            cmdlines = [" ".join(psutil.Process(km.provisioner.pid).cmdline()) for km in kms]
+        finally:
+            for km in kms:
+                await km.shutdown_kernel(now=True)
+        return outs, tpl, parents, keys, cmdlines
+
+    outs, tpl, parents, keys, cmdlines = asyncio.run(go())
+    (draws_a, pid_a), (draws_b, pid_b) = outs
+    assert parents == [tpl, tpl]                      # both forked from the template
+    assert pid_a != pid_b and len(set(draws_a + draws_b)) == 8
+    assert draws_a != draws_b
+    assert keys[0] != keys[1] and all(len(k) >= 32 for k in keys)
+    assert all("ipykernel_launcher" in c for c in cmdlines)   # counted as kernels by tools
+
+
+def test_forked_kernel_serves_widgets(specs, fresh_template):
+    """ipywidgets, imported in the template before any kernel, registers its comm targets in the
+    forked kernel (a page's widget manager opens ``jupyter.widget.control``)."""
+    code = ("from comm import get_comm_manager; import ipywidgets as w; s = w.IntSlider(3); "
+            "print(sorted(get_comm_manager().targets), s.comm.comm_id in "
+            "get_comm_manager().comms)")
+
+    async def go():
+        km = await _start(specs)
+        try:
+            return await _run(km, code)
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    out = asyncio.run(go())
+    assert out == "['jupyter.widget', 'jupyter.widget.control'] True"
+
+
+def test_kernel_started_while_template_is_dead_serves(specs, fresh_template, caplog):
+    caplog.set_level(logging.INFO, logger="dpexplore.voila")
+
+    async def go():
+        km1 = await _start(specs)
+        first = forkserver.template().proc
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        km2 = await _start(specs)        # the dead template is replaced
+        try:
+            out1 = eval(await _run(km1, DRAW))   # a kernel outlives its template
+            out2 = eval(await _run(km2, DRAW))
+            second = forkserver.template().proc.pid
+            parent2 = psutil.Process(km2.provisioner.pid).ppid()
+        finally:
+            await km1.shutdown_kernel(now=True)
+            await km2.shutdown_kernel(now=True)
+        return first.pid, second, parent2, out1, out2
+
+    first, second, parent2, out1, out2 = asyncio.run(go())
+    assert second != first and parent2 == second
+    assert out1[0] != out2[0]
+    assert any("exited" in r.getMessage() for r in caplog.records)
+
+
+def test_a_template_that_cannot_start_falls_back_to_a_normal_kernel(specs, fresh_template,
+                                                                    caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="dpexplore.voila")
+    forkserver.template().python = "/bin/false"      # exits at once: every fork fails
+
+    async def go():
+        km = await _start(specs)
+        try:
+            out = eval(await _run(km, DRAW))
+            parent = psutil.Process(km.provisioner.pid).ppid()
+            return out, parent, type(km.provisioner.process).__name__
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    (draws, pid), parent, kind = asyncio.run(go())
+    assert parent == os.getpid() and kind == "Popen" and len(draws) == 4
+    fails = [r.getMessage() for r in caplog.records if "normal kernel" in r.getMessage()]
+    assert len(fails) == 1 and "forked kernel start failed" in fails[0]
+
+
+def test_forked_kernel_is_shut_down_and_seen_gone(specs, fresh_template):
+    async def go():
+        km = await _start(specs)
+        pid = km.provisioner.pid
+        assert await km.is_alive()
+        await km.shutdown_kernel(now=True)
+        return pid
+
+    pid = asyncio.run(go())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_only_ipykernel_on_this_interpreter_is_forked():
+    assert forkserver._launcher_args([sys.executable, "-m", "ipykernel_launcher", "-f", "c"]) \
+        == ["-f", "c"]
+    assert forkserver._launcher_args(["/elsewhere/python", "-m", "ipykernel_launcher"]) is None
+    assert forkserver._launcher_args(["R", "--slave", "-e", "IRkernel::main()"]) is None
+
+
+def test_switch_turns_forking_off(monkeypatch):
+    monkeypatch.setenv(forkserver.ENV_SWITCH, "0")
+    assert forkserver.enabled() is False
+    assert forkserver.enable(start=False) is False
