@@ -621,7 +621,6 @@ def run_hub(a):
 
             culled0 = hub.log_path.read_text(errors="replace").count("Culling server")
             t0 = time.perf_counter()
-            server_cpu = sum(psutil.Process(server.proc.pid).cpu_times()[:2])
             stats, mem, loads = asyncio.run(run_round(n, start, hub.measure, a.seconds))
             wall = time.perf_counter() - t0
             s = summarize(n, stats, wall, loads)
@@ -732,8 +731,8 @@ def run_serve(a):
             tpl = [p for p in psutil.Process(server.proc.pid).children()
                    if "dpexplore.voila.forkserver" in " ".join(p.cmdline())]
             s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
-                     fork=a.fork_on, server_cpu_s=round(server_cpu, 1), template_uss_mib=(round(memory(tpl)[1][0], 1) if tpl
-                                                       else None),
+                     fork=a.fork_on, server_cpu_s=round(server_cpu, 1),
+                     template_uss_mib=(round(memory(tpl)[1][0], 1) if tpl else None),
                      max_pages=a.max_pages,
                      kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
                      kernels_after_cull=len(server.kernels()), pool_size=a.pool_size,

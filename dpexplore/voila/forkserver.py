@@ -233,9 +233,9 @@ class Template:
                 break
             except (FileNotFoundError, ConnectionRefusedError):
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"the template exited ({self.proc.returncode})")
+                    raise RuntimeError(f"the template exited ({self.proc.returncode})") from None
                 if time.monotonic() > deadline:
-                    raise TimeoutError("the template is not ready")
+                    raise TimeoutError("the template is not ready") from None
                 await asyncio.sleep(0.05)
         try:
             writer.write(request)
