@@ -2,7 +2,6 @@
 session keys, a template that died or cannot start, kernels that outlive their template."""
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import signal
@@ -12,6 +11,7 @@ import pathlib
 
 import psutil
 import pytest
+from aio import run_coroutine
 
 pytest.importorskip("ipykernel")
 
@@ -78,7 +78,7 @@ def test_two_forked_kernels_draw_independently(specs, fresh_template):
                 await km.shutdown_kernel(now=True)
         return outs, tpl, parents, keys, cmdlines
 
-    outs, tpl, parents, keys, cmdlines = asyncio.run(go())
+    outs, tpl, parents, keys, cmdlines = run_coroutine(go())
     (draws_a, pid_a), (draws_b, pid_b) = outs
     assert parents == [tpl, tpl]                      # both forked from the template
     assert pid_a != pid_b and len(set(draws_a + draws_b)) == 8
@@ -101,7 +101,7 @@ def test_forked_kernel_serves_widgets(specs, fresh_template):
         finally:
             await km.shutdown_kernel(now=True)
 
-    out = asyncio.run(go())
+    out = run_coroutine(go())
     assert out == "['jupyter.widget', 'jupyter.widget.control'] True"
 
 
@@ -124,7 +124,7 @@ def test_kernel_started_while_template_is_dead_serves(specs, fresh_template, cap
             await km2.shutdown_kernel(now=True)
         return first.pid, second, parent2, out1, out2
 
-    first, second, parent2, out1, out2 = asyncio.run(go())
+    first, second, parent2, out1, out2 = run_coroutine(go())
     assert second != first and parent2 == second
     assert out1[0] != out2[0]
     assert any("exited" in r.getMessage() for r in caplog.records)
@@ -144,7 +144,7 @@ def test_a_template_that_cannot_start_falls_back_to_a_normal_kernel(specs, fresh
         finally:
             await km.shutdown_kernel(now=True)
 
-    (draws, pid), parent, kind = asyncio.run(go())
+    (draws, pid), parent, kind = run_coroutine(go())
     assert parent == os.getpid() and kind == "Popen" and len(draws) == 4
     fails = [r.getMessage() for r in caplog.records if "normal kernel" in r.getMessage()]
     assert len(fails) == 1 and "forked kernel start failed" in fails[0]
@@ -158,7 +158,7 @@ def test_forked_kernel_is_shut_down_and_seen_gone(specs, fresh_template):
         await km.shutdown_kernel(now=True)
         return pid
 
-    pid = asyncio.run(go())
+    pid = run_coroutine(go())
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
