@@ -5,7 +5,6 @@ page (lecture mode, ``--expect``), the gallery (every app with its picture) and 
 that holds the measurements the hosting guide no longer interleaves."""
 from __future__ import annotations
 
-import concurrent.futures
 import html
 import os
 import pathlib
@@ -14,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from aio import in_a_thread
 
 for _name in ("sphinx", "myst_nb", "pydata_sphinx_theme"):   # the `docs` extra (make setup)
     try:
@@ -151,10 +151,7 @@ def test_site_passes_axe(site):
         pytest.skip(msg)
     pytest.importorskip("playwright.sync_api")
     source = AXE.read_text(encoding="utf-8")
-    # in a thread of its own: in the whole suite the browser tests' Playwright keeps an event loop
-    # running in the main thread, inside which a second sync_playwright() is refused
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        found = pool.submit(_axe_violations, site, source).result()
+    found = in_a_thread(_axe_violations, site, source)   # not inside the suite's Playwright loop
     assert not found, "\n".join(found)
 
 
