@@ -95,3 +95,24 @@ def test_rdp_orders_summed_lazily_give_the_full_curves_epsilon():
             for delta in (1e-12, 1e-5, 1e-3):
                 want = float(rdp_to_approx(C.RDP_ORDERS, steps * curve, delta))
                 assert C._dpsgd_rdp_epsilon(sigma, q, steps, delta) == want
+
+
+def test_refinement_stops_where_a_finer_grid_rises():
+    """Refining a connect-the-dots grid can only lower ε; where a finer grid's ε rose by more
+    than a quarter of the target, FFT round-off limits the accuracy and finer grids do not help
+    (σ 0.05, q 1e-4, 10⁴ steps, δ 1e-12: 2763, 2849, …, 8194): the smallest ε so far, not
+    converged, without building the finer grids."""
+    asked = []
+    values = {1024: 2763.0, 4096: 2849.0, 16384: 7898.0}
+
+    def eps_at(n):
+        asked.append(n)
+        return np.array([values[n]])
+
+    eps, ok, n = pld.refine_epsilon(eps_at, 4096)
+    assert eps[0] == 2763.0 and not ok[0] and n == 4096 and asked == [1024, 4096]
+    # falling values refine as before
+    asked.clear()
+    values.update({1024: 10.0, 4096: 9.0, 16384: 8.99, 65536: 8.9899})
+    eps, ok, n = pld.refine_epsilon(eps_at, 4096)
+    assert ok[0] and n == 16384 and eps[0] == 8.99 and asked == [1024, 4096, 16384]
