@@ -15,6 +15,7 @@ truth is bracketed by [lo, hi]:
   once; dp_accounting takes up to 100 s a point at σ = 0.05), with the interval h of each; a few
   cheap ones are recomputed live in ``test_stored_references_are_dp_accountings``.
 
+* Laplace(1) compositions (``LAPLACE``), against dp_accounting's Laplace PLD;
 * σ = 0.05 (``SMALL_SIGMA``) — a bracket from first principles, evaluated with mpmath
   (:func:`small_sigma_bracket`): there dp_accounting is no reference at δ = 1e-12 (its pessimistic
   ε at σ 0.05, q 1e-4, 10⁴ steps is 2737.2 with its default truncation, 2747.8 with lighter
@@ -189,6 +190,38 @@ def test_dpsgd_at_small_sigma_within_the_first_principles_bracket(sigma, q, k, d
     e = ours(sigma, q, k, delta)
     assert e >= lo * (1 - 1e-9), (e, lo)
     assert within_target(e, hi), (e, hi)
+
+
+#: Laplace(1) compositions, k: {δ: (lo, hi)} from dp_accounting 0.6 (``from_laplace_mechanism``,
+#: interval 1e-4 for k = 1000, 1e-3 for 10⁴): at δ ≥ 1e-5 its optimistic (privacy buckets) and
+#: pessimistic (connect-the-dots) ε; at δ = 1e-12 its truncation makes both unreliable (the
+#: "optimistic" one exceeds the pessimistic one), so (lo, hi) is the range of its four values
+#: (both estimates, tail truncation 1e-15 and 1e-22), and ours must lie within 1 % of it
+LAPLACE = {
+    1000: {1e-12: (541.3759209496343, 541.5395051338967),
+           1e-5: (474.2872601400299, 474.3024468859849),
+           1e-2: (426.06272797956774, 426.0782185342681)},
+    10_000: {1e-12: (4234.827999797342, 4244.993999805984),
+             1e-5: (4021.117999760374, 4022.6809997604114),
+             1e-2: (3865.359999728642, 3866.930999728681)},
+}
+
+
+@pytest.mark.parametrize("k", sorted(LAPLACE))
+@pytest.mark.parametrize("delta", DELTAS)
+def test_laplace_composition_against_dp_accounting(k, delta):
+    """compose(Laplace(1), k): a single FFT power, and where its round-off term is not small
+    against δ, tilted products (at k = 10⁴, δ = 1e-12 the FFT power alone gave 5236)."""
+    from dpexplore.mechanisms import Laplace
+
+    lo, hi = LAPLACE[k][delta]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        e = float(C.compose(Laplace(1.0), k).epsilon(delta))
+    if delta >= 1e-5:
+        assert lo * (1 - 1e-9) <= e and within_target(e, hi), (e, lo, hi)
+    else:
+        assert 0.99 * lo <= e <= 1.01 * hi, (e, lo, hi)
 
 
 def exact_gdp_epsilon(mu, delta):

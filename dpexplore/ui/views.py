@@ -208,7 +208,9 @@ def _short(call: str, n: int = 60) -> str:
 
 
 def _eps_grid(p, n: int, decades: bool) -> np.ndarray:
-    hi = float(np.asarray(p.epsilon(DELTA_FLOOR)))
+    # the range only needs an upper bound: a refined profile gives one from its grids so far
+    # (refining at δ = 1e-14 would build finer or tilted grids, 3–5× the cost of the curves)
+    hi = float(np.asarray(getattr(p, "epsilon_upper", p.epsilon)(DELTA_FLOOR)))
     if not np.isfinite(hi):
         hi = float(p.eps_max) if np.isfinite(float(p.eps_max)) else 30.0
     top = min(max(hi * 1.05, 0.05), 60.0)
