@@ -2,6 +2,8 @@
 
 Run:  python benchmarks/bench_accounting.py            (every row; a few minutes)
       python benchmarks/bench_accounting.py --quick    (the rows that take dp_accounting < ~5 s)
+      ... --baseline-ref REF   first the same rows of git commit REF (its code in a temporary
+                               worktree, in a child process), before and after side by side
 
 For each setting: dpexplore's ε (``composition.dpsgd_epsilon``, or ``compose(...).epsilon`` for
 the Laplace rows) from a cold cache and its wall time (best of N), then dp_accounting's
@@ -43,6 +45,7 @@ ROWS = [
     ("DP-SGD σ 0.05, q 1, 1 step, δ 1e-12", "dpsgd", (0.05, 1.0, 1), 1e-12, 1e-3, True),
     ("DP-SGD σ 1, q 1e-17, 1000 steps", "dpsgd", (1.0, 1e-17, 1000), 1e-5, None, False),
     ("Laplace(1), k 1000, δ 1e-6", "laplace", (1.0, 1000), 1e-6, 1e-4, False),
+    ("Laplace(1), k 10⁴, δ 1e-12", "laplace", (1.0, 10_000), 1e-12, 1e-3, False),
     ("Laplace(1), k 10⁵, δ 1e-6", "laplace", (1.0, 100_000), 1e-6, 1e-3, False),
 ]
 
@@ -92,10 +95,60 @@ def cold():
     C._one_step_rdp.cache_clear()
 
 
+def ours_json(quick: bool) -> int:
+    """``--ours-json``: every row's (ε, ms) of the dpexplore on the path, as JSON (the baseline's
+    half of ``--baseline-ref``, run in a child whose PYTHONPATH is the baseline's checkout)."""
+    import json
+
+    out = {}
+    for label, kind, params, delta, _, _ in ROWS:
+        t_o, e_o = timed(lambda: ours(kind, params, delta), 3, setup=cold)
+        out[label] = [e_o, t_o]
+    print(json.dumps(out))
+    return 0
+
+
+def baseline(ref: str, quick: bool) -> dict:
+    """{label: (ε, seconds)} of git commit ``ref`` (a temporary worktree, a child process; the
+    same rows)."""
+    import json
+    import subprocess
+    import tempfile
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = tempfile.mkdtemp(prefix="bench-acc-base-")
+    os.rmdir(path)
+    subprocess.run(["git", "worktree", "add", "--detach", path, ref], cwd=repo, check=True,
+                   capture_output=True)
+    try:
+        env = dict(os.environ, PYTHONPATH=path)
+        got = subprocess.run([sys.executable, os.path.abspath(__file__), "--ours-json"]
+                             + (["--quick"] if quick else []), cwd=path, env=env, check=True,
+                             capture_output=True, text=True)
+        return {k: tuple(v) for k, v in json.loads(got.stdout.strip().splitlines()[-1]).items()}
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", path], cwd=repo, capture_output=True)
+
+
 def main(argv) -> int:
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
     quick = "--quick" in argv
+    if "--ours-json" in argv:
+        return ours_json(quick)
+    base_ref = argv[argv.index("--baseline-ref") + 1] if "--baseline-ref" in argv else None
+    if base_ref:
+        print(f"baseline {base_ref} (a child process first; load average "
+              f"{os.getloadavg()[0]:.2f})")
+        base = baseline(base_ref, quick)
+        print(f"{'setting':<44s} {'before ε':>13s} {'ms':>8s}   {'now ε':>13s} {'ms':>8s}   "
+              f"{'rel. change':>11s} {'speed-up':>8s}")
+        for label, kind, params, delta, _, _ in ROWS:
+            t_o, e_o = timed(lambda: ours(kind, params, delta), 3, setup=cold)
+            e_b, t_b = base[label]
+            print(f"{label:<44s} {e_b:13.6f} {t_b * 1e3:8.1f}   {e_o:13.6f} {t_o * 1e3:8.1f}   "
+                  f"{(e_o - e_b) / e_b if e_b else 0.0:+11.2e} {t_b / t_o:7.2f}×", flush=True)
+        print()
     print(f"dpexplore vs dp_accounting: composed ε (load average {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores; ours best of 3 from a cold cache, theirs one run)\n")
     head = (f"{'setting':<44s} {'dpexplore ε':>13s} {'ms':>8s}   {'dp_accounting ε':>15s} "
