@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 _SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
-               "references", "pld", "display", "filters", "risk"}
+               "references", "pld", "display", "filters", "risk", "teaching"}
 #: functions imported on first use (``dpexplore.compare``, ``dpexplore.explore``; not in ``__all__``:
 #: the notebook layer, not the backend): compare (the cards' numbers as a table, from
 #: dpexplore.display) and explore (the widget; it imports the UI layer, so only when called)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.algorithms import AboveThreshold, ReportNoisyMax, Sparse, inverse_sensitivity_median_probs
+from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse, inverse_sensitivity_median_probs
 from dpexplore.apps import APPS
 from dpexplore.apps import mechanisms_lab as ml
 from dpexplore.apps.mechanisms_lab import (

@@ -16,11 +16,11 @@ a slider step recomputes only the section it belongs to):
       query (Δf = 1, b = 1/ε), m general counting queries (Δf = m, b = m/ε) and m disjoint ones
       (Δf = 1, b = 1/ε). The largest error over m answers, max|Y_i| with |Y_i| ~ Exp(b), has
       CDF (1 − e^{−t/b})^m and mean b·H_m (H_m the harmonic number).
-    * **Report noisy max** (Bassi 2019, slide "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
+    * **Report noisy max** (Bassi 2019, slide "Report Noisy Max"; ``teaching.ReportNoisyMax``): probability
       of reporting the true largest count vs ε, exact (``ReportNoisyMax.probabilities``) against a
       seeded simulation.
-    * **AboveThreshold / Sparse** (Bassi 2019, slide "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
-      ``algorithms.Sparse``) on adaptively chosen counting queries.
+    * **AboveThreshold / Sparse** (Bassi 2019, slide "Sparse vector mechanism"; ``teaching.AboveThreshold``,
+      ``teaching.Sparse``) on adaptively chosen counting queries.
 
 :func:`build_local_vs_central` (Steinke 2023a)
     * **Inverse sensitivity vs Laplace for the median** (Steinke 2023a, "Beyond Global Sensitivity via
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from ..algorithms import (
+from ..teaching import (
     AboveThreshold,
     ReportNoisyMax,
     Sparse,
@@ -607,7 +607,7 @@ class MechanismsLabController(_SimulationController):
             d = s.svt_delta if s.svt_variant == "Sparse (δ > 0)" else 0.0
             alg = f"Sparse(c={int(s.c)}, eps={s.svt_eps!r}, delta={d!r}, threshold={s.threshold!r})"
         return (
-            "from dpexplore.algorithms import AboveThreshold, ReportNoisyMax, Sparse\n"
+            "from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse\n"
             "from dpexplore.apps.mechanisms_lab import SCORES, attack_accuracy, harmonic\n\n"
             f"attack_eps, count_eps, m, rnm_eps = {s.attack_eps!r}, {s.count_eps!r}, {int(s.m)}, {s.rnm_eps!r}\n"
             "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
@@ -669,13 +669,13 @@ MECH_INFO = AppInfo(
         "<p><b>Report noisy max.</b> Add Lap(1/ε) to each count and report only the index of the "
         "largest: (ε, 0)-DP, while releasing all m counts would need Δf = m. Exact law: "
         "P[i] = ∫ f(z − s<sub>i</sub>) ∏<sub>j≠i</sub> F(z − s<sub>j</sub>) dz "
-        "(algorithms.ReportNoisyMax.probabilities).</p>"
+        "(teaching.ReportNoisyMax.probabilities).</p>"
         "<p><b>Sparse vector.</b> An analyst asks “how many of 1000 people are at least a years "
         "old?” (sensitivity 1), starting at a = 95: after ⊥ she lowers the cut by 2 years, after ⊤ "
         "she raises it by 10, so every query depends on earlier answers. AboveThreshold: "
         "T̂ = T + Lap(2/ε), ν<sub>i</sub> ~ Lap(4/ε), halt at the first ⊤ (ε-DP). Sparse: restart "
         "after each ⊤, halt after c of them; σ = 2c/ε for δ = 0 (ε-DP), or ε₀ from advanced "
-        "composition for δ &gt; 0 (algorithms.Sparse). Privacy degrades with the number of ⊤ "
+        "composition for δ &gt; 0 (teaching.Sparse). Privacy degrades with the number of ⊤ "
         "answers only, not with the number of queries.</p>"),
 )
 
@@ -768,7 +768,7 @@ class LocalSpec:
 
 
 def laplace_median_error_cdf(t, eps, med, lower=LOWER, upper=UPPER):
-    """P[|M(x) − med| ≤ t] for the Laplace median of ``algorithms.laplace_median`` (Steinke 2023a eq. (8)):
+    """P[|M(x) − med| ≤ t] for the Laplace median of ``teaching.laplace_median`` (Steinke 2023a eq. (8)):
     M = clip(med + L, lower, upper), L ~ Lap(b), b = (upper − lower)/ε. Each side has mass ½ and
     is capped at its distance to the bound (a = upper − med, c = med − lower):
     CDF(t) = ½ [t ≥ a or 1 − e^{−t/b}] + ½ [t ≥ c or 1 − e^{−t/b}] (the bracket is 1 when t ≥ a).
@@ -980,7 +980,7 @@ class LocalVsCentralController(_SimulationController):
         s = self.spec
         return (
             "import numpy as np\n"
-            "from dpexplore.algorithms import inverse_sensitivity_median_probs, shuffle_amplification\n"
+            "from dpexplore.teaching import inverse_sensitivity_median_probs, shuffle_amplification\n"
             "from dpexplore.apps.mechanisms_lab import laplace_median_mean_error\n\n"
             f"eps, spread, n, seed = {s.med_eps!r}, {s.spread!r}, {int(s.n_data)}, {int(s.seed)}\n"
             "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n), 0.0, 1.0)\n"
