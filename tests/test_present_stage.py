@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from dpexplore.apps.composition_explorer import PRESENT_THEOREMS, THEOREMS, build_composition_explorer
-from dpexplore.apps.mechanisms_lab import build_local_vs_central
+from dpexplore.apps.local_vs_central import build_local_vs_central
 
 
 def _tabs(app):
