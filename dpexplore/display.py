@@ -162,37 +162,16 @@ def _params_of(obj):
 
 
 def _mechanism_info(info: _Info, m) -> None:
-    """ρ, RDP and μ of a single mechanism (with scalar parameters)."""
+    """ρ, RDP and μ of a single mechanism (with scalar parameters): the closed forms it states
+    itself (``_card_closed_forms``: Gaussian, Laplace, randomized response, exponential, discrete
+    Gaussian), else ρ from its largest pure ε where that is finite."""
     from . import conversions
-    from . import mechanisms as M
 
-    if isinstance(m, M.Gaussian):
-        mu = float(m.sensitivity) / float(m.sigma)
-        info.mu = (mu, "exact: Δ/σ")
-        info.rho = (mu * mu / 2.0, "exact: Δ²/(2σ²)")
-    elif isinstance(m, M.DiscreteGaussian):
-        info.rho = (float(m.rho), "upper bound: Δ²/(2σ²)")
-    elif isinstance(m, M.Laplace):
-        from ._numerics import round_up_ulps
-
-        # exact: ρ = sup_{α>1} D_α/α. With e = Δ/b, D_α = log(α/(2α−1) e^{(α−1)e} +
-        # (α−1)/(2α−1) e^{−αe})/(α − 1) (Mironov 2017, Proposition 6); D_α/α falls with α, so the
-        # supremum is the limit α → 1, the KL divergence e + e^{−e} − 1 (checked with mpmath in
-        # the tests; Laplace(1): 0.3679, where the bound from pure ε, ε·tanh(ε/2), gives 0.4621)
-        e = float(m.sensitivity) / float(m.scale)
-        if e >= 1.0:      # no cancellation
-            kl = e + math.expm1(-e)
-        else:             # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
-            terms = [(-e) ** n / math.factorial(n) for n in range(2, 30)]
-            kl = math.fsum(reversed(terms))
-        info.rho = (float(round_up_ulps(kl * (1.0 + 1e-14))),
-                    "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
-                    "Proposition 6, at α → 1)")
-    elif isinstance(m, (M.RandomizedResponse, M.Exponential)):
-        info.rho = (float(conversions.pure_to_zcdp(float(m.eps))),
-                    "exact" if isinstance(m, M.RandomizedResponse) else "upper bound")
-        if isinstance(m, M.RandomizedResponse):   # its profile is that of ε-DP
-            info.mu = (float(conversions.pure_to_gdp(float(m.eps))), "exact: conversions.pure_to_gdp")
+    closed = getattr(m, "_card_closed_forms", None)
+    if closed is not None:
+        forms = closed()
+        info.mu = forms.get("mu", info.mu)
+        info.rho = forms.get("rho", info.rho)
     elif np.isfinite(float(getattr(m, "eps_max", np.inf))):
         info.rho = (float(conversions.pure_to_zcdp(float(m.eps_max))), "upper bound, from pure ε")
     if callable(getattr(m, "rdp", None)):
