@@ -8,7 +8,7 @@ import math
 import ipywidgets as W
 import numpy as np
 
-from ..ui.controls import Controller
+from ..ui.controls import Controller, int_log_slider
 
 #: simulations draw at most this many noise values per curve (trials are capped to fit)
 SIM_BUDGET = 200000
@@ -69,6 +69,12 @@ def _seed_box(value: int) -> W.IntText:
     """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
     return W.IntText(value=value, description="seed", style={"description_width": "initial"},
                      layout=W.Layout(width="220px"))
+
+
+def _seed_and_trials(spec) -> dict:
+    """The two controls every simulation lab starts with: the seed box and the trials slider."""
+    return {"seed": _seed_box(spec.seed),
+            "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10)}
 
 
 def _check_range(name, value, ranges):

@@ -32,16 +32,8 @@ from ..teaching import (
 from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ._simulation import (
-    SIM_BUDGET,
-    _check_int,
-    _check_range,
-    _gap,
-    _report,
-    _rng,
-    _seed_box,
-    _SimulationController,
-)
+from ._simulation import (SIM_BUDGET, _check_int, _check_range, _gap, _report, _rng, _seed_and_trials,
+                          _SimulationController)
 
 __all__ = [
     "LocalSpec", "compute_local_vs_central", "LocalVsCentralController", "build_local_vs_central",
@@ -347,8 +339,7 @@ def build_local_vs_central(**kwargs) -> AppShell:
     """
     spec = LocalSpec(**kwargs)
     controls = {
-        "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
+        **_seed_and_trials(spec),
         "med_eps": log_slider("median ε", spec.med_eps, *_RANGES["med_eps"]),
         "spread": log_slider("data spread σ", spec.spread, *_RANGES["spread"], unit="data units"),
         "n_data": int_log_slider("data size n", spec.n_data, 10, 100000, steps_per_decade=10, unit="points"),

@@ -47,16 +47,8 @@ from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
 from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ._simulation import (
-    SIM_BUDGET,
-    _check_int,
-    _check_range,
-    _gap,
-    _report,
-    _rng,
-    _seed_box,
-    _SimulationController,
-)
+from ._simulation import (SIM_BUDGET, _check_int, _check_range, _gap, _report, _rng, _seed_and_trials,
+                          _SimulationController)
 from .local_vs_central import (  # the second app that lived here: its names stay importable here
     MED_EPS,
     N_GRID,
@@ -596,8 +588,7 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
     """
     spec = MechSpec(**kwargs)
     controls = {
-        "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
+        **_seed_and_trials(spec),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
         "attack_eps": log_slider("attack ε", spec.attack_eps, *_RANGES["attack_eps"]),

@@ -25,57 +25,14 @@ One module per idea (the source and its slide or theorem in each docstring):
 """
 from __future__ import annotations
 
-from .generalization import (
-    dp_max_information_tail_bound,
-    generalization_via_dp,
-    max_information_iid,
-    max_information_pure,
-    max_information_tail_bound,
-    statistical_query_epsilon,
-)
-from .median import (
-    inverse_sensitivity_median,
-    inverse_sensitivity_median_bound,
-    inverse_sensitivity_median_loss,
-    inverse_sensitivity_median_probs,
-    laplace_median,
-    laplace_median_error_bound,
-)
-from .noisy_max import ReportNoisyMax, report_noisy_max
-from .shuffling import shuffle_amplification, shuffle_amplification_valid
-from .sparse_vector import AboveThreshold, Sparse, SVTResult, SVTSession
-from .thresholdout import (
-    OverfittingResult,
-    Thresholdout,
-    ThresholdoutResult,
-    ThresholdoutSession,
-    simulate_adaptive_overfitting,
-)
+from . import generalization, median, noisy_max, shuffling, sparse_vector, thresholdout
+# every module's public names, listed once in the module's own __all__
+from .generalization import *  # noqa: F403
+from .median import *  # noqa: F403
+from .noisy_max import *  # noqa: F403
+from .shuffling import *  # noqa: F403
+from .sparse_vector import *  # noqa: F403
+from .thresholdout import *  # noqa: F403
 
-__all__ = [
-    "ReportNoisyMax",
-    "report_noisy_max",
-    "AboveThreshold",
-    "Sparse",
-    "SVTSession",
-    "SVTResult",
-    "Thresholdout",
-    "ThresholdoutSession",
-    "ThresholdoutResult",
-    "OverfittingResult",
-    "simulate_adaptive_overfitting",
-    "generalization_via_dp",
-    "statistical_query_epsilon",
-    "max_information_pure",
-    "max_information_iid",
-    "max_information_tail_bound",
-    "dp_max_information_tail_bound",
-    "shuffle_amplification",
-    "shuffle_amplification_valid",
-    "inverse_sensitivity_median",
-    "inverse_sensitivity_median_loss",
-    "inverse_sensitivity_median_probs",
-    "inverse_sensitivity_median_bound",
-    "laplace_median",
-    "laplace_median_error_bound",
-]
+__all__ = [*noisy_max.__all__, *sparse_vector.__all__, *thresholdout.__all__, *generalization.__all__,
+           *shuffling.__all__, *median.__all__]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
+from .._validation import as_array, check_delta, check_int, check_k, check_nonneg, check_positive, scalar_out
 from ..composition import advanced, per_step_budget
 
 
@@ -32,12 +32,7 @@ def _int(x, name: str, minimum: int = 1) -> int:
     if minimum == 1:
         arr = check_k(x, name)
         return int(_scalar(arr.astype(np.float64), name, x))
-    if isinstance(x, bool):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    arr = as_array(x, name, allow_inf=False)
-    if arr.ndim != 0 or arr < minimum or arr != np.floor(arr):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    return int(arr)
+    return check_int(x, name, minimum)
 
 
 def _delta_open(x, name: str = "delta") -> np.ndarray:
