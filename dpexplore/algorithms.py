@@ -11,6 +11,7 @@ from __future__ import annotations
 from .teaching import *  # noqa: F403 -- the public names, listed in __all__ below
 from .teaching import __all__ as _TEACHING_ALL
 from .teaching._common import _advanced_or_basic, _solve_eps0  # noqa: F401 -- used by tests
+from .teaching.generalization import LOG2E  # noqa: F401 -- a public constant of the old module
 from .teaching.thresholdout import _pm1_corr  # noqa: F401 -- used by tests
 
 __all__ = [*_TEACHING_ALL, "advanced_composition_pure"]

@@ -649,6 +649,7 @@ def test_the_former_module_re_exports_the_same_objects():
     assert set(old.__all__) == set(alg.__all__) | {"advanced_composition_pure"}
     for name in alg.__all__:
         assert getattr(old, name) is getattr(alg, name), name
+    assert old.LOG2E == 1.0 / math.log(2.0)
 
 
 def _plain_corr(x, y):

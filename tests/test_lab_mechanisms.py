@@ -390,3 +390,5 @@ def test_the_old_module_still_serves_the_local_vs_central_app():
     for name in local_vs_central.__all__:
         assert name in ml.__all__ and getattr(ml, name) is getattr(local_vs_central, name), name
     assert ml.SIM_BUDGET == sim.SIM_BUDGET == 200000
+    for name in ("LOCAL_INFO", "LOWER", "UPPER", "MEDIAN_GRID"):   # public, outside __all__
+        assert getattr(ml, name) is getattr(local_vs_central, name), name

@@ -47,6 +47,7 @@ from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
 from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ._simulation import PROGRESS_AFTER  # noqa: F401 -- read here before; set it in _simulation
 from ._simulation import (SIM_BUDGET, _check_int, _check_range, _gap, _report, _rng, _seed_and_trials,
                           _SimulationController)
 from .local_vs_central import (  # the second app that lived here: its names stay importable here
@@ -59,6 +60,7 @@ from .local_vs_central import (  # the second app that lived here: its names sta
     laplace_median_error_cdf,
     laplace_median_mean_error,
 )
+from .local_vs_central import LOCAL_INFO, LOWER, MEDIAN_GRID, UPPER  # noqa: F401 -- names of this module before
 
 __all__ = [
     "PEOPLE", "BITS", "SCORES", "SCORE_LABELS", "MechSpec", "compute_mechanisms_lab",
