@@ -263,7 +263,7 @@ def lab_steps() -> None:
     import json
     import subprocess
 
-    from dpexplore.algorithms import simulate_adaptive_overfitting
+    from dpexplore.teaching import simulate_adaptive_overfitting
     from dpexplore.apps import adaptive_lab
     from dpexplore.apps.down_sensitivity_lab import DownSensitivitySpec, compute_down_sensitivity_lab
     from dpexplore.apps.filters_lab import FiltersLabSpec, compute_filters_lab

@@ -29,12 +29,15 @@ __all__ = [
 ]
 
 _SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
-               "references", "pld", "display", "filters", "risk"}
+               "references", "pld", "display", "filters", "risk", "teaching"}
 #: functions imported on first use (``dpexplore.compare``, ``dpexplore.explore``; not in ``__all__``:
 #: the notebook layer, not the backend): compare (the cards' numbers as a table, from
 #: dpexplore.display) and explore (the widget; it imports the UI layer, so only when called)
 _FUNCTIONS = {"compare": "display", "explore": "ui.explore"}
 _FROM_PROFILES = {"PrivacyProfile", "FunctionProfile", "GaussianDPProfile"}
+#: attribute → the submodule it is read from on first use; __version__ has one place,
+#: dpexplore/_version.py
+_ATTRIBUTES = {**_FUNCTIONS, "__version__": "_version", **{n: "profiles" for n in _FROM_PROFILES}}
 
 
 def __getattr__(name: str):
@@ -43,16 +46,8 @@ def __getattr__(name: str):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
-    if name in _FUNCTIONS:
-        value = getattr(importlib.import_module(f"{__name__}.{_FUNCTIONS[name]}"), name)
-        globals()[name] = value
-        return value
-    if name == "__version__":  # one place: dpexplore/_version.py (read on first use, as the rest)
-        value = importlib.import_module(f"{__name__}._version").__version__
-        globals()[name] = value
-        return value
-    if name in _FROM_PROFILES:
-        value = getattr(importlib.import_module(f"{__name__}.profiles"), name)
+    if name in _ATTRIBUTES:
+        value = getattr(importlib.import_module(f"{__name__}.{_ATTRIBUTES[name]}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

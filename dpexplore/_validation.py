@@ -110,6 +110,20 @@ def check_k(k, name: str = "k") -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def check_int(x, name: str, minimum: int = 1) -> int:
+    """``x`` as an ``int``: a whole number ≥ ``minimum`` (not a bool), else a ValueError naming it.
+
+    >>> check_int(3.0, "n")
+    3
+    """
+    if isinstance(x, bool):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    arr = as_array(x, name, allow_inf=False)
+    if arr.ndim != 0 or arr < minimum or arr != np.floor(arr):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    return int(arr)
+
+
 def scalar_out(x):
     """Return Python floats for 0-d results and arrays otherwise."""
     x = np.asarray(x)

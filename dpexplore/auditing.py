@@ -27,6 +27,7 @@ import numpy as np
 from scipy import stats
 
 from ._validation import as_array, check_delta, check_positive, scalar_out
+from ._validation import check_int as _int
 
 __all__ = [
     "clopper_pearson",
@@ -72,15 +73,6 @@ def _counts(successes, trials, sname="successes", tname="trials"):
     if (k > n).any():
         raise ValueError(f"{sname} must be <= {tname}, got {successes!r} > {trials!r}")
     return k, n
-
-
-def _int(x, name: str, minimum: int = 1) -> int:
-    if isinstance(x, bool):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    arr = as_array(x, name, allow_inf=False)
-    if arr.ndim != 0 or arr < minimum or arr != np.floor(arr):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    return int(arr)
 
 
 def _cp_upper(k, n, alpha):

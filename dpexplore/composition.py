@@ -27,10 +27,14 @@ import functools
 import numpy as np
 from scipy import special
 
-from ._numerics import log1mexp, log_subtract
-from ._validation import check_delta, check_k, check_nonneg, scalar_out
-from .profiles import GaussianDPProfile, PrivacyProfile
+from . import mechanisms as mech_mod
 from . import pld as _pld
+from ._numerics import gdp_epsilon_core, log1mexp, log_subtract
+from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
+from .conversions import _rdp_eps_terms, gdp_epsilon, rdp_to_approx
+from .mechanisms import Gaussian
+from .mechanisms.subsampled import MaxProfile, PoissonSubsampled, subsample
+from .profiles import GaussianDPProfile, PrivacyProfile
 
 __all__ = [
     "basic",
@@ -663,8 +667,6 @@ def compose_epsilon(mechanism, k, delta):
     >>> compose_epsilon(Laplace(1.0), [1, 2], 0.0).tolist()       # pure DP: δ = 0 at k·ε
     [1.0, 2.0]
     """
-    from . import mechanisms as mech_mod
-    from ._numerics import gdp_epsilon_core
 
     kk = check_k(k, "k")
     d = check_delta(delta, "delta")
@@ -696,7 +698,6 @@ def _built_by(prof, parts, call):
 
 
 def _compose(mechanism, k: int, grid_size):
-    from . import mechanisms as mech_mod  # local import: mechanisms may import composition
 
     label = getattr(mechanism, "_label", lambda: repr(mechanism))()
     if isinstance(mechanism, mech_mod.Gaussian):
@@ -708,7 +709,6 @@ def _compose(mechanism, k: int, grid_size):
         prof = OptimalProfile(float(mechanism.eps), k)
         prof.name = f"{k}×{label}"
         return prof
-    from .mechanisms.subsampled import PoissonSubsampled
 
     if isinstance(mechanism, PoissonSubsampled):
         return _compose_all([(mechanism, k)], grid_size)
@@ -821,8 +821,6 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
 
 
 def _compose_all(pairs, grid_size):
-    from . import mechanisms as mech_mod
-    from .mechanisms.subsampled import MaxProfile, PoissonSubsampled
 
     if all(isinstance(m, mech_mod.Gaussian) for m, _ in pairs):
         mu2 = sum(k * (float(m.sensitivity) / float(m.sigma)) ** 2 for m, k in pairs)
@@ -873,7 +871,6 @@ RDP_ORDERS = np.concatenate([1.0 + np.arange(1, 100) / 10.0, np.arange(11, 64).a
 def _check_dpsgd(sigma, q, steps, delta, accountant):
     if not isinstance(accountant, str) or accountant not in ACCOUNTANTS:
         raise ValueError(f"accountant must be one of 'pld', 'rdp', 'gdp', got {accountant!r}")
-    from ._validation import as_array, check_positive
 
     s = check_positive(sigma, "sigma", allow_inf=False)
     if s.ndim:
@@ -942,17 +939,13 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     if isinstance(t, np.ndarray):
         return _dpsgd_curve(s, q, t, d, accountant, grid_size)
     if accountant == "gdp":
-        from .conversions import gdp_epsilon
 
         return float(gdp_epsilon(dpsgd_gdp_mu(s, q, t), d))
-    from .mechanisms import Gaussian
-    from .mechanisms.subsampled import subsample
 
     m = subsample(Gaussian(s), q)
     if accountant == "rdp":
         return _dpsgd_rdp_epsilon(s, q, t, d)
     if q == 1.0:   # every step sees every record: t Gaussians, exactly √t/σ-GDP
-        from .conversions import gdp_epsilon
 
         return float(gdp_epsilon(np.sqrt(t) / s, d))
     rdp_eps = dpsgd_epsilon(s, q, t, d, accountant="rdp")
@@ -971,7 +964,6 @@ def _dpsgd_amplified_basic(s: float, q: float, t: int, d: float) -> float:
     the Gaussian's profile δ_σ (amplification by Poisson subsampling: Balle, Barthe & Gaboardi
     2018), and t steps compose to t times both (basic composition), with ε₀ chosen so that
     t·q·δ_σ(ε₀) = δ. Loose in general; at tiny q (1e-17) it is ~0 and needs no PLD."""
-    from .conversions import gdp_epsilon
 
     target = d / (t * q)
     if target >= 1.0:
@@ -1035,8 +1027,6 @@ class _OneStepRDP:
     still beat the best order's ε, so the converted ε is exactly that of the full curve."""
 
     def __init__(self, sigma: float, q: float):
-        from .mechanisms import Gaussian
-        from .mechanisms.subsampled import subsample
 
         self.mech = subsample(Gaussian(sigma), q)
         a = RDP_ORDERS
@@ -1057,7 +1047,6 @@ class _OneStepRDP:
 
     def epsilon(self, steps: int, delta: float) -> float:
         """min over RDP_ORDERS of the improved conversion of ``steps`` × the one-step curve."""
-        from .conversions import _rdp_eps_terms, rdp_to_approx
 
         ld = np.asarray(np.log(delta))
         best = float(np.min(_rdp_eps_terms(RDP_ORDERS, steps * self.upper, ld, True)))
@@ -1083,15 +1072,12 @@ def _dpsgd_rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> floa
 def _dpsgd_curve(s, q, steps, d, accountant, grid_size=None):
     """ε for each entry of ``steps`` (see :func:`dpsgd_epsilon`)."""
     if accountant == "gdp":
-        from .conversions import gdp_epsilon
 
         with np.errstate(over="ignore"):
             mu = q * np.sqrt(steps.astype(np.float64) * np.expm1(1.0 / (s * s)))
         return np.asarray(gdp_epsilon(mu, d), dtype=np.float64)
     if accountant == "rdp":
         return np.array([_dpsgd_rdp_epsilon(s, q, int(t), d) for t in steps])
-    from .mechanisms import Gaussian
-    from .mechanisms.subsampled import subsample
 
     ks, back = np.unique(steps, return_inverse=True)
     eps = _dpsgd_pld_epsilons(subsample(Gaussian(s), q), ks, d, grid_size)
@@ -1125,7 +1111,6 @@ def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 
         return dpsgd_epsilon(sig, q, t, d, accountant) <= e
 
     # start from the GDP approximation's answer, then bracket by factors of 1.25
-    from .conversions import gdp_epsilon
 
     lo_s, hi_s = 0.05, 0.05
     for _ in range(200):  # a cheap first guess from the CLT formula

@@ -162,37 +162,16 @@ def _params_of(obj):
 
 
 def _mechanism_info(info: _Info, m) -> None:
-    """ρ, RDP and μ of a single mechanism (with scalar parameters)."""
+    """ρ, RDP and μ of a single mechanism (with scalar parameters): the closed forms it states
+    itself (``_card_closed_forms``: Gaussian, Laplace, randomized response, exponential, discrete
+    Gaussian), else ρ from its largest pure ε where that is finite."""
     from . import conversions
-    from . import mechanisms as M
 
-    if isinstance(m, M.Gaussian):
-        mu = float(m.sensitivity) / float(m.sigma)
-        info.mu = (mu, "exact: Δ/σ")
-        info.rho = (mu * mu / 2.0, "exact: Δ²/(2σ²)")
-    elif isinstance(m, M.DiscreteGaussian):
-        info.rho = (float(m.rho), "upper bound: Δ²/(2σ²)")
-    elif isinstance(m, M.Laplace):
-        from ._numerics import round_up_ulps
-
-        # exact: ρ = sup_{α>1} D_α/α. With e = Δ/b, D_α = log(α/(2α−1) e^{(α−1)e} +
-        # (α−1)/(2α−1) e^{−αe})/(α − 1) (Mironov 2017, Proposition 6); D_α/α falls with α, so the
-        # supremum is the limit α → 1, the KL divergence e + e^{−e} − 1 (checked with mpmath in
-        # the tests; Laplace(1): 0.3679, where the bound from pure ε, ε·tanh(ε/2), gives 0.4621)
-        e = float(m.sensitivity) / float(m.scale)
-        if e >= 1.0:      # no cancellation
-            kl = e + math.expm1(-e)
-        else:             # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
-            terms = [(-e) ** n / math.factorial(n) for n in range(2, 30)]
-            kl = math.fsum(reversed(terms))
-        info.rho = (float(round_up_ulps(kl * (1.0 + 1e-14))),
-                    "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
-                    "Proposition 6, at α → 1)")
-    elif isinstance(m, (M.RandomizedResponse, M.Exponential)):
-        info.rho = (float(conversions.pure_to_zcdp(float(m.eps))),
-                    "exact" if isinstance(m, M.RandomizedResponse) else "upper bound")
-        if isinstance(m, M.RandomizedResponse):   # its profile is that of ε-DP
-            info.mu = (float(conversions.pure_to_gdp(float(m.eps))), "exact: conversions.pure_to_gdp")
+    closed = getattr(m, "_card_closed_forms", None)
+    if closed is not None:
+        forms = closed()
+        info.mu = forms.get("mu", info.mu)
+        info.rho = forms.get("rho", info.rho)
     elif np.isfinite(float(getattr(m, "eps_max", np.inf))):
         info.rho = (float(conversions.pure_to_zcdp(float(m.eps_max))), "upper bound, from pure ε")
     if callable(getattr(m, "rdp", None)):
@@ -288,46 +267,19 @@ def _profile_info(info: _Info, p) -> None:
 
 
 def _filter_info(info: _Info, f) -> None:
-    """A filter's card describes the guarantee of every interaction it lets through."""
-    from . import conversions, filters
-    from .profiles import ApproxDPProfile, FunctionProfile, GaussianDPProfile, PureDPProfile
-
+    """A filter's card describes the guarantee of every interaction it lets through: the profile
+    the filter states (``_card_profile``: the profile and what it says of ρ and RDP)."""
     info.kind = "filter"
     info.note = "the guarantee of every interaction the filter lets through (its budget)"
-    if isinstance(f, (filters.PureDPFilter, filters.Session)):
-        _profile_info(info, PureDPProfile(f.budget))
-    elif isinstance(f, filters.GDPFilter):
-        _profile_info(info, GaussianDPProfile(f.mu))
-    elif isinstance(f, filters.ZCDPFilter):
-        _profile_info(info, conversions.ZCDPProfile(f.rho))
-    elif isinstance(f, filters.RenyiFilter):
-        _profile_info(info, conversions.RDPProfile(np.array(f.alphas), np.array(f.budgets)))
-    elif isinstance(f, filters.ApproxDPFilter):
-        _profile_info(info, ApproxDPProfile(f.eps, f.delta))
-    elif isinstance(f, filters.ApproxZCDPFilter):
-        # δ-approximately ρ-zCDP is (ε, δ + δ_ρ(ε))-DP for every ε (the ρ-zCDP part's profile
-        # plus the δ of the event excluded; Bun & Steinke 2016, approximate zCDP)
-        z = conversions.ZCDPProfile(f.rho)
-        d0 = f.delta
-
-        def log_delta(e, _z=z, _d0=d0):
-            lz = np.asarray(_z.log_delta(e), dtype=np.float64)
-            with np.errstate(divide="ignore"):
-                l0 = np.log(_d0)
-            out = np.logaddexp(l0, lz)
-            # log(δ0 + δ_ρ(ε)) rounded up, and kept a relative 1e-12 above δ0 wherever
-            # δ_ρ(ε) > 0 (so that ε at δ = δ0 is "not defined", not a rounding of δ0 + 1e-40)
-            up = np.maximum(out + 4e-16 * np.abs(out) + 1e-15, l0 + 1e-12)
-            return np.where(np.isfinite(lz), up, out)
-
-        _profile_info(info, FunctionProfile(log_delta, name=f"{d0:g}-approx. {f.rho:g}-zCDP"))
-        info.rho = "not defined"
-        info.rho_why = "approximate zCDP with δ > 0 has no pure ρ"
-        info.rdp = "not defined"
-        info.rdp_why = info.rho_why
-    else:  # the odometer
+    stated = getattr(f, "_card_profile", None)
+    if stated is None:  # the odometer
         info.no_profile = ("an odometer bounds the loss of an unbounded interaction as it runs "
                            "(with probability 1 − δ): it has no fixed privacy profile")
+        return
+    profile, notes = stated()
+    _profile_info(info, profile)
+    for key, value in notes.items():
+        setattr(info, key, value)
 
 
 def _info(obj, name: str = "obj") -> _Info:

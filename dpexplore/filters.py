@@ -50,8 +50,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive
+from . import conversions, profiles
 from ._card import CardMixin
+from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive
 
 __all__ = [
     "PureDPFilter",
@@ -156,6 +157,15 @@ class PureDPFilter(_Filter):
     def __post_init__(self):
         object.__setattr__(self, "eps", _scalar_pos(self.eps, "eps"))
 
+    def _card_profile(self):
+        """Its notebook card (:mod:`dpexplore.display`) shows the guarantee of every interaction it
+        lets through: budget-ε-DP.
+
+        >>> PureDPFilter(1.0)._card_profile()[0].eps0
+        1.0
+        """
+        return profiles.PureDPProfile(self.budget), {}
+
     @property
     def budget(self) -> float:
         return self.eps
@@ -190,6 +200,10 @@ class GDPFilter(_Filter):
 
     def __post_init__(self):
         object.__setattr__(self, "mu", _scalar_pos(self.mu, "mu"))
+
+    def _card_profile(self):
+        """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: μ-GDP."""
+        return profiles.GaussianDPProfile(self.mu), {}
 
     @property
     def budget(self) -> float:
@@ -262,6 +276,11 @@ class RenyiFilter(_Filter):
                              f"would be {b:.4g} <= 0; pick another order")
         return cls((a,), (b * (1 - 4 * _REL),))
 
+    def _card_profile(self):
+        """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: the RDP
+        budgets at its orders."""
+        return conversions.RDPProfile(np.array(self.alphas), np.array(self.budgets)), {}
+
     @property
     def budget(self) -> np.ndarray:
         return np.array(self.budgets)
@@ -299,6 +318,10 @@ class ZCDPFilter(_Filter):
 
     def __post_init__(self):
         object.__setattr__(self, "rho", _scalar_pos(self.rho, "rho"))
+
+    def _card_profile(self):
+        """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: ρ-zCDP."""
+        return conversions.ZCDPProfile(self.rho), {}
 
     @property
     def budget(self) -> float:
@@ -362,6 +385,27 @@ class ApproxZCDPFilter(_Filter):
         d = float(check_delta(self.delta))
         object.__setattr__(self, "delta", d)
 
+    def _card_profile(self):
+        """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: δ-approximately
+        ρ-zCDP is (ε, δ + δ_ρ(ε))-DP for every ε (the ρ-zCDP part's profile plus the δ of the
+        event excluded; Bun & Steinke 2016, approximate zCDP), and has no pure ρ or RDP."""
+        z = conversions.ZCDPProfile(self.rho)
+        d0 = self.delta
+
+        def log_delta(e, _z=z, _d0=d0):
+            lz = np.asarray(_z.log_delta(e), dtype=np.float64)
+            with np.errstate(divide="ignore"):
+                l0 = np.log(_d0)
+            out = np.logaddexp(l0, lz)
+            # log(δ0 + δ_ρ(ε)) rounded up, and kept a relative 1e-12 above δ0 wherever
+            # δ_ρ(ε) > 0 (so that ε at δ = δ0 is "not defined", not a rounding of δ0 + 1e-40)
+            up = np.maximum(out + 4e-16 * np.abs(out) + 1e-15, l0 + 1e-12)
+            return np.where(np.isfinite(lz), up, out)
+
+        why = "approximate zCDP with δ > 0 has no pure ρ"
+        return (profiles.FunctionProfile(log_delta, name=f"{d0:g}-approx. {self.rho:g}-zCDP"),
+                {"rho": "not defined", "rho_why": why, "rdp": "not defined", "rdp_why": why})
+
     @property
     def budget(self) -> tuple:
         return (self.rho, self.delta)
@@ -417,6 +461,10 @@ class ApproxDPFilter(_Filter):
         if not 0 < dp <= d:
             raise ValueError(f"delta_prime must lie in (0, delta={d}], got {self.delta_prime!r}")
         object.__setattr__(self, "delta_prime", dp)
+
+    def _card_profile(self):
+        """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: (ε, δ)-DP."""
+        return profiles.ApproxDPProfile(self.eps, self.delta), {}
 
     @property
     def budget(self) -> float:
@@ -684,6 +732,10 @@ class Session(CardMixin):
     budget: float
     spent: float = 0.0
     children: tuple = field(default_factory=tuple)
+
+    def _card_profile(self):
+        """Its card (:mod:`dpexplore.display`) shows the guarantee of the session: budget-ε-DP."""
+        return profiles.PureDPProfile(self.budget), {}
 
     def __post_init__(self):
         object.__setattr__(self, "budget", _scalar_pos(self.budget, "budget"))

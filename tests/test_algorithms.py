@@ -1,5 +1,6 @@
-"""Tests for dpexplore.algorithms: closed forms against mpmath, exact probabilities against
-seeded simulations (tolerances of ~4.5 binomial standard errors), properties, validation."""
+"""Tests for dpexplore.teaching (and its former name dpexplore.algorithms): closed forms against
+mpmath, exact probabilities against seeded simulations (tolerances of ~4.5 binomial standard
+errors), properties, validation."""
 from __future__ import annotations
 
 import itertools
@@ -11,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import algorithms as alg
-from dpexplore.algorithms import (
+from dpexplore import teaching as alg
+from dpexplore.algorithms import advanced_composition_pure
+from dpexplore.teaching import (
     AboveThreshold,
     ReportNoisyMax,
     Sparse,
     Thresholdout,
-    advanced_composition_pure,
     dp_max_information_tail_bound,
     generalization_via_dp,
     inverse_sensitivity_median,
@@ -640,6 +641,17 @@ def test_module_exports_exist():
         assert hasattr(alg, name), name
 
 
+def test_the_former_module_re_exports_the_same_objects():
+    """dpexplore.algorithms (the former single module) serves every name of dpexplore.teaching,
+    the very same objects, plus the deprecated advanced_composition_pure."""
+    import dpexplore.algorithms as old
+
+    assert set(old.__all__) == set(alg.__all__) | {"advanced_composition_pure"}
+    for name in alg.__all__:
+        assert getattr(old, name) is getattr(alg, name), name
+    assert old.LOG2E == 1.0 / math.log(2.0)
+
+
 def _plain_corr(x, y):
     """y·x / n as the simulation computed it before: float32 matrix products in column blocks."""
     n, d = x.shape
@@ -649,7 +661,7 @@ def _plain_corr(x, y):
 
 @pytest.mark.parametrize("n, d, seed", [(1, 1, 0), (7, 5000, 1), (1000, 2000, 2), (4097, 300, 3)])
 def test_pm1_corr_equals_the_float32_product_bit_for_bit(n, d, seed):
-    from dpexplore.algorithms import _pm1_corr
+    from dpexplore.teaching.thresholdout import _pm1_corr
 
     g = np.random.default_rng(seed)
     x = (g.integers(0, 2, (n, d), dtype=np.int8) * 2 - 1).astype(np.int8)
@@ -664,7 +676,7 @@ def test_pm1_corr_equals_the_float32_product_bit_for_bit(n, d, seed):
 def test_adaptive_simulation_unchanged_by_the_faster_correlations(method, monkeypatch):
     """The whole experiment (the adaptive lab's n-rows slider reruns it) gives the same numbers
     with the counting correlations as with the plain float32 products."""
-    import dpexplore.algorithms as alg
+    import dpexplore.teaching.thresholdout as alg
 
     fast = [alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method) for n, d, s in
             [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]]

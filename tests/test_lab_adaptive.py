@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.algorithms import Thresholdout, simulate_adaptive_overfitting
+from dpexplore.teaching import Thresholdout, simulate_adaptive_overfitting
 from dpexplore.apps import adaptive_lab as L
 
 mp.mp.dps = 50

@@ -1,7 +1,8 @@
-"""Mechanisms in action (Bassi 2019) and local vs central (Steinke 2023a) (dpexplore/apps/mechanisms_lab.py):
-every printed number against mpmath / closed forms / the backend, the seeded simulations against
-the exact values with honest tolerances (5 standard errors), invalid settings, and the
-controllers (in-place updates, message on bad values, last good plot kept)."""
+"""Mechanisms in action (Bassi 2019, dpexplore/apps/mechanisms_lab.py) and local vs central
+(Steinke 2023a, dpexplore/apps/local_vs_central.py): every printed number against mpmath /
+closed forms / the backend, the seeded simulations against the exact values with honest
+tolerances (5 standard errors), invalid settings, and the controllers (in-place updates, message
+on bad values, last good plot kept)."""
 from __future__ import annotations
 
 import math
@@ -12,23 +13,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.algorithms import AboveThreshold, ReportNoisyMax, Sparse, inverse_sensitivity_median_probs
-from dpexplore.apps import APPS
+from dpexplore.apps import APPS, local_vs_central
+from dpexplore.apps import _simulation as sim
 from dpexplore.apps import mechanisms_lab as ml
-from dpexplore.apps.mechanisms_lab import (
+from dpexplore.apps.local_vs_central import (
     LocalSpec,
-    MechSpec,
-    attack_accuracy,
     build_local_vs_central,
-    build_mechanisms_lab,
     compute_local_vs_central,
-    compute_mechanisms_lab,
-    harmonic,
     laplace_median_error_cdf,
     laplace_median_mean_error,
+)
+from dpexplore.apps.mechanisms_lab import (
+    MechSpec,
+    attack_accuracy,
+    build_mechanisms_lab,
+    compute_mechanisms_lab,
+    harmonic,
     max_error_cdf,
     svt_queries,
 )
+from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse, inverse_sensitivity_median_probs
 from dpexplore.ui.plotwidget import PlotlyWidget
 
 mp.mp.dps = 40
@@ -217,10 +221,10 @@ def test_laplace_median_closed_forms(eps, med):
 def test_median_exact_and_simulated():
     spec = LocalSpec(med_eps=0.5, spread=0.05, n_data=201, trials=3000, seed=4)
     m = compute_local_vs_central(spec)["median"]
-    x = ml._median_data(0.05, 201, 4)
+    x = local_vs_central._median_data(0.05, 201, 4)
     med = float(np.sort(x)[100])
     assert m["median"] == med
-    g, p = inverse_sensitivity_median_probs(x, 0.5, 0.0, 1.0, ml.MEDIAN_GRID)
+    g, p = inverse_sensitivity_median_probs(x, 0.5, 0.0, 1.0, local_vs_central.MEDIAN_GRID)
     assert m["is_mean_here"] == pytest.approx(float(np.dot(p, np.abs(g - med))), rel=1e-14)
     assert m["lap_mean_here"] == pytest.approx(laplace_median_mean_error(0.5, med), rel=1e-15)
     # exact CDF of the IS error at the t grid
@@ -248,7 +252,8 @@ def test_shuffle_numbers_vs_eq1(eps_l, n, delta):
     assert s["n_min"] == pytest.approx(float(16 * mp.log(4 / d) * mp.exp(e)), rel=1e-13)
     # the curve: valid part decreasing in n, invalid part at ε_L, and they split at n_min
     v = ~np.isnan(s["eps_valid"])
-    assert np.all(ml.N_GRID[v] >= s["n_min"] * (1 - 1e-12)) and np.all(ml.N_GRID[~v] < s["n_min"] * (1 + 1e-12))
+    n_grid = local_vs_central.N_GRID
+    assert np.all(n_grid[v] >= s["n_min"] * (1 - 1e-12)) and np.all(n_grid[~v] < s["n_min"] * (1 + 1e-12))
     assert np.all(s["eps_invalid"][~v] == eps_l)
     assert np.all(np.diff(s["eps_valid"][v]) <= 1e-15)
 
@@ -348,13 +353,13 @@ def test_progress_bar_shows_on_slow_steps_and_hides_after(monkeypatch):
     box = build_local_vs_central()
     c = box.controller
     seen = []
-    monkeypatch.setattr(ml, "PROGRESS_AFTER", 0.0)        # every step counts as slow
+    monkeypatch.setattr(sim, "PROGRESS_AFTER", 0.0)        # every step counts as slow
     c.progress.bar.observe(lambda ch: seen.append(ch["new"]), names="value")
     c.controls["spread"].value = 0.2
     assert seen and max(seen) == 1.0                       # it moved to completion
     assert c.progress.bar.layout.display == "none"         # and is hidden again
     assert c.progress.bar in list(box.widgets())
-    assert ml._PROGRESS[0] is None
+    assert sim._PROGRESS[0] is None
 
 
 def test_a_fast_step_leaves_the_hidden_progress_bar_alone():
@@ -377,3 +382,13 @@ def test_svt_delta_is_greyed_out_unless_the_algorithm_uses_it():
     assert not c["svt_delta"].disabled
     c["svt_variant"].value = "AboveThreshold"
     assert c["svt_delta"].disabled
+
+
+def test_the_old_module_still_serves_the_local_vs_central_app():
+    """local vs central lived in mechanisms_lab: the names it exported there (notebooks and code
+    import them by name) are the very objects of dpexplore.apps.local_vs_central."""
+    for name in local_vs_central.__all__:
+        assert name in ml.__all__ and getattr(ml, name) is getattr(local_vs_central, name), name
+    assert ml.SIM_BUDGET == sim.SIM_BUDGET == 200000
+    for name in ("LOCAL_INFO", "LOWER", "UPPER", "MEDIAN_GRID"):   # public, outside __all__
+        assert getattr(ml, name) is getattr(local_vs_central, name), name

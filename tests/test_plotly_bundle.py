@@ -27,7 +27,7 @@ BUILDERS = {
     "notion_converter.ipynb": ("notion_converter", "build_notion_converter"),
     "noise_lab.ipynb": ("noise_lab", "build_noise_lab"),
     "mechanisms_in_action.ipynb": ("mechanisms_lab", "build_mechanisms_lab"),
-    "local_vs_central.ipynb": ("mechanisms_lab", "build_local_vs_central"),
+    "local_vs_central.ipynb": ("local_vs_central", "build_local_vs_central"),
     "adaptive_data_analysis.ipynb": ("adaptive_lab", "build_adaptive_lab"),
     "auditing_lab.ipynb": ("audit_lab", "build_audit_lab"),
     "dpsgd_planner.ipynb": ("dpsgd_planner", "build_dpsgd_planner"),

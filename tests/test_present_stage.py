@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from dpexplore.apps.composition_explorer import PRESENT_THEOREMS, THEOREMS, build_composition_explorer
-from dpexplore.apps.mechanisms_lab import build_local_vs_central
+from dpexplore.apps.local_vs_central import build_local_vs_central
 
 
 def _tabs(app):
@@ -116,3 +116,20 @@ def test_a_stacked_table_names_each_cell_by_its_column():
     assert "<td role='cell' data-label='privacy allowed' >ε ≤ 1</td>" in t
     assert "<td role='cell' data-label='failure ≤' colspan='1'>no <b>ε</b></td>" in t
     assert 'content: attr(data-label) ": " / ""' in SHELL_CSS
+
+
+def test_the_shell_reads_its_css_and_toolbar_script_from_files():
+    """shell.css and shell.js (package data beside shell.py) are the page's CSS and the toolbar's
+    script, the query-string cap filled in; the accessibility script follows the toolbar's."""
+    import pathlib
+
+    from dpexplore.ui import shell
+    from dpexplore.ui.a11y import PAGE_JS
+
+    here = pathlib.Path(shell.__file__).parent
+    assert shell.SHELL_CSS.startswith("\n" + (here / "shell.css").read_text(encoding="utf-8"))
+    assert shell.SHELL_CSS.startswith("\n.dpexplore-app { max-width: 1900px;")
+    esm = shell.ShellBar._esm
+    assert "__MAX_QUERY__" not in esm and esm.count('(location.search || "").slice(0, 2000);') == 1
+    assert esm.startswith("\nfunction render({ model, el }) {") and esm.endswith(PAGE_JS)
+    assert shell.MAX_QUERY == 2000

@@ -85,7 +85,8 @@ def test_snippets_follow_each_step():
 # -- the labs -------------------------------------------------------------------------------------
 from dpexplore.apps.adaptive_lab import build_adaptive_lab  # noqa: E402
 from dpexplore.apps.audit_lab import build_audit_lab  # noqa: E402
-from dpexplore.apps.mechanisms_lab import build_local_vs_central, build_mechanisms_lab  # noqa: E402
+from dpexplore.apps.local_vs_central import build_local_vs_central  # noqa: E402
+from dpexplore.apps.mechanisms_lab import build_mechanisms_lab  # noqa: E402
 from dpexplore.apps.filters_lab import build_filters_lab  # noqa: E402
 from dpexplore.apps.noise_lab import build_noise_lab  # noqa: E402
 

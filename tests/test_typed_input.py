@@ -22,7 +22,8 @@ def _builders():
     from dpexplore.apps.audit_lab import build_audit_lab
     from dpexplore.apps.composition_explorer import build_composition_explorer
     from dpexplore.apps.demo import build_demo
-    from dpexplore.apps.mechanisms_lab import build_local_vs_central, build_mechanisms_lab
+    from dpexplore.apps.local_vs_central import build_local_vs_central
+    from dpexplore.apps.mechanisms_lab import build_mechanisms_lab
     from dpexplore.apps.noise_lab import build_noise_lab
     from dpexplore.apps.notion_converter import build_notion_converter
     from dpexplore.apps.profile_gdp import build_profile_gdp

@@ -8,11 +8,11 @@ Three things on one page, one controller:
    features most correlated with the label on the data and builds a majority-vote classifier
    f_k(x) = sign(Σ_{top k} sign(c_j) x_j); features and label are independent fair coins, so its
    true accuracy is 1/2, yet on the data used for the selection it looks good
-   (:func:`dpexplore.algorithms.simulate_adaptive_overfitting`).
+   (:func:`dpexplore.teaching.simulate_adaptive_overfitting`).
 2. **Reusing a holdout naively vs Thresholdout** (Bassi 2019, slide "Reusable holdout", "Thresholdout"): the
    holdout accuracy reported by naive reuse drifts up with the fresh-data accuracy flat at 50 %;
    Thresholdout's reported accuracy tracks fresh data. Its privacy comes from
-   :meth:`dpexplore.algorithms.Thresholdout.privacy` (Bassi 2019, slide "Thresholdout (cont.)"):
+   :meth:`dpexplore.teaching.Thresholdout.privacy` (Bassi 2019, slide "Thresholdout (cont.)"):
    ε = min(2B/(σn), 2[sqrt(2B ln(2/δ)) ε₀ + B ε₀ (e^{ε₀} − 1)]), ε₀ = 1/(σn).
 3. **Generalization-bound calculator** (Bassi 2019, slide "Corollary for statistical queries",
    "Generalization via max-information"): the ε an algorithm may have for its output query to
@@ -49,7 +49,7 @@ from typing import Callable
 import ipywidgets as W
 import numpy as np
 
-from ..algorithms import (
+from ..teaching import (
     OverfittingResult,
     Thresholdout,
     dp_max_information_tail_bound,
@@ -221,7 +221,7 @@ SIMULATIONS = Memo(_simulate, maxsize=16)
 
 def simulate_pair(n: int, d: int, rounds: int, seed: int) -> tuple[OverfittingResult, OverfittingResult]:
     """Naive reuse and Thresholdout on the same settings, each with ``default_rng(seed)``
-    (the experiment of Dwork et al. 2015; :func:`dpexplore.algorithms.simulate_adaptive_overfitting`,
+    (the experiment of Dwork et al. 2015; :func:`dpexplore.teaching.simulate_adaptive_overfitting`,
     default Thresholdout parameters T = 2/√n, σ = 1/(2√n) on the [0, 1] query scale). Cached.
 
     >>> a, b = simulate_pair(200, 400, 4, 1)
@@ -548,11 +548,11 @@ class AdaptiveLabController(StagedController):
 
     def snippet(self) -> str:
         """The generalization-bound calculator's numbers with the public API (the simulation's
-        numbers come from seeded runs of ``algorithms.simulate_adaptive_overfitting``)."""
+        numbers come from seeded runs of ``teaching.simulate_adaptive_overfitting``)."""
         s = self.spec
         return (
             "import math\n"
-            "from dpexplore import algorithms as A\n\n"
+            "from dpexplore import teaching as A\n\n"
             "def fmt(x):   # as the app's table: 4 significant digits, m·10^e outside [1e-3, 1e5)\n"
             "    if x == 0:\n"
             "        return '0'\n"

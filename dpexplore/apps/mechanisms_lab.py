@@ -1,7 +1,7 @@
-"""Mechanisms in action (Bassi 2019) and local vs central (Steinke 2023a): seeded simulations against exact values.
+"""Mechanisms in action (Bassi 2019): seeded simulations against exact values.
 
-Two apps, each one controller with one cached compute (sections are cached separately inside, so
-a slider step recomputes only the section it belongs to):
+One controller with one cached compute (sections are cached separately inside, so a slider step
+recomputes only the section it belongs to):
 
 :func:`build_mechanisms_lab` (Bassi 2019)
     * **Differencing attack** (Bassi 2019, slide "A differencing attack"): on a table of 10 people with a
@@ -16,21 +16,17 @@ a slider step recomputes only the section it belongs to):
       query (Δf = 1, b = 1/ε), m general counting queries (Δf = m, b = m/ε) and m disjoint ones
       (Δf = 1, b = 1/ε). The largest error over m answers, max|Y_i| with |Y_i| ~ Exp(b), has
       CDF (1 − e^{−t/b})^m and mean b·H_m (H_m the harmonic number).
-    * **Report noisy max** (Bassi 2019, slide "Report Noisy Max"; ``algorithms.ReportNoisyMax``): probability
+    * **Report noisy max** (Bassi 2019, slide "Report Noisy Max"; ``teaching.ReportNoisyMax``): probability
       of reporting the true largest count vs ε, exact (``ReportNoisyMax.probabilities``) against a
       seeded simulation.
-    * **AboveThreshold / Sparse** (Bassi 2019, slide "Sparse vector mechanism"; ``algorithms.AboveThreshold``,
-      ``algorithms.Sparse``) on adaptively chosen counting queries.
-
-:func:`build_local_vs_central` (Steinke 2023a)
-    * **Inverse sensitivity vs Laplace for the median** (Steinke 2023a, "Beyond Global Sensitivity via
-      Inverse Sensitivity", eq. (4)–(5), Theorem 2, eq. (8)): exact and simulated error.
-    * **Amplification by shuffling** (Canonne 2022, "Privacy Doona", eq. (1); Feldman, McMillan & Talwar 2021):
-      ε = log(1 + 16 (e^{ε_L} − 1)/(e^{ε_L} + 1) · sqrt(e^{ε_L} log(4/δ)/n)), valid when
-      ε_L ≤ ln(n/(16 ln(4/δ))).
+    * **AboveThreshold / Sparse** (Bassi 2019, slide "Sparse vector mechanism"; ``teaching.AboveThreshold``,
+      ``teaching.Sparse``) on adaptively chosen counting queries.
 
 Every simulation uses ``numpy.random.default_rng([seed, section])`` (seeded, reproducible, and
 independent between sections).
+
+The second app that used to live here, local vs central (Steinke 2023a), is
+:mod:`dpexplore.apps.local_vs_central`; its names are re-exported here.
 
 >>> round(attack_accuracy(1.0), 12)
 0.62091833768
@@ -47,19 +43,24 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from ..algorithms import (
-    AboveThreshold,
-    ReportNoisyMax,
-    Sparse,
-    inverse_sensitivity_median,
-    inverse_sensitivity_median_probs,
-    laplace_median,
-    shuffle_amplification,
-    shuffle_amplification_valid,
-)
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
+from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ._simulation import PROGRESS_AFTER  # noqa: F401 -- read here before; set it in _simulation
+from ._simulation import (SIM_BUDGET, _check_int, _check_range, _gap, _report, _rng, _seed_and_trials,
+                          _SimulationController)
+from .local_vs_central import (  # the second app that lived here: its names stay importable here
+    MED_EPS,
+    N_GRID,
+    LocalSpec,
+    LocalVsCentralController,
+    build_local_vs_central,
+    compute_local_vs_central,
+    laplace_median_error_cdf,
+    laplace_median_mean_error,
+)
+from .local_vs_central import LOCAL_INFO, LOWER, MEDIAN_GRID, UPPER  # noqa: F401 -- names of this module before
 
 __all__ = [
     "PEOPLE", "BITS", "SCORES", "SCORE_LABELS", "MechSpec", "compute_mechanisms_lab",
@@ -81,90 +82,14 @@ ATTACK_EPS_FINE = np.logspace(-2, 1, 121)     # exact curve
 M_GRID = np.unique(np.round(np.logspace(0, 3, 46)).astype(int))
 RNM_EPS = np.logspace(-2, 1, 13)
 RNM_EPS_FINE = np.logspace(-2, 1, 49)
-MED_EPS = np.logspace(-2, 1, 13)
-N_GRID = np.logspace(1, 9, 241)
-#: simulations draw at most this many noise values per curve (trials are capped to fit)
-SIM_BUDGET = 200000
 SVT_VARIANTS = ("AboveThreshold", "Sparse (δ = 0)", "Sparse (δ > 0)")
 SVT_MAX_QUERIES = 80
 #: the population of the sparse-vector section: 1000 ages from a fixed generator (the data)
 AGES = np.sort(np.random.default_rng(20240).integers(0, 100, 1000))
-_LAB_RANGES = {
+_RANGES = {
     "attack_eps": (0.01, 10.0), "count_eps": (0.01, 10.0), "rnm_eps": (0.01, 10.0),
     "svt_eps": (0.1, 10.0), "svt_delta": (1e-12, 0.01), "threshold": (0.0, 1000.0),
-    "med_eps": (0.01, 10.0), "spread": (0.001, 1.0), "eps_local": (0.01, 10.0),
-    "shuffle_delta": (1e-15, 0.01),
 }
-
-
-# progress of a running simulation: the controller installs a callback for the duration of one
-# update; the (cached, pure) section functions only report how far they are — it never changes
-# a result. The bar appears once a step has run for PROGRESS_AFTER seconds.
-PROGRESS_AFTER = 1.0
-_PROGRESS: list = [None]
-
-
-def _report(section: str, fraction: float) -> None:
-    cb = _PROGRESS[0]
-    if cb is not None:
-        cb(section, fraction)
-
-
-class _ProgressBar:
-    """A FloatProgress shown while an update runs for more than PROGRESS_AFTER seconds."""
-
-    def __init__(self):
-        self.bar = W.FloatProgress(value=0.0, min=0.0, max=1.0, description="simulating",
-                                   style={"description_width": "initial"}, layout=W.Layout(display="none"))
-        self._t0 = 0.0
-
-    def __enter__(self):
-        import time
-        self._time = time.perf_counter
-        self._t0 = self._time()
-        self._shown = False
-        _PROGRESS[0] = self._tick
-        return self
-
-    def _tick(self, section: str, fraction: float) -> None:
-        # the bar is touched only once shown: a fast step sent ~28 updates of a hidden bar to
-        # the page (each a websocket message the page handles), a third of its kernel time
-        if not self._shown:
-            if self._time() - self._t0 < PROGRESS_AFTER:
-                return
-            self._shown = True
-            self.bar.layout.display = None
-        self.bar.description = f"simulating: {section}"
-        self.bar.value = min(max(fraction, 0.0), 1.0)
-
-    def __exit__(self, *exc):
-        _PROGRESS[0] = None
-        if self._shown:
-            self.bar.layout.display = "none"
-        return False
-
-
-def _rng(seed: int, section: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), section])
-
-
-def _seed_box(value: int) -> W.IntText:
-    """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
-    return W.IntText(value=value, description="seed", style={"description_width": "initial"},
-                     layout=W.Layout(width="220px"))
-
-
-def _check_range(name, value):
-    lo, hi = _LAB_RANGES[name]
-    if not (isinstance(value, (int, float)) and math.isfinite(value)):
-        raise ValueError(f"{name} must be a finite number, got {name} = {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} = {value:g} is outside this lab's range [{lo:g}, {hi:g}]")
-
-
-def _check_int(name, value, lo, hi):
-    if int(value) != value or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {name} = {value!r}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,7 +167,7 @@ class MechSpec:
 
 def _check_mech_spec(s: MechSpec) -> None:
     for name in ("attack_eps", "count_eps", "rnm_eps", "svt_eps", "svt_delta", "threshold"):
-        _check_range(name, getattr(s, name))
+        _check_range(name, getattr(s, name), _RANGES)
     if s.target not in PEOPLE:
         raise ValueError(f"target must be one of {PEOPLE}, got target = {s.target!r}")
     if s.svt_variant not in SVT_VARIANTS:
@@ -411,31 +336,6 @@ _C = OKABE_ITO
 _SETTINGS = (("one", "one query (Δf = 1, b = 1/ε)", _C[0]),
              ("general", "m general queries (Δf = m, b = m/ε)", _C[3]),
              ("disjoint", "m disjoint queries (Δf = 1, b = 1/ε)", _C[2]))
-
-
-def _gap(y):
-    """δ-like values ≤ 0 cannot be drawn on a log axis: NaN (a gap) instead."""
-    y = np.asarray(y, float)
-    return np.where(y > 0, y, np.nan)
-
-
-class _SimulationController(Controller):
-    """A Controller whose simulations run under a progress bar (shown past one second) and that
-    fills its HTML readouts (``readout_keys``) with ``_write_readouts(result)`` once built."""
-
-    readout_keys: tuple = ()
-
-    def __init__(self, controls, message=None):
-        self.readouts = {k: W.HTML() for k in self.readout_keys}
-        self.progress = _ProgressBar()
-        with self.progress:
-            super().__init__(controls, message)
-        self._write_readouts(self.result)
-
-    def update(self) -> None:
-        """As Controller.update, with a progress bar if the simulations take over a second."""
-        with self.progress:
-            super().update()
 
 
 class MechanismsLabController(_SimulationController):
@@ -607,7 +507,7 @@ class MechanismsLabController(_SimulationController):
             d = s.svt_delta if s.svt_variant == "Sparse (δ > 0)" else 0.0
             alg = f"Sparse(c={int(s.c)}, eps={s.svt_eps!r}, delta={d!r}, threshold={s.threshold!r})"
         return (
-            "from dpexplore.algorithms import AboveThreshold, ReportNoisyMax, Sparse\n"
+            "from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse\n"
             "from dpexplore.apps.mechanisms_lab import SCORES, attack_accuracy, harmonic\n\n"
             f"attack_eps, count_eps, m, rnm_eps = {s.attack_eps!r}, {s.count_eps!r}, {int(s.m)}, {s.rnm_eps!r}\n"
             "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
@@ -669,13 +569,13 @@ MECH_INFO = AppInfo(
         "<p><b>Report noisy max.</b> Add Lap(1/ε) to each count and report only the index of the "
         "largest: (ε, 0)-DP, while releasing all m counts would need Δf = m. Exact law: "
         "P[i] = ∫ f(z − s<sub>i</sub>) ∏<sub>j≠i</sub> F(z − s<sub>j</sub>) dz "
-        "(algorithms.ReportNoisyMax.probabilities).</p>"
+        "(teaching.ReportNoisyMax.probabilities).</p>"
         "<p><b>Sparse vector.</b> An analyst asks “how many of 1000 people are at least a years "
         "old?” (sensitivity 1), starting at a = 95: after ⊥ she lowers the cut by 2 years, after ⊤ "
         "she raises it by 10, so every query depends on earlier answers. AboveThreshold: "
         "T̂ = T + Lap(2/ε), ν<sub>i</sub> ~ Lap(4/ε), halt at the first ⊤ (ε-DP). Sparse: restart "
         "after each ⊤, halt after c of them; σ = 2c/ε for δ = 0 (ε-DP), or ε₀ from advanced "
-        "composition for δ &gt; 0 (algorithms.Sparse). Privacy degrades with the number of ⊤ "
+        "composition for δ &gt; 0 (teaching.Sparse). Privacy degrades with the number of ⊤ "
         "answers only, not with the number of queries.</p>"),
 )
 
@@ -690,18 +590,17 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
     """
     spec = MechSpec(**kwargs)
     controls = {
-        "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
+        **_seed_and_trials(spec),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
-        "attack_eps": log_slider("attack ε", spec.attack_eps, *_LAB_RANGES["attack_eps"]),
-        "count_eps": log_slider("counting ε", spec.count_eps, *_LAB_RANGES["count_eps"]),
+        "attack_eps": log_slider("attack ε", spec.attack_eps, *_RANGES["attack_eps"]),
+        "count_eps": log_slider("counting ε", spec.count_eps, *_RANGES["count_eps"]),
         "m": int_log_slider("queries m", spec.m, 1, 1000, unit="queries"),
-        "rnm_eps": log_slider("noisy-max ε", spec.rnm_eps, *_LAB_RANGES["rnm_eps"]),
+        "rnm_eps": log_slider("noisy-max ε", spec.rnm_eps, *_RANGES["rnm_eps"]),
         "svt_variant": W.Dropdown(options=list(SVT_VARIANTS), value=spec.svt_variant, description="algorithm",
                                   style={"description_width": "initial"}),
-        "svt_eps": log_slider("SVT ε", spec.svt_eps, *_LAB_RANGES["svt_eps"]),
-        "svt_delta": log_slider("SVT δ", spec.svt_delta, *_LAB_RANGES["svt_delta"], steps_per_decade=4),
+        "svt_eps": log_slider("SVT ε", spec.svt_eps, *_RANGES["svt_eps"]),
+        "svt_delta": log_slider("SVT δ", spec.svt_delta, *_RANGES["svt_delta"], steps_per_decade=4),
         "threshold": linear_slider("threshold T", spec.threshold, 0.0, 1000.0, 5.0, "people"),
         "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
     }
@@ -743,320 +642,4 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
             ctrl.readouts["svt"], ctrl.fig_svt]),
     ]
     return app_shell(MECH_INFO, ctrl, controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
-                     plots=tabs, panel_width="300px")
-
-
-# ------------------------------------------------------------------------------------------------
-# Local vs central (Steinke 2023a)
-# ------------------------------------------------------------------------------------------------
-LOWER, UPPER = 0.0, 1.0
-MEDIAN_GRID = 1001
-
-
-@dataclass(frozen=True)
-class LocalSpec:
-    """Parameters of the local-vs-central app (hashable)."""
-
-    med_eps: float = 1.0
-    spread: float = 0.1
-    n_data: int = 100
-    trials: int = 1000
-    seed: int = 0
-    eps_local: float = 1.0
-    n_users: int = 10000
-    shuffle_delta: float = 1e-6
-
-
-def laplace_median_error_cdf(t, eps, med, lower=LOWER, upper=UPPER):
-    """P[|M(x) − med| ≤ t] for the Laplace median of ``algorithms.laplace_median`` (Steinke 2023a eq. (8)):
-    M = clip(med + L, lower, upper), L ~ Lap(b), b = (upper − lower)/ε. Each side has mass ½ and
-    is capped at its distance to the bound (a = upper − med, c = med − lower):
-    CDF(t) = ½ [t ≥ a or 1 − e^{−t/b}] + ½ [t ≥ c or 1 − e^{−t/b}] (the bracket is 1 when t ≥ a).
-
-    >>> round(laplace_median_error_cdf(0.1, 1.0, 0.5), 12)      # 1 − e^{−0.1}
-    0.095162581964
-    """
-    b = (upper - lower) / eps
-    t = np.asarray(t, float)
-    base = -np.expm1(-np.maximum(t, 0.0) / b)
-    out = 0.5 * np.where(t >= upper - med, 1.0, base) + 0.5 * np.where(t >= med - lower, 1.0, base)
-    return out if out.ndim else float(out)
-
-
-def laplace_median_mean_error(eps, med, lower=LOWER, upper=UPPER):
-    """E|M(x) − med| = ½ b(1 − e^{−a/b}) + ½ b(1 − e^{−c/b}) (E min(Exp(b), a) = b(1 − e^{−a/b})),
-    b = (upper − lower)/ε, a = upper − med, c = med − lower.
-
-    >>> round(laplace_median_mean_error(1.0, 0.5), 12)           # 1 − e^{−1/2}
-    0.393469340287
-    """
-    e = np.asarray(eps, float)
-    b = (upper - lower) / e
-    out = 0.5 * b * (-np.expm1(-(upper - med) / b)) + 0.5 * b * (-np.expm1(-(med - lower) / b))
-    return out if out.ndim else float(out)
-
-
-def _check_local_spec(s: LocalSpec) -> None:
-    _check_range("med_eps", s.med_eps)
-    _check_range("spread", s.spread)
-    _check_range("eps_local", s.eps_local)
-    _check_range("shuffle_delta", s.shuffle_delta)
-    _check_int("n_data", s.n_data, 10, 100000)
-    _check_int("trials", s.trials, 100, 10000)
-    _check_int("seed", s.seed, 0, 10 ** 9)
-    _check_int("n_users", s.n_users, 10, 10 ** 9)
-
-
-@functools.lru_cache(maxsize=32)
-def _median_data(spread: float, n: int, seed: int) -> np.ndarray:
-    """The data set: n values ~ N(0.5, spread²) clipped to [0, 1] (seeded)."""
-    x = np.clip(_rng(seed, 10).normal(0.5, spread, n), LOWER, UPPER)
-    x.setflags(write=False)
-    return x
-
-
-@functools.lru_cache(maxsize=32)
-def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
-    x = _median_data(spread, n, seed)
-    xs = np.sort(x)
-    med = float(xs[(n + 1) // 2 - 1])
-    rng = _rng(seed, 11)
-    # exact mean errors vs ε
-    is_mean = np.empty(MED_EPS.size)
-    for i, e in enumerate(MED_EPS):
-        _report("median (exact)", (i + 1) / MED_EPS.size)
-        g, p = inverse_sensitivity_median_probs(x, float(e), LOWER, UPPER, MEDIAN_GRID)
-        is_mean[i] = float(np.dot(p, np.abs(g - med)))
-    lap_mean = laplace_median_mean_error(MED_EPS, med)
-    # simulated mean errors on the ε grid (trials capped to the simulation budget)
-    t_grid = max(50, min(trials, SIM_BUDGET // (2 * MED_EPS.size)))
-    is_sim = np.empty(MED_EPS.size)
-    lap_sim = np.empty(MED_EPS.size)
-    for i, e in enumerate(MED_EPS):
-        is_sim[i] = np.mean(np.abs(inverse_sensitivity_median(x, float(e), LOWER, UPPER, rng, MEDIAN_GRID,
-                                                              size=t_grid) - med))
-        lap_sim[i] = np.mean(np.abs(laplace_median(x, float(e), LOWER, UPPER, rng, size=t_grid) - med))
-        _report("median (simulated)", (i + 1) / MED_EPS.size)
-    # at the chosen ε: error distributions, exact and simulated
-    g, p = inverse_sensitivity_median_probs(x, eps, LOWER, UPPER, MEDIAN_GRID)
-    err = np.abs(g - med)
-    order = np.argsort(err, kind="stable")
-    is_err_sorted, is_cdf = err[order], np.cumsum(p[order])
-    is_s = np.sort(np.abs(inverse_sensitivity_median(x, eps, LOWER, UPPER, rng, MEDIAN_GRID, size=trials) - med))
-    lap_s = np.sort(np.abs(laplace_median(x, eps, LOWER, UPPER, rng, size=trials) - med))
-    t = np.logspace(-4, 0, 200)
-    return {
-        "median": med, "eps_grid": MED_EPS, "is_mean": is_mean, "lap_mean": lap_mean, "is_sim": is_sim,
-        "lap_sim": lap_sim, "trials_grid": t_grid, "t": t,
-        "is_cdf": np.concatenate([[0.0], np.minimum(is_cdf, 1.0)])[np.searchsorted(is_err_sorted, t, side="right")],
-        "lap_cdf": laplace_median_error_cdf(t, eps, med),
-        "is_ecdf": (is_s, np.arange(1, trials + 1) / trials),
-        "lap_ecdf": (lap_s, np.arange(1, trials + 1) / trials),
-        "is_mean_here": float(np.dot(p, err)), "lap_mean_here": float(laplace_median_mean_error(eps, med)),
-        "is_sim_here": float(is_s.mean()), "lap_sim_here": float(lap_s.mean()),
-    }
-
-
-@functools.lru_cache(maxsize=64)
-def _shuffle(eps_local: float, n_users: int, delta: float) -> dict:
-    eps = np.asarray(shuffle_amplification(eps_local, N_GRID, delta), float)
-    valid = np.asarray(shuffle_amplification_valid(eps_local, N_GRID, delta), bool)
-    here = float(shuffle_amplification(eps_local, n_users, delta))
-    ok = bool(shuffle_amplification_valid(eps_local, n_users, delta))
-    n_min = 16.0 * math.log(4.0 / delta) * math.exp(eps_local)
-    return {"n": N_GRID, "eps_valid": np.where(valid, eps, np.nan), "eps_invalid": np.where(valid, np.nan, eps),
-            "eps_here": here, "valid_here": ok, "n_min": n_min, "eps_local": eps_local}
-
-
-def compute_local_vs_central(spec: LocalSpec) -> dict:
-    """Every array of the local-vs-central app: inverse sensitivity vs Laplace median errors
-    (exact from the output law / the clipped Laplace closed form, and simulated; Steinke 2023a, eq. (4)–(5)
-    and eq. (8)) and the shuffle amplification curve ε(n) with its validity region (Canonne 2022, eq. (1)).
-
-    >>> r = compute_local_vs_central(LocalSpec(eps_local=1.0, n_users=10000, shuffle_delta=1e-6))
-    >>> round(r["shuffle"]["eps_here"], 6)
-    0.388861
-    """
-    _check_local_spec(spec)
-    return {
-        "median": _median(float(spec.med_eps), float(spec.spread), int(spec.n_data), int(spec.trials),
-                          int(spec.seed)),
-        "shuffle": _shuffle(float(spec.eps_local), int(spec.n_users), float(spec.shuffle_delta)),
-        "spec": spec,
-    }
-
-
-class LocalVsCentralController(_SimulationController):
-    """One controller: median sliders and shuffle sliders → :func:`compute_local_vs_central`."""
-
-    compute = staticmethod(compute_local_vs_central)
-    prefetch = True   # the next slider step is computed ahead (controls.PREFETCHER)
-
-    readout_keys = ("median", "shuffle")
-
-    def read_spec(self) -> LocalSpec:
-        c = self.controls
-        return LocalSpec(med_eps=float(c["med_eps"].value), spread=float(c["spread"].value),
-                         n_data=int(c["n_data"].value), trials=int(c["trials"].value),
-                         seed=int(c["seed"].value), eps_local=float(c["eps_local"].value),
-                         n_users=int(c["n_users"].value), shuffle_delta=float(c["shuffle_delta"].value))
-
-    @staticmethod
-    def _median_mean(r):
-        m = r["median"]
-        return [
-            {"type": "scatter", "mode": "lines", "name": "inverse sensitivity (exact)", "x": m["eps_grid"],
-             "y": m["is_mean"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "Laplace, GS = 1 (exact)", "x": m["eps_grid"],
-             "y": m["lap_mean"], "line": {"color": _C[3], "width": 2}},
-            {"type": "scatter", "mode": "markers", "name": "inverse sensitivity (simulated)",
-             "x": m["eps_grid"], "y": _gap(m["is_sim"]), "marker": {"color": _C[0], "symbol": "x", "size": 9}},
-            {"type": "scatter", "mode": "markers", "name": "Laplace (simulated)", "x": m["eps_grid"],
-             "y": _gap(m["lap_sim"]), "marker": {"color": _C[3], "symbol": "cross", "size": 9}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {r['spec'].med_eps:.3g}",
-             "x": [r["spec"].med_eps] * 2, "y": _gap([m["is_mean_here"], m["lap_mean_here"]]),
-             "marker": {"color": _C[7], "symbol": "diamond-open", "size": 13}},
-        ]
-
-    @staticmethod
-    def _median_cdf(r):
-        m = r["median"]
-        out = [
-            {"type": "scatter", "mode": "lines", "name": "inverse sensitivity (exact)", "x": m["t"],
-             "y": m["is_cdf"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "Laplace (exact)", "x": m["t"],
-             "y": m["lap_cdf"], "line": {"color": _C[3], "width": 2}},
-        ]
-        for key, name, col in (("is_ecdf", "inverse sensitivity (simulated)", _C[0]),
-                               ("lap_ecdf", "Laplace (simulated)", _C[3])):
-            x, y = m[key]
-            step = max(1, x.size // 400)
-            out.append({"type": "scatter", "mode": "lines", "name": name, "x": _gap(x[::step]), "y": y[::step],
-                        "line": {"color": col, "dash": "dot", "shape": "hv"}})
-        return out
-
-    @staticmethod
-    def _shuffle_traces(r):
-        s = r["shuffle"]
-        return [
-            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (Canonne 2022, eq. (1))",
-             "x": s["n"], "y": s["eps_valid"], "line": {"color": _C[0], "width": 3}},
-            {"type": "scatter", "mode": "lines", "name": "condition fails: no amplification (ε = ε_L)",
-             "x": s["n"], "y": s["eps_invalid"], "line": {"color": _C[3], "width": 3, "dash": "dash"}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen n = {r['spec'].n_users:,}",
-             "x": [r["spec"].n_users], "y": [s["eps_here"]],
-             "marker": {"color": _C[7], "size": 12, "symbol": "diamond"}},
-        ]
-
-    def figures(self, r):
-        self.fig_med_mean = PlotlyWidget(self._median_mean(r), {
-            "title": {"text": "Median: mean |error| vs ε (data in [0, 1])"},
-            "xaxis": {"title": {"text": "ε"}, "type": "log"},
-            "yaxis": {"title": {"text": "E|M(x) − median|"}, "type": "log", "exponentformat": "power"}})
-        self.fig_med_cdf = PlotlyWidget(self._median_cdf(r), {
-            "title": {"text": "Median: distribution of |error| at the chosen ε"},
-            "xaxis": {"title": {"text": "|error| t"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "P[|error| ≤ t]"}}})
-        self.fig_shuffle = PlotlyWidget(self._shuffle_traces(r), {
-            "title": {"text": "Amplification by shuffling: central ε vs number of users n"},
-            "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"}})
-        for f in (self.fig_med_mean, self.fig_med_cdf):
-            f.layout.width = "calc(50% - 4px)"
-            f.layout.min_width = "330px"
-            f.update_layout(height=340)
-        return [self.fig_med_mean, self.fig_med_cdf, self.fig_shuffle]
-
-    def render(self, r) -> None:
-        for fig, make in ((self.fig_med_mean, self._median_mean), (self.fig_med_cdf, self._median_cdf),
-                          (self.fig_shuffle, self._shuffle_traces)):
-            with fig.batch_update():
-                fig.update(data=make(r))
-        self._write_readouts(r)
-
-    def snippet(self) -> str:
-        """The readouts with the public API: the data set, its median, the exact mean errors of
-        both private medians and the shuffled central ε (simulated errors: the app's seeded runs)."""
-        s = self.spec
-        return (
-            "import numpy as np\n"
-            "from dpexplore.algorithms import inverse_sensitivity_median_probs, shuffle_amplification\n"
-            "from dpexplore.apps.mechanisms_lab import laplace_median_mean_error\n\n"
-            f"eps, spread, n, seed = {s.med_eps!r}, {s.spread!r}, {int(s.n_data)}, {int(s.seed)}\n"
-            "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n), 0.0, 1.0)\n"
-            "med = np.sort(x)[(n + 1) // 2 - 1]\n"
-            "grid, p = inverse_sensitivity_median_probs(x, eps, 0.0, 1.0, 1001)   # exact output law\n"
-            "print(f'median {med:.4f}; mean |error|: inverse sensitivity {np.dot(p, np.abs(grid - med)):.4g}, '\n"
-            "      f'Laplace {laplace_median_mean_error(eps, med):.4g}')\n"
-            f"eps_local, n_users, delta = {s.eps_local!r}, {int(s.n_users)}, {s.shuffle_delta!r}\n"
-            "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, delta):.4g}')\n")
-
-    def _write_readouts(self, r) -> None:
-        sp, m, s = r["spec"], r["median"], r["shuffle"]
-        self.readouts["median"].value = (
-            f"n = {sp.n_data} points ~ N(0.5, {sp.spread:.3g}²) clipped to [0, 1], median {m['median']:.4f}. "
-            f"At ε = {sp.med_eps:.3g}: mean |error| inverse sensitivity <b>{m['is_mean_here']:.4g}</b> "
-            f"(simulated {m['is_sim_here']:.4g}), Laplace <b>{m['lap_mean_here']:.4g}</b> "
-            f"(simulated {m['lap_sim_here']:.4g}); {sp.trials:,} trials.")
-        cond = "holds" if s["valid_here"] else "<b>fails</b> (no amplification claimed: ε = ε_L)"
-        self.readouts["shuffle"].value = (
-            f"ε_L = {sp.eps_local:.3g}, n = {sp.n_users:,}, δ = {sp.shuffle_delta:.3g}: central "
-            f"<b>ε = {s['eps_here']:.4g}</b>. Validity ε_L ≤ ln(n/(16 ln(4/δ))), i.e. n ≥ "
-            f"{s['n_min']:.4g}: {cond}.")
-
-
-LOCAL_INFO = AppInfo(
-    slug="local_vs_central",
-    title="Local vs central: beyond global sensitivity, and shuffling",
-    lead=("Two ways to need less noise: inverse sensitivity adapts to the data where Laplace noise "
-          "must cover the worst case (the median), and shuffling turns local randomizers into a "
-          "much stronger central guarantee."),
-    theory=(
-        r"<p><b>The median: inverse sensitivity vs Laplace</b> (Steinke 2023a, “Beyond Global "
-        r"Sensitivity via Inverse Sensitivity”, eq. (4)–(5), Theorem 2; Asi & Duchi 2020): "
-        r"$$P[M(x) = y] \propto \exp\!\left(-\tfrac{\varepsilon}{2}\,\ell(x, y)\right),$$ ℓ(x, y) "
-        r"the number of points to change so that y becomes the median, on a grid of 1001 points of "
-        r"[0, 1]. Laplace baseline (Steinke 2023a, eq. (8)): median + Lap(GS/ε) with GS = 1 (the data "
-        r"range), clipped to [0, 1]: $$E|M - \mathrm{med}| = \tfrac{b}{2}(1 - e^{-a/b}) + "
-        r"\tfrac{b}{2}(1 - e^{-c/b}),\ b = 1/\varepsilon.$$ Concentrated data (small spread) have "
-        r"small local sensitivity: inverse sensitivity adapts, Laplace cannot. (Errors of exactly 0 "
-        r"cannot be drawn on the log axes: they are left out of the plotted empirical CDFs.)</p>"
-        r"<p><b>Amplification by shuffling</b> (Canonne 2022, “Privacy Doona”, eq. (1); Feldman, "
-        r"McMillan &amp; Talwar 2021): n users each apply an ε_L-LDP randomizer; a shuffler permutes "
-        r"the reports. Then the output is (ε, δ)-DP with $$\varepsilon = \log\!\left(1 + 16\,"
-        r"\frac{e^{\varepsilon_L} - 1}{e^{\varepsilon_L} + 1}\sqrt{\frac{e^{\varepsilon_L}"
-        r"\log(4/\delta)}{n}}\right)\quad\text{if } \varepsilon_L \le \ln\frac{n}{16\ln(4/\delta)},$$ "
-        r"and ε = ε_L (no amplification claimed) where the condition fails (dashed).</p>"),
-)
-
-
-def build_local_vs_central(**kwargs) -> AppShell:
-    """Local vs central (Steinke 2023a; Canonne 2022) in the shell: inverse sensitivity vs Laplace
-    for the median, and amplification by shuffling, one tab each.
-
-    >>> app = build_local_vs_central()
-    >>> len(app.controller.figs)
-    3
-    """
-    spec = LocalSpec(**kwargs)
-    controls = {
-        "seed": _seed_box(spec.seed),
-        "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10),
-        "med_eps": log_slider("median ε", spec.med_eps, *_LAB_RANGES["med_eps"]),
-        "spread": log_slider("data spread σ", spec.spread, *_LAB_RANGES["spread"], unit="data units"),
-        "n_data": int_log_slider("data size n", spec.n_data, 10, 100000, steps_per_decade=10, unit="points"),
-        "eps_local": log_slider("local ε_L", spec.eps_local, *_LAB_RANGES["eps_local"]),
-        "n_users": int_log_slider("users n", spec.n_users, 10, 10 ** 9, steps_per_decade=10, unit="users"),
-        "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_LAB_RANGES["shuffle_delta"],
-                                    steps_per_decade=4),
-    }
-    ctrl = LocalVsCentralController(controls, MessageArea())
-    row = lambda *ws: W.HBox(list(ws), layout=W.Layout(flex_flow="row wrap"))
-    tabs = [
-        ("1. The median", [row(controls["med_eps"], controls["spread"], controls["n_data"]),
-                           ctrl.readouts["median"], row(ctrl.fig_med_mean, ctrl.fig_med_cdf)]),
-        ("2. Shuffling", [row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
-                          ctrl.readouts["shuffle"], ctrl.fig_shuffle]),
-    ]
-    return app_shell(LOCAL_INFO, ctrl, controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
                      plots=tabs, panel_width="300px")

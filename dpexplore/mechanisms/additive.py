@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._numerics import LOG_HALF, expm1mx, gaussian_log_delta, log1mexp, log_subtract
+from .._numerics import LOG_HALF, expm1mx, gaussian_log_delta, log1mexp, log_subtract, round_up_ulps
 from .._validation import as_array, check_alpha, check_positive, scalar_out
 from ._base import (_BISECT_STEPS, _MAX_DOUBLINGS, _ROUND_DOWN, _SHAPE_MAX, _store,
     _check_sensitivity, _check_ratio, _rng, _size, _validate_calibration, _within, _Mechanism)
@@ -334,6 +334,26 @@ class Laplace(AdditiveNoiseMechanism):
             val = np.where(val > 0, np.minimum(val + 4 * np.spacing(np.maximum(val, d)), d), 0.0)
         return np.broadcast_to(val, np.broadcast_shapes(np.shape(d), delta.shape)).copy()
 
+    def _card_closed_forms(self) -> dict:
+        """The closed forms of its notebook card (:mod:`dpexplore.display`): ρ exactly, the
+        supremum over α of D_α/α. With e = Δ/b, D_α = log(α/(2α−1) e^{(α−1)e} +
+        (α−1)/(2α−1) e^{−αe})/(α − 1) (Mironov 2017, Proposition 6); D_α/α falls with α, so the
+        supremum is the limit α → 1, the KL divergence e + e^{−e} − 1 (Laplace(1): 0.3679, where
+        the bound from pure ε, ε·tanh(ε/2), gives 0.4621), rounded up.
+
+        >>> round(Laplace(1.0)._card_closed_forms()["rho"][0], 4)
+        0.3679
+        """
+        e = float(self.sensitivity) / float(self.scale)
+        if e >= 1.0:      # no cancellation
+            kl = e + math.expm1(-e)
+        else:             # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
+            terms = [(-e) ** n / math.factorial(n) for n in range(2, 30)]
+            kl = math.fsum(reversed(terms))
+        return {"rho": (float(round_up_ulps(kl * (1.0 + 1e-14))),
+                        "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
+                        "Proposition 6, at α → 1)")}
+
     def rdp(self, alpha):
         """Tight RDP (Mironov 2017, Proposition 6; quoted in Steinke 2024), with d = Δ/b::
 
@@ -455,6 +475,16 @@ class Gaussian(AdditiveNoiseMechanism):
     def _tradeoff(self, alpha):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""
         return super()._tradeoff(alpha)
+
+    def _card_closed_forms(self) -> dict:
+        """The closed forms of its notebook card (:mod:`dpexplore.display`): exactly μ = Δ/σ-GDP
+        (Dong, Roth & Su 2022) and ρ = Δ²/(2σ²)-zCDP (Bun & Steinke 2016).
+
+        >>> Gaussian(2.0)._card_closed_forms()["mu"]
+        (0.5, 'exact: Δ/σ')
+        """
+        mu = float(self.sensitivity) / float(self.sigma)
+        return {"mu": (mu, "exact: Δ/σ"), "rho": (mu * mu / 2.0, "exact: Δ²/(2σ²)")}
 
     def rdp(self, alpha):
         """ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7); ε̂(∞) = inf.

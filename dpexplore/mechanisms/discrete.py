@@ -1243,6 +1243,15 @@ class DiscreteGaussian(_DiscreteMechanism):
         return [sp, cp, sq, cq]
 
     # Rényi DP ----------------------------------------------------------------------------------
+    def _card_closed_forms(self) -> dict:
+        """The closed forms of its notebook card (:mod:`dpexplore.display`): ρ = Δ²/(2σ²)
+        (:attr:`rho`, rounded up), an upper bound.
+
+        >>> DiscreteGaussian(1.0, 2)._card_closed_forms()
+        {'rho': (2.0, 'upper bound: Δ²/(2σ²)')}
+        """
+        return {"rho": (float(self.rho), "upper bound: Δ²/(2σ²)")}
+
     def rdp(self, alpha):
         """Exact Rényi divergence (Mironov 2017, Definition 3), rounded up: with ρ = Δ²/(2σ²),
         c = (α − 1)Δ and θ(c) = Σ_y e^{−(y − c)²/(2σ²)} (1-periodic and even in c),

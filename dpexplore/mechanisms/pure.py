@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from .. import conversions
 from .._validation import as_array, check_alpha, check_positive, scalar_out
 from ._base import (_store, _check_eps_param, _rng, _size, _pure_log_delta, _pure_epsilon,
     _pure_tradeoff, _pure_rdp, _validate_calibration, _Mechanism)
@@ -81,6 +82,18 @@ class RandomizedResponse(_Mechanism):
 
     def _tradeoff(self, alpha):
         return _pure_tradeoff(np.asarray(self.eps, float), alpha)
+
+    def _card_closed_forms(self) -> dict:
+        """The closed forms of its notebook card (:mod:`dpexplore.display`): its profile is that
+        of ε-DP, so ρ = ε·tanh(ε/2) (:func:`dpexplore.conversions.pure_to_zcdp`) and
+        μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (:func:`dpexplore.conversions.pure_to_gdp`), both exact.
+
+        >>> round(RandomizedResponse(1.0)._card_closed_forms()["rho"][0], 6)
+        0.462117
+        """
+        eps = float(self.eps)
+        return {"rho": (float(conversions.pure_to_zcdp(eps)), "exact"),
+                "mu": (float(conversions.pure_to_gdp(eps)), "exact: conversions.pure_to_gdp")}
 
     def rdp(self, alpha):
         """Tight RDP (Steinke 2024 Theorem 4): ε̂(α) = ε − log[(1 + e^{−ε})/(1 + e^{−(2α−1)ε})]/(α − 1).
@@ -154,6 +167,15 @@ class Exponential(_Mechanism):
 
     def _tradeoff(self, alpha):
         return _pure_tradeoff(np.asarray(self.eps, float), alpha)
+
+    def _card_closed_forms(self) -> dict:
+        """The closed forms of its notebook card (:mod:`dpexplore.display`): ρ ≤ ε·tanh(ε/2), the
+        zCDP of ε-DP (:func:`dpexplore.conversions.pure_to_zcdp`), an upper bound.
+
+        >>> round(Exponential(1.0)._card_closed_forms()["rho"][0], 6)
+        0.462117
+        """
+        return {"rho": (float(conversions.pure_to_zcdp(float(self.eps))), "upper bound")}
 
     def rdp(self, alpha):
         """ε̂(α) = min(tight pure-DP RDP (Steinke 2024 Theorem 4), α ε²/8 (bounded range ⇒ ε²/8-zCDP))."""

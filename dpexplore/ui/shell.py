@@ -48,6 +48,7 @@ import html
 import io
 import logging
 import math
+import pathlib
 import re
 import urllib.parse
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ __all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHEL
            "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT", "FILL_PLOT_HEIGHT"]
 
 log = logging.getLogger(__name__)
+
+_HERE = pathlib.Path(__file__).resolve().parent
 
 #: longest query string the shell reads (a hostile URL cannot make it parse megabytes)
 MAX_QUERY = 2000
@@ -92,151 +95,12 @@ class AppInfo:
     references: tuple[str, ...] = field(default_factory=tuple)
 
 
-SHELL_CSS = """
-.dpexplore-app { max-width: 1900px; box-sizing: border-box; }
-.dpexplore-app .dpexplore-head { align-items: flex-start; gap: 0.5rem 1rem; }
-.dpexplore-app .dpexplore-title h2 { margin: 2px 0 2px; font-size: 1.375rem; line-height: 1.2; }
-.dpexplore-app .dpexplore-title p { margin: 0 0 4px; font-size: 0.9375rem; line-height: 1.35; max-width: 1100px; }
-.dpexplore-app .dpexplore-body { gap: 0.5rem 1rem; align-items: flex-start; }
-.dpexplore-app .dpexplore-panel { background: #f6f8fa; border-radius: 6px; padding: 6px 8px; }
-.dpexplore-app .dpexplore-panel .widget-readout { min-width: 4.5em; }
-.dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { line-height: 1.4; }
-.dpexplore-app .dpexplore-readouts { font-size: 0.875rem; line-height: 1.4; }
-.dpexplore-app .dpexplore-readouts table td, .dpexplore-app .dpexplore-readouts table th { padding: 2px 4px; }
-.dpexplore-app .dpexplore-readouts table { font-size: 0.8125rem; }
-.dpexplore-app .dpexplore-note { font-size: 0.8125rem; color: #444; }
-.dpexplore-app .dpexplore-panel { overflow-x: hidden; }
-.dpexplore-app .dpexplore-readouts, .dpexplore-app .dpexplore-readouts > * { max-width: 100%; min-width: 0; }
-.dpexplore-app .dpexplore-readouts .widget-html-content { overflow-x: auto; }
-.dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 0 auto !important; max-width: none !important; }
-.dpexplore-app .dpexplore-panel .widget-readout { overflow: hidden; text-overflow: ellipsis; }
-/* the toolbar's room is kept before its script draws it (the head would grow under plots that
-   measure their height from their place on the page: FILL_PLOT_HEIGHT) */
-@media (min-width: 700px) {
-  .dpexplore-app:not(.dpexplore-present) .dpexplore-head > :nth-child(2) { min-width: 22.5rem; min-height: 30px; }
-}
-/* a dropdown and a text box show their whole value: the select is as wide as its longest option
-   and the text box at least 8rem, each under its label when the row has no room for both (a long
-   label beside them left "Laplac" of "Laplace, …" in the composition explorer) */
-.dpexplore-app .widget-dropdown, .dpexplore-app .widget-text { flex-wrap: wrap; height: auto !important;
-  max-width: 100%; row-gap: 2px; }
-.dpexplore-app .widget-dropdown > select { flex: 0 0 auto !important; width: auto !important; min-width: 0; max-width: 100%; }
-.dpexplore-app .widget-text > input { flex: 1 0 8rem !important; min-width: 8rem; max-width: 100%; }
-.dpexplore-app .widget-dropdown > .widget-label, .dpexplore-app .widget-text > .widget-label { max-width: 100%; }
-/* presentation mode: what a projector needs. The title on one or two lines and the lead on one
-   (the whole lead shows on hover), text of the controls and readouts >= 18 px (at the browser's
-   default 16 px), every tab title on screen (the tab bar wraps), the plots take the rest */
-.dpexplore-app.dpexplore-present { --dpexplore-chrome: 120px; --dpexplore-chrome-tab: 160px; }
-.dpexplore-app.dpexplore-present .dpexplore-head { gap: 0 1rem; position: relative; }
-.dpexplore-app.dpexplore-present .dpexplore-head > :first-child { flex: 1 1 100% !important; min-width: 0; }
-.dpexplore-app.dpexplore-present .dpexplore-head .widget-html-content { min-width: 0; max-width: 100%; }
-.dpexplore-app.dpexplore-present .dpexplore-title h2 { font-size: 1.5rem; margin: 0; }
-.dpexplore-app.dpexplore-present .dpexplore-title p { font-size: 1.125rem; margin: 0 0 2px; max-width: none;
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-.dpexplore-app.dpexplore-present .dpexplore-title p:hover { white-space: normal; }
-@media (min-width: 900px) {
-  /* the toolbar beside the lead's line, not on a line of its own */
-  .dpexplore-app.dpexplore-present .dpexplore-head > :nth-child(2) { position: absolute; right: 0; bottom: 0; }
-  .dpexplore-app.dpexplore-present .dpexplore-title p { margin-right: 25rem; }
-  .dpexplore-app.dpexplore-present .dpexplore-panel { flex: 0 1 26rem !important; max-width: 26rem !important; }
-}
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-readout,
-.dpexplore-app.dpexplore-present .dpexplore-panel label,
-.dpexplore-app.dpexplore-present .dpexplore-panel select,
-.dpexplore-app.dpexplore-present .dpexplore-main .widget-label,
-.dpexplore-app.dpexplore-present .dpexplore-main .widget-readout,
-.dpexplore-app.dpexplore-present .dpexplore-readouts { font-size: 1.125rem; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label,
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-label-basic { white-space: normal; overflow: visible; }
-/* a text box's or dropdown's label on its own row grows with its lines: with the row's fixed
-   height the second line of "RDP orders α for the table (comma-separated)" went under the box */
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-text > .widget-label,
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-dropdown > .widget-label { height: auto; line-height: 1.3; }
-/* a checkbox whose larger label wraps grows with it (its fixed row height let the second line run
-   into the next control) */
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox { height: auto; min-height: var(--jp-widgets-inline-height, 28px); }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-checkbox .widget-label-basic { line-height: 1.3; }
-.dpexplore-app.dpexplore-present .dpexplore-readouts :not(sub):not(sup),
-.dpexplore-app.dpexplore-present .dpexplore-readouts table { font-size: 1.125rem !important; }
-/* readout tables fit the 26rem panel where they can: the table takes the panel's width and cells
-   wrap at spaces; words are never broken (a header broken letter by letter cannot be read), so a
-   table with many columns (the noise lab's) scrolls sideways inside its focusable region instead */
-.dpexplore-app.dpexplore-present .dpexplore-readouts table { width: 100%; max-width: 100%; border-spacing: 2px !important; }
-.dpexplore-app.dpexplore-present .dpexplore-readouts table td,
-.dpexplore-app.dpexplore-present .dpexplore-readouts table th { padding: 1px 2px !important; white-space: normal !important; }
-.dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content,
-.dpexplore-app.dpexplore-present .dpexplore-main .widget-htmlmath-content { font-size: 1.125rem; }
-.dpexplore-app.dpexplore-present .dpexplore-main .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
-.dpexplore-app.dpexplore-present .dpexplore-note { font-size: 1rem; }
-.dpexplore-app.dpexplore-present .lm-TabBar-tab, .dpexplore-app.dpexplore-present .p-TabBar-tab { font-size: 1rem; }
-.dpexplore-app .lm-TabBar-content, .dpexplore-app .p-TabBar-content { flex-wrap: wrap; }
-.dpexplore-app .lm-TabBar, .dpexplore-app .p-TabBar { min-height: fit-content; height: auto !important; }
-/* a tab's plots one at a time (_PresentStage): the buttons that choose one wrap, whole titles */
-.dpexplore-app .dpexplore-chooser { height: auto !important; align-items: center; }
-.dpexplore-app .dpexplore-chooser .widget-toggle-buttons { flex-wrap: wrap; height: auto; min-width: 0; gap: 2px 0; }
-.dpexplore-app .dpexplore-chooser .widget-toggle-button { width: auto !important; max-width: 100%; height: auto;
-  min-height: 30px; white-space: normal; overflow: visible; font-size: 1rem; }
-.dpexplore-app .dpexplore-chooser .widget-label { width: auto !important; font-size: 1rem; }
-.dpexplore-app .dpexplore-tab-controls { border-top: 1px solid #c8ccd0; margin-top: 4px; padding-top: 4px; }
-.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content,
-.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-htmlmath-content { font-size: 1.125rem; }
-.dpexplore-app.dpexplore-present .dpexplore-tab-controls .widget-html-content :not(sub):not(sup) { font-size: inherit !important; }
-.dpexplore-app .dpexplore-tab-controls .widget-html-content { overflow-x: auto; max-width: 100%; }
-.dpexplore-app .dpexplore-tab-controls .widget-html-content span { max-width: 100% !important; }
-/* a slider whose (larger) label is long keeps a usable track: the label wraps onto a second line
-   rather than shrink the track below 8rem (the row grows with it) */
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider { height: auto !important; min-height: 32px;
-  align-items: center; margin-bottom: 2px; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .widget-label { flex: 0 1 auto; min-width: min-content;
-  height: auto !important; line-height: 1.25 !important; }
-.dpexplore-app.dpexplore-present .dpexplore-panel .widget-slider > .slider-container { flex: 1 0 8rem; min-width: 8rem; }
-.dpexplore-app.dpexplore-present .widget-tab > .widget-tab-contents,
-.dpexplore-app.dpexplore-present .jupyter-widget-tab > .widget-tab-contents { padding: 4px; }
-/* a table of long cells (stacked_table): in presentation mode its rows come one after another,
-   each cell on a line of its own after its column's name; the header row stays for screen readers
-   (visually hidden: the rule after this string, with the page's screen-reader-only style)
-   (the name has empty alternative text, not to be read twice; a browser without that syntax keeps
-   the first content) */
-.dpexplore-app.dpexplore-present table.dpexplore-stack,
-.dpexplore-app.dpexplore-present table.dpexplore-stack > tbody,
-.dpexplore-app.dpexplore-present table.dpexplore-stack tr,
-.dpexplore-app.dpexplore-present table.dpexplore-stack td,
-.dpexplore-app.dpexplore-present table.dpexplore-stack th { display: block; width: auto; text-align: left !important;
-  border: 0 !important; }
-.dpexplore-app.dpexplore-present table.dpexplore-stack tr + tr { border-top: 1px solid #c8ccd0 !important;
-  padding-top: 2px; margin-top: 2px; }
-.dpexplore-app.dpexplore-present table.dpexplore-stack [data-label]::before {
-  content: attr(data-label) ": "; content: attr(data-label) ": " / ""; font-weight: bold; }
-/* the reader's settings: no animated transitions, more contrast */
-@media (prefers-reduced-motion: reduce) {
-  .dpexplore-app *, .dpexplore-app *::before, .dpexplore-app *::after {
-    transition: none !important; animation: none !important; scroll-behavior: auto !important; }
-}
-@media (prefers-contrast: more) {
-  .dpexplore-app, .dpexplore-app .dpexplore-note, .dpexplore-app .widget-label,
-  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { color: #000 !important; }
-  .dpexplore-app .dpexplore-panel { background: #fff; border: 2px solid #000; }
-  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { border-color: #000 !important; }
-  .dpexplore-app .dpexplore-bar-button { border: 2px solid #000; color: #000; background: #fff; }
-}
-/* 320 CSS px wide (a 400 % zoom): one column, nothing wider than the window but plots and tables */
-@media (max-width: 480px) {
-  .dpexplore-app .dpexplore-panel { min-width: 0 !important; flex-basis: 100% !important; }
-  .dpexplore-app .dpexplore-main { flex-basis: 100% !important; }
-  .dpexplore-app .widget-hbox > .widget-box, .dpexplore-app .widget-hbox > .jupyter-widgets { min-width: 0 !important; max-width: 100%; }
-  .dpexplore-app .widget-hbox > :has(.dpexplore-plot) { min-width: 0 !important; width: 100% !important; }
-  .dpexplore-app .widget-slider, .dpexplore-app .widget-inline-hbox { flex-wrap: wrap; max-width: 100%; height: auto !important; }
-  .dpexplore-app .widget-slider > .widget-label, .dpexplore-app .widget-inline-hbox > .widget-label {
-    flex: 1 1 100%; max-width: 100% !important; width: auto !important; }
-  .dpexplore-app .widget-slider > .slider-container { min-height: 28px; }
-  .dpexplore-app .widget-label, .dpexplore-app .widget-label-basic { white-space: normal; }
-  .dpexplore-app .widget-html-content, .dpexplore-app .widget-htmlmath-content { overflow-x: auto; max-width: 100%; }
-  .dpexplore-app .lm-TabBar-tab, .dpexplore-app .p-TabBar-tab { flex: 0 1 auto !important; max-width: 100% !important; height: auto !important; }
-  .dpexplore-app .lm-TabBar-tabLabel, .dpexplore-app .p-TabBar-tabLabel { white-space: normal !important; overflow-wrap: anywhere; height: auto !important; }
-  .dpexplore-app .dpexplore-title h2, .dpexplore-app .dpexplore-title p { overflow-wrap: anywhere; }
-}
-"""
+#: the shell's page CSS (``shell.css``; with :data:`dpexplore.ui.a11y.PAGE_CSS` in one hidden
+#: ``<style>`` of every app page). The leading newline (and the toolbar's) keeps the page
+#: byte for byte what it was when both were inline strings.
+SHELL_CSS = "\n" + (_HERE / "shell.css").read_text(encoding="utf-8")
+#: the toolbar's front end (``shell.js``; ``__MAX_QUERY__`` stands for :data:`MAX_QUERY`)
+_SHELL_JS = "\n" + (_HERE / "shell.js").read_text(encoding="utf-8")
 
 
 def stacked_table(columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], *, cls: str = "",
@@ -302,136 +166,9 @@ class ShellBar(anywidget.AnyWidget):
     kernel for the CSV (a custom message; the kernel answers with the text).
     """
 
-    _esm = """
-function render({ model, el }) {
-  const bar = document.createElement("div");
-  bar.className = "dpexplore-bar";
-  bar.style.cssText = "display:flex;flex-wrap:wrap;gap:6px;align-items:center;justify-content:flex-end";
-  const btn = (label, title) => {
-    const b = document.createElement("button");
-    b.className = "jupyter-button dpexplore-bar-button"; b.textContent = label; b.title = title;
-    b.style.cssText = "height:30px;padding:0 10px;cursor:pointer";
-    bar.appendChild(b); return b;
-  };
-  const present = btn("", "Larger text and lines for a projector (or add present=1 to the page URL)");
-  const showPresent = () => {
-    present.textContent = model.get("present") ? "Presentation mode: on" : "Presentation mode";
-    present.setAttribute("aria-pressed", model.get("present") ? "true" : "false");
-  };
-  showPresent();
-  present.onclick = () => { model.set("present", !model.get("present")); model.save_changes(); };
-  model.on("change:present", showPresent);
-  const link = btn("Link to this view", "The page URL with every control's current value");
-  const box = document.createElement("input");
-  box.className = "dpexplore-link"; box.readOnly = true;
-  box.style.cssText = "display:none;width:min(60vw,520px);height:26px;font-size:13px";
-  link.onclick = () => {
-    const q = new URLSearchParams(model.get("state") || {});
-    if (model.get("present")) q.set("present", "1");
-    const url = location.origin + location.pathname + (q.toString() ? "?" + q.toString() : "");
-    box.value = url; box.style.display = ""; box.select();
-    if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
-  };
-  const csv = btn("Data (CSV)", "Download the plotted data as CSV");
-  csv.onclick = () => model.send({ type: "csv" });
-  model.on("msg:custom", (msg) => {
-    if (!msg || msg.type !== "csv") return;
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(new Blob([msg.text], { type: "text/csv" }));
-    a.download = msg.name; document.body.appendChild(a); a.click();
-    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-  });
-  bar.appendChild(box);
-  el.appendChild(bar);
-  dpexploreA11y(el);   // slider names, skip link, live readouts (a11y.js)
-  // Typed values: a slider's readout or a number box sends what was typed to the kernel, which
-  // reads it as a person means it (ipywidgets read "20,500" as 20, "5e2" as 5 in an integer
-  // field, and dropped characters such as "x" from number boxes as they were typed).
-  // (number boxes become text inputs on focus: a type="number" input blocks or drops what the
-  // browser does not take for a number, so the kernel would never see it to say so)
-  const editable = (t) => t && t.closest && t.closest(".dpexplore-app") &&
-    ((t.matches("[contenteditable=true]") && t.closest(".widget-slider")) ||
-     (t.matches("input") && (t.type === "number" || t.dataset.dpexploreNumber === "1")));
-  const textOf = (t) => (t.matches("input") ? t.value : t.textContent) || "";
-  const setText = (t, v) => { if (t.matches("input")) t.value = v; else t.textContent = v; };
-  const commit = (t) => {
-    const raw = textOf(t), before = t.dataset.dpexploreBefore;
-    if (before === undefined || raw.trim() === before.trim()) return false;
-    const wrap = t.closest(".widget-slider, .widget-text, .widget-inline-hbox");
-    const label = wrap && wrap.querySelector(".widget-label");
-    setText(t, before);   // the kernel sets the new value (the view then shows it)
-    model.send({ type: "typed", label: label ? label.textContent : "", text: raw.slice(0, 200),
-                 length: raw.length });
-    return true;
-  };
-  const hook = () => {
-    const app = el.closest(".dpexplore-app");
-    if (!app) { if (hook.n++ < 300) setTimeout(hook, 100); return; }
-    if (app.dataset.dpexploreTyped) return;
-    app.dataset.dpexploreTyped = "1";
-    // number boxes are text inputs from the moment they are drawn (changing the type on focus
-    // moved the caret to the start and lost a select-all, so "7" typed over "0" became "70")
-    const textify = (root) => {
-      for (const t of root.querySelectorAll('input[type="number"]')) {
-        t.dataset.dpexploreNumber = "1"; t.type = "text"; t.inputMode = "decimal";
-      }
-    };
-    textify(app);
-    // (a plot's redraw adds thousands of SVG nodes a step: those records are passed over)
-    new MutationObserver((records) => {
-      if (records.some((r) => r.addedNodes.length && r.target.namespaceURI !== "http://www.w3.org/2000/svg" &&
-                              !(r.target.closest && r.target.closest(".dpexplore-plot")))) textify(app);
-    }).observe(app, { childList: true, subtree: true });
-    // what the control showed before this edit (after an Enter the kernel may have changed it);
-    // a paste or an input method changes the text without a keydown, hence beforeinput
-    const remember = (t) => { if (t.dataset.dpexploreBefore === undefined) t.dataset.dpexploreBefore = textOf(t); };
-    app.addEventListener("focusin", (e) => {
-      const t = e.target;
-      if (!editable(t)) return;
-      if (t.matches("input") && t.type === "number") textify(app);
-      t.dataset.dpexploreBefore = textOf(t);
-    }, true);
-    app.addEventListener("beforeinput", (e) => { if (editable(e.target)) remember(e.target); }, true);
-    app.addEventListener("keydown", (e) => {
-      if (!editable(e.target)) return;
-      remember(e.target);
-      if (e.key === "Enter") {
-        e.preventDefault(); e.stopPropagation();
-        commit(e.target);
-        delete e.target.dataset.dpexploreBefore;
-      } else if (e.target.matches("input")) {
-        e.stopPropagation();   // ipywidgets' number box filters keys as they are typed
-      }
-    }, true);
-    for (const type of ["keypress", "keyup", "input", "change"]) {
-      app.addEventListener(type, (e) => { if (editable(e.target) && e.target.matches("input")) e.stopPropagation(); }, true);
-    }
-    app.addEventListener("blur", (e) => {
-      if (!editable(e.target)) return;
-      commit(e.target);
-      e.stopPropagation();
-      delete e.target.dataset.dpexploreBefore;
-    }, true);
-  };
-  hook.n = 0;
-  hook();
-  // The page's query string, sent until the kernel acknowledges it: with a preheated kernel
-  // (Voila's pool) the widgets render before the kernel connection is live, and a message sent
-  // then is lost.
-  const q = (location.search || "").slice(0, %d);
-  if (q.length > 1) {
-    let acked = false;
-    model.on("msg:custom", (msg) => { if (msg && msg.type === "query-ack") acked = true; });
-    const send = (n) => {
-      if (acked || n > 40) return;
-      try { model.send({ type: "query", query: q }); } catch (e) { /* not connected yet */ }
-      setTimeout(() => send(n + 1), 500);
-    };
-    send(0);
-  }
-}
-export default { render };
-""" % MAX_QUERY + PAGE_JS
+    #: ``shell.js`` (the toolbar; it reads at most MAX_QUERY characters of the query string),
+    #: then the page's accessibility script (``a11y.js``)
+    _esm = _SHELL_JS.replace("__MAX_QUERY__", str(MAX_QUERY)) + PAGE_JS
 
     present = traitlets.Bool(False).tag(sync=True)
     #: the query string the page was opened with, once received (read only: set by the kernel)

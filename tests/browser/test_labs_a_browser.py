@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from dpexplore.apps import local_vs_central as LC
 from dpexplore.apps import mechanisms_lab as ML
 from dpexplore.apps import noise_lab as NL
 from dpexplore.mechanisms import Gaussian, Laplace, Logistic
@@ -269,11 +270,11 @@ def test_mechanisms_lab_bad_seed_shows_message_and_keeps_the_plots(open_app):
 # local vs central
 # ------------------------------------------------------------------------------------------------
 LOCAL = "local_vs_central.ipynb"
-_LC = ML.build_local_vs_central().controller.controls
+_LC = LC.build_local_vs_central().controller.controls
 
 
-def _assert_local(app, spec: ML.LocalSpec) -> None:
-    r = ML.compute_local_vs_central(spec)
+def _assert_local(app, spec: LC.LocalSpec) -> None:
+    r = LC.compute_local_vs_central(spec)
     p = app.plots()
     assert len(p) == 3 and len(p[0]) == 5 and len(p[1]) == 4 and len(p[2]) == 3
     m, s = r["median"], r["shuffle"]
@@ -291,7 +292,7 @@ def _assert_local(app, spec: ML.LocalSpec) -> None:
 
 def test_local_vs_central_loads_with_the_core_values(open_app):
     app = _open(open_app, LOCAL, 3)
-    _assert_local(app, ML.LocalSpec())
+    _assert_local(app, LC.LocalSpec())
     assert app.message() == ""
     app.assert_no_traceback()
     assert not app.page.errors, app.page.errors
@@ -307,17 +308,17 @@ def test_local_vs_central_every_control_redraws_with_the_core_values(open_app):
         app.set_slider(label, value)
         v = _snap_log(_LC[key], float(value))
         kw[key] = int(v) if key in ("n_data", "n_users", "trials") else v
-        _assert_local(app, ML.LocalSpec(**kw))
+        _assert_local(app, LC.LocalSpec(**kw))
     app.set_slider("users n", 1000)                   # the validity condition fails: ε = ε_L
     kw["n_users"] = 1000
-    _assert_local(app, ML.LocalSpec(**kw))
-    assert ML.compute_local_vs_central(ML.LocalSpec(**kw))["shuffle"]["eps_here"] == kw["eps_local"]
+    _assert_local(app, LC.LocalSpec(**kw))
+    assert LC.compute_local_vs_central(LC.LocalSpec(**kw))["shuffle"]["eps_here"] == kw["eps_local"]
     app.press_slider("users n", "ArrowRight", 1)      # keyboard: one step of 10 per decade
     kw["n_users"] = int(round(10 ** 3.1))
-    _assert_local(app, ML.LocalSpec(**kw))
+    _assert_local(app, LC.LocalSpec(**kw))
     _set_seed(app, 9)
     kw["seed"] = 9
-    _assert_local(app, ML.LocalSpec(**kw))
+    _assert_local(app, LC.LocalSpec(**kw))
     assert app.message() == ""
     assert not app.page.errors, app.page.errors
 
