@@ -265,8 +265,7 @@ def _kary_bracket(log_delta_capped, delta, lo, hi, active, points: int):
         pts = np.minimum(np.maximum(pts, a), b)        # within the bracket despite rounding
         ok = within(np.asarray(log_delta_capped(pts.ravel()), dtype=float).reshape(pts.shape),
                     d[idx, None])
-        ok = np.maximum.accumulate(ok, axis=1)         # δ is non-increasing: first ok onwards
-        first = np.where(ok.any(axis=1), ok.argmax(axis=1), points)
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), points)   # the first that meets δ
         rows = np.arange(idx.size)
         new_hi = np.where(first < points, pts[rows, np.minimum(first, points - 1)], hi[idx])
         new_lo = np.where(first > 0, pts[rows, np.maximum(first - 1, 0)], lo[idx])

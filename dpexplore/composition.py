@@ -667,7 +667,6 @@ def compose_epsilon(mechanism, k, delta):
     >>> compose_epsilon(Laplace(1.0), [1, 2], 0.0).tolist()       # pure DP: δ = 0 at k·ε
     [1.0, 2.0]
     """
-
     kk = check_k(k, "k")
     d = check_delta(delta, "delta")
     try:
@@ -698,7 +697,6 @@ def _built_by(prof, parts, call):
 
 
 def _compose(mechanism, k: int, grid_size):
-
     label = getattr(mechanism, "_label", lambda: repr(mechanism))()
     if isinstance(mechanism, mech_mod.Gaussian):
         mu = float(mechanism.sensitivity) / float(mechanism.sigma)
@@ -709,7 +707,6 @@ def _compose(mechanism, k: int, grid_size):
         prof = OptimalProfile(float(mechanism.eps), k)
         prof.name = f"{k}×{label}"
         return prof
-
     if isinstance(mechanism, PoissonSubsampled):
         return _compose_all([(mechanism, k)], grid_size)
     if isinstance(mechanism, (mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
@@ -720,17 +717,16 @@ def _compose(mechanism, k: int, grid_size):
         if k == 1:
             return mechanism.profile
 
-        def build(n):
-            pld = _pld.composed_pld(mechanism, k, grid_size=n)
+        def profile_of(pld):
             if np.isfinite(float(mechanism.eps_max)):
                 return _PureDPPLDProfile(pld, float(mechanism.eps_max), k, name=f"{k}×{label}")
             return _pld.PLDProfile(pld, name=f"{k}×{label}")
 
+        def build(n):
+            return profile_of(_pld.composed_pld(mechanism, k, grid_size=n))
+
         def build_tilted(n):
-            pld = _pld.composed_pld_many([(mechanism, k)], grid_size=n, tilted=True)
-            if np.isfinite(float(mechanism.eps_max)):
-                return _PureDPPLDProfile(pld, float(mechanism.eps_max), k, name=f"{k}×{label}")
-            return _pld.PLDProfile(pld, name=f"{k}×{label}")
+            return profile_of(_pld.composed_pld_many([(mechanism, k)], grid_size=n, tilted=True))
 
         if grid_size is not None:
             return build(grid_size)
@@ -821,7 +817,6 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
 
 
 def _compose_all(pairs, grid_size):
-
     if all(isinstance(m, mech_mod.Gaussian) for m, _ in pairs):
         mu2 = sum(k * (float(m.sensitivity) / float(m.sigma)) ** 2 for m, k in pairs)
         prof = GaussianDPProfile(float(np.sqrt(mu2)))

@@ -1199,18 +1199,18 @@ def _many_grid_size(total: int, loss_model: bool) -> int:
 
 def refine_start(items) -> int:
     """The grid :func:`refine_epsilon` starts from for the composition ``items`` ((mechanism, k)
-    pairs): :func:`_many_grid_size`, except for Poisson-subsampled losses alone (DP-SGD), where
-    it is a sixteenth of :func:`default_grid_size`, at least 2¹² (the refinement compares it with
-    a grid 4 times coarser). Their two-grid powers (:func:`_power`) start on a grid far finer than
-    the final one, so ε is already close on small grids: at σ 1, q 0.01, 10⁴ steps, δ 1e-5 the
-    2¹⁰ and 2¹² grids give 6.19311 and 6.18806 (dp_accounting at interval 1e-4: 6.18774), and the
-    refinement stops there, within its target; the sweep test holds it to the target over
-    σ ∈ [0.05, 100], q ∈ [1e-17, 1], k ∈ [1, 10⁶], δ ∈ [1e-12, 1e-2]. Each composition costs
-    ~25 ms on these small grids, mostly per-product overhead, so starting 4 times lower saves
-    the two largest grids (10⁶ steps: ~4× faster)."""
+    pairs): :func:`_many_grid_size`, except for subsampled losses alone (DP-SGD; they set
+    ``refine_low``), where it is a sixteenth of :func:`default_grid_size`, at least 2¹² (the
+    refinement compares it with a grid 4 times coarser). Their two-grid powers (:func:`_power`)
+    start on a grid far finer than the final one, so ε is already close on small grids: at σ 1,
+    q 0.01, 10⁴ steps, δ 1e-5 the 2¹⁰ and 2¹² grids give 6.19311 and 6.18806 (dp_accounting at
+    interval 1e-4: 6.18774), and the refinement stops there, within its target; the sweep test
+    holds it to the target over σ ∈ [0.05, 100], q ∈ [1e-17, 1], k ∈ [1, 10⁶], δ ∈ [1e-12,
+    1e-2]. Each composition costs ~25 ms on these small grids, mostly per-product overhead, so
+    starting 4 times lower saves the two largest grids (10⁶ steps: ~4× faster)."""
     pairs = [(m, int(k)) for m, k in items]
     total = sum(k for _, k in pairs)
-    if pairs and all(type(m).__name__ == "_SubsampledLoss" for m, _ in pairs):
+    if pairs and all(getattr(m, "refine_low", False) for m, _ in pairs):
         return int(max(default_grid_size(total) // 16, 2**12))
     return _many_grid_size(total, any(hasattr(m, "_loss_tails") for m, _ in pairs))
 

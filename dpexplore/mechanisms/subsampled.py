@@ -52,6 +52,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
@@ -106,6 +107,9 @@ class _SubsampledLoss:
     base: object
     q: float
     direction: str
+    #: :func:`dpexplore.pld.refine_start` may start this loss's grid refinement low: its
+    #: two-grid powers are already close on small grids
+    refine_low: ClassVar[bool] = True
 
     @property
     def _bounds(self):
