@@ -388,15 +388,28 @@ def default_max_pages(cpus: int | None = None) -> int:
 
 
 def open_pages(km) -> int:
-    """Kernels that pages hold: every kernel of ``km`` except the pooled ones not yet handed out
-    (their ids are ``km.dpexplore_pooled``, kept by :func:`dpexplore.voila.pool.gate_pool_fills`).
+    """Kernels that pages hold. Once pages have been served (:func:`page_starts` installed): the
+    running kernels that a page's GET was given (:attr:`PageStarts.pages`). Before: every kernel
+    of ``km`` except the pooled ones not yet handed out (``km.dpexplore_pooled``, kept by
+    :func:`dpexplore.voila.pool.gate_pool_fills`).
+
+    Counting the kernels given to pages, not all kernels but the pool's, matters in a burst: a
+    pool kernel being started is listed by the kernel manager before the pool marks it as pooled,
+    and counted as a page meanwhile, so the 30th of 30 students got "server full" at a cap of 30.
 
     >>> class KM:
     ...     dpexplore_pooled = {"b"}
     ...     def list_kernel_ids(self): return ["a", "b", "c"]
     >>> open_pages(KM())
     2
+    >>> km = KM(); km.dpexplore_page_starts = PageStarts(); km.dpexplore_page_starts.pages = {"a", "x"}
+    >>> open_pages(km)   # "x" has ended
+    1
     """
+    starts = getattr(km, "dpexplore_page_starts", None)
+    if starts is not None:
+        starts.pages.intersection_update(km.list_kernel_ids())   # forget the ended ones
+        return len(starts.pages)
     pooled = getattr(km, "dpexplore_pooled", None) or ()
     return len(set(km.list_kernel_ids()).difference(pooled))
 
@@ -433,6 +446,8 @@ class PageStarts:
 
     def __init__(self):
         self.pending: set = set()
+        #: the kernels given to pages (those still running are the open pages: :func:`open_pages`)
+        self.pages: set = set()
 
     def refusal(self, km, max_kernels: int, max_pages: int) -> tuple[int, str] | None:
         """``(cap, what)`` when one more page would pass a cap (0: none), else ``None``."""
@@ -469,6 +484,9 @@ def page_starts(km) -> PageStarts:
                 out = await out
             token = _RESERVATION.get()
             if token is not None:   # the kernel is listed now: it counts for itself
+                kernel_id = out[2] if isinstance(out, tuple) else out
+                if isinstance(kernel_id, str):
+                    starts.pages.add(kernel_id)
                 starts.release(token)
             return out
 

@@ -1,0 +1,101 @@
+"""Pages cloned from a dashboard's first rendered page (dpexplore.voila.clone), end to end.
+
+A page of a dashboard is served as a copy of its first rendered page on a kernel forked with the
+app already built: the copy must differ from the reference only by its kernel id, its kernel must
+answer every slider move in the browser as a rendered page's does, and its numbers must be its own
+(numpy's global generator drawn independently). When the template dies, the reference is dropped
+and the next page is rendered as usual, and works.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import urllib.request
+
+import psutil
+import pytest
+
+from conftest import REPO, Dashboard, Server, free_port, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+APP = "demo.ipynb"
+KERNEL_ID = re.compile(r'"kernelId": "([0-9a-f-]{36})"')
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("clone_root")
+    shutil.copy(REPO / "notebooks" / APP, root / APP)
+    log = tmp_path_factory.mktemp("clone_log") / "serve.log"
+    s = Server(free_port(), root=root, log_path=log, extra_args=["--cull-idle-timeout", "120"])
+    try:
+        s.wait_ready(pools=1)
+        assert wait_until(lambda: f"pages of {APP} are cloned" in s.log(), 120), s.log()[-3000:]
+        yield s
+    finally:
+        s.stop()
+
+
+def _get(server) -> str:
+    with urllib.request.urlopen(server.url(APP), timeout=60) as r:
+        assert r.status == 200
+        return r.read().decode()
+
+
+def _template(server) -> psutil.Process:
+    return next(p for p in psutil.Process(server.proc.pid).children()
+                if "dpexplore.voila.forkserver" in " ".join(p.cmdline()))
+
+
+def test_a_clone_is_the_page_with_its_own_kernel(server):
+    pages = [_get(server) for _ in range(3)]   # the pool's page, then clones
+    ids = [KERNEL_ID.findall(p) for p in pages]
+    assert all(len(i) == 1 for i in ids) and len({i[0] for i in ids}) == 3
+    same = {p.replace(i[0], "KERNEL") for p, i in zip(pages, ids)}
+    assert len(same) == 1          # nothing else differs
+    assert "application/vnd.jupyter.widget-view+json" in pages[0]
+    forks = [p.pid for p in _template(server).children()]
+    # the kernels of the clones are children of the template (forked), not new interpreters
+    kernels = [p for p in psutil.Process(server.proc.pid).children(recursive=True)
+               if "ipykernel_launcher" in " ".join(p.cmdline())]
+    assert len([k for k in kernels if k.pid in forks]) >= 2
+
+
+def test_a_cloned_page_answers_its_sliders_in_the_browser(server, browser):
+    _get(server)   # takes the pool's page: the next one is a clone
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = ctx.new_page()
+        app = Dashboard(page, server.url(APP), server)
+        kernel = KERNEL_ID.search(page.content()).group(1)
+        assert f"Using pre-heated kernel: {kernel}" not in server.log()   # a clone's kernel
+        before = app.trace(0)
+        app.set_slider("ε", "2")
+        after = app.trace(0)
+        assert after["y"] != before["y"]
+        app.assert_no_traceback()
+        assert app.message() == ""
+    finally:
+        ctx.close()
+
+
+def test_a_page_after_the_template_died_is_rendered_and_works(server, browser):
+    tpl = _template(server)
+    os.kill(tpl.pid, signal.SIGKILL)
+    tpl.wait(10)
+    _get(server)   # the pool's page (rendered before) or a page rendered anew
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        app = Dashboard(ctx.new_page(), server.url(APP), server)
+        before = app.trace(0)
+        app.set_slider("ε", "3")
+        assert app.trace(0)["y"] != before["y"]
+    finally:
+        ctx.close()
+    assert "is rendered anew (its kernel template is gone)" in server.log()
+    # and the pages are cloned again, from the new template's first rendered page
+    assert wait_until(lambda: "cloned from one rendered page (template generation 2)"
+                      in server.log(), 120), server.log()[-3000:]
