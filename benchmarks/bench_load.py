@@ -39,11 +39,14 @@ log's nbclient IOPub timeouts and discarded pool kernels are counted too. ::
     python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --expect 30 \
         --app rdp_explorer.ipynb,composition_explorer.ipynb,noise_lab.ipynb,demo.ipynb,profile_vs_gdp.ipynb
 
-Issue 36: ``--fork both`` runs the same rounds twice in one run, first with every kernel started
-normally (``dpexplore serve --no-fork``: the baseline), then forked from the warm template (the
-default, ``--fork on``); each result says ``fork`` and the template's USS. ::
+Issue 36: ``--modes`` runs the same rounds once per mode in one run: ``normal`` (every kernel
+started as a new interpreter, ``dpexplore serve --no-fork``), ``fork`` (kernels forked from the
+warm template, every page's notebook run and rendered: ``--no-clone``) and ``clone`` (the
+default: a dashboard's pages copied from its first rendered page, kernels forked with the app
+built); each result says its ``kernels`` mode and the template's USS. ::
 
-    python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --fork both
+    python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 \
+        --modes fork clone
 
 **Hub mode** (``--hub N [N ...]``, instead of ``--sessions``): starts JupyterHub with
 ``deploy/jupyterhub_config.py`` the way ``tests/browser/test_hub.py`` does (``.venv/bin/jupyterhub``,
@@ -691,8 +694,7 @@ def run_serve(a):
         extra += ["--fill-slots", str(a.fill_slots)]
     if a.max_pages is not None:
         extra += ["--max-pages", str(a.max_pages)]
-    if not a.fork_on:
-        extra += ["--no-fork"]
+    extra += {"normal": ["--no-fork"], "fork": ["--no-clone"], "clone": []}[a.mode]
     resting = len(apps) * (max(-(-a.expect // len(apps)), a.pool_size) if a.expect else a.pool_size)
     server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
                         a.max_kernels, extra)
@@ -731,7 +733,7 @@ def run_serve(a):
             tpl = [p for p in psutil.Process(server.proc.pid).children()
                    if "dpexplore.voila.forkserver" in " ".join(p.cmdline())]
             s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
-                     fork=a.fork_on, server_cpu_s=round(server_cpu, 1),
+                     kernels=a.mode, fork=a.mode != "normal", server_cpu_s=round(server_cpu, 1),
                      template_uss_mib=(round(memory(tpl)[1][0], 1) if tpl else None),
                      max_pages=a.max_pages,
                      kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
@@ -774,10 +776,10 @@ def main(argv=None):
                     help="dpexplore serve --max-pages (default: the server's own, 15 per core); "
                          "sessions past it get HTTP 503 and count as refused")
     ap.add_argument("--cull-idle", type=int, default=10)
-    ap.add_argument("--fork", choices=["on", "off", "both"], default="on",
-                    help="kernels forked from the warm template (dpexplore serve's default), "
-                         "started normally (--no-fork: the baseline), or both in one run "
-                         "(off first)")
+    ap.add_argument("--modes", nargs="+", choices=["normal", "fork", "clone"], default=["clone"],
+                    help="how pages get their kernels, one run per mode in the order given: "
+                         "normal (--no-fork), fork (--no-clone), clone (dpexplore serve's "
+                         "default)")
     ap.add_argument("--hub-cull-timeout", type=int, default=120,
                     help="--hub: the idle culler's timeout [s]; longer than a student's whole "
                          "session (the hub learns of activity only every 300 s)")
@@ -802,12 +804,11 @@ def main(argv=None):
     if a.hub:
         runs = [run_hub(a)]
     else:
-        def serve_with(fork_on):
-            a.fork_on = fork_on
+        def serve_with(mode):
+            a.mode = mode
             yield from run_serve(a)
 
-        runs = [serve_with(m == "on") for m in
-                (["off", "on"] if a.fork == "both" else [a.fork])]
+        runs = [serve_with(m) for m in a.modes]
     for run in runs:
         for s in run:
             results.append(s)

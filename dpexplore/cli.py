@@ -6,7 +6,7 @@
     dpexplore hub-users add|reset|list|remove|prune [NAME ...] [--roster PATH]   (a hub's roster)
     dpexplore serve [--port 8866] [--ip 127.0.0.1] [--no-browser] [--root NOTEBOOKS_DIR]
                     [--base-url /] [--pool-size 1] [--cull-idle-timeout 60] [--cull-interval 15]
-                    [--no-prefetch] [--no-fork] [--max-kernels N] [--fill-slots N]
+                    [--no-prefetch] [--no-fork] [--no-clone] [--max-kernels N] [--fill-slots N]
                     [--expect N [--apps rdp_explorer,composition_explorer]]
 
 The gallery directory is the app notebooks shipped inside the package (``dpexplore/apps/notebooks``;
@@ -23,6 +23,9 @@ idle kernels of closed pages). ``--ip`` maps to ``--Voila.ip`` (``--ip`` is not 
 (lecture mode) keeps N kernels ready over those apps (:mod:`dpexplore.voila.pool`).
 ``--no-fork`` sets ``DPEXPLORE_FORK_KERNELS=0``: every kernel is started as a new interpreter
 instead of being forked from the warm template process (:mod:`dpexplore.voila.forkserver`).
+``--no-clone`` sets ``DPEXPLORE_CLONE_PAGES=0``: every page of a dashboard runs its notebook and is
+rendered anew, instead of being a copy of the dashboard's first rendered page with a kernel forked
+with the app already built (:mod:`dpexplore.voila.clone`; ``--no-fork`` implies it).
 ``--no-prefetch`` sets ``DPEXPLORE_PREFETCH=0`` for the kernels: the dashboards then do not compute
 the next slider step in the background (``ui.controls.PREFETCHER``, which also stops by itself
 while the machine's load average is high). The kernels get ``DPEXPLORE_DEFER_HIDDEN=1``: a plot in
@@ -115,6 +118,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     serve.add_argument("--no-fork", action="store_true",
                        help="start every kernel as a new process instead of forking it from a "
                             "warm template process (slower; same as DPEXPLORE_FORK_KERNELS=0)")
+    serve.add_argument("--no-clone", action="store_true",
+                       help="run each page's notebook and render the page anew instead of "
+                            "copying the dashboard's first rendered page onto a kernel forked "
+                            "with the app built (slower; same as DPEXPLORE_CLONE_PAGES=0)")
     from .hub.cli import add_parser as _hub_users
 
     _hub_users(sub)
@@ -222,6 +229,8 @@ def main(argv=None) -> int:
             os.environ["DPEXPLORE_PREFETCH"] = "0"  # read by every kernel (ui.controls)
         if args.no_fork:
             os.environ["DPEXPLORE_FORK_KERNELS"] = "0"   # read by dpexplore.voila.forkserver
+        if args.no_clone:
+            os.environ["DPEXPLORE_CLONE_PAGES"] = "0"    # read by dpexplore.voila.clone
         DPExploreVoila.launch_instance(voila_argv)
     return 0
 

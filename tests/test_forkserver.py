@@ -44,24 +44,97 @@ def fresh_template(monkeypatch):
     KernelProvisionerFactory.instance().default_provisioner_name = "local-provisioner"
 
 
-async def _start(specs) -> AsyncKernelManager:
+async def _start(specs, app: str | None = None) -> AsyncKernelManager:
     km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
-    await km.start_kernel()
+    if app is None:
+        await km.start_kernel()
+    else:   # as dpexplore.voila.clone starts a dashboard's kernels
+        await km.start_kernel(env={**os.environ, forkserver.ENV_APP: app})
     return km
 
 
-async def _run(km, code: str) -> str:
+async def _run(km, code: str, messages: list | None = None) -> str:
+    """``code``'s printed output; every IOPub message of the run is appended to ``messages``."""
     kc = km.client()
     kc.start_channels()
     try:
         await kc.wait_for_ready(timeout=60)
         out = []
-        reply = await kc.execute_interactive(
-            code, timeout=60, output_hook=lambda m: out.append(m["content"].get("text", "")))
+
+        def hook(m):
+            out.append(m["content"].get("text", ""))
+            if messages is not None:
+                messages.append(m)
+
+        reply = await kc.execute_interactive(code, timeout=60, output_hook=hook)
         assert reply["content"]["status"] == "ok", reply["content"]
         return "".join(out).strip()
     finally:
         kc.stop_channels()
+
+
+DEMO = "dpexplore.apps.demo:build_demo"
+#: the app, its comms as the kernel lists them, a draw
+APP_STATE = ("import comm, numpy as np; from dpexplore.apps.demo import build_demo; "
+             "app = build_demo(); m = comm.get_comm_manager(); "
+             "print(repr((app.model_id, sorted(m.comms), np.random.random(2).tolist())))")
+#: a value change of one of the app's sliders (it must reach the page: a comm_msg ``update``)
+MOVE = ("import ipywidgets as W; from ipywidgets.widgets.widget import _instances; "
+        "s = next(w for w in _instances.values() "
+        "if isinstance(w, W.FloatSlider) and w.comm is not None "
+        "and w.comm.comm_id in comm.get_comm_manager().comms); "
+        "s.value = (s.max + s.min) / 2 + 0.1 * (s.max - s.min); print(s.model_id)")
+
+
+def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
+    """Kernels asked for a dashboard's app carry the one built in the template: the same widgets
+    under the same model ids (one rendered page fits them all), only that app's comms, numpy
+    draws of their own, and widgets that do send (their comms got the kernel: ipywidgets sends
+    nothing through a comm without one). A second build makes a new app; a kernel not asked for
+    the app lists none of its comms."""
+    async def go():
+        kms = [await _start(specs, DEMO), await _start(specs, DEMO), await _start(specs)]
+        try:
+            generations = [getattr(km.provisioner, "app_generation", None) for km in kms]
+            states = [eval(await _run(km, APP_STATE)) for km in kms[:2]]
+            moved = []
+            mover = await _run(kms[0], MOVE, moved)
+            again = await _run(kms[0], "print(build_demo().model_id)")
+            plain = await _run(kms[2], "import comm; print(len(comm.get_comm_manager().comms))")
+        finally:
+            for km in kms:
+                await km.shutdown_kernel(now=True)
+        return generations, states, mover, moved, again, plain
+
+    generations, states, mover, moved, again, plain = run_coroutine(go())
+    gen = forkserver.template().generation
+    assert generations == [gen, gen, 0]
+    (root_a, comms_a, draw_a), (root_b, comms_b, draw_b) = states
+    assert root_a == root_b and comms_a == comms_b and root_a in comms_a
+    assert draw_a != draw_b
+    updates = [m for m in moved if m["header"]["msg_type"] == "comm_msg"
+               and m["content"]["data"].get("method") == "update"]
+    assert updates, [m["header"]["msg_type"] for m in moved]
+    assert mover in {m["content"]["comm_id"] for m in updates}   # the slider's echo at least
+    assert len({m["content"]["comm_id"] for m in updates}) > 1   # and what it redrew
+    assert again != root_a
+    assert plain == "0"
+
+
+def test_app_of_notebook_reads_the_shipped_dashboards():
+    """Every shipped dashboard notebook names its app (the gallery does not: it is no app)."""
+    import dpexplore.apps
+
+    folder = pathlib.Path(dpexplore.apps.__file__).parent / "notebooks"
+    specs = {p.name: forkserver.app_of_notebook(p) for p in folder.glob("*.ipynb")}
+    assert specs.pop("index.ipynb") is None
+    assert specs["rdp_explorer.ipynb"] == "dpexplore.apps.rdp_explorer:build_rdp_explorer"
+    import importlib
+
+    for name, spec in specs.items():
+        assert spec is not None, name
+        module, builder = spec.split(":")
+        assert callable(getattr(importlib.import_module(module), builder)), name
 
 
 def test_two_forked_kernels_draw_independently(specs, fresh_template):

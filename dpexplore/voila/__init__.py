@@ -268,7 +268,13 @@ def _make_app_class():
                               self.expect, ", ".join(apps))
             from .forkserver import enable as fork_kernels
 
-            fork_kernels(self.log)   # before the kernel manager starts the pools' kernels
+            if fork_kernels(self.log):   # before the kernel manager starts the pools' kernels
+                from . import clone
+
+                if clone.enabled():   # a dashboard's pages cloned from one rendered page
+                    self.voila_configuration.multi_kernel_manager_class = clone.CloningKernelManager
+                    self.log.info("dpexplore: a dashboard's pages are cloned from its first "
+                                  "rendered page (%s=0 turns this off)", clone.ENV_SWITCH)
             settings = super().init_settings()
             settings["dpexplore_max_kernels"] = int(self.max_kernels)
             settings["dpexplore_max_pages"] = int(self.max_pages)

@@ -36,6 +36,18 @@ the hub's apps-only server call it; other Jupyter servers are unaffected unless 
 ``dpexplore-fork`` in its ``metadata.kernel_provisioner``. ``DPEXPLORE_FORK_KERNELS=0`` (or
 ``dpexplore serve --no-fork``) turns it off.
 
+**Apps built in the template.** A kernel start may name a dashboard (``app``: the builder of a
+notebook whose only code is ``from dpexplore.apps.<module> import <builder>`` then
+``<builder>()``, :func:`app_of_notebook`). The template then builds that app once, before it forks
+(:func:`_prebuild`; its widgets' comms are registered in the template's comm manager but send
+nothing: no kernel runs there), and every child carries it: the child's builder returns the built
+app on its first call (the notebook's one cell then only displays it), and the child's comm
+manager lists only that app's comms. So the siblings of one template hold the same widgets under
+the same model ids, and one rendered page serves them all (:mod:`dpexplore.voila.clone`). The apps
+are deterministic functions of their controls (their simulations are seeded from a control), so a
+built app carries no state a fresh build would not have; numpy's global generator and
+:mod:`random` are reseeded in every child all the same.
+
 What is shared by siblings: the interpreter's string-hash secret (``PYTHONHASHSEED`` is drawn
 once per interpreter start), so two kernels hash strings alike; nothing a page can read.
 """
@@ -46,6 +58,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import select
 import signal
 import socket
@@ -57,13 +70,19 @@ import time
 
 from jupyter_client.provisioning import LocalProvisioner
 
-__all__ = ["ForkProvisioner", "enable", "enabled", "PROVISIONER_NAME", "ENV_SWITCH", "Template"]
+__all__ = ["ForkProvisioner", "enable", "enabled", "PROVISIONER_NAME", "ENV_SWITCH", "Template",
+           "app_of_notebook", "ENV_APP"]
 
 log = logging.getLogger("dpexplore.voila")
 
 PROVISIONER_NAME = "dpexplore-fork"
 #: environment variable: ``0`` turns forked kernels off
 ENV_SWITCH = "DPEXPLORE_FORK_KERNELS"
+#: kernel environment variable naming the app to build in the template (``module:builder``, see
+#: :func:`app_of_notebook`); read by :class:`ForkProvisioner`, not passed to the kernel
+ENV_APP = "DPEXPLORE_APP"
+#: kernel environment variable: fork only from this template generation (a cloned page's kernel)
+ENV_GENERATION = "DPEXPLORE_TEMPLATE_GENERATION"
 #: seconds a kernel start waits for a template still importing (a normal start costs the same)
 READY_TIMEOUT = 60.0
 #: room reserved in the template's command line for a child's ``ipykernel_launcher`` line
@@ -117,6 +136,43 @@ def package_fingerprint(root: pathlib.Path = _PACKAGE) -> tuple:
                     n += 1
                     latest = max(latest, e.stat().st_mtime_ns)
     return n, latest
+
+
+#: the one code cell of a dashboard notebook: import a builder from ``dpexplore.apps.<module>``, call it
+_APP_CELL = re.compile(r"\A\s*from (dpexplore\.apps\.[a-z][a-z0-9_]*) import ([a-z][a-z0-9_]*)\s*\n"
+                       r"\s*\2\(\)\s*\Z")
+_APP_SPEC = re.compile(r"\Adpexplore\.apps\.[a-z][a-z0-9_]*:[a-z][a-z0-9_]*\Z")
+
+
+def app_of_notebook(path) -> str | None:
+    r"""``"<module>:<builder>"`` if the notebook at ``path`` is a dpexplore dashboard (its only
+    non-empty code cell is ``from dpexplore.apps.<module> import <builder>`` then ``<builder>()``),
+    else ``None`` (any other notebook, or one that cannot be read).
+
+    >>> import json, tempfile, os
+    >>> cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+    ...         "source": "from dpexplore.apps.demo import build_demo\n\nbuild_demo()"}
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as f:
+    ...     json.dump({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, f)
+    >>> app_of_notebook(f.name)
+    'dpexplore.apps.demo:build_demo'
+    >>> cell["source"] = "import os\nfrom dpexplore.apps.demo import build_demo\nbuild_demo()"
+    >>> with open(f.name, "w") as g:
+    ...     json.dump({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, g)
+    >>> app_of_notebook(f.name) is None
+    True
+    >>> os.unlink(f.name)
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            nb = json.load(f)
+        code = ["".join(c.get("source", "")) for c in nb.get("cells", ())
+                if c.get("cell_type") == "code"]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+    code = [c for c in code if c.strip()]
+    m = _APP_CELL.match(code[0]) if len(code) == 1 else None
+    return f"{m.group(1)}:{m.group(2)}" if m else None
 
 
 # --------------------------------------------------------------------------- the server's side --
@@ -181,6 +237,10 @@ class Template:
         self._dir = None
         self._fingerprint = None
         self._started = 0.0
+        #: counts the template processes started: the apps built in one are not those of another
+        #: (their widgets' model ids differ), so a page rendered from one generation's kernel fits
+        #: only that generation's kernels
+        self.generation = 0
 
     def start(self) -> None:
         self.stop()
@@ -195,6 +255,7 @@ class Template:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env,
                                      start_new_session=True, close_fds=True)
         self._started = time.monotonic()
+        self.generation += 1
         log.info("dpexplore: kernel template started (pid %d)", self.proc.pid)
 
     def stop(self) -> None:
@@ -208,28 +269,49 @@ class Template:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def _usable(self) -> bool:
+    def current(self) -> int:
+        """The generation of the running template (0 when none runs, or it is to be replaced:
+        exited, or the package changed)."""
+        return self.generation if self._usable(quiet=True) else 0
+
+    def _usable(self, quiet: bool = False) -> bool:
         if self.proc is None:
             return False
         if self.proc.poll() is not None:
+            if quiet:
+                return False
             log.warning("dpexplore: kernel template (pid %d) exited (%s); starting a new one",
                         self.proc.pid, self.proc.returncode)
             return False
         if package_fingerprint() != self._fingerprint:
+            if quiet:
+                return False
             log.info("dpexplore: the dpexplore package changed; starting a new kernel template")
             return False
         return True
 
-    async def fork(self, argv: list, env: dict, cwd: str | None) -> int:
+    async def fork(self, argv: list, env: dict, cwd: str | None, app: str | None = None,
+                   generation: int = 0) -> tuple[int, int]:
         """A new kernel process running ``ipykernel_launcher`` with ``argv`` (the arguments after
-        ``-m ipykernel_launcher``), ``env`` and ``cwd``; its pid."""
+        ``-m ipykernel_launcher``), ``env`` and ``cwd``: ``(pid, built)``. With
+        ``app`` (``module:builder``) the template builds that app first and the kernel carries it:
+        ``built`` is then the template's generation, else 0. With ``generation``, only a template of that
+        generation may fork (``RuntimeError`` otherwise: the caller wants its app's widgets)."""
         if not self._usable():
+            if generation:
+                raise RuntimeError(f"template generation {generation} is gone")
             self.start()
-        request = json.dumps({"argv": argv, "env": env, "cwd": cwd}).encode() + b"\n"
+        if generation and generation != self.generation:
+            raise RuntimeError(f"template generation {generation} is gone")
+        request = {"argv": argv, "env": env, "cwd": cwd}
+        if app and _APP_SPEC.match(app):
+            request["app"] = app
+        request = json.dumps(request).encode() + b"\n"
         deadline = self._started + READY_TIMEOUT
         while True:
+            path, built = self.path, self.generation   # this template's, whatever happens next
             try:
-                reader, writer = await asyncio.open_unix_connection(self.path)
+                reader, writer = await asyncio.open_unix_connection(path)
                 break
             except (FileNotFoundError, ConnectionRefusedError):
                 if self.proc.poll() is not None:
@@ -246,7 +328,7 @@ class Template:
         answer = json.loads(line or b"{}")
         if "pid" not in answer:
             raise RuntimeError(answer.get("error", "no answer from the template"))
-        return int(answer["pid"])
+        return int(answer["pid"]), (built if answer.get("app") else 0)
 
 
 _template: Template | None = None
@@ -285,14 +367,25 @@ class ForkProvisioner(LocalProvisioner):
             return await super().launch_kernel(cmd, **kwargs)
         env = dict(kwargs.get("env") or os.environ)
         env["JPY_PARENT_PID"] = str(os.getpid())   # watched by the child (_ServerPoller)
+        app = env.pop(ENV_APP, None)
+        generation = int(env.pop(ENV_GENERATION, 0) or 0)
         cwd = kwargs.get("cwd")
+        tpl = template()
         try:
-            pid = await template().fork(args, env, str(cwd) if cwd else None)
+            pid, built = await tpl.fork(args, env, str(cwd) if cwd else None, app=app,
+                                        generation=generation)
             process = _ForkedProcess(pid)
         except Exception as e:  # noqa: BLE001 - any failure: a normal start
+            if generation:   # a clone of a page: its caller starts the page another way
+                raise
             log.warning("dpexplore: forked kernel start failed (%s: %s); starting a normal kernel",
                         type(e).__name__, e)
+            if kwargs.get("env"):
+                kwargs = {**kwargs, "env": {k: v for k, v in kwargs["env"].items()
+                                            if k not in (ENV_APP, ENV_GENERATION)}}
             return await super().launch_kernel(cmd, **kwargs)
+        #: the template generation whose app this kernel carries (0: none)
+        self.app_generation = built
         self.process = process
         self.pid = self.pgid = pid
         self.cwd = cwd or pathlib.Path.cwd()
@@ -358,13 +451,106 @@ def _retitle(words: list) -> None:
 def _kernel_started() -> None:
     """What modules imported in the template do at import when a kernel runs: ipywidgets
     registers its comm targets (``jupyter.widget``, ``jupyter.widget.control``) only if
-    ``get_ipython()`` answers, which it did not in the template."""
+    ``get_ipython()`` answers, which it did not in the template. The comms of an app built in
+    the template (:func:`_prebuild`) get the kernel: a widget sends nothing through a comm
+    whose ``kernel`` is ``None`` (ipywidgets' ``Widget._send``), and ipykernel sets it only
+    when the comm first publishes, which it could not do in the template."""
     widgets = sys.modules.get("ipywidgets")
     if widgets is not None:
         from IPython import get_ipython
 
         if get_ipython() is not None:
             widgets.register_comm_target()
+    if _PREBUILT:
+        import comm
+        from ipykernel.kernelbase import Kernel
+
+        kernel = Kernel.instance()
+        for c in comm.get_comm_manager().comms.values():
+            if getattr(c, "kernel", kernel) is None:
+                c.kernel = kernel
+
+
+#: apps built in this template: ``module:builder`` → (the app, the model ids of its widgets)
+_PREBUILT: dict = {}
+#: apps whose build failed here (their kernels build them as usual)
+_UNBUILDABLE: set = set()
+
+
+def _prebuild(spec) -> bool:
+    """Build the app ``spec`` (``module:builder``) in the template, once; whether it is built.
+
+    Its widgets open their comms as usual; with no kernel running the comms send nothing and are
+    registered in ipykernel's comm manager, which a child's kernel takes over. The prefetcher is
+    off meanwhile (a thread does not cross a fork); an app whose build started a thread anyway
+    ends the template (the server starts a new one)."""
+    if not spec or not _APP_SPEC.match(spec) or spec in _UNBUILDABLE:
+        return False
+    if spec in _PREBUILT:
+        return True
+    import gc
+    import importlib
+
+    module, builder = spec.split(":")
+    controls = sys.modules.get("dpexplore.ui.controls")
+    prefetch = controls.PREFETCHER.enabled if controls is not None else None
+    try:
+        import comm
+
+        manager = comm.get_comm_manager()
+        before = set(manager.comms)
+        if controls is not None:
+            controls.PREFETCHER.enabled = False
+        app = getattr(importlib.import_module(module), builder)()
+        ids = set(manager.comms) - before
+    except Exception as e:  # noqa: BLE001 - the kernel builds it as usual
+        _UNBUILDABLE.add(spec)
+        print(f"dpexplore template: {spec} not built: {type(e).__name__}: {e}", file=sys.stderr)
+        return False
+    finally:
+        if controls is not None:
+            controls.PREFETCHER.enabled = prefetch
+    if threading.active_count() != 1:
+        print(f"dpexplore template: building {spec} started a thread; the template ends",
+              file=sys.stderr)
+        os._exit(3)
+    _PREBUILT[spec] = (app, frozenset(ids))
+    gc.collect()
+    gc.freeze()
+    return True
+
+
+def _adopt_app(spec) -> None:
+    """In a child: its comm manager keeps only the comms of app ``spec`` (none without one), and
+    the app's builder returns the built app on its first call."""
+    if not _PREBUILT:
+        return
+    import comm
+
+    manager = comm.get_comm_manager()
+    for other, (_, ids) in _PREBUILT.items():
+        if other != spec:
+            for comm_id in ids:
+                manager.comms.pop(comm_id, None)
+    if spec not in _PREBUILT:
+        return
+    app = _PREBUILT[spec][0]
+    module_name, name = spec.split(":")
+    module = sys.modules[module_name]
+    build = getattr(module, name)
+
+    first = [True]
+
+    def built_once(*args, **kwargs):
+        setattr(module, name, build)   # later calls build anew, also through this name
+        if args or kwargs or not first:
+            return build(*args, **kwargs)
+        first.clear()
+        return app
+
+    built_once.__wrapped__ = build
+    built_once.__doc__ = build.__doc__
+    setattr(module, name, built_once)
 
 
 def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
@@ -391,6 +577,7 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
         controls.PREFETCHER.enabled = os.environ.get("DPEXPLORE_PREFETCH", "1") != "0"
     if sys.path and sys.path[0] in ("", _TEMPLATE_CWD):
         del sys.path[0]             # as ipykernel_launcher does; IPython adds '' back
+    _adopt_app(request.get("app"))
     argv = list(request.get("argv") or [])
     _retitle([sys.executable, "-m", "ipykernel_launcher", *argv])
     sys.argv = ["ipykernel_launcher", *argv]
@@ -457,6 +644,9 @@ def serve_template(path: str, server_pid: int) -> None:
                     break
                 data += chunk
             request = json.loads(data)
+            built = _prebuild(request.get("app"))
+            if not built:
+                request.pop("app", None)
             pid = os.fork()
             if pid == 0:
                 code = 1
@@ -476,7 +666,7 @@ def serve_template(path: str, server_pid: int) -> None:
                         except Exception:  # noqa: BLE001
                             pass
                     os._exit(code)
-            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            conn.sendall(json.dumps({"pid": pid, "app": built}).encode() + b"\n")
         except Exception as e:  # noqa: BLE001 - the server falls back to a normal start
             try:
                 conn.sendall(json.dumps({"error": f"{type(e).__name__}: {e}"}).encode() + b"\n")
