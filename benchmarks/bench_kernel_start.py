@@ -1,7 +1,9 @@
 """Kernel start, normal vs forked from the warm template (issue 36), in one run.
 
-For each round, alternately, a normal kernel start (``LocalProvisioner``: a new interpreter that
-imports everything) and a forked one (``dpexplore.voila.forkserver.ForkProvisioner``) of the
+For each round, in turn, a normal kernel start (``LocalProvisioner``: a new interpreter that
+imports everything), a forked one (``dpexplore.voila.forkserver.ForkProvisioner``) and a forked
+one that carries rdp_explorer built in the template (``app``: what a cloned page's kernel is,
+``dpexplore.voila.clone``; the template builds the app once, before the first round) of the
 ``python3`` kernelspec on this interpreter; for each kernel:
 
 * **ready**: wall time from ``start_kernel`` to the ``kernel_info`` reply (``wait_for_ready``);
@@ -10,7 +12,8 @@ imports everything) and a forked one (``dpexplore.voila.forkserver.ForkProvision
   the work after the fork (the template's imports are paid once, reported as ``template_cpu``);
 * **uss** / **rss**: its unique / resident memory after the build (psutil ``memory_full_info``).
 
-Printed as medians and ranges with the ratio forked / normal and the 1-minute load average. ::
+Printed as medians and ranges with the ratios forked / normal and app / normal (the named
+baseline: normal) and the 1-minute load average. ::
 
     python benchmarks/bench_kernel_start.py [--rounds 5] [--json out.json]
 """
@@ -40,11 +43,17 @@ from dpexplore.voila import forkserver, private_kernelspec_dir  # noqa: E402
 BUILD = "from dpexplore.apps.rdp_explorer import build_rdp_explorer\nbuild_rdp_explorer()"
 
 
-async def one(specs, provisioner: str) -> dict:
+APP = "dpexplore.apps.rdp_explorer:build_rdp_explorer"
+
+
+async def one(specs, provisioner: str, app: bool = False) -> dict:
     KernelProvisionerFactory.instance().default_provisioner_name = provisioner
     km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
     t0 = time.perf_counter()
-    await km.start_kernel()
+    if app:
+        await km.start_kernel(env={**os.environ, forkserver.ENV_APP: APP})
+    else:
+        await km.start_kernel()
     kc = km.client()
     kc.start_channels()
     try:
@@ -59,7 +68,8 @@ async def one(specs, provisioner: str) -> dict:
         mi = p.memory_full_info()
         return {"ready_s": ready, "build_s": build, "cpu_s": ct.user + ct.system,
                 "uss_mib": mi.uss / 2**20, "rss_mib": mi.rss / 2**20,
-                "forked": type(km.provisioner.process).__name__ != "Popen"}
+                "forked": type(km.provisioner.process).__name__ != "Popen",
+                "app": bool(getattr(km.provisioner, "app_generation", 0))}
     finally:
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
@@ -86,22 +96,26 @@ async def main_async(rounds: int) -> dict:
         template_cpu = sum(tp.cpu_times()[:2])
         template_uss = tp.memory_full_info().uss / 2**20
         loads = [os.getloadavg()[0]]
-        rows = {"normal": [], "forked": []}
+        rows = {"normal": [], "forked": [], "app": []}
+        await one(specs, forkserver.PROVISIONER_NAME, app=True)   # the template builds the app
         for _ in range(rounds):
             rows["normal"].append(await one(specs, "local-provisioner"))
             rows["forked"].append(await one(specs, forkserver.PROVISIONER_NAME))
+            rows["app"].append(await one(specs, forkserver.PROVISIONER_NAME, app=True))
             loads.append(os.getloadavg()[0])
         tpl.stop()
     assert all(r["forked"] for r in rows["forked"]) and not any(r["forked"] for r in rows["normal"])
+    assert all(r["app"] for r in rows["app"]) and not any(r["app"] for r in rows["forked"])
     out = {"rounds": rounds, "load_1min": [round(x, 2) for x in loads],
            "template": {"ready_s": round(template_ready, 2), "cpu_s": round(template_cpu, 2),
                         "uss_mib": round(template_uss, 1)}}
     for mode, rs in rows.items():
         out[mode] = {k: summary(rs, k) for k in ("ready_s", "build_s", "cpu_s", "uss_mib",
                                                  "rss_mib")}
-    out["ratio_forked_over_normal"] = {
-        k: round(out["forked"][k]["median"] / out["normal"][k]["median"], 3)
-        for k in ("ready_s", "build_s", "cpu_s", "uss_mib")}
+    for mode in ("forked", "app"):
+        out[f"ratio_{mode}_over_normal"] = {
+            k: round(out[mode][k]["median"] / out["normal"][k]["median"], 3)
+            for k in ("ready_s", "build_s", "cpu_s", "uss_mib")}
     return out
 
 

@@ -105,6 +105,8 @@ class Cloner:
         # (hardening.page_starts): a pool kernel cloned while a page's GET runs is no page
         self._start_kernel = km.start_kernel
         self.refs: dict = {}
+        #: notebook → future done when its reference render under way ends (captured or not)
+        self.rendering: dict = {}
         self._apps: dict = {}   # notebook → (mtime, app spec or None)
         self.clones = 0
 
@@ -130,9 +132,21 @@ class Cloner:
         if self.app(notebook_name) is None or ref.generation != forkserver.template().current():
             self.refs.pop(notebook_name, None)
             self.log.info("dpexplore: the page of %s is rendered anew (its kernel template is gone)",
-                     notebook_name)
+                          notebook_name)
+            if self.lean(notebook_name):   # no pool kernel will come by itself: render one
+                self._fill(delay=0, notebook_name=notebook_name)
             return None
         return ref
+
+    def lean(self, notebook_name: str) -> bool:
+        """Whether the notebook's pool keeps no kernel once its pages are cloned: its pool size
+        is Voilà's default of one (a clone is made for each page in a fraction of a second, so a
+        kernel kept ready per dashboard, ~30 MiB each, buys nothing). A larger pool (lecture mode:
+        ``--expect``, or ``--pool-size``) is kept full, of clones."""
+        config = getattr(self.km, "kernel_pools_config", None) or {}
+        default = config.get("default", {})
+        size = config.get(notebook_name, default).get("pool_size", default.get("pool_size", 1))
+        return size <= 1
 
     # -- the reference ---------------------------------------------------------------------------
     def with_app(self, notebook_name: str, kwargs: dict) -> dict:
@@ -169,7 +183,22 @@ class Cloner:
         self.refs[notebook_name] = _Reference(generation, kernel_id, html, nb,
                                               renderer.notebook.metadata.kernelspec.name, kwargs)
         self.log.info("dpexplore: the pages of %s are cloned from one rendered page (template "
-                 "generation %d)", notebook_name, generation)
+                      "generation %d)", notebook_name, generation)
+        if self.lean(notebook_name):
+            asyncio.ensure_future(self._retire(notebook_name, kernel_id))
+
+    async def _retire(self, notebook_name: str, kernel_id: str) -> None:
+        """Shut down the reference's kernel if it still waits in the pool (a lean pool keeps
+        none: the next page is a clone)."""
+        pool = getattr(self.km, "_pools", {}).get(notebook_name) or []
+        for task in list(pool):
+            if task.done() and not task.exception() and task.result().get("kernel_id") == kernel_id:
+                pool.remove(task)
+                try:
+                    await self.km.shutdown_kernel(kernel_id)
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+                return
 
     # -- a clone ---------------------------------------------------------------------------------
     async def clone(self, notebook_name: str, extra_env: dict | None = None) -> dict | None:
@@ -188,13 +217,13 @@ class Cloner:
                                                  path=ref.kwargs.get("path"), env=env)
         except Exception as e:  # noqa: BLE001 - the page is rendered as usual
             self.log.info("dpexplore: no clone of %s (%s: %s); rendering the page", notebook_name,
-                     type(e).__name__, e)
+                          type(e).__name__, e)
             self.refs.pop(notebook_name, None)
             return None
         provisioner = self.km.get_kernel(kernel_id).provisioner
         if getattr(provisioner, "app_generation", 0) != ref.generation:
-            self.log.info("dpexplore: no clone of %s (its kernel lacks the app); rendering the page",
-                     notebook_name)
+            self.log.info("dpexplore: no clone of %s (its kernel lacks the app); rendering the "
+                          "page", notebook_name)
             self.refs.pop(notebook_name, None)
             await self.km.shutdown_kernel(kernel_id)
             return None
@@ -204,8 +233,8 @@ class Cloner:
         html = ref.html.replace(ref.kernel_id, kernel_id)
         self.clones += 1
         ref.made += 1
-        self.log.debug("dpexplore: page of %s cloned in kernel %s (%.0f ms)", notebook_name, kernel_id,
-                  1000 * (time.monotonic() - t0))
+        self.log.debug("dpexplore: page of %s cloned in kernel %s (%.0f ms)", notebook_name,
+                       kernel_id, 1000 * (time.monotonic() - t0))
         return {"task": _done(html), "renderer": _ClonedRender(html, ref.nb), "kernel_id": kernel_id}
 
 
@@ -222,21 +251,51 @@ def install_cloning(km, root_dir: str) -> Cloner | None:
     if initialize is None or handout is None or pool_size is None or not enabled():
         return None
     cloner = km.dpexplore_cloner = Cloner(km, root_dir)
+    fill = getattr(km, "fill_if_needed", None)
+    cloner._fill = fill or (lambda **_: None)
 
     async def _initialize(notebook_path, kernel_id=None, **kwargs):
-        if kernel_id is None:
+        if kernel_id is not None or cloner.app(notebook_path) is None:
+            return await initialize(notebook_path, kernel_id, **kwargs)
+        entry = await cloner.clone(notebook_path)
+        under_way = cloner.rendering.get(notebook_path)
+        if entry is None and under_way is not None and not under_way.done():
+            # another fill renders the reference (a lecture pool fills many at once): wait
+            try:
+                await asyncio.wait_for(asyncio.shield(under_way), 120)
+            except asyncio.TimeoutError:
+                pass
             entry = await cloner.clone(notebook_path)
-            if entry is not None:
-                pooled = getattr(km, "dpexplore_pooled", None)
-                if pooled is not None:   # a pool kernel: not a page until it is handed out
-                    pooled.add(entry["kernel_id"])
-                return entry
-            kwargs = cloner.with_app(notebook_path, kwargs)
-        entry = await initialize(notebook_path, kernel_id, **kwargs)
-        if kernel_id is None and cloner.app(notebook_path) is not None:
-            entry["task"].add_done_callback(
-                lambda _t: cloner.capture(notebook_path, entry, kwargs))
+        if entry is not None:
+            pooled = getattr(km, "dpexplore_pooled", None)
+            if pooled is not None:   # a pool kernel: not a page until it is handed out
+                pooled.add(entry["kernel_id"])
+            return entry
+        # this fill renders the notebook's reference page
+        done = asyncio.get_event_loop().create_future()
+        cloner.rendering[notebook_path] = done
+        kwargs = cloner.with_app(notebook_path, kwargs)
+        try:
+            entry = await initialize(notebook_path, kernel_id, **kwargs)
+        except BaseException:
+            done.set_result(None)
+            raise
+
+        def rendered(_task):
+            try:
+                cloner.capture(notebook_path, entry, kwargs)
+            finally:
+                if not done.done():
+                    done.set_result(None)
+
+        entry["task"].add_done_callback(rendered)
         return entry
+
+    def fill_if_needed(*args, notebook_name=None, **kwargs):
+        if (notebook_name is not None and cloner.lean(notebook_name)
+                and cloner.reference(notebook_name) is not None):
+            return   # a lean pool: every page is a clone made for it
+        return fill(*args, notebook_name=notebook_name, **kwargs)
 
     def get_pool_size(notebook_name):
         n = pool_size(notebook_name)
@@ -258,6 +317,8 @@ def install_cloning(km, root_dir: str) -> Cloner | None:
         return await handout(notebook_name, extra_kernel_env_variables=extra, **kwargs)
 
     km._initialize = _initialize
+    if fill is not None:
+        km.fill_if_needed = fill_if_needed
     km.get_pool_size = get_pool_size
     km.get_rendered_notebook = get_rendered_notebook
     return cloner
