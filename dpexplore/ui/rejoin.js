@@ -23,15 +23,19 @@ async function dpexploreRejoin(model) {
     const models = mgr && mgr._models;
     const layout = model.get("layout");
     if (!models || !layout) return false;
-    let real = null;
-    for (const pending of Object.values(models)) {
-      let m = null;
-      try { m = await pending; } catch (e) { continue; } // a model that failed: not ours
-      if (!m || typeof m.get !== "function" || m.get("layout") !== layout) continue;
-      // a Layout may be shared: every attribute must be the same object or value
-      const same = Object.keys(m.attributes || {}).every((k) => m.get(k) === model.get(k));
-      if (same) { real = m; break; }
-    }
+    // the first model (of any, some perhaps still being created) holding the proxy's own
+    // attribute objects: a Layout may be shared, so every attribute must be the very same
+    const ours = (m) => !!m && typeof m.get === "function" && m.get("layout") === layout &&
+      Object.keys(m.attributes || {}).every((k) => m.get(k) === model.get(k));
+    const all = Object.values(models);
+    const real = await new Promise((resolve) => {
+      let left = all.length;
+      if (!left) resolve(null);
+      for (const p of all) {
+        Promise.resolve(p).then((m) => { if (ours(m)) resolve(m); }, () => {})
+          .finally(() => { if (--left === 0) resolve(null); });
+      }
+    });
     if (!real || !real.comm || real.__dpexploreRejoin) return false;
     real.__dpexploreRejoin = "checked"; // once per model, not once per view
     try {
