@@ -120,16 +120,19 @@ def test_a_stacked_table_names_each_cell_by_its_column():
 
 def test_the_shell_reads_its_css_and_toolbar_script_from_files():
     """shell.css and shell.js (package data beside shell.py) are the page's CSS and the toolbar's
-    script, the query-string cap filled in; the accessibility script follows the toolbar's."""
+    script, the query-string cap filled in; the accessibility script follows the toolbar's, then
+    rejoin.js (shared with the plot widget)."""
     import pathlib
 
     from dpexplore.ui import shell
     from dpexplore.ui.a11y import PAGE_JS
+    from dpexplore.ui.plotwidget import REJOIN_JS
 
     here = pathlib.Path(shell.__file__).parent
     assert shell.SHELL_CSS.startswith("\n" + (here / "shell.css").read_text(encoding="utf-8"))
     assert shell.SHELL_CSS.startswith("\n.dpexplore-app { max-width: 1900px;")
     esm = shell.ShellBar._esm
     assert "__MAX_QUERY__" not in esm and esm.count('(location.search || "").slice(0, 2000);') == 1
-    assert esm.startswith("\nfunction render({ model, el }) {") and esm.endswith(PAGE_JS)
+    assert esm.startswith("\nfunction render({ model, el }) {") and esm.endswith(PAGE_JS + REJOIN_JS)
+    assert REJOIN_JS.count("async function dpexploreRejoin(model) {") == 1
     assert shell.MAX_QUERY == 2000

@@ -565,6 +565,7 @@ function unwireTraces(model) {
 }
 
 function render({ model, el }) {
+  dpexploreRejoin(model); // rejoin.js: messages from the kernel, if anywidget gave up on the model
   // first: every other reader of "data" (the redraw, plot_a11y.js) then sees plain arrays
   const unwireData = () => unwireTraces(model);
   unwireData();

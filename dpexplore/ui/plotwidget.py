@@ -54,6 +54,11 @@ __all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "sav
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
+#: appended to the ESM of each dpexplore anywidget: ``dpexploreRejoin(model)``, which render calls
+#: first (anywidget stops passing the kernel's messages to a model whose script was not loaded
+#: within 2 s of its creation; this passes them again and asks for the state anew)
+REJOIN_JS = (_HERE / "rejoin.js").read_text(encoding="utf-8")
+
 #: URL path (relative to the server's base_url) where plotly.js is served over HTTP
 PLOTLY_STATIC_PATH = "dpexplore/static/plotly.min.js"
 
@@ -386,7 +391,9 @@ class PlotlyWidget(Offstage, anywidget.AnyWidget):
     ([5, 6], 'demo')
     """
 
-    _esm = (_HERE / "plotwidget.js").read_text(encoding="utf-8") + PLOT_JS
+    #: ``plotwidget.js``, the plot's accessibility script (``plot_a11y.js``) and ``rejoin.js``
+    #: (a model anywidget gave up on under load receives the kernel's messages again)
+    _esm = (_HERE / "plotwidget.js").read_text(encoding="utf-8") + PLOT_JS + REJOIN_JS
     _css = ".dpexplore-plot { width: 100%; min-height: 120px; }" + PLOT_CSS
     #: sent at once from a closed tab too: the front end then draws the plot in the page's mode
     #: and height as soon as its tab is opened, not first in the previous ones (Offstage)

@@ -1,4 +1,5 @@
 function render({ model, el }) {
+  dpexploreRejoin(model); // rejoin.js: messages from the kernel, if anywidget gave up on the model
   const bar = document.createElement("div");
   bar.className = "dpexplore-bar";
   bar.style.cssText = "display:flex;flex-wrap:wrap;gap:6px;align-items:center;justify-content:flex-end";

@@ -62,7 +62,7 @@ from ..references import autolink, bibliography_html, cited_keys
 from .a11y import _SR_ONLY, PAGE_CSS, PAGE_JS
 from .controls import Controller
 from .offstage import Offstage, track_offstage
-from .plotwidget import PlotlyWidget
+from .plotwidget import REJOIN_JS, PlotlyWidget
 
 __all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS", "stacked_table",
            "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT", "FILL_PLOT_HEIGHT"]
@@ -167,8 +167,8 @@ class ShellBar(anywidget.AnyWidget):
     """
 
     #: ``shell.js`` (the toolbar; it reads at most MAX_QUERY characters of the query string),
-    #: then the page's accessibility script (``a11y.js``)
-    _esm = _SHELL_JS.replace("__MAX_QUERY__", str(MAX_QUERY)) + PAGE_JS
+    #: then the page's accessibility script (``a11y.js``) and ``rejoin.js`` (plotwidget.REJOIN_JS)
+    _esm = _SHELL_JS.replace("__MAX_QUERY__", str(MAX_QUERY)) + PAGE_JS + REJOIN_JS
 
     present = traitlets.Bool(False).tag(sync=True)
     #: the query string the page was opened with, once received (read only: set by the kernel)
