@@ -74,10 +74,14 @@ async def _run(km, code: str, messages: list | None = None) -> str:
 
 
 DEMO = "dpexplore.apps.demo:build_demo"
-#: the app, its comms as the kernel lists them, a draw
+OTHER = "dpexplore.apps.profile_gdp:build_profile_gdp"
+#: the app, its comms as the kernel lists them, whether ipywidgets' registry (what a page's widget
+#: manager gets the states of) holds exactly those widgets, a draw
 APP_STATE = ("import comm, numpy as np; from dpexplore.apps.demo import build_demo; "
+             "from ipywidgets.widgets.widget import _instances; "
              "app = build_demo(); m = comm.get_comm_manager(); "
-             "print(repr((app.model_id, sorted(m.comms), np.random.random(2).tolist())))")
+             "print(repr((app.model_id, sorted(m.comms), sorted(_instances) == sorted(m.comms), "
+             "np.random.random(2).tolist())))")
 #: a value change of one of the app's sliders (it must reach the page: a comm_msg ``update``)
 MOVE = ("import ipywidgets as W; from ipywidgets.widgets.widget import _instances; "
         "s = next(w for w in _instances.values() "
@@ -88,11 +92,13 @@ MOVE = ("import ipywidgets as W; from ipywidgets.widgets.widget import _instance
 
 def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
     """Kernels asked for a dashboard's app carry the one built in the template: the same widgets
-    under the same model ids (one rendered page fits them all), only that app's comms, numpy
-    draws of their own, and widgets that do send (their comms got the kernel: ipywidgets sends
+    under the same model ids (one rendered page fits them all), only that app's comms and widgets
+    (not those of another app built in the template), numpy draws of their own, and widgets that do send (their comms got the kernel: ipywidgets sends
     nothing through a comm without one). A second build makes a new app; a kernel not asked for
     the app lists none of its comms."""
     async def go():
+        other = await _start(specs, OTHER)   # the template holds two apps from now on
+        await other.shutdown_kernel(now=True)
         kms = [await _start(specs, DEMO), await _start(specs, DEMO), await _start(specs)]
         try:
             generations = [getattr(km.provisioner, "app_generation", None) for km in kms]
@@ -109,8 +115,9 @@ def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
     generations, states, mover, moved, again, plain = run_coroutine(go())
     gen = forkserver.template().generation
     assert generations == [gen, gen, 0]
-    (root_a, comms_a, draw_a), (root_b, comms_b, draw_b) = states
+    (root_a, comms_a, only_a, draw_a), (root_b, comms_b, only_b, draw_b) = states
     assert root_a == root_b and comms_a == comms_b and root_a in comms_a
+    assert only_a and only_b
     assert draw_a != draw_b
     updates = [m for m in moved if m["header"]["msg_type"] == "comm_msg"
                and m["content"]["data"].get("method") == "update"]

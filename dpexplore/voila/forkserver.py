@@ -521,17 +521,23 @@ def _prebuild(spec) -> bool:
 
 
 def _adopt_app(spec) -> None:
-    """In a child: its comm manager keeps only the comms of app ``spec`` (none without one), and
-    the app's builder returns the built app on its first call."""
+    """In a child: its comm manager and ipywidgets' registry of widgets keep only the widgets of
+    app ``spec`` (none without one), and the app's builder returns the built app on its first
+    call. (The registry matters as much as the comms: a page's widget manager asks ipywidgets'
+    control comm for the state of every registered widget, and would otherwise build models for
+    every app built in the template.)"""
     if not _PREBUILT:
         return
     import comm
+    from ipywidgets.widgets import widget as _widget
 
     manager = comm.get_comm_manager()
+    keep = _PREBUILT[spec][1] if spec in _PREBUILT else frozenset()
     for other, (_, ids) in _PREBUILT.items():
         if other != spec:
-            for comm_id in ids:
+            for comm_id in ids - keep:
                 manager.comms.pop(comm_id, None)
+                _widget._instances.pop(comm_id, None)
     if spec not in _PREBUILT:
         return
     app = _PREBUILT[spec][0]

@@ -1,10 +1,11 @@
 """Pages cloned from a dashboard's first rendered page (dpexplore.voila.clone), end to end.
 
 A page of a dashboard is served as a copy of its first rendered page on a kernel forked with the
-app already built: the copy must differ from the reference only by its kernel id, its kernel must
-answer every slider move in the browser as a rendered page's does, and its numbers must be its own
-(numpy's global generator drawn independently). When the template dies, the reference is dropped
-and the next page is rendered as usual, and works.
+app already built: the copy must differ from the reference only by its kernel id, and its kernel
+must answer every slider move in the browser as a rendered page's does (that such kernels draw
+random numbers of their own is tests/test_forkserver.py's part). At the default pool size a
+dashboard keeps no kernel at rest. When the template dies, the reference is dropped, the next page
+is rendered as usual and works, and the pages are cloned again from the new template's.
 """
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def _get(server) -> str:
 def _template(server) -> psutil.Process:
     return next(p for p in psutil.Process(server.proc.pid).children()
                 if "dpexplore.voila.forkserver" in " ".join(p.cmdline()))
+
+
+def test_a_dashboard_keeps_no_kernel_at_rest(server):
+    """At the default pool size the kernel that rendered the page to copy is shut down: a
+    dashboard costs no memory until a page is opened (each page gets a clone made for it)."""
+    assert wait_until(lambda: not server.kernels(), 60), server.kernels()
 
 
 def test_a_clone_is_the_page_with_its_own_kernel(server):
