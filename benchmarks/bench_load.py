@@ -696,13 +696,24 @@ def run_serve(a):
         extra += ["--max-pages", str(a.max_pages)]
     extra += {"normal": ["--no-fork"], "fork": ["--no-clone"], "clone": []}[a.mode]
     resting = len(apps) * (max(-(-a.expect // len(apps)), a.pool_size) if a.expect else a.pool_size)
+    lean = a.mode == "clone" and not a.expect and a.pool_size <= 1
+    if lean:   # a dashboard keeps no kernel at rest once its page to clone is rendered
+        resting = 0
     server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
                         a.max_kernels, extra)
     visitor = Visitor(f"http://127.0.0.1:{server.port}/")
     try:
         t0 = time.perf_counter()
         server.wait_ready(pools=len(apps), timeout=900)
-        while len(server.kernels()) < resting and time.perf_counter() - t0 < 900:
+        if a.mode == "clone":   # every app's page to clone is rendered
+            while (server_log(server).count("are cloned from one rendered page") < len(apps)
+                   and time.perf_counter() - t0 < 900):
+                time.sleep(1)
+        def settling():   # lean: the references' kernels shut down; else: the pools full
+            n = len(server.kernels())
+            return n > resting if lean else n < resting
+
+        while settling() and time.perf_counter() - t0 < 900:
             time.sleep(1)   # "filled" is logged as the last kernel starts: its notebook still runs
         time.sleep(5)
         print(f"server up, {len(server.kernels())} kernel(s) preheated in "

@@ -93,9 +93,10 @@ MOVE = ("import ipywidgets as W; from ipywidgets.widgets.widget import _instance
 def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
     """Kernels asked for a dashboard's app carry the one built in the template: the same widgets
     under the same model ids (one rendered page fits them all), only that app's comms and widgets
-    (not those of another app built in the template), numpy draws of their own, and widgets that do send (their comms got the kernel: ipywidgets sends
-    nothing through a comm without one). A second build makes a new app; a kernel not asked for
-    the app lists none of its comms."""
+    (not those of another app built in the template), numpy draws of their own, and widgets
+    that do send (their comms got the kernel: ipywidgets sends nothing through a comm without
+    one). A second build makes a new app; a kernel not asked for the app lists none of its
+    comms."""
     async def go():
         other = await _start(specs, OTHER)   # the template holds two apps from now on
         await other.shutdown_kernel(now=True)
