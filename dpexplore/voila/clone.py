@@ -57,17 +57,15 @@ def enabled() -> bool:
     False
     >>> del os.environ["DPEXPLORE_CLONE_PAGES"]
     """
-    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "no", "off", "false"):
-        return False
-    return forkserver.enabled()
+    return not forkserver.switched_off(ENV_SWITCH) and forkserver.enabled()
 
 
 class _Reference:
-    __slots__ = ("generation", "kernel_id", "html", "nb", "kernel_name", "kwargs", "made")
+    __slots__ = ("generation", "kernel_id", "html", "nb", "kernel_name", "kwargs")
 
     def __init__(self, generation, kernel_id, html, nb, kernel_name, kwargs):
         self.generation, self.kernel_id, self.html, self.nb = generation, kernel_id, html, nb
-        self.kernel_name, self.kwargs, self.made = kernel_name, kwargs, 0
+        self.kernel_name, self.kwargs = kernel_name, kwargs
 
 
 class _ClonedRender:
@@ -108,7 +106,6 @@ class Cloner:
         #: notebook → future done when its reference render under way ends (captured or not)
         self.rendering: dict = {}
         self._apps: dict = {}   # notebook → (mtime, app spec or None)
-        self.clones = 0
 
     # -- which notebooks -------------------------------------------------------------------------
     def app(self, notebook_name: str) -> str | None:
@@ -231,8 +228,6 @@ class Cloner:
         if data is not None:
             data["kernel_ids"].add(kernel_id)
         html = ref.html.replace(ref.kernel_id, kernel_id)
-        self.clones += 1
-        ref.made += 1
         self.log.debug("dpexplore: page of %s cloned in kernel %s (%.0f ms)", notebook_name,
                        kernel_id, 1000 * (time.monotonic() - t0))
         return {"task": _done(html), "renderer": _ClonedRender(html, ref.nb), "kernel_id": kernel_id}

@@ -107,6 +107,12 @@ _PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 _TEMPLATE_CWD = os.getcwd()
 
 
+def switched_off(variable: str) -> bool:
+    """Whether the environment variable ``variable`` turns a default-on feature off (``0``,
+    ``no``, ``off`` or ``false``)."""
+    return os.environ.get(variable, "1").strip().lower() in ("0", "no", "off", "false")
+
+
 def enabled() -> bool:
     """Whether forked kernels are on (``DPEXPLORE_FORK_KERNELS`` is not ``0``, and the platform
     has ``fork`` and ``pidfd_open``).
@@ -116,7 +122,7 @@ def enabled() -> bool:
     False
     >>> del os.environ["DPEXPLORE_FORK_KERNELS"]
     """
-    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "no", "off", "false"):
+    if switched_off(ENV_SWITCH):
         return False
     return hasattr(os, "fork") and hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
 
