@@ -266,8 +266,11 @@ def test_stored_references_are_dp_accountings():
         DPA[(1.0, 0.5, 100)][1e-5][1], rel=1e-9)
     p = dpa.from_gaussian_mechanism(10.0, sampling_prob=1e-4, value_discretization_interval=1e-6,
                                     pessimistic_estimate=False)
+    # ε ≈ 5e-4 from Privacy Buckets' FFTs: their round-off is ~1e-11 absolute here, and moves
+    # with numpy/scipy (numpy 2.4.6, scipy 1.17.1 gave 2.5e-8 relative below the stored value):
+    # the check is that the stored number is this computation's, not the FFT's last digits
     assert p.self_compose(100).get_epsilon_for_delta(1e-12) == pytest.approx(
-        DPA[(10.0, 1e-4, 100)][1e-12][0], rel=1e-9)
+        DPA[(10.0, 1e-4, 100)][1e-12][0], rel=1e-6)
 
 
 def test_dp_sgd_classic_point():

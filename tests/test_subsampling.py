@@ -32,7 +32,10 @@ def true_delta(sigma, q, eps):
     ncdf = lambda z: mp.ncdf(z)  # noqa: E731
     # remove: P = (1−q)N(0) + qN(1), Q = N(0); L > ε ⟺ y > y1
     y1 = s**2 * mp.log((mp.e**e - 1 + q) / q) + mp.mpf(1) / 2
-    d_rem = (1 - q) * (1 - ncdf(y1 / s)) + q * (1 - ncdf((y1 - 1) / s)) - mp.e**e * (1 - ncdf(y1 / s))
+    # upper tails as ncdf(−z), not 1 − ncdf(z): at z ≈ 12 the complement kept 7 of the 40 digits
+    # and the difference below lost the rest (the reference was 7e-7 too large at σ 1.375,
+    # q 1e-3, ε 2, and the exact one-step profile failed against it)
+    d_rem = (1 - q) * ncdf(-y1 / s) + q * ncdf(-(y1 - 1) / s) - mp.e**e * ncdf(-y1 / s)
     # add: P = N(0), Q = mixture; L > ε ⟺ y < y2 (exists only while e^{−ε} > 1 − q)
     d_add = mp.mpf(0)
     if mp.e**(-e) > 1 - q:
@@ -42,13 +45,60 @@ def true_delta(sigma, q, eps):
 
 
 @pytest.mark.parametrize("sigma,q,eps", [(1.0, 0.01, 0.05), (1.0, 0.01, 0.2), (0.5, 0.1, 1.0),
-                                         (2.0, 0.5, 0.3), (5.0, 0.001, 0.001), (1.0, 0.3, 0.0)])
+                                         (2.0, 0.5, 0.3), (5.0, 0.001, 0.001), (1.0, 0.3, 0.0),
+                                         (0.05, 1e-4, 3.0), (100.0, 1e-17, 0.0), (1.0, 1.0, 2.0),
+                                         (0.7, 0.99, 1e-6), (3.0, 0.01, 0.01), (20.0, 0.2, 0.05)])
 def test_single_step_profile_vs_mpmath(sigma, q, eps):
+    """One step is exact (the base's δ at a transformed ε): never below the truth, within 1e-10."""
     m = subsample(Gaussian(sigma), q)
     truth = float(true_delta(sigma, q, eps))
     got = float(m.delta(eps))
     assert got >= truth
-    assert got <= truth * (1 + 2e-3) + 1e-12
+    assert got <= truth * (1 + 1e-10)
+
+
+def _laplace_one_step(b, q, eps, direction):
+    """δ(ε) of one Poisson-subsampled Laplace(b) step (Δ = 1) from the definition, in mpmath:
+    P(S) − e^ε Q(S) on S = {L > ε}, with the density ratio r(y) = B/A = e^{(|y| − |y − 1|)/b}
+    (e^{−1/b} below 0, e^{1/b} above 1, e^{(2y − 1)/b} between)."""
+    b, q, e = mp.mpf(b), mp.mpf(q), mp.mpf(eps)
+    sf = lambda t, mu: mp.exp(-(t - mu) / b) / 2 if t >= mu else 1 - mp.exp((t - mu) / b) / 2  # noqa: E731
+    if direction == "remove":            # L = log(1 − q + q r) > ε ⟺ r > (e^ε − 1 + q)/q ⟺ y > t
+        r = (mp.e**e - 1 + q) / q
+        if r >= mp.e**(1 / b):
+            return mp.mpf(0)
+        t = (b * mp.log(r) + 1) / 2 if r > mp.e**(-1 / b) else mp.mpf(-1e9)
+        return (1 - q) * sf(t, 0) + q * sf(t, 1) - mp.e**e * sf(t, 0)
+    r = (mp.e**(-e) - 1 + q) / q         # L = −log(1 − q + q r) > ε ⟺ r < that ⟺ y < t
+    if r <= mp.e**(-1 / b):
+        return mp.mpf(0)
+    t = (b * mp.log(r) + 1) / 2 if r < mp.e**(1 / b) else mp.mpf(1e9)
+    return (1 - sf(t, 0)) - mp.e**e * ((1 - q) * (1 - sf(t, 0)) + q * (1 - sf(t, 1)))
+
+
+@pytest.mark.parametrize("b,q", [(1.0, 0.01), (0.3, 0.5), (2.0, 1e-6), (1.0, 1.0)])
+@pytest.mark.parametrize("eps", [0.0, 1e-4, 0.003, 0.2, 1.0])
+def test_single_step_laplace_base_vs_definition(b, q, eps):
+    from dpexplore.mechanisms.subsampled import OneStepProfile
+
+    for direction in ("remove", "add"):
+        truth = float(_laplace_one_step(b, q, eps, direction))
+        got = float(OneStepProfile(Laplace(b), q, direction).delta(eps))
+        assert got >= truth, direction
+        assert got <= truth * (1 + 1e-10) + 1e-300, direction
+
+
+@pytest.mark.parametrize("sigma,q", [(1.0, 0.01), (0.5, 0.3), (10.0, 1e-6), (1.0, 1.0)])
+def test_single_step_epsilon_is_safe_and_tight(sigma, q):
+    m = subsample(Gaussian(sigma), q)
+    deltas = np.array([1e-12, 1e-8, 1e-5, 1e-3, 0.5 * q])
+    e = np.asarray(m.epsilon(deltas))
+    assert np.all(np.asarray(m.delta(e)) <= deltas)
+    below = np.asarray(m.delta(np.maximum(e * (1 - 1e-9) - 1e-12, 0.0)))
+    assert np.all((below > deltas) | (e == 0.0))
+    if q < 1.0:
+        assert m.epsilon(q) == 0.0               # δ(0) = q·TV ≤ q
+
 
 
 @settings(max_examples=25, deadline=None)

@@ -32,8 +32,8 @@ The privacy loss distribution machinery of :mod:`dpexplore.pld` composes them ti
 (pessimistic discretization: δ never below the truth).
 
 * :func:`subsample` — the subsampled mechanism, ``sampling="poisson"`` (:class:`PoissonSubsampled`)
-  or ``"fixed"`` (:class:`FixedSubsampled`): ``delta``, ``log_delta``, ``epsilon``, ``profile`` from
-  the PLD; ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Section 3.3, exact at
+  or ``"fixed"`` (:class:`FixedSubsampled`): ``delta``, ``log_delta``, ``epsilon``, ``profile`` of one
+  run exact (:class:`OneStepProfile`), of k runs from the PLD (:func:`dpexplore.composition.compose`); ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Section 3.3, exact at
   integer orders; without replacement: Wang, Balle & Kasiviswanathan 2019, Theorem 9, the bound
   dp_accounting implements); ``eps_max`` = log(1 + q(e^ε − 1)) for an ε-DP base (Poisson: Balle,
   Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”, and Li, Qardaji & Su 2012; without replacement, with ε the
@@ -59,9 +59,10 @@ from scipy import special
 
 from .._validation import as_array, check_alpha, scalar_out
 from .._card import CardMixin
+from .._numerics import within
 from ..profiles import PrivacyProfile
 
-__all__ = ["PoissonSubsampled", "FixedSubsampled", "subsample", "MaxProfile", "SAMPLINGS"]
+__all__ = ["PoissonSubsampled", "FixedSubsampled", "subsample", "MaxProfile", "OneStepProfile", "SAMPLINGS"]
 
 #: sampling schemes accepted by :func:`subsample`
 SAMPLINGS = ("poisson", "fixed")
@@ -194,6 +195,102 @@ def _log_sf_cdf(base, t):
 
 
 # ------------------------------------------------------------------------------------------------
+# one run, exactly: the base's own profile at a transformed ε
+# ------------------------------------------------------------------------------------------------
+class OneStepProfile(PrivacyProfile):
+    """δ(ε) of one run of one direction of a subsampled additive-noise mechanism, from the base
+    mechanism's own profile δ_M (no discretization). With A the base's output distribution
+    without the record, B with it (δ_{A,B} = δ_{B,A} = δ_M: symmetric noise) and ε ≥ 0:
+
+        remove, P = (1 − q)A + qB, Q = A:   δ(ε) = q·δ_M(ε′),  ε′ = log(1 + (e^ε − 1)/q);
+        add,    P = A, Q = (1 − q)A + qB:   δ(ε) = c·δ_M(ε″),  c = 1 − (1 − q)e^ε,
+                                             ε″ = ε + log q − log c, for ε < −log(1 − q), else 0.
+
+    Both follow from the hockey-stick divergence P(S) − e^ε Q(S) on the optimal set S, which is
+    the base pair's optimal set at ε′ (ε″): the mixture's A-parts gather into one coefficient
+    (Balle, Barthe & Gaboardi 2018, Theorem 2, advanced joint convexity; Zhu, Dong & Wang 2022,
+    result “dominating pairs for Poisson subsampling”). Numerically: ε′ and ε″ are rounded down
+    and c up (a smaller ε′ or ε″ gives a larger δ_M), δ_M is the base's safe log δ, and the
+    resulting log δ is rounded up by 4 ulps, so δ is never below the truth (within the base's
+    own guarantee) and within ~1e-13 relative of it. ε(δ): the remove direction in closed form,
+    ε = log(1 + q(e^{ε_M(δ/q)} − 1)) rounded up; the add direction by the bracketing bisection
+    of :class:`~dpexplore.profiles.PrivacyProfile`.
+
+    >>> from dpexplore.mechanisms import Gaussian
+    >>> p = OneStepProfile(Gaussian(1.0), 0.5, "remove")
+    >>> bool(abs(p.delta(1.0) - 0.5 * Gaussian(1.0).delta(float(np.log1p(np.expm1(1.0) / 0.5)))) < 1e-15)
+    True
+    >>> a = OneStepProfile(Gaussian(1.0), 0.5, "add")
+    >>> round(float(a.delta(0.0)), 12), round(float(p.delta(0.0)), 12)   # δ(0) = q·TV(A, B) in both
+    (0.191462461274, 0.191462461274)
+    """
+
+    def __init__(self, base, q: float, direction: str, name: str = "one run"):
+        if direction not in ("remove", "add"):
+            raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+        self.base, self.q, self.direction, self.name = base, float(q), direction, name
+        self._base = base.profile
+        self.eps_max = float(_SubsampledLoss(base, self.q, direction).eps_max)
+
+    def _constructor(self):
+        return f"OneStepProfile({self.base!r}, {self.q!r}, {self.direction!r})"
+
+    def _remove_eps(self, e):
+        """ε′ = log(1 + (e^ε − 1)/q), rounded down (ε + log(1 − (1 − q)e^{−ε}) − log q above 1,
+        where e^ε would overflow)."""
+        q = self.q
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            near = np.log1p(np.expm1(np.minimum(e, 1.0)) / q)
+            far = e + np.log1p(-(1.0 - q) * np.exp(-np.maximum(e, 1.0))) - np.log(q)
+        ep = np.where(e <= 1.0, near, far)
+        return np.maximum(ep - 8 * np.spacing(np.abs(ep)) - 8 * np.spacing(np.abs(e)), 0.0)
+
+    def _log_delta(self, eps):
+        e = np.asarray(eps, dtype=np.float64)
+        q = self.q
+        if self.direction == "remove":
+            out = np.log(q) + self._base._log_delta_checked(self._remove_eps(e))
+        else:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                l1q = np.log1p(-q) if q < 1.0 else -np.inf
+                x = e + l1q                                   # log((1 − q)e^ε) ≤ 0 below eps_max
+                slack = 4 * (np.spacing(np.abs(e)) + (np.spacing(abs(l1q)) if np.isfinite(l1q) else 0.0)
+                             + np.spacing(np.abs(x)))
+                x = np.where(np.isfinite(x), x - slack, x)    # rounded down: c rounded up
+                log_c = np.log(-np.expm1(np.minimum(x, 0.0)))
+                log_c = log_c + 4 * np.spacing(np.abs(log_c))
+                e2 = e + np.log(q) - log_c
+                e2 = np.maximum(e2 - 8 * np.spacing(np.abs(e2)) - 8 * np.spacing(np.abs(e)), 0.0)
+                out = np.where(x < 0.0, log_c + self._base._log_delta_checked(np.where(x < 0.0, e2, 0.0)),
+                               -np.inf)
+        out = np.asarray(out, dtype=np.float64)
+        return np.where(np.isfinite(out), out + 4 * np.spacing(np.abs(out)), out)
+
+    def _epsilon(self, delta):
+        if self.direction == "add":
+            return super()._epsilon(delta)
+        d = np.asarray(delta, dtype=np.float64)
+        q = self.q
+        ratio = np.minimum(np.nextafter(d / q, 0.0), 1.0)   # δ/q rounded down: ε_M rounded up
+        em = np.asarray(self._base._epsilon(ratio), dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            near = np.log1p(q * np.expm1(np.minimum(em, 1.0)))
+            far = em + np.log(q + (1.0 - q) * np.exp(-np.maximum(em, 1.0)))
+        eps = np.where(em <= 1.0, near, far)
+        eps = np.where(np.isfinite(eps) & (eps > 0), eps + 8 * np.spacing(eps) + 8 * np.spacing(np.abs(em)), eps)
+        eps = np.where(np.isinf(em), self.eps_max, np.minimum(eps, self.eps_max))
+        # the closed form's rounding and that of δ(ε) differ by ulps: step up until the computed
+        # δ(ε) itself is within the target (as the bisection's answers are)
+        for i in range(64):
+            bad = np.isfinite(eps) & ~within(self._log_delta_checked(eps), d)
+            if not bad.any():
+                break
+            step = np.maximum(np.spacing(eps) * 2.0 ** (i + 2), 2.0 ** -1074)
+            eps = np.where(bad, np.minimum(eps + step, self.eps_max), eps)
+        return eps
+
+
+# ------------------------------------------------------------------------------------------------
 # the profile of the worse direction
 # ------------------------------------------------------------------------------------------------
 class MaxProfile(PrivacyProfile):
@@ -228,9 +325,11 @@ class PoissonSubsampled(CardMixin):
     """``mechanism`` run on a Poisson subsample with rate q (each record kept independently with
     probability q), under the add/remove-one relation.
 
-    ``delta``/``log_delta``/``epsilon``/``profile``: the tight profile max(δ_remove, δ_add) from the
-    privacy loss distribution (:func:`dpexplore.pld.composed_pld_many`: never below the true δ;
-    ε̂(δ) ≤ ε(δ) + h for the grid spacing h, in practice ~1e-4 relative).
+    ``delta``/``log_delta``/``epsilon``/``profile``: the exact profile max(δ_remove, δ_add) of one
+    run, each direction the base's own δ at a transformed ε (:class:`OneStepProfile`: never below
+    the true δ, within ~1e-13 relative of it). A composition of k runs
+    (:func:`dpexplore.composition.compose`) goes through the privacy loss distribution
+    (:func:`dpexplore.pld.composed_pld_many`: never below the true δ, ε̂(δ) ≤ ε(δ) + k·h).
     ``rdp(alpha)``: Gaussian base only (Mironov, Talwar & Zhang 2019, Section 3.3).
     ``eps_max``: log(1 + q(e^ε − 1)) for an ε-DP base (Balle, Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”),
     inf for Gaussian noise.
@@ -269,28 +368,29 @@ class PoissonSubsampled(CardMixin):
         largest loss), inf for unbounded noise."""
         return max(d.eps_max for d in self._directions())
 
+    #: the directions of one run's exact profile (:class:`OneStepProfile`)
+    _one_step: ClassVar[tuple] = ("remove", "add")
+
     @property
     def profile(self) -> PrivacyProfile:
-        """The tight profile (see the class docstring): the worse of the two directions' PLD
-        profiles, as :func:`dpexplore.composition.compose` (self, 1) gives it (the PLDs are
-        cached by :mod:`dpexplore.pld`)."""
-        from .. import pld as _pld   # imported when first used (scipy.signal)
-
+        """The exact profile of one run: the worse of the two directions, each the base
+        mechanism's own profile at a transformed ε (:class:`OneStepProfile`; no discretization,
+        never below the truth). A composition, :func:`dpexplore.composition.compose` (self, k),
+        goes through the privacy loss distribution instead."""
         label = f"1×{self._label()}"
-        profiles = [_pld.PLDProfile(_pld.composed_pld_many([(d, 1)]), name=f"{label} ({name})")
-                    for d, name in zip(self._directions(), ("remove", "add"))]
-        return MaxProfile(profiles, name=label)
+        profiles = [OneStepProfile(self.mechanism, self.q, d, name=f"{label} ({d})") for d in self._one_step]
+        return profiles[0] if len(profiles) == 1 else MaxProfile(profiles, name=label)
 
     def log_delta(self, eps):
-        """log δ(ε) of the subsampled mechanism (PLD, never below the truth)."""
+        """log δ(ε) of one run (exact, never below the truth: :class:`OneStepProfile`)."""
         return self.profile.log_delta(eps)
 
     def delta(self, eps):
-        """δ(ε) of the subsampled mechanism (PLD, never below the truth)."""
+        """δ(ε) of one run (exact, never below the truth: :class:`OneStepProfile`)."""
         return self.profile.delta(eps)
 
     def epsilon(self, delta):
-        """The smallest ε with δ(ε) ≤ ``delta`` (PLD, rounded up)."""
+        """The smallest ε with δ(ε) ≤ ``delta`` of one run (:class:`OneStepProfile`, rounded up)."""
         return self.profile.epsilon(delta)
 
     # RDP -----------------------------------------------------------------------------------------
@@ -473,8 +573,8 @@ class FixedSubsampled(PoissonSubsampled):
     composes S with itself: never below the truth (every step is dominated by S; Dong, Roth &
     Su 2022, result “composition of f-DP”), but for k ≥ 2 it need not be attained by any pair of datasets. Numerically
     (:func:`dpexplore.pld.composed_pld_many`, connect-the-dots): δ never below the δ of S,
-    ε̂(δ) ≤ ε(δ) + k·h for the grid spacing h. Measured: one step, ε̂ within ~2e-8 relative above
-    the closed form (mpmath); 1000 steps, within ~4e-6 of the midpoint of dp_accounting's
+    ε̂(δ) ≤ ε(δ) + k·h for the grid spacing h. One step itself (``delta``, ``epsilon``, ``profile``)
+    is the closed form above (:class:`OneStepProfile`); 1000 steps, within ~4e-6 of the midpoint of dp_accounting's
     compositions of independent pessimistic/optimistic discretizations of S (interval 1e-4).
     ``rdp(alpha)``: Gaussian base only (Wang, Balle & Kasiviswanathan 2019, Theorem 9 in the
     strengthened form dp_accounting implements; see :meth:`rdp`).
@@ -493,6 +593,9 @@ class FixedSubsampled(PoissonSubsampled):
     >>> m.delta(m.eps_max)
     0.0
     """
+
+    #: for ε ≥ 0 the symmetric pair S is the remove pair R (the module docstring)
+    _one_step: ClassVar[tuple] = ("remove",)
 
     def _directions(self):
         s = _SubsampledLoss(self.mechanism, self.q, "replace")
