@@ -392,7 +392,10 @@ def advantage(profile):
     Closed forms: μ-GDP 2Φ(μ/2) − 1 = erf(μ/(2√2)) (Dong, Roth & Su 2022, Corollary 2.13 at ε = 0),
     rounded up by a relative 1e-14; (ε₀, δ₀)-DP δ₀ + (1 − δ₀) tanh(ε₀/2) (Liu et al. 2022,
     Theorem 2.1 at ε = 0; ``conversions.implied_delta``, rounded up by 4 ulps) — pure ε-DP:
-    tanh(ε/2). Any other profile: the smallest of the advantage bounds of its (ε, δ(ε)) pairs,
+    tanh(ε/2). The exact profile of a pair of distributions, both directions (``pair_profile``:
+    a symmetric mechanism's, a subsampled step's): δ(0) itself, rounded up by a relative 1e-12
+    — the test "loss > 0" has TPR − FPR = P(L > 0) − Q(L > 0) = δ(0), and no test does better
+    (the bound at ε = 0 below). Any other profile: the smallest of the advantage bounds of its (ε, δ(ε)) pairs,
     (e^ε − 1 + 2δ(ε))/(e^ε + 1) = tanh(ε/2) + 2δ(ε)/(e^ε + 1) (the peak of 1 − α − f for one pair,
     Dong, Roth & Su 2022, Proposition 2.5), over the ε grid of :func:`tpr_at_fpr`; that is δ(0)
     itself for the exact profile of a mechanism (every ε > 0 gives more) and can be smaller for
@@ -410,6 +413,8 @@ def advantage(profile):
         out = _up(special.erf(kind[1] / (2.0 * np.sqrt(2.0))), _CLOSED_REL)
     elif kind[0] == "approx":
         out = implied_delta(kind[1], kind[2], 0.0)
+    elif _pair_profile(profile):
+        out = _up(float(np.exp(_safe_log_delta(kind[1], 0.0))), _GENERIC_REL)
     else:
         f, eps_max = kind[1], kind[2]
         eps = _eps_grid(_eps_end(f, eps_max))
@@ -420,6 +425,13 @@ def advantage(profile):
         out = min(float(np.min(bounds)), grid_sup, _sup_near(profile, a_lo, a_hi))
         out = _up(out, _GENERIC_REL)
     return float(np.clip(out, 0.0, 1.0))
+
+
+def _pair_profile(obj) -> bool:
+    """Whether ``obj`` (a profile, or a mechanism with one) declares its δ the profile of a pair
+    of distributions (``PrivacyProfile.pair_profile``)."""
+    p = obj if isinstance(obj, PrivacyProfile) else getattr(obj, "profile", None)
+    return bool(getattr(p, "pair_profile", False))
 
 
 def _sup_near(profile, a_lo: float, a_hi: float) -> float:

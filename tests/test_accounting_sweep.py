@@ -16,6 +16,8 @@ truth is bracketed by [lo, hi]:
   cheap ones are recomputed live in ``test_stored_references_are_dp_accountings``.
 
 * Laplace(1) compositions (``LAPLACE``), against dp_accounting's Laplace PLD;
+* mixed compositions (``MIXED``: Laplace, Gaussian and Poisson-subsampled Gaussian runs in one
+  ``compose_all``), against dp_accounting's optimistic and pessimistic PLDs composed live;
 * σ = 0.05 (``SMALL_SIGMA``) — a bracket from first principles, evaluated with mpmath
   (:func:`small_sigma_bracket`): there dp_accounting is no reference at δ = 1e-12 (its pessimistic
   ε at σ 0.05, q 1e-4, 10⁴ steps is 2737.2 with its default truncation, 2747.8 with lighter
@@ -276,3 +278,60 @@ def test_stored_references_are_dp_accountings():
 def test_dp_sgd_classic_point():
     """σ 1, q 0.01, 10⁴ steps, δ 1e-5: dp_accounting (interval 1e-4) 6.187745."""
     assert 6.1877 <= ours(1.0, 0.01, 10_000, 1e-5) <= 6.1877 * 1.002
+
+
+#: mixed compositions (``compose_all``): name → items as (kind, parameters, k) — built in the test
+#: (the mechanisms are imported there) and in dp_accounting's PLD alike
+MIXED = {
+    "laplace+gaussian+dpsgd": (("laplace", 2.0, None, 3), ("gaussian", 4.0, None, 10),
+                               ("gaussian", 1.0, 0.01, 1000)),
+    "dpsgd+laplace": (("gaussian", 0.7, 0.1, 100), ("laplace", 1.0, None, 10)),
+    "gaussians, one subsampled": (("gaussian", 10.0, None, 100), ("gaussian", 2.0, 0.5, 50)),
+}
+
+
+def mixed_bracket(name, delta):
+    """(lo, hi): dp_accounting's optimistic (privacy buckets) and pessimistic (connect-the-dots)
+    ε of the mixed composition at ``delta``."""
+    return tuple(p.get_epsilon_for_delta(delta) for p in mixed_plds(name))
+
+
+@functools.lru_cache(maxsize=None)
+def mixed_plds(name):
+    """dp_accounting's optimistic and pessimistic PLDs of the mixed composition, interval 1e-4,
+    composed live (~1 s each)."""
+    dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    out = []
+    for pess in (False, True):
+        total = None
+        for kind, scale, q, k in MIXED[name]:
+            kw = dict(value_discretization_interval=1e-4, pessimistic_estimate=pess)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if kind == "laplace":
+                    p = dpa.from_laplace_mechanism(scale, **kw)
+                else:
+                    p = dpa.from_gaussian_mechanism(scale, sampling_prob=q or 1.0, **kw)
+            p = p.self_compose(k)
+            total = p if total is None else total.compose(p)
+        out.append(total)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("name", sorted(MIXED))
+@pytest.mark.parametrize("delta", DELTAS)
+def test_mixed_composition_against_dp_accounting(name, delta):
+    """compose_all of Laplace, Gaussian and Poisson-subsampled Gaussian runs: never below
+    dp_accounting's optimistic ε, within target of its pessimistic one."""
+    from dpexplore.mechanisms import Gaussian, Laplace, subsample
+
+    def build(kind, scale, q, k):
+        m = Laplace(scale) if kind == "laplace" else Gaussian(scale)
+        return (subsample(m, q) if q else m), k
+
+    lo, hi = mixed_bracket(name, delta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        e = float(C.compose_all([build(*it) for it in MIXED[name]]).epsilon(delta))
+    assert e >= lo * (1 - 1e-9), (e, lo, hi)
+    assert within_target(e, hi), (e, lo, hi)

@@ -144,6 +144,9 @@ class MechanismProfile(PrivacyProfile):
     (1.0, True, 1.0)
     """
 
+    #: a mechanism's δ is that of its worst-case pair of output distributions
+    pair_profile = True
+
     def __init__(self, mechanism):
         self.mechanism = mechanism
         self.eps_max = float(mechanism.eps_max)

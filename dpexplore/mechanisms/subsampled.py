@@ -225,6 +225,9 @@ class OneStepProfile(PrivacyProfile):
     (0.191462461274, 0.191462461274)
     """
 
+    #: the hockey-stick divergence of one direction's pair
+    pair_profile = True
+
     def __init__(self, base, q: float, direction: str, name: str = "one run"):
         if direction not in ("remove", "add"):
             raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
@@ -309,6 +312,8 @@ class MaxProfile(PrivacyProfile):
             raise ValueError("profiles must hold at least one profile, got none")
         self.eps_max = max(float(p.eps_max) for p in self.profiles)
         self.name = name
+        #: the larger of exact pair profiles (both directions): its advantage is still δ(0)
+        self.pair_profile = all(getattr(p, "pair_profile", False) for p in self.profiles)
 
     def _log_delta(self, eps):
         return np.maximum.reduce([np.asarray(p._log_delta(eps), dtype=np.float64) for p in self.profiles])
