@@ -4,6 +4,8 @@ Run:  python benchmarks/bench_accounting.py            (every row; a few minutes
       python benchmarks/bench_accounting.py --quick    (the rows that take dp_accounting < ~5 s)
       ... --baseline-ref REF   first the same rows of git commit REF (its code in a temporary
                                worktree, in a child process), before and after side by side
+      ... --interval 1e-4      dp_accounting at this interval on every row (equal accuracy)
+      ... --only "q 0.1,q 0.3" the rows whose label holds one of these texts
 
 For each setting: dpexplore's ε (``composition.dpsgd_epsilon``, or ``compose(...).epsilon`` for
 the Laplace rows) from a cold cache and its wall time (best of N), then dp_accounting's
@@ -142,6 +144,13 @@ def main(argv) -> int:
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
     quick = "--quick" in argv
+    global ROWS
+    if "--only" in argv:
+        keep = [t.strip() for t in argv[argv.index("--only") + 1].split(",")]
+        ROWS = [r for r in ROWS if any(t in r[0] for t in keep)]
+    if "--interval" in argv:
+        h = float(argv[argv.index("--interval") + 1])
+        ROWS = [(*r[:4], h if r[4] is not None else None, r[5]) for r in ROWS]
     if "--ours-json" in argv:
         return ours_json(quick)
     base_ref = argv[argv.index("--baseline-ref") + 1] if "--baseline-ref" in argv else None
