@@ -15,7 +15,8 @@ truth is bracketed by [lo, hi]:
   once; dp_accounting takes up to 100 s a point at σ = 0.05), with the interval h of each; a few
   cheap ones are recomputed live in ``test_stored_references_are_dp_accountings``.
 
-* Laplace(1) compositions (``LAPLACE``), against dp_accounting's Laplace PLD;
+* Laplace(1) compositions (``LAPLACE``: 1000 and 10⁴ runs, stored; 1, 10 and 100 runs composed
+  live, and one run against its closed form), against dp_accounting's Laplace PLD;
 * mixed compositions (``MIXED``: Laplace, Gaussian and Poisson-subsampled Gaussian runs in one
   ``compose_all``), against dp_accounting's optimistic and pessimistic PLDs composed live;
 * σ = 0.05 (``SMALL_SIGMA``) — a bracket from first principles, evaluated with mpmath
@@ -335,3 +336,24 @@ def test_mixed_composition_against_dp_accounting(name, delta):
         e = float(C.compose_all([build(*it) for it in MIXED[name]]).epsilon(delta))
     assert e >= lo * (1 - 1e-9), (e, lo, hi)
     assert within_target(e, hi), (e, lo, hi)
+
+
+@pytest.mark.parametrize("k", [1, 10, 100])
+@pytest.mark.parametrize("delta", DELTAS)
+def test_short_laplace_compositions_against_dp_accounting(k, delta):
+    """compose(Laplace(1), k) for few runs, against dp_accounting's optimistic and pessimistic
+    Laplace PLDs (interval 1e-4) composed live; k = 1 against the closed form too:
+    ε(δ) = 1 + 2 log(1 − δ) for δ < 1 − e^{−1/2} (δ(ε) = 1 − e^{(ε − 1)/2} on [0, 1])."""
+    from dpexplore.mechanisms import Laplace
+
+    dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    lo, hi = (dpa.from_laplace_mechanism(1.0, value_discretization_interval=1e-4,
+                                         pessimistic_estimate=p).self_compose(k).get_epsilon_for_delta(delta)
+              for p in (False, True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        e = float(C.compose(Laplace(1.0), k).epsilon(delta))
+    assert e >= lo * (1 - 1e-9) and within_target(e, hi), (e, lo, hi)
+    if k == 1:
+        truth = 1.0 + 2.0 * math.log1p(-delta)
+        assert truth <= e <= truth + max(0.01 * truth, 1e-3)
