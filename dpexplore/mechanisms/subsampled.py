@@ -198,8 +198,8 @@ def _log_sf_cdf(base, t):
 # one run, exactly: the base's own profile at a transformed ε
 # ------------------------------------------------------------------------------------------------
 class OneStepProfile(PrivacyProfile):
-    """δ(ε) of one run of one direction of a subsampled additive-noise mechanism, from the base
-    mechanism's own profile δ_M (no discretization). With A the base's output distribution
+    """δ(ε) of one run of one direction of an additive-noise ``mechanism`` M run on a Poisson
+    subsample with rate ``q``, from M's own profile δ_M (no discretization). With A the base's output distribution
     without the record, B with it (δ_{A,B} = δ_{B,A} = δ_M: symmetric noise) and ε ≥ 0:
 
         remove, P = (1 − q)A + qB, Q = A:   δ(ε) = q·δ_M(ε′),  ε′ = log(1 + (e^ε − 1)/q);
@@ -212,7 +212,9 @@ class OneStepProfile(PrivacyProfile):
     result “dominating pairs for Poisson subsampling”). Numerically: ε′ and ε″ are rounded down
     and c up (a smaller ε′ or ε″ gives a larger δ_M), δ_M is the base's safe log δ, and the
     resulting log δ is rounded up by 4 ulps, so δ is never below the truth (within the base's
-    own guarantee) and within ~1e-13 relative of it. ε(δ): the remove direction in closed form,
+    own guarantee). It is within 1e-10 relative of it (mpmath, from the definition), except just
+    below the add direction's largest ε, −log(1 − q), where c cancels: there up to ~1e-7 above
+    (q 1e-6, ε 1e-6). ε(δ): the remove direction in closed form,
     ε = log(1 + q(e^{ε_M(δ/q)} − 1)) rounded up; the add direction by the bracketing bisection
     of :class:`~dpexplore.profiles.PrivacyProfile`.
 
@@ -228,15 +230,15 @@ class OneStepProfile(PrivacyProfile):
     #: the hockey-stick divergence of one direction's pair
     pair_profile = True
 
-    def __init__(self, base, q: float, direction: str, name: str = "one run"):
+    def __init__(self, mechanism, q: float, direction: str, name: str = "one run"):
         if direction not in ("remove", "add"):
             raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
-        self.base, self.q, self.direction, self.name = base, float(q), direction, name
-        self._base = base.profile
-        self.eps_max = float(_SubsampledLoss(base, self.q, direction).eps_max)
+        self.mechanism, self.q, self.direction, self.name = _check_base(mechanism), _check_rate(q), direction, name
+        self._base = mechanism.profile
+        self.eps_max = float(_SubsampledLoss(mechanism, self.q, direction).eps_max)
 
     def _constructor(self):
-        return f"OneStepProfile({self.base!r}, {self.q!r}, {self.direction!r})"
+        return f"OneStepProfile({self.mechanism!r}, {self.q!r}, {self.direction!r})"
 
     def _remove_eps(self, e):
         """ε′ = log(1 + (e^ε − 1)/q), rounded down (ε + log(1 − (1 − q)e^{−ε}) − log q above 1,
