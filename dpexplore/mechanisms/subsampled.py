@@ -248,7 +248,9 @@ class OneStepProfile(PrivacyProfile):
             near = np.log1p(np.expm1(np.minimum(e, 1.0)) / q)
             far = e + np.log1p(-(1.0 - q) * np.exp(-np.maximum(e, 1.0))) - np.log(q)
         ep = np.where(e <= 1.0, near, far)
-        return np.maximum(ep - 8 * np.spacing(np.abs(ep)) - 8 * np.spacing(np.abs(e)), 0.0)
+        with np.errstate(invalid="ignore"):   # ε = inf: ε′ = inf (spacing(inf) is NaN)
+            down = np.maximum(ep - 8 * np.spacing(np.abs(ep)) - 8 * np.spacing(np.abs(e)), 0.0)
+        return np.where(np.isinf(ep), ep, down)
 
     def _log_delta(self, eps):
         e = np.asarray(eps, dtype=np.float64)
