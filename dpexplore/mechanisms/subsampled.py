@@ -33,7 +33,8 @@ The privacy loss distribution machinery of :mod:`dpexplore.pld` composes them ti
 
 * :func:`subsample` — the subsampled mechanism, ``sampling="poisson"`` (:class:`PoissonSubsampled`)
   or ``"fixed"`` (:class:`FixedSubsampled`): ``delta``, ``log_delta``, ``epsilon``, ``profile`` of one
-  run exact (:class:`OneStepProfile`), of k runs from the PLD (:func:`dpexplore.composition.compose`); ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Section 3.3, exact at
+  run exact (:class:`OneStepProfile`), of k runs from the PLD (:func:`dpexplore.composition.compose`);
+  ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Section 3.3, exact at
   integer orders; without replacement: Wang, Balle & Kasiviswanathan 2019, Theorem 9, the bound
   dp_accounting implements); ``eps_max`` = log(1 + q(e^ε − 1)) for an ε-DP base (Poisson: Balle,
   Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”, and Li, Qardaji & Su 2012; without replacement, with ε the
