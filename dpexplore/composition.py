@@ -33,7 +33,7 @@ from ._numerics import gdp_epsilon_core, log1mexp, log_subtract
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .conversions import _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from .mechanisms import Gaussian
-from .mechanisms.subsampled import MaxProfile, PoissonSubsampled, subsample
+from .mechanisms.subsampled import MaxProfile, PoissonSubsampled, RareEventProfile, subsample
 from .profiles import GaussianDPProfile, PrivacyProfile
 
 __all__ = [
@@ -696,6 +696,28 @@ def _built_by(prof, parts, call):
     return prof
 
 
+#: k·q up to which compose() of a Poisson-subsampled mechanism also takes the rare-event bound
+#: (:class:`~dpexplore.mechanisms.subsampled.RareEventProfile`; above, its tail C(k, 2)·q² nears
+#: the δ asked and the PLD is the tighter)
+_RARE_RATE = 1e-4
+
+
+class _LeastOfProfiles(PrivacyProfile):
+    """The least of several upper bounds on one profile: δ(ε) = min_i δ_i(ε) and ε(δ) =
+    min_i ε_i(δ), each an upper bound on the truth when every δ_i is."""
+
+    def __init__(self, profiles, name: str):
+        self.profiles = list(profiles)
+        self.eps_max = min(float(p.eps_max) for p in self.profiles)
+        self.name = name
+
+    def _log_delta(self, eps):
+        return np.minimum.reduce([np.asarray(p._log_delta_checked(eps), dtype=np.float64) for p in self.profiles])
+
+    def _epsilon(self, delta):
+        return np.minimum.reduce([np.asarray(p._epsilon(delta), dtype=np.float64) for p in self.profiles])
+
+
 def _compose(mechanism, k: int, grid_size):
     label = getattr(mechanism, "_label", lambda: repr(mechanism))()
     if isinstance(mechanism, mech_mod.Gaussian):
@@ -708,7 +730,14 @@ def _compose(mechanism, k: int, grid_size):
         prof.name = f"{k}×{label}"
         return prof
     if isinstance(mechanism, PoissonSubsampled):
-        return _compose_all([(mechanism, k)], grid_size)
+        prof = _compose_all([(mechanism, k)], grid_size)
+        if (k > 1 and k * mechanism.q <= _RARE_RATE
+                and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled)):
+            # the PLD's error k·h swamps a tiny rate's ε (σ 0.05, q 1e-17, 10⁶ runs, δ 1e-12:
+            # 9.9e6 where the truth is 185.52): the rare-event bound holds it at the truth
+            rare = RareEventProfile(mechanism.mechanism, mechanism.q, k)
+            prof = _LeastOfProfiles([prof, rare], name=prof.name)
+        return prof
     if isinstance(mechanism, (mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
         if k == 1:
             return mechanism.profile
@@ -902,10 +931,15 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     * ``"pld"`` — tight: the privacy loss distribution of both directions composed
       (:func:`compose_all`, pessimistic: never below the truth), on a grid chosen from the error
       target (:func:`dpexplore.pld.refine_epsilon`: refined until ε is within ~1 % or 1e-3 of
-      the truth; ~1e-5 relative in the usual range). The Rényi DP bound and the amplified basic
-      bound (each step (log(1 + q(e^{ε₀} − 1)), qδ_σ(ε₀))-DP, composed basically) are upper
-      bounds too, so the smallest is returned: the last answers alone where it is below 1e-3
-      (tiny q, as 1e-17) or where no grid fits the loss range;
+      the truth; ~1e-5 relative in the usual range). The Rényi DP bound, the amplified basic
+      bound (each step (log(1 + q(e^{ε₀} − 1)), qδ_σ(ε₀))-DP, composed basically) and the
+      rare-event bound (:class:`~dpexplore.mechanisms.subsampled.RareEventProfile`: at most one
+      step's loss above a threshold, tight where k·q is tiny) are upper bounds too, so the
+      smallest is returned: the basic one answers alone where it is below 1e-3 (tiny q, as
+      1e-17); where no grid fits the loss range, the others do. At a tiny rate with δ below
+      k·q the PLD's error k·h swamps ε (σ 0.05, q 1e-17, 10⁶ steps, δ 1e-12: the PLD gave
+      9.9e6 and Rényi DP 273): the rare-event bound gives 185.5185, equal to a lower bound from
+      first principles to 4e-12; at σ 0.1, q 1e-10, 10⁵ steps, δ 1e-9 it is still 7 % above one;
     * ``"rdp"`` — Rényi DP of the subsampled Gaussian (Mironov, Talwar & Zhang 2019) summed over
       steps at dp_accounting's orders, converted with the improved bound (Canonne, Kamath &
       Steinke 2020, Proposition 12 / Asoodeh et al. 2021): valid, looser;
@@ -944,7 +978,7 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
 
         return float(gdp_epsilon(np.sqrt(t) / s, d))
     rdp_eps = dpsgd_epsilon(s, q, t, d, accountant="rdp")
-    small = _dpsgd_amplified_basic(s, q, t, d)
+    small = min(_dpsgd_amplified_basic(s, q, t, d), _dpsgd_rare_event(s, q, t, d))
     if small <= _pld.ATOL:   # already within the target of any ε ≥ 0 (q = 1e-17 and the like)
         return min(small, rdp_eps)
     try:
@@ -952,6 +986,17 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     except ValueError:       # no grid fits the loss range: the other upper bounds
         return min(small, rdp_eps)
     return min(tight, rdp_eps, small)
+
+
+def _dpsgd_rare_event(s: float, q: float, t: int, d: float) -> float:
+    """ε of :class:`~dpexplore.mechanisms.subsampled.RareEventProfile` (t runs at a tiny rate q:
+    at most one run's loss above a threshold), an upper bound; inf where C(t, 2)·q² is not
+    below δ/2 (there it says nothing useful)."""
+    from .mechanisms.subsampled import rare_event_tail
+
+    if rare_event_tail(q, t) >= 0.5 * d:
+        return np.inf
+    return float(RareEventProfile(Gaussian(s), q, t).epsilon(d))
 
 
 def _dpsgd_amplified_basic(s: float, q: float, t: int, d: float) -> float:
@@ -1077,6 +1122,8 @@ def _dpsgd_curve(s, q, steps, d, accountant, grid_size=None):
     ks, back = np.unique(steps, return_inverse=True)
     eps = _dpsgd_pld_epsilons(subsample(Gaussian(s), q), ks, d, grid_size)
     eps = np.minimum(eps, _dpsgd_curve(s, q, ks, d, "rdp"))   # both are upper bounds
+    eps = np.minimum(eps, [min(_dpsgd_rare_event(s, q, int(t), d), _dpsgd_amplified_basic(s, q, int(t), d))
+                           for t in ks])   # and these two, as dpsgd_epsilon takes them
     return eps[back.reshape(steps.shape)]
 
 

@@ -357,3 +357,72 @@ def test_short_laplace_compositions_against_dp_accounting(k, delta):
     if k == 1:
         truth = 1.0 + 2.0 * math.log1p(-delta)
         assert truth <= e <= truth + max(0.01 * truth, 1e-3)
+
+
+@functools.lru_cache(maxsize=None)
+def rare_event_lower_bound(sigma, q, k, delta):
+    """A lower bound on the true ε of k Poisson-subsampled Gaussian steps, from first principles
+    (mpmath, 40 digits), where k·q is tiny. With J ~ Binomial(k, q) the runs that see the record,
+    p₀ = P(J ≥ 1), c₁ = P(J = 1 | J ≥ 1), the remove direction's law is (1 − p₀)Q + p₀R, so
+    δ_k(ε) = p₀·H_{γ′}(R‖Q) with γ′ = 1 + (e^ε − 1)/p₀ (exactly). R ≥ c₁·P₁, with P₁ one
+    shifted run at a uniform place among k; on S = {some run's loss ℓ exceeds τ},
+    P₁(S) ≥ P_B(ℓ > τ) and Q(S) ≤ k·P_A(ℓ > τ), so over τ: H_{γ′}(R‖Q) ≥ c₁·δ_M(log(γ′k/c₁)),
+    the Gaussian's profile δ_M (μ = 1/σ). ε_lo solves p₀c₁·δ_M(log(γ′k/c₁)) = δ."""
+    with mp.workdps(40):
+        s, q, k, d = mp.mpf(sigma), mp.mpf(q), mp.mpf(k), mp.mpf(delta)
+        mu = 1 / s
+        p0 = -mp.expm1(k * mp.log1p(-q))
+        c1 = k * q * mp.exp((k - 1) * mp.log1p(-q)) / p0
+
+        def d_m(x):
+            return mp.ncdf(-x / mu + mu / 2) - mp.exp(x) * mp.ncdf(-x / mu - mu / 2)
+
+        target = d / (p0 * c1)
+        if target >= d_m(mp.mpf(0)):
+            return 0.0
+        lo, hi = mp.mpf(0), mp.mpf(10) + mu * mu + 10 * mu
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if d_m(mid) > target else (lo, mid)
+        x = lo                                   # δ_M(x) ≥ target: x is at most the root
+        e1 = x - mp.log(k / c1)                  # log γ′
+        if e1 <= 0:
+            return 0.0
+        return float(mp.log1p(p0 * mp.expm1(e1)))
+
+
+#: tiny k·q with δ below it: the true ε is not 0
+RARE = [(0.05, 1e-17, 1_000_000, 1e-12), (0.05, 1e-9, 1000, 1e-12), (0.5, 1e-9, 1000, 1e-8),
+        (1.0, 1e-12, 10_000, 1e-12), (0.1, 1e-10, 100_000, 1e-9)]
+
+
+@pytest.mark.parametrize("sigma,q,k,delta", RARE)
+def test_tiny_rate_never_below_the_rare_event_lower_bound(sigma, q, k, delta):
+    """compose and dpsgd_epsilon at a tiny rate q where δ < k·q: never below the first-principles
+    lower bound, and within the issue's target of it except at the corners of RARE_LOOSE."""
+    from dpexplore.mechanisms import Gaussian, subsample
+
+    lo = rare_event_lower_bound(sigma, q, k, delta)
+    e = ours(sigma, q, k, delta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        c = float(C.compose(subsample(Gaussian(sigma), q), k).epsilon(delta))
+    assert e >= lo * (1 - 1e-9) and c >= lo * (1 - 1e-9), (e, c, lo)
+    if (sigma, q, k, delta) not in RARE_LOOSE:
+        assert within_target(e, lo) and within_target(c, lo), (e, c, lo)
+
+
+#: where ours is still more than 1 % above the lower bound (ours, lower bound): the rare-event
+#: bound charges every run below the threshold x its full x (k·x = 1.6 of the 4.5 at σ 0.1) and
+#: two runs above it δ = 1 (C(k, 2)·π² is half of δ at σ 0.05, q 1e-9); sharper bounds on the
+#: sum of the small losses (a Chernoff bound from the one-run RDP) and on two runs above x
+#: (a two-run composition) would close these
+RARE_LOOSE = {(0.05, 1e-9, 1000, 1e-12): (276.2114, 273.4485),
+              (0.1, 1e-10, 100_000, 1e-9): (67.7747, 63.3155)}
+
+
+@pytest.mark.parametrize("sigma,q,k,delta", sorted(RARE_LOOSE))
+@pytest.mark.xfail(strict=True, reason="known loose corners of the rare-event bound: 1.0 % and 7 % "
+                   "above the first-principles lower bound (RARE_LOOSE)")
+def test_tiny_rate_loose_corners_within_target(sigma, q, k, delta):
+    assert within_target(ours(sigma, q, k, delta), rare_event_lower_bound(sigma, q, k, delta))

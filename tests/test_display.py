@@ -22,7 +22,7 @@ from dpexplore.display import card_facts, card_html, compare, format_up
 from dpexplore.mechanisms import (DiscreteGaussian, DiscreteLaplace, Exponential, FixedSubsampled, Gaussian,
                                   Laplace, Logistic, MechanismProfile, PoissonSubsampled, RandomizedResponse,
                                   Subbotin, subsample)
-from dpexplore.mechanisms.subsampled import MaxProfile, OneStepProfile
+from dpexplore.mechanisms.subsampled import MaxProfile, OneStepProfile, RareEventProfile
 from dpexplore.pld import PLDProfile
 from dpexplore.profiles import (ApproxDPProfile, FunctionProfile, GaussianDPProfile, PrivacyProfile,
                                 PureDPProfile)
@@ -54,6 +54,7 @@ EXAMPLES = {
     PLDProfile: compose(Logistic(1.0), 5),   # finite eps_max: capped subclass; the plain one below
     MaxProfile: DPSGD,
     OneStepProfile: OneStepProfile(Gaussian(1.0), 0.01, "add"),
+    RareEventProfile: RareEventProfile(Gaussian(0.05), 1e-17, 10**6),
     filters.PureDPFilter: filters.PureDPFilter(1.0),
     filters.GDPFilter: filters.GDPFilter(1.0),
     filters.RenyiFilter: filters.RenyiFilter([2.0, 8.0], [1.0, 2.0]),
@@ -217,7 +218,7 @@ def test_format_up_examples():
 # -- reprs -------------------------------------------------------------------------------------------
 _NS = {**vars(M), **vars(profiles), "ZCDPProfile": ZCDPProfile, "RDPProfile": RDPProfile,
        "EquationProfile": EquationProfile, "OptimalProfile": OptimalProfile, "compose": compose,
-       "OneStepProfile": OneStepProfile,
+       "OneStepProfile": OneStepProfile, "RareEventProfile": RareEventProfile,
        "compose_all": compose_all, **{n: getattr(filters, n) for n in filters.__all__}}
 
 
