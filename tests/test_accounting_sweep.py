@@ -416,7 +416,9 @@ RARE = [(0.05, 1e-17, 1_000_000, 1e-12), (0.05, 1e-9, 1000, 1e-12), (0.5, 1e-9, 
 @pytest.mark.parametrize("sigma,q,k,delta", RARE)
 def test_tiny_rate_never_below_the_rare_event_lower_bound(sigma, q, k, delta):
     """compose and dpsgd_epsilon at a tiny rate q where δ < k·q: never below the first-principles
-    lower bound, and within the issue's target of it except at the corners of RARE_LOOSE."""
+    lower bound, and within the issue's target of it (the small losses' sum bounded by
+    Bernstein's inequality: at σ 0.1, q 1e-10, 10⁵ steps, δ 1e-9 charging each its threshold
+    gave 67.77 against a lower bound of 63.34; now 63.52)."""
     from dpexplore.mechanisms import Gaussian, subsample
 
     lo = rare_event_lower_bound(sigma, q, k, delta)
@@ -425,19 +427,33 @@ def test_tiny_rate_never_below_the_rare_event_lower_bound(sigma, q, k, delta):
         warnings.simplefilter("ignore", AccuracyWarning)
         c = float(C.compose(subsample(Gaussian(sigma), q), k).epsilon(delta))
     assert e >= lo * (1 - 1e-9) and c >= lo * (1 - 1e-9), (e, c, lo)
-    if (sigma, q, k, delta) not in RARE_LOOSE:
-        assert within_target(e, lo) and within_target(c, lo), (e, c, lo)
+    assert within_target(e, lo) and within_target(c, lo), (e, c, lo)
 
 
-#: where ours is still more than 1 % above the lower bound (ours, lower bound): the rare-event
-#: bound charges every step below the threshold x its whole x (k·x = 1.6 of the 4.5); a sharper
-#: bound on the sum of the small losses (Bernstein's inequality: they are at most x, with a tiny
-#: variance) would close it
-RARE_LOOSE = {(0.1, 1e-10, 100_000, 1e-9): (67.7747, 63.3450)}
+#: small σ and a small rate where the composed PLD lost the rare large losses and answered far
+#: below the truth (σ 0.3, q 1e-5, 100 steps, δ 1e-5: 0.001 where the truth is above 1.34; the
+#: cause inside the PLD is not found yet): dpsgd_epsilon and compose now check it against the
+#: lower bound and fall back on the other upper bounds
+PLD_LOST = [(0.3, 1e-5, 100, 1e-5), (0.3, 1e-5, 1000, 1e-5), (0.3, 1e-5, 10_000, 1e-5),
+            (0.3, 1e-5, 1000, 1e-8), (0.266, 2.12e-7, 1581, 9.8e-6)]
 
 
-@pytest.mark.parametrize("sigma,q,k,delta", sorted(RARE_LOOSE))
-@pytest.mark.xfail(strict=True, reason="a known loose corner of the rare-event bound: 7 % above the "
-                   "first-principles lower bound (RARE_LOOSE)")
-def test_tiny_rate_loose_corners_within_target(sigma, q, k, delta):
-    assert within_target(ours(sigma, q, k, delta), rare_event_lower_bound(sigma, q, k, delta))
+@pytest.mark.parametrize("sigma,q,k,delta", PLD_LOST)
+def test_where_the_pld_lost_mass_the_answer_stays_safe(sigma, q, k, delta):
+    from dpexplore.mechanisms import Gaussian, subsample
+
+    lo = rare_event_lower_bound(sigma, q, k, delta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        e = C.dpsgd_epsilon(sigma, q, k, delta)
+        c = float(C.compose(subsample(Gaussian(sigma), q), k).epsilon(delta))
+    assert e >= lo * (1 - 1e-9) and c >= lo * (1 - 1e-9), (e, c, lo)
+
+
+@pytest.mark.parametrize("sigma,q,k,delta", PLD_LOST[:1])
+@pytest.mark.xfail(strict=True, reason="the fallback bounds are safe but loose there (2.04 against a "
+                   "lower bound of 1.34): the PLD's lost mass is not found yet")
+def test_where_the_pld_lost_mass_within_target(sigma, q, k, delta):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        assert within_target(C.dpsgd_epsilon(sigma, q, k, delta), rare_event_lower_bound(sigma, q, k, delta))

@@ -310,6 +310,75 @@ class OneStepProfile(PrivacyProfile):
 _RARE_X = np.concatenate([[0.0], np.geomspace(1e-30, 10.0, 125)])
 
 
+#: the probabilities η that the small losses' sum may exceed its Bernstein bound
+#: (:func:`_bernstein_shifts`)
+_RARE_ETA = 10.0 ** -np.arange(2.0, 42.0, 2.0)
+
+
+def _bernstein_shifts(mu: float, q: float, k: int, xs, tails):
+    """(shifts, tails) of :class:`RareEventProfile`'s candidates for a Gaussian base (μ = Δ/σ):
+    for each threshold x and each η of ``_RARE_ETA``, an s with P(Σ_i L_i·1{L_i ≤ x} > s) ≤ η,
+    and the tail C(k, 2)π(x)² + η. The summands Y_i = L_i·1{L_i ≤ x} are independent, at most x
+    and at least log(1 − q), so Bernstein's inequality (upper tail, Y_i − E Y_i ≤ b = x −
+    log(1 − q)) gives s = k·E Y + b·λ/3 + √((b·λ/3)² + 2λ·k·E Y²) with λ = log(1/η). With
+    ℓ = log(dB/dA) ~ N(∓μ²/2, μ²) under A and B and L ≤ x ⟺ ℓ ≤ τ = log(1 + (e^x − 1)/q):
+    E Y ≤ q·E_P[e^ℓ; ℓ ≤ τ] and E Y² ≤ q²·E_P[e^{2ℓ}; ℓ ≤ τ] + log(1 − q)² (log(1 + u) ≤ u;
+    below ℓ = 0, |L| ≤ −log(1 − q)), where E_A[e^{jℓ}; ℓ ≤ τ] = e^{j(j−1)μ²/2}·Φ((τ + μ²/2 −
+    jμ²)/μ) and E_B[e^{jℓ}; …] = E_A[e^{(j+1)ℓ}; …]. Rounded up; inf where a moment overflows."""
+    xs = np.asarray(xs, dtype=np.float64)
+    m2 = mu * mu
+    lq, l1q = np.log(q), float(-np.log1p(-q))
+    with np.errstate(all="ignore"):
+        tau = np.log1p(np.expm1(xs) / q)
+
+        def log_moment(j):          # log E_P[e^{jℓ}; ℓ ≤ τ], P = (1 − q)A + qB
+            on_a = j * (j - 1) * m2 / 2 + special.log_ndtr((tau + m2 / 2 - j * m2) / mu)
+            on_b = (j + 1) * j * m2 / 2 + special.log_ndtr((tau + m2 / 2 - (j + 1) * m2) / mu)
+            return np.logaddexp(np.log1p(-q) + on_a, lq + on_b)
+
+        mean = k * np.exp(lq + log_moment(1)) * (1 + 1e-12)
+        second = (np.exp(2 * lq + log_moment(2)) + l1q * l1q) * (1 + 1e-12)
+        b = xs + l1q
+        lam = np.log(1.0 / _RARE_ETA)
+        a = b[:, None] * lam[None, :] / 3.0
+        shift = (mean[:, None] + a + np.sqrt(a * a + 2.0 * lam[None, :] * k * second[:, None])) * (1 + 1e-12)
+        shift = np.maximum(shift, 0.0)
+        tail = (np.asarray(tails, dtype=np.float64)[:, None] + _RARE_ETA[None, :]) * (1 + 1e-15)
+    bad = ~np.isfinite(shift) | ~np.isfinite(tail)
+    return np.where(bad, np.inf, shift).ravel(), np.where(bad, np.inf, tail).ravel()
+
+
+def one_shifted_step_lower_epsilon(mechanism, q: float, k: int, delta: float) -> float:
+    """A lower bound on the true ε(δ) of k runs of ``mechanism`` on Poisson subsamples at rate
+    q (remove direction, so of the worst case too): with J the runs that see the record,
+    p₀ = P(J ≥ 1) and c₁ = P(J = 1 | J ≥ 1), δ_k(ε) = p₀·H_{γ′}(R‖Q) with γ′ = 1 + (e^ε − 1)/p₀
+    (exactly), and on the sets "some run's base loss ℓ exceeds τ", H_{γ′}(R‖Q) ≥
+    c₁·δ_M(log(γ′·k/c₁)), δ_M the base's profile (one run that saw the record, at an unknown
+    place among k; the union over places costs at most k). A numerical answer below this bound
+    is wrong (used as a check on the privacy loss distribution's). Rounded down by a relative
+    1e-9; 0 where the bound says nothing."""
+    q, k, d = float(q), int(k), float(delta)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        l1q = np.log1p(-q) if q < 1.0 else -np.inf
+        p0 = float(-np.expm1(k * l1q)) if q < 1.0 else 1.0
+        log_c1 = (np.log(k) + np.log(q) + ((k - 1) * l1q if k > 1 else 0.0) - np.log(p0)) if q < 1.0 else (
+            0.0 if k == 1 else -np.inf)
+    if not np.isfinite(log_c1) or p0 <= 0.0:
+        return 0.0
+    with np.errstate(divide="ignore"):
+        log_target = float(np.log(d) - np.log(p0) - log_c1)   # c₁ underflows where k·q is large
+    if not log_target < 0.0:
+        return 0.0
+    target = float(np.exp(log_target))
+    x = float(mechanism.profile._epsilon(np.asarray(target))) * (1.0 - 1e-9)
+    e1 = x - (np.log(k) - log_c1)
+    if not e1 > 0.0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        out = float(np.log1p(p0 * np.expm1(e1))) if e1 < 700.0 else float(e1 + np.log(p0))
+    return max(out * (1.0 - 1e-9), 0.0)
+
+
 def rare_event_tail(q: float, k: int) -> float:
     """C(k, 2)·q², rounded up: a bound on P(J ≥ 2) for the number J ~ Binomial(k, q) of runs
     that include the record (a union bound over pairs of runs)."""
@@ -329,6 +398,9 @@ class RareEventProfile(PrivacyProfile):
     the composition); the runs with L_i ≤ x add at most k·x; given exactly one run above x the
     rest is one run's E_P[(1 − e^{ε − kx − L})_+; L > x] ≤ δ₁(ε − kx) times 1/π, with
     probability at most k·π; two or more runs above x have probability at most C(k, 2)π².
+    For a Gaussian base the small losses' sum is also bounded by Bernstein's inequality (it
+    exceeds s with probability at most η: :func:`_bernstein_shifts`), which gives candidates
+    δ_k(ε) ≤ k·δ₁(ε − s) + C(k, 2)·π(x)² + η with s far below k·x.
     The add direction's loss is at most −log(1 − q) per run, so its δ is 0 from
     ε = −k·log(1 − q) on, below which this profile gives 1. Rounded to the safe side (k·x and
     π up, δ − C(k, 2)π² and its k-th part down). Loose or trivial (δ = 1) unless C(k, 2)·π² is
@@ -353,6 +425,13 @@ class RareEventProfile(PrivacyProfile):
         pi = np.minimum(np.exp(log_pi) * (1.0 + 1e-9), 1.0)          # P(L > x), rounded up
         self._shift = np.nextafter(self.k * _RARE_X, np.inf)           # k·x, rounded up
         self._tail = np.nextafter(0.5 * self.k * (self.k - 1.0) * pi * pi * (1.0 + 1e-15), np.inf)
+        from .additive import Gaussian
+
+        if isinstance(mechanism, Gaussian) and q < 1.0:   # the small losses' sum, by Bernstein
+            s_b, t_b = _bernstein_shifts(float(mechanism.sensitivity) / float(mechanism.sigma), q,
+                                         self.k, _RARE_X, self._tail)
+            self._shift = np.concatenate([self._shift, s_b])
+            self._tail = np.concatenate([self._tail, t_b])
         l1q = float(np.log1p(-q)) if q < 1.0 else -np.inf
         #: below this ε the add direction may have δ > 0: the profile gives 1 there
         self.add_max = float(np.nextafter(-self.k * l1q, np.inf)) if q < 1.0 else np.inf
