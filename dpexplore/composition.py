@@ -33,7 +33,8 @@ from ._numerics import gdp_epsilon_core, log1mexp, log_subtract
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from .mechanisms import Gaussian
-from .mechanisms.subsampled import MaxProfile, PoissonSubsampled, RareEventProfile, subsample
+from .mechanisms.subsampled import (MaxProfile, PoissonSubsampled, RareEventProfile, one_run_among_k,
+                                   subsample)
 from .profiles import GaussianDPProfile, PrivacyProfile
 
 __all__ = [
@@ -704,9 +705,7 @@ def _pld_above_lower_bound(prof, mechanism, k: int) -> bool:
     q, base = float(mechanism.q), mechanism.mechanism
     if q >= 1.0:
         return True
-    l1q = float(np.log1p(-q))
-    p0 = float(-np.expm1(k * l1q))
-    log_c1 = float(np.log(k) + np.log(q) + (k - 1) * l1q - np.log(p0))
+    p0, log_c1 = one_run_among_k(q, k)
     hi = _dpsgd_rdp_epsilon(float(base.sigma) / float(base.sensitivity), q, k, 1e-12)   # cheap, above
     eps = np.unique(np.concatenate([np.geomspace(1e-6, 1.0, 25), np.linspace(0.0, min(hi, 1e4), 65)]))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):

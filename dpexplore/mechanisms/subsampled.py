@@ -348,6 +348,17 @@ def _bernstein_shifts(mu: float, q: float, k: int, xs, tails):
     return np.where(bad, np.inf, shift).ravel(), np.where(bad, np.inf, tail).ravel()
 
 
+def one_run_among_k(q: float, k: int) -> tuple[float, float]:
+    """(p₀, log c₁) for J ~ Binomial(k, q), the runs that see the record: p₀ = P(J ≥ 1) and
+    c₁ = P(J = 1 | J ≥ 1) (log c₁ = −inf where it is 0, as at q = 1 and k > 1)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        l1q = np.log1p(-q) if q < 1.0 else -np.inf
+        p0 = float(-np.expm1(k * l1q)) if q < 1.0 else 1.0
+        log_c1 = (np.log(k) + np.log(q) + ((k - 1) * l1q if k > 1 else 0.0) - np.log(p0)) if q < 1.0 else (
+            0.0 if k == 1 else -np.inf)
+    return p0, float(log_c1)
+
+
 def one_shifted_step_lower_epsilon(mechanism, q: float, k: int, delta: float) -> float:
     """A lower bound on the true ε(δ) of k runs of ``mechanism`` on Poisson subsamples at rate
     q (remove direction, so of the worst case too): with J the runs that see the record,
@@ -358,11 +369,7 @@ def one_shifted_step_lower_epsilon(mechanism, q: float, k: int, delta: float) ->
     is wrong (used as a check on the privacy loss distribution's). Rounded down by a relative
     1e-9; 0 where the bound says nothing."""
     q, k, d = float(q), int(k), float(delta)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        l1q = np.log1p(-q) if q < 1.0 else -np.inf
-        p0 = float(-np.expm1(k * l1q)) if q < 1.0 else 1.0
-        log_c1 = (np.log(k) + np.log(q) + ((k - 1) * l1q if k > 1 else 0.0) - np.log(p0)) if q < 1.0 else (
-            0.0 if k == 1 else -np.inf)
+    p0, log_c1 = one_run_among_k(q, k)
     if not np.isfinite(log_c1) or p0 <= 0.0:
         return 0.0
     with np.errstate(divide="ignore"):
