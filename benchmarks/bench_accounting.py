@@ -54,6 +54,10 @@ ROWS = [
     ("DP-SGD σ 1, q 0.1, 10⁴ steps", "dpsgd", (1.0, 0.1, 10_000), 1e-5, 1e-3, True),
     ("DP-SGD σ 1, q 0.3, 10⁴ steps", "dpsgd", (1.0, 0.3, 10_000), 1e-5, 1e-3, True),
     ("DP-SGD σ 1, q 1e-17, 100 steps", "dpsgd", (1.0, 1e-17, 100), 1e-5, None, False),
+    # small σ and a small rate: the composed PLD lost the rare large losses before 2026-11-29
+    ("DP-SGD σ 0.3, q 1e-5, 100 steps", "dpsgd", (0.3, 1e-5, 100), 1e-5, 1e-4, False),
+    ("DP-SGD σ 0.3, q 1e-5, 10⁴ steps", "dpsgd", (0.3, 1e-5, 10_000), 1e-5, 1e-4, False),
+    ("DP-SGD σ 0.05, q 1e-4, 10⁴ steps, δ 1e-12", "dpsgd", (0.05, 1e-4, 10_000), 1e-12, 1e-3, True),
     ("Laplace(1), k 1000, δ 1e-6", "laplace", (1.0, 1000), 1e-6, 1e-4, False),
     ("Laplace(1), k 10⁴, δ 1e-12", "laplace", (1.0, 10_000), 1e-12, 1e-3, False),
     ("Laplace(1), k 10⁵, δ 1e-6", "laplace", (1.0, 100_000), 1e-6, 1e-3, False),

@@ -755,8 +755,10 @@ def _compose(mechanism, k: int, grid_size):
         if (k > 1 and isinstance(mechanism.mechanism, mech_mod.Gaussian)
                 and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled)
                 and not _pld_above_lower_bound(prof, mechanism, k)):
-            # the PLD lost the rare large losses (σ 0.3, q 1e-5, 100 runs: ε(1e-5) 0.001 where
-            # the truth is above 1.34): the other upper bounds answer instead
+            # the PLD lost mass: the other upper bounds answer instead. A check that should
+            # not fire: it caught the tilted FFT products losing the rare large losses (σ 0.3,
+            # q 1e-5, 100 runs: ε(1e-5) 0.001 where the truth is 1.3465; fixed in
+            # :func:`dpexplore.pld._convolve`, which merges tilts)
             import warnings
 
             warnings.warn(f"compose({mechanism!r}, {k}): the privacy loss distribution's δ(ε) falls "
@@ -974,9 +976,10 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
       k·q the PLD's error k·h swamps ε (σ 0.05, q 1e-17, 10⁶ steps, δ 1e-12: the PLD gave
       9.9e6 and Rényi DP 273): the rare-event bound gives 185.5185, equal to a lower bound from
       first principles to 1e-12 (σ 0.1, q 1e-10, 10⁵ steps, δ 1e-9: within 0.3 % of one). Where
-      the PLD's ε falls below that lower bound it is discarded with an AccuracyWarning (σ 0.3,
-      q 1e-5, 100 steps, δ 1e-5: it gave 0.001 where the truth is above 1.34; the cause inside
-      the PLD is not found yet): the other bounds answer, safe but looser;
+      the PLD's ε falls below that lower bound it is discarded with an AccuracyWarning and the
+      other bounds answer, safe but looser (a check: it caught the PLD losing the rare large
+      losses at σ 0.3, q 1e-5, 100 steps, δ 1e-5, 0.001 where the truth is 1.3465, since fixed
+      in :func:`dpexplore.pld._convolve`);
     * ``"rdp"`` — Rényi DP of the subsampled Gaussian (Mironov, Talwar & Zhang 2019) summed over
       steps at dp_accounting's orders, converted with the improved bound (Canonne, Kamath &
       Steinke 2020, Proposition 12 / Asoodeh et al. 2021): valid, looser;
@@ -1029,8 +1032,8 @@ def _checked_pld(eps: float, s: float, q: float, t: int, d: float) -> float:
     """``eps`` from the PLD, or inf (with an AccuracyWarning) where it is below a lower bound on
     the true ε (:func:`~dpexplore.mechanisms.subsampled.one_shifted_step_lower_epsilon`): at a
     tiny rate whose k·q exceeds δ (σ 0.266, q 2.12e-7, 1581 steps, δ 9.8e-6) the composed PLD
-    lost the rare large losses and answered 0.0003 where the truth is 0.128 (dp_accounting's
-    pessimistic PLD: 0.1282)."""
+    once lost the rare large losses and answered 0.0003 where the truth is 0.128 (dp_accounting's
+    pessimistic PLD: 0.1282; fixed in :func:`dpexplore.pld._convolve`, it now gives 0.12816)."""
     from .mechanisms.subsampled import one_shifted_step_lower_epsilon
 
     lo = one_shifted_step_lower_epsilon(Gaussian(s), q, t, d)

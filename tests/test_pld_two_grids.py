@@ -101,19 +101,26 @@ def test_rdp_orders_summed_lazily_give_the_full_curves_epsilon():
 
 
 def test_refinement_stops_where_a_finer_grid_rises():
-    """Refining a connect-the-dots grid can only lower ε; where a finer grid's ε rose by more
-    than a quarter of the target, FFT round-off limits the accuracy and finer grids do not help
-    (σ 0.05, q 1e-4, 10⁴ steps, δ 1e-12: 2763, 2849, …, 8194): the smallest ε so far, not
-    converged, without building the finer grids."""
+    """Refining nested connect-the-dots grids can only lower ε; where ε rose by more than a
+    quarter of the target on two finer grids in a row, FFT round-off limits the accuracy and
+    finer grids do not help: the smallest ε so far, not converged, without building the finer
+    grids. One rise alone refines on (the start grids of a subsampled mechanism's powers are not
+    nested across sizes: σ 0.3, q 1e-5, 10⁴ steps, add direction, δ 1e-5 gave 0.0568 on 2¹⁰
+    points, 0.0579 on 2¹², then 0.0563, 0.0555, 0.0554)."""
     asked = []
-    values = {1024: 2763.0, 4096: 2849.0, 16384: 7898.0}
+    values = {1024: 2763.0, 4096: 2849.0, 16384: 7898.0, 65536: 9000.0}
 
     def eps_at(n):
         asked.append(n)
         return np.array([values[n]])
 
     eps, ok, n = pld.refine_epsilon(eps_at, 4096)
-    assert eps[0] == 2763.0 and not ok[0] and n == 4096 and asked == [1024, 4096]
+    assert eps[0] == 2763.0 and not ok[0] and n == 16384 and asked == [1024, 4096, 16384]
+    # one rise, then falling values: refined to the target
+    asked.clear()
+    values.update({1024: 0.0568, 4096: 0.0579, 16384: 0.0563, 65536: 0.0555, 262144: 0.0554})
+    eps, ok, n = pld.refine_epsilon(eps_at, 4096)
+    assert ok[0] and n == 262144 and eps[0] == 0.0554 and asked == [1024, 4096, 16384, 65536, 262144]
     # falling values refine as before
     asked.clear()
     values.update({1024: 10.0, 4096: 9.0, 16384: 8.99, 65536: 8.9899})
