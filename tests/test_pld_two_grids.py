@@ -126,3 +126,36 @@ def test_refinement_stops_where_a_finer_grid_rises():
     values.update({1024: 10.0, 4096: 9.0, 16384: 8.99, 65536: 8.9899})
     eps, ok, n = pld.refine_epsilon(eps_at, 4096)
     assert ok[0] and n == 16384 and eps[0] == 8.99 and asked == [1024, 4096, 16384]
+
+
+@pytest.mark.parametrize("k", [2, 16, 256])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 2.0])
+def test_tiny_rate_composition_is_first_order_exact(k, eps):
+    """At q = 1e-10 two large steps have probability ~k²q²/2, far below what is asserted, so
+    the k-step δ(ε) is k times the exact one-step δ(ε) (:class:`OneStepProfile`) to 1e-6: never
+    below it (the FFT product once lost 7 % of the mass between the bulk and the rare large
+    losses, 0.07 % of δ(0.1) at 16 steps, when the bulk sat in one cell), and not above it."""
+    m = subsample(Gaussian(0.1), 1e-10)
+    remove, _ = m._directions()
+    one = float(m.profile.delta(eps))
+    composed = float(pld.composed_pld_many([(remove, k)], grid_size=2**14).delta(eps))
+    assert composed / (k * one) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_narrow_head_product_matches_a_direct_convolution():
+    """The direct head cells plus the FFT of the rest (:func:`dpexplore.pld._head_product`)
+    give the full convolution, cell by cell, to 1e-12 relative where the mass is above 1e-14
+    (the ends below it are cut at τ = 1e-16, the cut mass moved up or to +∞; the lowest cell
+    also takes the rounding of the total, ~1e-16)."""
+    rng = np.random.default_rng(0)
+    a = np.concatenate([[1.0], rng.random(300) * 1e-8, 1e-10 * rng.random(200)])
+    b = np.concatenate([rng.random(50) * 1e-9, [0.5, 0.5], rng.random(100) * 1e-7])
+    a, b = a / a.sum(), b / b.sum()
+    assert pld._narrow_head(a) is not None and pld._narrow_head(b) is not None
+    h, off, pmf, inf, _ = pld._convolve((0.01, -3, a, 0.0, 0.0), (0.01, 5, b, 0.0, 0.0))
+    exact = np.convolve(a, b)
+    got = np.zeros_like(exact)
+    got[off - 2: off - 2 + pmf.size] = pmf
+    keep = exact > 1e-14
+    keep[0] = False
+    assert np.allclose(got[keep], exact[keep], rtol=1e-12, atol=0)
