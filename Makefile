@@ -48,24 +48,12 @@ nginx:
 serve: setup
 	$(VENV)/bin/dpexplore serve --port $(PORT)
 
-# The whole suite in two processes: the browser tests in the foreground (most of the time, mostly
-# waiting on servers and pages), the others alongside at a lower CPU priority (nice 10), so that
-# the suite takes about as long as its browser part (CI ≤ 30 min on this 2-core machine). The
-# other tests' output follows the browser tests', then the browser tests' summary (reruns,
-# slowest tests, failures) is repeated last. `make test ARGS="-k hub"` passes arguments to both.
+# The whole suite: tools/test_suite.sh runs the browser tests, the JupyterHub tests and the
+# tests that need no browser in three overlapping processes (CI ≤ 30 min on 2 cores), each part's
+# output in turn, then a summary of every part and every rerun. `make test ARGS="..."` runs
+# pytest once with those arguments instead.
 test: setup chromium nginx hub-setup axe
-	@rc=0; \
-	nice -n 10 $(PY) -m pytest -q -m "not browser" -p no:cacheprovider $(ARGS) > .unit-tests.log 2>&1 & unit=$$!; \
-	trap 'kill $$unit 2>/dev/null' INT TERM; \
-	$(PY) -m pytest -q -m browser $(ARGS) 2>&1 | tee .browser-tests.log; rc=$${PIPESTATUS[0]}; \
-	wait $$unit || { u=$$?; [ $$rc -ne 0 ] || rc=$$u; }; \
-	echo "==== the tests that need no browser (run alongside, at nice 10) ===="; \
-	cat .unit-tests.log; \
-	echo "==== the browser tests' summary, again ===="; \
-	if grep -q "slowest 25 durations" .browser-tests.log; then \
-	  sed -n '/slowest 25 durations/,$$p' .browser-tests.log; else tail -n 40 .browser-tests.log; fi; \
-	rm -f .unit-tests.log .browser-tests.log; \
-	exit $$rc
+	PY=$(PY) tools/test_suite.sh $(ARGS)
 
 # The documentation site (Sphinx + MyST, docs/conf.py) into docs/_build/html: built afresh (-E),
 # every warning an error; the worked examples are executed. tests/test_docs.py runs the same

@@ -915,7 +915,32 @@ def _compose_all(pairs, grid_size):
     if len(profiles) == 1:
         profiles[0].name = label
         return profiles[0]
+    if grid_size is None:
+        return _Directions(profiles, name=label)
     return MaxProfile(profiles, name=label)
+
+
+class _Directions(MaxProfile):
+    """The remove and add directions of a composition with Poisson-subsampled runs, each a
+    :class:`_RefinedProfile`: ε(δ) is the larger of the two. The add direction is usually far
+    below (DP-SGD: 5.6 against 6.19 at σ 1, q 0.01, 10⁴ steps), so its ε is first read off the
+    grids it has (an upper bound, without refining); only where that exceeds the remove
+    direction's refined ε is it refined as well — as :func:`dpsgd_epsilon` does. Where it does
+    not, the larger is the remove direction's ε, within the target of the truth (the true
+    maximum is at least the remove direction's true ε), and the add direction's grid need not
+    converge (σ 0.15, q 2e-7, 52205 steps, δ 8.9e-4 warned that it had not, for an ε it did not
+    set)."""
+
+    def _epsilon(self, delta):
+        remove, add = self.profiles
+        d = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+        e_rem = np.atleast_1d(np.asarray(remove._epsilon(d), dtype=np.float64))
+        e_add = np.atleast_1d(np.asarray(add.epsilon_upper(d), dtype=np.float64))
+        need = e_add > e_rem
+        if np.any(need):
+            e_add[need] = np.minimum(e_add[need], np.asarray(add._epsilon(d[need]), dtype=np.float64))
+        out = np.maximum(e_rem, e_add)
+        return out.reshape(np.shape(delta)) if np.ndim(delta) else out[0]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -88,6 +88,27 @@ def test_add_direction_on_a_coarse_grid_first_gives_the_full_answer():
     np.testing.assert_array_equal(C._dpsgd_pld_epsilons(Swapped(), ks, 1e-5), full)
 
 
+def test_compose_refines_the_add_direction_only_where_it_could_be_the_larger():
+    """compose() of a subsampled mechanism reads the add direction's ε off the grid it has and
+    refines it only where that exceeds the remove direction's: the same ε as refining both, and
+    no AccuracyWarning for a direction that does not set it (σ 0.149, q 2.08e-7, 52205 steps,
+    δ 8.9e-4 warned that the add direction had not converged in 2²⁰ points)."""
+    import warnings
+
+    m = subsample(Gaussian(0.149), 2.08e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pld.AccuracyWarning)
+        prof = C.compose(m, 52_205)
+        e = prof.epsilon([8.9e-4, 1e-5])
+    remove, add = prof.profiles
+    assert e[0] == remove.epsilon(8.9e-4) and add.epsilon_upper(8.9e-4) <= e[0]
+    assert e[0] == C.dpsgd_epsilon(0.149, 2.08e-7, 52_205, 8.9e-4)
+    # in the other slot the larger direction is refined: the same ε
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pld.AccuracyWarning)   # the add direction's own grid
+        assert C._Directions([add, remove], name="swapped").epsilon(8.9e-4) == e[0]
+
+
 def test_rdp_orders_summed_lazily_give_the_full_curves_epsilon():
     rng = np.random.default_rng(3)
     for _ in range(25):
