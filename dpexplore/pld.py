@@ -1006,25 +1006,6 @@ def _shed(pmf, excess: float):
     return pmf
 
 
-def _untilt_sum(raw, log_c: float, step: float, i0: int) -> float:
-    """Σ_{i ≥ i0} max(raw_i, 0)·e^{log_c − step·i}: the untilted mass a tilted product keeps."""
-    return _dot(np.maximum(raw[i0:], 0.0), _exp_ramp(log_c - step * i0, -step, raw.size - i0))
-
-
-def _tilted_product(pa, oa, pb, ob, h: float, lam: float, n: int, same: bool):
-    """(raw, log c, log thr): the convolution of two pmfs by one FFT of size n, tilted by e^{λℓ}
-    (see :func:`_convolve`): raw[i]·e^{log c − λh·i} is the mass at loss (oa + ob + i)·h, and
-    thr the round-off bound of raw (relative to its largest value)."""
-    size = pa.size + pb.size - 1
-    ta, ma = _tilted(pa, oa, h, lam)
-    tb, mb = (ta, ma) if same else _tilted(pb, ob, h, lam)
-    fa = sp_fft.rfft(ta, n)
-    raw = sp_fft.irfft(fa * (fa if same else sp_fft.rfft(tb, n)), n)[:size]
-    norm_a = _dot(ta, ta)
-    thr = 10.0 * np.finfo(float).eps * np.log2(max(n, 2)) * float(np.sqrt(norm_a * (norm_a if same else _dot(tb, tb))))
-    return raw, ma + mb - lam * h * (oa + ob), float(np.log(thr))
-
-
 def _power(single, k: int, total: int, h_final: float):
     """k-fold self-convolution by repeated squaring, tails cut after every product. A product of
     m runs is cut at τ = 1e-16·m/``total``: it enters the ``total``-run composition at most
