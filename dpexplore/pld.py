@@ -702,15 +702,6 @@ def _part_var(part) -> float:
     return h * h * max(_dot(pmf, d * d) / tot, 0.0)
 
 
-def _part_mean(part) -> float:
-    """The mean loss of a part (h, offset, pmf, …) (0 for an empty one)."""
-    h, off, pmf, _, _ = part
-    tot = float(pmf.sum())
-    if tot <= 0.0:
-        return 0.0
-    return h * (off + _dot(pmf, np.arange(pmf.size, dtype=np.float64)) / tot)
-
-
 def _tilt_for(a, b) -> float:
     """The tilt λ of the product of the parts ``a`` and ``b`` (see ``_TILT_MAX``)."""
     var = 2.0 * _part_var(a) if a is b else _part_var(a) + _part_var(b)
@@ -865,7 +856,7 @@ def _fft_product(pa, oa, pb, ob, h: float, lam: float, tau: float, same: bool, m
         prods = [(lam, raw, log_c, log_thr), (0.0,) + _tilted_product(pa, oa, pb, ob, h, 0.0, n, same)]
         i0, pmf = _merged_products(prods, size, h, tau,
                                    lambda t: _tilted_product(pa, oa, pb, ob, h, t, n, same),
-                                   (pa, oa) if same else (pa, oa, pb, ob))
+                                   (pa, oa) if same else (pa, oa, pb, ob), n)
         # the products' round-off can make the whole exceed its mass: the lowest losses (the
         # bulk, far below any ε) give up the excess; the upper tail, where δ lives, stays
         excess = float(pmf.sum()) - mass
@@ -894,8 +885,13 @@ def _tilted_product(pa, oa, pb, ob, h: float, lam: float, n: int, same: bool):
     fa = sp_fft.rfft(ta, n)
     raw = sp_fft.irfft(fa * (fa if same else sp_fft.rfft(tb, n)), n)[:size]
     norm_a = _dot(ta, ta)
-    thr = 10.0 * np.finfo(float).eps * np.log2(max(n, 2)) * float(np.sqrt(norm_a * (norm_a if same else _dot(tb, tb))))
+    thr = _roundoff(n) * float(np.sqrt(norm_a * (norm_a if same else _dot(tb, tb))))
     return raw, ma + mb - lam * h * (oa + ob), float(np.log(thr))
+
+
+def _roundoff(n: int) -> float:
+    """10·u·log₂N: the round-off bound of an FFT product of N points per unit of ‖ã‖₂‖b̃‖₂."""
+    return 10.0 * np.finfo(float).eps * np.log2(max(n, 2))
 
 
 #: most tilted products one convolution may merge (:func:`_merged_products`)
@@ -924,7 +920,7 @@ def _envelope(prods, size: int, h: float):
         i, cur = cross, nxt
 
 
-def _merged_products(prods, size: int, h: float, tau: float, product, factors):
+def _merged_products(prods, size: int, h: float, tau: float, product, factors, n: int):
     """(i0, pmf): the convolution from several tilted products of the same factors, each value
     taken from the product whose round-off bound is smallest there (:func:`_envelope`). i0 is
     the first resolved index (a value above its bound): pmf starts there, the lower tail below
@@ -941,6 +937,7 @@ def _merged_products(prods, size: int, h: float, tau: float, product, factors):
     on 2¹² points and 11182 on 2¹⁸ (noise kept), or below the truth (noise set to 0); with a
     third tilt it is 2740.95 and 2740.56, in the true [2740.5, 2741.5]."""
     lams = _TILT_GRID * max(p[0] for p in prods)
+    lines = None
     while True:
         segs = _envelope(prods, size, h)
         vals = np.empty(size)
@@ -959,25 +956,27 @@ def _merged_products(prods, size: int, h: float, tau: float, product, factors):
         hidden = 2.0 * float(np.exp(log_b[gap]).sum())
         if hidden <= tau or len(prods) >= _MAX_TILTS:
             break
+        if lines is None:   # the candidates' bounds depend on the factors only: once per call
+            lines = {float(lam): _tilt_bounds(factors, h, float(lam), n) for lam in lams}
         have = {p[0] for p in prods}
         best, best_lam = np.inf, None
-        for lam in lams:
+        for lam, (a, slope) in lines.items():
             if lam in have:
                 continue
-            a, slope = _tilt_bounds(factors, h, lam)
             new = 2.0 * float(np.exp(np.minimum(log_b[gap], a - slope * gap)).sum())
             if new < best:
-                best, best_lam = new, float(lam)
+                best, best_lam = new, lam
         if best_lam is None or best > 0.5 * hidden:   # not worth an FFT
             break
         prods = prods + [(best_lam,) + product(best_lam)]
     return i0, np.maximum(vals[i0:], 0.0)
 
 
-def _tilt_bounds(factors, h: float, lam: float):
+def _tilt_bounds(factors, h: float, lam: float, n: int):
     """(a, s): the round-off bound of the product of ``factors`` ((pa, oa, pb, ob), or (pa, oa)
-    for a square) tilted by λ (:func:`_tilted_product`), as the line a − s·i in log untilted
-    units at product index i — without its FFT: from the tilted factors' maxima and norms."""
+    for a square) tilted by λ (:func:`_tilted_product`, an FFT of n points), as the line a − s·i
+    in log untilted units at product index i — without its FFT: from the tilted factors' maxima
+    and norms."""
     pairs = [(factors[0], factors[1])] if len(factors) == 2 else [(factors[0], factors[1]), (factors[2], factors[3])]
     logs, norms = [], []
     for p, o in pairs:
@@ -988,9 +987,7 @@ def _tilt_bounds(factors, h: float, lam: float):
         norms.append(0.5 * np.log(float(np.exp(2.0 * (lt - m)).sum())))
     if len(pairs) == 1:
         pairs, logs, norms = pairs * 2, logs * 2, norms * 2
-    size = pairs[0][0].size + pairs[1][0].size - 1
-    n = sp_fft.next_fast_len(size + _GUARD, real=True)
-    log_thr = np.log(10.0 * np.finfo(float).eps * np.log2(max(n, 2))) + norms[0] + norms[1]
+    log_thr = np.log(_roundoff(n)) + norms[0] + norms[1]
     return log_thr + logs[0] + logs[1] - lam * h * (pairs[0][1] + pairs[1][1]), lam * h
 
 
