@@ -1053,23 +1053,28 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     return min(_checked_pld(tight, s, q, t, d), rdp_eps, small)
 
 
-def _checked_pld(eps: float, s: float, q: float, t: int, d: float) -> float:
+def _checked_pld(eps, s: float, q: float, t, d: float):
     """``eps`` from the PLD, or inf (with an AccuracyWarning) where it is below a lower bound on
     the true ε (:func:`~dpexplore.mechanisms.subsampled.one_shifted_step_lower_epsilon`): at a
     tiny rate whose k·q exceeds δ (σ 0.266, q 2.12e-7, 1581 steps, δ 9.8e-6) the composed PLD
     once lost the rare large losses and answered 0.0003 where the truth is 0.128 (dp_accounting's
-    pessimistic PLD: 0.1282; fixed in :func:`dpexplore.pld._convolve`, it now gives 0.12816)."""
+    pessimistic PLD: 0.1282; fixed in :func:`dpexplore.pld._convolve`, it now gives 0.12816).
+    ``eps`` and ``t`` may be arrays of the same shape (a curve: one check for all of it)."""
     from .mechanisms.subsampled import one_shifted_step_lower_epsilon
 
-    lo = one_shifted_step_lower_epsilon(Gaussian(s), q, t, d)
-    if eps >= lo * (1.0 - 1e-6) - 1e-12:
-        return eps
-    import warnings
+    e = np.asarray(eps, dtype=np.float64)
+    lo = np.asarray(one_shifted_step_lower_epsilon(Gaussian(s), q, t, d), dtype=np.float64)
+    bad = ~(e >= lo * (1.0 - 1e-6) - 1e-12)
+    if bad.any():
+        import warnings
 
-    warnings.warn(f"DP-SGD (σ, q, steps) = ({s:g}, {q:g}, {t}): the privacy loss distribution's ε "
-                  f"{eps:.6g} is below a lower bound on the true ε ({lo:.6g}) at δ = {d:g}; it is "
-                  "discarded and the other upper bounds answer", _pld.AccuracyWarning, stacklevel=3)
-    return np.inf
+        for ei, li, ti in zip(e[bad].ravel(), lo[bad].ravel(), np.broadcast_to(t, e.shape)[bad].ravel()):
+            warnings.warn(f"DP-SGD (σ, q, steps) = ({s:g}, {q:g}, {int(ti)}): the privacy loss "
+                          f"distribution's ε {ei:.6g} is below a lower bound on the true ε "
+                          f"({li:.6g}) at δ = {d:g}; it is discarded and the other upper bounds "
+                          "answer", _pld.AccuracyWarning, stacklevel=3)
+    out = np.where(bad, np.inf, e)
+    return float(out) if out.ndim == 0 else out
 
 
 def _dpsgd_rare_event(s: float, q: float, t: int, d: float) -> float:
@@ -1083,18 +1088,21 @@ def _dpsgd_rare_event(s: float, q: float, t: int, d: float) -> float:
     return float(RareEventProfile(Gaussian(s), q, t).epsilon(d))
 
 
-def _dpsgd_amplified_basic(s: float, q: float, t: int, d: float) -> float:
+def _dpsgd_amplified_basic(s: float, q: float, t, d: float):
     """A cheap upper bound on DP-SGD's ε: each step is (log(1 + q(e^{ε₀} − 1)), q·δ_σ(ε₀))-DP for
     the Gaussian's profile δ_σ (amplification by Poisson subsampling: Balle, Barthe & Gaboardi
     2018), and t steps compose to t times both (basic composition), with ε₀ chosen so that
-    t·q·δ_σ(ε₀) = δ. Loose in general; at tiny q (1e-17) it is ~0 and needs no PLD."""
-
-    target = d / (t * q)
-    if target >= 1.0:
-        return 0.0
-    e0 = float(gdp_epsilon(1.0 / s, target))
-    with np.errstate(over="ignore"):
-        return float(_up(t * np.log1p(q * np.expm1(e0))))
+    t·q·δ_σ(ε₀) = δ. Loose in general; at tiny q (1e-17) it is ~0 and needs no PLD. ``t`` may be
+    an array of step counts (one vectorised inversion of δ_σ for all)."""
+    ts = np.asarray(t, dtype=np.float64)
+    target = d / (ts * q)
+    need = target < 1.0
+    out = np.zeros(ts.shape)
+    if need.any():
+        e0 = np.asarray(gdp_epsilon(1.0 / s, target[need]), dtype=np.float64)
+        with np.errstate(over="ignore"):
+            out[need] = _up(ts[need] * np.log1p(q * np.expm1(e0)))
+    return float(out) if out.ndim == 0 else out
 
 
 #: grid of the first, coarse pass over the add direction in :func:`_dpsgd_pld_epsilons`
@@ -1205,10 +1213,10 @@ def _dpsgd_curve(s, q, steps, d, accountant, grid_size=None):
 
     ks, back = np.unique(steps, return_inverse=True)
     eps = _dpsgd_pld_epsilons(subsample(Gaussian(s), q), ks, d, grid_size)
-    eps = np.array([_checked_pld(float(e), s, q, int(t), d) for e, t in zip(eps, ks)])
+    eps = _checked_pld(np.asarray(eps, dtype=np.float64), s, q, ks, d)
     eps = np.minimum(eps, _dpsgd_curve(s, q, ks, d, "rdp"))   # both are upper bounds
-    eps = np.minimum(eps, [min(_dpsgd_rare_event(s, q, int(t), d), _dpsgd_amplified_basic(s, q, int(t), d))
-                           for t in ks])   # and these two, as dpsgd_epsilon takes them
+    eps = np.minimum(eps, _dpsgd_amplified_basic(s, q, ks, d))   # and these two, as dpsgd_epsilon
+    eps = np.minimum(eps, [_dpsgd_rare_event(s, q, int(t), d) for t in ks])   # takes them
     return eps[back.reshape(steps.shape)]
 
 

@@ -365,3 +365,40 @@ def test_a_long_run_keeps_its_small_delta():
     assert 0 < e <= C.dpsgd_epsilon(20.0, 1e-5, 10**7, 1e-12, accountant="rdp")
     p = C.compose(subsample(Gaussian(20.0), 1e-5), 10**5)
     assert all(prof.pld.inf_mass < 1e-13 for prof in p.profiles)
+
+
+@pytest.mark.parametrize("sigma,q,delta", [(1.0, 0.01, 1e-5), (0.3, 1e-5, 1e-5), (0.05, 1e-9, 1e-12),
+                                           (2.0, 1.0, 1e-6), (5.0, 0.5, 1e-2)])
+def test_lower_bound_over_a_curve_is_the_bound_at_each_count(sigma, q, delta):
+    """The one-shifted-step lower bound over an array of step counts (one inversion for a whole
+    curve) is the scalar bound at each count: the same up to the inversion's 2 ulps (an array's
+    bisection runs until its last element has converged), amplified where e₁ cancels; the bound
+    itself is rounded down by 1e-9, far below that."""
+    from dpexplore.mechanisms.subsampled import one_shifted_step_lower_epsilon as lower
+
+    ks = np.array([1, 2, 7, 100, 1581, 10**4, 10**6])
+    many = lower(Gaussian(sigma), q, ks, delta)
+    assert many.shape == ks.shape
+    one = np.array([lower(Gaussian(sigma), q, int(k), delta) for k in ks])
+    assert isinstance(lower(Gaussian(sigma), q, 5, delta), float)
+    np.testing.assert_allclose(many, one, rtol=1e-13, atol=0)
+    assert np.all(many >= 0.0)
+    if q == 1.0:     # every run sees the record: c₁ = 0 past one run, no bound
+        assert many[0] > 0.0 and np.all(many[1:] == 0.0)
+
+
+def test_pld_below_the_lower_bound_is_discarded_where_it_is_only():
+    """The check of a curve's PLD values against the lower bound: the one below it becomes inf
+    (the other upper bounds then answer) with a warning naming its step count; the rest stay."""
+    from dpexplore.mechanisms.subsampled import one_shifted_step_lower_epsilon as lower
+    from dpexplore.pld import AccuracyWarning
+
+    ks = np.array([100, 1000, 10**4])
+    lo = lower(Gaussian(0.3), 1e-5, ks, 1e-5)
+    eps = lo * 1.01
+    eps[1] = lo[1] * 0.9
+    with pytest.warns(AccuracyWarning, match=r"\(0\.3, 1e-05, 1000\)") as rec:
+        out = C._checked_pld(eps, 0.3, 1e-5, ks, 1e-5)
+    assert len(rec) == 1
+    assert out[1] == np.inf and out[0] == eps[0] and out[2] == eps[2]
+    assert C._checked_pld(float(eps[0]), 0.3, 1e-5, 100, 1e-5) == eps[0]

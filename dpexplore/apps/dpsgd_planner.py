@@ -154,9 +154,10 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
     e_pld = float(C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, grid_size=CURVE_GRID))
     e_rdp = float(C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, accountant="rdp"))
     e_gdp = float(C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, accountant="gdp"))
-    tpr = tuple(float(conversions.tpr_at_fpr(profile, a)) for a in RISK_FPRS)
+    # one call for the readout's FPRs and the plot's (one ε grid of the profile, not three)
+    both = np.asarray(conversions.tpr_at_fpr(profile, np.concatenate([RISK_FPRS, _ROC_FPR])), dtype=float)
+    tpr, roc = tuple(float(x) for x in both[:len(RISK_FPRS)]), both[len(RISK_FPRS):]
     adv = float(conversions.advantage(profile))
-    roc = np.asarray(conversions.tpr_at_fpr(profile, _ROC_FPR), dtype=float)
     return PlannerResult(spec, q, t, ks * q, pld, rdp, gdp, e_pld, e_rdp, e_gdp, tpr, adv,
                          _ROC_FPR, roc)
 

@@ -359,7 +359,7 @@ def one_run_among_k(q: float, k: int) -> tuple[float, float]:
     return p0, float(log_c1)
 
 
-def one_shifted_step_lower_epsilon(mechanism, q: float, k: int, delta: float) -> float:
+def one_shifted_step_lower_epsilon(mechanism, q: float, k, delta: float):
     """A lower bound on the true ε(δ) of k runs of ``mechanism`` on Poisson subsamples at rate
     q (remove direction, so of the worst case too): with J the runs that see the record,
     p₀ = P(J ≥ 1) and c₁ = P(J = 1 | J ≥ 1), δ_k(ε) = p₀·H_{γ′}(R‖Q) with γ′ = 1 + (e^ε − 1)/p₀
@@ -367,23 +367,38 @@ def one_shifted_step_lower_epsilon(mechanism, q: float, k: int, delta: float) ->
     c₁·δ_M(log(γ′·k/c₁)), δ_M the base's profile (one run that saw the record, at an unknown
     place among k; the union over places costs at most k). A numerical answer below this bound
     is wrong (used as a check on the privacy loss distribution's). Rounded down by a relative
-    1e-9; 0 where the bound says nothing."""
-    q, k, d = float(q), int(k), float(delta)
-    p0, log_c1 = one_run_among_k(q, k)
-    if not np.isfinite(log_c1) or p0 <= 0.0:
-        return 0.0
-    with np.errstate(divide="ignore"):
-        log_target = float(np.log(d) - np.log(p0) - log_c1)   # c₁ underflows where k·q is large
-    if not log_target < 0.0:
-        return 0.0
-    target = float(np.exp(log_target))
-    x = float(mechanism.profile._epsilon(np.asarray(target))) * (1.0 - 1e-9)
-    e1 = x - (np.log(k) - log_c1)
-    if not e1 > 0.0:
-        return 0.0
-    with np.errstate(over="ignore"):
-        out = float(np.log1p(p0 * np.expm1(e1))) if e1 < 700.0 else float(e1 + np.log(p0))
-    return max(out * (1.0 - 1e-9), 0.0)
+    1e-9; 0 where the bound says nothing. ``k`` may be an array of run counts (a curve of ε
+    against training length): one vectorised inversion of δ_M for all of them.
+
+    >>> from dpexplore.mechanisms import Gaussian
+    >>> one_shifted_step_lower_epsilon(Gaussian(0.3), 1e-5, [1, 100, 10000], 1e-5).round(4)
+    array([0.    , 1.3445, 5.5889])
+    """
+    q, d = float(q), float(delta)
+    ks = np.asarray(k, dtype=np.int64)
+    kf = ks.astype(np.float64)
+    out = np.zeros(ks.shape)
+    pairs = [one_run_among_k(q, int(j)) for j in ks.ravel()] if q >= 1.0 else None
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if pairs is None:       # one_run_among_k over the array
+            l1q = np.log1p(-q)
+            p0 = -np.expm1(kf * l1q)
+            log_c1 = np.log(kf) + np.log(q) + np.where(kf > 1, (kf - 1) * l1q, 0.0) - np.log(p0)
+        else:
+            p0 = np.array([p for p, _ in pairs]).reshape(ks.shape)
+            log_c1 = np.array([c for _, c in pairs]).reshape(ks.shape)
+        log_target = np.log(d) - np.log(p0) - log_c1   # c₁ underflows where k·q is large
+        use = np.isfinite(log_c1) & (p0 > 0.0) & (log_target < 0.0)
+        if not use.any():
+            return float(out) if out.ndim == 0 else out
+        target = np.exp(np.where(use, log_target, 0.0))
+        x = np.asarray(mechanism.profile._epsilon(target[use]), dtype=np.float64) * (1.0 - 1e-9)
+        e1 = x - (np.log(kf[use]) - log_c1[use])
+        p = p0[use]
+        val = np.where(e1 < 700.0, np.log1p(p * np.expm1(np.minimum(e1, 700.0))), e1 + np.log(p))
+        val = np.where(e1 > 0.0, np.maximum(val * (1.0 - 1e-9), 0.0), 0.0)
+    out[use] = val
+    return float(out) if out.ndim == 0 else out
 
 
 def rare_event_tail(q: float, k: int) -> float:
