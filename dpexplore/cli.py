@@ -212,6 +212,9 @@ def main(argv=None) -> int:
 
         return run(args)
     if args.command == "serve":
+        from ._server_imports import skip_slow_optional_imports
+
+        skip_slow_optional_imports()   # before Voilà and jupyter_server are imported
         from .voila import DPExploreVoila
 
         voila_argv = build_voila_argv(args)

@@ -58,6 +58,8 @@ def test_defaults_are_a_real_class(tmp_path):
     assert c.Spawner.mem_limit == 2**30
     assert c.JupyterHub.active_server_limit == default_max_users() >= 1
     assert c.Spawner.args == ["--DPExploreAppsOnly.max_kernels=5"]
+    # JupyterHub's single-user server, started without its slowest optional import
+    assert c.Spawner.cmd[1:] == ["-m", "dpexplore.hub.singleuser"]
     state = tmp_path / "state"
     assert oct(state.stat().st_mode & 0o777) == "0o700"
     assert R.Roster(state / "roster").names() == ["ana", "ben"]
@@ -309,3 +311,111 @@ def test_failure_record_is_bounded(tmp_path):
     for name in ("a1", "a2", "a3", "a4", "a5"):
         auth._failed(name)
     assert list(auth._failures) == ["a3", "a4", "a5"]
+
+
+def test_the_students_server_command_starts_jupyterhubs_server_without_the_slow_import():
+    """``python -m dpexplore.hub.singleuser`` is jupyterhub.singleuser (its --help) in a process
+    where rfc3987_syntax (a 0.77 CPU-s Lark grammar, imported by jsonschema only to check the
+    "iri" format) is not imported; and the hub's process finder knows both commands."""
+    import subprocess
+
+    from dpexplore.hub.state import is_single_user_server
+
+    code = ("import runpy, sys; sys.argv = ['dpexplore.hub.singleuser', '--help']\n"
+            "try:\n    runpy.run_module('dpexplore.hub.singleuser', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "import jsonschema._format, jupyterhub.singleuser\n"
+            "print('LEFT OUT' if sys.modules.get('rfc3987_syntax', 0) is None else 'IMPORTED')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Jupyter Application" in r.stdout   # the server's own --help: its main() ran
+    assert r.stdout.strip().endswith("LEFT OUT")
+    assert is_single_user_server([sys.executable, "-m", "dpexplore.hub.singleuser"])
+    assert is_single_user_server(["/usr/bin/jupyterhub-singleuser"])
+    assert not is_single_user_server([sys.executable, "-m", "dpexplore.cli", "serve"])
+
+
+def test_event_schemas_still_validate_without_the_slow_import():
+    """With rfc3987_syntax left out, jupyter_events validates jupyter_server's events as before
+    (no schema of theirs uses the "iri" formats it would check)."""
+    import subprocess
+
+    code = ("from dpexplore._server_imports import skip_slow_optional_imports\n"
+            "assert skip_slow_optional_imports() == ['rfc3987_syntax']\n"
+            "import jsonschema\n"
+            "from jupyter_events import EventLogger\n"
+            "from jupyter_server.services.contents.manager import ContentsManager\n"
+            "import jupyter_server, pathlib\n"
+            "el = EventLogger()\n"
+            "schemas = sorted((pathlib.Path(jupyter_server.__file__).parent / 'event_schemas').rglob('*.yaml'))\n"
+            "assert schemas, 'no event schemas found'\n"
+            "for f in schemas:\n    el.register_event_schema(f)\n"
+            "print(len(schemas))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout.strip()) >= 1
+
+
+class _Starting:
+    """What StudentSpawner._until_listening reads of a spawner: its timeout, its pace and poll()."""
+
+    def __init__(self, http_timeout=5.0, ended_after=None):
+        import time
+
+        self.http_timeout, self.listen_every = http_timeout, 0.05
+        self._t0, self._ended_after = time.monotonic(), ended_after
+
+    async def poll(self):
+        import time
+
+        if self._ended_after is not None and time.monotonic() - self._t0 >= self._ended_after:
+            return 1
+        return None
+
+
+def _wait(fake, port):
+    import time
+
+    from dpexplore.hub.spawner import StudentSpawner
+
+    async def go():
+        t0 = time.monotonic()
+        await StudentSpawner._until_listening(fake, "127.0.0.1", port)
+        return time.monotonic() - t0
+
+    return run_coroutine(go())
+
+
+def test_a_spawn_ends_when_the_server_listens_not_at_the_hubs_next_backoff():
+    """The spawner returns within a look (0.05 s here) of its server's port opening, so the
+    hub's own check (exponential backoff up to 5 s) passes at its first try; a server that ends
+    or never opens its port does not hold the spawn past its end or http_timeout."""
+    import socket
+    import threading
+
+    def free_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    port = free_port()
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+    def listen_later():
+        import time
+
+        time.sleep(0.4)
+        srv.bind(("127.0.0.1", port))
+        srv.listen(4)
+
+    t = threading.Thread(target=listen_later)
+    t.start()
+    try:
+        waited = _wait(_Starting(), port)
+    finally:
+        t.join()
+        srv.close()
+    assert 0.35 <= waited < 2.0
+    assert _wait(_Starting(ended_after=0.2), free_port()) < 1.5          # the process ended
+    assert 0.9 <= _wait(_Starting(http_timeout=1.0), free_port()) < 2.5   # nothing ever listened

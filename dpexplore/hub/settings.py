@@ -35,7 +35,8 @@ from urllib.parse import urlsplit
 
 from .limits import parse_bytes
 from .roster import Roster, sync_roster
-from .state import default_state_dir, protect_state, students_config, students_env, students_root
+from .state import (SINGLE_USER_MODULE, default_state_dir, protect_state, students_config, students_env,
+                    students_root)
 
 __all__ = ["Knob", "KNOBS", "configure", "knobs_markdown", "default_max_users"]
 
@@ -146,7 +147,7 @@ def _check_students_python(python: str) -> None:
         return
     import subprocess
 
-    r = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", "import jupyterhub"],
+    r = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", f"import jupyterhub, {SINGLE_USER_MODULE}"],
                        capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         raise ValueError(f"the students' Python {python} cannot be run by their accounts "
@@ -246,7 +247,9 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
         str(envdir / "bin" / "python") if envdir is not None else sys.executable)
     c.JupyterHub.spawner_class = "dpexplore.hub.StudentSpawner"
     c.StudentSpawner.mode = mode
-    c.Spawner.cmd = [python, "-m", "jupyterhub.singleuser"]
+    # jupyterhub.singleuser without its slowest optional import (half its start: ten students
+    # logging in together wait for ten starts on the same cores)
+    c.Spawner.cmd = [python, "-m", SINGLE_USER_MODULE]
     c.Spawner.args = []
     try:
         c.Spawner.mem_limit = parse_bytes(env.get("DPEXPLORE_HUB_MEM_LIMIT") or "1G")

@@ -27,6 +27,7 @@ import os
 import pathlib
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 
@@ -106,6 +107,32 @@ def remove_account(name: str) -> bool:
     return r.returncode in (0, 12)  # 12: the home could not be removed (there was none)
 
 
+async def accepts(ip: str, port: int, timeout: float = 1.0) -> bool:
+    """Whether a server accepts TCP connections on (ip, port): one connection, closed at once.
+    The probe's socket has ``SO_REUSEADDR``, and a probe that connected to itself (Linux's TCP
+    self-connect: a port nobody listens on can be given to the probe as its own) counts as no
+    server; with ``SO_REUSEADDR`` it cannot keep the server from binding that port meanwhile.
+    (Reading the kernel's socket tables instead took 10-40 ms a look on this machine: ten
+    spawns at once kept the hub's loop busy for seconds.)
+
+    >>> import asyncio, socket
+    >>> s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    >>> asyncio.run(accepts("127.0.0.1", port)), s.listen(1), asyncio.run(accepts("127.0.0.1", port))
+    (False, None, True)
+    >>> s.close()
+    """
+    loop = asyncio.get_running_loop()
+    family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.setblocking(False)
+        try:
+            await asyncio.wait_for(loop.sock_connect(probe, (ip, port)), timeout)
+        except (OSError, asyncio.TimeoutError):
+            return False
+        return probe.getsockname()[:2] != (ip, port)   # not connected to itself
+
+
 class StudentSpawner(LocalProcessSpawner):
     """A local single-user server in the student's own account and control group."""
 
@@ -157,7 +184,29 @@ class StudentSpawner(LocalProcessSpawner):
             os.chown(self.scratch, entry.pw_uid, entry.pw_gid)
             self._home = self.scratch
         self._cgroup = self._limits()
-        return await super().start()
+        ip, port = await super().start()
+        await self._until_listening(ip, port)
+        return ip, port
+
+    #: seconds between two looks at a starting server's port (:meth:`_until_listening`)
+    listen_every = 0.1
+
+    async def _until_listening(self, ip: str, port: int) -> None:
+        """Return once the server accepts connections on its port (:func:`accepts`), its
+        process has ended, or ``http_timeout`` has passed. The hub checks a started server
+        itself, but backs off exponentially (JupyterHub's ``exponential_backoff``: jittered
+        waits doubling up to 5 s), so a server up after 5 s was seen up to 5 s later: ten
+        students logging in together waited 10-15 s for servers that listened after 4-9 s. A
+        look here is one connection to the server's port every 0.1 s; the hub's first check
+        after it passes."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + float(self.http_timeout)
+        while loop.time() < deadline:
+            if await self.poll() is not None:   # it ended: the hub reports the failed spawn
+                return
+            if await accepts(ip or "127.0.0.1", port):
+                return
+            await asyncio.sleep(self.listen_every)
 
     def _prepare_home(self, entry) -> None:
         home = pathlib.Path(entry.pw_dir)

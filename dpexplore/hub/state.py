@@ -76,9 +76,26 @@ def protect_state(state: pathlib.Path) -> None:
             f.chmod(0o600)
 
 
+#: the module the hub runs a student's server as (``python -m``; :mod:`dpexplore.hub.singleuser`)
+SINGLE_USER_MODULE = "dpexplore.hub.singleuser"
+
+
+def is_single_user_server(cmdline) -> bool:
+    """Whether a process's command line (a list of words) is a single-user server: ours
+    (:data:`SINGLE_USER_MODULE`) or JupyterHub's own ``jupyterhub.singleuser``.
+
+    >>> is_single_user_server(["/usr/bin/python3", "-m", "dpexplore.hub.singleuser"])
+    True
+    >>> is_single_user_server(["python", "-m", "dpexplore.cli", "serve"])
+    False
+    """
+    words = " ".join(cmdline or [])
+    return any(m in words for m in (SINGLE_USER_MODULE, "jupyterhub.singleuser", "jupyterhub-singleuser"))
+
+
 def single_user_servers(hub_pid: int) -> dict:
     """{hub user: ``psutil.Process``} of the single-user servers a running hub (process
-    ``hub_pid``) has spawned: its child processes running ``jupyterhub.singleuser`` (for the
+    ``hub_pid``) has spawned: its child processes that :func:`is_single_user_server` (for the
     hub test and the load benchmark; needs psutil)."""
     import psutil
 
@@ -89,7 +106,7 @@ def single_user_servers(hub_pid: int) -> dict:
         return out
     for p in kids:
         try:
-            if "jupyterhub.singleuser" in " ".join(p.cmdline()):
+            if is_single_user_server(p.cmdline()):
                 out[p.environ().get("JUPYTERHUB_USER", str(p.pid))] = p
         except psutil.Error:
             pass

@@ -43,6 +43,7 @@ import uuid
 import pytest
 
 from conftest import REPO, free_port, wait_until
+from dpexplore.hub.state import is_single_user_server
 from dpexplore.voila.wire import decode_frame as kernel_message
 from test_hardening import _msg  # a kernel message as a page sends it
 
@@ -193,7 +194,7 @@ class Hub:
         import psutil
 
         return [p for p in psutil.process_iter(["cmdline"])
-                if "jupyterhub.singleuser" in " ".join(p.info["cmdline"] or [])
+                if is_single_user_server(p.info["cmdline"])
                 and str(self.port) in " ".join(p.info["cmdline"] or [])]
 
 
