@@ -55,8 +55,9 @@ variables, a temporary state folder, own process group, stopped with everything 
 the end) and runs N students concurrently, each with its own cookie jar:
 
 1. logs in at ``/hub/login`` (dummy authenticator: form post with the page's ``_xsrf``), which
-   starts their single-user server, and polls ``/hub/api/user`` (cookie + ``X-XSRFToken``, as
-   the spawn-pending page's script would) until the server is ready: **spawn time**;
+   starts their single-user server, and loads ``/hub/spawn-pending/<name>`` every 0.5 s (as the
+   spawn-pending page does when its progress stream ends) until it redirects to the ready
+   server: **spawn time**;
 2. runs the session above against ``/user/<name>/``: the page GET goes through the single-user
    server's OAuth round trip with the hub, and the kernel websocket
    ``/user/<name>/api/kernels/<id>/channels`` goes through the hub's proxy with the cookies, the
@@ -71,6 +72,12 @@ server reports its activity to the hub only every 300 s, so a shorter timeout st
 pages are still open. ::
 
     python benchmarks/bench_load.py --hub 10 --seconds 20 [--hub-cull-timeout 120]
+        [--hub-baseline jupyterhub.singleuser]
+
+``--hub-baseline MODULE`` first runs the same rounds on a hub whose students' servers start as
+``python -m MODULE`` (JupyterHub's own ``jupyterhub.singleuser``: the deployment's command before
+it left out the slowest optional import), then as deployed, and prints the spawn and first-plot
+ratios: the named baseline in the same run.
 """
 from __future__ import annotations
 
@@ -428,7 +435,9 @@ def _loopback_names():
     orig = socket.getaddrinfo
 
     def getaddrinfo(host, *args, **kwargs):
-        if isinstance(host, str) and (host == "localhost" or host.endswith(".localhost")):
+        # anyio (under httpx) passes the name IDNA-encoded, as bytes
+        name = host.decode("ascii", "replace") if isinstance(host, bytes) else host
+        if isinstance(name, str) and (name == "localhost" or name.endswith(".localhost")):
             host = "127.0.0.1"
         return orig(host, *args, **kwargs)
 
@@ -441,7 +450,7 @@ class HubProc:
     starts it: free ports, its state in ``state``, the idle culler at ``cull_timeout`` s (checked
     every ``cull_every`` s), own process group."""
 
-    def __init__(self, state: pathlib.Path, cull_timeout, cull_every, names=()):
+    def __init__(self, state: pathlib.Path, cull_timeout, cull_every, names=(), singleuser=None):
         self.state = state
         port = free_port()
         self.port = port
@@ -463,7 +472,12 @@ class HubProc:
             raise SystemExit("jupyterhub is not installed: make hub-setup")
         self.log_path = state / "hub.log"
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([str(exe), "-f", str(REPO / "deploy" / "jupyterhub_config.py")],
+        config = REPO / "deploy" / "jupyterhub_config.py"
+        if singleuser is not None:   # the deployment's configuration, but another server command
+            config = state / "jupyterhub_config.py"
+            config.write_text(f"load_subconfig({str(REPO / 'deploy' / 'jupyterhub_config.py')!r})\n"
+                              f"c.Spawner.cmd = [c.Spawner.cmd[0], '-m', {singleuser!r}]\n")
+        self.proc = subprocess.Popen([str(exe), "-f", str(config)],
                                      cwd=state, env=env, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -548,10 +562,6 @@ class HubStudent(Visitor):
         self.hub_url, self.name = hub_url, name
         self.http = httpx.AsyncClient(base_url=hub_url, follow_redirects=True, timeout=90)  # a page GET past 90 s is a failure
 
-    def _cookie(self, name, path):
-        return next((c.value for c in self.http.cookies.jar if c.name == name and c.path == path),
-                    "")
-
     async def login(self, timeout=300):
         r = await self.http.get("hub/login", headers=self.NAV)
         r.raise_for_status()
@@ -560,16 +570,17 @@ class HubStudent(Visitor):
                                  data={"username": self.name, "password": "", "_xsrf": xsrf})
         r.raise_for_status()  # ends on /hub/spawn-pending/<name> (or on the server, if quick)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:  # the spawn-pending page's own question, as JSON
-            r = await self.http.get("hub/api/user", headers={
-                "Sec-Fetch-Mode": "cors", "Sec-Fetch-Site": "same-origin",
-                "X-XSRFToken": self._cookie("_xsrf", "/hub/")})
-            r.raise_for_status()
-            server = r.json().get("servers", {}).get("")
-            if server and server.get("ready"):
+        while time.monotonic() < deadline:
+            # what the spawn-pending page's script does when its progress stream ends: load the
+            # page again, which redirects to her server once it is ready and answers 5xx if the
+            # spawn failed (asking /hub/api/user with the login page's XSRF cookie is refused
+            # once she is logged in: "Not accepting incorrect xsrf token id in cookie")
+            r = await self.http.get(f"hub/spawn-pending/{self.name}", headers=self.NAV,
+                                    follow_redirects=False)
+            if r.is_redirect and f"/user/{self.name}" in r.headers.get("location", ""):
                 return
-            if not server:
-                raise RuntimeError("the spawn failed (no server)")
+            if r.status_code >= 400:
+                raise RuntimeError(f"the spawn failed (spawn-pending answered {r.status_code})")
             await asyncio.sleep(0.5)
         raise RuntimeError("the server was not ready in time")
 
@@ -609,17 +620,19 @@ async def hub_student(idx, name, hub_url, app, seconds, think, step_timeout, sta
     return rec
 
 
-def run_hub(a):
-    """Yields one summary per ``--hub`` round."""
+def run_hub(a, singleuser=None):
+    """Yields one summary per ``--hub`` round; ``singleuser``: the students' servers run as
+    ``python -m singleuser`` instead of the deployment's command."""
     state = pathlib.Path(tempfile.mkdtemp(prefix="bench_hub_"))
-    names = [f"n{n}-student{i:02d}" for n in a.hub for i in range(n)]
-    hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every, names)
+    tag = "" if singleuser is None else "base-"   # new accounts: no warm file caches of theirs
+    names = [f"{tag}n{n}-student{i:02d}" for n in a.hub for i in range(n)]
+    hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every, names, singleuser)
     try:
         hub.wait_ready()
         print(f"hub up at {hub.url}; load {os.getloadavg()[0]:.2f}", flush=True)
         for n in a.hub:
             def start(i, stats, hold, n=n):
-                return hub_student(i, f"n{n}-student{i:02d}", hub.url, a.app, a.seconds,
+                return hub_student(i, f"{tag}n{n}-student{i:02d}", hub.url, a.app, a.seconds,
                                    a.think, a.step_timeout, stats, hold)
 
             culled0 = hub.log_path.read_text(errors="replace").count("Culling server")
@@ -636,6 +649,7 @@ def run_hub(a):
             fpl = [r["first_plot_login"] for r in stats if r.get("first_plot_login") is not None]
             s.update(
                 app=a.app, cpus=os.cpu_count(), mode="hub",
+                singleuser=singleuser or "deployment (dpexplore.hub.singleuser)",
                 spawn_s=quantiles(spawn), first_plot_from_login_s=quantiles(fpl),
                 user_rss_mib=spread(mem["user_rss"]), user_uss_mib=spread(mem["user_uss"]),
                 kernel_rss_mib=spread(mem["kernel_rss"]), kernel_uss_mib=spread(mem["kernel_uss"]),
@@ -795,6 +809,10 @@ def main(argv=None):
                     help="--hub: the idle culler's timeout [s]; longer than a student's whole "
                          "session (the hub learns of activity only every 300 s)")
     ap.add_argument("--hub-cull-every", type=int, default=5)
+    ap.add_argument("--hub-baseline", default=None, metavar="MODULE",
+                    help="--hub: first the same rounds with the students' servers started as "
+                         "`python -m MODULE` (e.g. jupyterhub.singleuser, JupyterHub's own), "
+                         "then as deployed; the spawn and first-plot ratios are printed")
     ap.add_argument("--protocol", choices=["v1", "legacy"], default="v1",
                     help="kernel websocket protocol: v1 as a browser's page, or the older JSON one")
     ap.add_argument("--json", type=pathlib.Path, default=None)
@@ -813,7 +831,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the finally blocks stop the servers
     results = []
     if a.hub:
-        runs = [run_hub(a)]
+        runs = ([run_hub(a, a.hub_baseline)] if a.hub_baseline else []) + [run_hub(a)]
     else:
         def serve_with(mode):
             a.mode = mode
@@ -824,6 +842,16 @@ def main(argv=None):
         for s in run:
             results.append(s)
             print(json.dumps(s, indent=1), flush=True)
+    if a.hub and a.hub_baseline:
+        base = {r["sessions"]: r for r in results if r.get("singleuser") == a.hub_baseline}
+        for r in results:
+            b = base.get(r["sessions"])
+            if b is None or r is b:
+                continue
+            for key in ("spawn_s", "first_plot_from_login_s"):
+                print(f"{r['sessions']} students, {key}: " + ", ".join(
+                    f"{q} {r[key][q]:.2f} s against {b[key][q]:.2f} s ({r[key][q] / b[key][q]:.2f}x)"
+                    for q in ("p50", "p95")) + f" [baseline: {a.hub_baseline}]", flush=True)
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(results, indent=1))
