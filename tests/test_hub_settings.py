@@ -313,23 +313,29 @@ def test_failure_record_is_bounded(tmp_path):
     assert list(auth._failures) == ["a3", "a4", "a5"]
 
 
+def _python(*lines: str) -> str:
+    """The output of a fresh interpreter running ``lines`` (asserting it succeeded)."""
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
 def test_the_students_server_command_starts_jupyterhubs_server_without_the_slow_import():
     """``python -m dpexplore.hub.singleuser`` is jupyterhub.singleuser (its --help) in a process
     where rfc3987_syntax (a 0.77 CPU-s Lark grammar, imported by jsonschema only to check the
     "iri" format) is not imported; and the hub's process finder knows both commands."""
-    import subprocess
-
     from dpexplore.hub.state import is_single_user_server
 
-    code = ("import runpy, sys; sys.argv = ['dpexplore.hub.singleuser', '--help']\n"
-            "try:\n    runpy.run_module('dpexplore.hub.singleuser', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            "import jsonschema._format, jupyterhub.singleuser\n"
-            "print('LEFT OUT' if sys.modules.get('rfc3987_syntax', 0) is None else 'IMPORTED')")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "Jupyter Application" in r.stdout   # the server's own --help: its main() ran
-    assert r.stdout.strip().endswith("LEFT OUT")
+    out = _python("import runpy, sys; sys.argv = ['dpexplore.hub.singleuser', '--help']",
+                  "try:\n    runpy.run_module('dpexplore.hub.singleuser', run_name='__main__')",
+                  "except SystemExit:\n    pass",
+                  "import jsonschema._format, jupyterhub.singleuser",
+                  "print('LEFT OUT' if sys.modules.get('rfc3987_syntax', 0) is None else 'IMPORTED')")
+    assert "Jupyter Application" in out   # the server's own --help: its main() ran
+    assert out.strip().endswith("LEFT OUT")
     assert is_single_user_server([sys.executable, "-m", "dpexplore.hub.singleuser"])
     assert is_single_user_server(["/usr/bin/jupyterhub-singleuser"])
     assert not is_single_user_server([sys.executable, "-m", "dpexplore.cli", "serve"])
@@ -338,22 +344,15 @@ def test_the_students_server_command_starts_jupyterhubs_server_without_the_slow_
 def test_event_schemas_still_validate_without_the_slow_import():
     """With rfc3987_syntax left out, jupyter_events validates jupyter_server's events as before
     (no schema of theirs uses the "iri" formats it would check)."""
-    import subprocess
-
-    code = ("from dpexplore._server_imports import skip_slow_optional_imports\n"
-            "assert skip_slow_optional_imports() == ['rfc3987_syntax']\n"
-            "import jsonschema\n"
-            "from jupyter_events import EventLogger\n"
-            "from jupyter_server.services.contents.manager import ContentsManager\n"
-            "import jupyter_server, pathlib\n"
-            "el = EventLogger()\n"
-            "schemas = sorted((pathlib.Path(jupyter_server.__file__).parent / 'event_schemas').rglob('*.yaml'))\n"
-            "assert schemas, 'no event schemas found'\n"
-            "for f in schemas:\n    el.register_event_schema(f)\n"
-            "print(len(schemas))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert int(r.stdout.strip()) >= 1
+    out = _python("from dpexplore._server_imports import skip_slow_optional_imports",
+                  "assert skip_slow_optional_imports() == ['rfc3987_syntax']",
+                  "import pathlib, jupyter_server",
+                  "from jupyter_events import EventLogger",
+                  "folder = pathlib.Path(jupyter_server.__file__).parent / 'event_schemas'",
+                  "schemas = sorted(folder.rglob('*.yaml'))",
+                  "for f in schemas:\n    EventLogger().register_event_schema(f)",
+                  "print(len(schemas))")
+    assert int(out.strip()) >= 1
 
 
 class _Starting:
