@@ -624,7 +624,7 @@ def run_hub(a, singleuser=None):
     """Yields one summary per ``--hub`` round; ``singleuser``: the students' servers run as
     ``python -m singleuser`` instead of the deployment's command."""
     state = pathlib.Path(tempfile.mkdtemp(prefix="bench_hub_"))
-    tag = "" if singleuser is None else "base-"   # new accounts: no warm file caches of theirs
+    tag = "" if singleuser is None else "base-"   # the baseline hub's students: accounts of their own
     names = [f"{tag}n{n}-student{i:02d}" for n in a.hub for i in range(n)]
     hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every, names, singleuser)
     try:

@@ -348,15 +348,26 @@ def _bernstein_shifts(mu: float, q: float, k: int, xs, tails):
     return np.where(bad, np.inf, shift).ravel(), np.where(bad, np.inf, tail).ravel()
 
 
-def one_run_among_k(q: float, k: int) -> tuple[float, float]:
+def one_run_among_k(q: float, k):
     """(p₀, log c₁) for J ~ Binomial(k, q), the runs that see the record: p₀ = P(J ≥ 1) and
-    c₁ = P(J = 1 | J ≥ 1) (log c₁ = −inf where it is 0, as at q = 1 and k > 1)."""
+    c₁ = P(J = 1 | J ≥ 1) (log c₁ = −inf where it is 0, as at q = 1 and k > 1). ``k`` may be an
+    array of run counts: then both are arrays of its shape.
+
+    >>> one_run_among_k(1.0, [1, 2])
+    (array([1., 1.]), array([  0., -inf]))
+    """
+    kf = np.asarray(k, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        l1q = np.log1p(-q) if q < 1.0 else -np.inf
-        p0 = float(-np.expm1(k * l1q)) if q < 1.0 else 1.0
-        log_c1 = (np.log(k) + np.log(q) + ((k - 1) * l1q if k > 1 else 0.0) - np.log(p0)) if q < 1.0 else (
-            0.0 if k == 1 else -np.inf)
-    return p0, float(log_c1)
+        if q < 1.0:
+            l1q = np.log1p(-q)
+            p0 = -np.expm1(kf * l1q)
+            log_c1 = np.log(kf) + np.log(q) + np.where(kf > 1, (kf - 1) * l1q, 0.0) - np.log(p0)
+        else:
+            p0 = np.ones(kf.shape)
+            log_c1 = np.where(kf == 1, 0.0, -np.inf)
+    if kf.ndim == 0:
+        return float(p0), float(log_c1)
+    return p0, log_c1
 
 
 def one_shifted_step_lower_epsilon(mechanism, q: float, k, delta: float):
@@ -378,15 +389,8 @@ def one_shifted_step_lower_epsilon(mechanism, q: float, k, delta: float):
     ks = np.asarray(k, dtype=np.int64)
     kf = ks.astype(np.float64)
     out = np.zeros(ks.shape)
-    pairs = [one_run_among_k(q, int(j)) for j in ks.ravel()] if q >= 1.0 else None
+    p0, log_c1 = (np.asarray(v, dtype=np.float64) for v in one_run_among_k(q, ks))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        if pairs is None:       # one_run_among_k over the array
-            l1q = np.log1p(-q)
-            p0 = -np.expm1(kf * l1q)
-            log_c1 = np.log(kf) + np.log(q) + np.where(kf > 1, (kf - 1) * l1q, 0.0) - np.log(p0)
-        else:
-            p0 = np.array([p for p, _ in pairs]).reshape(ks.shape)
-            log_c1 = np.array([c for _, c in pairs]).reshape(ks.shape)
         log_target = np.log(d) - np.log(p0) - log_c1   # c₁ underflows where k·q is large
         use = np.isfinite(log_c1) & (p0 > 0.0) & (log_target < 0.0)
         if not use.any():
