@@ -341,6 +341,27 @@ def test_the_students_server_command_starts_jupyterhubs_server_without_the_slow_
     assert not is_single_user_server([sys.executable, "-m", "dpexplore.cli", "serve"])
 
 
+def test_a_server_process_imports_no_kernel_library(tmp_path):
+    """A student's apps-only server, with its extensions loaded as on the hub (the deployed
+    ``jupyter_server_config.json``), imports neither numpy nor a widget library: the page's
+    plotly.js path comes from :mod:`dpexplore.ui.assets`; ``dpexplore.ui.plotwidget`` (numpy,
+    anywidget, ipywidgets, IPython: 0.25 CPU-s of every spawn) is a kernel's import only."""
+    config = DEPLOY / "singleuser"
+    out = _python("import os, sys, logging",
+                  f"os.environ['JUPYTER_CONFIG_PATH'] = {str(config)!r}",
+                  "from dpexplore._server_imports import skip_slow_optional_imports",
+                  "skip_slow_optional_imports()",
+                  "from jupyter_server.serverapp import ServerApp",
+                  "app = ServerApp.instance()",
+                  "app.log.setLevel(logging.ERROR)",
+                  f"app.initialize(['--port=0', '--no-browser', '--ServerApp.root_dir={tmp_path}'])",
+                  "assert 'dpexplore.voila.apps_only' in app.extension_manager.extensions",
+                  "print(app.web_app.settings['dpexplore_max_kernels'])",
+                  "print(sorted(m for m in ('numpy', 'anywidget', 'ipywidgets', 'IPython',",
+                  "                         'dpexplore.ui.plotwidget') if m in sys.modules))")
+    assert out.split() == ["5", "[]"], out
+
+
 def test_event_schemas_still_validate_without_the_slow_import():
     """With rfc3987_syntax left out, jupyter_events validates jupyter_server's events as before
     (no schema of theirs uses the "iri" formats it would check)."""

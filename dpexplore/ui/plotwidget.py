@@ -33,12 +33,9 @@ What goes over the wire is kept small: numpy arrays become lists of floats, NaN/
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import math
 import pathlib
-import re
 from typing import Any, ClassVar, Iterable, Mapping
 
 import anywidget
@@ -46,6 +43,9 @@ import numpy as np
 import traitlets
 
 from .a11y import PLOT_CSS, PLOT_JS
+from .assets import (PLOTLY_STATIC_PATH, MissingAssetError, plotly_js_path,  # noqa: F401 -- public here too
+                     plotly_js_version, static_asset)
+from .assets import plotly_version_key as _plotly_version
 from .offstage import Offstage
 
 __all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "saved_plot_states",
@@ -59,67 +59,10 @@ _HERE = pathlib.Path(__file__).resolve().parent
 #: within 2 s of its creation; this passes them again and asks for the state anew)
 REJOIN_JS = (_HERE / "rejoin.js").read_text(encoding="utf-8")
 
-#: URL path (relative to the server's base_url) where plotly.js is served over HTTP
-PLOTLY_STATIC_PATH = "dpexplore/static/plotly.min.js"
-
 
 #: the plotly trace types in the served bundle (``tools/plotly-bundle/entry.js``: plotly.js core,
 #: which holds ``scatter``, plus ``bar``, ``heatmap`` and ``contour``)
 TRACE_TYPES = frozenset({"scatter", "bar", "heatmap", "contour"})
-
-
-class MissingAssetError(FileNotFoundError):
-    """A built JavaScript file of the package is not there: dpexplore was installed from a source
-    tree whose assets were not built (``tools/build_js.py``). The message says how to build them."""
-
-
-def static_asset(name: str) -> pathlib.Path:
-    """The path of a built file in ``dpexplore/ui/static/``; :class:`MissingAssetError` (naming
-    the fix) when it is not there, so that a source install without its JavaScript build fails
-    where an asset is first needed, with a message, and not at the import of a module.
-
-    >>> static_asset("plotly-dpexplore.min.js").is_file()
-    True
-    >>> try:
-    ...     static_asset("nothing.js")
-    ... except MissingAssetError as e:
-    ...     print("nothing.js is missing" in str(e), "make setup" in str(e))
-    True True
-    """
-    path = _HERE / "static" / name
-    if not path.is_file():
-        raise MissingAssetError(
-            f"{path} is missing: this dpexplore was installed from a source tree whose JavaScript "
-            f"assets were not built. In that checkout run `make setup` (or `python "
-            f"tools/build_js.py`; both need Node.js and npm), then reinstall unless the install "
-            f"is editable (`pip install -e .`); or install dpexplore from a wheel or an sdist, "
-            f"which carry the built files.")
-    return path
-
-
-def plotly_js_path() -> pathlib.Path:
-    """The plotly.js bundle the dashboards load: ``static/plotly-dpexplore.min.js``, plotly.js
-    with only :data:`TRACE_TYPES` (built by ``tools/plotly-bundle``; MIT license alongside).
-    :class:`MissingAssetError` when it was not built.
-
-    >>> plotly_js_path().name
-    'plotly-dpexplore.min.js'
-    """
-    return static_asset("plotly-dpexplore.min.js")
-
-
-def plotly_js_version() -> str:
-    """The plotly.js version of the bundle, read from its first line (``/* plotly.js vX.Y.Z ...``).
-
-    >>> plotly_js_version().count(".")
-    2
-    """
-    with plotly_js_path().open(encoding="utf-8") as f:
-        head = f.read(200)
-    m = re.match(r"/\* plotly\.js v(\d+\.\d+\.\d+)", head)
-    if not m:
-        raise RuntimeError(f"{plotly_js_path()} does not start with a plotly.js version banner")
-    return m.group(1)
 
 
 def to_json(value: Any) -> Any:
@@ -338,13 +281,6 @@ def _merge(base: Mapping, update: Mapping) -> dict:
         else:
             out[k] = v
     return out
-
-
-@functools.lru_cache(maxsize=1)
-def _plotly_version() -> str:
-    """Cache key of the served bundle (``?v=``): a new bundle gets a new URL. Read when the first
-    plot is made, not at import (a missing bundle is then a :class:`MissingAssetError` there)."""
-    return f"{plotly_js_version()}-{hashlib.sha1(plotly_js_path().read_bytes()).hexdigest()[:10]}"
 
 
 def __getattr__(name: str):

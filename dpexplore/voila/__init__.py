@@ -16,7 +16,7 @@
   in the page head that starts loading plotly.js while Voilà's own JavaScript loads);
 * plotly.js served over plain HTTP at ``<base_url>dpexplore/static/plotly.min.js`` (browser-cached
   with ``?v=<bundle version and hash>``; the file is dpexplore's own 1.3 MB bundle with the trace
-  types the dashboards draw, ``plotwidget.plotly_js_path()``), loaded once per page by every
+  types the dashboards draw, ``ui.assets.plotly_js_path()``), loaded once per page by every
   :class:`~dpexplore.ui.plotwidget.PlotlyWidget`;
 * only the endpoints a dashboard page needs: the gallery ``/`` redirects to
   ``voila/render/index.ipynb``; the file tree and ``/voila/api/contents`` are removed, and
@@ -117,7 +117,7 @@ def static_handlers(base_url: str = "/") -> list:
     >>> static_handlers("/user/x/")[0][0]
     '/user/x/dpexplore/static/plotly\\\\.min\\\\.js'
     """
-    from ..ui.plotwidget import plotly_js_path
+    from ..ui.assets import plotly_js_path
 
     return [(
         _url_join(base_url, "dpexplore/static") + r"/plotly\.min\.js",
@@ -233,13 +233,13 @@ def _make_app_class():
 
         def initialize(self, argv=None):
             super().initialize(argv)
-            from ..ui.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+            from ..ui.assets import PLOTLY_STATIC_PATH, plotly_version_key
             from .hardening import MAX_MESSAGE_BYTES
 
             # resources for our template (read by voila.notebook_renderer from the config)
             res = self.config.VoilaConfiguration.get("resources")
             res = dict(res) if isinstance(res, dict) else {}
-            res.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
+            res.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={plotly_version_key()}")
             res.setdefault("dpexplore_max_message_bytes", MAX_MESSAGE_BYTES)  # the page's bound
             self.config.VoilaConfiguration.resources = res
 

@@ -118,12 +118,12 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.config.VoilaConfiguration.progressive_rendering = False
     # dpexplore's page template, as in dpexplore serve: plotly.js requested early, the page's
     # notices (its kernel stopped, a message refused as too large, an output lost)
-    from ..ui.plotwidget import PLOTLY_STATIC_PATH, _PLOTLY_VERSION
+    from ..ui.assets import PLOTLY_STATIC_PATH, plotly_version_key
 
     web_app.settings["dpexplore_template_dir"] = str(TEMPLATE_DIR)
     resources = serverapp.config.VoilaConfiguration.get("resources")
     resources = dict(resources) if isinstance(resources, dict) else {}
-    resources.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={_PLOTLY_VERSION}")
+    resources.setdefault("dpexplore_plotly_path", f"{PLOTLY_STATIC_PATH}?v={plotly_version_key()}")
     resources.setdefault("dpexplore_max_message_bytes", MAX_MESSAGE_BYTES)
     serverapp.config.VoilaConfiguration.resources = resources
     filters = serverapp.config.VoilaExporter.get("filters")

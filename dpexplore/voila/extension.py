@@ -30,7 +30,7 @@ __all__ = ["handlers", "plotly_js_file"]
 
 
 def plotly_js_file() -> pathlib.Path:
-    """The plotly.js bundle served (the same file as ``ui.plotwidget.plotly_js_path()``)."""
+    """The plotly.js bundle served (the same file as ``ui.assets.plotly_js_path()``)."""
     return pathlib.Path(__file__).resolve().parent.parent / "ui" / "static" / "plotly-dpexplore.min.js"
 
 
