@@ -168,6 +168,51 @@ def test_two_forked_kernels_draw_independently(specs, fresh_template):
     assert all("ipykernel_launcher" in c for c in cmdlines)   # counted as kernels by tools
 
 
+SHELL_STATE = ("import os, sys; ip = get_ipython(); print(repr((ip.history_manager.enabled, "
+               "ip.kernel is not None and ip.parent is ip.kernel, "
+               "type(sys.modules['ipykernel.ipkernel'].sys).__name__, "
+               "len(ip.kernel._kernel_modules) > 500, sys.modules['__main__'] is ip.user_module, "
+               "ip.starting_dir == os.getcwd(), os.environ.get('PAGER'), "
+               "ip.ast_node_interactivity, id(ip))))")
+
+
+def test_forked_kernels_use_the_templates_shell_unless_configured_otherwise(specs, fresh_template):
+    """The shell made once in the template (history off) serves each forked kernel: it has that
+    kernel, its working directory and environment, ipykernel's module ``sys`` is ``sys`` again
+    and the kernel's module list is full; each kernel's namespace is its own, and an error is
+    reported as usual. A kernel started with an option for IPython's classes makes its own
+    shell, with that option."""
+    async def go():
+        kms = [await _start(specs), await _start(specs)]
+        own = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
+        await own.start_kernel(extra_arguments=["--InteractiveShell.ast_node_interactivity=all"])
+        kms.append(own)
+        try:
+            states = [eval(await _run(km, SHELL_STATE)) for km in kms]
+            await _run(kms[0], "x_only_here = 1")
+            seen = await _run(kms[1], "print('x_only_here' in globals())")
+            kc = kms[0].client()
+            kc.start_channels()
+            try:
+                await kc.wait_for_ready(timeout=60)
+                error = await kc.execute_interactive("1 / 0", timeout=60, output_hook=lambda m: None)
+            finally:
+                kc.stop_channels()
+            forked = [type(km.provisioner.process).__name__ != "Popen" for km in kms]
+        finally:
+            for km in kms:
+                await km.shutdown_kernel(now=True)
+        return states, seen, error["content"], forked
+
+    states, seen, error, forked = run_coroutine(go())
+    assert forked == [True, True, True]
+    for state in states[:2]:
+        assert state[:8] == (False, True, "module", True, True, True, "cat", "last_expr"), state
+    assert states[2][:8] == (True, True, "module", True, True, True, "cat", "all"), states[2]
+    assert seen == "False"
+    assert error["status"] == "error" and error["ename"] == "ZeroDivisionError"
+
+
 def test_forked_kernel_serves_widgets(specs, fresh_template):
     """ipywidgets, imported in the template before any kernel, registers its comm targets in the
     forked kernel (a page's widget manager opens ``jupyter.widget.control``)."""

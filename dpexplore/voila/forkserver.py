@@ -26,6 +26,15 @@ Each child
   (the template's command line reserves the room), so tools counting kernels by their command
   line see it.
 
+**What a kernel makes at its start, made in the template.** A forked kernel shares the
+template's pages until it writes them, and a write of a reference count is a write: making
+ipykernel's ``IPythonKernel`` touched ~20 MiB of them (a 26 MiB kernel). Two parts are made once in
+the template instead: the shell (``ZMQInteractiveShell``, :func:`_make_shell`; history off),
+which every kernel whose configuration sets nothing for IPython's classes takes over
+(:func:`_shell_fits`; any other makes its own, as usual), and the list of the modules' files
+that ``IPythonKernel.__init__`` makes for its debugger (:func:`_module_files`, read through
+:class:`_SysView`). A dashboard's kernel then holds ~19 MiB of its own after its first page.
+
 :class:`ForkProvisioner` is a ``jupyter_client`` kernel provisioner (entry point
 ``dpexplore-fork``, group ``jupyter_client.kernel_provisioners``) that forks when the command is
 ``<this interpreter> -m ipykernel_launcher ...`` and otherwise, or when the fork fails, starts the
@@ -565,6 +574,136 @@ def _adopt_app(spec) -> None:
     setattr(module, name, built_once)
 
 
+#: in the template: the shell every kernel would make at its start, made once (:func:`_make_shell`)
+_SHELL = None
+#: in the template: the file of each module imported, as a kernel lists them at its start
+#: (:func:`_module_files`)
+_MODULE_FILES: dict = {}
+
+
+class _ModuleFile:
+    """What ipykernel reads of a module when it lists the kernel's own modules: its file."""
+
+    __slots__ = ("__file__",)
+
+    def __init__(self, file: str):
+        self.__file__ = file
+
+
+def _module_files() -> dict:
+    """In the template, after its imports: ``{name: _ModuleFile(file)}`` for every module with a
+    file, the file names copied, so that all of it lies together in a few pages.
+
+    A kernel's ``IPythonKernel.__init__`` lists ``m.__file__`` of every module in ``sys.modules``
+    (for its debugger's "just my code"). In a forked kernel that walk touches the reference count
+    of ~1,500 module objects and their file names, scattered over the template's memory: each
+    touch copies a 4 KiB page, 9.6 MiB in all. The kernel walks this dict instead
+    (:class:`_SysView`), whose pages it shares with its siblings until it writes them."""
+    out = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file:
+            out[name] = _ModuleFile((file + "/")[:-1])   # a new string, allocated here
+    return out
+
+
+class _SysView:
+    """``sys`` as ipykernel's ``ipkernel`` module sees it while a forked kernel is made: its
+    ``modules`` are the template's :data:`_MODULE_FILES`; every other name is ``sys``'s."""
+
+    def __init__(self, modules: dict):
+        self.modules = modules
+
+    def __getattr__(self, name):
+        return getattr(sys, name)
+
+
+def _make_shell():
+    """In the template, after its imports: the shell (``ZMQInteractiveShell``) a kernel makes at
+    its start, made here once with what a dashboard kernel's configuration gives it (its history
+    off: a dashboard has no use for it, and no database crosses the fork); ``None`` if that
+    fails. Making it in a forked kernel touches 8.9 MiB of the template's pages (traitlets,
+    magics, the completer, the history's database); a kernel whose configuration says more than
+    the template knows makes its own (:func:`_shell_fits`)."""
+    main = sys.modules.get("__main__")
+    try:
+        from IPython.core.profiledir import ProfileDir
+        from IPython.paths import get_ipython_dir
+        from ipykernel.compiler import XCachingCompiler
+        from ipykernel.zmqshell import ZMQInteractiveShell
+        from traitlets.config import Config
+
+        profile = ProfileDir.create_profile_dir_by_name(get_ipython_dir(), "default")
+        return ZMQInteractiveShell.instance(config=Config({"HistoryManager": {"enabled": False}}),
+                                            profile_dir=profile, compiler_class=XCachingCompiler)
+    except Exception as e:  # noqa: BLE001 - each kernel makes its own shell, as usual
+        print(f"dpexplore template: no shell made here: {type(e).__name__}: {e}", file=sys.stderr)
+        try:
+            from IPython.core.interactiveshell import InteractiveShell
+
+            InteractiveShell.clear_instance()
+        except Exception:  # noqa: BLE001
+            pass
+        return None
+    finally:
+        sys.modules["__main__"] = main   # the shell made its own; the kernel's takes it back
+
+
+#: configuration a forked kernel may carry and still use the template's shell: the kernel
+#: application's own settings, and the history in memory (the template's is off)
+_SHELL_NEUTRAL_CONFIG = {"IPKernelApp": None, "HistoryManager": {"hist_file": ":memory:"}}
+
+
+def _shell_fits(config, profile_dir) -> bool:
+    """Whether the template's shell is the one this kernel would make: its configuration sets
+    nothing for the shell (no profile or user configuration file, no option for IPython's
+    classes) and its profile directory is the template's."""
+    if _SHELL is None or profile_dir is None:
+        return False
+    for section, values in (config or {}).items():
+        if section not in _SHELL_NEUTRAL_CONFIG:
+            return False
+        allowed = _SHELL_NEUTRAL_CONFIG[section]
+        if allowed is not None and dict(values) != allowed:
+            return False
+    return os.path.realpath(profile_dir.location) == os.path.realpath(_SHELL.profile_dir.location)
+
+
+def _kernel_from_template_parts() -> None:
+    """In a child, before its kernel is made: ``IPythonKernel.__init__`` uses the template's shell
+    when it fits (:func:`_shell_fits`; else that shell is dropped and the kernel makes its own, as
+    usual) and lists the template's module files (:class:`_SysView`); the shell then gets this
+    kernel and this process's working directory and environment."""
+    from ipykernel import ipkernel
+
+    init = ipkernel.IPythonKernel.__init__
+
+    def init_from_template(self, **kwargs):
+        ipkernel.IPythonKernel.__init__ = init
+        shell = _SHELL
+        parent = kwargs.get("parent")
+        if shell is not None and not _shell_fits(getattr(parent, "config", None),
+                                                kwargs.get("profile_dir")):
+            type(shell).clear_instance()
+            shell = None
+        if shell is not None:
+            sys.modules["__main__"] = shell.user_module
+        if _MODULE_FILES and getattr(ipkernel, "sys", None) is sys:
+            ipkernel.sys = _SysView(_MODULE_FILES)
+        try:
+            init(self, **kwargs)
+        finally:
+            ipkernel.sys = sys
+        if shell is not None and self.shell is shell:
+            shell.kernel = self
+            shell.parent = self
+            shell.starting_dir = os.getcwd()
+            shell.history_manager.dir_hist[:] = [pathlib.Path.cwd()]
+            shell.init_environment()          # TERM, PAGER, ... in this kernel's environment
+
+    ipkernel.IPythonKernel.__init__ = init_from_template
+
+
 def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
     """In the forked child: become ``python -m ipykernel_launcher <argv>``."""
     os.setsid()
@@ -603,6 +742,7 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
         _kernel_started()
 
     kernelapp.IPKernelApp.initialize = initialize_then_register
+    _kernel_from_template_parts()
     # its default was read from the template's environment at import
     server = os.environ.get("JPY_PARENT_PID", "0")
     kernelapp.launch_new_instance(argv=[*argv, f"--IPKernelApp.parent_handle={server}"])
@@ -632,7 +772,13 @@ def serve_template(path: str, server_pid: int) -> None:
         print("dpexplore template: an import started a thread "
               f"({[t.name for t in threading.enumerate()]}); not forking", file=sys.stderr)
         return
+    global _SHELL, _MODULE_FILES
+    _SHELL = _make_shell()
+    if threading.active_count() != 1:
+        print("dpexplore template: making the shell started a thread; not forking", file=sys.stderr)
+        return
     gc.collect()
+    _MODULE_FILES = _module_files()   # last: its objects lie together, after the collection
     gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children are reaped by the system
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the server stops it
