@@ -3,7 +3,9 @@
 # that overlap, so that it takes about as long as its longest part (issue 37: CI ≤ 30 min on this
 # 2-core machine; one process took 32–34 min):
 #
-#   1. the browser tests, in the foreground (their output streams);
+#   1. the browser tests, in the foreground (their output streams), in two pytest-xdist workers,
+#      a test file to each at a time (`-n 2 --dist loadfile`: each worker has its own server and
+#      browser; one worker left a core idle most of the time, waiting on pages and kernels);
 #   2. the JupyterHub tests (tests/browser/test_hub.py, test_hub_proxy.py: a hub, accounts, nginx;
 #      ~5 min, most of it waiting, 96 s of it for the idle culler), alongside;
 #   3. the tests that need no browser (~4.5 min of CPU), alongside at nice 19: they take the CPU
@@ -29,7 +31,8 @@ unit=$!
 hub=$!
 trap 'kill "$unit" "$hub" 2>/dev/null' INT TERM
 
-"$PY" -m pytest -q -m browser --ignore="${HUB[0]}" --ignore="${HUB[1]}" 2>&1 | tee "$logs/browser.log"
+"$PY" -m pytest -q -m browser -n 2 --dist loadfile --ignore="${HUB[0]}" --ignore="${HUB[1]}" 2>&1 \
+  | tee "$logs/browser.log"
 rc=${PIPESTATUS[0]}
 wait "$hub"; rc_hub=$?
 wait "$unit"; rc_unit=$?
