@@ -41,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
-from .._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
+from .._numerics import bracket_search, down, epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
 from .._card import CardMixin
 
@@ -66,8 +66,6 @@ _TABLE_SIGMA = 2.0 ** 15
 _LOG_MARGIN = 2.0 ** -47
 #: safety margin of the continuous-Gaussian δ used by the large-σ bound (relative)
 _CONT_MARGIN = 1e-9
-_ROUND_DOWN_EXACT = 8 * np.finfo(float).eps     # trade-off values from closed forms
-_ROUND_DOWN_TABLE = 1e-11                       # trade-off values from CDF tables
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 
 
@@ -300,7 +298,7 @@ class _DiscreteMechanism(CardMixin):
             pmf_k = np.exp(self._log_pmf_int(k))                    # P[Y = k]
             gamma = np.clip(np.where(pmf_k > 0, (a - sf_k) / pmf_k, 1.0), 0.0, 1.0)
             beta = np.exp(self._log_cdf_int(k - 1.0 - d)) + (1.0 - gamma) * np.exp(self._log_pmf_int(k - d))
-        beta = beta * (1.0 - self._round_down)
+        beta = down(beta, self._round_down)
         # quantiles beyond 2^50: fall back on the total-variation bound β ≥ 1 − α − δ(0)
         if big.any():
             tv = float(np.exp(self._log_delta_capped(np.zeros(1))[0]))
@@ -563,7 +561,7 @@ class DiscreteLaplace(_DiscreteMechanism):
             out = np.where(k < 0, neg, pos)
         return np.where(np.isneginf(k), -np.inf, np.where(np.isposinf(k), 0.0, out))
 
-    _round_down = _ROUND_DOWN_EXACT
+    _round_down = "tradeoff"            # β from closed forms (see _numerics.MARGINS)
 
     def _quantile_bracket(self):
         r = math.ceil(min(self.scale * 800.0, 2.0 ** 52)) + 2.0
@@ -693,16 +691,9 @@ class DiscreteLaplace(_DiscreteMechanism):
             if lo < 1e-300:
                 return make(lo)
             hi, lo = lo, lo / 2.0
-        for _ in range(200):     # feasible(hi), not feasible(lo)
-            if hi - lo <= 2 * np.spacing(hi):
-                break
-            mid = math.sqrt(lo) * math.sqrt(hi) if hi > 2 * lo else lo + 0.5 * (hi - lo)
-            if mid <= lo or mid >= hi:
-                break
-            if feasible(mid):
-                hi = mid
-            else:
-                lo = mid
+        if hi - lo > 2 * np.spacing(hi):   # feasible(hi), not feasible(lo): to 2 ulps
+            hi = float(bracket_search(lambda x: feasible(float(x)), lo, hi, safe="hi", mid="geo",
+                                      steps=200, ulps=2.0))
         return make(hi)
 
     def _label(self):
@@ -960,7 +951,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         out[fin] = vals
         return out
 
-    _round_down = _ROUND_DOWN_TABLE
+    _round_down = "tradeoff_table"      # β from CDF tables (see _numerics.MARGINS)
 
     def _quantile_bracket(self):
         r = math.ceil(min(self.sigma * 40.0, 2.0 ** 52)) + 2.0
