@@ -450,31 +450,42 @@ def bracket_search(ok, lo, hi, *, safe: str, steps: int = _BISECT_STEPS + 12, mi
 
     Midpoints: ``mid="arith"`` (lo + hi)/2; ``mid="geo"`` the geometric mean √lo·√hi while
     hi > 2·lo > 0 (a bracket spanning decades shrinks by a factor per step, not by a width),
-    lo + (hi − lo)/2 after. Stopping rule: all ``active`` elements (default: all) have
+    lo + (hi − lo)/2 after; ``mid="int"`` ⌊(lo + hi)/2⌋ for integer ends (an element whose
+    bracket is at most 1 wide is left as it is, and the search stops when all are). Stopping
+    rule otherwise: all ``active`` elements (default: all) have
     hi − lo ≤ max(``rtol``·m, ``ulps``·ulp(m)), m = max(|lo|, |hi|) (capped at half the float
     max), or ``steps`` steps were taken. Accuracy: the safe end is within that width of x*
     (2 ulps by default: the float nearest x* on the safe side, or its neighbour). Elements not
     ``active`` are evaluated at ``fill`` and left unchanged."""
     if safe not in ("hi", "lo"):
         raise ValueError(f"safe must be 'hi' or 'lo', got {safe!r}")
+    if mid not in ("arith", "geo", "int"):
+        raise ValueError(f"mid must be 'arith', 'geo' or 'int', got {mid!r}")
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
     lo, hi = lo.copy(), hi.copy()
     act = np.ones(lo.shape, dtype=bool) if active is None else np.broadcast_to(active, lo.shape)
     for _ in range(steps):
+        live = act
         if mid == "geo":
             wide = (lo > 0) & (hi / 2.0 > lo)
             m = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
+        elif mid == "int":
+            m = np.floor(0.5 * (lo + hi))
+            live = act & (hi - lo > 1.0)
         else:
             m = 0.5 * (lo + hi)
         good = np.asarray(ok(np.where(act, m, fill)), dtype=bool)
         if safe == "hi":
-            hi = np.where(act & good, m, hi)
-            lo = np.where(act & ~good, m, lo)
+            hi = np.where(live & good, m, hi)
+            lo = np.where(live & ~good, m, lo)
         else:
-            lo = np.where(act & good, m, lo)
-            hi = np.where(act & ~good, m, hi)
-        big = np.where(act, np.minimum(np.maximum(np.abs(lo), np.abs(hi)), _FMAX / 2.0), 1.0)
-        tol = np.maximum(rtol * big, ulps * np.spacing(big))
+            lo = np.where(live & good, m, lo)
+            hi = np.where(live & ~good, m, hi)
+        if mid == "int":
+            tol = 1.0
+        else:
+            big = np.where(act, np.minimum(np.maximum(np.abs(lo), np.abs(hi)), _FMAX / 2.0), 1.0)
+            tol = np.maximum(rtol * big, ulps * np.spacing(big))
         if np.all(~act | (hi - lo <= tol)):
             break
     if ends:

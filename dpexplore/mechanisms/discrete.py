@@ -283,15 +283,9 @@ class _DiscreteMechanism(CardMixin):
             hi = np.where(bad_hi, hi + (np.abs(hi) + 1.0), hi)
             lo = np.where(bad_lo, lo - (np.abs(lo) + 1.0), lo)
         big = (np.abs(hi) > _BIG) | (np.abs(lo) > _BIG)
-        for _ in range(120):  # integer bisection: P[Y > hi] ≤ α < P[Y > lo]
-            gap = hi - lo
-            if np.all(gap <= 1):
-                break
-            mid = np.floor((lo + hi) / 2.0)
-            ok = self._log_cdf_int(-mid - 1.0) <= la
-            hi = np.where(ok & (gap > 1), mid, hi)
-            lo = np.where(~ok & (gap > 1), mid, lo)
-        k = hi
+        # integer bisection: P[Y > hi] ≤ α < P[Y > lo]
+        k = bracket_search(lambda x: self._log_cdf_int(-x - 1.0) <= la, lo, hi, safe="hi", mid="int",
+                           steps=120)
         d = float(self.sensitivity)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             sf_k = np.exp(self._log_cdf_int(-k - 1.0))              # P[Y > k] ≤ α
@@ -1033,17 +1027,11 @@ class DiscreteGaussian(_DiscreteMechanism):
     def _radius(self, start, step, limit, m, theta, top_value):
         """The smallest r ∈ [1, limit] (per element) with log a(start + step·r) ≤ top − 50, by
         bisection (log a is concave, so it keeps decreasing away from the mode)."""
-        lo = np.zeros(start.shape)
-        hi = limit.astype(float)
-        for _ in range(64):
-            if np.all(hi - lo <= 1):
-                break
-            mid = np.floor(0.5 * (lo + hi))
-            val = self._log_terms(start + step * mid, m, theta)
-            low = val <= top_value - _DROP
-            hi = np.where(low & (hi - lo > 1), mid, hi)
-            lo = np.where(~low & (hi - lo > 1), mid, lo)
-        return hi
+        def low(r):
+            return self._log_terms(start + step * r, m, theta) <= top_value - _DROP
+
+        return bracket_search(low, np.zeros(start.shape), limit.astype(float), safe="hi", mid="int",
+                              steps=64)
 
     def _log_delta_live(self, eps):
         """log δ(ε) for finite ε ≥ 0 (1-d): the exact windowed sum, Euler–Maclaurin where the window
