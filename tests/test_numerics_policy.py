@@ -133,6 +133,15 @@ def test_bracket_search_vectorised_and_inactive_untouched():
     assert hi[3] == 10.0 and all(s[3] == -1.0 for s in seen)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(min_value=-10**9, max_value=10**9), st.integers(min_value=1, max_value=10**9))
+def test_integer_bracket_search_ends_next_to_the_threshold(k_star, width):
+    # the smallest integer k with k ≥ k_star, from a bracket (lo, hi] that holds it
+    lo, hi = float(k_star - 1 - width // 2), float(k_star + width)
+    k = bracket_search(lambda x: x >= k_star, lo, hi, safe="hi", mid="int", steps=64)
+    assert k == k_star
+
+
 def test_bracket_search_stops_early_on_the_safe_side():
     # fewer steps only leave the safe end farther from the threshold: never on the unsafe side
     x_star = np.linspace(0.1, 0.9, 9)

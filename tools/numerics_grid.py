@@ -126,6 +126,12 @@ def cases(dp):
         "discrete_laplace_calibrate": ("up", lambda: np.array(
             [mech.DiscreteLaplace.calibrate(e, d).scale for e in (0.0, 0.1, 1.0, 5.0) for d in (1e-12, 1e-6, 1e-3, 0.3)
              if e > 0 or d > 0])),
+        "discrete_gaussian_delta": ("up", lambda: np.concatenate(
+            [mech.DiscreteGaussian(s).delta(EPS[:14]) for s in (0.5, 2.0, 30.0)])),
+        "discrete_gaussian_epsilon": ("up", lambda: np.concatenate(
+            [mech.DiscreteGaussian(s).epsilon(DELTA) for s in (0.5, 2.0, 30.0)])),
+        "discrete_laplace_epsilon": ("up", lambda: np.concatenate(
+            [mech.DiscreteLaplace(s).epsilon(DELTA) for s in (0.5, 2.0, 30.0)])),
         "laplace_epsilon": ("up", lambda: np.concatenate([mech.Laplace(b).epsilon(DELTA) for b in (0.1, 1.0, 10.0)])),
         "gaussian_epsilon": ("up", lambda: np.concatenate([mech.Gaussian(s).epsilon(DELTA) for s in (0.1, 1.0, 10.0)])),
         "subbotin_epsilon": ("up", lambda: np.concatenate(
