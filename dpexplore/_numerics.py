@@ -1,5 +1,15 @@
-"""Log-space special functions used by several modules (no validation here: callers validate)."""
+"""Log-space special functions used by several modules, and the package's numerics policy (no
+validation here: callers validate).
+
+The policy: a computed bound is moved to its safe side by :func:`up` or :func:`down` with a margin
+named in :data:`MARGINS` (upper bounds on ε, δ, ρ, μ and TPRs go up; trade-off values, budgets and
+lower bounds go down), and a monotone function is inverted by :func:`bracket_search` (or, for
+δ(ε) = target, by :func:`epsilon_by_bisection`, which uses it), which keeps the end on the safe
+side of the predicate. The documentation page "Numerical guarantees" lists which guarantee each
+public function gives."""
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
@@ -230,16 +240,9 @@ def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape, points: int = 
         lo, hi = _kary_bracket(log_delta_capped, delta, lo, hi, active, int(points))
         res = np.where(within(at0, delta), 0.0, hi)
         return np.where(delta == 0, eps_max, res)
-    for _ in range(_BISECT_STEPS + 12):  # keeps δ(hi) ≤ delta, δ(lo) > delta
-        wide = (lo > 0) & (hi / 2.0 > lo)
-        mid = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
-        ok = within(log_delta_capped(np.where(active, mid, 0.0)), delta)
-        hi = np.where(active & ok, mid, hi)
-        lo = np.where(active & ~ok, mid, lo)
-        # (spacing(float max) is inf: use half the float max, whose ulp is half of its ulp)
-        ulp = np.spacing(np.where(active, np.minimum(hi, _FMAX / 2.0), 1.0))
-        if np.all(~active | (hi - lo <= 2 * ulp)):
-            break
+    # keeps δ(hi) ≤ delta, δ(lo) > delta; geometric midpoints while the bracket spans > 2×
+    hi = bracket_search(lambda e: within(log_delta_capped(e), delta), lo, hi, safe="hi",
+                        mid="geo", ulps=2.0, active=active)
     res = np.where(within(at0, delta), 0.0, hi)
     return np.where(delta == 0, eps_max, res)
 
@@ -275,22 +278,219 @@ def _kary_bracket(log_delta_capped, delta, lo, hi, active, points: int):
     return lo.reshape(active.shape), hi.reshape(active.shape)
 
 
-#: relative amount by which closed forms are rounded to the safe side (a few ulps)
-ULPS = 4.0
+# ------------------------------------------------------------------------------------------------
+# The numerics policy: every safe-side rounding goes through up()/down() with a margin named in
+# MARGINS, and every monotone inversion by bisection through bracket_search().
+# ------------------------------------------------------------------------------------------------
+_U = np.finfo(np.float64).eps          # 2^-52: the spacing of floats in [1, 2)
+_SUBNORMAL = np.nextafter(0.0, 1.0)    # 5e-324: the smallest positive float
+
+
+class Margin(NamedTuple):
+    """A safety margin: a result x is moved to the safe side by ``rel``·|x| (relative), then by
+    ``ulps`` units in the last place, then (positive x only) by ``tiny`` subnormal ulps (5e-324
+    each: the only margin that still acts where x is subnormal and a relative one rounds away)."""
+
+    rel: float = 0.0
+    ulps: float = 0.0
+    tiny: float = 0.0
+
+
+#: The named safety margins (the only ones in the package). Each covers the rounding error of the
+#: computation it is applied to, measured or bounded; the size is a small multiple of that error.
+#:
+#: ``ulps`` — 4 ulps: closed forms of a few correctly rounded operations (conversions, profiles,
+#: mechanisms' closed forms); each operation errs by ≤ ½ ulp, 4 covers ~8 of them.
+#: ``closed`` — relative 4·2^-52 (4 to 8 ulps): the composition theorems' closed forms (sqrt,
+#: log, expm1, a product with k).
+#: ``budget`` — relative 8·2^-52: a per-step budget from a closed form, rounded down so that the
+#: theorem maps it back to at most the total (the forward form is itself rounded up by ``closed``).
+#: ``budget_zcdp`` — relative 32·2^-52: the zCDP per-step budget goes through two conversions
+#: rounded up (zcdp_to_approx of k·pure_to_zcdp) on the way back.
+#: ``zcdp_down`` — 16 ulps: approx_to_zcdp, so that zcdp_to_approx (rounded up by 4) maps the
+#: result back to at most ε.
+#: ``tradeoff`` — relative 8·2^-52: trade-off values β(α) from closed forms (exp, Φ, a
+#: quantile); β is rounded down.
+#: ``tradeoff_table`` — relative 1e-11: trade-off values of discrete mechanisms, summed from CDF
+#: tables (the sums' error is ~1e-13 relative; 1e-11 keeps a factor ~100).
+#: ``filter`` — relative 8·2^-52: a filter's running totals and its conversion to ε (sqrt, log
+#: and one addition after an exact sum).
+#: ``filter_budget`` — relative 32·2^-52: a Rényi filter's budget from a target (ε, δ) (four
+#: rounded logs and a division).
+#: ``risk_gdp`` — relative 2e-12 plus 4 subnormal ulps: the μ-GDP TPR Φ(Φ⁻¹(α) + μ); Φ⁻¹'s
+#: error (≤ 3e-16 relative, measured) is amplified by |Φ⁻¹(α)|·|Φ⁻¹(α) + μ| ≲ 38², ≲ 9e-13 in all
+#: (measured against mpmath: ≤ 6e-13).
+#: ``risk_closed`` — relative 1e-14 plus 4 subnormal ulps: the other closed-form TPRs
+#: (exp/expm1/erf/expit: a few ulps).
+#: ``risk_numerical`` — relative 1e-12 plus 4 subnormal ulps: TPRs from a profile's δ(ε) by a
+#: minimisation certified to 1e-13 relative (its own rounding, and the profile's δ error).
+#: ``risk_posterior`` — relative 1e-13 plus 4 subnormal ulps: the posterior 1/(1 + ((1 − π)/π)·w)
+#: from a rounded-up TPR (four correctly rounded operations).
+#: ``refined`` — relative 1e-12, then 4 ulps: a minimum over ε₀ found by golden section
+#: (1e-12 covers its stopping tolerance); each result is re-checked against the profile as well.
+#: ``kl`` — relative 1e-14, then 4 ulps: the KL divergence of Laplace noise by a Taylor series
+#: or e + expm1(−e) (error ≤ 1e-15 relative).
+#: ``pld`` — relative 1e-9: the privacy loss distribution's δ (an FFT convolution of ~1e5
+#: terms; the error bound of its log-space sums is ≪ 1e-9 relative).
+#: ``gdp_mu`` — relative 1e-13: μ from the bracket of δ_μ(ε) = δ (the bracket ends are adjacent
+#: floats, but δ_μ's own error, ~1e-14 relative in μ, can put the crossing a few ulps off).
+#: ``gdp_mu_pure`` — relative 1e-14: μ of pure ε-DP from erfinv / ndtri_exp (a few ulps).
+#: ``tradeoff_gdp`` — relative 1e-14: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (rounded down).
+#:
+#: Every non-zero margin also moves x by at least one float, so none is lost to rounding.
+MARGINS = {
+    "ulps": Margin(ulps=4.0),
+    "closed": Margin(rel=4 * _U),
+    "budget": Margin(rel=8 * _U),
+    "budget_zcdp": Margin(rel=32 * _U),
+    "zcdp_down": Margin(ulps=16.0),
+    "tradeoff": Margin(rel=8 * _U),
+    "tradeoff_table": Margin(rel=1e-11),
+    "filter": Margin(rel=8 * _U),
+    "filter_budget": Margin(rel=32 * _U),
+    "risk_gdp": Margin(rel=2e-12, tiny=4.0),
+    "risk_closed": Margin(rel=1e-14, tiny=4.0),
+    "risk_numerical": Margin(rel=1e-12, tiny=4.0),
+    "risk_posterior": Margin(rel=1e-13, tiny=4.0),
+    "refined": Margin(rel=1e-12, ulps=4.0),
+    "kl": Margin(rel=1e-14, ulps=4.0),
+    "pld": Margin(rel=1e-9),
+    "gdp_mu": Margin(rel=1e-13),
+    "gdp_mu_pure": Margin(rel=1e-14),
+    "tradeoff_gdp": Margin(rel=1e-14),
+}
+
+#: ulps of the default margin (``MARGINS["ulps"]``)
+ULPS = MARGINS["ulps"].ulps
+
+
+def _ulp(y):
+    """ulp(|y|) for finite y (2^971 at the float max, where np.spacing gives inf), 0 for ±inf."""
+    ay = np.abs(y)
+    with np.errstate(invalid="ignore"):
+        s = np.where(ay >= _FMAX, 2.0 ** 971, np.spacing(np.minimum(ay, _FMAX)))
+    return np.where(np.isfinite(y), s, 0.0)
+
+
+def _margin(margin) -> Margin:
+    if isinstance(margin, Margin):
+        return margin
+    try:
+        return MARGINS[margin]
+    except (KeyError, TypeError):
+        raise ValueError(f"margin must be a Margin or one of {sorted(MARGINS)}, got {margin!r}") from None
+
+
+def up(x, margin="ulps"):
+    """x moved up (towards +inf) by ``margin`` (a :class:`Margin` or a name in :data:`MARGINS`):
+    the larger of x·(1 + rel) and x + rel·|x| (both one rounding of the same real number; the
+    larger is kept so that either form used before is never undercut), plus ``ulps`` ulps of that
+    value, plus ``tiny`` subnormal ulps where x > 0, and at least to the next float (a relative
+    margin that rounds away, at subnormal x, still moves x). Vectorised; 0, ±inf and NaN are unchanged;
+    a finite x can overflow to inf (the safe side of an upper bound). ``up(x) ≥ x`` always."""
+    m = _margin(margin)
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = x
+        if m.rel:
+            y = np.maximum(x * np.where(x >= 0, 1.0 + m.rel, 1.0 - m.rel), x + m.rel * ax)
+        if m.ulps:
+            y = y + m.ulps * _ulp(y)
+        if m.tiny:
+            y = np.where(x > 0, y + m.tiny * _SUBNORMAL, y)
+        if m != Margin():            # at least one float up: a margin never rounds away
+            y = np.maximum(y, np.nextafter(x, np.inf))
+        return np.where(np.isfinite(x) & (x != 0), y, x)
+
+
+def down(x, margin="ulps"):
+    """x moved down (towards −inf) by ``margin``, the mirror image of :func:`up`, except that a
+    non-negative x stays non-negative (a budget, a probability or a trade-off value is never
+    pushed below 0). Vectorised; 0, ±inf and NaN are unchanged. ``down(x) ≤ x`` always."""
+    m = _margin(margin)
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = x
+        if m.rel:
+            y = np.minimum(x * np.where(x >= 0, 1.0 - m.rel, 1.0 + m.rel), x - m.rel * ax)
+        if m.ulps:
+            y = y - m.ulps * _ulp(y)
+        if m.tiny:
+            y = np.where(x < 0, y - m.tiny * _SUBNORMAL, y)
+        if m != Margin():            # at least one float down: a margin never rounds away
+            y = np.minimum(y, np.nextafter(x, -np.inf))
+        y = np.where(x >= 0, np.maximum(y, 0.0), y)
+        return np.where(np.isfinite(x) & (x != 0), y, x)
 
 
 def round_up_ulps(x, ulps: float = ULPS):
-    """Round a non-negative result up by ``ulps`` units in the last place (safe side)."""
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):  # spacing(float max) = inf: x → inf
-        return np.where(np.isfinite(x) & (x != 0), x + ulps * np.spacing(np.abs(x)), x)
+    """``up(x)`` by ``ulps`` ulps (default: the ``"ulps"`` margin)."""
+    return up(x, Margin(ulps=ulps))
 
 
 def round_down_ulps(x, ulps: float = ULPS):
-    """Round a non-negative result down by ``ulps`` ulps, never below 0."""
+    """``down(x)`` by ``ulps`` ulps, never below 0 (default: the ``"ulps"`` margin)."""
     x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(x), np.maximum(x - ulps * np.spacing(np.abs(x)), 0.0), x)
+    return np.where(np.isfinite(x), np.maximum(down(x, Margin(ulps=ulps)), 0.0), x)
+
+
+def bracket_search(ok, lo, hi, *, safe: str, steps: int = _BISECT_STEPS + 12, mid: str = "arith",
+                   rtol: float = 0.0, ulps: float = 2.0, active=None, fill: float = 0.0, ends: bool = False):
+    """Bisection for a monotone predicate, element-wise over numpy arrays: ``ok(x)`` (a boolean
+    array, x of the bracket's shape) holds on the ``safe`` side of a threshold x*, and the
+    bracket [lo, hi] must start with x* inside it: ``safe="hi"`` for ``ok`` true at ``hi`` and
+    false at ``lo`` (e.g. δ(ε) ≤ target: the smallest ε), ``safe="lo"`` for the reverse (e.g.
+    cost(x) ≤ budget: the largest x). Returns the safe end (``ends=True``: both ends).
+
+    Invariant: every step evaluates ``ok`` at the midpoint and replaces the end on the same side,
+    so the safe end always satisfies ``ok`` if it did at the start, however early the search
+    stops — stopping earlier can only leave it farther from x*, i.e. safer.
+
+    Midpoints: ``mid="arith"`` (lo + hi)/2; ``mid="geo"`` the geometric mean √lo·√hi while
+    hi > 2·lo > 0 (a bracket spanning decades shrinks by a factor per step, not by a width),
+    lo + (hi − lo)/2 after; ``mid="int"`` ⌊(lo + hi)/2⌋ for integer ends (an element whose
+    bracket is at most 1 wide is left as it is, and the search stops when all are). Stopping
+    rule otherwise: all ``active`` elements (default: all) have
+    hi − lo ≤ max(``rtol``·m, ``ulps``·ulp(m)), m = max(|lo|, |hi|) (capped at half the float
+    max), or ``steps`` steps were taken. Accuracy: the safe end is within that width of x*
+    (2 ulps by default: the float nearest x* on the safe side, or its neighbour). Elements not
+    ``active`` are evaluated at ``fill`` and left unchanged."""
+    if safe not in ("hi", "lo"):
+        raise ValueError(f"safe must be 'hi' or 'lo', got {safe!r}")
+    if mid not in ("arith", "geo", "int"):
+        raise ValueError(f"mid must be 'arith', 'geo' or 'int', got {mid!r}")
+    lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
+    lo, hi = lo.copy(), hi.copy()
+    act = np.ones(lo.shape, dtype=bool) if active is None else np.broadcast_to(active, lo.shape)
+    for _ in range(steps):
+        live = act
+        if mid == "geo":
+            wide = (lo > 0) & (hi / 2.0 > lo)
+            m = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
+        elif mid == "int":
+            m = np.floor(0.5 * (lo + hi))
+            live = act & (hi - lo > 1.0)
+        else:
+            m = 0.5 * (lo + hi)
+        good = np.asarray(ok(np.where(act, m, fill)), dtype=bool)
+        if safe == "hi":
+            hi = np.where(live & good, m, hi)
+            lo = np.where(live & ~good, m, lo)
+        else:
+            lo = np.where(live & good, m, lo)
+            hi = np.where(live & ~good, m, hi)
+        if mid == "int":
+            tol = 1.0
+        else:
+            big = np.where(act, np.minimum(np.maximum(np.abs(lo), np.abs(hi)), _FMAX / 2.0), 1.0)
+            tol = np.maximum(rtol * big, ulps * np.spacing(big))
+        if np.all(~act | (hi - lo <= tol)):
+            break
+    if ends:
+        return lo, hi
+    return hi if safe == "hi" else lo
 
 
 def gdp_mu_bracket(eps, delta, points: int = 64):

@@ -29,7 +29,7 @@ from scipy import special
 
 from . import mechanisms as mech_mod
 from . import pld as _pld
-from ._numerics import gdp_epsilon_core, log1mexp, log_subtract
+from ._numerics import bracket_search, down, gdp_epsilon_core, log1mexp, log_subtract, up
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from .mechanisms import Gaussian
@@ -60,20 +60,9 @@ __all__ = [
 #: theorem names accepted by :func:`per_step_budget`
 THEOREMS = ("basic", "advanced", "advanced_pure", "optimal", "zcdp")
 
-_U = np.finfo(np.float64).eps
 _KOV_SDS = 40.0          # binomial terms kept: mode ± 40 standard deviations (rest bounded)
 _KOV_CELLS = 2_000000   # work-array size per chunk
 _BISECT = 100
-
-
-def _up(x, rel=4 * _U):
-    """Round a non-negative result up by a relative ``rel`` (safe side for ε and δ)."""
-    return x * (1.0 + rel)
-
-
-def _down(x, rel=4 * _U):
-    """Round a non-negative budget down by a relative ``rel`` (safe side for a per-step budget)."""
-    return x * (1.0 - rel)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -119,7 +108,7 @@ def advanced(eps, delta, k, delta_slack):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow: ε' = inf
         lg = -np.log(ds)
         out = np.sqrt(2.0 * kk * lg) * e + kk * e * np.expm1(e)
-    out = np.where(e == 0, 0.0, _up(out))
+    out = np.where(e == 0, 0.0, up(out, "closed"))
     return scalar_out(out), scalar_out(np.minimum(kk * d + ds, 1.0))
 
 
@@ -149,7 +138,7 @@ def advanced_pure(epsilons, delta, k=None):
             s2 = check_k(k, "k").astype(np.float64) * e * e
     with np.errstate(divide="ignore", invalid="ignore"):
         out = 0.5 * s2 + np.sqrt(2.0 * -np.log(d) * s2)
-    out = np.where(s2 == 0, 0.0, _up(out))
+    out = np.where(s2 == 0, 0.0, up(out, "closed"))
     return scalar_out(out)
 
 
@@ -394,7 +383,7 @@ def optimal(eps, k, delta, delta_each=0.0):
             bad = (ld > np.log(d[fin])) | (np.exp(ld) > d[fin])
         if bad.any():
             idx = np.flatnonzero(fin)[bad]
-            out[idx] = _up(kk[idx] * e[idx])
+            out[idx] = up(kk[idx] * e[idx], "closed")
     return scalar_out(out.reshape(shape))
 
 
@@ -448,7 +437,7 @@ def rdp(rdp_curves, k=1):
     kk = check_k(k, "k")
     s = r.sum(axis=0) if r.ndim else r
     with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
-        return scalar_out(_up(kk * s))
+        return scalar_out(up(kk * s, "closed"))
 
 
 def zcdp(rhos, k=1):
@@ -462,7 +451,7 @@ def zcdp(rhos, k=1):
     kk = check_k(k, "k")
     s = r.sum(axis=-1) if r.ndim else r
     with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
-        return scalar_out(_up(kk * s))
+        return scalar_out(up(kk * s, "closed"))
 
 
 def gdp(mus, k=1):
@@ -483,7 +472,7 @@ def gdp(mus, k=1):
         r = mm / safe[..., None]
         norm = np.where(np.isfinite(top), top * np.sqrt((r * r).sum(axis=-1)), np.inf)
         out = np.where(top > 0, np.sqrt(kk.astype(np.float64)) * norm, 0.0)
-    return scalar_out(_up(out))
+    return scalar_out(up(out, "closed"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1101,7 +1090,7 @@ def _dpsgd_amplified_basic(s: float, q: float, t, d: float):
     if need.any():
         e0 = np.asarray(gdp_epsilon(1.0 / s, target[need]), dtype=np.float64)
         with np.errstate(over="ignore"):
-            out[need] = _up(ts[need] * np.log1p(q * np.expm1(e0)))
+            out[need] = up(ts[need] * np.log1p(q * np.expm1(e0)), "closed")
     return float(out) if out.ndim == 0 else out
 
 
@@ -1275,15 +1264,8 @@ def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 
 # ------------------------------------------------------------------------------------------------
 def _bisect_increasing(fn, target, lo, hi, steps=_BISECT):
     """Largest x in [lo, hi] with fn(x) ≤ target, as the lower end of a bracket (fn increasing,
-    fn(lo) ≤ target assumed). Vectorized."""
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        ok = fn(mid) <= target
-        lo = np.where(ok, mid, lo)
-        hi = np.where(ok, hi, mid)
-        if np.all(hi - lo <= 2 * np.spacing(hi)):
-            break
-    return lo
+    fn(lo) ≤ target assumed): :func:`~dpexplore._numerics.bracket_search` to 2 ulps. Vectorized."""
+    return bracket_search(lambda x: fn(x) <= target, lo, hi, safe="lo", steps=steps, ulps=2.0)
 
 
 def _zcdp_tight(e):
@@ -1305,7 +1287,8 @@ def _optimal_per_step(E, D, K, basic_eps):
     with np.errstate(divide="ignore", invalid="ignore"):
         L = -logd
         ap = 2.0 * E / (np.sqrt(2.0 * L) + np.sqrt(2.0 * L + 2.0 * E)) / np.sqrt(Kf)
-    lo = np.maximum(b0, _down(np.nan_to_num(ap), 1e-9))
+    # a start just below the advanced_pure budget (any feasible start works: not a safety margin)
+    lo = np.maximum(b0, np.nan_to_num(ap) * (1.0 - 1e-9))
 
     log_r = _total_log_r(D, 0.0, Kf)
 
@@ -1383,7 +1366,7 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
     elif theorem == "advanced_pure":
         with np.errstate(invalid="ignore"):
             x = 2.0 * E / (np.sqrt(2.0 * L) + np.sqrt(2.0 * L + 2.0 * E))
-        out = _down(np.nan_to_num(x / np.sqrt(Kf), nan=0.0), 8 * _U)
+        out = down(np.nan_to_num(x / np.sqrt(Kf), nan=0.0), "budget")
     elif theorem == "advanced":
         with np.errstate(divide="ignore", invalid="ignore"):
             a = np.sqrt(2.0 * Kf * L)
@@ -1398,13 +1381,13 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
             hi = np.minimum(hi, np.maximum(1.0, np.log1p(E / Kf)))
             hi = np.maximum(hi, 0.0)
             # compare what advanced() reports (rounded up by 4 ulps), so it composes back ≤ E
-            out = _bisect_increasing(lambda x: _up(f(x)), E, np.zeros_like(E), hi)
+            out = _bisect_increasing(lambda x: up(f(x), "closed"), E, np.zeros_like(E), hi)
         out = np.where(np.isfinite(L) & (E > 0), out, 0.0)
     elif theorem == "zcdp":
         with np.errstate(invalid="ignore"):
             rho = (E / (np.sqrt(L + E) + np.sqrt(L))) ** 2
         # 32 ulps: zcdp_to_approx(k·pure_to_zcdp(ε)) rounds up twice on the way back
-        rho = _down(np.nan_to_num(rho, nan=0.0) / Kf, 32 * _U)
+        rho = down(np.nan_to_num(rho, nan=0.0) / Kf, "budget_zcdp")
         hi = 2.0 * np.sqrt(rho) + 2.0 * rho + 2.0
         out = _bisect_increasing(_zcdp_tight, rho, np.zeros_like(rho), hi)
         out = np.where(rho > 0, out, 0.0)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import special
 
 from ._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
-from ._numerics import round_down_ulps as _down, round_up_ulps as _up
+from ._numerics import MARGINS, bracket_search, down, up
 from ._validation import (
     check_alpha,
     check_delta,
@@ -97,11 +97,11 @@ def pure_to_rdp(eps, alpha, bound: str = "tight"):
         return scalar_out(np.array(e, dtype=np.float64))
     with np.errstate(invalid="ignore", over="ignore"):
         via_zcdp = np.where(np.isinf(a), np.inf, a * _zcdp_tight(e))
-        via_zcdp = _nonzero(_up(np.where(e == 0, 0.0, via_zcdp)), e)
+        via_zcdp = _nonzero(up(np.where(e == 0, 0.0, via_zcdp)), e)
     if bound == "zcdp":
         return scalar_out(via_zcdp)
     # the trivial and zCDP bounds are valid too: capping by them only absorbs the rounding
-    tight = _nonzero(_up(pure_rdp_exact(e, a)), e)
+    tight = _nonzero(up(pure_rdp_exact(e, a)), e)
     return scalar_out(np.minimum(np.minimum(tight, e), via_zcdp))
 
 
@@ -127,8 +127,8 @@ def pure_to_zcdp(eps, bound: str = "tight"):
         return scalar_out(np.array(e, dtype=np.float64))
     with np.errstate(over="ignore"):
         if bound == "quadratic":
-            return scalar_out(_nonzero(_up(0.5 * e * e), e))
-        return scalar_out(_nonzero(np.minimum(_up(_zcdp_tight(e)), e), e))
+            return scalar_out(_nonzero(up(0.5 * e * e), e))
+        return scalar_out(_nonzero(np.minimum(up(_zcdp_tight(e)), e), e))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ def rdp_to_approx(alphas, rdp_eps, delta, bound: str = "improved", return_order:
     eps = _rdp_eps_terms(a, r, ld, bound == "improved")
     idx = np.argmin(eps, axis=-1)
     best = np.take_along_axis(eps, idx[..., None], axis=-1)[..., 0]
-    best = _up(np.maximum(best, 0.0))
+    best = up(np.maximum(best, 0.0))
     if return_order:
         return scalar_out(best), scalar_out(a[idx])
     return scalar_out(best)
@@ -200,7 +200,7 @@ def zcdp_to_approx(rho, delta):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow: ε = inf
         out = p + 2.0 * np.sqrt(p * -np.log(d))
         out = np.where(p == 0, 0.0, out)
-    return scalar_out(_up(out))
+    return scalar_out(up(out))
 
 
 def approx_to_zcdp(eps, delta):
@@ -217,7 +217,7 @@ def approx_to_zcdp(eps, delta):
         out = e / (4.0 * -np.log(d) / e + 4.0)  # = ε²/(4 log(1/δ) + 4ε), no overflow
         out = np.where(np.isinf(e), np.inf, np.where(e == 0, 0.0, out))
         out = np.where((d == 0) & np.isfinite(e), 0.0, out)
-    return scalar_out(_down(out, 16.0))
+    return scalar_out(down(out, "zcdp_down"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -291,13 +291,13 @@ def approx_to_gdp(eps, delta, side: str = "down"):
         raise ValueError(f"side must be 'down' or 'up', got {side!r}")
     lo, hi = gdp_mu_bracket(e, d)
     if side == "down":
-        return scalar_out(lo * (1.0 - GDP_MU_MARGIN))
+        return scalar_out(down(lo, "gdp_mu"))
     with np.errstate(over="ignore"):
-        return scalar_out(np.maximum(hi * (1.0 + GDP_MU_MARGIN), np.nextafter(hi, np.inf)))
+        return scalar_out(up(hi, "gdp_mu"))
 
 
 #: relative margin by which :func:`approx_to_gdp` moves μ to the safe side of its bracket
-GDP_MU_MARGIN = 1e-13
+GDP_MU_MARGIN = MARGINS["gdp_mu"].rel
 
 
 def pure_to_gdp(eps):
@@ -318,8 +318,7 @@ def pure_to_gdp(eps):
     out = np.where(e <= 1.0, small, big)
     out = np.where(np.isinf(e), np.inf, out)
     # at least one ulp up (subnormal μ: a relative 1e-14 rounds back)
-    up = np.maximum(out * (1.0 + 1e-14), np.nextafter(out, np.inf))
-    return scalar_out(np.where(np.isfinite(out) & (out > 0), up, out))
+    return scalar_out(np.where(np.isfinite(out) & (out > 0), up(out, "gdp_mu_pure"), out))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -360,7 +359,7 @@ def tradeoff_gdp(mu, alpha):
     m, a = np.broadcast_arrays(m, a)
     with np.errstate(invalid="ignore"):
         out = special.ndtr(-special.ndtri(a) - m)
-    out = np.where(m == 0, 1.0 - a, out * (1.0 - 1e-14))
+    out = np.where(m == 0, 1.0 - a, down(out, "tradeoff_gdp"))
     out = np.where(np.isinf(m), 0.0, out)
     out = np.where((a == 0) & np.isfinite(m), 1.0, out)
     return scalar_out(np.clip(out, 0.0, 1.0))
@@ -487,20 +486,18 @@ class ZCDPProfile(PrivacyProfile):
             # stationary point of ε(α): h(α) = ρ(α − 1)² + log α + log δ = 0, increasing in α;
             # solve in t = α − 1 by 85 bisection steps on log t ∈ [−80, 700] (any α is valid;
             # the same upper end as the δ side, so tiny ρ stays consistent with ``delta``).
-            lo = np.full(d.shape, -80.0)
-            hi = np.full(d.shape, 700.0)
-            for _ in range(85):
-                mid = 0.5 * (lo + hi)
-                t = np.exp(mid)
-                h = rho * t * t + np.log1p(t) + ld
-                lo = np.where(h < 0, mid, lo)
-                hi = np.where(h < 0, hi, mid)
+            def not_below(s):  # h(e^s) ≥ 0 (NaN counts as not below: the old rule)
+                t = np.exp(s)
+                return ~(rho * t * t + np.log1p(t) + ld < 0)
+
+            lo, hi = bracket_search(not_below, np.full(d.shape, -80.0), np.full(d.shape, 700.0),
+                                    safe="hi", steps=85, ulps=0.0, ends=True)
             t = np.exp(0.5 * (lo + hi))
             l1 = np.log1p(t)
             lr = np.where(t > 1.0, -np.log1p(1.0 / t), np.log(t) - l1)  # log(1 − 1/α)
             eps = (1.0 + t) * rho + lr - (ld + l1) / t
             eps = np.where(d == 0, np.inf, eps)
-        return np.maximum(_up(eps), 0.0)
+        return np.maximum(up(eps), 0.0)
 
 
 class RDPProfile(PrivacyProfile):
@@ -667,7 +664,7 @@ class EquationProfile(PrivacyProfile):
 
     def _epsilon(self, delta):
         d = np.asarray(delta, dtype=np.float64)
-        naive = _up(self._naive_epsilon(d))
+        naive = up(self._naive_epsilon(d))
         if not self.refined:
             return naive
         # refined: ε(δ) = min over ε₀ ≥ ε_n(δ) of the ε where (ε₀, δ_n(ε₀)) implies δ (Liu et al. 2022 Thm 2.1);
@@ -687,7 +684,7 @@ class EquationProfile(PrivacyProfile):
             best = _grid_golden_min(
                 lambda x: self._eps_cand(dt[:, None] if x.ndim == 2 else dt, x), lo, hi
             )
-            res = np.minimum(_up(best * (1.0 + 1e-12)), out[todo])
+            res = np.minimum(up(best, "refined"), out[todo])
             # verify against the profile itself (its own inner search) and fall back if needed
             with np.errstate(divide="ignore"):
                 bad = self._log_delta_checked(res) > np.log(dt)
@@ -724,15 +721,8 @@ def _far_eps(f, target=_FAR_LOG_DELTA, cap=1e9):
         if hi > cap:
             return np.inf
     lo = 0.0 if hi == 1.0 else hi / 2.0
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if float(f(mid)) > target:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * hi:
-            break
-    return hi
+    return float(bracket_search(lambda e: np.asarray(f(e), dtype=float) <= target, lo, hi, safe="hi",
+                                steps=80, rtol=1e-13, ulps=0.0))
 
 
 def _tail_fit(f, e_far, quadratic_only=False):

@@ -52,6 +52,7 @@ import numpy as np
 
 from . import conversions, profiles
 from ._card import CardMixin
+from ._numerics import Margin, down, up
 from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive
 
 __all__ = [
@@ -74,7 +75,7 @@ __all__ = [
     "NOTIONS",
 ]
 
-_REL = 8 * np.finfo(float).eps     # float slack in the SAFE direction: sums are rounded up
+# float slack in the SAFE direction (sums are rounded up): dpexplore._numerics.MARGINS["filter"]
 
 
 def _scalar_pos(x, name: str) -> float:
@@ -274,7 +275,7 @@ class RenyiFilter(_Filter):
         if b <= 0:
             raise ValueError(f"eps={eps!r} is too small for delta={delta!r} at alpha={alpha!r}: the RDP budget "
                              f"would be {b:.4g} <= 0; pick another order")
-        return cls((a,), (b * (1 - 4 * _REL),))
+        return cls((a,), (float(down(b, "filter_budget")),))
 
     def _card_profile(self):
         """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: the RDP
@@ -494,7 +495,7 @@ class ApproxDPFilter(_Filter):
 
     def _fits(self, state):
         # Σε² exactly, rounded once; the 8-ulp slack covers the rounding of sqrt, log and +
-        return (self._lhs(float(state[0])) * (1 + _REL) <= self.eps
+        return (float(up(self._lhs(float(state[0])), "filter")) <= self.eps
                 and state[1] <= Fraction(self.delta) - Fraction(self.delta_prime))
 
 
@@ -541,18 +542,19 @@ class RenyiOdometer(CardMixin):
         """ε̂ for running totals of shape (..., J), rounded up by a few ulp."""
         a = np.array(self.alphas)
         e = totals + (math.log(len(self.alphas)) - math.log(self.delta)) / (a - 1.0)
-        return e.min(axis=-1) * (1 + _REL)
+        return up(e.min(axis=-1), "filter")
 
     def epsilon(self, spent) -> float:
         """ε̂ after the answered queries ``spent`` (shape (t, J): RDP of each at each order)."""
         s = _rows(spent, "spent", len(self.alphas))
         tot = np.array([float(_exact_sum(s[:, j])) for j in range(s.shape[1])])
-        return float(self._eps(tot * (1 + _REL)))
+        return float(self._eps(up(tot, "filter")))
 
     def trajectory(self, requests) -> np.ndarray:
         """ε̂_t after each query of ``requests`` (shape (t, J)): the odometer's reading over time."""
         r = _rows(requests, "requests", len(self.alphas))
-        return self._eps(np.cumsum(r, axis=0) * (1 + 4 * r.shape[0] * np.finfo(float).eps))
+        # recursive summation of n non-negative terms errs by < n·2^-53 relative: 4n·2^-52 covers it
+        return self._eps(up(np.cumsum(r, axis=0), Margin(rel=4 * r.shape[0] * np.finfo(float).eps)))
 
 
 def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:

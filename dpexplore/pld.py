@@ -90,7 +90,7 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal
 
-from ._numerics import log_subtract
+from ._numerics import MARGINS, log_subtract
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .profiles import PrivacyProfile
 
@@ -109,7 +109,7 @@ TAIL_TOL = 1e-18
 #: single-mechanism loss tail truncated to +∞ (mechanisms with unbounded loss only)
 SINGLE_TAIL_TOL = 1e-22
 #: relative safety factor applied to every δ computed from a PLD
-REL_MARGIN = 1e-9
+REL_MARGIN = MARGINS["pld"].rel
 _LOG_REL = np.log1p(REL_MARGIN)
 _COARSE_CELLS = 1024
 _LAMBDAS = np.logspace(-4.0, 4.0, 65)

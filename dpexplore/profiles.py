@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import gaussian_log_delta, gdp_epsilon_core, round_up_ulps, step_up_until_ok
+from ._numerics import bracket_search, gaussian_log_delta, gdp_epsilon_core, step_up_until_ok, up
 from ._validation import check_delta, check_nonneg, check_positive, scalar_out
 from ._card import CardMixin
 
@@ -119,15 +119,13 @@ class PrivacyProfile(CardMixin):
                 hi = np.where(above, hi * 2.0, hi)
             hi = np.where(self._log_delta_checked(hi) > tt, np.inf, hi)
         finite = np.isfinite(hi) & np.isfinite(tt)
-        for _ in range(_BISECTION_STEPS):
-            mid = 0.5 * (lo + hi)
-            ld = self._log_delta_checked(np.where(finite, mid, 0.0))
-            # both tests: log δ ≤ log target, and δ ≤ target after exp (no 1-ulp overshoot)
-            ok = np.where(finite, (ld <= tt) & (np.exp(ld) <= dd), False)
-            hi = np.where(finite & ok, mid, hi)
-            lo = np.where(finite & ~ok, mid, lo)
-            if np.all((hi - lo) <= 4 * np.spacing(hi)):
-                break
+
+        def ok(e):  # both tests: log δ ≤ log target, and δ ≤ target after exp (no 1-ulp overshoot)
+            ld = self._log_delta_checked(e)
+            return (ld <= tt) & (np.exp(ld) <= dd)
+
+        # to 4 ulps; the elements with no finite bracket (δ = 0, or no ε found) do not take part
+        hi = bracket_search(ok, lo, hi, safe="hi", steps=_BISECTION_STEPS, ulps=4.0, active=finite)
         res = np.where(np.isneginf(tt), self.eps_max, hi)
         out[todo] = res
         return out.reshape(shape)
@@ -198,7 +196,7 @@ def _implied_linear(eps0, delta0, eps):
         r = np.where(np.isinf(eps0) & (eps < eps0), 1.0, r)
         out = delta0 + (1.0 - delta0) * r
     # δ₀ itself (ε ≥ ε₀) is exact: rounding it up would put δ(ε) above δ₀ for every ε
-    return np.clip(np.where(eps < eps0, round_up_ulps(out), out), 0.0, 1.0)
+    return np.clip(np.where(eps < eps0, up(out), out), 0.0, 1.0)
 
 
 def _implied_log_delta(eps0, delta0, eps):
@@ -267,7 +265,7 @@ class ApproxDPProfile(PrivacyProfile):
         with np.errstate(divide="ignore", invalid="ignore"):
             x = -(d - d0) * (1.0 + np.exp(-e0)) / (1.0 - d0)
             out = e0 + np.log1p(np.maximum(x, -1.0))
-        out = np.maximum(round_up_ulps(out), 0.0)
+        out = np.maximum(up(out), 0.0)
         out = np.where(d >= d0, np.minimum(out, e0), np.inf)
         out = np.where((d0 == 0) & (d == 0), e0, out)
         # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling

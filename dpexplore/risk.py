@@ -35,19 +35,14 @@ import sys
 import numpy as np
 from scipy import special
 
+from ._numerics import bracket_search, up
 from ._validation import _show, as_array, check_probability, scalar_out
 from .profiles import ApproxDPProfile, GaussianDPProfile, PrivacyProfile, _log_delta_source, implied_delta
 
 __all__ = ["tpr_at_fpr", "advantage", "posterior_bound"]
 
-#: relative safety margin of the μ-GDP TPR: Φ⁻¹'s error (≤ 3e-16 relative, measured) is amplified
-#: by |Φ⁻¹(α)|·|Φ⁻¹(α) + μ| ≲ 38²; with the rounding of Φ⁻¹(α) + μ and of exp(log Φ) the total is
-#: ≲ 9e-13 (measured against mpmath: ≤ 6e-13)
-_GDP_REL = 2e-12
-#: relative safety margin of the other closed forms (exp/expm1/erf/expit: a few ulps)
-_CLOSED_REL = 1e-14
-#: relative safety margin of the numerical path (its own rounding, and the profile's δ error)
-_GENERIC_REL = 1e-12
+# safety margins: dpexplore._numerics.MARGINS["risk_gdp"] (the μ-GDP TPR), ["risk_closed"] (the
+# other closed forms) and ["risk_numerical"] (the numerical path), each with 4 subnormal ulps
 #: e^745 · α > 1 for every positive float α: larger ε cannot lower a TPR bound below 1
 _EPS_CAP = 745.0
 #: the ε range ends where log δ ≤ −800 (δ < 1e-347): the truncation costs less than that
@@ -117,18 +112,6 @@ def _safe_log_delta(f, e):
     return np.where(np.isnan(out), 0.0, np.minimum(out, 0.0))
 
 
-#: absolute nudge of positive results: 4 subnormal ulps (vanishes above ~1e-307), where a
-#: relative margin is below one ulp and the rounding of subnormal intermediates dominates
-_TINY = 4.0 * np.nextafter(0.0, 1.0)
-
-
-def _up(x, rel):
-    """x rounded up by a relative ``rel`` and, if positive, by 4 subnormal ulps (0 and inf
-    unchanged)."""
-    x = np.asarray(x, dtype=np.float64)
-    return np.where(np.isfinite(x) & (x > 0), x + rel * x + _TINY, x)
-
-
 # ------------------------------------------------------------------------------------------------
 # closed forms
 # ------------------------------------------------------------------------------------------------
@@ -150,7 +133,7 @@ def _tpr_gdp(mu, a):
         y = special.ndtri(a) + mu
         out = special.ndtr(y)
         out = np.where(out < 1e-300, np.exp(special.log_ndtr(y)), out)
-    return np.clip(np.maximum(_up(out, _GDP_REL), a), 0.0, 1.0)
+    return np.clip(np.maximum(up(out, "risk_gdp"), a), 0.0, 1.0)
 
 
 def _tpr_approx(eps0, delta0, a):
@@ -158,7 +141,7 @@ def _tpr_approx(eps0, delta0, a):
     with np.errstate(over="ignore"):
         first = delta0 + _exp_times(eps0, a)
         second = -np.expm1(-eps0) + np.exp(-eps0) * (delta0 + a)
-    out = _up(np.minimum(first, second), _CLOSED_REL)
+    out = up(np.minimum(first, second), "risk_closed")
     return np.clip(np.maximum(out, a), 0.0, 1.0)
 
 
@@ -263,7 +246,7 @@ def _generic_tpr(f, eps_max, a):
 
 def _tpr_generic(f, eps_max, a):
     upper, _ = _generic_tpr(f, eps_max, a.ravel())
-    out = _up(upper, _GENERIC_REL).reshape(a.shape)
+    out = up(upper, "risk_numerical").reshape(a.shape)
     return np.clip(np.maximum(out, a), 0.0, 1.0)
 
 
@@ -299,15 +282,8 @@ def _eps_zero(f, eps_max):
         return np.inf
     k = hit[0]
     lo, hi = (float(_PROBES[k - 1]) if k > 0 else 0.0), float(_PROBES[k])
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if np.isneginf(_safe_log_delta(f, mid)):
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 2.0 * np.spacing(hi):
-            break
-    return hi
+    return float(bracket_search(lambda e: np.isneginf(_safe_log_delta(f, e)), lo, hi, safe="hi",
+                                steps=80, ulps=2.0))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -410,11 +386,11 @@ def advantage(profile):
     """
     kind = _classify(profile)
     if kind[0] == "gdp":
-        out = _up(special.erf(kind[1] / (2.0 * np.sqrt(2.0))), _CLOSED_REL)
+        out = up(special.erf(kind[1] / (2.0 * np.sqrt(2.0))), "risk_closed")
     elif kind[0] == "approx":
         out = implied_delta(kind[1], kind[2], 0.0)
     elif _pair_profile(profile):
-        out = _up(float(np.exp(_safe_log_delta(kind[1], 0.0))), _GENERIC_REL)
+        out = up(float(np.exp(_safe_log_delta(kind[1], 0.0))), "risk_numerical")
     else:
         f, eps_max = kind[1], kind[2]
         eps = _eps_grid(_eps_end(f, eps_max))
@@ -423,7 +399,7 @@ def advantage(profile):
             bounds = np.tanh(eps / 2.0) + 2.0 * d * special.expit(-eps)
         grid_sup, (a_lo, a_hi) = _sup_tpr_minus_fpr(eps, d)
         out = min(float(np.min(bounds)), grid_sup, _sup_near(profile, a_lo, a_hi))
-        out = _up(out, _GENERIC_REL)
+        out = up(out, "risk_numerical")
     return float(np.clip(out, 0.0, 1.0))
 
 
@@ -568,13 +544,13 @@ def posterior_bound(profile, prior, fpr=None):
     # is exactly non-decreasing in π (expit/logit are not, at the ulp level)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         out = 1.0 / (1.0 + ((1.0 - p) / p) * w)
-        out = np.where(w == 0.0, 1.0, _up(out, 1e-13))
+        out = np.where(w == 0.0, 1.0, up(out, "risk_posterior"))
         # π < 1e-300: (1 − π)/π may overflow; log π − log(π + w) instead (1 − π = 1 there),
         # its log-space rounding (≲ 5e-13 relative) covered by a relative 1e-12
         tiny = p < 1e-300
         if tiny.any():
             lp = np.log(p[tiny])
             alt = np.exp(lp - np.logaddexp(lp, log_w[tiny]))
-            out[tiny] = _up(alt, _GENERIC_REL)
+            out[tiny] = up(alt, "risk_numerical")
     out = np.clip(np.maximum(out, p), 0.0, 1.0)
     return scalar_out(out)

@@ -308,7 +308,7 @@ def _objects(draw):
                        draw(st.integers(min_value=1, max_value=200)))
     if kind == "approx":
         return ApproxDPProfile(draw(st.floats(min_value=0.0, max_value=30.0)),
-                               draw(st.floats(min_value=0.0, max_value=1.0)))
+                               draw(st.floats(min_value=0.0, max_value=1.0, exclude_max=True)))
     return draw(st.sampled_from([filters.PureDPFilter(s), filters.GDPFilter(s), filters.ZCDPFilter(s),
                                  filters.ApproxZCDPFilter(s, 1e-6)]))
 

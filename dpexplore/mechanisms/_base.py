@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numerics import epsilon_by_bisection, log1mexp, pure_rdp_exact, step_up_until_ok, within
+from .._numerics import down, epsilon_by_bisection, log1mexp, pure_rdp_exact, step_up_until_ok, within
 from .._validation import check_delta, check_nonneg, check_positive, check_probability, scalar_out
 from .._card import CardMixin
 from ..profiles import PrivacyProfile
@@ -13,7 +13,6 @@ from ..profiles import PrivacyProfile
 
 _BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
-_ROUND_DOWN = 8 * np.finfo(float).eps  # relative safety margin on trade-off values β(α)
 #: largest Subbotin shape accepted: checked against mpmath up to r = 6; at r = 200 the computed
 #: δ(ε) was no longer monotone and at r = 1e4 δ(0) came out 0
 _SHAPE_MAX = 20.0
@@ -111,7 +110,7 @@ def _pure_tradeoff(eps0, alpha):
     with np.errstate(over="ignore", invalid="ignore"):
         a = 1.0 - np.exp(eps0) * alpha
         b = np.exp(-eps0) * (1.0 - alpha)
-    beta = np.maximum(np.maximum(a, b), 0.0) * (1.0 - _ROUND_DOWN)
+    beta = down(np.maximum(np.maximum(a, b), 0.0), "tradeoff")
     beta = np.where(alpha <= 0, 1.0, beta)
     return np.clip(beta, 0.0, 1.0)
 

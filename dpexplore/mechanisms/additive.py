@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._numerics import LOG_HALF, expm1mx, gaussian_log_delta, log1mexp, log_subtract, round_up_ulps
+from .._numerics import LOG_HALF, down, expm1mx, gaussian_log_delta, log1mexp, log_subtract, up
 from .._validation import as_array, check_alpha, check_positive, scalar_out
-from ._base import (_BISECT_STEPS, _MAX_DOUBLINGS, _ROUND_DOWN, _SHAPE_MAX, _store,
+from ._base import (_BISECT_STEPS, _MAX_DOUBLINGS, _SHAPE_MAX, _store,
     _check_sensitivity, _check_ratio, _rng, _size, _validate_calibration, _within, _Mechanism)
 
 
@@ -147,7 +147,7 @@ class AdditiveNoiseMechanism(_Mechanism):
             q = np.where(alpha < 0.5, -self._std_ppf(np.minimum(alpha, 0.5)),
                          self._std_ppf(np.clip(1.0 - alpha, 0.0, 0.5)))
             beta = np.exp(self._std_logcdf(q - d))
-        beta = beta * (1.0 - _ROUND_DOWN)   # safe side: a smaller β claims less privacy
+        beta = down(beta, "tradeoff")   # safe side: a smaller β claims less privacy
         beta = np.where(alpha <= 0, 1.0, np.where(alpha >= 1, 0.0, beta))
         return beta
 
@@ -350,7 +350,7 @@ class Laplace(AdditiveNoiseMechanism):
         else:             # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
             terms = [(-e) ** n / math.factorial(n) for n in range(2, 30)]
             kl = math.fsum(reversed(terms))
-        return {"rho": (float(round_up_ulps(kl * (1.0 + 1e-14))),
+        return {"rho": (float(up(kl, "kl")),
                         "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
                         "Proposition 6, at α → 1)")}
 

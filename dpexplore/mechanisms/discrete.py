@@ -41,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
-from .._numerics import epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
+from .._numerics import bracket_search, down, epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
 from .._card import CardMixin
 
@@ -66,8 +66,6 @@ _TABLE_SIGMA = 2.0 ** 15
 _LOG_MARGIN = 2.0 ** -47
 #: safety margin of the continuous-Gaussian δ used by the large-σ bound (relative)
 _CONT_MARGIN = 1e-9
-_ROUND_DOWN_EXACT = 8 * np.finfo(float).eps     # trade-off values from closed forms
-_ROUND_DOWN_TABLE = 1e-11                       # trade-off values from CDF tables
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 
 
@@ -285,22 +283,16 @@ class _DiscreteMechanism(CardMixin):
             hi = np.where(bad_hi, hi + (np.abs(hi) + 1.0), hi)
             lo = np.where(bad_lo, lo - (np.abs(lo) + 1.0), lo)
         big = (np.abs(hi) > _BIG) | (np.abs(lo) > _BIG)
-        for _ in range(120):  # integer bisection: P[Y > hi] ≤ α < P[Y > lo]
-            gap = hi - lo
-            if np.all(gap <= 1):
-                break
-            mid = np.floor((lo + hi) / 2.0)
-            ok = self._log_cdf_int(-mid - 1.0) <= la
-            hi = np.where(ok & (gap > 1), mid, hi)
-            lo = np.where(~ok & (gap > 1), mid, lo)
-        k = hi
+        # integer bisection: P[Y > hi] ≤ α < P[Y > lo]
+        k = bracket_search(lambda x: self._log_cdf_int(-x - 1.0) <= la, lo, hi, safe="hi", mid="int",
+                           steps=120)
         d = float(self.sensitivity)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             sf_k = np.exp(self._log_cdf_int(-k - 1.0))              # P[Y > k] ≤ α
             pmf_k = np.exp(self._log_pmf_int(k))                    # P[Y = k]
             gamma = np.clip(np.where(pmf_k > 0, (a - sf_k) / pmf_k, 1.0), 0.0, 1.0)
             beta = np.exp(self._log_cdf_int(k - 1.0 - d)) + (1.0 - gamma) * np.exp(self._log_pmf_int(k - d))
-        beta = beta * (1.0 - self._round_down)
+        beta = down(beta, self._round_down)
         # quantiles beyond 2^50: fall back on the total-variation bound β ≥ 1 − α − δ(0)
         if big.any():
             tv = float(np.exp(self._log_delta_capped(np.zeros(1))[0]))
@@ -563,7 +555,7 @@ class DiscreteLaplace(_DiscreteMechanism):
             out = np.where(k < 0, neg, pos)
         return np.where(np.isneginf(k), -np.inf, np.where(np.isposinf(k), 0.0, out))
 
-    _round_down = _ROUND_DOWN_EXACT
+    _round_down = "tradeoff"            # β from closed forms (see _numerics.MARGINS)
 
     def _quantile_bracket(self):
         r = math.ceil(min(self.scale * 800.0, 2.0 ** 52)) + 2.0
@@ -693,16 +685,9 @@ class DiscreteLaplace(_DiscreteMechanism):
             if lo < 1e-300:
                 return make(lo)
             hi, lo = lo, lo / 2.0
-        for _ in range(200):     # feasible(hi), not feasible(lo)
-            if hi - lo <= 2 * np.spacing(hi):
-                break
-            mid = math.sqrt(lo) * math.sqrt(hi) if hi > 2 * lo else lo + 0.5 * (hi - lo)
-            if mid <= lo or mid >= hi:
-                break
-            if feasible(mid):
-                hi = mid
-            else:
-                lo = mid
+        if hi - lo > 2 * np.spacing(hi):   # feasible(hi), not feasible(lo): to 2 ulps
+            hi = float(bracket_search(lambda x: feasible(float(x)), lo, hi, safe="hi", mid="geo",
+                                      steps=200, ulps=2.0))
         return make(hi)
 
     def _label(self):
@@ -960,7 +945,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         out[fin] = vals
         return out
 
-    _round_down = _ROUND_DOWN_TABLE
+    _round_down = "tradeoff_table"      # β from CDF tables (see _numerics.MARGINS)
 
     def _quantile_bracket(self):
         r = math.ceil(min(self.sigma * 40.0, 2.0 ** 52)) + 2.0
@@ -1042,17 +1027,11 @@ class DiscreteGaussian(_DiscreteMechanism):
     def _radius(self, start, step, limit, m, theta, top_value):
         """The smallest r ∈ [1, limit] (per element) with log a(start + step·r) ≤ top − 50, by
         bisection (log a is concave, so it keeps decreasing away from the mode)."""
-        lo = np.zeros(start.shape)
-        hi = limit.astype(float)
-        for _ in range(64):
-            if np.all(hi - lo <= 1):
-                break
-            mid = np.floor(0.5 * (lo + hi))
-            val = self._log_terms(start + step * mid, m, theta)
-            low = val <= top_value - _DROP
-            hi = np.where(low & (hi - lo > 1), mid, hi)
-            lo = np.where(~low & (hi - lo > 1), mid, lo)
-        return hi
+        def low(r):
+            return self._log_terms(start + step * r, m, theta) <= top_value - _DROP
+
+        return bracket_search(low, np.zeros(start.shape), limit.astype(float), safe="hi", mid="int",
+                              steps=64)
 
     def _log_delta_live(self, eps):
         """log δ(ε) for finite ε ≥ 0 (1-d): the exact windowed sum, Euler–Maclaurin where the window
