@@ -8,7 +8,7 @@ page ``index.ipynb``, the tests and the browser benchmark read it. To add an app
 ``python tools/make_thumbnails.py`` then draws its gallery picture.
 
 >>> [name for name, _, _ in APPS][:2]
-['rdp_explorer.ipynb', 'profile_vs_gdp.ipynb']
+['rdp_explorer.ipynb', 'profile_gdp.ipynb']
 >>> sorted(set(TOPICS.values())) == sorted(TOPIC_ORDER)
 True
 """
@@ -24,7 +24,7 @@ __all__ = ["APPS", "TOPICS", "TOPIC_ORDER", "gallery_html", "thumbnail_path"]
 APPS: list[tuple[str, str, str]] = [
     ("rdp_explorer.ipynb", "Rényi DP explorer",
      "What does pure ε-DP give in Rényi DP and zCDP, and what (ε, δ) comes back out?"),
-    ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",
+    ("profile_gdp.ipynb", "Privacy profile vs Gaussian DP",
      "Is a mechanism's δ(ε) curve Gaussian DP, and for which μ?"),
     ("composition_explorer.ipynb", "Composition explorer",
      "How fast does ε grow over k steps under basic, advanced, optimal, RDP, zCDP and tight composition?"),
@@ -32,23 +32,23 @@ APPS: list[tuple[str, str, str]] = [
      "What does one guarantee (ε-DP, (ε, δ), zCDP, GDP, RDP) imply in every other notion, and what is lost?"),
     ("noise_lab.ipynb", "Noise lab",
      "How much Laplace, Logistic, Gaussian or Subbotin noise does (ε, δ) need, and which has least variance?"),
-    ("mechanisms_in_action.ipynb", "Mechanisms in action",
+    ("mechanisms_lab.ipynb", "Mechanisms in action",
      "What do the differencing attack, noisy counts, report noisy max and sparse vector do on data?"),
     ("local_vs_central.ipynb", "Local vs central",
      "How much better is inverse sensitivity than Laplace for the median, and what does shuffling buy?"),
-    ("adaptive_data_analysis.ipynb", "Adaptive data analysis",
+    ("adaptive_lab.ipynb", "Adaptive data analysis",
      "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?"),
-    ("auditing_lab.ipynb", "Auditing lab",
+    ("audit_lab.ipynb", "Auditing lab",
      "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
     ("dpsgd_planner.ipynb", "DP-SGD planner",
      "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an attacker then infer membership?"),
-    ("mean_estimation.ipynb", "Private mean estimation",
+    ("mean_estimation_lab.ipynb", "Private mean estimation",
      "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
     ("filters_lab.ipynb", "Composition settings and privacy filters",
      "When an analyst picks each budget from earlier answers, which privacy filter answers most, and which composition results are known?"),
-    ("down_sensitivity.ipynb", "Down sensitivity",
+    ("down_sensitivity_lab.ipynb", "Down sensitivity",
      "How can a maximum or a per-person sum be released privately when one more item can raise it without limit?"),
-    ("group_privacy.ipynb", "Privacy for larger groups (open problem)",
+    ("group_privacy_lab.ipynb", "Privacy for larger groups (open problem)",
      "Does noise proportional to the count give people in larger groups more privacy than the proven ρ-zCDP? (explored numerically, not proven)"),
     ("demo.ipynb", "Gaussian DP profile (minimal example)",
      "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
@@ -60,20 +60,20 @@ TOPIC_ORDER = ("Notions and conversions", "Composition", "Mechanisms", "Labs")
 #: notebook -> gallery section
 TOPICS: dict[str, str] = {
     "rdp_explorer.ipynb": "Notions and conversions",
-    "profile_vs_gdp.ipynb": "Notions and conversions",
+    "profile_gdp.ipynb": "Notions and conversions",
     "notion_converter.ipynb": "Notions and conversions",
     "demo.ipynb": "Notions and conversions",
     "composition_explorer.ipynb": "Composition",
     "filters_lab.ipynb": "Composition",
     "dpsgd_planner.ipynb": "Composition",
     "noise_lab.ipynb": "Mechanisms",
-    "mechanisms_in_action.ipynb": "Mechanisms",
+    "mechanisms_lab.ipynb": "Mechanisms",
     "local_vs_central.ipynb": "Mechanisms",
-    "adaptive_data_analysis.ipynb": "Labs",
-    "auditing_lab.ipynb": "Labs",
-    "mean_estimation.ipynb": "Labs",
-    "group_privacy.ipynb": "Labs",
-    "down_sensitivity.ipynb": "Mechanisms",
+    "adaptive_lab.ipynb": "Labs",
+    "audit_lab.ipynb": "Labs",
+    "mean_estimation_lab.ipynb": "Labs",
+    "group_privacy_lab.ipynb": "Labs",
+    "down_sensitivity_lab.ipynb": "Mechanisms",
 }
 
 _THUMBS = pathlib.Path(__file__).resolve().parent / "thumbnails"

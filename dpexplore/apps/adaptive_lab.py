@@ -654,7 +654,7 @@ with probability ≤ β, \(\varepsilon \le \sqrt{\ln(1/\beta)/(2n)} \Rightarrow 
 
 
 INFO = AppInfo(
-    slug="adaptive_data_analysis",
+    slug="adaptive_lab",
     title="Adaptive data analysis: overfitting, the reusable holdout and generalization bounds",
     lead=("Pick features by how well they do on a holdout, then test on the same holdout: the "
           "score looks good on pure noise. Thresholdout answers through differential privacy and "

@@ -577,7 +577,7 @@ noise \(1/(\text{bug}\cdot\varepsilon)\) instead of \(1/\varepsilon\): it is onl
 
 
 INFO = AppInfo(
-    slug="auditing_lab",
+    slug="audit_lab",
     title="Auditing lab: empirical lower bounds on ε expose privacy bugs",
     lead=("Run a mechanism many times on two neighbouring inputs and bound ε from below with a "
           "statistical test: a correct mechanism passes, a mis-calibrated one is caught. The last "

@@ -568,7 +568,7 @@ _THEORY = (
     r"error shown is exact; the seed only draws the data.</p>")
 
 INFO = AppInfo(
-    slug="down_sensitivity",
+    slug="down_sensitivity_lab",
     title="Down sensitivity and the shifted inverse mechanism",
     lead=("One more item can raise a maximum (or one person's many items a sum) without limit, but "
           "removing items lowers it only by the down sensitivity. The shifted inverse mechanism "

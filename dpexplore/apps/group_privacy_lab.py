@@ -502,7 +502,7 @@ _THEORY = (
     + r" seeded draws of Pujol &amp; Desfontaines 2023, Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>")
 
 INFO = AppInfo(
-    slug="group_privacy",
+    slug="group_privacy_lab",
     title="Better privacy for larger groups? An open problem",
     lead=("Algorithm 1 of Pujol &amp; Desfontaines 2023 adds Gaussian noise (provably ρ-zCDP), then "
           "noise proportional to the noisy count; whether people in larger groups thereby get more "

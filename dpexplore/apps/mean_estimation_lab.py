@@ -521,7 +521,7 @@ _THEORY = (
     r"reach without it.</p>")
 
 INFO = AppInfo(
-    slug="mean_estimation",
+    slug="mean_estimation_lab",
     title="Private mean estimation: clipping with and without the covariance",
     lead=("A mean estimate's error should be measured in the Mahalanobis distance "
           "‖Σ<sup>−½</sup>(μ̂ − μ)‖, which follows the covariance and asks for most accuracy where "

@@ -554,7 +554,7 @@ $$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, sl
 
 
 MECH_INFO = AppInfo(
-    slug="mechanisms_in_action",
+    slug="mechanisms_lab",
     title="Mechanisms in action",
     lead=("Four classic results, each simulated next to its exact value: a differencing attack, "
           "Laplace noise on counting queries, report noisy max and the sparse vector technique."),
