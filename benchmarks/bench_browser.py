@@ -84,7 +84,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "
 from pagejs import ALL_PLOTS_HAVE_TRACES  # noqa: E402  (the browser tests' rule for a drawn page)
 
 
-# The slider handles a visitor can move: visible (not display:none, e.g. profile_vs_gdp shows only
+# The slider handles a visitor can move: visible (not display:none, e.g. profile_gdp shows only
 # the selected mechanism's sliders) and enabled (composition_explorer's δ slider is disabled while
 # "δ = 0 per step" is ticked). Stepping the others never redraws anything: they were the "steps
 # without a redraw" of earlier runs.

@@ -37,7 +37,7 @@ log's nbclient IOPub timeouts and discarded pool kernels are counted too. ::
 
     python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --expect 30
     python benchmarks/bench_load.py --sessions 30 --seconds 20 --think 1 --arrive 2 --expect 30 \
-        --app rdp_explorer.ipynb,composition_explorer.ipynb,noise_lab.ipynb,demo.ipynb,profile_vs_gdp.ipynb
+        --app rdp_explorer.ipynb,composition_explorer.ipynb,noise_lab.ipynb,demo.ipynb,profile_gdp.ipynb
 
 Issue 36: ``--modes`` runs the same rounds once per mode in one run: ``normal`` (every kernel
 started as a new interpreter, ``dpexplore serve --no-fork``), ``fork`` (kernels forked from the

@@ -50,7 +50,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench_load import (PROTOCOL, REPO, SLIDERS, ServerProc, Visitor, _msg,  # noqa: E402
                         _send, connect, decode, plot_models, slider_value, widget_states)
 
-APPS = ("rdp_explorer", "composition_explorer", "noise_lab", "demo", "profile_vs_gdp")
+APPS = ("rdp_explorer", "composition_explorer", "noise_lab", "demo", "profile_gdp")
 
 
 def cpu(proc: psutil.Process) -> float:

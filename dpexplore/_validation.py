@@ -19,6 +19,7 @@ __all__ = [
     "check_alpha",
     "check_k",
     "check_probability",
+    "check_rng",
     "scalar_out",
 ]
 
@@ -122,6 +123,18 @@ def check_int(x, name: str, minimum: int = 1) -> int:
     if arr.ndim != 0 or arr < minimum or arr != np.floor(arr):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
     return int(arr)
+
+
+def check_rng(rng, name: str = "rng") -> np.random.Generator:
+    """``rng`` itself if it is a ``numpy.random.Generator`` (every simulation takes one explicitly,
+    so it is seeded and reproducible), else a ValueError naming it.
+
+    >>> type(check_rng(np.random.default_rng(0))).__name__
+    'Generator'
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {rng!r}")
+    return rng
 
 
 def scalar_out(x):

@@ -28,6 +28,7 @@ from scipy import stats
 
 from ._validation import as_array, check_delta, check_positive, scalar_out
 from ._validation import check_int as _int
+from ._validation import check_rng as _check_rng
 
 __all__ = [
     "clopper_pearson",
@@ -49,11 +50,6 @@ __all__ = [
 # ------------------------------------------------------------------------------------------------
 # validation helpers
 # ------------------------------------------------------------------------------------------------
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {rng!r}")
-    return rng
-
 
 def _confidence(x) -> float:
     arr = as_array(x, "confidence")

@@ -166,6 +166,8 @@ def _pool_argv(args: argparse.Namespace, root: pathlib.Path) -> list[str]:
     >>> _pool_argv(parse_args(["serve", "--expect", "30", "--apps", "rdp_explorer"]), default_root())
     ['--DPExploreVoila.expect=30', '--DPExploreVoila.expect_apps=rdp_explorer.ipynb']
     """
+    from .voila import RENAMED
+
     argv = []
     slots = getattr(args, "fill_slots", None)
     if slots is not None:
@@ -184,6 +186,9 @@ def _pool_argv(args: argparse.Namespace, root: pathlib.Path) -> list[str]:
     for a in (apps.split(",") if apps else served):
         a = a.strip()
         name = a if a.endswith(".ipynb") else a + ".ipynb"
+        if name not in served and RENAMED.get(name) in served:   # an app's name before its rename
+            print(f"dpexplore serve: --apps: {name} is now {RENAMED[name]}", file=sys.stderr)
+            name = RENAMED[name]
         if name not in served:
             raise SystemExit(f"dpexplore serve: --apps: no notebook {name!r} in {root} "
                              f"(served: {', '.join(n[:-6] for n in served)})")

@@ -43,6 +43,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._validation import as_array, check_positive, scalar_out
+from ._validation import check_rng as _rng
 
 __all__ = [
     "check_grid",
@@ -71,11 +72,6 @@ __all__ = [
 
 
 # -- validation -----------------------------------------------------------------------------------
-def _rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
-    return rng
-
 
 _GUMBEL_MAX = 10_000000
 _SIZE_MAX = 10_000000

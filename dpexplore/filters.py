@@ -53,7 +53,7 @@ import numpy as np
 from . import conversions, profiles
 from ._card import CardMixin
 from ._numerics import Margin, down, up
-from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive
+from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive, check_rng
 
 __all__ = [
     "PureDPFilter",
@@ -636,8 +636,7 @@ def simulate_adaptive_analyst(filt, truth, rng, *, rel_error=0.1, min_std=5.0, m
     t = as_array(truth, "truth", allow_inf=False)
     if t.ndim != 1 or t.size == 0 or t.size > 10000:
         raise ValueError(f"truth must be a one-dimensional array of 1 to 10000 queries, got shape {t.shape}")
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
+    check_rng(rng)
     r = _scalar_pos(rel_error, "rel_error")
     lo = _scalar_pos(min_std, "min_std")
     hi = _scalar_pos(max_std, "max_std")

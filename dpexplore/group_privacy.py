@@ -46,6 +46,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._validation import as_array, check_alpha, scalar_out
+from ._validation import check_rng as _rng
 
 __all__ = [
     "sigma2_from_rho",
@@ -98,11 +99,6 @@ def sigma2_from_rho(rho) -> float:
     """
     return 1.0 / (2.0 * _scalar(rho, "rho", positive=True))
 
-
-def _rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
-    return rng
 
 
 def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:

@@ -48,6 +48,7 @@ from scipy import stats
 
 from . import mechanisms
 from ._validation import as_array, check_positive
+from ._validation import check_rng as _rng
 
 __all__ = [
     "noise_sigma",
@@ -100,11 +101,6 @@ def _method(method: str) -> str:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return method
 
-
-def _rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
-    return rng
 
 
 def _sqrtm(c: np.ndarray):

@@ -219,3 +219,10 @@ def test_kernels_run_on_this_interpreter_whatever_python3_kernelspec_the_user_ha
     assert spec.argv[0] == sys.executable and spec.argv[1:3] == ["-m", "ipykernel_launcher"]
     assert pathlib.Path(spec.resource_dir).parent == pathlib.Path(ksm.kernel_dirs[0])
     assert str(tmp_path / "theirs" / "kernels") in ksm.kernel_dirs  # their other kernels stay
+
+
+def test_lecture_mode_takes_an_app_by_its_name_before_the_rename(capsys):
+    args = cli.parse_args(["serve", "--expect", "30", "--apps", "profile_vs_gdp,demo"])
+    argv = cli._pool_argv(args, cli.default_root())
+    assert argv[-1] == "--DPExploreVoila.expect_apps=profile_gdp.ipynb,demo.ipynb"
+    assert "profile_vs_gdp.ipynb is now profile_gdp.ipynb" in capsys.readouterr().err

@@ -23,7 +23,7 @@ BY_MEANING = {
     ("rdp_explorer.ipynb", "RDP → (ε, δ)"),
     # dotted = simulated, the exact curve of the same colour beside it solid, dashed or
     # dash-dotted: each simulated curve follows its exact one
-    ("mechanisms_in_action.ipynb", "Distribution of the largest error"),
+    ("mechanisms_lab.ipynb", "Distribution of the largest error"),
     ("local_vs_central.ipynb", "Median: distribution of |error|"),
     # dashed = the closest μ-GDP curve of the curve of the same colour (the shared profile view,
     # as in explore()); the one-run and k-run curves themselves differ in dash (solid, dotted), and

@@ -412,12 +412,12 @@ def test_page_text_cites_and_states_the_theorems():
 
 
 def test_registered_in_the_gallery():
-    entry = [a for a in APPS if a[0] == "down_sensitivity.ipynb"]
+    entry = [a for a in APPS if a[0] == "down_sensitivity_lab.ipynb"]
     assert len(entry) == 1 and entry[0][1] == "Down sensitivity"
     names = [a[0] for a in APPS]
-    assert names.index("down_sensitivity.ipynb") < names.index("demo.ipynb") == len(APPS) - 1
-    assert TOPICS["down_sensitivity.ipynb"] == "Mechanisms"
-    nb = pathlib.Path(lab.__file__).parent / "notebooks" / "down_sensitivity.ipynb"
+    assert names.index("down_sensitivity_lab.ipynb") < names.index("demo.ipynb") == len(APPS) - 1
+    assert TOPICS["down_sensitivity_lab.ipynb"] == "Mechanisms"
+    nb = pathlib.Path(lab.__file__).parent / "notebooks" / "down_sensitivity_lab.ipynb"
     assert "build_down_sensitivity_lab()" in nb.read_text(encoding="utf-8")
 
 
@@ -427,7 +427,7 @@ def test_notebook_executes_and_saves_the_core_values():
     from nbclient import NotebookClient
 
     nb_dir = pathlib.Path(lab.__file__).parent / "notebooks"
-    nb = nbformat.read(nb_dir / "down_sensitivity.ipynb", as_version=4)
+    nb = nbformat.read(nb_dir / "down_sensitivity_lab.ipynb", as_version=4)
     for cell in nb.cells:
         assert cell.get("outputs", []) == []
     NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,

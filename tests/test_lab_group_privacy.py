@@ -330,11 +330,11 @@ def test_page_text_says_open_problem_not_a_guarantee_and_cites():
 
 
 def test_registered_in_the_gallery():
-    entry = [a for a in APPS if a[0] == "group_privacy.ipynb"]
+    entry = [a for a in APPS if a[0] == "group_privacy_lab.ipynb"]
     assert len(entry) == 1 and entry[0][1] == "Privacy for larger groups (open problem)"
-    assert TOPICS["group_privacy.ipynb"] == "Labs"
+    assert TOPICS["group_privacy_lab.ipynb"] == "Labs"
     assert [a[0] for a in APPS][-1] == "demo.ipynb"
-    nb = pathlib.Path(lab.__file__).parent / "notebooks" / "group_privacy.ipynb"
+    nb = pathlib.Path(lab.__file__).parent / "notebooks" / "group_privacy_lab.ipynb"
     assert "build_group_privacy_lab()" in nb.read_text(encoding="utf-8")
 
 
@@ -344,7 +344,7 @@ def test_notebook_executes_and_saves_the_core_values():
     from nbclient import NotebookClient
 
     nb_dir = pathlib.Path(lab.__file__).parent / "notebooks"
-    nb = nbformat.read(nb_dir / "group_privacy.ipynb", as_version=4)
+    nb = nbformat.read(nb_dir / "group_privacy_lab.ipynb", as_version=4)
     for cell in nb.cells:
         assert cell.get("outputs", []) == []
     NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,

@@ -326,10 +326,10 @@ def test_page_text_cites_and_says_what_is_not_implemented():
 
 
 def test_registered_in_the_gallery():
-    entry = [a for a in APPS if a[0] == "mean_estimation.ipynb"]
+    entry = [a for a in APPS if a[0] == "mean_estimation_lab.ipynb"]
     assert len(entry) == 1 and entry[0][1] == "Private mean estimation"
-    assert TOPICS["mean_estimation.ipynb"] == "Labs"
-    nb = pathlib.Path(lab.__file__).parent / "notebooks" / "mean_estimation.ipynb"
+    assert TOPICS["mean_estimation_lab.ipynb"] == "Labs"
+    nb = pathlib.Path(lab.__file__).parent / "notebooks" / "mean_estimation_lab.ipynb"
     assert "build_mean_estimation_lab()" in nb.read_text(encoding="utf-8")
 
 
@@ -339,7 +339,7 @@ def test_notebook_executes_and_saves_the_core_values():
     from nbclient import NotebookClient
 
     nb_dir = pathlib.Path(lab.__file__).parent / "notebooks"
-    nb = nbformat.read(nb_dir / "mean_estimation.ipynb", as_version=4)
+    nb = nbformat.read(nb_dir / "mean_estimation_lab.ipynb", as_version=4)
     for cell in nb.cells:
         assert cell.get("outputs", []) == []
     NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,

@@ -335,7 +335,7 @@ def test_seeded_reproducible():
 
 def test_registered_in_gallery():
     names = [nb for nb, _, _ in APPS]
-    assert "mechanisms_in_action.ipynb" in names and "local_vs_central.ipynb" in names
+    assert "mechanisms_lab.ipynb" in names and "local_vs_central.ipynb" in names
 
 
 @pytest.mark.parametrize("build", [build_mechanisms_lab, build_local_vs_central])

@@ -16,7 +16,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 #: lines over 120 columns when the ratchet was set; lower it as lines are wrapped
-LONG_LINES_AT_MOST = 186
+LONG_LINES_AT_MOST = 183
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:

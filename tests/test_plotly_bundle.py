@@ -22,19 +22,19 @@ ENTRY = (plotly_js_path().parents[3] / "tools" / "plotly-bundle" / "entry.js")
 #: notebook → (module, builder) of each dashboard in the gallery
 BUILDERS = {
     "rdp_explorer.ipynb": ("rdp_explorer", "build_rdp_explorer"),
-    "profile_vs_gdp.ipynb": ("profile_gdp", "build_profile_gdp"),
+    "profile_gdp.ipynb": ("profile_gdp", "build_profile_gdp"),
     "composition_explorer.ipynb": ("composition_explorer", "build_composition_explorer"),
     "notion_converter.ipynb": ("notion_converter", "build_notion_converter"),
     "noise_lab.ipynb": ("noise_lab", "build_noise_lab"),
-    "mechanisms_in_action.ipynb": ("mechanisms_lab", "build_mechanisms_lab"),
+    "mechanisms_lab.ipynb": ("mechanisms_lab", "build_mechanisms_lab"),
     "local_vs_central.ipynb": ("local_vs_central", "build_local_vs_central"),
-    "adaptive_data_analysis.ipynb": ("adaptive_lab", "build_adaptive_lab"),
-    "auditing_lab.ipynb": ("audit_lab", "build_audit_lab"),
+    "adaptive_lab.ipynb": ("adaptive_lab", "build_adaptive_lab"),
+    "audit_lab.ipynb": ("audit_lab", "build_audit_lab"),
     "dpsgd_planner.ipynb": ("dpsgd_planner", "build_dpsgd_planner"),
-    "mean_estimation.ipynb": ("mean_estimation_lab", "build_mean_estimation_lab"),
+    "mean_estimation_lab.ipynb": ("mean_estimation_lab", "build_mean_estimation_lab"),
     "filters_lab.ipynb": ("filters_lab", "build_filters_lab"),
-    "down_sensitivity.ipynb": ("down_sensitivity_lab", "build_down_sensitivity_lab"),
-    "group_privacy.ipynb": ("group_privacy_lab", "build_group_privacy_lab"),
+    "down_sensitivity_lab.ipynb": ("down_sensitivity_lab", "build_down_sensitivity_lab"),
+    "group_privacy_lab.ipynb": ("group_privacy_lab", "build_group_privacy_lab"),
     "demo.ipynb": ("demo", "build_demo"),
 }
 

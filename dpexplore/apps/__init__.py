@@ -2,13 +2,15 @@
 
 Each app is a module with a ``build_<name>()`` returning its widget, and a thin notebook in
 ``dpexplore/apps/notebooks/`` that imports, builds and displays it (the package ships them; the
-repository's top-level ``notebooks/`` links there). ``APPS`` is the gallery's registry: the landing
-page ``index.ipynb``, the tests and the browser benchmark read it. To add an app, append
-``(notebook_filename, title, the one-line question it answers)`` and give it a topic in ``TOPICS``;
-``python tools/make_thumbnails.py`` then draws its gallery picture.
+repository's top-level ``notebooks/`` links there), named after the module: ``<module>.ipynb``.
+``REGISTRY`` is the gallery's registry, an :class:`AppEntry` per app (module, gallery section,
+title, the one-line question it answers); ``APPS`` (notebook, title, question) and ``TOPICS``
+(notebook -> section), which the landing page ``index.ipynb``, the tests and the browser benchmark
+read, are derived from it. To add an app, append its ``AppEntry``; ``python
+tools/make_thumbnails.py`` then draws its gallery picture.
 
 >>> [name for name, _, _ in APPS][:2]
-['rdp_explorer.ipynb', 'profile_vs_gdp.ipynb']
+['rdp_explorer.ipynb', 'profile_gdp.ipynb']
 >>> sorted(set(TOPICS.values())) == sorted(TOPIC_ORDER)
 True
 """
@@ -17,64 +19,72 @@ from __future__ import annotations
 import base64
 import html
 import pathlib
+from typing import NamedTuple
 
-__all__ = ["APPS", "TOPICS", "TOPIC_ORDER", "gallery_html", "thumbnail_path"]
+__all__ = ["APPS", "TOPICS", "TOPIC_ORDER", "REGISTRY", "AppEntry", "gallery_html", "thumbnail_path"]
 
-#: (notebook file in notebooks/, title, the one-line question the app answers), in gallery order
-APPS: list[tuple[str, str, str]] = [
-    ("rdp_explorer.ipynb", "Rényi DP explorer",
-     "What does pure ε-DP give in Rényi DP and zCDP, and what (ε, δ) comes back out?"),
-    ("profile_vs_gdp.ipynb", "Privacy profile vs Gaussian DP",
-     "Is a mechanism's δ(ε) curve Gaussian DP, and for which μ?"),
-    ("composition_explorer.ipynb", "Composition explorer",
-     "How fast does ε grow over k steps under basic, advanced, optimal, RDP, zCDP and tight composition?"),
-    ("notion_converter.ipynb", "Notion converter",
-     "What does one guarantee (ε-DP, (ε, δ), zCDP, GDP, RDP) imply in every other notion, and what is lost?"),
-    ("noise_lab.ipynb", "Noise lab",
-     "How much Laplace, Logistic, Gaussian or Subbotin noise does (ε, δ) need, and which has least variance?"),
-    ("mechanisms_in_action.ipynb", "Mechanisms in action",
-     "What do the differencing attack, noisy counts, report noisy max and sparse vector do on data?"),
-    ("local_vs_central.ipynb", "Local vs central",
-     "How much better is inverse sensitivity than Laplace for the median, and what does shuffling buy?"),
-    ("adaptive_data_analysis.ipynb", "Adaptive data analysis",
-     "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?"),
-    ("auditing_lab.ipynb", "Auditing lab",
-     "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
-    ("dpsgd_planner.ipynb", "DP-SGD planner",
-     "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an attacker then infer membership?"),
-    ("mean_estimation.ipynb", "Private mean estimation",
-     "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
-    ("filters_lab.ipynb", "Composition settings and privacy filters",
-     "When an analyst picks each budget from earlier answers, which privacy filter answers most, and which composition results are known?"),
-    ("down_sensitivity.ipynb", "Down sensitivity",
-     "How can a maximum or a per-person sum be released privately when one more item can raise it without limit?"),
-    ("group_privacy.ipynb", "Privacy for larger groups (open problem)",
-     "Does noise proportional to the count give people in larger groups more privacy than the proven ρ-zCDP? (explored numerically, not proven)"),
-    ("demo.ipynb", "Gaussian DP profile (minimal example)",
-     "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
-]
+class AppEntry(NamedTuple):
+    """One app of the gallery: its module ``dpexplore.apps.<module>`` (whose ``build_<module>()``
+    its notebook ``<module>.ipynb`` displays, and whose ``AppInfo.slug`` is ``<module>``), its
+    gallery section, and its card's title and the one-line question it answers."""
+
+    module: str
+    topic: str
+    title: str
+    question: str
+
+    @property
+    def notebook(self) -> str:
+        """The app's notebook, ``<module>.ipynb``."""
+        return f"{self.module}.ipynb"
+
 
 #: the gallery's sections, in order
 TOPIC_ORDER = ("Notions and conversions", "Composition", "Mechanisms", "Labs")
 
+#: the apps, in gallery order: each written once (APPS and TOPICS are read from here)
+REGISTRY: tuple[AppEntry, ...] = (
+    AppEntry("rdp_explorer", "Notions and conversions", "Rényi DP explorer",
+             "What does pure ε-DP give in Rényi DP and zCDP, and what (ε, δ) comes back out?"),
+    AppEntry("profile_gdp", "Notions and conversions", "Privacy profile vs Gaussian DP",
+             "Is a mechanism's δ(ε) curve Gaussian DP, and for which μ?"),
+    AppEntry("composition_explorer", "Composition", "Composition explorer",
+             "How fast does ε grow over k steps under basic, advanced, optimal, RDP, zCDP and tight composition?"),
+    AppEntry("notion_converter", "Notions and conversions", "Notion converter",
+             "What does one guarantee (ε-DP, (ε, δ), zCDP, GDP, RDP) imply in every other notion, and what is lost?"),
+    AppEntry("noise_lab", "Mechanisms", "Noise lab",
+             "How much Laplace, Logistic, Gaussian or Subbotin noise does (ε, δ) need, and which has least variance?"),
+    AppEntry("mechanisms_lab", "Mechanisms", "Mechanisms in action",
+             "What do the differencing attack, noisy counts, report noisy max and sparse vector do on data?"),
+    AppEntry("local_vs_central", "Mechanisms", "Local vs central",
+             "How much better is inverse sensitivity than Laplace for the median, and what does shuffling buy?"),
+    AppEntry("adaptive_lab", "Labs", "Adaptive data analysis",
+             "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?"),
+    AppEntry("audit_lab", "Labs", "Auditing lab",
+             "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
+    AppEntry("dpsgd_planner", "Composition", "DP-SGD planner",
+             "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an "
+             "attacker then infer membership?"),
+    AppEntry("mean_estimation_lab", "Labs", "Private mean estimation",
+             "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
+    AppEntry("filters_lab", "Composition", "Composition settings and privacy filters",
+             "When an analyst picks each budget from earlier answers, which privacy filter answers most, and "
+             "which composition results are known?"),
+    AppEntry("down_sensitivity_lab", "Mechanisms", "Down sensitivity",
+             "How can a maximum or a per-person sum be released privately when one more item can raise it "
+             "without limit?"),
+    AppEntry("group_privacy_lab", "Labs", "Privacy for larger groups (open problem)",
+             "Does noise proportional to the count give people in larger groups more privacy than the proven "
+             "ρ-zCDP? (explored numerically, not proven)"),
+    AppEntry("demo", "Notions and conversions", "Gaussian DP profile (minimal example)",
+             "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
+)
+
+#: (notebook file in notebooks/, title, the one-line question the app answers), in gallery order
+APPS: list[tuple[str, str, str]] = [(a.notebook, a.title, a.question) for a in REGISTRY]
+
 #: notebook -> gallery section
-TOPICS: dict[str, str] = {
-    "rdp_explorer.ipynb": "Notions and conversions",
-    "profile_vs_gdp.ipynb": "Notions and conversions",
-    "notion_converter.ipynb": "Notions and conversions",
-    "demo.ipynb": "Notions and conversions",
-    "composition_explorer.ipynb": "Composition",
-    "filters_lab.ipynb": "Composition",
-    "dpsgd_planner.ipynb": "Composition",
-    "noise_lab.ipynb": "Mechanisms",
-    "mechanisms_in_action.ipynb": "Mechanisms",
-    "local_vs_central.ipynb": "Mechanisms",
-    "adaptive_data_analysis.ipynb": "Labs",
-    "auditing_lab.ipynb": "Labs",
-    "mean_estimation.ipynb": "Labs",
-    "group_privacy.ipynb": "Labs",
-    "down_sensitivity.ipynb": "Mechanisms",
-}
+TOPICS: dict[str, str] = {a.notebook: a.topic for a in REGISTRY}
 
 _THUMBS = pathlib.Path(__file__).resolve().parent / "thumbnails"
 

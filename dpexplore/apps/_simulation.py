@@ -1,17 +1,19 @@
 """The machinery the two simulation labs share (mechanisms in action, local vs central): a
-progress bar for slow steps, one seeded generator per section, the range checks of their specs and
-the controller that runs its compute under the bar."""
+progress bar for slow steps, one seeded generator per section, their seed and trials parameters
+and the controller that runs its compute under the bar."""
 from __future__ import annotations
-
-import math
 
 import ipywidgets as W
 import numpy as np
 
-from ..ui.controls import Controller, int_log_slider
+from ..ui.controls import Controller, param_slider
+from ._checks import SEED_MAX, Param
 
 #: simulations draw at most this many noise values per curve (trials are capped to fit)
 SIM_BUDGET = 200000
+#: the seed (a number box, any whole number in [0, 10⁹]) and the trials of every simulation
+SEED = Param("seed", 0, SEED_MAX, integer=True)
+TRIALS = Param("trials", 100, 10000, "log", unit="runs", integer=True, steps_per_decade=10)
 
 
 # progress of a running simulation: the controller installs a callback for the duration of one
@@ -74,21 +76,7 @@ def _seed_box(value: int) -> W.IntText:
 def _seed_and_trials(spec) -> dict:
     """The two controls every simulation lab starts with: the seed box and the trials slider."""
     return {"seed": _seed_box(spec.seed),
-            "trials": int_log_slider("trials", spec.trials, 100, 10000, unit="runs", steps_per_decade=10)}
-
-
-def _check_range(name, value, ranges):
-    """``value`` a finite number in ``ranges[name]`` = (lo, hi), else a ValueError naming it."""
-    lo, hi = ranges[name]
-    if not (isinstance(value, (int, float)) and math.isfinite(value)):
-        raise ValueError(f"{name} must be a finite number, got {name} = {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} = {value:g} is outside this lab's range [{lo:g}, {hi:g}]")
-
-
-def _check_int(name, value, lo, hi):
-    if int(value) != value or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {name} = {value!r}")
+            "trials": param_slider(TRIALS, spec.trials)}
 
 
 def _gap(y):

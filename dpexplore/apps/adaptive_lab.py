@@ -60,9 +60,10 @@ from ..teaching import (
     simulate_adaptive_overfitting,
     statistical_query_epsilon,
 )
-from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, int_log_slider, int_slider, log_slider
+from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
+from ._checks import Param, check_params, params_by_name
 
 __all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair",
            "calculator", "AdaptiveLabController", "build_adaptive_lab", "MAX_CELLS",
@@ -77,6 +78,20 @@ TAU_RANGE = (1e-3, 0.5)
 GEN_N_RANGE = (10, 100_000000)
 BETA_RANGE = (1e-12, 0.5)
 DELTA_RANGE = (1e-12, 0.1)
+#: the lab's numeric parameters (its sliders); compute accepts more than a slider offers
+#: (``accept``), the simulation's limits are checked apart (:func:`_check_sim`)
+PARAMS = params_by_name(
+    Param("n", *N_RANGE, "log", unit="rows per set", integer=True, steps_per_decade=10, accept=(1, None)),
+    Param("d", *D_RANGE, "log", unit="features", integer=True, steps_per_decade=10, accept=(1, None)),
+    Param("rounds", *ROUNDS_RANGE, unit="values of k", integer=True, accept=(1, None)),
+    Param("seed", 0, 999, unit="random seed", integer=True, accept=(0, None)),
+    Param("delta", *DELTA_RANGE, "log", "δ", "Thresholdout's δ", steps_per_decade=4, readout_format=".1e",
+          accept=(0.0, 1.0), interval="()"),
+    Param("tau", *TAU_RANGE, "log", "τ", "tolerance", steps_per_decade=20, accept=(0.0, None), interval="()"),
+    Param("gen_n", *GEN_N_RANGE, "log", "n_gen", "samples", integer=True, steps_per_decade=10, accept=(1, None)),
+    Param("beta", *BETA_RANGE, "log", "β", "probability", steps_per_decade=4, readout_format=".1e",
+          accept=(0.0, 1.0), interval="()"),
+)
 #: β of "take 2" is 2e^{−nτ²}, floored here (the max-information bound holds for every β > 0;
 #: a larger β only loosens it, so the floor errs on the safe side)
 BETA_FLOOR = 1e-300
@@ -335,18 +350,7 @@ class AdaptiveResult:
 
 
 def _check_spec(spec: AdaptiveSpec) -> None:
-    for name in ("n", "d", "rounds", "seed", "gen_n"):
-        v = getattr(spec, name)
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise ValueError(f"{name} must be an integer, got {name} = {v!r}")
-    if not (spec.n >= 1 and spec.d >= 1 and spec.rounds >= 1 and spec.gen_n >= 1):
-        raise ValueError(f"n, d, rounds and gen_n must be >= 1, got {spec!r}")
-    if not (math.isfinite(spec.tau) and spec.tau > 0):
-        raise ValueError(f"tau must be > 0, got tau = {spec.tau!r}")
-    if not (0.0 < spec.beta < 1.0):
-        raise ValueError(f"beta must lie in (0, 1), got beta = {spec.beta!r}")
-    if not (0.0 < spec.delta < 1.0):
-        raise ValueError(f"delta must lie in (0, 1), got delta = {spec.delta!r}")
+    check_params(spec, PARAMS)
     _check_sim(spec.n, spec.d, spec.rounds, spec.seed)
 
 
@@ -654,7 +658,7 @@ with probability ≤ β, \(\varepsilon \le \sqrt{\ln(1/\beta)/(2n)} \Rightarrow 
 
 
 INFO = AppInfo(
-    slug="adaptive_data_analysis",
+    slug="adaptive_lab",
     title="Adaptive data analysis: overfitting, the reusable holdout and generalization bounds",
     lead=("Pick features by how well they do on a holdout, then test on the same holdout: the "
           "score looks good on pure noise. Thresholdout answers through differential privacy and "
@@ -676,19 +680,10 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
     6
     """
     sim = {
-        "n": int_log_slider("n", n, *N_RANGE, unit="rows per set", steps_per_decade=10),
-        "d": int_log_slider("d", d, *D_RANGE, unit="features", steps_per_decade=10),
-        "rounds": int_slider("rounds", rounds, *ROUNDS_RANGE, unit="values of k"),
-        "seed": int_slider("seed", seed, 0, 999, unit="random seed"),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="Thresholdout's δ", steps_per_decade=4,
-                            readout_format=".1e"),
+        k: param_slider(PARAMS[k], v) for k, v in (("n", n), ("d", d), ("rounds", rounds), ("seed", seed),
+                                                   ("delta", delta))
     }
-    calc = {
-        "tau": log_slider("τ", tau, *TAU_RANGE, unit="tolerance", steps_per_decade=20),
-        "gen_n": int_log_slider("n_gen", gen_n, *GEN_N_RANGE, unit="samples", steps_per_decade=10),
-        "beta": log_slider("β", beta, *BETA_RANGE, unit="probability", steps_per_decade=4,
-                           readout_format=".1e"),
-    }
+    calc = {k: param_slider(PARAMS[k], v) for k, v in (("tau", tau), ("gen_n", gen_n), ("beta", beta))}
     for w in list(sim.values())[:4]:
         w.continuous_update = False  # a simulation per release, not per pixel
     ctrl = AdaptiveLabController({**sim, **calc}, MessageArea())

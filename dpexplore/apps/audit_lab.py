@@ -57,8 +57,9 @@ from ..auditing import (
 )
 from ..conversions import tradeoff_approx
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
+from ._checks import Param, check_params, params_by_name
 from .adaptive_lab import Memo, StagedController
-from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 
@@ -77,6 +78,24 @@ M_GAUSSIAN_MAX = 200000
 GUESS_RANGE = (0.01, 1.0)
 BUG_RANGE = (1.0, 4.0)
 CONF_RANGE = (0.5, 0.999)
+#: the lab's numeric parameters (its sliders); compute accepts more than a slider offers where
+#: ``accept`` says so. ε, δ and the bug factor are checked by the mechanism under audit
+#: (:data:`SUBJECTS`: ε > 0, δ in (0, 1) for the Gaussian, bug factor >= 1)
+PARAMS = params_by_name(
+    Param("eps", *EPS_RANGE, "log", "ε", "claimed", steps_per_decade=20),
+    Param("delta", *DELTA_RANGE, "log", "δ", "Gaussian only", steps_per_decade=4, readout_format=".1e"),
+    Param("bug", *BUG_RANGE, "linear", "bug factor", "mis-calibrated only", step=0.05),
+    Param("trials", *TRIALS_RANGE, "log", unit="per input", integer=True, steps_per_decade=10,
+          accept=(10, 10 * TRIALS_RANGE[1])),
+    Param("confidence", *CONF_RANGE, "linear", unit="probability", step=0.001, accept=(0.0, 1.0), interval="()"),
+    Param("seed", 0, 999, unit="random seed", integer=True, accept=(0, None)),
+    Param("m", *M_RANGE, "log", unit="canaries", integer=True, steps_per_decade=10, accept=(2, M_RANGE[1]),
+          what="of canaries"),
+    Param("guess_frac", *GUESS_RANGE, "log", "guesses r/m", "fraction", steps_per_decade=10, accept=(0.0, 1.0),
+          interval="(]"),
+)
+#: the parameters checked here, in this order
+_CHECKED = [PARAMS[k] for k in ("trials", "seed", "m", "confidence", "guess_frac")]
 #: type I errors α of the trade-off plot
 ALPHA_GRID = np.linspace(0.0, 1.0, 201)
 #: trial counts of the "how many trials" plot
@@ -313,25 +332,12 @@ class AuditLabResult:
 
 
 def _check_spec(spec: AuditSpec) -> None:
-    for name in ("trials", "seed", "m"):
-        v = getattr(spec, name)
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise ValueError(f"{name} must be an integer, got {name} = {v!r}")
-    if spec.trials < 10 or spec.trials > 10 * TRIALS_RANGE[1]:
-        raise ValueError(f"trials must lie in [10, {10 * TRIALS_RANGE[1]:,}], got trials = {spec.trials}")
-    if spec.m < 2 or spec.m > M_RANGE[1]:
-        raise ValueError(f"m (canaries) must lie in [2, {M_RANGE[1]:,}], got m = {spec.m}")
+    check_params(spec, _CHECKED)
     if spec.mechanism == "Gaussian" and spec.m > M_GAUSSIAN_MAX:
         raise ValueError(
             f"m = {spec.m:,} canaries is too many for the Gaussian's one-run audit in an interactive "
             f"step (its (eps, delta) bound needs a search over binomial tails for each m; limit "
             f"{M_GAUSSIAN_MAX:,}): lower m")
-    if spec.seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got seed = {spec.seed}")
-    if not (0.0 < spec.confidence < 1.0):
-        raise ValueError(f"confidence must lie in (0, 1), got confidence = {spec.confidence!r}")
-    if not (0.0 < spec.guess_frac <= 1.0):
-        raise ValueError(f"guess fraction must lie in (0, 1], got guess_frac = {spec.guess_frac!r}")
     if spec.mechanism == "Gaussian" and spec.eps > 0 and 0 < spec.delta < 1:
         if SUBJECTS(spec.mechanism, spec.eps, spec.delta, spec.bug).mechanism.sigma < 1e-3:
             raise ValueError(f"eps = {spec.eps:g} with delta = {spec.delta:g} needs almost no noise "
@@ -577,7 +583,7 @@ noise \(1/(\text{bug}\cdot\varepsilon)\) instead of \(1/\varepsilon\): it is onl
 
 
 INFO = AppInfo(
-    slug="auditing_lab",
+    slug="audit_lab",
     title="Auditing lab: empirical lower bounds on ε expose privacy bugs",
     lead=("Run a mechanism many times on two neighbouring inputs and bound ε from below with a "
           "statistical test: a correct mechanism passes, a mis-calibrated one is caught. The last "
@@ -599,15 +605,9 @@ def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0,
     controls = {
         "mechanism": W.Dropdown(options=list(MECHANISMS), value=mechanism, description="mechanism",
                                 style={"description_width": "initial"}),
-        "eps": log_slider("ε", eps, *EPS_RANGE, unit="claimed", steps_per_decade=20),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="Gaussian only", steps_per_decade=4,
-                            readout_format=".1e"),
-        "bug": linear_slider("bug factor", bug, *BUG_RANGE, 0.05, unit="mis-calibrated only"),
-        "trials": int_log_slider("trials", trials, *TRIALS_RANGE, unit="per input", steps_per_decade=10),
-        "confidence": linear_slider("confidence", confidence, *CONF_RANGE, 0.001, unit="probability"),
-        "seed": int_slider("seed", seed, 0, 999, unit="random seed"),
-        "m": int_log_slider("m", m, *M_RANGE, unit="canaries", steps_per_decade=10),
-        "guess_frac": log_slider("guesses r/m", guess_frac, *GUESS_RANGE, unit="fraction", steps_per_decade=10),
+        **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("bug", bug), ("trials", trials),
+                                                      ("confidence", confidence), ("seed", seed), ("m", m),
+                                                      ("guess_frac", guess_frac))},
     }
     for k in ("trials", "seed", "m"):
         controls[k].continuous_update = False  # a simulation per release, not per pixel

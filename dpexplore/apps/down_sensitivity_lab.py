@@ -44,11 +44,11 @@ import numpy as np
 
 from .. import down_sensitivity as ds
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ._checks import check_numbers, check_whole
+from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
     "DownSensitivitySpec", "DownSensitivityResult", "MethodStats", "compute_down_sensitivity_lab",
@@ -80,7 +80,15 @@ SEED_RANGE = (0, 999)           # the slider's; compute accepts any seed in [0, 
 EPS_RANGE = (0.01, 10.0)
 BETA_RANGE = (1e-6, 0.5)
 BOUND_RANGE = (1.0, 1000.0)
-_SEED_MAX = 10 ** 9
+#: the lab's numeric parameters: its sliders and the checks of its spec
+PARAMS = params_by_name(
+    Param("n", *N_RANGE, "log", unit="people", integer=True, steps_per_decade=10, what="of people"),
+    Param("spread", *SPREAD_RANGE, "linear", unit="units", step=1.0),
+    Param("seed", *SEED_RANGE, unit="random seed", integer=True, accept=(0, SEED_MAX)),
+    Param("eps", *EPS_RANGE, "log", "ε", steps_per_decade=20),
+    Param("beta", *BETA_RANGE, "log", "β", "failure probability", steps_per_decade=5, readout_format=".2g"),
+    Param("bound", *BOUND_RANGE, "log", "B", "naive clip bound", steps_per_decade=10),
+)
 #: quantiles shown for every estimate
 QUANTILES = (0.05, 0.5, 0.95)
 
@@ -167,10 +175,7 @@ def _check_spec(spec: DownSensitivitySpec) -> None:
         raise ValueError(f"query must be one of {list(QUERIES)}, got query = {spec.query!r}")
     if spec.shape not in SHAPES:
         raise ValueError(f"shape must be one of {list(SHAPES)}, got shape = {spec.shape!r}")
-    check_numbers(spec, (("spread", SPREAD_RANGE), ("eps", EPS_RANGE), ("beta", BETA_RANGE),
-                         ("bound", BOUND_RANGE)))
-    check_whole(spec, "n", *N_RANGE, what="of people")
-    check_whole(spec, "seed", 0, _SEED_MAX, sep="")
+    check_params(spec, PARAMS)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -568,7 +573,7 @@ _THEORY = (
     r"error shown is exact; the seed only draws the data.</p>")
 
 INFO = AppInfo(
-    slug="down_sensitivity",
+    slug="down_sensitivity_lab",
     title="Down sensitivity and the shifted inverse mechanism",
     lead=("One more item can raise a maximum (or one person's many items a sum) without limit, but "
           "removing items lowers it only by the down sensitivity. The shifted inverse mechanism "
@@ -598,13 +603,8 @@ def build_down_sensitivity_lab(query: str = "max", shape: str = "normal", n: int
                             description="query f", style=dd, layout=W.Layout(width="min(100%, 330px)")),
         "shape": W.Dropdown(options=[(v, k) for k, v in SHAPES.items()], value=shape,
                             description="data", style=dd, layout=W.Layout(width="min(100%, 330px)")),
-        "n": int_log_slider("n", n, *N_RANGE, unit="people", steps_per_decade=10),
-        "spread": linear_slider("spread", spread, *SPREAD_RANGE, 1.0, unit="units"),
-        "seed": int_slider("seed", seed, *SEED_RANGE, unit="random seed"),
-        "eps": log_slider("ε", eps, *EPS_RANGE, steps_per_decade=20),
-        "beta": log_slider("β", beta, *BETA_RANGE, unit="failure probability", steps_per_decade=5,
-                           readout_format=".2g"),
-        "bound": log_slider("B", bound, *BOUND_RANGE, unit="naive clip bound", steps_per_decade=10),
+        **{k: param_slider(PARAMS[k], v) for k, v in (("n", n), ("spread", spread), ("seed", seed),
+                                                      ("eps", eps), ("beta", beta), ("bound", bound))},
     }
     ctrl = DownSensitivityController(controls, MessageArea())
     tabs = [("Estimates", [ctrl.fig_est]), ("Loss of the data", [ctrl.fig_loss]),

@@ -31,9 +31,10 @@ import ipywidgets as W
 import numpy as np
 
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ._checks import Param, check_params, params_by_name
 
 __all__ = ["PlannerSpec", "PlannerResult", "compute_planner", "PlannerController", "build_dpsgd_planner",
            "INFO", "N_RANGE", "BATCH_RANGE", "EPOCHS_RANGE", "SIGMA_RANGE", "DELTA_RANGE", "EPS_RANGE",
@@ -46,6 +47,16 @@ EPOCHS_RANGE = (1, 100)
 SIGMA_RANGE = (10 ** -0.3, 20.0)   # noise multiplier σ = noise std / clipping norm (0.501 … 20)
 DELTA_RANGE = (1e-12, 1e-2)
 EPS_RANGE = (0.1, 20.0)            # the target ε of "σ for target ε"
+#: the planner's parameters: its sliders and the checks of its spec (reals: slider positions
+#: rounded at the ends are accepted)
+PARAMS = params_by_name(
+    Param("n", *N_RANGE, "log", "N", "examples", integer=True, steps_per_decade=10),
+    Param("batch", *BATCH_RANGE, "log", "B", "expected batch", integer=True, steps_per_decade=10),
+    Param("epochs", *EPOCHS_RANGE, "log", integer=True, steps_per_decade=10),
+    Param("sigma", *SIGMA_RANGE, "log", "σ", "noise multiplier", steps_per_decade=20, rel_tol=1e-9),
+    Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e", rel_tol=1e-9),
+    Param("target_eps", *EPS_RANGE, "linear", "target ε", step=0.1, rel_tol=1e-9),
+)
 #: points of the ε-against-epochs curves
 CURVE_POINTS = 24
 #: FFT grid of the tight accountant in the app (dpsgd_epsilon's default is 2¹⁴: this one is
@@ -80,14 +91,7 @@ class PlannerSpec:
         return int(math.ceil(self.epochs / self.q - 1e-9))
 
     def check(self) -> None:
-        for name, (lo, hi) in (("n", N_RANGE), ("batch", BATCH_RANGE), ("epochs", EPOCHS_RANGE)):
-            v = getattr(self, name)
-            if int(v) != v or not lo <= v <= hi:
-                raise ValueError(f"{name} must be a whole number in [{lo}, {hi}], got {name} = {v!r}")
-        for name, (lo, hi) in (("sigma", SIGMA_RANGE), ("delta", DELTA_RANGE), ("target_eps", EPS_RANGE)):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)):
-                raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], got {name} = {v!r}")
+        check_params(self, PARAMS)
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
     >>> compute_planner(PlannerSpec(sigma=100.0))
     Traceback (most recent call last):
     ...
-    ValueError: sigma must be in [0.501187, 20], got sigma = 100.0
+    ValueError: sigma = 100 is outside this lab's range [0.501187, 20]
     """
     from .. import composition as C
     from .. import conversions
@@ -328,12 +332,8 @@ def build_dpsgd_planner(n: int = 100000, batch: int = 1000, epochs: int = 10, si
     (1000, 2)
     """
     controls = {
-        "n": int_log_slider("N", n, *N_RANGE, unit="examples", steps_per_decade=10),
-        "batch": int_log_slider("B", batch, *BATCH_RANGE, unit="expected batch", steps_per_decade=10),
-        "epochs": int_log_slider("epochs", epochs, *EPOCHS_RANGE, steps_per_decade=10),
-        "sigma": log_slider("σ", sigma, *SIGMA_RANGE, unit="noise multiplier", steps_per_decade=20),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4, readout_format=".1e"),
-        "target_eps": linear_slider("target ε", target_eps, *EPS_RANGE, 0.1),
+        k: param_slider(PARAMS[k], v) for k, v in (("n", n), ("batch", batch), ("epochs", epochs), ("sigma", sigma),
+                                                   ("delta", delta), ("target_eps", target_eps))
     }
     ctrl = PlannerController(controls, MessageArea())
     button = W.Button(description="Set σ for the target ε", tooltip="the smallest σ (tight accountant)",

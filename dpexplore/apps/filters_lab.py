@@ -66,10 +66,10 @@ from ..filters import (
     simulate_adaptive_analyst,
 )
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
-from ._checks import check_numbers, check_whole
+from ._checks import Param, check_params, params_by_name
 
 __all__ = [
     "FiltersLabSpec", "FiltersLabResult", "SessionResult", "compute_filters_lab", "renyi_order",
@@ -92,6 +92,16 @@ REL_RANGE = (0.05, 1.0)         # a linear slider in steps of 0.05
 SEED_RANGE = (0, 999)
 PARTS_RANGE = (1, 8)
 SHARE_RANGE = (0.05, 1.0)       # a linear slider in steps of 0.05
+#: the lab's numeric parameters: its sliders and the checks of its spec
+PARAMS = params_by_name(
+    Param("eps", *EPS_RANGE, "log", "ε", "total", steps_per_decade=20, rel_tol=1e-12),
+    Param("delta", *DELTA_RANGE, "log", "δ", "total", steps_per_decade=1, readout_format=".0e", rel_tol=1e-12),
+    Param("queries", *QUERIES_RANGE, "linear", unit="asked", integer=True, step=10),
+    Param("rel_error", *REL_RANGE, "linear", "relative error", "wanted", step=0.05, rel_tol=1e-12),
+    Param("seed", *SEED_RANGE, unit="random seed", integer=True),
+    Param("parts", *PARTS_RANGE, "linear", "partitions", "disjoint", integer=True),
+    Param("share", *SHARE_RANGE, "linear", "ε_p / ε", "each partition's share", step=0.05, rel_tol=1e-12),
+)
 #: after a refusal: "halt" ends the interaction (Rogers et al. 2016), "skip" asks the next query
 #: with twice the noise
 MODES = {"halt": "stop at the first refusal", "skip": "go on, with twice the noise"}
@@ -163,10 +173,7 @@ class FiltersLabResult:
 
 
 def _check_spec(spec: FiltersLabSpec) -> None:
-    check_numbers(spec, (("eps", EPS_RANGE), ("delta", DELTA_RANGE), ("rel_error", REL_RANGE),
-                         ("share", SHARE_RANGE)), rel_tol=1e-12)
-    for name, (lo, hi) in (("queries", QUERIES_RANGE), ("seed", SEED_RANGE), ("parts", PARTS_RANGE)):
-        check_whole(spec, name, lo, hi, sep="")
+    check_params(spec, PARAMS)
     if spec.mode not in MODES:
         raise ValueError(f"mode must be one of {list(MODES)}, got mode = {spec.mode!r}")
 
@@ -703,17 +710,12 @@ def build_filters_lab(eps: float = 1.0, delta: float = 1e-6, queries: int = 100,
     5
     """
     controls = {
-        "eps": log_slider("ε", eps, *EPS_RANGE, unit="total", steps_per_decade=20),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="total", steps_per_decade=1,
-                            readout_format=".0e"),
-        "queries": int_slider("queries", queries, *QUERIES_RANGE, step=10, unit="asked"),
-        "rel_error": linear_slider("relative error", rel_error, *REL_RANGE, 0.05, unit="wanted"),
+        **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("queries", queries),
+                                                      ("rel_error", rel_error))},
         "mode": W.Dropdown(options=[(v, k) for k, v in MODES.items()], value=mode,
                            description="after a refusal", style={"description_width": "initial"},
                            layout=W.Layout(width="min(100%, 360px)")),
-        "seed": int_slider("seed", seed, *SEED_RANGE, unit="random seed"),
-        "parts": int_slider("partitions", parts, *PARTS_RANGE, unit="disjoint"),
-        "share": linear_slider("ε_p / ε", share, *SHARE_RANGE, 0.05, unit="each partition's share"),
+        **{k: param_slider(PARAMS[k], v) for k, v in (("seed", seed), ("parts", parts), ("share", share))},
     }
     ctrl = FiltersLabController(controls, MessageArea())
     panel = [controls[k] for k in ("eps", "delta", "queries", "rel_error", "mode", "seed")]

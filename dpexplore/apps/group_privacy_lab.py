@@ -47,11 +47,11 @@ import numpy as np
 
 from .. import group_privacy as gp
 from ..references import cite
-from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from .adaptive_lab import Memo, StagedController
-from ._checks import check_numbers, check_whole
+from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
     "GroupPrivacySpec", "GroupPrivacyResult", "compute_group_privacy_lab", "curve_counts",
@@ -77,7 +77,14 @@ R_RANGE = (0.2, 2.0)
 COUNT_RANGE = (1, 10 ** 6)
 MAX_COUNT_RANGE = (10, 10 ** 6)
 SEED_RANGE = (0, 999)          # the slider's; compute accepts any seed in [0, 10⁹]
-_SEED_MAX = 10 ** 9
+#: the lab's numeric parameters: its sliders and the checks of its spec
+PARAMS = params_by_name(
+    Param("sigma2", *SIGMA2_RANGE, "log", "σ²", "Gaussian noise variance", steps_per_decade=10, rel_tol=1e-12),
+    Param("r", *R_RANGE, "linear", "r", "relative noise", step=0.05, rel_tol=1e-12),
+    Param("count", *COUNT_RANGE, "log", "x", "true count", integer=True, steps_per_decade=20),
+    Param("max_count", *MAX_COUNT_RANGE, "log", "curve up to", "largest count", integer=True, steps_per_decade=2),
+    Param("seed", *SEED_RANGE, unit="random seed", integer=True, accept=(0, SEED_MAX)),
+)
 #: the figure of Pujol & Desfontaines 2023: their Algorithm 1 for the count 10⁴ with σ² = 100 and r = 0.3, and the
 #: sample mean and standard deviation they report
 POST_FIGURE = {"count": 10000, "sigma2": 100.0, "r": 0.3, "mean": 10002.6, "std": 2995.1}
@@ -133,14 +140,12 @@ class GroupPrivacyResult:
 
 
 def _check_spec(spec: GroupPrivacySpec) -> None:
-    check_numbers(spec, (("sigma2", SIGMA2_RANGE), ("r", R_RANGE)), rel_tol=1e-12)
-    check_whole(spec, "count", *COUNT_RANGE)
-    check_whole(spec, "max_count", *MAX_COUNT_RANGE)
+    check_params(spec, [PARAMS[k] for k in ("sigma2", "r", "count", "max_count")])
     a = spec.alpha_max
     if isinstance(a, bool) or not isinstance(a, (int, float)) or a not in ALPHA_MAX_CHOICES:
         raise ValueError(f"alpha_max must be one of {', '.join(map(str, ALPHA_MAX_CHOICES))}, "
                          f"got alpha_max = {a!r}")
-    check_whole(spec, "seed", 0, _SEED_MAX, sep="")
+    PARAMS["seed"].check(spec.seed)
 
 
 def curve_counts(max_count: int) -> np.ndarray:
@@ -502,7 +507,7 @@ _THEORY = (
     + r" seeded draws of Pujol &amp; Desfontaines 2023, Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>")
 
 INFO = AppInfo(
-    slug="group_privacy",
+    slug="group_privacy_lab",
     title="Better privacy for larger groups? An open problem",
     lead=("Algorithm 1 of Pujol &amp; Desfontaines 2023 adds Gaussian noise (provably ρ-zCDP), then "
           "noise proportional to the noisy count; whether people in larger groups thereby get more "
@@ -530,16 +535,14 @@ def build_group_privacy_lab(sigma2: float = 100.0, r: float = 0.3, count: int = 
     (100, 3)
     """
     controls = {
-        "sigma2": log_slider("σ²", sigma2, *SIGMA2_RANGE, unit="Gaussian noise variance", steps_per_decade=10,
-                             continuous_update=False),
-        "r": linear_slider("r", r, *R_RANGE, 0.05, unit="relative noise", continuous_update=False),
-        "count": int_log_slider("x", count, *COUNT_RANGE, unit="true count", steps_per_decade=20),
-        "max_count": int_log_slider("curve up to", max_count, *MAX_COUNT_RANGE, unit="largest count",
-                                    steps_per_decade=2, continuous_update=False),
+        "sigma2": param_slider(PARAMS["sigma2"], sigma2, continuous_update=False),
+        "r": param_slider(PARAMS["r"], r, continuous_update=False),
+        "count": param_slider(PARAMS["count"], count),
+        "max_count": param_slider(PARAMS["max_count"], max_count, continuous_update=False),
         "alpha_max": W.Dropdown(options=[(str(a), a) for a in ALPHA_MAX_CHOICES], value=alpha_max,
                                 description="largest order α", style={"description_width": "initial"},
                                 layout=W.Layout(width="min(100%, 260px)")),
-        "seed": int_slider("seed", seed, *SEED_RANGE, unit="random seed"),
+        "seed": param_slider(PARAMS["seed"], seed),
     }
     ctrl = GroupPrivacyController(controls, MessageArea())
     tabs = [("Output at x", [ctrl.fig_output]), ("ρ̂ against the count", [ctrl.fig_curve]),

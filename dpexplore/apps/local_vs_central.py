@@ -29,11 +29,11 @@ from ..teaching import (
     shuffle_amplification,
     shuffle_amplification_valid,
 )
-from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, log_slider
+from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ._simulation import (SIM_BUDGET, _check_int, _check_range, _gap, _report, _rng, _seed_and_trials,
-                          _SimulationController)
+from ._checks import Param, check_params, params_by_name
+from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
 
 __all__ = [
     "LocalSpec", "compute_local_vs_central", "LocalVsCentralController", "build_local_vs_central",
@@ -42,10 +42,16 @@ __all__ = [
 
 MED_EPS = np.logspace(-2, 1, 13)
 N_GRID = np.logspace(1, 9, 241)
-_RANGES = {
-    "med_eps": (0.01, 10.0), "spread": (0.001, 1.0), "eps_local": (0.01, 10.0),
-    "shuffle_delta": (1e-15, 0.01),
-}
+#: the app's numeric parameters: its sliders and the checks of its spec
+PARAMS = params_by_name(
+    Param("med_eps", 0.01, 10.0, "log", "median ε"),
+    Param("spread", 0.001, 1.0, "log", "data spread σ", "data units"),
+    Param("n_data", 10, 100000, "log", "data size n", "points", integer=True, steps_per_decade=10),
+    Param("eps_local", 0.01, 10.0, "log", "local ε_L"),
+    Param("n_users", 10, 10 ** 9, "log", "users n", "users", integer=True, steps_per_decade=10),
+    Param("shuffle_delta", 1e-15, 0.01, "log", "shuffle δ", steps_per_decade=4),
+    TRIALS, SEED,
+)
 
 _C = OKABE_ITO
 LOWER, UPPER = 0.0, 1.0
@@ -96,14 +102,7 @@ def laplace_median_mean_error(eps, med, lower=LOWER, upper=UPPER):
 
 
 def _check_local_spec(s: LocalSpec) -> None:
-    _check_range("med_eps", s.med_eps, _RANGES)
-    _check_range("spread", s.spread, _RANGES)
-    _check_range("eps_local", s.eps_local, _RANGES)
-    _check_range("shuffle_delta", s.shuffle_delta, _RANGES)
-    _check_int("n_data", s.n_data, 10, 100000)
-    _check_int("trials", s.trials, 100, 10000)
-    _check_int("seed", s.seed, 0, 10 ** 9)
-    _check_int("n_users", s.n_users, 10, 10 ** 9)
+    check_params(s, PARAMS)
 
 
 @functools.lru_cache(maxsize=32)
@@ -340,13 +339,8 @@ def build_local_vs_central(**kwargs) -> AppShell:
     spec = LocalSpec(**kwargs)
     controls = {
         **_seed_and_trials(spec),
-        "med_eps": log_slider("median ε", spec.med_eps, *_RANGES["med_eps"]),
-        "spread": log_slider("data spread σ", spec.spread, *_RANGES["spread"], unit="data units"),
-        "n_data": int_log_slider("data size n", spec.n_data, 10, 100000, steps_per_decade=10, unit="points"),
-        "eps_local": log_slider("local ε_L", spec.eps_local, *_RANGES["eps_local"]),
-        "n_users": int_log_slider("users n", spec.n_users, 10, 10 ** 9, steps_per_decade=10, unit="users"),
-        "shuffle_delta": log_slider("shuffle δ", spec.shuffle_delta, *_RANGES["shuffle_delta"],
-                                    steps_per_decade=4),
+        **{k: param_slider(PARAMS[k], getattr(spec, k))
+           for k in ("med_eps", "spread", "n_data", "eps_local", "n_users", "shuffle_delta")},
     }
     ctrl = LocalVsCentralController(controls, MessageArea())
     row = lambda *ws: W.HBox(list(ws), layout=W.Layout(flex_flow="row wrap"))

@@ -57,11 +57,11 @@ import numpy as np
 from .. import mean_estimation as me
 from ..mechanisms import Gaussian
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import FILL_PLOT_HEIGHT, AppInfo, AppShell, app_shell
-from ._checks import check_numbers, check_whole
+from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
     "MeanEstimationSpec", "MeanEstimationResult", "compute_mean_estimation_lab", "dataset",
@@ -89,7 +89,15 @@ N_RANGE = (10, 10000)
 EPS_RANGE = (0.01, 10.0)
 DELTA_RANGE = (1e-12, 1e-2)
 SEED_RANGE = (0, 999)          # the slider's; compute accepts any seed in [0, 10⁹]
-_SEED_MAX = 10 ** 9
+#: the lab's numeric parameters: its sliders and the checks of its spec
+PARAMS = params_by_name(
+    Param("kappa", *KAPPA_RANGE, "log", "κ", "condition number", steps_per_decade=20),
+    Param("angle", *ANGLE_RANGE, "linear", unit="degrees", step=5.0),
+    Param("n", *N_RANGE, "log", unit="samples", integer=True, steps_per_decade=10, what="of samples"),
+    Param("eps", *EPS_RANGE, "log", "ε", steps_per_decade=20),
+    Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e"),
+    Param("seed", *SEED_RANGE, unit="random seed", integer=True, accept=(0, SEED_MAX)),
+)
 _CHI2_LEVEL = -2.0 * math.log1p(-LEVEL)   # χ²₂ quantile at LEVEL: the ellipse's squared radius
 
 
@@ -143,10 +151,7 @@ class MeanEstimationResult:
 
 
 def _check_spec(spec: MeanEstimationSpec) -> None:
-    check_numbers(spec, (("kappa", KAPPA_RANGE), ("angle", ANGLE_RANGE), ("eps", EPS_RANGE),
-                         ("delta", DELTA_RANGE)))
-    check_whole(spec, "n", *N_RANGE, what="of samples")
-    check_whole(spec, "seed", 0, _SEED_MAX, sep="")
+    check_params(spec, PARAMS)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -521,7 +526,7 @@ _THEORY = (
     r"reach without it.</p>")
 
 INFO = AppInfo(
-    slug="mean_estimation",
+    slug="mean_estimation_lab",
     title="Private mean estimation: clipping with and without the covariance",
     lead=("A mean estimate's error should be measured in the Mahalanobis distance "
           "‖Σ<sup>−½</sup>(μ̂ − μ)‖, which follows the covariance and asks for most accuracy where "
@@ -545,12 +550,8 @@ def build_mean_estimation_lab(kappa: float = 100.0, angle: float = 30.0, n: int 
     (11, 2)
     """
     controls = {
-        "kappa": log_slider("κ", kappa, *KAPPA_RANGE, unit="condition number", steps_per_decade=20),
-        "angle": linear_slider("angle", angle, *ANGLE_RANGE, 5.0, unit="degrees"),
-        "n": int_log_slider("n", n, *N_RANGE, unit="samples", steps_per_decade=10),
-        "eps": log_slider("ε", eps, *EPS_RANGE, steps_per_decade=20),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4, readout_format=".1e"),
-        "seed": int_slider("seed", seed, *SEED_RANGE, unit="random seed"),
+        **{k: param_slider(PARAMS[k], v) for k, v in (("kappa", kappa), ("angle", angle), ("n", n),
+                                                      ("eps", eps), ("delta", delta), ("seed", seed))},
     }
     ctrl = MeanEstimationController(controls, MessageArea())
     tabs = [("Estimates", [ctrl.fig_cloud]), ("Error against n", [ctrl.fig_curves])]

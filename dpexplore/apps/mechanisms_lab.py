@@ -44,12 +44,12 @@ import ipywidgets as W
 import numpy as np
 
 from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
-from ..ui.controls import OKABE_ITO, MessageArea, int_log_slider, int_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ._simulation import PROGRESS_AFTER  # noqa: F401 -- read here before; set it in _simulation
-from ._simulation import (SIM_BUDGET, _check_int, _check_range, _gap, _report, _rng, _seed_and_trials,
-                          _SimulationController)
+from ._checks import Param, check_params, params_by_name
+from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
 from .local_vs_central import (  # the second app that lived here: its names stay importable here
     MED_EPS,
     N_GRID,
@@ -86,10 +86,18 @@ SVT_VARIANTS = ("AboveThreshold", "Sparse (δ = 0)", "Sparse (δ > 0)")
 SVT_MAX_QUERIES = 80
 #: the population of the sparse-vector section: 1000 ages from a fixed generator (the data)
 AGES = np.sort(np.random.default_rng(20240).integers(0, 100, 1000))
-_RANGES = {
-    "attack_eps": (0.01, 10.0), "count_eps": (0.01, 10.0), "rnm_eps": (0.01, 10.0),
-    "svt_eps": (0.1, 10.0), "svt_delta": (1e-12, 0.01), "threshold": (0.0, 1000.0),
-}
+#: the lab's numeric parameters: its sliders and the checks of its spec
+PARAMS = params_by_name(
+    Param("attack_eps", 0.01, 10.0, "log", "attack ε"),
+    Param("count_eps", 0.01, 10.0, "log", "counting ε"),
+    Param("m", 1, 1000, "log", "queries m", "queries", integer=True),
+    Param("rnm_eps", 0.01, 10.0, "log", "noisy-max ε"),
+    Param("svt_eps", 0.1, 10.0, "log", "SVT ε"),
+    Param("svt_delta", 1e-12, 0.01, "log", "SVT δ", steps_per_decade=4),
+    Param("threshold", 0.0, 1000.0, "linear", "threshold T", "people", step=5.0),
+    Param("c", 1, 20, "linear", "above-threshold answers c", "answers", integer=True),
+    TRIALS, SEED,
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -166,16 +174,11 @@ class MechSpec:
 
 
 def _check_mech_spec(s: MechSpec) -> None:
-    for name in ("attack_eps", "count_eps", "rnm_eps", "svt_eps", "svt_delta", "threshold"):
-        _check_range(name, getattr(s, name), _RANGES)
+    check_params(s, PARAMS)
     if s.target not in PEOPLE:
         raise ValueError(f"target must be one of {PEOPLE}, got target = {s.target!r}")
     if s.svt_variant not in SVT_VARIANTS:
         raise ValueError(f"svt_variant must be one of {SVT_VARIANTS}, got svt_variant = {s.svt_variant!r}")
-    _check_int("m", s.m, 1, 1000)
-    _check_int("c", s.c, 1, 20)
-    _check_int("trials", s.trials, 100, 10000)
-    _check_int("seed", s.seed, 0, 10 ** 9)
 
 
 @functools.lru_cache(maxsize=64)
@@ -554,7 +557,7 @@ $$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, sl
 
 
 MECH_INFO = AppInfo(
-    slug="mechanisms_in_action",
+    slug="mechanisms_lab",
     title="Mechanisms in action",
     lead=("Four classic results, each simulated next to its exact value: a differencing attack, "
           "Laplace noise on counting queries, report noisy max and the sparse vector technique."),
@@ -593,16 +596,10 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         **_seed_and_trials(spec),
         "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
                              style={"description_width": "initial"}),
-        "attack_eps": log_slider("attack ε", spec.attack_eps, *_RANGES["attack_eps"]),
-        "count_eps": log_slider("counting ε", spec.count_eps, *_RANGES["count_eps"]),
-        "m": int_log_slider("queries m", spec.m, 1, 1000, unit="queries"),
-        "rnm_eps": log_slider("noisy-max ε", spec.rnm_eps, *_RANGES["rnm_eps"]),
+        **{k: param_slider(PARAMS[k], getattr(spec, k)) for k in ("attack_eps", "count_eps", "m", "rnm_eps")},
         "svt_variant": W.Dropdown(options=list(SVT_VARIANTS), value=spec.svt_variant, description="algorithm",
                                   style={"description_width": "initial"}),
-        "svt_eps": log_slider("SVT ε", spec.svt_eps, *_RANGES["svt_eps"]),
-        "svt_delta": log_slider("SVT δ", spec.svt_delta, *_RANGES["svt_delta"], steps_per_decade=4),
-        "threshold": linear_slider("threshold T", spec.threshold, 0.0, 1000.0, 5.0, "people"),
-        "c": int_slider("above-threshold answers c", spec.c, 1, 20, unit="answers"),
+        **{k: param_slider(PARAMS[k], getattr(spec, k)) for k in ("svt_eps", "svt_delta", "threshold", "c")},
     }
     ctrl = MechanismsLabController(controls, MessageArea())
     # five people a row: ten in one row were wider than presentation mode's panel at 18 px

@@ -44,9 +44,10 @@ import numpy as np
 from .._numerics import log_subtract
 from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
     "NoiseSpec", "NoiseResult", "compute_noise_lab", "NoiseLabController", "build_noise_lab",
@@ -66,6 +67,14 @@ EPS_RANGE = (0.01, 50.0)
 DELTA_RANGE = (1e-300, 0.5)
 SHAPE_RANGE = (1.0, 4.0)
 N_RANGE = (100, 20000)
+#: the lab's numeric parameters: its sliders (the seed is a number box) and the checks of its spec
+PARAMS = params_by_name(
+    Param("eps", *EPS_RANGE, "log", "ε", steps_per_decade=20),
+    Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e"),
+    Param("shape", *SHAPE_RANGE, "linear", "Subbotin shape r", step=0.1),
+    Param("n", *N_RANGE, "log", "samples n", "per noise", integer=True, steps_per_decade=10, what="of samples"),
+    Param("seed", 0, SEED_MAX, integer=True),
+)
 #: the (ε, δ) grid of the variance-ratio maps (40 × 40, log-spaced)
 GRID_EPS = np.logspace(-2, 1, 40)
 GRID_DELTA = np.logspace(-12, math.log10(0.5), 40)
@@ -286,16 +295,7 @@ class NoiseResult:
 
 
 def _check_spec(spec: NoiseSpec) -> None:
-    for name, (lo, hi) in (("eps", EPS_RANGE), ("delta", DELTA_RANGE), ("shape", SHAPE_RANGE)):
-        v = getattr(spec, name)
-        if not (isinstance(v, (int, float)) and math.isfinite(v)):
-            raise ValueError(f"{name} must be a finite number, got {name} = {v!r}")
-        if not lo <= v <= hi:
-            raise ValueError(f"{name} = {v:g} is outside this lab's range [{lo:g}, {hi:g}]")
-    if not (N_RANGE[0] <= spec.n <= N_RANGE[1]) or int(spec.n) != spec.n:
-        raise ValueError(f"n must be a whole number of samples in [{N_RANGE[0]}, {N_RANGE[1]}], got n = {spec.n!r}")
-    if int(spec.seed) != spec.seed or not 0 <= spec.seed <= 10 ** 9:
-        raise ValueError(f"seed must be a whole number in [0, 1000000000], got seed = {spec.seed!r}")
+    check_params(spec, PARAMS)
     if spec.pair not in PAIRS:
         raise ValueError(f"pair must be one of {list(PAIRS)}, got pair = {spec.pair!r}")
 
@@ -588,10 +588,7 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
         ratio_maps(progress=tick)
         progress.layout.display = "none"
     controls = {
-        "eps": log_slider("ε", eps, *EPS_RANGE, steps_per_decade=20),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, steps_per_decade=4, readout_format=".1e"),
-        "shape": linear_slider("Subbotin shape r", shape, *SHAPE_RANGE, 0.1),
-        "n": int_log_slider("samples n", n, *N_RANGE, unit="per noise", steps_per_decade=10),
+        **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("shape", shape), ("n", n))},
         "seed": _seed_box(seed),
         "pair": W.Dropdown(options=list(PAIRS), value=pair, description="ratio map",
                            style={"description_width": "initial"}),

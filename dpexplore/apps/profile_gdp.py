@@ -729,7 +729,7 @@ _FORMULAS = (
 
 
 INFO = AppInfo(
-    slug="profile_vs_gdp",
+    slug="profile_gdp",
     title="Privacy profile vs Gaussian differential privacy",
     lead=("Is a mechanism μ-GDP, and for which μ? Its exact privacy profile δ(ε) is drawn against "
           "μ-GDP curves, with the verdict (tail value μ_t, certified bracket for the best μ) beside it."),

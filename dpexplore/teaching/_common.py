@@ -5,13 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_array, check_delta, check_int, check_k, check_nonneg, check_positive, scalar_out
+from .._validation import check_rng as _check_rng  # noqa: F401  (the teaching modules import it from here)
 from ..composition import advanced, per_step_budget
 
-
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {rng!r}")
-    return rng
 
 
 def _scalar(arr: np.ndarray, name: str, value) -> float:

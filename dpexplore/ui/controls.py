@@ -39,6 +39,7 @@ __all__ = [
     "int_log_slider",
     "linear_slider",
     "int_slider",
+    "param_slider",
     "MessageArea",
     "Controller",
     "IntLogSlider",
@@ -302,6 +303,30 @@ def int_slider(description: str, value: int, min: int, max: int, step: int = 1, 
         value=value, min=min, max=max, step=step, description=_label(description, unit),
         continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
     )
+
+
+def param_slider(param, value, **kwargs) -> W.Widget:
+    """The slider of an app parameter described by a ``dpexplore.apps._checks.Param`` (its range,
+    scale, label, unit, grid), at ``value``; ``kwargs`` go to the slider (``continuous_update``).
+
+    >>> from dpexplore.apps._checks import Param
+    >>> s = param_slider(Param("n", 10, 3000, "log", unit="people", integer=True, steps_per_decade=10), 300)
+    >>> type(s).__name__, s.description, int(s.value)
+    ('IntLogSlider', 'n [people]', 300)
+    """
+    p = param
+    if p.scale == "log":
+        if p.integer:
+            return int_log_slider(p.text, value, p.lo, p.hi, p.unit, steps_per_decade=p.steps_per_decade,
+                                  **kwargs)
+        if p.readout_format is not None:
+            kwargs.setdefault("readout_format", p.readout_format)
+        return log_slider(p.text, value, p.lo, p.hi, p.unit, steps_per_decade=p.steps_per_decade, **kwargs)
+    if p.integer:
+        return int_slider(p.text, value, p.lo, p.hi, int(p.step or 1), p.unit, **kwargs)
+    if p.readout_format is not None:
+        kwargs.setdefault("readout_format", p.readout_format)
+    return linear_slider(p.text, value, p.lo, p.hi, p.step, p.unit, **kwargs)
 
 
 class MessageArea(W.HTML):

@@ -81,7 +81,8 @@ ECHO = 40
 class AppInfo:
     """What an app is, for its page and the gallery.
 
-    ``slug`` is the notebook's stem (``composition_explorer``); ``lead`` one or two sentences of
+    ``slug`` is the app's module name, which is its notebook's stem and its name in the gallery's
+    registry ``dpexplore.apps.REGISTRY`` (``composition_explorer``); ``lead`` one or two sentences of
     plain HTML saying what the app shows; ``theory`` the formulas, derivations and citations
     (HTML with MathJax ``$…$``/``\\(…\\)``, citations made with :func:`dpexplore.references.cite`);
     ``references`` the bibliography keys listed under the theory (default: every work the

@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import pathlib
+import re
 import shutil
 import sys
 import tempfile
@@ -47,7 +49,7 @@ import tempfile
 from tornado import web
 
 __all__ = ["CONFIG_DIR", "config_path", "load_config", "static_handlers", "PlotlyJSHandler",
-           "DPExploreVoila", "GALLERY", "private_kernelspec_dir"]
+           "DPExploreVoila", "GALLERY", "private_kernelspec_dir", "RENAMED", "renamed_redirects"]
 
 CONFIG_DIR = pathlib.Path(__file__).resolve().parent
 #: our Voila template (Voila's "lab" template plus an early plotly.js request)
@@ -157,6 +159,66 @@ class _GalleryRedirect(web.RequestHandler):
         self.redirect(self.target)
 
     head = get
+
+
+#: app notebooks renamed to their module's name (``adaptive_data_analysis.ipynb`` is
+#: ``dpexplore/apps/adaptive_lab.py``): old file name -> new one. The servers redirect an old page
+#: URL to the new one, query string kept (:func:`renamed_redirects`), so bookmarks, shared links
+#: ("Link to this view") and course pages keep working
+RENAMED: dict[str, str] = {
+    "profile_vs_gdp.ipynb": "profile_gdp.ipynb",
+    "mechanisms_in_action.ipynb": "mechanisms_lab.ipynb",
+    "adaptive_data_analysis.ipynb": "adaptive_lab.ipynb",
+    "auditing_lab.ipynb": "audit_lab.ipynb",
+    "mean_estimation.ipynb": "mean_estimation_lab.ipynb",
+    "down_sensitivity.ipynb": "down_sensitivity_lab.ipynb",
+    "group_privacy.ipynb": "group_privacy_lab.ipynb",
+}
+
+
+class _RenamedRedirect(web.RequestHandler):
+    """A permanent redirect of a renamed notebook's page to its new name, query string kept."""
+
+    def initialize(self, target: str):
+        self.target = target
+
+    def get(self):
+        query = self.request.query
+        self.redirect(self.target + ("?" + query if query else ""), permanent=True)
+
+    head = get
+
+
+def renamed_redirects(base_url: str, root_dir) -> list:
+    """Routes redirecting ``<base_url>voila/render/[<folder>/]<old>.ipynb`` to the new name of a
+    renamed app notebook (:data:`RENAMED`), for the notebooks served from ``root_dir`` or one of its
+    folders (``notebooks/`` of the repository on Binder, ``apps/`` in a hub student's home).
+
+    Only where the new notebook is there and the old one is not: a notebook of one's own under an
+    old name is served as before.
+
+    >>> import tempfile, re
+    >>> with tempfile.TemporaryDirectory() as t:
+    ...     _ = (pathlib.Path(t) / "audit_lab.ipynb").write_text("{}")
+    ...     routes = renamed_redirects("/user/x/", t)
+    >>> [(r[0], r[2]["target"]) for r in routes]
+    [('/user/x/voila/render/auditing_lab\\\\.ipynb', '/user/x/voila/render/audit_lab.ipynb')]
+    """
+    root = pathlib.Path(root_dir).expanduser()
+    folders = [""]
+    try:
+        folders += sorted(e.name for e in os.scandir(root)
+                          if re.fullmatch(r"\w[\w-]*", e.name) and e.is_dir())
+    except OSError:
+        pass
+    routes = []
+    for folder in folders:
+        for old, new in RENAMED.items():
+            if (root / folder / new).is_file() and not (root / folder / old).exists():
+                prefix = _url_join(base_url, "voila/render", folder)
+                routes.append((prefix + "/" + re.escape(old), _RenamedRedirect,
+                               {"target": prefix + "/" + new}))
+    return routes
 
 
 def private_kernelspec_dir(parent: pathlib.Path | None = None) -> pathlib.Path:
@@ -320,6 +382,7 @@ def _make_app_class():
                               {"target": gallery}))
                 extra.append((_url_join(self.server_url, "voila/tree") + r"/?", _GalleryRedirect,
                               {"target": gallery}))
+                extra += renamed_redirects(self.server_url, self.root_dir)   # old app links
             return extra + keep
 
     return DPExploreVoila

@@ -25,7 +25,8 @@ configuration of ``deploy/jupyterhub_config.py``), it gives the server the harde
 * pages are rendered with dpexplore's template (``templates/dpexplore``, as ``dpexplore serve``):
   plotly.js requested early, and the page says so when its kernel stopped (killed for its
   memory, say) or when a change is too large to send;
-* ``<base_url>`` and ``voila/tree`` redirect to the gallery.
+* ``<base_url>`` and ``voila/tree`` redirect to the gallery, the renamed apps' old page URLs to
+  their new ones (:func:`~dpexplore.voila.renamed_redirects`).
 
 What runs the server (an unprivileged account, never root) is the spawner's business:
 :class:`dpexplore.hub.StudentSpawner` (each student her own account).
@@ -45,8 +46,8 @@ from jupyter_server.services.kernels.handlers import KernelHandler
 from voila.static_file_handler import MultiStaticFileHandler, TemplateStaticFileHandler
 from jupyterlab_server.themes_handler import ThemesHandler
 
-from . import (GALLERY, TEMPLATE_DIR, PlotlyJSHandler, _GalleryRedirect, _NotFound, _url_join,
-               load_config, template_asset_guard)
+from . import (GALLERY, TEMPLATE_DIR, PlotlyJSHandler, _GalleryRedirect, _NotFound, _RenamedRedirect,
+               _url_join, load_config, renamed_redirects, template_asset_guard)
 from .pool import guard_page_start
 from .hardening import (MAX_MESSAGE_BYTES, WIDGET_MESSAGES, CappedVoilaHandler,
                         PageCloseShutdownHandler, SafeKernelWebsocketHandler, _log_limited,
@@ -77,7 +78,7 @@ ALLOWED = frozenset({
     TemplateStaticFileHandler, MultiStaticFileHandler, ThemesHandler,  # Voilà's static assets
     FileFindHandler,                  # static folders of packages (Voilà's widget labextensions)
     APIVersionHandler,                # ``api``: the server's version, which Voilà's page asks
-    PlotlyJSHandler, _GalleryRedirect, _NotFound,                      # dpexplore's routes
+    PlotlyJSHandler, _GalleryRedirect, _NotFound, _RenamedRedirect,    # dpexplore's routes
     *_hub_handlers(),                 # the hub's OAuth callback and logout
 })
 
@@ -149,6 +150,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
         (_url_join(base).rstrip("/") + "/?", _GalleryRedirect, {"target": gallery}),
         (_url_join(base, "voila") + r"(?:/tree(?:/.*)?)?/?", _GalleryRedirect, {"target": gallery}),
         template_asset_guard(base),
+        *renamed_redirects(base, serverapp.root_dir),   # the renamed apps' old links
     ])
     restrict_routes(web_app)
     serverapp.log.info("dpexplore: apps-only server (widget messages only, %d kernels at most; "

@@ -1,9 +1,10 @@
 """The ``dpexplore.voila`` Jupyter server extension: plotly.js over HTTP in any Jupyter server.
 
-It adds one route, ``<base_url>dpexplore/static/plotly.min.js`` (the dashboards' plotly.js bundle,
+It adds the route ``<base_url>dpexplore/static/plotly.min.js`` (the dashboards' plotly.js bundle,
 gzip-compressed and browser-cached, :class:`dpexplore.voila.PlotlyJSHandler`), so that every
 :class:`~dpexplore.ui.plotwidget.PlotlyWidget` on a JupyterLab, Notebook 7, Voilà-on-Jupyter or
-JupyterHub page loads plotly.js once over HTTP instead of through the kernel.
+JupyterHub page loads plotly.js once over HTTP instead of through the kernel, and the redirects
+of the renamed app notebooks' old page URLs (:func:`dpexplore.voila.renamed_redirects`).
 
 Installing the package enables it: the wheel installs
 ``etc/jupyter/jupyter_server_config.d/dpexplore.json`` (``{"ServerApp": {"jpserver_extensions":
@@ -52,6 +53,10 @@ def _load_jupyter_server_extension(serverapp) -> None:
     web_app = serverapp.web_app
     base_url = web_app.settings.get("base_url", "/")
     web_app.add_handlers(".*$", handlers(base_url))
+    from . import renamed_redirects
+
+    # old links of the app notebooks renamed to their module's name (on Binder, in a lab's apps/)
+    web_app.add_handlers(".*$", renamed_redirects(base_url, serverapp.root_dir))
     serverapp.log.info("dpexplore: serving plotly.js at %sdpexplore/static/plotly.min.js", base_url)
 
 

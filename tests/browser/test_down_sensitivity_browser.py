@@ -21,7 +21,7 @@ from dpexplore.apps import down_sensitivity_lab as DS
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "down_sensitivity.ipynb"
+NOTEBOOK = "down_sensitivity_lab.ipynb"
 RTOL = 1e-12
 FLOOR = 1e-7      # the estimate plot draws probabilities below its log axis's floor here
 

@@ -21,7 +21,7 @@ from dpexplore.apps import group_privacy_lab as GP
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "group_privacy.ipynb"
+NOTEBOOK = "group_privacy_lab.ipynb"
 RTOL = 1e-12
 
 HEIGHTS = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)

@@ -599,8 +599,8 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
         close_page_kernel(client, apps_hub, "alice", kernel_id)
 
 
-SIX_APPS = ["demo.ipynb", "group_privacy.ipynb", "rdp_explorer.ipynb",
-            "composition_explorer.ipynb", "profile_vs_gdp.ipynb", "mean_estimation.ipynb"]
+SIX_APPS = ["demo.ipynb", "group_privacy_lab.ipynb", "rdp_explorer.ipynb",
+            "composition_explorer.ipynb", "profile_gdp.ipynb", "mean_estimation_lab.ipynb"]
 KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
                 ".kernelId")
 ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"

@@ -179,7 +179,7 @@ def test_noise_lab_bad_seed_shows_message_and_keeps_the_plots(open_app):
 # ------------------------------------------------------------------------------------------------
 # mechanisms in action
 # ------------------------------------------------------------------------------------------------
-MECH = "mechanisms_in_action.ipynb"
+MECH = "mechanisms_lab.ipynb"
 _MC = ML.build_mechanisms_lab().controller.controls
 
 

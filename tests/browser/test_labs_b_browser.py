@@ -84,7 +84,7 @@ def _shared(browser, served, notebook) -> SharedPage:
 # ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def _adaptive_page(browser, served):
-    shared = _shared(browser, served, "adaptive_data_analysis.ipynb")
+    shared = _shared(browser, served, "adaptive_lab.ipynb")
     try:
         yield shared
     finally:
@@ -186,7 +186,7 @@ def test_adaptive_bad_value_shows_message_and_keeps_the_plot(adaptive):
 # ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def _audit_page(browser, served):
-    shared = _shared(browser, served, "auditing_lab.ipynb")
+    shared = _shared(browser, served, "audit_lab.ipynb")
     try:
         yield shared
     finally:

@@ -19,7 +19,7 @@ from dpexplore.apps import mean_estimation_lab as ME
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "mean_estimation.ipynb"
+NOTEBOOK = "mean_estimation_lab.ipynb"
 RTOL = 1e-12
 
 HEIGHTS = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)

@@ -30,8 +30,8 @@ from conftest import REPO, Dashboard, Server, free_port, wait_until
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 #: the apps opened one after another in one tab (each draws plots)
-SIX_APPS = ["demo.ipynb", "group_privacy.ipynb", "rdp_explorer.ipynb",
-            "composition_explorer.ipynb", "profile_vs_gdp.ipynb", "mean_estimation.ipynb"]
+SIX_APPS = ["demo.ipynb", "group_privacy_lab.ipynb", "rdp_explorer.ipynb",
+            "composition_explorer.ipynb", "profile_gdp.ipynb", "mean_estimation_lab.ipynb"]
 KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
                 ".kernelId")
 ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"

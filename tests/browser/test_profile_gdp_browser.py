@@ -15,7 +15,7 @@ from dpexplore.apps import profile_gdp as P
 
 pytestmark = pytest.mark.browser
 
-NB = "profile_vs_gdp.ipynb"
+NB = "profile_gdp.ipynb"
 
 
 def _open(open_app):

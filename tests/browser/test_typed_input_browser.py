@@ -67,7 +67,7 @@ def test_slider_readouts_read_separators_and_scientific_notation(open_app):
 
 
 def test_number_boxes_keep_every_character(open_app):
-    app = open_app("mechanisms_in_action.ipynb")
+    app = open_app("mechanisms_lab.ipynb")
     box = app.reveal(app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed"))
                      .locator("input")).first
     before = box.input_value()
