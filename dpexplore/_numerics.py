@@ -408,21 +408,10 @@ def down(x, margin="ulps"):
     """x moved down (towards −inf) by ``margin``, the mirror image of :func:`up`, except that a
     non-negative x stays non-negative (a budget, a probability or a trade-off value is never
     pushed below 0). Vectorised; 0, ±inf and NaN are unchanged. ``down(x) ≤ x`` always."""
-    m = _margin(margin)
     x = np.asarray(x, dtype=np.float64)
-    ax = np.abs(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = x
-        if m.rel:
-            y = np.minimum(x * np.where(x >= 0, 1.0 - m.rel, 1.0 + m.rel), x - m.rel * ax)
-        if m.ulps:
-            y = y - m.ulps * _ulp(y)
-        if m.tiny:
-            y = np.where(x < 0, y - m.tiny * _SUBNORMAL, y)
-        if m != Margin():            # at least one float down: a margin never rounds away
-            y = np.minimum(y, np.nextafter(x, -np.inf))
-        y = np.where(x >= 0, np.maximum(y, 0.0), y)
-        return np.where(np.isfinite(x) & (x != 0), y, x)
+    y = -up(-x, margin)          # exact: negation commutes with every rounding up() does
+    with np.errstate(invalid="ignore"):
+        return np.where(x > 0, np.maximum(y, 0.0), y)
 
 
 def round_up_ulps(x, ulps: float = ULPS):
