@@ -366,8 +366,12 @@ def test_gdp_round_trip(mu, eps):
     if d <= 0.0 or d >= 1.0:
         return
     back = gdp_epsilon(mu, d)
-    assert back >= eps * (1 - 1e-12)
     assert gdp_delta(mu, back) <= d
+    if d < np.finfo(float).tiny:
+        # a subnormal δ keeps a few digits: the ε of the stored d can lie below eps (μ 1.5, ε 58.5:
+        # δ 7.8378e-322 is stored as 7.86e-322, whose ε is 58.4999108 by mpmath; we return that)
+        return
+    assert back >= eps * (1 - 1e-12)
     # close: δ at the returned ε is within a relative 1e-9 of the target
     assert gdp_delta(mu, back) >= d * (1 - 1e-9)
 
