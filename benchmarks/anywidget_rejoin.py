@@ -25,6 +25,7 @@ before and after.
     python benchmarks/anywidget_rejoin.py --baseline-ref 0e69af6 --pages 5 --busy-ms 2100
     python benchmarks/anywidget_rejoin.py --baseline-ref 0e69af6 --pages 8 --burners 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,8 +67,7 @@ def archive(ref: str) -> pathlib.Path:
     """The files of git commit ``ref`` in a temporary folder (``git archive``: no worktree is
     registered), with the built static files git does not hold copied from this checkout."""
     path = pathlib.Path(tempfile.mkdtemp(prefix="anywidget_rejoin_ref_"))
-    tar = subprocess.run(["git", "archive", "--format=tar", ref], cwd=REPO, check=True,
-                         capture_output=True).stdout
+    tar = subprocess.run(["git", "archive", "--format=tar", ref], cwd=REPO, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(path)], input=tar, check=True)
     static = REPO / "dpexplore" / "ui" / "static"
     for f in static.iterdir():
@@ -117,8 +117,7 @@ def measure_page(browser, server: Server, notebook: str, args, out: dict) -> Non
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--baseline-ref", default="main",
-                    help="git commit of the baseline (default main)")
+    ap.add_argument("--baseline-ref", default="main", help="git commit of the baseline (default main)")
     ap.add_argument("--notebook", default="demo.ipynb")
     ap.add_argument("--pages", type=int, default=5)
     ap.add_argument("--busy-ms", type=int, default=0)
@@ -138,20 +137,28 @@ def main() -> int:
     results = {}
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                         args=["--headless", "--no-sandbox", "--disable-gpu"])
+            browser = pw.chromium.launch(
+                executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"]
+            )
             servers = {}
             try:
                 checkouts = ((f"baseline {args.baseline_ref}", base), ("this checkout", REPO))
                 for name, code in checkouts:
                     servers[name] = Server(root=notebooks_root(code, [args.notebook]), code=code)
-                    results[name] = {"pages": 0, "not_loaded": 0, "with_message": 0, "stale": 0,
-                                     "rejoined": 0, "load_s": []}
+                    results[name] = {
+                        "pages": 0,
+                        "not_loaded": 0,
+                        "with_message": 0,
+                        "stale": 0,
+                        "rejoined": 0,
+                        "load_s": [],
+                    }
                 for server in servers.values():
                     server.wait(pools=1)
-                burners = [subprocess.Popen(["nice", "-n", "19", "timeout", "110", sys.executable,
-                                             "-c", "while True: pass"])
-                           for _ in range(args.burners)]
+                burners = [
+                    subprocess.Popen(["nice", "-n", "19", "timeout", "110", sys.executable, "-c", "while True: pass"])
+                    for _ in range(args.burners)
+                ]
                 for _ in range(args.pages):  # in turn: both checkouts see the same load
                     for name, server in servers.items():
                         measure_page(browser, server, args.notebook, args, results[name])
@@ -167,17 +174,21 @@ def main() -> int:
         shutil.rmtree(base, ignore_errors=True)
     load_after = os.getloadavg()
 
-    print(f"{args.notebook}: {args.pages} pages per checkout, busy {args.busy_ms} ms at each of "
-          f"the first {args.busy_models} ESM imports, {args.burners} nice-19 burners, CPU throttle "
-          f"{args.cpu_throttle:g}")
+    print(
+        f"{args.notebook}: {args.pages} pages per checkout, busy {args.busy_ms} ms at each of "
+        f"the first {args.busy_models} ESM imports, {args.burners} nice-19 burners, CPU throttle "
+        f"{args.cpu_throttle:g}"
+    )
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min)")
     ref = results[f"baseline {args.baseline_ref}"]
     for name, r in results.items():
         ratio = (r["stale"] / ref["stale"]) if ref["stale"] else float("nan")
-        print(f"{name:<24} loaded {r['pages']:>3}  not loaded {r['not_loaded']:>3}  "
-              f"anywidget message {r['with_message']:>3}  "
-              f"stale after a key press {r['stale']:>3} (ratio to baseline {ratio:.2f})  "
-              f"models rejoined {r['rejoined']:>3}  load s {r['load_s']}")
+        print(
+            f"{name:<24} loaded {r['pages']:>3}  not loaded {r['not_loaded']:>3}  "
+            f"anywidget message {r['with_message']:>3}  "
+            f"stale after a key press {r['stale']:>3} (ratio to baseline {ratio:.2f})  "
+            f"models rejoined {r['rejoined']:>3}  load s {r['load_s']}"
+        )
     return 0
 
 

@@ -20,6 +20,7 @@ timings on a loaded machine are not comparable.
 
 Not a test module (no ``test_`` functions); pytest does not collect it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -132,13 +133,17 @@ def baseline(ref: str, quick: bool) -> dict:
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = tempfile.mkdtemp(prefix="bench-acc-base-")
     os.rmdir(path)
-    subprocess.run(["git", "worktree", "add", "--detach", path, ref], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "worktree", "add", "--detach", path, ref], cwd=repo, check=True, capture_output=True)
     try:
         env = dict(os.environ, PYTHONPATH=path)
-        got = subprocess.run([sys.executable, os.path.abspath(__file__), "--ours-json"]
-                             + (["--quick"] if quick else []), cwd=path, env=env, check=True,
-                             capture_output=True, text=True)
+        got = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--ours-json"] + (["--quick"] if quick else []),
+            cwd=path,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         return {k: tuple(v) for k, v in json.loads(got.stdout.strip().splitlines()[-1]).items()}
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", path], cwd=repo, capture_output=True)
@@ -159,21 +164,29 @@ def main(argv) -> int:
         return ours_json(quick)
     base_ref = argv[argv.index("--baseline-ref") + 1] if "--baseline-ref" in argv else None
     if base_ref:
-        print(f"baseline {base_ref} (a child process first; load average "
-              f"{os.getloadavg()[0]:.2f})")
+        print(f"baseline {base_ref} (a child process first; load average {os.getloadavg()[0]:.2f})")
         base = baseline(base_ref, quick)
-        print(f"{'setting':<44s} {'before ε':>13s} {'ms':>8s}   {'now ε':>13s} {'ms':>8s}   "
-              f"{'rel. change':>11s} {'speed-up':>8s}")
+        print(
+            f"{'setting':<44s} {'before ε':>13s} {'ms':>8s}   {'now ε':>13s} {'ms':>8s}   "
+            f"{'rel. change':>11s} {'speed-up':>8s}"
+        )
         for label, kind, params, delta, _, _ in ROWS:
             t_o, e_o = timed(lambda: ours(kind, params, delta), 3, setup=cold)
             e_b, t_b = base[label]
-            print(f"{label:<44s} {e_b:13.6f} {t_b * 1e3:8.1f}   {e_o:13.6f} {t_o * 1e3:8.1f}   "
-                  f"{(e_o - e_b) / e_b if e_b else 0.0:+11.2e} {t_b / t_o:7.2f}×", flush=True)
+            print(
+                f"{label:<44s} {e_b:13.6f} {t_b * 1e3:8.1f}   {e_o:13.6f} {t_o * 1e3:8.1f}   "
+                f"{(e_o - e_b) / e_b if e_b else 0.0:+11.2e} {t_b / t_o:7.2f}×",
+                flush=True,
+            )
         print()
-    print(f"dpexplore vs dp_accounting: composed ε (load average {os.getloadavg()[0]:.2f} "
-          f"on {os.cpu_count()} cores; ours best of 3 from a cold cache, theirs one run)\n")
-    head = (f"{'setting':<44s} {'dpexplore ε':>13s} {'ms':>8s}   {'dp_accounting ε':>15s} "
-            f"{'interval':>8s} {'ms':>9s}   {'rel. diff':>9s} {'speed-up':>8s}   exact")
+    print(
+        f"dpexplore vs dp_accounting: composed ε (load average {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} cores; ours best of 3 from a cold cache, theirs one run)\n"
+    )
+    head = (
+        f"{'setting':<44s} {'dpexplore ε':>13s} {'ms':>8s}   {'dp_accounting ε':>15s} "
+        f"{'interval':>8s} {'ms':>9s}   {'rel. diff':>9s} {'speed-up':>8s}   exact"
+    )
     print(head)
     print("-" * len(head))
     for label, kind, params, delta, interval, slow in ROWS:
@@ -182,13 +195,18 @@ def main(argv) -> int:
         ex_text = f"{ex:.6f}" if ex is not None else ""
         if interval is None or (quick and slow):
             why = "no grid fits" if interval is None else "skipped (--quick)"
-            print(f"{label:<44s} {e_o:13.6f} {t_o * 1e3:8.1f}   {why:>15s} {'':>8s} {'':>9s}   "
-                  f"{'':>9s} {'':>8s}   {ex_text}")
+            print(
+                f"{label:<44s} {e_o:13.6f} {t_o * 1e3:8.1f}   {why:>15s} {'':>8s} {'':>9s}   "
+                f"{'':>9s} {'':>8s}   {ex_text}"
+            )
             continue
         t_t, e_t = timed(lambda: theirs(kind, params, delta, interval), 1)
         rel = (e_o - e_t) / e_t if e_t else float("nan")
-        print(f"{label:<44s} {e_o:13.6f} {t_o * 1e3:8.1f}   {e_t:15.6f} {interval:8.0e} "
-              f"{t_t * 1e3:9.1f}   {rel:+9.2e} {t_t / t_o:7.1f}×   {ex_text}", flush=True)
+        print(
+            f"{label:<44s} {e_o:13.6f} {t_o * 1e3:8.1f}   {e_t:15.6f} {interval:8.0e} "
+            f"{t_t * 1e3:9.1f}   {rel:+9.2e} {t_t / t_o:7.1f}×   {ex_text}",
+            flush=True,
+        )
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
     return 0
 

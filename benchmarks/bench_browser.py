@@ -43,6 +43,7 @@ Usage::
 
 Results are printed and written to ``benchmarks/results/bench_browser.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,10 +63,24 @@ import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-GOALS = {"first_plot_s": 2.5, "step_median_ms": 50.0, "step_p95_ms": 150.0, "ws_mb": 2.0,
-         "step_all_median_ms": 60.0, "step_all_p95_ms": 150.0}
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+GOALS = {
+    "first_plot_s": 2.5,
+    "step_median_ms": 50.0,
+    "step_p95_ms": 150.0,
+    "ws_mb": 2.0,
+    "step_all_median_ms": 60.0,
+    "step_all_p95_ms": 150.0,
+}
 #: the viewport of every page (a projector): plots are measured at the size the app shell gives them
 VIEWPORT = {"width": 1280, "height": 720}
 #: a plot whose height changes by more than this fraction over the steps is flagged
@@ -98,7 +113,8 @@ USABLE_HANDLES = """() => [...document.querySelectorAll('.widget-slider')].filte
 # A step counts as done when any dpexplore plot's revision increases (its Plotly.react resolved);
 # "kernel" is keydown → the new traces arrived in the page (plotwidget.js marks data-change-at),
 # "draw" the Plotly.react time of the plot that finished last (data-draw-start/-end).
-STEP_JS = """async ([idx, n, timeoutMs]) => {
+STEP_JS = (
+    """async ([idx, n, timeoutMs]) => {
   const handle = (%s)()[idx];
   const plots = [...document.querySelectorAll('.dpexplore-plot')];
   const out = [];
@@ -134,8 +150,9 @@ STEP_JS = """async ([idx, n, timeoutMs]) => {
     await new Promise(r => setTimeout(r, 30));
   }
   return out;
-}""" % USABLE_HANDLES
-
+}"""
+    % USABLE_HANDLES
+)
 
 
 def free_port() -> int:
@@ -158,8 +175,9 @@ class Server:
         env = dict(os.environ)
         if code != REPO:
             env["PYTHONPATH"] = str(code) + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=str(code), env=env)
+        self.proc = subprocess.Popen(
+            cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(code), env=env
+        )
         self.opened: dict[str, int] = {}
 
     def wait(self, pools: int, timeout: float = 120.0) -> None:
@@ -238,8 +256,7 @@ def checkout(ref: str) -> pathlib.Path:
     """The code of git commit ``ref`` in a temporary worktree (removed by :func:`drop_checkout`),
     with the generated static files that git does not hold copied from this checkout."""
     path = pathlib.Path(tempfile.mkdtemp(prefix="bench_browser_ref_"))
-    subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=REPO, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=REPO, check=True, capture_output=True)
     static = REPO / "dpexplore" / "ui" / "static"
     for f in static.iterdir():
         if f.is_file() and not (path / "dpexplore" / "ui" / "static" / f.name).exists():
@@ -295,6 +312,7 @@ def _load(page, url: str) -> tuple[float, int, float]:
         def on_frame(payload):
             if counting[0]:
                 received[0] += len(payload.encode("utf-8") if isinstance(payload, str) else payload)
+
         ws.on("framereceived", on_frame)
 
     page.on("websocket", on_ws)
@@ -331,8 +349,10 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
         ctx = browser.new_context(viewport=VIEWPORT)
         page = ctx.new_page()
         dt, nbytes, dt_all = _load(page, url)
-        _say(f"{notebook}: cold load {i + 1}: {dt:.2f} s (every plot, closed tabs' too: {dt_all:.2f} s), "
-             f"{nbytes / 1e6:.3f} MB over websockets")
+        _say(
+            f"{notebook}: cold load {i + 1}: {dt:.2f} s (every plot, closed tabs' too: {dt_all:.2f} s), "
+            f"{nbytes / 1e6:.3f} MB over websockets"
+        )
         server.opened_page(notebook)
         cold.append(dt)
         cold_all.append(dt_all)
@@ -357,13 +377,17 @@ def bench_app(browser, server: Server, notebook: str, loads: int, steps: int) ->
                 every += [x[3] for x in ok]
                 missed += len(res) - len(ok)
                 med = [statistics.median([x[j] for x in ok]) if ok else float("nan") for j in range(3)]
-                _say(f"{notebook}: slider {s}: {len(res)} steps, median {med[0]:.1f} ms "
-                     f"(kernel {med[1]:.1f}, draw {med[2]:.1f}), {len(res) - len(ok)} without a redraw")
+                _say(
+                    f"{notebook}: slider {s}: {len(res)} steps, median {med[0]:.1f} ms "
+                    f"(kernel {med[1]:.1f}, draw {med[2]:.1f}), {len(res) - len(ok)} without a redraw"
+                )
             page.wait_for_timeout(1000)  # let the last redraws land
             sizes_after = page.evaluate(PLOT_STATE)
             flags = _size_flags(sizes_before, sizes_after)
-            _say(f"{notebook}: plot heights {[p['height'] for p in sizes_before]} -> "
-                 f"{[p['height'] for p in sizes_after]}: {', '.join(flags) or 'ok'}")
+            _say(
+                f"{notebook}: plot heights {[p['height'] for p in sizes_before]} -> "
+                f"{[p['height'] for p in sizes_after]}: {', '.join(flags) or 'ok'}"
+            )
             server.wait_pool(notebook)
             page2 = ctx.new_page()
             warm, _, _ = _load(page2, url)
@@ -399,8 +423,11 @@ def _size_flags(before: list[dict], after: list[dict]) -> list[str]:
     short = [p["height"] for p in before + after if p["height"] < MIN_PLOT_PX]
     if short:
         flags.append(f"short ({short} px < {MIN_PLOT_PX})")
-    changed = [(a["height"], b["height"]) for a, b in zip(before, after)
-               if abs(b["height"] - a["height"]) > HEIGHT_TOLERANCE * max(a["height"], 1)]
+    changed = [
+        (a["height"], b["height"])
+        for a, b in zip(before, after)
+        if abs(b["height"] - a["height"]) > HEIGHT_TOLERANCE * max(a["height"], 1)
+    ]
     if changed:
         flags.append(f"changed size {changed}")
     stale = [j for j, p in enumerate(after) if p["stale"]]
@@ -428,8 +455,9 @@ def bench_figurewidget(browser, loads: int) -> dict:
     import nbformat
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="dpx-fw-"))
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                           "language": "python"}})
+    nb = nbformat.v4.new_notebook(
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     nb.cells = [nbformat.v4.new_code_cell(FIGUREWIDGET_NB)]
     nbformat.write(nb, tmp / "fw.ipynb")
     nbformat.write(nbformat.v4.new_notebook(), tmp / "index.ipynb")
@@ -444,20 +472,30 @@ def bench_figurewidget(browser, loads: int) -> dict:
             received = [0]
 
             def on_ws(w):
-                w.on("framereceived", lambda p: received.__setitem__(
-                    0, received[0] + len(p.encode() if isinstance(p, str) else p)))
+                w.on(
+                    "framereceived",
+                    lambda p: received.__setitem__(0, received[0] + len(p.encode() if isinstance(p, str) else p)),
+                )
+
             page.on("websocket", on_ws)
             t0 = time.perf_counter()
             page.goto(f"{server.base}voila/render/fw.ipynb")
-            page.wait_for_function("""() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
+            page.wait_for_function(
+                """() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
                 return g.length > 0 && g.every(d => d.data && d.data.length && d.data[0].x && d.data[0].x.length); }""",
-                                   timeout=180_000, polling=10)
+                timeout=180_000,
+                polling=10,
+            )
             cold.append(time.perf_counter() - t0)
             server.opened_page("fw.ipynb")
             ws.append(received[0])
             ctx.close()
-        return {"app": "FigureWidget (plotly) demo", "first_plot_s": statistics.median(cold),
-                "first_plot_s_all": cold, "ws_mb": statistics.median(ws) / 1e6}
+        return {
+            "app": "FigureWidget (plotly) demo",
+            "first_plot_s": statistics.median(cold),
+            "first_plot_s_all": cold,
+            "ws_mb": statistics.median(ws) / 1e6,
+        }
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -466,6 +504,7 @@ def bench_figurewidget(browser, loads: int) -> dict:
 def _row(r: dict) -> str:
     if "error" in r:
         return f"{r['app']:<28} FAILED: {r['error']}"
+
     def ratio(key):
         v = r.get(key)
         return "   —  " if v is None or v != v else f"{v / GOALS[key]:6.2f}"
@@ -474,16 +513,21 @@ def _row(r: dict) -> str:
         v = r.get(key)
         return "—" if v is None or v != v else format(v, fmt)
 
-    return (f"{r['app']:<28} {num('first_plot_s', '6.2f'):>7} {ratio('first_plot_s')} "
-            f"{num('first_plot_warm_s', '6.2f'):>7} {num('ws_mb', '6.3f'):>7} {ratio('ws_mb')} "
-            f"{num('step_median_ms', '6.1f'):>7} {ratio('step_median_ms')} "
-            f"{num('step_p95_ms', '6.1f'):>7} {ratio('step_p95_ms')} "
-            f"{num('step_kernel_median_ms', '6.1f'):>7} {num('step_draw_median_ms', '6.1f'):>7} "
-            f"{num('step_all_median_ms', '6.1f'):>7} {num('step_all_p95_ms', '6.1f'):>7} "
-            f"{ratio('step_all_median_ms')} {ratio('step_all_p95_ms')} "
-            f"{num('steps_without_redraw', 'd'):>6}  "
-            + ("—" if "size_flags" not in r else "; ".join(r["size_flags"]) or
-               "ok " + "/".join(map(str, r.get("heights_after", [])))))
+    return (
+        f"{r['app']:<28} {num('first_plot_s', '6.2f'):>7} {ratio('first_plot_s')} "
+        f"{num('first_plot_warm_s', '6.2f'):>7} {num('ws_mb', '6.3f'):>7} {ratio('ws_mb')} "
+        f"{num('step_median_ms', '6.1f'):>7} {ratio('step_median_ms')} "
+        f"{num('step_p95_ms', '6.1f'):>7} {ratio('step_p95_ms')} "
+        f"{num('step_kernel_median_ms', '6.1f'):>7} {num('step_draw_median_ms', '6.1f'):>7} "
+        f"{num('step_all_median_ms', '6.1f'):>7} {num('step_all_p95_ms', '6.1f'):>7} "
+        f"{ratio('step_all_median_ms')} {ratio('step_all_p95_ms')} "
+        f"{num('steps_without_redraw', 'd'):>6}  "
+        + (
+            "—"
+            if "size_flags" not in r
+            else "; ".join(r["size_flags"]) or "ok " + "/".join(map(str, r.get("heights_after", [])))
+        )
+    )
 
 
 def main(argv=None) -> int:
@@ -491,15 +535,26 @@ def main(argv=None) -> int:
     ap.add_argument("--loads", type=int, default=3, help="cold page loads per app (default 3)")
     ap.add_argument("--steps", type=int, default=30, help="slider steps per slider (default 30)")
     ap.add_argument("--apps", nargs="*", help="notebooks to measure (default: all of APPS)")
-    ap.add_argument("--no-prefetch", action="store_true",
-                    help="serve with DPEXPLORE_PREFETCH=0: every step computes its setting (the "
-                         "dashboards otherwise compute the next slider step in the background)")
-    ap.add_argument("--compare-figurewidget", action="store_true",
-                    help="also measure the demo curve drawn with plotly's FigureWidget")
-    ap.add_argument("--baseline-ref", action="append", default=[], metavar="REF",
-                    help="also measure the apps of git commit REF (a temporary worktree, its own "
-                         "server), app by app in turn with this checkout's, in the same run; "
-                         "ratios against it are printed (repeatable)")
+    ap.add_argument(
+        "--no-prefetch",
+        action="store_true",
+        help="serve with DPEXPLORE_PREFETCH=0: every step computes its setting (the "
+        "dashboards otherwise compute the next slider step in the background)",
+    )
+    ap.add_argument(
+        "--compare-figurewidget",
+        action="store_true",
+        help="also measure the demo curve drawn with plotly's FigureWidget",
+    )
+    ap.add_argument(
+        "--baseline-ref",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="also measure the apps of git commit REF (a temporary worktree, its own "
+        "server), app by app in turn with this checkout's, in the same run; "
+        "ratios against it are printed (repeatable)",
+    )
     args = ap.parse_args(argv)
     if not os.path.exists(CHROMIUM):
         print(f"{CHROMIUM} is missing (make chromium)", file=sys.stderr)
@@ -534,24 +589,31 @@ def main(argv=None) -> int:
                 try:
                     results.append(bench_figurewidget(browser, args.loads))
                 except Exception as exc:
-                    results.append({"app": "FigureWidget (plotly) demo",
-                                    "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+                    results.append(
+                        {"app": "FigureWidget (plotly) demo", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+                    )
             browser.close()
     finally:
         server.stop()
-    head = (f"{'app':<28} {'first':>7} {'/2.5s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
-            f"{'step50':>7} {'/50ms':>6} {'step95':>7} {'/150ms':>6} {'kernel':>7} {'draw':>7} "
-            f"{'all50':>7} {'all95':>7} {'/60ms':>6} {'/150ms':>6} {'missed':>6}  sizes (px)")
-    print(f"goals: first plot <= {GOALS['first_plot_s']} s, step median <= {GOALS['step_median_ms']} ms, "
-          f"p95 <= {GOALS['step_p95_ms']} ms, websocket <= {GOALS['ws_mb']} MB (ratio = measured/goal); "
-          "kernel = step median keydown → traces in the page, draw = median Plotly.react, "
-          "all50/all95 = keydown → the last plot the step changes is redrawn, "
-          "missed = steps without a redraw in 5 s; sizes: 'ok' and the visible plots' heights at "
-          f"{VIEWPORT['width']}x{VIEWPORT['height']}, or what changed (size, missing, stale plots)")
+    head = (
+        f"{'app':<28} {'first':>7} {'/2.5s':>6} {'warm':>7} {'ws MB':>7} {'/2MB':>6} "
+        f"{'step50':>7} {'/50ms':>6} {'step95':>7} {'/150ms':>6} {'kernel':>7} {'draw':>7} "
+        f"{'all50':>7} {'all95':>7} {'/60ms':>6} {'/150ms':>6} {'missed':>6}  sizes (px)"
+    )
+    print(
+        f"goals: first plot <= {GOALS['first_plot_s']} s, step median <= {GOALS['step_median_ms']} ms, "
+        f"p95 <= {GOALS['step_p95_ms']} ms, websocket <= {GOALS['ws_mb']} MB (ratio = measured/goal); "
+        "kernel = step median keydown → traces in the page, draw = median Plotly.react, "
+        "all50/all95 = keydown → the last plot the step changes is redrawn, "
+        "missed = steps without a redraw in 5 s; sizes: 'ok' and the visible plots' heights at "
+        f"{VIEWPORT['width']}x{VIEWPORT['height']}, or what changed (size, missing, stale plots)"
+    )
     load = os.getloadavg()
-    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
-          f"(times are inflated when the load exceeds the CPU count); background prefetch of the "
-          f"next slider step: {'off' if args.no_prefetch else 'on'}")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
+        f"(times are inflated when the load exceeds the CPU count); background prefetch of the "
+        f"next slider step: {'off' if args.no_prefetch else 'on'}"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
@@ -564,9 +626,13 @@ def main(argv=None) -> int:
 
 
 #: the figures that a baseline comparison prints, as (key, label)
-COMPARED = [("first_plot_s", "first plot s"), ("step_all_median_ms", "all50 ms"),
-            ("step_all_p95_ms", "all95 ms"), ("step_kernel_median_ms", "kernel ms"),
-            ("step_draw_median_ms", "draw ms")]
+COMPARED = [
+    ("first_plot_s", "first plot s"),
+    ("step_all_median_ms", "all50 ms"),
+    ("step_all_p95_ms", "all95 ms"),
+    ("step_kernel_median_ms", "kernel ms"),
+    ("step_draw_median_ms", "draw ms"),
+]
 
 
 def compare(args, apps: list[str]) -> int:
@@ -592,7 +658,7 @@ def compare(args, apps: list[str]) -> int:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for i, nb in enumerate(apps):
-                for name in names[i % len(names):] + names[:i % len(names)]:
+                for name in names[i % len(names) :] + names[: i % len(names)]:
                     for other in servers.values():
                         other.wait_quiet(30)
                     try:
@@ -612,10 +678,12 @@ def compare(args, apps: list[str]) -> int:
             shutil.rmtree(root, ignore_errors=True)
     load = os.getloadavg()
     base = args.baseline_ref[0]
-    print(f"goals: first plot <= {GOALS['first_plot_s']} s, all50 <= {GOALS['step_all_median_ms']} ms, "
-          f"all95 <= {GOALS['step_all_p95_ms']} ms; ratio = value / value of {base} (same run); "
-          f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
-          f"prefetch {'off' if args.no_prefetch else 'on'}")
+    print(
+        f"goals: first plot <= {GOALS['first_plot_s']} s, all50 <= {GOALS['step_all_median_ms']} ms, "
+        f"all95 <= {GOALS['step_all_p95_ms']} ms; ratio = value / value of {base} (same run); "
+        f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
+        f"prefetch {'off' if args.no_prefetch else 'on'}"
+    )
     by = {(r["app"], r["code"]): r for r in results}
     for nb in apps:
         print(nb)
@@ -640,9 +708,19 @@ def _write(results: list[dict], args) -> list[str]:
     """Write the results to ``benchmarks/results/bench_browser.json``; the apps flagged."""
     out = REPO / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_browser.json").write_text(json.dumps({"goals": GOALS, "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
-                    "prefetch": not args.no_prefetch, "baseline_refs": args.baseline_ref,
-                    "results": results}, indent=2))
+    (out / "bench_browser.json").write_text(
+        json.dumps(
+            {
+                "goals": GOALS,
+                "loadavg": os.getloadavg(),
+                "cpus": os.cpu_count(),
+                "prefetch": not args.no_prefetch,
+                "baseline_refs": args.baseline_ref,
+                "results": results,
+            },
+            indent=2,
+        )
+    )
     return [r["app"] for r in results if r.get("size_flags") or "error" in r]
 
 

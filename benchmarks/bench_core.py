@@ -19,6 +19,7 @@ baseline measured or fixed in the same run:
 
 Not a test module (no ``test_`` functions); pytest does not collect it.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,12 +32,11 @@ import numpy as np
 from dpexplore import composition as C
 from dpexplore import conversions as conv
 from dpexplore import pld
-from dpexplore.mechanisms import (Exponential, Gaussian, Laplace, Logistic, RandomizedResponse,
-                                  Subbotin)
+from dpexplore.mechanisms import Exponential, Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
 from dpexplore.profiles import GaussianDPProfile
 
-BUDGET_CURVE = 5e-3       # seconds per dashboard curve
-BUDGET_K_CURVE = 0.300    # seconds for the 30-k composition curve
+BUDGET_CURVE = 5e-3  # seconds per dashboard curve
+BUDGET_K_CURVE = 0.300  # seconds for the 30-k composition curve
 
 
 def best_of(fn, repeats: int, setup=None, cpu: bool = False):
@@ -80,13 +80,16 @@ def curve_line(label, fn, repeats):
 
 def main() -> int:
     warnings.simplefilter("ignore")
-    print("dpexplore core benchmark (best of N, time.perf_counter; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n")
+    print(
+        "dpexplore core benchmark (best of N, time.perf_counter; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n"
+    )
 
     # 1 ----------------------------------------------------------------------------------------
     print("1. Laplace(1.0), k = 1000, epsilon(delta = 1e-6), cold cache")
-    t_ours, c_ours, eps_ours = best_of(lambda: C.compose(Laplace(1.0), 1000).epsilon(1e-6), 5,
-                                       setup=pld.clear_caches, cpu=True)
+    t_ours, c_ours, eps_ours = best_of(
+        lambda: C.compose(Laplace(1.0), 1000).epsilon(1e-6), 5, setup=pld.clear_caches, cpu=True
+    )
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
     def dpa():
@@ -95,11 +98,11 @@ def main() -> int:
 
     t_dpa, c_dpa, eps_dpa = best_of(dpa, 2, cpu=True)
     print(f"  dpexplore      eps = {eps_ours:.6f}   {t_ours * 1e3:9.2f} ms wall  {c_ours * 1e3:9.2f} ms CPU")
-    print(f"  dp_accounting  eps = {eps_dpa:.6f}   {t_dpa * 1e3:9.2f} ms wall  {c_dpa * 1e3:9.2f} ms CPU"
-          "  (interval 1e-4)")
+    print(
+        f"  dp_accounting  eps = {eps_dpa:.6f}   {t_dpa * 1e3:9.2f} ms wall  {c_dpa * 1e3:9.2f} ms CPU  (interval 1e-4)"
+    )
     print(f"  relative difference (ours − dpa)/dpa = {(eps_ours - eps_dpa) / eps_dpa:+.2e}")
-    print(f"  speed-up: {t_dpa / t_ours:.1f} × faster than dp_accounting (wall), "
-          f"{c_dpa / c_ours:.1f} × (CPU)\n")
+    print(f"  speed-up: {t_dpa / t_ours:.1f} × faster than dp_accounting (wall), {c_dpa / c_ours:.1f} × (CPU)\n")
 
     # 2 ----------------------------------------------------------------------------------------
     ks = thirty_ks()
@@ -135,13 +138,23 @@ def main() -> int:
 
         t_dr, c_dr, dpa_r2a_vals = best_of(dpa_r2a, 2, cpu=True)
         line("  same with dp_accounting.rdp compute_epsilon", t_dr, "5 ms budget", BUDGET_CURVE, c_dr)
-        print(f"  {'  dpexplore speed-up over dp_accounting':<46s} {t_dr / t_r2a:9.1f} × wall,"
-              f" {c_dr / c_r2a:.1f} × CPU"
-              f"   (max rel diff of eps {np.max(np.abs(ours_r2a - dpa_r2a_vals) / dpa_r2a_vals):.1e})")
+        print(
+            f"  {'  dpexplore speed-up over dp_accounting':<46s} {t_dr / t_r2a:9.1f} × wall,"
+            f" {c_dr / c_r2a:.1f} × CPU"
+            f"   (max rel diff of eps {np.max(np.abs(ours_r2a - dpa_r2a_vals) / dpa_r2a_vals):.1e})"
+        )
     except Exception as exc:  # pragma: no cover - informative only
         print(f"  (dp_accounting RDP comparison skipped: {exc})")
-    for m in (Laplace(1.0), Gaussian(1.0), Logistic(1.0), Subbotin(1.0, 1.5), Subbotin(1.0, 3.0),
-              Subbotin(0.3, 1.05), RandomizedResponse(1.0), Exponential(1.0)):
+    for m in (
+        Laplace(1.0),
+        Gaussian(1.0),
+        Logistic(1.0),
+        Subbotin(1.0, 1.5),
+        Subbotin(1.0, 3.0),
+        Subbotin(0.3, 1.05),
+        RandomizedResponse(1.0),
+        Exponential(1.0),
+    ):
         curve_line(f"{m!r}.delta, 500 eps"[:46], lambda: m.delta(eps), rep)
     z, r = conv.ZCDPProfile(0.5), conv.equation_profile(2.0, 1.0, 2.0, refined=True)
     curve_line("ZCDPProfile(0.5).delta, 500 eps", lambda: z.delta(eps), rep)
@@ -167,12 +180,12 @@ def dpsgd() -> None:
     from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 
     print("\n4. DP-SGD: dpsgd_epsilon(1.0, 0.01, 10⁴, 1e-5), cold cache")
-    def cold():   # every cache: the PLDs and the one-step RDP (its curve is the safety net)
+
+    def cold():  # every cache: the PLDs and the one-step RDP (its curve is the safety net)
         pld.clear_caches()
         C._one_step_rdp.cache_clear()
 
-    t_ours, c_ours, eps_ours = best_of(lambda: C.dpsgd_epsilon(1.0, 0.01, 10000, 1e-5), 3,
-                                       setup=cold, cpu=True)
+    t_ours, c_ours, eps_ours = best_of(lambda: C.dpsgd_epsilon(1.0, 0.01, 10000, 1e-5), 3, setup=cold, cpu=True)
 
     def dpa(interval):
         p = dpa_pld.from_gaussian_mechanism(1.0, sampling_prob=0.01, value_discretization_interval=interval)
@@ -181,15 +194,21 @@ def dpsgd() -> None:
     t_dpa, c_dpa, eps_dpa = best_of(lambda: dpa(1e-4), 2, cpu=True)
     eps_fine = dpa(1e-5)
     print(f"  dpexplore      eps = {eps_ours:.6f}   {t_ours * 1e3:9.2f} ms wall  {c_ours * 1e3:9.2f} ms CPU")
-    print(f"  dp_accounting  eps = {eps_dpa:.6f}   {t_dpa * 1e3:9.2f} ms wall  {c_dpa * 1e3:9.2f} ms CPU"
-          "  (pessimistic, interval 1e-4)")
+    print(
+        f"  dp_accounting  eps = {eps_dpa:.6f}   {t_dpa * 1e3:9.2f} ms wall  {c_dpa * 1e3:9.2f} ms CPU"
+        "  (pessimistic, interval 1e-4)"
+    )
     print(f"  dp_accounting  eps = {eps_fine:.6f}   (pessimistic, interval 1e-5: the reference)")
     err_ours, err_dpa = (eps_ours - eps_fine) / eps_fine, (eps_dpa - eps_fine) / eps_fine
-    print(f"  relative difference from the reference: ours {err_ours:+.2e}, dp_accounting at 1e-4 "
-          f"{err_dpa:+.2e} ({'at least as' if abs(err_ours) <= abs(err_dpa) else 'LESS'} accurate)")
-    print(f"  speed-up: {t_dpa / t_ours:.1f} × faster than dp_accounting at 1e-4 (wall), "
-          f"{c_dpa / c_ours:.1f} × (CPU); goal ≥ 10 ×")
-    epochs = np.arange(1, 31)   # N = 60000, batch 600: q = 0.01, 100 steps an epoch
+    print(
+        f"  relative difference from the reference: ours {err_ours:+.2e}, dp_accounting at 1e-4 "
+        f"{err_dpa:+.2e} ({'at least as' if abs(err_ours) <= abs(err_dpa) else 'LESS'} accurate)"
+    )
+    print(
+        f"  speed-up: {t_dpa / t_ours:.1f} × faster than dp_accounting at 1e-4 (wall), "
+        f"{c_dpa / c_ours:.1f} × (CPU); goal ≥ 10 ×"
+    )
+    epochs = np.arange(1, 31)  # N = 60000, batch 600: q = 0.01, 100 steps an epoch
 
     def curve():
         return C.dpsgd_epsilon(1.0, 0.01, 100 * epochs, 1e-5)
@@ -207,8 +226,15 @@ def cards() -> None:
     from dpexplore.mechanisms import subsample
 
     print(f"\n5. notebook cards (_repr_html_), load average {os.getloadavg()[0]:.1f}")
-    objs = [Gaussian(1.0), Laplace(1.0), RandomizedResponse(1.0), subsample(Gaussian(1.0), 0.01),
-            C.compose(Laplace(1.0), 100), GaussianDPProfile(1.0), filters.ZCDPFilter(0.5)]
+    objs = [
+        Gaussian(1.0),
+        Laplace(1.0),
+        RandomizedResponse(1.0),
+        subsample(Gaussian(1.0), 0.01),
+        C.compose(Laplace(1.0), 100),
+        GaussianDPProfile(1.0),
+        filters.ZCDPFilter(0.5),
+    ]
     for o in objs:
         prof = o.profile if hasattr(o, "profile") else o
         if isinstance(o, filters.ZCDPFilter):
@@ -220,13 +246,22 @@ def cards() -> None:
     # every shipped mechanism's first card (a fresh object: cards are cached per object)
     from dpexplore import mechanisms as M
 
-    fresh = [lambda: M.Laplace(1.0), lambda: M.Gaussian(1.0), lambda: M.Logistic(1.0),
-             lambda: M.Subbotin(1.0, 1.5), lambda: M.RandomizedResponse(1.0),
-             lambda: M.Exponential(1.0), lambda: M.DiscreteLaplace(1.0, 3),
-             lambda: M.DiscreteGaussian(2.0), lambda: M.DiscreteGaussian(0.5),
-             lambda: M.DiscreteGaussian(20.0), lambda: M.subsample(M.Gaussian(1.0), 0.01),
-             lambda: M.subsample(M.Laplace(1.0), 0.1, sampling="fixed")]
-    def forget():   # no card and no PLD from an earlier run (the card cache keys on equality)
+    fresh = [
+        lambda: M.Laplace(1.0),
+        lambda: M.Gaussian(1.0),
+        lambda: M.Logistic(1.0),
+        lambda: M.Subbotin(1.0, 1.5),
+        lambda: M.RandomizedResponse(1.0),
+        lambda: M.Exponential(1.0),
+        lambda: M.DiscreteLaplace(1.0, 3),
+        lambda: M.DiscreteGaussian(2.0),
+        lambda: M.DiscreteGaussian(0.5),
+        lambda: M.DiscreteGaussian(20.0),
+        lambda: M.subsample(M.Gaussian(1.0), 0.01),
+        lambda: M.subsample(M.Laplace(1.0), 0.1, sampling="fixed"),
+    ]
+
+    def forget():  # no card and no PLD from an earlier run (the card cache keys on equality)
         import dpexplore.display as D
 
         D._CARDS.clear()
@@ -235,7 +270,7 @@ def cards() -> None:
     for make in fresh:
         try:
             name = repr(make())
-        except Exception as exc:   # a constructor this list got wrong: say so, measure the rest
+        except Exception as exc:  # a constructor this list got wrong: say so, measure the rest
             print(f"  (skipped: {exc})")
             continue
         t_card, c_card, _ = best_of(lambda: make()._repr_html_(), 3, cpu=True, setup=forget)
@@ -247,12 +282,10 @@ def cards() -> None:
     def dpsgd_card():
         return C.compose(subsample(Gaussian(1.0), 0.01), 10000)._repr_html_()
 
-    t_plain, _ = best_of(lambda: C.compose(subsample(Gaussian(1.0), 0.01), 10000).epsilon(1e-5), 3,
-                         setup=cold)
+    t_plain, _ = best_of(lambda: C.compose(subsample(Gaussian(1.0), 0.01), 10000).epsilon(1e-5), 3, setup=cold)
     t_card, c_card, _ = best_of(dpsgd_card, 3, setup=cold, cpu=True)
     line("DP-SGD 10⁴ steps: compose + card (cold)", t_card, "compose + epsilon(1e-5)", t_plain)
     line("DP-SGD 10⁴ steps: compose + card (cold)", t_card, "150 ms goal", 0.150, c_card)
-
 
 
 def lab_steps() -> None:
@@ -269,19 +302,32 @@ def lab_steps() -> None:
     from dpexplore.apps.filters_lab import FiltersLabSpec, compute_filters_lab
 
     print(f"\n6. lab slider steps (new setting, no cache), load average {os.getloadavg()[0]:.1f}")
+
     def step(compute, spec, field="seed", values=iter(range(100, 10_000))):
-        compute(spec)   # warm the imports and the caches that outlive a setting
+        compute(spec)  # warm the imports and the caches that outlive a setting
         return lambda: compute(dataclasses.replace(spec, **{field: next(values)}))
 
     cases = [
-        ("filters lab: 300 queries, 8 parts, skip",
-         step(compute_filters_lab, FiltersLabSpec(queries=300, parts=8, mode="skip"))),
-        ("adaptive lab calculator (n 300, d 600, 5 rounds)",
-         step(adaptive_lab.compute_adaptive, adaptive_lab.AdaptiveSpec(n=300, d=600, rounds=5, seed=0), "tau",
-              iter(np.arange(0.011, 0.2, 0.001)))),
-        ("down-sensitivity lab: user sum, 3000 people",
-         step(compute_down_sensitivity_lab,
-              DownSensitivitySpec(query="user_sum", shape="uniform", n=3000, spread=300.0))),
+        (
+            "filters lab: 300 queries, 8 parts, skip",
+            step(compute_filters_lab, FiltersLabSpec(queries=300, parts=8, mode="skip")),
+        ),
+        (
+            "adaptive lab calculator (n 300, d 600, 5 rounds)",
+            step(
+                adaptive_lab.compute_adaptive,
+                adaptive_lab.AdaptiveSpec(n=300, d=600, rounds=5, seed=0),
+                "tau",
+                iter(np.arange(0.011, 0.2, 0.001)),
+            ),
+        ),
+        (
+            "down-sensitivity lab: user sum, 3000 people",
+            step(
+                compute_down_sensitivity_lab,
+                DownSensitivitySpec(query="user_sum", shape="uniform", n=3000, spread=300.0),
+            ),
+        ),
     ]
     for label, fn in cases:
         wall, cpu, _ = best_of(fn, 6, cpu=True)
@@ -289,11 +335,15 @@ def lab_steps() -> None:
     rng = np.random.default_rng
     wall, cpu, _ = best_of(lambda: simulate_adaptive_overfitting(2000, 4000, 10, rng(0), "naive"), 2, cpu=True)
     line("adaptive overfitting experiment (naive)", wall, "1 s budget", 1.0, cpu)
-    probe = ("import json, time, tornado.web; t0 = time.perf_counter(); import dpexplore; "
-             "t1 = time.perf_counter(); import dpexplore.voila.extension as e; e.handlers('/'); "
-             "print(json.dumps([t1 - t0, time.perf_counter() - t1]))")
-    runs = [json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                                      check=True).stdout) for _ in range(3)]
+    probe = (
+        "import json, time, tornado.web; t0 = time.perf_counter(); import dpexplore; "
+        "t1 = time.perf_counter(); import dpexplore.voila.extension as e; e.handlers('/'); "
+        "print(json.dumps([t1 - t0, time.perf_counter() - t1]))"
+    )
+    runs = [
+        json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout)
+        for _ in range(3)
+    ]
     line("import dpexplore (fresh interpreter)", min(r[0] for r in runs), "0.5 s budget", 0.5)
     line("+ import dpexplore.voila.extension", min(r[1] for r in runs), "0.5 s budget", 0.5)
 

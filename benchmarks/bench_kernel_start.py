@@ -19,6 +19,7 @@ baseline: normal) and the 1-minute load average. ::
 
     python benchmarks/bench_kernel_start.py [--rounds 5] [--json out.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,10 +67,10 @@ async def one(specs, provisioner: str, app: bool = False) -> dict:
                 reply = await kc.get_shell_msg(timeout=0.05)
             except queue.Empty:
                 continue
-            if reply["msg_type"] == "kernel_info_reply":   # to this request or an earlier one
+            if reply["msg_type"] == "kernel_info_reply":  # to this request or an earlier one
                 break
         ready = time.perf_counter() - t0
-        await kc.wait_for_ready(timeout=120)   # drains the other replies and IOPub
+        await kc.wait_for_ready(timeout=120)  # drains the other replies and IOPub
         t1 = time.perf_counter()
         reply = await kc.execute_interactive(BUILD, timeout=120, output_hook=lambda m: None)
         build = time.perf_counter() - t1
@@ -77,10 +78,15 @@ async def one(specs, provisioner: str, app: bool = False) -> dict:
         p = psutil.Process(km.provisioner.pid)
         ct = p.cpu_times()
         mi = p.memory_full_info()
-        return {"ready_s": ready, "build_s": build, "cpu_s": ct.user + ct.system,
-                "uss_mib": mi.uss / 2**20, "rss_mib": mi.rss / 2**20,
-                "forked": type(km.provisioner.process).__name__ != "Popen",
-                "app": bool(getattr(km.provisioner, "app_generation", 0))}
+        return {
+            "ready_s": ready,
+            "build_s": build,
+            "cpu_s": ct.user + ct.system,
+            "uss_mib": mi.uss / 2**20,
+            "rss_mib": mi.rss / 2**20,
+            "forked": type(km.provisioner.process).__name__ != "Popen",
+            "app": bool(getattr(km.provisioner, "app_generation", 0)),
+        }
     finally:
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
@@ -88,8 +94,7 @@ async def one(specs, provisioner: str, app: bool = False) -> dict:
 
 def summary(rows, key):
     xs = [r[key] for r in rows]
-    return {"median": round(statistics.median(xs), 3), "min": round(min(xs), 3),
-            "max": round(max(xs), 3)}
+    return {"median": round(statistics.median(xs), 3), "min": round(min(xs), 3), "max": round(max(xs), 3)}
 
 
 async def main_async(rounds: int) -> dict:
@@ -108,7 +113,7 @@ async def main_async(rounds: int) -> dict:
         template_uss = tp.memory_full_info().uss / 2**20
         loads = [os.getloadavg()[0]]
         rows = {"normal": [], "forked": [], "app": []}
-        await one(specs, forkserver.PROVISIONER_NAME, app=True)   # the template builds the app
+        await one(specs, forkserver.PROVISIONER_NAME, app=True)  # the template builds the app
         for _ in range(rounds):
             rows["normal"].append(await one(specs, "local-provisioner"))
             rows["forked"].append(await one(specs, forkserver.PROVISIONER_NAME))
@@ -117,16 +122,22 @@ async def main_async(rounds: int) -> dict:
         tpl.stop()
     assert all(r["forked"] for r in rows["forked"]) and not any(r["forked"] for r in rows["normal"])
     assert all(r["app"] for r in rows["app"]) and not any(r["app"] for r in rows["forked"])
-    out = {"rounds": rounds, "load_1min": [round(x, 2) for x in loads],
-           "template": {"ready_s": round(template_ready, 2), "cpu_s": round(template_cpu, 2),
-                        "uss_mib": round(template_uss, 1)}}
+    out = {
+        "rounds": rounds,
+        "load_1min": [round(x, 2) for x in loads],
+        "template": {
+            "ready_s": round(template_ready, 2),
+            "cpu_s": round(template_cpu, 2),
+            "uss_mib": round(template_uss, 1),
+        },
+    }
     for mode, rs in rows.items():
-        out[mode] = {k: summary(rs, k) for k in ("ready_s", "build_s", "cpu_s", "uss_mib",
-                                                 "rss_mib")}
+        out[mode] = {k: summary(rs, k) for k in ("ready_s", "build_s", "cpu_s", "uss_mib", "rss_mib")}
     for mode in ("forked", "app"):
         out[f"ratio_{mode}_over_normal"] = {
             k: round(out[mode][k]["median"] / out["normal"][k]["median"], 3)
-            for k in ("ready_s", "build_s", "cpu_s", "uss_mib")}
+            for k in ("ready_s", "build_s", "cpu_s", "uss_mib")
+        }
     return out
 
 

@@ -79,6 +79,7 @@ pages are still open. ::
 it left out the slowest optional import), then as deployed, and prints the spawn and first-plot
 ratios: the named baseline in the same run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -136,18 +137,33 @@ def kernels_under(pid) -> list:
 
 
 class ServerProc:
-    def __init__(self, root, port, cull_idle, cull_interval, pool_size, log, max_kernels=None,
-                 extra=()):
-        cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port),
-               "--root", str(root), "--cull-idle-timeout", str(cull_idle),
-               "--cull-interval", str(cull_interval), "--pool-size", str(pool_size), *extra]
+    def __init__(self, root, port, cull_idle, cull_interval, pool_size, log, max_kernels=None, extra=()):
+        cmd = [
+            sys.executable,
+            "-m",
+            "dpexplore.cli",
+            "serve",
+            "--no-browser",
+            "--port",
+            str(port),
+            "--root",
+            str(root),
+            "--cull-idle-timeout",
+            str(cull_idle),
+            "--cull-interval",
+            str(cull_interval),
+            "--pool-size",
+            str(pool_size),
+            *extra,
+        ]
         if max_kernels is not None:
             cmd += ["--max-kernels", str(max_kernels)]
         self.port = port
         self.log_path = log
         self._log = open(log, "w")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=str(REPO))
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(REPO)
+        )
 
     def wait_ready(self, pools, timeout=180):
         t = time.monotonic()
@@ -176,10 +192,21 @@ class ServerProc:
 
 
 def _msg(msg_type, content, session, metadata=None):
-    return {"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
-                       "session": session, "date": "", "version": "5.3"},
-            "parent_header": {}, "metadata": metadata or {}, "content": content,
-            "channel": "shell", "buffers": []}
+    return {
+        "header": {
+            "msg_id": uuid.uuid4().hex,
+            "msg_type": msg_type,
+            "username": "",
+            "session": session,
+            "date": "",
+            "version": "5.3",
+        },
+        "parent_header": {},
+        "metadata": metadata or {},
+        "content": content,
+        "channel": "shell",
+        "buffers": [],
+    }
 
 
 #: the kernel websocket protocol the benchmarks speak: ``v1`` as the browser's page (jupyter_server
@@ -194,9 +221,13 @@ def connect(ws_url: str, headers: dict | None = None):
 
     from dpexplore.voila.wire import V1_SUBPROTOCOL
 
-    return websockets.connect(ws_url, max_size=2**26, open_timeout=60,
-                              additional_headers=headers or {},
-                              subprotocols=[V1_SUBPROTOCOL] if PROTOCOL["v1"] else None)
+    return websockets.connect(
+        ws_url,
+        max_size=2**26,
+        open_timeout=60,
+        additional_headers=headers or {},
+        subprotocols=[V1_SUBPROTOCOL] if PROTOCOL["v1"] else None,
+    )
 
 
 def decode(raw) -> dict:
@@ -225,8 +256,7 @@ class Visitor:
         self.base = base
 
     async def page(self, url: str) -> str:
-        return await asyncio.to_thread(
-            lambda: urllib.request.urlopen(url, timeout=300).read().decode())
+        return await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=300).read().decode())
 
     def ws_headers(self, ws_url: str) -> dict:
         return {}
@@ -237,28 +267,36 @@ async def widget_states(ws, sid: str) -> dict:
     manager does: its control comm (ipywidgets 8: protocol version in the metadata), then
     ``request_states``."""
     control = uuid.uuid4().hex
-    m_open = _msg("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
-                                "data": {}}, sid, metadata={"version": "1.0.0"})
+    m_open = _msg(
+        "comm_open",
+        {"comm_id": control, "target_name": "jupyter.widget.control", "data": {}},
+        sid,
+        metadata={"version": "1.0.0"},
+    )
     await _send(ws, m_open)
     while True:
         m = await _recv(ws, 120)
-        if (m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle"
-                and m.get("parent_header", {}).get("msg_id") == m_open["header"]["msg_id"]):
+        if (
+            m.get("msg_type") == "status"
+            and m["content"].get("execution_state") == "idle"
+            and m.get("parent_header", {}).get("msg_id") == m_open["header"]["msg_id"]
+        ):
             break
-    await _send(ws, _msg("comm_msg", {"comm_id": control,
-                                      "data": {"method": "request_states"}}, sid))
+    await _send(ws, _msg("comm_msg", {"comm_id": control, "data": {"method": "request_states"}}, sid))
     while True:
         m = await _recv(ws, 120)
         c = m.get("content", {})
-        if (m.get("msg_type") == "comm_msg" and c.get("comm_id") == control
-                and c.get("data", {}).get("method") == "update_states"):
+        if (
+            m.get("msg_type") == "comm_msg"
+            and c.get("comm_id") == control
+            and c.get("data", {}).get("method") == "update_states"
+        ):
             return c["data"]["states"]
 
 
 def plot_models(states: dict) -> set:
     """The ids of the PlotlyWidget models among ``states``."""
-    return {k for k, v in states.items() if "data" in v["state"]
-            and v["state"].get("_model_name") == "AnyModel"}
+    return {k for k, v in states.items() if "data" in v["state"] and v["state"].get("_model_name") == "AnyModel"}
 
 
 def slider_value(st: dict, rng: random.Random):
@@ -271,12 +309,20 @@ def slider_value(st: dict, rng: random.Random):
 
 
 def _record() -> dict:
-    return {"ok": False, "latencies": [], "first_plot": None, "moves": 0, "unanswered": 0,
-            "error": None, "messages_only": 0}
+    return {
+        "ok": False,
+        "latencies": [],
+        "first_plot": None,
+        "moves": 0,
+        "unanswered": 0,
+        "error": None,
+        "messages_only": 0,
+    }
 
 
-async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats,
-                  hold: asyncio.Event, rec: dict | None = None):
+async def session(
+    idx, client: Visitor, app, seconds, think, step_timeout, stats, hold: asyncio.Event, rec: dict | None = None
+):
     """One dashboard session of ``client`` (steps 1-4 of the module docstring); its record is
     appended to ``stats`` (or ``rec``, already there, is filled)."""
     if rec is None:
@@ -299,13 +345,16 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             if not any(states[k]["state"]["data"] for k in plots):
                 raise RuntimeError("no plot with traces in the first state")
             rec["first_plot"] = time.perf_counter() - t0
+
             def shown(st):  # hidden sliders (other mechanisms' parameters) do not redraw
                 lay = states.get(str(st.get("layout", "")).removeprefix("IPY_MODEL_"), {})
                 return lay.get("state", {}).get("display") != "none"
 
-            sliders = [(k, v["state"]) for k, v in states.items()
-                       if v["state"].get("_model_name") in SLIDERS
-                       and not v["state"].get("disabled") and shown(v["state"])]
+            sliders = [
+                (k, v["state"])
+                for k, v in states.items()
+                if v["state"].get("_model_name") in SLIDERS and not v["state"].get("disabled") and shown(v["state"])
+            ]
             rec["sliders"] = len(sliders)
             stage = "slider moves"
             rng = random.Random(idx)
@@ -313,9 +362,11 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
             while time.perf_counter() < t_end and sliders:
                 k, st = sliders[rec["moves"] % len(sliders)]
                 x = slider_value(st, rng)
-                m_out = _msg("comm_msg", {"comm_id": k, "data": {"method": "update",
-                                                                 "state": {"value": x},
-                                                                 "buffer_paths": []}}, sid)
+                m_out = _msg(
+                    "comm_msg",
+                    {"comm_id": k, "data": {"method": "update", "state": {"value": x}, "buffer_paths": []}},
+                    sid,
+                )
                 ts = time.perf_counter()
                 await _send(ws, m_out)
                 rec["moves"] += 1
@@ -336,8 +387,11 @@ async def session(idx, client: Visitor, app, seconds, think, step_timeout, stats
                     if m.get("parent_header", {}).get("msg_id") != mid:
                         continue
                     c = m.get("content", {})
-                    if (m.get("msg_type") == "comm_msg" and c.get("comm_id") in plots
-                            and "data" in c.get("data", {}).get("state", {})):
+                    if (
+                        m.get("msg_type") == "comm_msg"
+                        and c.get("comm_id") in plots
+                        and "data" in c.get("data", {}).get("state", {})
+                    ):
                         t_plot = time.perf_counter() - ts  # the last plot's update counts
                         got_plot = True
                     elif m.get("msg_type") == "status" and c.get("execution_state") == "idle":
@@ -396,13 +450,11 @@ def memory(procs) -> tuple[list, list]:
 
 
 def quantiles(xs, scale=1.0) -> dict:
-    return {"p50": scale * pct(xs, 50), "p95": scale * pct(xs, 95),
-            "max": scale * max(xs) if xs else None}
+    return {"p50": scale * pct(xs, 50), "p95": scale * pct(xs, 95), "max": scale * max(xs) if xs else None}
 
 
 def spread(xs) -> dict:
-    return {"median": statistics.median(xs) if xs else None, "max": max(xs) if xs else None,
-            "n": len(xs)}
+    return {"median": statistics.median(xs) if xs else None, "max": max(xs) if xs else None, "n": len(xs)}
 
 
 def summarize(n, stats, wall, loads):
@@ -426,6 +478,7 @@ def summarize(n, stats, wall, loads):
 
 
 # --- through JupyterHub (--hub) ------------------------------------------------------------------
+
 
 def _loopback_names():
     """``*.localhost`` is loopback (RFC 6761, as browsers resolve it); glibc here does not know:
@@ -459,27 +512,41 @@ class HubProc:
         self.url = f"http://localhost:{port}/"
         self.names = list(names)
         _loopback_names()
-        env = dict(os.environ, DPEXPLORE_HUB_PORT=str(port),
-                   DPEXPLORE_HUB_API_PORT=str(free_port()),
-                   DPEXPLORE_CHP_API_PORT=str(free_port()), DPEXPLORE_HUB_DIR=str(state),
-                   DPEXPLORE_HUB_CULL_TIMEOUT=str(cull_timeout),
-                   DPEXPLORE_HUB_CULL_EVERY=str(cull_every))
-        env.update(DPEXPLORE_HUB_AUTH="dummy", DPEXPLORE_HUB_TESTING="1",
-                   DPEXPLORE_HUB_USERS=",".join(self.names),
-                   DPEXPLORE_HUB_MAX_USERS=str(max(1, len(self.names))))
+        env = dict(
+            os.environ,
+            DPEXPLORE_HUB_PORT=str(port),
+            DPEXPLORE_HUB_API_PORT=str(free_port()),
+            DPEXPLORE_CHP_API_PORT=str(free_port()),
+            DPEXPLORE_HUB_DIR=str(state),
+            DPEXPLORE_HUB_CULL_TIMEOUT=str(cull_timeout),
+            DPEXPLORE_HUB_CULL_EVERY=str(cull_every),
+        )
+        env.update(
+            DPEXPLORE_HUB_AUTH="dummy",
+            DPEXPLORE_HUB_TESTING="1",
+            DPEXPLORE_HUB_USERS=",".join(self.names),
+            DPEXPLORE_HUB_MAX_USERS=str(max(1, len(self.names))),
+        )
         exe = pathlib.Path(sys.executable).parent / "jupyterhub"
         if not exe.exists():
             raise SystemExit("jupyterhub is not installed: make hub-setup")
         self.log_path = state / "hub.log"
         self._log = open(self.log_path, "w")
         config = REPO / "deploy" / "jupyterhub_config.py"
-        if singleuser is not None:   # the deployment's configuration, but another server command
+        if singleuser is not None:  # the deployment's configuration, but another server command
             config = state / "jupyterhub_config.py"
-            config.write_text(f"load_subconfig({str(REPO / 'deploy' / 'jupyterhub_config.py')!r})\n"
-                              f"c.Spawner.cmd = [c.Spawner.cmd[0], '-m', {singleuser!r}]\n")
-        self.proc = subprocess.Popen([str(exe), "-f", str(config)],
-                                     cwd=state, env=env, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+            config.write_text(
+                f"load_subconfig({str(REPO / 'deploy' / 'jupyterhub_config.py')!r})\n"
+                f"c.Spawner.cmd = [c.Spawner.cmd[0], '-m', {singleuser!r}]\n"
+            )
+        self.proc = subprocess.Popen(
+            [str(exe), "-f", str(config)],
+            cwd=state,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout=90):
         deadline = time.monotonic() + timeout
@@ -506,6 +573,7 @@ class HubProc:
     def measure(self) -> dict:
         """Memory of each user's server process tree (server + its kernels), of the kernels
         alone, and of the hub itself (hub, proxy, culler)."""
+
         def tree(p):  # a server that just stopped (culled) has no tree
             try:
                 return [p, *p.children(recursive=True)]
@@ -517,8 +585,13 @@ class HubProc:
         rss, uss = memory(self.kernels())
         own = [p for p in tree(psutil.Process(self.proc.pid)) if p.pid not in users]
         trees = [memory(t) for t in trees if t]
-        return {"user_rss": [sum(t[0]) for t in trees], "user_uss": [sum(t[1]) for t in trees],
-                "kernel_rss": rss, "kernel_uss": uss, "hub_rss": sum(memory(own)[0])}
+        return {
+            "user_rss": [sum(t[0]) for t in trees],
+            "user_uss": [sum(t[1]) for t in trees],
+            "kernel_rss": rss,
+            "kernel_uss": uss,
+            "hub_rss": sum(memory(own)[0]),
+        }
 
     def stop(self):
         try:
@@ -560,14 +633,17 @@ class HubStudent(Visitor):
         self.origin = f"http://{name}.localhost:{port}"  # her server's own origin
         super().__init__(f"{self.origin}/user/{name}/")
         self.hub_url, self.name = hub_url, name
-        self.http = httpx.AsyncClient(base_url=hub_url, follow_redirects=True, timeout=90)  # a page GET past 90 s is a failure
+        self.http = httpx.AsyncClient(
+            base_url=hub_url, follow_redirects=True, timeout=90
+        )  # a page GET past 90 s is a failure
 
     async def login(self, timeout=300):
         r = await self.http.get("hub/login", headers=self.NAV)
         r.raise_for_status()
         xsrf = re.search(r'name="_xsrf" value="([^"]+)"', r.text).group(1)
-        r = await self.http.post("hub/login?next=", headers=self.NAV,
-                                 data={"username": self.name, "password": "", "_xsrf": xsrf})
+        r = await self.http.post(
+            "hub/login?next=", headers=self.NAV, data={"username": self.name, "password": "", "_xsrf": xsrf}
+        )
         r.raise_for_status()  # ends on /hub/spawn-pending/<name> (or on the server, if quick)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -575,8 +651,7 @@ class HubStudent(Visitor):
             # page again, which redirects to her server once it is ready and answers 5xx if the
             # spawn failed (asking /hub/api/user with the login page's XSRF cookie is refused
             # once she is logged in: "Not accepting incorrect xsrf token id in cookie")
-            r = await self.http.get(f"hub/spawn-pending/{self.name}", headers=self.NAV,
-                                    follow_redirects=False)
+            r = await self.http.get(f"hub/spawn-pending/{self.name}", headers=self.NAV, follow_redirects=False)
             if r.is_redirect and f"/user/{self.name}" in r.headers.get("location", ""):
                 return
             if r.status_code >= 400:
@@ -594,8 +669,12 @@ class HubStudent(Visitor):
     def ws_headers(self, ws_url: str) -> dict:
         req = urllib.request.Request("http" + ws_url[2:])
         self.http.cookies.jar.add_cookie_header(req)
-        return {"Cookie": req.get_header("Cookie"), "Origin": self.origin,
-                "Sec-Fetch-Mode": "websocket", "Sec-Fetch-Site": "same-origin"}
+        return {
+            "Cookie": req.get_header("Cookie"),
+            "Origin": self.origin,
+            "Sec-Fetch-Mode": "websocket",
+            "Sec-Fetch-Site": "same-origin",
+        }
 
 
 async def hub_student(idx, name, hub_url, app, seconds, think, step_timeout, stats, hold):
@@ -624,16 +703,18 @@ def run_hub(a, singleuser=None):
     """Yields one summary per ``--hub`` round; ``singleuser``: the students' servers run as
     ``python -m singleuser`` instead of the deployment's command."""
     state = pathlib.Path(tempfile.mkdtemp(prefix="bench_hub_"))
-    tag = "" if singleuser is None else "base-"   # the baseline hub's students: accounts of their own
+    tag = "" if singleuser is None else "base-"  # the baseline hub's students: accounts of their own
     names = [f"{tag}n{n}-student{i:02d}" for n in a.hub for i in range(n)]
     hub = HubProc(state, a.hub_cull_timeout, a.hub_cull_every, names, singleuser)
     try:
         hub.wait_ready()
         print(f"hub up at {hub.url}; load {os.getloadavg()[0]:.2f}", flush=True)
         for n in a.hub:
+
             def start(i, stats, hold, n=n):
-                return hub_student(i, f"{tag}n{n}-student{i:02d}", hub.url, a.app, a.seconds,
-                                   a.think, a.step_timeout, stats, hold)
+                return hub_student(
+                    i, f"{tag}n{n}-student{i:02d}", hub.url, a.app, a.seconds, a.think, a.step_timeout, stats, hold
+                )
 
             culled0 = hub.log_path.read_text(errors="replace").count("Culling server")
             t0 = time.perf_counter()
@@ -648,16 +729,24 @@ def run_hub(a, singleuser=None):
             spawn = [r["spawn_s"] for r in stats if r.get("spawn_s") is not None]
             fpl = [r["first_plot_login"] for r in stats if r.get("first_plot_login") is not None]
             s.update(
-                app=a.app, cpus=os.cpu_count(), mode="hub",
+                app=a.app,
+                cpus=os.cpu_count(),
+                mode="hub",
                 singleuser=singleuser or "deployment (dpexplore.hub.singleuser)",
-                spawn_s=quantiles(spawn), first_plot_from_login_s=quantiles(fpl),
-                user_rss_mib=spread(mem["user_rss"]), user_uss_mib=spread(mem["user_uss"]),
-                kernel_rss_mib=spread(mem["kernel_rss"]), kernel_uss_mib=spread(mem["kernel_uss"]),
-                hub_rss_mib=mem["hub_rss"], servers_when_sessions_ended=servers_open,
-                servers_after_cull=len(hub.user_servers()), kernels_after_cull=len(hub.kernels()),
+                spawn_s=quantiles(spawn),
+                first_plot_from_login_s=quantiles(fpl),
+                user_rss_mib=spread(mem["user_rss"]),
+                user_uss_mib=spread(mem["user_uss"]),
+                kernel_rss_mib=spread(mem["kernel_rss"]),
+                kernel_uss_mib=spread(mem["kernel_uss"]),
+                hub_rss_mib=mem["hub_rss"],
+                servers_when_sessions_ended=servers_open,
+                servers_after_cull=len(hub.user_servers()),
+                kernels_after_cull=len(hub.kernels()),
                 culled_after_s=time.monotonic() - t_end,
-                culled_by_culler=hub.log_path.read_text(errors="replace").count("Culling server")
-                - culled0, cull_timeout_s=a.hub_cull_timeout)
+                culled_by_culler=hub.log_path.read_text(errors="replace").count("Culling server") - culled0,
+                cull_timeout_s=a.hub_cull_timeout,
+            )
             yield s
     finally:
         hub.stop()
@@ -679,8 +768,9 @@ def kernel_memory(apps) -> dict:
     out = {}
     for nb_name in apps:
         nb = nbformat.read(REPO / "notebooks" / nb_name, as_version=4)
-        client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                                resources={"metadata": {"path": str(REPO / "notebooks")}})
+        client = NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO / "notebooks")}}
+        )
         client.execute(cleanup_kc=False)  # the kernel stays up with the dashboard built
         try:
             p = psutil.Process(client.km.provisioner.process.pid)
@@ -711,41 +801,50 @@ def run_serve(a):
     extra += {"normal": ["--no-fork"], "fork": ["--no-clone"], "clone": []}[a.mode]
     resting = len(apps) * (max(-(-a.expect // len(apps)), a.pool_size) if a.expect else a.pool_size)
     lean = a.mode == "clone" and not a.expect and a.pool_size <= 1
-    if lean:   # a dashboard keeps no kernel at rest once its page to clone is rendered
+    if lean:  # a dashboard keeps no kernel at rest once its page to clone is rendered
         resting = 0
-    server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log",
-                        a.max_kernels, extra)
+    server = ServerProc(tmp, free_port(), a.cull_idle, 2, a.pool_size, tmp / "serve.log", a.max_kernels, extra)
     visitor = Visitor(f"http://127.0.0.1:{server.port}/")
     try:
         t0 = time.perf_counter()
         server.wait_ready(pools=len(apps), timeout=900)
-        if a.mode == "clone":   # every app's page to clone is rendered
-            while (server_log(server).count("are cloned from one rendered page") < len(apps)
-                   and time.perf_counter() - t0 < 900):
+        if a.mode == "clone":  # every app's page to clone is rendered
+            while (
+                server_log(server).count("are cloned from one rendered page") < len(apps)
+                and time.perf_counter() - t0 < 900
+            ):
                 time.sleep(1)
-        def settling():   # lean: the references' kernels shut down; else: the pools full
+
+        def settling():  # lean: the references' kernels shut down; else: the pools full
             n = len(server.kernels())
             return n > resting if lean else n < resting
 
         while settling() and time.perf_counter() - t0 < 900:
-            time.sleep(1)   # "filled" is logged as the last kernel starts: its notebook still runs
+            time.sleep(1)  # "filled" is logged as the last kernel starts: its notebook still runs
         time.sleep(5)
-        print(f"server up, {len(server.kernels())} kernel(s) preheated in "
-              f"{time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f}", flush=True)
+        print(
+            f"server up, {len(server.kernels())} kernel(s) preheated in "
+            f"{time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
         for n in a.sessions:
+
             def start(i, stats, hold):
                 async def later():
                     await asyncio.sleep(a.arrive * i / max(n - 1, 1))
-                    return await session(i, visitor, apps[i % len(apps)], a.seconds, a.think,
-                                         a.step_timeout, stats, hold)
+                    return await session(
+                        i, visitor, apps[i % len(apps)], a.seconds, a.think, a.step_timeout, stats, hold
+                    )
+
                 return later()
 
-            print(f"round of {n} sessions on {', '.join(apps)}: load "
-                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+            print(
+                f"round of {n} sessions on {', '.join(apps)}: load {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+                flush=True,
+            )
             t0 = time.perf_counter()
             server_cpu = sum(psutil.Process(server.proc.pid).cpu_times()[:2])
-            stats, mem, loads = asyncio.run(run_round(n, start, lambda: memory(server.kernels()),
-                                                      a.seconds))
+            stats, mem, loads = asyncio.run(run_round(n, start, lambda: memory(server.kernels()), a.seconds))
             wall = time.perf_counter() - t0
             # the server process's own CPU in the round (rendering pages, running notebooks
             # through nbclient, relaying messages): where a page's cost is when kernels fork
@@ -755,17 +854,30 @@ def run_serve(a):
                 time.sleep(1)
             s = summarize(n, stats, wall, loads)
             rss, uss = mem
-            tpl = [p for p in psutil.Process(server.proc.pid).children()
-                   if "dpexplore.voila.forkserver" in " ".join(p.cmdline())]
-            s.update(app=a.app, cpus=os.cpu_count(), mode="serve", max_kernels=a.max_kernels,
-                     kernels=a.mode, fork=a.mode != "normal", server_cpu_s=round(server_cpu, 1),
-                     template_uss_mib=(round(memory(tpl)[1][0], 1) if tpl else None),
-                     max_pages=a.max_pages,
-                     kernel_rss_mib=spread(rss), kernel_uss_mib=spread(uss),
-                     kernels_after_cull=len(server.kernels()), pool_size=a.pool_size,
-                     expect=a.expect, arrive_s=a.arrive,
-                     iopub_timeouts=server_log(server).count("Timeout waiting for IOPub output"),
-                     discarded=server_log(server).count("lost its output"))
+            tpl = [
+                p
+                for p in psutil.Process(server.proc.pid).children()
+                if "dpexplore.voila.forkserver" in " ".join(p.cmdline())
+            ]
+            s.update(
+                app=a.app,
+                cpus=os.cpu_count(),
+                mode="serve",
+                max_kernels=a.max_kernels,
+                kernels=a.mode,
+                fork=a.mode != "normal",
+                server_cpu_s=round(server_cpu, 1),
+                template_uss_mib=(round(memory(tpl)[1][0], 1) if tpl else None),
+                max_pages=a.max_pages,
+                kernel_rss_mib=spread(rss),
+                kernel_uss_mib=spread(uss),
+                kernels_after_cull=len(server.kernels()),
+                pool_size=a.pool_size,
+                expect=a.expect,
+                arrive_s=a.arrive,
+                iopub_timeouts=server_log(server).count("Timeout waiting for IOPub output"),
+                discarded=server_log(server).count("lost its output"),
+            )
             yield s
     finally:
         server.stop()
@@ -778,46 +890,87 @@ def server_log(server) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sessions", type=int, nargs="+", default=[10, 30],
-                    help="concurrent sessions against dpexplore serve, one round each")
-    ap.add_argument("--hub", type=int, nargs="+", default=None, metavar="N",
-                    help="instead: N students through JupyterHub (deploy/jupyterhub_config.py), "
-                         "one round each")
+    ap.add_argument(
+        "--sessions",
+        type=int,
+        nargs="+",
+        default=[10, 30],
+        help="concurrent sessions against dpexplore serve, one round each",
+    )
+    ap.add_argument(
+        "--hub",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="instead: N students through JupyterHub (deploy/jupyterhub_config.py), one round each",
+    )
     ap.add_argument("--seconds", type=float, default=30.0, help="slider moving per session (≤ 60)")
     ap.add_argument("--think", type=float, default=0.3, help="pause between moves [s]")
     ap.add_argument("--step-timeout", type=float, default=20.0)
-    ap.add_argument("--app", default="rdp_explorer.ipynb",
-                    help="notebook, or comma-separated notebooks the sessions open in turn")
-    ap.add_argument("--arrive", type=float, default=0.0,
-                    help="sessions start evenly over this many seconds (0: all at once)")
+    ap.add_argument(
+        "--app", default="rdp_explorer.ipynb", help="notebook, or comma-separated notebooks the sessions open in turn"
+    )
+    ap.add_argument(
+        "--arrive", type=float, default=0.0, help="sessions start evenly over this many seconds (0: all at once)"
+    )
     ap.add_argument("--pool-size", type=int, default=1)
-    ap.add_argument("--expect", type=int, default=0,
-                    help="dpexplore serve --expect N --apps <the --app notebooks> (lecture mode)")
+    ap.add_argument(
+        "--expect", type=int, default=0, help="dpexplore serve --expect N --apps <the --app notebooks> (lecture mode)"
+    )
     ap.add_argument("--fill-slots", type=int, default=0, help="dpexplore serve --fill-slots")
-    ap.add_argument("--max-kernels", type=int, default=None,
-                    help="dpexplore serve --max-kernels (default: the server's own default); "
-                         "sessions past it get HTTP 503 and count as refused")
-    ap.add_argument("--max-pages", type=int, default=None,
-                    help="dpexplore serve --max-pages (default: the server's own, 15 per core); "
-                         "sessions past it get HTTP 503 and count as refused")
+    ap.add_argument(
+        "--max-kernels",
+        type=int,
+        default=None,
+        help="dpexplore serve --max-kernels (default: the server's own default); "
+        "sessions past it get HTTP 503 and count as refused",
+    )
+    ap.add_argument(
+        "--max-pages",
+        type=int,
+        default=None,
+        help="dpexplore serve --max-pages (default: the server's own, 15 per core); "
+        "sessions past it get HTTP 503 and count as refused",
+    )
     ap.add_argument("--cull-idle", type=int, default=10)
-    ap.add_argument("--modes", nargs="+", choices=["normal", "fork", "clone"], default=["clone"],
-                    help="how pages get their kernels, one run per mode in the order given: "
-                         "normal (--no-fork), fork (--no-clone), clone (dpexplore serve's "
-                         "default)")
-    ap.add_argument("--hub-cull-timeout", type=int, default=120,
-                    help="--hub: the idle culler's timeout [s]; longer than a student's whole "
-                         "session (the hub learns of activity only every 300 s)")
+    ap.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["normal", "fork", "clone"],
+        default=["clone"],
+        help="how pages get their kernels, one run per mode in the order given: "
+        "normal (--no-fork), fork (--no-clone), clone (dpexplore serve's "
+        "default)",
+    )
+    ap.add_argument(
+        "--hub-cull-timeout",
+        type=int,
+        default=120,
+        help="--hub: the idle culler's timeout [s]; longer than a student's whole "
+        "session (the hub learns of activity only every 300 s)",
+    )
     ap.add_argument("--hub-cull-every", type=int, default=5)
-    ap.add_argument("--hub-baseline", default=None, metavar="MODULE",
-                    help="--hub: first the same rounds with the students' servers started as "
-                         "`python -m MODULE` (e.g. jupyterhub.singleuser, JupyterHub's own), "
-                         "then as deployed; the spawn and first-plot ratios are printed")
-    ap.add_argument("--protocol", choices=["v1", "legacy"], default="v1",
-                    help="kernel websocket protocol: v1 as a browser's page, or the older JSON one")
+    ap.add_argument(
+        "--hub-baseline",
+        default=None,
+        metavar="MODULE",
+        help="--hub: first the same rounds with the students' servers started as "
+        "`python -m MODULE` (e.g. jupyterhub.singleuser, JupyterHub's own), "
+        "then as deployed; the spawn and first-plot ratios are printed",
+    )
+    ap.add_argument(
+        "--protocol",
+        choices=["v1", "legacy"],
+        default="v1",
+        help="kernel websocket protocol: v1 as a browser's page, or the older JSON one",
+    )
     ap.add_argument("--json", type=pathlib.Path, default=None)
-    ap.add_argument("--kernel-memory", action="store_true",
-                    help="only measure a kernel's memory after executing each gallery notebook")
+    ap.add_argument(
+        "--kernel-memory",
+        action="store_true",
+        help="only measure a kernel's memory after executing each gallery notebook",
+    )
     a = ap.parse_args(argv)
     PROTOCOL["v1"] = a.protocol == "v1"
     if a.kernel_memory:
@@ -833,6 +986,7 @@ def main(argv=None):
     if a.hub:
         runs = ([run_hub(a, a.hub_baseline)] if a.hub_baseline else []) + [run_hub(a)]
     else:
+
         def serve_with(mode):
             a.mode = mode
             yield from run_serve(a)
@@ -849,9 +1003,15 @@ def main(argv=None):
             if b is None or r is b:
                 continue
             for key in ("spawn_s", "first_plot_from_login_s"):
-                print(f"{r['sessions']} students, {key}: " + ", ".join(
-                    f"{q} {r[key][q]:.2f} s against {b[key][q]:.2f} s ({r[key][q] / b[key][q]:.2f}x)"
-                    for q in ("p50", "p95")) + f" [baseline: {a.hub_baseline}]", flush=True)
+                print(
+                    f"{r['sessions']} students, {key}: "
+                    + ", ".join(
+                        f"{q} {r[key][q]:.2f} s against {b[key][q]:.2f} s ({r[key][q] / b[key][q]:.2f}x)"
+                        for q in ("p50", "p95")
+                    )
+                    + f" [baseline: {a.hub_baseline}]",
+                    flush=True,
+                )
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(results, indent=1))

@@ -26,6 +26,7 @@ the ratio against the previous code path is measured in the same run. ::
     python benchmarks/bench_move_cost.py [--moves 40] [--apps rdp_explorer,noise_lab]
         [--configs prefetch no-prefetch] [--baseline-ref HEAD~3] [--port 8550]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,20 @@ import uuid
 import psutil
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_load import (PROTOCOL, REPO, SLIDERS, ServerProc, Visitor, _msg,  # noqa: E402
-                        _send, connect, decode, plot_models, slider_value, widget_states)
+from bench_load import (
+    PROTOCOL,
+    REPO,
+    SLIDERS,
+    ServerProc,
+    Visitor,
+    _msg,  # noqa: E402
+    _send,
+    connect,
+    decode,
+    plot_models,
+    slider_value,
+    widget_states,
+)
 
 APPS = ("rdp_explorer", "composition_explorer", "noise_lab", "demo", "profile_gdp")
 
@@ -68,8 +81,7 @@ def message_kind(m: dict, models: dict) -> str:
     if kind == "comm_msg":
         data = c.get("data") or {}
         state = data.get("state") or {}
-        return (f"comm_msg:{data.get('method')}:{models.get(c.get('comm_id'), '?')}:"
-                f"{','.join(sorted(state)) or '-'}")
+        return f"comm_msg:{data.get('method')}:{models.get(c.get('comm_id'), '?')}:{','.join(sorted(state)) or '-'}"
     return kind
 
 
@@ -77,8 +89,7 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def quiet(proc: psutil.Process, cpu_s: float = 0.02, every: float = 0.5,
-                timeout: float = 120.0) -> None:
+async def quiet(proc: psutil.Process, cpu_s: float = 0.02, every: float = 0.5, timeout: float = 120.0) -> None:
     """Wait until ``proc`` used less than ``cpu_s`` CPU seconds in ``every`` seconds (the server
     fills its pool again after a page took a kernel: starting it and running its notebook cost
     the server process seconds of CPU, which were counted as the moves' before)."""
@@ -97,8 +108,16 @@ def pool_fills(log_path: pathlib.Path) -> int:
     return pathlib.Path(log_path).read_text(errors="replace").count("is filled with")
 
 
-async def measure_app(base: str, app: str, server: psutil.Process, kernels, moves: int,
-                      settle: float, seed: int, log_path: pathlib.Path | None = None) -> dict:
+async def measure_app(
+    base: str,
+    app: str,
+    server: psutil.Process,
+    kernels,
+    moves: int,
+    settle: float,
+    seed: int,
+    log_path: pathlib.Path | None = None,
+) -> dict:
     """Open ``app`` on the server at ``base``, make ``moves`` moves; CPU and wall time per move
     (once the pool has its kernel again: the server runs the new kernel's notebook, seconds of
     its CPU that are not the moves')."""
@@ -111,8 +130,11 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
         states = await widget_states(ws, sid)
         plots = plot_models(states)
         models = {k: v["state"].get("_model_name", "?") for k, v in states.items()}
-        sliders = [(k, v["state"]) for k, v in states.items()
-                   if v["state"].get("_model_name") in SLIDERS and not v["state"].get("disabled")]
+        sliders = [
+            (k, v["state"])
+            for k, v in states.items()
+            if v["state"].get("_model_name") in SLIDERS and not v["state"].get("disabled")
+        ]
         rng = random.Random(seed)
         walls, plot_bytes, kinds = [], 0, collections.Counter()
 
@@ -134,9 +156,14 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
         k0, s0 = cpu(kernel), cpu(server)
         for i in range(moves):
             k, st = sliders[i % len(sliders)]
-            m_out = _msg("comm_msg", {"comm_id": k, "data": {"method": "update",
-                                                             "state": {"value": slider_value(st, rng)},
-                                                             "buffer_paths": []}}, sid)
+            m_out = _msg(
+                "comm_msg",
+                {
+                    "comm_id": k,
+                    "data": {"method": "update", "state": {"value": slider_value(st, rng)}, "buffer_paths": []},
+                },
+                sid,
+            )
             ts = time.perf_counter()
             await _send(ws, m_out)
             mid = m_out["header"]["msg_id"]
@@ -154,11 +181,15 @@ async def measure_app(base: str, app: str, server: psutil.Process, kernels, move
                     break
             await drain(settle)  # the prefetch of the next step runs now
         k1, s1 = cpu(kernel), cpu(server)
-    return {"kernel_ms": 1e3 * (k1 - k0) / moves, "server_ms": 1e3 * (s1 - s0) / moves,
-            "messages": sum(kinds.values()) / moves,
-            "kinds": {k: n / moves for k, n in kinds.most_common()},
-            "wall_p50_ms": 1e3 * statistics.median(walls), "plot_kib": plot_bytes / 1024 / moves,
-            "sliders": len(sliders)}
+    return {
+        "kernel_ms": 1e3 * (k1 - k0) / moves,
+        "server_ms": 1e3 * (s1 - s0) / moves,
+        "messages": sum(kinds.values()) / moves,
+        "kinds": {k: n / moves for k, n in kinds.most_common()},
+        "wall_p50_ms": 1e3 * statistics.median(walls),
+        "plot_kib": plot_bytes / 1024 / moves,
+        "sliders": len(sliders),
+    }
 
 
 def run_config(name: str, apps, a, env_extra: dict, flags: list) -> dict:
@@ -178,13 +209,16 @@ def run_config(name: str, apps, a, env_extra: dict, flags: list) -> dict:
         base = f"http://127.0.0.1:{a.port}/"
         proc = psutil.Process(server.proc.pid)
         for app in apps:
-            out[app] = asyncio.run(measure_app(base, app, proc, server.kernels, a.moves,
-                                               a.settle, a.seed, tmp / "serve.log"))
+            out[app] = asyncio.run(
+                measure_app(base, app, proc, server.kernels, a.moves, a.settle, a.seed, tmp / "serve.log")
+            )
             r = out[app]
-            print(f"  {name:>14} {app:<22} kernel {r['kernel_ms']:6.1f} ms  server "
-                  f"{r['server_ms']:5.1f} ms  wall p50 {r['wall_p50_ms']:6.1f} ms  plot data "
-                  f"{r['plot_kib']:6.1f} KiB/move  {r['messages']:4.1f} messages/move   load {load()}",
-                  flush=True)
+            print(
+                f"  {name:>14} {app:<22} kernel {r['kernel_ms']:6.1f} ms  server "
+                f"{r['server_ms']:5.1f} ms  wall p50 {r['wall_p50_ms']:6.1f} ms  plot data "
+                f"{r['plot_kib']:6.1f} KiB/move  {r['messages']:4.1f} messages/move   load {load()}",
+                flush=True,
+            )
             print("      " + "  ".join(f"{k} {n:.2f}" for k, n in r["kinds"].items()), flush=True)
     finally:
         server.stop()
@@ -196,23 +230,32 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--moves", type=int, default=40)
-    ap.add_argument("--settle", type=float, default=0.6,
-                    help="pause after each move's idle [s]: the prefetch runs in it")
-    ap.add_argument("--configs", nargs="+", default=["prefetch", "no-prefetch"],
-                    choices=["prefetch", "no-prefetch", "legacy"],
-                    help="legacy: as prefetch, the page speaking the older JSON websocket protocol")
-    ap.add_argument("--baseline-ref", default=None,
-                    help="also serve the code of this git commit (prefetch on) as configuration REF")
+    ap.add_argument(
+        "--settle", type=float, default=0.6, help="pause after each move's idle [s]: the prefetch runs in it"
+    )
+    ap.add_argument(
+        "--configs",
+        nargs="+",
+        default=["prefetch", "no-prefetch"],
+        choices=["prefetch", "no-prefetch", "legacy"],
+        help="legacy: as prefetch, the page speaking the older JSON websocket protocol",
+    )
+    ap.add_argument(
+        "--baseline-ref", default=None, help="also serve the code of this git commit (prefetch on) as configuration REF"
+    )
     ap.add_argument("--port", type=int, default=8550)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--protocol", choices=["v1", "legacy"], default="v1",
-                    help="kernel websocket protocol: v1 as a browser's page, or the older JSON one")
+    ap.add_argument(
+        "--protocol",
+        choices=["v1", "legacy"],
+        default="v1",
+        help="kernel websocket protocol: v1 as a browser's page, or the older JSON one",
+    )
     ap.add_argument("--json", type=pathlib.Path, default=None)
     a = ap.parse_args(argv)
     PROTOCOL["v1"] = a.protocol == "v1"
     apps = [x.strip() for x in a.apps.split(",") if x.strip()]
-    print(f"{os.cpu_count()} CPUs, {a.moves} moves per app, {a.protocol} websocket protocol; "
-          f"load {load()}", flush=True)
+    print(f"{os.cpu_count()} CPUs, {a.moves} moves per app, {a.protocol} websocket protocol; load {load()}", flush=True)
     results, worktree = {}, None
     try:
         for cfg in a.configs:
@@ -220,27 +263,35 @@ def main(argv=None):
             results[cfg] = run_config(cfg, apps, a, {}, ["--no-prefetch"] if cfg == "no-prefetch" else [])
         if a.baseline_ref:
             worktree = pathlib.Path(tempfile.mkdtemp(prefix="bench_move_cost_ref_"))
-            subprocess.run(["git", "worktree", "add", "--detach", str(worktree), a.baseline_ref],
-                           cwd=REPO, check=True, capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(worktree), a.baseline_ref],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+            )
             env = {"PYTHONPATH": str(worktree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
             PROTOCOL["v1"] = a.protocol == "v1"
             results[a.baseline_ref] = run_config(a.baseline_ref, apps, a, env, [])
     finally:
         if worktree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO,
-                           capture_output=True)
+            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, capture_output=True)
     base = "no-prefetch" if "no-prefetch" in results else next(iter(results))
     print(f"\nkernel + server CPU per move, ratio against '{base}' (same run); load {load()}")
     for app in apps:
         b = results[base][app]["kernel_ms"] + results[base][app]["server_ms"]
-        row = "  ".join(f"{cfg} {r[app]['kernel_ms'] + r[app]['server_ms']:6.1f} ms "
-                        f"({(r[app]['kernel_ms'] + r[app]['server_ms']) / b:4.2f}x)"
-                        for cfg, r in results.items())
+        row = "  ".join(
+            f"{cfg} {r[app]['kernel_ms'] + r[app]['server_ms']:6.1f} ms "
+            f"({(r[app]['kernel_ms'] + r[app]['server_ms']) / b:4.2f}x)"
+            for cfg, r in results.items()
+        )
         print(f"  {app:<22} {row}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
-        a.json.write_text(json.dumps({"load": os.getloadavg(), "cpus": os.cpu_count(),
-                                      "moves": a.moves, "results": results}, indent=1))
+        a.json.write_text(
+            json.dumps(
+                {"load": os.getloadavg(), "cpus": os.cpu_count(), "moves": a.moves, "results": results}, indent=1
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ default) and ``clone`` (the default); printed with the ratio clone / fork and th
 
     python benchmarks/bench_pool_rest.py [--json out.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,11 +65,11 @@ def at_rest(mode: str, timeout: float = 600) -> dict:
     notebooks = len(list((REPO / "notebooks").glob("*.ipynb")))
     with tempfile.TemporaryDirectory() as tmp:
         log = pathlib.Path(tmp) / "serve.log"
-        cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser",
-               "--port", str(free_port())] + (["--no-clone"] if mode == "fork" else [])
+        cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(free_port())] + (
+            ["--no-clone"] if mode == "fork" else []
+        )
         with open(log, "w") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=tmp,
-                                    start_new_session=True)
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=tmp, start_new_session=True)
         t0 = time.monotonic()
         try:
             stable, last = 0, None
@@ -82,17 +83,22 @@ def at_rest(mode: str, timeout: float = 600) -> dict:
                 state = (len(kernels), filled, cloned)
                 stable = stable + 1 if (ready and state == last) else 0
                 last = state
-                if stable >= 5:   # 10 s unchanged
+                if stable >= 5:  # 10 s unchanged
                     break
             time.sleep(5)
             kernels, templates = processes(proc.pid)
-            return {"mode": mode, "seconds_to_rest": round(time.monotonic() - t0, 1),
-                    "kernels": len(kernels), "kernel_uss_mib": mib(kernels, "uss"),
-                    "kernel_rss_mib": mib(kernels, "rss"), "template_uss_mib": mib(templates, "uss"),
-                    "template_rss_mib": mib(templates, "rss"),
-                    "pss_all_mib": mib(kernels + templates, "pss"),
-                    "uss_all_mib": round(mib(kernels, "uss") + mib(templates, "uss"), 1),
-                    "load_1min": round(os.getloadavg()[0], 2)}
+            return {
+                "mode": mode,
+                "seconds_to_rest": round(time.monotonic() - t0, 1),
+                "kernels": len(kernels),
+                "kernel_uss_mib": mib(kernels, "uss"),
+                "kernel_rss_mib": mib(kernels, "rss"),
+                "template_uss_mib": mib(templates, "uss"),
+                "template_rss_mib": mib(templates, "rss"),
+                "pss_all_mib": mib(kernels + templates, "pss"),
+                "uss_all_mib": round(mib(kernels, "uss") + mib(templates, "uss"), 1),
+                "load_1min": round(os.getloadavg()[0], 2),
+            }
         finally:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)

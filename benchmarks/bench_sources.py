@@ -7,6 +7,7 @@ Run:  .venv/bin/python benchmarks/bench_sources.py
 
 Not a test module (no ``test_`` functions); pytest does not collect it.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,7 +19,7 @@ from dpexplore import filters as fl
 from dpexplore import group_privacy as gp
 from dpexplore import mean_estimation as me
 
-BUDGET = 0.100     # seconds: the slider-step budget (the named baseline)
+BUDGET = 0.100  # seconds: the slider-step budget (the named baseline)
 
 
 def best_of(fn, repeats: int = 5) -> float:
@@ -47,23 +48,33 @@ def main() -> int:
         s, t = ds.binary_search_params(grid.size, 0.1, rho=0.5)
         ds.binary_search_pmf(losses, s, t)
         ds.laplace_clipped_max(x, 0.0, 1000.0, 1.0)
+
     line("losses + both exact pmfs + baseline", best_of(ds_step))
-    line("10^4 seeded draws (inverse CDF: 10^8 > 10^7 Gumbel cap)", best_of(lambda: ds.shifted_inverse_sample(lo, grid, 1.0, 20, rng, 10_000)))
+    line(
+        "10^4 seeded draws (inverse CDF: 10^8 > 10^7 Gumbel cap)",
+        best_of(lambda: ds.shifted_inverse_sample(lo, grid, 1.0, 20, rng, 10_000)),
+    )
 
     print("privacy filters (200 adaptive queries; 1000 requests)")
     fs = fl.filters_for_target(1.0, 1e-6)
     truth = rng.poisson(200, 200)
-    line("analyst simulation, all four filters", best_of(
-        lambda: [fl.simulate_adaptive_analyst(f, truth, np.random.default_rng(1)) for f in fs.values()]))
+    line(
+        "analyst simulation, all four filters",
+        best_of(lambda: [fl.simulate_adaptive_analyst(f, truth, np.random.default_rng(1)) for f in fs.values()]),
+    )
     line("ApproxDPFilter.run over 1000 requests", best_of(lambda: fs["approx"].run(np.full((1000, 2), [1e-3, 0.0]))))
 
     print("group privacy (sigma^2 = 100, r = 0.3)")
     line("Algorithm 1, 10^6 seeded draws", best_of(lambda: gp.algorithm1_sample(10_000, 100.0, 0.3, rng, 10**6), 3))
     gp._log_densities.cache_clear()
-    line("renyi_divergence, new count (cold)", best_of(lambda: (gp._log_densities.cache_clear(),
-                                                                  gp.renyi_divergence(5.0, [2, 8], 100.0, 0.3)), 2))
+    line(
+        "renyi_divergence, new count (cold)",
+        best_of(lambda: (gp._log_densities.cache_clear(), gp.renyi_divergence(5.0, [2, 8], 100.0, 0.3)), 2),
+    )
     gp.renyi_divergence(5.0, [2, 8], 100.0, 0.3)
-    line("renyi_divergence, same count, new orders (warm)", best_of(lambda: gp.renyi_divergence(5.0, [3, 9], 100.0, 0.3)))
+    line(
+        "renyi_divergence, same count, new orders (warm)", best_of(lambda: gp.renyi_divergence(5.0, [3, 9], 100.0, 0.3))
+    )
     counts = (0, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
     t0 = time.perf_counter()
     gp.zcdp_like_curve(counts, 100.0, 0.3)
@@ -72,12 +83,25 @@ def main() -> int:
 
     print("mean estimation (2-D, kappa = 100, n = 1000)")
     cov = me.gaussian_covariance(100.0, 1.0, 0.5)
-    line("both error ellipses (exact output covariances)", best_of(
-        lambda: (me.output_covariance(cov, 1000, 1.0, 1e-6, method="isotropic"),
-                 me.output_covariance(cov, 1000, 1.0, 1e-6, method="mahalanobis"))))
-    line("200 seeded trials, both estimators", best_of(
-        lambda: [me.simulate_errors(1000, cov, 1.0, 1e-6, np.random.default_rng(0), trials=200, method=m)
-                 for m in ("isotropic", "mahalanobis")], 3))
+    line(
+        "both error ellipses (exact output covariances)",
+        best_of(
+            lambda: (
+                me.output_covariance(cov, 1000, 1.0, 1e-6, method="isotropic"),
+                me.output_covariance(cov, 1000, 1.0, 1e-6, method="mahalanobis"),
+            )
+        ),
+    )
+    line(
+        "200 seeded trials, both estimators",
+        best_of(
+            lambda: [
+                me.simulate_errors(1000, cov, 1.0, 1e-6, np.random.default_rng(0), trials=200, method=m)
+                for m in ("isotropic", "mahalanobis")
+            ],
+            3,
+        ),
+    )
     return 0
 
 

@@ -22,6 +22,7 @@ Measured 2026-11-29 (σ 0.5, q 1e-4, 10⁴ steps, 60 000 samples, 96 s): δ(6.21
 
 Not a test module (no ``test_`` functions); pytest does not collect it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,9 @@ def tilted_estimate(sigma: float, q: float, k: int, eps, samples: int, seed: int
     """(θ, {ε: (δ estimate, standard error)})."""
     y = np.linspace(-8.0 * sigma, 1.0 + 30.0 * sigma, 2_000_001)
     dy = y[1] - y[0]
-    logp = (np.logaddexp(np.log1p(-q) - y**2 / (2 * sigma**2), np.log(q) - (y - 1.0) ** 2 / (2 * sigma**2))
-            - 0.5 * np.log(2 * np.pi * sigma**2))
+    logp = np.logaddexp(
+        np.log1p(-q) - y**2 / (2 * sigma**2), np.log(q) - (y - 1.0) ** 2 / (2 * sigma**2)
+    ) - 0.5 * np.log(2 * np.pi * sigma**2)
     ell = np.logaddexp(np.log1p(-q), np.log(q) + (2 * y - 1.0) / (2 * sigma**2))
 
     def stats(theta):

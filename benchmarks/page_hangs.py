@@ -18,6 +18,7 @@ Usage::
 
     python benchmarks/page_hangs.py [--rounds 3] [--steps 10] [--timeout 25] [--idle 75] [--apps a.ipynb ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,12 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=10, help="slider steps between the two loads")
     ap.add_argument("--timeout", type=float, default=25.0, help="seconds before a load counts as hung")
     ap.add_argument("--apps", nargs="*", help="notebooks (default: all of APPS)")
-    ap.add_argument("--idle", type=float, default=0.0,
-                    help="seconds to wait before each cold load, so the pooled kernel idles (default 0)")
+    ap.add_argument(
+        "--idle",
+        type=float,
+        default=0.0,
+        help="seconds to wait before each cold load, so the pooled kernel idles (default 0)",
+    )
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 

@@ -16,6 +16,7 @@ turns them into this configuration:
 
 Run it as root: ``sudo .venv/bin/jupyterhub -f deploy/jupyterhub_config.py``.
 """
+
 import os
 import pathlib
 

@@ -4,6 +4,7 @@ MyST Markdown pages (myst_nb: the worked examples are executed at build time, an
 fails the build), the API reference from the docstrings (autodoc), pydata-sphinx-theme as
 Voilà's and JupyterHub's sites use.
 """
+
 import pathlib
 import re
 import sys
@@ -84,8 +85,7 @@ def _plain_bars(app, what, name, obj, options, lines):
             continue
         if "|" in line:
             parts = _LITERAL.split(line)
-            lines[i] = "".join(p if p.startswith("``") else p.replace("|", r"\|")
-                               for p in parts)
+            lines[i] = "".join(p if p.startswith("``") else p.replace("|", r"\|") for p in parts)
         if line.rstrip().endswith("::"):
             literal_indent = indent
 

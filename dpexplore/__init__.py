@@ -15,6 +15,7 @@ the first time it is used, so ``import dpexplore`` takes milliseconds and a scri
 >>> mechanisms.Laplace(1.0).epsilon(0.0)
 1.0
 """
+
 import importlib
 
 __all__ = [
@@ -28,8 +29,20 @@ __all__ = [
     "mechanisms",
 ]
 
-_SUBMODULES = {"algorithms", "auditing", "composition", "conversions", "mechanisms", "profiles",
-               "references", "pld", "display", "filters", "risk", "teaching"}
+_SUBMODULES = {
+    "algorithms",
+    "auditing",
+    "composition",
+    "conversions",
+    "mechanisms",
+    "profiles",
+    "references",
+    "pld",
+    "display",
+    "filters",
+    "risk",
+    "teaching",
+}
 #: functions imported on first use (``dpexplore.compare``, ``dpexplore.explore``; not in ``__all__``:
 #: the notebook layer, not the backend): compare (the cards' numbers as a table, from
 #: dpexplore.display) and explore (the widget; it imports the UI layer, so only when called)

@@ -6,6 +6,7 @@ API) for the card. The layer is bound by name when a card is asked for, as the t
 its submodules, so no core module imports it and ``import dpexplore.profiles`` stays as light as
 before.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -7,6 +7,7 @@ lower bounds go down), and a monotone function is inverted by :func:`bracket_sea
 δ(ε) = target, by :func:`epsilon_by_bisection`, which uses it), which keeps the end on the safe
 side of the predicate. The documentation page "Numerical guarantees" lists which guarantee each
 public function gives."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -73,12 +74,17 @@ def _small_mu_log_delta(mu, eps):
     t = h[:, None] * _GL_X[None, :]
     # log I = log h + log Σ w_i e^{z t_i − t_i²/2}  (z·t ≤ ε/2: moderate)
     # (log h as log μ − log 2: μ/2 rounds to 0 for μ = 5e-324)
-    log_int = (np.log(mu) - np.log(2.0)
-               + _logsumexp_rows(z[:, None] * t - 0.5 * t * t, _GL_W[None, :]))
+    log_int = np.log(mu) - np.log(2.0) + _logsumexp_rows(z[:, None] * t - 0.5 * t * t, _GL_W[None, :])
     log_t1 = -0.5 * z * z - 0.5 * np.log(2.0 * np.pi) + log_int
     # log T1 − log T2 = z h + h²/2 − ½ log 2π + log I − log expm1(ε) − log(½ erfcx((z + h)/√2))
-    gap = (z * h + 0.5 * h * h - 0.5 * np.log(2.0 * np.pi) + log_int - np.log(np.expm1(eps))
-           - np.log(0.5 * special.erfcx((z + h) / SQRT2)))
+    gap = (
+        z * h
+        + 0.5 * h * h
+        - 0.5 * np.log(2.0 * np.pi)
+        + log_int
+        - np.log(np.expm1(eps))
+        - np.log(0.5 * special.erfcx((z + h) / SQRT2))
+    )
     return log_t1 + log1mexp(-np.maximum(gap, 0.0))
 
 
@@ -113,8 +119,7 @@ def gaussian_log_delta(mu, eps):
         xb_f = np.where(far, xb, 2.0)
         # (xa² + xa·xb + xb²)/(xa·xb)³ written as (xa/xb + 1 + xb/xa)/(xa·xb)² to avoid overflow
         r = (xa_f / xb_f + 1.0 + xb_f / xa_f) / xa_f / xb_f
-        log_diff_far = (np.log(mu / SQRT2) - np.log(xa_f) - np.log(xb_f)
-                        + np.log1p(-0.5 * r) - 0.5 * np.log(np.pi))
+        log_diff_far = np.log(mu / SQRT2) - np.log(xa_f) - np.log(xb_f) + np.log1p(-0.5 * r) - 0.5 * np.log(np.pi)
         log_diff = np.where(far, log_diff_far, np.log(np.maximum(ea - eb, 0.0)))
         tail_val = -0.5 * a * a + LOG_HALF + log_diff
         out[...] = np.where(tail, tail_val, centre)
@@ -191,7 +196,7 @@ def pure_rdp_exact(eps, alpha):
 
 
 _FMAX = np.finfo(float).max
-_BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
+_BISECT_STEPS = 80  # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
 
 
@@ -222,7 +227,7 @@ def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape, points: int = 
     delta = np.broadcast_to(np.asarray(delta, dtype=float), shape)
     eps_max = np.broadcast_to(np.asarray(eps_max, dtype=float), shape)
     at0 = np.broadcast_to(log_delta_capped(np.zeros(shape)), shape)
-    done = within(at0, delta) | (delta == 0)       # answered: 0 or eps_max
+    done = within(at0, delta) | (delta == 0)  # answered: 0 or eps_max
     lo = np.zeros(shape)
     hi = np.where(np.isfinite(eps_max), eps_max, 1.0)
     for _ in range(_MAX_DOUBLINGS):  # grow hi until δ(hi) ≤ delta
@@ -241,8 +246,9 @@ def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape, points: int = 
         res = np.where(within(at0, delta), 0.0, hi)
         return np.where(delta == 0, eps_max, res)
     # keeps δ(hi) ≤ delta, δ(lo) > delta; geometric midpoints while the bracket spans > 2×
-    hi = bracket_search(lambda e: within(log_delta_capped(e), delta), lo, hi, safe="hi",
-                        mid="geo", ulps=2.0, active=active)
+    hi = bracket_search(
+        lambda e: within(log_delta_capped(e), delta), lo, hi, safe="hi", mid="geo", ulps=2.0, active=active
+    )
     res = np.where(within(at0, delta), 0.0, hi)
     return np.where(delta == 0, eps_max, res)
 
@@ -265,16 +271,15 @@ def _kary_bracket(log_delta_capped, delta, lo, hi, active, points: int):
         with np.errstate(divide="ignore", invalid="ignore"):
             geo = np.exp(np.log(a) + frac[None, :] * (np.log(b) - np.log(a)))
         pts = np.where(wide, geo, a + frac[None, :] * (b - a))
-        pts = np.minimum(np.maximum(pts, a), b)        # within the bracket despite rounding
-        ok = within(np.asarray(log_delta_capped(pts.ravel()), dtype=float).reshape(pts.shape),
-                    d[idx, None])
-        first = np.where(ok.any(axis=1), ok.argmax(axis=1), points)   # the first that meets δ
+        pts = np.minimum(np.maximum(pts, a), b)  # within the bracket despite rounding
+        ok = within(np.asarray(log_delta_capped(pts.ravel()), dtype=float).reshape(pts.shape), d[idx, None])
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), points)  # the first that meets δ
         rows = np.arange(idx.size)
         new_hi = np.where(first < points, pts[rows, np.minimum(first, points - 1)], hi[idx])
         new_lo = np.where(first > 0, pts[rows, np.maximum(first - 1, 0)], lo[idx])
         stuck = (new_hi == hi[idx]) & (new_lo == lo[idx])
         hi[idx], lo[idx] = new_hi, new_lo
-        act[idx[stuck]] = False                        # no float left strictly inside
+        act[idx[stuck]] = False  # no float left strictly inside
     return lo.reshape(active.shape), hi.reshape(active.shape)
 
 
@@ -282,8 +287,8 @@ def _kary_bracket(log_delta_capped, delta, lo, hi, active, points: int):
 # The numerics policy: every safe-side rounding goes through up()/down() with a margin named in
 # MARGINS, and every monotone inversion by bisection through bracket_search().
 # ------------------------------------------------------------------------------------------------
-_U = np.finfo(np.float64).eps          # 2^-52: the spacing of floats in [1, 2)
-_SUBNORMAL = np.nextafter(0.0, 1.0)    # 5e-324: the smallest positive float
+_U = np.finfo(np.float64).eps  # 2^-52: the spacing of floats in [1, 2)
+_SUBNORMAL = np.nextafter(0.0, 1.0)  # 5e-324: the smallest positive float
 
 
 class Margin(NamedTuple):
@@ -368,7 +373,7 @@ def _ulp(y):
     """ulp(|y|) for finite y (2^971 at the float max, where np.spacing gives inf), 0 for ±inf."""
     ay = np.abs(y)
     with np.errstate(invalid="ignore"):
-        s = np.where(ay >= _FMAX, 2.0 ** 971, np.spacing(np.minimum(ay, _FMAX)))
+        s = np.where(ay >= _FMAX, 2.0**971, np.spacing(np.minimum(ay, _FMAX)))
     return np.where(np.isfinite(y), s, 0.0)
 
 
@@ -399,7 +404,7 @@ def up(x, margin="ulps"):
             y = y + m.ulps * _ulp(y)
         if m.tiny:
             y = np.where(x > 0, y + m.tiny * _SUBNORMAL, y)
-        if m != Margin():            # at least one float up: a margin never rounds away
+        if m != Margin():  # at least one float up: a margin never rounds away
             y = np.maximum(y, np.nextafter(x, np.inf))
         return np.where(np.isfinite(x) & (x != 0), y, x)
 
@@ -409,7 +414,7 @@ def down(x, margin="ulps"):
     non-negative x stays non-negative (a budget, a probability or a trade-off value is never
     pushed below 0). Vectorised; 0, ±inf and NaN are unchanged. ``down(x) ≤ x`` always."""
     x = np.asarray(x, dtype=np.float64)
-    y = -up(-x, margin)          # exact: negation commutes with every rounding up() does
+    y = -up(-x, margin)  # exact: negation commutes with every rounding up() does
     with np.errstate(invalid="ignore"):
         return np.where(x > 0, np.maximum(y, 0.0), y)
 
@@ -425,8 +430,20 @@ def round_down_ulps(x, ulps: float = ULPS):
     return np.where(np.isfinite(x), np.maximum(down(x, Margin(ulps=ulps)), 0.0), x)
 
 
-def bracket_search(ok, lo, hi, *, safe: str, steps: int = _BISECT_STEPS + 12, mid: str = "arith",
-                   rtol: float = 0.0, ulps: float = 2.0, active=None, fill: float = 0.0, ends: bool = False):
+def bracket_search(
+    ok,
+    lo,
+    hi,
+    *,
+    safe: str,
+    steps: int = _BISECT_STEPS + 12,
+    mid: str = "arith",
+    rtol: float = 0.0,
+    ulps: float = 2.0,
+    active=None,
+    fill: float = 0.0,
+    ends: bool = False,
+):
     """Bisection for a monotone predicate, element-wise over numpy arrays: ``ok(x)`` (a boolean
     array, x of the bracket's shape) holds on the ``safe`` side of a threshold x*, and the
     bracket [lo, hi] must start with x* inside it: ``safe="hi"`` for ``ok`` true at ``hi`` and
@@ -492,8 +509,7 @@ def gdp_mu_bracket(eps, delta, points: int = 64):
     (spaced by powers of 2^-34 below ``hi`` while ``lo`` is 0, geometrically while the bracket
     spans more than a factor 2, else evenly) and keeps the two around the crossing: about ten
     rounds reach adjacent floats."""
-    e, d = np.broadcast_arrays(np.asarray(eps, dtype=np.float64),
-                               np.asarray(delta, dtype=np.float64))
+    e, d = np.broadcast_arrays(np.asarray(eps, dtype=np.float64), np.asarray(delta, dtype=np.float64))
     shape = e.shape
     e, d = e.ravel(), d.ravel()
     top = (d >= 1.0) | np.isinf(e)
@@ -501,10 +517,10 @@ def gdp_mu_bracket(eps, delta, points: int = 64):
     lo, hi = np.zeros_like(e), np.ones_like(e)
     ea, da = np.where(active, e, 0.0)[:, None], np.where(active, d, 1.0)[:, None]
 
-    def ok(mu):                       # mu: (n, k)
+    def ok(mu):  # mu: (n, k)
         return within(gdp_log_delta_core(np.where(active[:, None], mu, 0.0), ea), da)
 
-    for _ in range(_MAX_DOUBLINGS):   # grow hi until δ_hi(ε) > δ
+    for _ in range(_MAX_DOUBLINGS):  # grow hi until δ_hi(ε) > δ
         grow = active & np.isfinite(hi) & ok(hi[:, None])[:, 0]
         if not grow.any():
             break
@@ -512,7 +528,7 @@ def gdp_mu_bracket(eps, delta, points: int = 64):
         with np.errstate(over="ignore"):
             hi = np.where(grow, hi * 65536.0, hi)
     j = np.arange(1, points + 1, dtype=np.float64)[None, :]
-    for _ in range(200):              # keeps δ_lo ≤ δ < δ_hi
+    for _ in range(200):  # keeps δ_lo ≤ δ < δ_hi
         live = active & np.isfinite(hi) & (np.nextafter(lo, np.inf) < hi)
         if not live.any():
             break
@@ -522,7 +538,7 @@ def gdp_mu_bracket(eps, delta, points: int = 64):
             geo = np.exp(np.log(L) + (np.log(H) - np.log(L)) * j / (points + 1))
             even = L + (H - L) * (j / (points + 1))
             grid = np.where(L == 0.0, below, np.where(H / 2.0 > L, geo, even))
-        grid = np.where((grid > L) & (grid < H), grid, L)      # a point off the bracket: lo again
+        grid = np.where((grid > L) & (grid < H), grid, L)  # a point off the bracket: lo again
         good = ok(grid) | (grid == L)
         # δ rises with μ: the good points are the smallest ones (all of them if ever non-monotone
         # noise made a later one good, the bracket keeps the first bad point, still valid)

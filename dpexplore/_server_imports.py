@@ -14,6 +14,7 @@ every student's wait.
 serve`` calls it before importing Voilà, and the students' servers start through
 :mod:`dpexplore.hub.singleuser`. It changes nothing in a process that already imported them.
 """
+
 from __future__ import annotations
 
 import sys
@@ -36,6 +37,6 @@ def skip_slow_optional_imports() -> list[str]:
     blocked = []
     for name in SLOW_OPTIONAL_MODULES:
         if name not in sys.modules:
-            sys.modules[name] = None   # type: ignore[assignment]  # the import system's "not there"
+            sys.modules[name] = None  # type: ignore[assignment]  # the import system's "not there"
             blocked.append(name)
     return blocked

@@ -5,6 +5,7 @@ parameter and shows the offending value ("validate at entry, with the value in
 the message"). Values are returned as float arrays so the numerics can broadcast; ``scalar_out``
 turns 0-d results back into Python floats.
 """
+
 from __future__ import annotations
 
 import numbers

@@ -6,6 +6,7 @@ median), re-exported so that ``dpexplore.algorithms.X`` keeps working. New code 
 
 :func:`advanced_composition_pure` (deprecated) lives here only.
 """
+
 from __future__ import annotations
 
 from .teaching import *  # noqa: F403 -- the public names, listed in __all__ below
@@ -40,7 +41,10 @@ def advanced_composition_pure(eps0, k, delta):
     """
     import warnings
 
-    warnings.warn("dpexplore.algorithms.advanced_composition_pure is deprecated: use "
-                  "min(k * eps0, dpexplore.composition.advanced(eps0, 0.0, k, delta)[0])",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "dpexplore.algorithms.advanced_composition_pure is deprecated: use "
+        "min(k * eps0, dpexplore.composition.advanced(eps0, 0.0, k, delta)[0])",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return _advanced_or_basic(eps0, k, delta)

@@ -18,6 +18,7 @@ the value we prove, there was a bug"). Implemented here:
 
 Randomness only via an explicit ``rng: numpy.random.Generator``.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,6 +51,7 @@ __all__ = [
 # ------------------------------------------------------------------------------------------------
 # validation helpers
 # ------------------------------------------------------------------------------------------------
+
 
 def _confidence(x) -> float:
     arr = as_array(x, "confidence")
@@ -202,8 +204,18 @@ def _error_counts(x0, x1, t):
     return fp, fn
 
 
-def audit_mechanism(sample_fn_0, sample_fn_1, trials, rng, threshold=None, *, delta=0.0,
-                    confidence=0.95, n_thresholds=200, statistic=None):
+def audit_mechanism(
+    sample_fn_0,
+    sample_fn_1,
+    trials,
+    rng,
+    threshold=None,
+    *,
+    delta=0.0,
+    confidence=0.95,
+    n_thresholds=200,
+    statistic=None,
+):
     """Audit a mechanism on two neighbouring inputs with a threshold distinguishing test
     (Jagielski et al. 2020; Nasr et al. 2021; Kamath 2024, privacy auditing).
 
@@ -240,8 +252,7 @@ def audit_mechanism(sample_fn_0, sample_fn_1, trials, rng, threshold=None, *, de
         cand = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_thr + 2)[1:-1]))
         fp, fn = _error_counts(s0, s1, cand)
         up = _eps_lb_from_bounds(_cp_upper(fp, trials, alpha), _cp_upper(fn, trials, alpha), d)
-        down = _eps_lb_from_bounds(_cp_upper(trials - fp, trials, alpha),
-                                   _cp_upper(trials - fn, trials, alpha), d)
+        down = _eps_lb_from_bounds(_cp_upper(trials - fp, trials, alpha), _cp_upper(trials - fn, trials, alpha), d)
         i_up, i_down = int(np.argmax(up)), int(np.argmax(down))
         if up[i_up] >= down[i_down]:
             t, direction = float(cand[i_up]), 1
@@ -259,8 +270,7 @@ def audit_mechanism(sample_fn_0, sample_fn_1, trials, rng, threshold=None, *, de
     pooled = np.concatenate([e0, e1])
     curve_t = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_thr)))
     cfp, cfn = _error_counts(e0, e1, curve_t)
-    return AuditResult(eps_lb, t, direction, fp, fn, trials, trials, c, d, curve_t,
-                       cfp / trials, cfn / trials)
+    return AuditResult(eps_lb, t, direction, fp, fn, trials, trials, c, d, curve_t, cfp / trials, cfn / trials)
 
 
 def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**9):
@@ -415,8 +425,9 @@ class OneRunResult:
     true_eps: float
 
 
-def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None, guesses=None,
-                  confidence=0.95, delta=0.0):
+def one_run_audit(
+    m, eps, rng, *, mechanism="randomized_response", true_eps=None, guesses=None, confidence=0.95, delta=0.0
+):
     """Simulate a one-run audit (Steinke, Nasr & Jagielski 2023; Kamath 2024) of a mechanism that claims
     ε-DP per canary: m canaries, each included independently with probability 1/2 (S_i = ±1);
     the mechanism releases one ``true_eps``-DP (default ``eps``) view per canary, either
@@ -455,7 +466,7 @@ def one_run_audit(m, eps, rng, *, mechanism="randomized_response", true_eps=None
     order = np.argsort(view)
     n_out = r // 2
     n_in = r - n_out
-    guess_in = order[m - n_in:]
+    guess_in = order[m - n_in :]
     guess_out = order[:n_out]
     correct = int(np.sum(s[guess_in] == 1) + np.sum(s[guess_out] == -1))
     return OneRunResult(m, r, correct, _one_run_lb(correct, r, c, d, m), c, te)
@@ -492,8 +503,10 @@ class LaplaceAuditPair:
                 raise ValueError(f"{name} must be a scalar, got {v!r}")
             object.__setattr__(self, name, float(arr))
         if not 0.0 < self.scale < math.inf:  # 0: no noise at all (not private); inf: no signal
-            raise ValueError(f"eps_claimed = {self.eps_claimed!r} with assumed_sensitivity = "
-                             f"{self.assumed_sensitivity!r} gives a noise scale outside the float range")
+            raise ValueError(
+                f"eps_claimed = {self.eps_claimed!r} with assumed_sensitivity = "
+                f"{self.assumed_sensitivity!r} gives a noise scale outside the float range"
+            )
 
     @property
     def scale(self) -> float:

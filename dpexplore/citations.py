@@ -17,6 +17,7 @@ used (:func:`citation_table_markdown`).
 >>> find("dong2022gaussian", "Cor. 2.13").locator
 'Corollary 2.13'
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -25,9 +26,20 @@ from dataclasses import dataclass
 
 from . import references as _refs
 
-__all__ = ["Citation", "CITATIONS", "Found", "find", "resolve", "scan", "scan_text",
-           "normalize_locator", "citation_table_markdown", "citation_summary_markdown", "CHECKS",
-           "docs_markdown"]
+__all__ = [
+    "Citation",
+    "CITATIONS",
+    "Found",
+    "find",
+    "resolve",
+    "scan",
+    "scan_text",
+    "normalize_locator",
+    "citation_table_markdown",
+    "citation_summary_markdown",
+    "CHECKS",
+    "docs_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -58,21 +70,53 @@ CHECKS = {
 }
 
 _WORDS = {  # abbreviation → the locator word it stands for
-    "theorem": "Theorem", "theorems": "Theorem", "thm": "Theorem", "thm.": "Theorem",
-    "lemma": "Lemma", "lemmas": "Lemma", "proposition": "Proposition", "prop.": "Proposition",
-    "prop": "Proposition", "propositions": "Proposition", "corollary": "Corollary",
-    "corollaries": "Corollary", "cor.": "Corollary", "cor": "Corollary",
-    "definition": "Definition", "definitions": "Definition", "def.": "Definition",
-    "remark": "Remark", "example": "Example", "algorithm": "Algorithm", "alg.": "Algorithm",
-    "alg": "Algorithm", "section": "Section", "sections": "Section", "sec.": "Section",
-    "§": "Section", "§§": "Section", "figure": "Figure", "fig.": "Figure", "eq.": "eq.",
-    "eqs.": "eq.", "equation": "eq.", "equations": "eq.", "table": "Table",
-    "appendix": "Appendix", "slide": "slide", "slides": "slide", "footnote": "footnote", "fn.": "footnote",
-    "claim": "Claim", "result": "result",
+    "theorem": "Theorem",
+    "theorems": "Theorem",
+    "thm": "Theorem",
+    "thm.": "Theorem",
+    "lemma": "Lemma",
+    "lemmas": "Lemma",
+    "proposition": "Proposition",
+    "prop.": "Proposition",
+    "prop": "Proposition",
+    "propositions": "Proposition",
+    "corollary": "Corollary",
+    "corollaries": "Corollary",
+    "cor.": "Corollary",
+    "cor": "Corollary",
+    "definition": "Definition",
+    "definitions": "Definition",
+    "def.": "Definition",
+    "remark": "Remark",
+    "example": "Example",
+    "algorithm": "Algorithm",
+    "alg.": "Algorithm",
+    "alg": "Algorithm",
+    "section": "Section",
+    "sections": "Section",
+    "sec.": "Section",
+    "§": "Section",
+    "§§": "Section",
+    "figure": "Figure",
+    "fig.": "Figure",
+    "eq.": "eq.",
+    "eqs.": "eq.",
+    "equation": "eq.",
+    "equations": "eq.",
+    "table": "Table",
+    "appendix": "Appendix",
+    "slide": "slide",
+    "slides": "slide",
+    "footnote": "footnote",
+    "fn.": "footnote",
+    "claim": "Claim",
+    "result": "result",
 }
-_WORD_RE = (r"(?:Theorems?|Thm\.?|Lemmas?|Propositions?|Prop\.?|Corollar(?:y|ies)|Cor\.?|"
-            r"Definitions?|Def\.|Remark|Example|Algorithm|Alg\.?|Sections?|Sec\.|§§?|Figure|Fig\.|"
-            r"[Ee]qs?\.|Table|Appendix|[Ss]lides?|[Ff]ootnote|fn\.|Claim|result|definition)")
+_WORD_RE = (
+    r"(?:Theorems?|Thm\.?|Lemmas?|Propositions?|Prop\.?|Corollar(?:y|ies)|Cor\.?|"
+    r"Definitions?|Def\.|Remark|Example|Algorithm|Alg\.?|Sections?|Sec\.|§§?|Figure|Fig\.|"
+    r"[Ee]qs?\.|Table|Appendix|[Ss]lides?|[Ff]ootnote|fn\.|Claim|result|definition)"
+)
 _NUM = r"(?:\(\d+\)|\([A-Z]\)|[A-Z]?\d+(?:\.\d+)*[a-z]?(?![\w.]\w)|[A-Z](?:\.\d+)+)"
 _NUMS = rf"{_NUM}(?:\s*[–-]\s*{_NUM})?"
 _QUOTED = r"(?:\"[^\"\n]{3,80}\"|“[^”\n]{3,80}”|'[A-Z][^'\n]{3,80}')"
@@ -81,8 +125,10 @@ LOC_RE = re.compile(rf"(?<![\w.])(?P<word>{_WORD_RE})\s*(?P<what>{_NUMS}|{_QUOTE
 #: a title or an arXiv number between a work and its locator: 'Canonne 2022, "Privacy Doona", eq. (1)'
 _TITLE = r"(?:\"[^\"\n]{3,100}\"|arXiv:\d{4}\.\d{4,5}(?:v\d+)?)"
 _SEP = r"(?:\s*(?:,|;|/|and|&|or)\s*(?:and\s+|the\s+|its\s+)?|\s+)"
-_LOCLIST = rf"{LOC_RE.pattern.replace('?P<word>', '?:').replace('?P<what>', '?:')}" \
-           rf"(?:{_SEP}(?:{_WORD_RE}\s*)?(?:{_NUMS}|{_QUOTED}))*"
+_LOCLIST = (
+    rf"{LOC_RE.pattern.replace('?P<word>', '?:').replace('?P<what>', '?:')}"
+    rf"(?:{_SEP}(?:{_WORD_RE}\s*)?(?:{_NUMS}|{_QUOTED}))*"
+)
 
 
 def normalize_locator(text: str) -> tuple[str, ...]:
@@ -285,6 +331,7 @@ def find(key: str, locator: str) -> Citation:
 
 # -- finding citations in text ---------------------------------------------------------------
 
+
 def _short_alternatives():
     alts = []
     for r in sorted(_refs.REFERENCES, key=lambda r: -len(r.short)):
@@ -305,18 +352,19 @@ def _patterns():
         alts = _short_alternatives()
         _CACHE["keys"] = [k for _, k in alts]
         short = "|".join(f"(?P<k{i}>{p})" for i, (p, _) in enumerate(alts))
-        _CACHE["cite"] = re.compile(
-            rf"(?<!\w)(?=[A-ZÀ-Ý])(?:{short})(?![\w])(?:,?\s*{_TITLE})?")
-        _CACHE["before"] = re.compile(
-            rf"(?P<locs>{_LOCLIST})\s+(?:of|in)\s+(?:{short})(?![\w])")
+        _CACHE["cite"] = re.compile(rf"(?<!\w)(?=[A-ZÀ-Ý])(?:{short})(?![\w])(?:,?\s*{_TITLE})?")
+        _CACHE["before"] = re.compile(rf"(?P<locs>{_LOCLIST})\s+(?:of|in)\s+(?:{short})(?![\w])")
         _CACHE["call"] = re.compile(
-            r"""\b(?:cite|cite_text|c)\(\s*["'](?P<key>\w+)["']\s*(?:,\s*["'](?P<loc>[^"']*)["'])?\s*\)""")
+            r"""\b(?:cite|cite_text|c)\(\s*["'](?P<key>\w+)["']\s*(?:,\s*["'](?P<loc>[^"']*)["'])?\s*\)"""
+        )
     return _CACHE
 
 
 #: an author–year that is no bibliography entry: "Name 2020", "Name et al. 2021", "Name (2019)"
-_AUTHOR_YEAR = re.compile(r"(?<![\w.])(?:[A-Z][a-zäöüéè'’-]+(?:\s+et\s+al\.)?)(?:'s)?\s+"
-                          r"(?:(?:19|20)\d\d[a-z]?|\((?:19|20)\d\d[a-z]?\))(?![\w])")
+_AUTHOR_YEAR = re.compile(
+    r"(?<![\w.])(?:[A-Z][a-zäöüéè'’-]+(?:\s+et\s+al\.)?)(?:'s)?\s+"
+    r"(?:(?:19|20)\d\d[a-z]?|\((?:19|20)\d\d[a-z]?\))(?![\w])"
+)
 #: whose post, whose slide: "the post", "the slide's footnote" need an author
 _WHOSE = re.compile(r"\b[Tt]he\s+(?:post|slide|blog post|paper|lecture)s?(?:'s)?\b")
 
@@ -362,8 +410,8 @@ def _scope_end(text: str, start: int, limit: int) -> int:
     while i + 1 < end:
         i += 1
         ch = text[i]
-        if ch in "\"“":  # a quoted name ('slide "Detour: AboveThreshold"') is one token
-            close = text.find("”" if ch == "“" else "\"", i + 1, end)
+        if ch in '"“':  # a quoted name ('slide "Detour: AboveThreshold"') is one token
+            close = text.find("”" if ch == "“" else '"', i + 1, end)
             i = close if close > 0 else i
         elif ch == "(":
             depth += 1
@@ -373,8 +421,9 @@ def _scope_end(text: str, start: int, limit: int) -> int:
             depth -= 1
         elif depth == 0 and ch in ";:":
             return i
-        elif depth == 0 and ch == "." and text[i + 1:i + 2] in (" ", "") \
-                and not _ABBR.search(text[max(0, i - 4):i]):
+        elif (
+            depth == 0 and ch == "." and text[i + 1 : i + 2] in (" ", "") and not _ABBR.search(text[max(0, i - 4) : i])
+        ):
             return i
         elif ch == "<" and _STOP_TAG.match(text, i):
             return i
@@ -410,14 +459,17 @@ def scan_text(text: str) -> list[Found]:
         covered.append(m.span())
     for m in P["call"].finditer(text):
         add(m.group("key"), normalize_locator(m.group("loc") or ""), m.span(), m.group(0))
-    starts = sorted([m.start() for m in P["call"].finditer(text)]
-                    + [m.start() for m in cites])
+    starts = sorted([m.start() for m in P["call"].finditer(text)] + [m.start() for m in cites])
     for m in cites:
         nxt = next((s for s in starts if s > m.start()), len(text))
         end = _scope_end(text, m.end(), nxt)
         locs = [x for x in LOC_RE.finditer(text, m.end(), end) if not inside(x.span())]
-        add(_key_of(m), tuple(loc for x in locs for loc in normalize_locator(x.group(0))),
-            (m.start(), end), text[m.start():end])
+        add(
+            _key_of(m),
+            tuple(loc for x in locs for loc in normalize_locator(x.group(0))),
+            (m.start(), end),
+            text[m.start() : end],
+        )
     for m in P["before"].finditer(text):
         add(_key_of(m), normalize_locator(m.group("locs")), m.span(), m.group(0))
 
@@ -426,17 +478,17 @@ def scan_text(text: str) -> list[Found]:
             continue
         # "their Theorem 27", "its Algorithm 1": the work cited last, at most 400 characters back
         last = [n for n in cites if m.start() - 400 <= n.start() and n.end() <= m.start()]
-        if re.search(r"\b(?:[Tt]heir|[Ii]ts)\s+$", text[max(0, m.start() - 7):m.start()]) and last:
+        if re.search(r"\b(?:[Tt]heir|[Ii]ts)\s+$", text[max(0, m.start() - 7) : m.start()]) and last:
             add(_key_of(last[-1]), normalize_locator(m.group(0)), m.span(), m.group(0))
         else:
-            ctx = text[max(0, m.start() - 60):m.end() + 20]
+            ctx = text[max(0, m.start() - 60) : m.end() + 20]
             found.append(Found("", normalize_locator(m.group(0))[0], ctx, "locator without a work"))
     for m in _AUTHOR_YEAR.finditer(text):
         if not any(a <= m.start() and m.end() <= b for a, b in names):
-            ctx = text[max(0, m.start() - 40):m.end() + 20]
+            ctx = text[max(0, m.start() - 40) : m.end() + 20]
             found.append(Found("", "", ctx, "author-year not in the bibliography (or ambiguous)"))
     for m in _WHOSE.finditer(text):
-        ctx = text[max(0, m.start() - 40):m.end() + 20]
+        ctx = text[max(0, m.start() - 40) : m.end() + 20]
         found.append(Found("", "", ctx, f"{m.group(0)!r} without an author"))
     return found
 
@@ -483,14 +535,18 @@ def citation_summary_markdown() -> str:
     """How many citations were checked how, and the corrections (for docs/references.md)."""
     n = {k: sum(c.checked == k for c in CITATIONS) for k in CHECKS}
     fixed = [c for c in CITATIONS if "was cited as" in c.claim or c.checked == "corrected"]
-    lines = [f"{len(CITATIONS)} distinct citations with a locator (theorem, lemma, proposition, "
-             f"corollary, definition, equation, section, figure, footnote, algorithm, slide or a named "
-             f"result). Checked against a source: {n['read'] + n['corrected']} read in the work "
-             f"itself ({n['corrected']} of them corrected), {n['library'] + n['quoted']} by the same "
-             f"number quoted in a library's code or another text, {n['review']} in the review of "
-             f"issue 25 (not re-read since); {n['named']} whose number could not be confirmed are "
-             f"cited by the result's name instead.", "",
-             "Corrected or re-worded:", ""]
+    lines = [
+        f"{len(CITATIONS)} distinct citations with a locator (theorem, lemma, proposition, "
+        f"corollary, definition, equation, section, figure, footnote, algorithm, slide or a named "
+        f"result). Checked against a source: {n['read'] + n['corrected']} read in the work "
+        f"itself ({n['corrected']} of them corrected), {n['library'] + n['quoted']} by the same "
+        f"number quoted in a library's code or another text, {n['review']} in the review of "
+        f"issue 25 (not re-read since); {n['named']} whose number could not be confirmed are "
+        f"cited by the result's name instead.",
+        "",
+        "Corrected or re-worded:",
+        "",
+    ]
     for c in fixed:
         lines.append(f"- {_refs.get(c.key).short}, {c.locator}: {c.claim}")
     return "\n".join(lines) + "\n"
@@ -507,8 +563,10 @@ def citation_table_markdown() -> str:
     for c in CITATIONS:
         ref = _refs.get(c.key)
         where = ", ".join(f"`{m}`" for m in used.get((c.key, c.locator), ())) or "README"
-        lines.append(f"| [{_cell(ref.short)}](#{c.key}) | {_cell(c.locator)} | {_cell(c.claim)} | "
-                     f"{where} | {_cell(c.how_checked())} |")
+        lines.append(
+            f"| [{_cell(ref.short)}](#{c.key}) | {_cell(c.locator)} | {_cell(c.claim)} | "
+            f"{where} | {_cell(c.how_checked())} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -516,14 +574,28 @@ def docs_markdown() -> str:
     """``docs/references.md``: the bibliography, then how the citations were checked and the table of
     every citation with a locator (``python -m dpexplore.citations > docs/references.md``; a test keeps
     the committed file equal to this)."""
-    head = ["# References", "",
-            "Every work dpexplore's code, apps and documentation cite (generated from "
-            "`dpexplore/references.py` and `dpexplore/citations.py`: "
-            "`python -m dpexplore.citations > docs/references.md`). Code and docstrings cite as "
-            "*Author Year, Theorem N* with the entry's short form; theorem numbers follow the "
-            "version each entry names.", ""]
-    return "\n".join(head + [_refs.bibliography_markdown(), "", "## Citations", "",
-                             citation_summary_markdown(), "", citation_table_markdown()])
+    head = [
+        "# References",
+        "",
+        "Every work dpexplore's code, apps and documentation cite (generated from "
+        "`dpexplore/references.py` and `dpexplore/citations.py`: "
+        "`python -m dpexplore.citations > docs/references.md`). Code and docstrings cite as "
+        "*Author Year, Theorem N* with the entry's short form; theorem numbers follow the "
+        "version each entry names.",
+        "",
+    ]
+    return "\n".join(
+        head
+        + [
+            _refs.bibliography_markdown(),
+            "",
+            "## Citations",
+            "",
+            citation_summary_markdown(),
+            "",
+            citation_table_markdown(),
+        ]
+    )
 
 
 if __name__ == "__main__":  # python -m dpexplore.citations > docs/references.md

@@ -20,6 +20,7 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
 >>> optimal(0.1, 100, 1e-6) < advanced(0.1, 0.0, 100, 1e-6)[0] < 10.0
 True
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,8 +34,7 @@ from ._numerics import bracket_search, down, gdp_epsilon_core, log1mexp, log_sub
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from .mechanisms import Gaussian
-from .mechanisms.subsampled import (MaxProfile, PoissonSubsampled, RareEventProfile, one_run_among_k,
-                                   subsample)
+from .mechanisms.subsampled import MaxProfile, PoissonSubsampled, RareEventProfile, one_run_among_k, subsample
 from .profiles import GaussianDPProfile, PrivacyProfile
 
 __all__ = [
@@ -60,8 +60,8 @@ __all__ = [
 #: theorem names accepted by :func:`per_step_budget`
 THEOREMS = ("basic", "advanced", "advanced_pure", "optimal", "zcdp")
 
-_KOV_SDS = 40.0          # binomial terms kept: mode ± 40 standard deviations (rest bounded)
-_KOV_CELLS = 2_000000   # work-array size per chunk
+_KOV_SDS = 40.0  # binomial terms kept: mode ± 40 standard deviations (rest bounded)
+_KOV_CELLS = 2_000000  # work-array size per chunk
 _BISECT = 100
 
 
@@ -495,8 +495,9 @@ class _PureDPPLDProfile(_pld.PLDProfile):
         self.eps0, self.k = eps0, k
 
     def _log_delta(self, eps):
-        return np.minimum(self.pld._log_delta(eps),
-                          _kov_log_delta(*_flat(eps, self.eps0, self.k)).reshape(np.shape(eps)))
+        return np.minimum(
+            self.pld._log_delta(eps), _kov_log_delta(*_flat(eps, self.eps0, self.k)).reshape(np.shape(eps))
+        )
 
     def _epsilon(self, delta):
         delta = np.asarray(delta, dtype=np.float64)
@@ -548,8 +549,12 @@ class _RefinedProfile(_pld.PLDProfile):
     def epsilon_upper(self, delta):
         """An upper bound of ε(δ) from the grids built so far, without refining (cheap, but not
         held to the accuracy target: for a plot's range, say)."""
-        return np.minimum.reduce([np.asarray(p._epsilon(np.asarray(delta, dtype=np.float64)),
-                                             dtype=np.float64) for p in self._cache.values()])
+        return np.minimum.reduce(
+            [
+                np.asarray(p._epsilon(np.asarray(delta, dtype=np.float64)), dtype=np.float64)
+                for p in self._cache.values()
+            ]
+        )
 
     def _eps_on(self, n: int, delta):
         """ε on the grid n: from ``build(n)``, and where that PLD's round-off term (added to δ)
@@ -579,8 +584,7 @@ class _RefinedProfile(_pld.PLDProfile):
     def _log_delta(self, eps):
         # every grid's δ is an upper bound: their minimum is one too, and it is the δ that the
         # ε of :meth:`_epsilon` (the minimum over the grids) answers to
-        return np.minimum.reduce([np.asarray(p._log_delta(eps), dtype=np.float64)
-                                  for p in self._cache.values()])
+        return np.minimum.reduce([np.asarray(p._log_delta(eps), dtype=np.float64) for p in self._cache.values()])
 
     def _epsilon(self, delta):
         delta = np.asarray(delta, dtype=np.float64)
@@ -634,8 +638,7 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
         hash(mechanism)
     except TypeError as exc:
         raise ValueError(f"mechanism parameters must be scalars to compose, got {mechanism!r}") from exc
-    return _built_by(_compose(mechanism, k, grid_size), ((mechanism, k),),
-                     f"compose({mechanism!r}, {k!r})")
+    return _built_by(_compose(mechanism, k, grid_size), ((mechanism, k),), f"compose({mechanism!r}, {k!r})")
 
 
 def compose_epsilon(mechanism, k, delta):
@@ -662,8 +665,7 @@ def compose_epsilon(mechanism, k, delta):
     try:
         hash(mechanism)
     except TypeError as exc:
-        raise ValueError(f"mechanism parameters must be scalars to compose, got "
-                         f"{mechanism!r}") from exc
+        raise ValueError(f"mechanism parameters must be scalars to compose, got {mechanism!r}") from exc
     kk, d = np.broadcast_arrays(kk, d)
     if isinstance(mechanism, mech_mod.Gaussian):
         mu = float(mechanism.sensitivity) / float(mechanism.sigma)
@@ -695,7 +697,7 @@ def _pld_above_lower_bound(prof, mechanism, k: int) -> bool:
     if q >= 1.0:
         return True
     p0, log_c1 = one_run_among_k(q, k)
-    hi = _dpsgd_rdp_epsilon(float(base.sigma) / float(base.sensitivity), q, k, 1e-12)   # cheap, above
+    hi = _dpsgd_rdp_epsilon(float(base.sigma) / float(base.sensitivity), q, k, 1e-12)  # cheap, above
     eps = np.unique(np.concatenate([np.geomspace(1e-6, 1.0, 25), np.linspace(0.0, min(hi, 1e4), 65)]))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         log_g = np.where(eps < 700.0, np.log1p(np.expm1(np.minimum(eps, 700.0)) / p0), eps - np.log(p0))
@@ -741,23 +743,29 @@ def _compose(mechanism, k: int, grid_size):
         return prof
     if isinstance(mechanism, PoissonSubsampled):
         prof = _compose_all([(mechanism, k)], grid_size)
-        if (k > 1 and isinstance(mechanism.mechanism, mech_mod.Gaussian)
-                and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled)
-                and not _pld_above_lower_bound(prof, mechanism, k)):
+        if (
+            k > 1
+            and isinstance(mechanism.mechanism, mech_mod.Gaussian)
+            and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled)
+            and not _pld_above_lower_bound(prof, mechanism, k)
+        ):
             # the PLD lost mass: the other upper bounds answer instead. A check that should
             # not fire: it caught the tilted FFT products losing the rare large losses (σ 0.3,
             # q 1e-5, 100 runs: ε(1e-5) 0.001 where the truth is 1.3465; fixed in
             # :func:`dpexplore.pld._convolve`, which merges tilts)
             import warnings
 
-            warnings.warn(f"compose({mechanism!r}, {k}): the privacy loss distribution's δ(ε) falls "
-                          "below a lower bound on the true δ; the Rényi DP and rare-event bounds "
-                          "answer instead", _pld.AccuracyWarning, stacklevel=3)
+            warnings.warn(
+                f"compose({mechanism!r}, {k}): the privacy loss distribution's δ(ε) falls "
+                "below a lower bound on the true δ; the Rényi DP and rare-event bounds "
+                "answer instead",
+                _pld.AccuracyWarning,
+                stacklevel=3,
+            )
             orders = np.concatenate([np.linspace(1.05, 10.95, 100), np.arange(11.0, 64.0), 2.0 ** np.arange(6, 11)])
             rdp = RDPProfile(orders, k * np.asarray(mechanism.rdp(orders), dtype=np.float64))
             return _LeastOfProfiles([rdp, RareEventProfile(mechanism.mechanism, mechanism.q, k)], name=prof.name)
-        if (k > 1 and k * mechanism.q <= _RARE_RATE
-                and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled)):
+        if k > 1 and k * mechanism.q <= _RARE_RATE and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled):
             # the PLD's error k·h swamps a tiny rate's ε (σ 0.05, q 1e-17, 10⁶ runs, δ 1e-12:
             # 9.9e6 where the truth is 185.52): the rare-event bound holds it at the truth
             rare = RareEventProfile(mechanism.mechanism, mechanism.q, k)
@@ -784,8 +792,7 @@ def _compose(mechanism, k: int, grid_size):
 
         if grid_size is not None:
             return build(grid_size)
-        return _RefinedProfile(build, _pld.default_grid_size(k), name=f"{k}×{label}",
-                               build_tilted=build_tilted)
+        return _RefinedProfile(build, _pld.default_grid_size(k), name=f"{k}×{label}", build_tilted=build_tilted)
     raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms, got {mechanism!r}")
 
 
@@ -814,8 +821,8 @@ class _AtomLoss:
     def _loss_tails(self, x):
         x = np.asarray(x, dtype=np.float64)
         e = self.eps
-        lp_top = -np.logaddexp(0.0, -e)   # log e^ε/(1 + e^ε)
-        lp_bot = -np.logaddexp(0.0, e)    # log 1/(1 + e^ε)
+        lp_top = -np.logaddexp(0.0, -e)  # log e^ε/(1 + e^ε)
+        lp_bot = -np.logaddexp(0.0, e)  # log 1/(1 + e^ε)
         mid = (x >= -e) & (x < e)
         below = x < -e
         sp = np.where(below, 0.0, np.where(mid, lp_top, -np.inf))
@@ -884,9 +891,8 @@ def _compose_all(pairs, grid_size):
         if isinstance(m, (mech_mod.RandomizedResponse, mech_mod.Exponential)):
             return _AtomLoss(float(m.eps))
         if isinstance(m, (mech_mod.AdditiveNoiseMechanism, mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
-            return m   # the discrete ones give their loss tails themselves (lattice losses)
-        raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms or a subsampled "
-                         f"one, got {m!r}")
+            return m  # the discrete ones give their loss tails themselves (lattice losses)
+        raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms or a subsampled one, got {m!r}")
 
     directions = ("remove", "add") if any(isinstance(m, PoissonSubsampled) for m, _ in pairs) else ("remove",)
     profiles = []
@@ -938,8 +944,9 @@ class _Directions(MaxProfile):
 #: accountants accepted by :func:`dpsgd_epsilon` and :func:`dpsgd_sigma`
 ACCOUNTANTS = ("pld", "rdp", "gdp")
 #: Rényi orders used by the "rdp" accountant (dp_accounting's default set)
-RDP_ORDERS = np.concatenate([1.0 + np.arange(1, 100) / 10.0, np.arange(11, 64).astype(float),
-                             [64.0, 128.0, 256.0, 512.0]])
+RDP_ORDERS = np.concatenate(
+    [1.0 + np.arange(1, 100) / 10.0, np.arange(11, 64).astype(float), [64.0, 128.0, 256.0, 512.0]]
+)
 
 
 def _check_dpsgd(sigma, q, steps, delta, accountant):
@@ -1022,22 +1029,20 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
     if isinstance(t, np.ndarray):
         return _dpsgd_curve(s, q, t, d, accountant, grid_size)
     if accountant == "gdp":
-
         return float(gdp_epsilon(dpsgd_gdp_mu(s, q, t), d))
 
     m = subsample(Gaussian(s), q)
     if accountant == "rdp":
         return _dpsgd_rdp_epsilon(s, q, t, d)
-    if q == 1.0:   # every step sees every record: t Gaussians, exactly √t/σ-GDP
-
+    if q == 1.0:  # every step sees every record: t Gaussians, exactly √t/σ-GDP
         return float(gdp_epsilon(np.sqrt(t) / s, d))
     rdp_eps = dpsgd_epsilon(s, q, t, d, accountant="rdp")
     small = min(_dpsgd_amplified_basic(s, q, t, d), _dpsgd_rare_event(s, q, t, d))
-    if small <= _pld.ATOL:   # already within the target of any ε ≥ 0 (q = 1e-17 and the like)
+    if small <= _pld.ATOL:  # already within the target of any ε ≥ 0 (q = 1e-17 and the like)
         return min(small, rdp_eps)
     try:
         tight = float(_dpsgd_pld_epsilons(m, np.array([t]), d, grid_size)[0])
-    except ValueError:       # no grid fits the loss range: the other upper bounds
+    except ValueError:  # no grid fits the loss range: the other upper bounds
         return min(small, rdp_eps)
     return min(_checked_pld(tight, s, q, t, d), rdp_eps, small)
 
@@ -1058,10 +1063,14 @@ def _checked_pld(eps, s: float, q: float, t, d: float):
         import warnings
 
         for ei, li, ti in zip(e[bad].ravel(), lo[bad].ravel(), np.broadcast_to(t, e.shape)[bad].ravel()):
-            warnings.warn(f"DP-SGD (σ, q, steps) = ({s:g}, {q:g}, {int(ti)}): the privacy loss "
-                          f"distribution's ε {ei:.6g} is below a lower bound on the true ε "
-                          f"({li:.6g}) at δ = {d:g}; it is discarded and the other upper bounds "
-                          "answer", _pld.AccuracyWarning, stacklevel=3)
+            warnings.warn(
+                f"DP-SGD (σ, q, steps) = ({s:g}, {q:g}, {int(ti)}): the privacy loss "
+                f"distribution's ε {ei:.6g} is below a lower bound on the true ε "
+                f"({li:.6g}) at δ = {d:g}; it is discarded and the other upper bounds "
+                "answer",
+                _pld.AccuracyWarning,
+                stacklevel=3,
+            )
     out = np.where(bad, np.inf, e)
     return float(out) if out.ndim == 0 else out
 
@@ -1124,8 +1133,9 @@ def _dpsgd_pld_epsilons(m, ks, d, grid_size=None):
         n0 = _pld.refine_start([(direction, int(ks[-1]))])
         e, ok, _ = _pld.refine_epsilon(lambda n: eps(direction, n), n0)
         if not np.all(ok):
-            _pld.warn_unconverged(f"DP-SGD (σ, q) = ({m.mechanism.sigma:g}, {m.q:g}), "
-                                  f"{direction.direction} direction", d)
+            _pld.warn_unconverged(
+                f"DP-SGD (σ, q) = ({m.mechanism.sigma:g}, {m.q:g}), {direction.direction} direction", d
+            )
         return e
 
     e_rem = refined(remove)
@@ -1154,10 +1164,10 @@ class _OneStepRDP:
         self.frac = a != np.floor(a)
         # exact at the integer orders, the chord at the fractional ones: all in one call
         self.upper = np.asarray(self.mech._rdp_chord(a), dtype=np.float64)
-        f = np.zeros(14)                            # f(0) = f(1) = 0; RDP_ORDERS hold 2 … 13
+        f = np.zeros(14)  # f(0) = f(1) = 0; RDP_ORDERS hold 2 … 13
         for k in range(2, 14):
             f[k] = self.upper[a == k][0] * (k - 1.0)
-        n = np.floor(a[self.frac]).astype(int)      # 1 … 10: neighbours up to 12 are known
+        n = np.floor(a[self.frac]).astype(int)  # 1 … 10: neighbours up to 12 are known
         al = a[self.frac]
         left = f[n] + (al - n) * (f[n] - f[n - 1])
         right = f[n + 1] - (n + 1 - al) * (f[n + 2] - f[n + 1])
@@ -1193,7 +1203,6 @@ def _dpsgd_rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> floa
 def _dpsgd_curve(s, q, steps, d, accountant, grid_size=None):
     """ε for each entry of ``steps`` (see :func:`dpsgd_epsilon`)."""
     if accountant == "gdp":
-
         with np.errstate(over="ignore"):
             mu = q * np.sqrt(steps.astype(np.float64) * np.expm1(1.0 / (s * s)))
         return np.asarray(gdp_epsilon(mu, d), dtype=np.float64)
@@ -1203,9 +1212,9 @@ def _dpsgd_curve(s, q, steps, d, accountant, grid_size=None):
     ks, back = np.unique(steps, return_inverse=True)
     eps = _dpsgd_pld_epsilons(subsample(Gaussian(s), q), ks, d, grid_size)
     eps = _checked_pld(np.asarray(eps, dtype=np.float64), s, q, ks, d)
-    eps = np.minimum(eps, _dpsgd_curve(s, q, ks, d, "rdp"))   # both are upper bounds
-    eps = np.minimum(eps, _dpsgd_amplified_basic(s, q, ks, d))   # and these two, as dpsgd_epsilon
-    eps = np.minimum(eps, [_dpsgd_rare_event(s, q, int(t), d) for t in ks])   # takes them
+    eps = np.minimum(eps, _dpsgd_curve(s, q, ks, d, "rdp"))  # both are upper bounds
+    eps = np.minimum(eps, _dpsgd_amplified_basic(s, q, ks, d))  # and these two, as dpsgd_epsilon
+    eps = np.minimum(eps, [_dpsgd_rare_event(s, q, int(t), d) for t in ks])  # takes them
     return eps[back.reshape(steps.shape)]
 
 

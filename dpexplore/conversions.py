@@ -11,6 +11,7 @@ from pure DP" (Steinke 2024, Theorems 4 and 5: pure DP → RDP, zCDP); Liu, Sun,
 al. 2022); T. Steinke's post "Composition basics" (Steinke 2022, footnote 2); and the standard
 statements of Balle & Wang 2018, Dong, Roth & Su 2022, Mironov 2017 and Balle et al. 2020.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,14 @@ from ._validation import (
     check_probability,
     scalar_out,
 )
-from .profiles import (ApproxDPProfile, GaussianDPProfile, PrivacyProfile, PureDPProfile,  # noqa: F401
-                       _log_delta_source, implied_delta)
+from .profiles import (
+    ApproxDPProfile,
+    GaussianDPProfile,  # noqa: F401 (re-exported)
+    PrivacyProfile,
+    PureDPProfile,  # noqa: F401
+    _log_delta_source,
+    implied_delta,
+)
 from .risk import advantage, posterior_bound, tpr_at_fpr  # noqa: F401  (re-exported)
 
 __all__ = [
@@ -57,6 +64,7 @@ __all__ = [
     "advantage",
     "posterior_bound",
 ]
+
 
 def _nonzero(x, e):
     """Where the exact value is positive (ε > 0) but underflowed to 0, return the smallest
@@ -171,9 +179,7 @@ def rdp_to_approx(alphas, rdp_eps, delta, bound: str = "improved", return_order:
         raise ValueError(f"alphas must be a non-empty 1-d array of orders, got shape {a.shape}")
     r = check_nonneg(rdp_eps, "rdp_eps")
     if r.ndim == 0 or r.shape[-1] != a.size:
-        raise ValueError(
-            f"rdp_eps must have the orders on its last axis (length {a.size}), got shape {r.shape}"
-        )
+        raise ValueError(f"rdp_eps must have the orders on its last axis (length {a.size}), got shape {r.shape}")
     d = check_delta(delta, "delta")
     lead = np.broadcast_shapes(r.shape[:-1], d.shape)
     r = np.broadcast_to(r, lead + (a.size,))
@@ -383,12 +389,11 @@ def tradeoff_envelope(eps, delta, alpha):
     delta = np.atleast_1d(check_probability(delta, "delta"))
     alpha = np.atleast_1d(check_probability(alpha, "alpha"))
     if eps.ndim != 1 or eps.shape != delta.shape:
-        raise ValueError(f"eps and delta must be 1-D of one length, got shapes {eps.shape} and "
-                         f"{delta.shape}")
+        raise ValueError(f"eps and delta must be 1-D of one length, got shapes {eps.shape} and {delta.shape}")
     d = np.minimum(delta, 1.0 - 1e-16)
     keep = (d < 1.0 - 1e-16) & np.isfinite(eps)
     if not keep.any():
-        return np.zeros_like(alpha)      # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
+        return np.zeros_like(alpha)  # δ(ε) ≈ 1 everywhere: only the trivial β ≥ 0
     f = tradeoff_approx(eps[keep][:, None], d[keep][:, None], alpha[None, :])
     return np.max(f, axis=0)
 
@@ -483,6 +488,7 @@ class ZCDPProfile(PrivacyProfile):
         rho = self.rho
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ld = np.log(d)
+
             # stationary point of ε(α): h(α) = ρ(α − 1)² + log α + log δ = 0, increasing in α;
             # solve in t = α − 1 by 85 bisection steps on log t ∈ [−80, 700] (any α is valid;
             # the same upper end as the δ side, so tiny ρ stays consistent with ``delta``).
@@ -490,8 +496,9 @@ class ZCDPProfile(PrivacyProfile):
                 t = np.exp(s)
                 return ~(rho * t * t + np.log1p(t) + ld < 0)
 
-            lo, hi = bracket_search(not_below, np.full(d.shape, -80.0), np.full(d.shape, 700.0),
-                                    safe="hi", steps=85, ulps=0.0, ends=True)
+            lo, hi = bracket_search(
+                not_below, np.full(d.shape, -80.0), np.full(d.shape, 700.0), safe="hi", steps=85, ulps=0.0, ends=True
+            )
             t = np.exp(0.5 * (lo + hi))
             l1 = np.log1p(t)
             lr = np.where(t > 1.0, -np.log1p(1.0 / t), np.log(t) - l1)  # log(1 − 1/α)
@@ -519,9 +526,7 @@ class RDPProfile(PrivacyProfile):
         a = check_alpha(alphas, "alphas")
         r = check_nonneg(rdp_eps, "rdp_eps")
         if a.ndim != 1 or a.size == 0 or r.shape != a.shape:
-            raise ValueError(
-                f"alphas and rdp_eps must be 1-d arrays of the same length, got {a.shape}, {r.shape}"
-            )
+            raise ValueError(f"alphas and rdp_eps must be 1-d arrays of the same length, got {a.shape}, {r.shape}")
         self.alphas = a.copy()
         self.rdp_eps = r.copy()
         inf_order = np.isinf(a)
@@ -604,8 +609,7 @@ class EquationProfile(PrivacyProfile):
         with np.errstate(over="ignore", under="ignore"):  # numpy: inf/0, no OverflowError
             self._c = float(np.square(np.float64(self.sigma) / self.A))
         if not 0.0 < self._c < np.inf:
-            raise ValueError(f"sigma/A must have a square within the float range, got sigma={sigma!r}, "
-                             f"A={A!r}")
+            raise ValueError(f"sigma/A must have a square within the float range, got sigma={sigma!r}, A={A!r}")
         self._logB = float(np.log(self.B))
         self.name = f"σ = {self.A:g}√log({self.B:g}/δ)/ε, σ = {self.sigma:g}" + (
             " (refined)" if self.refined else " (naive)"
@@ -681,9 +685,7 @@ class EquationProfile(PrivacyProfile):
             with np.errstate(divide="ignore"):
                 width = np.minimum(50.0, 1.0 - np.log1p(-np.minimum(2.0 * dt, 1.0 - 1e-16)))
             hi = lo + width
-            best = _grid_golden_min(
-                lambda x: self._eps_cand(dt[:, None] if x.ndim == 2 else dt, x), lo, hi
-            )
+            best = _grid_golden_min(lambda x: self._eps_cand(dt[:, None] if x.ndim == 2 else dt, x), lo, hi)
             res = np.minimum(up(best, "refined"), out[todo])
             # verify against the profile itself (its own inner search) and fall back if needed
             with np.errstate(divide="ignore"):
@@ -721,8 +723,11 @@ def _far_eps(f, target=_FAR_LOG_DELTA, cap=1e9):
         if hi > cap:
             return np.inf
     lo = 0.0 if hi == 1.0 else hi / 2.0
-    return float(bracket_search(lambda e: np.asarray(f(e), dtype=float) <= target, lo, hi, safe="hi",
-                                steps=80, rtol=1e-13, ulps=0.0))
+    return float(
+        bracket_search(
+            lambda e: np.asarray(f(e), dtype=float) <= target, lo, hi, safe="hi", steps=80, rtol=1e-13, ulps=0.0
+        )
+    )
 
 
 def _tail_fit(f, e_far, quadratic_only=False):
@@ -832,11 +837,7 @@ def gdp_measure(profile, tol: float = 1e-3):
         # profile has δ_μ(0) = 2Φ(μ/2) − 1 < 1, so no finite μ works (Liu et al. 2022, discussion of Thm 3.2)
         raise ValueError(f"profile is not GDP: delta(0) = 1 for {profile!r}")
     e_end = eps_max if np.isfinite(eps_max) else _far_eps(f)
-    grid = np.unique(
-        np.concatenate(
-            [np.linspace(0.0, e_end, 1025), np.linspace(0.0, e_end / 32.0, 257)[1:]]
-        )
-    )
+    grid = np.unique(np.concatenate([np.linspace(0.0, e_end, 1025), np.linspace(0.0, e_end / 32.0, 257)[1:]]))
     ldA = f(grid)
     tiny = 1e-12
 
@@ -904,4 +905,3 @@ def gdp_measure(profile, tol: float = 1e-3):
             )
         lo = mu_c
     raise RuntimeError(f"gdp_measure did not converge for {profile!r}")
-

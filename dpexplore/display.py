@@ -25,6 +25,7 @@ so the card never claims more privacy than the API does. A quantity that has no 
 raises: any error while computing one row becomes that row's "not available". Values are
 computed when the card is asked for (lazily), not when the object is built.
 """
+
 from __future__ import annotations
 
 import html
@@ -35,8 +36,18 @@ from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
 
-__all__ = ["card_html", "card_facts", "compare", "format_up", "profile_of", "DELTAS", "FPRS", "RDP_ORDERS",
-           "Fact", "Card"]
+__all__ = [
+    "card_html",
+    "card_facts",
+    "compare",
+    "format_up",
+    "profile_of",
+    "DELTAS",
+    "FPRS",
+    "RDP_ORDERS",
+    "Fact",
+    "Card",
+]
 
 #: δ values of the ε rows
 DELTAS = (1e-5, 1e-6, 1e-8)
@@ -80,7 +91,7 @@ def format_up(x, digits: int = DIGITS) -> str:
     d = Decimal(repr(x))
     exp = d.adjusted()
     q = d.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
-    if q.adjusted() != exp:              # 9.9996 → 10.00: one digit more, re-quantize
+    if q.adjusted() != exp:  # 9.9996 → 10.00: one digit more, re-quantize
         exp = q.adjusted()
         q = q.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
     if -4 <= exp < 4:
@@ -114,11 +125,11 @@ class Card:
     title: str
     kind: str
     call: str
-    params: list = field(default_factory=list)       # (name, text)
-    parts: list = field(default_factory=list)        # (k, text)
-    facts: list = field(default_factory=list)        # Fact
+    params: list = field(default_factory=list)  # (name, text)
+    parts: list = field(default_factory=list)  # (k, text)
+    facts: list = field(default_factory=list)  # Fact
     note: str = ""
-    curve: tuple | None = None                       # (eps, log10 delta) arrays
+    curve: tuple | None = None  # (eps, log10 delta) arrays
 
 
 def _val(x) -> float:
@@ -139,9 +150,9 @@ class _Info:
         self.obj = obj
         self.profile = None
         self.no_profile = ""
-        self.mu = None          # (value, how)
-        self.rho = None         # (value, how) or str reason
-        self.rdp = None         # callable alpha -> value, or None
+        self.mu = None  # (value, how)
+        self.rho = None  # (value, how) or str reason
+        self.rdp = None  # callable alpha -> value, or None
         self.rdp_how = ""
         self.rdp_why = "no closed form for this object's Rényi DP"
         self.rho_why = "no closed form for this object's zCDP"
@@ -273,8 +284,10 @@ def _filter_info(info: _Info, f) -> None:
     info.note = "the guarantee of every interaction the filter lets through (its budget)"
     stated = getattr(f, "_card_profile", None)
     if stated is None:  # the odometer
-        info.no_profile = ("an odometer bounds the loss of an unbounded interaction as it runs "
-                           "(with probability 1 − δ): it has no fixed privacy profile")
+        info.no_profile = (
+            "an odometer bounds the loss of an unbounded interaction as it runs "
+            "(with probability 1 − δ): it has no fixed privacy profile"
+        )
         return
     profile, notes = stated()
     _profile_info(info, profile)
@@ -290,8 +303,9 @@ def _info(obj, name: str = "obj") -> _Info:
     from .profiles import PrivacyProfile
 
     if isinstance(obj, type):
-        raise ValueError(f"{name} must be an instance, got the class {obj.__name__}: pass "
-                         f"{obj.__name__}(...) with its parameters")
+        raise ValueError(
+            f"{name} must be an instance, got the class {obj.__name__}: pass {obj.__name__}(...) with its parameters"
+        )
     info = _Info(obj)
     info.params = _params_of(obj)
     if isinstance(obj, PrivacyProfile):
@@ -360,8 +374,7 @@ def _eps_facts(p):
         if np.isfinite(e):
             out.append(Fact("ε(δ)", f"ε at δ = {d:g}", float(e), how="profile.epsilon(δ)"))
         else:
-            out.append(Fact("ε(δ)", f"ε at δ = {d:g}", None, "not defined",
-                            f"δ(ε) > {d:g} for every ε"))
+            out.append(Fact("ε(δ)", f"ε at δ = {d:g}", None, "not defined", f"δ(ε) > {d:g} for every ε"))
     return out
 
 
@@ -393,35 +406,48 @@ def _notion_facts(info: _Info, p):
     elif info.mu is not None:
         out.append(Fact("notions", "μ-GDP", info.mu[0], how=info.mu[1]))
     elif np.isfinite(em):
-        out.append(_try("notions", "μ-GDP",
-                        lambda: conversions.gdp_measure(p, tol=_GDP_TOL)[1],
-                        "certified: conversions.gdp_measure (upper end)"))
+        out.append(
+            _try(
+                "notions",
+                "μ-GDP",
+                lambda: conversions.gdp_measure(p, tol=_GDP_TOL)[1],
+                "certified: conversions.gdp_measure (upper end)",
+            )
+        )
     else:
-        out.append(Fact("notions", "μ-GDP", None, "not certified",
-                        "no closed form; a numerical μ would rest on tail extrapolation"))
+        out.append(
+            Fact(
+                "notions",
+                "μ-GDP",
+                None,
+                "not certified",
+                "no closed form; a numerical μ would rest on tail extrapolation",
+            )
+        )
     if isinstance(info.rho, tuple):
         out.append(Fact("notions", "zCDP ρ", info.rho[0], how=info.rho[1]))
     else:
-        out.append(Fact("notions", "zCDP ρ", None, info.rho if isinstance(info.rho, str) else "not known",
-                        info.rho_why))
+        out.append(
+            Fact("notions", "zCDP ρ", None, info.rho if isinstance(info.rho, str) else "not known", info.rho_why)
+        )
     for a in RDP_ORDERS:
         label = f"RDP ε̂(α = {a:g})"
         if callable(info.rdp):
-            out.append(_try("notions", label, lambda a=a: _val(info.rdp(a)), info.rdp_how,
-                            missing="not known"))
+            out.append(_try("notions", label, lambda a=a: _val(info.rdp(a)), info.rdp_how, missing="not known"))
             if out[-1].value is None and not out[-1].why.startswith("NotImplemented"):
                 out[-1].why = out[-1].why or info.rdp_why
             elif out[-1].value is None:
                 out[-1].why = info.rdp_why
         else:
-            out.append(Fact("notions", label, None,
-                            info.rdp if isinstance(info.rdp, str) else "not known", info.rdp_why))
+            out.append(
+                Fact("notions", label, None, info.rdp if isinstance(info.rdp, str) else "not known", info.rdp_why)
+            )
     return out
 
 
 def _curve(p):
     """(ε, log10 δ) on [0, E]: E the ε at δ = 1e-10 (or eps_max), capped at 50."""
-    hi = float(np.asarray(p.epsilon(10.0 ** _CURVE_LOG10_MIN)))
+    hi = float(np.asarray(p.epsilon(10.0**_CURVE_LOG10_MIN)))
     if not np.isfinite(hi):
         hi = float(p.eps_max) if np.isfinite(float(p.eps_max)) else 50.0
     hi = min(max(hi, 1e-3), 50.0)
@@ -467,7 +493,7 @@ def _cached_card(obj):
         return None
     try:
         return _CARDS.get(obj)
-    except TypeError:   # unhashable, or no weak reference: not cached
+    except TypeError:  # unhashable, or no weak reference: not cached
         return None
 
 
@@ -489,8 +515,7 @@ def _card_facts(obj) -> Card:
     # a composition's profile class (MaxProfile, the worse of the two directions) means nothing to a
     # reader: its card is titled by what it is
     title = "Composition" if info.parts else type(obj).__name__
-    card = Card(title=title, kind=info.kind, call=call, params=info.params,
-                parts=info.parts, note=info.note)
+    card = Card(title=title, kind=info.kind, call=call, params=info.params, parts=info.parts, note=info.note)
     p = info.profile
     if p is None:
         card.note = info.no_profile
@@ -540,15 +565,20 @@ def _table(caption: str, facts) -> str:
     rows = []
     for f in facts:
         if f.value is not None:
-            tip = f"{f.how}; exact value {f.value!r}, shown rounded up" if f.how else \
-                f"exact value {f.value!r}, shown rounded up"
+            tip = (
+                f"{f.how}; exact value {f.value!r}, shown rounded up"
+                if f.how
+                else f"exact value {f.value!r}, shown rounded up"
+            )
             cell = f'<td class="dpx-v" title="{_esc(tip)}">{_esc(f.text)}</td>'
         else:
             cell = f'<td class="dpx-v dpx-missing" title="{_esc(f.why)}">{_esc(f.text)}</td>'
         rows.append(f'<tr><th scope="row">{_esc(f.label)}</th>{cell}</tr>')
-    return (f'<table><caption>{_esc(caption)}</caption>'
-            f'<thead><tr><th scope="col">quantity</th><th scope="col">value</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+    return (
+        f"<table><caption>{_esc(caption)}</caption>"
+        f'<thead><tr><th scope="col">quantity</th><th scope="col">value</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _svg(card: Card) -> str:
@@ -562,24 +592,30 @@ def _svg(card: Card) -> str:
     ys = 4 + (ld / _CURVE_LOG10_MIN) * (h - bottom - 4)
     pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys))
     e5 = next((f.text for f in card.facts if f.label.startswith("ε at δ = 1e-05")), "")
-    label = (f"δ(ε) curve of {card.title}: δ from {10 ** ld[0]:.3g} at ε = 0 down to "
-             f"{10 ** ld[-1]:.1e} at ε = {hi:.3g}" + (f"; ε = {e5} at δ = 1e-5" if e5 else ""))
+    label = (
+        f"δ(ε) curve of {card.title}: δ from {10 ** ld[0]:.3g} at ε = 0 down to "
+        f"{10 ** ld[-1]:.1e} at ε = {hi:.3g}" + (f"; ε = {e5} at δ = 1e-5" if e5 else "")
+    )
     ticks = []
     for k in (0, -5, -10):
         y = 4 + (k / _CURVE_LOG10_MIN) * (h - bottom - 4)
-        ticks.append(f'<line x1="{left}" x2="{w - 6}" y1="{y:.1f}" y2="{y:.1f}" stroke="currentColor" '
-                     f'stroke-opacity=".18"/><text x="{left - 3}" y="{y + 3:.1f}" text-anchor="end" '
-                     f'font-size="9" fill="currentColor">{"1" if k == 0 else f"1e{k}"}</text>')
-    return (f'<svg role="img" aria-label="{_esc(label)}" width="{w:.0f}" height="{h:.0f}" '
-            f'viewBox="0 0 {w:.0f} {h:.0f}" xmlns="http://www.w3.org/2000/svg">'
-            f'<title>{_esc(label)}</title>{"".join(ticks)}'
-            f'<line x1="{left}" x2="{left}" y1="4" y2="{h - bottom:.0f}" stroke="currentColor" stroke-opacity=".5"/>'
-            f'<polyline points="{pts}" fill="none" stroke="currentColor" stroke-width="1.6"/>'
-            f'<text x="{left}" y="{h - 5:.0f}" font-size="9" fill="currentColor">0</text>'
-            f'<text x="{w - 6:.0f}" y="{h - 5:.0f}" font-size="9" text-anchor="end" fill="currentColor">'
-            f'ε = {hi:.3g}</text>'
-            f'<text x="{(left + w) / 2:.0f}" y="{h - 5:.0f}" font-size="9" text-anchor="middle" '
-            f'fill="currentColor">δ(ε), log scale</text></svg>')
+        ticks.append(
+            f'<line x1="{left}" x2="{w - 6}" y1="{y:.1f}" y2="{y:.1f}" stroke="currentColor" '
+            f'stroke-opacity=".18"/><text x="{left - 3}" y="{y + 3:.1f}" text-anchor="end" '
+            f'font-size="9" fill="currentColor">{"1" if k == 0 else f"1e{k}"}</text>'
+        )
+    return (
+        f'<svg role="img" aria-label="{_esc(label)}" width="{w:.0f}" height="{h:.0f}" '
+        f'viewBox="0 0 {w:.0f} {h:.0f}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>{_esc(label)}</title>{''.join(ticks)}"
+        f'<line x1="{left}" x2="{left}" y1="4" y2="{h - bottom:.0f}" stroke="currentColor" stroke-opacity=".5"/>'
+        f'<polyline points="{pts}" fill="none" stroke="currentColor" stroke-width="1.6"/>'
+        f'<text x="{left}" y="{h - 5:.0f}" font-size="9" fill="currentColor">0</text>'
+        f'<text x="{w - 6:.0f}" y="{h - 5:.0f}" font-size="9" text-anchor="end" fill="currentColor">'
+        f"ε = {hi:.3g}</text>"
+        f'<text x="{(left + w) / 2:.0f}" y="{h - 5:.0f}" font-size="9" text-anchor="middle" '
+        f'fill="currentColor">δ(ε), log scale</text></svg>'
+    )
 
 
 def card_html(obj) -> str:
@@ -594,23 +630,27 @@ def card_html(obj) -> str:
     try:
         card = card_facts(obj)
     except Exception as exc:  # noqa: BLE001 - a display never raises
-        return (f'<div class="dpx-card" role="group"><p>{_esc(type(obj).__name__)}: no card '
-                f'({_esc(type(exc).__name__)}: {_esc(str(exc)[:200])})</p></div>')
+        return (
+            f'<div class="dpx-card" role="group"><p>{_esc(type(obj).__name__)}: no card '
+            f"({_esc(type(exc).__name__)}: {_esc(str(exc)[:200])})</p></div>"
+        )
     return _render(card)
 
 
 def _render(card: Card) -> str:
-    params = "".join(f'<tr><th scope="row">{_esc(n)}</th><td><code>{_esc(v)}</code></td></tr>'
-                     for n, v in card.params)
-    parts = "".join(f'<tr><td class="dpx-v">{k}×</td><td><code>{_esc(v)}</code></td></tr>'
-                    for k, v in card.parts)
+    params = "".join(f'<tr><th scope="row">{_esc(n)}</th><td><code>{_esc(v)}</code></td></tr>' for n, v in card.params)
+    parts = "".join(f'<tr><td class="dpx-v">{k}×</td><td><code>{_esc(v)}</code></td></tr>' for k, v in card.parts)
     what = ""
     if params:
-        what += (f'<table><caption>parameters</caption><thead><tr><th scope="col">name</th>'
-                 f'<th scope="col">value</th></tr></thead><tbody>{params}</tbody></table>')
+        what += (
+            f'<table><caption>parameters</caption><thead><tr><th scope="col">name</th>'
+            f'<th scope="col">value</th></tr></thead><tbody>{params}</tbody></table>'
+        )
     if parts:
-        what += (f'<table><caption>composed of</caption><thead><tr><th scope="col">runs</th>'
-                 f'<th scope="col">mechanism</th></tr></thead><tbody>{parts}</tbody></table>')
+        what += (
+            f'<table><caption>composed of</caption><thead><tr><th scope="col">runs</th>'
+            f'<th scope="col">mechanism</th></tr></thead><tbody>{parts}</tbody></table>'
+        )
     sections = {}
     for f in card.facts:
         sections.setdefault(f.section, []).append(f)
@@ -618,15 +658,19 @@ def _render(card: Card) -> str:
     tables = "".join(_table(names.get(s, s), fs) for s, fs in sections.items())
     note = ""
     if card.facts:
-        note = ("Every number is an upper bound (or exact), rounded up to 4 significant digits: "
-                "the safe side. Hover a value for its source.")
+        note = (
+            "Every number is an upper bound (or exact), rounded up to 4 significant digits: "
+            "the safe side. Hover a value for its source."
+        )
     if card.note:
         note = _esc(card.note) + (". " + note if note else "")
-    return (f'<div class="dpx-card" role="group" aria-label="{_esc(card.title)} privacy card">'
-            f'<style>{_CSS}</style>'
-            f'<h3>{_esc(card.title)} <span class="dpx-kind">{_esc(card.kind)}</span></h3>'
-            f'<div><code>{_esc(card.call)}</code>{what}</div>{tables}{_svg(card)}'
-            f'<p class="dpx-note">{note}</p></div>')
+    return (
+        f'<div class="dpx-card" role="group" aria-label="{_esc(card.title)} privacy card">'
+        f"<style>{_CSS}</style>"
+        f'<h3>{_esc(card.title)} <span class="dpx-kind">{_esc(card.kind)}</span></h3>'
+        f"<div><code>{_esc(card.call)}</code>{what}</div>{tables}{_svg(card)}"
+        f'<p class="dpx-note">{note}</p></div>'
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -645,7 +689,7 @@ def _settings(obj, name: str) -> list:
 
     from .mechanisms._base import _Mechanism
 
-    _info(obj, name)                   # a class or a non-privacy object: ValueError naming `name`
+    _info(obj, name)  # a class or a non-privacy object: ValueError naming `name`
     if not isinstance(obj, _Mechanism) or not dataclasses.is_dataclass(obj):
         return [obj]
     fields = [f.name for f in dataclasses.fields(obj) if f.init]
@@ -654,10 +698,11 @@ def _settings(obj, name: str) -> list:
         return [obj]
     grid = np.broadcast_arrays(*values)
     if grid[0].size > MAX_COMPARE_ROWS:
-        raise ValueError(f"{name} has {grid[0].size} parameter settings; compare() makes one row "
-                         f"per setting, at most {MAX_COMPARE_ROWS}, got {obj!r}")
-    return [type(obj)(**{n: v.flat[j].item() for n, v in zip(fields, grid)})
-            for j in range(grid[0].size)]
+        raise ValueError(
+            f"{name} has {grid[0].size} parameter settings; compare() makes one row "
+            f"per setting, at most {MAX_COMPARE_ROWS}, got {obj!r}"
+        )
+    return [type(obj)(**{n: v.flat[j].item() for n, v in zip(fields, grid)}) for j in range(grid[0].size)]
 
 
 def _compare_rows(objects):
@@ -666,7 +711,7 @@ def _compare_rows(objects):
         raise ValueError(f"objects must give at most {MAX_COMPARE_ROWS} rows, got {len(settings)}")
     rows, labels = [], []
     for obj in settings:
-        card = card_facts(obj)         # a number that fails is "not available" on it (None here)
+        card = card_facts(obj)  # a number that fails is "not available" on it (None here)
         row = {}
         for f in card.facts:
             row[f.label] = f.value

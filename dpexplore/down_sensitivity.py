@@ -34,6 +34,7 @@ Per slider step a lab calls one ``grid_losses_*`` function (O(n log n)), the ``*
 >>> loss_max(x, [0, 1, 2, 3, 4, 5]).tolist()
 [31, 26, 16, 6, 1, 0]
 """
+
 from __future__ import annotations
 
 import math
@@ -107,8 +108,9 @@ def check_grid(grid, name: str = "grid") -> np.ndarray:
 def _losses(loss, name: str = "loss") -> np.ndarray:
     arr = as_array(loss, name, allow_inf=False)
     if arr.ndim != 1 or arr.size < 2:
-        raise ValueError(f"{name} must be a one-dimensional array of at least 2 values (one per grid point), "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a one-dimensional array of at least 2 values (one per grid point), got shape {arr.shape}"
+        )
     if (arr < 0).any() or (arr != np.floor(arr)).any():
         raise ValueError(f"{name} must hold non-negative integers, got {arr[:6].tolist()}")
     if (np.diff(arr) > 0).any():
@@ -166,8 +168,7 @@ def user_totals(user_ids, values) -> np.ndarray:
     ids = np.asarray(user_ids)
     vals = _data(values, "values")
     if ids.ndim != 1 or ids.shape != vals.shape:
-        raise ValueError(f"user_ids must be one-dimensional with the shape of values {vals.shape}, "
-                         f"got {ids.shape}")
+        raise ValueError(f"user_ids must be one-dimensional with the shape of values {vals.shape}, got {ids.shape}")
     if (vals < 0).any():
         raise ValueError(f"values must be >= 0 (the sum must be monotone), got {vals[vals < 0][:6].tolist()}")
     _, inv = np.unique(ids, return_inverse=True)
@@ -191,18 +192,18 @@ def loss_user_sum(totals, y) -> np.ndarray:
     >>> loss_user_sum([10.0, 1.0, 2.0], [0, 1, 2.5, 3, 13]).tolist()
     [3, 2, 2, 1, 0]
     """
-    t = np.sort(_totals(totals))                       # ascending
+    t = np.sort(_totals(totals))  # ascending
     ys = as_array(y, "y")
     # remaining[k] = sum after removing the k largest = sum of the n − k smallest (exact, monotone)
-    small = np.concatenate(([0.0], np.cumsum(t)))      # small[j] = sum of the j smallest
-    remaining = small[::-1]                            # remaining[k] = small[n − k], non-increasing
+    small = np.concatenate(([0.0], np.cumsum(t)))  # small[j] = sum of the j smallest
+    remaining = small[::-1]  # remaining[k] = small[n − k], non-increasing
     # first k with remaining[k] <= y: remaining is non-increasing, search on its negation
     return np.searchsorted(-remaining, -ys, side="left").astype(np.int64)
 
 
 def _on_grid(raw: np.ndarray) -> np.ndarray:
     out = raw.copy()
-    out[-1] = 0          # f is capped at the top of the grid: ℓ(x, y_{m−1}) = 0
+    out[-1] = 0  # f is capped at the top of the grid: ℓ(x, y_{m−1}) = 0
     return out
 
 
@@ -360,7 +361,7 @@ def shifted_inverse_sample(loss, grid, eps, tau, rng, size: int = 1) -> np.ndarr
         raise ValueError(f"grid must have one point per loss value ({score.size}), got {g.size}")
     if n * score.size <= _GUMBEL_MAX:
         idx = np.argmax(score[None, :] + r.gumbel(size=(n, score.size)), axis=1)
-    else:   # large requests: inverse CDF of the exact pmf (memory O(|Y|), time O(n log |Y|))
+    else:  # large requests: inverse CDF of the exact pmf (memory O(|Y|), time O(n log |Y|))
         cdf = np.cumsum(np.exp(score - logsumexp(score)))
         idx = np.minimum(np.searchsorted(cdf, r.random(n) * cdf[-1], side="right"), score.size - 1)
     return g[idx]
@@ -457,7 +458,7 @@ def binary_search_pmf(loss, sigma, tau) -> np.ndarray:
         if not a.size:
             break
         k = (a + b) // 2
-        down = _lap_cdf(t - lo[k], s)          # P[ℓ + noise < τ]
+        down = _lap_cdf(t - lo[k], s)  # P[ℓ + noise < τ]
         a, b = np.concatenate((a, k)), np.concatenate((k, b))
         w = np.concatenate((w * down, w * (1 - down)))
         keep = w > 0

@@ -42,6 +42,7 @@ filter), and :func:`simulate_adaptive_analyst` over 200 queries ~5–12 ms per f
 >>> f.run([0.3, 0.3, 0.3, 0.3, 0.05], mode="skip").tolist()
 [True, True, True, False, True]
 """
+
 from __future__ import annotations
 
 import math
@@ -96,7 +97,7 @@ def _exact_sum(values) -> Fraction:
     return sum((Fraction(float(v)) for v in np.ravel(values)), Fraction(0))
 
 
-_MAX_REQUESTS = 100000   # exact arithmetic costs ~5 µs a query: bound what one call may cost
+_MAX_REQUESTS = 100000  # exact arithmetic costs ~5 µs a query: bound what one call may cost
 
 
 def _costs_1d(requests, name: str) -> np.ndarray:
@@ -114,7 +115,7 @@ class _Filter(CardMixin):
     (``_zero``, ``_add``) and a test (``_fits``); ``accepts`` and ``run`` fold over it, so a run of k
     queries costs O(k) exact additions."""
 
-    def _costs(self, x, name):            # -> (k, width) float array
+    def _costs(self, x, name):  # -> (k, width) float array
         raise NotImplementedError
 
     def accepts(self, spent, next) -> bool:
@@ -273,8 +274,10 @@ class RenyiFilter(_Filter):
             raise ValueError(f"alpha must be finite, got {alpha!r}")
         b = e - math.log1p(-1.0 / a) + (math.log(d) + math.log(a)) / (a - 1.0)
         if b <= 0:
-            raise ValueError(f"eps={eps!r} is too small for delta={delta!r} at alpha={alpha!r}: the RDP budget "
-                             f"would be {b:.4g} <= 0; pick another order")
+            raise ValueError(
+                f"eps={eps!r} is too small for delta={delta!r} at alpha={alpha!r}: the RDP budget "
+                f"would be {b:.4g} <= 0; pick another order"
+            )
         return cls((a,), (float(down(b, "filter_budget")),))
 
     def _card_profile(self):
@@ -404,8 +407,10 @@ class ApproxZCDPFilter(_Filter):
             return np.where(np.isfinite(lz), up, out)
 
         why = "approximate zCDP with δ > 0 has no pure ρ"
-        return (profiles.FunctionProfile(log_delta, name=f"{d0:g}-approx. {self.rho:g}-zCDP"),
-                {"rho": "not defined", "rho_why": why, "rdp": "not defined", "rdp_why": why})
+        return (
+            profiles.FunctionProfile(log_delta, name=f"{d0:g}-approx. {self.rho:g}-zCDP"),
+            {"rho": "not defined", "rho_why": why, "rdp": "not defined", "rdp_why": why},
+        )
 
     @property
     def budget(self) -> tuple:
@@ -456,7 +461,9 @@ class ApproxDPFilter(_Filter):
         object.__setattr__(self, "eps", _scalar_pos(self.eps, "eps"))
         d = float(check_delta(self.delta))
         if d <= 0:
-            raise ValueError(f"delta must be > 0 (the filter spends delta' > 0 on the concentration), got {self.delta!r}")
+            raise ValueError(
+                f"delta must be > 0 (the filter spends delta' > 0 on the concentration), got {self.delta!r}"
+            )
         object.__setattr__(self, "delta", d)
         dp = d if self.delta_prime is None else float(check_delta(self.delta_prime, "delta_prime"))
         if not 0 < dp <= d:
@@ -495,8 +502,9 @@ class ApproxDPFilter(_Filter):
 
     def _fits(self, state):
         # Σε² exactly, rounded once; the 8-ulp slack covers the rounding of sqrt, log and +
-        return (float(up(self._lhs(float(state[0])), "filter")) <= self.eps
-                and state[1] <= Fraction(self.delta) - Fraction(self.delta_prime))
+        return float(up(self._lhs(float(state[0])), "filter")) <= self.eps and state[1] <= Fraction(
+            self.delta
+        ) - Fraction(self.delta_prime)
 
 
 # -- odometer -------------------------------------------------------------------------------------
@@ -577,10 +585,13 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
     d = float(check_delta(delta))
     if d <= 0:
         raise ValueError(f"delta must be > 0, got {delta!r}")
-    mu = approx_to_gdp(e, d, side="down")      # > 0: δ_μ(ε) → 0 as μ → 0 for ε > 0
-    return {"pure": PureDPFilter(e), "gdp": GDPFilter(mu),
-            "renyi": RenyiFilter.from_target(e, d, alpha),
-            "approx": ApproxDPFilter(e, d)}
+    mu = approx_to_gdp(e, d, side="down")  # > 0: δ_μ(ε) → 0 as μ → 0 for ε > 0
+    return {
+        "pure": PureDPFilter(e),
+        "gdp": GDPFilter(mu),
+        "renyi": RenyiFilter.from_target(e, d, alpha),
+        "approx": ApproxDPFilter(e, d),
+    }
 
 
 # -- a seeded adaptive analyst --------------------------------------------------------------------
@@ -615,8 +626,9 @@ def _costs_for(filt, std: float):
     raise ValueError(f"filt must be one of the filters of dpexplore.filters, got {filt!r}")
 
 
-def simulate_adaptive_analyst(filt, truth, rng, *, rel_error=0.1, min_std=5.0, max_std=1e3,
-                              first_std=20.0, mode: str = "skip") -> AnalystRun:
+def simulate_adaptive_analyst(
+    filt, truth, rng, *, rel_error=0.1, min_std=5.0, max_std=1e3, first_std=20.0, mode: str = "skip"
+) -> AnalystRun:
     """A seeded analyst asking sensitivity-1 counting queries with true answers ``truth``, choosing
     each next budget from earlier noisy answers: it wants relative error ``rel_error``, so after a
     noisy answer a it asks the next query with noise std clip(rel_error·|a|, min_std, max_std)
@@ -777,8 +789,15 @@ class Session(CardMixin):
 
 # -- Desfontaines 2023's table ------------------------------------------------------------------------------
 SETTINGS = ("sequential", "adaptive", "fully adaptive", "concurrent")
-NOTIONS = ("eps-DP", "(eps, delta)-DP", "Gaussian DP", "f-DP", "(alpha, eps)-Renyi DP", "rho-zCDP",
-           "delta-approx. rho-zCDP")
+NOTIONS = (
+    "eps-DP",
+    "(eps, delta)-DP",
+    "Gaussian DP",
+    "f-DP",
+    "(alpha, eps)-Renyi DP",
+    "rho-zCDP",
+    "delta-approx. rho-zCDP",
+)
 
 
 @dataclass(frozen=True)
@@ -817,8 +836,9 @@ COMPOSITION_TABLE: dict = {
     "(eps, delta)-DP": {
         "sequential": _cell(["KOV15"], "dpexplore.composition.optimal"),
         "adaptive": _cell(["KOV15"], "dpexplore.composition.optimal"),
-        "fully adaptive": _cell(["WRRW22"], "dpexplore.filters.ApproxDPFilter",
-                                "* only asymptotically optimal for small eps"),
+        "fully adaptive": _cell(
+            ["WRRW22"], "dpexplore.filters.ApproxDPFilter", "* only asymptotically optimal for small eps"
+        ),
         "concurrent": _cell(["WRRW22", "Lyu22"]),
     },
     "Gaussian DP": {
@@ -828,10 +848,16 @@ COMPOSITION_TABLE: dict = {
         "concurrent": _cell(["VZ22"]),
     },
     "f-DP": {
-        "sequential": _cell(["DRS22"], "dpexplore.composition.compose",
-                            "tight composed privacy profile of a concrete mechanism (equivalent to f-DP)"),
-        "adaptive": _cell(["DRS22"], "dpexplore.composition.compose",
-                          "tight composed privacy profile of a concrete mechanism (equivalent to f-DP)"),
+        "sequential": _cell(
+            ["DRS22"],
+            "dpexplore.composition.compose",
+            "tight composed privacy profile of a concrete mechanism (equivalent to f-DP)",
+        ),
+        "adaptive": _cell(
+            ["DRS22"],
+            "dpexplore.composition.compose",
+            "tight composed privacy profile of a concrete mechanism (equivalent to f-DP)",
+        ),
         "fully adaptive": _OPEN,
         "concurrent": _cell(["VZ22"]),
     },
@@ -857,9 +883,17 @@ COMPOSITION_TABLE: dict = {
 
 #: Desfontaines 2023's labels → dpexplore bibliography keys (``dpexplore.references``)
 TABLE_REFERENCES = {
-    "DMNS06": "dwork2006calibrating", "DKMMN06": "dwork2006our", "RRUV16": "rogers2016odometers",
-    "VW21": "vadhan2021concurrent", "KOV15": "kairouz2015composition", "WRRW22": "whitehouse2023fully",
-    "Lyu22": "lyu2022composition", "DRS22": "dong2022gaussian", "ST22": "smith2022fully",
-    "VZ22": "vadhan2022concurrent", "Mir17": "mironov2017", "FZ21": "feldman2021individual",
+    "DMNS06": "dwork2006calibrating",
+    "DKMMN06": "dwork2006our",
+    "RRUV16": "rogers2016odometers",
+    "VW21": "vadhan2021concurrent",
+    "KOV15": "kairouz2015composition",
+    "WRRW22": "whitehouse2023fully",
+    "Lyu22": "lyu2022composition",
+    "DRS22": "dong2022gaussian",
+    "ST22": "smith2022fully",
+    "VZ22": "vadhan2022concurrent",
+    "Mir17": "mironov2017",
+    "FZ21": "feldman2021individual",
     "BS16": "bun2016concentrated",
 }

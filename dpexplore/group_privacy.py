@@ -37,6 +37,7 @@ time — precompute it for the lab's count grid when the lab starts).
 >>> m["mean"], round(m["std"], 1)
 (10000.0, 3000.0)
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,16 +59,16 @@ __all__ = [
 ]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-_L = 14.0              # half-width of the uniform grids, in standard deviations
-_N_UNI = 40            # uniform panels at refine = 1 (the density)
-_PER_R = 0.75          # log-spaced panels per relative step r (ratio step r/_PER_R at refine = 1)
+_L = 14.0  # half-width of the uniform grids, in standard deviations
+_N_UNI = 40  # uniform panels at refine = 1 (the density)
+_PER_R = 0.75  # log-spaced panels per relative step r (ratio step r/_PER_R at refine = 1)
 #: the divergences' grids are half as fine: their refined values agree with the fine grids' to
 #: ~1e-11 and the refinement change (the error reported) stays far above that, at a quarter of
 #: the cost of a count (what a lab's slider step pays)
 _DIV_COARSEN = 2
-_N_GL = 4              # Gauss–Legendre nodes per panel
-_FLOOR = 1e-10         # smallest |t|, |y| on the log-spaced grids, relative to the largest
-_MAX_COUNTS = 200      # bounds on what one call may cost (a lab is reachable by any client)
+_N_GL = 4  # Gauss–Legendre nodes per panel
+_FLOOR = 1e-10  # smallest |t|, |y| on the log-spaced grids, relative to the largest
+_MAX_COUNTS = 200  # bounds on what one call may cost (a lab is reachable by any client)
 _MAX_ORDERS = 64
 _MAX_POINTS = 100000
 
@@ -85,8 +86,9 @@ def _scalar(x, name: str, *, positive: bool = False, allow_zero: bool = False) -
 def _r(r) -> float:
     v = _scalar(r, "r")
     if not 0.05 <= v <= 5.0:
-        raise ValueError(f"r (relative noise) must lie in [0.05, 5] for the quadrature (its grids grow "
-                         f"like 1/r), got {r!r}")
+        raise ValueError(
+            f"r (relative noise) must lie in [0.05, 5] for the quadrature (its grids grow like 1/r), got {r!r}"
+        )
     return v
 
 
@@ -98,7 +100,6 @@ def sigma2_from_rho(rho) -> float:
     100.0
     """
     return 1.0 / (2.0 * _scalar(rho, "rho", positive=True))
-
 
 
 def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
@@ -116,8 +117,7 @@ def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"size must be an integer >= 1, got {size!r}")
     if int(size) * max(c.size, 1) > 20_000000:
-        raise ValueError(f"size * number of counts must be at most 2e7 (memory), got size={size!r} "
-                         f"for {c.size} counts")
+        raise ValueError(f"size * number of counts must be at most 2e7 (memory), got size={size!r} for {c.size} counts")
     shape = (int(size),) + c.shape
     x = c + math.sqrt(s2) * g.standard_normal(shape)
     return x + rr * np.abs(x) * g.standard_normal(shape)
@@ -178,20 +178,27 @@ def _y_grid(x0: float, x1: float, sigma: float, r: float, refine: int, coarsen: 
 def _log_density(y: np.ndarray, x: float, sigma: float, r: float, tg) -> np.ndarray:
     """log p_x(y) by composite Gauss–Legendre over the t-panels, in log space, chunked over y."""
     t, w = tg
-    lw = np.log(w) - np.log(np.abs(t)) \
-        - 0.5 * ((t - x) / sigma) ** 2 - math.log(sigma) - _LOG_SQRT_2PI - math.log(r) - _LOG_SQRT_2PI
+    lw = (
+        np.log(w)
+        - np.log(np.abs(t))
+        - 0.5 * ((t - x) / sigma) ** 2
+        - math.log(sigma)
+        - _LOG_SQRT_2PI
+        - math.log(r)
+        - _LOG_SQRT_2PI
+    )
     out = np.empty(y.shape)
     inv_t = 1.0 / t
     step = max(1, 2_000000 // t.size)
     for i in range(0, y.size, step):
-        z = y[i:i + step, None] * (inv_t / r)[None, :] - 1.0 / r
+        z = y[i : i + step, None] * (inv_t / r)[None, :] - 1.0 / r
         z *= z
         z *= -0.5
         z += lw[None, :]
         m = z.max(axis=1)
         np.exp(z - m[:, None], out=z)
         with np.errstate(divide="ignore"):
-            out[i:i + step] = m + np.log(z.sum(axis=1))
+            out[i : i + step] = m + np.log(z.sum(axis=1))
     return out
 
 
@@ -286,8 +293,12 @@ def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
     f2, r2 = _divergences(xv, sigma, rr, flat, 2 * refine)
     err = np.maximum(np.abs(f2 - f1), np.abs(r2 - r1))
     shape = np.shape(al)
-    return {"forward": scalar_out(f2.reshape(shape)), "reverse": scalar_out(r2.reshape(shape)),
-            "error": scalar_out(err.reshape(shape)), "proven": scalar_out(al / (2 * sigma * sigma))}
+    return {
+        "forward": scalar_out(f2.reshape(shape)),
+        "reverse": scalar_out(r2.reshape(shape)),
+        "error": scalar_out(err.reshape(shape)),
+        "proven": scalar_out(al / (2 * sigma * sigma)),
+    }
 
 
 @functools.lru_cache(maxsize=64)
@@ -326,18 +337,29 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
     """
     cs = as_array(counts, "counts", allow_inf=False)
     if cs.ndim != 1 or cs.size == 0 or cs.size > _MAX_COUNTS:
-        raise ValueError(f"counts must be a one-dimensional array of 1 to {_MAX_COUNTS} counts (each costs "
-                         f"~0.015 s the first time), got shape {cs.shape}")
+        raise ValueError(
+            f"counts must be a one-dimensional array of 1 to {_MAX_COUNTS} counts (each costs "
+            f"~0.015 s the first time), got shape {cs.shape}"
+        )
     s2 = _scalar(sigma2, "sigma2", positive=True)
     rr = _r(r)
     al = check_alpha(alphas)
     if al.ndim != 1 or np.isinf(al).any() or al.size > _MAX_ORDERS:
-        raise ValueError(f"alphas must be a one-dimensional array of at most {_MAX_ORDERS} finite orders > 1, "
-                         f"got {alphas!r}")
+        raise ValueError(
+            f"alphas must be a one-dimensional array of at most {_MAX_ORDERS} finite orders > 1, got {alphas!r}"
+        )
     fwd, rev, err = _curve_cached(tuple(float(c) for c in cs), math.sqrt(s2), rr, tuple(float(a) for a in al))
     per_alpha = np.maximum(fwd, rev) / al[None, :]
     k = np.argmax(per_alpha, axis=1)
     rows = np.arange(cs.size)
-    return {"counts": cs, "rho_hat": per_alpha[rows, k], "error": (err / al[None, :])[rows, k],
-            "argmax_alpha": al[k], "rho_proven": 1.0 / (2.0 * s2), "alphas": al,
-            "forward": fwd.copy(), "reverse": rev.copy(), "divergence_error": err.copy()}
+    return {
+        "counts": cs,
+        "rho_hat": per_alpha[rows, k],
+        "error": (err / al[None, :])[rows, k],
+        "argmax_alpha": al[k],
+        "rho_proven": 1.0 / (2.0 * s2),
+        "alphas": al,
+        "forward": fwd.copy(),
+        "reverse": rev.copy(),
+        "divergence_error": err.copy(),
+    }

@@ -39,6 +39,7 @@ A lab step (2-D, n ≤ 10⁴): :func:`output_covariance` for both estimators (th
 >>> bool(iso["mahalanobis_mse"] > 10 * mah["mahalanobis_mse"])
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -100,7 +101,6 @@ def _method(method: str) -> str:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return method
-
 
 
 def _sqrtm(c: np.ndarray):
@@ -285,7 +285,7 @@ def clipped_covariance(cov, clip, method: str, *, n_theta: int = 256) -> np.ndar
     c, sn = np.cos(th) ** 2, np.sin(th) ** 2
     a = c / lam[0] + sn / lam[1]
     half = a * cl * cl / 2
-    radial = (2.0 / a ** 2) * -np.expm1(-half) - (2.0 / a ** 2) * half * np.exp(-half) + cl * cl * np.exp(-half) / a
+    radial = (2.0 / a**2) * -np.expm1(-half) - (2.0 / a**2) * half * np.exp(-half) + cl * cl * np.exp(-half) / a
     norm = 1.0 / (2 * math.pi * math.sqrt(lam[0] * lam[1]))
     diag = norm * (2 * math.pi / th.size) * np.array([np.sum(c * radial), np.sum(sn * radial)])
     return (v * diag) @ v.T
@@ -310,11 +310,17 @@ def output_covariance(cov, n, eps, delta, clip=None, *, method: str = "mahalanob
     meth = _method(method)
     cl = default_clip(s, meth) if clip is None else _scalar_pos(clip, "clip")
     sigma = noise_sigma(eps, delta, cl, m)
-    noise = sigma ** 2 * (s if meth == "mahalanobis" else np.eye(s.shape[0]))
+    noise = sigma**2 * (s if meth == "mahalanobis" else np.eye(s.shape[0]))
     total = clipped_covariance(s, cl, meth) / m + noise
     inv = np.linalg.inv(s)
-    return {"cov": total, "sigma": sigma, "clip": cl, "noise_cov": noise,
-            "mahalanobis_mse": float(np.trace(inv @ total)), "l2_mse": float(np.trace(total))}
+    return {
+        "cov": total,
+        "sigma": sigma,
+        "clip": cl,
+        "noise_cov": noise,
+        "mahalanobis_mse": float(np.trace(inv @ total)),
+        "l2_mse": float(np.trace(total)),
+    }
 
 
 def gaussian_covariance(kappa, scale=1.0, angle=0.0) -> np.ndarray:
@@ -333,8 +339,9 @@ def gaussian_covariance(kappa, scale=1.0, angle=0.0) -> np.ndarray:
     return rot @ np.diag([sc * sc * k, sc * sc]) @ rot.T
 
 
-def simulate_errors(n, cov, eps, delta, rng, *, trials: int = 200, mean=None, clip=None,
-                    method: str = "mahalanobis", center=None) -> dict:
+def simulate_errors(
+    n, cov, eps, delta, rng, *, trials: int = 200, mean=None, clip=None, method: str = "mahalanobis", center=None
+) -> dict:
     """Seeded Monte Carlo of an estimator on ``trials`` datasets of n points from N(mean, Σ):
     returns the estimates and their Mahalanobis and ℓ₂ errors. ``center`` (default: the true
     mean) is the clipping centre — a wrong centre shows the clipping bias. Vectorized over trials
@@ -367,8 +374,13 @@ def simulate_errors(n, cov, eps, delta, rng, *, trials: int = 200, mean=None, cl
     else:
         w = (x - c) @ inv_half
         est = c + (_clip_rows(w, cl).mean(axis=1) + sigma * g.standard_normal((trials, d))) @ half
-    return {"estimates": est, "mahalanobis": np.linalg.norm((est - mu) @ inv_half, axis=-1),
-            "l2": np.linalg.norm(est - mu, axis=-1), "sigma": sigma, "clip": cl}
+    return {
+        "estimates": est,
+        "mahalanobis": np.linalg.norm((est - mu) @ inv_half, axis=-1),
+        "l2": np.linalg.norm(est - mu, axis=-1),
+        "sigma": sigma,
+        "clip": cl,
+    }
 
 
 def error_curve(ns, cov, eps, delta, rng, *, trials: int = 200, clip=None, method: str = "mahalanobis") -> dict:
@@ -398,8 +410,9 @@ def error_curve(ns, cov, eps, delta, rng, *, trials: int = 200, clip=None, metho
     return res
 
 
-def condition_number_curve(kappas, n, eps, delta, rng, *, trials: int = 200, method: str = "mahalanobis",
-                           angle: float = 0.0) -> dict:
+def condition_number_curve(
+    kappas, n, eps, delta, rng, *, trials: int = 200, method: str = "mahalanobis", angle: float = 0.0
+) -> dict:
     """Errors against the condition number κ of a 2-D covariance (:func:`gaussian_covariance`
     (κ, 1, angle)) at fixed n, each estimator with its :func:`default_clip`: the exact RMSE in both
     metrics and seeded Monte Carlo means with standard errors. The Mahalanobis estimator's

@@ -82,6 +82,7 @@ q = 1e-17 once asked for 10¹¹ cells).
 >>> round(pld.epsilon(1e-6), 3)
 71.546
 """
+
 from __future__ import annotations
 
 import functools
@@ -96,8 +97,16 @@ from .profiles import PrivacyProfile
 
 # (``AccuracyWarning``, ``refine_epsilon``, ``tolerance``, ``RTOL`` and ``ATOL`` are importable:
 # the accuracy policy of the composed ε, not entry points of their own)
-__all__ = ["DiscretePLD", "PLDProfile", "single_pld", "composed_pld", "composed_pld_many",
-           "composed_pld_series", "default_grid_size", "clear_caches"]
+__all__ = [
+    "DiscretePLD",
+    "PLDProfile",
+    "single_pld",
+    "composed_pld",
+    "composed_pld_many",
+    "composed_pld_series",
+    "default_grid_size",
+    "clear_caches",
+]
 
 #: default number of FFT points of the composed PLD: 1024·√k within [MIN_GRID_SIZE, GRID_SIZE]
 #: for k ≤ 10⁴, then growing up to MAX_GRID_SIZE (see ``default_grid_size``)
@@ -134,8 +143,9 @@ class DiscretePLD:
     1.0
     """
 
-    def __init__(self, h: float, offset: int, pmf: np.ndarray, inf_mass: float = 0.0,
-                 extra: float = 0.0, eps_max: float = np.inf):
+    def __init__(
+        self, h: float, offset: int, pmf: np.ndarray, inf_mass: float = 0.0, extra: float = 0.0, eps_max: float = np.inf
+    ):
         def scalar(arr, name, value):
             if arr.ndim:
                 raise ValueError(f"{name} must be a scalar, got {value!r}")
@@ -156,7 +166,7 @@ class DiscretePLD:
         nz = np.nonzero(pmf)[0]
         if nz.size:  # trim zero ends (keeps the arrays short)
             self.offset += int(nz[0])
-            pmf = pmf[nz[0]: nz[-1] + 1]
+            pmf = pmf[nz[0] : nz[-1] + 1]
         self.pmf = pmf
         self.inf_mass = float(inf_mass)
         self.extra = float(extra)
@@ -164,8 +174,7 @@ class DiscretePLD:
         with np.errstate(over="ignore"):
             self.losses = (self.offset + np.arange(pmf.size)) * self.h
         if not np.isfinite(self.losses).all():
-            raise ValueError(f"h = {self.h!r} with offset = {self.offset!r} puts losses beyond the "
-                             f"float range")
+            raise ValueError(f"h = {self.h!r} with offset = {self.offset!r} puts losses beyond the float range")
         self._sums = None
         add = self.inf_mass + self.extra
         with np.errstate(divide="ignore"):
@@ -307,8 +316,7 @@ def _tails(mech, x):
         cq = np.asarray(mech.logsf(t - d), dtype=np.float64)
     above = x >= em
     out = []
-    for s_in, above_val, below_val in ((sp, -np.inf, 0.0), (cp, 0.0, -np.inf),
-                                       (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
+    for s_in, above_val, below_val in ((sp, -np.inf, 0.0), (cp, 0.0, -np.inf), (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
         out.append(np.where(inside, s_in, np.where(above, above_val, below_val)))
     return out
 
@@ -356,8 +364,7 @@ def _check_mechanism(mechanism):
     model (one with ``_loss_tails``). Checked by interface, not by class: this module imports no
     mechanism (the subsampled mechanisms import it)."""
     if not (callable(getattr(mechanism, "loss_inverse", None)) or hasattr(mechanism, "_loss_tails")):
-        raise ValueError(f"mechanism must be an additive-noise mechanism of dpexplore.mechanisms, "
-                         f"got {mechanism!r}")
+        raise ValueError(f"mechanism must be an additive-noise mechanism of dpexplore.mechanisms, got {mechanism!r}")
     try:
         hash(mechanism)
     except TypeError as exc:
@@ -390,8 +397,9 @@ def single_pld(mechanism, h: float) -> DiscretePLD:
     h = float(ha)
     lo, hi = _loss_range(mechanism)
     if (hi - lo) / h > _MAX_CELLS:
-        raise ValueError(f"h = {h!r} is too small: the loss range [{lo:g}, {hi:g}] would need more "
-                         f"than {_MAX_CELLS} cells")
+        raise ValueError(
+            f"h = {h!r} is too small: the loss range [{lo:g}, {hi:g}] would need more than {_MAX_CELLS} cells"
+        )
     return _single_pld(mechanism, h)
 
 
@@ -407,8 +415,10 @@ def _single_pld(mechanism, h: float, coarse: int = 1) -> DiscretePLD:
     i0 = int(np.floor(lo / h + 1e-9))
     i1 = int(np.ceil(hi / h - 1e-9))
     if i1 - i0 > _MAX_CELLS:
-        raise ValueError(f"h = {h!r} is too small for the loss range [{lo:g}, {hi:g}]: the PLD would "
-                         f"need {i1 - i0 + 1} cells, more than the {_MAX_CELLS} that fit in memory")
+        raise ValueError(
+            f"h = {h!r} is too small for the loss range [{lo:g}, {hi:g}]: the PLD would "
+            f"need {i1 - i0 + 1} cells, more than the {_MAX_CELLS} that fit in memory"
+        )
     idx, tails = np.arange(i0, i1 + 1), None
     if coarse > 1:
         idx, tails = _coarse_tail_points(mechanism, h, i0, i1, coarse, lo, hi)
@@ -423,8 +433,11 @@ def _single_pld(mechanism, h: float, coarse: int = 1) -> DiscretePLD:
         # used; p − q·e^x cancels in a fine cell, and dividing by 1 − e^{−h} magnifies what is
         # left: the split is moved up by that error bound (more mass at the upper end, δ only
         # rises), so δ never falls below the truth however fine the grid
-        err = 16 * np.finfo(float).eps * (np.exp(np.minimum(sp[:-1], cp[1:]))
-                                          + np.exp(np.minimum(sq[:-1], cq[1:]) + x[:-1]))
+        err = (
+            16
+            * np.finfo(float).eps
+            * (np.exp(np.minimum(sp[:-1], cp[1:])) + np.exp(np.minimum(sq[:-1], cq[1:]) + x[:-1]))
+        )
     pb = (p - qa + err) / -np.expm1(-width)
     pb = np.clip(np.nan_to_num(pb, nan=0.0) + 1e-13 * p, 0.0, p)
     pa = p - pb
@@ -456,9 +469,8 @@ def _coarse_tail_points(mechanism, h: float, i0: int, i1: int, coarse: int, lo: 
     ``coarse``-th (multiples of ``coarse``) in a tail that reaches to ±∞ beyond the point where at
     most _SPLIT_MASS of P-mass lies further out (found from the cell masses on the coarse grid,
     whose tails are kept)."""
-    lo_s, hi_s = (getattr(mechanism, "loss_support", None)
-                  or (-float(mechanism.eps_max), float(mechanism.eps_max)))
-    c0 = -(-i0 // coarse) * coarse if np.isinf(lo_s) else i0   # coarse points inside [i0, i1]
+    lo_s, hi_s = getattr(mechanism, "loss_support", None) or (-float(mechanism.eps_max), float(mechanism.eps_max))
+    c0 = -(-i0 // coarse) * coarse if np.isinf(lo_s) else i0  # coarse points inside [i0, i1]
     c1 = (i1 // coarse) * coarse if np.isinf(hi_s) else i1
     if c1 - c0 < 4 * coarse:
         return np.arange(i0, i1 + 1), None
@@ -469,11 +481,11 @@ def _coarse_tail_points(mechanism, h: float, i0: int, i1: int, coarse: int, lo: 
     b, _ = _head_cut(p, _SPLIT_MASS, from_end=True) if np.isinf(hi_s) else (0, 0.0)
     if a + b >= p.size:
         return np.arange(i0, i1 + 1), None
-    ka, kb = a, pts.size - 1 - b                # the bulk [pts[ka], pts[kb]], fine
+    ka, kb = a, pts.size - 1 - b  # the bulk [pts[ka], pts[kb]], fine
     bulk = np.arange(int(pts[ka]), int(pts[kb]) + 1)
     fine = _tails(mechanism, _grid_points(bulk, h, lo, hi))
-    idx = np.concatenate([pts[:ka], bulk, pts[kb + 1:]])
-    return idx, [np.concatenate([t[:ka], f, t[kb + 1:]]) for t, f in zip(tails, fine)]
+    idx = np.concatenate([pts[:ka], bulk, pts[kb + 1 :]])
+    return idx, [np.concatenate([t[:ka], f, t[kb + 1 :]]) for t, f in zip(tails, fine)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -610,15 +622,15 @@ def _head_cut(pmf, tau: float, from_end: bool = False):
     nb = n // _CUT_BLOCK
     start, base = 0, 0.0
     if nb >= 4:
-        body = pmf[n - nb * _CUT_BLOCK:] if from_end else pmf[: nb * _CUT_BLOCK]
+        body = pmf[n - nb * _CUT_BLOCK :] if from_end else pmf[: nb * _CUT_BLOCK]
         sums = body.reshape(nb, _CUT_BLOCK).sum(axis=1)
         cum = np.cumsum(sums[::-1] if from_end else sums)
-        k = int(np.searchsorted(cum, tau, side="right"))   # whole blocks within τ
+        k = int(np.searchsorted(cum, tau, side="right"))  # whole blocks within τ
         if k:
             start, base = k * _CUT_BLOCK, float(cum[k - 1])
-    while True:   # entry by entry from there (one block, unless the block sums' rounding differs)
+    while True:  # entry by entry from there (one block, unless the block sums' rounding differs)
         end = min(n, start + _CUT_BLOCK)
-        part = pmf[n - end: n - start][::-1] if from_end else pmf[start:end]
+        part = pmf[n - end : n - start][::-1] if from_end else pmf[start:end]
         c = np.cumsum(part) + base
         j = int(np.searchsorted(c, tau, side="right"))
         if j < c.size or end == n:
@@ -657,12 +669,12 @@ def _coarsen(part):
     h, off, pmf, inf_mass, extra = part
     if pmf.size == 0:
         return 2.0 * h, int(-(-off // 2)), pmf, inf_mass, extra
-    if off % 2:   # start on an even index: prepend a zero
+    if off % 2:  # start on an even index: prepend a zero
         off -= 1
         pmf = np.concatenate([[0.0], pmf])
-    if pmf.size % 2 == 0:   # end on an even index
+    if pmf.size % 2 == 0:  # end on an even index
         pmf = np.concatenate([pmf, [0.0]])
-    even, odd = pmf[0::2], pmf[1::2]   # even: sizes m + 1, odd: m
+    even, odd = pmf[0::2], pmf[1::2]  # even: sizes m + 1, odd: m
     up = 1.0 / (1.0 + np.exp(-h))
     out = even.copy()
     out[1:] += up * odd
@@ -731,7 +743,7 @@ def _exp_ramp(c0: float, step: float, n: int):
 def _tilted(p, offset: int, h: float, lam: float):
     """(t, log c) with t = p·e^{λℓ}/c, ℓ = h·(offset + i), scaled so that max t = 1."""
     span = lam * h * (p.size - 1)
-    if span < 600.0:   # e^{−span} stays a normal float: no logarithms needed
+    if span < 600.0:  # e^{−span} stays a normal float: no logarithms needed
         w = _exp_ramp(-span, lam * h, p.size)
         t = p * w
         m = float(t.max())
@@ -777,7 +789,7 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL, var: float | None = None):
         a, b = _coarsen(a), _coarsen(b)
     h, oa, pa, ia, ea = a
     _, ob, pb, ib, eb = b
-    same = pa is pb and oa == ob   # a square (repeated squaring): one forward FFT
+    same = pa is pb and oa == ob  # a square (repeated squaring): one forward FFT
     lam = _tilt_for(a, b) if var is None else _tilt_of_var(var)
     inf_mass = float(-np.expm1(np.log1p(-min(ia, 1.0)) + np.log1p(-min(ib, 1.0)))) if max(ia, ib) < 1 else 1.0
     ha = _narrow_head(pa)
@@ -794,7 +806,7 @@ def _convolve(a, b, tau: float = _TRUNC_TAIL, var: float | None = None):
         off, pmf = _fft_product(pa, oa, pb, ob, h, lam, tau, same, 1.0 - inf_mass)
     missing = (1.0 - inf_mass) - float(pmf.sum())
     if missing > 0:
-        pmf[0] += missing   # the round-off points' mass, at the lowest kept loss
+        pmf[0] += missing  # the round-off points' mass, at the lowest kept loss
     off, pmf, inf_mass = _truncate(off, pmf, inf_mass, tau)
     return h, off, pmf, inf_mass, ea + eb
 
@@ -829,14 +841,14 @@ def _head_product(pa, oa, pb, ob, ha, hb, h: float, lam: float, tau: float, same
         rb = pb.copy()
         rb[hb] = 0.0
     for j in ha:
-        out[j: j + pb.size] += pa[j] * pb
+        out[j : j + pb.size] += pa[j] * pb
     for j in hb:
-        out[j: j + ra.size] += pb[j] * ra
+        out[j : j + ra.size] += pb[j] * ra
     mass = float(ra.sum()) * float(rb.sum())
     if mass > 0.0:
         roff, rest = _fft_product(ra, oa, rb, ob, h, lam, tau, same, mass)
         i = roff - (oa + ob)
-        out[i: i + rest.size] += rest
+        out[i : i + rest.size] += rest
     return oa + ob, out
 
 
@@ -849,14 +861,20 @@ def _fft_product(pa, oa, pb, ob, h: float, lam: float, tau: float, same: bool, m
     step = lam * h
     above = raw > np.exp(log_thr)
     i0 = int(np.argmax(above))
-    resolved = above[i0: int(np.argmax(raw))].all()
+    resolved = above[i0 : int(np.argmax(raw))].all()
     if lam > 0.0 and (not resolved or mass - _untilt_sum(raw, log_c, step, i0) > max(tau, 1e-12 * mass)):
         # the tilted product hides mass below its peak: merge it with an untilted product and
         # the tilts in between that resolve what both leave under their bounds
         prods = [(lam, raw, log_c, log_thr), (0.0,) + _tilted_product(pa, oa, pb, ob, h, 0.0, n, same)]
-        i0, pmf = _merged_products(prods, size, h, tau,
-                                   lambda t: _tilted_product(pa, oa, pb, ob, h, t, n, same),
-                                   (pa, oa) if same else (pa, oa, pb, ob), n)
+        i0, pmf = _merged_products(
+            prods,
+            size,
+            h,
+            tau,
+            lambda t: _tilted_product(pa, oa, pb, ob, h, t, n, same),
+            (pa, oa) if same else (pa, oa, pb, ob),
+            n,
+        )
         # the products' round-off can make the whole exceed its mass: the lowest losses (the
         # bulk, far below any ε) give up the excess; the upper tail, where δ lives, stays
         excess = float(pmf.sum()) - mass
@@ -866,7 +884,7 @@ def _fft_product(pa, oa, pb, ob, h: float, lam: float, tau: float, same: bool, m
         pmf = np.maximum(raw[i0:], 0.0) * _exp_ramp(log_c - step * i0, -step, size - i0)
     missing = mass - float(pmf.sum())
     if missing > 0:
-        pmf[0] += missing   # the lower tail's mass, at the lowest kept loss
+        pmf[0] += missing  # the lower tail's mass, at the lowest kept loss
     return oa + ob + i0, pmf
 
 
@@ -956,7 +974,7 @@ def _merged_products(prods, size: int, h: float, tau: float, product, factors, n
         hidden = 2.0 * float(np.exp(log_b[gap]).sum())
         if hidden <= tau or len(prods) >= _MAX_TILTS:
             break
-        if lines is None:   # the candidates' bounds depend on the factors only: once per call
+        if lines is None:  # the candidates' bounds depend on the factors only: once per call
             lines = {float(lam): _tilt_bounds(factors, h, float(lam), n) for lam in lams}
         have = {p[0] for p in prods}
         best, best_lam = np.inf, None
@@ -966,7 +984,7 @@ def _merged_products(prods, size: int, h: float, tau: float, product, factors, n
             new = 2.0 * float(np.exp(np.minimum(log_b[gap], a - slope * gap)).sum())
             if new < best:
                 best, best_lam = new, lam
-        if best_lam is None or best > 0.5 * hidden:   # not worth an FFT
+        if best_lam is None or best > 0.5 * hidden:  # not worth an FFT
             break
         prods = prods + [(best_lam,) + product(best_lam)]
     return i0, np.maximum(vals[i0:], 0.0)
@@ -1026,14 +1044,15 @@ def _power(single, k: int, total: int, h_final: float):
     A square is P∗P on the fine grid and (2P + Q)∗Q on the coarse one, a product
     Pa∗Pb and Pa∗Qb + Qa∗(Pb + Qb); each of these products is cut at τ like the others (so a
     two-grid step adds up to 3τ). Q joins P once P's grid is within a factor 2 of Q's."""
+
     def fit(part, m):
         target = _spacing_for(h_final, m, total)
         while 2.0 * part[0] <= target * (1 + 1e-9) or part[2].size > _MAX_CONV // 2:
             part = _coarsen(part)
         return part
 
-    var1 = _part_var(single)   # a product of m runs has m times its variance (sets the tilt)
-    coarse_h = single[0] * 2 ** _SPLIT_LEVELS
+    var1 = _part_var(single)  # a product of m runs has m times its variance (sets the tilt)
+    coarse_h = single[0] * 2**_SPLIT_LEVELS
     two_grids = _two_grids(h_final, single[0])
 
     def step(a, b, m):
@@ -1072,8 +1091,7 @@ def _measure_conv(a, b, tau: float, var: float | None = None):
     if not (wa > 0.0 and wb > 0.0):
         return None, 0.0
     w = wa * wb
-    r = _convolve((a[0], a[1], a[2] / wa, 0.0, 0.0), (b[0], b[1], b[2] / wb, 0.0, 0.0),
-                  min(tau / w, 1e-3), var)
+    r = _convolve((a[0], a[1], a[2] / wa, 0.0, 0.0), (b[0], b[1], b[2] / wb, 0.0, 0.0), min(tau / w, 1e-3), var)
     return (r[0], r[1], r[2] * w, 0.0, 0.0), r[3] * w
 
 
@@ -1098,8 +1116,8 @@ def _add_measures(a, b):
     a, b = _to_grid(a, h), _to_grid(b, h)
     lo = min(a[1], b[1])
     out = np.zeros(max(a[1] + a[2].size, b[1] + b[2].size) - lo)
-    out[a[1] - lo: a[1] - lo + a[2].size] += a[2]
-    out[b[1] - lo: b[1] - lo + b[2].size] += b[2]
+    out[a[1] - lo : a[1] - lo + a[2].size] += a[2]
+    out[b[1] - lo : b[1] - lo + b[2].size] += b[2]
     return h, lo, out, 0.0, 0.0
 
 
@@ -1138,7 +1156,7 @@ class _Split:
                 q2, c3 = _measure_conv(a.q, b.p if b.q is None else _add_measures(b.p, b.q), tau)
                 q, cut = _add_measures(q, q2), cut + c3
         r = a.r + b.r - a.r * b.r + cut
-        if p is None:   # all of the bulk went to +∞ (cannot happen for a real PLD)
+        if p is None:  # all of the bulk went to +∞ (cannot happen for a real PLD)
             p = (a.p[0], 0, np.zeros(1), 0.0, 0.0)
         return _Split(p, q, min(r, 1.0), a.extra + b.extra, a.coarse_h)
 
@@ -1155,14 +1173,13 @@ class _Split:
         else:
             i = 0
         if j >= 64:
-            moved.append(_to_grid((h, off + pmf.size - j, pmf[pmf.size - j:].copy(), 0.0, 0.0),
-                                  self.coarse_h))
+            moved.append(_to_grid((h, off + pmf.size - j, pmf[pmf.size - j :].copy(), 0.0, 0.0), self.coarse_h))
         else:
             j = 0
         q = self.q
         for m in moved:
             q = _add_measures(q, m)
-        p = (h, off + i, pmf[i: pmf.size - j].copy(), 0.0, 0.0)
+        p = (h, off + i, pmf[i : pmf.size - j].copy(), 0.0, 0.0)
         return _Split(p, q, self.r, self.extra, self.coarse_h)
 
     def merged(self):
@@ -1195,10 +1212,10 @@ def _start_h(mechanism, h: float, k: int, grid_size: int = 2**14) -> float:
     lo, hi = _probe_moments(mechanism)[2:]
     target = _spacing_for(h, 1, k)
     m = 0
-    cap = max(_START_CELLS, 8 * int(grid_size))   # grows with the grid (see _grid_h)
+    cap = max(_START_CELLS, 8 * int(grid_size))  # grows with the grid (see _grid_h)
     while h / 2.0 ** (m + 1) >= target * (1 - 1e-9) and (hi - lo) / (h / 2.0 ** (m + 1)) <= cap:
         m += 1
-    return h / 2.0 ** m
+    return h / 2.0**m
 
 
 def _start_single(mechanism, h: float, k: int, total: int, grid_size: int = 2**14) -> DiscretePLD:
@@ -1213,7 +1230,7 @@ def _start_single(mechanism, h: float, k: int, total: int, grid_size: int = 2**1
     # that matter (δ = 1e-12: 0.4 % above the truth at σ 1, q 0.01, 10⁴ steps)
     h_two = h0 / 2.0 if (hi - lo) / (h0 / 2.0) <= max(_START_CELLS_TWO_GRIDS, 32 * int(grid_size)) else h0
     if _two_grids(h, h_two):
-        return _single_pld(mechanism, h_two, 2 ** _SPLIT_LEVELS)
+        return _single_pld(mechanism, h_two, 2**_SPLIT_LEVELS)
     return _single_pld(mechanism, h0)
 
 
@@ -1221,7 +1238,7 @@ def _two_grids(h_final: float, h_start: float) -> bool:
     """Whether a power that starts on the grid ``h_start`` uses two grids (:func:`_power`): if
     the tails' grid, 2^_SPLIT_LEVELS times the start, is no coarser than the final one (so the
     result's tails are as fine as its bulk; few runs on a fine grid keep one grid)."""
-    return _SPLIT_LEVELS > 0 and 2.0 ** _SPLIT_LEVELS * h_start <= h_final * (1 + 1e-9)
+    return _SPLIT_LEVELS > 0 and 2.0**_SPLIT_LEVELS * h_start <= h_final * (1 + 1e-9)
 
 
 def _truncated_single(s: DiscretePLD, total: int):
@@ -1354,8 +1371,11 @@ def composed_pld_many(items, *, grid_size: int | None = None, tilted: bool = Fal
     total = sum(merged.values())
     if grid_size is None:
         grid_size = _many_grid_size(total, any(hasattr(m, "_loss_tails") for m in merged))
-    if not (isinstance(grid_size, (int, np.integer)) and not isinstance(grid_size, (bool, np.bool_))
-            and 64 <= grid_size <= _MAX_CELLS):
+    if not (
+        isinstance(grid_size, (int, np.integer))
+        and not isinstance(grid_size, (bool, np.bool_))
+        and 64 <= grid_size <= _MAX_CELLS
+    ):
         raise ValueError(f"grid_size must be an integer in [64, 2**24], got {grid_size!r}")
     key = tuple(sorted(merged.items(), key=lambda mk: repr(mk[0])))
     if len(key) == 1 and not hasattr(key[0][0], "_loss_tails") and not tilted:
@@ -1449,8 +1469,11 @@ def composed_pld(mechanism, k, *, grid_size: int | None = None) -> DiscretePLD:
         raise ValueError(f"k must be a single integer here, got {k!r}")
     if grid_size is None:
         grid_size = default_grid_size(int(kk))
-    if not (isinstance(grid_size, (int, np.integer)) and not isinstance(grid_size, (bool, np.bool_))
-            and 64 <= grid_size <= _MAX_CELLS):
+    if not (
+        isinstance(grid_size, (int, np.integer))
+        and not isinstance(grid_size, (bool, np.bool_))
+        and 64 <= grid_size <= _MAX_CELLS
+    ):
         raise ValueError(f"grid_size must be an integer in [64, 2**24], got {grid_size!r}")
     return _composed(mechanism, int(kk), int(grid_size))
 
@@ -1472,9 +1495,15 @@ def warn_unconverged(what: str, deltas) -> None:
     import warnings
 
     ds = ", ".join(f"{float(d):g}" for d in np.atleast_1d(deltas))
-    warnings.warn(f"{what}: at δ = {ds} the grid could not be refined to within 1 % of the true ε "
-                  f"in {REFINE_MAX_GRID} points; the ε returned is a safe upper bound that may be "
-                  f"looser", AccuracyWarning, stacklevel=3)
+    warnings.warn(
+        f"{what}: at δ = {ds} the grid could not be refined to within 1 % of the true ε "
+        f"in {REFINE_MAX_GRID} points; the ε returned is a safe upper bound that may be "
+        f"looser",
+        AccuracyWarning,
+        stacklevel=3,
+    )
+
+
 #: the grid refinement factor of one step (the error of connect-the-dots falls ~16-fold)
 _REFINE_STEP = 4
 
@@ -1484,8 +1513,7 @@ def tolerance(eps, rtol: float = RTOL, atol: float = ATOL):
     return np.maximum(rtol * np.asarray(eps, dtype=np.float64), atol)
 
 
-def refine_epsilon(eps_at, grid_size: int, *, rtol: float = RTOL, atol: float = ATOL,
-                   max_grid: int = REFINE_MAX_GRID):
+def refine_epsilon(eps_at, grid_size: int, *, rtol: float = RTOL, atol: float = ATOL, max_grid: int = REFINE_MAX_GRID):
     """(ε, converged, grid): ε from ``eps_at(n)`` — the ε (an array) of a pessimistic PLD
     composed on a grid of n points, never below the truth — on the grid chosen from the error
     target: n = ``grid_size`` first, then 4n, 16n, … up to ``max_grid``, until the value on n and
@@ -1508,7 +1536,7 @@ def refine_epsilon(eps_at, grid_size: int, *, rtol: float = RTOL, atol: float = 
     coarse_n = max(n // _REFINE_STEP, 2**10)
     prev = np.asarray(eps_at(coarse_n), dtype=np.float64) if coarse_n < n else None
     cur = np.asarray(eps_at(n), dtype=np.float64)
-    best = cur if prev is None else np.minimum(cur, prev)   # every grid's ε is an upper bound
+    best = cur if prev is None else np.minimum(cur, prev)  # every grid's ε is an upper bound
     rose_before = False
     while True:
         if prev is None:

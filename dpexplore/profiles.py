@@ -11,6 +11,7 @@ same axes and every number answers the same two queries::
 Subclasses implement ``_log_delta`` on a validated float array and may override ``_epsilon``
 with a closed form.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -270,8 +271,7 @@ class ApproxDPProfile(PrivacyProfile):
         out = np.where((d0 == 0) & (d == 0), e0, out)
         # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling
         # steps; δ(ε₀) = δ₀ ≤ d always holds)
-        return step_up_until_ok(
-            out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
+        return step_up_until_ok(out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
 
 
 class PureDPProfile(ApproxDPProfile):
@@ -304,8 +304,7 @@ def _log_delta_source(obj):
         p = obj
     else:
         raise ValueError(
-            f"profile must be a PrivacyProfile, have a .profile PrivacyProfile or a .log_delta "
-            f"method, got {obj!r}"
+            f"profile must be a PrivacyProfile, have a .profile PrivacyProfile or a .log_delta method, got {obj!r}"
         )
     eps_max = float(getattr(p, "eps_max", np.inf))
 

@@ -28,6 +28,7 @@ bound), and each docstring says by how much it may exceed it. ``profile`` may be
 randomized-response and exponential mechanisms (pure ε-DP); any other profile goes through the
 certified numerical search of :func:`tpr_at_fpr`.
 """
+
 from __future__ import annotations
 
 import sys
@@ -90,15 +91,19 @@ def _classify(obj):
     if isinstance(p, ApproxDPProfile):
         return ("approx", p.eps0, p.delta0)
     mech = sys.modules.get(__package__ + ".mechanisms")
-    if mech is not None and isinstance(p, mech.MechanismProfile) and isinstance(
-            p.mechanism, (mech.RandomizedResponse, mech.Exponential)):
+    if (
+        mech is not None
+        and isinstance(p, mech.MechanismProfile)
+        and isinstance(p.mechanism, (mech.RandomizedResponse, mech.Exponential))
+    ):
         return ("approx", float(p.mechanism.eps), 0.0)  # their profile is the tight pure-DP one
     if p is None:
         has_log = callable(getattr(obj, "log_delta", None))
         if isinstance(obj, type) or not (has_log or callable(getattr(obj, "delta", None))):
             raise ValueError(
                 "profile must be a PrivacyProfile, a mechanism with a .profile, or an object with "
-                f".log_delta(eps) or .delta(eps) methods, got {obj!r}")
+                f".log_delta(eps) or .delta(eps) methods, got {obj!r}"
+            )
         if not has_log:
             obj = _DeltaOnly(obj)
     f, eps_max = _log_delta_source(obj)
@@ -202,7 +207,7 @@ def _generic_tpr(f, eps_max, a):
     upper = np.empty_like(a)
     gap = np.zeros_like(a)
     for lo_i in range(0, a.size, _CHUNK):
-        ac = a[lo_i:lo_i + _CHUNK]
+        ac = a[lo_i : lo_i + _CHUNK]
         m = ac.size
         vals = _phi(s[None, :], d[None, :], ac[:, None])
         vals = np.where(np.isnan(vals), np.inf, vals)
@@ -235,8 +240,8 @@ def _generic_tpr(f, eps_max, a):
             sb[act] = np.where(better, x, B)
             fb[act] = np.where(better, fx, FB)
             g[act] = _certified_gap(sa[act], sb[act], sc[act], fa[act], fb[act], fc[act])
-        upper[lo_i:lo_i + m] = fb
-        gap[lo_i:lo_i + m] = g
+        upper[lo_i : lo_i + m] = fb
+        gap[lo_i : lo_i + m] = g
     zero = a == 0.0
     if zero.any():  # TPR(0) = inf_ε δ(ε): every δ(2^k), k ≤ 30, also bounds it (beyond E too)
         d_far = float(np.exp(np.min(_safe_log_delta(f, _PROBES))))
@@ -282,8 +287,7 @@ def _eps_zero(f, eps_max):
         return np.inf
     k = hit[0]
     lo, hi = (float(_PROBES[k - 1]) if k > 0 else 0.0), float(_PROBES[k])
-    return float(bracket_search(lambda e: np.isneginf(_safe_log_delta(f, e)), lo, hi, safe="hi",
-                                steps=80, ulps=2.0))
+    return float(bracket_search(lambda e: np.isneginf(_safe_log_delta(f, e)), lo, hi, safe="hi", steps=80, ulps=2.0))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -462,13 +466,13 @@ def _sup_tpr_minus_fpr(eps, d):
         lo, hi = a[max(i - 1, 0)], a[min(i + 1, a.size - 1)]
         if _ == 2 or hi <= lo:
             break
-        a = np.unique(np.concatenate([np.linspace(lo, hi, 65), a[max(i - 1, 0): i + 2]]))
+        a = np.unique(np.concatenate([np.linspace(lo, hi, 65), a[max(i - 1, 0) : i + 2]]))
     slack = 0.0
-    if i > 0:        # g rises at most with its left secant's slope to the right of a_i
+    if i > 0:  # g rises at most with its left secant's slope to the right of a_i
         s_left = (g[i] - g[i - 1]) / (a[i] - a[i - 1])
         if i + 1 < a.size:
             slack = max(slack, s_left * (a[i + 1] - a[i]))
-    if i + 1 < a.size:   # ... and at most with minus its right secant's slope to the left
+    if i + 1 < a.size:  # ... and at most with minus its right secant's slope to the left
         s_right = (g[i + 1] - g[i]) / (a[i + 1] - a[i])
         if i > 0:
             slack = max(slack, -s_right * (a[i] - a[i - 1]))

@@ -1,5 +1,6 @@
-""""Reproduce in Python" checks shared by tests/test_snippets.py and the labs' tests: run an app's
+""" "Reproduce in Python" checks shared by tests/test_snippets.py and the labs' tests: run an app's
 snippet as a user would paste it, and read the numbers it prints and the numbers the page shows."""
+
 from __future__ import annotations
 
 import contextlib
@@ -52,5 +53,4 @@ def run(code: str) -> str:
 def not_shown(printed: str, shown_text: str) -> list[float]:
     """The numbers of ``printed`` that ``shown_text`` does not show (same value to 1e-9)."""
     shown = numbers(shown_text)
-    return [x for x in numbers(printed)
-            if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]
+    return [x for x in numbers(printed) if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]

@@ -33,6 +33,7 @@ Where dp_accounting is no reference, the test says so and uses the best bracket 
   widened by 2e-3 relative;
 * at k = 10⁶ its optimistic estimate (rounded down, an error of up to k·h) is 0: no lower end.
 """
+
 from __future__ import annotations
 
 import functools
@@ -51,45 +52,57 @@ DELTAS = (1e-12, 1e-5, 1e-2)
 #: (σ, q, k): {δ: (lo, hi)} from dp_accounting (interval in the comment); None: no bound there
 DPA = {
     # h = 1e-4
-    (1.0, 0.01, 10_000): {1e-12: (9.898007080714475, 10.306074430607868),
-                          1e-5: (5.687724402619225, 6.187744996604845),
-                          1e-2: (2.8658689772026236, 3.3658841321870328)},
+    (1.0, 0.01, 10_000): {
+        1e-12: (9.898007080714475, 10.306074430607868),
+        1e-5: (5.687724402619225, 6.187744996604845),
+        1e-2: (2.8658689772026236, 3.3658841321870328),
+    },
     # h = 1e-3; δ = 1e-12: see the module docstring (Rényi DP above, nothing below)
-    (1.0, 0.01, 1_000_000): {1e-12: (None, "rdp"),
-                             1e-5: (None, 139.1405822392013),
-                             1e-2: (None, 113.52156859408825)},
+    (1.0, 0.01, 1_000_000): {1e-12: (None, "rdp"), 1e-5: (None, 139.1405822392013), 1e-2: (None, 113.52156859408825)},
     # h = 1e-3
-    (0.5, 0.01, 10_000): {1e-12: (63.89621247006563, 69.04978798525836),
-                          1e-5: (38.81444662697235, 43.367657045556165),
-                          1e-2: (23.56500955510321, 28.116988863923872)},
+    (0.5, 0.01, 10_000): {
+        1e-12: (63.89621247006563, 69.04978798525836),
+        1e-5: (38.81444662697235, 43.367657045556165),
+        1e-2: (23.56500955510321, 28.116988863923872),
+    },
     # h = 1e-3; δ = 1e-12: module docstring
-    (10.0, 0.5, 1_000_000): {1e-12: (None, "rdp"),
-                             1e-5: (None, 1465.3159999079892),
-                             1e-2: (None, 1368.187999910286)},
+    (10.0, 0.5, 1_000_000): {1e-12: (None, "rdp"), 1e-5: (None, 1465.3159999079892), 1e-2: (None, 1368.187999910286)},
     # h = 1e-5
-    (100.0, 0.01, 10_000): {1e-12: (0.010797408143910388, 0.06082199344601749),
-                            1e-5: (0.0, 0.027249478024159453),
-                            1e-2: (0.0, 0.0)},
+    (100.0, 0.01, 10_000): {
+        1e-12: (0.010797408143910388, 0.06082199344601749),
+        1e-5: (0.0, 0.027249478024159453),
+        1e-2: (0.0, 0.0),
+    },
     # h = 1e-6
-    (10.0, 1e-4, 100): {1e-12: (0.0004969903722768821, 0.0005472106396863941),
-                        1e-5: (4.131993857451981e-05, 9.137995579878493e-05),
-                        1e-2: (0.0, 0.0)},
+    (10.0, 1e-4, 100): {
+        1e-12: (0.0004969903722768821, 0.0005472106396863941),
+        1e-5: (4.131993857451981e-05, 9.137995579878493e-05),
+        1e-2: (0.0, 0.0),
+    },
     # h = 1e-3
-    (0.5, 0.5, 10_000): {1e-12: (7738.616999953957, 7745.030999954243),
-                         1e-5: (7295.691999863721, 7300.6919998637195),
-                         1e-2: (6989.926999801429, 6994.926999801427)},
+    (0.5, 0.5, 10_000): {
+        1e-12: (7738.616999953957, 7745.030999954243),
+        1e-5: (7295.691999863721, 7300.6919998637195),
+        1e-2: (6989.926999801429, 6994.926999801427),
+    },
     # h = 1e-4 (pessimistic only)
-    (1.0, 0.5, 100): {1e-12: (None, 59.62616005780422),
-                      1e-5: (None, 39.97500269065134),
-                      1e-2: (None, 27.13292945736883)},
+    (1.0, 0.5, 100): {
+        1e-12: (None, 59.62616005780422),
+        1e-5: (None, 39.97500269065134),
+        1e-2: (None, 27.13292945736883),
+    },
     # h = 1e-5
-    (1.0, 1e-4, 10_000): {1e-12: (0.0927666507768401, 0.14208642709224054),
-                          1e-5: (0.0, 0.0380356581546734),
-                          1e-2: (0.0, 0.0)},
+    (1.0, 1e-4, 10_000): {
+        1e-12: (0.0927666507768401, 0.14208642709224054),
+        1e-5: (0.0, 0.0380356581546734),
+        1e-2: (0.0, 0.0),
+    },
     # h = 1e-4
-    (100.0, 0.5, 10_000): {1e-12: (2.958230940393145, 3.4555693104491056),
-                           1e-5: (1.4933461231242695, 1.9933874193453625),
-                           1e-2: (0.41953027029770495, 0.9195549813692376)},
+    (100.0, 0.5, 10_000): {
+        1e-12: (2.958230940393145, 3.4555693104491056),
+        1e-5: (1.4933461231242695, 1.9933874193453625),
+        1e-2: (0.41953027029770495, 0.9195549813692376),
+    },
 }
 
 EXACT = [(100.0, 1.0, 1_000_000), (0.05, 1.0, 1), (0.05, 1.0, 100), (1.0, 1.0, 10_000)]
@@ -119,7 +132,7 @@ def test_dpsgd_against_dp_accounting(sigma, q, k, delta):
     else:
         assert within_target(e, hi), (e, hi)
     if lo is not None:
-        snap = 2e-3 * lo if lo > 745 else 0.0    # dp_accounting snaps beyond ε ≈ 745
+        snap = 2e-3 * lo if lo > 745 else 0.0  # dp_accounting snaps beyond ε ≈ 745
         assert e >= lo * (1 - 1e-9) - snap, (e, lo)
 
 
@@ -153,8 +166,8 @@ def small_sigma_bracket(sigma, q, k, delta):
         c = mp.log(1 + mp.exp(-(1 / (2 * s * s) - 9 / s)) / q_)
         rare = k * q_ * mp.ncdf(-9) + k * mp.ncdf(-1 / (2 * s))
         jmax = int(k * q) + 40 + int(10 * math.sqrt(k * q))
-        weights = [mp.binomial(k, j) * q_ ** j * (1 - q_) ** (k - j) for j in range(jmax)]
-        tail_j = 1 - mp.fsum(weights)                 # J ≥ jmax: counted as δ = 1 (upper end)
+        weights = [mp.binomial(k, j) * q_**j * (1 - q_) ** (k - j) for j in range(jmax)]
+        tail_j = 1 - mp.fsum(weights)  # J ≥ jmax: counted as δ = 1 (upper end)
 
         def dlt(eps, upper):
             tot = mp.mpf(0)
@@ -170,7 +183,7 @@ def small_sigma_bracket(sigma, q, k, delta):
 
         def invert(upper):
             lo, hi = mp.mpf(0), mp.mpf(10) * jmax / (s * s)
-            for _ in range(48):           # to ~1e-9 of the bracket's start: far below its width
+            for _ in range(48):  # to ~1e-9 of the bracket's start: far below its width
                 mid = (lo + hi) / 2
                 lo, hi = (mid, hi) if dlt(mid, upper) > d else (lo, mid)
             return float(lo if not upper else hi)
@@ -201,12 +214,16 @@ def test_dpsgd_at_small_sigma_within_the_first_principles_bracket(sigma, q, k, d
 #: "optimistic" one exceeds the pessimistic one), so (lo, hi) is the range of its four values
 #: (both estimates, tail truncation 1e-15 and 1e-22), and ours must lie within 1 % of it
 LAPLACE = {
-    1000: {1e-12: (541.3759209496343, 541.5395051338967),
-           1e-5: (474.2872601400299, 474.3024468859849),
-           1e-2: (426.06272797956774, 426.0782185342681)},
-    10_000: {1e-12: (4234.827999797342, 4244.993999805984),
-             1e-5: (4021.117999760374, 4022.6809997604114),
-             1e-2: (3865.359999728642, 3866.930999728681)},
+    1000: {
+        1e-12: (541.3759209496343, 541.5395051338967),
+        1e-5: (474.2872601400299, 474.3024468859849),
+        1e-2: (426.06272797956774, 426.0782185342681),
+    },
+    10_000: {
+        1e-12: (4234.827999797342, 4244.993999805984),
+        1e-5: (4021.117999760374, 4022.6809997604114),
+        1e-2: (3865.359999728642, 3866.930999728681),
+    },
 }
 
 
@@ -238,7 +255,7 @@ def exact_gdp_epsilon(mu, delta):
         lo, hi = mp.mpf(0), mu * mu / 2 + mu * mp.sqrt(2 * mp.log(1 / delta)) + 10
         if d(lo) <= 0:
             return 0.0
-        for _ in range(120):              # bisection: δ(ε) falls with ε
+        for _ in range(120):  # bisection: δ(ε) falls with ε
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if d(mid) > 0 else (lo, mid)
         return float(hi)
@@ -258,22 +275,21 @@ def test_dpsgd_at_q_one_is_the_exact_gdp(sigma, q, k, delta):
 def test_dpsgd_at_tiny_q_no_memory_error_and_tight(sigma, q, k, delta):
     e = ours(sigma, q, k, delta)
     assert 0.0 <= e
-    if delta >= k * q:       # δ(0) ≤ k·q ≤ δ: the true ε is 0
+    if delta >= k * q:  # δ(0) ≤ k·q ≤ δ: the true ε is 0
         assert e <= 1e-3
 
 
 def test_stored_references_are_dp_accountings():
     dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
     p = dpa.from_gaussian_mechanism(1.0, sampling_prob=0.5, value_discretization_interval=1e-4)
-    assert p.self_compose(100).get_epsilon_for_delta(1e-5) == pytest.approx(
-        DPA[(1.0, 0.5, 100)][1e-5][1], rel=1e-9)
-    p = dpa.from_gaussian_mechanism(10.0, sampling_prob=1e-4, value_discretization_interval=1e-6,
-                                    pessimistic_estimate=False)
+    assert p.self_compose(100).get_epsilon_for_delta(1e-5) == pytest.approx(DPA[(1.0, 0.5, 100)][1e-5][1], rel=1e-9)
+    p = dpa.from_gaussian_mechanism(
+        10.0, sampling_prob=1e-4, value_discretization_interval=1e-6, pessimistic_estimate=False
+    )
     # ε ≈ 5e-4 from Privacy Buckets' FFTs: their round-off is ~1e-11 absolute here, and moves
     # with numpy/scipy (numpy 2.4.6, scipy 1.17.1 gave 2.5e-8 relative below the stored value):
     # the check is that the stored number is this computation's, not the FFT's last digits
-    assert p.self_compose(100).get_epsilon_for_delta(1e-12) == pytest.approx(
-        DPA[(10.0, 1e-4, 100)][1e-12][0], rel=1e-6)
+    assert p.self_compose(100).get_epsilon_for_delta(1e-12) == pytest.approx(DPA[(10.0, 1e-4, 100)][1e-12][0], rel=1e-6)
 
 
 def test_dp_sgd_classic_point():
@@ -284,8 +300,7 @@ def test_dp_sgd_classic_point():
 #: mixed compositions (``compose_all``): name → items as (kind, parameters, k) — built in the test
 #: (the mechanisms are imported there) and in dp_accounting's PLD alike
 MIXED = {
-    "laplace+gaussian+dpsgd": (("laplace", 2.0, None, 3), ("gaussian", 4.0, None, 10),
-                               ("gaussian", 1.0, 0.01, 1000)),
+    "laplace+gaussian+dpsgd": (("laplace", 2.0, None, 3), ("gaussian", 4.0, None, 10), ("gaussian", 1.0, 0.01, 1000)),
     "dpsgd+laplace": (("gaussian", 0.7, 0.1, 100), ("laplace", 1.0, None, 10)),
     "gaussians, one subsampled": (("gaussian", 10.0, None, 100), ("gaussian", 2.0, 0.5, 50)),
 }
@@ -347,9 +362,12 @@ def test_short_laplace_compositions_against_dp_accounting(k, delta):
     from dpexplore.mechanisms import Laplace
 
     dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
-    lo, hi = (dpa.from_laplace_mechanism(1.0, value_discretization_interval=1e-4,
-                                         pessimistic_estimate=p).self_compose(k).get_epsilon_for_delta(delta)
-              for p in (False, True))
+    lo, hi = (
+        dpa.from_laplace_mechanism(1.0, value_discretization_interval=1e-4, pessimistic_estimate=p)
+        .self_compose(k)
+        .get_epsilon_for_delta(delta)
+        for p in (False, True)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AccuracyWarning)
         e = float(C.compose(Laplace(1.0), k).epsilon(delta))
@@ -393,24 +411,36 @@ def rare_event_lower_bound(sigma, q, k, delta):
 
         def bound(eps):
             g = 1 + mp.expm1(eps) / p0
-            one = _ternary_max(lambda t: c1 * mp.ncdf(-(t - mu * mu / 2) / mu)
-                               - g * k * mp.ncdf(-(t + mu * mu / 2) / mu), -wide, wide)
-            two = _ternary_max(lambda t: c2 * mp.ncdf(-(t - mu * mu) / (mp.sqrt(2) * mu))
-                               - g * pairs * mp.ncdf(-(t + mu * mu) / (mp.sqrt(2) * mu)), -wide, wide)
+            one = _ternary_max(
+                lambda t: c1 * mp.ncdf(-(t - mu * mu / 2) / mu) - g * k * mp.ncdf(-(t + mu * mu / 2) / mu), -wide, wide
+            )
+            two = _ternary_max(
+                lambda t: (
+                    c2 * mp.ncdf(-(t - mu * mu) / (mp.sqrt(2) * mu))
+                    - g * pairs * mp.ncdf(-(t + mu * mu) / (mp.sqrt(2) * mu))
+                ),
+                -wide,
+                wide,
+            )
             return p0 * (max(one, 0) + max(two, 0))
 
         lo, hi = mp.mpf(0), mp.mpf(2000)
         if bound(lo) <= d:
             return 0.0
-        for _ in range(60):                       # the bound falls with ε (to 2e-15)
+        for _ in range(60):  # the bound falls with ε (to 2e-15)
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if bound(mid) > d else (lo, mid)
         return float(lo)
 
 
 #: tiny k·q with δ below it: the true ε is not 0
-RARE = [(0.05, 1e-17, 1_000_000, 1e-12), (0.05, 1e-9, 1000, 1e-12), (0.5, 1e-9, 1000, 1e-8),
-        (1.0, 1e-12, 10_000, 1e-12), (0.1, 1e-10, 100_000, 1e-9)]
+RARE = [
+    (0.05, 1e-17, 1_000_000, 1e-12),
+    (0.05, 1e-9, 1000, 1e-12),
+    (0.5, 1e-9, 1000, 1e-8),
+    (1.0, 1e-12, 10_000, 1e-12),
+    (0.1, 1e-10, 100_000, 1e-9),
+]
 
 
 @pytest.mark.parametrize("sigma,q,k,delta", RARE)
@@ -423,7 +453,7 @@ def test_tiny_rate_never_below_the_rare_event_lower_bound(sigma, q, k, delta):
     from dpexplore.mechanisms import Gaussian, subsample
 
     lo = rare_event_lower_bound(sigma, q, k, delta)
-    with warnings.catch_warnings():   # compose's check against the lower bound must not fire
+    with warnings.catch_warnings():  # compose's check against the lower bound must not fire
         warnings.simplefilter("error", AccuracyWarning)
         e = C.dpsgd_epsilon(sigma, q, k, delta)
         c = float(C.compose(subsample(Gaussian(sigma), q), k).epsilon(delta))
@@ -437,9 +467,13 @@ def test_tiny_rate_never_below_the_rare_event_lower_bound(sigma, q, k, delta):
 #: its mass to the bottom (:func:`dpexplore.pld._convolve` now merges tilts). Each with
 #: dp_accounting 0.6's pessimistic (connect-the-dots) ε at interval 1e-4, computed once (1.4 s
 #: each; the first is recomputed live below)
-PLD_LOST = {(0.3, 1e-5, 100, 1e-5): 1.3464904072649742, (0.3, 1e-5, 1000, 1e-5): 3.6675901672961024,
-            (0.3, 1e-5, 10_000, 1e-5): 5.79681030217198, (0.3, 1e-5, 1000, 1e-8): 9.27519125333871,
-            (0.266, 2.12e-7, 1581, 9.8e-6): 0.12815760707095786}
+PLD_LOST = {
+    (0.3, 1e-5, 100, 1e-5): 1.3464904072649742,
+    (0.3, 1e-5, 1000, 1e-5): 3.6675901672961024,
+    (0.3, 1e-5, 10_000, 1e-5): 5.79681030217198,
+    (0.3, 1e-5, 1000, 1e-8): 9.27519125333871,
+    (0.266, 2.12e-7, 1581, 9.8e-6): 0.12815760707095786,
+}
 
 
 @pytest.mark.parametrize("sigma,q,k,delta", list(PLD_LOST))
@@ -462,6 +496,5 @@ def test_small_sigma_small_rate_safe_and_within_target(sigma, q, k, delta):
 def test_small_sigma_small_rate_reference_is_dp_accountings():
     dpa = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
     (sigma, q, k, delta), hi = next(iter(PLD_LOST.items()))
-    pld = dpa.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=1e-4,
-                                      use_connect_dots=True)
+    pld = dpa.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=1e-4, use_connect_dots=True)
     assert pld.self_compose(k).get_epsilon_for_delta(delta) == pytest.approx(hi, rel=1e-6)

@@ -1,6 +1,7 @@
 """Tests for dpexplore.teaching (and its former name dpexplore.algorithms): closed forms against
 mpmath, exact probabilities against seeded simulations (tolerances of ~4.5 binomial standard
 errors), properties, validation."""
+
 from __future__ import annotations
 
 import itertools
@@ -129,13 +130,13 @@ def test_noisy_max_dp_ratio_exact(gap):
     for g0, g1 in [(gap, gap + 1.0), (gap, gap - 1.0), (gap, gap + 2.0)]:  # gap changes by <= 2Δ
         p0 = mp_first_wins_closed(g0, b_general)
         p1 = mp_first_wins_closed(g1, b_general)
-        assert p0 <= mp.e ** eps * p1 * (1 + 1e-12) and p1 <= mp.e ** eps * p0 * (1 + 1e-12)
+        assert p0 <= mp.e**eps * p1 * (1 + 1e-12) and p1 <= mp.e**eps * p0 * (1 + 1e-12)
     # monotone: both scores move the same way, the gap changes by <= Δ
     b_mono = 1.0 / eps
     for g1 in (gap + 1.0, gap - 1.0):
         p0 = mp_first_wins_closed(gap, b_mono)
         p1 = mp_first_wins_closed(g1, b_mono)
-        assert p0 <= mp.e ** eps * p1 * (1 + 1e-12)
+        assert p0 <= mp.e**eps * p1 * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("gap", [-1.3, 0.0, 0.3, 2.0])
@@ -159,8 +160,11 @@ def test_noisy_max_probabilities_match_simulation():
 
 
 @settings(max_examples=15, deadline=None)
-@given(s=st.lists(st.floats(-3, 3), min_size=2, max_size=4), shift=st.lists(st.floats(-1, 1), min_size=4, max_size=4),
-       noise=st.sampled_from(["laplace", "exponential", "gumbel"]))
+@given(
+    s=st.lists(st.floats(-3, 3), min_size=2, max_size=4),
+    shift=st.lists(st.floats(-1, 1), min_size=4, max_size=4),
+    noise=st.sampled_from(["laplace", "exponential", "gumbel"]),
+)
 def test_noisy_max_probabilities_are_eps_dp(s, shift, noise):
     """General (non-monotone) scale 2Δ/ε: every neighbour (|s' − s|∞ ≤ Δ) keeps all selection
     probabilities within a factor e^ε (up to the quadrature error)."""
@@ -182,18 +186,29 @@ def test_noisy_max_shapes_and_determinism():
     assert isinstance(report_noisy_max([1.0, 2.0], 1.0, rng(0)), int)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(eps=0.0), "eps"), (dict(eps=-1.0), "eps"), (dict(eps=float("nan")), "eps"),
-    (dict(eps=1.0, sensitivity=0.0), "sensitivity"), (dict(eps=1.0, noise="cauchy"), "noise"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(eps=0.0), "eps"),
+        (dict(eps=-1.0), "eps"),
+        (dict(eps=float("nan")), "eps"),
+        (dict(eps=1.0, sensitivity=0.0), "sensitivity"),
+        (dict(eps=1.0, noise="cauchy"), "noise"),
+    ],
+)
 def test_noisy_max_invalid(kwargs, name):
     with pytest.raises(ValueError, match=name):
         ReportNoisyMax(**kwargs)
 
 
-@pytest.mark.parametrize("scores, r, name", [
-    ([], rng(), "scores"), ([1.0, float("nan")], rng(), "scores"), ([1.0, 2.0], 0, "rng"),
-])
+@pytest.mark.parametrize(
+    "scores, r, name",
+    [
+        ([], rng(), "scores"),
+        ([1.0, float("nan")], rng(), "scores"),
+        ([1.0, 2.0], 0, "rng"),
+    ],
+)
 def test_noisy_max_invalid_run(scores, r, name):
     with pytest.raises(ValueError, match=name):
         report_noisy_max(scores, 1.0, r)
@@ -286,26 +301,34 @@ def test_sparse_approx_is_rigorous_and_tight(c, eps, delta):
 @settings(max_examples=40, deadline=None)
 @given(c=st.integers(1, 500), eps=st.floats(0.01, 10), ld=st.floats(-20, -1))
 def test_sparse_privacy_never_exceeds_target(c, eps, ld):
-    sp = Sparse(c=c, eps=eps, delta=10.0 ** ld)
+    sp = Sparse(c=c, eps=eps, delta=10.0**ld)
     e, _ = sp.privacy()
     assert e <= eps
     assert Sparse(c=c, eps=eps).privacy()[0] <= eps
     # more δ allowed -> no more noise
-    assert Sparse(c=c, eps=eps, delta=10.0 ** ld).sigma <= Sparse(c=c, eps=eps).sigma * (1 + 1e-12)
+    assert Sparse(c=c, eps=eps, delta=10.0**ld).sigma <= Sparse(c=c, eps=eps).sigma * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(c=0, eps=1.0), "c"), (dict(c=1.5, eps=1.0), "c"), (dict(c=2, eps=0.0), "eps"),
-    (dict(c=2, eps=1.0, delta=1.0), "delta"), (dict(c=2, eps=1.0, delta=-0.1), "delta"),
-    (dict(c=2, eps=1.0, threshold=float("nan")), "threshold"), (dict(c=2, eps=1.0, sensitivity=-1), "sensitivity"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(c=0, eps=1.0), "c"),
+        (dict(c=1.5, eps=1.0), "c"),
+        (dict(c=2, eps=0.0), "eps"),
+        (dict(c=2, eps=1.0, delta=1.0), "delta"),
+        (dict(c=2, eps=1.0, delta=-0.1), "delta"),
+        (dict(c=2, eps=1.0, threshold=float("nan")), "threshold"),
+        (dict(c=2, eps=1.0, sensitivity=-1), "sensitivity"),
+    ],
+)
 def test_sparse_invalid(kwargs, name):
     with pytest.raises(ValueError, match=name):
         Sparse(**kwargs)
 
 
-@pytest.mark.parametrize("args, name", [((0.0, 1.0), "eps"), ((1.0, float("inf")), "threshold"),
-                                         ((float("nan"), 1.0), "eps")])
+@pytest.mark.parametrize(
+    "args, name", [((0.0, 1.0), "eps"), ((1.0, float("inf")), "threshold"), ((float("nan"), 1.0), "eps")]
+)
 def test_above_threshold_invalid(args, name):
     with pytest.raises(ValueError, match=name):
         AboveThreshold(*args)
@@ -344,9 +367,9 @@ def test_thresholdout_privacy_values():
 def test_thresholdout_privacy_properties(b, sigma, n, ld):
     to = Thresholdout(0.05, sigma, b, n)
     e_pure = to.privacy()[0]
-    e_approx = to.privacy(10.0 ** ld)[0]
+    e_approx = to.privacy(10.0**ld)[0]
     assert e_approx <= e_pure
-    assert Thresholdout(0.05, sigma, b + 1, n).privacy(10.0 ** ld)[0] >= e_approx  # more budget, more ε
+    assert Thresholdout(0.05, sigma, b + 1, n).privacy(10.0**ld)[0] >= e_approx  # more budget, more ε
 
 
 def test_thresholdout_mechanics():
@@ -363,8 +386,10 @@ def test_thresholdout_mechanics():
 def test_thresholdout_over_probability():
     """P[use holdout] for one query with gap g: P[g > T + γ + η], γ ~ Lap(2σ), η ~ Lap(4σ)."""
     T, s, g = 0.05, 0.02, 0.08
-    exact = mp.quad(lambda x: mp_lap_pdf(x, 2 * s) * (1 - mp_lap_sf(g - T - x, 4 * s)),
-                    [-mp.inf] + sorted([mp.mpf(g - T), mp.mpf(0)]) + [mp.inf])
+    exact = mp.quad(
+        lambda x: mp_lap_pdf(x, 2 * s) * (1 - mp_lap_sf(g - T - x, 4 * s)),
+        [-mp.inf] + sorted([mp.mpf(g - T), mp.mpf(0)]) + [mp.inf],
+    )
     to = Thresholdout(T, s, budget=1, n=100)
     r = rng(21)
     n = 20_000
@@ -393,10 +418,15 @@ def test_adaptive_overfitting_with_signal():
     assert r.fresh.max() > 0.7
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(threshold=-0.1, sigma=0.1, budget=1, n=10), "threshold"), (dict(threshold=0.1, sigma=0, budget=1, n=10), "sigma"),
-    (dict(threshold=0.1, sigma=0.1, budget=0, n=10), "budget"), (dict(threshold=0.1, sigma=0.1, budget=1, n=2.5), "n"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(threshold=-0.1, sigma=0.1, budget=1, n=10), "threshold"),
+        (dict(threshold=0.1, sigma=0, budget=1, n=10), "sigma"),
+        (dict(threshold=0.1, sigma=0.1, budget=0, n=10), "budget"),
+        (dict(threshold=0.1, sigma=0.1, budget=1, n=2.5), "n"),
+    ],
+)
 def test_thresholdout_invalid(kwargs, name):
     with pytest.raises(ValueError, match=name):
         Thresholdout(**kwargs)
@@ -426,7 +456,7 @@ def test_generalization_closed_forms():
     assert close(e2, mp.sqrt(mp.mpf(tau) ** 2 - mp.log(2) / (2 * n)))
     assert close(f2, 3 * mp.sqrt(2) * mp.exp(-n * mp.mpf(tau) ** 2))
     # the corollary is the theorem at β = 2 exp(−2nτ²)
-    e3, f3 = generalization_via_dp(n, 2 * math.exp(-2 * n * tau ** 2))
+    e3, f3 = generalization_via_dp(n, 2 * math.exp(-2 * n * tau**2))
     assert close(e3, e2, 1e-9) and close(f3, f2, 1e-9)
     assert close(max_information_pure(0.1, 50), 0.1 * 50 / mp.log(2))
     ref = (mp.mpf("0.02") ** 2 * 1000 / 2 + mp.mpf("0.02") * mp.sqrt(1000 * mp.log(2 / mp.mpf("0.01")) / 2)) / mp.log(2)
@@ -458,12 +488,19 @@ def test_generalization_monotone(n, lb):
     assert max_information_iid(0.1, n, beta) >= max_information_iid(0.05, n, beta)
 
 
-@pytest.mark.parametrize("fn, args, name", [
-    (generalization_via_dp, (0, 0.1), "n"), (generalization_via_dp, (10, 0.0), "beta"),
-    (statistical_query_epsilon, (0.001, 100), "tau"), (statistical_query_epsilon, (-1.0, 100), "tau"),
-    (max_information_pure, (-0.1, 10), "eps"), (max_information_iid, (0.1, 10, 1.0), "beta"),
-    (max_information_tail_bound, (1.0, 0.1, 10, 0.0, 0.1), "c"), (max_information_iid, (float("nan"), 10, 0.1), "eps"),
-])
+@pytest.mark.parametrize(
+    "fn, args, name",
+    [
+        (generalization_via_dp, (0, 0.1), "n"),
+        (generalization_via_dp, (10, 0.0), "beta"),
+        (statistical_query_epsilon, (0.001, 100), "tau"),
+        (statistical_query_epsilon, (-1.0, 100), "tau"),
+        (max_information_pure, (-0.1, 10), "eps"),
+        (max_information_iid, (0.1, 10, 1.0), "beta"),
+        (max_information_tail_bound, (1.0, 0.1, 10, 0.0, 0.1), "c"),
+        (max_information_iid, (float("nan"), 10, 0.1), "eps"),
+    ],
+)
 def test_generalization_invalid(fn, args, name):
     with pytest.raises(ValueError, match=name):
         fn(*args)
@@ -475,7 +512,7 @@ def test_generalization_invalid(fn, args, name):
 @pytest.mark.parametrize("eL, n, d", [(1.0, 10_000, 1e-6), (0.1, 10**6, 1e-8), (3.0, 10**5, 1e-5)])
 def test_shuffle_eq1_mpmath(eL, n, d):
     e = mp.mpf(eL)
-    ref = mp.log(1 + 16 * (mp.e ** e - 1) / (mp.e ** e + 1) * mp.sqrt(mp.e ** e * mp.log(4 / mp.mpf(d)) / n))
+    ref = mp.log(1 + 16 * (mp.e**e - 1) / (mp.e**e + 1) * mp.sqrt(mp.e**e * mp.log(4 / mp.mpf(d)) / n))
     assert shuffle_amplification_valid(eL, n, d)
     assert close(shuffle_amplification(eL, n, d), min(ref, e))
 
@@ -499,17 +536,17 @@ def fmt21_refined(n, e0, d):
     (apple/ml-shuffling-amplification): with a = 8 sqrt(e^{ε0} ln(4/δ)/n), c = 8 e^{ε0}/n,
     ε1 = ln(1 + a + c): ε = ln(1 + (1 − e^{−ε0}) / (1 + e^{−ε0−ε1}) · (a + c))."""
     e0 = mp.mpf(e0)
-    a = 8 * mp.sqrt(mp.e ** e0 * mp.log(4 / mp.mpf(d)) / n)
-    c = 8 * mp.e ** e0 / n
+    a = 8 * mp.sqrt(mp.e**e0 * mp.log(4 / mp.mpf(d)) / n)
+    c = 8 * mp.e**e0 / n
     e1 = mp.log(1 + a + c)
-    return mp.log(1 + (1 - mp.e ** -e0) / (1 + mp.e ** (-e0 - e1)) * (a + c))
+    return mp.log(1 + (1 - mp.e**-e0) / (1 + mp.e ** (-e0 - e1)) * (a + c))
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(10**3, 10**9), ld=st.floats(-12, -2), frac=st.floats(0.001, 1.0))
 def test_shuffle_eq1_dominates_refined_form(n, ld, frac):
     """Where the condition holds, eq. (1) is never below the theorem's refined closed form."""
-    d = 10.0 ** ld
+    d = 10.0**ld
     edge = math.log(n / (16 * math.log(4 / d)))
     if edge <= 0:
         return
@@ -520,15 +557,22 @@ def test_shuffle_eq1_dominates_refined_form(n, ld, frac):
 @settings(max_examples=60, deadline=None)
 @given(eL=st.floats(0.0, 20.0), n=st.integers(1, 10**9), ld=st.floats(-30, -1))
 def test_shuffle_properties(eL, n, ld):
-    d = 10.0 ** ld
+    d = 10.0**ld
     e = shuffle_amplification(eL, n, d)
     assert 0.0 <= e <= eL
     assert shuffle_amplification(eL, n * 2, d) <= e  # more users, more privacy
 
 
-@pytest.mark.parametrize("args, name", [((-1.0, 100, 1e-6), "eps_local"), ((1.0, 0, 1e-6), "n"),
-                                         ((1.0, 100, 0.0), "delta"), ((1.0, 100, 1.0), "delta"),
-                                         ((float("nan"), 100, 1e-6), "eps_local")])
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        ((-1.0, 100, 1e-6), "eps_local"),
+        ((1.0, 0, 1e-6), "n"),
+        ((1.0, 100, 0.0), "delta"),
+        ((1.0, 100, 1.0), "delta"),
+        ((float("nan"), 100, 1e-6), "eps_local"),
+    ],
+)
 def test_shuffle_invalid(args, name):
     with pytest.raises(ValueError, match=name):
         shuffle_amplification(*args)
@@ -563,8 +607,12 @@ def test_inverse_sensitivity_loss_brute_force(x):
 
 
 @settings(max_examples=40, deadline=None)
-@given(x=st.lists(st.floats(0, 1), min_size=1, max_size=30), i=st.integers(0, 29), new=st.floats(0, 1),
-       eps=st.floats(0.05, 5))
+@given(
+    x=st.lists(st.floats(0, 1), min_size=1, max_size=30),
+    i=st.integers(0, 29),
+    new=st.floats(0, 1),
+    eps=st.floats(0.05, 5),
+)
 def test_inverse_sensitivity_is_eps_dp(x, i, new, eps):
     x = np.array(x)
     x2 = x.copy()
@@ -621,16 +669,19 @@ def test_laplace_median_baseline_and_comparison():
     assert np.mean(np.abs(inv - med)) < np.mean(np.abs(lap - med)) / 5  # concentrated data: local sensitivity wins
 
 
-@pytest.mark.parametrize("fn, args, name", [
-    (inverse_sensitivity_median_probs, ([0.5], 0.0, 0.0, 1.0), "eps"),
-    (inverse_sensitivity_median_probs, ([0.5], 1.0, 1.0, 0.0), "upper"),
-    (inverse_sensitivity_median_probs, ([float("nan")], 1.0, 0.0, 1.0), "data"),
-    (inverse_sensitivity_median_probs, ([0.5], 1.0, 0.0, 1.0, 1), "grid"),
-    (inverse_sensitivity_median_bound, ([0.5], 1.0, 0.0, 0.0, 1.0), "beta"),
-    (laplace_median_error_bound, (0.0, 0.0, 1.0, 0.1), "eps"),
-    (laplace_median, ([0.5], 1.0, 0.0, 1.0, "seed"), "rng"),
-    (inverse_sensitivity_median, ([0.5], -1.0, 0.0, 1.0, np.random.default_rng()), "eps"),
-])
+@pytest.mark.parametrize(
+    "fn, args, name",
+    [
+        (inverse_sensitivity_median_probs, ([0.5], 0.0, 0.0, 1.0), "eps"),
+        (inverse_sensitivity_median_probs, ([0.5], 1.0, 1.0, 0.0), "upper"),
+        (inverse_sensitivity_median_probs, ([float("nan")], 1.0, 0.0, 1.0), "data"),
+        (inverse_sensitivity_median_probs, ([0.5], 1.0, 0.0, 1.0, 1), "grid"),
+        (inverse_sensitivity_median_bound, ([0.5], 1.0, 0.0, 0.0, 1.0), "beta"),
+        (laplace_median_error_bound, (0.0, 0.0, 1.0, 0.1), "eps"),
+        (laplace_median, ([0.5], 1.0, 0.0, 1.0, "seed"), "rng"),
+        (inverse_sensitivity_median, ([0.5], -1.0, 0.0, 1.0, np.random.default_rng()), "eps"),
+    ],
+)
 def test_median_invalid(fn, args, name):
     with pytest.raises(ValueError, match=name):
         fn(*args)
@@ -656,7 +707,7 @@ def _plain_corr(x, y):
     """y·x / n as the simulation computed it before: float32 matrix products in column blocks."""
     n, d = x.shape
     yf = y.astype(np.float32)
-    return np.concatenate([yf @ x[:, j:j + 2048].astype(np.float32) for j in range(0, d, 2048)]) / n
+    return np.concatenate([yf @ x[:, j : j + 2048].astype(np.float32) for j in range(0, d, 2048)]) / n
 
 
 @pytest.mark.parametrize("n, d, seed", [(1, 1, 0), (7, 5000, 1), (1000, 2000, 2), (4097, 300, 3)])
@@ -678,11 +729,15 @@ def test_adaptive_simulation_unchanged_by_the_faster_correlations(method, monkey
     with the counting correlations as with the plain float32 products."""
     import dpexplore.teaching.thresholdout as alg
 
-    fast = [alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method) for n, d, s in
-            [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]]
+    fast = [
+        alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method)
+        for n, d, s in [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]
+    ]
     monkeypatch.setattr(alg, "_pm1_corr", _plain_corr)
-    plain = [alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method) for n, d, s in
-             [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]]
+    plain = [
+        alg.simulate_adaptive_overfitting(n, d, 5, rng(s), method)
+        for n, d, s in [(1000, 2000, 0), (501, 3000, 4), (300, 600, 7)]
+    ]
     for a, b in zip(fast, plain):
         assert a.n_selected == b.n_selected and a.holdout_queries_over == b.holdout_queries_over
         for f in ("k", "train", "holdout", "fresh"):

@@ -1,6 +1,7 @@
 """The apps' numeric parameters are described once (``dpexplore.apps._checks.Param``): each app's
 sliders are built from its ``PARAMS`` and its spec is checked against the same description, one
 message style (a ``ValueError`` naming the parameter and its value)."""
+
 from __future__ import annotations
 
 import importlib
@@ -11,8 +12,18 @@ import pytest
 
 from dpexplore.apps._checks import SEED_MAX, Param, check_params
 
-APPS_WITH_PARAMS = ["adaptive_lab", "audit_lab", "down_sensitivity_lab", "dpsgd_planner", "filters_lab",
-                    "group_privacy_lab", "local_vs_central", "mean_estimation_lab", "mechanisms_lab", "noise_lab"]
+APPS_WITH_PARAMS = [
+    "adaptive_lab",
+    "audit_lab",
+    "down_sensitivity_lab",
+    "dpsgd_planner",
+    "filters_lab",
+    "group_privacy_lab",
+    "local_vs_central",
+    "mean_estimation_lab",
+    "mechanisms_lab",
+    "noise_lab",
+]
 
 
 @pytest.mark.parametrize("name", APPS_WITH_PARAMS)
@@ -21,7 +32,7 @@ def test_sliders_are_the_params(name):
     controls = getattr(mod, f"build_{name}")().controller.controls
     for p in mod.PARAMS.values():
         w = controls[p.name]
-        if not hasattr(w, "min"):   # a number box (the simulation labs' seed)
+        if not hasattr(w, "min"):  # a number box (the simulation labs' seed)
             continue
         bounds = (math.log10(p.lo), math.log10(p.hi)) if p.scale == "log" else (p.lo, p.hi)
         assert (w.min, w.max) == pytest.approx(bounds), p.name
@@ -41,12 +52,15 @@ def test_every_slider_end_passes_the_spec_check(name):
     check_params(base, mod.PARAMS if name != "audit_lab" else mod._CHECKED)
 
 
-@pytest.mark.parametrize("value, message", [
-    (9, "n must be a whole number of people in [10, 3,000], got n = 9"),
-    (10.0, "n must be a whole number of people in [10, 3,000], got n = 10.0"),
-    (True, "n must be a whole number of people in [10, 3,000], got n = True"),
-    ("7", "n must be a whole number of people in [10, 3,000], got n = '7'"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (9, "n must be a whole number of people in [10, 3,000], got n = 9"),
+        (10.0, "n must be a whole number of people in [10, 3,000], got n = 10.0"),
+        (True, "n must be a whole number of people in [10, 3,000], got n = True"),
+        ("7", "n must be a whole number of people in [10, 3,000], got n = '7'"),
+    ],
+)
 def test_whole_numbers(value, message):
     p = Param("n", 10, 3000, "log", integer=True, what="of people")
     with pytest.raises(ValueError) as e:
@@ -58,14 +72,16 @@ def test_whole_numbers(value, message):
 
 def test_reals_open_intervals_and_wider_acceptance():
     eps = Param("eps", 0.01, 10.0, "log")
-    for bad, text in ((0.0, "eps = 0 is outside this lab's range [0.01, 10]"),
-                      (float("nan"), "eps must be a finite number, got eps = nan"),
-                      (True, "eps must be a finite number, got eps = True")):
+    for bad, text in (
+        (0.0, "eps = 0 is outside this lab's range [0.01, 10]"),
+        (float("nan"), "eps must be a finite number, got eps = nan"),
+        (True, "eps must be a finite number, got eps = True"),
+    ):
         with pytest.raises(ValueError, match=text.replace("[", r"\[").replace("]", r"\]")):
             eps.check(bad)
     eps.check(np.float64(10.0))
     conf = Param("confidence", 0.5, 0.999, accept=(0.0, 1.0), interval="()")
-    conf.check(0.01)   # below the slider, accepted
+    conf.check(0.01)  # below the slider, accepted
     with pytest.raises(ValueError, match=r"confidence must lie in \(0, 1\), got confidence = 1.0"):
         conf.check(1.0)
     tau = Param("tau", 1e-3, 0.5, "log", accept=(0.0, None), interval="()")
@@ -95,9 +111,12 @@ def test_the_rng_check_is_written_once():
     from dpexplore._validation import check_rng
 
     root = pathlib.Path(dpexplore.__file__).parent
-    copies = [p for p in root.rglob("*.py")
-              if "isinstance(rng, np.random.Generator)" in p.read_text(encoding="utf-8")
-              and p.name not in ("_validation.py", "_base.py")]
+    copies = [
+        p
+        for p in root.rglob("*.py")
+        if "isinstance(rng, np.random.Generator)" in p.read_text(encoding="utf-8")
+        and p.name not in ("_validation.py", "_base.py")
+    ]
     assert copies == []
     with pytest.raises(ValueError, match=r"rng must be a numpy.random.Generator .* got 0"):
         check_rng(0)

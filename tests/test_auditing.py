@@ -1,6 +1,7 @@
 """Tests for dpexplore.auditing: Clopper–Pearson against mpmath and scipy, the ε lower bounds in
 closed form, audits of a correct Laplace mechanism (never above ε, up to the stated confidence)
 and of a mis-calibrated one (exposed), one-run auditing, validation."""
+
 from __future__ import annotations
 
 import math
@@ -97,9 +98,14 @@ def test_clopper_pearson_vectorized():
 # ------------------------------------------------------------------------------------------------
 # empirical ε
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("fp, fn, n0, n1, delta, c", [
-    (50, 500, 1000, 1000, 0.0, 0.95), (10, 300, 5000, 2000, 1e-3, 0.9), (300, 20, 1000, 1000, 0.0, 0.99),
-])
+@pytest.mark.parametrize(
+    "fp, fn, n0, n1, delta, c",
+    [
+        (50, 500, 1000, 1000, 0.0, 0.95),
+        (10, 300, 5000, 2000, 1e-3, 0.9),
+        (300, 20, 1000, 1000, 0.0, 0.99),
+    ],
+)
 def test_empirical_epsilon_mpmath(fp, fn, n0, n1, delta, c):
     a = (1 - c) / 2
     fpr, fnr = mp_cp_upper(fp, n0, a), mp_cp_upper(fn, n1, a)
@@ -245,7 +251,7 @@ def test_one_run_bound_mpmath(v, r, c):
 
 def mp_one_run_p_value(v, r, eps, delta, m):
     q = mp.e ** mp.mpf(eps) / (1 + mp.e ** mp.mpf(eps))
-    pmf = lambda k: mp.binomial(r, k) * q ** k * (1 - q) ** (r - k)  # noqa: E731
+    pmf = lambda k: mp.binomial(r, k) * q**k * (1 - q) ** (r - k)  # noqa: E731
     tail = mp.fsum(pmf(k) for k in range(v, r + 1))
     best, acc = mp.mpf(0), mp.mpf(0)
     for i in range(1, v + 1):
@@ -254,8 +260,10 @@ def mp_one_run_p_value(v, r, eps, delta, m):
     return min(tail + 2 * m * mp.mpf(delta) * best, 1)
 
 
-@pytest.mark.parametrize("v, r, eps, delta, m", [(60, 100, 0.3, 0.0, 100), (60, 100, 0.3, 1e-4, 500),
-                                                  (140, 200, 0.5, 1e-6, 1000), (5, 10, 0.0, 1e-3, 10)])
+@pytest.mark.parametrize(
+    "v, r, eps, delta, m",
+    [(60, 100, 0.3, 0.0, 100), (60, 100, 0.3, 1e-4, 500), (140, 200, 0.5, 1e-6, 1000), (5, 10, 0.0, 1e-3, 10)],
+)
 def test_one_run_p_value_mpmath(v, r, eps, delta, m):
     assert close(one_run_p_value(v, r, eps, delta, m), mp_one_run_p_value(v, r, eps, delta, m), 1e-8)
 
@@ -265,7 +273,7 @@ def test_one_run_p_value_mpmath(v, r, eps, delta, m):
 def test_one_run_delta_bound(frac, ld):
     r, m = 400, 1000
     v = int(round(frac * r))
-    d = 10.0 ** ld
+    d = 10.0**ld
     e0 = one_run_epsilon_lower_bound(v, r)
     e = one_run_epsilon_lower_bound(v, r, delta=d, m=m)
     assert 0.0 <= e <= e0 + 1e-9  # δ > 0 can only weaken the conclusion
@@ -312,19 +320,32 @@ def _s(rng, size):
     return rng.random(size)
 
 
-@pytest.mark.parametrize("fn, args, name", [
-    (clopper_pearson, (5, 0), "trials"), (clopper_pearson, (11, 10), "successes"),
-    (clopper_pearson, (-1, 10), "successes"), (clopper_pearson, (1.5, 10), "successes"),
-    (clopper_pearson, (1, 10, 1.0), "confidence"), (clopper_pearson, (float("nan"), 10), "successes"),
-    (empirical_epsilon, (1, 1, 10, 10, 1.0), "delta"), (empirical_epsilon, (11, 1, 10, 10), "fp"),
-    (empirical_epsilon, (1, 1, 0, 10), "trials_neg"), (empirical_epsilon, (1, 20, 10, 10), "fn"),
-    (trials_needed, (0.0,), "eps"), (trials_needed, (1.0, 0.95, 1.5), "fraction"),
-    (trials_needed, (float("nan"),), "eps"), (one_run_epsilon_lower_bound, (5, 3), "correct"),
-    (one_run_audit, (0, 1.0, np.random.default_rng()), "m"), (one_run_audit, (10, -1.0, np.random.default_rng()), "eps"),
-    (one_run_audit, (10, 1.0, 7), "rng"), (audit_mechanism, (_s, _s, 0, np.random.default_rng()), "trials"),
-    (audit_mechanism, (_s, _s, 10, None), "rng"), (miscalibrated_laplace, (1.0, 1.0, 0.0), "bug_factor"),
-    (LaplaceAuditPair, (0.0,), "eps_claimed"),
-])
+@pytest.mark.parametrize(
+    "fn, args, name",
+    [
+        (clopper_pearson, (5, 0), "trials"),
+        (clopper_pearson, (11, 10), "successes"),
+        (clopper_pearson, (-1, 10), "successes"),
+        (clopper_pearson, (1.5, 10), "successes"),
+        (clopper_pearson, (1, 10, 1.0), "confidence"),
+        (clopper_pearson, (float("nan"), 10), "successes"),
+        (empirical_epsilon, (1, 1, 10, 10, 1.0), "delta"),
+        (empirical_epsilon, (11, 1, 10, 10), "fp"),
+        (empirical_epsilon, (1, 1, 0, 10), "trials_neg"),
+        (empirical_epsilon, (1, 20, 10, 10), "fn"),
+        (trials_needed, (0.0,), "eps"),
+        (trials_needed, (1.0, 0.95, 1.5), "fraction"),
+        (trials_needed, (float("nan"),), "eps"),
+        (one_run_epsilon_lower_bound, (5, 3), "correct"),
+        (one_run_audit, (0, 1.0, np.random.default_rng()), "m"),
+        (one_run_audit, (10, -1.0, np.random.default_rng()), "eps"),
+        (one_run_audit, (10, 1.0, 7), "rng"),
+        (audit_mechanism, (_s, _s, 0, np.random.default_rng()), "trials"),
+        (audit_mechanism, (_s, _s, 10, None), "rng"),
+        (miscalibrated_laplace, (1.0, 1.0, 0.0), "bug_factor"),
+        (LaplaceAuditPair, (0.0,), "eps_claimed"),
+    ],
+)
 def test_invalid(fn, args, name):
     with pytest.raises(ValueError, match=name):
         fn(*args)

@@ -10,6 +10,7 @@ same numbers or safer ones. The code they replace is kept here, private, as the 
 * ``ui.views.tradeoff_envelope`` (a profile's trade-off curve from points of it) is now
   ``conversions.tradeoff_envelope`` (same numbers; its arguments checked at entry).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +51,7 @@ def _before_matched_mu(eps, delta):
     target = np.log(delta)
     for _ in range(4):
         grid = np.linspace(lo, hi, 64)
-        ld = np.asarray(gdp_log_delta(10.0 ** grid, eps), dtype=np.float64)
+        ld = np.asarray(gdp_log_delta(10.0**grid, eps), dtype=np.float64)
         above = np.nonzero(ld >= target)[0]
         if above.size == 0:
             return None
@@ -58,7 +59,7 @@ def _before_matched_mu(eps, delta):
         if j == 0:
             return float(10.0 ** grid[0])
         lo, hi = float(grid[j - 1]), float(grid[j])
-    return float(10.0 ** hi)
+    return float(10.0**hi)
 
 
 @pytest.mark.parametrize("e", EPS)
@@ -66,12 +67,12 @@ def test_filters_for_target_mu_is_the_same_or_smaller_and_still_meets_the_target
     for d in DELTAS:
         new = approx_to_gdp(e, d)
         old = _before_filters_mu(e, d)
-        assert gdp_delta(new, e) <= d                       # the filter's promise holds
-        assert new <= old                                   # never less safe than before
-        assert old - new <= 1.1e-13 * old                   # and as tight (the 1e-13 margin)
+        assert gdp_delta(new, e) <= d  # the filter's promise holds
+        assert new <= old  # never less safe than before
+        assert old - new <= 1.1e-13 * old  # and as tight (the 1e-13 margin)
         try:
             fs = filters_for_target(e, d)
-        except ValueError as exc:                           # its Rényi filter has no budget
+        except ValueError as exc:  # its Rényi filter has no budget
             assert "too small" in str(exc)
             continue
         assert fs["gdp"].mu == new
@@ -95,14 +96,13 @@ def test_matched_mu_stays_on_the_upper_side_and_agrees_with_before():
             assert old is not None and new is not None
             # the curve passes through the point or above it
             assert gdp_delta(new, e) > d or gdp_log_delta(new, e) > np.log(d)
-            assert new <= old * (1 + 1.1e-13)               # the grid's end was 1.5e-6 wide
+            assert new <= old * (1 + 1.1e-13)  # the grid's end was 1.5e-6 wide
             assert old <= new * (1 + 2e-6)
             assert new == approx_to_gdp(e, d, side="up")
     # none where no GDP curve is drawn, as before; a sequence gives one μ per ε
     assert matched_mu(0.0, 1e-6) is None and matched_mu(np.inf, 1e-6) is None
     assert matched_mu(1.0, 0.0) is None
-    assert matched_mu([1.0, np.inf, 2.0], 1e-6) == (matched_mu(1.0, 1e-6), None,
-                                                   matched_mu(2.0, 1e-6))
+    assert matched_mu([1.0, np.inf, 2.0], 1e-6) == (matched_mu(1.0, 1e-6), None, matched_mu(2.0, 1e-6))
 
 
 def test_approx_to_gdp_brackets_the_crossing_by_adjacent_floats():
@@ -111,7 +111,7 @@ def test_approx_to_gdp_brackets_the_crossing_by_adjacent_floats():
     lo, hi = approx_to_gdp(e, d), approx_to_gdp(e, d, side="up")
     assert lo.shape == (len(EPS), len(DELTAS))
     assert np.all(gdp_delta(lo, e) <= d) and np.all(gdp_delta(hi, e) > d)
-    np.testing.assert_allclose(hi / lo, 1.0, rtol=3e-13)       # the bracket, moved out by 1e-13
+    np.testing.assert_allclose(hi / lo, 1.0, rtol=3e-13)  # the bracket, moved out by 1e-13
     assert np.all(hi / lo > 1.0 + 1.9e-13)
     # the Gaussian mechanism's ε(δ) maps back to its μ = 1 (Dong, Roth & Su 2022, Corollary 2.13)
     assert approx_to_gdp(4.886554117462214, 1e-6, side="up") == pytest.approx(1.0, rel=1e-12)
@@ -136,17 +136,19 @@ def _before_tradeoff_envelope(eps, delta, alpha):
     return np.max(f, axis=0)
 
 
-@pytest.mark.parametrize("obj", [Gaussian(1.0), Laplace(0.5), RandomizedResponse(2.0),
-                                 compose(Laplace(3.0), 20)], ids=repr)
+@pytest.mark.parametrize(
+    "obj", [Gaussian(1.0), Laplace(0.5), RandomizedResponse(2.0), compose(Laplace(3.0), 20)], ids=repr
+)
 def test_tradeoff_envelope_in_the_backend_gives_the_same_numbers(obj):
     from dpexplore.ui import views
 
-    assert views.tradeoff_envelope is conversions.tradeoff_envelope     # the old name still works
+    assert views.tradeoff_envelope is conversions.tradeoff_envelope  # the old name still works
     eps = np.concatenate([[0.0], np.linspace(0.0, 12.0, 61), [np.inf]])
     delta = np.asarray(obj.delta(eps), dtype=np.float64)
     alpha = np.concatenate([[0.0], np.logspace(-6, 0, 40)])
-    np.testing.assert_array_equal(conversions.tradeoff_envelope(eps, delta, alpha),
-                                  _before_tradeoff_envelope(eps, delta, alpha))
+    np.testing.assert_array_equal(
+        conversions.tradeoff_envelope(eps, delta, alpha), _before_tradeoff_envelope(eps, delta, alpha)
+    )
     np.testing.assert_array_equal(conversions.tradeoff_envelope(eps, np.ones_like(eps), alpha), 0.0)
     with pytest.raises(ValueError, match="delta"):
         conversions.tradeoff_envelope([1.0], [1.5], alpha)
@@ -197,7 +199,7 @@ def test_advanced_composition_pure_is_the_same_or_larger_and_deprecated():
                 old = _before_advanced_composition_pure(e0, k, d)
                 with pytest.warns(DeprecationWarning, match="composition.advanced"):
                     new = algorithms.advanced_composition_pure(e0, k, d)
-                assert old <= new <= old * (1 + 1e-15)       # rounded up by 4 ulps, or identical
+                assert old <= new <= old * (1 + 1e-15)  # rounded up by 4 ulps, or identical
     with pytest.warns(DeprecationWarning):
         grid = algorithms.advanced_composition_pure(np.array(E0S)[:, None], 100, 1e-6)
     assert grid.shape == (len(E0S), 1)
@@ -214,8 +216,8 @@ def test_sparse_and_thresholdout_noise_is_the_same_or_larger():
                 assert new_e0 <= old_e0 and new_e0 >= old_e0 * (1 - 1e-12)
                 sp = algorithms.Sparse(c=c, eps=eps, delta=d)
                 assert sp.privacy()[0] <= eps
-                assert sp.sigma >= 2.0 / old_e0 * (1 - 1e-15)   # never less noise than before
-    assert algorithms.Sparse(c=3, eps=1.0).sigma == 6.0        # δ = 0: basic composition, unchanged
+                assert sp.sigma >= 2.0 / old_e0 * (1 - 1e-15)  # never less noise than before
+    assert algorithms.Sparse(c=3, eps=1.0).sigma == 6.0  # δ = 0: basic composition, unchanged
 
 
 def _before_tight_values(mechanism, ks, delta_total):
@@ -265,7 +267,7 @@ def test_the_pld_has_no_spurious_mass_at_infinity_for_laplace():
     from dpexplore.apps import composition_explorer as A
     from dpexplore.composition import compose
 
-    for e in 10.0 ** (np.arange(-60, 35, 7) / 20.0):       # ε from 1e-3 to ~50, as the slider
+    for e in 10.0 ** (np.arange(-60, 35, 7) / 20.0):  # ε from 1e-3 to ~50, as the slider
         m = A.make_mechanism("laplace", float(e), 0.0)
         for k in A.K_TIGHT_PLD[1:]:
             assert compose(m, int(k)).pld.inf_mass == 0.0

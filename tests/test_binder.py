@@ -7,6 +7,7 @@ folder: the Jupyter config it writes stays there), then starts the Jupyter serve
 ``voila/render/notebooks/index.ipynb``) and fetches the gallery and one dashboard. pip's cache is
 used (the pinned wheels are the ones the development venv was installed from).
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,9 @@ def test_binder_files_follow_repo2docker_conventions():
     assert (BINDER / "postBuild").read_text().startswith("#!/")
     runtime = (BINDER / "runtime.txt").read_text().strip()
     assert re.fullmatch(r"python-3\.\d+", runtime)
-    reqs = [l.strip() for l in (BINDER / "requirements.txt").read_text().splitlines()
-            if l.strip() and not l.startswith("#")]
+    reqs = [
+        l.strip() for l in (BINDER / "requirements.txt").read_text().splitlines() if l.strip() and not l.startswith("#")
+    ]
     names = {re.split(r"[=<>!~ \[]", r)[0].lower() for r in reqs}
     assert {"voila", "ipywidgets", "plotly", "anywidget", "numpy", "scipy", "ipykernel"} <= names
     assert all("==" in r for r in reqs), "Binder builds should be reproducible: pin versions"
@@ -65,40 +67,66 @@ def test_binder_build_serves_the_gallery(tmp_path):
     home.mkdir()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
-    env = dict(os.environ, HOME=str(home), PATH=f"{venv / 'bin'}:{os.environ['PATH']}",
-               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(pathlib.Path.home() / ".cache/pip")),
-               PIP_DISABLE_PIP_VERSION_CHECK="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
+    env = dict(
+        os.environ,
+        HOME=str(home),
+        PATH=f"{venv / 'bin'}:{os.environ['PATH']}",
+        PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(pathlib.Path.home() / ".cache/pip")),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+    )
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)
     env.pop("JUPYTER_CONFIG_DIR", None)
     # repo2docker: requirements.txt, then postBuild, both from the repository root (a copy here, so
     # `pip install .` does not leave build/ or *.egg-info in the checkout)
     src = tmp_path / "repo"
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis",
-        "results"))
-    r = subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt"],
-                       cwd=src, env=env, capture_output=True, text=True, timeout=600)
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "__pycache__", "*.egg-info", "build", ".pytest_cache", ".hypothesis", "results"
+        ),
+    )
+    r = subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt"],
+        cwd=src,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    r = subprocess.run(["bash", "binder/postBuild"], cwd=src, env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(["bash", "binder/postBuild"], cwd=src, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
     cfg = home / ".jupyter" / "jupyter_server_config.json"
     assert cfg.is_file()
     # the package is a real install (not the dev checkout), and the extension is enabled
-    r = subprocess.run([str(py), "-c", "import dpexplore, sys; print(dpexplore.__file__)"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(py), "-c", "import dpexplore, sys; print(dpexplore.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert str(venv) in r.stdout, r.stdout + r.stderr
 
     port = _free_port()
     log = open(tmp_path / "server.log", "w")
     # Binder's start: a Jupyter server in the repository root, Voila as its server extension
-    cmd = [str(venv / "bin" / "jupyter"), "server", "--no-browser", f"--port={port}",
-           "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password="]
+    cmd = [
+        str(venv / "bin" / "jupyter"),
+        "server",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+    ]
     if os.geteuid() == 0:  # containers here run as root (Binder does not)
         cmd.append("--allow-root")
-    proc = subprocess.Popen(cmd,
-        cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + 120

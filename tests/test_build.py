@@ -8,6 +8,7 @@
   module, and the first plot, export script or served bundle asked for raises
   ``MissingAssetError`` naming the fix (it was a ``FileNotFoundError`` at import).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -43,8 +44,8 @@ def build_js(tmp_path, monkeypatch):
 
     def fake_run(cmd, cwd):
         calls.append((pathlib.Path(cwd).name, *map(str, cmd[1:])))
-        name = pathlib.Path(cwd).name   # the folder is named after its asset
-        if cmd[1:] != ["ci", "--silent", "--no-audit", "--no-fund"]:   # npm ci writes no output
+        name = pathlib.Path(cwd).name  # the folder is named after its asset
+        if cmd[1:] != ["ci", "--silent", "--no-audit", "--no-fund"]:  # npm ci writes no output
             for rel in mod.ASSETS[name][1]:
                 (tmp_path / rel).write_text(f"built from {len(calls)}\n")
         return subprocess.CompletedProcess(cmd, 0)
@@ -58,14 +59,19 @@ def test_builds_what_is_missing_then_only_what_changed(build_js, tmp_path):
     logs: list[str] = []
     assert build_js.status("plotly-bundle") == build_js.status("widgets-offline") == "missing"
     assert build_js.build(log=logs.append) == ["plotly-bundle", "widgets-offline"]
-    assert build_js.calls == [("plotly-bundle", "ci", "--silent", "--no-audit", "--no-fund"),
-                              ("plotly-bundle", "run", "build", "--silent"),
-                              ("widgets-offline", "vendor.py")]
+    assert build_js.calls == [
+        ("plotly-bundle", "ci", "--silent", "--no-audit", "--no-fund"),
+        ("plotly-bundle", "run", "build", "--silent"),
+        ("widgets-offline", "vendor.py"),
+    ]
     record = json.loads(build_js.RECORD.read_text())
     assert set(record) == {"plotly-bundle", "widgets-offline"}
     assert set(record["plotly-bundle"]["inputs"]) == {
-        "tools/plotly-bundle/entry.js", "tools/plotly-bundle/build.js",
-        "tools/plotly-bundle/package.json", "tools/plotly-bundle/package-lock.json"}
+        "tools/plotly-bundle/entry.js",
+        "tools/plotly-bundle/build.js",
+        "tools/plotly-bundle/package.json",
+        "tools/plotly-bundle/package-lock.json",
+    }
     # nothing changed: nothing is rebuilt
     del build_js.calls[:]
     assert build_js.build(log=logs.append) == [] and build_js.calls == []
@@ -93,12 +99,12 @@ def test_an_sdist_without_node_uses_the_files_it_carries(build_js, tmp_path, mon
     # stale but not rebuildable here: the files present are used, with a warning
     (tmp_path / "dpexplore/ui/static/plotly-dpexplore.min.js").write_text("edited\n")
     assert build_js.build(log=logs.append) == []
-    assert any("WARNING: plotly-bundle may be out of date" in line
-               and "sources are not here" in line for line in logs), logs
+    assert any(
+        "WARNING: plotly-bundle may be out of date" in line and "sources are not here" in line for line in logs
+    ), logs
 
 
-def test_a_missing_asset_without_node_stops_the_build_saying_what_to_install(build_js, tmp_path,
-                                                                          monkeypatch):
+def test_a_missing_asset_without_node_stops_the_build_saying_what_to_install(build_js, tmp_path, monkeypatch):
     monkeypatch.setattr(build_js, "_npm", lambda: None)
     with pytest.raises(build_js.BuildError) as e:
         build_js.build(log=lambda _: None)
@@ -112,10 +118,17 @@ def test_a_missing_asset_without_node_stops_the_build_saying_what_to_install(bui
 def test_a_package_without_its_built_assets_imports_and_says_how_to_build_them(tmp_path):
     """A copy of ``dpexplore/`` without the three built files (what ``pip install .`` gave before
     the build step): the UI modules import; the first use of an asset says what to run."""
-    built = {"plotly-dpexplore.min.js", "jupyter-widgets-offline.js",
-             "LICENSE-jupyter-widgets-offline.txt", "built-from.json"}
-    shutil.copytree(REPO / "dpexplore", tmp_path / "dpexplore",
-                    ignore=lambda d, names: [n for n in names if n in built or n == "__pycache__"])
+    built = {
+        "plotly-dpexplore.min.js",
+        "jupyter-widgets-offline.js",
+        "LICENSE-jupyter-widgets-offline.txt",
+        "built-from.json",
+    }
+    shutil.copytree(
+        REPO / "dpexplore",
+        tmp_path / "dpexplore",
+        ignore=lambda d, names: [n for n in names if n in built or n == "__pycache__"],
+    )
     assert not (tmp_path / "dpexplore/ui/static/plotly-dpexplore.min.js").exists()
     code = """
 import dpexplore.ui.controls, dpexplore.ui.offline, dpexplore.apps.rdp_explorer
@@ -131,8 +144,7 @@ for use in (lambda: PlotlyWidget(data=[{"x": [0, 1], "y": [1, 2]}]),
         print("no error")
 """
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       cwd=tmp_path, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     first, *errors = r.stdout.strip().splitlines()
     assert first.startswith(str(tmp_path / "dpexplore")), first

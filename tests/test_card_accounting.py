@@ -1,6 +1,7 @@
 """Card facts fixed with issue 35: Laplace's exact zCDP ρ (checked with mpmath), the μ of an
 (ε, δ)-filter with δ > 0 ("not defined"), the advantage as the profile's own supremum, cards
 cached per object."""
+
 from __future__ import annotations
 
 import math
@@ -32,9 +33,9 @@ def test_laplace_rho_is_the_sup_of_renyi_over_alpha(b):
     e = 1.0 / b
     rho = fact(Laplace(b), "zCDP ρ").value
     with mp.workdps(40):
-        kl = float(mp.mpf(e) + mp.exp(-mp.mpf(e)) - 1)   # the α → 1 limit
+        kl = float(mp.mpf(e) + mp.exp(-mp.mpf(e)) - 1)  # the α → 1 limit
     assert rho == pytest.approx(kl, rel=1e-12) and rho >= kl * (1 - 1e-16)
-    alphas = [1 + 10.0 ** -j for j in range(1, 10)] + list(np.geomspace(1.01, 1e4, 60))
+    alphas = [1 + 10.0**-j for j in range(1, 10)] + list(np.geomspace(1.01, 1e4, 60))
     assert max(float(laplace_rdp(a, e) / a) for a in alphas) <= rho * (1 + 1e-12)
 
 

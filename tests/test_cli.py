@@ -1,4 +1,5 @@
 """``dpexplore serve``: command line and the shipped Voila configuration."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,9 @@ from dpexplore import voila as dvoila
 
 
 def _run(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "dpexplore.cli", *args], capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "dpexplore.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_serve_help():
@@ -51,8 +53,9 @@ def test_defaults():
 
 
 def test_options_map_to_voila():
-    args = cli.parse_args(["serve", "--port", "9000", "--ip", "0.0.0.0", "--no-browser",
-                           "--root", str(cli.default_root())])
+    args = cli.parse_args(
+        ["serve", "--port", "9000", "--ip", "0.0.0.0", "--no-browser", "--root", str(cli.default_root())]
+    )
     argv = cli.build_voila_argv(args)
     assert argv[:3] == ["--port=9000", "--Voila.ip=0.0.0.0", "--no-browser"]
 
@@ -70,7 +73,9 @@ def test_shipped_config():
     assert vc["strip_sources"] is True
     assert vc["preheat_kernel"] is True and vc["default_pool_size"] >= 1
     # lab extensions a dashboard does not use (Notebook 7's fails to load in Voilà: a console error)
-    assert {"jupyterlab-plotly", "@jupyter-notebook/lab-extension", "jupyterlab_pygments"} <= set(vc["extension_denylist"])
+    assert {"jupyterlab-plotly", "@jupyter-notebook/lab-extension", "jupyterlab_pygments"} <= set(
+        vc["extension_denylist"]
+    )
     km = c["MappingKernelManager"]
     assert 0 < km["cull_idle_timeout"] <= 600
     assert 0 < km["cull_interval"] <= km["cull_idle_timeout"]
@@ -90,16 +95,18 @@ def test_app_reads_only_the_shipped_config():
     assert app.voila_configuration.show_tracebacks is False
     assert app.voila_configuration.strip_sources is True
     assert app.voila_configuration.preheat_kernel is True
-    assert app.config.MappingKernelManager.cull_idle_timeout == dvoila.load_config()[
-        "MappingKernelManager"]["cull_idle_timeout"]
+    assert (
+        app.config.MappingKernelManager.cull_idle_timeout
+        == dvoila.load_config()["MappingKernelManager"]["cull_idle_timeout"]
+    )
     assert app.template_paths[0] == str(dvoila.TEMPLATE_DIR)
     assert app.config.VoilaConfiguration.resources["dpexplore_plotly_path"].startswith(
-        "dpexplore/static/plotly.min.js?v=")
+        "dpexplore/static/plotly.min.js?v="
+    )
 
 
 def test_pool_and_culling_flags_map_to_traits():
-    args = cli.parse_args(["serve", "--pool-size", "2", "--cull-idle-timeout", "5",
-                           "--cull-interval", "2"])
+    args = cli.parse_args(["serve", "--pool-size", "2", "--cull-idle-timeout", "5", "--cull-interval", "2"])
     argv = cli.build_voila_argv(args)
     assert "--VoilaConfiguration.default_pool_size=2" in argv
     assert "--MappingKernelManager.cull_idle_timeout=5" in argv
@@ -117,9 +124,16 @@ def test_page_and_kernel_caps_map_to_traits():
     assert "--DPExploreVoila.max_pages=0" in argv and "--DPExploreVoila.max_kernels=7" in argv
 
 
-@pytest.mark.parametrize("flag, value", [("--pool-size", "-1"), ("--cull-idle-timeout", "0"),
-                                         ("--cull-interval", "-3"), ("--max-pages", "-1"),
-                                         ("--max-kernels", "-2")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--pool-size", "-1"),
+        ("--cull-idle-timeout", "0"),
+        ("--cull-interval", "-3"),
+        ("--max-pages", "-1"),
+        ("--max-kernels", "-2"),
+    ],
+)
 def test_bad_pool_and_culling_flags(flag, value):
     with pytest.raises(SystemExit, match=flag):
         cli.build_voila_argv(cli.parse_args(["serve", flag, value]))
@@ -128,9 +142,22 @@ def test_bad_pool_and_culling_flags(flag, value):
 def test_command_line_overrides_win_over_voila_json():
     app = dvoila.DPExploreVoila()
     old = signal.getsignal(signal.SIGTERM)
-    argv = cli.build_voila_argv(cli.parse_args(
-        ["serve", "--no-browser", "--port", "8898", "--cull-idle-timeout", "7",
-         "--cull-interval", "3", "--pool-size", "2"]))
+    argv = cli.build_voila_argv(
+        cli.parse_args(
+            [
+                "serve",
+                "--no-browser",
+                "--port",
+                "8898",
+                "--cull-idle-timeout",
+                "7",
+                "--cull-interval",
+                "3",
+                "--pool-size",
+                "2",
+            ]
+        )
+    )
     try:
         app.initialize(argv)
     finally:
@@ -149,8 +176,9 @@ def test_no_prefetch_flag_reaches_the_kernels(monkeypatch):
 
     seen = {}
     app_cls = dvoila.DPExploreVoila
-    monkeypatch.setattr(app_cls, "launch_instance",
-                        classmethod(lambda cls, argv: seen.update(env=os.environ.get("DPEXPLORE_PREFETCH"))))
+    monkeypatch.setattr(
+        app_cls, "launch_instance", classmethod(lambda cls, argv: seen.update(env=os.environ.get("DPEXPLORE_PREFETCH")))
+    )
     monkeypatch.delenv("DPEXPLORE_PREFETCH", raising=False)
     assert cli.main(["serve", "--no-browser", "--no-prefetch"]) == 0
     assert seen["env"] == "0"
@@ -197,9 +225,15 @@ def test_kernels_run_on_this_interpreter_whatever_python3_kernelspec_the_user_ha
 
     theirs = tmp_path / "theirs" / "kernels" / "python3"
     theirs.mkdir(parents=True)
-    (theirs / "kernel.json").write_text(json.dumps(
-        {"argv": ["/elsewhere/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-         "display_name": "Python 3 (elsewhere)", "language": "python"}))
+    (theirs / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": ["/elsewhere/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (elsewhere)",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "theirs"))
     assert KernelSpecManager().get_kernel_spec("python3").argv[0] == "/elsewhere/bin/python"
 
@@ -208,8 +242,9 @@ def test_kernels_run_on_this_interpreter_whatever_python3_kernelspec_the_user_ha
     try:
         # (no preheated pool: init_settings would schedule pool fills on a loop the app never
         # runs, and their failures were printed when the test session ended)
-        app.initialize(["--no-browser", "--port=8897", "--VoilaConfiguration.preheat_kernel=False",
-                        str(cli.default_root())])
+        app.initialize(
+            ["--no-browser", "--port=8897", "--VoilaConfiguration.preheat_kernel=False", str(cli.default_root())]
+        )
         app.init_settings()
     finally:
         signal.signal(signal.SIGTERM, old)

@@ -5,6 +5,7 @@ binomials; sandwiches (tight ≤ loose); the exact Gaussian / randomized-respons
 cross-checks of the numerical PLD composition against dp_accounting (ours ≥ its optimistic
 estimate, within 0.5 % of its pessimistic one); hypothesis properties; invalid inputs.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,7 @@ from hypothesis import strategies as st
 
 from dpexplore import composition as C
 from dpexplore import pld
-from dpexplore.mechanisms import (Exponential, Gaussian, Laplace, Logistic, RandomizedResponse,
-                                  Subbotin)
+from dpexplore.mechanisms import Exponential, Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
 from dpexplore.profiles import GaussianDPProfile
 
 mp.mp.dps = 50
@@ -69,8 +69,9 @@ def test_basic_sums_last_axis():
     assert C.basic([0.5] * 4, [0.4] * 4)[1] == 1.0  # capped
 
 
-@pytest.mark.parametrize("eps,delta,k,slack", [(0.01, 0.0, 10_000, 1e-6), (0.1, 1e-8, 100, 1e-5),
-                                               (1.0, 0.0, 5, 1e-3), (2.5, 1e-9, 1, 0.5)])
+@pytest.mark.parametrize(
+    "eps,delta,k,slack", [(0.01, 0.0, 10_000, 1e-6), (0.1, 1e-8, 100, 1e-5), (1.0, 0.0, 5, 1e-3), (2.5, 1e-9, 1, 0.5)]
+)
 def test_advanced_vs_mpmath(eps, delta, k, slack):
     e = mp.mpf(eps)
     ref = mp.sqrt(2 * k * mp.log(1 / mp.mpf(slack))) * e + k * e * (mp.exp(e) - 1)
@@ -85,8 +86,7 @@ def test_advanced_004_example():
     assert 1.0 < e < 1.0 + 10_000 * (1 / 800) * math.expm1(1 / 800) + 1e-12
 
 
-@pytest.mark.parametrize("eps_list,delta", [([0.1] * 100, 1e-6), ([0.5, 0.1, 0.01, 1.0], 1e-3),
-                                            ([0.02] * 1000, 1e-10)])
+@pytest.mark.parametrize("eps_list,delta", [([0.1] * 100, 1e-6), ([0.5, 0.1, 0.01, 1.0], 1e-3), ([0.02] * 1000, 1e-10)])
 def test_advanced_pure_vs_mpmath(eps_list, delta):
     s2 = mp.fsum(mp.mpf(x) ** 2 for x in eps_list)
     ref = s2 / 2 + mp.sqrt(2 * mp.log(1 / mp.mpf(delta)) * s2)
@@ -107,8 +107,9 @@ def test_additive_accountants():
 # ------------------------------------------------------------------------------------------------
 # optimal (KOV) against mpmath
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("e,k,delta", [(1.0, 10, 1e-6), (0.1, 20, 1e-3), (0.5, 7, 0.05),
-                                       (0.05, 30, 1e-8), (2.0, 3, 0.3), (0.3, 1, 0.01)])
+@pytest.mark.parametrize(
+    "e,k,delta", [(1.0, 10, 1e-6), (0.1, 20, 1e-3), (0.5, 7, 0.05), (0.05, 30, 1e-8), (2.0, 3, 0.3), (0.3, 1, 0.01)]
+)
 def test_optimal_vs_mpmath(e, k, delta):
     ref = mp_kov_eps(e, k, delta)
     got = C.optimal(e, k, delta)
@@ -116,8 +117,7 @@ def test_optimal_vs_mpmath(e, k, delta):
     assert rel(got, ref) < REL
 
 
-@pytest.mark.parametrize("eg,e,k", [(0.0, 1.0, 2), (0.5, 0.1, 25), (3.0, 0.5, 20), (1.0, 0.05, 30),
-                                    (4.0, 1.0, 10)])
+@pytest.mark.parametrize("eg,e,k", [(0.0, 1.0, 2), (0.5, 0.1, 25), (3.0, 0.5, 20), (1.0, 0.05, 30), (4.0, 1.0, 10)])
 def test_optimal_log_delta_vs_mpmath(eg, e, k):
     ref = mp_kov_delta(eg, e, k)
     got = math.exp(C.optimal_log_delta(eg, e, k))
@@ -155,7 +155,7 @@ def test_optimal_vectorized_and_huge_k():
 
 
 def test_optimal_edge_values():
-    assert C.optimal(0.001, 1, 0.5) == 0.0            # δ(0) = tanh(ε/2) ≤ 0.5 already
+    assert C.optimal(0.001, 1, 0.5) == 0.0  # δ(0) = tanh(ε/2) ≤ 0.5 already
     assert C.optimal(0.0, 10, 1e-6) == 0.0
     assert C.optimal(10.0, 5, 1e-6) <= 50.0
     ref = mp_kov_eps(1e-7, 50, 1e-9)
@@ -184,7 +184,7 @@ def test_sandwich_optimal_below_theorems(e, k, logd):
 
 @pytest.mark.parametrize("b,k", [(1.0, 10), (2.0, 50), (0.5, 3)])
 def test_compose_laplace_below_optimal(b, k):
-    prof = C.compose(Laplace(b), k)   # capped by KOV by construction; the raw PLD must be too
+    prof = C.compose(Laplace(b), k)  # capped by KOV by construction; the raw PLD must be too
     for d in (1e-2, 1e-6, 1e-10):
         assert prof.pld.epsilon(d) <= C.optimal(1.0 / b, k, d) * (1 + 1e-9)
         assert prof.epsilon(d) == min(prof.pld.epsilon(d), C.optimal(1.0 / b, k, d))
@@ -263,8 +263,7 @@ def test_discrete_pld_delta_and_epsilon_exact_for_the_discrete_law(mech, k):
         assert d.delta(e) <= delta and d.delta(e - 1e-7 * e) > delta
 
 
-@pytest.mark.parametrize("b,k", [(0.06798435448412177, 100), (0.5009130066684768, 10),
-                                 (1.0798408271867903, 3)])
+@pytest.mark.parametrize("b,k", [(0.06798435448412177, 100), (0.5009130066684768, 10), (1.0798408271867903, 3)])
 def test_pld_top_atom_not_sent_to_infinity(b, k):
     # regression: eps_max = m·h up to an ulp used to put Laplace's atom at eps_max at +∞
     d = pld.composed_pld(Laplace(b), k)
@@ -300,7 +299,7 @@ def test_profile_epsilon_is_consistent_with_delta():
     deltas = np.array([1e-1, 1e-3, 1e-6, 1e-9, 1e-12])
     eps = p.epsilon(deltas)
     assert np.all(p.delta(eps) <= deltas)
-    assert np.all(p.delta(eps * (1 - 1e-6)) > deltas)   # and it is the smallest such ε (up to 1e-6)
+    assert np.all(p.delta(eps * (1 - 1e-6)) > deltas)  # and it is the smallest such ε (up to 1e-6)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -319,8 +318,10 @@ def _dpa_eps(make, k, delta):
 @pytest.mark.parametrize("b,k,delta", [(1.0, 10, 1e-6), (2.0, 40, 1e-4), (1.0, 30, 1e-9)])
 def test_laplace_vs_dp_accounting(b, k, delta):
     def make(pess):
-        return dpa.from_laplace_mechanism(b, sensitivity=1.0, pessimistic_estimate=pess,
-                                          value_discretization_interval=1e-3)
+        return dpa.from_laplace_mechanism(
+            b, sensitivity=1.0, pessimistic_estimate=pess, value_discretization_interval=1e-3
+        )
+
     pess, opt = _dpa_eps(make, k, delta)
     ours = C.compose(Laplace(b), k).epsilon(delta)
     assert ours >= opt
@@ -331,8 +332,10 @@ def test_laplace_vs_dp_accounting(b, k, delta):
 @pytest.mark.parametrize("sigma,k,delta", [(2.0, 10, 1e-6), (10.0, 50, 1e-5)])
 def test_gaussian_vs_dp_accounting(sigma, k, delta):
     def make(pess):
-        return dpa.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=pess,
-                                           value_discretization_interval=1e-3)
+        return dpa.from_gaussian_mechanism(
+            sigma, sensitivity=1.0, pessimistic_estimate=pess, value_discretization_interval=1e-3
+        )
+
     pess, opt = _dpa_eps(make, k, delta)
     ours = C.compose(Gaussian(sigma), k).epsilon(delta)
     assert ours >= opt
@@ -345,8 +348,8 @@ def test_rr_vs_dp_accounting(e, k, delta):
     p = 2.0 / (1.0 + math.exp(e))  # dp_accounting: keep w.p. 1 − p, else uniform over 2 buckets
 
     def make(pess):
-        return dpa.from_randomized_response(p, 2, pessimistic_estimate=pess,
-                                            value_discretization_interval=1e-4)
+        return dpa.from_randomized_response(p, 2, pessimistic_estimate=pess, value_discretization_interval=1e-4)
+
     pess, opt = _dpa_eps(make, k, delta)
     ours = C.compose(RandomizedResponse(e), k).epsilon(delta)
     assert ours >= opt * (1 - 1e-9)
@@ -395,8 +398,7 @@ def _compose_total(theorem, eps, delta, k):
 
 
 @settings(max_examples=50, deadline=None)
-@given(E=st.floats(0.05, 10.0), logd=st.floats(-25, -2), k=st.integers(1, 5000),
-       theorem=st.sampled_from(C.THEOREMS))
+@given(E=st.floats(0.05, 10.0), logd=st.floats(-25, -2), k=st.integers(1, 5000), theorem=st.sampled_from(C.THEOREMS))
 def test_per_step_budget_round_trip(E, logd, k, theorem):
     d = math.exp(logd)
     eps = C.per_step_budget(E, d, k, theorem)
@@ -450,37 +452,40 @@ def test_compose_laplace_profile_valid(b, k):
 # ------------------------------------------------------------------------------------------------
 # invalid inputs
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("call,name", [
-    (lambda: C.optimal(0.1, 0, 1e-6), "k"),
-    (lambda: C.optimal(0.1, 2.5, 1e-6), "k"),
-    (lambda: C.optimal(float("nan"), 10, 1e-6), "eps"),
-    (lambda: C.optimal(-0.1, 10, 1e-6), "eps"),
-    (lambda: C.optimal(0.1, 10, 1.0), "delta"),
-    (lambda: C.optimal(0.1, 10, -1e-3), "delta"),
-    (lambda: C.optimal(0.1, 10, 1e-6, delta_each=1.5), "delta_each"),
-    (lambda: C.advanced(0.1, 0.0, 0, 1e-6), "k"),
-    (lambda: C.advanced(-1.0, 0.0, 3, 1e-6), "eps"),
-    (lambda: C.advanced(0.1, 0.0, 3, 1.0), "delta_slack"),
-    (lambda: C.advanced_pure([0.1, float("nan")], 1e-6), "epsilons"),
-    (lambda: C.advanced_pure(0.1, 2.0, k=3), "delta"),
-    (lambda: C.basic([0.1, -0.2]), "epsilons"),
-    (lambda: C.basic([0.1], [1.0]), "deltas"),
-    (lambda: C.rdp([[0.1, -1.0]]), "rdp_curves"),
-    (lambda: C.zcdp(0.1, k=0), "k"),
-    (lambda: C.gdp(float("nan")), "mus"),
-    (lambda: C.compose(Laplace(1.0), 0), "k"),
-    (lambda: C.compose(Laplace(1.0), 2.5), "k"),
-    (lambda: C.compose(Laplace(np.array([1.0, 2.0])), 3), "mechanism"),
-    (lambda: C.compose("laplace", 3), "mechanism"),
-    (lambda: C.compose(Laplace(1.0), 10).epsilon(1.0), "delta"),
-    (lambda: C.compose(Laplace(1.0), 10).delta(-1.0), "eps"),
-    (lambda: C.per_step_budget(1.0, 1e-6, 10, "fancy"), "theorem"),
-    (lambda: C.per_step_budget(-1.0, 1e-6, 10, "basic"), "total_eps"),
-    (lambda: C.per_step_budget(1.0, 1.0, 10, "basic"), "total_delta"),
-    (lambda: C.per_step_budget(1.0, 1e-6, 0, "basic"), "k"),
-    (lambda: C.per_step_budget(1.0, float("nan"), 3, "optimal"), "total_delta"),
-    (lambda: pld.composed_pld(Laplace(1.0), 3, grid_size=10), "grid_size"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: C.optimal(0.1, 0, 1e-6), "k"),
+        (lambda: C.optimal(0.1, 2.5, 1e-6), "k"),
+        (lambda: C.optimal(float("nan"), 10, 1e-6), "eps"),
+        (lambda: C.optimal(-0.1, 10, 1e-6), "eps"),
+        (lambda: C.optimal(0.1, 10, 1.0), "delta"),
+        (lambda: C.optimal(0.1, 10, -1e-3), "delta"),
+        (lambda: C.optimal(0.1, 10, 1e-6, delta_each=1.5), "delta_each"),
+        (lambda: C.advanced(0.1, 0.0, 0, 1e-6), "k"),
+        (lambda: C.advanced(-1.0, 0.0, 3, 1e-6), "eps"),
+        (lambda: C.advanced(0.1, 0.0, 3, 1.0), "delta_slack"),
+        (lambda: C.advanced_pure([0.1, float("nan")], 1e-6), "epsilons"),
+        (lambda: C.advanced_pure(0.1, 2.0, k=3), "delta"),
+        (lambda: C.basic([0.1, -0.2]), "epsilons"),
+        (lambda: C.basic([0.1], [1.0]), "deltas"),
+        (lambda: C.rdp([[0.1, -1.0]]), "rdp_curves"),
+        (lambda: C.zcdp(0.1, k=0), "k"),
+        (lambda: C.gdp(float("nan")), "mus"),
+        (lambda: C.compose(Laplace(1.0), 0), "k"),
+        (lambda: C.compose(Laplace(1.0), 2.5), "k"),
+        (lambda: C.compose(Laplace(np.array([1.0, 2.0])), 3), "mechanism"),
+        (lambda: C.compose("laplace", 3), "mechanism"),
+        (lambda: C.compose(Laplace(1.0), 10).epsilon(1.0), "delta"),
+        (lambda: C.compose(Laplace(1.0), 10).delta(-1.0), "eps"),
+        (lambda: C.per_step_budget(1.0, 1e-6, 10, "fancy"), "theorem"),
+        (lambda: C.per_step_budget(-1.0, 1e-6, 10, "basic"), "total_eps"),
+        (lambda: C.per_step_budget(1.0, 1.0, 10, "basic"), "total_delta"),
+        (lambda: C.per_step_budget(1.0, 1e-6, 0, "basic"), "k"),
+        (lambda: C.per_step_budget(1.0, float("nan"), 3, "optimal"), "total_delta"),
+        (lambda: pld.composed_pld(Laplace(1.0), 3, grid_size=10), "grid_size"),
+    ],
+)
 def test_invalid_inputs(call, name):
     with pytest.raises(ValueError, match=name):
         call()

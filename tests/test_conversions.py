@@ -1,5 +1,6 @@
 """Tests for dpexplore.conversions: mpmath references (≥ 40 digits), sandwiches, round trips,
 hypothesis properties, dp_accounting cross-checks, GDP identification/measurement, invalid inputs."""
+
 from __future__ import annotations
 
 import math
@@ -206,8 +207,15 @@ def test_pure_to_gdp_dominates_rr_profile_with_equality_at_zero(eps):
 
 @pytest.mark.parametrize(
     "eps0,delta0,eps",
-    [(1.0, 0.0, 0.0), (1.0, 0.0, 0.5), (1.0, 1e-5, 0.2), (3.0, 0.1, 2.999), (1.0, 1e-5, 2.0),
-     (1e-6, 0.0, 0.0), (40.0, 1e-9, 1.0)],
+    [
+        (1.0, 0.0, 0.0),
+        (1.0, 0.0, 0.5),
+        (1.0, 1e-5, 0.2),
+        (3.0, 0.1, 2.999),
+        (1.0, 1e-5, 2.0),
+        (1e-6, 0.0, 0.0),
+        (40.0, 1e-9, 1.0),
+    ],
 )
 def test_implied_delta_mpmath(eps0, delta0, eps):
     e0, d0, e = mp.mpf(eps0), mp.mpf(delta0), mp.mpf(eps)
@@ -469,8 +477,7 @@ def test_rdp_profile_mpmath_and_consistency():
     p = RDPProfile(alphas, rdp)
     for eps in (0.5, 2.0, 8.0):
         ref = min(
-            (mp.mpf(a) - 1) * (mp.mpf(r) - eps + mp.log(1 - 1 / mp.mpf(a))) - mp.log(a)
-            for a, r in zip(alphas, rdp)
+            (mp.mpf(a) - 1) * (mp.mpf(r) - eps + mp.log(1 - 1 / mp.mpf(a))) - mp.log(a) for a, r in zip(alphas, rdp)
         )
         assert rel_close(p.log_delta(eps), min(ref, mp.mpf(0)))
     for d in (1e-3, 1e-8, 1e-40):
@@ -511,8 +518,12 @@ def test_equation_profile_refined(A, B, sigma):
         xs = np.linspace(eps, eps + 20, 40001)
         dense = min(h(x) for x in xs[::50])
         k = int(np.argmin([h(x) for x in xs[::50]]))
-        r = minimize_scalar(h, bounds=(max(eps, xs[::50][max(k - 1, 0)]), xs[::50][min(k + 1, 800)]),
-                            method="bounded", options={"xatol": 1e-12})
+        r = minimize_scalar(
+            h,
+            bounds=(max(eps, xs[::50][max(k - 1, 0)]), xs[::50][min(k + 1, 800)]),
+            method="bounded",
+            options={"xatol": 1e-12},
+        )
         best = min(dense, r.fun, naive.delta(eps))
         got = ref_p.delta(eps)
         assert got <= best + 1e-12  # as tight as a dense search
@@ -559,7 +570,7 @@ def test_gdp_identify_conventions():
     assert gdp_identify(PureDPProfile(1.0)) == 0.0
     # δ(ε) = e^{−ε}: heavier than Gaussian tail → not GDP
     assert gdp_identify(FunctionProfile(lambda e: -np.asarray(e, dtype=float))) == np.inf
-    assert gdp_identify(FunctionProfile(lambda e: -np.asarray(e, dtype=float) ** 1.5)) == np.inf
+    assert gdp_identify(FunctionProfile(lambda e: -(np.asarray(e, dtype=float) ** 1.5))) == np.inf
     # mechanism-like object and bare .log_delta
     assert gdp_identify(_Mech(GaussianDPProfile(0.5))) == pytest.approx(0.5, rel=1e-3)
     assert gdp_identify(_LogDeltaOnly()) == pytest.approx(2.0, rel=1e-3)
@@ -713,8 +724,10 @@ def test_rdp_profile_orders_near_one():
     for eps in (0.0, 0.1, 3.0):
         ref = min(
             mp.mpf(0),
-            min((mp.mpf(a) - 1) * (mp.mpf(r) - eps + mp.log(1 - 1 / mp.mpf(a))) - mp.log(mp.mpf(a))
-                for a, r in zip(alphas, rdp)),
+            min(
+                (mp.mpf(a) - 1) * (mp.mpf(r) - eps + mp.log(1 - 1 / mp.mpf(a))) - mp.log(mp.mpf(a))
+                for a, r in zip(alphas, rdp)
+            ),
         )
         got = p.log_delta(eps)
         assert abs(got - ref) <= 1e-9 * max(1.0, abs(ref))
@@ -781,11 +794,14 @@ def test_whole_domain_no_nan_and_ranges(eps, alpha, delta, mu):
     for b in ("tight", "quadratic", "trivial"):
         r = pure_to_zcdp(eps, b)
         assert not math.isnan(r) and r >= 0
-    for v in (zcdp_to_approx(eps, delta), approx_to_zcdp(eps, delta), pure_to_gdp(eps),
-              gdp_epsilon(mu, delta)):
+    for v in (zcdp_to_approx(eps, delta), approx_to_zcdp(eps, delta), pure_to_gdp(eps), gdp_epsilon(mu, delta)):
         assert not math.isnan(v) and v >= 0
-    for v in (gdp_delta(mu, eps), implied_delta(eps, min(delta, 0.99), 1.0),
-              tradeoff_approx(eps, delta, 0.3), tradeoff_gdp(mu, min(delta, 1.0))):
+    for v in (
+        gdp_delta(mu, eps),
+        implied_delta(eps, min(delta, 0.99), 1.0),
+        tradeoff_approx(eps, delta, 0.3),
+        tradeoff_gdp(mu, min(delta, 1.0)),
+    ):
         assert not math.isnan(v) and 0.0 <= v <= 1.0
     assert gdp_log_delta(mu, eps) <= 0.0
 

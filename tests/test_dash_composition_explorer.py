@@ -1,6 +1,7 @@
 """Composition explorer: the compute function returns the backend's numbers (checked against mpmath
 closed forms and the backend functions), the theorems are ordered as they must be, bad settings
 raise ValueError naming the parameter, and the controller updates its figures in place."""
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,16 @@ from dpexplore import composition as C
 from dpexplore import conversions as CV
 from dpexplore.apps import APPS
 from dpexplore.apps.composition_explorer import (
-    ALPHAS, K_GRID, K_TIGHT_PLD, NOISE_CURVES, THEOREMS, CompositionSpec, build_composition_explorer,
-    compute_composition, make_mechanism)
+    ALPHAS,
+    K_GRID,
+    K_TIGHT_PLD,
+    NOISE_CURVES,
+    THEOREMS,
+    CompositionSpec,
+    build_composition_explorer,
+    compute_composition,
+    make_mechanism,
+)
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 
 mp.mp.dps = 50
@@ -56,8 +65,9 @@ def test_grid_is_the_k_slider_positions():
     assert 30 <= K_GRID.size <= 60
 
 
-@pytest.mark.parametrize("spec", [DEFAULT, CompositionSpec(eps=0.5, delta=1e-9, delta_total=1e-5)],
-                         ids=["pure", "approx"])
+@pytest.mark.parametrize(
+    "spec", [DEFAULT, CompositionSpec(eps=0.5, delta=1e-9, delta_total=1e-5)], ids=["pure", "approx"]
+)
 def test_closed_forms_match_mpmath(spec):
     r = compute_composition(spec)
     for name, ref in (("advanced", mp_advanced), ("advanced_pure", mp_advanced_pure), ("zcdp", mp_zcdp)):
@@ -114,8 +124,9 @@ def test_off_grid_k_is_computed_exactly():
     assert r.at_k["basic"] == pytest.approx(3.7, rel=1e-15)
     assert rel(r.at_k["advanced_pure"], float(mp_advanced_pure(0.1, 37, 1e-6))) < 1e-9
     mech = Laplace.calibrate(0.1)
-    assert r.at_k["tight"] == pytest.approx(min(C.compose(mech, 37).epsilon(1e-6),
-                                                C.optimal(float(mech.eps_max), 37, 1e-6)), rel=1e-12)
+    assert r.at_k["tight"] == pytest.approx(
+        min(C.compose(mech, 37).epsilon(1e-6), C.optimal(float(mech.eps_max), 37, 1e-6)), rel=1e-12
+    )
     assert r.noise_at_k["optimal"] == pytest.approx(1.0 / C.per_step_budget(1.0, 1e-6, 37, "optimal"), rel=1e-12)
 
 
@@ -134,7 +145,7 @@ def test_crossovers_match_closed_form(default_result):
 
 def test_noise_curves(default_result):
     r = default_result
-    assert list(r.noise) == list(r.noise_at_k) == list(NOISE_CURVES)   # the legend order
+    assert list(r.noise) == list(r.noise_at_k) == list(NOISE_CURVES)  # the legend order
     assert list(r.curves) == list(r.at_k) == list(THEOREMS)
     ks, basic = r.noise["basic"]
     assert np.allclose(basic, ks / 1.0, rtol=1e-14)
@@ -164,12 +175,16 @@ def test_budget_exhausted_gives_gaps_not_errors():
     assert r.notes and "beyond k = 100" in r.notes[0]
 
 
-@pytest.mark.parametrize("spec", [
-    CompositionSpec(eps=50.0, k=10_000, mechanism="rr"),
-    CompositionSpec(eps=50.0, delta=1e-12, mechanism="gaussian"),
-    CompositionSpec(eps=0.1, delta_total=1e-300, mechanism="rr", eps_budget=0.01),
-    CompositionSpec(eps=1e-3, delta=1e-15, delta_total=1e-15, mechanism="gaussian"),
-], ids=["eps50", "gauss-eps50", "delta1e-300", "tiny"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        CompositionSpec(eps=50.0, k=10_000, mechanism="rr"),
+        CompositionSpec(eps=50.0, delta=1e-12, mechanism="gaussian"),
+        CompositionSpec(eps=0.1, delta_total=1e-300, mechanism="rr", eps_budget=0.01),
+        CompositionSpec(eps=1e-3, delta=1e-15, delta_total=1e-15, mechanism="gaussian"),
+    ],
+    ids=["eps50", "gauss-eps50", "delta1e-300", "tiny"],
+)
 def test_extreme_settings_are_computed(spec):
     r = compute_composition(spec)
     for name, (_ks, vals) in r.curves.items():
@@ -181,8 +196,12 @@ def test_extreme_settings_are_computed(spec):
 
 
 @settings(max_examples=15, deadline=None)
-@given(eps=st.floats(1e-3, 5.0), delta=st.sampled_from([0.0, 1e-12, 1e-9]),
-       delta_total=st.floats(1e-12, 1e-2), mechanism=st.sampled_from(["gaussian", "rr"]))
+@given(
+    eps=st.floats(1e-3, 5.0),
+    delta=st.sampled_from([0.0, 1e-12, 1e-9]),
+    delta_total=st.floats(1e-12, 1e-2),
+    mechanism=st.sampled_from(["gaussian", "rr"]),
+)
 def test_theorems_are_ordered(eps, delta, delta_total, mechanism):
     if mechanism == "gaussian" and delta == 0.0:
         delta = 1e-12
@@ -194,20 +213,32 @@ def test_theorems_are_ordered(eps, delta, delta_total, mechanism):
         assert np.all(c["optimal"] <= c[loose] * (1 + 1e-9) + 1e-300), loose  # KOV is optimal for the class
     # (+1e-300: KOV rounds an exact 0 up to a few denormals)
     assert np.all(c["tight"] <= c["optimal"] * (1 + 1e-9) + 1e-300)  # the mechanism is in the class
-    assert np.all(c["tight"] <= c["rdp"] * (1 + 1e-9) + 1e-300)      # RDP is a bound for it
+    assert np.all(c["tight"] <= c["rdp"] * (1 + 1e-9) + 1e-300)  # RDP is a bound for it
     assert np.all(np.diff(c["basic"][np.isfinite(c["basic"])]) > 0)
 
 
 # ------------------------------------------------------------------------------------------------
 # invalid settings
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs,name", [
-    ({"eps": 0.0}, "eps"), ({"eps": -1.0}, "eps"), ({"eps": float("nan")}, "eps"),
-    ({"delta": 1.0}, "delta"), ({"delta": -1e-9}, "delta"), ({"delta_total": 1.0}, "delta_total"),
-    ({"k": 0}, "k"), ({"k": 2.5}, "k"), ({"k": 10_001}, "k"), ({"eps_budget": 0.0}, "eps_budget"),
-    ({"mechanism": "cauchy"}, "mechanism"), ({"mechanism": "gaussian", "delta": 0.0}, "delta"),
-    ({"delta": 1e-3, "delta_total": 1e-6}, "delta_total"),
-], ids=lambda x: str(x))
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"eps": 0.0}, "eps"),
+        ({"eps": -1.0}, "eps"),
+        ({"eps": float("nan")}, "eps"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": -1e-9}, "delta"),
+        ({"delta_total": 1.0}, "delta_total"),
+        ({"k": 0}, "k"),
+        ({"k": 2.5}, "k"),
+        ({"k": 10_001}, "k"),
+        ({"eps_budget": 0.0}, "eps_budget"),
+        ({"mechanism": "cauchy"}, "mechanism"),
+        ({"mechanism": "gaussian", "delta": 0.0}, "delta"),
+        ({"delta": 1e-3, "delta_total": 1e-6}, "delta_total"),
+    ],
+    ids=lambda x: str(x),
+)
 def test_invalid_settings_raise(kwargs, name):
     with pytest.raises(ValueError, match=name):
         compute_composition(CompositionSpec(**kwargs))
@@ -239,7 +270,7 @@ def test_controller_updates_in_place_and_shows_errors():
     c["eps"].value = 0.2
     assert (id(ctrl.figs[0]), id(ctrl.figs[1])) == ids
     assert main.data[0]["y"] != basic_before
-    assert main.data[0]["y"][-1] == pytest.approx(2000.0)          # basic: kε at k = 10⁴
+    assert main.data[0]["y"][-1] == pytest.approx(2000.0)  # basic: kε at k = 10⁴
     assert main.data[5]["y"][17] == pytest.approx(C.optimal(0.2, 100, 1e-6), rel=1e-12)
     # k moves the marker and the vertical line, read from the cached arrays
     c["k"].value = 1000
@@ -247,7 +278,7 @@ def test_controller_updates_in_place_and_shows_errors():
     assert main.data[-2]["y"][0] == pytest.approx(200.0)
     assert "At k = 1,000" in ctrl.readout.value
     # a bad combination: per-step δ above the total budget → message, plots unchanged
-    c["pure"].value = False                                          # δ = 1e-9 per step: valid
+    c["pure"].value = False  # δ = 1e-9 per step: valid
     assert ctrl.spec.delta == pytest.approx(1e-9) and ctrl.message.text == ""
     snapshot = [list(t["y"]) for t in main.data]
     c["delta"].value = 1e-2
@@ -278,9 +309,13 @@ def test_k_runs_tabs_show_one_and_k_runs_through_the_shared_views():
     box = build_composition_explorer()
     ctrl = box.controller
     tabs = next(w for w in box.widgets() if isinstance(w, W.Tab))
-    assert [tabs.get_title(i) for i in range(5)] == ["Total ε against k", "Noise per query",
-                                                      "k runs: privacy profile", "k runs: trade-off",
-                                                      "k runs: attack risk"]
+    assert [tabs.get_title(i) for i in range(5)] == [
+        "Total ε against k",
+        "Noise per query",
+        "k runs: privacy profile",
+        "k runs: trade-off",
+        "k runs: attack risk",
+    ]
     prof, trade, attack = ctrl.k_runs_figs
     assert ctrl.figs[2:] == ctrl.k_runs_figs
     r = ctrl.result
@@ -293,7 +328,7 @@ def test_k_runs_tabs_show_one_and_k_runs_through_the_shared_views():
         y = np.array([np.nan if v is None else v for v in prof.data[i]["y"]], dtype=float)
         want = np.asarray(p.delta(x), dtype=float)
         np.testing.assert_array_equal(y[~np.isnan(y)], want[~np.isnan(y)])
-        assert np.all(want[np.isnan(y)] == 0.0)                   # gaps only where δ = 0
+        assert np.all(want[np.isnan(y)] == 0.0)  # gaps only where δ = 0
     assert prof.data[5]["x"][0] == r.at_k["tight"] and prof.data[5]["y"][0] == 1e-6
     mu = matched_mu(r.at_k["tight"], 1e-6)
     assert names[4] == f"μ = {format_up(mu)} GDP (through ε(δ′ = 1e-06))"
@@ -312,6 +347,8 @@ def test_k_runs_tabs_show_one_and_k_runs_through_the_shared_views():
     m = ctrl.result.mechanism
     mu1 = 1.0 / float(m.sigma)
     assert [t["name"] for t in prof.data if t["name"].startswith("μ")] == [
-        f"μ = {format_up(mu1)} GDP (exact)", f"μ = {format_up(math.sqrt(1000) * mu1)} GDP (exact)"]
+        f"μ = {format_up(mu1)} GDP (exact)",
+        f"μ = {format_up(math.sqrt(1000) * mu1)} GDP (exact)",
+    ]
     tabs.selected_index = 0
     assert not ctrl.k_runs_open

@@ -3,6 +3,7 @@ numbers against mpmath closed forms (Steinke 2024 Thm 4/5, Liu et al. 2022 Thm 2
 backend; "not implied" entries; hypothesis properties (every route is ≥ the exact ε, implied
 curves lie above the source's); invalid settings; the controller (in-place updates, message on
 bad values, last good plot kept)."""
+
 from __future__ import annotations
 
 import math
@@ -50,37 +51,37 @@ def spec(kind, params, delta=1e-6, orders=(2.0, 8.0, 32.0)):
 # ------------------------------------------------------------------------------------------------
 # mpmath references
 # ------------------------------------------------------------------------------------------------
-def mp_rho_pure(e):          # Steinke 2024 Thm 5: ρ = ε (e^ε − 1)/(e^ε + 1)
+def mp_rho_pure(e):  # Steinke 2024 Thm 5: ρ = ε (e^ε − 1)/(e^ε + 1)
     e = mp.mpf(e)
-    return e * (mp.e ** e - 1) / (mp.e ** e + 1)
+    return e * (mp.e**e - 1) / (mp.e**e + 1)
 
 
-def mp_mu_pure(e):           # μ = 2Φ⁻¹(e^ε/(1 + e^ε))
+def mp_mu_pure(e):  # μ = 2Φ⁻¹(e^ε/(1 + e^ε))
     e = mp.mpf(e)
-    p = mp.e ** e / (1 + mp.e ** e)
+    p = mp.e**e / (1 + mp.e**e)
     return 2 * mp.sqrt(2) * mp.erfinv(2 * p - 1)
 
 
-def mp_rdp_pure(e, a):       # Steinke 2024 Thm 4, tight: RR's Rényi divergence
+def mp_rdp_pure(e, a):  # Steinke 2024 Thm 4, tight: RR's Rényi divergence
     e, a = mp.mpf(e), mp.mpf(a)
-    p = mp.e ** e / (1 + mp.e ** e)
+    p = mp.e**e / (1 + mp.e**e)
     q = 1 - p
-    return mp.log(p ** a * q ** (1 - a) + q ** a * p ** (1 - a)) / (a - 1)
+    return mp.log(p**a * q ** (1 - a) + q**a * p ** (1 - a)) / (a - 1)
 
 
-def mp_zcdp_eps(rho, d):     # Steinke 2022 fn. 2: ε = ρ + 2√(ρ log(1/δ))
+def mp_zcdp_eps(rho, d):  # Steinke 2022 fn. 2: ε = ρ + 2√(ρ log(1/δ))
     rho, d = mp.mpf(rho), mp.mpf(d)
     return rho + 2 * mp.sqrt(rho * mp.log(1 / d))
 
 
-def mp_gdp_delta(mu, e):     # Liu et al. 2022 Thm 3.1
+def mp_gdp_delta(mu, e):  # Liu et al. 2022 Thm 3.1
     mu, e = mp.mpf(mu), mp.mpf(e)
-    return mp.ncdf(-e / mu + mu / 2) - mp.e ** e * mp.ncdf(-e / mu - mu / 2)
+    return mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
 
 
-def mp_pure_eps_at(e0, d):   # Liu et al. 2022 Thm 2.1 with δ₀ = 0 inverted: ε' = log(e^ε − δ(1 + e^ε))
+def mp_pure_eps_at(e0, d):  # Liu et al. 2022 Thm 2.1 with δ₀ = 0 inverted: ε' = log(e^ε − δ(1 + e^ε))
     e0, d = mp.mpf(e0), mp.mpf(d)
-    return mp.log(mp.e ** e0 - d * (1 + mp.e ** e0))
+    return mp.log(mp.e**e0 - d * (1 + mp.e**e0))
 
 
 def close(a, b, rel=REL):
@@ -131,7 +132,8 @@ def test_zcdp_source():
     assert r.eps_at_delta["exact"] == ZCDPProfile(0.5).epsilon(1e-6)
     assert close(r.eps_at_delta["zcdp"], mp_zcdp_eps(0.5, 1e-6))
     assert r.eps_at_delta["rdp"] == pytest.approx(
-        rdp_to_approx(np.append(RDP_ORDERS, np.inf)[:-1], RDP_ORDERS * 0.5, 1e-6), rel=1e-12)
+        rdp_to_approx(np.append(RDP_ORDERS, np.inf)[:-1], RDP_ORDERS * 0.5, 1e-6), rel=1e-12
+    )
     # μ measured on the implied profile: above the tail value √(2ρ), certified (Liu et al. 2022, result “GDPT”)
     assert math.sqrt(2 * 0.5) < r.mu < 1.6
     # the implied GDP profile dominates the zCDP profile on the grid
@@ -176,7 +178,7 @@ def test_rdp_source():
     a, d = mp.mpf(4), mp.mpf("1e-6")
     want = 1 + mp.log(1 - 1 / a) - (mp.log(d) + mp.log(a)) / (a - 1)
     assert close(r.eps_at_delta["rdp"], want, 1e-9)
-    assert [v for _, v in r.rdp_table] == [1.0, 1.0, None]   # monotone in α: only α ≤ α₀
+    assert [v for _, v in r.rdp_table] == [1.0, 1.0, None]  # monotone in α: only α ≤ α₀
     assert r.rho is None and r.mu is None and r.pure_eps is None
 
 
@@ -192,16 +194,20 @@ def test_table_shows_losses_and_witness():
 def test_tradeoff_curves():
     r = compute_notion_converter(spec("rr", (1.0,), 1e-6))
     np.testing.assert_allclose(r.beta["source"], tradeoff_approx(1.0, 0.0, ALPHA_GRID), rtol=1e-12)
-    np.testing.assert_allclose(r.beta["source"], RandomizedResponse(1.0).tradeoff(ALPHA_GRID),
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(r.beta["source"], RandomizedResponse(1.0).tradeoff(ALPHA_GRID), rtol=1e-12, atol=1e-15)
     # every implied trade-off lies below the source's (implied = weaker)
     for k in ("pure", "approx", "zcdp", "gdp", "rdp"):
         assert np.all(r.beta[k] <= r.beta["source"] + 1e-12), k
 
 
 def test_extreme_settings_compute():
-    for kind, p, d in [("pure", (50.0,), 1e-300), ("gdp", (50.0,), 1e-6), ("zcdp", (100.0,), 1e-300),
-                       ("gaussian", (0.01,), 1e-300), ("rdp", (1.01, 0.001), 1e-300)]:
+    for kind, p, d in [
+        ("pure", (50.0,), 1e-300),
+        ("gdp", (50.0,), 1e-6),
+        ("zcdp", (100.0,), 1e-300),
+        ("gaussian", (0.01,), 1e-300),
+        ("rdp", (1.01, 0.001), 1e-300),
+    ]:
         r = compute_notion_converter(spec(kind, p, d))
         for v in r.log_delta.values():
             assert v is None or not np.isnan(v).any()
@@ -222,7 +228,7 @@ KINDS = st.sampled_from(["pure", "zcdp", "gdp", "laplace", "gaussian", "rr"])
 @SETTINGS
 @given(KINDS, st.floats(0.05, 20.0), st.floats(-30.0, -1.05))
 def test_every_route_is_no_better_than_exact(kind, x, logd):
-    r = compute_notion_converter(spec(kind, (x,), 10.0 ** logd))
+    r = compute_notion_converter(spec(kind, (x,), 10.0**logd))
     ex = r.eps_at_delta["exact"]
     for k in ("pure", "zcdp", "gdp", "rdp"):
         v = r.eps_at_delta[k]
@@ -245,18 +251,26 @@ def test_implied_profiles_lie_above_the_source(kind, x):
 # ------------------------------------------------------------------------------------------------
 # invalid input
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, name", [("0.5", "alpha"), ("abc", "alpha"), ("", "RDP orders"),
-                                        ("1", "alpha"), ("2,3,4,5,6,7,8,9,10", "RDP orders")])
+@pytest.mark.parametrize(
+    "text, name",
+    [("0.5", "alpha"), ("abc", "alpha"), ("", "RDP orders"), ("1", "alpha"), ("2,3,4,5,6,7,8,9,10", "RDP orders")],
+)
 def test_parse_orders_rejects(text, name):
     with pytest.raises(ValueError, match=name):
         parse_orders(text)
 
 
-@pytest.mark.parametrize("kind, params, name", [
-    ("pure", (-1.0,), "pure_eps"), ("pure", (math.nan,), "pure_eps"),
-    ("approx", (1.0, 1.0), "delta0"), ("rdp", (1.0, 1.0), "alpha"), ("nope", (1.0,), "notion"),
-    ("gdp", (1.0, 2.0), "parameters"),
-])
+@pytest.mark.parametrize(
+    "kind, params, name",
+    [
+        ("pure", (-1.0,), "pure_eps"),
+        ("pure", (math.nan,), "pure_eps"),
+        ("approx", (1.0, 1.0), "delta0"),
+        ("rdp", (1.0, 1.0), "alpha"),
+        ("nope", (1.0,), "notion"),
+        ("gdp", (1.0, 2.0), "parameters"),
+    ],
+)
 def test_source_rejects(kind, params, name):
     with pytest.raises(ValueError, match=name):
         Source(kind, params)
@@ -299,8 +313,7 @@ def test_controller_updates_in_place_and_keeps_last_good_plot():
     # switching notion shows its sliders and redraws
     c.controls["notion"].value = "gdp"
     assert c.controls["mu"].layout.display is None and c.controls["pure_eps"].layout.display == "none"
-    assert c.figs[0].data[4]["y"][1] == pytest.approx(GaussianDPProfile(1.0).delta(c.result.eps_grid[1]),
-                                                      rel=1e-9)
+    assert c.figs[0].data[4]["y"][1] == pytest.approx(GaussianDPProfile(1.0).delta(c.result.eps_grid[1]), rel=1e-9)
     assert "not implied" in c.figs[0].data[1]["name"]
     # a bad value: message, figures unchanged
     before = [list(t["y"]) for t in fig0.data]
@@ -320,9 +333,18 @@ def test_controller_updates_in_place_and_keeps_last_good_plot():
 # -- attack risk for every notion (issue 13) ----------------------------------------------------------
 from dpexplore.apps import notion_converter as NC  # noqa: E402
 
-@pytest.mark.parametrize("source", [NC.Source("pure", (1.0,)), NC.Source("gaussian", (1.0,)),
-                                    NC.Source("zcdp", (0.5,)), NC.Source("laplace", (2.0,)),
-                                    NC.Source("gdp", (1.5,)), NC.Source("approx", (1.0, 1e-6))])
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        NC.Source("pure", (1.0,)),
+        NC.Source("gaussian", (1.0,)),
+        NC.Source("zcdp", (0.5,)),
+        NC.Source("laplace", (2.0,)),
+        NC.Source("gdp", (1.5,)),
+        NC.Source("approx", (1.0, 1e-6)),
+    ],
+)
 def test_risk_rows_are_the_backends_and_conversions_never_lower_them(source):
     from dpexplore.conversions import advantage, tpr_at_fpr
 
@@ -331,7 +353,7 @@ def test_risk_rows_are_the_backends_and_conversions_never_lower_them(source):
     assert exact == (float(tpr_at_fpr(s.profile, 0.01)), float(advantage(s.profile)))
     assert 0.01 <= exact[0] <= 1 and 0 <= exact[1] <= 1
     for route, value in s.risk.items():
-        if value is not None:   # an implied notion is a weaker guarantee: never less risk
+        if value is not None:  # an implied notion is a weaker guarantee: never less risk
             assert value[0] >= exact[0] * (1 - 1e-9) and value[1] >= exact[1] * (1 - 1e-9), route
     r = NC.compute_notion_converter(NC.ConverterSpec(source, 1e-6, (2.0,)))
     table = NC.NotionConverterController.table_html(r)

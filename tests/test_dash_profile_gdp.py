@@ -4,6 +4,7 @@ Reference values: mpmath at 50 digits for the closed forms (Laplace profile, δ_
 G_μ, randomized response's μ* = 2Φ⁻¹(e^ε/(1 + e^ε))); the backend (mechanisms, conversions) for
 everything the dashboard only re-plots.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,7 +56,7 @@ def _y(trace):
 def test_laplace_profile_and_gdp_curves_are_the_closed_forms():
     r = P.compute_profile_gdp(_spec("laplace", (0.8,), (1.0, 2.5)))
     s = r.summary
-    assert r.eps.size == P.N_EPS + 12 and r.eps[0] == 0.0     # + 12 points approaching ε_max
+    assert r.eps.size == P.N_EPS + 12 and r.eps[0] == 0.0  # + 12 points approaching ε_max
     assert np.all(np.diff(r.eps) > 0) and np.any((r.eps < 1.25) & (r.eps > 1.25 * (1 - 1e-11)))
     assert s.eps_max == pytest.approx(1.25, rel=1e-15)
     # the plotted range reaches where δ_1 (the smallest μ) falls to DELTA_FLOOR
@@ -117,7 +118,7 @@ def test_subbotin_heavy_tail_is_not_gdp_and_light_tail_is():
     assert not heavy.verdict.is_gdp and heavy.verdict.mu_t == math.inf
     assert heavy.delta_upper is None and heavy.g_upper is None
     assert {heavy.verdict.status(m) for m in (0.5, 5.0, 50.0)} == {"no"}
-    light = P.mechanism_summary(P.MechSpec("subbotin", (1.0, 1.0)))   # r = 1: Laplace(1)
+    light = P.mechanism_summary(P.MechSpec("subbotin", (1.0, 1.0)))  # r = 1: Laplace(1)
     assert light.verdict.is_gdp and light.verdict.mu_upper == pytest.approx(1.031, abs=2e-3)
     np.testing.assert_allclose(light.delta, M.Subbotin(1.0, 1.0).delta(light.eps), rtol=0, atol=0)
     r = P.compute_profile_gdp(_spec("subbotin", (1.0, 1.5)))
@@ -141,14 +142,13 @@ def test_equation_naive_and_refined_follow_002_figure_1():
     assert s.verdict.mu_upper > s.verdict.mu_t
     # trade-off: the envelope of f_{ε, δ(ε)} over the grid (Dong, Roth & Su Proposition 2.5)
     ok = s.delta < 1
-    env = np.max(C.tradeoff_approx(s.eps[ok][:, None], s.delta[ok][:, None], P.ALPHA_GRID[None, :]),
-                 axis=0)
+    env = np.max(C.tradeoff_approx(s.eps[ok][:, None], s.delta[ok][:, None], P.ALPHA_GRID[None, :]), axis=0)
     np.testing.assert_array_equal(s.beta, env)
-    assert np.all(s.beta_naive <= s.beta + 1e-15)   # refined claims at least as much privacy
+    assert np.all(s.beta_naive <= s.beta + 1e-15)  # refined claims at least as much privacy
 
 
 def test_extreme_gaussian_falls_back_to_theory_with_a_violated_lower_end():
-    s = P.mechanism_summary(P.MechSpec("gaussian", (0.05,)))   # μ = 20
+    s = P.mechanism_summary(P.MechSpec("gaussian", (0.05,)))  # μ = 20
     v = s.verdict
     assert v.is_gdp and v.mu_upper is not None
     assert v.mu_upper >= 20.0 * (1 - 1e-12)
@@ -181,10 +181,21 @@ def test_gdp_curves_increase_with_mu(mus):
 # ------------------------------------------------------------------------------------------------
 # invalid input
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, match", [
-    ("", "mu"), ("  ,  ", "mu"), ("a", "mu"), ("1, b", "mu"), ("0", "mu"), ("-1", "mu"),
-    ("nan", "mu"), ("inf", "mu"), ("1,2,3,4,5,6,7", "mu"),
-], ids=["empty", "commas", "word", "mixed", "zero", "negative", "nan", "inf", "too-many"])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("", "mu"),
+        ("  ,  ", "mu"),
+        ("a", "mu"),
+        ("1, b", "mu"),
+        ("0", "mu"),
+        ("-1", "mu"),
+        ("nan", "mu"),
+        ("inf", "mu"),
+        ("1,2,3,4,5,6,7", "mu"),
+    ],
+    ids=["empty", "commas", "word", "mixed", "zero", "negative", "nan", "inf", "too-many"],
+)
 def test_parse_mus_rejects(text, match):
     with pytest.raises(ValueError, match=match):
         P.parse_mus(text)
@@ -195,20 +206,33 @@ def test_parse_mus_accepts():
     assert P.parse_mus("0.5;4 ,") == (0.5, 4.0)
 
 
-@pytest.mark.parametrize("kind, params, match", [
-    ("laplace", (0.0,), "scale"), ("laplace", (-1.0,), "scale"), ("gaussian", (0.0,), "sigma"),
-    ("pure", (-0.5,), "eps"), ("logistic", (float("nan"),), "scale"),
-    ("subbotin", (1.0, 0.5), "shape"), ("equation", (2.0, 0.0, 2.0), "B"),
-    ("equation", (0.0, 1.0, 2.0), "A"), ("equation", (2.0, 1.0, -2.0), "sigma"),
-], ids=lambda x: str(x))
+@pytest.mark.parametrize(
+    "kind, params, match",
+    [
+        ("laplace", (0.0,), "scale"),
+        ("laplace", (-1.0,), "scale"),
+        ("gaussian", (0.0,), "sigma"),
+        ("pure", (-0.5,), "eps"),
+        ("logistic", (float("nan"),), "scale"),
+        ("subbotin", (1.0, 0.5), "shape"),
+        ("equation", (2.0, 0.0, 2.0), "B"),
+        ("equation", (0.0, 1.0, 2.0), "A"),
+        ("equation", (2.0, 1.0, -2.0), "sigma"),
+    ],
+    ids=lambda x: str(x),
+)
 def test_backend_rejects_bad_parameters(kind, params, match):
     with pytest.raises(ValueError, match=match):
         P.compute_profile_gdp(_spec(kind, params))
 
 
-@pytest.mark.parametrize("kind, params, match", [
-    ("cauchy", (1.0,), "mechanism"), ("laplace", (1.0, 2.0), "params"),
-])
+@pytest.mark.parametrize(
+    "kind, params, match",
+    [
+        ("cauchy", (1.0,), "mechanism"),
+        ("laplace", (1.0, 2.0), "params"),
+    ],
+)
 def test_mechspec_rejects(kind, params, match):
     with pytest.raises(ValueError, match=match):
         P.MechSpec(kind, params)
@@ -254,7 +278,7 @@ def test_slider_updates_the_same_figures_in_place(app):
     want = M.Laplace(2.0).delta(eps)
     got = _y(figs[0].data[0])
     np.testing.assert_array_equal(got[want > 0], want[want > 0])
-    assert np.all(np.isnan(got[want == 0]))          # δ = 0 is a gap on the log axis
+    assert np.all(np.isnan(got[want == 0]))  # δ = 0 is a gap on the log axis
     np.testing.assert_allclose(_y(figs[0].data[1]), C.gdp_delta(1.0, eps), rtol=1e-12)
     np.testing.assert_array_equal(_y(figs[1].data[0]), M.Laplace(2.0).tradeoff(P.ALPHA_GRID))
 
@@ -283,7 +307,7 @@ def test_view_toggle_switches_figures_without_recomputing(app):
     ctrl.controls["view"].value = "tradeoff"
     assert ctrl.figs[0].layout.display == "none" and ctrl.figs[1].layout.display is None
     assert [list(f.data) for f in ctrl.figs] == before
-    assert P.ProfileGdpController._cached.cache_info().hits == hits + 1   # same spec: cache hit
+    assert P.ProfileGdpController._cached.cache_info().hits == hits + 1  # same spec: cache hit
     ctrl.controls["view"].value = "profile"
     assert ctrl.figs[0].layout.display is None and ctrl.figs[1].layout.display == "none"
 

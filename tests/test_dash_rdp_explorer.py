@@ -2,6 +2,7 @@
 mpmath references (Steinke 2024 Theorems 4, 5; Mironov 2017 Prop. 6; the RDP → (ε, δ) conversions of
 ), the backend and dp_accounting; hypothesis sandwiches; invalid settings; the controller
 (in-place updates, message on bad values, last good plot kept)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -137,13 +138,17 @@ def test_rho_panel_matches_mpmath():
     assert list(r.rho_marks) == [pure_to_zcdp(1.0), pure_to_zcdp(1.0, "quadratic"), 1.0]
 
 
-@pytest.mark.parametrize("spec", [SPEC, RDPSpec(0.3, 1e-10, 1e3), RDPSpec(3.0, 1e-3, 30.0),
-                                  RDPSpec(50.0, 1e-300, 1e4), RDPSpec(1e-3, 1e-300, 1e4)])
+@pytest.mark.parametrize(
+    "spec",
+    [SPEC, RDPSpec(0.3, 1e-10, 1e3), RDPSpec(3.0, 1e-3, 30.0), RDPSpec(50.0, 1e-300, 1e4), RDPSpec(1e-3, 1e-300, 1e4)],
+)
 def test_conversion_is_the_minimum_over_orders(spec):
     r = compute_rdp_explorer(spec)
     stack = np.stack([r.rdp_tight, r.rdp_laplace, r.rdp_gaussian])
-    for bound, eps_arr, ord_arr, obj in (("improved", r.eps_improved, r.order_improved, r.objective_improved),
-                                         ("mironov", r.eps_mironov, r.order_mironov, r.objective_mironov)):
+    for bound, eps_arr, ord_arr, obj in (
+        ("improved", r.eps_improved, r.order_improved, r.objective_improved),
+        ("mironov", r.eps_mironov, r.order_mironov, r.objective_mironov),
+    ):
         want, want_ord = rdp_to_approx(r.alphas, stack, spec.delta, bound, return_order=True)
         np.testing.assert_array_equal(eps_arr, want)
         np.testing.assert_array_equal(ord_arr, want_ord)
@@ -156,8 +161,9 @@ def test_conversion_is_the_minimum_over_orders(spec):
                 assert _rel(obj[c, i], ref(stack[c, i], r.alphas[i], spec.delta)) < 1e-9
             assert eps_arr[c] >= obj[c, j] and eps_arr[c] <= obj[c, j] * (1 + 1e-14)
     # the optimal-order markers sit on the RDP curves
-    np.testing.assert_array_equal(r.rdp_at_improved,
-                                  [stack[c, np.searchsorted(r.alphas, r.order_improved[c])] for c in range(3)])
+    np.testing.assert_array_equal(
+        r.rdp_at_improved, [stack[c, np.searchsorted(r.alphas, r.order_improved[c])] for c in range(3)]
+    )
 
 
 def test_conversion_reference_values():
@@ -238,21 +244,24 @@ def test_conversion_terms_min_equals_backend():
 # ------------------------------------------------------------------------------------------------
 # invalid settings
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("spec,name", [
-    pytest.param(RDPSpec(0.0, 1e-6, 100.0), "eps", id="eps-zero"),
-    pytest.param(RDPSpec(-1.0, 1e-6, 100.0), "eps", id="eps-negative"),
-    pytest.param(RDPSpec(float("nan"), 1e-6, 100.0), "eps", id="eps-nan"),
-    pytest.param(RDPSpec(float("inf"), 1e-6, 100.0), "eps", id="eps-inf"),
-    pytest.param(RDPSpec(1.0, 0.0, 100.0), "delta", id="delta-zero"),
-    pytest.param(RDPSpec(1.0, 1.0, 100.0), "delta", id="delta-one"),
-    pytest.param(RDPSpec(1.0, 2.0, 100.0), "delta", id="delta-two"),
-    pytest.param(RDPSpec(1.0, -1e-3, 100.0), "delta", id="delta-negative"),
-    pytest.param(RDPSpec(1.0, float("nan"), 100.0), "delta", id="delta-nan"),
-    pytest.param(RDPSpec(1.0, 1e-6, 1.0), "alpha_max", id="alpha-max-one"),
-    pytest.param(RDPSpec(1.0, 1e-6, 0.5), "alpha_max", id="alpha-max-below-one"),
-    pytest.param(RDPSpec(1.0, 1e-6, float("nan")), "alpha_max", id="alpha-max-nan"),
-    pytest.param(RDPSpec(1.0, 1e-6, float("inf")), "alpha_max", id="alpha-max-inf"),
-])
+@pytest.mark.parametrize(
+    "spec,name",
+    [
+        pytest.param(RDPSpec(0.0, 1e-6, 100.0), "eps", id="eps-zero"),
+        pytest.param(RDPSpec(-1.0, 1e-6, 100.0), "eps", id="eps-negative"),
+        pytest.param(RDPSpec(float("nan"), 1e-6, 100.0), "eps", id="eps-nan"),
+        pytest.param(RDPSpec(float("inf"), 1e-6, 100.0), "eps", id="eps-inf"),
+        pytest.param(RDPSpec(1.0, 0.0, 100.0), "delta", id="delta-zero"),
+        pytest.param(RDPSpec(1.0, 1.0, 100.0), "delta", id="delta-one"),
+        pytest.param(RDPSpec(1.0, 2.0, 100.0), "delta", id="delta-two"),
+        pytest.param(RDPSpec(1.0, -1e-3, 100.0), "delta", id="delta-negative"),
+        pytest.param(RDPSpec(1.0, float("nan"), 100.0), "delta", id="delta-nan"),
+        pytest.param(RDPSpec(1.0, 1e-6, 1.0), "alpha_max", id="alpha-max-one"),
+        pytest.param(RDPSpec(1.0, 1e-6, 0.5), "alpha_max", id="alpha-max-below-one"),
+        pytest.param(RDPSpec(1.0, 1e-6, float("nan")), "alpha_max", id="alpha-max-nan"),
+        pytest.param(RDPSpec(1.0, 1e-6, float("inf")), "alpha_max", id="alpha-max-inf"),
+    ],
+)
 def test_invalid_settings_raise(spec, name):
     with pytest.raises(ValueError, match=name):
         compute_rdp_explorer(spec)
@@ -304,9 +313,14 @@ def test_figures_constructed_with_the_core_values():
     assert f"{r.eps_improved[2]:.4g}" in html and f"{r.order_improved[0]:.3g}" in html
 
 
-@pytest.mark.parametrize("name,value,changed", [
-    ("eps", 2.0, (0, 1, 2)), ("delta", 1e-9, (0, 2)), ("alpha_max", 20.0, (0, 2)),
-])
+@pytest.mark.parametrize(
+    "name,value,changed",
+    [
+        ("eps", 2.0, (0, 1, 2)),
+        ("delta", 1e-9, (0, 2)),
+        ("alpha_max", 20.0, (0, 2)),
+    ],
+)
 def test_controller_updates_in_place(name, value, changed):
     box = build_rdp_explorer()
     ctrl = box.controller
@@ -327,8 +341,10 @@ def test_controller_updates_in_place(name, value, changed):
     assert lo < math.log10(r.eps_improved.min()) and math.log10(r.eps_mironov.max()) < hi
 
 
-@pytest.mark.parametrize("label,typed,end", [("δ [probability]", "1", DELTA_RANGE[1]),
-                                             ("α_max [largest Rényi order]", "1", ALPHA_MAX_RANGE[0])])
+@pytest.mark.parametrize(
+    "label,typed,end",
+    [("δ [probability]", "1", DELTA_RANGE[1]), ("α_max [largest Rényi order]", "1", ALPHA_MAX_RANGE[0])],
+)
 def test_every_slider_position_is_valid(label, typed, end):
     """Issue 11 (6): δ = 1 and α_max = 1 were slider ends that were always refused. Now the
     sliders end where the theory does; typing past an end sets the end and says so."""
@@ -341,9 +357,13 @@ def test_every_slider_position_is_valid(label, typed, end):
     assert got == pytest.approx(end, rel=1e-12)
 
 
-@pytest.mark.parametrize("name,value,needle", [
-    ("delta", 1.0, "delta must be < 1"), ("alpha_max", 1.0, "alpha_max must be > 1"),
-])
+@pytest.mark.parametrize(
+    "name,value,needle",
+    [
+        ("delta", 1.0, "delta must be < 1"),
+        ("alpha_max", 1.0, "alpha_max must be > 1"),
+    ],
+)
 def test_bad_value_shows_message_and_keeps_the_plot(name, value, needle):
     box = build_rdp_explorer()
     ctrl = box.controller

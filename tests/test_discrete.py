@@ -7,6 +7,7 @@ continuous Gaussian as σ grows); Rényi divergences against mpmath sums; the lo
 ``_loss_tails`` against enumeration and through dpexplore.pld; trade-off functions; a seeded Monte
 Carlo check of the samplers; invalid inputs; a dp_accounting cross-check.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,8 +27,9 @@ from dpexplore.profiles import PrivacyProfile
 
 mp.mp.dps = 40
 
-HYP = settings(max_examples=40, deadline=None, derandomize=True, database=None,
-               suppress_health_check=[HealthCheck.too_slow])
+HYP = settings(
+    max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -40,9 +42,8 @@ def mp_dl_delta(t, sens, eps, span=400):
     p = mp.exp(-1 / t)
     c = (1 - p) / (1 + p)
     ee = mp.exp(e)
-    tot = mp.fsum(max(mp.mpf(0), c * p ** abs(y) - ee * c * p ** abs(y - sens))
-                  for y in range(-span, span + 1))
-    tail = max(mp.mpf(0), c * (1 - ee * p ** sens)) * p ** (span + 1) / (1 - p)
+    tot = mp.fsum(max(mp.mpf(0), c * p ** abs(y) - ee * c * p ** abs(y - sens)) for y in range(-span, span + 1))
+    tail = max(mp.mpf(0), c * (1 - ee * p**sens)) * p ** (span + 1) / (1 - p)
     return tot + tail
 
 
@@ -50,9 +51,9 @@ def mp_dg_log_z(sigma):
     """(log Z_lo, log Z_hi): Z = Σ_y e^{−y²/(2σ²)} enumerated over |y| ≤ 60σ + 60, the rest bounded."""
     s = mp.mpf(sigma)
     n = int(60 * sigma) + 60
-    z = mp.fsum(mp.exp(-mp.mpf(y) ** 2 / (2 * s * s)) for y in range(-n, n + 1))
+    z = mp.fsum(mp.exp(-(mp.mpf(y) ** 2) / (2 * s * s)) for y in range(-n, n + 1))
     r = mp.exp(-(2 * n + 1) / (2 * s * s))
-    rest = 2 * mp.exp(-mp.mpf(n + 1) ** 2 / (2 * s * s)) / (1 - r)
+    rest = 2 * mp.exp(-(mp.mpf(n + 1) ** 2) / (2 * s * s)) / (1 - r)
     return mp.log(z), mp.log(z + rest)
 
 
@@ -71,7 +72,7 @@ def mp_dg_log_delta(sigma, sens, eps):
     y = m
     stop = min(m, 0) - int(14 * sigma) - 20
     while True:
-        term = mp.exp(-mp.mpf(y) ** 2 / two_s2) * -mp.expm1(-kap * (x - y))
+        term = mp.exp(-(mp.mpf(y) ** 2) / two_s2) * -mp.expm1(-kap * (x - y))
         terms.append(term)
         big = max(big, term)
         if y < stop and term < big * cut:
@@ -79,7 +80,7 @@ def mp_dg_log_delta(sigma, sens, eps):
         y -= 1
     tot = mp.fsum(terms)
     # Σ_{y' < y} P ≤ P(y − 1)/(1 − ρ), ρ = e^{−(2|y|+1)/(2σ²)} (y < 0)
-    rest = mp.exp(-mp.mpf(y - 1) ** 2 / two_s2) / (1 - mp.exp(-(2 * abs(y - 1) + 1) / two_s2))
+    rest = mp.exp(-(mp.mpf(y - 1) ** 2) / two_s2) / (1 - mp.exp(-(2 * abs(y - 1) + 1) / two_s2))
     lz_lo, lz_hi = mp_dg_log_z(sigma)
     return mp.log(tot) - lz_hi, mp.log(tot + rest) - lz_lo
 
@@ -87,7 +88,7 @@ def mp_dg_log_delta(sigma, sens, eps):
 def mp_dg_logpmf(sigma):
     s = mp.mpf(sigma)
     lz = mp_dg_log_z(sigma)[0]
-    return lambda y: -mp.mpf(y) ** 2 / (2 * s * s) - lz
+    return lambda y: -(mp.mpf(y) ** 2) / (2 * s * s) - lz
 
 
 def mp_dl_logpmf(t):
@@ -100,9 +101,21 @@ def mp_dl_logpmf(t):
 # ------------------------------------------------------------------------------------------------
 # δ(ε) against enumeration
 # ------------------------------------------------------------------------------------------------
-DL_CASES = [(1.0, 1, 0.5), (2.0, 3, 0.5), (0.5, 1, 0.1), (3.0, 5, 0.2), (10.0, 7, 0.05),
-            (0.1, 2, 5.0), (1.0, 4, 3.99), (0.7, 3, 0.0), (2.5, 4, 1.2), (0.3, 9, 12.0),
-            (100.0, 3, 0.01), (0.5, 100, 150.0), (2.0, 50, 10.0)]
+DL_CASES = [
+    (1.0, 1, 0.5),
+    (2.0, 3, 0.5),
+    (0.5, 1, 0.1),
+    (3.0, 5, 0.2),
+    (10.0, 7, 0.05),
+    (0.1, 2, 5.0),
+    (1.0, 4, 3.99),
+    (0.7, 3, 0.0),
+    (2.5, 4, 1.2),
+    (0.3, 9, 12.0),
+    (100.0, 3, 0.01),
+    (0.5, 100, 150.0),
+    (2.0, 50, 10.0),
+]
 
 
 @pytest.mark.parametrize("t, sens, eps", DL_CASES)
@@ -110,7 +123,7 @@ def test_discrete_laplace_delta_enumeration(t, sens, eps):
     m = DiscreteLaplace(t, sens)
     ref = mp_dl_delta(t, sens, eps)
     got = m.delta(eps)
-    assert got >= ref                                    # never below the truth
+    assert got >= ref  # never below the truth
     assert got <= ref * (1 + 1e-12) + 1e-300
     assert m.log_delta(eps) >= mp.log(ref)
 
@@ -118,7 +131,7 @@ def test_discrete_laplace_delta_enumeration(t, sens, eps):
 def test_discrete_laplace_closed_form_near_eps_max():
     """ε within 1e-9 of Δ/t: δ ≈ (Δ/t − ε)/(1 + p), kept to full relative accuracy (the rational
     difference, not the float Δ/t), for a scale whose Δ/t is not a float."""
-    m = DiscreteLaplace(0.01)                            # Δ/t = 99.99999999999999792…
+    m = DiscreteLaplace(0.01)  # Δ/t = 99.99999999999999792…
     eps = 99.999999999
     ref = mp_dl_delta(0.01, 1, eps, span=50)
     assert ref < m.delta(eps) <= ref * (1 + 1e-12)
@@ -133,9 +146,22 @@ def test_discrete_laplace_sensitivity_one_is_randomized_response():
         np.testing.assert_allclose(DiscreteLaplace(t).delta(eps), rr.delta(eps), rtol=1e-12, atol=0)
 
 
-DG_CASES = [(1.0, 1, 1.0), (2.0, 1, 0.5), (0.3, 1, 0.2), (5.0, 3, 1.0), (1.0, 1, 10.0),
-            (3.0, 2, 0.0), (0.7, 4, 2.0), (10.0, 1, 0.01), (0.05, 1, 30.0), (0.2, 1, 40.0),
-            (20.0, 1, 1.6), (4.0, 6, 0.75), (50.0, 1, 0.3), (0.5, 1, 0.5)]
+DG_CASES = [
+    (1.0, 1, 1.0),
+    (2.0, 1, 0.5),
+    (0.3, 1, 0.2),
+    (5.0, 3, 1.0),
+    (1.0, 1, 10.0),
+    (3.0, 2, 0.0),
+    (0.7, 4, 2.0),
+    (10.0, 1, 0.01),
+    (0.05, 1, 30.0),
+    (0.2, 1, 40.0),
+    (20.0, 1, 1.6),
+    (4.0, 6, 0.75),
+    (50.0, 1, 0.3),
+    (0.5, 1, 0.5),
+]
 
 
 @pytest.mark.parametrize("sigma, sens, eps", DG_CASES)
@@ -143,15 +169,16 @@ def test_discrete_gaussian_delta_enumeration(sigma, sens, eps):
     m = DiscreteGaussian(sigma, sens)
     lo, hi = mp_dg_log_delta(sigma, sens, eps)
     got = m.log_delta(eps)
-    assert got >= lo                                     # never below the truth
+    assert got >= lo  # never below the truth
     assert got <= hi + 1e-12 * (1 + abs(hi))
     # the documented margin: a relative 7e-15·(40 + |log δ|)
     assert m.delta(eps) == pytest.approx(float(mp.exp(lo)), rel=1e-14 * (40 + abs(float(lo))), abs=1e-300)
 
 
-@pytest.mark.parametrize("sigma, sens, eps", [(1.0, 1, 37.0), (1.0, 1, 40.0), (1.0, 1, 60.0),
-                                              (2.0, 1, 150.0), (5.0, 2, 40.0), (20.0, 1, 3.0),
-                                              (0.3, 2, 400.0)])
+@pytest.mark.parametrize(
+    "sigma, sens, eps",
+    [(1.0, 1, 37.0), (1.0, 1, 40.0), (1.0, 1, 60.0), (2.0, 1, 150.0), (5.0, 2, 40.0), (20.0, 1, 3.0), (0.3, 2, 400.0)],
+)
 def test_discrete_gaussian_log_delta_deep_tail(sigma, sens, eps):
     """log δ near −700 and far below (δ ≈ 1e-19600 at σ = 2, ε = 150): exact in log space."""
     lo, hi = mp_dg_log_delta(sigma, sens, eps)
@@ -176,7 +203,7 @@ def test_euler_maclaurin_path_matches_the_exact_window(monkeypatch):
 
     cases = [(s, d, z) for s in (1000.0, 5000.0) for d in (1, 3) for z in (0.0, 0.3, 1.0, 2.5, 5.0)]
     fast = [DiscreteGaussian(s, d).log_delta(z * d / s) for s, d, z in cases]
-    monkeypatch.setattr(dmod, "_MAX_WINDOW", 2 ** 22)
+    monkeypatch.setattr(dmod, "_MAX_WINDOW", 2**22)
     exact = [DiscreteGaussian(s, d).log_delta(z * d / s) for s, d, z in cases]
     for (s, d, z), a, b in zip(cases, fast, exact):
         assert b <= a <= b + 1e-12, (s, d, z, a, b)
@@ -212,7 +239,7 @@ def test_discrete_gaussian_never_below_truth(sigma, sens, eps):
     m = DiscreteGaussian(sigma, sens)
     lo, hi = mp_dg_log_delta(sigma, sens, eps)
     got = m.log_delta(eps)
-    if lo < -745:                        # below the float range: compare in log space only
+    if lo < -745:  # below the float range: compare in log space only
         assert got >= lo
     else:
         assert m.delta(eps) >= mp.exp(lo) * (1 - 1e-15)
@@ -223,8 +250,16 @@ def test_discrete_gaussian_never_below_truth(sigma, sens, eps):
 # ------------------------------------------------------------------------------------------------
 # ε(δ)
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mech", [DiscreteLaplace(1.0), DiscreteLaplace(0.7, 3), DiscreteGaussian(1.0),
-                                  DiscreteGaussian(0.4, 2), DiscreteGaussian(6.0, 1)])
+@pytest.mark.parametrize(
+    "mech",
+    [
+        DiscreteLaplace(1.0),
+        DiscreteLaplace(0.7, 3),
+        DiscreteGaussian(1.0),
+        DiscreteGaussian(0.4, 2),
+        DiscreteGaussian(6.0, 1),
+    ],
+)
 @pytest.mark.parametrize("target", [0.3, 1e-3, 1e-10, 1e-100, 1e-300])
 def test_epsilon_round_trip(mech, target):
     """ε(δ) has δ(ε) ≤ δ and is the smallest such ε to 1e-9: the exact δ just below it exceeds δ."""
@@ -247,13 +282,15 @@ def test_epsilon_limits_and_vectorized():
     m = DiscreteLaplace(0.5, 2)
     assert m.epsilon(0.0) == m.eps_max == 4.0
     assert DiscreteGaussian(1.0).epsilon(0.0) == math.inf
-    assert m.epsilon(0.99) == 0.0                               # δ(0) < 0.99
+    assert m.epsilon(0.99) == 0.0  # δ(0) < 0.99
     out = DiscreteGaussian(2.0).epsilon(np.array([1e-3, 1e-6]))
     assert out.shape == (2,) and out[0] < out[1]
 
 
-@pytest.mark.parametrize("eps, delta, sens", [(1.0, 0.0, 1), (0.5, 0.0, 2), (0.3, 1e-6, 2), (0.0, 0.1, 1),
-                                              (2.0, 0.5, 5), (1e-5, 1e-300, 3), (5.0, 0.9999, 2)])
+@pytest.mark.parametrize(
+    "eps, delta, sens",
+    [(1.0, 0.0, 1), (0.5, 0.0, 2), (0.3, 1e-6, 2), (0.0, 0.1, 1), (2.0, 0.5, 5), (1e-5, 1e-300, 3), (5.0, 0.9999, 2)],
+)
 def test_discrete_laplace_calibrate(eps, delta, sens):
     """The smallest scale with δ(ε) ≤ delta: met, and a scale 1e-12 smaller misses it."""
     m = DiscreteLaplace.calibrate(eps, delta, sens)
@@ -280,7 +317,7 @@ def test_discrete_gaussian_delta_not_monotone_in_sigma():
     the loss atom ℓ(0) = 1/(2σ²) crosses ε = 1): why it has no bisection ``calibrate``."""
     lo, hi = 0.7077695972323564, 0.710796432901007
     a, b = mp_dg_log_delta(lo, 1, 1.0), mp_dg_log_delta(hi, 1, 1.0)
-    assert b[0] > a[1]                                  # exact: δ rises with σ here
+    assert b[0] > a[1]  # exact: δ rises with σ here
     m_lo, m_hi = DiscreteGaussian(lo), DiscreteGaussian(hi)
     assert m_hi.delta(1.0) > m_lo.delta(1.0)
     assert not hasattr(DiscreteGaussian, "calibrate")
@@ -293,7 +330,7 @@ def test_discrete_laplace_pure_dp_beyond_eps_max():
     for t, sens in [(1.0, 1), (3.0, 2), (0.1, 7), (1.0 / 3.0, 2)]:
         m = DiscreteLaplace(t, sens)
         exact = mp.mpf(sens) / mp.mpf(t)
-        assert m.eps_max >= exact and m.eps_max <= exact * (1 + 2 ** -52)
+        assert m.eps_max >= exact and m.eps_max <= exact * (1 + 2**-52)
         e = np.array([m.eps_max, m.eps_max * 1.5, np.inf])
         np.testing.assert_array_equal(m.delta(e), 0.0)
         assert np.all(np.isneginf(m.log_delta(e)))
@@ -316,13 +353,13 @@ def test_discrete_gaussian_approaches_continuous_gaussian():
     for sigma in (30.0, 300.0, 3000.0):
         m = DiscreteGaussian(sigma)
         g = mechanisms.Gaussian(sigma)
-        z_ratio = 1.0 / (1.0 + 2.0 * math.exp(-2 * math.pi ** 2 * sigma ** 2))
+        z_ratio = 1.0 / (1.0 + 2.0 * math.exp(-2 * math.pi**2 * sigma**2))
         for z in (0.0, 0.5, 1.0, 2.0, 4.0, 6.0):
             eps = z / sigma
-            x = 0.5 - eps * sigma ** 2
+            x = 0.5 - eps * sigma**2
             mm = math.ceil(x) - 1
             y = np.arange(mm - int(12 * sigma) - 10, mm + 1, dtype=float)
-            a = np.exp(-(y / sigma) ** 2 / 2 - m._log_z) * -np.expm1(-(x - y) / sigma ** 2)
+            a = np.exp(-((y / sigma) ** 2) / 2 - m._log_z) * -np.expm1(-(x - y) / sigma**2)
             amax = 1.5 * float(a.max())
             d, dn = m.delta(eps), g.delta(eps)
             assert dn * z_ratio - 2 * amax <= d <= dn + amax, (sigma, z)
@@ -344,9 +381,10 @@ def mp_dl_rdp(t, sens, a):
 def mp_dg_rdp(sigma, sens, a):
     s, a = mp.mpf(sigma), mp.mpf(a)
     n = int(50 * sigma) + 50 + sens * 40
-    z = mp.fsum(mp.exp(-mp.mpf(y) ** 2 / (2 * s * s)) for y in range(-n, n + 1))
-    tot = mp.fsum(mp.exp(-(a * mp.mpf(y) ** 2 + (1 - a) * mp.mpf(y - sens) ** 2) / (2 * s * s))
-                  for y in range(-n, n + 1))
+    z = mp.fsum(mp.exp(-(mp.mpf(y) ** 2) / (2 * s * s)) for y in range(-n, n + 1))
+    tot = mp.fsum(
+        mp.exp(-(a * mp.mpf(y) ** 2 + (1 - a) * mp.mpf(y - sens) ** 2) / (2 * s * s)) for y in range(-n, n + 1)
+    )
     return mp.log(tot / z) / (a - 1)
 
 
@@ -366,8 +404,7 @@ def test_discrete_laplace_rdp_mpmath(t, sens):
 def test_discrete_laplace_rdp_sensitivity_one_is_randomized_response():
     for t in (0.2, 1.0, 9.0):
         a = np.array([1.01, 2.0, 7.5])
-        np.testing.assert_allclose(DiscreteLaplace(t).rdp(a), mechanisms.RandomizedResponse(1 / t).rdp(a),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(DiscreteLaplace(t).rdp(a), mechanisms.RandomizedResponse(1 / t).rdp(a), rtol=1e-12)
 
 
 @pytest.mark.parametrize("sigma", [0.05, 0.2, 0.29, 0.31, 0.5, 1.0, 3.0])
@@ -376,14 +413,14 @@ def test_discrete_gaussian_rdp_mpmath(sigma, sens):
     """D_α = αρ + log(θ(c)/θ(0))/(α − 1) ≤ αρ, equal at integer α (Canonne, Kamath & Steinke 2020,
     Theorem 4 gives αρ)."""
     m = DiscreteGaussian(sigma, sens)
-    rho = sens ** 2 / (2 * sigma ** 2)
+    rho = sens**2 / (2 * sigma**2)
     assert m.rho == pytest.approx(rho, rel=1e-15) and m.rho >= mp.mpf(sens) ** 2 / (2 * mp.mpf(sigma) ** 2)
     for a in [1.0000001, 1.001, 1.5, 2.25, 3.7]:
         ref = mp_dg_rdp(sigma, sens, a)
         v = m.rdp(a)
         assert v >= ref and v <= ref * (1 + 1e-12), (a, v, ref)
         assert v <= a * m.rho * (1 + 1e-15)
-    for a in (2.0, 3.0, 10.0):                            # αρ exactly at integer orders (rounded up)
+    for a in (2.0, 3.0, 10.0):  # αρ exactly at integer orders (rounded up)
         v = m.rdp(a)
         assert v >= mp.mpf(a) * mp.mpf(sens) ** 2 / (2 * mp.mpf(sigma) ** 2)
         assert v in (a * m.rho, np.nextafter(a * m.rho, np.inf))
@@ -475,7 +512,7 @@ def test_pld_composition_uses_the_hook():
         tot = mp.mpf(0)
         for j in range(k + 1):
             loss = 2 * j - k
-            prob = mp.binomial(k, j) * pk ** j * (1 - pk) ** (k - j)
+            prob = mp.binomial(k, j) * pk**j * (1 - pk) ** (k - j)
             tot += prob * max(mp.mpf(0), 1 - mp.exp(eps - loss))
         exact.append(float(tot))
     got = pld.composed_pld_many([(DiscreteLaplace(1.0), k)]).delta(e)
@@ -487,8 +524,11 @@ def test_pld_composition_uses_the_hook():
 # noise law, trade-off, sampling
 # ------------------------------------------------------------------------------------------------
 def test_pmf_cdf_against_mpmath():
-    for m, lp in ((DiscreteLaplace(1.7, 2), mp_dl_logpmf(1.7)), (DiscreteGaussian(2.3), mp_dg_logpmf(2.3)),
-                  (DiscreteGaussian(0.35), mp_dg_logpmf(0.35))):
+    for m, lp in (
+        (DiscreteLaplace(1.7, 2), mp_dl_logpmf(1.7)),
+        (DiscreteGaussian(2.3), mp_dg_logpmf(2.3)),
+        (DiscreteGaussian(0.35), mp_dg_logpmf(0.35)),
+    ):
         ys = np.arange(-60, 61)
         got = m.logpmf(ys)
         ref = np.array([float(lp(int(y))) for y in ys])
@@ -506,13 +546,13 @@ def test_pmf_cdf_against_mpmath():
 def test_variance():
     for t in (0.3, 1.0, 12.0):
         p = mp.exp(-1 / mp.mpf(t))
-        ref = mp.fsum(2 * y * y * (1 - p) / (1 + p) * p ** y for y in range(1, 4000))
+        ref = mp.fsum(2 * y * y * (1 - p) / (1 + p) * p**y for y in range(1, 4000))
         assert DiscreteLaplace(t).variance == pytest.approx(float(ref), rel=1e-13)
     for sigma in (0.2, 0.45, 0.6, 1.0, 4.0):
         lp = mp_dg_logpmf(sigma)
         ref = mp.fsum(y * y * mp.exp(lp(y)) for y in range(-200, 201))
         v = DiscreteGaussian(sigma).variance
-        assert v == pytest.approx(float(ref), rel=1e-13) and v <= sigma ** 2
+        assert v == pytest.approx(float(ref), rel=1e-13) and v <= sigma**2
 
 
 def mp_tradeoff(logpmf, sens, alpha, span):
@@ -520,7 +560,7 @@ def mp_tradeoff(logpmf, sens, alpha, span):
     alpha = mp.mpf(alpha)
     pm = {y: mp.exp(logpmf(y)) for y in range(-span, span + 1)}
     sf = mp.mpf(0)
-    for k in range(span, -span - 1, -1):   # P[Y > k] grows as k decreases
+    for k in range(span, -span - 1, -1):  # P[Y > k] grows as k decreases
         if sf + pm[k] > alpha:
             gamma = (alpha - sf) / pm[k]
             qle = mp.fsum(pm[y - sens] for y in range(-span + sens, k))
@@ -530,8 +570,10 @@ def mp_tradeoff(logpmf, sens, alpha, span):
 
 
 def test_tradeoff_mpmath_and_duality():
-    for m, lp, span in ((DiscreteLaplace(1.3, 2), mp_dl_logpmf(1.3), 120),
-                        (DiscreteGaussian(1.5, 1), mp_dg_logpmf(1.5), 40)):
+    for m, lp, span in (
+        (DiscreteLaplace(1.3, 2), mp_dl_logpmf(1.3), 120),
+        (DiscreteGaussian(1.5, 1), mp_dg_logpmf(1.5), 40),
+    ):
         for a in (1e-6, 0.01, 0.1, 0.37, 0.5, 0.9):
             ref = mp_tradeoff(lp, m.sensitivity, a, span)
             got = m.tradeoff(a)
@@ -540,15 +582,23 @@ def test_tradeoff_mpmath_and_duality():
         beta = m.tradeoff(alphas)
         assert beta[0] == 1.0 and beta[-1] == 0.0 and np.all(np.diff(beta) <= 0)
         assert np.all(beta <= 1 - alphas + 1e-15)
-        for eps in (0.0, 0.3, 1.0, 2.0):   # f-DP ⇒ (ε, δ(ε))-DP: β ≥ 1 − δ(ε) − e^ε α
+        for eps in (0.0, 0.3, 1.0, 2.0):  # f-DP ⇒ (ε, δ(ε))-DP: β ≥ 1 − δ(ε) − e^ε α
             assert np.all(beta >= 1 - m.delta(eps) - math.exp(eps) * alphas - 1e-12)
     rr = mechanisms.RandomizedResponse(1.0)
     a = np.linspace(0.01, 0.99, 9)
     np.testing.assert_allclose(DiscreteLaplace(1.0).tradeoff(a), rr.tradeoff(a), rtol=1e-12)
 
 
-@pytest.mark.parametrize("mech", [DiscreteLaplace(1.5), DiscreteLaplace(0.4, 3), DiscreteGaussian(2.0),
-                                  DiscreteGaussian(0.6), DiscreteGaussian(9.0)])
+@pytest.mark.parametrize(
+    "mech",
+    [
+        DiscreteLaplace(1.5),
+        DiscreteLaplace(0.4, 3),
+        DiscreteGaussian(2.0),
+        DiscreteGaussian(0.6),
+        DiscreteGaussian(9.0),
+    ],
+)
 def test_sampling_matches_pmf(mech):
     from scipy import stats
 
@@ -602,10 +652,12 @@ def test_reexported_from_mechanisms():
 def test_module_imports_light():
     """dpexplore.mechanisms (with its discrete module) does not import scipy.stats or the PLD
     machinery at import time."""
-    code = ("import sys, dpexplore.mechanisms.discrete\n"
-            "print('scipy.stats' in sys.modules, 'dpexplore.pld' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         timeout=120).stdout.split()
+    code = (
+        "import sys, dpexplore.mechanisms.discrete\nprint('scipy.stats' in sys.modules, 'dpexplore.pld' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
     assert out == ["False", "False"]
 
 
@@ -626,7 +678,7 @@ INVALID = [
     ("sensitivity fractional", lambda: DiscreteLaplace(1.0, 1.5), "sensitivity", "1.5"),
     ("sensitivity bool", lambda: DiscreteGaussian(1.0, True), "sensitivity", "True"),
     ("sensitivity str", lambda: DiscreteLaplace(1.0, "1"), "sensitivity", "'1'"),
-    ("sensitivity huge", lambda: DiscreteLaplace(1.0, 2 ** 60), "sensitivity", str(2 ** 60)),
+    ("sensitivity huge", lambda: DiscreteLaplace(1.0, 2**60), "sensitivity", str(2**60)),
     ("sensitivity nan", lambda: DiscreteGaussian(1.0, float("nan")), "sensitivity", "nan"),
     ("sigma 0", lambda: DiscreteGaussian(0.0), "sigma", "0.0"),
     ("sigma inf", lambda: DiscreteGaussian(float("inf")), "sigma", "inf"),
@@ -681,8 +733,9 @@ def test_dp_accounting_cross_check():
 
 
 # -- composition (composition.compose / compose_all through the privacy loss distribution) ---------
-@pytest.mark.parametrize("mech", [DiscreteLaplace(1.0), DiscreteLaplace(2.5, 2), DiscreteGaussian(1.0),
-                                  DiscreteGaussian(2.0, 3)])
+@pytest.mark.parametrize(
+    "mech", [DiscreteLaplace(1.0), DiscreteLaplace(2.5, 2), DiscreteGaussian(1.0), DiscreteGaussian(2.0, 3)]
+)
 def test_two_fold_composition_against_enumeration(mech):
     from dpexplore import composition as C
 
@@ -709,8 +762,16 @@ def test_mixed_composition_with_discrete_mechanisms():
     assert C.compose(DiscreteGaussian(1.0), 1).delta(0.5) == DiscreteGaussian(1.0).delta(0.5)
 
 
-@pytest.mark.parametrize("mech", [DiscreteGaussian(2.0), DiscreteGaussian(0.5), DiscreteGaussian(20.0, 3),
-                                  DiscreteLaplace(1.0, 3), DiscreteLaplace(0.3)])
+@pytest.mark.parametrize(
+    "mech",
+    [
+        DiscreteGaussian(2.0),
+        DiscreteGaussian(0.5),
+        DiscreteGaussian(20.0, 3),
+        DiscreteLaplace(1.0, 3),
+        DiscreteLaplace(0.3),
+    ],
+)
 def test_many_point_search_gives_the_bisections_epsilon(mech):
     """The discrete mechanisms' ε comes from a 33-ary search (a windowed sum costs about as much
     for 32 ε as for one): the same ε as the bisection to 2 ulps, δ(ε) within the target, and

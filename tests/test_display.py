@@ -1,6 +1,7 @@
 """Notebook cards (``_repr_html_``), one-line reprs and ``compare()`` of every privacy object:
 each public class has a card; each number on it equals the public API's value, shown rounded up;
 undefined quantities say "not defined"; a card never raises."""
+
 from __future__ import annotations
 
 import inspect
@@ -19,13 +20,23 @@ from dpexplore import mechanisms as M
 from dpexplore.composition import OptimalProfile, compose, compose_all
 from dpexplore.conversions import EquationProfile, RDPProfile, ZCDPProfile
 from dpexplore.display import card_facts, card_html, compare, format_up
-from dpexplore.mechanisms import (DiscreteGaussian, DiscreteLaplace, Exponential, FixedSubsampled, Gaussian,
-                                  Laplace, Logistic, MechanismProfile, PoissonSubsampled, RandomizedResponse,
-                                  Subbotin, subsample)
+from dpexplore.mechanisms import (
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Exponential,
+    FixedSubsampled,
+    Gaussian,
+    Laplace,
+    Logistic,
+    MechanismProfile,
+    PoissonSubsampled,
+    RandomizedResponse,
+    Subbotin,
+    subsample,
+)
 from dpexplore.mechanisms.subsampled import MaxProfile, OneStepProfile, RareEventProfile
 from dpexplore.pld import PLDProfile
-from dpexplore.profiles import (ApproxDPProfile, FunctionProfile, GaussianDPProfile, PrivacyProfile,
-                                PureDPProfile)
+from dpexplore.profiles import ApproxDPProfile, FunctionProfile, GaussianDPProfile, PrivacyProfile, PureDPProfile
 
 DPSGD = compose(subsample(Gaussian(1.0), 0.01), 1000)
 
@@ -45,13 +56,12 @@ EXAMPLES = {
     GaussianDPProfile: GaussianDPProfile(1.0),
     ApproxDPProfile: ApproxDPProfile(1.0, 1e-6),
     PureDPProfile: PureDPProfile(1.0),
-    FunctionProfile: FunctionProfile(lambda e: np.log(np.clip(1 - np.asarray(e) / 2, 0, 1)), eps_max=2.0,
-                                     name="toy"),
+    FunctionProfile: FunctionProfile(lambda e: np.log(np.clip(1 - np.asarray(e) / 2, 0, 1)), eps_max=2.0, name="toy"),
     ZCDPProfile: ZCDPProfile(0.5),
     RDPProfile: RDPProfile(np.array([2.0, 8.0, 32.0]), np.array([0.5, 2.0, 8.0])),
     EquationProfile: conversions.equation_profile(2.0, 1.0, 2.0, refined=True),
     OptimalProfile: OptimalProfile(0.5, 10),
-    PLDProfile: compose(Logistic(1.0), 5),   # finite eps_max: capped subclass; the plain one below
+    PLDProfile: compose(Logistic(1.0), 5),  # finite eps_max: capped subclass; the plain one below
     MaxProfile: DPSGD,
     OneStepProfile: OneStepProfile(Gaussian(1.0), 0.01, "add"),
     RareEventProfile: RareEventProfile(Gaussian(0.05), 1e-17, 10**6),
@@ -91,8 +101,18 @@ def _is_privacy_class(cls):
     from dpexplore.mechanisms._base import _Mechanism
     from dpexplore.mechanisms.discrete import _DiscreteMechanism
 
-    return issubclass(cls, (PrivacyProfile, _Mechanism, _DiscreteMechanism, PoissonSubsampled,
-                            filters._Filter, filters.RenyiOdometer, filters.Session))
+    return issubclass(
+        cls,
+        (
+            PrivacyProfile,
+            _Mechanism,
+            _DiscreteMechanism,
+            PoissonSubsampled,
+            filters._Filter,
+            filters.RenyiOdometer,
+            filters.Session,
+        ),
+    )
 
 
 def test_every_public_privacy_class_has_a_card():
@@ -127,21 +147,35 @@ def _api_values(p):
     return list(eps) + list(tpr) + [risk.advantage(p)]
 
 
-@pytest.mark.parametrize("obj", [Gaussian(1.0), Laplace(2.0), RandomizedResponse(1.0), DiscreteGaussian(2.0),
-                                 subsample(Gaussian(1.0), 0.02), GaussianDPProfile(0.5), ZCDPProfile(0.3)]
-                         + COMPOSITIONS, ids=repr)
+@pytest.mark.parametrize(
+    "obj",
+    [
+        Gaussian(1.0),
+        Laplace(2.0),
+        RandomizedResponse(1.0),
+        DiscreteGaussian(2.0),
+        subsample(Gaussian(1.0), 0.02),
+        GaussianDPProfile(0.5),
+        ZCDPProfile(0.3),
+    ]
+    + COMPOSITIONS,
+    ids=repr,
+)
 def test_each_number_equals_the_api_value_rounded_up(obj):
     card = card_facts(obj)
     p = obj if isinstance(obj, PrivacyProfile) else obj.profile
     by_label = {f.label: f for f in card.facts}
-    labels = [f"ε at δ = {d:g}" for d in display.DELTAS] + [f"TPR at FPR {a:.1%}" for a in display.FPRS] \
+    labels = (
+        [f"ε at δ = {d:g}" for d in display.DELTAS]
+        + [f"TPR at FPR {a:.1%}" for a in display.FPRS]
         + ["advantage (TPR − FPR)"]
+    )
     h = card_html(obj)
     for label, api in zip(labels, _api_values(p)):
         f = by_label[label]
-        assert f.value == float(api), label                       # the API's own value
-        assert Decimal(f.text) >= Decimal(repr(float(api))), label       # shown rounded up
-        assert float(f.text) <= float(api) * (1 + 1e-3) + 1e-300, label   # by < 1 unit of 4 digits
+        assert f.value == float(api), label  # the API's own value
+        assert Decimal(f.text) >= Decimal(repr(float(api))), label  # shown rounded up
+        assert float(f.text) <= float(api) * (1 + 1e-3) + 1e-300, label  # by < 1 unit of 4 digits
         assert f">{f.text}</td>" in h, label
     pure = by_label["pure ε"]
     if np.isfinite(p.eps_max):
@@ -156,14 +190,14 @@ def test_notion_rows_match_the_closed_forms():
     for a in display.RDP_ORDERS:
         assert g[f"RDP ε̂(α = {a:g})"].value == float(Gaussian(2.0).rdp(a))
     comp = {f.label: f for f in card_facts(compose(Gaussian(2.0), 16)).facts}
-    assert comp["μ-GDP"].value == pytest.approx(2.0, rel=1e-15)          # √16 · 1/2
+    assert comp["μ-GDP"].value == pytest.approx(2.0, rel=1e-15)  # √16 · 1/2
     assert comp["zCDP ρ"].value == pytest.approx(2.0, rel=1e-15)
     rr = {f.label: f for f in card_facts(RandomizedResponse(1.0)).facts}
     assert rr["μ-GDP"].value == float(conversions.pure_to_gdp(1.0))
     assert rr["zCDP ρ"].value == float(conversions.pure_to_zcdp(1.0))
     sgd = {f.label: f for f in card_facts(DPSGD).facts}
     one = subsample(Gaussian(1.0), 0.01)
-    assert sgd["RDP ε̂(α = 8)"].value == 1000 * float(one.rdp(8.0))   # RDP adds up over the steps
+    assert sgd["RDP ε̂(α = 8)"].value == 1000 * float(one.rdp(8.0))  # RDP adds up over the steps
     assert sgd["μ-GDP"].text == "not certified" and sgd["zCDP ρ"].text == "not known"
     lap = {f.label: f for f in card_facts(Laplace(1.0)).facts}
     assert lap["μ-GDP"].value == conversions.gdp_measure(Laplace(1.0).profile, tol=1e-3)[1]
@@ -173,7 +207,7 @@ def test_undefined_quantities_say_not_defined():
     h = card_html(Gaussian(1.0))
     assert re.search(r'<th scope="row">pure ε</th><td class="dpx-v dpx-missing" title="[^"]*">not defined</td>', h)
     f = {x.label: x for x in card_facts(filters.ApproxDPFilter(1.0, 1e-6)).facts}
-    assert f["ε at δ = 1e-08"].text == "not defined"       # below the filter's δ: no ε works
+    assert f["ε at δ = 1e-08"].text == "not defined"  # below the filter's δ: no ε works
     assert f["zCDP ρ"].text == "not defined" and f["RDP ε̂(α = 2)"].text == "not defined"
     z = {x.label: x for x in card_facts(filters.ApproxZCDPFilter(0.5, 1e-6)).facts}
     assert z["ε at δ = 1e-06"].text == "not defined" and z["ε at δ = 1e-05"].value > 4.7
@@ -216,14 +250,26 @@ def test_format_up_examples():
 
 
 # -- reprs -------------------------------------------------------------------------------------------
-_NS = {**vars(M), **vars(profiles), "ZCDPProfile": ZCDPProfile, "RDPProfile": RDPProfile,
-       "EquationProfile": EquationProfile, "OptimalProfile": OptimalProfile, "compose": compose,
-       "OneStepProfile": OneStepProfile, "RareEventProfile": RareEventProfile,
-       "compose_all": compose_all, **{n: getattr(filters, n) for n in filters.__all__}}
+_NS = {
+    **vars(M),
+    **vars(profiles),
+    "ZCDPProfile": ZCDPProfile,
+    "RDPProfile": RDPProfile,
+    "EquationProfile": EquationProfile,
+    "OptimalProfile": OptimalProfile,
+    "compose": compose,
+    "OneStepProfile": OneStepProfile,
+    "RareEventProfile": RareEventProfile,
+    "compose_all": compose_all,
+    **{n: getattr(filters, n) for n in filters.__all__},
+}
 
 
-@pytest.mark.parametrize("obj", [o for o in EXAMPLES.values() if not isinstance(o, FunctionProfile)]
-                         + COMPOSITIONS, ids=lambda o: type(o).__name__)
+@pytest.mark.parametrize(
+    "obj",
+    [o for o in EXAMPLES.values() if not isinstance(o, FunctionProfile)] + COMPOSITIONS,
+    ids=lambda o: type(o).__name__,
+)
 def test_repr_is_one_line_and_rebuilds_the_object(obj):
     r = repr(obj)
     assert "\n" not in r and not r.startswith("<")
@@ -243,7 +289,8 @@ def test_compose_repr_is_the_call():
 
 # -- compare ------------------------------------------------------------------------------------------
 def test_compare_is_a_dataframe_of_the_card_values():
-    import pandas as pd   # a dependency: compare() returns a DataFrame on every install
+    import pandas as pd  # a dependency: compare() returns a DataFrame on every install
+
     objs = [Gaussian(1.0), Laplace(1.0), DPSGD]
     df = dpexplore.compare(*objs)
     assert isinstance(df, pd.DataFrame) and list(df.index) == [repr(o) for o in objs]
@@ -273,8 +320,15 @@ def test_compare_gives_one_row_per_element_of_array_parameters():
     """compare(Gaussian(sigma=[1, 2])) was an empty table while the card says "use compare()"."""
     assert "use compare()" in card_facts(Gaussian(sigma=[1.0, 2.0])).note
     df = compare(Gaussian(sigma=[1.0, 2.0]), Laplace([1.0, 2.0], [[1.0], [3.0]]), Laplace(1.0))
-    scalar = [Gaussian(1.0), Gaussian(2.0), Laplace(1.0, 1.0), Laplace(2.0, 1.0), Laplace(1.0, 3.0),
-              Laplace(2.0, 3.0), Laplace(1.0)]
+    scalar = [
+        Gaussian(1.0),
+        Gaussian(2.0),
+        Laplace(1.0, 1.0),
+        Laplace(2.0, 1.0),
+        Laplace(1.0, 3.0),
+        Laplace(2.0, 3.0),
+        Laplace(1.0),
+    ]
     assert list(df.index) == [repr(o) for o in scalar]
     assert list(df["pure ε"])[2:] == [1.0, 0.5, 3.0, 1.5, 1.0]
     assert df.loc[repr(Gaussian(2.0)), "ε at δ = 1e-05"] == Gaussian(2.0).epsilon(1e-5)
@@ -304,13 +358,20 @@ def _objects(draw):
     if kind == "zcdp":
         return ZCDPProfile(draw(st.floats(min_value=0.0, max_value=100.0)))
     if kind == "comp":
-        return compose(draw(st.sampled_from([Gaussian(s), Laplace(s), RandomizedResponse(min(s, 20.0))])),
-                       draw(st.integers(min_value=1, max_value=200)))
+        return compose(
+            draw(st.sampled_from([Gaussian(s), Laplace(s), RandomizedResponse(min(s, 20.0))])),
+            draw(st.integers(min_value=1, max_value=200)),
+        )
     if kind == "approx":
-        return ApproxDPProfile(draw(st.floats(min_value=0.0, max_value=30.0)),
-                               draw(st.floats(min_value=0.0, max_value=1.0, exclude_max=True)))
-    return draw(st.sampled_from([filters.PureDPFilter(s), filters.GDPFilter(s), filters.ZCDPFilter(s),
-                                 filters.ApproxZCDPFilter(s, 1e-6)]))
+        return ApproxDPProfile(
+            draw(st.floats(min_value=0.0, max_value=30.0)),
+            draw(st.floats(min_value=0.0, max_value=1.0, exclude_max=True)),
+        )
+    return draw(
+        st.sampled_from(
+            [filters.PureDPFilter(s), filters.GDPFilter(s), filters.ZCDPFilter(s), filters.ApproxZCDPFilter(s, 1e-6)]
+        )
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,6 +3,7 @@ error, its worked examples execute, and its pages say what they must — the API
 ``composition.dpsgd_epsilon`` (signature, guarantee and rounding, citations), the class-serving
 page (lecture mode, ``--expect``), the gallery (every app with its picture) and the results page
 that holds the measurements the hosting guide no longer interleaves."""
+
 from __future__ import annotations
 
 import html
@@ -15,7 +16,7 @@ import sys
 import pytest
 from aio import in_a_thread
 
-for _name in ("sphinx", "myst_nb", "pydata_sphinx_theme"):   # the `docs` extra (make setup)
+for _name in ("sphinx", "myst_nb", "pydata_sphinx_theme"):  # the `docs` extra (make setup)
     try:
         __import__(_name)
     except ImportError:
@@ -35,11 +36,29 @@ def site(tmp_path_factory) -> pathlib.Path:
     folder; a warning fails the build, and its text is the failure's message."""
     out = tmp_path_factory.mktemp("docs")
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-W", "--keep-going", "-q",
-         "-d", str(out / "doctrees"), str(DOCS), str(out / "html")],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
-    warnings = "\n".join(line for line in proc.stderr.splitlines()
-                         if "WARNING" in line or "ERROR" in line or "Error" in line)
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-E",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-d",
+            str(out / "doctrees"),
+            str(DOCS),
+            str(out / "html"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    warnings = "\n".join(
+        line for line in proc.stderr.splitlines() if "WARNING" in line or "ERROR" in line or "Error" in line
+    )
     assert proc.returncode == 0, f"the docs build failed:\n{warnings or proc.stderr[-5000:]}"
     return out / "html"
 
@@ -57,7 +76,7 @@ def _entry(page: pathlib.Path, anchor: str) -> str:
     raw = page.read_text(encoding="utf-8")
     start = raw.index(f'id="{anchor}"')
     end = raw.find('<dl class="py', start + 1)
-    chunk = raw[start:end if end > 0 else len(raw)]
+    chunk = raw[start : end if end > 0 else len(raw)]
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", chunk)))
 
 
@@ -65,18 +84,15 @@ def test_dpsgd_epsilon_api_page(site):
     """Its signature, the guarantee and the rounding of each accountant, and the citations."""
     entry = _entry(site / "api" / "composition.html", "dpexplore.composition.dpsgd_epsilon")
     signature = entry.split("¶")[0]
-    for part in ("dpsgd_epsilon", "sigma", "q", "steps", "delta", "accountant", "'pld'",
-                 "grid_size"):
+    for part in ("dpsgd_epsilon", "sigma", "q", "steps", "delta", "accountant", "'pld'", "grid_size"):
         assert part in signature, (part, signature)
-    assert "never below the truth" in entry                        # the "pld" accountant's side
-    assert "AN APPROXIMATION, NOT A GUARANTEE" in entry             # the "gdp" one
-    assert "6.1877" in entry                                        # its doctest, against PLD
-    for citation in ("Mironov, Talwar & Zhang 2019", "Bu, Dong, Long & Su 2020",
-                     "Canonne, Kamath & Steinke 2020"):
+    assert "never below the truth" in entry  # the "pld" accountant's side
+    assert "AN APPROXIMATION, NOT A GUARANTEE" in entry  # the "gdp" one
+    assert "6.1877" in entry  # its doctest, against PLD
+    for citation in ("Mironov, Talwar & Zhang 2019", "Bu, Dong, Long & Su 2020", "Canonne, Kamath & Steinke 2020"):
         assert citation in entry, citation
     # |x| of the docstrings shows as written, not as an undefined substitution
-    shift = _entry(site / "api" / "down_sensitivity.html",
-                   "dpexplore.down_sensitivity.shifted_inverse_tau")
+    shift = _entry(site / "api" / "down_sensitivity.html", "dpexplore.down_sensitivity.shifted_inverse_tau")
     assert "τ = ⌈(2/ε) log(|Y|/β)⌉" in shift, shift
 
 
@@ -86,7 +102,7 @@ def test_class_serving_page(site):
     assert "dpexplore serve --ip 127.0.0.1 --port 8866 --no-browser" in text
     assert "--expect 30 --apps rdp_explorer,composition_explorer" in text
     assert "lecture mode" in text and "is filled with" in text
-    assert "DPEXPLORE_HUB_USERS=ana,ben,chloe" in text                # the hub, step by step
+    assert "DPEXPLORE_HUB_USERS=ana,ben,chloe" in text  # the hub, step by step
     hosting = _text(site / "hosting.html")
     assert "Options of dpexplore serve" in hosting and "--expect N" in hosting
     assert "DPEXPLORE_PREFETCH" in hosting and "DPEXPLORE_HUB_MAX_PAGES" in hosting
@@ -129,18 +145,33 @@ def test_measurements_moved_to_results(site):
 AXE = ROOT / "tests" / "browser" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 #: a page of each kind: landing pages, prose, executed examples with cards, an API page, tables
-AXE_PAGES = ["index.html", "teachers/index.html", "teachers/serve-a-class.html",
-             "teachers/gallery.html", "practitioners/notebooks.html",
-             "practitioners/examples/dpsgd.html", "api/composition.html", "api/risk.html",
-             "operators.html", "hosting.html", "results.html", "references.html",
-             "accessibility.html"]
+AXE_PAGES = [
+    "index.html",
+    "teachers/index.html",
+    "teachers/serve-a-class.html",
+    "teachers/gallery.html",
+    "practitioners/notebooks.html",
+    "practitioners/examples/dpsgd.html",
+    "api/composition.html",
+    "api/risk.html",
+    "operators.html",
+    "hosting.html",
+    "results.html",
+    "references.html",
+    "accessibility.html",
+]
 #: the dark theme and 320 px wide on fewer pages (the same templates)
-AXE_PAGES_VARIANTS = ["index.html", "teachers/serve-a-class.html", "practitioners/notebooks.html",
-                      "api/composition.html", "results.html"]
+AXE_PAGES_VARIANTS = [
+    "index.html",
+    "teachers/serve-a-class.html",
+    "practitioners/notebooks.html",
+    "api/composition.html",
+    "results.html",
+]
 
 
 @pytest.mark.browser
-@pytest.mark.flaky(reruns=0)   # static files opened from disk: nothing timed to retry for
+@pytest.mark.flaky(reruns=0)  # static files opened from disk: nothing timed to retry for
 def test_site_passes_axe(site):
     """The site is held to what the apps are (docs/accessibility.md): axe-core finds no WCAG 2.0
     and 2.1 A or AA violation, in the light and the dark theme and 320 px wide. Opened from disk
@@ -152,7 +183,7 @@ def test_site_passes_axe(site):
         pytest.skip(msg)
     pytest.importorskip("playwright.sync_api")
     source = AXE.read_text(encoding="utf-8")
-    found = in_a_thread(_axe_violations, site, source)   # not inside the suite's Playwright loop
+    found = in_a_thread(_axe_violations, site, source)  # not inside the suite's Playwright loop
     assert not found, "\n".join(found)
 
 
@@ -162,24 +193,27 @@ def _axe_violations(site, source) -> list:
 
     found = []
     with playwright.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                     args=["--no-sandbox", "--disable-gpu"])
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
         try:
             for scheme, width in (("light", 1280), ("dark", 1280), ("light", 320)):
-                ctx = browser.new_context(viewport={"width": width, "height": 800},
-                                          color_scheme=scheme)
-                ctx.route("**/*", lambda route: route.continue_()
-                          if route.request.url.startswith("file:") else route.abort())
+                ctx = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
+                ctx.route(
+                    "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+                )
                 page = ctx.new_page()
                 for name in AXE_PAGES if (scheme, width) == ("light", 1280) else AXE_PAGES_VARIANTS:
                     page.goto((site / name).as_uri())
                     page.add_script_tag(content=source)
                     result = page.evaluate(
                         "(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags},"
-                        " resultTypes: ['violations']})", AXE_TAGS)
-                    found += [f"{name} ({scheme}, {width} px): {v['id']}: {v['help']} — "
-                              + "; ".join(n["html"][:120] for n in v["nodes"][:3])
-                              for v in result["violations"]]
+                        " resultTypes: ['violations']})",
+                        AXE_TAGS,
+                    )
+                    found += [
+                        f"{name} ({scheme}, {width} px): {v['id']}: {v['help']} — "
+                        + "; ".join(n["html"][:120] for n in v["nodes"][:3])
+                        for v in result["violations"]
+                    ]
                 ctx.close()
         finally:
             browser.close()

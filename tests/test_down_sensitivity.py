@@ -1,6 +1,7 @@
 """Down sensitivity and the shifted inverse sensitivity mechanism (Steinke 2023b; Fang, Dong & Yi 2022):
 closed forms, brute-force enumeration of the loss, exact privacy ratios on neighbouring datasets,
 the accuracy guarantees of Theorems 4 and 5, and Monte Carlo against the exact distributions."""
+
 from __future__ import annotations
 
 import itertools
@@ -88,8 +89,12 @@ def _neighbours(items, extra):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=0, max_size=12), st.integers(0, 9),
-       st.sampled_from([0.3, 1.0, 3.0]), st.integers(1, 6))
+@given(
+    st.lists(st.integers(0, 9), min_size=0, max_size=12),
+    st.integers(0, 9),
+    st.sampled_from([0.3, 1.0, 3.0]),
+    st.integers(1, 6),
+)
 def test_theorem4_is_eps_dp_exactly(items, extra, eps, tau):
     """Exact pmf ratio between neighbours (one item added) is at most e^ε (Theorem 4)."""
     grid = np.arange(0, 10)
@@ -100,8 +105,12 @@ def test_theorem4_is_eps_dp_exactly(items, extra, eps, tau):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 20), min_size=0, max_size=8), st.integers(0, 30), st.sampled_from([0.3, 1.0, 3.0]),
-       st.integers(1, 5))
+@given(
+    st.lists(st.integers(0, 20), min_size=0, max_size=8),
+    st.integers(0, 30),
+    st.sampled_from([0.3, 1.0, 3.0]),
+    st.integers(1, 5),
+)
 def test_theorem4_user_sum_is_eps_dp_exactly(totals, extra, eps, tau):
     """Adding one person (any total) to a user-level sum: pmf ratio ≤ e^ε."""
     grid = np.linspace(0, 120, 13)
@@ -112,8 +121,12 @@ def test_theorem4_user_sum_is_eps_dp_exactly(totals, extra, eps, tau):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 20), min_size=0, max_size=8), st.integers(0, 30),
-       st.sampled_from([0.5, 2.0]), st.sampled_from([5, 8, 13]))
+@given(
+    st.lists(st.integers(0, 20), min_size=0, max_size=8),
+    st.integers(0, 30),
+    st.sampled_from([0.5, 2.0]),
+    st.sampled_from([5, 8, 13]),
+)
 def test_binary_search_is_T_over_sigma_dp_exactly(totals, extra, sigma, m):
     grid = np.linspace(0, 200, m)
     x, x2 = _neighbours(totals, extra)
@@ -127,8 +140,10 @@ def test_binary_search_is_T_over_sigma_dp_exactly(totals, extra, sigma, m):
 
 def test_binary_search_steps_are_the_real_depth():
     """T = ⌈log₂(m − 1)⌉ is the deepest path of the loop (enumerated)."""
+
     def depth(a, b):
         return 0 if a + 1 >= b else 1 + max(depth(a, (a + b) // 2), depth((a + b) // 2, b))
+
     for m in range(2, 70):
         assert ds.binary_search_steps(m) == depth(0, m - 1)
 
@@ -160,10 +175,10 @@ def test_theorem5_accuracy_guarantee(rho, beta):
 
 def test_theorem5_params_match_the_post_for_powers_of_two():
     """|Y| = 2^j: T = log₂|Y|, so σ = sqrt(log₂|Y|/(2ρ)), τ = σ log(log₂|Y|/β) exactly as stated."""
-    sigma, tau = ds.binary_search_params(2 ** 12, 0.1, rho=0.25)
+    sigma, tau = ds.binary_search_params(2**12, 0.1, rho=0.25)
     assert sigma == pytest.approx(math.sqrt(12 / 0.5))
     assert tau == pytest.approx(sigma * math.log(12 / 0.1))
-    sigma, tau = ds.binary_search_params(2 ** 12, 0.1, eps=2.0)
+    sigma, tau = ds.binary_search_params(2**12, 0.1, eps=2.0)
     assert sigma == pytest.approx(6.0)
 
 
@@ -183,7 +198,7 @@ def test_samplers_match_exact_distributions():
 
 def test_laplace_baselines():
     est = ds.laplace_clipped_max([1.0, 5.0, 1e6], 0.0, 10.0, 2.0)
-    assert (est.center, est.scale) == (10.0, 5.0)          # biased: the outlier is clipped away
+    assert (est.center, est.scale) == (10.0, 5.0)  # biased: the outlier is clipped away
     assert est.cdf(10.0) == 0.5 and est.pdf(10.0) == pytest.approx(0.1)
     s = est.sample(np.random.default_rng(0), 100_000)
     assert abs(s.mean() - 10.0) < 0.1 and abs(np.median(np.abs(s - 10)) - 5 * math.log(2)) < 0.1
@@ -192,24 +207,27 @@ def test_laplace_baselines():
     assert ds.laplace_clipped_max([], 0.0, 1.0, 1.0).center == 0.0
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: ds.check_grid([0, 0, 1]), "grid"),
-    (lambda: ds.shifted_inverse_pmf([3, 1, 0], -1.0, 2), "eps"),
-    (lambda: ds.shifted_inverse_pmf([3, 1, 0], 1.0, 0), "tau"),
-    (lambda: ds.shifted_inverse_pmf([1, 3, 0], 1.0, 2), "loss"),
-    (lambda: ds.shifted_inverse_pmf([3, 1, 1], 1.0, 2), "loss"),
-    (lambda: ds.shifted_inverse_tau(1.0, 1.5, 10), "beta"),
-    (lambda: ds.shifted_inverse_tau(1.0, 0.1, 1), "grid_size"),
-    (lambda: ds.binary_search_params(16, 0.1), "eps or rho"),
-    (lambda: ds.binary_search_pmf([3, 1, 0], 0.0, 1.0), "sigma"),
-    (lambda: ds.shifted_inverse_sample([3, 1, 0], [0, 1, 2], 1.0, 1, 42), "rng"),
-    (lambda: ds.shifted_inverse_sample([3, 1, 0], [0, 1, 2], 1.0, 1, np.random.default_rng(), 0), "size"),
-    (lambda: ds.user_totals([1, 2], [1.0, -1.0]), "values"),
-    (lambda: ds.loss_user_sum([-1.0], 0), "totals"),
-    (lambda: ds.loss_max([float("nan")], 0), "x"),
-    (lambda: ds.down_sensitivity_max([1, 2], -1), "k"),
-    (lambda: ds.laplace_clipped_max([1], 2.0, 1.0, 1.0), "bound"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: ds.check_grid([0, 0, 1]), "grid"),
+        (lambda: ds.shifted_inverse_pmf([3, 1, 0], -1.0, 2), "eps"),
+        (lambda: ds.shifted_inverse_pmf([3, 1, 0], 1.0, 0), "tau"),
+        (lambda: ds.shifted_inverse_pmf([1, 3, 0], 1.0, 2), "loss"),
+        (lambda: ds.shifted_inverse_pmf([3, 1, 1], 1.0, 2), "loss"),
+        (lambda: ds.shifted_inverse_tau(1.0, 1.5, 10), "beta"),
+        (lambda: ds.shifted_inverse_tau(1.0, 0.1, 1), "grid_size"),
+        (lambda: ds.binary_search_params(16, 0.1), "eps or rho"),
+        (lambda: ds.binary_search_pmf([3, 1, 0], 0.0, 1.0), "sigma"),
+        (lambda: ds.shifted_inverse_sample([3, 1, 0], [0, 1, 2], 1.0, 1, 42), "rng"),
+        (lambda: ds.shifted_inverse_sample([3, 1, 0], [0, 1, 2], 1.0, 1, np.random.default_rng(), 0), "size"),
+        (lambda: ds.user_totals([1, 2], [1.0, -1.0]), "values"),
+        (lambda: ds.loss_user_sum([-1.0], 0), "totals"),
+        (lambda: ds.loss_max([float("nan")], 0), "x"),
+        (lambda: ds.down_sensitivity_max([1, 2], -1), "k"),
+        (lambda: ds.laplace_clipped_max([1], 2.0, 1.0, 1.0), "bound"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
@@ -221,7 +239,7 @@ def test_large_sample_path_matches_the_pmf():
     lo = ds.grid_losses_max(np.random.default_rng(0).exponential(100, 3000), grid)
     pmf = ds.shifted_inverse_pmf(lo, 0.5, 20)
     n = 6000
-    draws = ds.shifted_inverse_sample(lo, grid, 0.5, 20, np.random.default_rng(8), n)   # 1.2e7 > 1e7
+    draws = ds.shifted_inverse_sample(lo, grid, 0.5, 20, np.random.default_rng(8), n)  # 1.2e7 > 1e7
     idx = np.searchsorted(grid, draws)
     mean_exact = float(pmf @ grid)
     sd = math.sqrt(float(pmf @ (grid - mean_exact) ** 2))

@@ -1,6 +1,7 @@
 """The DP-SGD planner: its numbers are the backend's (dpsgd_epsilon, compose, tpr_at_fpr,
 advantage), the plotted curves end at the readout's values, the σ button solves for the target ε,
 and bad settings become a message with the last good plot kept."""
+
 from __future__ import annotations
 
 import math
@@ -15,19 +16,24 @@ from dpexplore.apps import dpsgd_planner as P
 from dpexplore.mechanisms import Gaussian, subsample
 
 
-@pytest.mark.parametrize("spec", [P.PlannerSpec(), P.PlannerSpec(n=100_000, batch=1024, epochs=30, sigma=0.8,
-                                                                  delta=1e-7),
-                                  P.PlannerSpec(n=1000, batch=4096, epochs=3, sigma=5.0, delta=1e-2)])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        P.PlannerSpec(),
+        P.PlannerSpec(n=100_000, batch=1024, epochs=30, sigma=0.8, delta=1e-7),
+        P.PlannerSpec(n=1000, batch=4096, epochs=3, sigma=5.0, delta=1e-2),
+    ],
+)
 def test_numbers_are_the_backends(spec):
     r = P.compute_planner(spec)
     q = min(1.0, spec.batch / spec.n)
     t = math.ceil(spec.epochs / q - 1e-9)
     assert (r.q, r.steps) == (q, t)
     assert r.eps_pld == C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, grid_size=P.CURVE_GRID)
-    assert r.eps_pld >= C.dpsgd_epsilon(spec.sigma, q, t, spec.delta) * (1 - 1e-9)   # coarser: not below
+    assert r.eps_pld >= C.dpsgd_epsilon(spec.sigma, q, t, spec.delta) * (1 - 1e-9)  # coarser: not below
     assert r.eps_rdp == C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, accountant="rdp")
     assert r.eps_gdp == C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, accountant="gdp")
-    assert r.eps_pld <= r.eps_rdp                                  # tight ≤ Rényi
+    assert r.eps_pld <= r.eps_rdp  # tight ≤ Rényi
     profile = C.compose(subsample(Gaussian(spec.sigma), q), t, grid_size=P.CURVE_GRID)
     assert r.tpr == tuple(float(conversions.tpr_at_fpr(profile, a)) for a in P.RISK_FPRS)
     assert r.advantage == float(conversions.advantage(profile))
@@ -64,7 +70,7 @@ def test_button_sets_sigma_and_the_plots_follow():
     button.click()
     sigma = app.controller.controls["sigma"].value
     needed = P.sigma_for_target(app.controller.spec)
-    assert needed <= sigma <= needed * 10 ** (1 / 20) * (1 + 1e-9)    # the next slider position up
+    assert needed <= sigma <= needed * 10 ** (1 / 20) * (1 + 1e-9)  # the next slider position up
     assert app.controller.result.eps_pld <= 0.8 < before
     assert "needs σ ≥" in app.controller.message.text
     # a target out of reach within the σ range: a note, σ unchanged
@@ -83,8 +89,10 @@ def test_delta_note_says_when_delta_is_too_large():
     assert "&lt; 1/N" in P.PlannerController._readout_text(P.compute_planner(P.PlannerSpec()))
 
 
-@pytest.mark.parametrize("field,value", [("n", 10), ("batch", 20_000), ("epochs", 0), ("sigma", 0.1),
-                                         ("delta", 0.5), ("target_eps", 50.0), ("n", 1500.5)])
+@pytest.mark.parametrize(
+    "field,value",
+    [("n", 10), ("batch", 20_000), ("epochs", 0), ("sigma", 0.1), ("delta", 0.5), ("target_eps", 50.0), ("n", 1500.5)],
+)
 def test_bad_settings_name_the_parameter(field, value):
     with pytest.raises(ValueError, match=field):
         P.compute_planner(P.PlannerSpec(**{field: value}))
@@ -96,7 +104,7 @@ def test_every_slider_end_is_a_valid_setting():
     for name in ("n", "batch", "epochs", "sigma", "delta", "target_eps"):
         w = c.controls[name]
         base = getattr(w, "base", None)
-        value = (lambda x: base ** x) if base else (lambda x: x)
+        value = (lambda x: base**x) if base else (lambda x: x)
         for end in (w.min, w.max):
             w.value = value(end)
             assert c.last_error is None, (name, end, c.message.text)

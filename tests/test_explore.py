@@ -1,5 +1,6 @@
 """``dpexplore.explore(*objects)``: the objects' views in the app shell, the sliders redraw, the
 readouts equal the public API's values, errors are inline messages, "Reproduce in Python" runs."""
+
 from __future__ import annotations
 
 import contextlib
@@ -55,7 +56,7 @@ def test_readouts_equal_the_api_and_a_slider_redraws(app):
         assert e == p.epsilon(r.delta) and t == risk.tpr_at_fpr(p, r.fpr)
         assert format_up(e) in c.readout.value
     after = [list(t["x"]) for t in c.figs[0].data if t["mode"] == "markers"]
-    assert after != before      # the ε(δ) markers moved
+    assert after != before  # the ε(δ) markers moved
     # the DP-SGD run's GDP curve passes through its (ε(δ), δ); the filter's μ is exact
     assert r.mu_how[0].startswith("through") and r.mu_how[1] == "certified" and r.mu_how[2] == "exact"
     assert gdp_delta(r.mus[0], r.eps_at_delta[0]) == pytest.approx(r.delta, rel=1e-3)
@@ -83,6 +84,7 @@ def test_bad_arguments_name_objects():
         explore(*[Gaussian(float(s)) for s in range(1, MAX_OBJECTS + 2)])
     with pytest.raises(ValueError, match="privacy profile"):
         from dpexplore.filters import RenyiOdometer
+
         explore(RenyiOdometer([4.0], 1e-6))
     with pytest.raises(ValueError, match=r"objects\[0\] must be a dpexplore privacy object"):
         explore("Gaussian")
@@ -103,8 +105,11 @@ def test_the_apps_draw_with_the_same_views(app):
     ce = build_composition_explorer().controller.k_runs_figs
 
     def axes(fig):
-        return (fig.plot_layout["xaxis"]["title"]["text"], fig.plot_layout["yaxis"]["title"]["text"],
-                fig.plot_layout["yaxis"].get("type"))
+        return (
+            fig.plot_layout["xaxis"]["title"]["text"],
+            fig.plot_layout["yaxis"]["title"]["text"],
+            fig.plot_layout["yaxis"].get("type"),
+        )
 
     assert axes(prof) == axes(nc[0]) == axes(ce[0]) == ("ε [nats]", "δ(ε)  (log scale)", "log")
     assert axes(trade) == axes(nc[1]) == axes(ce[1]) == ("type I error α", "type II error β(α)", None)
@@ -122,11 +127,11 @@ def test_tradeoff_envelope_is_the_safe_side():
 
     a = np.linspace(0.0, 1.0, 11)
     np.testing.assert_array_equal(tradeoff_envelope([1.0], [1e-3], a), tradeoff_approx(1.0, 1e-3, a))
-    assert np.all(tradeoff_envelope([0.0, 1.0], [1.0, 1.0], a) == 0.0)      # δ = 1: no privacy
+    assert np.all(tradeoff_envelope([0.0, 1.0], [1.0, 1.0], a) == 0.0)  # δ = 1: no privacy
     p = compose(Laplace(1.0), 10)
     c = profile_curves(p, "ten runs")
     exact = np.asarray(risk.tpr_at_fpr(p, c.fpr))
     assert np.all(c.tpr >= exact - 1e-15) and np.all(c.tpr <= 1.0)
     i = np.searchsorted(c.fpr, 0.01)
-    assert c.tpr[i] < 3 * exact[i]           # a bound, but not a useless one
+    assert c.tpr[i] < 3 * exact[i]  # a bound, but not a useless one
     np.testing.assert_array_equal(c.delta, np.asarray(p.delta(c.eps)))

@@ -1,4 +1,5 @@
 """dpexplore.ui.export: an app's current figures as plotly Figures and as one offline HTML file."""
+
 from __future__ import annotations
 
 import pytest

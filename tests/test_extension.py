@@ -7,6 +7,7 @@ scipy. The install-time behaviour (enabled by installing the wheel, ``jupyter se
 disable`` works, the route serves plotly.js in JupyterLab and Notebook 7) is tested on the
 installed wheel in ``tests/browser/test_install_browser.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,20 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-HEAVY = ("anywidget", "ipywidgets", "voila", "numpy", "scipy", "plotly", "IPython", "ipykernel",
-         "jupyter_server", "nbconvert", "dpexplore.ui", "dpexplore.apps")
+HEAVY = (
+    "anywidget",
+    "ipywidgets",
+    "voila",
+    "numpy",
+    "scipy",
+    "plotly",
+    "IPython",
+    "ipykernel",
+    "jupyter_server",
+    "nbconvert",
+    "dpexplore.ui",
+    "dpexplore.apps",
+)
 
 PROBE = r"""
 import json, sys, time
@@ -34,8 +47,7 @@ print(json.dumps({"package": t1 - t0, "extension": t2 - t1, "new": sorted(set(sy
 
 
 def _probe() -> dict:
-    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120,
-                       cwd=REPO)
+    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -65,14 +77,18 @@ def test_extension_adds_nothing_heavy_to_the_package_import():
     standard library only (its time is measured in benchmarks/bench_core.py, section 6)."""
     out = _probe()
     assert not _heavy(out["new"]), _heavy(out["new"])
-    assert all(m.split(".")[0] in ("dpexplore", "tornado", "__mp_main__") or m.split(".")[0] in sys.stdlib_module_names
-               for m in out["new"]), out["new"]
+    assert all(
+        m.split(".")[0] in ("dpexplore", "tornado", "__mp_main__") or m.split(".")[0] in sys.stdlib_module_names
+        for m in out["new"]
+    ), out["new"]
 
 
 def test_extension_import_is_light_from_scratch():
     """From a fresh interpreter: nothing heavy at all (needs ``import dpexplore`` to be lazy)."""
     out = _probe()
     if "scipy" in out["all"] and "scipy" not in out["new"]:
-        pytest.xfail("`import dpexplore` itself still imports the backend eagerly (scipy); "
-                     "the extension adds nothing heavy (test above)")
+        pytest.xfail(
+            "`import dpexplore` itself still imports the backend eagerly (scipy); "
+            "the extension adds nothing heavy (test above)"
+        )
     assert not _heavy(out["all"]), _heavy(out["all"])

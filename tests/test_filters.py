@@ -2,6 +2,7 @@
 (Desfontaines 2023): the realized budget never exceeds the target (hypothesis, exact rational
 arithmetic), each filter answers exactly the queries its inequality allows, the guarantees they
 imply are checked with dpexplore's conversions, and the table is the post's."""
+
 from __future__ import annotations
 
 import importlib
@@ -23,7 +24,7 @@ modes = st.sampled_from(["halt", "skip"])
 
 def _check_mask(mask, mode):
     if mode == "halt" and (~mask).any():
-        assert not mask[np.argmin(mask):].any()          # halting: nothing after the first refusal
+        assert not mask[np.argmin(mask) :].any()  # halting: nothing after the first refusal
 
 
 @settings(max_examples=150, deadline=None)
@@ -33,7 +34,7 @@ def test_pure_filter_never_exceeds_the_budget(eps, req, mode):
     mask = f.run(req, mode=mode)
     _check_mask(mask, mode)
     acc = [r for r, m in zip(req, mask) if m]
-    assert sum(map(Fraction, acc), Fraction(0)) <= Fraction(f.eps)      # exactly, no rounding
+    assert sum(map(Fraction, acc), Fraction(0)) <= Fraction(f.eps)  # exactly, no rounding
     # every answer fits and every refusal is justified: the refused query would have exceeded
     spent = []
     for r, m in zip(req, mask):
@@ -73,8 +74,11 @@ def test_renyi_filter_never_exceeds_any_order_budget(req, mode):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 0.5), st.sampled_from([0.0, 1e-8, 1e-7])), min_size=0, max_size=60),
-       st.floats(0.2, 3.0), modes)
+@given(
+    st.lists(st.tuples(st.floats(0, 0.5), st.sampled_from([0.0, 1e-8, 1e-7])), min_size=0, max_size=60),
+    st.floats(0.2, 3.0),
+    modes,
+)
 def test_approx_dp_filter_inequality_holds(req, eps, mode):
     """Whitehouse et al. 2023: sqrt(2 log(1/δ') Σε²) + ½ Σε² ≤ ε and Σδ_i ≤ δ'' for what it answers."""
     f = fl.ApproxDPFilter(eps, 1e-6, delta_prime=5e-7)
@@ -93,10 +97,10 @@ def test_approx_dp_filter_is_the_zcdp_route():
     req = [[0.01, 0.0]] * 1000
     mask = f.run(req)
     k = int(mask.sum())
-    rho = 0.5 * k * 0.01 ** 2
+    rho = 0.5 * k * 0.01**2
     assert zcdp_to_approx(rho, 1e-6) == pytest.approx(f.consumed(np.array(req)[mask]), rel=1e-12)
-    assert zcdp_to_approx(rho, 1e-6) <= 1.0 < zcdp_to_approx(0.5 * (k + 1) * 0.01 ** 2, 1e-6)
-    assert k > 100                                     # beats basic composition (100 queries) here
+    assert zcdp_to_approx(rho, 1e-6) <= 1.0 < zcdp_to_approx(0.5 * (k + 1) * 0.01**2, 1e-6)
+    assert k > 100  # beats basic composition (100 queries) here
 
 
 def test_renyi_from_target_implies_the_target():
@@ -129,7 +133,7 @@ def test_adaptive_analyst_stays_within_budget(name, mode):
     truth = np.random.default_rng(0).poisson(200, 80)
     run = fl.simulate_adaptive_analyst(f, truth, np.random.default_rng(5), mode=mode)
     again = fl.simulate_adaptive_analyst(f, truth, np.random.default_rng(5), mode=mode)
-    np.testing.assert_array_equal(run.answers, again.answers)      # seeded
+    np.testing.assert_array_equal(run.answers, again.answers)  # seeded
     assert np.all(np.diff(run.consumed) >= 0)
     budget = 1.0 if name == "renyi" else float(np.max(f.budget))
     assert run.consumed[-1] <= budget * (1 + 1e-12)
@@ -180,19 +184,19 @@ def test_renyi_odometer_is_time_uniform_monte_carlo():
     bad = np.zeros(runs, bool)
     for _ in range(steps):
         y = 1.0 + sigma * rng.standard_normal(runs)
-        loss += (y - 0.5) / sigma ** 2
+        loss += (y - 0.5) / sigma**2
         tot += alphas[None, :] / (2 * sigma[:, None] ** 2)
         bad |= loss > od._eps(tot)
-        sigma = np.clip(np.abs(y), 1.0, 6.0)                 # fully adaptive budgets
+        sigma = np.clip(np.abs(y), 1.0, 6.0)  # fully adaptive budgets
     assert bad.mean() <= delta + 3 * math.sqrt(delta / runs)
-    assert bad.mean() > 0                                   # the event is not vacuous here
+    assert bad.mean() > 0  # the event is not vacuous here
 
 
 def test_parallel_composition_and_sessions():
     assert fl.parallel_composition([1.0, 0.3, 0.7]) == 1.0
     assert fl.parallel_composition([[0.1, 0.5], [0.4, 0.2]], notion="renyi").tolist() == [0.4, 0.5]
     root = fl.Session(3.0)
-    root, kids = root.partition(1.0, 2)                  # the post's example: 3 → 2 left, two parts of 1
+    root, kids = root.partition(1.0, 2)  # the post's example: 3 → 2 left, two parts of 1
     assert root.remaining == 2.0 and [k.remaining for k in kids] == [1.0, 1.0]
     k0 = kids[0].spend(0.6)
     assert k0.accepts(0.4) and not k0.accepts(0.41)
@@ -200,7 +204,7 @@ def test_parallel_composition_and_sessions():
         k0.spend(0.5)
     root = root.spend(2.0)
     assert root.total_spent() == 3.0 and not root.accepts(1e-300)
-    assert kids[0].spent == 0.0                          # immutable
+    assert kids[0].spent == 0.0  # immutable
 
 
 def test_composition_table_is_the_posts():
@@ -228,39 +232,46 @@ def test_composition_table_is_the_posts():
                 assert hasattr(importlib.import_module(mod), name), impl
     # every label resolves to a bibliography entry
     from dpexplore.references import get
+
     for key in fl.TABLE_REFERENCES.values():
         get(key)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: fl.PureDPFilter(0.0), "eps"),
-    (lambda: fl.PureDPFilter(1.0).run([-0.1]), "requests"),
-    (lambda: fl.PureDPFilter(1.0).run([0.1], mode="stop"), "mode"),
-    (lambda: fl.GDPFilter(float("nan")), "mu"),
-    (lambda: fl.RenyiFilter([1.0], [1.0]), "alphas"),
-    (lambda: fl.RenyiFilter([2.0, 3.0], [1.0]), "alphas and budgets"),
-    (lambda: fl.RenyiFilter([2.0], [1.0]).run([[0.1, 0.2]]), "requests"),
-    (lambda: fl.RenyiFilter.from_target(0.01, 1e-9, 2.0), "eps"),
-    (lambda: fl.ApproxDPFilter(1.0, 0.0), "delta"),
-    (lambda: fl.ApproxDPFilter(1.0, 1e-6, delta_prime=1e-5), "delta_prime"),
-    (lambda: fl.ApproxDPFilter(1.0, 1e-6).run([[0.1, 1.5]]), "requests"),
-    (lambda: fl.RenyiOdometer([2.0], 0.0), "delta"),
-    (lambda: fl.RenyiOdometer([2.0], 0.1).epsilon([[0.1, 0.2]]), "spent"),
-    (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), [1.0], 3), "rng"),
-    (lambda: fl.simulate_adaptive_analyst("pure", [1.0], np.random.default_rng()), "filt"),
-    (lambda: fl.parallel_composition([1.0], notion="f"), "notion"),
-    (lambda: fl.PureDPFilter(1.0).run(np.zeros(200_001)), "requests"),
-    (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), np.ones(20_000), np.random.default_rng()), "truth"),
-    (lambda: fl.Session(1.0).partition(0.5, 0), "parts"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: fl.PureDPFilter(0.0), "eps"),
+        (lambda: fl.PureDPFilter(1.0).run([-0.1]), "requests"),
+        (lambda: fl.PureDPFilter(1.0).run([0.1], mode="stop"), "mode"),
+        (lambda: fl.GDPFilter(float("nan")), "mu"),
+        (lambda: fl.RenyiFilter([1.0], [1.0]), "alphas"),
+        (lambda: fl.RenyiFilter([2.0, 3.0], [1.0]), "alphas and budgets"),
+        (lambda: fl.RenyiFilter([2.0], [1.0]).run([[0.1, 0.2]]), "requests"),
+        (lambda: fl.RenyiFilter.from_target(0.01, 1e-9, 2.0), "eps"),
+        (lambda: fl.ApproxDPFilter(1.0, 0.0), "delta"),
+        (lambda: fl.ApproxDPFilter(1.0, 1e-6, delta_prime=1e-5), "delta_prime"),
+        (lambda: fl.ApproxDPFilter(1.0, 1e-6).run([[0.1, 1.5]]), "requests"),
+        (lambda: fl.RenyiOdometer([2.0], 0.0), "delta"),
+        (lambda: fl.RenyiOdometer([2.0], 0.1).epsilon([[0.1, 0.2]]), "spent"),
+        (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), [1.0], 3), "rng"),
+        (lambda: fl.simulate_adaptive_analyst("pure", [1.0], np.random.default_rng()), "filt"),
+        (lambda: fl.parallel_composition([1.0], notion="f"), "notion"),
+        (lambda: fl.PureDPFilter(1.0).run(np.zeros(200_001)), "requests"),
+        (lambda: fl.simulate_adaptive_analyst(fl.PureDPFilter(1.0), np.ones(20_000), np.random.default_rng()), "truth"),
+        (lambda: fl.Session(1.0).partition(0.5, 0), "parts"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 0.6), st.sampled_from([0.0, 1e-9, 3e-7])), min_size=0, max_size=30),
-       st.floats(0.05, 3.0), modes)
+@given(
+    st.lists(st.tuples(st.floats(0, 0.6), st.sampled_from([0.0, 1e-9, 3e-7])), min_size=0, max_size=30),
+    st.floats(0.05, 3.0),
+    modes,
+)
 def test_zcdp_filters_never_exceed_their_budgets(req, rho, mode):
     z = fl.ZCDPFilter(rho)
     mask = z.run([r[0] for r in req], mode=mode)

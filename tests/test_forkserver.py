@@ -1,5 +1,6 @@
 """Kernels forked from a warm template (dpexplore.voila.forkserver): independent random state and
 session keys, a template that died or cannot start, kernels that outlive their template."""
+
 from __future__ import annotations
 
 import logging
@@ -48,7 +49,7 @@ async def _start(specs, app: str | None = None) -> AsyncKernelManager:
     km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
     if app is None:
         await km.start_kernel()
-    else:   # as dpexplore.voila.clone starts a dashboard's kernels
+    else:  # as dpexplore.voila.clone starts a dashboard's kernels
         await km.start_kernel(env={**os.environ, forkserver.ENV_APP: app})
     return km
 
@@ -77,17 +78,21 @@ DEMO = "dpexplore.apps.demo:build_demo"
 OTHER = "dpexplore.apps.profile_gdp:build_profile_gdp"
 #: the app, its comms as the kernel lists them, whether ipywidgets' registry (what a page's widget
 #: manager gets the states of) holds exactly those widgets, a draw
-APP_STATE = ("import comm, numpy as np; from dpexplore.apps.demo import build_demo; "
-             "from ipywidgets.widgets.widget import _instances; "
-             "app = build_demo(); m = comm.get_comm_manager(); "
-             "print(repr((app.model_id, sorted(m.comms), sorted(_instances) == sorted(m.comms), "
-             "np.random.random(2).tolist())))")
+APP_STATE = (
+    "import comm, numpy as np; from dpexplore.apps.demo import build_demo; "
+    "from ipywidgets.widgets.widget import _instances; "
+    "app = build_demo(); m = comm.get_comm_manager(); "
+    "print(repr((app.model_id, sorted(m.comms), sorted(_instances) == sorted(m.comms), "
+    "np.random.random(2).tolist())))"
+)
 #: a value change of one of the app's sliders (it must reach the page: a comm_msg ``update``)
-MOVE = ("import ipywidgets as W; from ipywidgets.widgets.widget import _instances; "
-        "s = next(w for w in _instances.values() "
-        "if isinstance(w, W.FloatSlider) and w.comm is not None "
-        "and w.comm.comm_id in comm.get_comm_manager().comms); "
-        "s.value = (s.max + s.min) / 2 + 0.1 * (s.max - s.min); print(s.model_id)")
+MOVE = (
+    "import ipywidgets as W; from ipywidgets.widgets.widget import _instances; "
+    "s = next(w for w in _instances.values() "
+    "if isinstance(w, W.FloatSlider) and w.comm is not None "
+    "and w.comm.comm_id in comm.get_comm_manager().comms); "
+    "s.value = (s.max + s.min) / 2 + 0.1 * (s.max - s.min); print(s.model_id)"
+)
 
 
 def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
@@ -97,8 +102,9 @@ def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
     that do send (their comms got the kernel: ipywidgets sends nothing through a comm without
     one). A second build makes a new app; a kernel not asked for the app lists none of its
     comms."""
+
     async def go():
-        other = await _start(specs, OTHER)   # the template holds two apps from now on
+        other = await _start(specs, OTHER)  # the template holds two apps from now on
         await other.shutdown_kernel(now=True)
         kms = [await _start(specs, DEMO), await _start(specs, DEMO), await _start(specs)]
         try:
@@ -120,11 +126,12 @@ def test_kernels_with_the_app_built_in_the_template(specs, fresh_template):
     assert root_a == root_b and comms_a == comms_b and root_a in comms_a
     assert only_a and only_b
     assert draw_a != draw_b
-    updates = [m for m in moved if m["header"]["msg_type"] == "comm_msg"
-               and m["content"]["data"].get("method") == "update"]
+    updates = [
+        m for m in moved if m["header"]["msg_type"] == "comm_msg" and m["content"]["data"].get("method") == "update"
+    ]
     assert updates, [m["header"]["msg_type"] for m in moved]
-    assert mover in {m["content"]["comm_id"] for m in updates}   # the slider's echo at least
-    assert len({m["content"]["comm_id"] for m in updates}) > 1   # and what it redrew
+    assert mover in {m["content"]["comm_id"] for m in updates}  # the slider's echo at least
+    assert len({m["content"]["comm_id"] for m in updates}) > 1  # and what it redrew
     assert again != root_a
     assert plain == "0"
 
@@ -161,19 +168,21 @@ def test_two_forked_kernels_draw_independently(specs, fresh_template):
 
     outs, tpl, parents, keys, cmdlines = run_coroutine(go())
     (draws_a, pid_a), (draws_b, pid_b) = outs
-    assert parents == [tpl, tpl]                      # both forked from the template
+    assert parents == [tpl, tpl]  # both forked from the template
     assert pid_a != pid_b and len(set(draws_a + draws_b)) == 8
     assert draws_a != draws_b
     assert keys[0] != keys[1] and all(len(k) >= 32 for k in keys)
-    assert all("ipykernel_launcher" in c for c in cmdlines)   # counted as kernels by tools
+    assert all("ipykernel_launcher" in c for c in cmdlines)  # counted as kernels by tools
 
 
-SHELL_STATE = ("import os, sys; ip = get_ipython(); print(repr((ip.history_manager.enabled, "
-               "ip.kernel is not None and ip.parent is ip.kernel, "
-               "type(sys.modules['ipykernel.ipkernel'].sys).__name__, "
-               "len(ip.kernel._kernel_modules) > 500, sys.modules['__main__'] is ip.user_module, "
-               "ip.starting_dir == os.getcwd(), os.environ.get('PAGER'), "
-               "ip.ast_node_interactivity, id(ip))))")
+SHELL_STATE = (
+    "import os, sys; ip = get_ipython(); print(repr((ip.history_manager.enabled, "
+    "ip.kernel is not None and ip.parent is ip.kernel, "
+    "type(sys.modules['ipykernel.ipkernel'].sys).__name__, "
+    "len(ip.kernel._kernel_modules) > 500, sys.modules['__main__'] is ip.user_module, "
+    "ip.starting_dir == os.getcwd(), os.environ.get('PAGER'), "
+    "ip.ast_node_interactivity, id(ip))))"
+)
 
 
 def test_forked_kernels_use_the_templates_shell_unless_configured_otherwise(specs, fresh_template):
@@ -182,6 +191,7 @@ def test_forked_kernels_use_the_templates_shell_unless_configured_otherwise(spec
     and the kernel's module list is full; each kernel's namespace is its own, and an error is
     reported as usual. A kernel started with an option for IPython's classes makes its own
     shell, with that option."""
+
     async def go():
         kms = [await _start(specs), await _start(specs)]
         own = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=specs)
@@ -216,9 +226,11 @@ def test_forked_kernels_use_the_templates_shell_unless_configured_otherwise(spec
 def test_forked_kernel_serves_widgets(specs, fresh_template):
     """ipywidgets, imported in the template before any kernel, registers its comm targets in the
     forked kernel (a page's widget manager opens ``jupyter.widget.control``)."""
-    code = ("from comm import get_comm_manager; import ipywidgets as w; s = w.IntSlider(3); "
-            "print(sorted(get_comm_manager().targets), s.comm.comm_id in "
-            "get_comm_manager().comms)")
+    code = (
+        "from comm import get_comm_manager; import ipywidgets as w; s = w.IntSlider(3); "
+        "print(sorted(get_comm_manager().targets), s.comm.comm_id in "
+        "get_comm_manager().comms)"
+    )
 
     async def go():
         km = await _start(specs)
@@ -239,9 +251,9 @@ def test_kernel_started_while_template_is_dead_serves(specs, fresh_template, cap
         first = forkserver.template().proc
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
-        km2 = await _start(specs)        # the dead template is replaced
+        km2 = await _start(specs)  # the dead template is replaced
         try:
-            out1 = eval(await _run(km1, DRAW))   # a kernel outlives its template
+            out1 = eval(await _run(km1, DRAW))  # a kernel outlives its template
             out2 = eval(await _run(km2, DRAW))
             second = forkserver.template().proc.pid
             parent2 = psutil.Process(km2.provisioner.pid).ppid()
@@ -256,10 +268,9 @@ def test_kernel_started_while_template_is_dead_serves(specs, fresh_template, cap
     assert any("exited" in r.getMessage() for r in caplog.records)
 
 
-def test_a_template_that_cannot_start_falls_back_to_a_normal_kernel(specs, fresh_template,
-                                                                    caplog, monkeypatch):
+def test_a_template_that_cannot_start_falls_back_to_a_normal_kernel(specs, fresh_template, caplog, monkeypatch):
     caplog.set_level(logging.INFO, logger="dpexplore.voila")
-    forkserver.template().python = "/bin/false"      # exits at once: every fork fails
+    forkserver.template().python = "/bin/false"  # exits at once: every fork fails
 
     async def go():
         km = await _start(specs)
@@ -289,8 +300,7 @@ def test_forked_kernel_is_shut_down_and_seen_gone(specs, fresh_template):
 
 
 def test_only_ipykernel_on_this_interpreter_is_forked():
-    assert forkserver._launcher_args([sys.executable, "-m", "ipykernel_launcher", "-f", "c"]) \
-        == ["-f", "c"]
+    assert forkserver._launcher_args([sys.executable, "-m", "ipykernel_launcher", "-f", "c"]) == ["-f", "c"]
     assert forkserver._launcher_args(["/elsewhere/python", "-m", "ipykernel_launcher"]) is None
     assert forkserver._launcher_args(["R", "--slave", "-e", "IRkernel::main()"]) is None
 

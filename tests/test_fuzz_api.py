@@ -18,6 +18,7 @@ see ``test_every_public_name_is_fuzzed``):
 Every hypothesis test is derandomized (reproducible in CI) and bounded (``max_examples``) so the
 file runs in well under 90 s on the shared 2-core machine.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,8 +57,7 @@ def fuzz_settings(n: int = 20):
         database=None,
         # no shrinking: the draws are labelled, and shrinking costs minutes on this machine
         phases=(Phase.explicit, Phase.generate),
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
     )
 
 
@@ -66,14 +66,52 @@ def fuzz_settings(n: int = 20):
 # ------------------------------------------------------------------------------------------------
 #: values that are invalid for every numeric parameter
 JUNK_VALUES = [
-    None, "", "abc", "1.0", b"1", NAN, -NAN, 10**400, -(10**400), 1 + 1j, np.array([1 + 1j]),
-    [1.0, [2.0]], np.datetime64("2020-01-01"), np.timedelta64(3, "s"), {}, object(),
-    np.array(NAN), np.array([1.0, NAN]), [NAN], -1.0, -5e-324, -1e300, -INF,
+    None,
+    "",
+    "abc",
+    "1.0",
+    b"1",
+    NAN,
+    -NAN,
+    10**400,
+    -(10**400),
+    1 + 1j,
+    np.array([1 + 1j]),
+    [1.0, [2.0]],
+    np.datetime64("2020-01-01"),
+    np.timedelta64(3, "s"),
+    {},
+    object(),
+    np.array(NAN),
+    np.array([1.0, NAN]),
+    [NAN],
+    -1.0,
+    -5e-324,
+    -1e300,
+    -INF,
 ]
 #: numeric extremes, valid for some parameters and not for others
 EXTREME_VALUES = [
-    0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1e-300, 1e-16, 0.5, 1.0, 1.0 - 2**-53, 2.0,
-    1e300, 1.7976931348623157e308, INF, True, False, 0, 1, 3, np.float32(0.25), np.int64(2),
+    0.0,
+    -0.0,
+    5e-324,
+    2.2250738585072014e-308,
+    1e-300,
+    1e-16,
+    0.5,
+    1.0,
+    1.0 - 2**-53,
+    2.0,
+    1e300,
+    1.7976931348623157e308,
+    INF,
+    True,
+    False,
+    0,
+    1,
+    3,
+    np.float32(0.25),
+    np.int64(2),
 ]
 
 junk = st.sampled_from(JUNK_VALUES)
@@ -111,17 +149,14 @@ moderate = st.one_of(st.sampled_from([0.0, 1e-300, 1e-8, 0.1, 0.5, 1.0, 3.0, 10.
 DELTA_SPECIAL = [0.0, 5e-324, 1e-300, 1e-100, 1e-12, 1e-6, 1e-3, 0.1, 0.5, 0.9, 1.0 - 2**-53]
 delta_s = st.one_of(st.sampled_from(DELTA_SPECIAL), st.floats(0.0, 1.0, exclude_max=True))
 delta_pos = st.one_of(st.sampled_from(DELTA_SPECIAL[1:]), st.floats(1e-300, 0.99))
-prob = st.one_of(st.sampled_from([0.0, 5e-324, 1e-300, 1e-9, 0.05, 0.5, 0.95, 1.0 - 2**-53, 1.0]),
-                 st.floats(0.0, 1.0))
-positive = st.one_of(st.sampled_from([5e-324, 1e-300, 1e-8, 0.1, 1.0, 2.0, 10.0, 1e8, 1e300]),
-                     st.floats(1e-3, 1e3))
-scale_s = st.one_of(st.sampled_from([1e-300, 1e-8, 0.05, 0.3, 1.0, 3.0, 100.0, 1e8, 1e300]),
-                    st.floats(0.05, 50.0))
-alpha_s = st.one_of(st.sampled_from([1.0 + 2**-52, 1.0000001, 1.5, 2.0, 10.0, 1e3, 1e300, INF]),
-                    st.floats(1.0, 1e4, exclude_min=True))
+prob = st.one_of(st.sampled_from([0.0, 5e-324, 1e-300, 1e-9, 0.05, 0.5, 0.95, 1.0 - 2**-53, 1.0]), st.floats(0.0, 1.0))
+positive = st.one_of(st.sampled_from([5e-324, 1e-300, 1e-8, 0.1, 1.0, 2.0, 10.0, 1e8, 1e300]), st.floats(1e-3, 1e3))
+scale_s = st.one_of(st.sampled_from([1e-300, 1e-8, 0.05, 0.3, 1.0, 3.0, 100.0, 1e8, 1e300]), st.floats(0.05, 50.0))
+alpha_s = st.one_of(
+    st.sampled_from([1.0 + 2**-52, 1.0000001, 1.5, 2.0, 10.0, 1e3, 1e300, INF]), st.floats(1.0, 1e4, exclude_min=True)
+)
 small_k = st.integers(1, 6)
-mu_s = st.one_of(st.sampled_from([0.0, 1e-300, 1e-8, 0.1, 0.5, 1.0, 3.0, 30.0, 1e3, 1e300, INF]),
-                 st.floats(0.0, 20.0))
+mu_s = st.one_of(st.sampled_from([0.0, 1e-300, 1e-8, 0.1, 0.5, 1.0, 3.0, 30.0, 1e3, 1e300, INF]), st.floats(0.0, 20.0))
 rngs = st.integers(0, 2**32 - 1).map(np.random.default_rng)
 rng_mix = st.one_of(rngs, rngs, junk, st.integers(0, 5))
 
@@ -251,6 +286,7 @@ def fuzz(*names, covers=()):
         for c in covers:
             ALSO_COVERS[c] = names[0]
         return fn
+
     return deco
 
 
@@ -303,11 +339,19 @@ def _pure_to_zcdp(data):
 @fuzz("conversions.rdp_to_approx")
 def _rdp_to_approx(data):
     n = data.draw(st.integers(1, 4))
-    alphas = data.draw(st.one_of(st.lists(alpha_s, min_size=n, max_size=n).map(np.array), junk,
-                                 st.just([[2.0]]), st.just([])), label="alphas")
-    rdp = data.draw(st.one_of(st.lists(nonneg_inf, min_size=n, max_size=n).map(np.array),
-                              st.lists(nonneg, min_size=n, max_size=n).map(lambda v: np.array([v, v])),
-                              junk, extreme), label="rdp")
+    alphas = data.draw(
+        st.one_of(st.lists(alpha_s, min_size=n, max_size=n).map(np.array), junk, st.just([[2.0]]), st.just([])),
+        label="alphas",
+    )
+    rdp = data.draw(
+        st.one_of(
+            st.lists(nonneg_inf, min_size=n, max_size=n).map(np.array),
+            st.lists(nonneg, min_size=n, max_size=n).map(lambda v: np.array([v, v])),
+            junk,
+            extreme,
+        ),
+        label="rdp",
+    )
     d = data.draw(mix(delta_s), label="delta")
     out = call(conversions.rdp_to_approx, alphas, rdp, d)
     if ok(out):
@@ -370,8 +414,11 @@ def _pure_to_gdp(data):
 
 @fuzz("conversions.implied_delta")
 def _implied(data):
-    e0, d0, e = (data.draw(mix(nonneg_inf), label="eps0"), data.draw(mix(delta_s), label="delta0"),
-                 data.draw(mix(nonneg_inf), label="eps"))
+    e0, d0, e = (
+        data.draw(mix(nonneg_inf), label="eps0"),
+        data.draw(mix(delta_s), label="delta0"),
+        data.draw(mix(nonneg_inf), label="eps"),
+    )
     out = call(conversions.implied_delta, e0, d0, e)
     if ok(out):
         is_delta(out)
@@ -389,7 +436,7 @@ def _approx_to_gdp(data):
     is_nonneg(mu)
     e, d, mu = np.broadcast_arrays(np.asarray(e, float), np.asarray(d, float), np.asarray(mu))
     fin = np.isfinite(mu) & np.isfinite(e) & (d > 0)
-    if side == "down" and fin.any():      # μ-GDP then gives (ε, δ)-DP
+    if side == "down" and fin.any():  # μ-GDP then gives (ε, δ)-DP
         assert (np.asarray(conversions.gdp_delta(mu[fin], e[fin])) <= d[fin]).all()
 
 
@@ -459,15 +506,25 @@ def _equation_profile(data):
 
 @fuzz("conversions.tpr_at_fpr", "conversions.advantage", "conversions.posterior_bound")
 def _risk(data):
-    prof = data.draw(st.one_of(st.sampled_from([profiles.GaussianDPProfile(1.0), mechanisms.Laplace(1.0),
-                                                mechanisms.Gaussian(2.0).profile,
-                                                conversions.ApproxDPProfile(1.0, 1e-6)]), junk),
-                     label="profile")
+    prof = data.draw(
+        st.one_of(
+            st.sampled_from(
+                [
+                    profiles.GaussianDPProfile(1.0),
+                    mechanisms.Laplace(1.0),
+                    mechanisms.Gaussian(2.0).profile,
+                    conversions.ApproxDPProfile(1.0, 1e-6),
+                ]
+            ),
+            junk,
+        ),
+        label="profile",
+    )
     a = data.draw(mix(prob), label="fpr")
     t = call(conversions.tpr_at_fpr, prof, a)
     if ok(t):
         is_delta(t)
-        assert (np.asarray(t) >= np.asarray(a, float) * (1 - 1e-12)).all()   # never below a random guess
+        assert (np.asarray(t) >= np.asarray(a, float) * (1 - 1e-12)).all()  # never below a random guess
     adv = call(conversions.advantage, prof)
     if ok(adv):
         is_delta(adv)
@@ -480,11 +537,15 @@ def _risk(data):
 
 @fuzz("conversions.gdp_identify", "conversions.gdp_measure")
 def _gdp_identify(data):
-    obj = data.draw(st.one_of(
-        st.builds(profiles.GaussianDPProfile, st.sampled_from([0.3, 1.0, 2.5])),
-        st.builds(conversions.PureDPProfile, st.sampled_from([0.1, 1.0, 3.0])),
-        st.builds(mechanisms.Laplace, st.sampled_from([0.5, 2.0])),
-        junk), label="profile")
+    obj = data.draw(
+        st.one_of(
+            st.builds(profiles.GaussianDPProfile, st.sampled_from([0.3, 1.0, 2.5])),
+            st.builds(conversions.PureDPProfile, st.sampled_from([0.1, 1.0, 3.0])),
+            st.builds(mechanisms.Laplace, st.sampled_from([0.5, 2.0])),
+            junk,
+        ),
+        label="profile",
+    )
     mu_t = call(conversions.gdp_identify, obj)
     if ok(mu_t):
         is_nonneg(mu_t)
@@ -497,9 +558,28 @@ def _gdp_identify(data):
 
 # -- mechanisms ---------------------------------------------------------------------------------
 MECH_METHODS = {
-    "delta", "log_delta", "epsilon", "tradeoff", "rdp", "variance", "sample", "calibrate",
-    "profile", "eps_max", "scale", "sigma", "sensitivity", "shape", "eps", "p_truth", "loss_atoms",
-    "logcdf", "logsf", "logpdf", "loss", "loss_inverse",
+    "delta",
+    "log_delta",
+    "epsilon",
+    "tradeoff",
+    "rdp",
+    "variance",
+    "sample",
+    "calibrate",
+    "profile",
+    "eps_max",
+    "scale",
+    "sigma",
+    "sensitivity",
+    "shape",
+    "eps",
+    "p_truth",
+    "loss_atoms",
+    "logcdf",
+    "logsf",
+    "logpdf",
+    "loss",
+    "loss_inverse",
 }
 
 
@@ -515,8 +595,14 @@ def _mech_params(cls, data, valid_only=False):
     return (scale, sens)
 
 
-MECH_CLASSES = [mechanisms.Laplace, mechanisms.Gaussian, mechanisms.Logistic, mechanisms.Subbotin,
-                mechanisms.RandomizedResponse, mechanisms.Exponential]
+MECH_CLASSES = [
+    mechanisms.Laplace,
+    mechanisms.Gaussian,
+    mechanisms.Logistic,
+    mechanisms.Subbotin,
+    mechanisms.RandomizedResponse,
+    mechanisms.Exponential,
+]
 
 
 def check_mechanism(cls, data):
@@ -585,8 +671,7 @@ def check_mechanism(cls, data):
             assert p.delta(pe) <= dd0
     # noise functions of additive mechanisms
     if isinstance(m, mechanisms.AdditiveNoiseMechanism):
-        x = data.draw(mix(st.one_of(st.floats(-1e3, 1e3), st.sampled_from([-1e300, 1e300, -INF, INF]))),
-                      label="x")
+        x = data.draw(mix(st.one_of(st.floats(-1e3, 1e3), st.sampled_from([-1e300, 1e300, -INF, INF]))), label="x")
         for f in (m.logcdf, m.logsf):
             out = call(f, x)
             if ok(out):
@@ -616,10 +701,13 @@ def check_calibrate(cls, data):
     m = call(cls.calibrate, e, d, sens, **kw)
     if ok(m):
         got = np.asarray(m.delta(e))
-        assert (got <= np.asarray(d)).all(), f"calibrate unsafe: {cls.__name__}.calibrate({e!r}, {d!r}, {sens!r}, {kw}) -> {m!r}: δ = {got!r}"
+        assert (got <= np.asarray(d)).all(), (
+            f"calibrate unsafe: {cls.__name__}.calibrate({e!r}, {d!r}, {sens!r}, {kw}) -> {m!r}: δ = {got!r}"
+        )
 
 
 for _cls in MECH_CLASSES:
+
     @fuzz(f"mechanisms.{_cls.__name__}")
     def _mech(data, _cls=_cls):
         check_mechanism(_cls, data)
@@ -630,8 +718,9 @@ for _cls in MECH_CLASSES:
 def _discrete(data):
     cls = data.draw(st.sampled_from([mechanisms.DiscreteLaplace, mechanisms.DiscreteGaussian]), label="cls")
     scale = data.draw(mix(scale_s, arrays=False), label="scale")
-    sens = data.draw(st.one_of(st.sampled_from([1, 2, 5, 2.0]), junk, st.sampled_from([0, 1.5, -1])),
-                     label="sensitivity")
+    sens = data.draw(
+        st.one_of(st.sampled_from([1, 2, 5, 2.0]), junk, st.sampled_from([0, 1.5, -1])), label="sensitivity"
+    )
     m = call(cls, scale, sens)
     if not ok(m):
         return
@@ -771,9 +860,14 @@ def _compose(data):
 def _subsample(data):
     from dpexplore.mechanisms.subsampled import FixedSubsampled
 
-    base = data.draw(st.one_of(st.sampled_from([mechanisms.Gaussian(1.0), mechanisms.Laplace(1.0),
-                                                mechanisms.Gaussian(5.0)]), junk,
-                               st.just(mechanisms.RandomizedResponse(1.0))), label="mechanism")
+    base = data.draw(
+        st.one_of(
+            st.sampled_from([mechanisms.Gaussian(1.0), mechanisms.Laplace(1.0), mechanisms.Gaussian(5.0)]),
+            junk,
+            st.just(mechanisms.RandomizedResponse(1.0)),
+        ),
+        label="mechanism",
+    )
     q = data.draw(mix(st.sampled_from([1e-4, 0.01, 0.5, 1.0]), arrays=False), label="q")
     sampling = data.draw(st.sampled_from(["poisson", "fixed", "fixed", "", None, "FIXED"]), label="sampling")
     m = call(mechanisms.subsample, base, q, sampling)
@@ -787,7 +881,7 @@ def _subsample(data):
         # its symmetric pair dominates both Poisson directions (Dong, Roth & Su 2022, result “subsampling for f-DP”)
         poisson = mechanisms.PoissonSubsampled(base, q)
         assert m.delta(ee) >= poisson.delta(ee) * (1 - 1e-6) - 1e-12, (m, ee)
-        assert m.eps_max == poisson.eps_max   # log(1 + q(e^ε − 1)) for both
+        assert m.eps_max == poisson.eps_max  # log(1 + q(e^ε − 1)) for both
     if isinstance(base, mechanisms.Gaussian):
         r = call(m.rdp, data.draw(mix(alpha_s), label="alpha"))
         if ok(r):
@@ -797,9 +891,13 @@ def _subsample(data):
 
 @fuzz("composition.compose_all", "pld.composed_pld_many")
 def _compose_all(data):
-    pool = [mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0), mechanisms.RandomizedResponse(0.5),
-            mechanisms.subsample(mechanisms.Gaussian(1.0), 0.05),
-            mechanisms.subsample(mechanisms.Gaussian(1.0), 0.05, sampling="fixed")]
+    pool = [
+        mechanisms.Laplace(1.0),
+        mechanisms.Gaussian(2.0),
+        mechanisms.RandomizedResponse(0.5),
+        mechanisms.subsample(mechanisms.Gaussian(1.0), 0.05),
+        mechanisms.subsample(mechanisms.Gaussian(1.0), 0.05, sampling="fixed"),
+    ]
     pair = st.tuples(st.sampled_from(pool), count_mix(st.integers(1, 3)))
     items = data.draw(st.one_of(st.lists(pair, min_size=1, max_size=3), junk, st.just([])), label="items")
     p = call(composition.compose_all, items)
@@ -807,11 +905,12 @@ def _compose_all(data):
         return
     assert isinstance(p, PrivacyProfile)
     ee = data.draw(nonneg, label="eps")
-    for m, k in items:   # the whole composition leaks at least as much as each part
+    for m, k in items:  # the whole composition leaks at least as much as each part
         assert p.delta(ee) >= composition.compose(m, k).delta(ee) * (1 - 1e-6) - 1e-12, (items, ee)
     check_profile_queries(p, data)
-    plain = [(m, k) for m, k in items if not isinstance(m, (mechanisms.PoissonSubsampled,
-                                                            mechanisms.RandomizedResponse))]
+    plain = [
+        (m, k) for m, k in items if not isinstance(m, (mechanisms.PoissonSubsampled, mechanisms.RandomizedResponse))
+    ]
     if plain:
         d = call(pld.composed_pld_many, plain)
         if ok(d):
@@ -820,8 +919,7 @@ def _compose_all(data):
 
 @fuzz("pld.composed_pld_series")
 def _pld_series(data):
-    m = data.draw(st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0)]), junk),
-                  label="mech")
+    m = data.draw(st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0)]), junk), label="mech")
     ks = data.draw(st.one_of(st.lists(st.integers(1, 6), min_size=1, max_size=3), junk), label="ks")
     out = call(pld.composed_pld_series, m, ks)
     if ok(out):
@@ -834,14 +932,15 @@ def _pld_series(data):
 def _dpsgd(data):
     sigma = data.draw(mix(st.sampled_from([0.6, 1.0, 4.0]), arrays=False), label="sigma")
     q = data.draw(mix(st.sampled_from([1e-3, 0.01, 0.2]), arrays=False), label="q")
-    steps = data.draw(st.one_of(count_mix(st.sampled_from([1, 10, 1000])),
-                                st.just(np.array([10, 20, 20]))), label="steps")
+    steps = data.draw(
+        st.one_of(count_mix(st.sampled_from([1, 10, 1000])), st.just(np.array([10, 20, 20]))), label="steps"
+    )
     delta = data.draw(mix(st.sampled_from([1e-8, 1e-5]), arrays=False), label="delta")
     acc = data.draw(st.sampled_from(list(composition.ACCOUNTANTS) + ["PLD", "", None]), label="accountant")
     e = call(composition.dpsgd_epsilon, sigma, q, steps, delta, acc)
     if ok(e):
         is_nonneg(e)
-        if acc == "rdp":   # the RDP accountant is never below the tight one
+        if acc == "rdp":  # the RDP accountant is never below the tight one
             assert (e >= composition.dpsgd_epsilon(sigma, q, steps, delta) * (1 - 1e-9)).all()
     target = data.draw(mix(st.sampled_from([0.5, 2.0, 8.0]), arrays=False), label="eps")
     s = call(composition.dpsgd_sigma, target, delta, q, steps, acc)
@@ -853,8 +952,9 @@ def _dpsgd(data):
 def _per_step(data):
     E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")
     k = data.draw(count_mix(st.one_of(small_k, st.sampled_from([100, 10**4]))), label="k")
-    th = data.draw(st.one_of(st.sampled_from(composition.THEOREMS), st.sampled_from(["", None, "Basic"])),
-                   label="theorem")
+    th = data.draw(
+        st.one_of(st.sampled_from(composition.THEOREMS), st.sampled_from(["", None, "Basic"])), label="theorem"
+    )
     x = call(composition.per_step_budget, E, D, k, th)
     if not ok(x):
         return
@@ -887,8 +987,10 @@ def _grid_size(data):
 
 @fuzz("pld.single_pld", "pld.composed_pld", "pld.DiscretePLD", "pld.PLDProfile")
 def _pld(data):
-    m = data.draw(st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0),
-                                             mechanisms.Logistic(1.0)]), junk), label="mech")
+    m = data.draw(
+        st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(2.0), mechanisms.Logistic(1.0)]), junk),
+        label="mech",
+    )
     h = data.draw(st.one_of(st.sampled_from([0.01, 0.1]), junk, st.just(0.0)), label="h")
     d = call(pld.single_pld, m, h)
     if ok(d):
@@ -897,10 +999,15 @@ def _pld(data):
     c = call(pld.composed_pld, m, k, grid_size=data.draw(st.sampled_from([None, 4096]), label="grid"))
     if ok(c):
         is_delta(c.delta(np.array([0.0, 1.0])))
-    args = data.draw(st.tuples(mix(st.sampled_from([0.1, 1.0]), arrays=False),
-                               st.one_of(st.integers(-3, 3), junk),
-                               st.one_of(st.lists(prob, min_size=1, max_size=3), junk),
-                               mix(st.sampled_from([0.0, 1e-3]), arrays=False)), label="pld_args")
+    args = data.draw(
+        st.tuples(
+            mix(st.sampled_from([0.1, 1.0]), arrays=False),
+            st.one_of(st.integers(-3, 3), junk),
+            st.one_of(st.lists(prob, min_size=1, max_size=3), junk),
+            mix(st.sampled_from([0.0, 1e-3]), arrays=False),
+        ),
+        label="pld_args",
+    )
     dp = call(pld.DiscretePLD, *args)
     if ok(dp):
         v = call(dp.delta, data.draw(mix(nonneg_inf), label="pld_eps"))
@@ -914,8 +1021,9 @@ def _pld(data):
 def _acp_quiet(*args):
     """The deprecated name without its DeprecationWarning (every other warning stays an error)."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "dpexplore.algorithms.advanced_composition_pure is "
-                                "deprecated", DeprecationWarning)
+        warnings.filterwarnings(
+            "ignore", "dpexplore.algorithms.advanced_composition_pure is deprecated", DeprecationWarning
+        )
         return algorithms.advanced_composition_pure(*args)
 
 
@@ -931,11 +1039,16 @@ def _acp(data):
 
 @fuzz("algorithms.ReportNoisyMax", "algorithms.report_noisy_max")
 def _rnm(data):
-    eps, sens = data.draw(mix(positive, arrays=False), label="eps"), data.draw(mix(positive, arrays=False), label="sens")
+    eps, sens = (
+        data.draw(mix(positive, arrays=False), label="eps"),
+        data.draw(mix(positive, arrays=False), label="sens"),
+    )
     noise = data.draw(st.sampled_from(["laplace", "exponential", "gumbel", "normal", None]), label="noise")
     r = call(algorithms.ReportNoisyMax, eps, sens, noise, data.draw(st.booleans()))
-    scores = data.draw(st.one_of(st.lists(st.floats(-50, 50), min_size=1, max_size=4), junk,
-                                 st.just([]), st.just([[1.0, 2.0]])), label="scores")
+    scores = data.draw(
+        st.one_of(st.lists(st.floats(-50, 50), min_size=1, max_size=4), junk, st.just([]), st.just([[1.0, 2.0]])),
+        label="scores",
+    )
     rng = data.draw(rng_mix, label="rng")
     if ok(r):
         e, dl = r.privacy()
@@ -978,8 +1091,14 @@ def _svt(data):
         if ok(res):
             no_nan(res)
             assert res.n_answered >= 0
-    sess = call(algorithms.SVTSession, thr, data.draw(mix(positive, arrays=False), label="t_scale"),
-                data.draw(mix(positive, arrays=False), label="q_scale"), c, rng)
+    sess = call(
+        algorithms.SVTSession,
+        thr,
+        data.draw(mix(positive, arrays=False), label="t_scale"),
+        data.draw(mix(positive, arrays=False), label="q_scale"),
+        c,
+        rng,
+    )
     if ok(sess):
         a = call(sess.answer_many, q)
         if ok(a):
@@ -991,8 +1110,14 @@ def _svt(data):
 
 @fuzz("algorithms.Thresholdout", "algorithms.ThresholdoutSession", covers=("algorithms.ThresholdoutResult",))
 def _thresholdout(data):
-    thr, sig = data.draw(mix(positive, arrays=False), label="thr"), data.draw(mix(positive, arrays=False), label="sigma")
-    budget, n = data.draw(count_mix(st.integers(1, 20)), label="budget"), data.draw(count_mix(st.integers(1, 10**6)), label="n")
+    thr, sig = (
+        data.draw(mix(positive, arrays=False), label="thr"),
+        data.draw(mix(positive, arrays=False), label="sigma"),
+    )
+    budget, n = (
+        data.draw(count_mix(st.integers(1, 20)), label="budget"),
+        data.draw(count_mix(st.integers(1, 10**6)), label="n"),
+    )
     t = call(algorithms.Thresholdout, thr, sig, budget, n)
     if not ok(t):
         return
@@ -1034,10 +1159,18 @@ def _generalization(data):
         is_delta(out[1])
 
 
-@fuzz("algorithms.max_information_pure", "algorithms.max_information_iid",
-      "algorithms.max_information_tail_bound", "algorithms.dp_max_information_tail_bound")
+@fuzz(
+    "algorithms.max_information_pure",
+    "algorithms.max_information_iid",
+    "algorithms.max_information_tail_bound",
+    "algorithms.dp_max_information_tail_bound",
+)
 def _max_info(data):
-    e, n, b = data.draw(mix(moderate), label="eps"), data.draw(mix(positive), label="n"), data.draw(mix(prob), label="beta")
+    e, n, b = (
+        data.draw(mix(moderate), label="eps"),
+        data.draw(mix(positive), label="n"),
+        data.draw(mix(prob), label="beta"),
+    )
     for fn, args in ((algorithms.max_information_pure, (e, n)), (algorithms.max_information_iid, (e, n, b))):
         out = call(fn, *args)
         if ok(out):
@@ -1052,7 +1185,11 @@ def _max_info(data):
 
 @fuzz("algorithms.shuffle_amplification", "algorithms.shuffle_amplification_valid")
 def _shuffle(data):
-    e, n, d = data.draw(mix(nonneg_inf), label="eps_local"), data.draw(mix(positive), label="n"), data.draw(mix(delta_s), label="delta")
+    e, n, d = (
+        data.draw(mix(nonneg_inf), label="eps_local"),
+        data.draw(mix(positive), label="n"),
+        data.draw(mix(delta_s), label="delta"),
+    )
     v = call(algorithms.shuffle_amplification_valid, e, n, d)
     out = call(algorithms.shuffle_amplification, e, n, d)
     if ok(out):
@@ -1064,14 +1201,21 @@ def _shuffle(data):
         assert ok(v) and np.all(v)
 
 
-@fuzz("algorithms.inverse_sensitivity_median", "algorithms.inverse_sensitivity_median_loss",
-      "algorithms.inverse_sensitivity_median_probs", "algorithms.inverse_sensitivity_median_bound",
-      "algorithms.laplace_median", "algorithms.laplace_median_error_bound")
+@fuzz(
+    "algorithms.inverse_sensitivity_median",
+    "algorithms.inverse_sensitivity_median_loss",
+    "algorithms.inverse_sensitivity_median_probs",
+    "algorithms.inverse_sensitivity_median_bound",
+    "algorithms.laplace_median",
+    "algorithms.laplace_median_error_bound",
+)
 def _median(data):
     x = data.draw(st.one_of(st.lists(st.floats(-5, 5), min_size=1, max_size=6), junk, st.just([])), label="data")
     e = data.draw(mix(positive, arrays=False), label="eps")
-    lo, hi = data.draw(mix(st.sampled_from([-5.0, 0.0]), arrays=False), label="lower"), data.draw(
-        mix(st.sampled_from([1.0, 5.0]), arrays=False), label="upper")
+    lo, hi = (
+        data.draw(mix(st.sampled_from([-5.0, 0.0]), arrays=False), label="lower"),
+        data.draw(mix(st.sampled_from([1.0, 5.0]), arrays=False), label="upper"),
+    )
     grid = data.draw(st.one_of(count_mix(st.integers(2, 50)), st.lists(st.floats(-5, 5), max_size=4)), label="grid")
     b = data.draw(mix(prob, arrays=False), label="beta")
     rng = data.draw(rng_mix, label="rng")
@@ -1152,15 +1296,26 @@ def _one_run_audit(data):
         assert out.eps_lb >= 0
 
 
-@fuzz("auditing.LaplaceAuditPair", "auditing.laplace_audit_pair", "auditing.miscalibrated_laplace",
-      "auditing.MechanismAuditPair", "auditing.audit_mechanism", covers=("auditing.AuditResult",))
+@fuzz(
+    "auditing.LaplaceAuditPair",
+    "auditing.laplace_audit_pair",
+    "auditing.miscalibrated_laplace",
+    "auditing.MechanismAuditPair",
+    "auditing.audit_mechanism",
+    covers=("auditing.AuditResult",),
+)
 def _audit(data):
     e = data.draw(mix(positive), label="eps")
     s = data.draw(st.one_of(st.just(1.0), mix(positive)), label="sensitivity")
     bug = data.draw(st.one_of(st.just(2.0), mix(positive)), label="bug_factor")
-    pairs = [call(auditing.laplace_audit_pair, e, s), call(auditing.miscalibrated_laplace, e, s, bug),
-             call(auditing.LaplaceAuditPair, e, s, bug)]
-    mech = data.draw(st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(1.0)]), junk), label="mech")
+    pairs = [
+        call(auditing.laplace_audit_pair, e, s),
+        call(auditing.miscalibrated_laplace, e, s, bug),
+        call(auditing.LaplaceAuditPair, e, s, bug),
+    ]
+    mech = data.draw(
+        st.one_of(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(1.0)]), junk), label="mech"
+    )
     shift = data.draw(st.one_of(st.none(), mix(positive)), label="shift")
     pairs.append(call(auditing.MechanismAuditPair, mech, shift))
     trials = data.draw(count_mix(st.integers(1, 200)), label="trials")
@@ -1176,8 +1331,15 @@ def _audit(data):
             if ok(er):
                 is_delta(er[0])
                 is_delta(er[1])
-        res = call(auditing.audit_mechanism, p.sample_0, p.sample_1, trials, rng, thr,
-                   n_thresholds=data.draw(count_mix(st.integers(1, 20)), label="n_thr"))
+        res = call(
+            auditing.audit_mechanism,
+            p.sample_0,
+            p.sample_1,
+            trials,
+            rng,
+            thr,
+            n_thresholds=data.draw(count_mix(st.integers(1, 20)), label="n_thr"),
+        )
         if ok(res):
             no_nan(res)
             assert res.eps_lb >= 0
@@ -1190,11 +1352,19 @@ def _audit(data):
 # ------------------------------------------------------------------------------------------------
 #: examples per table entry (the expensive ones get fewer)
 EXAMPLES = {
-    "conversions.gdp_identify": 10, "composition.compose": 30, "pld.single_pld": 20,
-    "algorithms.simulate_adaptive_overfitting": 20, "auditing.one_run_audit": 25,
-    "auditing.LaplaceAuditPair": 30, "mechanisms.Subbotin": 40, "conversions.EquationProfile": 30,
-    "algorithms.ReportNoisyMax": 30, "auditing.trials_needed": 30,
-    "mechanisms.subsample": 15, "composition.compose_all": 15, "composition.dpsgd_epsilon": 15,
+    "conversions.gdp_identify": 10,
+    "composition.compose": 30,
+    "pld.single_pld": 20,
+    "algorithms.simulate_adaptive_overfitting": 20,
+    "auditing.one_run_audit": 25,
+    "auditing.LaplaceAuditPair": 30,
+    "mechanisms.Subbotin": 40,
+    "conversions.EquationProfile": 30,
+    "algorithms.ReportNoisyMax": 30,
+    "auditing.trials_needed": 30,
+    "mechanisms.subsample": 15,
+    "composition.compose_all": 15,
+    "composition.dpsgd_epsilon": 15,
     "mechanisms.DiscreteLaplace": 30,
 }
 DEFAULT_EXAMPLES = 40
@@ -1210,6 +1380,7 @@ def _make_test(fn, n):
     @given(st.data())
     def run(data):
         fn(data)
+
     return run
 
 
@@ -1223,15 +1394,24 @@ def test_fuzz(name):
 
 
 PUBLIC_MODULES = {
-    "profiles": profiles, "conversions": conversions, "mechanisms": mechanisms,
-    "composition": composition, "pld": pld, "algorithms": algorithms, "auditing": auditing,
+    "profiles": profiles,
+    "conversions": conversions,
+    "mechanisms": mechanisms,
+    "composition": composition,
+    "pld": pld,
+    "algorithms": algorithms,
+    "auditing": auditing,
 }
 
 
 def test_every_public_name_is_fuzzed():
     """A new public name (in a module's ``__all__``) must get a fuzz entry."""
-    missing = [f"{mod}.{name}" for mod, m in PUBLIC_MODULES.items() for name in m.__all__
-               if f"{mod}.{name}" not in FUZZ and f"{mod}.{name}" not in ALSO_COVERS]
+    missing = [
+        f"{mod}.{name}"
+        for mod, m in PUBLIC_MODULES.items()
+        for name in m.__all__
+        if f"{mod}.{name}" not in FUZZ and f"{mod}.{name}" not in ALSO_COVERS
+    ]
     assert not missing, f"public names without a fuzz entry: {missing}"
     # the top-level package re-exports nothing else
     for name in dpexplore.__all__:
@@ -1255,14 +1435,26 @@ REJECTED = [  # (label, call, parameter named in the ValueError)
     ("huge Python int k", lambda: composition.zcdp(0.1, k=10**400), "k"),
     ("complex array (ComplexWarning)", lambda: conversions.gdp_delta(np.array([1 + 1j]), 1.0), "mu"),
     ("datetime accepted as 50 years", lambda: conversions.pure_to_zcdp(np.datetime64("2020")), "eps"),
-    ("datetime max_trials (UFuncTypeError)",
-     lambda: auditing.trials_needed(1.0, 0.95, 0.5, 0.0, np.datetime64("2020")), "max_trials"),
-    ("SVTSession str threshold (TypeError)",
-     lambda: algorithms.SVTSession("a", 1.0, 1.0, 1, np.random.default_rng(0)), "threshold"),
-    ("laplace_median empty data (IndexError)",
-     lambda: algorithms.laplace_median([], 1.0, 0.0, 1.0, np.random.default_rng(0)), "data"),
-    ("statistical_query_epsilon subnormal n (overflow warning)",
-     lambda: algorithms.statistical_query_epsilon(5e-324, 5e-324), "tau"),
+    (
+        "datetime max_trials (UFuncTypeError)",
+        lambda: auditing.trials_needed(1.0, 0.95, 0.5, 0.0, np.datetime64("2020")),
+        "max_trials",
+    ),
+    (
+        "SVTSession str threshold (TypeError)",
+        lambda: algorithms.SVTSession("a", 1.0, 1.0, 1, np.random.default_rng(0)),
+        "threshold",
+    ),
+    (
+        "laplace_median empty data (IndexError)",
+        lambda: algorithms.laplace_median([], 1.0, 0.0, 1.0, np.random.default_rng(0)),
+        "data",
+    ),
+    (
+        "statistical_query_epsilon subnormal n (overflow warning)",
+        lambda: algorithms.statistical_query_epsilon(5e-324, 5e-324),
+        "tau",
+    ),
     ("sample negative size (TypeError)", lambda: mechanisms.Laplace(1.0).sample(-1e300, 0), "size"),
     ("sample float size (TypeError)", lambda: mechanisms.Subbotin(1.0, 2.0).sample(-1.0, 0), "size"),
     ("sample str rng (TypeError)", lambda: mechanisms.Laplace(1.0).sample(2, "abc"), "rng"),
@@ -1272,39 +1464,68 @@ REJECTED = [  # (label, call, parameter named in the ValueError)
     ("single_pld junk mechanism (AttributeError)", lambda: pld.single_pld("x", 0.1), "mechanism"),
     ("single_pld tiny h (memory)", lambda: pld.single_pld(mechanisms.Laplace(1.0), 1e-300), "h"),
     ("DiscretePLD None h (TypeError)", lambda: pld.DiscretePLD(None, 0, [1.0]), "h"),
-    ("LaplaceAuditPair array (TypeError)",
-     lambda: auditing.LaplaceAuditPair(np.array([1.0, 2.0])), "eps_claimed"),
-    ("LaplaceAuditPair scale overflow (eps_actual 0)",
-     lambda: auditing.LaplaceAuditPair(5e-324, 1.0, 1.0), "eps_claimed"),
-    ("miscalibrated_laplace array (TypeError)",
-     lambda: auditing.miscalibrated_laplace(1.0, np.array([1.0, 2.0])), "sensitivity"),
-    ("MechanismAuditPair array shift (TypeError)",
-     lambda: auditing.MechanismAuditPair(mechanisms.Laplace(1.0), np.array([1.0, 2.0])), "shift"),
-    ("Delta/scale beyond float range (epsilon NaN)",
-     lambda: mechanisms.Laplace(1e-300, 1.2555223544008753e192), "sensitivity/scale"),
-    ("Laplace.calibrate scale beyond float range (divide overflow)",
-     lambda: mechanisms.Laplace.calibrate(5e-324, 5e-324, 1.0), "eps"),
-    ("Gaussian.calibrate scale beyond float range (1/0)",
-     lambda: mechanisms.Gaussian.calibrate(5e-324, 5e-324), "eps"),
-    ("EquationProfile (sigma/A)^2 underflow (NaN)",
-     lambda: conversions.EquationProfile(1e-8, 1e-8, 5e-324), "sigma"),
-    ("Delta/sigma underflowing to 0 (NaN delta, loss, loss_inverse)",
-     lambda: mechanisms.Gaussian(1e300, 1e-300), "sensitivity/scale"),
+    ("LaplaceAuditPair array (TypeError)", lambda: auditing.LaplaceAuditPair(np.array([1.0, 2.0])), "eps_claimed"),
+    (
+        "LaplaceAuditPair scale overflow (eps_actual 0)",
+        lambda: auditing.LaplaceAuditPair(5e-324, 1.0, 1.0),
+        "eps_claimed",
+    ),
+    (
+        "miscalibrated_laplace array (TypeError)",
+        lambda: auditing.miscalibrated_laplace(1.0, np.array([1.0, 2.0])),
+        "sensitivity",
+    ),
+    (
+        "MechanismAuditPair array shift (TypeError)",
+        lambda: auditing.MechanismAuditPair(mechanisms.Laplace(1.0), np.array([1.0, 2.0])),
+        "shift",
+    ),
+    (
+        "Delta/scale beyond float range (epsilon NaN)",
+        lambda: mechanisms.Laplace(1e-300, 1.2555223544008753e192),
+        "sensitivity/scale",
+    ),
+    (
+        "Laplace.calibrate scale beyond float range (divide overflow)",
+        lambda: mechanisms.Laplace.calibrate(5e-324, 5e-324, 1.0),
+        "eps",
+    ),
+    ("Gaussian.calibrate scale beyond float range (1/0)", lambda: mechanisms.Gaussian.calibrate(5e-324, 5e-324), "eps"),
+    ("EquationProfile (sigma/A)^2 underflow (NaN)", lambda: conversions.EquationProfile(1e-8, 1e-8, 5e-324), "sigma"),
+    (
+        "Delta/sigma underflowing to 0 (NaN delta, loss, loss_inverse)",
+        lambda: mechanisms.Gaussian(1e300, 1e-300),
+        "sensitivity/scale",
+    ),
     ("Subbotin shape 1.8e308 (NaN delta)", lambda: mechanisms.Subbotin(36.9, 1.7976931348623157e308), "shape"),
     ("Subbotin shape 1e4 (delta(0) = 0, unsafe)", lambda: mechanisms.Subbotin(1.0, 1e4), "shape"),
     ("Sparse eps0 underflow (ZeroDivisionError)", lambda: algorithms.Sparse(3, 5e-324, 0.145, 0.25, 2.0), "eps"),
-    ("ReportNoisyMax noise scale underflow (no noise at all)",
-     lambda: algorithms.ReportNoisyMax(519.9, 5e-324), "sensitivity"),
-    ("LaplaceAuditPair scale underflow (no noise at all)",
-     lambda: auditing.LaplaceAuditPair(3.0, 5e-324, 5e-324), "eps_claimed"),
-    ("EquationProfile (sigma/A)^2 overflow (OverflowError)",
-     lambda: conversions.EquationProfile(536.4, 2.858e212, 2.858e212), "sigma"),
-    ("parameters that do not broadcast (error at query time)",
-     lambda: mechanisms.Subbotin(np.array([0.05, 3.0]), np.array([2.0, 3.0, 2.0])), "broadcast"),
-    ("size 10**400 (OverflowError)",
-     lambda: mechanisms.Exponential(0.25).sample(10**400, 0, scores=[1.0]), "size"),
-    ("timedelta size (TypeError)",
-     lambda: mechanisms.RandomizedResponse(1.0).sample(np.timedelta64(3, "s"), 0), "size"),
+    (
+        "ReportNoisyMax noise scale underflow (no noise at all)",
+        lambda: algorithms.ReportNoisyMax(519.9, 5e-324),
+        "sensitivity",
+    ),
+    (
+        "LaplaceAuditPair scale underflow (no noise at all)",
+        lambda: auditing.LaplaceAuditPair(3.0, 5e-324, 5e-324),
+        "eps_claimed",
+    ),
+    (
+        "EquationProfile (sigma/A)^2 overflow (OverflowError)",
+        lambda: conversions.EquationProfile(536.4, 2.858e212, 2.858e212),
+        "sigma",
+    ),
+    (
+        "parameters that do not broadcast (error at query time)",
+        lambda: mechanisms.Subbotin(np.array([0.05, 3.0]), np.array([2.0, 3.0, 2.0])),
+        "broadcast",
+    ),
+    ("size 10**400 (OverflowError)", lambda: mechanisms.Exponential(0.25).sample(10**400, 0, scores=[1.0]), "size"),
+    (
+        "timedelta size (TypeError)",
+        lambda: mechanisms.RandomizedResponse(1.0).sample(np.timedelta64(3, "s"), 0),
+        "size",
+    ),
 ]
 
 
@@ -1321,118 +1542,230 @@ def _finite_nonneg(x):
 
 
 ACCEPTED = [  # (label, call, check on the result)
-    ("GDP profile of subnormal mu (NaN)", lambda: profiles.GaussianDPProfile(5e-324).delta(1e-3),
-     lambda v: v == 0.0),
-    ("gdp_delta subnormal mu (NaN)", lambda: conversions.gdp_delta(5e-324, np.array([1e-3, 1.0])),
-     lambda v: (v == 0).all()),
-    ("gdp_epsilon huge mu (inf - inf warning)", lambda: conversions.gdp_epsilon(1e300, 0.1),
-     lambda v: v == INF),
-    ("zCDP rho = 4.3e-175: the optimal order lies beyond e^60 (delta(eps(d)) > d)",
-     lambda: conversions.ZCDPProfile(4.29765141e-175), lambda p: (
-         abs(p.delta(0.0) / 5.623197665137e-88 - 1) < 1e-9
-         and p.delta(p.epsilon(3.88244182e-66)) <= 3.88244182e-66)),
-    ("zCDP huge rho (overflow warning)", lambda: conversions.ZCDPProfile(1e300).delta(1.0),
-     lambda v: v == 1.0),
-    ("generalization_via_dp subnormal n (overflow warning)",
-     lambda: algorithms.generalization_via_dp(5e-324, 0.1), lambda v: v[0] == INF),
-    ("max_information_tail_bound inf/inf (NaN)",
-     lambda: algorithms.max_information_tail_bound(0.0, 1e300, 1e300, 1e300, 0.1), lambda v: v == 1.0),
-    ("max_information_pure overflow (warning)", lambda: algorithms.max_information_pure(1e300, 1e300),
-     lambda v: v == INF),
-    ("shuffle_amplification subnormal n (overflow warning)",
-     lambda: algorithms.shuffle_amplification(41.2, np.array([5e-324]), 5e-324), lambda v: v[0] == 41.2),
-    ("advanced composition eps = 1000 (overflow warning)",
-     lambda: composition.advanced(1000.0, 0.0, 1, 0.5), lambda v: v[0] == INF),
-    ("gdp composition of subnormal mu (0 < one step)",
-     lambda: composition.gdp(np.array([5e-324]), 3), lambda v: v >= 5e-324),
-    ("gdp composition of huge mu (inf)", lambda: composition.gdp([1e300, 1e300]),
-     lambda v: math.isfinite(v) and abs(v / (math.sqrt(2) * 1e300) - 1) < 1e-15),
-    ("Gaussian rdp huge Delta/sigma (overflow warning)", lambda: mechanisms.Gaussian(1e-300).rdp(2.0),
-     lambda v: v == INF),
-    ("Gaussian epsilon never reached (doubling overflow warning)",
-     lambda: mechanisms.Gaussian(1e-300).profile.epsilon(0.1), lambda v: v == INF),
-    ("Gaussian variance huge sigma (overflow warning)", lambda: mechanisms.Gaussian(1e300).variance,
-     lambda v: v == INF),
-    ("RR variance huge eps (overflow warning)", lambda: mechanisms.RandomizedResponse(1e300).variance,
-     lambda v: v == 0.0),
-    ("Gaussian loss_inverse huge eps (overflow warning)",
-     lambda: mechanisms.Gaussian(19.3, 1e-8).loss_inverse(-1e300), lambda v: v == INF),
-    ("Laplace.calibrate subnormal sensitivity (unsafe: delta 0.095 > 0.091)",
-     lambda: mechanisms.Laplace.calibrate(1e-6, 0.09095907249247714, 5e-324),
-     lambda m: m.delta(1e-6) <= 0.09095907249247714),
-    ("Laplace.calibrate tiny eps and sensitivity (1/d overflow)",
-     lambda: mechanisms.Laplace.calibrate(5e-324, 0.0, 1e-300), lambda m: m.delta(5e-324) == 0.0),
-    ("Logistic.calibrate eps = 1e-6 (unsafe: delta 1e-26 > 1e-300)",
-     lambda: mechanisms.Logistic.calibrate(1e-6, 1e-300), lambda m: m.delta(1e-6) <= 1e-300),
-    ("Logistic.calibrate eps = 5e-324 (d rounded to 0)",
-     lambda: mechanisms.Logistic.calibrate(5e-324, 0.0, 1e-300), lambda m: m.delta(5e-324) == 0.0),
-    ("DiscretePLD delta(inf) (inf - inf warning)",
-     lambda: pld.single_pld(mechanisms.Logistic(1.0), 0.1).delta(INF), lambda v: v == 0.0),
-    ("miscalibrated pair eps_actual", lambda: auditing.miscalibrated_laplace(1e-300, 1.0, 4.0).eps_actual,
-     lambda v: abs(v / 4e-300 - 1) < 1e-15),
-    ("ApproxDP delta(epsilon(delta0)) = delta0 (was delta0 (1 + 1e-13))",
-     lambda: conversions.ApproxDPProfile(50.0, 1e-100),
-     lambda p: p.epsilon(1e-100) == 50.0 and p.delta(p.epsilon(1e-100)) <= 1e-100),
-    ("approx_to_zcdp -> zcdp_to_approx round trip (was eps + 2 ulps)",
-     lambda: conversions.zcdp_to_approx(conversions.approx_to_zcdp(1e-16, 5e-324), 5e-324),
-     lambda v: v <= 1e-16),
-    ("Exponential epsilon near delta(0) (delta 0.9 + 4e-16)",
-     lambda: mechanisms.Exponential(6.134523053708309),
-     lambda m: m.delta(m.epsilon(0.9)) <= 0.9 and m.profile.delta(m.profile.epsilon(0.9)) <= 0.9),
-    ("GDP profile monotone at mu = 0.0117 (delta(3.7e-18) > delta(0))",
-     lambda: conversions.gdp_delta(0.01171875, np.array([0.0, 3.687564615090664e-18])),
-     lambda v: v[1] <= v[0]),
-    ("GDP delta(0) for mu = 1e-300 (was 0: unsafe)",
-     lambda: conversions.gdp_log_delta(np.array([1e-300, 1e-17, 5e-324]), 0.0),
-     lambda v: all(abs(x / float(mp.log(mp.erf(mp.mpf(m) / (2 * mp.sqrt(2))))) - 1) < 1e-12
-                   for x, m in zip(v, [1e-300, 1e-17, 5e-324]))),
-    ("per_step_budget advanced composes back within a tiny total (was + 1 ulp)",
-     lambda: composition.per_step_budget(2.6476603591256806e-36, 2.6476603591256806e-36, 2, "advanced"),
-     lambda x: composition.advanced(x, 0.0, 2, 2.6476603591256806e-36)[0] <= 2.6476603591256806e-36),
-    ("max_information_iid beta = 5e-324, eps = 0 (0 * inf = NaN)",
-     lambda: algorithms.max_information_iid(np.array([0.0, 1.0]), 0.001, 5e-324),
-     lambda v: v[0] == 0.0 and v[1] > 0),
-    ("statistical_query_epsilon tau = 1e300, n = 5e-324 (inf - inf = NaN)",
-     lambda: algorithms.statistical_query_epsilon(1e300, np.array(5e-324)), lambda v: v[0] == INF),
-    ("inverse_sensitivity_median_bound eps = 5e-324 (int(inf))",
-     lambda: algorithms.inverse_sensitivity_median_bound([0.0, 1.0, 2.0], 5e-324, 1e-9, -5.0, 5.0, 2),
-     lambda v: v[1:] == (-5.0, 5.0)),
-    ("optimal composition eps = 1e-22, k = 1e5: eps_g = 2e-21 had delta 1e-20 > 7.7e-50 (unsafe)",
-     lambda: composition.optimal(1e-22, 100000, np.array([7.66412996e-50, 1e-30])),
-     lambda v: all(math.exp(composition.optimal_log_delta(g, 1e-22, 100000)) <= d
-                   for g, d in zip(v, [7.66412996e-50, 1e-30]))),
-    ("advanced_pure eps 1e300 (overflow warning)", lambda: composition.advanced_pure([1e300], 1e-6),
-     lambda v: v == INF),
-    ("zcdp_to_approx rho = 1.8e308 (overflow warning)",
-     lambda: conversions.zcdp_to_approx(1.7976931348623157e308, 5e-324), lambda v: v == INF),
-    ("per_step_budget advanced total 1e300 (expm1 overflow warning)",
-     lambda: composition.per_step_budget(1e300, 0.1, 10000, "advanced"), lambda v: v > 0),
-    ("per_step_budget zcdp composes back within the total (was + 1 ulp)",
-     lambda: composition.per_step_budget(1.1, 1e-100, 10000, "zcdp"),
-     lambda x: conversions.zcdp_to_approx(10000 * conversions.pure_to_zcdp(x), 1e-100) <= 1.1),
-    ("Logistic loss_inverse(0) with subnormal Delta/s (-inf + inf)",
-     lambda: mechanisms.Logistic(1.0, 5e-324).loss_inverse(0.0), lambda v: v >= 0.0),
-    ("pure-DP epsilon near float max (spacing overflow)",
-     lambda: (mechanisms.Exponential(1.7976931348623157e308).epsilon(0.9),
-              mechanisms.Laplace(1.0, 1.7976931348623157e308).epsilon(1.3e-162)),
-     lambda v: all(x <= 1.7976931348623157e308 for x in v)),
-    ("Subbotin loss with Delta/(2s) underflowing (NaN)",
-     lambda: mechanisms.Subbotin(np.array([[1.0], [1.0]]), 1.0, 5e-324).loss(0.0),
-     lambda v: (np.asarray(v) == 0).all()),
-    ("RR rdp at eps = float max (spacing overflow)",
-     lambda: mechanisms.RandomizedResponse(1.7976931348623157e308).rdp(30.0),
-     lambda v: v == 1.7976931348623157e308),
-    ("ZCDPProfile(1.8e308).curve (spacing overflow)",
-     lambda: conversions.ZCDPProfile(1.7976931348623157e308).curve(n=2), lambda c: (c[1] == 1.0).all()),
-    ("Exponential(-0.0).rdp(inf) (0 * inf)", lambda: mechanisms.Exponential(-0.0).rdp(INF),
-     lambda v: v == 0.0),
-    ("Exponential sample with scores 1e300 (inf - inf)",
-     lambda: mechanisms.Exponential(1e300).sample(3, 0, scores=[1e300, -1e300, 0.0]),
-     lambda v: (np.asarray(v) == 0).all()),
-    ("Subbotin epsilon = inf took 18 s (1000 doublings; the work is counted in test_mechanisms)",
-     lambda: mechanisms.Subbotin(1e-300, 1.5).epsilon([0.1, 0.5]), lambda v: (v == INF).all()),
-    ("Gaussian epsilon near float max (was float max)",
-     lambda: mechanisms.Gaussian(1e-150).epsilon(0.5), lambda v: abs(v / 5e299 - 1) < 1e-9),
+    ("GDP profile of subnormal mu (NaN)", lambda: profiles.GaussianDPProfile(5e-324).delta(1e-3), lambda v: v == 0.0),
+    (
+        "gdp_delta subnormal mu (NaN)",
+        lambda: conversions.gdp_delta(5e-324, np.array([1e-3, 1.0])),
+        lambda v: (v == 0).all(),
+    ),
+    ("gdp_epsilon huge mu (inf - inf warning)", lambda: conversions.gdp_epsilon(1e300, 0.1), lambda v: v == INF),
+    (
+        "zCDP rho = 4.3e-175: the optimal order lies beyond e^60 (delta(eps(d)) > d)",
+        lambda: conversions.ZCDPProfile(4.29765141e-175),
+        lambda p: (
+            abs(p.delta(0.0) / 5.623197665137e-88 - 1) < 1e-9 and p.delta(p.epsilon(3.88244182e-66)) <= 3.88244182e-66
+        ),
+    ),
+    ("zCDP huge rho (overflow warning)", lambda: conversions.ZCDPProfile(1e300).delta(1.0), lambda v: v == 1.0),
+    (
+        "generalization_via_dp subnormal n (overflow warning)",
+        lambda: algorithms.generalization_via_dp(5e-324, 0.1),
+        lambda v: v[0] == INF,
+    ),
+    (
+        "max_information_tail_bound inf/inf (NaN)",
+        lambda: algorithms.max_information_tail_bound(0.0, 1e300, 1e300, 1e300, 0.1),
+        lambda v: v == 1.0,
+    ),
+    (
+        "max_information_pure overflow (warning)",
+        lambda: algorithms.max_information_pure(1e300, 1e300),
+        lambda v: v == INF,
+    ),
+    (
+        "shuffle_amplification subnormal n (overflow warning)",
+        lambda: algorithms.shuffle_amplification(41.2, np.array([5e-324]), 5e-324),
+        lambda v: v[0] == 41.2,
+    ),
+    (
+        "advanced composition eps = 1000 (overflow warning)",
+        lambda: composition.advanced(1000.0, 0.0, 1, 0.5),
+        lambda v: v[0] == INF,
+    ),
+    (
+        "gdp composition of subnormal mu (0 < one step)",
+        lambda: composition.gdp(np.array([5e-324]), 3),
+        lambda v: v >= 5e-324,
+    ),
+    (
+        "gdp composition of huge mu (inf)",
+        lambda: composition.gdp([1e300, 1e300]),
+        lambda v: math.isfinite(v) and abs(v / (math.sqrt(2) * 1e300) - 1) < 1e-15,
+    ),
+    (
+        "Gaussian rdp huge Delta/sigma (overflow warning)",
+        lambda: mechanisms.Gaussian(1e-300).rdp(2.0),
+        lambda v: v == INF,
+    ),
+    (
+        "Gaussian epsilon never reached (doubling overflow warning)",
+        lambda: mechanisms.Gaussian(1e-300).profile.epsilon(0.1),
+        lambda v: v == INF,
+    ),
+    (
+        "Gaussian variance huge sigma (overflow warning)",
+        lambda: mechanisms.Gaussian(1e300).variance,
+        lambda v: v == INF,
+    ),
+    (
+        "RR variance huge eps (overflow warning)",
+        lambda: mechanisms.RandomizedResponse(1e300).variance,
+        lambda v: v == 0.0,
+    ),
+    (
+        "Gaussian loss_inverse huge eps (overflow warning)",
+        lambda: mechanisms.Gaussian(19.3, 1e-8).loss_inverse(-1e300),
+        lambda v: v == INF,
+    ),
+    (
+        "Laplace.calibrate subnormal sensitivity (unsafe: delta 0.095 > 0.091)",
+        lambda: mechanisms.Laplace.calibrate(1e-6, 0.09095907249247714, 5e-324),
+        lambda m: m.delta(1e-6) <= 0.09095907249247714,
+    ),
+    (
+        "Laplace.calibrate tiny eps and sensitivity (1/d overflow)",
+        lambda: mechanisms.Laplace.calibrate(5e-324, 0.0, 1e-300),
+        lambda m: m.delta(5e-324) == 0.0,
+    ),
+    (
+        "Logistic.calibrate eps = 1e-6 (unsafe: delta 1e-26 > 1e-300)",
+        lambda: mechanisms.Logistic.calibrate(1e-6, 1e-300),
+        lambda m: m.delta(1e-6) <= 1e-300,
+    ),
+    (
+        "Logistic.calibrate eps = 5e-324 (d rounded to 0)",
+        lambda: mechanisms.Logistic.calibrate(5e-324, 0.0, 1e-300),
+        lambda m: m.delta(5e-324) == 0.0,
+    ),
+    (
+        "DiscretePLD delta(inf) (inf - inf warning)",
+        lambda: pld.single_pld(mechanisms.Logistic(1.0), 0.1).delta(INF),
+        lambda v: v == 0.0,
+    ),
+    (
+        "miscalibrated pair eps_actual",
+        lambda: auditing.miscalibrated_laplace(1e-300, 1.0, 4.0).eps_actual,
+        lambda v: abs(v / 4e-300 - 1) < 1e-15,
+    ),
+    (
+        "ApproxDP delta(epsilon(delta0)) = delta0 (was delta0 (1 + 1e-13))",
+        lambda: conversions.ApproxDPProfile(50.0, 1e-100),
+        lambda p: p.epsilon(1e-100) == 50.0 and p.delta(p.epsilon(1e-100)) <= 1e-100,
+    ),
+    (
+        "approx_to_zcdp -> zcdp_to_approx round trip (was eps + 2 ulps)",
+        lambda: conversions.zcdp_to_approx(conversions.approx_to_zcdp(1e-16, 5e-324), 5e-324),
+        lambda v: v <= 1e-16,
+    ),
+    (
+        "Exponential epsilon near delta(0) (delta 0.9 + 4e-16)",
+        lambda: mechanisms.Exponential(6.134523053708309),
+        lambda m: m.delta(m.epsilon(0.9)) <= 0.9 and m.profile.delta(m.profile.epsilon(0.9)) <= 0.9,
+    ),
+    (
+        "GDP profile monotone at mu = 0.0117 (delta(3.7e-18) > delta(0))",
+        lambda: conversions.gdp_delta(0.01171875, np.array([0.0, 3.687564615090664e-18])),
+        lambda v: v[1] <= v[0],
+    ),
+    (
+        "GDP delta(0) for mu = 1e-300 (was 0: unsafe)",
+        lambda: conversions.gdp_log_delta(np.array([1e-300, 1e-17, 5e-324]), 0.0),
+        lambda v: all(
+            abs(x / float(mp.log(mp.erf(mp.mpf(m) / (2 * mp.sqrt(2))))) - 1) < 1e-12
+            for x, m in zip(v, [1e-300, 1e-17, 5e-324])
+        ),
+    ),
+    (
+        "per_step_budget advanced composes back within a tiny total (was + 1 ulp)",
+        lambda: composition.per_step_budget(2.6476603591256806e-36, 2.6476603591256806e-36, 2, "advanced"),
+        lambda x: composition.advanced(x, 0.0, 2, 2.6476603591256806e-36)[0] <= 2.6476603591256806e-36,
+    ),
+    (
+        "max_information_iid beta = 5e-324, eps = 0 (0 * inf = NaN)",
+        lambda: algorithms.max_information_iid(np.array([0.0, 1.0]), 0.001, 5e-324),
+        lambda v: v[0] == 0.0 and v[1] > 0,
+    ),
+    (
+        "statistical_query_epsilon tau = 1e300, n = 5e-324 (inf - inf = NaN)",
+        lambda: algorithms.statistical_query_epsilon(1e300, np.array(5e-324)),
+        lambda v: v[0] == INF,
+    ),
+    (
+        "inverse_sensitivity_median_bound eps = 5e-324 (int(inf))",
+        lambda: algorithms.inverse_sensitivity_median_bound([0.0, 1.0, 2.0], 5e-324, 1e-9, -5.0, 5.0, 2),
+        lambda v: v[1:] == (-5.0, 5.0),
+    ),
+    (
+        "optimal composition eps = 1e-22, k = 1e5: eps_g = 2e-21 had delta 1e-20 > 7.7e-50 (unsafe)",
+        lambda: composition.optimal(1e-22, 100000, np.array([7.66412996e-50, 1e-30])),
+        lambda v: all(
+            math.exp(composition.optimal_log_delta(g, 1e-22, 100000)) <= d for g, d in zip(v, [7.66412996e-50, 1e-30])
+        ),
+    ),
+    (
+        "advanced_pure eps 1e300 (overflow warning)",
+        lambda: composition.advanced_pure([1e300], 1e-6),
+        lambda v: v == INF,
+    ),
+    (
+        "zcdp_to_approx rho = 1.8e308 (overflow warning)",
+        lambda: conversions.zcdp_to_approx(1.7976931348623157e308, 5e-324),
+        lambda v: v == INF,
+    ),
+    (
+        "per_step_budget advanced total 1e300 (expm1 overflow warning)",
+        lambda: composition.per_step_budget(1e300, 0.1, 10000, "advanced"),
+        lambda v: v > 0,
+    ),
+    (
+        "per_step_budget zcdp composes back within the total (was + 1 ulp)",
+        lambda: composition.per_step_budget(1.1, 1e-100, 10000, "zcdp"),
+        lambda x: conversions.zcdp_to_approx(10000 * conversions.pure_to_zcdp(x), 1e-100) <= 1.1,
+    ),
+    (
+        "Logistic loss_inverse(0) with subnormal Delta/s (-inf + inf)",
+        lambda: mechanisms.Logistic(1.0, 5e-324).loss_inverse(0.0),
+        lambda v: v >= 0.0,
+    ),
+    (
+        "pure-DP epsilon near float max (spacing overflow)",
+        lambda: (
+            mechanisms.Exponential(1.7976931348623157e308).epsilon(0.9),
+            mechanisms.Laplace(1.0, 1.7976931348623157e308).epsilon(1.3e-162),
+        ),
+        lambda v: all(x <= 1.7976931348623157e308 for x in v),
+    ),
+    (
+        "Subbotin loss with Delta/(2s) underflowing (NaN)",
+        lambda: mechanisms.Subbotin(np.array([[1.0], [1.0]]), 1.0, 5e-324).loss(0.0),
+        lambda v: (np.asarray(v) == 0).all(),
+    ),
+    (
+        "RR rdp at eps = float max (spacing overflow)",
+        lambda: mechanisms.RandomizedResponse(1.7976931348623157e308).rdp(30.0),
+        lambda v: v == 1.7976931348623157e308,
+    ),
+    (
+        "ZCDPProfile(1.8e308).curve (spacing overflow)",
+        lambda: conversions.ZCDPProfile(1.7976931348623157e308).curve(n=2),
+        lambda c: (c[1] == 1.0).all(),
+    ),
+    ("Exponential(-0.0).rdp(inf) (0 * inf)", lambda: mechanisms.Exponential(-0.0).rdp(INF), lambda v: v == 0.0),
+    (
+        "Exponential sample with scores 1e300 (inf - inf)",
+        lambda: mechanisms.Exponential(1e300).sample(3, 0, scores=[1e300, -1e300, 0.0]),
+        lambda v: (np.asarray(v) == 0).all(),
+    ),
+    (
+        "Subbotin epsilon = inf took 18 s (1000 doublings; the work is counted in test_mechanisms)",
+        lambda: mechanisms.Subbotin(1e-300, 1.5).epsilon([0.1, 0.5]),
+        lambda v: (v == INF).all(),
+    ),
+    (
+        "Gaussian epsilon near float max (was float max)",
+        lambda: mechanisms.Gaussian(1e-150).epsilon(0.5),
+        lambda v: abs(v / 5e299 - 1) < 1e-9,
+    ),
 ]
 
 

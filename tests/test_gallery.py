@@ -1,6 +1,7 @@
 """The gallery's registry and pictures: every app is written once in the registry (its module, which
 names its notebook and its page), and has a picture made by tools/make_thumbnails.py, small enough
 to inline in the landing page (base64) and to ship in the wheel."""
+
 from __future__ import annotations
 
 import pytest

@@ -4,6 +4,7 @@ differ in their dash pattern, marker symbol or bar pattern as well. The styles a
 centrally (:func:`dpexplore.ui.plotwidget.tell_apart`, applied to every ``PlotlyWidget``'s
 traces); an app sets a style itself only where its meaning needs one.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,19 +47,26 @@ def _look(trace: dict) -> tuple:
     if kind == "bar":
         return ("bar", ((trace.get("marker") or {}).get("pattern") or {}).get("shape"))
     mode = trace.get("mode") or "lines"
-    return (kind,
-            (trace.get("line") or {}).get("dash", "solid") if "lines" in mode else None,
-            str((trace.get("marker") or {}).get("symbol", "circle")) if "markers" in mode else None)
+    return (
+        kind,
+        (trace.get("line") or {}).get("dash", "solid") if "lines" in mode else None,
+        str((trace.get("marker") or {}).get("symbol", "circle")) if "markers" in mode else None,
+    )
 
 
 def look_alikes(data: list[dict]) -> list[tuple[str, str]]:
     """Pairs of legend entries that differ only in colour."""
-    shown = [(i, t) for i, t in enumerate(data)
-             if t.get("showlegend", True) is not False and t.get("name") and t.get("visible", True) is True
-             and t.get("type", "scatter") in ("scatter", "bar")]
+    shown = [
+        (i, t)
+        for i, t in enumerate(data)
+        if t.get("showlegend", True) is not False
+        and t.get("name")
+        and t.get("visible", True) is True
+        and t.get("type", "scatter") in ("scatter", "bar")
+    ]
     out = []
     for a, (i, s) in enumerate(shown):
-        for j, t in shown[a + 1:]:
+        for j, t in shown[a + 1 :]:
             if _colour_key(s, i) != _colour_key(t, j) and _look(s) == _look(t):
                 out.append((s["name"], t["name"]))
     return out
@@ -66,12 +74,16 @@ def look_alikes(data: list[dict]) -> list[tuple[str, str]]:
 
 def test_tell_apart_hands_out_styles_per_colour():
     blue, orange, green = "#0072B2", "#E69F00", "#009E73"
-    data = [{"name": "a", "line": {"color": blue}}, {"name": "b", "line": {"color": orange}},
-            {"name": "a, again", "line": {"color": blue}}, {"name": "c", "line": {"color": green, "dash": "solid"}},
-            {"name": "p", "type": "bar", "marker": {"color": blue}},
-            {"name": "q", "type": "bar", "marker": {"color": orange}},
-            {"name": "m", "mode": "markers", "marker": {"color": orange, "symbol": "circle"}},
-            {"name": "n", "mode": "markers", "marker": {"color": green}}]
+    data = [
+        {"name": "a", "line": {"color": blue}},
+        {"name": "b", "line": {"color": orange}},
+        {"name": "a, again", "line": {"color": blue}},
+        {"name": "c", "line": {"color": green, "dash": "solid"}},
+        {"name": "p", "type": "bar", "marker": {"color": blue}},
+        {"name": "q", "type": "bar", "marker": {"color": orange}},
+        {"name": "m", "mode": "markers", "marker": {"color": orange, "symbol": "circle"}},
+        {"name": "n", "mode": "markers", "marker": {"color": green}},
+    ]
     out = tell_apart(data)
     assert [t["line"]["dash"] for t in out[:4]] == ["dash", "dot", "dash", "solid"]
     assert [t["marker"]["pattern"]["shape"] for t in out[4:6]] == ["", "/"]
@@ -82,8 +94,12 @@ def test_tell_apart_hands_out_styles_per_colour():
 
 
 def test_a_widget_keeps_the_styles_through_updates():
-    w = PlotlyWidget(data=[{"name": "a", "x": [0], "y": [0], "line": {"color": "#0072B2"}},
-                           {"name": "b", "x": [0], "y": [1], "line": {"color": "#E69F00"}}])
+    w = PlotlyWidget(
+        data=[
+            {"name": "a", "x": [0], "y": [0], "line": {"color": "#0072B2"}},
+            {"name": "b", "x": [0], "y": [1], "line": {"color": "#E69F00"}},
+        ]
+    )
     assert [t["line"]["dash"] for t in w.data] == ["solid", "dash"]
     w.update_traces(1, line={"color": "#E69F00", "width": 3})
     assert w.data[1]["line"] == {"color": "#E69F00", "width": 3, "dash": "dash"}

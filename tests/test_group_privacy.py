@@ -1,6 +1,7 @@
 """Algorithm 1 of Pujol & Desfontaines (2023) and the quadrature of its output density and Rényi
 divergences: the post's figure numbers, exact moments, Monte Carlo against the density, the
 Gaussian limits (r → 0; large counts), the proven ρ-zCDP bound, refinement errors, bad input."""
+
 from __future__ import annotations
 
 import math
@@ -51,22 +52,27 @@ def test_density_matches_monte_carlo_and_moments_small_count():
 def test_density_integrates_to_one_with_the_exact_moments(x):
     s2, r = 100.0, 0.3
     m = gp.algorithm1_moments(x, s2, r)
-    ys = np.concatenate((np.linspace(x - 20 * m["std"], x + 20 * m["std"], 8001),
-                         np.geomspace(1e-9, 1, 400), -np.geomspace(1e-9, 1, 400)))
+    ys = np.concatenate(
+        (
+            np.linspace(x - 20 * m["std"], x + 20 * m["std"], 8001),
+            np.geomspace(1e-9, 1, 400),
+            -np.geomspace(1e-9, 1, 400),
+        )
+    )
     ys = np.unique(ys)
     p, _ = gp.output_density(ys, x, s2, r)
     w = np.diff(ys)
     total = np.sum((p[1:] + p[:-1]) / 2 * w)
     mean = np.sum(((p * ys)[1:] + (p * ys)[:-1]) / 2 * w)
-    var = np.sum(((p * ys * ys)[1:] + (p * ys * ys)[:-1]) / 2 * w) - mean ** 2
+    var = np.sum(((p * ys * ys)[1:] + (p * ys * ys)[:-1]) / 2 * w) - mean**2
     assert total == pytest.approx(1.0, abs=2e-3)
     assert mean == pytest.approx(x, abs=0.02 * m["std"])
     assert math.sqrt(var) == pytest.approx(m["std"], rel=5e-3)
 
 
 def _gauss_renyi(a, m1, s1, m2, s2):
-    sa = a * s2 ** 2 + (1 - a) * s1 ** 2
-    return math.log(s2 / s1) + math.log(s2 ** 2 / sa) / (2 * (a - 1)) + a * (m1 - m2) ** 2 / (2 * sa)
+    sa = a * s2**2 + (1 - a) * s1**2
+    return math.log(s2 / s1) + math.log(s2**2 / sa) / (2 * (a - 1)) + a * (m1 - m2) ** 2 / (2 * sa)
 
 
 @pytest.mark.parametrize("x", [1_000.0, 10_000.0])
@@ -111,7 +117,7 @@ def test_zcdp_like_curve():
     c = gp.zcdp_like_curve([0, 10, 100, 1000, 10_000], 100.0, 0.3, alphas=(2, 8, 32))
     assert c["rho_proven"] == 0.005
     assert np.all(c["rho_hat"] - c["error"] <= c["rho_proven"])
-    assert np.all(np.diff(c["rho_hat"][1:]) < 0)             # larger groups: smaller ρ̂ (numerically)
+    assert np.all(np.diff(c["rho_hat"][1:]) < 0)  # larger groups: smaller ρ̂ (numerically)
     assert c["rho_hat"][-1] < 1e-3 * c["rho_proven"]
     again = gp.zcdp_like_curve([0, 10, 100, 1000, 10_000], 100.0, 0.3, alphas=(2, 8, 32))
     assert np.array_equal(again["rho_hat"], c["rho_hat"])
@@ -121,21 +127,24 @@ def test_zcdp_like_curve():
     assert c["rho_hat"][1] == pytest.approx(max(np.max(d["forward"] / [2, 8, 32]), np.max(d["reverse"] / [2, 8, 32])))
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: gp.algorithm1_sample(10, -1.0, 0.3, np.random.default_rng()), "sigma2"),
-    (lambda: gp.algorithm1_sample(10, 1.0, 0.3, 5), "rng"),
-    (lambda: gp.algorithm1_sample(10, 1.0, 0.3, np.random.default_rng(), 0), "size"),
-    (lambda: gp.renyi_divergence(10, 1.0, 100.0, 0.3), "alpha"),
-    (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.001), "r"),
-    (lambda: gp.renyi_divergence(float("nan"), 2.0, 100.0, 0.3), "x"),
-    (lambda: gp.output_density([1.0], 10, 0.0, 0.3), "sigma2"),
-    (lambda: gp.sigma2_from_rho(0), "rho"),
-    (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.3, refine=100), "refine"),
-    (lambda: gp.zcdp_like_curve([], 100.0, 0.3), "counts"),
-    (lambda: gp.zcdp_like_curve(np.arange(1000.0), 100.0, 0.3), "counts"),
-    (lambda: gp.zcdp_like_curve([1.0], 100.0, 0.3, alphas=np.linspace(2, 100, 100)), "alphas"),
-    (lambda: gp.output_density(np.zeros(200_001), 10, 100.0, 0.3), "y"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: gp.algorithm1_sample(10, -1.0, 0.3, np.random.default_rng()), "sigma2"),
+        (lambda: gp.algorithm1_sample(10, 1.0, 0.3, 5), "rng"),
+        (lambda: gp.algorithm1_sample(10, 1.0, 0.3, np.random.default_rng(), 0), "size"),
+        (lambda: gp.renyi_divergence(10, 1.0, 100.0, 0.3), "alpha"),
+        (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.001), "r"),
+        (lambda: gp.renyi_divergence(float("nan"), 2.0, 100.0, 0.3), "x"),
+        (lambda: gp.output_density([1.0], 10, 0.0, 0.3), "sigma2"),
+        (lambda: gp.sigma2_from_rho(0), "rho"),
+        (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.3, refine=100), "refine"),
+        (lambda: gp.zcdp_like_curve([], 100.0, 0.3), "counts"),
+        (lambda: gp.zcdp_like_curve(np.arange(1000.0), 100.0, 0.3), "counts"),
+        (lambda: gp.zcdp_like_curve([1.0], 100.0, 0.3, alphas=np.linspace(2, 100, 100)), "alphas"),
+        (lambda: gp.output_density(np.zeros(200_001), 10, 100.0, 0.3), "y"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
@@ -154,15 +163,19 @@ def test_density_against_adaptive_quadrature(x):
     got, err = gp.output_density(ys, x, s2, r)
 
     for y, g, e in zip(ys, got, err):
+
         def h(u, sgn):
             t = sgn * math.exp(u)
             return stats.norm.pdf(t, x, sigma) * stats.norm.pdf(y, t, r * abs(t)) * abs(t)
+
         ref = 0.0
         top = math.log(abs(x) + 15 * sigma)
         for sgn in (1.0, -1.0):
             mids = sorted(math.log(abs(y)) + d for d in (-1.0, -0.3, 0.0, 0.3, 1.0))
             edges = [math.log(1e-12)] + [m for m in mids if math.log(1e-12) < m < top] + [top]
-            ref += sum(integrate.quad(h, a, b, args=(sgn,), epsabs=0.0, epsrel=1e-12, limit=500)[0]
-                       for a, b in zip(edges[:-1], edges[1:]))
+            ref += sum(
+                integrate.quad(h, a, b, args=(sgn,), epsabs=0.0, epsrel=1e-12, limit=500)[0]
+                for a, b in zip(edges[:-1], edges[1:])
+            )
         assert abs(g - ref) <= e + 1e-12 * ref + 1e-15, (y, g, ref, e)
         assert abs(g - ref) <= 1e-3 * ref + 1e-15

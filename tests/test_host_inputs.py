@@ -1,4 +1,5 @@
 """Typed input of the notion converter's Rényi orders (issue 11, Must fix 6, in part)."""
+
 import pytest
 
 from dpexplore.apps.notion_converter import parse_orders

@@ -7,6 +7,7 @@ the state folder is never the checkout, and the checkout ignores a hub's secrets
 student's server on an origin of its own with SameSite cookies; the LTI 1.3 and OAuth fragments
 set what their documentation says; the roster stores no plain password.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,7 @@ def _any_python(monkeypatch):
 
 def _configure(tmp_path, **env) -> Config:
     c = Config()
-    base = {"DPEXPLORE_HUB_DIR": str(tmp_path / "state"), "PATH": os.defpath,
-            "DPEXPLORE_HUB_PYTHON": sys.executable}
+    base = {"DPEXPLORE_HUB_DIR": str(tmp_path / "state"), "PATH": os.defpath, "DPEXPLORE_HUB_PYTHON": sys.executable}
     configure(c, {**base, **env}, DEPLOY)
     return c
 
@@ -102,28 +102,42 @@ def test_a_students_python_they_cannot_run_is_refused(tmp_path, monkeypatch):
         settings._check_students_python(str(private / "python"))
 
 
-@pytest.mark.parametrize("env, message", [
-    ({"DPEXPLORE_HUB_AUTH": "dummy"}, "DPEXPLORE_HUB_TESTING=1"),
-    ({"DPEXPLORE_HUB_AUTH": "dummy", "DPEXPLORE_HUB_TESTING": "1", "DPEXPLORE_HUB_IP": "0.0.0.0"},
-     "beyond loopback"),
-    ({"DPEXPLORE_HUB_AUTH": "dummy", "DPEXPLORE_HUB_TESTING": "1", "DPEXPLORE_HUB_IP": "10.0.0.5"},
-     "beyond loopback"),
-    ({"DPEXPLORE_HUB_AUTH": "pam"}, "DPEXPLORE_HUB_AUTH must be"),
-    ({"DPEXPLORE_HUB_MODE": "root"}, "DPEXPLORE_HUB_MODE must be"),
-    ({"DPEXPLORE_HUB_MEM_LIMT": "8G"}, "unknown hub settings ['DPEXPLORE_HUB_MEM_LIMT']"),
-    ({"DPEXPLORE_HUB_APPS_USER": "x"}, "unknown hub settings"),
-    ({"DPEXPLORE_HUB_PORT": "eighty"}, "DPEXPLORE_HUB_PORT must be a whole number"),
-    ({"DPEXPLORE_HUB_URL": "hub.example.org"}, "DPEXPLORE_HUB_URL must be like"),
-    ({"DPEXPLORE_HUB_MEM_LIMIT": "lots"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
-    ({"DPEXPLORE_HUB_MEM_LIMIT": "-1G"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
-    ({"DPEXPLORE_HUB_CPU_LIMIT": "0"}, "DPEXPLORE_HUB_CPU_LIMIT must be a positive"),
-    ({"DPEXPLORE_HUB_CPU_LIMIT": "all"}, "DPEXPLORE_HUB_CPU_LIMIT must be a positive"),
-    ({"DPEXPLORE_HUB_USERS": "ana,\u0430na"}, "name must be ASCII"),
-    ({"DPEXPLORE_HUB_AUTH": "oauth", "DPEXPLORE_HUB_OAUTH_CLIENT_ID": "a",
-      "DPEXPLORE_HUB_OAUTH_CLIENT_SECRET": "b", "DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL": "c",
-      "DPEXPLORE_HUB_OAUTH_TOKEN_URL": "d", "DPEXPLORE_HUB_OAUTH_USERDATA_URL": "e"},
-     "needs a roster"),
-])
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"DPEXPLORE_HUB_AUTH": "dummy"}, "DPEXPLORE_HUB_TESTING=1"),
+        (
+            {"DPEXPLORE_HUB_AUTH": "dummy", "DPEXPLORE_HUB_TESTING": "1", "DPEXPLORE_HUB_IP": "0.0.0.0"},
+            "beyond loopback",
+        ),
+        (
+            {"DPEXPLORE_HUB_AUTH": "dummy", "DPEXPLORE_HUB_TESTING": "1", "DPEXPLORE_HUB_IP": "10.0.0.5"},
+            "beyond loopback",
+        ),
+        ({"DPEXPLORE_HUB_AUTH": "pam"}, "DPEXPLORE_HUB_AUTH must be"),
+        ({"DPEXPLORE_HUB_MODE": "root"}, "DPEXPLORE_HUB_MODE must be"),
+        ({"DPEXPLORE_HUB_MEM_LIMT": "8G"}, "unknown hub settings ['DPEXPLORE_HUB_MEM_LIMT']"),
+        ({"DPEXPLORE_HUB_APPS_USER": "x"}, "unknown hub settings"),
+        ({"DPEXPLORE_HUB_PORT": "eighty"}, "DPEXPLORE_HUB_PORT must be a whole number"),
+        ({"DPEXPLORE_HUB_URL": "hub.example.org"}, "DPEXPLORE_HUB_URL must be like"),
+        ({"DPEXPLORE_HUB_MEM_LIMIT": "lots"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
+        ({"DPEXPLORE_HUB_MEM_LIMIT": "-1G"}, "DPEXPLORE_HUB_MEM_LIMIT must be like"),
+        ({"DPEXPLORE_HUB_CPU_LIMIT": "0"}, "DPEXPLORE_HUB_CPU_LIMIT must be a positive"),
+        ({"DPEXPLORE_HUB_CPU_LIMIT": "all"}, "DPEXPLORE_HUB_CPU_LIMIT must be a positive"),
+        ({"DPEXPLORE_HUB_USERS": "ana,\u0430na"}, "name must be ASCII"),
+        (
+            {
+                "DPEXPLORE_HUB_AUTH": "oauth",
+                "DPEXPLORE_HUB_OAUTH_CLIENT_ID": "a",
+                "DPEXPLORE_HUB_OAUTH_CLIENT_SECRET": "b",
+                "DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL": "c",
+                "DPEXPLORE_HUB_OAUTH_TOKEN_URL": "d",
+                "DPEXPLORE_HUB_OAUTH_USERDATA_URL": "e",
+            },
+            "needs a roster",
+        ),
+    ],
+)
 def test_unsafe_or_mistyped_settings_are_refused(tmp_path, env, message):
     with pytest.raises(ValueError) as err:
         _configure(tmp_path, **env)
@@ -131,18 +145,21 @@ def test_unsafe_or_mistyped_settings_are_refused(tmp_path, env, message):
 
 
 def test_dummy_only_for_tests_on_loopback(tmp_path):
-    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="dummy", DPEXPLORE_HUB_TESTING="1",
-                   DPEXPLORE_HUB_USERS="ana")
+    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="dummy", DPEXPLORE_HUB_TESTING="1", DPEXPLORE_HUB_USERS="ana")
     assert c.JupyterHub.authenticator_class == "dummy"
     assert c.Authenticator.allowed_users == {"ana"} and c.Authenticator.allow_all is False
 
 
 def test_lti13_fragment(tmp_path):
-    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="lti13", DPEXPLORE_HUB_USERS="ana",
-                   DPEXPLORE_HUB_LTI13_CLIENT_ID="125900000000000001",
-                   DPEXPLORE_HUB_LTI13_ISSUER="https://canvas.instructure.com",
-                   DPEXPLORE_HUB_LTI13_AUTHORIZE_URL="https://lms.example.edu/api/lti/authorize",
-                   DPEXPLORE_HUB_LTI13_JWKS_URL="https://lms.example.edu/api/lti/jwks")
+    c = _configure(
+        tmp_path,
+        DPEXPLORE_HUB_AUTH="lti13",
+        DPEXPLORE_HUB_USERS="ana",
+        DPEXPLORE_HUB_LTI13_CLIENT_ID="125900000000000001",
+        DPEXPLORE_HUB_LTI13_ISSUER="https://canvas.instructure.com",
+        DPEXPLORE_HUB_LTI13_AUTHORIZE_URL="https://lms.example.edu/api/lti/authorize",
+        DPEXPLORE_HUB_LTI13_JWKS_URL="https://lms.example.edu/api/lti/jwks",
+    )
     assert c.JupyterHub.authenticator_class == "ltiauthenticator.lti13.auth.LTI13Authenticator"
     assert c.LTI13Authenticator.client_id == {"125900000000000001"}
     assert c.LTI13Authenticator.issuer == "https://canvas.instructure.com"
@@ -151,13 +168,17 @@ def test_lti13_fragment(tmp_path):
 
 
 def test_oauth_fragment(tmp_path):
-    c = _configure(tmp_path, DPEXPLORE_HUB_AUTH="oauth", DPEXPLORE_HUB_USERS="ana",
-                   DPEXPLORE_HUB_URL="https://hub.example.org",
-                   DPEXPLORE_HUB_OAUTH_CLIENT_ID="dpexplore",
-                   DPEXPLORE_HUB_OAUTH_CLIENT_SECRET="s3cret",
-                   DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL="https://id.example.edu/auth",
-                   DPEXPLORE_HUB_OAUTH_TOKEN_URL="https://id.example.edu/token",
-                   DPEXPLORE_HUB_OAUTH_USERDATA_URL="https://id.example.edu/userinfo")
+    c = _configure(
+        tmp_path,
+        DPEXPLORE_HUB_AUTH="oauth",
+        DPEXPLORE_HUB_USERS="ana",
+        DPEXPLORE_HUB_URL="https://hub.example.org",
+        DPEXPLORE_HUB_OAUTH_CLIENT_ID="dpexplore",
+        DPEXPLORE_HUB_OAUTH_CLIENT_SECRET="s3cret",
+        DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL="https://id.example.edu/auth",
+        DPEXPLORE_HUB_OAUTH_TOKEN_URL="https://id.example.edu/token",
+        DPEXPLORE_HUB_OAUTH_USERDATA_URL="https://id.example.edu/userinfo",
+    )
     assert c.JupyterHub.authenticator_class == "generic-oauth"
     assert c.GenericOAuthenticator.oauth_callback_url == "https://hub.example.org/hub/oauth_callback"
     assert c.GenericOAuthenticator.allowed_users == {"ana"}
@@ -165,8 +186,13 @@ def test_oauth_fragment(tmp_path):
 
 
 def test_lab_mode(tmp_path):
-    c = _configure(tmp_path, DPEXPLORE_HUB_MODE="lab", DPEXPLORE_HUB_MEM_LIMIT="2G",
-                   DPEXPLORE_HUB_TASKS_LIMIT="512", DPEXPLORE_HUB_MAX_USERS="40")
+    c = _configure(
+        tmp_path,
+        DPEXPLORE_HUB_MODE="lab",
+        DPEXPLORE_HUB_MEM_LIMIT="2G",
+        DPEXPLORE_HUB_TASKS_LIMIT="512",
+        DPEXPLORE_HUB_MAX_USERS="40",
+    )
     assert c.StudentSpawner.mode == "lab" and c.Spawner.default_url == "/lab"
     assert c.Spawner.mem_limit == 2 * 2**30 and c.StudentSpawner.tasks_limit == 512
     assert c.JupyterHub.active_server_limit == 40
@@ -191,25 +217,54 @@ def test_state_never_in_the_checkout(monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", "/home/x/.local/state")
     assert default_state_dir() == pathlib.Path("/home/x/.local/state/dpexplore-hub")
     # a hub started in the checkout by mistake: git ignores its secrets
-    names = ["jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub.sqlite-journal",
-             "jupyterhub-proxy.pid", "roster", "new-passwords.txt"]
+    names = [
+        "jupyterhub_cookie_secret",
+        "jupyterhub.sqlite",
+        "jupyterhub.sqlite-journal",
+        "jupyterhub-proxy.pid",
+        "roster",
+        "new-passwords.txt",
+    ]
     r = subprocess.run(["git", "check-ignore", *names], cwd=REPO, capture_output=True, text=True)
     if r.returncode == 128:
         pytest.skip("not a git checkout")
     assert sorted(r.stdout.split()) == sorted(names)
 
 
-@pytest.mark.parametrize("name", ["admin", "root", "a" * 29, "x" * 5000, "\u0430lice", "al ice",
-                                  "alice\u200b", "-alice", "alice-", "1alice", "", "al_ice",
-                                  "ali.ce", "ALICE\u0301"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "admin",
+        "root",
+        "a" * 29,
+        "x" * 5000,
+        "\u0430lice",
+        "al ice",
+        "alice\u200b",
+        "-alice",
+        "alice-",
+        "1alice",
+        "",
+        "al_ice",
+        "ali.ce",
+        "ALICE\u0301",
+    ],
+)
 def test_names_refused(name):
     with pytest.raises(ValueError):
         R.check_name(name)
 
 
-@pytest.mark.parametrize("name, norm", [("Alice", "alice"), (" bob ", "bob"),
-                                        ("\uff41lice", "alice"),  # full-width a: NFKC
-                                        ("a" * 28, "a" * 28), ("x-1", "x-1")])
+@pytest.mark.parametrize(
+    "name, norm",
+    [
+        ("Alice", "alice"),
+        (" bob ", "bob"),
+        ("\uff41lice", "alice"),  # full-width a: NFKC
+        ("a" * 28, "a" * 28),
+        ("x-1", "x-1"),
+    ],
+)
 def test_names_normalized(name, norm):
     assert R.check_name(name) == norm
 
@@ -231,8 +286,11 @@ def test_hub_users_command(tmp_path):
     roster = tmp_path / "roster"
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "dpexplore.cli", "hub-users", "--roster",
-                               str(roster), *args], capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "dpexplore.cli", "hub-users", "--roster", str(roster), *args],
+            capture_output=True,
+            text=True,
+        )
 
     r = run("add", "ana", "Ben")
     assert r.returncode == 0, r.stderr
@@ -317,8 +375,7 @@ def _python(*lines: str) -> str:
     """The output of a fresh interpreter running ``lines`` (asserting it succeeded)."""
     import subprocess
 
-    r = subprocess.run([sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run([sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
@@ -329,12 +386,14 @@ def test_the_students_server_command_starts_jupyterhubs_server_without_the_slow_
     "iri" format) is not imported; and the hub's process finder knows both commands."""
     from dpexplore.hub.state import is_single_user_server
 
-    out = _python("import runpy, sys; sys.argv = ['dpexplore.hub.singleuser', '--help']",
-                  "try:\n    runpy.run_module('dpexplore.hub.singleuser', run_name='__main__')",
-                  "except SystemExit:\n    pass",
-                  "import jsonschema._format, jupyterhub.singleuser",
-                  "print('LEFT OUT' if sys.modules.get('rfc3987_syntax', 0) is None else 'IMPORTED')")
-    assert "Jupyter Application" in out   # the server's own --help: its main() ran
+    out = _python(
+        "import runpy, sys; sys.argv = ['dpexplore.hub.singleuser', '--help']",
+        "try:\n    runpy.run_module('dpexplore.hub.singleuser', run_name='__main__')",
+        "except SystemExit:\n    pass",
+        "import jsonschema._format, jupyterhub.singleuser",
+        "print('LEFT OUT' if sys.modules.get('rfc3987_syntax', 0) is None else 'IMPORTED')",
+    )
+    assert "Jupyter Application" in out  # the server's own --help: its main() ran
     assert out.strip().endswith("LEFT OUT")
     assert is_single_user_server([sys.executable, "-m", "dpexplore.hub.singleuser"])
     assert is_single_user_server(["/usr/bin/jupyterhub-singleuser"])
@@ -347,32 +406,36 @@ def test_a_server_process_imports_no_kernel_library(tmp_path):
     plotly.js path comes from :mod:`dpexplore.ui.assets`; ``dpexplore.ui.plotwidget`` (numpy,
     anywidget, ipywidgets, IPython: 0.25 CPU-s of every spawn) is a kernel's import only."""
     config = DEPLOY / "singleuser"
-    out = _python("import os, sys, logging",
-                  f"os.environ['JUPYTER_CONFIG_PATH'] = {str(config)!r}",
-                  "from dpexplore._server_imports import skip_slow_optional_imports",
-                  "skip_slow_optional_imports()",
-                  "from jupyter_server.serverapp import ServerApp",
-                  "app = ServerApp.instance()",
-                  "app.log.setLevel(logging.ERROR)",
-                  f"app.initialize(['--port=0', '--no-browser', '--ServerApp.root_dir={tmp_path}'])",
-                  "assert 'dpexplore.voila.apps_only' in app.extension_manager.extensions",
-                  "print(app.web_app.settings['dpexplore_max_kernels'])",
-                  "print(sorted(m for m in ('numpy', 'anywidget', 'ipywidgets', 'IPython',",
-                  "                         'dpexplore.ui.plotwidget') if m in sys.modules))")
+    out = _python(
+        "import os, sys, logging",
+        f"os.environ['JUPYTER_CONFIG_PATH'] = {str(config)!r}",
+        "from dpexplore._server_imports import skip_slow_optional_imports",
+        "skip_slow_optional_imports()",
+        "from jupyter_server.serverapp import ServerApp",
+        "app = ServerApp.instance()",
+        "app.log.setLevel(logging.ERROR)",
+        f"app.initialize(['--port=0', '--no-browser', '--ServerApp.root_dir={tmp_path}'])",
+        "assert 'dpexplore.voila.apps_only' in app.extension_manager.extensions",
+        "print(app.web_app.settings['dpexplore_max_kernels'])",
+        "print(sorted(m for m in ('numpy', 'anywidget', 'ipywidgets', 'IPython',",
+        "                         'dpexplore.ui.plotwidget') if m in sys.modules))",
+    )
     assert out.split() == ["5", "[]"], out
 
 
 def test_event_schemas_still_validate_without_the_slow_import():
     """With rfc3987_syntax left out, jupyter_events validates jupyter_server's events as before
     (no schema of theirs uses the "iri" formats it would check)."""
-    out = _python("from dpexplore._server_imports import skip_slow_optional_imports",
-                  "assert skip_slow_optional_imports() == ['rfc3987_syntax']",
-                  "import pathlib, jupyter_server",
-                  "from jupyter_events import EventLogger",
-                  "folder = pathlib.Path(jupyter_server.__file__).parent / 'event_schemas'",
-                  "schemas = sorted(folder.rglob('*.yaml'))",
-                  "for f in schemas:\n    EventLogger().register_event_schema(f)",
-                  "print(len(schemas))")
+    out = _python(
+        "from dpexplore._server_imports import skip_slow_optional_imports",
+        "assert skip_slow_optional_imports() == ['rfc3987_syntax']",
+        "import pathlib, jupyter_server",
+        "from jupyter_events import EventLogger",
+        "folder = pathlib.Path(jupyter_server.__file__).parent / 'event_schemas'",
+        "schemas = sorted(folder.rglob('*.yaml'))",
+        "for f in schemas:\n    EventLogger().register_event_schema(f)",
+        "print(len(schemas))",
+    )
     assert int(out.strip()) >= 1
 
 
@@ -437,5 +500,5 @@ def test_a_spawn_ends_when_the_server_listens_not_at_the_hubs_next_backoff():
         t.join()
         srv.close()
     assert 0.35 <= waited < 2.0
-    assert _wait(_Starting(ended_after=0.2), free_port()) < 1.5          # the process ended
-    assert 0.9 <= _wait(_Starting(http_timeout=1.0), free_port()) < 2.5   # nothing ever listened
+    assert _wait(_Starting(ended_after=0.2), free_port()) < 1.5  # the process ended
+    assert 0.9 <= _wait(_Starting(http_timeout=1.0), free_port()) < 2.5  # nothing ever listened

@@ -1,19 +1,34 @@
 """``import dpexplore`` is light: it imports no submodule, no scipy and no UI or server package;
 submodules load on first use, and the backend never imports a widget or server package."""
+
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 
-HEAVY_OR_UI = ["scipy", "scipy.stats", "numpy", "ipywidgets", "anywidget", "traitlets", "tornado",
-               "voila", "jupyter_server", "plotly"]
+HEAVY_OR_UI = [
+    "scipy",
+    "scipy.stats",
+    "numpy",
+    "ipywidgets",
+    "anywidget",
+    "traitlets",
+    "tornado",
+    "voila",
+    "jupyter_server",
+    "plotly",
+]
 
 
 def _modules_after(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, timeout=120)
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -24,17 +39,21 @@ def test_import_dpexplore_imports_nothing_heavy():
 
 
 def test_submodules_and_classes_load_on_first_use():
-    mods = _modules_after("import dpexplore\nprint(dpexplore.GaussianDPProfile(1.0).delta(0.0))\n"
-                          "from dpexplore import conversions\nconversions.pure_to_zcdp(1.0)")
+    mods = _modules_after(
+        "import dpexplore\nprint(dpexplore.GaussianDPProfile(1.0).delta(0.0))\n"
+        "from dpexplore import conversions\nconversions.pure_to_zcdp(1.0)"
+    )
     assert "dpexplore.profiles" in mods and "dpexplore.conversions" in mods
     assert "scipy.stats" not in mods  # only auditing needs it
 
 
 def test_the_backend_imports_no_widget_or_server_package():
-    mods = _modules_after("from dpexplore import algorithms, auditing, composition, conversions, "
-                          "mechanisms, profiles, references, pld")
-    ui = [m for m in ("ipywidgets", "anywidget", "traitlets", "tornado", "voila", "jupyter_server", "plotly")
-          if m in mods]
+    mods = _modules_after(
+        "from dpexplore import algorithms, auditing, composition, conversions, mechanisms, profiles, references, pld"
+    )
+    ui = [
+        m for m in ("ipywidgets", "anywidget", "traitlets", "tornado", "voila", "jupyter_server", "plotly") if m in mods
+    ]
     assert not ui, ui
 
 

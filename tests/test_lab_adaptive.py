@@ -1,6 +1,7 @@
 """Adaptive data analysis lab (dpexplore/apps/adaptive_lab.py): every printed number against
 mpmath closed forms (Bassi 2019), the simulation against the backend bit for bit, statistical checks
 with fixed seeds, invalid inputs, and the controller (in-place updates, messages, progress bar)."""
+
 from __future__ import annotations
 
 import math
@@ -26,26 +27,31 @@ def _rel(a, b, tol=1e-9):
 # ------------------------------------------------------------------------------------------------
 # calculator: closed forms of Bassi 2019 with mpmath
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("tau,n,beta", [(0.05, 10_000, 1e-3), (0.01, 100_000, 1e-9), (0.2, 50, 0.3),
-                                        (0.003, 10**8, 1e-12)])
+@pytest.mark.parametrize(
+    "tau,n,beta", [(0.05, 10_000, 1e-3), (0.01, 100_000, 1e-9), (0.2, 50, 0.3), (0.003, 10**8, 1e-12)]
+)
 def test_calculator_closed_forms(tau, n, beta):
     c = L.calculator(tau, n, beta)
     T, N, B = mp.mpf(tau), mp.mpf(n), mp.mpf(beta)
     x = N * T * T
     log2e = 1 / mp.log(2)
-    _rel(c.sq_eps, mp.sqrt(T ** 2 - mp.log(2) / (2 * N)))           # Corollary for SQs
+    _rel(c.sq_eps, mp.sqrt(T**2 - mp.log(2) / (2 * N)))  # Corollary for SQs
     _rel(c.sq_fail, min(3 * mp.sqrt(2) * mp.exp(-x), 1))
-    _rel(c.pure_eps, T ** 2)
-    _rel(c.pure_bits, log2e * T ** 2 * N)                            # I_inf <= log2(e) eps n
-    _rel(c.pure_fail, min(2 * mp.exp(-x), 1))                        # 2^k 2 e^{-2x} = 2 e^{-x}
+    _rel(c.pure_eps, T**2)
+    _rel(c.pure_bits, log2e * T**2 * N)  # I_inf <= log2(e) eps n
+    _rel(c.pure_fail, min(2 * mp.exp(-x), 1))  # 2^k 2 e^{-2x} = 2 e^{-x}
     b2 = max(2 * mp.exp(-x), mp.mpf(L.BETA_FLOOR))
     b2 = min(b2, mp.mpf(0.5))
     _rel(c.take2_beta, b2)
-    k2 = log2e * (T ** 2 * N / 2 + T * mp.sqrt(N * mp.log(2 / b2) / 2))
+    k2 = log2e * (T**2 * N / 2 + T * mp.sqrt(N * mp.log(2 / b2) / 2))
     _rel(c.take2_bits, k2)
-    _rel(c.take2_fail, min(mp.exp(k2 * mp.log(2)) * 2 * mp.exp(-2 * x) + b2, 1) if k2 * mp.log(2) - 2 * x + mp.log(2) < 0
-         else min(1 + b2, 1))
-    _rel(c.gen_eps, mp.sqrt(mp.log(1 / B) / (2 * N)))                # general theorem
+    _rel(
+        c.take2_fail,
+        min(mp.exp(k2 * mp.log(2)) * 2 * mp.exp(-2 * x) + b2, 1)
+        if k2 * mp.log(2) - 2 * x + mp.log(2) < 0
+        else min(1 + b2, 1),
+    )
+    _rel(c.gen_eps, mp.sqrt(mp.log(1 / B) / (2 * N)))  # general theorem
     _rel(c.gen_fail, min(3 * mp.sqrt(B), 1))
     _rel(c.gen_bits_pure, log2e * c.gen_eps * N)
     e = mp.mpf(c.gen_eps)
@@ -62,7 +68,7 @@ def test_take2_is_the_slides_formula():
 
 
 def test_sq_corollary_not_applicable_is_a_readout_not_an_error():
-    c = L.calculator(0.005, 10, 1e-3)          # τ² = 2.5e-5 < ln 2/20
+    c = L.calculator(0.005, 10, 1e-3)  # τ² = 2.5e-5 < ln 2/20
     assert c.sq_eps is None and c.sq_fail is None
     assert "no ε works" in L.calculator_html(c)
 
@@ -91,7 +97,7 @@ def test_calculator_properties(tau, n, beta):
     assert c.pure_fail >= c.hoeffding * (1 - 1e-12) or c.hoeffding >= 1
     assert 0 <= c.take2_fail <= 1 and 0 <= c.pure_fail <= 1
     if c.sq_eps is not None:
-        assert 0 < c.sq_eps < tau                           # sqrt(τ² − ln2/2n) < τ
+        assert 0 < c.sq_eps < tau  # sqrt(τ² − ln2/2n) < τ
     # a larger n allows less privacy loss for the same β
     assert L.calculator(tau, 2 * n, beta).gen_eps < c.gen_eps
 
@@ -112,8 +118,8 @@ def test_thresholdout_privacy_closed_forms():
     r = L.compute_adaptive(L.AdaptiveSpec(**SMALL, delta=1e-6))
     n, B = 300, r.budget_used
     assert B == r.thresholdout.holdout_queries_over > 0
-    e0 = 2 / mp.sqrt(n)                                  # 1/(σn), σ = 1/(2√n)
-    _rel(r.eps_pure_used, 2 * B * e0)                     # (2B/(σn), 0)-DP
+    e0 = 2 / mp.sqrt(n)  # 1/(σn), σ = 1/(2√n)
+    _rel(r.eps_pure_used, 2 * B * e0)  # (2B/(σn), 0)-DP
     d = mp.mpf(1e-6)
     adv = 2 * (mp.sqrt(2 * B * mp.log(2 / d)) * e0 + B * e0 * mp.expm1(e0))
     _rel(r.eps_delta_used, min(adv, 2 * B * e0))
@@ -151,18 +157,22 @@ def test_adaptive_overfitting_and_thresholdout_statistics():
 # ------------------------------------------------------------------------------------------------
 # invalid inputs
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("change,name", [
-    (dict(n=10_000, d=20_000), "n·d"),
-    (dict(d=100, rounds=5), "rounds"),
-    (dict(tau=0.0), "tau"),
-    (dict(tau=float("nan")), "tau"),
-    (dict(beta=0.0), "beta"),
-    (dict(beta=1.0), "beta"),
-    (dict(delta=0.0), "delta"),
-    (dict(seed=-1), "seed"),
-    (dict(n=2.5), "n"),
-    (dict(gen_n=0), "gen_n"),
-], ids=["cells", "rounds", "tau0", "taunan", "beta0", "beta1", "delta0", "seed", "n_float", "gen_n"])
+@pytest.mark.parametrize(
+    "change,name",
+    [
+        (dict(n=10_000, d=20_000), "n·d"),
+        (dict(d=100, rounds=5), "rounds"),
+        (dict(tau=0.0), "tau"),
+        (dict(tau=float("nan")), "tau"),
+        (dict(beta=0.0), "beta"),
+        (dict(beta=1.0), "beta"),
+        (dict(delta=0.0), "delta"),
+        (dict(seed=-1), "seed"),
+        (dict(n=2.5), "n"),
+        (dict(gen_n=0), "gen_n"),
+    ],
+    ids=["cells", "rounds", "tau0", "taunan", "beta0", "beta1", "delta0", "seed", "n_float", "gen_n"],
+)
 def test_invalid_inputs(change, name):
     with pytest.raises(ValueError, match=name):
         L.compute_adaptive(L.AdaptiveSpec(**{**SMALL, **change}))
@@ -187,13 +197,18 @@ def test_figures_constructed_non_empty(app):
     reuse = ctrl.fig_reuse.plot_layout
     assert "title" not in reuse and reuse["meta"]["name"]
     from dpexplore.ui.shell import _figure_title
+
     assert _figure_title(ctrl.fig_reuse, 0) == reuse["meta"]["name"]
     panels = [a for a in reuse["annotations"] if a["name"] == "dpexplore-panel-title"]
     assert [a["xref"] for a in panels] == ["x domain", "x2 domain"]
     data = ctrl.fig_reuse.data
     assert [t["xaxis"] for t in data] == ["x"] * 4 + ["x2"] * 4
     assert [t["name"] for t in data if t["showlegend"]] == [
-        "training set", "holdout", "fresh data", "true accuracy 1/2"]
+        "training set",
+        "holdout",
+        "fresh data",
+        "true accuracy 1/2",
+    ]
     assert all(t["name"].endswith(", Thresholdout run") for t in data[4:])
 
 
@@ -205,7 +220,7 @@ def test_calculator_slider_updates_in_place_without_rerunning(app):
     assert ctrl.fig_eps is fig_eps and ctrl.figs[1] is fig_eps
     want = L.calculator(0.1, int(ctrl.controls["gen_n"].value), float(ctrl.controls["beta"].value))
     assert fig_eps.data[4]["y"][1] == pytest.approx(want.pure_eps, rel=1e-12)
-    assert fig_reuse.data == before_naive           # the simulation was not touched
+    assert fig_reuse.data == before_naive  # the simulation was not touched
     assert "τ = 0.1" in ctrl.calc_readout.value
 
 
@@ -224,7 +239,7 @@ def test_bad_value_shows_message_and_keeps_plot(app):
     ctrl = app.controller
     ctrl.controls["rounds"].value = 8
     before = [f.data for f in ctrl.figs]
-    ctrl.controls["d"].value = 200                 # rounds = 8 > d // 40 = 5
+    ctrl.controls["d"].value = 200  # rounds = 8 > d // 40 = 5
     assert "rounds" in ctrl.message.text and "last valid setting" in ctrl.message.text
     assert [f.data for f in ctrl.figs] == before
     ctrl.controls["d"].value = 600
@@ -236,7 +251,7 @@ def test_progress_bar_shown_for_long_runs(app):
     ctrl = app.controller
     shown = []
     ctrl.progress.layout.observe(lambda ch: shown.append(ch["new"]), names="display")
-    ctrl.PROGRESS_AFTER = 0.0                      # every uncached run counts as long
+    ctrl.PROGRESS_AFTER = 0.0  # every uncached run counts as long
     try:
         ctrl.controls["seed"].value = 4
     finally:
@@ -253,7 +268,7 @@ def test_a_short_run_leaves_the_hidden_progress_bar_alone(app):
     ctrl.progress.observe(lambda ch: seen.append(ch["name"]), names=["value", "max", "description"])
     ctrl.progress.layout.observe(lambda ch: seen.append(ch["name"]), names="display")
     seed = ctrl.controls["seed"].value
-    ctrl.controls["seed"].value = 7           # a new simulation, estimated well under a second
+    ctrl.controls["seed"].value = 7  # a new simulation, estimated well under a second
     try:
         assert ctrl.spec.seed == 7 and ctrl.message.text == "" and seen == []
     finally:
@@ -274,11 +289,11 @@ def test_the_n_slider_step_simulates_the_next_step_ahead(monkeypatch):
     from dpexplore.apps.adaptive_lab import SIMULATIONS, build_adaptive_lab
     from dpexplore.ui.controls import PREFETCHER
 
-    app = build_adaptive_lab(n=300, d=600, rounds=5, seed=917)   # a seed no other test simulates
+    app = build_adaptive_lab(n=300, d=600, rounds=5, seed=917)  # a seed no other test simulates
     n = app.controller.controls["n"]
     for busy in (False, True):
         monkeypatch.setattr(PREFETCHER, "load", lambda b=busy: 9.0 if b else 0.0)
-        n.value = n.neighbours(n.value)[1]          # one step right, as the arrow key does
+        n.value = n.neighbours(n.value)[1]  # one step right, as the arrow key does
         assert PREFETCHER.idle(30)
         ahead = int(n.neighbours(n.value)[1])
         keys = [(ahead, 600, 5, 917, m) for m in ("naive", "thresholdout")]

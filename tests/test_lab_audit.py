@@ -2,6 +2,7 @@
 (Clopper–Pearson bounds, the error-rate ε bound, exact error rates, trade-off curves), the
 simulations against the backend bit for bit, fixed-seed statistical checks (a correct mechanism
 is not accused, the mis-calibrated Laplace is exposed), invalid inputs and the controller."""
+
 from __future__ import annotations
 
 import math
@@ -67,7 +68,7 @@ def test_audit_numbers_are_the_clopper_pearson_bound(mech):
 
 def test_exact_error_rates():
     t = 0.3
-    lap = A.subject("Laplace", 2.0, 0.0, 1.0)           # b = 1/2
+    lap = A.subject("Laplace", 2.0, 0.0, 1.0)  # b = 1/2
     b = mp.mpf(0.5)
     fpr, fnr = lap.error_rates(t)
     assert fpr == pytest.approx(float(mp.exp(-t / b) / 2), rel=1e-12)
@@ -111,7 +112,7 @@ def test_curves_equal_backend_and_closed_forms(mech):
         d = mp.mpf(s.delta)
         want = max(0, 1 - d - mp.e * a, (1 - d - a) / mp.e)
         assert r.claimed_beta[i] == pytest.approx(float(want), rel=1e-12, abs=1e-15)
-    if mech == "Laplace":   # Laplace(1) trade-off: β(α) = 1 − e·α for α < e^{-1}/2 (NP test)
+    if mech == "Laplace":  # Laplace(1) trade-off: β(α) = 1 − e·α for α < e^{-1}/2 (NP test)
         a = mp.mpf(A.ALPHA_GRID[10])
         assert r.true_beta[10] == pytest.approx(float(1 - mp.e * a), rel=1e-12)
 
@@ -145,8 +146,9 @@ def test_simulations_are_the_backends_with_the_seed():
     ms = A.m_grid(1000)
     np.testing.assert_array_equal(r.one_run_m, ms)
     for m, lb in zip(ms, r.one_run_lb):
-        w = auditing.one_run_audit(int(m), 1.0, np.random.default_rng([7, 1, int(m)]), mechanism="laplace",
-                                   true_eps=1.0)
+        w = auditing.one_run_audit(
+            int(m), 1.0, np.random.default_rng([7, 1, int(m)]), mechanism="laplace", true_eps=1.0
+        )
         assert lb == w.eps_lb
     # randomized response: guesses = all m uses the exact path
     rr = A.compute_audit(A.AuditSpec(mechanism="Randomized response", eps=2.0, seed=7, **FAST))
@@ -194,8 +196,9 @@ def test_correct_mechanisms_are_not_accused(mech, seed):
 def test_miscalibrated_laplace_is_exposed(seed):
     """bug factor 2 at ε = 1: true ε = 2; 10⁴ trials certify ≈ 1.7 > 1 (ideal curve: trials
     needed for 90 % of 2 is ~1.3·10⁴), and one run with 10⁴ canaries (all guessed) too."""
-    r = A.compute_audit(A.AuditSpec(mechanism="Mis-calibrated Laplace", eps=1.0, bug=2.0,
-                                    trials=10_000, m=10_000, seed=seed))
+    r = A.compute_audit(
+        A.AuditSpec(mechanism="Mis-calibrated Laplace", eps=1.0, bug=2.0, trials=10_000, m=10_000, seed=seed)
+    )
     assert r.eps_true == 2.0
     assert 1.0 < r.audit.eps_lb <= 2.0
     assert r.exposed
@@ -223,7 +226,7 @@ def test_empirical_points_follow_the_true_tradeoff():
 @given(eps=st.floats(0.05, 10.0), conf=st.floats(0.5, 0.999))
 def test_ideal_curve_properties(eps, conf):
     lb, need = A._ideal_curve(eps, 0.0, conf)
-    assert np.all(lb >= 0) and np.all(lb <= eps + 1e-9)     # expected counts never exceed ε
+    assert np.all(lb >= 0) and np.all(lb <= eps + 1e-9)  # expected counts never exceed ε
     if need is not None:
         assert need == auditing.trials_needed(eps, conf, 0.9, 0.0, max_trials=A.MAX_TRIALS)
 
@@ -231,19 +234,23 @@ def test_ideal_curve_properties(eps, conf):
 # ------------------------------------------------------------------------------------------------
 # invalid inputs
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("change,name", [
-    (dict(eps=0.0), "eps"),
-    (dict(eps=float("nan")), "eps"),
-    (dict(mechanism="Gaussian", delta=0.0), "delta"),
-    (dict(mechanism="Mis-calibrated Laplace", bug=0.5), "bug"),
-    (dict(trials=5), "trials"),
-    (dict(m=1), "m"),
-    (dict(mechanism="Gaussian", m=500_000), "m"),
-    (dict(confidence=1.0), "confidence"),
-    (dict(guess_frac=0.0), "guess_frac"),
-    (dict(mechanism="Exponential"), "mechanism"),
-    (dict(seed=-2), "seed"),
-], ids=["eps0", "epsnan", "delta0", "bug", "trials", "m1", "m_gauss", "conf", "guess", "mech", "seed"])
+@pytest.mark.parametrize(
+    "change,name",
+    [
+        (dict(eps=0.0), "eps"),
+        (dict(eps=float("nan")), "eps"),
+        (dict(mechanism="Gaussian", delta=0.0), "delta"),
+        (dict(mechanism="Mis-calibrated Laplace", bug=0.5), "bug"),
+        (dict(trials=5), "trials"),
+        (dict(m=1), "m"),
+        (dict(mechanism="Gaussian", m=500_000), "m"),
+        (dict(confidence=1.0), "confidence"),
+        (dict(guess_frac=0.0), "guess_frac"),
+        (dict(mechanism="Exponential"), "mechanism"),
+        (dict(seed=-2), "seed"),
+    ],
+    ids=["eps0", "epsnan", "delta0", "bug", "trials", "m1", "m_gauss", "conf", "guess", "mech", "seed"],
+)
 def test_invalid_inputs(change, name):
     with pytest.raises(ValueError, match=name):
         A.compute_audit(A.AuditSpec(**{**dict(FAST), **change}))
@@ -325,9 +332,12 @@ def test_sliders_of_other_mechanisms_are_greyed_out():
     other mechanisms show them disabled (moving them would change nothing)."""
     box = A.build_audit_lab(trials=1000, m=1000)
     c = box.controller.controls
-    assert c["delta"].disabled and not c["bug"].disabled          # default: mis-calibrated Laplace
-    for mech, delta_off, bug_off in (("Gaussian", False, True), ("Laplace", True, True),
-                                     ("Randomized response", True, True),
-                                     ("Mis-calibrated Laplace", True, False)):
+    assert c["delta"].disabled and not c["bug"].disabled  # default: mis-calibrated Laplace
+    for mech, delta_off, bug_off in (
+        ("Gaussian", False, True),
+        ("Laplace", True, True),
+        ("Randomized response", True, True),
+        ("Mis-calibrated Laplace", True, False),
+    ):
         c["mechanism"].value = mech
         assert (c["delta"].disabled, c["bug"].disabled) == (delta_off, bug_off), mech

@@ -5,6 +5,7 @@ forms, the binary search's distribution against an independent recursion over th
 the accuracy guarantees of Theorems 4 and 5, the Laplace baselines in closed form, seeded
 reproducibility, invalid settings, the controller (in-place updates, messages), the snippet,
 the kernel time of a step, the registry and the notebook."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -65,7 +66,7 @@ def _enumerated_loss(query, x, grid):
         sizes.append(n - len(keep))
     fs, sizes = np.array(fs), np.array(sizes)
     order = np.argsort(fs, kind="stable")
-    best = np.minimum.accumulate(sizes[order])          # fewest removals among f ≤ fs[order][i]
+    best = np.minimum.accumulate(sizes[order])  # fewest removals among f ≤ fs[order][i]
     idx = np.searchsorted(fs[order], grid, side="right") - 1
     return best[idx]
 
@@ -73,8 +74,10 @@ def _enumerated_loss(query, x, grid):
 def _enumerated_down_sensitivity(query, x, grid, k):
     """DS^k on the grid (eq. (1)): the largest drop of f (taken on Y) over the sub-datasets at
     distance ≤ k, by enumeration."""
+
     def on_grid(v):
         return grid[min(np.searchsorted(grid, v), grid.size - 1)]
+
     fx = on_grid(_f(query, x))
     worst = 0.0
     for r in range(0, min(k, len(x)) + 1):
@@ -100,7 +103,7 @@ def test_figure1_numbers_and_trace():
     fig = app.controller.fig_figure1
     step, marks, line = fig.data
     assert step["x"] == list(range(-1, 7)) and step["y"] == [32, 31, 26, 16, 6, 1, 0, 0]
-    assert step["line"]["shape"] == "hv"                  # ℓ holds from each y to the next
+    assert step["line"]["shape"] == "hv"  # ℓ holds from each y to the next
     assert marks["x"] == [0, 1, 2, 3, 4, 5] and marks["text"] == ["31", "26", "16", "6", "1", "0"]
     assert line["x"] == [5.0, 5.0] and "maximum = 5" in line["name"]
     assert "Figure 1" in fig.plot_layout["title"]["text"] and "Binomial(5, ½)" in fig.plot_layout["title"]["text"]
@@ -183,17 +186,23 @@ def _tree_pmf(loss, sigma, tau):
     return out
 
 
-@pytest.mark.parametrize("spec", [Spec(), Spec(shape="outlier", eps=0.3, beta=0.01), Spec(n=40, eps=5.0)],
-                         ids=range(3))
+@pytest.mark.parametrize("spec", [Spec(), Spec(shape="outlier", eps=0.3, beta=0.01), Spec(n=40, eps=5.0)], ids=range(3))
 def test_binary_search_distribution_by_recursion(spec):
     r = compute(spec)
     np.testing.assert_allclose(r.pmf_bs, _tree_pmf(r.loss, r.sigma_bs, r.tau_bs), rtol=1e-9, atol=1e-15)
     assert r.pmf_bs.sum() == pytest.approx(1.0, abs=1e-12) and r.pmf_bs[0] == 0.0
 
 
-@pytest.mark.parametrize("spec", SETTINGS + [Spec(shape=s, query=q, eps=e, beta=b)
-                                             for s in lab.SHAPES for q in lab.QUERIES
-                                             for e, b in ((0.1, 0.05), (3.0, 1e-3))])
+@pytest.mark.parametrize(
+    "spec",
+    SETTINGS
+    + [
+        Spec(shape=s, query=q, eps=e, beta=b)
+        for s in lab.SHAPES
+        for q in lab.QUERIES
+        for e, b in ((0.1, 0.05), (3.0, 1e-3))
+    ],
+)
 def test_theorems_4_and_5_accuracy_hold_exactly(spec):
     """P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}_f(x)] ≥ 1 − β for both mechanisms (Steinke 2023b,
     Theorems 4 and 5), computed from their exact distributions."""
@@ -213,10 +222,10 @@ def test_the_post_s_story_outlier_and_guessed_bound():
     assert bulk.stats[0].q95 <= bulk.f_value
     out = compute(Spec(shape="outlier"))
     assert out.f_value == 1000.0 and out.ds2tau > 600
-    assert out.stats[0].median == bulk.stats[0].median      # the same bulk: the outlier is ignored
+    assert out.stats[0].median == bulk.stats[0].median  # the same bulk: the outlier is ignored
     assert bulk.clip.center == 100.0 and bulk.stats[2].rmse > bulk.f_value - 100.0
     assert bulk.stats[3].rmse == pytest.approx(math.sqrt(2) * 1000.0, rel=1e-12)
-    good = compute(Spec(bound=316.227766017))              # a bound above the data: no bias
+    good = compute(Spec(bound=316.227766017))  # a bound above the data: no bias
     assert good.clip.center == good.f_value
 
 
@@ -286,16 +295,26 @@ def test_every_slider_corner_is_a_valid_setting():
     ends = {}
     for name in ("n", "eps", "beta", "bound"):
         w = c[name]
-        ends[name] = (w.base ** w.min, w.base ** w.max)
+        ends[name] = (w.base**w.min, w.base**w.max)
     assert ends["n"] == pytest.approx(lab.N_RANGE) and ends["eps"] == pytest.approx(lab.EPS_RANGE)
     assert ends["beta"] == pytest.approx(lab.BETA_RANGE) and ends["bound"] == pytest.approx(lab.BOUND_RANGE)
     assert (c["spread"].min, c["spread"].max) == lab.SPREAD_RANGE
     assert (c["seed"].min, c["seed"].max) == lab.SEED_RANGE
     ends["spread"] = lab.SPREAD_RANGE
     for query, shape in itertools.product(lab.QUERIES, ("outlier", "uniform")):
-        for n, spread, eps, beta, bound in itertools.product(*(ends[k] for k in ("n", "spread", "eps", "beta", "bound"))):
-            spec = Spec(query=query, shape=shape, n=int(round(n)), spread=float(spread), seed=999,
-                        eps=float(f"{eps:.12g}"), beta=float(f"{beta:.12g}"), bound=float(f"{bound:.12g}"))
+        for n, spread, eps, beta, bound in itertools.product(
+            *(ends[k] for k in ("n", "spread", "eps", "beta", "bound"))
+        ):
+            spec = Spec(
+                query=query,
+                shape=shape,
+                n=int(round(n)),
+                spread=float(spread),
+                seed=999,
+                eps=float(f"{eps:.12g}"),
+                beta=float(f"{beta:.12g}"),
+                bound=float(f"{bound:.12g}"),
+            )
             r = compute(spec)
             for arr in (r.pmf_em, r.pmf_bs, r.shifted):
                 assert np.all(np.isfinite(arr))
@@ -305,15 +324,31 @@ def test_every_slider_corner_is_a_valid_setting():
             assert r.loss_window[0] < r.loss_window[1]
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("query", "min", "query"), ("shape", "cauchy", "shape"),
-    ("n", 5, "n"), ("n", 5000, "n"), ("n", 100.5, "n"), ("n", True, "n"),
-    ("spread", 0.5, "spread"), ("spread", float("nan"), "spread"), ("spread", 301.0, "spread"),
-    ("eps", 0.0, "eps"), ("eps", 20.0, "eps"), ("eps", "1", "eps"), ("eps", float("inf"), "eps"),
-    ("beta", 0.0, "beta"), ("beta", 0.9, "beta"),
-    ("bound", 0.5, "bound"), ("bound", 2000.0, "bound"),
-    ("seed", -1, "seed"), ("seed", 1.5, "seed"), ("seed", 10 ** 10, "seed"),
-])
+@pytest.mark.parametrize(
+    "field, value, name",
+    [
+        ("query", "min", "query"),
+        ("shape", "cauchy", "shape"),
+        ("n", 5, "n"),
+        ("n", 5000, "n"),
+        ("n", 100.5, "n"),
+        ("n", True, "n"),
+        ("spread", 0.5, "spread"),
+        ("spread", float("nan"), "spread"),
+        ("spread", 301.0, "spread"),
+        ("eps", 0.0, "eps"),
+        ("eps", 20.0, "eps"),
+        ("eps", "1", "eps"),
+        ("eps", float("inf"), "eps"),
+        ("beta", 0.0, "beta"),
+        ("beta", 0.9, "beta"),
+        ("bound", 0.5, "bound"),
+        ("bound", 2000.0, "bound"),
+        ("seed", -1, "seed"),
+        ("seed", 1.5, "seed"),
+        ("seed", 10**10, "seed"),
+    ],
+)
 def test_invalid_settings_raise_naming_the_parameter(field, value, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         compute(dataclasses.replace(Spec(), **{field: value}))
@@ -355,7 +390,7 @@ def test_controller_updates_in_place_and_keeps_the_plot_on_error():
     c.controls["query"].value = "user_sum"
     assert c.message.text == "" and c.spec.query == "user_sum"
     assert c.fig_est.data[0]["x"] != good[0][0]["x"] and "true sum" in c.readout.value
-    assert c.fig_figure1.data == good[2]                   # Figure 1 is fixed
+    assert c.fig_figure1.data == good[2]  # Figure 1 is fixed
 
 
 def test_query_string_and_defaults_on_the_grids():
@@ -371,13 +406,16 @@ def test_query_string_and_defaults_on_the_grids():
     assert "query=user_sum" in app.link_query() and "n=100" in app.link_query()
 
 
-@pytest.mark.parametrize("settings", [
-    {},
-    {"shape": "outlier", "eps": 0.1, "beta": 1e-6, "bound": 1000.0},
-    {"query": "user_sum", "shape": "exponential", "n": 3000, "spread": 300.0, "seed": 9, "eps": 10.0},
-    {"query": "user_sum", "shape": "outlier", "n": 10, "spread": 1.0, "beta": 0.5, "bound": 1.0},
-    {"shape": "uniform", "n": 251, "spread": 77.0, "eps": 0.316227766017, "bound": 25.1188643151},
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"shape": "outlier", "eps": 0.1, "beta": 1e-6, "bound": 1000.0},
+        {"query": "user_sum", "shape": "exponential", "n": 3000, "spread": 300.0, "seed": 9, "eps": 10.0},
+        {"query": "user_sum", "shape": "outlier", "n": 10, "spread": 1.0, "beta": 0.5, "bound": 1.0},
+        {"shape": "uniform", "n": 251, "spread": 77.0, "eps": 0.316227766017, "bound": 25.1188643151},
+    ],
+)
 def test_snippet_prints_the_readout(settings):
     """As tests/test_snippets.py: every number the snippet prints is a number of the readout."""
     app = build_down_sensitivity_lab()
@@ -398,9 +436,18 @@ def test_snippet_prints_the_readout(settings):
 def test_page_text_cites_and_states_the_theorems():
     app = build_down_sensitivity_lab()
     theory = app.theory.children[0].value
-    for short in ("Steinke 2023b, eq. (1)", "Steinke 2023b, eq. (4) and Figure 1", "Steinke 2023b, Proposition 3",
-                  "Steinke 2023b, Theorem 4", "Steinke 2023b, Theorem 5", "Fang, Dong &amp; Yi 2022",
-                  "Asi &amp; Duchi 2020", "Steinke 2023a", "McSherry &amp; Talwar 2007", "Dwork et al. 2006"):
+    for short in (
+        "Steinke 2023b, eq. (1)",
+        "Steinke 2023b, eq. (4) and Figure 1",
+        "Steinke 2023b, Proposition 3",
+        "Steinke 2023b, Theorem 4",
+        "Steinke 2023b, Theorem 5",
+        "Fang, Dong &amp; Yi 2022",
+        "Asi &amp; Duchi 2020",
+        "Steinke 2023a",
+        "McSherry &amp; Talwar 2007",
+        "Dwork et al. 2006",
+    ):
         assert short in theory, short
     assert r"\mathsf{DS}^{2\tau}_f(x)\big]\ \ge\ 1-\beta" in theory
     assert r"\tau=\lceil\frac2\varepsilon\log\frac{|\mathcal Y|}{\beta}\rceil" in theory
@@ -430,8 +477,9 @@ def test_notebook_executes_and_saves_the_core_values():
     nb = nbformat.read(nb_dir / "down_sensitivity_lab.ipynb", as_version=4)
     for cell in nb.cells:
         assert cell.get("outputs", []) == []
-    NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,
-                   resources={"metadata": {"path": str(nb_dir)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(nb_dir)}}
+    ).execute()
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             assert out.output_type != "error", f"{out.get('ename')}: {out.get('evalue')}"

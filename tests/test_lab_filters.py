@@ -4,6 +4,7 @@ odometer, the session), the filters never letting the realized budget exceed the
 rational arithmetic), seeded reproducibility, every slider corner valid, invalid settings naming
 the parameter, the post's table (Desfontaines 2023), the controller and the "Reproduce in Python"
 snippet against the page."""
+
 from __future__ import annotations
 
 import contextlib
@@ -51,11 +52,15 @@ def _cost(key: str, std: float, alpha: float):
 # ------------------------------------------------------------------------------------------------
 # the numbers against the backend
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("spec", [
-    FiltersLabSpec(),
-    FiltersLabSpec(eps=0.5011872336273, delta=1e-9, queries=200, rel_error=0.3, seed=5, mode="skip"),
-    FiltersLabSpec(eps=10.0, delta=1e-3, queries=50, rel_error=1.0, seed=2),
-], ids=["defaults", "skip", "large-eps"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        FiltersLabSpec(),
+        FiltersLabSpec(eps=0.5011872336273, delta=1e-9, queries=200, rel_error=0.3, seed=5, mode="skip"),
+        FiltersLabSpec(eps=10.0, delta=1e-3, queries=50, rel_error=1.0, seed=2),
+    ],
+    ids=["defaults", "skip", "large-eps"],
+)
 def test_runs_and_curves_are_the_backends(spec):
     r = compute_filters_lab(spec)
     alpha = r.alpha
@@ -64,8 +69,9 @@ def test_runs_and_curves_are_the_backends(spec):
     np.testing.assert_array_equal(r.truth, truth)
     assert fs["gdp"].mu == r.filters["gdp"].mu and fs["renyi"].budgets == r.filters["renyi"].budgets
     for k in FL.FILTERS:
-        want = fl.simulate_adaptive_analyst(fs[k], truth, np.random.default_rng([spec.seed, 3]),
-                                            rel_error=spec.rel_error, mode=spec.mode)
+        want = fl.simulate_adaptive_analyst(
+            fs[k], truth, np.random.default_rng([spec.seed, 3]), rel_error=spec.rel_error, mode=spec.mode
+        )
         got = r.runs[k]
         np.testing.assert_array_equal(got.accepted, want.accepted)
         np.testing.assert_array_equal(got.std, want.std)
@@ -99,7 +105,7 @@ def test_default_values():
     r = compute_filters_lab(FiltersLabSpec())
     assert r.answered == {"pure": 28, "gdp": 51, "renyi": 51, "approx": 17}
     assert r.alpha == 24.0
-    assert r.filters["gdp"].mu == pytest.approx(0.2367, abs=1e-4)         # Dong, Roth & Su 2022, Cor. 2.13
+    assert r.filters["gdp"].mu == pytest.approx(0.2367, abs=1e-4)  # Dong, Roth & Su 2022, Cor. 2.13
     assert gdp_delta(r.filters["gdp"].mu, 1.0) <= 1e-6
 
 
@@ -129,7 +135,7 @@ def _check_never_exceeds(r: FL.FiltersLabResult) -> None:
             assert sum(map(Fraction, costs), Fraction(0)) <= Fraction(s.eps)
         elif k == "gdp":
             assert sum((Fraction(c) ** 2 for c in costs), Fraction(0)) <= Fraction(f["gdp"].mu) ** 2
-            assert gdp_delta(f["gdp"].mu, s.eps) <= s.delta          # μ-GDP ⇒ (ε, δ)-DP
+            assert gdp_delta(f["gdp"].mu, s.eps) <= s.delta  # μ-GDP ⇒ (ε, δ)-DP
         elif k == "renyi":
             assert sum(map(Fraction, costs), Fraction(0)) <= Fraction(f["renyi"].budgets[0])
             assert rdp_to_approx(np.array([r.alpha]), np.array(f["renyi"].budgets), s.delta) <= s.eps * (1 + 1e-12)
@@ -146,12 +152,16 @@ def _check_never_exceeds(r: FL.FiltersLabResult) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(eps=st.sampled_from([0.01, 0.1, 0.316227766017, 1.0, 3.16227766017, 20.0]),
-       delta=st.sampled_from([1e-12, 1e-8, 1e-6, 1e-2]),
-       queries=st.sampled_from([10, 60, 150, 300]),
-       rel=st.sampled_from([0.05, 0.2, 0.6, 1.0]),
-       seed=st.integers(0, 999), mode=st.sampled_from(["halt", "skip"]),
-       parts=st.integers(1, 8), share=st.sampled_from([0.05, 0.3, 1.0]))
+@given(
+    eps=st.sampled_from([0.01, 0.1, 0.316227766017, 1.0, 3.16227766017, 20.0]),
+    delta=st.sampled_from([1e-12, 1e-8, 1e-6, 1e-2]),
+    queries=st.sampled_from([10, 60, 150, 300]),
+    rel=st.sampled_from([0.05, 0.2, 0.6, 1.0]),
+    seed=st.integers(0, 999),
+    mode=st.sampled_from(["halt", "skip"]),
+    parts=st.integers(1, 8),
+    share=st.sampled_from([0.05, 0.3, 1.0]),
+)
 def test_filters_never_exceed_the_target(eps, delta, queries, rel, seed, mode, parts, share):
     _check_never_exceeds(compute_filters_lab(FiltersLabSpec(eps, delta, queries, rel, seed, mode, parts, share)))
 
@@ -159,8 +169,8 @@ def test_filters_never_exceed_the_target(eps, delta, queries, rel, seed, mode, p
 def test_every_slider_corner_is_valid():
     """Every slider position is a valid setting: the corners of every range, both modes."""
     for eps, delta, queries, rel, parts, share, mode in itertools.product(
-            FL.EPS_RANGE, FL.DELTA_RANGE, FL.QUERIES_RANGE, FL.REL_RANGE, FL.PARTS_RANGE,
-            FL.SHARE_RANGE, FL.MODES):
+        FL.EPS_RANGE, FL.DELTA_RANGE, FL.QUERIES_RANGE, FL.REL_RANGE, FL.PARTS_RANGE, FL.SHARE_RANGE, FL.MODES
+    ):
         r = compute_filters_lab(FiltersLabSpec(eps, delta, queries, rel, 0, mode, parts, share))
         assert all(len(r.curves[k][0]) >= 1 for k in FL.FILTERS)
         assert len(r.odo_t) >= 1 and len(r.session.parts) == parts
@@ -213,15 +223,20 @@ def test_session_uses_parallel_composition(parts, share):
     r = compute_filters_lab(spec)
     ss = r.session
     eps_p = share * spec.eps
-    assert ss.eps_part == eps_p and ss.parallel == eps_p        # McSherry 2009: the max, not the sum
+    assert ss.eps_part == eps_p and ss.parallel == eps_p  # McSherry 2009: the max, not the sum
     assert ss.sequential == pytest.approx(parts * eps_p, rel=1e-15)
     assert ss.parent.total_spent() == eps_p and ss.parent.remaining == pytest.approx(spec.eps - eps_p)
     assert len(ss.parts) == parts and all(k.budget == eps_p for k in ss.parts)
     split = np.random.default_rng([4, 4]).multinomial(_truth(4, spec.queries), np.full(parts, 1 / parts))
     np.testing.assert_array_equal(split.sum(axis=1), r.truth)
     for j, (kid, kid_run) in enumerate(zip(ss.parts, ss.runs)):
-        want = fl.simulate_adaptive_analyst(fl.PureDPFilter(eps_p), split[:, j], np.random.default_rng([4, 5, j]),
-                                            rel_error=spec.rel_error, mode=spec.mode)
+        want = fl.simulate_adaptive_analyst(
+            fl.PureDPFilter(eps_p),
+            split[:, j],
+            np.random.default_rng([4, 5, j]),
+            rel_error=spec.rel_error,
+            mode=spec.mode,
+        )
         np.testing.assert_array_equal(kid_run.accepted, want.accepted)
         assert kid.spent == float(want.consumed[-1]) <= eps_p
 
@@ -229,14 +244,28 @@ def test_session_uses_parallel_composition(parts, share):
 # ------------------------------------------------------------------------------------------------
 # invalid settings
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("change, name", [
-    (dict(eps=0.0), "eps"), (dict(eps=float("nan")), "eps"), (dict(eps=50.0), "eps"),
-    (dict(delta=0.0), "delta"), (dict(delta=0.5), "delta"),
-    (dict(queries=5), "queries"), (dict(queries=100.5), "queries"), (dict(queries=301), "queries"),
-    (dict(rel_error=0.0), "rel_error"), (dict(rel_error=2.0), "rel_error"),
-    (dict(seed=-1), "seed"), (dict(seed=1.5), "seed"), (dict(mode="stop"), "mode"),
-    (dict(parts=0), "parts"), (dict(parts=9), "parts"), (dict(share=0.0), "share"), (dict(share=1.5), "share"),
-])
+@pytest.mark.parametrize(
+    "change, name",
+    [
+        (dict(eps=0.0), "eps"),
+        (dict(eps=float("nan")), "eps"),
+        (dict(eps=50.0), "eps"),
+        (dict(delta=0.0), "delta"),
+        (dict(delta=0.5), "delta"),
+        (dict(queries=5), "queries"),
+        (dict(queries=100.5), "queries"),
+        (dict(queries=301), "queries"),
+        (dict(rel_error=0.0), "rel_error"),
+        (dict(rel_error=2.0), "rel_error"),
+        (dict(seed=-1), "seed"),
+        (dict(seed=1.5), "seed"),
+        (dict(mode="stop"), "mode"),
+        (dict(parts=0), "parts"),
+        (dict(parts=9), "parts"),
+        (dict(share=0.0), "share"),
+        (dict(share=1.5), "share"),
+    ],
+)
 def test_invalid_spec_raises_naming_the_parameter(change, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         compute_filters_lab(dataclasses.replace(FiltersLabSpec(), **change))
@@ -254,9 +283,10 @@ def test_table_is_the_posts():
         for cell in row.values():
             if cell.implementation:
                 assert cell.implementation.removeprefix("dpexplore.") in t
-                assert FL._RULES[cell.implementation] in t            # the rule it implements
+                assert FL._RULES[cell.implementation] in t  # the rule it implements
     for key in fl.TABLE_REFERENCES.values():
         from dpexplore.references import get
+
         ref = get(key)
         assert html.escape(ref.short) in t and html.escape(ref.url, quote=True) in t
     assert "Only asymptotically optimal" in t
@@ -294,7 +324,7 @@ def test_sliders_update_in_place_and_a_bad_value_keeps_the_plot(app):
     r = compute_filters_lab(dataclasses.replace(FiltersLabSpec(), delta=1e-9))
     assert [id(f) for f in c.figs] == [id(f) for f in figs]
     assert c.fig_main.data[1]["y"] == r.curves["gdp"][1].tolist()
-    assert c.fig_session.data == session_before          # δ does not touch the (pure-DP) session
+    assert c.fig_session.data == session_before  # δ does not touch the (pure-DP) session
     c.controls["parts"].value = 5
     assert c.fig_session.data[0]["x"] == ["all data"] + [f"part {j}" for j in range(1, 6)]
     good = [f.data for f in c.figs]
@@ -314,15 +344,20 @@ def test_typed_nonsense_shows_the_message(app):
     good = [f.data for f in c.figs]
     app.apply_typed("ε [total]", "abc")
     assert "not a number" in c.message.text and [f.data for f in c.figs] == good
-    app.apply_typed("queries [asked]", "20,000")           # past the end: set to the end, with a note
+    app.apply_typed("queries [asked]", "20,000")  # past the end: set to the end, with a note
     assert c.controls["queries"].value == 300 and "300" in c.message.text
 
 
-@pytest.mark.parametrize("settings_", [
-    {}, {"mode": "skip", "rel_error": 0.3, "queries": 300},
-    {"eps": 0.01, "delta": 1e-12, "parts": 8, "share": 1.0},
-    {"eps": 20.0, "delta": 0.01, "rel_error": 1.0, "seed": 999, "parts": 1},
-], ids=["defaults", "skip", "tiny-eps", "large-eps"])
+@pytest.mark.parametrize(
+    "settings_",
+    [
+        {},
+        {"mode": "skip", "rel_error": 0.3, "queries": 300},
+        {"eps": 0.01, "delta": 1e-12, "parts": 8, "share": 1.0},
+        {"eps": 20.0, "delta": 0.01, "rel_error": 1.0, "seed": 999, "parts": 1},
+    ],
+    ids=["defaults", "skip", "tiny-eps", "large-eps"],
+)
 def test_filters_lab_snippet_prints_the_readout(settings_):
     """As tests/test_snippets.py checks every lab: the snippet, run as pasted, prints only numbers
     the page shows."""

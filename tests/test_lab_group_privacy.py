@@ -4,6 +4,7 @@ number against the backend (``dpexplore.group_privacy``), the histogram against 
 density, seeded reproducibility, invalid settings, the slider ends, the controller (in-place
 updates, the progress bar, messages), the snippet against the readout, the page text, the
 registry and the notebook."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,7 +30,7 @@ from dpexplore.ui.plotwidget import PlotlyWidget
 SETTINGS = [
     Spec(),
     Spec(sigma2=1.0, r=2.0, count=1, max_count=10, alpha_max=8.0, seed=999),
-    Spec(sigma2=1e4, r=0.2, count=10 ** 6, max_count=10 ** 6, alpha_max=64.0, seed=7),
+    Spec(sigma2=1e4, r=0.2, count=10**6, max_count=10**6, alpha_max=64.0, seed=7),
     Spec(sigma2=25.1188643150958, r=0.55, count=316, max_count=3162, alpha_max=16.0, seed=3),
 ]
 
@@ -57,7 +58,7 @@ def test_post_figure_one_million_draws():
     (σ² = 100, r = 0.3): a seeded 10⁶-draw sample of the backend's sampler agrees with the exact
     moments within 4 standard errors, and so do the post's numbers (≈ 0.07 s: not slow)."""
     p = lab.POST_FIGURE
-    n = 10 ** 6
+    n = 10**6
     y = gp.algorithm1_sample(p["count"], p["sigma2"], p["r"], np.random.default_rng(2023), n)
     exact = gp.algorithm1_moments(p["count"], p["sigma2"], p["r"])
     se_mean = exact["std"] / math.sqrt(n)
@@ -109,15 +110,18 @@ def test_every_number_is_the_backends(spec):
     assert r.rho_hat_x == pytest.approx(float(one["rho_hat"][0]), rel=1e-12, abs=0)
     assert r.argmax_alpha_x == float(one["argmax_alpha"][0])
     # the comparison line: 1/(2 Var Y) at its counts
-    np.testing.assert_allclose(r.reference, 1 / (2 * np.asarray(
-        gp.algorithm1_moments(r.reference_counts, spec.sigma2, spec.r)["std"]) ** 2), rtol=1e-13)
+    np.testing.assert_allclose(
+        r.reference,
+        1 / (2 * np.asarray(gp.algorithm1_moments(r.reference_counts, spec.sigma2, spec.r)["std"]) ** 2),
+        rtol=1e-13,
+    )
 
 
 def test_curve_counts_and_their_grid():
     assert lab.curve_counts(10).tolist() == [1, 3, 10]
-    assert lab.curve_counts(10 ** 4).tolist() == [1, 3, 10, 32, 100, 316, 1000, 3162, 10000]
+    assert lab.curve_counts(10**4).tolist() == [1, 3, 10, 32, 100, 316, 1000, 3162, 10000]
     assert lab.curve_counts(5000).tolist() == [1, 3, 10, 32, 100, 316, 1000, 3162, 5000]
-    assert lab.curve_counts(10 ** 6).size == 13
+    assert lab.curve_counts(10**6).size == 13
 
 
 def test_what_is_proven_and_what_is_found():
@@ -156,13 +160,14 @@ def _bin_probabilities(r, spec, nodes=24):
     mass = (dens.reshape(len(flat), nodes) @ gw) * halves
     out, k = [], 0
     for ps in pieces:
-        out.append(mass[k:k + len(ps)].sum())
+        out.append(mass[k : k + len(ps)].sum())
         k += len(ps)
     return np.array(out)
 
 
-@pytest.mark.parametrize("spec", [Spec(), Spec(sigma2=1.0, r=2.0, count=1), Spec(count=3, r=0.75)],
-                         ids=["post", "count 1", "count 3"])
+@pytest.mark.parametrize(
+    "spec", [Spec(), Spec(sigma2=1.0, r=2.0, count=1), Spec(count=3, r=0.75)], ids=["post", "count 1", "count 3"]
+)
 def test_histogram_agrees_with_the_quadrature_density(spec):
     """Each bin's share of the seeded draws against the bin's probability under the quadrature
     density: within 5 binomial standard errors; the plotted density line is that density."""
@@ -171,7 +176,7 @@ def test_histogram_agrees_with_the_quadrature_density(spec):
     share = r.hist_density * r.bin_width
     se = np.sqrt(np.maximum(prob * (1 - prob), 1e-12) / lab.N_SAMPLES)
     assert np.all(np.abs(share - prob) < 5 * se + 1 / lab.N_SAMPLES), np.max(np.abs(share - prob) / se)
-    assert prob.sum() == pytest.approx(1.0, abs=0.01)   # ± 4 sd hold nearly all of the output
+    assert prob.sum() == pytest.approx(1.0, abs=0.01)  # ± 4 sd hold nearly all of the output
     assert share.sum() == pytest.approx(prob.sum(), abs=5 * math.sqrt(0.01 / lab.N_SAMPLES))
 
 
@@ -187,7 +192,7 @@ def test_seeded_reproducibility():
     np.testing.assert_array_equal(a.density, b.density)
     other = compute(dataclasses.replace(spec, seed=43))
     assert other.sample_mean != a.sample_mean
-    np.testing.assert_array_equal(other.rho_hat, a.rho_hat)   # the seed moves only the sample
+    np.testing.assert_array_equal(other.rho_hat, a.rho_hat)  # the seed moves only the sample
 
 
 # -- validity ---------------------------------------------------------------------------------------
@@ -199,11 +204,19 @@ def test_every_slider_end_is_a_valid_setting():
     assert ends["max_count"] == pytest.approx(lab.MAX_COUNT_RANGE)
     assert (c["r"].min, c["r"].max) == lab.R_RANGE and (c["seed"].min, c["seed"].max) == lab.SEED_RANGE
     assert [v for _, v in c["alpha_max"].options] == list(lab.ALPHA_MAX_CHOICES)
-    specs = [Spec(**{name: v}) for name, vals in (("sigma2", lab.SIGMA2_RANGE), ("r", lab.R_RANGE),
-                                                  ("count", lab.COUNT_RANGE), ("max_count", lab.MAX_COUNT_RANGE),
-                                                  ("alpha_max", (8.0, 64.0)), ("seed", lab.SEED_RANGE))
-             for v in vals]
-    specs.append(Spec(sigma2=1e4, r=0.2, count=1, max_count=10 ** 6, alpha_max=64.0, seed=999))
+    specs = [
+        Spec(**{name: v})
+        for name, vals in (
+            ("sigma2", lab.SIGMA2_RANGE),
+            ("r", lab.R_RANGE),
+            ("count", lab.COUNT_RANGE),
+            ("max_count", lab.MAX_COUNT_RANGE),
+            ("alpha_max", (8.0, 64.0)),
+            ("seed", lab.SEED_RANGE),
+        )
+        for v in vals
+    ]
+    specs.append(Spec(sigma2=1e4, r=0.2, count=1, max_count=10**6, alpha_max=64.0, seed=999))
     for spec in specs:
         r = compute(spec)
         for arr in (r.hist_density, r.density, r.rho_hat, r.rho_hat_error, r.reference, r.forward_x, r.reverse_x):
@@ -212,14 +225,30 @@ def test_every_slider_end_is_a_valid_setting():
         assert math.isfinite(r.rho_hat_x) and 0 <= r.rho_hat_x <= r.rho * (1 + 1e-6) + r.rho_hat_x_error
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("sigma2", 0.5, "sigma2"), ("sigma2", 2e4, "sigma2"), ("sigma2", float("nan"), "sigma2"), ("sigma2", "100", "sigma2"),
-    ("r", 0.1, "r"), ("r", 3.0, "r"), ("r", float("inf"), "r"), ("r", True, "r"),
-    ("count", 0, "count"), ("count", 2 * 10 ** 6, "count"), ("count", 10.5, "count"),
-    ("max_count", 5, "max_count"), ("max_count", 10 ** 7, "max_count"), ("max_count", 100.0, "max_count"),
-    ("alpha_max", 10.0, "alpha_max"), ("alpha_max", 128, "alpha_max"),
-    ("seed", -1, "seed"), ("seed", 1.5, "seed"), ("seed", 10 ** 10, "seed"),
-])
+@pytest.mark.parametrize(
+    "field, value, name",
+    [
+        ("sigma2", 0.5, "sigma2"),
+        ("sigma2", 2e4, "sigma2"),
+        ("sigma2", float("nan"), "sigma2"),
+        ("sigma2", "100", "sigma2"),
+        ("r", 0.1, "r"),
+        ("r", 3.0, "r"),
+        ("r", float("inf"), "r"),
+        ("r", True, "r"),
+        ("count", 0, "count"),
+        ("count", 2 * 10**6, "count"),
+        ("count", 10.5, "count"),
+        ("max_count", 5, "max_count"),
+        ("max_count", 10**7, "max_count"),
+        ("max_count", 100.0, "max_count"),
+        ("alpha_max", 10.0, "alpha_max"),
+        ("alpha_max", 128, "alpha_max"),
+        ("seed", -1, "seed"),
+        ("seed", 1.5, "seed"),
+        ("seed", 10**10, "seed"),
+    ],
+)
 def test_invalid_settings_raise_naming_the_parameter(field, value, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         compute(dataclasses.replace(Spec(), **{field: value}))
@@ -272,9 +301,9 @@ def test_progress_bar_shows_for_new_expensive_counts(monkeypatch):
     c.controls["sigma2"].value = 158.489319246111
     spec = c.spec
     todo = lab.curve_counts(spec.max_count)
-    assert [v for v, _ in shown] == list(range(1, todo.size + 1))     # one step per count
+    assert [v for v, _ in shown] == list(range(1, todo.size + 1))  # one step per count
     assert shown[0][1] == "quadrature, x = 1" and shown[-1][1] == "quadrature, x = 10,000"
-    assert displays == [None, "none"]                                 # shown, then hidden
+    assert displays == [None, "none"]  # shown, then hidden
     # cached counts: no stage runs again
     shown.clear()
     c.controls["count"].value = 3162.0
@@ -293,10 +322,15 @@ def test_query_string_and_defaults_on_the_grids():
     assert "alpha_max" in app.controller.message.text and app.controller.spec.alpha_max == 64.0
 
 
-@pytest.mark.parametrize("settings", [
-    {}, {"sigma2": 1.0, "r": 2.0, "count": 1.0, "max_count": 10.0, "alpha_max": 8, "seed": 999},
-    {"sigma2": 10000.0, "r": 0.2, "count": 1000000.0, "alpha_max": 64},
-    {"sigma2": 25.1188643150958, "r": 0.55, "count": 316.0, "seed": 12}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"sigma2": 1.0, "r": 2.0, "count": 1.0, "max_count": 10.0, "alpha_max": 8, "seed": 999},
+        {"sigma2": 10000.0, "r": 0.2, "count": 1000000.0, "alpha_max": 64},
+        {"sigma2": 25.1188643150958, "r": 0.55, "count": 316.0, "seed": 12},
+    ],
+)
 def test_snippet_prints_the_readout(settings):
     """As tests/test_snippets.py: every number the snippet prints is a number of the readout."""
     app = build_group_privacy_lab()
@@ -319,9 +353,13 @@ def test_page_text_says_open_problem_not_a_guarantee_and_cites():
     lead = lab.INFO.lead
     assert "open problem" in lead and "not a privacy guarantee" in lead and "numerical" in lead
     theory = app.theory.children[0].value
-    for short in ("Pujol &amp; Desfontaines 2023", "Bun &amp; Steinke 2016, Proposition 1.6",
-                  "Bun &amp; Steinke 2016, Definition 1.1", "Mironov 2017, Definition 3",
-                  "Dwork &amp; Roth 2014, Theorem 2.2"):
+    for short in (
+        "Pujol &amp; Desfontaines 2023",
+        "Bun &amp; Steinke 2016, Proposition 1.6",
+        "Bun &amp; Steinke 2016, Definition 1.1",
+        "Mironov 2017, Definition 3",
+        "Dwork &amp; Roth 2014, Theorem 2.2",
+    ):
         assert short in theory, short
     assert "dpexplore-bibliography" in theory and "not a guarantee" in theory
     notes = [w.value for w in app.widgets() if isinstance(w, W.HTML) and "Not a guarantee" in w.value]
@@ -347,8 +385,9 @@ def test_notebook_executes_and_saves_the_core_values():
     nb = nbformat.read(nb_dir / "group_privacy_lab.ipynb", as_version=4)
     for cell in nb.cells:
         assert cell.get("outputs", []) == []
-    NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,
-                   resources={"metadata": {"path": str(nb_dir)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(nb_dir)}}
+    ).execute()
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             assert out.output_type != "error", f"{out.get('ename')}: {out.get('evalue')}"

@@ -4,6 +4,7 @@ every simulated estimate against the backend estimators on its dataset, the erro
 ``output_covariance`` at every n, seeded reproducibility, the Monte Carlo against the exact
 covariances, invalid settings, the controller (in-place updates, messages), the snippet, the
 registry and the notebook."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -102,9 +103,11 @@ def test_isotropic_noise_costs_sqrt_kappa_in_mahalanobis_not_in_l2():
     inv = np.linalg.inv(r.cov)
     noise_iso, noise_mah = r.sigma[0] ** 2 * np.eye(2), r.sigma[1] ** 2 * r.cov
     assert math.sqrt(np.trace(inv @ noise_iso) / np.trace(inv @ noise_mah)) == pytest.approx(
-        math.sqrt((kappa + 1) / 2), rel=1e-9)
+        math.sqrt((kappa + 1) / 2), rel=1e-9
+    )
     assert math.sqrt(np.trace(noise_iso) / np.trace(noise_mah)) == pytest.approx(
-        math.sqrt(2 * kappa / (kappa + 1)), rel=1e-9)
+        math.sqrt(2 * kappa / (kappa + 1)), rel=1e-9
+    )
     # here the noise dominates: the readout's ratios are close to those factors
     assert r.ratio_mahalanobis == pytest.approx(math.sqrt((kappa + 1) / 2), rel=0.02)
     assert r.ratio_l2 < math.sqrt(2)
@@ -117,7 +120,7 @@ def test_isotropic_noise_costs_sqrt_kappa_in_mahalanobis_not_in_l2():
 @pytest.mark.parametrize("kappa, angle, eps, delta", [(100.0, 30.0, 1.0, 1e-6), (3.0, 135.0, 0.05, 1e-11)])
 def test_error_curves_are_output_covariance_at_every_n(kappa, angle, eps, delta):
     r = compute(Spec(kappa=kappa, angle=angle, eps=eps, delta=delta))
-    assert r.curve_n[0] == 10 and r.curve_n[-1] == 10 ** 6 and np.all(np.diff(r.curve_n) > 0)
+    assert r.curve_n[0] == 10 and r.curve_n[-1] == 10**6 and np.all(np.diff(r.curve_n) > 0)
     for i, method in enumerate(lab.METHODS):
         clip = me.default_clip(r.cov, method, 0.01)
         for j in range(0, r.curve_n.size, 5):
@@ -129,7 +132,7 @@ def test_error_curves_are_output_covariance_at_every_n(kappa, angle, eps, delta)
     # the private errors approach the non-private ones as n grows (clipping at the true mean even
     # shrinks the sampling part a little), the isotropic one's Mahalanobis error far later
     if eps < 1:
-        return   # at ε = 0.05 the noise still counts at n = 10⁶
+        return  # at ε = 0.05 the noise still counts at n = 10⁶
     for curves, free in ((r.curve_mahalanobis, r.nonprivate_mahalanobis), (r.curve_l2, r.nonprivate_l2)):
         assert curves[0][-1] == pytest.approx(free[-1], rel=0.05) and curves[1][-1] == pytest.approx(free[-1], rel=0.05)
         assert curves[0][0] > 5 * free[0] and curves[1][0] > 5 * free[0]
@@ -156,10 +159,14 @@ def test_every_run_is_the_backend_estimator_on_its_dataset(spec):
         want = mah - r.sigma[1] * g @ half + r.sigma[1] * xi[1, t] @ half
         np.testing.assert_allclose(r.estimates[1][t], want, rtol=1e-9, atol=1e-12 * r.clip[0])
     assert [e.shape for e in r.estimates] == [(lab.TRIALS, 2)] * 2
-    np.testing.assert_allclose(r.sim_mahalanobis, [math.sqrt(np.mean(me.mahalanobis_error(e, [0, 0], r.cov) ** 2))
-                                                   for e in r.estimates], rtol=1e-12)
-    np.testing.assert_allclose(r.sim_l2, [math.sqrt(np.mean(me.l2_error(e, [0, 0]) ** 2)) for e in r.estimates],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        r.sim_mahalanobis,
+        [math.sqrt(np.mean(me.mahalanobis_error(e, [0, 0], r.cov) ** 2)) for e in r.estimates],
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        r.sim_l2, [math.sqrt(np.mean(me.l2_error(e, [0, 0]) ** 2)) for e in r.estimates], rtol=1e-12
+    )
 
 
 def test_datasets_are_gaussian_with_covariance_sigma_and_grow_with_n():
@@ -187,8 +194,9 @@ def test_seeded_reproducibility():
     # the same datasets and noise draws at another ε: only σ changes
     c = compute(dataclasses.replace(spec, eps=3.0))
     xi = lab.noise_draws(42)
-    np.testing.assert_allclose(c.estimates[0] - c.sigma[0] * xi[0], a.estimates[0] - a.sigma[0] * xi[0],
-                               rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(
+        c.estimates[0] - c.sigma[0] * xi[0], a.estimates[0] - a.sigma[0] * xi[0], rtol=1e-10, atol=1e-13
+    )
 
 
 def test_monte_carlo_agrees_with_the_exact_covariance():
@@ -199,8 +207,10 @@ def test_monte_carlo_agrees_with_the_exact_covariance():
     r0 = runs[0]
     for i in range(2):
         est = np.concatenate([r.estimates[i] for r in runs])
-        for sq, exact in ((me.mahalanobis_error(est, [0, 0], r0.cov) ** 2, r0.rmse_mahalanobis[i] ** 2),
-                          (me.l2_error(est, [0, 0]) ** 2, r0.rmse_l2[i] ** 2)):
+        for sq, exact in (
+            (me.mahalanobis_error(est, [0, 0], r0.cov) ** 2, r0.rmse_mahalanobis[i] ** 2),
+            (me.l2_error(est, [0, 0]) ** 2, r0.rmse_l2[i] ** 2),
+        ):
             se = sq.std(ddof=1) / math.sqrt(sq.size)
             assert abs(sq.mean() - exact) < 5 * se, (i, sq.mean(), exact, se)
         inside = np.mean([r.inside[i] for r in runs])
@@ -217,27 +227,48 @@ def test_every_slider_corner_is_a_valid_setting():
     ends = {}
     for name in ("kappa", "n", "eps", "delta"):
         w = c[name]
-        ends[name] = (w.base ** w.min, w.base ** w.max)
+        ends[name] = (w.base**w.min, w.base**w.max)
     assert ends["kappa"] == pytest.approx(lab.KAPPA_RANGE) and ends["n"] == pytest.approx(lab.N_RANGE)
     assert ends["eps"] == pytest.approx(lab.EPS_RANGE) and ends["delta"] == pytest.approx(lab.DELTA_RANGE)
     assert (c["angle"].min, c["angle"].max) == lab.ANGLE_RANGE and (c["seed"].min, c["seed"].max) == lab.SEED_RANGE
     for kappa, n, eps, delta in itertools.product(*(ends[k] for k in ("kappa", "n", "eps", "delta"))):
-        spec = Spec(kappa=float(f"{kappa:.12g}"), angle=180.0, n=int(round(n)), eps=float(f"{eps:.12g}"),
-                    delta=float(f"{delta:.12g}"), seed=999)
+        spec = Spec(
+            kappa=float(f"{kappa:.12g}"),
+            angle=180.0,
+            n=int(round(n)),
+            eps=float(f"{eps:.12g}"),
+            delta=float(f"{delta:.12g}"),
+            seed=999,
+        )
         r = compute(spec)
         for arr in (*r.estimates, *r.ellipses, *r.curve_mahalanobis, *r.curve_l2):
             assert np.all(np.isfinite(arr))
         assert all(math.isfinite(v) and v > 0 for v in (*r.rmse_mahalanobis, *r.rmse_l2, *r.sigma))
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("kappa", 0.5, "kappa"), ("kappa", float("nan"), "kappa"), ("kappa", 5000.0, "kappa"),
-    ("angle", -5.0, "angle"), ("angle", 181.0, "angle"), ("angle", float("inf"), "angle"),
-    ("n", 5, "n"), ("n", 20000, "n"), ("n", 100.5, "n"), ("n", True, "n"),
-    ("eps", 0.0, "eps"), ("eps", 20.0, "eps"), ("eps", "1", "eps"),
-    ("delta", 0.0, "delta"), ("delta", 0.5, "delta"),
-    ("seed", -1, "seed"), ("seed", 1.5, "seed"), ("seed", 10 ** 10, "seed"),
-])
+@pytest.mark.parametrize(
+    "field, value, name",
+    [
+        ("kappa", 0.5, "kappa"),
+        ("kappa", float("nan"), "kappa"),
+        ("kappa", 5000.0, "kappa"),
+        ("angle", -5.0, "angle"),
+        ("angle", 181.0, "angle"),
+        ("angle", float("inf"), "angle"),
+        ("n", 5, "n"),
+        ("n", 20000, "n"),
+        ("n", 100.5, "n"),
+        ("n", True, "n"),
+        ("eps", 0.0, "eps"),
+        ("eps", 20.0, "eps"),
+        ("eps", "1", "eps"),
+        ("delta", 0.0, "delta"),
+        ("delta", 0.5, "delta"),
+        ("seed", -1, "seed"),
+        ("seed", 1.5, "seed"),
+        ("seed", 10**10, "seed"),
+    ],
+)
 def test_invalid_settings_raise_naming_the_parameter(field, value, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         compute(dataclasses.replace(Spec(), **{field: value}))
@@ -249,7 +280,7 @@ def test_controller_updates_in_place_and_keeps_the_plot_on_error():
     c = app.controller
     figs = list(c.figs)
     assert len(figs) == 2 and all(isinstance(f, PlotlyWidget) and f.data for f in figs)
-    assert figs[0].plot_layout["yaxis"]["scaleanchor"] == "x"          # equal axis scaling
+    assert figs[0].plot_layout["yaxis"]["scaleanchor"] == "x"  # equal axis scaling
     c.controls["kappa"].value = 10.0
     assert [id(f) for f in c.figs] == [id(f) for f in figs]
     r = compute(Spec(kappa=10.0))
@@ -285,9 +316,15 @@ def test_query_string_and_defaults_on_the_grids():
     assert "kappa=10.0" in app.link_query() and "n=100" in app.link_query()
 
 
-@pytest.mark.parametrize("settings", [{}, {"kappa": 1000.0, "angle": 90.0, "n": 10, "eps": 0.01, "delta": 1e-12},
-                                      {"kappa": 1.0, "n": 10000, "eps": 10.0, "delta": 0.01, "seed": 9},
-                                      {"kappa": 3.16227766017, "angle": 5.0, "n": 251, "eps": 0.316227766017}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"kappa": 1000.0, "angle": 90.0, "n": 10, "eps": 0.01, "delta": 1e-12},
+        {"kappa": 1.0, "n": 10000, "eps": 10.0, "delta": 0.01, "seed": 9},
+        {"kappa": 3.16227766017, "angle": 5.0, "n": 251, "eps": 0.316227766017},
+    ],
+)
 def test_snippet_prints_the_readout(settings):
     """As tests/test_snippets.py: every number the snippet prints is a number of the readout."""
     app = build_mean_estimation_lab()
@@ -308,8 +345,14 @@ def test_snippet_prints_the_readout(settings):
 def test_page_text_cites_and_says_what_is_not_implemented():
     app = build_mean_estimation_lab()
     theory = app.theory.children[0].value
-    for short in ("Kamath 2023", "Brown, Hopkins &amp; Smith 2023", "Duchi, Haque &amp; Kuditipudi 2023",
-                  "Karwa &amp; Vadhan 2018", "Kamath et al. 2019", "Balle &amp; Wang 2018, Theorem 8"):
+    for short in (
+        "Kamath 2023",
+        "Brown, Hopkins &amp; Smith 2023",
+        "Duchi, Haque &amp; Kuditipudi 2023",
+        "Karwa &amp; Vadhan 2018",
+        "Kamath et al. 2019",
+        "Balle &amp; Wang 2018, Theorem 8",
+    ):
         assert short in theory, short
     assert "does not implement" in theory and "O(d) samples" in theory
     assert "(ε, δ)-DP" in theory and "2C/n" in theory
@@ -342,8 +385,9 @@ def test_notebook_executes_and_saves_the_core_values():
     nb = nbformat.read(nb_dir / "mean_estimation_lab.ipynb", as_version=4)
     for cell in nb.cells:
         assert cell.get("outputs", []) == []
-    NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,
-                   resources={"metadata": {"path": str(nb_dir)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(nb_dir)}}
+    ).execute()
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             assert out.output_type != "error", f"{out.get('ename')}: {out.get('evalue')}"

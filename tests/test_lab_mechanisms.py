@@ -3,6 +3,7 @@
 closed forms / the backend, the seeded simulations against the exact values with honest
 tolerances (5 standard errors), invalid settings, and the controllers (in-place updates, message
 on bad values, last good plot kept)."""
+
 from __future__ import annotations
 
 import math
@@ -111,7 +112,7 @@ def test_counting_simulation_matches_the_exact_law():
     r = compute_mechanisms_lab(MechSpec(m=m, count_eps=eps, trials=4000, seed=5))["counting"]
     n = r["trials_used"]
     for key, b, mm in (("general", m / eps, m), ("disjoint", 1 / eps, m), ("one", 1 / eps, 1)):
-        sd = b * math.sqrt(sum(1.0 / k ** 2 for k in range(1, mm + 1)))   # sd of the max of mm Exp(b)
+        sd = b * math.sqrt(sum(1.0 / k**2 for k in range(1, mm + 1)))  # sd of the max of mm Exp(b)
         assert _within(r["sim_mean"][key], r["exact_mean"][key], sd / math.sqrt(n))
         x, y = r["ecdf"][key]
         for q in (0.1, 0.5, 0.9):
@@ -148,11 +149,11 @@ def test_rnm_exact_and_simulated():
     j = 20
     assert abs(mp.mpf(r["p_exact"][j]) / mp_rnm_first(ml.RNM_EPS_FINE[j]) - 1) < 1e-8
     exact_on_sim = np.interp(np.log(ml.RNM_EPS), np.log(ml.RNM_EPS_FINE), r["p_exact"])
-    assert np.allclose(exact_on_sim[::4], r["p_exact"][::16])          # grids nest
+    assert np.allclose(exact_on_sim[::4], r["p_exact"][::16])  # grids nest
     se = np.sqrt(exact_on_sim * (1 - exact_on_sim) / r["trials_grid"])
     assert np.all(np.abs(r["p_sim"] - exact_on_sim) <= 5 * se + 1e-12)
     assert np.all(np.abs(r["freq"] - r["probs"]) <= 5 * np.sqrt(r["probs"] * (1 - r["probs"]) / 3000) + 1e-12)
-    assert np.all(np.diff(r["p_exact"]) > 0)      # more privacy budget, more often right
+    assert np.all(np.diff(r["p_exact"]) > 0)  # more privacy budget, more often right
 
 
 # ------------------------------------------------------------------------------------------------
@@ -168,11 +169,13 @@ def test_svt_queries_are_adaptive_and_true():
     assert ans.sum() <= 4 and (ans.sum() == 4 or cuts.size == ml.SVT_MAX_QUERIES)
 
 
-@pytest.mark.parametrize("variant, c, delta", [("AboveThreshold", 3, 1e-6), ("Sparse (δ = 0)", 3, 1e-6),
-                                                ("Sparse (δ > 0)", 5, 1e-9)])
+@pytest.mark.parametrize(
+    "variant, c, delta", [("AboveThreshold", 3, 1e-6), ("Sparse (δ = 0)", 3, 1e-6), ("Sparse (δ > 0)", 5, 1e-9)]
+)
 def test_svt_numbers_are_the_backend(variant, c, delta):
-    s = compute_mechanisms_lab(MechSpec(svt_variant=variant, c=c, svt_delta=delta, svt_eps=2.0,
-                                        threshold=250.0, trials=100))["svt"]
+    s = compute_mechanisms_lab(
+        MechSpec(svt_variant=variant, c=c, svt_delta=delta, svt_eps=2.0, threshold=250.0, trials=100)
+    )["svt"]
     if variant == "AboveThreshold":
         alg = AboveThreshold(eps=2.0, threshold=250.0)
         assert s["c"] == 1 and s["eps0"] == 2.0
@@ -213,8 +216,9 @@ def test_laplace_median_closed_forms(eps, med):
     assert abs(mp.mpf(laplace_median_mean_error(eps, med)) / mp_laplace_median_mean(eps, med) - 1) < REL
     b = 1 / mp.mpf(eps)
     for t in (0.01, 0.2, 0.6, 0.95):
-        want = (mp.mpf(1) / 2 if t >= 1 - med else (1 - mp.exp(-t / b)) / 2) + \
-               (mp.mpf(1) / 2 if t >= med else (1 - mp.exp(-t / b)) / 2)
+        want = (mp.mpf(1) / 2 if t >= 1 - med else (1 - mp.exp(-t / b)) / 2) + (
+            mp.mpf(1) / 2 if t >= med else (1 - mp.exp(-t / b)) / 2
+        )
         assert abs(laplace_median_error_cdf(t, eps, med) - want) < 1e-14
 
 
@@ -239,14 +243,18 @@ def test_median_exact_and_simulated():
     assert m["is_mean_here"] < m["lap_mean_here"] / 10
 
 
-@pytest.mark.parametrize("eps_l, n, delta", [(1.0, 10_000, 1e-6), (0.1, 100, 1e-3), (3.0, 10 ** 8, 1e-12),
-                                              (5.0, 10 ** 4, 1e-6)])
+@pytest.mark.parametrize(
+    "eps_l, n, delta", [(1.0, 10_000, 1e-6), (0.1, 100, 1e-3), (3.0, 10**8, 1e-12), (5.0, 10**4, 1e-6)]
+)
 def test_shuffle_numbers_vs_eq1(eps_l, n, delta):
     s = compute_local_vs_central(LocalSpec(eps_local=eps_l, n_users=n, shuffle_delta=delta))["shuffle"]
     e, nn, d = mp.mpf(eps_l), mp.mpf(n), mp.mpf(delta)
     valid = e <= mp.log(nn / (16 * mp.log(4 / d)))
-    want = min(e, mp.log(1 + 16 * (mp.exp(e) - 1) / (mp.exp(e) + 1) * mp.sqrt(mp.exp(e) * mp.log(4 / d) / nn))) \
-        if valid else e
+    want = (
+        min(e, mp.log(1 + 16 * (mp.exp(e) - 1) / (mp.exp(e) + 1) * mp.sqrt(mp.exp(e) * mp.log(4 / d) / nn)))
+        if valid
+        else e
+    )
     assert s["valid_here"] == bool(valid)
     assert abs(mp.mpf(s["eps_here"]) / want - 1) < REL
     assert s["n_min"] == pytest.approx(float(16 * mp.log(4 / d) * mp.exp(e)), rel=1e-13)
@@ -261,20 +269,44 @@ def test_shuffle_numbers_vs_eq1(eps_l, n, delta):
 # ------------------------------------------------------------------------------------------------
 # invalid settings
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("field, value", [
-    ("attack_eps", -1.0), ("attack_eps", float("nan")), ("count_eps", 50.0), ("rnm_eps", 0.0),
-    ("svt_eps", 100.0), ("svt_delta", 0.5), ("threshold", -5.0), ("m", 0), ("m", 2.5), ("c", 0),
-    ("trials", 10), ("seed", -1), ("target", "Mallory"), ("svt_variant", "Sparse"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("attack_eps", -1.0),
+        ("attack_eps", float("nan")),
+        ("count_eps", 50.0),
+        ("rnm_eps", 0.0),
+        ("svt_eps", 100.0),
+        ("svt_delta", 0.5),
+        ("threshold", -5.0),
+        ("m", 0),
+        ("m", 2.5),
+        ("c", 0),
+        ("trials", 10),
+        ("seed", -1),
+        ("target", "Mallory"),
+        ("svt_variant", "Sparse"),
+    ],
+)
 def test_invalid_mech_settings(field, value):
     with pytest.raises(ValueError, match=field):
         compute_mechanisms_lab(MechSpec(**{field: value}))
 
 
-@pytest.mark.parametrize("field, value", [
-    ("med_eps", 0.0), ("spread", 5.0), ("n_data", 1), ("trials", 10 ** 6), ("eps_local", -1.0),
-    ("n_users", 5), ("shuffle_delta", 0.0), ("shuffle_delta", float("nan")), ("seed", 0.5),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("med_eps", 0.0),
+        ("spread", 5.0),
+        ("n_data", 1),
+        ("trials", 10**6),
+        ("eps_local", -1.0),
+        ("n_users", 5),
+        ("shuffle_delta", 0.0),
+        ("shuffle_delta", float("nan")),
+        ("seed", 0.5),
+    ],
+)
 def test_invalid_local_settings(field, value):
     with pytest.raises(ValueError, match=field):
         compute_local_vs_central(LocalSpec(**{field: value}))
@@ -293,7 +325,7 @@ def test_mechanisms_controller_in_place_and_errors():
     assert [id(f) for f in c.figs] == [id(f) for f in figs]
     assert c.fig_attack.data[3]["y"][0] == pytest.approx(attack_accuracy(2.0), rel=1e-15)
     assert c.fig_attack.data[3]["x"][0] == pytest.approx(2.0)
-    assert c.fig_count_mean.data == before[2]         # other sections untouched
+    assert c.fig_count_mean.data == before[2]  # other sections untouched
     c.controls["m"].value = 10
     assert c.fig_count_mean.data[3]["x"] == [10, 10, 10]
     c.controls["svt_variant"].value = "AboveThreshold"
@@ -314,7 +346,8 @@ def test_local_controller_in_place_and_errors():
     c.controls["n_users"].value = 1000
     assert c.fig_shuffle.data[2]["x"] == [1000]
     assert c.fig_shuffle.data[2]["y"][0] == pytest.approx(
-        compute_local_vs_central(LocalSpec(n_users=1000))["shuffle"]["eps_here"], rel=1e-15)
+        compute_local_vs_central(LocalSpec(n_users=1000))["shuffle"]["eps_here"], rel=1e-15
+    )
     assert [id(f) for f in c.figs] == [id(f) for f in figs]
     c.controls["med_eps"].value = 3.0
     assert c.fig_med_mean.data[4]["x"][0] == pytest.approx(3.0)
@@ -353,11 +386,11 @@ def test_progress_bar_shows_on_slow_steps_and_hides_after(monkeypatch):
     box = build_local_vs_central()
     c = box.controller
     seen = []
-    monkeypatch.setattr(sim, "PROGRESS_AFTER", 0.0)        # every step counts as slow
+    monkeypatch.setattr(sim, "PROGRESS_AFTER", 0.0)  # every step counts as slow
     c.progress.bar.observe(lambda ch: seen.append(ch["new"]), names="value")
     c.controls["spread"].value = 0.2
-    assert seen and max(seen) == 1.0                       # it moved to completion
-    assert c.progress.bar.layout.display == "none"         # and is hidden again
+    assert seen and max(seen) == 1.0  # it moved to completion
+    assert c.progress.bar.layout.display == "none"  # and is hidden again
     assert c.progress.bar in list(box.widgets())
     assert sim._PROGRESS[0] is None
 
@@ -390,5 +423,5 @@ def test_the_old_module_still_serves_the_local_vs_central_app():
     for name in local_vs_central.__all__:
         assert name in ml.__all__ and getattr(ml, name) is getattr(local_vs_central, name), name
     assert ml.SIM_BUDGET == sim.SIM_BUDGET == 200000
-    for name in ("LOCAL_INFO", "LOWER", "UPPER", "MEDIAN_GRID"):   # public, outside __all__
+    for name in ("LOCAL_INFO", "LOWER", "UPPER", "MEDIAN_GRID"):  # public, outside __all__
         assert getattr(ml, name) is getattr(local_vs_central, name), name

@@ -3,6 +3,7 @@ closed forms (Vinterbo 2022 Theorems 3, 4; Balle & Wang 2018 Thm 8) and the back
 Newton calibration on the safe side, Vinterbo 2022 Theorem 6 (Gaussian scale unbounded as δ → 0, Laplace
 and Logistic bounded), Figure 1 ratio maps, seeded sample histograms against the exact CDF,
 invalid settings, and the controller (in-place updates, message on bad values)."""
+
 from __future__ import annotations
 
 import math
@@ -43,8 +44,12 @@ def mp_gauss_delta(sigma, eps):
 
 
 def mp_gauss_scale(eps, delta):
-    return mp.exp(mp.findroot(lambda ls: mp.log(mp_gauss_delta(mp.exp(ls), eps)) - mp.log(delta),
-                              mp.log(Gaussian.calibrate(eps, delta).sigma)))
+    return mp.exp(
+        mp.findroot(
+            lambda ls: mp.log(mp_gauss_delta(mp.exp(ls), eps)) - mp.log(delta),
+            mp.log(Gaussian.calibrate(eps, delta).sigma),
+        )
+    )
 
 
 @pytest.mark.parametrize("eps, delta", [(1.0, 1e-5), (0.1, 1e-10), (5.0, 0.3), (0.01, 0.5)])
@@ -57,8 +62,7 @@ def test_printed_scales_and_variances_match_closed_forms(eps, delta):
     assert mp_gauss_delta(r.scales[2], eps) <= delta * (1 + 1e-12)
     # variances: 2b², π²s²/3, σ², s² r^{2/r} Γ(3/r)/Γ(1/r)
     rr = mp.mpf(3)
-    want = [2 * b ** 2, mp.pi ** 2 * s ** 2 / 3, sigma ** 2,
-            sub ** 2 * rr ** (2 / rr) * mp.gamma(3 / rr) / mp.gamma(1 / rr)]
+    want = [2 * b**2, mp.pi**2 * s**2 / 3, sigma**2, sub**2 * rr ** (2 / rr) * mp.gamma(3 / rr) / mp.gamma(1 / rr)]
     for got, w in zip(r.variances, want):
         assert abs(mp.mpf(got) / w - 1) < REL
     # the backend's calibrations (bisection) agree with the fast Newton search
@@ -73,13 +77,15 @@ def test_printed_scales_and_variances_match_closed_forms(eps, delta):
 @settings(max_examples=25, deadline=None)
 @given(eps=st.floats(0.01, 50.0), logd=st.floats(-300.0, math.log10(0.5)), shape=st.floats(1.05, 4.0))
 def test_fast_min_scale_is_safe_and_tight(eps, logd, shape):
-    delta = 10.0 ** logd
-    for kind, ref in (("Gaussian", Gaussian.calibrate(eps, delta).sigma),
-                      ("Subbotin", Subbotin.calibrate(eps, delta, shape=shape).scale)):
+    delta = 10.0**logd
+    for kind, ref in (
+        ("Gaussian", Gaussian.calibrate(eps, delta).sigma),
+        ("Subbotin", Subbotin.calibrate(eps, delta, shape=shape).scale),
+    ):
         got = min_scale(kind, eps, delta, shape)
         m = Gaussian(got) if kind == "Gaussian" else Subbotin(got, shape)
-        assert m.delta(eps) <= delta                       # safe side
-        assert got == pytest.approx(ref, rel=1e-9)         # tight
+        assert m.delta(eps) <= delta  # safe side
+        assert got == pytest.approx(ref, rel=1e-9)  # tight
 
 
 def test_subbotin_shape_one_is_laplace():
@@ -107,7 +113,7 @@ def test_ratio_maps_are_figure1():
     i, j = 17, 23
     e, d = float(E[i, j]), float(D[i, j])
     b, s, g = mp_laplace_scale(e, d), mp_logistic_scale(e, d), mp_gauss_scale(e, d)
-    va, vl, vg = 2 * b ** 2, mp.pi ** 2 * s ** 2 / 3, g ** 2
+    va, vl, vg = 2 * b**2, mp.pi**2 * s**2 / 3, g**2
     assert abs(maps["Laplace vs Logistic"][i, j] / (va / vl) - 1) < 1e-8
     assert abs(maps["Laplace vs Gaussian"][i, j] / (va / vg) - 1) < 1e-8
     assert abs(maps["Logistic vs Gaussian"][i, j] / (vl / vg) - 1) < 1e-8
@@ -115,7 +121,7 @@ def test_ratio_maps_are_figure1():
     assert maps["Laplace vs Gaussian"][0].max() < 1
     assert maps["Laplace vs Gaussian"][-1, 0] > 1
     # Vinterbo 2022 Corollary 1 (Laplace vs Logistic): for δ = 0 the ratio is 6/π² < 1
-    assert maps["Laplace vs Logistic"][0, 0] == pytest.approx(6 / math.pi ** 2, rel=1e-3)
+    assert maps["Laplace vs Logistic"][0, 0] == pytest.approx(6 / math.pi**2, rel=1e-3)
 
 
 def test_sample_histograms_match_the_exact_cdf():
@@ -134,8 +140,11 @@ def test_sample_histograms_match_the_exact_cdf():
         got = h[k].sum() * w
         assert abs(got - p) < 5 * math.sqrt(p * (1 - p) / n)
     # reproducible with the same seed, different with another
-    again = compute_noise_lab.__wrapped__(NoiseSpec(1.0, 1e-3, 3.0, n, 7)) if hasattr(
-        compute_noise_lab, "__wrapped__") else compute_noise_lab(NoiseSpec(1.0, 1e-3, 3.0, n, 7))
+    again = (
+        compute_noise_lab.__wrapped__(NoiseSpec(1.0, 1e-3, 3.0, n, 7))
+        if hasattr(compute_noise_lab, "__wrapped__")
+        else compute_noise_lab(NoiseSpec(1.0, 1e-3, 3.0, n, 7))
+    )
     np.testing.assert_array_equal(again.hist[2], r.hist[2])
     other = compute_noise_lab(NoiseSpec(1.0, 1e-3, 3.0, n, 8))
     assert not np.array_equal(other.hist[2], r.hist[2])
@@ -153,14 +162,23 @@ def test_extreme_but_computable_settings():
     assert all(np.isfinite(r.scales)) and all(s > 0 for s in r.scales)
     assert Gaussian(r.scales[2]).delta(50.0) <= 1e-300
     r = compute_noise_lab(NoiseSpec(0.01, 1e-300, 1.0, 100, 0))
-    assert r.scales[3] == r.scales[0]      # r = 1 is Laplace
+    assert r.scales[3] == r.scales[0]  # r = 1 is Laplace
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("eps", -1.0, "eps"), ("eps", float("nan"), "eps"), ("eps", 100.0, "eps"),
-    ("delta", 0.0, "delta"), ("delta", 0.7, "delta"), ("shape", 0.5, "shape"),
-    ("n", 10, "n"), ("seed", -1, "seed"), ("pair", "Gaussian vs Laplace", "pair"),
-])
+@pytest.mark.parametrize(
+    "field, value, name",
+    [
+        ("eps", -1.0, "eps"),
+        ("eps", float("nan"), "eps"),
+        ("eps", 100.0, "eps"),
+        ("delta", 0.0, "delta"),
+        ("delta", 0.7, "delta"),
+        ("shape", 0.5, "shape"),
+        ("n", 10, "n"),
+        ("seed", -1, "seed"),
+        ("pair", "Gaussian vs Laplace", "pair"),
+    ],
+)
 def test_invalid_settings_raise_naming_the_parameter(field, value, name):
     kw = dict(eps=1.0, delta=1e-5, shape=3.0, n=500, seed=0)
     kw[field] = value
@@ -168,10 +186,16 @@ def test_invalid_settings_raise_naming_the_parameter(field, value, name):
         compute_noise_lab(NoiseSpec(**kw))
 
 
-@pytest.mark.parametrize("kind, eps, delta, shape, name", [
-    ("Gaussian", 1.0, 0.0, 2.0, "delta"), ("Subbotin", 1.0, 0.0, 3.0, "delta"),
-    ("Gaussian", -1.0, 0.1, 2.0, "eps"), ("Subbotin", 1.0, 0.1, 0.5, "shape"), ("Cauchy", 1.0, 0.1, 2.0, "kind"),
-])
+@pytest.mark.parametrize(
+    "kind, eps, delta, shape, name",
+    [
+        ("Gaussian", 1.0, 0.0, 2.0, "delta"),
+        ("Subbotin", 1.0, 0.0, 3.0, "delta"),
+        ("Gaussian", -1.0, 0.1, 2.0, "eps"),
+        ("Subbotin", 1.0, 0.1, 0.5, "shape"),
+        ("Cauchy", 1.0, 0.1, 2.0, "kind"),
+    ],
+)
 def test_min_scale_invalid(kind, eps, delta, shape, name):
     with pytest.raises(ValueError, match=name):
         min_scale(kind, eps, delta, shape)
@@ -190,11 +214,11 @@ def test_controller_updates_in_place_and_keeps_plot_on_error():
     assert c.fig_density.data != before[0]
     assert c.message.text == ""
     good = [f.data for f in c.figs]
-    c.controls["n"].value = 5.0          # below the range: the slider clamps to 100, still valid
+    c.controls["n"].value = 5.0  # below the range: the slider clamps to 100, still valid
     c.controls["pair"].value = "Laplace vs Logistic"
     assert c.fig_map.plot_layout["title"]["text"] == "Var(Laplace) / Var(Logistic), Vinterbo 2022"
     good = [f.data for f in c.figs]
-    c.controls["shape"].value = 1.0       # Subbotin r = 1 is Laplace: computable
+    c.controls["shape"].value = 1.0  # Subbotin r = 1 is Laplace: computable
     assert c.result.scales[3] == c.result.scales[0]
     good = [f.data for f in c.figs]
     # a bad combination injected through read_spec: message, plots unchanged
@@ -213,8 +237,11 @@ def test_table_prints_the_computed_numbers():
     html = box.controller.table.value
     for s, v in zip(r.scales, r.variances):
         assert f"{s:.6g}" in html and f"{v:.6g}" in html
-    assert any("withdrawn by the author" in getattr(w, "value", "") for w in box.widgets()
-               if isinstance(getattr(w, "value", None), str))
+    assert any(
+        "withdrawn by the author" in getattr(w, "value", "")
+        for w in box.widgets()
+        if isinstance(getattr(w, "value", None), str)
+    )
 
 
 def test_registered_in_gallery():

@@ -4,6 +4,7 @@ Every import counts, also those inside functions (a lazy import that closes a cy
 two modules depend on each other), and importing ``a.b`` imports the package ``a`` first (except
 from inside ``a``, which is being imported already).
 """
+
 from __future__ import annotations
 
 import ast
@@ -76,7 +77,7 @@ def find_cycle(graph: dict[str, set[str]]):
         stack.append(n)
         for m in sorted(graph[n]):
             if state.get(m) == 1:
-                return stack[stack.index(m):] + [m]
+                return stack[stack.index(m) :] + [m]
             if m not in state:
                 found = visit(m)
                 if found:
@@ -105,16 +106,19 @@ def test_the_cycle_finder_finds_cycles():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("module, concept", [
-    ("dpexplore.mechanisms.additive", "Laplace"),
-    ("dpexplore.mechanisms.additive", "Gaussian"),
-    ("dpexplore.mechanisms.pure", "RandomizedResponse"),
-    ("dpexplore.mechanisms.discrete", "DiscreteGaussian"),
-    ("dpexplore.mechanisms.subsampled", "subsample"),
-    ("dpexplore.profiles", "ApproxDPProfile"),
-    ("dpexplore.pld", "composed_pld_many"),
-    ("dpexplore.risk", "tpr_at_fpr"),
-])
+@pytest.mark.parametrize(
+    "module, concept",
+    [
+        ("dpexplore.mechanisms.additive", "Laplace"),
+        ("dpexplore.mechanisms.additive", "Gaussian"),
+        ("dpexplore.mechanisms.pure", "RandomizedResponse"),
+        ("dpexplore.mechanisms.discrete", "DiscreteGaussian"),
+        ("dpexplore.mechanisms.subsampled", "subsample"),
+        ("dpexplore.profiles", "ApproxDPProfile"),
+        ("dpexplore.pld", "composed_pld_many"),
+        ("dpexplore.risk", "tpr_at_fpr"),
+    ],
+)
 def test_each_concept_is_defined_in_its_module_and_reexported(module, concept):
     """A reader finds a result's code from its name: defined where its concept lives, and still
     importable from the public modules (``mechanisms``, ``conversions``)."""

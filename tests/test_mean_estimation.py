@@ -1,6 +1,7 @@
 """Clipped Gaussian mean estimators (isotropic vs Mahalanobis clipping; Kamath 2023): sensitivity and
 calibration, exact clipped covariances, Monte Carlo against the exact output covariance, the
 sqrt(κ) growth of the isotropic estimator's Mahalanobis error, affine invariance, bad input."""
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,7 @@ from dpexplore.mechanisms import Gaussian
 def test_noise_sigma_is_the_calibrated_gaussian():
     sigma = me.noise_sigma(0.5, 1e-6, 3.0, 100)
     assert Gaussian(sigma, 6.0 / 100).delta(0.5) <= 1e-6
-    assert Gaussian(sigma * (1 - 1e-6), 6.0 / 100).delta(0.5) > 1e-6       # least such σ
+    assert Gaussian(sigma * (1 - 1e-6), 6.0 / 100).delta(0.5) > 1e-6  # least such σ
 
 
 @settings(max_examples=50, deadline=None)
@@ -55,8 +56,9 @@ def test_isotropic_clipped_covariance_equals_mahalanobis_when_spherical():
         b = me.clipped_covariance(np.eye(2), clip, "mahalanobis")
         assert np.allclose(a, b, rtol=1e-12)
     # 1-D: isotropic clipping at C of N(0, λ) is whitened clipping at C/sqrt(λ)
-    assert np.allclose(me.clipped_covariance([[4.0]], 3.0, "isotropic"),
-                       me.clipped_covariance([[4.0]], 1.5, "mahalanobis"), rtol=1e-14)
+    assert np.allclose(
+        me.clipped_covariance([[4.0]], 3.0, "isotropic"), me.clipped_covariance([[4.0]], 1.5, "mahalanobis"), rtol=1e-14
+    )
 
 
 def test_isotropic_clipped_covariance_against_monte_carlo():
@@ -71,10 +73,10 @@ def test_isotropic_clipped_covariance_against_monte_carlo():
     lam = np.linalg.eigvalsh(cov)
     u = np.linspace(-9, 9, 3001)
     g1, g2 = np.meshgrid(u * math.sqrt(lam[0]), u * math.sqrt(lam[1]), indexing="ij")
-    w = np.exp(-0.5 * (g1 ** 2 / lam[0] + g2 ** 2 / lam[1]))
+    w = np.exp(-0.5 * (g1**2 / lam[0] + g2**2 / lam[1]))
     w /= w.sum()
-    shrink = np.minimum(1.0, clip ** 2 / np.maximum(g1 ** 2 + g2 ** 2, 1e-300))
-    brute = np.array([np.sum(w * g1 ** 2 * shrink), np.sum(w * g2 ** 2 * shrink)])
+    shrink = np.minimum(1.0, clip**2 / np.maximum(g1**2 + g2**2, 1e-300))
+    brute = np.array([np.sum(w * g1**2 * shrink), np.sum(w * g2**2 * shrink)])
     assert np.allclose(np.sort(np.linalg.eigvalsh(exact)), np.sort(brute), rtol=2e-4)
 
 
@@ -82,8 +84,9 @@ def test_isotropic_clipped_covariance_against_monte_carlo():
 def test_simulation_matches_the_exact_output_covariance(method):
     cov = me.gaussian_covariance(16.0, 2.0, 0.3)
     n, eps, delta = 200, 1.0, 1e-5
-    sim = me.simulate_errors(n, cov, eps, delta, np.random.default_rng(11), trials=4000,
-                             mean=[5.0, -3.0], method=method)
+    sim = me.simulate_errors(
+        n, cov, eps, delta, np.random.default_rng(11), trials=4000, mean=[5.0, -3.0], method=method
+    )
     exact = me.output_covariance(cov, n, eps, delta, method=method)
     est_cov = np.cov(sim["estimates"].T)
     assert np.allclose(est_cov, exact["cov"], rtol=0.1, atol=0.05 * np.abs(exact["cov"]).max())
@@ -97,10 +100,14 @@ def test_condition_number_hurts_only_isotropic_clipping():
     """With the default clips (covering 99% of the mass), the Mahalanobis estimator's error does not
     depend on Σ at all (affine invariance), while the isotropic one's grows like sqrt(κ)."""
     n, eps, delta = 1000, 1.0, 1e-6
-    mah = [me.output_covariance(me.gaussian_covariance(k), n, eps, delta, method="mahalanobis")
-           ["mahalanobis_mse"] for k in (1.0, 10.0, 100.0, 1000.0)]
-    iso = [me.output_covariance(me.gaussian_covariance(k), n, eps, delta, method="isotropic")
-           ["mahalanobis_mse"] for k in (1.0, 10.0, 100.0, 1000.0)]
+    mah = [
+        me.output_covariance(me.gaussian_covariance(k), n, eps, delta, method="mahalanobis")["mahalanobis_mse"]
+        for k in (1.0, 10.0, 100.0, 1000.0)
+    ]
+    iso = [
+        me.output_covariance(me.gaussian_covariance(k), n, eps, delta, method="isotropic")["mahalanobis_mse"]
+        for k in (1.0, 10.0, 100.0, 1000.0)
+    ]
     assert np.allclose(mah, mah[0], rtol=1e-9)
     assert iso[0] == pytest.approx(mah[0], rel=1e-12)
     assert np.all(np.diff(iso) > 0) and iso[-1] > 100 * mah[-1]
@@ -111,7 +118,7 @@ def test_condition_number_hurts_only_isotropic_clipping():
         out = me.output_covariance(me.gaussian_covariance(k), n, eps, delta, method="isotropic")
         assert out["sigma"] == pytest.approx(s1 * math.sqrt(k), rel=1e-9)
         noise_part = np.trace(np.linalg.inv(me.gaussian_covariance(k)) @ out["noise_cov"])
-        assert noise_part == pytest.approx(s1 ** 2 * (1 + k), rel=1e-9)
+        assert noise_part == pytest.approx(s1**2 * (1 + k), rel=1e-9)
 
 
 def test_mahalanobis_clipping_is_affine_equivariant():
@@ -142,8 +149,7 @@ def test_mahalanobis_clipping_is_affine_equivariant():
 
 def test_error_curve_falls_with_n_and_matches_the_exact_rmse():
     cov = me.gaussian_covariance(50.0, 1.0, 0.2)
-    out = me.error_curve([50, 200, 1000], cov, 1.0, 1e-6, np.random.default_rng(4), trials=400,
-                         method="isotropic")
+    out = me.error_curve([50, 200, 1000], cov, 1.0, 1e-6, np.random.default_rng(4), trials=400, method="isotropic")
     assert np.all(np.diff(out["rmse_mahalanobis"]) < 0)
     # E‖e‖ ≤ sqrt(E‖e‖²) (Jensen) and is close to it for a 2-D Gaussian error
     assert np.all(out["mc_mahalanobis"] <= out["rmse_mahalanobis"] + 4 * out["mc_mahalanobis_se"])
@@ -168,23 +174,32 @@ def test_covering_radius_and_default_clip():
     assert me.default_clip(np.diag([9.0, 1.0]), "isotropic") == pytest.approx(3 * me.covering_radius(2, 0.01))
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: me.noise_sigma(0.0, 0.0, 1.0, 10), "delta"),
-    (lambda: me.noise_sigma(1.0, 1e-5, -1.0, 10), "clip"),
-    (lambda: me.noise_sigma(1.0, 1e-5, 1.0, 0), "n"),
-    (lambda: me.isotropic_clipped_mean(np.ones(3), 1.0, 1e-5, 1.0, np.random.default_rng()), "x"),
-    (lambda: me.mahalanobis_clipped_mean(np.ones((3, 2)), [[1, 2], [2, 1]], 1.0, 1e-5, 1.0,
-                                         np.random.default_rng()), "cov"),
-    (lambda: me.mahalanobis_clipped_mean(np.ones((3, 2)), np.eye(3), 1.0, 1e-5, 1.0,
-                                         np.random.default_rng()), "cov"),
-    (lambda: me.output_covariance(np.eye(2), 10, 1.0, 1e-5, method="l2"), "method"),
-    (lambda: me.gaussian_covariance(0.5), "kappa"),
-    (lambda: me.simulate_errors(10, np.eye(2), 1.0, 1e-5, 3), "rng"),
-    (lambda: me.simulate_errors(10**6, np.eye(2), 1.0, 1e-5, np.random.default_rng(), trials=100), "trials"),
-    (lambda: me.covering_radius(2, 1.0), "beta"),
-    (lambda: me.ellipse_points(np.eye(3)), "cov"),
-    (lambda: me.ellipse_points(np.eye(2), level=1.0), "level"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: me.noise_sigma(0.0, 0.0, 1.0, 10), "delta"),
+        (lambda: me.noise_sigma(1.0, 1e-5, -1.0, 10), "clip"),
+        (lambda: me.noise_sigma(1.0, 1e-5, 1.0, 0), "n"),
+        (lambda: me.isotropic_clipped_mean(np.ones(3), 1.0, 1e-5, 1.0, np.random.default_rng()), "x"),
+        (
+            lambda: me.mahalanobis_clipped_mean(
+                np.ones((3, 2)), [[1, 2], [2, 1]], 1.0, 1e-5, 1.0, np.random.default_rng()
+            ),
+            "cov",
+        ),
+        (
+            lambda: me.mahalanobis_clipped_mean(np.ones((3, 2)), np.eye(3), 1.0, 1e-5, 1.0, np.random.default_rng()),
+            "cov",
+        ),
+        (lambda: me.output_covariance(np.eye(2), 10, 1.0, 1e-5, method="l2"), "method"),
+        (lambda: me.gaussian_covariance(0.5), "kappa"),
+        (lambda: me.simulate_errors(10, np.eye(2), 1.0, 1e-5, 3), "rng"),
+        (lambda: me.simulate_errors(10**6, np.eye(2), 1.0, 1e-5, np.random.default_rng(), trials=100), "trials"),
+        (lambda: me.covering_radius(2, 1.0), "beta"),
+        (lambda: me.ellipse_points(np.eye(3)), "cov"),
+        (lambda: me.ellipse_points(np.eye(2), level=1.0), "level"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()

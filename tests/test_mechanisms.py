@@ -1,6 +1,7 @@
 """Tests for dpexplore.mechanisms: mpmath references (≥ 40 digits), deep-tail log δ, round trips,
 special cases, RDP/trade-off integrals, sampling moments, hypothesis properties, invalid inputs and
 a dp_accounting cross-check."""
+
 from __future__ import annotations
 
 import math
@@ -100,7 +101,7 @@ def mp_logistic_delta_quad(s, eps, sens=1):
 def mp_subbotin_delta_quad(s, r, eps, sens=1):
     s, r, eps, sens = mp.mpf(s), mp.mpf(r), mp.mpf(eps), mp.mpf(sens)
     c = 1 / (2 * s * r ** (1 / r) * mp.gamma(1 + 1 / r))
-    f = lambda y: c * mp.exp(-abs(y / s) ** r / r)  # noqa: E731
+    f = lambda y: c * mp.exp(-(abs(y / s) ** r) / r)  # noqa: E731
     g = lambda y: mp_subbotin_loss(y, r, s, sens) - eps  # noqa: E731
     t = mp_bisect(g, -200 * s, sens / 2)
     return mp.quad(lambda y: f(y) - mp.exp(eps) * f(y - sens), [-mp.inf, t - 5 * s, t - s, t])
@@ -151,8 +152,13 @@ def test_subbotin_delta_mpmath(r, s, eps):
     assert rel(Subbotin(s, r).delta(eps), ref) < RTOL
 
 
-@pytest.mark.parametrize("s,r,eps", [(0.12123682468003515, 5.183792545225037, 1.4460146811879306),
-                                     (0.11106895106284877, 4.619618170365771, 2.6720118190798567)])
+@pytest.mark.parametrize(
+    "s,r,eps",
+    [
+        (0.12123682468003515, 5.183792545225037, 1.4460146811879306),
+        (0.11106895106284877, 4.619618170365771, 2.6720118190798567),
+    ],
+)
 def test_subbotin_log_delta_near_one(s, r, eps):
     """δ = 1 − 1e-133: log δ keeps its relative accuracy (found by a random mpmath sweep)."""
     with mp.workdps(80):
@@ -181,8 +187,7 @@ def test_randomized_response_and_exponential_delta():
 # ------------------------------------------------------------------------------------------------
 # deep tails: log δ where δ underflows
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mu,eps", [(1.0, 40.0), (1.0, 75.0), (1.0, 153.0), (0.3, 14.0),
-                                    (2.0, 300.0)])
+@pytest.mark.parametrize("mu,eps", [(1.0, 40.0), (1.0, 75.0), (1.0, 153.0), (0.3, 14.0), (2.0, 300.0)])
 def test_gaussian_log_delta_deep_tail(mu, eps):
     ref = mp_gaussian_log_delta(mu, eps)
     got = Gaussian(1.0 / mu).log_delta(eps)
@@ -191,8 +196,10 @@ def test_gaussian_log_delta_deep_tail(mu, eps):
     assert Gaussian(1.0 / mu).delta(eps) == 0.0 or Gaussian(1.0 / mu).delta(eps) > 0
 
 
-@pytest.mark.parametrize("r,s,eps", [(1.5, 1.0, 12.0), (1.5, 1.0, 26.0), (1.5, 0.5, 40.0),
-                                     (3.0, 1.0, 150.0), (3.0, 1.0, 1100.0), (3.0, 2.0, 3000.0)])
+@pytest.mark.parametrize(
+    "r,s,eps",
+    [(1.5, 1.0, 12.0), (1.5, 1.0, 26.0), (1.5, 0.5, 40.0), (3.0, 1.0, 150.0), (3.0, 1.0, 1100.0), (3.0, 2.0, 3000.0)],
+)
 def test_subbotin_log_delta_deep_tail(r, s, eps):
     ref = mp_subbotin_log_delta(s, r, eps)
     got = Subbotin(s, r).log_delta(eps)
@@ -205,8 +212,9 @@ def test_subbotin_log_delta_reaches_1e_minus_5000():
         assert Subbotin(1.0, r).log_delta(eps) < -5000 * math.log(10) * 0.99
 
 
-@pytest.mark.parametrize("mech", [Laplace(0.5), Logistic(0.5), Laplace(3.0, 2.0), Logistic(2.0, 0.5),
-                                  Subbotin(0.5, 1.0)])
+@pytest.mark.parametrize(
+    "mech", [Laplace(0.5), Logistic(0.5), Laplace(3.0, 2.0), Logistic(2.0, 0.5), Subbotin(0.5, 1.0)]
+)
 def test_pure_dp_delta_is_exactly_zero_from_eps_max(mech):
     em = mech.eps_max
     assert mech.delta(em) == 0.0 and mech.log_delta(em) == -math.inf
@@ -272,7 +280,7 @@ def test_subbotin_logcdf_logsf_logpdf_mpmath(r, x):
     assert rel(m.logcdf(x), mp_subbotin_logcdf(x, r)) < RTOL or abs(m.logcdf(x)) < 1e-300
     assert rel(m.logsf(x), mp_subbotin_logcdf(-x, r)) < RTOL or abs(m.logsf(x)) < 1e-300
     rr = mp.mpf(r)
-    ref_pdf = -abs(mp.mpf(x)) ** rr / rr - mp.log(2 * rr ** (1 / rr) * mp.gamma(1 + 1 / rr))
+    ref_pdf = -(abs(mp.mpf(x)) ** rr) / rr - mp.log(2 * rr ** (1 / rr) * mp.gamma(1 + 1 / rr))
     assert rel(m.logpdf(x), ref_pdf) < RTOL
 
 
@@ -288,8 +296,10 @@ def test_laplace_logistic_gaussian_noise_functions(x):
     assert rel(Logistic(2.0).logpdf(x), mp.log(mp.exp(-X / 2) / (2 * (1 + mp.exp(-X / 2)) ** 2))) < RTOL
 
 
-@pytest.mark.parametrize("mech", [Laplace(0.7), Gaussian(0.7), Logistic(0.7), Subbotin(0.7, 1.5),
-                                  Subbotin(0.7, 3.0), Subbotin(2.0, 1.2, 3.0)])
+@pytest.mark.parametrize(
+    "mech",
+    [Laplace(0.7), Gaussian(0.7), Logistic(0.7), Subbotin(0.7, 1.5), Subbotin(0.7, 3.0), Subbotin(2.0, 1.2, 3.0)],
+)
 def test_loss_inverse_round_trip(mech):
     em = mech.eps_max
     e = np.array([-5.0, -1.0, -0.3, 0.0, 1e-3, 0.3, 1.0, 5.0, 50.0])
@@ -300,8 +310,7 @@ def test_loss_inverse_round_trip(mech):
     assert np.all(np.diff(t) < 0)  # ℓ non-increasing ⇒ t decreasing in ε
     # the loss is log f(y) − log f(y − Δ)
     y = np.linspace(-3, 3, 7)
-    np.testing.assert_allclose(mech.loss(y), mech.logpdf(y) - mech.logpdf(y - mech.sensitivity),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mech.loss(y), mech.logpdf(y) - mech.logpdf(y - mech.sensitivity), rtol=1e-9, atol=1e-12)
 
 
 def test_subbotin_loss_inverse_mpmath():
@@ -338,8 +347,18 @@ def test_loss_atoms_of_randomized_response():
 # ------------------------------------------------------------------------------------------------
 # ε(δ), profiles, calibration round trips
 # ------------------------------------------------------------------------------------------------
-MECHS = [Laplace(1.0), Laplace(0.4, 2.0), Gaussian(1.0), Gaussian(0.3), Logistic(1.0), Logistic(0.5, 3.0),
-         Subbotin(1.0, 1.5), Subbotin(1.5, 3.0), RandomizedResponse(1.0), Exponential(2.0)]
+MECHS = [
+    Laplace(1.0),
+    Laplace(0.4, 2.0),
+    Gaussian(1.0),
+    Gaussian(0.3),
+    Logistic(1.0),
+    Logistic(0.5, 3.0),
+    Subbotin(1.0, 1.5),
+    Subbotin(1.5, 3.0),
+    RandomizedResponse(1.0),
+    Exponential(2.0),
+]
 
 
 @pytest.mark.parametrize("mech", MECHS, ids=lambda m: m._label())
@@ -359,11 +378,21 @@ def test_epsilon_round_trip_and_profile(mech):
     hash(mech)  # scalar specs are hashable
 
 
-@pytest.mark.parametrize("cls,kw", [(Laplace, {}), (Gaussian, {}), (Logistic, {}),
-                                    (Subbotin, {"shape": 1.5}), (Subbotin, {"shape": 3.0}),
-                                    (Subbotin, {"shape": 1.0})])
-@pytest.mark.parametrize("eps,delta,sens", [(1.0, 1e-5, 1.0), (0.1, 1e-6, 1.0), (3.0, 1e-3, 2.0),
-                                            (0.5, 0.1, 0.5), (0.0, 0.05, 1.0), (8.0, 1e-10, 1.0)])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        (Laplace, {}),
+        (Gaussian, {}),
+        (Logistic, {}),
+        (Subbotin, {"shape": 1.5}),
+        (Subbotin, {"shape": 3.0}),
+        (Subbotin, {"shape": 1.0}),
+    ],
+)
+@pytest.mark.parametrize(
+    "eps,delta,sens",
+    [(1.0, 1e-5, 1.0), (0.1, 1e-6, 1.0), (3.0, 1e-3, 2.0), (0.5, 0.1, 0.5), (0.0, 0.05, 1.0), (8.0, 1e-10, 1.0)],
+)
 def test_calibrate_round_trip(cls, kw, eps, delta, sens):
     m = cls.calibrate(eps, delta, sensitivity=sens, **kw)
     assert m.sensitivity == sens
@@ -424,8 +453,9 @@ def test_array_parameters_broadcast():
     got = m.delta(1.0)
     np.testing.assert_allclose(got, [Gaussian(s).delta(1.0) for s in [0.5, 1.0, 2.0]], rtol=1e-14)
     sb = Subbotin(1.0, np.array([1.5, 3.0]))
-    np.testing.assert_allclose(sb.delta(0.5), [Subbotin(1.0, 1.5).delta(0.5), Subbotin(1.0, 3.0).delta(0.5)],
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        sb.delta(0.5), [Subbotin(1.0, 1.5).delta(0.5), Subbotin(1.0, 3.0).delta(0.5)], rtol=1e-13
+    )
     with pytest.raises(ValueError, match="scalar"):
         m.profile  # noqa: B018
 
@@ -460,7 +490,7 @@ def test_gaussian_rdp_mpmath(sigma, alpha):
 def test_randomized_response_rdp_tight(eps, alpha):
     E, A = mp.mpf(eps), mp.mpf(alpha)
     p = mp.exp(E) / (1 + mp.exp(E))
-    ref = mp.log(p ** A * (1 - p) ** (1 - A) + (1 - p) ** A * p ** (1 - A)) / (A - 1)
+    ref = mp.log(p**A * (1 - p) ** (1 - A) + (1 - p) ** A * p ** (1 - A)) / (A - 1)
     got = RandomizedResponse(eps).rdp(alpha)
     assert got >= ref * (1 - 1e-15)
     assert rel(got, ref) < 1e-9
@@ -532,8 +562,11 @@ def test_tradeoff_consistent_with_profile(mech):
 # ------------------------------------------------------------------------------------------------
 # sampling
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mech", [Laplace(2.0), Gaussian(0.5), Logistic(1.5), Subbotin(1.0, 1.5),
-                                  Subbotin(2.0, 4.0)], ids=lambda m: m._label())
+@pytest.mark.parametrize(
+    "mech",
+    [Laplace(2.0), Gaussian(0.5), Logistic(1.5), Subbotin(1.0, 1.5), Subbotin(2.0, 4.0)],
+    ids=lambda m: m._label(),
+)
 def test_sample_moments(mech):
     x = mech.sample(200_000, rng=12345)
     assert x.shape == (200_000,)
@@ -578,13 +611,23 @@ epss = st.floats(min_value=0.0, max_value=1e4)
 
 
 def _make(kind, s, r):
-    return {"lap": Laplace(s), "gauss": Gaussian(s), "logi": Logistic(s), "sub": Subbotin(s, r),
-            "rr": RandomizedResponse(min(s, 700.0))}[kind]
+    return {
+        "lap": Laplace(s),
+        "gauss": Gaussian(s),
+        "logi": Logistic(s),
+        "sub": Subbotin(s, r),
+        "rr": RandomizedResponse(min(s, 700.0)),
+    }[kind]
 
 
 @settings(max_examples=60, deadline=None)
-@given(kind=st.sampled_from(["lap", "gauss", "logi", "sub", "rr"]), s=scales,
-       r=st.floats(min_value=1.0, max_value=8.0), e1=epss, e2=epss)
+@given(
+    kind=st.sampled_from(["lap", "gauss", "logi", "sub", "rr"]),
+    s=scales,
+    r=st.floats(min_value=1.0, max_value=8.0),
+    e1=epss,
+    e2=epss,
+)
 def test_delta_monotone_in_eps_and_bounded(kind, s, r, e1, e2):
     m = _make(kind, s, r)
     lo, hi = min(e1, e2), max(e1, e2)
@@ -599,8 +642,13 @@ def test_delta_monotone_in_eps_and_bounded(kind, s, r, e1, e2):
 
 
 @settings(max_examples=60, deadline=None)
-@given(kind=st.sampled_from(["lap", "gauss", "logi", "sub"]), s1=scales, s2=scales,
-       r=st.floats(min_value=1.0, max_value=8.0), e=st.floats(min_value=0.0, max_value=50.0))
+@given(
+    kind=st.sampled_from(["lap", "gauss", "logi", "sub"]),
+    s1=scales,
+    s2=scales,
+    r=st.floats(min_value=1.0, max_value=8.0),
+    e=st.floats(min_value=0.0, max_value=50.0),
+)
 def test_delta_non_increasing_in_scale(kind, s1, s2, r, e):
     lo, hi = min(s1, s2), max(s1, s2)
     d_lo = _make(kind, lo, r).log_delta(e)
@@ -610,8 +658,12 @@ def test_delta_non_increasing_in_scale(kind, s1, s2, r, e):
 
 
 @settings(max_examples=40, deadline=None)
-@given(kind=st.sampled_from(["lap", "gauss", "logi", "sub"]), s=st.floats(min_value=0.05, max_value=50),
-       r=st.floats(min_value=1.0, max_value=6.0), d=st.floats(min_value=1e-12, max_value=0.5))
+@given(
+    kind=st.sampled_from(["lap", "gauss", "logi", "sub"]),
+    s=st.floats(min_value=0.05, max_value=50),
+    r=st.floats(min_value=1.0, max_value=6.0),
+    d=st.floats(min_value=1e-12, max_value=0.5),
+)
 def test_epsilon_is_safe_and_tight(kind, s, r, d):
     m = _make(kind, s, r)
     eps = m.epsilon(d)
@@ -631,39 +683,42 @@ def test_laplace_epsilon_safe_where_the_closed_form_cancels():
 # ------------------------------------------------------------------------------------------------
 # invalid inputs
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("make,name", [
-    (lambda: Laplace(0.0), "scale"),
-    (lambda: Laplace(-1.0), "scale"),
-    (lambda: Laplace(float("nan")), "scale"),
-    (lambda: Laplace(1.0, 0.0), "sensitivity"),
-    (lambda: Gaussian(-2.0), "sigma"),
-    (lambda: Gaussian(1.0, float("nan")), "sensitivity"),
-    (lambda: Logistic(0.0), "scale"),
-    (lambda: Logistic(1.0, -1.0), "sensitivity"),
-    (lambda: Subbotin(1.0, 0.5), "shape"),
-    (lambda: Subbotin(1.0, float("nan")), "shape"),
-    (lambda: Subbotin(-1.0, 2.0), "scale"),
-    (lambda: Subbotin(1.0, 2.0, 0.0), "sensitivity"),
-    (lambda: RandomizedResponse(-0.1), "eps"),
-    (lambda: Exponential(float("nan")), "eps"),
-    (lambda: Laplace(1.0).delta(-0.1), "eps"),
-    (lambda: Gaussian(1.0).log_delta(float("nan")), "eps"),
-    (lambda: Subbotin(1.0, 3.0).delta(np.array([0.1, -1.0])), "eps"),
-    (lambda: Laplace(1.0).epsilon(1.0), "delta"),
-    (lambda: Gaussian(1.0).epsilon(-1e-3), "delta"),
-    (lambda: Logistic(1.0).epsilon(float("nan")), "delta"),
-    (lambda: Gaussian(1.0).rdp(1.0), "alpha"),
-    (lambda: Laplace(1.0).rdp(0.5), "alpha"),
-    (lambda: RandomizedResponse(1.0).rdp(float("nan")), "alpha"),
-    (lambda: Gaussian(1.0).tradeoff(1.5), "alpha"),
-    (lambda: Laplace.calibrate(-1.0, 0.1), "eps"),
-    (lambda: Gaussian.calibrate(1.0, 1.0), "delta"),
-    (lambda: Gaussian.calibrate(1.0, 1e-5, sensitivity=0.0), "sensitivity"),
-    (lambda: Subbotin.calibrate(1.0, 1e-5, shape=0.9), "shape"),
-    (lambda: Logistic.calibrate(1.0, -0.2), "delta"),
-    (lambda: RandomizedResponse(1.0).sample(3, rng=0, bit=2), "bit"),
-    (lambda: Exponential(1.0).sample(3, rng=0, scores=[]), "scores"),
-])
+@pytest.mark.parametrize(
+    "make,name",
+    [
+        (lambda: Laplace(0.0), "scale"),
+        (lambda: Laplace(-1.0), "scale"),
+        (lambda: Laplace(float("nan")), "scale"),
+        (lambda: Laplace(1.0, 0.0), "sensitivity"),
+        (lambda: Gaussian(-2.0), "sigma"),
+        (lambda: Gaussian(1.0, float("nan")), "sensitivity"),
+        (lambda: Logistic(0.0), "scale"),
+        (lambda: Logistic(1.0, -1.0), "sensitivity"),
+        (lambda: Subbotin(1.0, 0.5), "shape"),
+        (lambda: Subbotin(1.0, float("nan")), "shape"),
+        (lambda: Subbotin(-1.0, 2.0), "scale"),
+        (lambda: Subbotin(1.0, 2.0, 0.0), "sensitivity"),
+        (lambda: RandomizedResponse(-0.1), "eps"),
+        (lambda: Exponential(float("nan")), "eps"),
+        (lambda: Laplace(1.0).delta(-0.1), "eps"),
+        (lambda: Gaussian(1.0).log_delta(float("nan")), "eps"),
+        (lambda: Subbotin(1.0, 3.0).delta(np.array([0.1, -1.0])), "eps"),
+        (lambda: Laplace(1.0).epsilon(1.0), "delta"),
+        (lambda: Gaussian(1.0).epsilon(-1e-3), "delta"),
+        (lambda: Logistic(1.0).epsilon(float("nan")), "delta"),
+        (lambda: Gaussian(1.0).rdp(1.0), "alpha"),
+        (lambda: Laplace(1.0).rdp(0.5), "alpha"),
+        (lambda: RandomizedResponse(1.0).rdp(float("nan")), "alpha"),
+        (lambda: Gaussian(1.0).tradeoff(1.5), "alpha"),
+        (lambda: Laplace.calibrate(-1.0, 0.1), "eps"),
+        (lambda: Gaussian.calibrate(1.0, 1.0), "delta"),
+        (lambda: Gaussian.calibrate(1.0, 1e-5, sensitivity=0.0), "sensitivity"),
+        (lambda: Subbotin.calibrate(1.0, 1e-5, shape=0.9), "shape"),
+        (lambda: Logistic.calibrate(1.0, -0.2), "delta"),
+        (lambda: RandomizedResponse(1.0).sample(3, rng=0, bit=2), "bit"),
+        (lambda: Exponential(1.0).sample(3, rng=0, scores=[]), "scores"),
+    ],
+)
 def test_invalid_inputs_raise_value_error(make, name):
     with pytest.raises(ValueError, match=name):
         make()
@@ -723,8 +778,9 @@ def test_gaussian_log_delta_extreme_tail(sigma, sens, eps):
     assert math.isfinite(got) and rel(got, ref) < RTOL
 
 
-@pytest.mark.parametrize("s,r,sens,eps", [(1e4, 2.5, 0.05, 0.3), (10.0, 1.3, 0.03, 0.2),
-                                          (0.02, 1.3, 0.004, 30.0), (1e3, 7.0, 0.01, 3.0)])
+@pytest.mark.parametrize(
+    "s,r,sens,eps", [(1e4, 2.5, 0.05, 0.3), (10.0, 1.3, 0.03, 0.2), (0.02, 1.3, 0.004, 30.0), (1e3, 7.0, 0.01, 3.0)]
+)
 def test_subbotin_log_delta_extreme_tail(s, r, sens, eps):
     with mp.workdps(80):
         ref = mp_subbotin_log_delta(s, r, eps, sens)

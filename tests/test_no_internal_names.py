@@ -2,6 +2,7 @@
 notes, the design sketch, the folder beside the repository): code, docstrings, notebooks, app text,
 docs, README, benchmarks, tools and tests cite by author, year and theorem instead
 (``dpexplore.references``). The patterns are assembled from pieces so that this file names none."""
+
 from __future__ import annotations
 
 import pathlib
@@ -11,8 +12,10 @@ import subprocess
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 _ZZ = "0" * 2
-_LABEL = (r"(?<![\w.\-/,#])(?<!\d\s)" + _ZZ + r"[0-4]"
-          r"(?=[ ,)]*(Thm|Theorem|Fig|Figure|Lemma|Section|Sec\.|Cor|Def|Prop|eq|Remark|\"|,|'s|\)))")
+_LABEL = (
+    r"(?<![\w.\-/,#])(?<!\d\s)" + _ZZ + r"[0-4]"
+    r"(?=[ ,)]*(Thm|Theorem|Fig|Figure|Lemma|Section|Sec\.|Cor|Def|Prop|eq|Remark|\"|,|'s|\)))"
+)
 _NAMES = ["NOTES" + r"\.md", "design" + r"\.md", r"\.\./" + "shared", "/work/" + "shared"]
 PATTERN = re.compile(_LABEL + "|" + "|".join(_NAMES))
 #: a label standing alone in parentheses, as in a title "Noise lab (label)"

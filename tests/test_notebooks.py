@@ -4,6 +4,7 @@ Parametrized over the files on disk, so dashboards added later are covered autom
 gallery registry ``dpexplore.apps.APPS`` must list every app notebook, and notebooks are
 committed without outputs.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -27,8 +28,9 @@ def _plotly_widgets(nb) -> list[dict]:
 
 def _execute(name: str):
     nb = nbformat.read(NB_DIR / name, as_version=4)
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(NB_DIR)}})
+    client = NotebookClient(
+        nb, timeout=120, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(NB_DIR)}}
+    )
     client.execute()
     return nb
 
@@ -62,8 +64,7 @@ def test_notebook_executes_and_saves_traces(name):
                 assert "Traceback" not in out.text, name
     plots = _plotly_widgets(nb)
     if name == "index.ipynb":
-        html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells
-                       for o in c.get("outputs", []))
+        html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", []))
         for app, _title, _ in APPS:
             assert f'href="{app}"' in html, app
         return

@@ -12,6 +12,7 @@ value must be identical, or on the safe side ("up": an upper bound on ε, δ, ρ
 larger is safe; "down": a trade-off β, a budget or a lower bound — smaller is safe) by at most
 ``SAFE_TOL`` relative.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -45,7 +46,7 @@ def test_up_is_never_below_and_never_nan(x, name):
     assert not np.isnan(y)
     assert y >= x
     if np.isfinite(x) and x != 0 and MARGINS[name] != Margin():
-        assert y > x                                  # a margin never rounds away
+        assert y > x  # a margin never rounds away
 
 
 @settings(max_examples=300, deadline=None)
@@ -73,9 +74,9 @@ def test_zero_subnormal_and_inf():
     for name in MARGINS:
         u, d = up(x, name), down(x, name)
         assert u[0] == 0.0 and d[0] == 0.0
-        assert u[1] > 5e-324 and u[2] > 1e-310            # subnormals move too
+        assert u[1] > 5e-324 and u[2] > 1e-310  # subnormals move too
         assert u[3] == np.inf and d[3] == np.inf and u[4] == -np.inf and d[4] == -np.inf
-        assert d[5] > 0.0 and u[5] == np.inf               # no collapse to 0 at the float max
+        assert d[5] > 0.0 and u[5] == np.inf  # no collapse to 0 at the float max
 
 
 def test_margin_names_are_checked():
@@ -98,24 +99,31 @@ def test_old_helpers_are_the_policy():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.floats(min_value=-1e300, max_value=1e300), st.sampled_from(["hi", "lo"]),
-       st.sampled_from(["arith", "geo"]), st.sampled_from([0.0, 1e-13, 1e-6]))
+@given(
+    st.floats(min_value=-1e300, max_value=1e300),
+    st.sampled_from(["hi", "lo"]),
+    st.sampled_from(["arith", "geo"]),
+    st.sampled_from([0.0, 1e-13, 1e-6]),
+)
 def test_bracket_search_ends_on_the_safe_side(x_star, safe, mid, rtol):
     lo, hi = -1e301, 1e301
     if mid == "geo":
         x_star, lo, hi = abs(x_star), 0.0, 1e301
     if safe == "hi":
+
         def ok(x):
             return x >= x_star
     else:
+
         def ok(x):
             return x <= x_star
+
     lo_e, hi_e = bracket_search(ok, lo, hi, safe=safe, mid=mid, rtol=rtol, ulps=2.0, steps=2200, ends=True)
     end = hi_e if safe == "hi" else lo_e
-    assert ok(end)                                          # the safe end satisfies the predicate
+    assert ok(end)  # the safe end satisfies the predicate
     assert lo_e <= x_star <= hi_e or (ok(lo_e) and ok(hi_e) and safe == "hi") or not ok(hi_e)
     big = min(max(abs(lo_e), abs(hi_e)), np.finfo(float).max / 2)
-    assert hi_e - lo_e <= max(rtol * big, 2.0 * np.spacing(big))    # the stated accuracy
+    assert hi_e - lo_e <= max(rtol * big, 2.0 * np.spacing(big))  # the stated accuracy
 
 
 def test_bracket_search_vectorised_and_inactive_untouched():
@@ -127,14 +135,15 @@ def test_bracket_search_vectorised_and_inactive_untouched():
         seen.append(x.copy())
         return x >= x_star
 
-    hi = bracket_search(ok, np.zeros(4), np.full(4, 10.0), safe="hi", mid="geo", active=active, fill=-1.0,
-                        steps=1200)   # from lo = 0 the width halves: ~700 steps to reach 1e-200
+    hi = bracket_search(
+        ok, np.zeros(4), np.full(4, 10.0), safe="hi", mid="geo", active=active, fill=-1.0, steps=1200
+    )  # from lo = 0 the width halves: ~700 steps to reach 1e-200
     assert np.all(hi[:3] >= x_star[:3]) and np.all(hi[:3] - x_star[:3] <= 2 * np.spacing(hi[:3]))
     assert hi[3] == 10.0 and all(s[3] == -1.0 for s in seen)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(min_value=-10**9, max_value=10**9), st.integers(min_value=1, max_value=10**9))
+@given(st.integers(min_value=-(10**9), max_value=10**9), st.integers(min_value=1, max_value=10**9))
 def test_integer_bracket_search_ends_next_to_the_threshold(k_star, width):
     # the smallest integer k with k ≥ k_star, from a bracket (lo, hi] that holds it
     lo, hi = float(k_star - 1 - width // 2), float(k_star + width)
@@ -161,6 +170,7 @@ def _grid_module():
 @pytest.fixture(scope="module")
 def before_after():
     import dpexplore
+
     mod = _grid_module()
     stored = np.load(DATA)
     meta = json.loads(str(stored["__meta__"]))

@@ -1,5 +1,6 @@
 """The offline static HTML export (``jupyter nbconvert --to dpexplore_html``, dpexplore.ui.offline)
 as HTML text; ``tests/browser/test_install_browser.py`` opens it from disk with the network off."""
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def test_page_inlines_plotly_and_the_widget_scripts_and_fetches_none():
     # inlined unchanged (nbconvert's HTML post-processing keeps script text as is), plotly.js
     # first: it must set window.Plotly before require.js defines `define`
     assert html.index(plotly) < html.index(widgets)
-    assert html.count("define(\"@jupyter-widgets/html-manager\"") == 1
+    assert html.count('define("@jupyter-widgets/html-manager"') == 1
     assert 'window.define("anywidget"' in html
     assert STATE in html
 
@@ -65,8 +66,12 @@ def test_a_notebook_without_widgets_gets_the_plain_lab_page():
 def test_command_line_export_warns_without_widget_state(tmp_path):
     nb = tmp_path / "plain.ipynb"
     nb.write_text(json.dumps(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x")])))
-    r = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "dpexplore_html",
-                        str(nb)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "dpexplore_html", str(nb)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "plain.html").is_file()
     assert "no widget state" in r.stderr

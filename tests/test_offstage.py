@@ -2,6 +2,7 @@
 tabs not shown and the closed "Reproduce in Python" section send nothing while hidden and their
 current state, once, when shown; in a notebook kernel (no ``DPEXPLORE_DEFER_HIDDEN``) everything
 is sent at once, as before (nbclient's saved widget state is read from the messages)."""
+
 from __future__ import annotations
 
 import ipywidgets as W
@@ -90,6 +91,7 @@ def test_a_hidden_plot_gets_presentation_mode_at_once(monkeypatch, sent):
         (msg,) = _updates(sent, f)
         assert msg["state"] == {"present": True} and f.unsent == set()
     app.controller.controls["eps"].value = 2.0
-    assert all(_updates(sent, f) == [{"method": "update", "state": {"present": True}, "buffer_paths": []}]
-               for f in hidden)
+    assert all(
+        _updates(sent, f) == [{"method": "update", "state": {"present": True}, "buffer_paths": []}] for f in hidden
+    )
     assert all("data" in f.unsent and "present" not in f.unsent for f in hidden)

@@ -3,6 +3,7 @@ tails), single PLDs with coarse tail cells, the add direction composed first on 
 and Rényi orders summed only where they can win. Each is checked against the plain computation
 it replaces: the same guarantees (never below the truth), the same or nearly the same values.
 """
+
 from __future__ import annotations
 
 import mpmath as mp
@@ -31,13 +32,13 @@ def test_single_pld_with_coarse_tails_never_below_the_truth():
     lo, hi = pld._loss_range(remove)
     h = (hi - lo) / 2**15
     fine, coarse = pld._single_pld(remove, h), pld._single_pld(remove, h, 16)
-    assert np.count_nonzero(coarse.pmf) < 0.5 * np.count_nonzero(fine.pmf)   # the tails are coarse
+    assert np.count_nonzero(coarse.pmf) < 0.5 * np.count_nonzero(fine.pmf)  # the tails are coarse
     assert float(coarse.pmf.sum()) + coarse.inf_mass == pytest.approx(1.0, abs=1e-12)
     for eps in (0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0):
         truth = float(true_delta_remove(1.0, 0.01, eps))
         got = float(coarse.delta(eps))
         assert got >= truth * (1 - 1e-12)
-        assert got <= max(truth * 1.01, truth + 1e-13)            # and close to it
+        assert got <= max(truth * 1.01, truth + 1e-13)  # and close to it
         assert got == pytest.approx(float(fine.delta(eps)), rel=1e-3, abs=1e-14)
 
 
@@ -47,7 +48,7 @@ def test_two_grid_powers_match_one_grid(monkeypatch, sigma, q, k):
     deltas = np.array([1e-3, 1e-6, 1e-9])
     two = [pld.composed_pld_many([(d, k)]) for d in m._directions()]
     pld.clear_caches()
-    monkeypatch.setattr(pld, "_SPLIT_LEVELS", 0)        # one grid, coarse tails off
+    monkeypatch.setattr(pld, "_SPLIT_LEVELS", 0)  # one grid, coarse tails off
     one = [pld.composed_pld_many([(d, k)]) for d in m._directions()]
     pld.clear_caches()
     for a, b in zip(two, one):
@@ -61,7 +62,7 @@ def test_two_grids_are_used_where_they_pay():
     h = pld._grid_h(((remove, 10_000),), pld._many_grid_size(10_000, True))
     start = pld._start_single(remove, h, 10_000, 10_000)
     assert pld._two_grids(h, start.h)
-    assert np.count_nonzero(start.pmf) < 0.3 * start.pmf.size   # tails on every 16th point
+    assert np.count_nonzero(start.pmf) < 0.3 * start.pmf.size  # tails on every 16th point
     # few runs: the tails' grid would be coarser than the final one, so one grid
     h10 = pld._grid_h(((remove, 10),), pld._many_grid_size(10, True))
     assert not pld._two_grids(h10, pld._start_single(remove, h10, 10, 10).h)
@@ -73,15 +74,19 @@ def test_add_direction_on_a_coarse_grid_first_gives_the_full_answer():
     # a curve: both directions' series on the grid the refinement stops at (that of the largest
     # count; here the first one it checks)
     n = pld.refine_start([(m._directions()[0], int(ks[-1]))])
-    full = np.max([[float(pld.PLDProfile(p).epsilon(1e-5))
-                    for p in pld.composed_pld_series(d, ks, grid_size=n)]
-                   for d in m._directions()], axis=0)
+    full = np.max(
+        [
+            [float(pld.PLDProfile(p).epsilon(1e-5)) for p in pld.composed_pld_series(d, ks, grid_size=n)]
+            for d in m._directions()
+        ],
+        axis=0,
+    )
     np.testing.assert_array_equal(C._dpsgd_pld_epsilons(m, ks, 1e-5), full)
     # one count: as compose() gives it
     one = float(C.compose(m, 10_000).epsilon(1e-5))
     np.testing.assert_array_equal(C._dpsgd_pld_epsilons(m, ks[-1:], 1e-5), [one])
 
-    class Swapped:   # the larger direction in the coarse-first slot: it must be recomputed
+    class Swapped:  # the larger direction in the coarse-first slot: it must be recomputed
         def _directions(self):
             return m._directions()[::-1]
 
@@ -105,7 +110,7 @@ def test_compose_refines_the_add_direction_only_where_it_could_be_the_larger():
     assert e[0] == C.dpsgd_epsilon(0.149, 2.08e-7, 52_205, 8.9e-4)
     # in the other slot the larger direction is refined: the same ε
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", pld.AccuracyWarning)   # the add direction's own grid
+        warnings.simplefilter("ignore", pld.AccuracyWarning)  # the add direction's own grid
         assert C._Directions([add, remove], name="swapped").epsilon(8.9e-4) == e[0]
 
 
@@ -176,7 +181,7 @@ def test_narrow_head_product_matches_a_direct_convolution():
     h, off, pmf, inf, _ = pld._convolve((0.01, -3, a, 0.0, 0.0), (0.01, 5, b, 0.0, 0.0))
     exact = np.convolve(a, b)
     got = np.zeros_like(exact)
-    got[off - 2: off - 2 + pmf.size] = pmf
+    got[off - 2 : off - 2 + pmf.size] = pmf
     keep = exact > 1e-14
     keep[0] = False
     assert np.allclose(got[keep], exact[keep], rtol=1e-12, atol=0)

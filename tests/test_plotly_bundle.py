@@ -4,6 +4,7 @@ The bundle holds only some trace types (``plotwidget.TRACE_TYPES``); a trace of 
 not draw. These tests tie the three together: the bundle file, ``TRACE_TYPES`` and every trace each
 dashboard builds. (tests/browser/test_demo_browser.py draws each type in Chromium.)
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,7 +18,7 @@ from dpexplore.ui import plotwidget
 from dpexplore.ui.plotwidget import TRACE_TYPES, PlotlyWidget, plotly_js_path
 
 BUNDLE = plotly_js_path().read_text(encoding="utf-8")
-ENTRY = (plotly_js_path().parents[3] / "tools" / "plotly-bundle" / "entry.js")
+ENTRY = plotly_js_path().parents[3] / "tools" / "plotly-bundle" / "entry.js"
 
 #: notebook → (module, builder) of each dashboard in the gallery
 BUILDERS = {
@@ -88,14 +89,17 @@ def test_each_dashboard_draws_only_bundled_trace_types(notebook):
     W.Widget.close_all()
 
 
-@pytest.mark.parametrize("setter", [
-    lambda w: w.update(data=[{"type": "pie", "values": [1, 2]}]),
-    lambda w: setattr(w, "data", [{"x": [1]}, {"type": "scatter3d", "x": [1]}]),
-    lambda w: w.update_traces(0, type="histogram"),
-])
+@pytest.mark.parametrize(
+    "setter",
+    [
+        lambda w: w.update(data=[{"type": "pie", "values": [1, 2]}]),
+        lambda w: setattr(w, "data", [{"x": [1]}, {"type": "scatter3d", "x": [1]}]),
+        lambda w: w.update_traces(0, type="histogram"),
+    ],
+)
 def test_a_trace_type_outside_the_bundle_is_refused(setter):
     w = PlotlyWidget(data=[{"x": [1, 2], "y": [3, 4]}])
-    before = [dict(t) for t in w.data]   # as the widget holds it (its line style handed out)
+    before = [dict(t) for t in w.data]  # as the widget holds it (its line style handed out)
     with pytest.raises(ValueError, match="not in the served plotly.js bundle"):
         setter(w)
     assert w.data == before
@@ -105,11 +109,12 @@ def test_a_trace_type_outside_the_bundle_is_refused(setter):
 
 # -- plot arrays on the wire (float64 buffers, plotwidget.traces_to_wire) --------------------------
 
+
 def _numbers_equal(a, b) -> bool:
     """Equal lists of numbers, ``None`` (a gap) where the other has ``None``; exact otherwise."""
-    return len(a) == len(b) and all((x is None and y is None) or (x is not None and y is not None
-                                                                  and float(x) == float(y))
-                                    for x, y in zip(a, b))
+    return len(a) == len(b) and all(
+        (x is None and y is None) or (x is not None and y is not None and float(x) == float(y)) for x, y in zip(a, b)
+    )
 
 
 @pytest.mark.parametrize("notebook", sorted(BUILDERS))
@@ -126,7 +131,7 @@ def test_each_dashboards_plot_state_round_trips_exactly_with_its_numbers_in_buff
         state, paths, buffers = _remove_buffers(fig.get_state(["data"]))
         text = json.dumps(state)
         assert not re.search(r"\[(\s*-?[\d.e+-]+\s*,){15,}", text), (notebook, text[:300])
-        for path, buf in zip(paths, buffers):      # put the buffers back, as the front end does
+        for path, buf in zip(paths, buffers):  # put the buffers back, as the front end does
             node = state
             for p in path[:-1]:
                 node = node[p]
@@ -145,15 +150,21 @@ def test_each_dashboards_plot_state_round_trips_exactly_with_its_numbers_in_buff
 
 def test_only_plain_number_lists_become_buffers():
     nums = [0.1 * i for i in range(20)]
-    wire = plotwidget.traces_to_wire([{
-        "x": nums, "y": [None] * 3 + [float(i) for i in range(17)], "z": list(range(16)),
-        "text": [str(i) for i in range(20)],              # a category axis: stays JSON
-        "flags": [True] * 20,                             # booleans are not numbers here
-        "short": [1.0, 2.0],                              # below the threshold
-        "rows": [[1.0] * 20, [2.0] * 20],                 # rows of numbers (a heatmap's z)
-        "mixed": [["a"] * 20, [1.0] * 20],
-        "marker": {"size": [3.0] * 16, "color": "#0072B2"},
-    }])[0]
+    wire = plotwidget.traces_to_wire(
+        [
+            {
+                "x": nums,
+                "y": [None] * 3 + [float(i) for i in range(17)],
+                "z": list(range(16)),
+                "text": [str(i) for i in range(20)],  # a category axis: stays JSON
+                "flags": [True] * 20,  # booleans are not numbers here
+                "short": [1.0, 2.0],  # below the threshold
+                "rows": [[1.0] * 20, [2.0] * 20],  # rows of numbers (a heatmap's z)
+                "mixed": [["a"] * 20, [1.0] * 20],
+                "marker": {"size": [3.0] * 16, "color": "#0072B2"},
+            }
+        ]
+    )[0]
     as_f64 = {k for k, v in wire.items() if isinstance(v, dict) and set(v) == {plotwidget.WIRE_F64}}
     assert as_f64 == {"x", "y", "z"}
     assert wire["text"] == [str(i) for i in range(20)] and wire["flags"] == [True] * 20
@@ -179,10 +190,12 @@ def test_the_front_end_turns_the_bytes_into_the_same_numbers():
     if node is None:
         pytest.skip("node is not installed")
     js = (plotly_js_path().parents[1] / "plotwidget.js").read_text(encoding="utf-8")
-    code = js[js.index('const WIRE_F64 = "dpexplore_f64";'):js.index("function render(")]
-    ys = [0.1, -1e-300, 5e300, None, 2.0 ** -1074, 1 / 3] * 3
+    code = js[js.index('const WIRE_F64 = "dpexplore_f64";') : js.index("function render(")]
+    ys = [0.1, -1e-300, 5e300, None, 2.0**-1074, 1 / 3] * 3
     raw = np.array([np.nan if y is None else y for y in ys], dtype="<f8").tobytes()
-    script = code + f"""
+    script = (
+        code
+        + f"""
 const bytes = Uint8Array.from({list(raw)});
 const padded = new Uint8Array(bytes.length + 3); padded.set(bytes, 3);
 const data = [{{y: {{dpexplore_f64: new DataView(padded.buffer, 3, bytes.length)}},
@@ -191,6 +204,7 @@ const data = [{{y: {{dpexplore_f64: new DataView(padded.buffer, 3, bytes.length)
 unwireTraces({{get: () => data}});
 process.stdout.write(JSON.stringify(data));
 """
+    )
     out = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60, check=True)
     got = json.loads(out.stdout)[0]
     assert _numbers_equal(got["y"], ys) and _numbers_equal(got["marker"]["size"], ys)

@@ -2,6 +2,7 @@
 ``_PresentStage``), on the kernel side: the tab's controls and text move into the side panel
 while the tab is shown, its plots show one at a time at full width with buttons to choose one,
 and normal mode gets the app's own layout back, widget for widget."""
+
 from __future__ import annotations
 
 import ipywidgets as W
@@ -31,24 +32,26 @@ def test_present_mode_moves_the_tab_controls_to_the_panel_and_shows_one_plot():
     first = list(tabs.children[0].children)
     chooser = first[0]
     assert isinstance(chooser, W.ToggleButtons) and [o[0] for o in chooser.options] == [
-        "Median: mean |error| vs ε (data in [0, 1])", "Median: distribution of |error| at the chosen ε"]
+        "Median: mean |error| vs ε (data in [0, 1])",
+        "Median: distribution of |error| at the chosen ε",
+    ]
     assert not any(c["med_eps"] in (w.children if hasattr(w, "children") else ()) for w in first)
     assert (med.layout.display, cdf.layout.display) == (None, "none")
     assert med.layout.width == cdf.layout.width == "100%"
     extra = [w for w in panel.children if "dpexplore-tab-controls" in w._dom_classes]
     assert len(extra) == 1 and app.controller.readouts["median"] in extra[0].children
-    assert panel.children[-1] is normal_panel[-1]          # the readouts stay last
-    assert panel.children[:len(normal_panel) - 1] == tuple(normal_panel[:-1])
+    assert panel.children[-1] is normal_panel[-1]  # the readouts stay last
+    assert panel.children[: len(normal_panel) - 1] == tuple(normal_panel[:-1])
 
-    chooser.value = 1                                      # the other plot
+    chooser.value = 1  # the other plot
     assert (med.layout.display, cdf.layout.display) == ("none", None)
-    tabs.selected_index = 1                                # the second tab's controls
+    tabs.selected_index = 1  # the second tab's controls
     extra = [w for w in panel.children if "dpexplore-tab-controls" in w._dom_classes]
     assert len(extra) == 1 and app.controller.readouts["shuffle"] in extra[0].children
-    assert list(tabs.children[1].children) == [shuffle]    # a single plot: no chooser
+    assert list(tabs.children[1].children) == [shuffle]  # a single plot: no chooser
     assert shuffle.layout.display is None
 
-    app.bar.present = False                                # the app's own layout, as it was
+    app.bar.present = False  # the app's own layout, as it was
     assert [list(b.children) for b in tabs.children] == normal_tabs
     assert list(panel.children) == normal_panel
     assert med.layout.display is None and cdf.layout.display is None
@@ -95,7 +98,7 @@ def test_present_mode_lets_a_fixed_height_plot_fill_the_window():
     main_height = main.css_height
     app.bar.present = True
     assert fig.css_height == FILL_PLOT_HEIGHT == "fill"
-    assert main.css_height == main_height                  # a plot alone in its tab: as it was
+    assert main.css_height == main_height  # a plot alone in its tab: as it was
     app.bar.present = False
     assert fig.css_height == "400px"
     app.bar.present = True
@@ -107,10 +110,17 @@ def test_a_stacked_table_names_each_cell_by_its_column():
     ``data-label``, the header's text without markup); the header row stays in the table, for screen
     readers, with explicit roles (a ``display: block`` table loses its semantics in some browsers)."""
     from dpexplore.ui.shell import SHELL_CSS, stacked_table
-    t = stacked_table(["privacy <i>allowed</i>", "failure ≤"],
-                      [("Row <b>one</b>", ["ε ≤ 1", ("no <b>ε</b>", "colspan='1'")])], cls="x", corner="result")
+
+    t = stacked_table(
+        ["privacy <i>allowed</i>", "failure ≤"],
+        [("Row <b>one</b>", ["ε ≤ 1", ("no <b>ε</b>", "colspan='1'")])],
+        cls="x",
+        corner="result",
+    )
     assert t.startswith("<table role='table' class='dpexplore-stack x'")
-    assert "<tr class='dpexplore-stack-head' role='row'><th role='columnheader' style='text-align:left'>result</th>" in t
+    assert (
+        "<tr class='dpexplore-stack-head' role='row'><th role='columnheader' style='text-align:left'>result</th>" in t
+    )
     assert "<th scope='col' role='columnheader'>privacy <i>allowed</i></th>" in t
     assert "<th scope='row' role='rowheader' style='text-align:left'>Row <b>one</b></th>" in t
     assert "<td role='cell' data-label='privacy allowed' >ε ≤ 1</td>" in t

@@ -2,6 +2,7 @@
 1: never below the exact value (mpmath at 60 digits), and within a tight relative error. The first
 five cases are the reproducers of a catastrophic cancellation (results up to 1.3e-7 relative BELOW
 the truth) in the former near-α forms."""
+
 from __future__ import annotations
 
 import mpmath as mp
@@ -18,9 +19,9 @@ REL = 1e-13  # the results are rounded up by 16 ulps (3.6e-15): far inside this
 
 def rr_truth(eps, alpha):
     e, a = mp.mpf(eps), mp.mpf(alpha)
-    p = mp.e ** e / (1 + mp.e ** e)
+    p = mp.e**e / (1 + mp.e**e)
     q = 1 - p
-    return mp.log(p ** a * q ** (1 - a) + q ** a * p ** (1 - a)) / (a - 1)
+    return mp.log(p**a * q ** (1 - a) + q**a * p ** (1 - a)) / (a - 1)
 
 
 def laplace_truth(d, alpha):
@@ -41,9 +42,10 @@ def test_randomized_response_reproducers(eps, alpha):
     _check(conversions.pure_to_rdp(eps, alpha), truth)
 
 
-@pytest.mark.parametrize("scale, sensitivity, alpha", [
-    (1e7, 1.0, 1.5), (999999999.9999999, 1.0, 1.5),
-    (996.807567303485, 0.9581211060791076, 1.1610788179146971)])
+@pytest.mark.parametrize(
+    "scale, sensitivity, alpha",
+    [(1e7, 1.0, 1.5), (999999999.9999999, 1.0, 1.5), (996.807567303485, 0.9581211060791076, 1.1610788179146971)],
+)
 def test_laplace_reproducers(scale, sensitivity, alpha):
     d = mp.mpf(sensitivity) / mp.mpf(scale)
     _check(Laplace(scale, sensitivity).rdp(alpha), laplace_truth(d, alpha))

@@ -1,5 +1,6 @@
 """The bibliography (dpexplore.references): well-formed entries, citations that resolve, and
 docs/references.md generated from it."""
+
 from __future__ import annotations
 
 import pathlib
@@ -38,5 +39,4 @@ def test_docs_references_md_is_generated_from_the_module():
     text = (REPO / "docs" / "references.md").read_text(encoding="utf-8")
     from dpexplore.citations import docs_markdown
 
-    assert text == docs_markdown(), (
-        "docs/references.md is stale: python -m dpexplore.citations > docs/references.md")
+    assert text == docs_markdown(), "docs/references.md is stale: python -m dpexplore.citations > docs/references.md"

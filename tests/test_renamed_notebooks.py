@@ -1,6 +1,7 @@
 """Each app notebook is named after its module, and the old page URLs of the renamed ones redirect
 to the new ones with their query string (``dpexplore serve``, the server extension of Binder and
 the hub's lab, the hub's apps-only server), without a browser."""
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,11 @@ def test_no_redirect_over_a_notebook_of_ones_own(tmp_path):
     (tmp_path / "notebooks").mkdir()
     for folder in (tmp_path, tmp_path / "notebooks"):
         (folder / "group_privacy_lab.ipynb").write_text("{}")
-    (tmp_path / "group_privacy.ipynb").write_text("{}")   # hers, under the old name
+    (tmp_path / "group_privacy.ipynb").write_text("{}")  # hers, under the old name
     routes = {r[0]: r[2]["target"] for r in renamed_redirects("/", tmp_path)}
-    assert routes == {r"/voila/render/notebooks/group_privacy\.ipynb":
-                      "/voila/render/notebooks/group_privacy_lab.ipynb"}
+    assert routes == {
+        r"/voila/render/notebooks/group_privacy\.ipynb": "/voila/render/notebooks/group_privacy_lab.ipynb"
+    }
 
 
 def _free_port() -> int:
@@ -72,9 +74,24 @@ def test_dpexplore_serve_redirects_old_urls_with_their_query(tmp_path):
     port = _free_port()
     base = f"http://127.0.0.1:{port}/course/"
     log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port",
-                             str(port), "--base-url", "/course/", "--pool-size", "0", "--no-fork"],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dpexplore.cli",
+            "serve",
+            "--no-browser",
+            "--port",
+            str(port),
+            "--base-url",
+            "/course/",
+            "--pool-size",
+            "0",
+            "--no-fork",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -83,8 +100,7 @@ def test_dpexplore_serve_redirects_old_urls_with_their_query(tmp_path):
                     break
             except OSError:
                 pass
-            assert proc.poll() is None and time.monotonic() < deadline, \
-                (tmp_path / "serve.log").read_text()[-3000:]
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
             time.sleep(0.3)
         for old, new in RENAMED.items():
             status, location = _get(f"{base}voila/render/{old}?eps=0.5&k=10")
@@ -110,8 +126,9 @@ def test_server_extension_and_apps_only_server_redirect_old_urls(tmp_path):
 
     async def run():
         web_app = Application(base_url="/user/ann/")
-        server = types.SimpleNamespace(web_app=web_app, root_dir=str(tmp_path),
-                                       log=types.SimpleNamespace(info=lambda *a: None))
+        server = types.SimpleNamespace(
+            web_app=web_app, root_dir=str(tmp_path), log=types.SimpleNamespace(info=lambda *a: None)
+        )
         extension._load_jupyter_server_extension(server)
         apps_only.restrict_routes(web_app)
         port = _free_port()
@@ -120,8 +137,7 @@ def test_server_extension_and_apps_only_server_redirect_old_urls(tmp_path):
         try:
             url = f"http://127.0.0.1:{port}/user/ann/voila/render/notebooks/mechanisms_in_action.ipynb?seed=7"
             r = await AsyncHTTPClient().fetch(url, follow_redirects=False, raise_error=False)
-            other = await AsyncHTTPClient().fetch(f"http://127.0.0.1:{port}/user/ann/api/contents",
-                                                  raise_error=False)
+            other = await AsyncHTTPClient().fetch(f"http://127.0.0.1:{port}/user/ann/api/contents", raise_error=False)
             return r.code, r.headers.get("Location"), other.code
         finally:
             http.stop()

@@ -2,6 +2,7 @@
 advantage and posterior bound of a privacy profile — mpmath references (50 digits) for the μ-GDP,
 pure-DP, (ε, δ)-DP and Laplace trade-offs, the numerical path against them (never below, within a
 stated tolerance), hypothesis properties, a dp_accounting cross-check and invalid inputs."""
+
 from __future__ import annotations
 
 import re
@@ -83,8 +84,7 @@ def assert_safe_and_close(got, ref, rel):
     assert mp.mpf(got) <= ref * (1 + mp.mpf(rel)) + mp.mpf(TINY), (got, ref)
 
 
-ALPHAS = [0.0, 5e-324, 1e-310, 1e-300, 1e-100, 1e-20, 1e-9, 1e-5, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8,
-          0.99, 1 - 1e-9, 1.0]
+ALPHAS = [0.0, 5e-324, 1e-310, 1e-300, 1e-100, 1e-20, 1e-9, 1e-5, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.99, 1 - 1e-9, 1.0]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -173,8 +173,9 @@ def test_posterior_with_subnormal_prior_is_still_safe(eps, prior):
     assert mp.mpf(got) >= ref and mp.mpf(got) <= ref * (1 + mp.mpf(2e-12)) + mp.mpf(TINY)
 
 
-@pytest.mark.parametrize("mu, prior, a", [(0.5, 0.5, 1e-3), (1.0, 0.01, 0.01), (2.0, 0.3, 1e-6),
-                                          (1.0, 0.5, 1e-300), (6.0, 0.9, 0.2)])
+@pytest.mark.parametrize(
+    "mu, prior, a", [(0.5, 0.5, 1e-3), (1.0, 0.01, 0.01), (2.0, 0.3, 1e-6), (1.0, 0.5, 1e-300), (6.0, 0.9, 0.2)]
+)
 def test_gdp_posterior_with_fpr_matches_mpmath(mu, prior, a):
     t = mp_gdp_tpr(mu, a)
     p = mp.mpf(prior)
@@ -320,8 +321,10 @@ def test_reexported_from_conversions_and_no_import_cycle():
         assert name in conversions.__all__
         assert getattr(conversions, name) is getattr(risk, name)
     # importing dpexplore.risk first (before conversions) must work too
-    code = ("import dpexplore.risk as r, dpexplore.conversions as c; "
-            "assert c.tpr_at_fpr is r.tpr_at_fpr; print(r.advantage(c.PureDPProfile(1.0)))")
+    code = (
+        "import dpexplore.risk as r, dpexplore.conversions as c; "
+        "assert c.tpr_at_fpr is r.tpr_at_fpr; print(r.advantage(c.PureDPProfile(1.0)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) == pytest.approx(np.tanh(0.5), rel=1e-14)
@@ -406,8 +409,9 @@ def test_advantage_bounds_tpr_minus_fpr_for_every_profile(spec):
     assert np.max(tpr_at_fpr(prof, a) - a) <= advantage(prof) + 4e-12
 
 
-@given(spec=prof_st, priors=st.lists(st.floats(1e-12, 1 - 1e-12), min_size=1, max_size=8),
-       fpr=st.one_of(st.none(), fpr_st))
+@given(
+    spec=prof_st, priors=st.lists(st.floats(1e-12, 1 - 1e-12), min_size=1, max_size=8), fpr=st.one_of(st.none(), fpr_st)
+)
 @SETTINGS
 def test_posterior_properties(spec, priors, fpr):
     prof = _make(spec)
@@ -440,8 +444,10 @@ def test_cross_check_dp_accounting_gaussian_pld(sigma):
     d = np.asarray(pld.get_delta_for_epsilon(eps), dtype=float)
     a = np.array([1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.5])
     # the same formula on dp_accounting's δ(ε) (an upper bound, on a finite ε grid: larger)
-    theirs = np.min(np.minimum(d[None] + np.exp(eps)[None] * a[:, None],
-                               1 - np.exp(-eps)[None] * (1 - d[None] - a[:, None])), axis=1)
+    theirs = np.min(
+        np.minimum(d[None] + np.exp(eps)[None] * a[:, None], 1 - np.exp(-eps)[None] * (1 - d[None] - a[:, None])),
+        axis=1,
+    )
     ours = tpr_at_fpr(mechanisms.Gaussian(sigma), a)
     assert np.all(ours <= theirs * (1 + 1e-12))
     np.testing.assert_allclose(ours, theirs, rtol=2e-4)

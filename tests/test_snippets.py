@@ -1,10 +1,11 @@
-""""Reproduce in Python": each app's snippet, run as a user would paste it, prints the numbers its
+""" "Reproduce in Python": each app's snippet, run as a user would paste it, prints the numbers its
 readouts show, for several settings of each app.
 
 Every number the snippet prints must be a number of the readout (same value at the readout's
 precision): the snippet reproduces the readout with dpexplore's public API, not a copy of the
 app's code. The shell shows the snippet in its "Reproduce in Python" section after every step.
 """
+
 from __future__ import annotations
 
 import html
@@ -52,8 +53,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("build,settings", CASES,
-                         ids=[f"{b.__name__.removeprefix('build_')}-{i}" for i, (b, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "build,settings", CASES, ids=[f"{b.__name__.removeprefix('build_')}-{i}" for i, (b, _) in enumerate(CASES)]
+)
 def test_snippet_prints_the_readout(build, settings):
     app = build()
     ctrl = app.controller
@@ -69,8 +71,10 @@ def test_snippet_prints_the_readout(build, settings):
     got, shown = _numbers(printed), _numbers(readout)
     assert got, f"the snippet printed no numbers:\n{printed}"
     missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]
-    assert not missing, (f"{build.__name__} {settings}: the snippet printed {missing} that the readout "
-                         f"does not show.\nsnippet output:\n{printed}\nreadout:\n{readout}")
+    assert not missing, (
+        f"{build.__name__} {settings}: the snippet printed {missing} that the readout "
+        f"does not show.\nsnippet output:\n{printed}\nreadout:\n{readout}"
+    )
     # the shell shows the very snippet of the current setting
     assert html.escape(code.splitlines()[0]) in app._code.value
 
@@ -99,24 +103,41 @@ LAB_CASES = [
     (build_audit_lab, {"bug": 3.0, "trials": 1000, "m": 1000, "guess_frac": 0.1}),
     (build_adaptive_lab, {"n": 300, "d": 600, "rounds": 5}),
     (build_mechanisms_lab, {"trials": 100}),
-    (build_mechanisms_lab, {"trials": 100, "attack_eps": 0.3, "count_eps": 2.0, "m": 10, "rnm_eps": 1.0,
-                            "svt_variant": "AboveThreshold"}),
+    (
+        build_mechanisms_lab,
+        {"trials": 100, "attack_eps": 0.3, "count_eps": 2.0, "m": 10, "rnm_eps": 1.0, "svt_variant": "AboveThreshold"},
+    ),
     (build_mechanisms_lab, {"trials": 100, "svt_variant": "Sparse (δ > 0)", "svt_delta": 1e-5, "c": 5}),
     (build_local_vs_central, {"trials": 100}),
-    (build_local_vs_central, {"trials": 100, "med_eps": 0.3, "spread": 0.02, "n_data": 500, "seed": 7,
-                              "eps_local": 3.0, "n_users": 1000, "shuffle_delta": 1e-8}),
+    (
+        build_local_vs_central,
+        {
+            "trials": 100,
+            "med_eps": 0.3,
+            "spread": 0.02,
+            "n_data": 500,
+            "seed": 7,
+            "eps_local": 3.0,
+            "n_users": 1000,
+            "shuffle_delta": 1e-8,
+        },
+    ),
     (build_adaptive_lab, {"n": 300, "d": 600, "rounds": 5, "tau": 0.1, "gen_n": 1000, "beta": 0.01}),
     (build_filters_lab, {}),
 ]
 
 
-@pytest.mark.parametrize("build,settings", LAB_CASES,
-                         ids=[f"{b.__name__.removeprefix('build_')}-{i}" for i, (b, _) in enumerate(LAB_CASES)])
+@pytest.mark.parametrize(
+    "build,settings", LAB_CASES, ids=[f"{b.__name__.removeprefix('build_')}-{i}" for i, (b, _) in enumerate(LAB_CASES)]
+)
 def test_lab_snippet_prints_the_readout(build, settings):
     """As for the main apps; a lab's readouts may also sit in its tabs (the adaptive lab's
     calculator table), so every number printed must appear in the text of the app's page."""
-    app = build(**{k: v for k, v in settings.items() if k in ("n", "d", "rounds")}) \
-        if build is build_adaptive_lab else build()
+    app = (
+        build(**{k: v for k, v in settings.items() if k in ("n", "d", "rounds")})
+        if build is build_adaptive_lab
+        else build()
+    )
     ctrl = app.controller
     first = {k: v for k, v in settings.items() if k in ("mechanism",)}
     for name, value in [*first.items(), *((k, v) for k, v in settings.items() if k not in first)]:
@@ -126,8 +147,9 @@ def test_lab_snippet_prints_the_readout(build, settings):
     code = ctrl.snippet()
     assert code and "dpexplore" in code and "print" in code
     printed = _run(code)
-    page = html.unescape(re.sub(r"<[^>]+>", " ", " ".join(
-        w.value for w in app.widgets() if isinstance(w, (W.HTML, W.HTMLMath)))))
+    page = html.unescape(
+        re.sub(r"<[^>]+>", " ", " ".join(w.value for w in app.widgets() if isinstance(w, (W.HTML, W.HTMLMath))))
+    )
     got, shown = _numbers(printed), _numbers(page)
     assert got, printed
     missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]

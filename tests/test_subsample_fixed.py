@@ -11,6 +11,7 @@ of the same dominating pair, and below the RDP bound; pure-DP bases; hypothesis 
 invalid inputs. dp_accounting's PLD accountant has no event for sampling without replacement,
 hence the independent discretization.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,7 @@ from dp_accounting.pld import privacy_loss_distribution as dpa_pld  # noqa: E402
 from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp  # noqa: E402
 
 mp.mp.dps = 40
-N_RECORDS = 100_000   # dataset size for dp_accounting's event (q = sample size / N_RECORDS)
+N_RECORDS = 100_000  # dataset size for dp_accounting's event (q = sample size / N_RECORDS)
 
 
 def fixed(mech, q):
@@ -50,8 +51,7 @@ def dpa_wor_rdp(sigma, q, orders):
 
 
 # where dp_accounting's floating-point forward differences are accurate (σ ≲ 3; see below)
-RDP_POINTS = [(0.5, 0.01), (1.0, 0.01), (1.1, 0.001), (2.0, 0.1), (0.8, 1e-4), (0.3, 0.3),
-              (3.0, 0.9), (0.05, 0.5)]
+RDP_POINTS = [(0.5, 0.01), (1.0, 0.01), (1.1, 0.001), (2.0, 0.1), (0.8, 1e-4), (0.3, 0.3), (3.0, 0.9), (0.05, 0.5)]
 
 
 @pytest.mark.parametrize("sigma,q", RDP_POINTS)
@@ -82,8 +82,9 @@ def test_rdp_scales_with_the_substitution_sensitivity():
     b = np.asarray(fixed(Gaussian(1.0), 0.05).rdp(orders))
     np.testing.assert_allclose(a, b, rtol=1e-13)
     # a sum clipped to norm C = 1 has substitution sensitivity 2: noise multiplier σ/2
-    np.testing.assert_allclose(np.asarray(fixed(Gaussian(4.0, 2.0), 0.05).rdp(orders)),
-                               dpa_wor_rdp(2.0, 0.05, orders), rtol=1e-9)
+    np.testing.assert_allclose(
+        np.asarray(fixed(Gaussian(4.0, 2.0), 0.05).rdp(orders)), dpa_wor_rdp(2.0, 0.05, orders), rtol=1e-9
+    )
 
 
 def exact_wor_log_a(sigma, q, alpha):
@@ -93,8 +94,9 @@ def exact_wor_log_a(sigma, q, alpha):
     cgf = lambda x: x * (x - 1) / (2 * s2)  # noqa: E731  (j − 1)ε(j) at j = x
     top = 2 * ((alpha + 1) // 2)
     v = [mp.e ** cgf(j) for j in range(top + 1)]
-    moment = {n: mp.fsum((-1) ** (n - k) * mp.binomial(n, k) * v[k] for k in range(n + 1))
-              for n in range(2, top + 1, 2)}
+    moment = {
+        n: mp.fsum((-1) ** (n - k) * mp.binomial(n, k) * v[k] for k in range(n + 1)) for n in range(2, top + 1, 2)
+    }
     a = 1 + q**2 * mp.binomial(alpha, 2) * min(4 * mp.expm1(1 / s2), 2 * mp.e ** (1 / s2))
     for j in range(3, alpha + 1):
         fd = 4 * mp.sqrt(moment[2 * (j // 2)] * moment[2 * ((j + 1) // 2)])
@@ -110,7 +112,7 @@ def test_rdp_exact_where_dp_accounting_cancels(sigma, q):
     # Ours are the exact bound (300-digit mpmath), never below it.
     orders = [2, 3, 10, 33, 64, 128]
     ours = np.asarray(fixed(Gaussian(sigma), q).rdp(np.array(orders, dtype=float)))
-    with mp.workdps(300):     # the alternating sums cancel ~150 digits at most here
+    with mp.workdps(300):  # the alternating sums cancel ~150 digits at most here
         truth = np.array([float(exact_wor_log_a(sigma, q, a) / (a - 1)) for a in orders])
     assert np.all(ours >= truth)
     np.testing.assert_allclose(ours, truth, rtol=1e-11)
@@ -184,8 +186,7 @@ def true_epsilon(base_delta, q, delta):
     return float(hi)
 
 
-@pytest.mark.parametrize("sigma,q", [(1.0, 0.01), (0.5, 0.1), (2.0, 0.5), (1.0, 0.3), (0.8, 1.0),
-                                     (5.0, 0.001)])
+@pytest.mark.parametrize("sigma,q", [(1.0, 0.01), (0.5, 0.1), (2.0, 0.5), (1.0, 0.3), (0.8, 1.0), (5.0, 0.001)])
 def test_single_step_profile_vs_mpmath(sigma, q):
     m = fixed(Gaussian(sigma), q)
     truth = gauss_delta(1.0 / sigma)
@@ -202,7 +203,7 @@ def test_single_step_profile_vs_mpmath(sigma, q):
 
 
 def test_single_step_profile_laplace_vs_closed_form():
-    b, sens, q = 2.0, 3.0, 0.2          # ε₀ = 1.5 under substitution
+    b, sens, q = 2.0, 3.0, 0.2  # ε₀ = 1.5 under substitution
     m = fixed(Laplace(b, sens), q)
     assert m.eps_max == pytest.approx(math.log1p(q * math.expm1(sens / b)), rel=1e-14)
     truth = laplace_delta(sens / b)
@@ -238,6 +239,7 @@ def reference_pld(sigma, q, h, pessimistic):
     pair R = ((1 − q)N(0, σ²) + qN(1, σ²), N(0, σ²)), whose loss exceeds x iff
     y > σ² log((e^x − 1 + q)/q) + 1/2; below 0 its mirror image, P_S(L < −x) = Q_R(L > x); an atom
     1 − P_R(L > 0) − Q_R(L > 0) at 0."""
+
     def tails(x):
         y = sigma**2 * (np.log(np.expm1(x) + q) - np.log(q)) + 0.5
         a = special.ndtr(-y / sigma)
@@ -245,8 +247,8 @@ def reference_pld(sigma, q, h, pessimistic):
 
     coarse = np.arange(1, 4001) * 0.01
     n = int(np.ceil(coarse[np.argmax(tails(coarse)[0] < 1e-16)] / h))
-    pr, qr = tails(np.arange(n + 1) * h)               # P_R(L > ih), Q_R(L > ih), i = 0..n
-    up, down = pr[:-1] - pr[1:], qr[:-1] - qr[1:]      # masses in (x_{i−1}, x_i] and its mirror
+    pr, qr = tails(np.arange(n + 1) * h)  # P_R(L > ih), Q_R(L > ih), i = 0..n
+    up, down = pr[:-1] - pr[1:], qr[:-1] - qr[1:]  # masses in (x_{i−1}, x_i] and its mirror
     i = np.arange(1, n + 1)
     pmf: dict = {}
 
@@ -266,12 +268,20 @@ def reference_pld(sigma, q, h, pessimistic):
         add(np.array([0, n]), np.array([atom, pr[-1]]))
         inf_mass = 0.0
     return dpa_pld.PrivacyLossDistribution.create_from_rounded_probability(
-        pmf, inf_mass, h, pessimistic_estimate=pessimistic, symmetric=True)
+        pmf, inf_mass, h, pessimistic_estimate=pessimistic, symmetric=True
+    )
 
 
-@pytest.mark.parametrize("sigma,q,k,delta", [(1.0, 0.01, 1000, 1e-5), (2.0, 0.1, 100, 1e-6),
-                                             (0.8, 0.004, 500, 1e-6), (5.0, 0.3, 50, 1e-5),
-                                             (1.0, 0.05, 1, 1e-5)])
+@pytest.mark.parametrize(
+    "sigma,q,k,delta",
+    [
+        (1.0, 0.01, 1000, 1e-5),
+        (2.0, 0.1, 100, 1e-6),
+        (0.8, 0.004, 500, 1e-6),
+        (5.0, 0.3, 50, 1e-5),
+        (1.0, 0.05, 1, 1e-5),
+    ],
+)
 def test_composition_vs_independent_discretization(sigma, q, k, delta):
     ours = C.compose(fixed(Gaussian(sigma), q), k).epsilon(delta)
     pess = reference_pld(sigma, q, 1e-4, True).self_compose(k).get_epsilon_for_delta(delta)
@@ -281,8 +291,10 @@ def test_composition_vs_independent_discretization(sigma, q, k, delta):
     assert abs(ours - 0.5 * (opt + pess)) <= 1e-3 * ours
 
 
-@pytest.mark.parametrize("sigma,q,k,delta", [(1.0, 0.01, 10_000, 1e-5), (2.0, 0.1, 100, 1e-6),
-                                             (0.8, 0.004, 5000, 1e-6), (5.0, 0.3, 50, 1e-5)])
+@pytest.mark.parametrize(
+    "sigma,q,k,delta",
+    [(1.0, 0.01, 10_000, 1e-5), (2.0, 0.1, 100, 1e-6), (0.8, 0.004, 5000, 1e-6), (5.0, 0.3, 50, 1e-5)],
+)
 def test_composition_between_poisson_and_rdp(sigma, q, k, delta):
     orders = np.concatenate([1.0 + np.arange(1, 100) / 10.0, np.arange(11.0, 257.0)])
     m = fixed(Gaussian(sigma), q)
@@ -294,15 +306,19 @@ def test_composition_between_poisson_and_rdp(sigma, q, k, delta):
 
 
 @settings(max_examples=8, deadline=None, derandomize=True)
-@given(sigma=st.sampled_from([0.7, 1.0, 3.0]), q=st.sampled_from([0.001, 0.02, 0.3]),
-       k=st.integers(1, 40), eps=st.floats(0.0, 4.0))
+@given(
+    sigma=st.sampled_from([0.7, 1.0, 3.0]),
+    q=st.sampled_from([0.001, 0.02, 0.3]),
+    k=st.integers(1, 40),
+    eps=st.floats(0.0, 4.0),
+)
 def test_composition_properties(sigma, q, k, eps):
     m = fixed(Gaussian(sigma), q)
     p = C.compose(m, k)
     d = float(p.delta(eps))
     assert 0.0 <= d <= 1.0
-    assert d >= float(m.delta(eps)) * (1 - 1e-6) - 1e-15                     # k ≥ 1 steps
-    assert d <= float(C.compose(Gaussian(sigma), k).delta(eps)) * (1 + 1e-6) + 1e-12   # amplification
+    assert d >= float(m.delta(eps)) * (1 - 1e-6) - 1e-15  # k ≥ 1 steps
+    assert d <= float(C.compose(Gaussian(sigma), k).delta(eps)) * (1 + 1e-6) + 1e-12  # amplification
     assert d >= float(C.compose(subsample(Gaussian(sigma), q), k).delta(eps)) * (1 - 1e-6) - 1e-12
     e = p.epsilon(1e-6)
     assert float(p.delta(e)) <= 1e-6
@@ -310,7 +326,7 @@ def test_composition_properties(sigma, q, k, eps):
 
 def test_pure_dp_base_composition():
     m = fixed(Laplace(1.0), 0.1)
-    one = math.log1p(0.1 * math.expm1(1.0))            # Balle, Barthe & Gaboardi 2018, Theorem 9
+    one = math.log1p(0.1 * math.expm1(1.0))  # Balle, Barthe & Gaboardi 2018, Theorem 9
     assert m.eps_max == pytest.approx(one, rel=1e-14)
     p = C.compose(m, 10)
     assert p.eps_max == pytest.approx(10 * one, rel=1e-12)
@@ -332,13 +348,13 @@ def test_compose_all_mixes_it():
     e = p.epsilon(1e-6)
     for m, k in items:
         assert e >= C.compose(m, k).epsilon(1e-6) * (1 - 1e-6)
-    assert e <= sum(C.compose(m, k).epsilon(1e-7) for m, k in items)   # basic composition
+    assert e <= sum(C.compose(m, k).epsilon(1e-7) for m, k in items)  # basic composition
 
 
 # -- the object and invalid inputs --------------------------------------------------------------------
 def test_interface():
     m = fixed(Gaussian(2.0, 3.0), 0.25)
-    assert type(m) is FixedSubsampled and isinstance(m, PoissonSubsampled)   # the PLD hooks
+    assert type(m) is FixedSubsampled and isinstance(m, PoissonSubsampled)  # the PLD hooks
     assert m != PoissonSubsampled(Gaussian(2.0, 3.0), 0.25)
     assert m.sensitivity == 3.0 and m.q == 0.25 and m.eps_max == math.inf
     assert "fixed" in SAMPLINGS and "poisson" in SAMPLINGS

@@ -5,6 +5,7 @@ relation, 40 digits); RDP against dp_accounting at integer orders (1e-9 relative
 fractional ones; DP-SGD ε and mixed compositions against dp_accounting's PLD (within 0.2 % of its
 pessimistic estimate, never below its optimistic one); hypothesis properties; invalid inputs.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,16 +39,29 @@ def true_delta(sigma, q, eps):
     d_rem = (1 - q) * ncdf(-y1 / s) + q * ncdf(-(y1 - 1) / s) - mp.e**e * ncdf(-y1 / s)
     # add: P = N(0), Q = mixture; L > ε ⟺ y < y2 (exists only while e^{−ε} > 1 − q)
     d_add = mp.mpf(0)
-    if mp.e**(-e) > 1 - q:
-        y2 = s**2 * mp.log((mp.e**(-e) - 1 + q) / q) + mp.mpf(1) / 2
+    if mp.e ** (-e) > 1 - q:
+        y2 = s**2 * mp.log((mp.e ** (-e) - 1 + q) / q) + mp.mpf(1) / 2
         d_add = ncdf(y2 / s) - mp.e**e * ((1 - q) * ncdf(y2 / s) + q * ncdf((y2 - 1) / s))
     return max(d_rem, d_add, mp.mpf(0))
 
 
-@pytest.mark.parametrize("sigma,q,eps", [(1.0, 0.01, 0.05), (1.0, 0.01, 0.2), (0.5, 0.1, 1.0),
-                                         (2.0, 0.5, 0.3), (5.0, 0.001, 0.001), (1.0, 0.3, 0.0),
-                                         (0.05, 1e-4, 3.0), (100.0, 1e-17, 0.0), (1.0, 1.0, 2.0),
-                                         (0.7, 0.99, 1e-6), (3.0, 0.01, 0.01), (20.0, 0.2, 0.05)])
+@pytest.mark.parametrize(
+    "sigma,q,eps",
+    [
+        (1.0, 0.01, 0.05),
+        (1.0, 0.01, 0.2),
+        (0.5, 0.1, 1.0),
+        (2.0, 0.5, 0.3),
+        (5.0, 0.001, 0.001),
+        (1.0, 0.3, 0.0),
+        (0.05, 1e-4, 3.0),
+        (100.0, 1e-17, 0.0),
+        (1.0, 1.0, 2.0),
+        (0.7, 0.99, 1e-6),
+        (3.0, 0.01, 0.01),
+        (20.0, 0.2, 0.05),
+    ],
+)
 def test_single_step_profile_vs_mpmath(sigma, q, eps):
     """One step is exact (the base's δ at a transformed ε): never below the truth, within 1e-10."""
     m = subsample(Gaussian(sigma), q)
@@ -63,16 +77,16 @@ def _laplace_one_step(b, q, eps, direction):
     (e^{−1/b} below 0, e^{1/b} above 1, e^{(2y − 1)/b} between)."""
     b, q, e = mp.mpf(b), mp.mpf(q), mp.mpf(eps)
     sf = lambda t, mu: mp.exp(-(t - mu) / b) / 2 if t >= mu else 1 - mp.exp((t - mu) / b) / 2  # noqa: E731
-    if direction == "remove":            # L = log(1 − q + q r) > ε ⟺ r > (e^ε − 1 + q)/q ⟺ y > t
+    if direction == "remove":  # L = log(1 − q + q r) > ε ⟺ r > (e^ε − 1 + q)/q ⟺ y > t
         r = (mp.e**e - 1 + q) / q
-        if r >= mp.e**(1 / b):
+        if r >= mp.e ** (1 / b):
             return mp.mpf(0)
-        t = (b * mp.log(r) + 1) / 2 if r > mp.e**(-1 / b) else mp.mpf(-1e9)
+        t = (b * mp.log(r) + 1) / 2 if r > mp.e ** (-1 / b) else mp.mpf(-1e9)
         return (1 - q) * sf(t, 0) + q * sf(t, 1) - mp.e**e * sf(t, 0)
-    r = (mp.e**(-e) - 1 + q) / q         # L = −log(1 − q + q r) > ε ⟺ r < that ⟺ y < t
-    if r <= mp.e**(-1 / b):
+    r = (mp.e ** (-e) - 1 + q) / q  # L = −log(1 − q + q r) > ε ⟺ r < that ⟺ y < t
+    if r <= mp.e ** (-1 / b):
         return mp.mpf(0)
-    t = (b * mp.log(r) + 1) / 2 if r < mp.e**(1 / b) else mp.mpf(1e9)
+    t = (b * mp.log(r) + 1) / 2 if r < mp.e ** (1 / b) else mp.mpf(1e9)
     return (1 - sf(t, 0)) - mp.e**e * ((1 - q) * (1 - sf(t, 0)) + q * (1 - sf(t, 1)))
 
 
@@ -97,8 +111,7 @@ def test_single_step_epsilon_is_safe_and_tight(sigma, q):
     below = np.asarray(m.delta(np.maximum(e * (1 - 1e-9) - 1e-12, 0.0)))
     assert np.all((below > deltas) | (e == 0.0))
     if q < 1.0:
-        assert m.epsilon(q) == 0.0               # δ(0) = q·TV ≤ q
-
+        assert m.epsilon(q) == 0.0  # δ(0) = q·TV ≤ q
 
 
 @settings(max_examples=25, deadline=None)
@@ -110,8 +123,7 @@ def test_single_step_never_below_truth(sigma, logq, eps):
 
 
 # -- RDP --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("sigma,q", [(0.5, 0.01), (1.0, 0.01), (1.1, 0.001), (4.0, 0.2), (20.0, 0.5),
-                                     (0.7, 1e-4)])
+@pytest.mark.parametrize("sigma,q", [(0.5, 0.01), (1.0, 0.01), (1.1, 0.001), (4.0, 0.2), (20.0, 0.5), (0.7, 1e-4)])
 def test_rdp_equals_dp_accounting_at_integer_orders(sigma, q):
     orders = np.arange(2, 257, dtype=float)
     ours = np.asarray(subsample(Gaussian(sigma), q).rdp(orders))
@@ -157,8 +169,9 @@ def test_rdp_only_for_gaussian():
 
 # -- DP-SGD against dp_accounting ---------------------------------------------------------------------
 def dpa_epsilon(sigma, q, steps, delta, pessimistic=True, interval=1e-4):
-    pld = dpa_pld.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=interval,
-                                          pessimistic_estimate=pessimistic)
+    pld = dpa_pld.from_gaussian_mechanism(
+        sigma, sampling_prob=q, value_discretization_interval=interval, pessimistic_estimate=pessimistic
+    )
     return pld.self_compose(steps).get_epsilon_for_delta(delta)
 
 
@@ -192,8 +205,8 @@ def test_dpsgd_issue_point():
 def test_dpsgd_accountants_order():
     args = (1.0, 0.01, 2000, 1e-5)
     pld_e, rdp_e, gdp_e = (C.dpsgd_epsilon(*args, accountant=a) for a in ("pld", "rdp", "gdp"))
-    assert pld_e < rdp_e                        # RDP is valid but looser
-    assert abs(gdp_e - pld_e) < 0.2 * pld_e     # the CLT approximation is close here...
+    assert pld_e < rdp_e  # RDP is valid but looser
+    assert abs(gdp_e - pld_e) < 0.2 * pld_e  # the CLT approximation is close here...
     mu = C.dpsgd_gdp_mu(1.0, 0.01, 2000)
     assert mu == pytest.approx(0.01 * math.sqrt(2000 * math.expm1(1.0)), rel=1e-14)
 
@@ -201,7 +214,7 @@ def test_dpsgd_accountants_order():
 def test_dpsgd_rdp_vs_dp_accounting():
     from dpexplore.conversions import rdp_to_approx
 
-    orders = np.arange(2.0, 257.0)     # integer orders: the two RDP curves are equal there
+    orders = np.arange(2.0, 257.0)  # integer orders: the two RDP curves are equal there
     acc = dpa_rdp.RdpAccountant(list(orders))
     acc.compose(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 10_000)
     theirs = acc.get_epsilon(1e-5)
@@ -216,7 +229,7 @@ def test_dpsgd_rdp_vs_dp_accounting():
 def test_dpsgd_sigma_inverts(eps, delta, q, steps):
     s = C.dpsgd_sigma(eps, delta, q, steps)
     assert C.dpsgd_epsilon(s, q, steps, delta) <= eps
-    assert C.dpsgd_epsilon(s / 1.002, q, steps, delta) > eps   # the smallest, to rtol = 1e-3
+    assert C.dpsgd_epsilon(s / 1.002, q, steps, delta) > eps  # the smallest, to rtol = 1e-3
 
 
 # -- mixed composition ---------------------------------------------------------------------------------
@@ -228,12 +241,17 @@ def test_compose_all_vs_dp_accounting():
     ours = C.compose_all(items).epsilon(1e-6)
     res = {}
     for pess in (True, False):
-        parts = [dpa_pld.from_laplace_mechanism(2.0, value_discretization_interval=1e-4,
-                                                pessimistic_estimate=pess).self_compose(3),
-                 dpa_pld.from_gaussian_mechanism(4.0, value_discretization_interval=1e-4,
-                                                 pessimistic_estimate=pess).self_compose(10),
-                 dpa_pld.from_gaussian_mechanism(1.0, sampling_prob=0.01, value_discretization_interval=1e-4,
-                                                 pessimistic_estimate=pess).self_compose(1000)]
+        parts = [
+            dpa_pld.from_laplace_mechanism(
+                2.0, value_discretization_interval=1e-4, pessimistic_estimate=pess
+            ).self_compose(3),
+            dpa_pld.from_gaussian_mechanism(
+                4.0, value_discretization_interval=1e-4, pessimistic_estimate=pess
+            ).self_compose(10),
+            dpa_pld.from_gaussian_mechanism(
+                1.0, sampling_prob=0.01, value_discretization_interval=1e-4, pessimistic_estimate=pess
+            ).self_compose(1000),
+        ]
         total = parts[0].compose(parts[1]).compose(parts[2])
         res[pess] = total.get_epsilon_for_delta(1e-6)
     assert pld_privacy_accountant  # imported: the accountant module exists in this version
@@ -291,8 +309,16 @@ def test_bad_sampling_and_base():
     assert isinstance(subsample(Gaussian(1.0), 0.1), PoissonSubsampled)
 
 
-@pytest.mark.parametrize("kw,name", [(dict(sigma=0.0), "sigma"), (dict(q=2.0), "q"), (dict(steps=0), "steps"),
-                                     (dict(delta=0.0), "delta"), (dict(accountant="prv"), "accountant")])
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        (dict(sigma=0.0), "sigma"),
+        (dict(q=2.0), "q"),
+        (dict(steps=0), "steps"),
+        (dict(delta=0.0), "delta"),
+        (dict(accountant="prv"), "accountant"),
+    ],
+)
 def test_dpsgd_bad_inputs(kw, name):
     args = dict(sigma=1.0, q=0.01, steps=100, delta=1e-5)
     args.update(kw)
@@ -367,8 +393,9 @@ def test_a_long_run_keeps_its_small_delta():
     assert all(prof.pld.inf_mass < 1e-13 for prof in p.profiles)
 
 
-@pytest.mark.parametrize("sigma,q,delta", [(1.0, 0.01, 1e-5), (0.3, 1e-5, 1e-5), (0.05, 1e-9, 1e-12),
-                                           (2.0, 1.0, 1e-6), (5.0, 0.5, 1e-2)])
+@pytest.mark.parametrize(
+    "sigma,q,delta", [(1.0, 0.01, 1e-5), (0.3, 1e-5, 1e-5), (0.05, 1e-9, 1e-12), (2.0, 1.0, 1e-6), (5.0, 0.5, 1e-2)]
+)
 def test_lower_bound_over_a_curve_is_the_bound_at_each_count(sigma, q, delta):
     """The one-shifted-step lower bound over an array of step counts (one inversion for a whole
     curve) is the scalar bound at each count: the same up to the inversion's 2 ulps (an array's
@@ -383,7 +410,7 @@ def test_lower_bound_over_a_curve_is_the_bound_at_each_count(sigma, q, delta):
     assert isinstance(lower(Gaussian(sigma), q, 5, delta), float)
     np.testing.assert_allclose(many, one, rtol=1e-13, atol=0)
     assert np.all(many >= 0.0)
-    if q == 1.0:     # every run sees the record: c₁ = 0 past one run, no bound
+    if q == 1.0:  # every run sees the record: c₁ = 0 past one run, no bound
         assert many[0] > 0.0 and np.all(many[1:] == 0.0)
 
 

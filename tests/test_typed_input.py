@@ -4,6 +4,7 @@ slider's end set to that end with a note, anything else refused in plain words w
 excerpt — in every app. The page sends the typed text to the kernel (``AppShell.apply_typed``);
 ``tests/browser/test_typed_input_browser.py`` checks that path in a real page.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,9 +30,18 @@ def _builders():
     from dpexplore.apps.profile_gdp import build_profile_gdp
     from dpexplore.apps.rdp_explorer import build_rdp_explorer
 
-    return [build_demo, build_rdp_explorer, build_profile_gdp, build_composition_explorer,
-            build_notion_converter, build_noise_lab, build_mechanisms_lab, build_local_vs_central,
-            build_adaptive_lab, build_audit_lab]
+    return [
+        build_demo,
+        build_rdp_explorer,
+        build_profile_gdp,
+        build_composition_explorer,
+        build_notion_converter,
+        build_noise_lab,
+        build_mechanisms_lab,
+        build_local_vs_central,
+        build_adaptive_lab,
+        build_audit_lab,
+    ]
 
 
 def _label(w) -> str:
@@ -39,9 +49,11 @@ def _label(w) -> str:
 
 
 def _numeric(app):
-    return [(n, w) for n, w in app.controller.controls.items()
-            if isinstance(w, (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.IntText, W.FloatText))
-            and not w.disabled]
+    return [
+        (n, w)
+        for n, w in app.controller.controls.items()
+        if isinstance(w, (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.IntText, W.FloatText)) and not w.disabled
+    ]
 
 
 def _valid_or_names_another(ctrl, name, typed):
@@ -97,11 +109,11 @@ def test_thousands_and_scientific_in_integer_controls():
     app = build_audit_lab()
     trials = app.controller.controls["trials"]
     app.apply_typed(_label(trials), "2,000")
-    assert trials.value == pytest.approx(2000, rel=0.05)   # on the slider's grid
+    assert trials.value == pytest.approx(2000, rel=0.05)  # on the slider's grid
     app.apply_typed(_label(trials), "5e3")
     assert trials.value == pytest.approx(5000, rel=0.05)
     app = build_mechanisms_lab()
-    seed = app.controller.controls["seed"]   # a number box
+    seed = app.controller.controls["seed"]  # a number box
     app.apply_typed(_label(seed), "1e-400")
     assert "not a whole number" in app.controller.message.text and seed.value != 1400
     app.apply_typed(_label(seed), "1,234")

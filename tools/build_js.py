@@ -24,6 +24,7 @@ how to build it).
 
 Standard library only: it runs in pip's isolated build environment.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,24 +42,29 @@ RECORD = STATIC / "built-from.json"
 #: name -> (input files, output files, command run in its folder)
 ASSETS = {
     "plotly-bundle": (
-        ["tools/plotly-bundle/entry.js", "tools/plotly-bundle/build.js",
-         "tools/plotly-bundle/package.json", "tools/plotly-bundle/package-lock.json"],
+        [
+            "tools/plotly-bundle/entry.js",
+            "tools/plotly-bundle/build.js",
+            "tools/plotly-bundle/package.json",
+            "tools/plotly-bundle/package-lock.json",
+        ],
         ["dpexplore/ui/static/plotly-dpexplore.min.js"],
         "tools/plotly-bundle",
     ),
     "widgets-offline": (
         ["tools/widgets-offline/vendor.py", "tools/widgets-offline/OFL-1.1.txt"],
-        ["dpexplore/ui/static/jupyter-widgets-offline.js",
-         "dpexplore/ui/static/LICENSE-jupyter-widgets-offline.txt"],
+        ["dpexplore/ui/static/jupyter-widgets-offline.js", "dpexplore/ui/static/LICENSE-jupyter-widgets-offline.txt"],
         "tools/widgets-offline",
     ),
 }
 
-HOW = ("dpexplore's JavaScript assets are built with Node.js and npm (the npm registry is "
-       "reached for the pinned packages): install Node.js >= 18 with npm, then install again (or "
-       "run `make setup` or `python tools/build_js.py` in the checkout); or install dpexplore "
-       "from an sdist or a wheel, which carry the built files. DPEXPLORE_SKIP_JS=1 installs "
-       "without them (the apps then cannot draw)")
+HOW = (
+    "dpexplore's JavaScript assets are built with Node.js and npm (the npm registry is "
+    "reached for the pinned packages): install Node.js >= 18 with npm, then install again (or "
+    "run `make setup` or `python tools/build_js.py` in the checkout); or install dpexplore "
+    "from an sdist or a wheel, which carry the built files. DPEXPLORE_SKIP_JS=1 installs "
+    "without them (the apps then cannot draw)"
+)
 
 
 class BuildError(RuntimeError):
@@ -87,8 +93,11 @@ def status(name: str) -> str:
     if not all((REPO / o).is_file() for o in outputs):
         return "missing"
     rec = _record().get(name)
-    if rec and rec.get("outputs") == _hashes(outputs) and (
-            rec.get("inputs") == _hashes(inputs) or not all((REPO / i).is_file() for i in inputs)):
+    if (
+        rec
+        and rec.get("outputs") == _hashes(outputs)
+        and (rec.get("inputs") == _hashes(inputs) or not all((REPO / i).is_file() for i in inputs))
+    ):
         return "up to date"
     return "stale"
 
@@ -101,8 +110,7 @@ def _run(name: str, npm: str, log) -> None:
     inputs, outputs, folder = ASSETS[name]
     cwd = REPO / folder
     if name == "plotly-bundle":
-        cmds = [[npm, "ci", "--silent", "--no-audit", "--no-fund"],
-                [npm, "run", "build", "--silent"]]
+        cmds = [[npm, "ci", "--silent", "--no-audit", "--no-fund"], [npm, "run", "build", "--silent"]]
     else:
         cmds = [[sys.executable, "vendor.py"]]
     for cmd in cmds:
@@ -136,8 +144,7 @@ def build(force: bool = False, log=print) -> list[str]:
             built.append(name)
         elif state == "stale":
             why = "no Node.js/npm on PATH" if have_inputs else "its sources are not here"
-            log(f"dpexplore: WARNING: {name} may be out of date but cannot be rebuilt ({why}); "
-                f"using the files present")
+            log(f"dpexplore: WARNING: {name} may be out of date but cannot be rebuilt ({why}); using the files present")
         else:
             why = "no Node.js/npm on PATH" if have_inputs else "its sources are not here"
             raise BuildError(f"{', '.join(outputs)} missing and cannot be built ({why}). {HOW}.")
@@ -147,8 +154,7 @@ def build(force: bool = False, log=print) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--force", action="store_true", help="rebuild even when up to date")
-    ap.add_argument("--check", action="store_true",
-                    help="build nothing; exit 1 unless every asset is up to date")
+    ap.add_argument("--check", action="store_true", help="build nothing; exit 1 unless every asset is up to date")
     a = ap.parse_args(argv)
     if a.check:
         states = {n: status(n) for n in ASSETS}

@@ -7,6 +7,7 @@ inlines them). Re-run it when an app changes what it looks like::
 
     .venv/bin/python tools/make_thumbnails.py [--apps demo.ipynb ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,16 @@ import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _free_port() -> int:
@@ -51,23 +60,26 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     names = a.apps or [nb for nb, _, _ in APPS]
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser",
-                               "--port", str(port), "--pool-size", "0"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port), "--pool-size", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         base = f"http://127.0.0.1:{port}/voila/render/"
         _wait_http(base + "index.ipynb")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            ctx = browser.new_context(viewport={"width": 1280, "height": 720},
-                                      device_scale_factor=0.4)
+            ctx = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=0.4)
             for nb in names:
                 page = ctx.new_page()
                 page.goto(base + nb, timeout=120_000)
                 page.wait_for_function(
                     "() => { const d = [...document.querySelectorAll('.dpexplore-plot')];"
                     " return d.length > 0 && d.every(x => x.querySelector('.main-svg') ||"
-                    " x.offsetParent === null); }", timeout=120_000)
+                    " x.offsetParent === null); }",
+                    timeout=120_000,
+                )
                 page.wait_for_timeout(800)  # let the last redraw and fonts settle
                 out = thumbnail_path(nb)
                 out.parent.mkdir(parents=True, exist_ok=True)

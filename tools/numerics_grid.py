@@ -14,6 +14,7 @@ checkout). The test imports :func:`cases` from here and evaluates the same grid 
 code; each case names the side that is safe (``"up"``: an upper bound on ε, δ, ρ, μ or a TPR,
 larger is safe; ``"down"``: a trade-off β or a budget, smaller is safe).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "numerics_grid.npz"
 
-EPS = np.array([0.0, 1e-300, 1e-30, 1e-12, 1e-6, 1e-3, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
-                100.0, 700.0, 1e3, 1e6, 1e100])
+EPS = np.array(
+    [0.0, 1e-300, 1e-30, 1e-12, 1e-6, 1e-3, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 700.0, 1e3, 1e6, 1e100]
+)
 DELTA = np.array([0.0, 1e-300, 1e-100, 1e-30, 1e-12, 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.3, 0.5])
 RHO = np.array([0.0, 1e-300, 1e-30, 1e-10, 1e-4, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 100.0, 1e6])
 MU = np.array([1e-300, 1e-30, 1e-10, 1e-4, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 40.0, 1e6])
@@ -56,8 +58,9 @@ def cases(dp):
     mu_e, eps_m = _grid(MU, EPS)
     orders = np.array([1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
     ek_e, ek_k, ek_d = _grid(np.array([1e-6, 1e-3, 0.01, 0.1, 1.0, 5.0]), K, np.array([1e-300, 1e-12, 1e-6, 0.1]))
-    bud_e, bud_d, bud_k = _grid(np.array([1e-6, 0.01, 0.5, 1.0, 10.0, 1e3]),
-                                np.array([1e-300, 1e-12, 1e-6, 0.1, 0.5]), K)
+    bud_e, bud_d, bud_k = _grid(
+        np.array([1e-6, 0.01, 0.5, 1.0, 10.0, 1e3]), np.array([1e-300, 1e-12, 1e-6, 0.1, 0.5]), K
+    )
     tr_e, tr_d, tr_a = _grid(np.array([0.0, 1e-6, 0.1, 1.0, 5.0, 30.0]), np.array([0.0, 1e-12, 1e-3, 0.1]), FPR)
     tg_m, tg_a = _grid(MU, FPR)
 
@@ -67,8 +70,7 @@ def cases(dp):
         "pure_to_zcdp": ("up", lambda: conv.pure_to_zcdp(EPS)),
         "pure_to_zcdp_quadratic": ("up", lambda: conv.pure_to_zcdp(EPS, bound="quadratic")),
         "rdp_to_approx": ("up", lambda: conv.rdp_to_approx(orders, r2[:, None] * orders, d2)),
-        "rdp_to_approx_mironov": ("up", lambda: conv.rdp_to_approx(orders, r2[:, None] * orders, d2,
-                                                                   bound="mironov")),
+        "rdp_to_approx_mironov": ("up", lambda: conv.rdp_to_approx(orders, r2[:, None] * orders, d2, bound="mironov")),
         "zcdp_to_approx": ("up", lambda: conv.zcdp_to_approx(r2, d2)),
         "approx_to_zcdp": ("down", lambda: conv.approx_to_zcdp(ed_e, ed_d)),
         "gdp_delta": ("up", lambda: conv.gdp_delta(mu_e, eps_m)),
@@ -79,83 +81,178 @@ def cases(dp):
         "tradeoff_gdp": ("down", lambda: conv.tradeoff_gdp(tg_m, tg_a)),
         "zcdp_profile_epsilon": ("up", lambda: _each(lambda r, d: conv.ZCDPProfile(r).epsilon(d), r2, d2)),
         "zcdp_profile_delta": ("up", lambda: np.concatenate([conv.ZCDPProfile(r).delta(EPS) for r in RHO])),
-        "rdp_profile_epsilon": ("up", lambda: np.concatenate(
-            [conv.RDPProfile(orders, r * orders).epsilon(DELTA) for r in RHO])),
-        "equation_profile_epsilon": ("up", lambda: np.concatenate(
-            [conv.EquationProfile(2.0, 1.0, s, refined=rf).epsilon(DELTA[1:])
-             for s in (0.5, 2.0, 20.0) for rf in (False, True)])),
+        "rdp_profile_epsilon": (
+            "up",
+            lambda: np.concatenate([conv.RDPProfile(orders, r * orders).epsilon(DELTA) for r in RHO]),
+        ),
+        "equation_profile_epsilon": (
+            "up",
+            lambda: np.concatenate(
+                [
+                    conv.EquationProfile(2.0, 1.0, s, refined=rf).epsilon(DELTA[1:])
+                    for s in (0.5, 2.0, 20.0)
+                    for rf in (False, True)
+                ]
+            ),
+        ),
         "gaussian_profile_epsilon": ("up", lambda: _each(lambda m, d: prof.GaussianDPProfile(m).epsilon(d), m2, dm)),
-        "approx_profile_delta": ("up", lambda: np.concatenate(
-            [conv.ApproxDPProfile(e, d).delta(EPS) for e in (0.1, 1.0, 5.0) for d in (0.0, 1e-6, 0.1)])),
-        "approx_profile_epsilon": ("up", lambda: np.concatenate(
-            [conv.ApproxDPProfile(e, d).epsilon(DELTA) for e in (0.1, 1.0, 5.0) for d in (0.0, 1e-6, 0.1)])),
-        "function_profile_epsilon": ("up", lambda: np.concatenate(
-            [prof.FunctionProfile(lambda x, m=m: conv.gdp_log_delta(m, x)).epsilon(DELTA) for m in MU[3:12]])),
+        "approx_profile_delta": (
+            "up",
+            lambda: np.concatenate(
+                [conv.ApproxDPProfile(e, d).delta(EPS) for e in (0.1, 1.0, 5.0) for d in (0.0, 1e-6, 0.1)]
+            ),
+        ),
+        "approx_profile_epsilon": (
+            "up",
+            lambda: np.concatenate(
+                [conv.ApproxDPProfile(e, d).epsilon(DELTA) for e in (0.1, 1.0, 5.0) for d in (0.0, 1e-6, 0.1)]
+            ),
+        ),
+        "function_profile_epsilon": (
+            "up",
+            lambda: np.concatenate(
+                [prof.FunctionProfile(lambda x, m=m: conv.gdp_log_delta(m, x)).epsilon(DELTA) for m in MU[3:12]]
+            ),
+        ),
         "advanced": ("up", lambda: comp.advanced(ek_e, 0.0, ek_k, ek_d)[0]),
         "advanced_pure": ("up", lambda: np.array([comp.advanced_pure(e, d, k) for e, d, k in zip(ek_e, ek_d, ek_k)])),
-        "optimal": ("up", lambda: np.array([comp.optimal(e, k, d) for e, d, k in zip(ek_e, ek_d, ek_k)
-                                            if k <= 10_000])),
+        "optimal": (
+            "up",
+            lambda: np.array([comp.optimal(e, k, d) for e, d, k in zip(ek_e, ek_d, ek_k) if k <= 10_000]),
+        ),
         "zcdp_compose": ("up", lambda: np.array([comp.zcdp(r, k) for r in RHO for k in K])),
         "gdp_compose": ("up", lambda: np.array([comp.gdp(m, k) for m in MU for k in K])),
         "rdp_compose": ("up", lambda: np.concatenate([np.ravel(comp.rdp(r * orders, k)) for r in RHO for k in K])),
         "gaussian_tpr": ("up", lambda: risk.tpr_at_fpr(prof.GaussianDPProfile(1.0), FPR)),
         "tpr_gdp": ("up", lambda: np.concatenate([risk.tpr_at_fpr(prof.GaussianDPProfile(m), FPR) for m in MU])),
-        "tpr_approx": ("up", lambda: np.concatenate(
-            [risk.tpr_at_fpr(conv.ApproxDPProfile(e, d), FPR) for e in (1e-6, 0.1, 1.0, 5.0, 30.0)
-             for d in (0.0, 1e-12, 1e-3)])),
-        "tpr_laplace": ("up", lambda: np.concatenate(
-            [risk.tpr_at_fpr(mech.Laplace(b), FPR) for b in (0.2, 1.0, 10.0)])),
-        "tpr_zcdp": ("up", lambda: np.concatenate(
-            [risk.tpr_at_fpr(conv.ZCDPProfile(r), FPR) for r in (0.01, 0.5, 3.0)])),
-        "advantage": ("up", lambda: np.array(
-            [risk.advantage(p) for p in (prof.GaussianDPProfile(0.5), conv.ApproxDPProfile(1.0, 1e-6),
-                                         mech.Laplace(1.0), conv.ZCDPProfile(0.5), conv.PureDPProfile(2.0))])),
-        "posterior_bound": ("up", lambda: np.array(
-            [risk.posterior_bound(p, pi, f) for p in (prof.GaussianDPProfile(0.5), conv.ApproxDPProfile(1.0, 1e-6),
-                                                    mech.Laplace(1.0))
-             for pi in (1e-6, 0.1, 0.5) for f in (None, 0.01)])),
+        "tpr_approx": (
+            "up",
+            lambda: np.concatenate(
+                [
+                    risk.tpr_at_fpr(conv.ApproxDPProfile(e, d), FPR)
+                    for e in (1e-6, 0.1, 1.0, 5.0, 30.0)
+                    for d in (0.0, 1e-12, 1e-3)
+                ]
+            ),
+        ),
+        "tpr_laplace": (
+            "up",
+            lambda: np.concatenate([risk.tpr_at_fpr(mech.Laplace(b), FPR) for b in (0.2, 1.0, 10.0)]),
+        ),
+        "tpr_zcdp": (
+            "up",
+            lambda: np.concatenate([risk.tpr_at_fpr(conv.ZCDPProfile(r), FPR) for r in (0.01, 0.5, 3.0)]),
+        ),
+        "advantage": (
+            "up",
+            lambda: np.array(
+                [
+                    risk.advantage(p)
+                    for p in (
+                        prof.GaussianDPProfile(0.5),
+                        conv.ApproxDPProfile(1.0, 1e-6),
+                        mech.Laplace(1.0),
+                        conv.ZCDPProfile(0.5),
+                        conv.PureDPProfile(2.0),
+                    )
+                ]
+            ),
+        ),
+        "posterior_bound": (
+            "up",
+            lambda: np.array(
+                [
+                    risk.posterior_bound(p, pi, f)
+                    for p in (prof.GaussianDPProfile(0.5), conv.ApproxDPProfile(1.0, 1e-6), mech.Laplace(1.0))
+                    for pi in (1e-6, 0.1, 0.5)
+                    for f in (None, 0.01)
+                ]
+            ),
+        ),
         "laplace_tradeoff": ("down", lambda: np.concatenate([mech.Laplace(b).tradeoff(FPR) for b in (0.1, 1.0, 10.0)])),
-        "gaussian_tradeoff": ("down", lambda: np.concatenate(
-            [mech.Gaussian(s).tradeoff(FPR) for s in (0.1, 1.0, 10.0)])),
-        "rr_tradeoff": ("down", lambda: np.concatenate(
-            [mech.RandomizedResponse(e).tradeoff(FPR) for e in (0.01, 1.0, 10.0)])),
-        "discrete_laplace_tradeoff": ("down", lambda: np.concatenate(
-            [mech.DiscreteLaplace(s).tradeoff(FPR) for s in (0.5, 2.0)])),
-        "discrete_gaussian_tradeoff": ("down", lambda: np.concatenate(
-            [mech.DiscreteGaussian(s).tradeoff(FPR) for s in (0.5, 2.0)])),
-        "discrete_laplace_calibrate": ("up", lambda: np.array(
-            [mech.DiscreteLaplace.calibrate(e, d).scale for e in (0.0, 0.1, 1.0, 5.0) for d in (1e-12, 1e-6, 1e-3, 0.3)
-             if e > 0 or d > 0])),
-        "discrete_gaussian_delta": ("up", lambda: np.concatenate(
-            [mech.DiscreteGaussian(s).delta(EPS[:14]) for s in (0.5, 2.0, 30.0)])),
-        "discrete_gaussian_epsilon": ("up", lambda: np.concatenate(
-            [mech.DiscreteGaussian(s).epsilon(DELTA) for s in (0.5, 2.0, 30.0)])),
-        "discrete_laplace_epsilon": ("up", lambda: np.concatenate(
-            [mech.DiscreteLaplace(s).epsilon(DELTA) for s in (0.5, 2.0, 30.0)])),
+        "gaussian_tradeoff": (
+            "down",
+            lambda: np.concatenate([mech.Gaussian(s).tradeoff(FPR) for s in (0.1, 1.0, 10.0)]),
+        ),
+        "rr_tradeoff": (
+            "down",
+            lambda: np.concatenate([mech.RandomizedResponse(e).tradeoff(FPR) for e in (0.01, 1.0, 10.0)]),
+        ),
+        "discrete_laplace_tradeoff": (
+            "down",
+            lambda: np.concatenate([mech.DiscreteLaplace(s).tradeoff(FPR) for s in (0.5, 2.0)]),
+        ),
+        "discrete_gaussian_tradeoff": (
+            "down",
+            lambda: np.concatenate([mech.DiscreteGaussian(s).tradeoff(FPR) for s in (0.5, 2.0)]),
+        ),
+        "discrete_laplace_calibrate": (
+            "up",
+            lambda: np.array(
+                [
+                    mech.DiscreteLaplace.calibrate(e, d).scale
+                    for e in (0.0, 0.1, 1.0, 5.0)
+                    for d in (1e-12, 1e-6, 1e-3, 0.3)
+                    if e > 0 or d > 0
+                ]
+            ),
+        ),
+        "discrete_gaussian_delta": (
+            "up",
+            lambda: np.concatenate([mech.DiscreteGaussian(s).delta(EPS[:14]) for s in (0.5, 2.0, 30.0)]),
+        ),
+        "discrete_gaussian_epsilon": (
+            "up",
+            lambda: np.concatenate([mech.DiscreteGaussian(s).epsilon(DELTA) for s in (0.5, 2.0, 30.0)]),
+        ),
+        "discrete_laplace_epsilon": (
+            "up",
+            lambda: np.concatenate([mech.DiscreteLaplace(s).epsilon(DELTA) for s in (0.5, 2.0, 30.0)]),
+        ),
         "laplace_epsilon": ("up", lambda: np.concatenate([mech.Laplace(b).epsilon(DELTA) for b in (0.1, 1.0, 10.0)])),
         "gaussian_epsilon": ("up", lambda: np.concatenate([mech.Gaussian(s).epsilon(DELTA) for s in (0.1, 1.0, 10.0)])),
-        "subbotin_epsilon": ("up", lambda: np.concatenate(
-            [mech.Subbotin(s, 1.5).epsilon(DELTA) for s in (0.5, 2.0)])),
+        "subbotin_epsilon": ("up", lambda: np.concatenate([mech.Subbotin(s, 1.5).epsilon(DELTA) for s in (0.5, 2.0)])),
         "laplace_delta": ("up", lambda: np.concatenate([mech.Laplace(b).delta(EPS) for b in (0.1, 1.0, 10.0)])),
-        "laplace_rho": ("up", lambda: np.array([mech.Laplace(b)._card_closed_forms()["rho"][0]
-                                               for b in (0.1, 0.7, 1.0, 3.0, 100.0)])),
+        "laplace_rho": (
+            "up",
+            lambda: np.array([mech.Laplace(b)._card_closed_forms()["rho"][0] for b in (0.1, 0.7, 1.0, 3.0, 100.0)]),
+        ),
         "per_step_budget_basic": ("down", lambda: comp.per_step_budget(bud_e, bud_d, bud_k, "basic")),
         "per_step_budget_advanced": ("down", lambda: comp.per_step_budget(bud_e, bud_d, bud_k, "advanced")),
         "per_step_budget_advanced_pure": ("down", lambda: comp.per_step_budget(bud_e, bud_d, bud_k, "advanced_pure")),
         "per_step_budget_zcdp": ("down", lambda: comp.per_step_budget(bud_e, bud_d, bud_k, "zcdp")),
-        "per_step_budget_optimal": ("down", lambda: comp.per_step_budget(bud_e[bud_k <= 100], bud_d[bud_k <= 100],
-                                                                         bud_k[bud_k <= 100], "optimal")),
-        "renyi_filter_budget": ("down", lambda: np.concatenate(
-            [dp.filters.RenyiFilter.from_target(e, 1e-6, a).budget for e in (5.0, 10.0, 50.0) for a in (8.0, 32.0)])),
-        "renyi_odometer": ("up", lambda: np.array(
-            [dp.filters.RenyiOdometer([2.0, 8.0, 32.0], d).epsilon(np.full((n, 3), 0.01)) for d in (1e-12, 1e-6)
-             for n in (1, 10, 1000)])),
-        "gdp_identify": ("exact", lambda: np.array([conv.gdp_identify(mech.Laplace(1.0)),
-                                                    conv.gdp_identify(prof.GaussianDPProfile(0.7))])),
-        "pld_compose_laplace": ("up", lambda: comp.compose(mech.Laplace(1.0), 10).delta(
-            np.array([0.5, 1.0, 3.0, 8.0]))),
-        "pld_compose_laplace_eps": ("up", lambda: comp.compose(mech.Laplace(1.0), 10).epsilon(
-            np.array([1e-12, 1e-6, 1e-3]))),
+        "per_step_budget_optimal": (
+            "down",
+            lambda: comp.per_step_budget(bud_e[bud_k <= 100], bud_d[bud_k <= 100], bud_k[bud_k <= 100], "optimal"),
+        ),
+        "renyi_filter_budget": (
+            "down",
+            lambda: np.concatenate(
+                [dp.filters.RenyiFilter.from_target(e, 1e-6, a).budget for e in (5.0, 10.0, 50.0) for a in (8.0, 32.0)]
+            ),
+        ),
+        "renyi_odometer": (
+            "up",
+            lambda: np.array(
+                [
+                    dp.filters.RenyiOdometer([2.0, 8.0, 32.0], d).epsilon(np.full((n, 3), 0.01))
+                    for d in (1e-12, 1e-6)
+                    for n in (1, 10, 1000)
+                ]
+            ),
+        ),
+        "gdp_identify": (
+            "exact",
+            lambda: np.array([conv.gdp_identify(mech.Laplace(1.0)), conv.gdp_identify(prof.GaussianDPProfile(0.7))]),
+        ),
+        "pld_compose_laplace": (
+            "up",
+            lambda: comp.compose(mech.Laplace(1.0), 10).delta(np.array([0.5, 1.0, 3.0, 8.0])),
+        ),
+        "pld_compose_laplace_eps": (
+            "up",
+            lambda: comp.compose(mech.Laplace(1.0), 10).epsilon(np.array([1e-12, 1e-6, 1e-3])),
+        ),
     }
     return c
 
@@ -163,6 +260,7 @@ def cases(dp):
 def evaluate(dp):
     """{name: float array} of every case (NaN where a case raises, with the error recorded)."""
     import warnings
+
     out, errors = {}, {}
     for name, (_, thunk) in cases(dp).items():
         with warnings.catch_warnings():

@@ -11,6 +11,7 @@ Without ``--url`` it starts ``dpexplore serve`` on a free port (and stops it at 
 ``--present`` the same in presentation mode (``present=1``). Viewport screenshots (what a
 projector shows, no scrolling); ``--full`` adds a full-page one per app and size.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,16 @@ import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ALL_PLOTS_DRAWN = """() => {
   const g = [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null);
   return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data && d.data.length > 0);
@@ -55,8 +64,13 @@ def free_port() -> int:
 
 def start_server() -> tuple[subprocess.Popen, str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=str(REPO),
+    )
     base = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -72,14 +86,18 @@ def start_server() -> tuple[subprocess.Popen, str]:
 def settle(page, rounds: int = 30) -> None:
     last = None
     for _ in range(rounds):
-        now = page.evaluate("() => [...document.querySelectorAll('.dpexplore-plot')].map(d => d.dataset.revision).join()")
+        now = page.evaluate(
+            "() => [...document.querySelectorAll('.dpexplore-plot')].map(d => d.dataset.revision).join()"
+        )
         if now == last:
             return
         last = now
         page.wait_for_timeout(250)
 
 
-def shoot(browser, base: str, nb: str, size: tuple[int, int], out: pathlib.Path, present: bool, full: bool) -> list[str]:
+def shoot(
+    browser, base: str, nb: str, size: tuple[int, int], out: pathlib.Path, present: bool, full: bool
+) -> list[str]:
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = ctx.new_page()
     stem = f"{nb.removesuffix('.ipynb')}-{size[0]}x{size[1]}" + ("-present" if present else "")
@@ -140,7 +158,7 @@ def main(argv=None) -> int:
             try:
                 for nb in apps:
                     for size in sizes:
-                        for present in ([False, True] if args.present else [False]):
+                        for present in [False, True] if args.present else [False]:
                             names = shoot(browser, base, nb, size, args.outdir, present, args.full)
                             print(f"{nb} {size[0]}x{size[1]}{' present' if present else ''}: {len(names)} screenshots")
             finally:

@@ -5,6 +5,5 @@ import json
 import os
 
 c.ServerApp.tornado_settings = {  # noqa: F821 - c is the configuration being loaded
-    "xsrf_cookie_kwargs": json.loads(os.environ.get("JUPYTERHUB_COOKIE_OPTIONS")
-                                     or '{"samesite": "Lax"}'),
+    "xsrf_cookie_kwargs": json.loads(os.environ.get("JUPYTERHUB_COOKIE_OPTIONS") or '{"samesite": "Lax"}'),
 }

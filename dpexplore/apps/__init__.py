@@ -14,6 +14,7 @@ tools/make_thumbnails.py`` then draws its gallery picture.
 >>> sorted(set(TOPICS.values())) == sorted(TOPIC_ORDER)
 True
 """
+
 from __future__ import annotations
 
 import base64
@@ -22,6 +23,7 @@ import pathlib
 from typing import NamedTuple
 
 __all__ = ["APPS", "TOPICS", "TOPIC_ORDER", "REGISTRY", "AppEntry", "gallery_html", "thumbnail_path"]
+
 
 class AppEntry(NamedTuple):
     """One app of the gallery: its module ``dpexplore.apps.<module>`` (whose ``build_<module>()``
@@ -44,40 +46,99 @@ TOPIC_ORDER = ("Notions and conversions", "Composition", "Mechanisms", "Labs")
 
 #: the apps, in gallery order: each written once (APPS and TOPICS are read from here)
 REGISTRY: tuple[AppEntry, ...] = (
-    AppEntry("rdp_explorer", "Notions and conversions", "Rényi DP explorer",
-             "What does pure ε-DP give in Rényi DP and zCDP, and what (ε, δ) comes back out?"),
-    AppEntry("profile_gdp", "Notions and conversions", "Privacy profile vs Gaussian DP",
-             "Is a mechanism's δ(ε) curve Gaussian DP, and for which μ?"),
-    AppEntry("composition_explorer", "Composition", "Composition explorer",
-             "How fast does ε grow over k steps under basic, advanced, optimal, RDP, zCDP and tight composition?"),
-    AppEntry("notion_converter", "Notions and conversions", "Notion converter",
-             "What does one guarantee (ε-DP, (ε, δ), zCDP, GDP, RDP) imply in every other notion, and what is lost?"),
-    AppEntry("noise_lab", "Mechanisms", "Noise lab",
-             "How much Laplace, Logistic, Gaussian or Subbotin noise does (ε, δ) need, and which has least variance?"),
-    AppEntry("mechanisms_lab", "Mechanisms", "Mechanisms in action",
-             "What do the differencing attack, noisy counts, report noisy max and sparse vector do on data?"),
-    AppEntry("local_vs_central", "Mechanisms", "Local vs central",
-             "How much better is inverse sensitivity than Laplace for the median, and what does shuffling buy?"),
-    AppEntry("adaptive_lab", "Labs", "Adaptive data analysis",
-             "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?"),
-    AppEntry("audit_lab", "Labs", "Auditing lab",
-             "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?"),
-    AppEntry("dpsgd_planner", "Composition", "DP-SGD planner",
-             "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an "
-             "attacker then infer membership?"),
-    AppEntry("mean_estimation_lab", "Labs", "Private mean estimation",
-             "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?"),
-    AppEntry("filters_lab", "Composition", "Composition settings and privacy filters",
-             "When an analyst picks each budget from earlier answers, which privacy filter answers most, and "
-             "which composition results are known?"),
-    AppEntry("down_sensitivity_lab", "Mechanisms", "Down sensitivity",
-             "How can a maximum or a per-person sum be released privately when one more item can raise it "
-             "without limit?"),
-    AppEntry("group_privacy_lab", "Labs", "Privacy for larger groups (open problem)",
-             "Does noise proportional to the count give people in larger groups more privacy than the proven "
-             "ρ-zCDP? (explored numerically, not proven)"),
-    AppEntry("demo", "Notions and conversions", "Gaussian DP profile (minimal example)",
-             "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones."),
+    AppEntry(
+        "rdp_explorer",
+        "Notions and conversions",
+        "Rényi DP explorer",
+        "What does pure ε-DP give in Rényi DP and zCDP, and what (ε, δ) comes back out?",
+    ),
+    AppEntry(
+        "profile_gdp",
+        "Notions and conversions",
+        "Privacy profile vs Gaussian DP",
+        "Is a mechanism's δ(ε) curve Gaussian DP, and for which μ?",
+    ),
+    AppEntry(
+        "composition_explorer",
+        "Composition",
+        "Composition explorer",
+        "How fast does ε grow over k steps under basic, advanced, optimal, RDP, zCDP and tight composition?",
+    ),
+    AppEntry(
+        "notion_converter",
+        "Notions and conversions",
+        "Notion converter",
+        "What does one guarantee (ε-DP, (ε, δ), zCDP, GDP, RDP) imply in every other notion, and what is lost?",
+    ),
+    AppEntry(
+        "noise_lab",
+        "Mechanisms",
+        "Noise lab",
+        "How much Laplace, Logistic, Gaussian or Subbotin noise does (ε, δ) need, and which has least variance?",
+    ),
+    AppEntry(
+        "mechanisms_lab",
+        "Mechanisms",
+        "Mechanisms in action",
+        "What do the differencing attack, noisy counts, report noisy max and sparse vector do on data?",
+    ),
+    AppEntry(
+        "local_vs_central",
+        "Mechanisms",
+        "Local vs central",
+        "How much better is inverse sensitivity than Laplace for the median, and what does shuffling buy?",
+    ),
+    AppEntry(
+        "adaptive_lab",
+        "Labs",
+        "Adaptive data analysis",
+        "Why does reusing a holdout overfit, and how does Thresholdout keep it honest?",
+    ),
+    AppEntry(
+        "audit_lab",
+        "Labs",
+        "Auditing lab",
+        "How large must ε be, judging from the outputs alone, and can an audit catch a privacy bug?",
+    ),
+    AppEntry(
+        "dpsgd_planner",
+        "Composition",
+        "DP-SGD planner",
+        "What ε does a DP-SGD training run cost, what σ does a target ε need, and how well can an "
+        "attacker then infer membership?",
+    ),
+    AppEntry(
+        "mean_estimation_lab",
+        "Labs",
+        "Private mean estimation",
+        "Why must a private mean's error follow the covariance, and what does clipping without knowing it cost?",
+    ),
+    AppEntry(
+        "filters_lab",
+        "Composition",
+        "Composition settings and privacy filters",
+        "When an analyst picks each budget from earlier answers, which privacy filter answers most, and "
+        "which composition results are known?",
+    ),
+    AppEntry(
+        "down_sensitivity_lab",
+        "Mechanisms",
+        "Down sensitivity",
+        "How can a maximum or a per-person sum be released privately when one more item can raise it without limit?",
+    ),
+    AppEntry(
+        "group_privacy_lab",
+        "Labs",
+        "Privacy for larger groups (open problem)",
+        "Does noise proportional to the count give people in larger groups more privacy than the proven "
+        "ρ-zCDP? (explored numerically, not proven)",
+    ),
+    AppEntry(
+        "demo",
+        "Notions and conversions",
+        "Gaussian DP profile (minimal example)",
+        "What is the privacy profile δ(ε) of μ-GDP? The smallest app, a template for new ones.",
+    ),
 )
 
 #: (notebook file in notebooks/, title, the one-line question the app answers), in gallery order
@@ -117,8 +178,10 @@ def _img(notebook: str, title: str) -> str:
     if not path.is_file():
         return '<div class="dpexplore-noimg"></div>'
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return (f'<img src="data:image/jpeg;base64,{data}" alt="{html.escape(title, quote=True)}: '
-            f'a picture of the app" loading="lazy">')
+    return (
+        f'<img src="data:image/jpeg;base64,{data}" alt="{html.escape(title, quote=True)}: '
+        f'a picture of the app" loading="lazy">'
+    )
 
 
 def gallery_html(apps=None) -> str:
@@ -140,8 +203,8 @@ def gallery_html(apps=None) -> str:
             cards.append(
                 f'<a class="dpexplore-card" href="{html.escape(nb, quote=True)}" target="_self">'
                 f'{_img(nb, title)}<div class="dpexplore-card-text"><b>{html.escape(title)}</b>'
-                f'<span>{html.escape(question)}</span></div></a>')
+                f"<span>{html.escape(question)}</span></div></a>"
+            )
         if cards:
-            sections.append(f"<h3>{html.escape(topic)}</h3>"
-                            f'<div class="dpexplore-cards">{"".join(cards)}</div>')
-    return (f'<div class="dpexplore-gallery"><style>{_CSS}</style>' + "".join(sections) + "</div>")
+            sections.append(f'<h3>{html.escape(topic)}</h3><div class="dpexplore-cards">{"".join(cards)}</div>')
+    return f'<div class="dpexplore-gallery"><style>{_CSS}</style>' + "".join(sections) + "</div>"

@@ -17,6 +17,7 @@ Traceback (most recent call last):
 ...
 ValueError: eps = 0 is outside this lab's range [0.01, 10]
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ import numpy as np
 __all__ = ["Param", "check_params", "params_by_name", "SEED_MAX"]
 
 #: the largest seed the simulation labs accept (their seed sliders stop at 999)
-SEED_MAX = 10 ** 9
+SEED_MAX = 10**9
 
 _INTERVALS = ("[]", "(]", "[)", "()")
 
@@ -88,8 +89,7 @@ class Param:
         if self.integer:
             shown = _whole_interval(lo, hi, self.interval)
             what = f" {self.what}" if self.what else ""
-            if (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                    or not _inside(v, lo, hi, self.interval)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not _inside(v, lo, hi, self.interval):
                 raise ValueError(f"{name} must be a whole number{what} {shown}, got {name} = {v!r}")
             return
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
@@ -99,8 +99,11 @@ class Param:
             if not lo * (1 - t) <= v <= hi * (1 + t):
                 raise ValueError(f"{name} = {v:g} is outside this lab's range [{lo:g}, {hi:g}]")
         elif not _inside(v, lo, hi, self.interval):
-            shown = (f"be {'>' if self.interval[0] == '(' else '>='} {lo:g}" if hi is None else
-                     f"lie in {self.interval[0]}{lo:g}, {hi:g}{self.interval[1]}")
+            shown = (
+                f"be {'>' if self.interval[0] == '(' else '>='} {lo:g}"
+                if hi is None
+                else f"lie in {self.interval[0]}{lo:g}, {hi:g}{self.interval[1]}"
+            )
             raise ValueError(f"{name} must {shown}, got {name} = {v!r}")
 
 
@@ -123,5 +126,5 @@ def params_by_name(*params: Param) -> dict:
 
 def check_params(spec, params) -> None:
     """Each of ``params`` (``Param`` s, or a ``{name: Param}``) checked on ``getattr(spec, name)``."""
-    for p in (params.values() if isinstance(params, dict) else params):
+    for p in params.values() if isinstance(params, dict) else params:
         p.check(getattr(spec, p.name))

@@ -1,6 +1,7 @@
 """The machinery the two simulation labs share (mechanisms in action, local vs central): a
 progress bar for slow steps, one seeded generator per section, their seed and trials parameters
 and the controller that runs its compute under the bar."""
+
 from __future__ import annotations
 
 import ipywidgets as W
@@ -33,12 +34,19 @@ class _ProgressBar:
     """A FloatProgress shown while an update runs for more than PROGRESS_AFTER seconds."""
 
     def __init__(self):
-        self.bar = W.FloatProgress(value=0.0, min=0.0, max=1.0, description="simulating",
-                                   style={"description_width": "initial"}, layout=W.Layout(display="none"))
+        self.bar = W.FloatProgress(
+            value=0.0,
+            min=0.0,
+            max=1.0,
+            description="simulating",
+            style={"description_width": "initial"},
+            layout=W.Layout(display="none"),
+        )
         self._t0 = 0.0
 
     def __enter__(self):
         import time
+
         self._time = time.perf_counter
         self._t0 = self._time()
         self._shown = False
@@ -69,14 +77,14 @@ def _rng(seed: int, section: int) -> np.random.Generator:
 
 def _seed_box(value: int) -> W.IntText:
     """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
-    return W.IntText(value=value, description="seed", style={"description_width": "initial"},
-                     layout=W.Layout(width="220px"))
+    return W.IntText(
+        value=value, description="seed", style={"description_width": "initial"}, layout=W.Layout(width="220px")
+    )
 
 
 def _seed_and_trials(spec) -> dict:
     """The two controls every simulation lab starts with: the seed box and the trials slider."""
-    return {"seed": _seed_box(spec.seed),
-            "trials": param_slider(TRIALS, spec.trials)}
+    return {"seed": _seed_box(spec.seed), "trials": param_slider(TRIALS, spec.trials)}
 
 
 def _gap(y):

@@ -38,6 +38,7 @@ show a progress bar.
 >>> type(app).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import collections
@@ -65,14 +66,26 @@ from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 from ._checks import Param, check_params, params_by_name
 
-__all__ = ["AdaptiveSpec", "AdaptiveResult", "compute_adaptive", "simulate_pair",
-           "calculator", "AdaptiveLabController", "build_adaptive_lab", "MAX_CELLS",
-           "N_RANGE", "D_RANGE", "GEN_N_GRID", "Memo", "StagedController"]
+__all__ = [
+    "AdaptiveSpec",
+    "AdaptiveResult",
+    "compute_adaptive",
+    "simulate_pair",
+    "calculator",
+    "AdaptiveLabController",
+    "build_adaptive_lab",
+    "MAX_CELLS",
+    "N_RANGE",
+    "D_RANGE",
+    "GEN_N_GRID",
+    "Memo",
+    "StagedController",
+]
 
 #: simulation size limit: n·d ≤ MAX_CELLS (3 n d bytes of ±1 data, ~1 s per 10⁷ cells per method)
 MAX_CELLS = 25_000000
-N_RANGE = (100, 10000)   # defaults are exact grid points: the page shows the values asked for
-D_RANGE = (200, 20000)   # 2000 lies on the slider's log grid (front ends snap values to it)
+N_RANGE = (100, 10000)  # defaults are exact grid points: the page shows the values asked for
+D_RANGE = (200, 20000)  # 2000 lies on the slider's log grid (front ends snap values to it)
 ROUNDS_RANGE = (2, 30)
 TAU_RANGE = (1e-3, 0.5)
 GEN_N_RANGE = (10, 100_000000)
@@ -85,12 +98,30 @@ PARAMS = params_by_name(
     Param("d", *D_RANGE, "log", unit="features", integer=True, steps_per_decade=10, accept=(1, None)),
     Param("rounds", *ROUNDS_RANGE, unit="values of k", integer=True, accept=(1, None)),
     Param("seed", 0, 999, unit="random seed", integer=True, accept=(0, None)),
-    Param("delta", *DELTA_RANGE, "log", "δ", "Thresholdout's δ", steps_per_decade=4, readout_format=".1e",
-          accept=(0.0, 1.0), interval="()"),
+    Param(
+        "delta",
+        *DELTA_RANGE,
+        "log",
+        "δ",
+        "Thresholdout's δ",
+        steps_per_decade=4,
+        readout_format=".1e",
+        accept=(0.0, 1.0),
+        interval="()",
+    ),
     Param("tau", *TAU_RANGE, "log", "τ", "tolerance", steps_per_decade=20, accept=(0.0, None), interval="()"),
     Param("gen_n", *GEN_N_RANGE, "log", "n_gen", "samples", integer=True, steps_per_decade=10, accept=(1, None)),
-    Param("beta", *BETA_RANGE, "log", "β", "probability", steps_per_decade=4, readout_format=".1e",
-          accept=(0.0, 1.0), interval="()"),
+    Param(
+        "beta",
+        *BETA_RANGE,
+        "log",
+        "β",
+        "probability",
+        steps_per_decade=4,
+        readout_format=".1e",
+        accept=(0.0, 1.0),
+        interval="()",
+    ),
 )
 #: β of "take 2" is 2e^{−nτ²}, floored here (the max-information bound holds for every β > 0;
 #: a larger β only loosens it, so the floor errs on the safe side)
@@ -148,8 +179,9 @@ class StagedController(Controller):
     PROGRESS_AFTER = 1.0
 
     def __init__(self, controls, message=None):
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="simulating",
-                                      bar_style="info", layout=W.Layout(display="none"))
+        self.progress = W.IntProgress(
+            value=0, min=0, max=1, description="simulating", bar_style="info", layout=W.Layout(display="none")
+        )
         super().__init__(controls, message)
 
     def stages(self, spec) -> list:  # pragma: no cover - abstract
@@ -189,7 +221,7 @@ class StagedController(Controller):
         except Exception:  # noqa: BLE001 - the base class shows it (compute raises it again)
             spec = None
         if spec is not None:
-            if self.prefetch:   # a prefetch computing this very setting: wait for it, not twice
+            if self.prefetch:  # a prefetch computing this very setting: wait for it, not twice
                 PREFETCHER.settle(self._cached, spec)
             self.warm(spec)
         super().update()
@@ -217,10 +249,12 @@ def _check_sim(n: int, d: int, rounds: int, seed: int) -> None:
     if n * d > MAX_CELLS:
         raise ValueError(
             f"n·d = {n * d:,} is too large for an interactive step (limit {MAX_CELLS:,}: about "
-            f"{3 * MAX_CELLS / 1e6:.0f} MB of data and several seconds); lower n or d")
+            f"{3 * MAX_CELLS / 1e6:.0f} MB of data and several seconds); lower n or d"
+        )
     if rounds > max(1, d // 40):
-        raise ValueError(f"rounds = {rounds} exceeds the largest k = d // 40 = {max(1, d // 40)}: "
-                         f"raise d or lower rounds")
+        raise ValueError(
+            f"rounds = {rounds} exceeds the largest k = d // 40 = {max(1, d // 40)}: raise d or lower rounds"
+        )
     if seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got seed = {seed}")
 
@@ -301,9 +335,24 @@ def calculator(tau: float, n: int, beta: float) -> Calculator:
     take2_fail = dp_max_information_tail_bound(tau, tau, n, 1.0 / n, take2_beta)
     gen_eps, gen_fail = generalization_via_dp(n, beta)
     return Calculator(
-        tau, n, beta, sq_eps, sq_fail, pure_eps, pure_bits, pure_fail, tau, take2_beta, take2_bits,
-        take2_fail, gen_eps, gen_fail, max_information_pure(gen_eps, n),
-        max_information_iid(gen_eps, n, beta), min(2.0 * math.exp(-2.0 * x), 1.0))
+        tau,
+        n,
+        beta,
+        sq_eps,
+        sq_fail,
+        pure_eps,
+        pure_bits,
+        pure_fail,
+        tau,
+        take2_beta,
+        take2_bits,
+        take2_fail,
+        gen_eps,
+        gen_fail,
+        max_information_pure(gen_eps, n),
+        max_information_iid(gen_eps, n, beta),
+        min(2.0 * math.exp(-2.0 * x), 1.0),
+    )
 
 
 def _curves(tau: float, beta: float) -> dict:
@@ -321,9 +370,14 @@ def _curves(tau: float, beta: float) -> dict:
     t2_fail = np.asarray(dp_max_information_tail_bound(tau, tau, nn, 1.0 / nn, t2_beta))
     gen_eps, _ = generalization_via_dp(nn, beta)
     return {
-        "sq_eps": sq_eps, "sq_fail": sq_fail, "pure_eps": np.full(nn.shape, tau * tau),
-        "pure_fail": pure_fail, "take2_eps": np.full(nn.shape, tau), "take2_fail": t2_fail,
-        "gen_eps": np.asarray(gen_eps), "hoeffding": np.minimum(2.0 * np.exp(-2.0 * x), 1.0),
+        "sq_eps": sq_eps,
+        "sq_fail": sq_fail,
+        "pure_eps": np.full(nn.shape, tau * tau),
+        "pure_fail": pure_fail,
+        "take2_eps": np.full(nn.shape, tau),
+        "take2_fail": t2_fail,
+        "gen_eps": np.asarray(gen_eps),
+        "hoeffding": np.minimum(2.0 * np.exp(-2.0 * x), 1.0),
     }
 
 
@@ -374,10 +428,20 @@ def compute_adaptive(spec: AdaptiveSpec) -> AdaptiveResult:
     t_set = thresholdout_spec(spec.n, budget_set)
     calc = calculator(spec.tau, spec.gen_n, spec.beta)
     return AdaptiveResult(
-        spec, naive, to, used, budget_set,
-        t_used.privacy()[0] if used else 0.0, t_used.privacy(spec.delta)[0] if used else 0.0,
+        spec,
+        naive,
+        to,
+        used,
+        budget_set,
+        t_used.privacy()[0] if used else 0.0,
+        t_used.privacy(spec.delta)[0] if used else 0.0,
         t_used.privacy_slide(spec.delta)[0] if used else 0.0,
-        t_set.privacy()[0], t_set.privacy(spec.delta)[0], calc, CURVES(spec.tau, spec.beta), calc.sq_eps)
+        t_set.privacy()[0],
+        t_set.privacy(spec.delta)[0],
+        calc,
+        CURVES(spec.tau, spec.beta),
+        calc.sq_eps,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -403,7 +467,7 @@ class AdaptiveLabController(StagedController):
     the readouts. The two simulations are staged behind a progress bar when they take > 1 s."""
 
     compute = staticmethod(compute_adaptive)
-    prefetch = True   # the next step of a slider is simulated ahead (controls.PREFETCHER)
+    prefetch = True  # the next step of a slider is simulated ahead (controls.PREFETCHER)
 
     def __init__(self, controls, message=None):
         self.privacy_readout = W.HTML()
@@ -413,25 +477,32 @@ class AdaptiveLabController(StagedController):
 
     def read_spec(self) -> AdaptiveSpec:
         c = self.controls
-        return AdaptiveSpec(n=int(c["n"].value), d=int(c["d"].value), rounds=int(c["rounds"].value),
-                            seed=int(c["seed"].value), delta=float(c["delta"].value),
-                            tau=float(c["tau"].value), gen_n=int(c["gen_n"].value),
-                            beta=float(c["beta"].value))
+        return AdaptiveSpec(
+            n=int(c["n"].value),
+            d=int(c["d"].value),
+            rounds=int(c["rounds"].value),
+            seed=int(c["seed"].value),
+            delta=float(c["delta"].value),
+            tau=float(c["tau"].value),
+            gen_n=int(c["gen_n"].value),
+            beta=float(c["beta"].value),
+        )
 
     def check(self, spec: AdaptiveSpec) -> None:
         _check_spec(spec)
 
     def stages(self, spec: AdaptiveSpec) -> list:
         est = 2.5e-7 * spec.n * spec.d  # s per method on this 2-core machine (measured, busy)
-        return [(SIMULATIONS, (spec.n, spec.d, spec.rounds, spec.seed, m), est, f"{m} run")
-                for m in ("naive", "thresholdout")]
+        return [
+            (SIMULATIONS, (spec.n, spec.d, spec.rounds, spec.seed, m), est, f"{m} run")
+            for m in ("naive", "thresholdout")
+        ]
 
     # traces ----------------------------------------------------------------------------------
     #: the two panels of the "Holdout reuse" figure: (x axis, y axis, the run's name in its
     #: curves' names, the panel's title). The same roles keep their colours in both panels and
     #: share a legend entry (the left panel's curve names: one short row, also on a projector).
-    PANELS = (("x", "y", "", "Naive reuse: it overfits"),
-              ("x2", "y", ", Thresholdout run", "Thresholdout: honest"))
+    PANELS = (("x", "y", "", "Naive reuse: it overfits"), ("x2", "y", ", Thresholdout run", "Thresholdout: honest"))
 
     @classmethod
     def _reuse_traces(cls, r: AdaptiveResult) -> list[dict]:
@@ -442,18 +513,49 @@ class AdaptiveLabController(StagedController):
             k = res.k
             on = {"xaxis": xa, "yaxis": ya, "showlegend": xa == "x"}
             out += [
-                {"type": "scatter", "mode": "lines+markers", "name": "training set" + run, "x": k,
-                 "y": res.train, "line": {"color": _TRAIN, "width": 2}, "marker": {"symbol": "square"},
-                 "legendgroup": "train", **on},
-                {"type": "scatter", "mode": "lines+markers", "name": "holdout" + run, "x": k, "y": res.holdout,
-                 "line": {"color": _HOLD, "width": 2}, "marker": {"symbol": "circle"},
-                 "legendgroup": "holdout", **on},
-                {"type": "scatter", "mode": "lines+markers", "name": "fresh data" + run,
-                 "x": k, "y": res.fresh, "line": {"color": _FRESH, "width": 2, "dash": "dot"},
-                 "marker": {"symbol": "diamond"}, "legendgroup": "fresh", **on},
-                {"type": "scatter", "mode": "lines", "name": "true accuracy 1/2" + run, "x": [k[0], k[-1]],
-                 "y": [0.5, 0.5], "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
-                 "legendgroup": "half", **on},
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "training set" + run,
+                    "x": k,
+                    "y": res.train,
+                    "line": {"color": _TRAIN, "width": 2},
+                    "marker": {"symbol": "square"},
+                    "legendgroup": "train",
+                    **on,
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "holdout" + run,
+                    "x": k,
+                    "y": res.holdout,
+                    "line": {"color": _HOLD, "width": 2},
+                    "marker": {"symbol": "circle"},
+                    "legendgroup": "holdout",
+                    **on,
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "fresh data" + run,
+                    "x": k,
+                    "y": res.fresh,
+                    "line": {"color": _FRESH, "width": 2, "dash": "dot"},
+                    "marker": {"symbol": "diamond"},
+                    "legendgroup": "fresh",
+                    **on,
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "true accuracy 1/2" + run,
+                    "x": [k[0], k[-1]],
+                    "y": [0.5, 0.5],
+                    "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
+                    "legendgroup": "half",
+                    **on,
+                },
             ]
         return out
 
@@ -467,38 +569,91 @@ class AdaptiveLabController(StagedController):
             "meta": {"name": "Holdout reuse: naive reuse against Thresholdout"},
             # both panels on one y axis (accuracy, the same range): the right one repeats no ticks
             "grid": {"rows": 1, "columns": 2, "pattern": "coupled", "xgap": 0.05},
-            "xaxis": k_axis, "yaxis": acc, "xaxis2": k_axis,
+            "xaxis": k_axis,
+            "yaxis": acc,
+            "xaxis2": k_axis,
             # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
             "annotations": [
-                {"text": title, "name": "dpexplore-panel-title", "xref": f"{xa} domain",
-                 "yref": f"{ya} domain", "x": 0.5, "y": 1.0, "xanchor": "center", "yanchor": "bottom",
-                 "showarrow": False}
-                for xa, ya, _run, title in cls.PANELS],
+                {
+                    "text": title,
+                    "name": "dpexplore-panel-title",
+                    "xref": f"{xa} domain",
+                    "yref": f"{ya} domain",
+                    "x": 0.5,
+                    "y": 1.0,
+                    "xanchor": "center",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                }
+                for xa, ya, _run, title in cls.PANELS
+            ],
             # one row inside the axes, along their bottom: the range starts at 0.3 to leave room
             # for it (an accuracy below 0.37 is 2.6 standard deviations from 1/2 at n = 100, and
             # the legend's ground lets a curve show through). Below the axes it took 10 % of the
             # plots' height on a projector.
-            "legend": {"orientation": "h", "x": 0.5, "xanchor": "center", "y": 0.005, "yanchor": "bottom",
-                       "bgcolor": "rgba(255,255,255,0.8)", "bordercolor": "#999999", "borderwidth": 1},
-            "height": 440}
+            "legend": {
+                "orientation": "h",
+                "x": 0.5,
+                "xanchor": "center",
+                "y": 0.005,
+                "yanchor": "bottom",
+                "bgcolor": "rgba(255,255,255,0.8)",
+                "bordercolor": "#999999",
+                "borderwidth": 1,
+            },
+            "height": 440,
+        }
 
     @staticmethod
     def _eps_traces(r: AdaptiveResult) -> list[dict]:
         cv, n = r.curves, GEN_N_GRID
         c = r.calc
         return [
-            {"type": "scatter", "mode": "lines", "name": "via DP: sqrt(τ² − ln2/(2n))", "x": n,
-             "y": cv["sq_eps"], "line": {"color": OKABE_ITO[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "pure max-information: τ²", "x": n,
-             "y": cv["pure_eps"], "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": "approx. max-information: τ", "x": n,
-             "y": cv["take2_eps"], "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"}},
-            {"type": "scatter", "mode": "lines", "name": "general theorem at β: sqrt(ln(1/β)/(2n))",
-             "x": n, "y": cv["gen_eps"], "line": {"color": OKABE_ITO[1], "width": 2}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen n = {c.n:,}",
-             "x": [c.n] * 4, "y": [c.sq_eps if c.sq_eps else None, c.pure_eps, c.take2_eps, c.gen_eps],
-             "marker": {"color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4], OKABE_ITO[1]], "size": 10,
-                        "symbol": "x", "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "via DP: sqrt(τ² − ln2/(2n))",
+                "x": n,
+                "y": cv["sq_eps"],
+                "line": {"color": OKABE_ITO[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "pure max-information: τ²",
+                "x": n,
+                "y": cv["pure_eps"],
+                "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "approx. max-information: τ",
+                "x": n,
+                "y": cv["take2_eps"],
+                "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "general theorem at β: sqrt(ln(1/β)/(2n))",
+                "x": n,
+                "y": cv["gen_eps"],
+                "line": {"color": OKABE_ITO[1], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen n = {c.n:,}",
+                "x": [c.n] * 4,
+                "y": [c.sq_eps if c.sq_eps else None, c.pure_eps, c.take2_eps, c.gen_eps],
+                "marker": {
+                    "color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4], OKABE_ITO[1]],
+                    "size": 10,
+                    "symbol": "x",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            },
         ]
 
     @staticmethod
@@ -507,33 +662,85 @@ class AdaptiveLabController(StagedController):
         c = r.calc
         clip = lambda a: np.where(np.asarray(a) < 1.0, a, np.nan)  # noqa: E731 - P ≥ 1 says nothing
         return [
-            {"type": "scatter", "mode": "lines", "name": "via DP: 3√2 e^(−nτ²)", "x": n,
-             "y": clip(cv["sq_fail"]), "line": {"color": OKABE_ITO[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "τ²-DP, pure max-inf.: 2e^(−nτ²)", "x": n,
-             "y": clip(cv["pure_fail"]), "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": "τ-DP, approx. max-inf. (take 2)", "x": n,
-             "y": clip(cv["take2_fail"]), "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"}},
-            {"type": "scatter", "mode": "lines", "name": "fixed query (Hoeffding): 2e^(−2nτ²)", "x": n,
-             "y": clip(cv["hoeffding"]), "line": {"color": OKABE_ITO[7], "width": 1}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen n = {c.n:,}", "x": [c.n] * 3,
-             "y": [c.sq_fail if c.sq_fail is not None and c.sq_fail < 1 else None,
-                   c.pure_fail if c.pure_fail < 1 else None, c.take2_fail if c.take2_fail < 1 else None],
-             "marker": {"color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4]], "size": 10, "symbol": "x",
-                        "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "via DP: 3√2 e^(−nτ²)",
+                "x": n,
+                "y": clip(cv["sq_fail"]),
+                "line": {"color": OKABE_ITO[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "τ²-DP, pure max-inf.: 2e^(−nτ²)",
+                "x": n,
+                "y": clip(cv["pure_fail"]),
+                "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "τ-DP, approx. max-inf. (take 2)",
+                "x": n,
+                "y": clip(cv["take2_fail"]),
+                "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "fixed query (Hoeffding): 2e^(−2nτ²)",
+                "x": n,
+                "y": clip(cv["hoeffding"]),
+                "line": {"color": OKABE_ITO[7], "width": 1},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen n = {c.n:,}",
+                "x": [c.n] * 3,
+                "y": [
+                    c.sq_fail if c.sq_fail is not None and c.sq_fail < 1 else None,
+                    c.pure_fail if c.pure_fail < 1 else None,
+                    c.take2_fail if c.take2_fail < 1 else None,
+                ],
+                "marker": {
+                    "color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4]],
+                    "size": 10,
+                    "symbol": "x",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            },
         ]
 
     def figures(self, r: AdaptiveResult) -> list[PlotlyWidget]:
         self.fig_reuse = PlotlyWidget(self._reuse_traces(r), self._reuse_layout())
         log_n = {"title": {"text": "n (samples)"}, "type": "log", "exponentformat": "power"}
-        self.fig_eps = PlotlyWidget(self._eps_traces(r), {
-            "title": {"text": "Largest ε each route allows at tolerance τ"}, "xaxis": log_n,
-            "yaxis": {"title": {"text": "ε allowed"}, "type": "log", "exponentformat": "power"},
-            "legend": {"orientation": "h", "y": -0.3}, "height": 440})
-        self.fig_fail = PlotlyWidget(self._fail_traces(r), {
-            "title": {"text": "P[|E_S[φ] − P[φ]| ≥ τ] guaranteed (drawn between 10⁻⁴⁰ and 1)"}, "xaxis": log_n,
-            "yaxis": {"title": {"text": "failure probability bound"}, "type": "log", "exponentformat": "power",
-                      "range": [-40, 0.2]},   # below 1e-40 the curves only fall further
-            "legend": {"orientation": "h", "y": -0.3}, "height": 440})
+        self.fig_eps = PlotlyWidget(
+            self._eps_traces(r),
+            {
+                "title": {"text": "Largest ε each route allows at tolerance τ"},
+                "xaxis": log_n,
+                "yaxis": {"title": {"text": "ε allowed"}, "type": "log", "exponentformat": "power"},
+                "legend": {"orientation": "h", "y": -0.3},
+                "height": 440,
+            },
+        )
+        self.fig_fail = PlotlyWidget(
+            self._fail_traces(r),
+            {
+                "title": {"text": "P[|E_S[φ] − P[φ]| ≥ τ] guaranteed (drawn between 10⁻⁴⁰ and 1)"},
+                "xaxis": log_n,
+                "yaxis": {
+                    "title": {"text": "failure probability bound"},
+                    "type": "log",
+                    "exponentformat": "power",
+                    "range": [-40, 0.2],
+                },  # below 1e-40 the curves only fall further
+                "legend": {"orientation": "h", "y": -0.3},
+                "height": 440,
+            },
+        )
         return [self.fig_reuse, self.fig_eps, self.fig_fail]
 
     def render(self, r: AdaptiveResult) -> None:
@@ -573,7 +780,8 @@ class AdaptiveLabController(StagedController):
             "print('max-information (pure): eps =', fmt(tau * tau), ', failure <=', fmt(fail), ', bits <=', fmt(bits))\n"
             "eps, fail = A.generalization_via_dp(n, beta)\n"
             "print('generalization via DP: eps <=', fmt(eps), ', failure <=', fmt(fail))\n"
-            "print('Hoeffding, one fixed query: failure <=', fmt(min(2 * math.exp(-2 * n * tau * tau), 1.0)))\n")
+            "print('Hoeffding, one fixed query: failure <=', fmt(min(2 * math.exp(-2 * n * tau * tau), 1.0)))\n"
+        )
 
 
 def privacy_html(r: AdaptiveResult) -> str:
@@ -595,7 +803,9 @@ def privacy_html(r: AdaptiveResult) -> str:
         f"<b>({_fmt(r.eps_pure_used)}, 0)-DP</b> and <b>({_fmt(r.eps_delta_used)}, {s.delta:.3g})-DP</b> "
         f"(rigorous advanced composition; Bassi 2019's approximation gives {_fmt(r.eps_slide_used)}). "
         f"With the budget the simulation actually sets (B = d + rounds = {r.budget_set:,}, never "
-        f"binding): ({_fmt(r.eps_pure_set)}, 0) and ({_fmt(r.eps_delta_set)}, {s.delta:.3g}).</p></div>")
+        f"binding): ({_fmt(r.eps_pure_set)}, 0) and ({_fmt(r.eps_delta_set)}, {s.delta:.3g}).</p></div>"
+    )
+
 
 def calculator_html(c: Calculator) -> str:
     """The calculator readout table (Bassi 2019 results, one row each)."""
@@ -605,21 +815,39 @@ def calculator_html(c: Calculator) -> str:
         sq = [f"ε ≤ <b>{_fmt(c.sq_eps)}</b>", _fmt(c.sq_fail)]
     rows = [
         ("Corollary for statistical queries (via DP)", [*sq, "—"]),
-        ("Generalization via max-information (pure)",
-         [f"ε = τ² = <b>{_fmt(c.pure_eps)}</b>", _fmt(c.pure_fail), f"I<sub>∞</sub> ≤ {_fmt(c.pure_bits)}"]),
-        ("… (take 2): approximate max-information",
-         [f"ε = τ = <b>{_fmt(c.take2_eps)}</b>", _fmt(c.take2_fail),
-          f"I<sub>∞</sub><sup>β′</sup> ≤ {_fmt(c.take2_bits)} at β′ = 2e<sup>−nτ²</sup> = {_fmt(c.take2_beta)}"]),
-        (f"Generalization via DP at β = {c.beta:.3g} (bad set of prob. ≤ β)",
-         [f"ε ≤ <b>{_fmt(c.gen_eps)}</b>", _fmt(c.gen_fail),
-          f"I<sub>∞</sub> ≤ {_fmt(c.gen_bits_pure)}, I<sub>∞</sub><sup>β</sup> ≤ {_fmt(c.gen_bits_iid)}"]),
+        (
+            "Generalization via max-information (pure)",
+            [f"ε = τ² = <b>{_fmt(c.pure_eps)}</b>", _fmt(c.pure_fail), f"I<sub>∞</sub> ≤ {_fmt(c.pure_bits)}"],
+        ),
+        (
+            "… (take 2): approximate max-information",
+            [
+                f"ε = τ = <b>{_fmt(c.take2_eps)}</b>",
+                _fmt(c.take2_fail),
+                f"I<sub>∞</sub><sup>β′</sup> ≤ {_fmt(c.take2_bits)} at β′ = 2e<sup>−nτ²</sup> = {_fmt(c.take2_beta)}",
+            ],
+        ),
+        (
+            f"Generalization via DP at β = {c.beta:.3g} (bad set of prob. ≤ β)",
+            [
+                f"ε ≤ <b>{_fmt(c.gen_eps)}</b>",
+                _fmt(c.gen_fail),
+                f"I<sub>∞</sub> ≤ {_fmt(c.gen_bits_pure)}, I<sub>∞</sub><sup>β</sup> ≤ {_fmt(c.gen_bits_iid)}",
+            ],
+        ),
         ("Fixed (non-adaptive) query: Hoeffding", ["—", _fmt(c.hoeffding), "—"]),
     ]
     # four columns of long cells: stacked in presentation mode (wider than the panel at 18 px)
-    return (stacked_table(["privacy allowed", "failure probability ≤", "max-information (bits)"], rows,
-                          corner="result (Bassi 2019)", cls="dpexplore-calc-table",
-                          style="border-collapse:collapse;text-align:right")
-            + f"<p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau ** 2:.4g}).</p>")
+    return (
+        stacked_table(
+            ["privacy allowed", "failure probability ≤", "max-information (bits)"],
+            rows,
+            corner="result (Bassi 2019)",
+            cls="dpexplore-calc-table",
+            style="border-collapse:collapse;text-align:right",
+        )
+        + f"<p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau**2:.4g}).</p>"
+    )
 
 
 _INTRO = r"""
@@ -660,16 +888,25 @@ with probability ≤ β, \(\varepsilon \le \sqrt{\ln(1/\beta)/(2n)} \Rightarrow 
 INFO = AppInfo(
     slug="adaptive_lab",
     title="Adaptive data analysis: overfitting, the reusable holdout and generalization bounds",
-    lead=("Pick features by how well they do on a holdout, then test on the same holdout: the "
-          "score looks good on pure noise. Thresholdout answers through differential privacy and "
-          "stays honest; the second tab turns DP into generalization guarantees."),
+    lead=(
+        "Pick features by how well they do on a holdout, then test on the same holdout: the "
+        "score looks good on pure noise. Thresholdout answers through differential privacy and "
+        "stays honest; the second tab turns DP into generalization guarantees."
+    ),
     theory=_INTRO + _CALC,
 )
 
 
-def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int = 0,
-                       delta: float = 1e-6, tau: float = 0.01, gen_n: int = 100000,
-                       beta: float = 1e-3) -> AppShell:
+def build_adaptive_lab(
+    n: int = 1000,
+    d: int = 2000,
+    rounds: int = 10,
+    seed: int = 0,
+    delta: float = 1e-6,
+    tau: float = 0.01,
+    gen_n: int = 100000,
+    beta: float = 1e-3,
+) -> AppShell:
     """The adaptive data analysis lab (Bassi 2019) in the shell: simulation sliders (n, d, rounds,
     seed, δ) with Thresholdout's privacy in the panel; the naive and Thresholdout accuracy curves
     in one tab (one figure, a panel per run), the generalization-bound calculator (τ, n, β) with
@@ -680,8 +917,8 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
     6
     """
     sim = {
-        k: param_slider(PARAMS[k], v) for k, v in (("n", n), ("d", d), ("rounds", rounds), ("seed", seed),
-                                                   ("delta", delta))
+        k: param_slider(PARAMS[k], v)
+        for k, v in (("n", n), ("d", d), ("rounds", rounds), ("seed", seed), ("delta", delta))
     }
     calc = {k: param_slider(PARAMS[k], v) for k, v in (("tau", tau), ("gen_n", gen_n), ("beta", beta))}
     for w in list(sim.values())[:4]:
@@ -691,8 +928,8 @@ def build_adaptive_lab(n: int = 1000, d: int = 2000, rounds: int = 10, seed: int
         f.layout.width = "calc(50% - 4px)"
         f.layout.min_width = "330px"
     row = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
-    tabs = [("Holdout reuse", [ctrl.fig_reuse]),
-            ("Generalization bounds", [W.VBox(list(calc.values())), ctrl.calc_readout,
-                                       row(ctrl.fig_eps, ctrl.fig_fail)])]
-    return app_shell(INFO, ctrl, controls=[*sim.values(), ctrl.progress], plots=tabs,
-                     readouts=[ctrl.privacy_readout])
+    tabs = [
+        ("Holdout reuse", [ctrl.fig_reuse]),
+        ("Generalization bounds", [W.VBox(list(calc.values())), ctrl.calc_readout, row(ctrl.fig_eps, ctrl.fig_fail)]),
+    ]
+    return app_shell(INFO, ctrl, controls=[*sim.values(), ctrl.progress], plots=tabs, readouts=[ctrl.privacy_readout])

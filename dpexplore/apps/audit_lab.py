@@ -35,6 +35,7 @@ depends on it; runs estimated above a second show a progress bar.
 >>> r.audit.eps_lb <= 1.0, r.exposed
 (True, False)
 """
+
 from __future__ import annotations
 
 import math
@@ -63,12 +64,25 @@ from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 
-__all__ = ["MECHANISMS", "AuditSpec", "AuditResult", "AuditLabResult", "compute_audit", "Subject",
-           "subject", "AuditLabController", "build_audit_lab", "ALPHA_GRID", "TRIALS_GRID",
-           "one_run_curve", "m_grid", "M_GAUSSIAN_MAX"]
+__all__ = [
+    "MECHANISMS",
+    "AuditSpec",
+    "AuditResult",
+    "AuditLabResult",
+    "compute_audit",
+    "Subject",
+    "subject",
+    "AuditLabController",
+    "build_audit_lab",
+    "ALPHA_GRID",
+    "TRIALS_GRID",
+    "one_run_curve",
+    "m_grid",
+    "M_GAUSSIAN_MAX",
+]
 
 MECHANISMS = ("Laplace", "Gaussian", "Randomized response", "Mis-calibrated Laplace")
-EPS_RANGE = (0.01, 10.0)   # ε = 1 lies on the slider's log grid (front ends snap to it)
+EPS_RANGE = (0.01, 10.0)  # ε = 1 lies on the slider's log grid (front ends snap to it)
 DELTA_RANGE = (1e-10, 1e-2)
 TRIALS_RANGE = (100, 100000)
 M_RANGE = (100, 1_000000)
@@ -85,14 +99,37 @@ PARAMS = params_by_name(
     Param("eps", *EPS_RANGE, "log", "ε", "claimed", steps_per_decade=20),
     Param("delta", *DELTA_RANGE, "log", "δ", "Gaussian only", steps_per_decade=4, readout_format=".1e"),
     Param("bug", *BUG_RANGE, "linear", "bug factor", "mis-calibrated only", step=0.05),
-    Param("trials", *TRIALS_RANGE, "log", unit="per input", integer=True, steps_per_decade=10,
-          accept=(10, 10 * TRIALS_RANGE[1])),
+    Param(
+        "trials",
+        *TRIALS_RANGE,
+        "log",
+        unit="per input",
+        integer=True,
+        steps_per_decade=10,
+        accept=(10, 10 * TRIALS_RANGE[1]),
+    ),
     Param("confidence", *CONF_RANGE, "linear", unit="probability", step=0.001, accept=(0.0, 1.0), interval="()"),
     Param("seed", 0, 999, unit="random seed", integer=True, accept=(0, None)),
-    Param("m", *M_RANGE, "log", unit="canaries", integer=True, steps_per_decade=10, accept=(2, M_RANGE[1]),
-          what="of canaries"),
-    Param("guess_frac", *GUESS_RANGE, "log", "guesses r/m", "fraction", steps_per_decade=10, accept=(0.0, 1.0),
-          interval="(]"),
+    Param(
+        "m",
+        *M_RANGE,
+        "log",
+        unit="canaries",
+        integer=True,
+        steps_per_decade=10,
+        accept=(2, M_RANGE[1]),
+        what="of canaries",
+    ),
+    Param(
+        "guess_frac",
+        *GUESS_RANGE,
+        "log",
+        "guesses r/m",
+        "fraction",
+        steps_per_decade=10,
+        accept=(0.0, 1.0),
+        interval="(]",
+    ),
 )
 #: the parameters checked here, in this order
 _CHECKED = [PARAMS[k] for k in ("trials", "seed", "m", "confidence", "guess_frac")]
@@ -215,8 +252,9 @@ SUBJECTS = Memo(subject, maxsize=64)
 
 def _audit(mechanism, eps, delta, bug, trials, confidence, seed) -> AuditResult:
     s = SUBJECTS(mechanism, eps, delta, bug)
-    return audit_mechanism(s.sample_0, s.sample_1, trials, np.random.default_rng([seed, 0]),
-                           delta=s.delta, confidence=confidence)
+    return audit_mechanism(
+        s.sample_0, s.sample_1, trials, np.random.default_rng([seed, 0]), delta=s.delta, confidence=confidence
+    )
 
 
 AUDITS = Memo(_audit, maxsize=32)
@@ -241,7 +279,7 @@ def _one_run_gaussian(m, sigma, shift, rng, guesses, confidence, delta) -> float
     order = np.argsort(view)
     n_out = guesses // 2
     n_in = guesses - n_out
-    correct = int(np.sum(s[order[m - n_in:]] == 1) + np.sum(s[order[:n_out]] == -1))
+    correct = int(np.sum(s[order[m - n_in :]] == 1) + np.sum(s[order[:n_out]] == -1))
     return float(one_run_epsilon_lower_bound(correct, guesses, confidence, delta=delta, m=m))
 
 
@@ -251,11 +289,11 @@ def _one_run(mechanism, eps, delta, bug, m, guess_frac, confidence, seed) -> flo
     rng = np.random.default_rng([seed, 1, m])
     r = max(1, int(round(guess_frac * m)))
     if mechanism == "Gaussian":
-        return _one_run_gaussian(m, float(s.mechanism.sigma), float(s.pair.shift), rng, r,
-                                 confidence, s.delta)
+        return _one_run_gaussian(m, float(s.mechanism.sigma), float(s.pair.shift), rng, r, confidence, s.delta)
     kind = "randomized_response" if mechanism == "Randomized response" else "laplace"
-    res = one_run_audit(m, s.eps_claimed, rng, mechanism=kind, true_eps=s.eps_true,
-                        guesses=None if r == m else r, confidence=confidence)
+    res = one_run_audit(
+        m, s.eps_claimed, rng, mechanism=kind, true_eps=s.eps_true, guesses=None if r == m else r, confidence=confidence
+    )
     return float(res.eps_lb)
 
 
@@ -337,11 +375,14 @@ def _check_spec(spec: AuditSpec) -> None:
         raise ValueError(
             f"m = {spec.m:,} canaries is too many for the Gaussian's one-run audit in an interactive "
             f"step (its (eps, delta) bound needs a search over binomial tails for each m; limit "
-            f"{M_GAUSSIAN_MAX:,}): lower m")
+            f"{M_GAUSSIAN_MAX:,}): lower m"
+        )
     if spec.mechanism == "Gaussian" and spec.eps > 0 and 0 < spec.delta < 1:
         if SUBJECTS(spec.mechanism, spec.eps, spec.delta, spec.bug).mechanism.sigma < 1e-3:
-            raise ValueError(f"eps = {spec.eps:g} with delta = {spec.delta:g} needs almost no noise "
-                             f"(sigma < 0.001): the audit would not show anything; lower eps or delta")
+            raise ValueError(
+                f"eps = {spec.eps:g} with delta = {spec.delta:g} needs almost no noise "
+                f"(sigma < 0.001): the audit would not show anything; lower eps or delta"
+            )
 
 
 def compute_audit(spec: AuditSpec) -> AuditLabResult:
@@ -363,20 +404,35 @@ def compute_audit(spec: AuditSpec) -> AuditLabResult:
     fpr, fnr = s.error_rates(audit.threshold)
     if audit.direction == -1:
         fpr, fnr = 1.0 - fpr, 1.0 - fnr
-    test_lb = np.asarray(empirical_epsilon(np.round(TRIALS_GRID * fpr), np.round(TRIALS_GRID * fnr),
-                                           TRIALS_GRID, TRIALS_GRID, s.delta, spec.confidence))
+    test_lb = np.asarray(
+        empirical_epsilon(
+            np.round(TRIALS_GRID * fpr), np.round(TRIALS_GRID * fnr), TRIALS_GRID, TRIALS_GRID, s.delta, spec.confidence
+        )
+    )
     ms, lbs = one_run_curve(spec)
-    return AuditLabResult(spec, s.eps_true, audit, true_beta, claimed, certified, ideal_lb, test_lb,
-                          need, EXPOSE(s.eps_true, s.eps_claimed, s.delta, spec.confidence), ms, lbs,
-                          bool(audit.eps_lb > s.eps_claimed),
-                          bool(lbs[-1] > s.eps_claimed))
+    return AuditLabResult(
+        spec,
+        s.eps_true,
+        audit,
+        true_beta,
+        claimed,
+        certified,
+        ideal_lb,
+        test_lb,
+        need,
+        EXPOSE(s.eps_true, s.eps_claimed, s.delta, spec.confidence),
+        ms,
+        lbs,
+        bool(audit.eps_lb > s.eps_claimed),
+        bool(lbs[-1] > s.eps_claimed),
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # controller
 # ------------------------------------------------------------------------------------------------
-_BAD = OKABE_ITO[3]   # vermillion: bug exposed
-_OK = OKABE_ITO[2]    # bluish green
+_BAD = OKABE_ITO[3]  # vermillion: bug exposed
+_OK = OKABE_ITO[2]  # bluish green
 
 
 class AuditLabController(StagedController):
@@ -403,12 +459,17 @@ class AuditLabController(StagedController):
         mech = str(c["mechanism"].value)
         # δ matters for the Gaussian only, the bug factor for the mis-calibrated Laplace only:
         # fixed values otherwise, so moving them does not rerun the other mechanisms' simulations
-        return AuditSpec(mechanism=mech, eps=float(c["eps"].value),
-                         delta=float(c["delta"].value) if mech == "Gaussian" else 0.0,
-                         bug=round(float(c["bug"].value), 10) if mech == "Mis-calibrated Laplace" else 1.0,
-                         trials=int(c["trials"].value), confidence=round(float(c["confidence"].value), 10),
-                         seed=int(c["seed"].value), m=int(c["m"].value),
-                         guess_frac=float(c["guess_frac"].value))
+        return AuditSpec(
+            mechanism=mech,
+            eps=float(c["eps"].value),
+            delta=float(c["delta"].value) if mech == "Gaussian" else 0.0,
+            bug=round(float(c["bug"].value), 10) if mech == "Mis-calibrated Laplace" else 1.0,
+            trials=int(c["trials"].value),
+            confidence=round(float(c["confidence"].value), 10),
+            seed=int(c["seed"].value),
+            m=int(c["m"].value),
+            guess_frac=float(c["guess_frac"].value),
+        )
 
     def check(self, spec: AuditSpec) -> None:
         _check_spec(spec)
@@ -416,10 +477,21 @@ class AuditLabController(StagedController):
 
     def stages(self, spec: AuditSpec) -> list:
         return [
-            (AUDITS, (spec.mechanism, spec.eps, spec.delta, spec.bug, spec.trials, spec.confidence, spec.seed),
-             4e-6 * spec.trials, "audit"),
-        ] + [(ONE_RUNS, _one_run_key(spec, int(m)), (4e-6 if spec.mechanism == "Gaussian" else 1.5e-6) * m,
-               f"one run, m = {int(m):,}") for m in m_grid(spec.m)]
+            (
+                AUDITS,
+                (spec.mechanism, spec.eps, spec.delta, spec.bug, spec.trials, spec.confidence, spec.seed),
+                4e-6 * spec.trials,
+                "audit",
+            ),
+        ] + [
+            (
+                ONE_RUNS,
+                _one_run_key(spec, int(m)),
+                (4e-6 if spec.mechanism == "Gaussian" else 1.5e-6) * m,
+                f"one run, m = {int(m):,}",
+            )
+            for m in m_grid(spec.m)
+        ]
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
@@ -428,17 +500,46 @@ class AuditLabController(StagedController):
         claim = f"claimed ({s.eps:.3g}, {r.audit.delta:.3g})-DP" if r.audit.delta else f"claimed {s.eps:.3g}-DP"
         colour = _BAD if r.exposed else OKABE_ITO[7]
         return [
-            {"type": "scatter", "mode": "lines", "name": f"true trade-off of the mechanism (ε = {r.eps_true:.3g})",
-             "x": ALPHA_GRID, "y": r.true_beta, "line": {"color": OKABE_ITO[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": claim, "x": ALPHA_GRID, "y": r.claimed_beta,
-             "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": f"certified by the audit: ε_lb = {a.eps_lb:.3g}",
-             "x": ALPHA_GRID, "y": r.certified_beta, "line": {"color": colour, "width": 1.5, "dash": "dot"}},
-            {"type": "scatter", "mode": "markers", "name": "empirical (α, β) of threshold tests",
-             "x": a.fpr, "y": a.fnr, "marker": {"color": OKABE_ITO[5], "size": 4}},
-            {"type": "scatter", "mode": "markers", "name": "the audit's test (fresh samples)",
-             "x": [a.fpr_at_threshold], "y": [a.fnr_at_threshold],
-             "marker": {"color": colour, "size": 12, "symbol": "star", "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"true trade-off of the mechanism (ε = {r.eps_true:.3g})",
+                "x": ALPHA_GRID,
+                "y": r.true_beta,
+                "line": {"color": OKABE_ITO[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": claim,
+                "x": ALPHA_GRID,
+                "y": r.claimed_beta,
+                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"certified by the audit: ε_lb = {a.eps_lb:.3g}",
+                "x": ALPHA_GRID,
+                "y": r.certified_beta,
+                "line": {"color": colour, "width": 1.5, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "empirical (α, β) of threshold tests",
+                "x": a.fpr,
+                "y": a.fnr,
+                "marker": {"color": OKABE_ITO[5], "size": 4},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "the audit's test (fresh samples)",
+                "x": [a.fpr_at_threshold],
+                "y": [a.fnr_at_threshold],
+                "marker": {"color": colour, "size": 12, "symbol": "star", "line": {"color": "#000000", "width": 1}},
+            },
         ]
 
     @staticmethod
@@ -447,22 +548,50 @@ class AuditLabController(StagedController):
         top = max(float(np.nanmax(r.ideal_lb)), r.eps_true, s.eps) * 1.05
         colour = _BAD if r.exposed else OKABE_ITO[7]
         out = [
-            {"type": "scatter", "mode": "lines", "name": f"ideal: tight {r.eps_true:.3g}-DP test, expected counts",
-             "x": TRIALS_GRID, "y": r.ideal_lb, "line": {"color": OKABE_ITO[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "this audit's test, expected counts",
-             "x": TRIALS_GRID, "y": r.test_lb, "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dashdot"}},
-            {"type": "scatter", "mode": "lines", "name": f"claimed ε = {s.eps:.3g}",
-             "x": [TRIALS_GRID[0], TRIALS_GRID[-1]], "y": [s.eps, s.eps],
-             "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
-            {"type": "scatter", "mode": "markers", "name": f"simulated audit: ε_lb = {r.audit.eps_lb:.3g}",
-             "x": [s.trials], "y": [r.audit.eps_lb],
-             "marker": {"color": colour, "size": 13, "symbol": "star", "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"ideal: tight {r.eps_true:.3g}-DP test, expected counts",
+                "x": TRIALS_GRID,
+                "y": r.ideal_lb,
+                "line": {"color": OKABE_ITO[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "this audit's test, expected counts",
+                "x": TRIALS_GRID,
+                "y": r.test_lb,
+                "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dashdot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"claimed ε = {s.eps:.3g}",
+                "x": [TRIALS_GRID[0], TRIALS_GRID[-1]],
+                "y": [s.eps, s.eps],
+                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"simulated audit: ε_lb = {r.audit.eps_lb:.3g}",
+                "x": [s.trials],
+                "y": [r.audit.eps_lb],
+                "marker": {"color": colour, "size": 13, "symbol": "star", "line": {"color": "#000000", "width": 1}},
+            },
         ]
         if r.trials_needed is not None:
-            out.append({"type": "scatter", "mode": "lines",
-                        "name": f"trials needed for 90 % of ε: {r.trials_needed:,}",
-                        "x": [r.trials_needed, r.trials_needed], "y": [0.0, top],
-                        "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"}})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"trials needed for 90 % of ε: {r.trials_needed:,}",
+                    "x": [r.trials_needed, r.trials_needed],
+                    "y": [0.0, top],
+                    "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"},
+                }
+            )
         return out
 
     @staticmethod
@@ -472,32 +601,65 @@ class AuditLabController(StagedController):
         x_ends = [int(ms[0]), int(ms[-1])]
         colours = [(_BAD if v > s.eps else OKABE_ITO[0]) for v in r.one_run_lb]
         return [
-            {"type": "scatter", "mode": "lines+markers", "name": "one-run ε_lb",
-             "x": ms, "y": r.one_run_lb, "line": {"color": OKABE_ITO[0], "width": 2},
-             "marker": {"color": colours, "size": 9}},
-            {"type": "scatter", "mode": "lines", "name": f"claimed ε = {s.eps:.3g}", "x": x_ends,
-             "y": [s.eps, s.eps], "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": f"true ε = {r.eps_true:.3g}", "x": x_ends,
-             "y": [r.eps_true, r.eps_true], "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"}},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "one-run ε_lb",
+                "x": ms,
+                "y": r.one_run_lb,
+                "line": {"color": OKABE_ITO[0], "width": 2},
+                "marker": {"color": colours, "size": 9},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"claimed ε = {s.eps:.3g}",
+                "x": x_ends,
+                "y": [s.eps, s.eps],
+                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"true ε = {r.eps_true:.3g}",
+                "x": x_ends,
+                "y": [r.eps_true, r.eps_true],
+                "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"},
+            },
         ]
 
     def figures(self, r: AuditLabResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "y": -0.3}
-        self.fig_tradeoff = PlotlyWidget(self._tradeoff_traces(r), {
-            "title": {"text": "Empirical errors: all must lie above the true curve"},
-            "xaxis": {"title": {"text": "α = false-positive rate (type I error)"}, "range": [0, 1]},
-            "yaxis": {"title": {"text": "β = false-negative rate (type II error)"}, "range": [0, 1]},
-            "legend": legend, "height": 500})
-        self.fig_trials = PlotlyWidget(self._trials_traces(r), {
-            "title": {"text": "ε_lb vs number of trials per input"},
-            "xaxis": {"title": {"text": "trials per input"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
-            "legend": legend, "height": 500})
-        self.fig_one_run = PlotlyWidget(self._one_run_traces(r), {
-            "title": {"text": "One-run audit: ε_lb vs number of canaries m"},
-            "xaxis": {"title": {"text": "canaries m (one run)"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
-            "legend": legend, "height": 460})
+        self.fig_tradeoff = PlotlyWidget(
+            self._tradeoff_traces(r),
+            {
+                "title": {"text": "Empirical errors: all must lie above the true curve"},
+                "xaxis": {"title": {"text": "α = false-positive rate (type I error)"}, "range": [0, 1]},
+                "yaxis": {"title": {"text": "β = false-negative rate (type II error)"}, "range": [0, 1]},
+                "legend": legend,
+                "height": 500,
+            },
+        )
+        self.fig_trials = PlotlyWidget(
+            self._trials_traces(r),
+            {
+                "title": {"text": "ε_lb vs number of trials per input"},
+                "xaxis": {"title": {"text": "trials per input"}, "type": "log", "exponentformat": "power"},
+                "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
+                "legend": legend,
+                "height": 500,
+            },
+        )
+        self.fig_one_run = PlotlyWidget(
+            self._one_run_traces(r),
+            {
+                "title": {"text": "One-run audit: ε_lb vs number of canaries m"},
+                "xaxis": {"title": {"text": "canaries m (one run)"}, "type": "log", "exponentformat": "power"},
+                "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
+                "legend": legend,
+                "height": 460,
+            },
+        )
         return [self.fig_tradeoff, self.fig_trials, self.fig_one_run]
 
     def render(self, r: AuditLabResult) -> None:
@@ -515,8 +677,11 @@ class AuditLabController(StagedController):
         s = self.spec
         if s.mechanism not in ("Laplace", "Mis-calibrated Laplace"):
             return None
-        pair = (f"auditing.miscalibrated_laplace(eps, bug_factor={s.bug!r})"
-                if s.mechanism == "Mis-calibrated Laplace" else "auditing.laplace_audit_pair(eps)")
+        pair = (
+            f"auditing.miscalibrated_laplace(eps, bug_factor={s.bug!r})"
+            if s.mechanism == "Mis-calibrated Laplace"
+            else "auditing.laplace_audit_pair(eps)"
+        )
         r = max(1, int(round(s.guess_frac * s.m)))
         return (
             "import numpy as np\n"
@@ -531,7 +696,9 @@ class AuditLabController(StagedController):
             "one = auditing.one_run_audit(m, eps, np.random.default_rng([seed, 1, m]), mechanism='laplace',\n"
             f"                            true_eps=pair.eps_actual, guesses={None if r == s.m else r},\n"
             "                            confidence=confidence)\n"
-            "print(f'one run with m = {m:,} canaries: eps_lb = {one.eps_lb:.4g}')\n")
+            "print(f'one run with m = {m:,} canaries: eps_lb = {one.eps_lb:.4g}')\n"
+        )
+
 
 def verdict_html(r: AuditLabResult) -> str:
     """The audit's numbers and verdict; a bug (ε_lb > claimed ε) is highlighted in vermillion."""
@@ -543,24 +710,33 @@ def verdict_html(r: AuditLabResult) -> str:
             which.append(f"the distinguishing audit proves ε ≥ <b>{a.eps_lb:.4g}</b>")
         if r.one_run_exposed:
             which.append(f"the one-run audit (m = {int(r.one_run_m[-1]):,}) proves ε ≥ <b>{r.one_run_lb[-1]:.4g}</b>")
-        head = (f'<div class="dpexplore-audit-bug" style="color:#8a1c00;background:#fdece6;'
-                f'border-left:6px solid {_BAD};padding:6px 10px;font-size:1.1em">'
-                f"<b>BUG EXPOSED</b>: {' and '.join(which)} &gt; claimed ε = {s.eps:.4g} "
-                f"(with confidence {100 * a.confidence:.3g} %). The privacy claim is false.</div>")
+        head = (
+            f'<div class="dpexplore-audit-bug" style="color:#8a1c00;background:#fdece6;'
+            f'border-left:6px solid {_BAD};padding:6px 10px;font-size:1.1em">'
+            f"<b>BUG EXPOSED</b>: {' and '.join(which)} &gt; claimed ε = {s.eps:.4g} "
+            f"(with confidence {100 * a.confidence:.3g} %). The privacy claim is false.</div>"
+        )
     else:
-        head = (f'<div class="dpexplore-audit-ok" style="color:#004d38;background:#e6f5f0;'
-                f'border-left:6px solid {_OK};padding:6px 10px">Consistent with the claim: '
-                f"ε_lb = <b>{a.eps_lb:.4g}</b> ≤ claimed ε = {s.eps:.4g}. An audit can only refute "
-                f"a claim, never prove it.</div>")
-    need = ("more than 10⁹" if r.trials_needed is None else f"{r.trials_needed:,}")
-    return (head + f"<p>{s.mechanism}: claimed ε = {s.eps:.4g}{delta_txt}; true ε = {r.eps_true:.4g}. "
-            f"Audit with {a.trials_pos:,} trials per input (seed {s.seed}): test “{'out' if a.direction > 0 else '−out'} "
-            f"&gt; {a.direction * a.threshold:.4g}”, FP = {a.fp:,}, FN = {a.fn:,} "
-            f"(FPR = {a.fpr_at_threshold:.4g}, FNR = {a.fnr_at_threshold:.4g}) ⇒ ε_lb = <b>{a.eps_lb:.4g}</b> "
-            f"at confidence {a.confidence:.3g}. Ideal trials for 90 % of the true ε: {need}. "
-            + ("" if r.expose_trials is None else
-               f"Ideal trials before ε_lb can exceed the claimed ε: {r.expose_trials:,}. ")
-            + f"One run with m = {int(r.one_run_m[-1]):,} canaries: ε_lb = <b>{r.one_run_lb[-1]:.4g}</b>.</p>")
+        head = (
+            f'<div class="dpexplore-audit-ok" style="color:#004d38;background:#e6f5f0;'
+            f'border-left:6px solid {_OK};padding:6px 10px">Consistent with the claim: '
+            f"ε_lb = <b>{a.eps_lb:.4g}</b> ≤ claimed ε = {s.eps:.4g}. An audit can only refute "
+            f"a claim, never prove it.</div>"
+        )
+    need = "more than 10⁹" if r.trials_needed is None else f"{r.trials_needed:,}"
+    return (
+        head + f"<p>{s.mechanism}: claimed ε = {s.eps:.4g}{delta_txt}; true ε = {r.eps_true:.4g}. "
+        f"Audit with {a.trials_pos:,} trials per input (seed {s.seed}): test “{'out' if a.direction > 0 else '−out'} "
+        f"&gt; {a.direction * a.threshold:.4g}”, FP = {a.fp:,}, FN = {a.fn:,} "
+        f"(FPR = {a.fpr_at_threshold:.4g}, FNR = {a.fnr_at_threshold:.4g}) ⇒ ε_lb = <b>{a.eps_lb:.4g}</b> "
+        f"at confidence {a.confidence:.3g}. Ideal trials for 90 % of the true ε: {need}. "
+        + (
+            ""
+            if r.expose_trials is None
+            else f"Ideal trials before ε_lb can exceed the claimed ε: {r.expose_trials:,}. "
+        )
+        + f"One run with m = {int(r.one_run_m[-1]):,} canaries: ε_lb = <b>{r.one_run_lb[-1]:.4g}</b>.</p>"
+    )
 
 
 _INTRO = r"""
@@ -585,16 +761,26 @@ noise \(1/(\text{bug}\cdot\varepsilon)\) instead of \(1/\varepsilon\): it is onl
 INFO = AppInfo(
     slug="audit_lab",
     title="Auditing lab: empirical lower bounds on ε expose privacy bugs",
-    lead=("Run a mechanism many times on two neighbouring inputs and bound ε from below with a "
-          "statistical test: a correct mechanism passes, a mis-calibrated one is caught. The last "
-          "tab audits in one run, with m canaries."),
+    lead=(
+        "Run a mechanism many times on two neighbouring inputs and bound ε from below with a "
+        "statistical test: a correct mechanism passes, a mis-calibrated one is caught. The last "
+        "tab audits in one run, with m canaries."
+    ),
     theory=_INTRO,
 )
 
 
-def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0, delta: float = 1e-5,
-                    bug: float = 2.0, trials: int = 10000, confidence: float = 0.95, seed: int = 0,
-                    m: int = 10000, guess_frac: float = 1.0) -> AppShell:
+def build_audit_lab(
+    mechanism: str = "Mis-calibrated Laplace",
+    eps: float = 1.0,
+    delta: float = 1e-5,
+    bug: float = 2.0,
+    trials: int = 10000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    m: int = 10000,
+    guess_frac: float = 1.0,
+) -> AppShell:
     """The auditing lab (Kamath 2024) in the shell: controls and the verdict in the panel; the
     trade-off, trials and one-run plots in tabs.
 
@@ -603,15 +789,31 @@ def build_audit_lab(mechanism: str = "Mis-calibrated Laplace", eps: float = 1.0,
     True
     """
     controls = {
-        "mechanism": W.Dropdown(options=list(MECHANISMS), value=mechanism, description="mechanism",
-                                style={"description_width": "initial"}),
-        **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("bug", bug), ("trials", trials),
-                                                      ("confidence", confidence), ("seed", seed), ("m", m),
-                                                      ("guess_frac", guess_frac))},
+        "mechanism": W.Dropdown(
+            options=list(MECHANISMS), value=mechanism, description="mechanism", style={"description_width": "initial"}
+        ),
+        **{
+            k: param_slider(PARAMS[k], v)
+            for k, v in (
+                ("eps", eps),
+                ("delta", delta),
+                ("bug", bug),
+                ("trials", trials),
+                ("confidence", confidence),
+                ("seed", seed),
+                ("m", m),
+                ("guess_frac", guess_frac),
+            )
+        },
     }
     for k in ("trials", "seed", "m"):
         controls[k].continuous_update = False  # a simulation per release, not per pixel
     ctrl = AuditLabController(controls, MessageArea())
-    return app_shell(INFO, ctrl, controls=[*controls.values(), ctrl.progress],
-                     plots=[ctrl.fig_tradeoff, ctrl.fig_trials, ctrl.fig_one_run],
-                     readouts=[ctrl.verdict], panel_width="420px")
+    return app_shell(
+        INFO,
+        ctrl,
+        controls=[*controls.values(), ctrl.progress],
+        plots=[ctrl.fig_tradeoff, ctrl.fig_trials, ctrl.fig_one_run],
+        readouts=[ctrl.verdict],
+        panel_width="420px",
+    )

@@ -50,6 +50,7 @@ arrow keys mostly reads the cache.
 >>> r.crossovers[0][:2]
 ('advanced', 35)
 """
+
 from __future__ import annotations
 
 import functools
@@ -99,8 +100,7 @@ K_TIGHT_PLD = np.array([1, 3, 10, 30, 100, 300, 1000, 3000, 10000], dtype=np.int
 #: every integer k, for exact crossovers of the closed forms
 _K_ALL = np.arange(1, K_MAX + 1, dtype=np.int64)
 #: Rényi orders of the RDP curve (α = inf included: its term is ε̂(∞))
-ALPHAS = np.concatenate([1.0 + np.logspace(-3, 0, 25, endpoint=False),
-                         np.logspace(np.log10(2.0), 6.0, 90), [np.inf]])
+ALPHAS = np.concatenate([1.0 + np.logspace(-3, 0, 25, endpoint=False), np.logspace(np.log10(2.0), 6.0, 90), [np.inf]])
 
 #: mechanism keys → dropdown labels
 MECHANISMS = {
@@ -139,6 +139,8 @@ NOISE_CURVES = {
     "zcdp": "zCDP (tight ρ = ε tanh(ε/2))",
     "optimal": "optimal (Kairouz, Oh & Viswanath 2015)",
 }
+
+
 def _breakable(name: str) -> str:
     """A legend name for a readout table cell, with a line-break opportunity after a "(" that
     follows a letter (the table fits the 26rem panel of presentation mode: "compose(mechanism,"
@@ -163,7 +165,11 @@ _COLOURS = {
 _DASH = {"advanced_pure": "dash", "zcdp": "dot", "steinke": "dashdot"}
 #: the closed forms whose crossover with basic is marked, with their short annotation labels
 _CROSS = ("advanced", "advanced_pure", "zcdp")
-_SHORT = {"advanced": "advanced (Dwork, Rothblum & Vadhan 2010)", "advanced_pure": "advanced (Steinke 2022)", "zcdp": "zCDP"}
+_SHORT = {
+    "advanced": "advanced (Dwork, Rothblum & Vadhan 2010)",
+    "advanced_pure": "advanced (Steinke 2022)",
+    "zcdp": "zCDP",
+}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -232,9 +238,11 @@ def make_mechanism(name: str, eps: float, delta: float):
         return Laplace.calibrate(eps)
     if name == "gaussian":
         if delta == 0:
-            raise ValueError("delta = 0 is impossible for the Gaussian mechanism: its privacy loss is "
-                             "unbounded, so no noise level makes it (eps, 0)-DP; tick off 'δ = 0' or "
-                             "choose Laplace or randomized response")
+            raise ValueError(
+                "delta = 0 is impossible for the Gaussian mechanism: its privacy loss is "
+                "unbounded, so no noise level makes it (eps, 0)-DP; tick off 'δ = 0' or "
+                "choose Laplace or randomized response"
+            )
         return Gaussian.calibrate(eps, delta)
     return RandomizedResponse(eps)
 
@@ -398,8 +406,10 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
         raise ValueError(f"k must be at most {K_MAX} on this dashboard, got {k}")
     eps_budget = float(check_positive(spec.eps_budget, "eps_budget"))
     if delta > delta_total:
-        raise ValueError(f"delta = {delta:g} per step is larger than the total budget delta_total = "
-                         f"{delta_total:g}: not even one step fits; lower δ per step or raise δ′")
+        raise ValueError(
+            f"delta = {delta:g} per step is larger than the total budget delta_total = "
+            f"{delta_total:g}: not even one step fits; lower δ per step or raise δ′"
+        )
     mech = make_mechanism(spec.mechanism, eps, delta)
 
     curves = {name: (K_GRID, v) for name, v in _closed_forms(eps, delta, delta_total, K_GRID).items()}
@@ -434,21 +444,28 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
     notes = []
     if delta > 0 and K_MAX * delta >= delta_total:
         kmax = int(np.floor(delta_total / delta))
-        notes.append(f"With δ = {delta:.3g} per step the k per-step δ's alone use up δ′ = {delta_total:.3g} "
-                     f"beyond k = {kmax:,}: basic, advanced, zCDP and KOV give no bound there (gaps); "
-                     "the RDP and tight curves account for the mechanism itself and spend no per-step δ.")
+        notes.append(
+            f"With δ = {delta:.3g} per step the k per-step δ's alone use up δ′ = {delta_total:.3g} "
+            f"beyond k = {kmax:,}: basic, advanced, zCDP and KOV give no bound there (gaps); "
+            "the RDP and tight curves account for the mechanism itself and spend no per-step δ."
+        )
     if any(np.any(v <= 1e-300) for _, v in curves.values()):
-        notes.append("A total ε of 0 (δ′ already covers the whole privacy loss) cannot be drawn on a "
-                     "log axis and is left as a gap.")
-    return CompositionResult(spec, mech, curves, at_k, delta_spent, list(_crossovers(eps, delta, delta_total)),
-                             noise, noise_at_k, notes)
+        notes.append(
+            "A total ε of 0 (δ′ already covers the whole privacy loss) cannot be drawn on a "
+            "log axis and is left as a gap."
+        )
+    return CompositionResult(
+        spec, mech, curves, at_k, delta_spent, list(_crossovers(eps, delta, delta_total)), noise, noise_at_k, notes
+    )
 
 
 @functools.lru_cache(maxsize=16)
 def _one_run(mechanism, delta_total: float):
     """One run's curves and ε(δ′) (cached: a step of k does not change them)."""
-    return (profile_curves(mechanism.profile, f"one run: {_mech_text(mechanism)}"),
-            float(mechanism.profile.epsilon(delta_total)))
+    return (
+        profile_curves(mechanism.profile, f"one run: {_mech_text(mechanism)}"),
+        float(mechanism.profile.epsilon(delta_total)),
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -469,7 +486,7 @@ def k_runs_curves(mechanism, k: int, delta_total: float):
     one, one_eps = _one_run(mechanism, delta_total)
     curves = (one, profile_curves(many, f"k = {k:,} runs: compose(mechanism, {k})"))
     eps_at = (one_eps, _tight_at(mechanism, k, delta_total))
-    if isinstance(mechanism, Gaussian):     # exactly GDP: compose's GaussianDPProfile gives μ
+    if isinstance(mechanism, Gaussian):  # exactly GDP: compose's GaussianDPProfile gives μ
         mus = (C.compose(mechanism, 1).mu, C.compose(mechanism, k).mu)
         return curves, eps_at, mus, ("exact", "exact")
     how = f"through ε(δ′ = {delta_total:.3g})"
@@ -520,17 +537,22 @@ class CompositionController(Controller):
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
         self.notes = W.HTML()
-        self.k_runs_open = False     # a k-runs tab is shown: its figures follow every step
-        self._k_runs_drawn = None    # the spec the k-runs figures show
+        self.k_runs_open = False  # a k-runs tab is shown: its figures follow every step
+        self._k_runs_drawn = None  # the spec the k-runs figures show
         super().__init__(controls, message)
         self._fill_text(self.result)
 
     def read_spec(self) -> CompositionSpec:
         c = self.controls
         delta = 0.0 if c["pure"].value else float(c["delta"].value)
-        return CompositionSpec(eps=float(c["eps"].value), delta=delta, k=int(round(c["k"].value)),
-                               delta_total=float(c["delta_total"].value),
-                               mechanism=str(c["mechanism"].value), eps_budget=float(c["eps_budget"].value))
+        return CompositionSpec(
+            eps=float(c["eps"].value),
+            delta=delta,
+            k=int(round(c["k"].value)),
+            delta_total=float(c["delta_total"].value),
+            mechanism=str(c["mechanism"].value),
+            eps_budget=float(c["eps_budget"].value),
+        )
 
     # -- traces -----------------------------------------------------------------------------
     @staticmethod
@@ -538,42 +560,75 @@ class CompositionController(Controller):
         traces = []
         for name, (ks, vals) in r.curves.items():
             coarse = ks.size < K_GRID.size
-            traces.append({
-                "type": "scatter", "mode": "lines+markers" if coarse else "lines",
-                "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
-                "meta": {"present_name": PRESENT_THEOREMS[name] + (" (at 9 k)" if coarse else "")},
-                "line": {"color": _COLOURS[name], "width": 3 if name == "tight" else 2,
-                         **({"dash": _DASH[name]} if name in _DASH else {})},
-                "marker": {"size": 6},
-            })
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers" if coarse else "lines",
+                    "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""),
+                    "x": ks,
+                    "y": _display(vals),
+                    "meta": {"present_name": PRESENT_THEOREMS[name] + (" (at 9 k)" if coarse else "")},
+                    "line": {
+                        "color": _COLOURS[name],
+                        "width": 3 if name == "tight" else 2,
+                        **({"dash": _DASH[name]} if name in _DASH else {}),
+                    },
+                    "marker": {"size": 6},
+                }
+            )
         names = list(r.at_k)
         # the ◆ and ✖ markers have fixed legend names (their values are in the readout table):
         # the legend's text does not change with k, and no annotation box competes with it; the
         # legend draws the marker itself (a name starting with it showed "◆ ◆" on the projector)
-        traces.append({
-            "type": "scatter", "mode": "markers", "name": "each bound at the chosen k",
-            "meta": {"present_name": "at the chosen k"},
-            "x": [r.spec.k] * len(names), "y": _display([r.at_k[n] for n in names]),
-            "text": [THEOREMS[n] for n in names], "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
-            "marker": {"color": [_COLOURS[n] for n in names], "size": 11, "symbol": "diamond",
-                       "line": {"color": "#000000", "width": 1}},
-        })
-        traces.append({
-            "type": "scatter", "mode": "markers", "name": "first k where a bound is below basic",
-            "meta": {"present_name": "first k below basic"},
-            "x": [c[1] for c in r.crossovers], "y": [c[2] for c in r.crossovers],
-            "marker": {"color": "#000000", "size": 12, "symbol": "x"},
-            "text": [_SHORT[c[0]] for c in r.crossovers],
-            "hovertemplate": "%{text} &lt; basic from k = %{x}<extra></extra>",
-        })
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "each bound at the chosen k",
+                "meta": {"present_name": "at the chosen k"},
+                "x": [r.spec.k] * len(names),
+                "y": _display([r.at_k[n] for n in names]),
+                "text": [THEOREMS[n] for n in names],
+                "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
+                "marker": {
+                    "color": [_COLOURS[n] for n in names],
+                    "size": 11,
+                    "symbol": "diamond",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            }
+        )
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "first k where a bound is below basic",
+                "meta": {"present_name": "first k below basic"},
+                "x": [c[1] for c in r.crossovers],
+                "y": [c[2] for c in r.crossovers],
+                "marker": {"color": "#000000", "size": 12, "symbol": "x"},
+                "text": [_SHORT[c[0]] for c in r.crossovers],
+                "hovertemplate": "%{text} &lt; basic from k = %{x}<extra></extra>",
+            }
+        )
         return traces
 
     @staticmethod
     def _main_layout(r: CompositionResult) -> dict:
         # the chosen k as a dotted vertical line (the crossovers are listed in the readout)
         return {
-            "shapes": [{"type": "line", "x0": r.spec.k, "x1": r.spec.k, "xref": "x", "yref": "paper",
-                        "y0": 0, "y1": 1, "line": {"color": "#555555", "width": 1, "dash": "dot"}}],
+            "shapes": [
+                {
+                    "type": "line",
+                    "x0": r.spec.k,
+                    "x1": r.spec.k,
+                    "xref": "x",
+                    "yref": "paper",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": "#555555", "width": 1, "dash": "dot"},
+                }
+            ],
         }
 
     @staticmethod
@@ -581,47 +636,80 @@ class CompositionController(Controller):
         traces = []
         for name, (ks, vals) in r.noise.items():
             coarse = ks.size < K_GRID.size
-            traces.append({
-                "type": "scatter", "mode": "lines+markers" if coarse else "lines",
-                "name": NOISE_CURVES[name] + (" (at 9 k)" if coarse else ""), "x": ks, "y": _display(vals),
-                "line": {"color": _COLOURS[name], "width": 2, **({"dash": _DASH[name]} if name in _DASH else {})},
-                "marker": {"size": 6},
-            })
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers" if coarse else "lines",
+                    "name": NOISE_CURVES[name] + (" (at 9 k)" if coarse else ""),
+                    "x": ks,
+                    "y": _display(vals),
+                    "line": {"color": _COLOURS[name], "width": 2, **({"dash": _DASH[name]} if name in _DASH else {})},
+                    "marker": {"size": 6},
+                }
+            )
         names = list(r.noise_at_k)
-        traces.append({
-            "type": "scatter", "mode": "markers", "name": f"at k = {r.spec.k:,}", "showlegend": False,
-            "x": [r.spec.k] * len(names), "y": _display([r.noise_at_k[n] for n in names]),
-            "text": [NOISE_CURVES[n] for n in names], "hovertemplate": "%{text}: b = %{y:.4g}<extra></extra>",
-            "marker": {"color": [_COLOURS[n] for n in names], "size": 10, "symbol": "diamond",
-                       "line": {"color": "#000000", "width": 1}},
-        })
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"at k = {r.spec.k:,}",
+                "showlegend": False,
+                "x": [r.spec.k] * len(names),
+                "y": _display([r.noise_at_k[n] for n in names]),
+                "text": [NOISE_CURVES[n] for n in names],
+                "hovertemplate": "%{text}: b = %{y:.4g}<extra></extra>",
+                "marker": {
+                    "color": [_COLOURS[n] for n in names],
+                    "size": 10,
+                    "symbol": "diamond",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            }
+        )
         return traces
 
     def figures(self, r: CompositionResult) -> list[PlotlyWidget]:
         legend = {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}}
-        main = PlotlyWidget(data=self._main_traces(r), layout={
-            "title": {"text": "Total ε of k composed (ε, δ)-DP steps, all at total δ′"},
-            "xaxis": {"title": {"text": "k (number of composed steps)"}, "type": "log"},
-            "yaxis": {"title": {"text": "total ε (nats)"}, "type": "log", "exponentformat": "power"},
-            "legend": legend, "height": 480, "margin": {"r": 20},
-            **self._main_layout(r),
-        })
-        noise = PlotlyWidget(data=self._noise_traces(r), layout={
-            "title": {"text": "Noise per query for a fixed total budget (ε_T, δ′); ◆ at the chosen k"},
-            "xaxis": {"title": {"text": "k (number of sensitivity-1 queries)"}, "type": "log"},
-            "yaxis": {"title": {"text": "Laplace scale b per query"}, "type": "log", "exponentformat": "power"},
-            "legend": legend, "height": 420,
-            "shapes": self._main_layout(r)["shapes"],
-        })
+        main = PlotlyWidget(
+            data=self._main_traces(r),
+            layout={
+                "title": {"text": "Total ε of k composed (ε, δ)-DP steps, all at total δ′"},
+                "xaxis": {"title": {"text": "k (number of composed steps)"}, "type": "log"},
+                "yaxis": {"title": {"text": "total ε (nats)"}, "type": "log", "exponentformat": "power"},
+                "legend": legend,
+                "height": 480,
+                "margin": {"r": 20},
+                **self._main_layout(r),
+            },
+        )
+        noise = PlotlyWidget(
+            data=self._noise_traces(r),
+            layout={
+                "title": {"text": "Noise per query for a fixed total budget (ε_T, δ′); ◆ at the chosen k"},
+                "xaxis": {"title": {"text": "k (number of sensitivity-1 queries)"}, "type": "log"},
+                "yaxis": {"title": {"text": "Laplace scale b per query"}, "type": "log", "exponentformat": "power"},
+                "legend": legend,
+                "height": 420,
+                "shapes": self._main_layout(r)["shapes"],
+            },
+        )
         views = self._k_runs_traces(r)
         self._k_runs_drawn = r.spec
         self.k_runs_figs = [
-            PlotlyWidget(data=views["profile"], layout=profile_layout(
-                "One run and k runs of the mechanism: privacy profiles δ(ε) and the closest μ-GDP curves")),
-            PlotlyWidget(data=views["tradeoff"], layout=tradeoff_layout(
-                "One run and k runs: the best test's type II error β at type I error α")),
-            PlotlyWidget(data=views["attack"], layout=attack_layout(
-                "One run and k runs: the best membership test's TPR at each FPR (upper bound)")),
+            PlotlyWidget(
+                data=views["profile"],
+                layout=profile_layout(
+                    "One run and k runs of the mechanism: privacy profiles δ(ε) and the closest μ-GDP curves"
+                ),
+            ),
+            PlotlyWidget(
+                data=views["tradeoff"],
+                layout=tradeoff_layout("One run and k runs: the best test's type II error β at type I error α"),
+            ),
+            PlotlyWidget(
+                data=views["attack"],
+                layout=attack_layout("One run and k runs: the best membership test's TPR at each FPR (upper bound)"),
+            ),
         ]
         return [main, noise, *self.k_runs_figs]
 
@@ -664,9 +752,11 @@ class CompositionController(Controller):
     def snippet(self) -> str:
         """The readout's totals at the chosen k (and the noise per query), with the public API."""
         s = self.spec
-        mech = {"laplace": "mechanisms.Laplace.calibrate(eps)",
-                "gaussian": "mechanisms.Gaussian.calibrate(eps, delta)",
-                "rr": "mechanisms.RandomizedResponse(eps)"}[s.mechanism]
+        mech = {
+            "laplace": "mechanisms.Laplace.calibrate(eps)",
+            "gaussian": "mechanisms.Gaussian.calibrate(eps, delta)",
+            "rr": "mechanisms.RandomizedResponse(eps)",
+        }[s.mechanism]
         return (
             "import numpy as np\n"
             "from dpexplore import composition as C, conversions, mechanisms\n"
@@ -696,10 +786,13 @@ class CompositionController(Controller):
         rows = "".join(
             f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{_breakable(THEOREMS[n])}</td>"
             f"<td style='text-align:right'><b>{_fmt(r.at_k[n])}</b></td><td>{r.delta_spent[n]}</td></tr>"
-            for n in THEOREMS)
+            for n in THEOREMS
+        )
         noise_rows = "".join(
             f"<tr><td style='color:{_COLOURS[n]}' aria-hidden='true'>■</td><td>{_breakable(NOISE_CURVES[n])}</td>"
-            f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>" for n in NOISE_CURVES)
+            f"<td style='text-align:right'><b>{_fmt(r.noise_at_k[n])}</b></td></tr>"
+            for n in NOISE_CURVES
+        )
         mech = _mech_text(r.mechanism)
         self.readout.value = (
             f"<div class='dpexplore-readout'><b>At k = {s.k:,}</b> steps of ({s.eps:.3g}, {s.delta:.3g})-DP, "
@@ -710,9 +803,17 @@ class CompositionController(Controller):
             f"<b>Noise per query</b> for k = {s.k:,} queries within (ε_T = {s.eps_budget:.3g}, δ′ = {s.delta_total:.3g}):"
             "<table class='dpexplore-table' style='border-collapse:separate;border-spacing:10px 2px;margin:4px 0'><tr><th></th><th style='text-align:left'>theorem</th>"
             f"<th>Laplace scale b</th></tr>{noise_rows}</table>"
-            + (("✖ <b>Below basic</b> from " + "; ".join(
-                f"k = {k:,} ({_SHORT[name]})" for name, k, _ in sorted(r.crossovers, key=lambda c: c[1]))
-                + ".") if r.crossovers else "")
+            + (
+                (
+                    "✖ <b>Below basic</b> from "
+                    + "; ".join(
+                        f"k = {k:,} ({_SHORT[name]})" for name, k, _ in sorted(r.crossovers, key=lambda c: c[1])
+                    )
+                    + "."
+                )
+                if r.crossovers
+                else ""
+            )
             + "</div>"
         )
         self.notes.value = "".join(f"<div class='dpexplore-note' style='color:#00466e'>{n}</div>" for n in r.notes)
@@ -757,21 +858,29 @@ the other curves invert each theorem exactly (largest ε<sub>step</sub>, rounded
 INFO = AppInfo(
     slug="composition_explorer",
     title="Composition explorer: basic, advanced, optimal, RDP, zCDP and tight",
-    lead=("Run k differentially private steps on the same data: how fast does the total ε grow "
-          "under each composition theorem, and how much noise per query does a fixed budget allow?"),
-    theory=_FORMULAS + (
+    lead=(
+        "Run k differentially private steps on the same data: how fast does the total ε grow "
+        "under each composition theorem, and how much noise per query does a fixed budget allow?"
+    ),
+    theory=_FORMULAS
+    + (
         "<p><b>The k-runs tabs</b> show one run of the mechanism next to compose(mechanism, k) in "
         "the views of <code>dpexplore.explore</code>: privacy profiles δ(ε) with the closest μ-GDP "
-        "curve (dashed: the exact μ = √k Δ/σ for the Gaussian, " + cite("dong2022gaussian", "Corollary 3.3")
+        "curve (dashed: the exact μ = √k Δ/σ for the Gaussian, "
+        + cite("dong2022gaussian", "Corollary 3.3")
         + "; otherwise the μ whose curve passes through (ε(δ′), δ′), "
-        + cite("dong2022gaussian", "Corollary 2.13") + "), trade-off curves, and the best membership "
+        + cite("dong2022gaussian", "Corollary 2.13")
+        + "), trade-off curves, and the best membership "
         "test's TPR at each FPR (" + cite("kulynych2024attack") + "), both read from δ(ε) on the "
         "plotted ε grid (" + cite("dong2022gaussian", "Proposition 2.5") + "): a finite grid "
-        "overstates the TPR, the safe side. They are computed while one of these tabs is open.</p>"),
+        "overstates the TPR, the safe side. They are computed while one of these tabs is open.</p>"
+    ),
 )
 
-def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: float = 1e-6,
-                               mechanism: str = "laplace", eps_budget: float = 1.0) -> AppShell:
+
+def build_composition_explorer(
+    eps: float = 0.1, k: int = 100, delta_total: float = 1e-6, mechanism: str = "laplace", eps_budget: float = 1.0
+) -> AppShell:
     """The composition explorer in the shell: controls, readout table, the main plot (total ε
     against k), the noise plot and the three k-runs views (drawn while one of them is open).
 
@@ -784,16 +893,43 @@ def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: floa
     controls = {
         "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20, continuous_update=False),
         "pure": W.Checkbox(value=True, description="δ = 0 per step (pure ε-DP steps)", indent=False),
-        "delta": log_slider("δ per step", 1e-9, 1e-15, 1e-2, "probability", steps_per_decade=5,
-                            readout_format=".2e", continuous_update=False),
+        "delta": log_slider(
+            "δ per step",
+            1e-9,
+            1e-15,
+            1e-2,
+            "probability",
+            steps_per_decade=5,
+            readout_format=".2e",
+            continuous_update=False,
+        ),
         "k": int_log_slider("k", k, 1, K_MAX, "steps", steps_per_decade=10),
-        "delta_total": log_slider("δ′ total", delta_total, 1e-15, 1e-1, "probability", steps_per_decade=5,
-                                  readout_format=".2e", continuous_update=False),
-        "mechanism": W.Dropdown(options=[(label, key) for key, label in MECHANISMS.items()], value=mechanism,
-                                description="mechanism (tight and RDP curves)", style={"description_width": "initial"},
-                                layout=W.Layout(width="min(100%, 520px)")),
-        "eps_budget": log_slider("ε_T total budget (noise plot)", eps_budget, 1e-2, 100.0, "nats",
-                                 steps_per_decade=20, continuous_update=False),
+        "delta_total": log_slider(
+            "δ′ total",
+            delta_total,
+            1e-15,
+            1e-1,
+            "probability",
+            steps_per_decade=5,
+            readout_format=".2e",
+            continuous_update=False,
+        ),
+        "mechanism": W.Dropdown(
+            options=[(label, key) for key, label in MECHANISMS.items()],
+            value=mechanism,
+            description="mechanism (tight and RDP curves)",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 520px)"),
+        ),
+        "eps_budget": log_slider(
+            "ε_T total budget (noise plot)",
+            eps_budget,
+            1e-2,
+            100.0,
+            "nats",
+            steps_per_decade=20,
+            continuous_update=False,
+        ),
     }
     controls["delta"].disabled = controls["pure"].value
 
@@ -805,8 +941,9 @@ def build_composition_explorer(eps: float = 0.1, k: int = 100, delta_total: floa
     main, noise, *k_runs = ctrl.figs
     plots = [("Total ε against k", [main]), ("Noise per query", [noise])]
     plots += [(title, [fig]) for title, fig in zip(K_RUNS_TABS, k_runs)]
-    app = app_shell(INFO, ctrl, controls=controls, plots=plots,
-                    readouts=[ctrl.readout, ctrl.notes], panel_width="430px")
+    app = app_shell(
+        INFO, ctrl, controls=controls, plots=plots, readouts=[ctrl.readout, ctrl.notes], panel_width="430px"
+    )
     tabs = next(w for w in app.widgets() if isinstance(w, W.Tab))
 
     def _on_tab(change):

@@ -17,6 +17,7 @@ the privacy profile of the Gaussian mechanism with μ = Δ/σ, drawn on a log y 
 >>> type(app).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,8 +31,17 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 
-__all__ = ["DemoSpec", "DemoResult", "compute_demo", "DemoController", "build_demo",
-           "EPS_PLOT_MAX", "MU_LIMIT", "N_POINTS", "INFO"]
+__all__ = [
+    "DemoSpec",
+    "DemoResult",
+    "compute_demo",
+    "DemoController",
+    "build_demo",
+    "EPS_PLOT_MAX",
+    "MU_LIMIT",
+    "N_POINTS",
+    "INFO",
+]
 
 #: the plotted ε range is [0, EPS_PLOT_MAX]
 EPS_PLOT_MAX = 10.0
@@ -95,11 +105,22 @@ class DemoController(Controller):
         # δ = 0 cannot be drawn on a log axis: to_json turns it into a gap via NaN → None
         y = np.where(r.delta_grid > 0, r.delta_grid, np.nan)
         return [
-            {"type": "scatter", "mode": "lines", "name": "δ_μ(ε)", "x": r.eps_grid, "y": y,
-             "line": {"color": OKABE_ITO[0], "width": 2}},
-            {"type": "scatter", "mode": "markers", "name": "chosen ε", "x": [r.eps],
-             "y": [r.delta_at_eps if r.delta_at_eps > 0 else np.nan],
-             "marker": {"color": OKABE_ITO[3], "size": 10}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "δ_μ(ε)",
+                "x": r.eps_grid,
+                "y": y,
+                "line": {"color": OKABE_ITO[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "chosen ε",
+                "x": [r.eps],
+                "y": [r.delta_at_eps if r.delta_at_eps > 0 else np.nan],
+                "marker": {"color": OKABE_ITO[3], "size": 10},
+            },
         ]
 
     def figures(self, result: DemoResult) -> list[PlotlyWidget]:
@@ -126,7 +147,8 @@ class DemoController(Controller):
             "from dpexplore import GaussianDPProfile\n\n"
             f"eps, mu = {s.eps!r}, {s.mu!r}\n"
             "delta = GaussianDPProfile(mu).delta(eps)   # the mu-GDP privacy profile at eps\n"
-            'print(f"delta(eps = {eps:.3g}) = {delta:.4g}")\n')
+            'print(f"delta(eps = {eps:.3g}) = {delta:.4g}")\n'
+        )
 
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
@@ -137,20 +159,27 @@ class DemoController(Controller):
 INFO = AppInfo(
     slug="demo",
     title="Gaussian differential privacy: the privacy profile",
-    lead=("The curve is δ(ε), the smallest δ for which a μ-GDP mechanism (the Gaussian mechanism "
-          "with μ = Δ/σ) is (ε, δ)-DP. Move ε to read δ off the curve; move μ to see how more "
-          "noise (smaller μ) lowers the whole curve."),
+    lead=(
+        "The curve is δ(ε), the smallest δ for which a μ-GDP mechanism (the Gaussian mechanism "
+        "with μ = Δ/σ) is (ε, δ)-DP. Move ε to read δ off the curve; move μ to see how more "
+        "noise (smaller μ) lowers the whole curve."
+    ),
     theory=(
         r"<p>A mechanism is μ-GDP when telling its outputs on two neighbouring datasets apart is "
         r"no easier than telling N(0, 1) from N(μ, 1). Equivalently, it is (ε, δ<sub>μ</sub>(ε))-DP "
-        r"for every ε ≥ 0, with the privacy profile (" + cite("dong2022gaussian", "Corollary 2.13")
-        + r"; restated in " + cite("liu2022", "Theorem 3.1") + r")</p>"
+        r"for every ε ≥ 0, with the privacy profile ("
+        + cite("dong2022gaussian", "Corollary 2.13")
+        + r"; restated in "
+        + cite("liu2022", "Theorem 3.1")
+        + r")</p>"
         r"$$\delta_\mu(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu} + \frac{\mu}{2}\right)"
         r" - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu} - \frac{\mu}{2}\right).$$"
         r"<p>The Gaussian mechanism with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ "
         r"(" + cite("balle2018improving", "Theorem 8") + r" give the same curve as the exact "
-        r"privacy profile of the Gaussian mechanism). The app refuses μ &gt; " + f"{MU_LIMIT:g}"
-        + r": δ(ε) then exceeds 0.99 on the whole plot.</p>"),
+        r"privacy profile of the Gaussian mechanism). The app refuses μ &gt; "
+        + f"{MU_LIMIT:g}"
+        + r": δ(ε) then exceeds 0.99 on the whole plot.</p>"
+    ),
     references=("dong2022gaussian", "liu2022", "balle2018improving"),
 )
 

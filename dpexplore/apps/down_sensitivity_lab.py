@@ -34,6 +34,7 @@ milliseconds (one ``grid_losses_*``, two pmfs over |Y| ≤ 10 001 points), cache
 >>> type(build_down_sensitivity_lab()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import math
@@ -51,21 +52,51 @@ from ..ui.shell import AppInfo, AppShell, app_shell
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
-    "DownSensitivitySpec", "DownSensitivityResult", "MethodStats", "compute_down_sensitivity_lab",
-    "dataset", "output_grid", "curve_x", "FORMAT", "DownSensitivityController", "build_down_sensitivity_lab",
-    "QUERIES", "SHAPES", "METHODS", "CENTRE", "ITEM_TOP", "OUTLIER", "GRID", "N_RANGE",
-    "SPREAD_RANGE", "SEED_RANGE", "EPS_RANGE", "BETA_RANGE", "BOUND_RANGE", "FIGURE1_X",
-    "FIGURE1_GRID", "FIGURE1_LOSS", "INFO",
+    "DownSensitivitySpec",
+    "DownSensitivityResult",
+    "MethodStats",
+    "compute_down_sensitivity_lab",
+    "dataset",
+    "output_grid",
+    "curve_x",
+    "FORMAT",
+    "DownSensitivityController",
+    "build_down_sensitivity_lab",
+    "QUERIES",
+    "SHAPES",
+    "METHODS",
+    "CENTRE",
+    "ITEM_TOP",
+    "OUTLIER",
+    "GRID",
+    "N_RANGE",
+    "SPREAD_RANGE",
+    "SEED_RANGE",
+    "EPS_RANGE",
+    "BETA_RANGE",
+    "BOUND_RANGE",
+    "FIGURE1_X",
+    "FIGURE1_GRID",
+    "FIGURE1_LOSS",
+    "INFO",
 ]
 
 #: the query: value → label
 QUERIES = {"max": "maximum", "user_sum": "user-level sum"}
 #: the dataset's shape: value → label
-SHAPES = {"normal": "normal bulk", "exponential": "exponential tail", "uniform": "uniform",
-          "outlier": "normal bulk + one huge outlier"}
+SHAPES = {
+    "normal": "normal bulk",
+    "exponential": "exponential tail",
+    "uniform": "uniform",
+    "outlier": "normal bulk + one huge outlier",
+}
 #: the four estimates, in the order of every tuple of the result
-METHODS = ("shifted inverse (Steinke 2023b, Thm 4)", "binary search (Steinke 2023b, Thm 5)", "clip at B + Laplace",
-           "global sensitivity")
+METHODS = (
+    "shifted inverse (Steinke 2023b, Thm 4)",
+    "binary search (Steinke 2023b, Thm 5)",
+    "clip at B + Laplace",
+    "global sensitivity",
+)
 #: centre of the normal bulk
 CENTRE = 200.0
 #: the data are whole units in [0, ITEM_TOP] (an item for the max, a person's total for the sum)
@@ -76,7 +107,7 @@ OUTLIER = {"max": 1000.0, "user_sum": 100_000.0}
 GRID = {"max": (0.0, 1000.0, 1.0), "user_sum": (0.0, 1_000_000.0, 100.0)}
 N_RANGE = (10, 3000)
 SPREAD_RANGE = (1.0, 300.0)
-SEED_RANGE = (0, 999)           # the slider's; compute accepts any seed in [0, 10⁹]
+SEED_RANGE = (0, 999)  # the slider's; compute accepts any seed in [0, 10⁹]
 EPS_RANGE = (0.01, 10.0)
 BETA_RANGE = (1e-6, 0.5)
 BOUND_RANGE = (1.0, 1000.0)
@@ -135,7 +166,7 @@ class MethodStats:
     median: float
     q05: float
     q95: float
-    rmse: float           # sqrt(E[(estimate − f(x))²])
+    rmse: float  # sqrt(E[(estimate − f(x))²])
 
 
 @dataclass(frozen=True)
@@ -143,26 +174,26 @@ class DownSensitivityResult:
     """Everything the lab draws and prints; tuples are in :data:`METHODS` order."""
 
     spec: DownSensitivitySpec
-    data: np.ndarray          # the n values (items, or the people's totals)
-    grid: np.ndarray          # the output grid Y
-    loss: np.ndarray          # ℓ(x, y) on Y
-    f_value: float            # f(x) on Y
-    tau: int                  # Steinke 2023b, Theorem 4's τ
-    ds2tau: float             # DS^{2τ}_f(x)
-    shifted: np.ndarray       # ℓ*(x, y) on Y (Steinke 2023b, eq. (B))
-    pmf_em: np.ndarray        # Steinke 2023b, Theorem 4's exact output distribution on Y
-    acc_em: float             # P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}] for it
-    sigma_bs: float           # the binary search's Laplace scale (ε-DP form)
-    tau_bs: float             # and its τ
-    steps_bs: int             # its halving steps T
-    ds_bs: float              # DS^{⌊2τ⌋} for its τ
+    data: np.ndarray  # the n values (items, or the people's totals)
+    grid: np.ndarray  # the output grid Y
+    loss: np.ndarray  # ℓ(x, y) on Y
+    f_value: float  # f(x) on Y
+    tau: int  # Steinke 2023b, Theorem 4's τ
+    ds2tau: float  # DS^{2τ}_f(x)
+    shifted: np.ndarray  # ℓ*(x, y) on Y (Steinke 2023b, eq. (B))
+    pmf_em: np.ndarray  # Steinke 2023b, Theorem 4's exact output distribution on Y
+    acc_em: float  # P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}] for it
+    sigma_bs: float  # the binary search's Laplace scale (ε-DP form)
+    tau_bs: float  # and its τ
+    steps_bs: int  # its halving steps T
+    ds_bs: float  # DS^{⌊2τ⌋} for its τ
     pmf_bs: np.ndarray
     acc_bs: float
     clip: ds.LaplaceEstimate  # clip at B + Laplace(B/ε)
     glob: ds.LaplaceEstimate  # clip at the top of Y + Laplace(top/ε)
-    stats: tuple              # MethodStats per method
-    window: tuple             # (lo, hi): the x range of the estimate plot
-    loss_window: tuple        # (i0, i1): the slice of Y of the loss plot
+    stats: tuple  # MethodStats per method
+    window: tuple  # (lo, hi): the x range of the estimate plot
+    loss_window: tuple  # (i0, i1): the slice of Y of the loss plot
 
     @property
     def low(self) -> float:
@@ -229,7 +260,7 @@ def _laplace_quantile(est: ds.LaplaceEstimate, p: float) -> float:
 
 def _laplace_stats(est: ds.LaplaceEstimate, f) -> MethodStats:
     q05, med, q95 = (_laplace_quantile(est, p) for p in QUANTILES)
-    return MethodStats(med, q05, q95, math.sqrt((est.center - f) ** 2 + 2 * est.scale ** 2))
+    return MethodStats(med, q05, q95, math.sqrt((est.center - f) ** 2 + 2 * est.scale**2))
 
 
 def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityResult:
@@ -260,13 +291,11 @@ def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityRe
     pmf_em = ds.shifted_inverse_pmf(loss, spec.eps, tau)
     sigma, tau_bs = ds.binary_search_params(grid.size, spec.beta, eps=spec.eps)
     pmf_bs = ds.binary_search_pmf(loss, sigma, tau_bs)
-    stats = (_pmf_stats(grid, pmf_em, f), _pmf_stats(grid, pmf_bs, f),
-             _laplace_stats(clip, f), _laplace_stats(glob, f))
+    stats = (_pmf_stats(grid, pmf_em, f), _pmf_stats(grid, pmf_bs, f), _laplace_stats(clip, f), _laplace_stats(glob, f))
     # the estimate plot's x range: where the shifted inverse estimates, the clipped baseline and
     # the true value lie (the global baseline is spread far wider: it shows as a flat line;
     # (the exponential mechanism's thin uniform tail above f(x), at most β in all, may reach past it)
-    lo = min(_pmf_quantile(grid, pmf_em, 0.005), _pmf_quantile(grid, pmf_bs, 0.005), f - ds2,
-             stats[2].q05)
+    lo = min(_pmf_quantile(grid, pmf_em, 0.005), _pmf_quantile(grid, pmf_bs, 0.005), f - ds2, stats[2].q05)
     hi = max(f, stats[2].q95, _pmf_quantile(grid, pmf_em, 0.95), _pmf_quantile(grid, pmf_bs, 0.95))
     step = float(grid[1] - grid[0])
     pad = max(0.06 * (hi - lo), 5 * step)
@@ -277,13 +306,28 @@ def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityRe
     i0 = max(0, i_start - span // 8 - 2)
     i1 = min(grid.size, i_f + span // 8 + 3)
     return DownSensitivityResult(
-        spec=spec, data=x, grid=grid, loss=loss, f_value=f, tau=tau, ds2tau=ds2,
-        shifted=ds.shifted_loss(loss, tau), pmf_em=pmf_em,
+        spec=spec,
+        data=x,
+        grid=grid,
+        loss=loss,
+        f_value=f,
+        tau=tau,
+        ds2tau=ds2,
+        shifted=ds.shifted_loss(loss, tau),
+        pmf_em=pmf_em,
         acc_em=ds.accuracy_probability(pmf_em, loss, grid, tau),
-        sigma_bs=sigma, tau_bs=tau_bs, steps_bs=ds.binary_search_steps(grid.size),
-        ds_bs=float(ds.down_sensitivity(loss, grid, math.floor(2 * tau_bs))), pmf_bs=pmf_bs,
-        acc_bs=ds.accuracy_probability(pmf_bs, loss, grid, tau_bs), clip=clip, glob=glob,
-        stats=stats, window=(lo - pad, hi + pad), loss_window=(i0, i1))
+        sigma_bs=sigma,
+        tau_bs=tau_bs,
+        steps_bs=ds.binary_search_steps(grid.size),
+        ds_bs=float(ds.down_sensitivity(loss, grid, math.floor(2 * tau_bs))),
+        pmf_bs=pmf_bs,
+        acc_bs=ds.accuracy_probability(pmf_bs, loss, grid, tau_bs),
+        clip=clip,
+        glob=glob,
+        stats=stats,
+        window=(lo - pad, hi + pad),
+        loss_window=(i0, i1),
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -331,7 +375,8 @@ def readout_html(r: DownSensitivityResult) -> str:
     rows = "".join(
         f"<tr><td style='text-align:left;color:{text_colour(_COLOURS[i])}'><b>{_ROWS[i]}</b></td>"
         f"<td>{_v(st.median, q)}</td><td>{_v(st.q05, q)}</td><td>{_v(st.q95, q)}</td><td>{_v(st.rmse, q)}</td></tr>"
-        for i, st in enumerate(r.stats))
+        for i, st in enumerate(r.stats)
+    )
     people = "items" if s.query == "max" else "people"
     return (
         f"<p style='margin:2px 0'>true {_name(s.query)} f(x) = <b>{_v(r.f_value, q)}</b> "
@@ -343,7 +388,8 @@ def readout_html(r: DownSensitivityResult) -> str:
         "<tr><th></th><th>median</th><th>5 %</th><th>95 %</th><th>RMS error</th></tr>"
         f"{rows}</table>"
         f"<p class='dpexplore-note' style='margin:2px 0'>Rows: Steinke 2023b, Theorem 4 and Theorem 5 at the same ε; "
-        f"clip at B = {s.bound:.4g} + Laplace; clip at the top of Y + Laplace. All exact.</p>")
+        f"clip at B = {s.bound:.4g} + Laplace; clip at the top of Y + Laplace. All exact.</p>"
+    )
 
 
 class DownSensitivityController(Controller):
@@ -352,7 +398,7 @@ class DownSensitivityController(Controller):
     the readout table."""
 
     compute = staticmethod(compute_down_sensitivity_lab)
-    prefetch = True   # the next slider step reads the cache (controls.PREFETCHER)
+    prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 64
 
     def __init__(self, controls, message=None):
@@ -362,10 +408,16 @@ class DownSensitivityController(Controller):
 
     def read_spec(self) -> DownSensitivitySpec:
         c = self.controls
-        return DownSensitivitySpec(query=str(c["query"].value), shape=str(c["shape"].value),
-                                   n=int(c["n"].value), spread=float(c["spread"].value),
-                                   seed=int(c["seed"].value), eps=float(c["eps"].value),
-                                   beta=float(c["beta"].value), bound=float(c["bound"].value))
+        return DownSensitivitySpec(
+            query=str(c["query"].value),
+            shape=str(c["shape"].value),
+            n=int(c["n"].value),
+            spread=float(c["spread"].value),
+            seed=int(c["seed"].value),
+            eps=float(c["eps"].value),
+            beta=float(c["beta"].value),
+            bound=float(c["bound"].value),
+        )
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
@@ -379,23 +431,59 @@ class DownSensitivityController(Controller):
         t = curve_x(r)
         below = _P_FLOOR / 10
         out = []
-        out.append({"type": "scatter", "mode": "lines", "name": METHODS[0], "x": g,
-                    "y": np.maximum(r.pmf_em[keep], below),
-                    "line": {"color": _COLOURS[0], "width": 2, "shape": "hvh"}})
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": METHODS[0],
+                "x": g,
+                "y": np.maximum(r.pmf_em[keep], below),
+                "line": {"color": _COLOURS[0], "width": 2, "shape": "hvh"},
+            }
+        )
         # the binary search returns only some grid points (its tree's leaves) with any weight:
         # one marker per grid point, those below the floor off the plot
-        out.append({"type": "scatter", "mode": "markers", "name": METHODS[1], "x": g,
-                    "y": np.maximum(r.pmf_bs[keep], below),
-                    "marker": {"color": _COLOURS[1], "size": 5, "symbol": "diamond"}})
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": METHODS[1],
+                "x": g,
+                "y": np.maximum(r.pmf_bs[keep], below),
+                "marker": {"color": _COLOURS[1], "size": 5, "symbol": "diamond"},
+            }
+        )
         for i, est in ((2, r.clip), (3, r.glob)):
-            out.append({"type": "scatter", "mode": "lines", "name": f"{METHODS[i]} (density × step)",
-                        "x": t, "y": np.maximum(np.asarray(est.pdf(t)) * step, below),
-                        "line": {"color": _COLOURS[i], "width": 2, "dash": "dash" if i == 3 else "solid"}})
-        out.append({"type": "scatter", "mode": "lines", "name": f"true value f(x) = {_v(r.f_value, r.spec.query)}",
-                    "x": [r.f_value, r.f_value], "y": [below, 1.0], "line": {"color": "#000000", "width": 2}})
-        out.append({"type": "scatter", "mode": "lines", "name": "f(x) − DS<sup>2τ</sup>(x)",
-                    "x": [r.low, r.low], "y": [below, 1.0],
-                    "line": {"color": "#000000", "width": 1.5, "dash": "dot"}})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"{METHODS[i]} (density × step)",
+                    "x": t,
+                    "y": np.maximum(np.asarray(est.pdf(t)) * step, below),
+                    "line": {"color": _COLOURS[i], "width": 2, "dash": "dash" if i == 3 else "solid"},
+                }
+            )
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"true value f(x) = {_v(r.f_value, r.spec.query)}",
+                "x": [r.f_value, r.f_value],
+                "y": [below, 1.0],
+                "line": {"color": "#000000", "width": 2},
+            }
+        )
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "f(x) − DS<sup>2τ</sup>(x)",
+                "x": [r.low, r.low],
+                "y": [below, 1.0],
+                "line": {"color": "#000000", "width": 1.5, "dash": "dot"},
+            }
+        )
         return out
 
     @staticmethod
@@ -404,54 +492,117 @@ class DownSensitivityController(Controller):
         g = r.grid[i0:i1]
         tau = float(r.tau)
         return [
-            {"type": "scatter", "mode": "lines", "name": "loss ℓ(x, y)", "x": g,
-             "y": r.loss[i0:i1].astype(float), "line": {"color": _COLOURS[0], "width": 2.5, "shape": "hv"}},
-            {"type": "scatter", "mode": "lines", "name": "shifted loss ℓ*(x, y)", "x": g, "y": r.shifted[i0:i1],
-             "line": {"color": _COLOURS[2], "width": 2, "shape": "hv", "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": f"τ = {r.tau}", "x": [g[0], g[-1]], "y": [tau, tau],
-             "line": {"color": "#555555", "width": 1.5, "dash": "dot"}},
-            {"type": "scatter", "mode": "lines", "name": "f(x) and f(x) − DS<sup>2τ</sup>(x)",
-             "x": [r.f_value, r.f_value, None, r.low, r.low], "y": [-tau, 4 * tau, None, -tau, 4 * tau],
-             "line": {"color": "#000000", "width": 1.5}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "loss ℓ(x, y)",
+                "x": g,
+                "y": r.loss[i0:i1].astype(float),
+                "line": {"color": _COLOURS[0], "width": 2.5, "shape": "hv"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "shifted loss ℓ*(x, y)",
+                "x": g,
+                "y": r.shifted[i0:i1],
+                "line": {"color": _COLOURS[2], "width": 2, "shape": "hv", "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"τ = {r.tau}",
+                "x": [g[0], g[-1]],
+                "y": [tau, tau],
+                "line": {"color": "#555555", "width": 1.5, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "f(x) and f(x) − DS<sup>2τ</sup>(x)",
+                "x": [r.f_value, r.f_value, None, r.low, r.low],
+                "y": [-tau, 4 * tau, None, -tau, 4 * tau],
+                "line": {"color": "#000000", "width": 1.5},
+            },
         ]
 
     @staticmethod
     def _loss_layout(r: DownSensitivityResult) -> dict:
-        return {"yaxis": {"range": [-1.1 * r.tau, 4.2 * r.tau]},
-                "xaxis": {"title": {"text": f"y (the output grid Y, step {r.grid[1] - r.grid[0]:g})"}}}
+        return {
+            "yaxis": {"range": [-1.1 * r.tau, 4.2 * r.tau]},
+            "xaxis": {"title": {"text": f"y (the output grid Y, step {r.grid[1] - r.grid[0]:g})"}},
+        }
 
     @staticmethod
     def _figure1_traces() -> list[dict]:
         loss = ds.loss_max(FIGURE1_X, _FIG1_Y).astype(float)
         return [
-            {"type": "scatter", "mode": "lines", "name": "ℓ(x, y), f = max", "x": _FIG1_Y, "y": loss,
-             "line": {"color": _COLOURS[0], "width": 3, "shape": "hv"}},
-            {"type": "scatter", "mode": "markers+text", "name": "ℓ(x, y) on Y = {0, …, 5}",
-             "x": FIGURE1_GRID, "y": FIGURE1_LOSS.astype(float),
-             "text": [str(v) for v in FIGURE1_LOSS.tolist()], "textposition": "top right",
-             "marker": {"color": _COLOURS[0], "size": 9}},
-            {"type": "scatter", "mode": "lines", "name": "true maximum = 5", "x": [5.0, 5.0], "y": [0.0, 34.0],
-             "line": {"color": OKABE_ITO[3], "width": 2.5, "dash": "dash"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "ℓ(x, y), f = max",
+                "x": _FIG1_Y,
+                "y": loss,
+                "line": {"color": _COLOURS[0], "width": 3, "shape": "hv"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "name": "ℓ(x, y) on Y = {0, …, 5}",
+                "x": FIGURE1_GRID,
+                "y": FIGURE1_LOSS.astype(float),
+                "text": [str(v) for v in FIGURE1_LOSS.tolist()],
+                "textposition": "top right",
+                "marker": {"color": _COLOURS[0], "size": 9},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "true maximum = 5",
+                "x": [5.0, 5.0],
+                "y": [0.0, 34.0],
+                "line": {"color": OKABE_ITO[3], "width": 2.5, "dash": "dash"},
+            },
         ]
 
     def figures(self, r: DownSensitivityResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "x": 0.0, "y": -0.16, "yanchor": "top"}
         margin = {"l": 60, "r": 20, "t": 40, "b": 40}
-        self.fig_est = PlotlyWidget(self._estimate_traces(r), {
-            "title": {"text": "Distribution of each estimate (exact)"},
-            "xaxis": {"title": {"text": "estimate"}},
-            "yaxis": {"title": {"text": "probability per grid point"}, "type": "log",
-                      "range": [math.log10(_P_FLOOR), 0.05], "exponentformat": "power"},
-            "legend": legend, "margin": margin})
-        self.fig_loss = PlotlyWidget(self._loss_traces(r), {
-            "title": {"text": "The loss ℓ(x, y) of the data and the shifted loss ℓ*(x, y)"},
-            "yaxis": {"title": {"text": "items (people) to remove"}},
-            "legend": legend, "margin": margin, **self._loss_layout(r)})
-        self.fig_figure1 = PlotlyWidget(self._figure1_traces(), {
-            "title": {"text": "Steinke 2023b, Figure 1: ℓ(x, y) for the maximum, x ~ Binomial(5, ½)"},
-            "xaxis": {"title": {"text": "y"}, "range": [-1.0, 6.0], "dtick": 1},
-            "yaxis": {"title": {"text": "ℓ(x, y)"}, "range": [-1.0, 35.0]},
-            "legend": legend, "margin": margin})
+        self.fig_est = PlotlyWidget(
+            self._estimate_traces(r),
+            {
+                "title": {"text": "Distribution of each estimate (exact)"},
+                "xaxis": {"title": {"text": "estimate"}},
+                "yaxis": {
+                    "title": {"text": "probability per grid point"},
+                    "type": "log",
+                    "range": [math.log10(_P_FLOOR), 0.05],
+                    "exponentformat": "power",
+                },
+                "legend": legend,
+                "margin": margin,
+            },
+        )
+        self.fig_loss = PlotlyWidget(
+            self._loss_traces(r),
+            {
+                "title": {"text": "The loss ℓ(x, y) of the data and the shifted loss ℓ*(x, y)"},
+                "yaxis": {"title": {"text": "items (people) to remove"}},
+                "legend": legend,
+                "margin": margin,
+                **self._loss_layout(r),
+            },
+        )
+        self.fig_figure1 = PlotlyWidget(
+            self._figure1_traces(),
+            {
+                "title": {"text": "Steinke 2023b, Figure 1: ℓ(x, y) for the maximum, x ~ Binomial(5, ½)"},
+                "xaxis": {"title": {"text": "y"}, "range": [-1.0, 6.0], "dtick": 1},
+                "yaxis": {"title": {"text": "ℓ(x, y)"}, "range": [-1.0, 35.0]},
+                "legend": legend,
+                "margin": margin,
+            },
+        )
         return [self.fig_est, self.fig_loss, self.fig_figure1]
 
     def render(self, r: DownSensitivityResult) -> None:
@@ -467,13 +618,17 @@ class DownSensitivityController(Controller):
         draw = _DRAW[s.shape].format(centre=CENTRE)
         if s.query == "max":
             loss = "ds.grid_losses_max(x, grid)           # l(x, y): items above y"
-            naive = ("    ('clip at B + Laplace', ds.laplace_clipped_max(x, 0.0, bound, eps)),\n"
-                     "    ('global sensitivity', ds.laplace_clipped_max(x, 0.0, grid[-1], eps)),\n")
+            naive = (
+                "    ('clip at B + Laplace', ds.laplace_clipped_max(x, 0.0, bound, eps)),\n"
+                "    ('global sensitivity', ds.laplace_clipped_max(x, 0.0, grid[-1], eps)),\n"
+            )
         else:
             loss = "ds.grid_losses_user_sum(x, grid)      # l(x, y): fewest people to remove"
-            naive = ("    ('clip at B + Laplace', ds.laplace_clipped_user_sum(x, bound, eps)),\n"
-                     "    ('global sensitivity', ds.laplace_clipped_user_sum(x, grid[-1], eps)),\n")
-        outlier = (f"x[-1] = {OUTLIER[s.query]!r}   # one huge outlier\n" if s.shape == "outlier" else "")
+            naive = (
+                "    ('clip at B + Laplace', ds.laplace_clipped_user_sum(x, bound, eps)),\n"
+                "    ('global sensitivity', ds.laplace_clipped_user_sum(x, grid[-1], eps)),\n"
+            )
+        outlier = f"x[-1] = {OUTLIER[s.query]!r}   # one huge outlier\n" if s.shape == "outlier" else ""
         fmt = FORMAT[s.query]
         code = (
             "import math\n"
@@ -483,8 +638,8 @@ class DownSensitivityController(Controller):
             f"{s.beta!r}, {s.bound!r}\n"
             "rng = np.random.default_rng(seed)\n"
             f"x = np.ceil(np.clip({draw}, 0.0, {ITEM_TOP!r}))   # whole units\n"
-            + outlier +
-            f"grid = np.arange({lo!r}, {hi + step / 2!r}, {step!r})   # the output grid Y\n"
+            + outlier
+            + f"grid = np.arange({lo!r}, {hi + step / 2!r}, {step!r})   # the output grid Y\n"
             f"loss = {loss}\n"
             "f = ds.value_from_losses(loss, grid)\n"
             "tau = ds.shifted_inverse_tau(eps, beta, grid.size)   # Steinke 2023b, Theorem 4\n"
@@ -501,12 +656,11 @@ class DownSensitivityController(Controller):
             "    rms = np.sqrt(np.sum(pmf * (grid - f) ** 2))\n"
             "    print(f'{name}: median {q(0.5, pmf):FMT}, quantiles {q(0.05, pmf):FMT} and '\n"
             "          f'{q(0.95, pmf):FMT}, RMS error {rms:FMT}')\n"
-            "for name, est in (   # Laplace(scale) around a clipped value\n"
-            + naive +
-            "):\n"
+            "for name, est in (   # Laplace(scale) around a clipped value\n" + naive + "):\n"
             "    lo, hi = est.center + est.scale * math.log(0.1), est.center - est.scale * math.log(0.1)\n"
             "    rms = math.sqrt((est.center - f) ** 2 + 2 * est.scale ** 2)\n"
-            "    print(f'{name}: median {est.center:FMT}, quantiles {lo:FMT} and {hi:FMT}, RMS error {rms:FMT}')\n")
+            "    print(f'{name}: median {est.center:FMT}, quantiles {lo:FMT} and {hi:FMT}, RMS error {rms:FMT}')\n"
+        )
         return code.replace(":FMT}", ":" + fmt + "}")
 
 
@@ -520,7 +674,9 @@ _THEORY = (
     r"$$\mathsf{DS}^k_f(x) = \sup_{x'\subseteq x,\ \mathrm{dist}(x,x')\le k} |f(x) - f(x')| ,$$"
     r"at most the local sensitivity, itself at most k times the global sensitivity. For the "
     r"maximum, \(\mathsf{DS}^k = x_{(n)} - x_{(n-k)}\): the gap to the (k+1)-th largest item. "
-    r"The function must be <i>monotone</i>, \(f(x')\le f(x)\) for \(x'\subseteq x\) (" + cite("steinke2023down", "eq. (3)") + r"): the "
+    r"The function must be <i>monotone</i>, \(f(x')\le f(x)\) for \(x'\subseteq x\) ("
+    + cite("steinke2023down", "eq. (3)")
+    + r"): the "
     r"maximum is, and so is the user-level sum when every item is ≥ 0 (one person, one unit of "
     r"distance, however many items they hold).</p>"
     r"<p><b>The loss</b> (" + cite("steinke2023down", "eq. (4) and Figure 1") + r"): the fewest "
@@ -529,18 +685,32 @@ _THEORY = (
     r"For the maximum it is the number of items above y; for the user-level sum, the fewest of the "
     r"largest totals whose removal leaves at most y. ℓ(x, f(x)) = 0, and ℓ grows as y falls below "
     r"f(x) at the pace set by the down sensitivity. By "
-    + cite("steinke2023down", "Lemmas 1–2") + " and " + cite("steinke2023down", "Proposition 3") + r" it has global sensitivity 1 when f is "
+    + cite("steinke2023down", "Lemmas 1–2")
+    + " and "
+    + cite("steinke2023down", "Proposition 3")
+    + r" it has global sensitivity 1 when f is "
     r"monotone. The tab Steinke 2023b, Figure 1 reproduces the example of that figure: the maximum of "
     r"x = (0, 1×5, 2×10, 3×10, 4×5, 5), a dataset shaped like Binomial(5, ½), with "
     r"ℓ(x, y) = 31, 26, 16, 6, 1, 0 at y = 0, …, 5.</p>"
-    r"<p><b>The shifted inverse mechanism</b> (" + cite("fang2022shifted") + r"; "
-    + cite("steinke2023down", "Theorem 4") + r"). ℓ does not grow above f(x), so it cannot go "
+    r"<p><b>The shifted inverse mechanism</b> ("
+    + cite("fang2022shifted")
+    + r"; "
+    + cite("steinke2023down", "Theorem 4")
+    + r"). ℓ does not grow above f(x), so it cannot go "
     r"into the exponential mechanism as it is (unlike the inverse sensitivity mechanism of "
-    + cite("asi2020near") + r", see " + cite("steinke2023inverse") + r"). Instead the mechanism "
+    + cite("asi2020near")
+    + r", see "
+    + cite("steinke2023inverse")
+    + r"). Instead the mechanism "
     r"aims for a y whose loss is near a shift τ &gt; 0 — for the maximum, roughly the "
-    r"(τ+1)-th largest item. With the strict loss \(\bar\ell(x,y)\) (" + cite("steinke2023down", "footnote 4, eq. (A)") + r": "
+    r"(τ+1)-th largest item. With the strict loss \(\bar\ell(x,y)\) ("
+    + cite("steinke2023down", "footnote 4, eq. (A)")
+    + r": "
     r"\(f(\tilde x) < y\) in place of ≤) it runs the exponential mechanism of "
-    + cite("mcsherry2007mechanism") + r" on the shifted loss (" + cite("steinke2023down", "eq. (B)") + r")"
+    + cite("mcsherry2007mechanism")
+    + r" on the shifted loss ("
+    + cite("steinke2023down", "eq. (B)")
+    + r")"
     r"$$\ell^*(x,y) = \max\{\ell(x,y)-\tau,\ \tau-\bar\ell(x,y)\},\qquad "
     r"\Pr[M(x)=y]\propto e^{-\varepsilon\,\ell^*(x,y)/2},\ y\in\mathcal Y ,$$"
     r"which is ε-DP (ℓ* has sensitivity 1). With "
@@ -570,24 +740,40 @@ _THEORY = (
     r"The data are whole units in [0, 1000]: normal around " + f"{CENTRE:g}" + r" with the chosen "
     r"spread, exponential with mean the spread, or uniform on [0, 2·spread]; the outlier is one "
     r"item of 1000 (maximum) or one person with a total of 100 000 (sum). Every distribution and "
-    r"error shown is exact; the seed only draws the data.</p>")
+    r"error shown is exact; the seed only draws the data.</p>"
+)
 
 INFO = AppInfo(
     slug="down_sensitivity_lab",
     title="Down sensitivity and the shifted inverse mechanism",
-    lead=("One more item can raise a maximum (or one person's many items a sum) without limit, but "
-          "removing items lowers it only by the down sensitivity. The shifted inverse mechanism "
-          "privately finds a value a few removals below f(x): an underestimate whose error follows "
-          "the data, where clipping at a guessed bound or global-sensitivity noise does not."),
+    lead=(
+        "One more item can raise a maximum (or one person's many items a sum) without limit, but "
+        "removing items lowers it only by the down sensitivity. The shifted inverse mechanism "
+        "privately finds a value a few removals below f(x): an underestimate whose error follows "
+        "the data, where clipping at a guessed bound or global-sensitivity noise does not."
+    ),
     theory=_THEORY,
-    references=("steinke2023down", "fang2022shifted", "asi2020near", "steinke2023inverse",
-                "mcsherry2007mechanism", "dwork2006calibrating"),
+    references=(
+        "steinke2023down",
+        "fang2022shifted",
+        "asi2020near",
+        "steinke2023inverse",
+        "mcsherry2007mechanism",
+        "dwork2006calibrating",
+    ),
 )
 
 
-def build_down_sensitivity_lab(query: str = "max", shape: str = "normal", n: int = 1000,
-                               spread: float = 30.0, seed: int = 0, eps: float = 1.0,
-                               beta: float = 0.1, bound: float = 100.0) -> AppShell:
+def build_down_sensitivity_lab(
+    query: str = "max",
+    shape: str = "normal",
+    n: int = 1000,
+    spread: float = 30.0,
+    seed: int = 0,
+    eps: float = 1.0,
+    beta: float = 0.1,
+    bound: float = 100.0,
+) -> AppShell:
     """The down sensitivity lab (Steinke 2023b; Fang, Dong & Yi 2022) in the shell: query and
     data dropdowns, sliders n, spread, seed, ε, β and B with the readout table in the panel; the
     estimates, the loss and Steinke 2023b, Figure 1 in tabs. Defaults lie on the sliders' grids; every slider
@@ -599,15 +785,29 @@ def build_down_sensitivity_lab(query: str = "max", shape: str = "normal", n: int
     """
     dd = {"description_width": "initial"}
     controls = {
-        "query": W.Dropdown(options=[(v, k) for k, v in QUERIES.items()], value=query,
-                            description="query f", style=dd, layout=W.Layout(width="min(100%, 330px)")),
-        "shape": W.Dropdown(options=[(v, k) for k, v in SHAPES.items()], value=shape,
-                            description="data", style=dd, layout=W.Layout(width="min(100%, 330px)")),
-        **{k: param_slider(PARAMS[k], v) for k, v in (("n", n), ("spread", spread), ("seed", seed),
-                                                      ("eps", eps), ("beta", beta), ("bound", bound))},
+        "query": W.Dropdown(
+            options=[(v, k) for k, v in QUERIES.items()],
+            value=query,
+            description="query f",
+            style=dd,
+            layout=W.Layout(width="min(100%, 330px)"),
+        ),
+        "shape": W.Dropdown(
+            options=[(v, k) for k, v in SHAPES.items()],
+            value=shape,
+            description="data",
+            style=dd,
+            layout=W.Layout(width="min(100%, 330px)"),
+        ),
+        **{
+            k: param_slider(PARAMS[k], v)
+            for k, v in (("n", n), ("spread", spread), ("seed", seed), ("eps", eps), ("beta", beta), ("bound", bound))
+        },
     }
     ctrl = DownSensitivityController(controls, MessageArea())
-    tabs = [("Estimates", [ctrl.fig_est]), ("Loss of the data", [ctrl.fig_loss]),
-            ("Steinke 2023b, Figure 1", [ctrl.fig_figure1])]
-    return app_shell(INFO, ctrl, controls=controls, plots=tabs, readouts=[ctrl.readout],
-                     panel_width="410px")
+    tabs = [
+        ("Estimates", [ctrl.fig_est]),
+        ("Loss of the data", [ctrl.fig_loss]),
+        ("Steinke 2023b, Figure 1", [ctrl.fig_figure1]),
+    ]
+    return app_shell(INFO, ctrl, controls=controls, plots=tabs, readouts=[ctrl.readout], panel_width="410px")

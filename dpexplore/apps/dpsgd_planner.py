@@ -21,6 +21,7 @@ false-positive rate of 1 % and 0.1 %, and the advantage max(TPR − FPR).
 >>> bool(r.eps_pld < r.eps_rdp)
 True
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,17 +37,31 @@ from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ._checks import Param, check_params, params_by_name
 
-__all__ = ["PlannerSpec", "PlannerResult", "compute_planner", "PlannerController", "build_dpsgd_planner",
-           "INFO", "N_RANGE", "BATCH_RANGE", "EPOCHS_RANGE", "SIGMA_RANGE", "DELTA_RANGE", "EPS_RANGE",
-           "CURVE_POINTS", "CURVE_GRID", "RISK_FPRS"]
+__all__ = [
+    "PlannerSpec",
+    "PlannerResult",
+    "compute_planner",
+    "PlannerController",
+    "build_dpsgd_planner",
+    "INFO",
+    "N_RANGE",
+    "BATCH_RANGE",
+    "EPOCHS_RANGE",
+    "SIGMA_RANGE",
+    "DELTA_RANGE",
+    "EPS_RANGE",
+    "CURVE_POINTS",
+    "CURVE_GRID",
+    "RISK_FPRS",
+]
 
 # the sliders' grids hold the round defaults (a log slider's positions are min·10^(k/steps))
-N_RANGE = (1000, 1000000)       # dataset size N
-BATCH_RANGE = (10, 10000)         # expected batch size B (q = B/N, at most 1)
+N_RANGE = (1000, 1000000)  # dataset size N
+BATCH_RANGE = (10, 10000)  # expected batch size B (q = B/N, at most 1)
 EPOCHS_RANGE = (1, 100)
-SIGMA_RANGE = (10 ** -0.3, 20.0)   # noise multiplier σ = noise std / clipping norm (0.501 … 20)
+SIGMA_RANGE = (10**-0.3, 20.0)  # noise multiplier σ = noise std / clipping norm (0.501 … 20)
 DELTA_RANGE = (1e-12, 1e-2)
-EPS_RANGE = (0.1, 20.0)            # the target ε of "σ for target ε"
+EPS_RANGE = (0.1, 20.0)  # the target ε of "σ for target ε"
 #: the planner's parameters: its sliders and the checks of its spec (reals: slider positions
 #: rounded at the ends are accepted)
 PARAMS = params_by_name(
@@ -109,7 +124,7 @@ class PlannerResult:
     eps_pld: float
     eps_rdp: float
     eps_gdp: float
-    tpr: tuple             # TPR at RISK_FPRS
+    tpr: tuple  # TPR at RISK_FPRS
     advantage: float
     roc_fpr: np.ndarray
     roc_tpr: np.ndarray
@@ -160,10 +175,9 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
     e_gdp = float(C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, accountant="gdp"))
     # one call for the readout's FPRs and the plot's (one ε grid of the profile, not three)
     both = np.asarray(conversions.tpr_at_fpr(profile, np.concatenate([RISK_FPRS, _ROC_FPR])), dtype=float)
-    tpr, roc = tuple(float(x) for x in both[:len(RISK_FPRS)]), both[len(RISK_FPRS):]
+    tpr, roc = tuple(float(x) for x in both[: len(RISK_FPRS)]), both[len(RISK_FPRS) :]
     adv = float(conversions.advantage(profile))
-    return PlannerResult(spec, q, t, ks * q, pld, rdp, gdp, e_pld, e_rdp, e_gdp, tpr, adv,
-                         _ROC_FPR, roc)
+    return PlannerResult(spec, q, t, ks * q, pld, rdp, gdp, e_pld, e_rdp, e_gdp, tpr, adv, _ROC_FPR, roc)
 
 
 def sigma_for_target(spec: PlannerSpec) -> float:
@@ -187,13 +201,18 @@ class PlannerController(Controller):
 
     compute = staticmethod(compute_planner)
     cache_size = 64
-    prefetch = True   # a new setting costs ~0.15-0.2 s: the next slider step is computed ahead
+    prefetch = True  # a new setting costs ~0.15-0.2 s: the next slider step is computed ahead
 
     def read_spec(self) -> PlannerSpec:
         c = self.controls
-        return PlannerSpec(n=int(c["n"].value), batch=int(c["batch"].value), epochs=int(c["epochs"].value),
-                           sigma=float(c["sigma"].value), delta=float(c["delta"].value),
-                           target_eps=float(c["target_eps"].value))
+        return PlannerSpec(
+            n=int(c["n"].value),
+            batch=int(c["batch"].value),
+            epochs=int(c["epochs"].value),
+            sigma=float(c["sigma"].value),
+            delta=float(c["delta"].value),
+            target_eps=float(c["target_eps"].value),
+        )
 
     # -- figures ---------------------------------------------------------------------------------
     @staticmethod
@@ -201,26 +220,68 @@ class PlannerController(Controller):
         x = r.epochs_grid
         fin = lambda a: np.where(np.isfinite(a), a, np.nan)  # noqa: E731
         return [
-            {"type": "scatter", "mode": "lines", "name": "tight (PLD)", "x": x, "y": fin(r.eps_pld_curve),
-             "line": {"color": OKABE_ITO[0], "width": 3}},
-            {"type": "scatter", "mode": "lines", "name": "Rényi DP", "x": x, "y": fin(r.eps_rdp_curve),
-             "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": "GDP approximation (not a guarantee)", "x": x,
-             "y": fin(r.eps_gdp_curve), "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"}},
-            {"type": "scatter", "mode": "markers", "name": "chosen epochs", "x": [r.spec.epochs],
-             "y": [r.eps_pld if math.isfinite(r.eps_pld) else np.nan],
-             "marker": {"color": OKABE_ITO[5], "size": 11}, "showlegend": False},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "tight (PLD)",
+                "x": x,
+                "y": fin(r.eps_pld_curve),
+                "line": {"color": OKABE_ITO[0], "width": 3},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Rényi DP",
+                "x": x,
+                "y": fin(r.eps_rdp_curve),
+                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "GDP approximation (not a guarantee)",
+                "x": x,
+                "y": fin(r.eps_gdp_curve),
+                "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "chosen epochs",
+                "x": [r.spec.epochs],
+                "y": [r.eps_pld if math.isfinite(r.eps_pld) else np.nan],
+                "marker": {"color": OKABE_ITO[5], "size": 11},
+                "showlegend": False,
+            },
         ]
 
     @staticmethod
     def _risk_traces(r: PlannerResult) -> list[dict]:
         return [
-            {"type": "scatter", "mode": "lines", "name": "best membership test (tight profile)",
-             "x": r.roc_fpr, "y": r.roc_tpr, "line": {"color": OKABE_ITO[0], "width": 3}},
-            {"type": "scatter", "mode": "lines", "name": "random guess (TPR = FPR)", "x": r.roc_fpr,
-             "y": r.roc_fpr, "line": {"color": "#777777", "width": 2, "dash": "dot"}},
-            {"type": "scatter", "mode": "markers", "name": "FPR 1 % and 0.1 %", "x": list(RISK_FPRS),
-             "y": list(r.tpr), "marker": {"color": OKABE_ITO[5], "size": 11}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "best membership test (tight profile)",
+                "x": r.roc_fpr,
+                "y": r.roc_tpr,
+                "line": {"color": OKABE_ITO[0], "width": 3},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "random guess (TPR = FPR)",
+                "x": r.roc_fpr,
+                "y": r.roc_fpr,
+                "line": {"color": "#777777", "width": 2, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "FPR 1 % and 0.1 %",
+                "x": list(RISK_FPRS),
+                "y": list(r.tpr),
+                "marker": {"color": OKABE_ITO[5], "size": 11},
+            },
         ]
 
     def figures(self, result: PlannerResult) -> list[PlotlyWidget]:
@@ -236,8 +297,10 @@ class PlannerController(Controller):
             "yaxis": {"title": {"text": "true-positive rate (at most)"}, "range": [0, 1.02]},
             "showlegend": True,
         }
-        return [PlotlyWidget(data=self._eps_traces(result), layout=eps_layout),
-                PlotlyWidget(data=self._risk_traces(result), layout=risk_layout)]
+        return [
+            PlotlyWidget(data=self._eps_traces(result), layout=eps_layout),
+            PlotlyWidget(data=self._risk_traces(result), layout=risk_layout),
+        ]
 
     def render(self, result: PlannerResult) -> None:
         for fig, traces in zip(self.figs, (self._eps_traces(result), self._risk_traces(result))):
@@ -249,15 +312,19 @@ class PlannerController(Controller):
     def _readout_text(r: PlannerResult) -> str:
         s = r.spec
         inv_n = 1.0 / s.n
-        delta_note = (f"δ = {s.delta:.3g} &lt; 1/N = {inv_n:.3g}" if s.delta < inv_n else
-                      f"<b>δ = {s.delta:.3g} ≥ 1/N = {inv_n:.3g}</b>: a mechanism that publishes one "
-                      f"random record would meet it; choose δ well below 1/N")
+        delta_note = (
+            f"δ = {s.delta:.3g} &lt; 1/N = {inv_n:.3g}"
+            if s.delta < inv_n
+            else f"<b>δ = {s.delta:.3g} ≥ 1/N = {inv_n:.3g}</b>: a mechanism that publishes one "
+            f"random record would meet it; choose δ well below 1/N"
+        )
         return (
             f"q = B/N = {r.q:.4g}, T = {r.steps:,} steps<br>"
             f"ε after {s.epochs} epochs: tight <b>{_fmt_eps(r.eps_pld)}</b>, "
             f"Rényi DP {_fmt_eps(r.eps_rdp)}, GDP approx. {_fmt_eps(r.eps_gdp)}<br>"
             f"attack: TPR ≤ <b>{r.tpr[0]:.4g}</b> at FPR 1 %, ≤ <b>{r.tpr[1]:.4g}</b> at FPR 0.1 %; "
-            f"advantage ≤ {r.advantage:.4g}<br>{delta_note}")
+            f"advantage ≤ {r.advantage:.4g}<br>{delta_note}"
+        )
 
     def snippet(self) -> str:
         s = self.spec
@@ -277,7 +344,8 @@ class PlannerController(Controller):
             "profile = composition.compose(mechanism, steps, grid_size=grid)\n"
             "for fpr in (0.01, 0.001):   # the most powerful membership test's TPR, at most\n"
             '    print(f"TPR at FPR {100 * fpr:g} %: {conversions.tpr_at_fpr(profile, fpr):.4g}")\n'
-            'print(f"advantage: {conversions.advantage(profile):.4g}")\n')
+            'print(f"advantage: {conversions.advantage(profile):.4g}")\n'
+        )
 
     def __init__(self, controls, message=None):
         self.readout = W.HTML()
@@ -288,10 +356,12 @@ class PlannerController(Controller):
 INFO = AppInfo(
     slug="dpsgd_planner",
     title="DP-SGD planner",
-    lead=("What ε does a DP-SGD training run cost, and what does it mean for an attacker? Move the "
-          "dataset size, batch size, epochs and noise multiplier σ: the plot shows ε under the tight "
-          "accountant, Rényi DP and the GDP approximation; the second tab shows the best membership "
-          "test's power at the end of training."),
+    lead=(
+        "What ε does a DP-SGD training run cost, and what does it mean for an attacker? Move the "
+        "dataset size, batch size, epochs and noise multiplier σ: the plot shows ε under the tight "
+        "accountant, Rényi DP and the GDP approximation; the second tab shows the best membership "
+        "test's power at the end of training."
+    ),
     theory=(
         r"<p>DP-SGD (" + cite("abadi2016deep") + r") clips each example's gradient to norm C, adds "
         r"Gaussian noise of standard deviation σC to the sum over a batch, and samples each batch by "
@@ -306,24 +376,36 @@ INFO = AppInfo(
         r"never below the truth (connect-the-dots, " + cite("doroshenko2022connect") + r") and "
         r"composed by FFT (" + cite("koskela2020computing") + r"). "
         r"<b>Rényi DP</b>: the exact RDP of the subsampled Gaussian at integer orders ("
-        + cite("mironov2019sampled", "Section 3.3") + r"), summed over steps and converted to "
+        + cite("mironov2019sampled", "Section 3.3")
+        + r"), summed over steps and converted to "
         r"(ε, δ) (" + cite("canonne2020discrete", "Proposition 12") + r"): valid and looser. "
         r"<b>GDP approximation</b>: by the central limit theorem the run is approximately μ-GDP with "
-        r"$$\mu = q\sqrt{T\,(e^{1/\sigma^2}-1)}$$ (" + cite("bu2020deep", "result “CLT approximation of noisy SGD”") + r"); it is "
+        r"$$\mu = q\sqrt{T\,(e^{1/\sigma^2}-1)}$$ ("
+        + cite("bu2020deep", "result “CLT approximation of noisy SGD”")
+        + r"); it is "
         r"an approximation, not a guarantee, and can be below the true ε.</p>"
         r"<p><b>Attack risk.</b> An (ε(δ))-profile bounds every membership-inference test: at "
         r"false-positive rate α its true-positive rate is at most 1 − f(α), where "
         r"$$f(\alpha) = \sup_{\varepsilon \ge 0}\max\{0,\ 1-\delta(\varepsilon)-e^{\varepsilon}\alpha,\ "
         r"e^{-\varepsilon}(1-\delta(\varepsilon)-\alpha)\}$$ is the trade-off function ("
-        + cite("dong2022gaussian", "result “f-DP as (ε, δ(ε))-DP for all ε”") + r"); the advantage max(TPR − FPR) is δ(0). "
-        r"Reading a privacy guarantee as attack risk at a low FPR follows " + cite("kulynych2024attack")
+        + cite("dong2022gaussian", "result “f-DP as (ε, δ(ε))-DP for all ε”")
+        + r"); the advantage max(TPR − FPR) is δ(0). "
+        r"Reading a privacy guarantee as attack risk at a low FPR follows "
+        + cite("kulynych2024attack")
         + r". The δ of a run should be well below 1/N: a mechanism that publishes one random "
-        r"record of the dataset is (0, 1/N)-DP.</p>"),
+        r"record of the dataset is (0, 1/N)-DP.</p>"
+    ),
 )
 
 
-def build_dpsgd_planner(n: int = 100000, batch: int = 1000, epochs: int = 10, sigma: float = 1.0,
-                        delta: float = 1e-6, target_eps: float = 3.0) -> AppShell:
+def build_dpsgd_planner(
+    n: int = 100000,
+    batch: int = 1000,
+    epochs: int = 10,
+    sigma: float = 1.0,
+    delta: float = 1e-6,
+    target_eps: float = 3.0,
+) -> AppShell:
     """The DP-SGD planner in the shell: sliders N, B, epochs, σ, δ, the target ε and its
     "σ for target ε" button in the panel; the ε-against-epochs plot; the attack-risk plot in a tab.
 
@@ -332,12 +414,20 @@ def build_dpsgd_planner(n: int = 100000, batch: int = 1000, epochs: int = 10, si
     (1000, 2)
     """
     controls = {
-        k: param_slider(PARAMS[k], v) for k, v in (("n", n), ("batch", batch), ("epochs", epochs), ("sigma", sigma),
-                                                   ("delta", delta), ("target_eps", target_eps))
+        k: param_slider(PARAMS[k], v)
+        for k, v in (
+            ("n", n),
+            ("batch", batch),
+            ("epochs", epochs),
+            ("sigma", sigma),
+            ("delta", delta),
+            ("target_eps", target_eps),
+        )
     }
     ctrl = PlannerController(controls, MessageArea())
-    button = W.Button(description="Set σ for the target ε", tooltip="the smallest σ (tight accountant)",
-                      layout=W.Layout(width="auto"))
+    button = W.Button(
+        description="Set σ for the target ε", tooltip="the smallest σ (tight accountant)", layout=W.Layout(width="auto")
+    )
 
     def solve(_):
         try:
@@ -348,16 +438,22 @@ def build_dpsgd_planner(n: int = 100000, batch: int = 1000, epochs: int = 10, si
             return
         lo, hi = SIGMA_RANGE
         if not lo <= s <= hi:
-            ctrl.message.show(f"σ = {s:.3g} is needed for ε = {spec.target_eps:.3g}, outside this "
-                              f"app's range [{lo:g}, {hi:g}]: σ stays at {spec.sigma:.3g}.", kind="info")
+            ctrl.message.show(
+                f"σ = {s:.3g} is needed for ε = {spec.target_eps:.3g}, outside this "
+                f"app's range [{lo:g}, {hi:g}]: σ stays at {spec.sigma:.3g}.",
+                kind="info",
+            )
             return
         w = controls["sigma"]
         pos = math.ceil((math.log10(s) - w.min) / w.step - 1e-9)
-        value = next(v for v in (w._at(pos), w._at(pos + 1)) if v >= s)   # the position at or above s
+        value = next(v for v in (w._at(pos), w._at(pos + 1)) if v >= s)  # the position at or above s
         w.value = min(value, hi)
         if ctrl.last_error is None:
-            ctrl.message.show(f"ε = {spec.target_eps:.3g} needs σ ≥ {s:.3g}: σ is set to {w.value:.4g}, "
-                              f"the slider position at or above it.", kind="info")
+            ctrl.message.show(
+                f"ε = {spec.target_eps:.3g} needs σ ≥ {s:.3g}: σ is set to {w.value:.4g}, "
+                f"the slider position at or above it.",
+                kind="info",
+            )
 
     button.on_click(solve)
     panel = [*controls.values(), button]

@@ -40,6 +40,7 @@ the partitions, a step of δ only the filters (a step costs ~10–60 ms of kerne
 >>> type(build_filters_lab()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import functools
@@ -72,10 +73,30 @@ from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 from ._checks import Param, check_params, params_by_name
 
 __all__ = [
-    "FiltersLabSpec", "FiltersLabResult", "SessionResult", "compute_filters_lab", "renyi_order",
-    "true_counts", "table_html", "readout_html", "session_html", "FiltersLabController", "build_filters_lab", "FILTERS", "ORDERS",
-    "EPS_RANGE", "DELTA_RANGE", "QUERIES_RANGE", "REL_RANGE", "SEED_RANGE", "PARTS_RANGE",
-    "SHARE_RANGE", "MODES", "TYPICAL_COUNT", "COUNT_SPREAD", "INFO",
+    "FiltersLabSpec",
+    "FiltersLabResult",
+    "SessionResult",
+    "compute_filters_lab",
+    "renyi_order",
+    "true_counts",
+    "table_html",
+    "readout_html",
+    "session_html",
+    "FiltersLabController",
+    "build_filters_lab",
+    "FILTERS",
+    "ORDERS",
+    "EPS_RANGE",
+    "DELTA_RANGE",
+    "QUERIES_RANGE",
+    "REL_RANGE",
+    "SEED_RANGE",
+    "PARTS_RANGE",
+    "SHARE_RANGE",
+    "MODES",
+    "TYPICAL_COUNT",
+    "COUNT_SPREAD",
+    "INFO",
 ]
 
 #: the filters, in plot, legend and table order (keys of ``filters_for_target``)
@@ -83,15 +104,40 @@ FILTERS = ("pure", "gdp", "renyi", "approx")
 _NAMES = {"pure": "pure ε-DP", "gdp": "Gaussian DP", "renyi": "Rényi DP", "approx": "(ε, δ)-DP"}
 _COLOURS = {"pure": OKABE_ITO[0], "gdp": OKABE_ITO[1], "renyi": OKABE_ITO[2], "approx": OKABE_ITO[3]}
 #: Rényi orders: the Rényi filter uses the one with the largest B_α/α; the odometer uses all
-ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0,
-          192.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0, 65536.0)
+ORDERS = (
+    1.25,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    6.0,
+    8.0,
+    12.0,
+    16.0,
+    24.0,
+    32.0,
+    48.0,
+    64.0,
+    96.0,
+    128.0,
+    192.0,
+    256.0,
+    512.0,
+    1024.0,
+    2048.0,
+    4096.0,
+    8192.0,
+    16384.0,
+    32768.0,
+    65536.0,
+)
 EPS_RANGE = (0.01, 20.0)
 DELTA_RANGE = (1e-12, 1e-2)
-QUERIES_RANGE = (10, 300)       # a linear slider in steps of 10
-REL_RANGE = (0.05, 1.0)         # a linear slider in steps of 0.05
+QUERIES_RANGE = (10, 300)  # a linear slider in steps of 10
+REL_RANGE = (0.05, 1.0)  # a linear slider in steps of 0.05
 SEED_RANGE = (0, 999)
 PARTS_RANGE = (1, 8)
-SHARE_RANGE = (0.05, 1.0)       # a linear slider in steps of 0.05
+SHARE_RANGE = (0.05, 1.0)  # a linear slider in steps of 0.05
 #: the lab's numeric parameters: its sliders and the checks of its spec
 PARAMS = params_by_name(
     Param("eps", *EPS_RANGE, "log", "ε", "total", steps_per_decade=20, rel_tol=1e-12),
@@ -200,8 +246,10 @@ def renyi_order(eps: float, delta: float) -> float:
         if b / a > best_rate:
             best, best_rate = a, b / a
     if best is None:
-        raise ValueError(f"eps = {eps:g} is too small for delta = {delta:g}: no Renyi order in "
-                         f"{ORDERS[0]:g}…{ORDERS[-1]:g} gives a positive budget")
+        raise ValueError(
+            f"eps = {eps:g} is too small for delta = {delta:g}: no Renyi order in "
+            f"{ORDERS[0]:g}…{ORDERS[-1]:g} gives a positive budget"
+        )
     return best
 
 
@@ -238,13 +286,16 @@ def _used(filt, run: AnalystRun) -> np.ndarray:
 def _runs(eps: float, delta: float, queries: int, rel_error: float, seed: int, mode: str) -> dict:
     _, fs = _filters(eps, delta)
     truth = true_counts(seed, queries)
-    return {k: simulate_adaptive_analyst(fs[k], truth, np.random.default_rng([seed, 3]),
-                                         rel_error=rel_error, mode=mode) for k in FILTERS}
+    return {
+        k: simulate_adaptive_analyst(fs[k], truth, np.random.default_rng([seed, 3]), rel_error=rel_error, mode=mode)
+        for k in FILTERS
+    }
 
 
 @functools.lru_cache(maxsize=64)
-def _session(eps: float, queries: int, rel_error: float, seed: int, mode: str, parts: int,
-             share: float) -> SessionResult:
+def _session(
+    eps: float, queries: int, rel_error: float, seed: int, mode: str, parts: int, share: float
+) -> SessionResult:
     """The session: budget ε, partitioned into ``parts`` disjoint parts with ε_p = share·ε each
     (each query's true count split at random between the parts, ``default_rng([seed, 4])``); the
     analyst runs under each sub-session's budget (``default_rng([seed, 5, j])``)."""
@@ -253,13 +304,13 @@ def _session(eps: float, queries: int, rel_error: float, seed: int, mode: str, p
     split = np.random.default_rng([seed, 4]).multinomial(true_counts(seed, queries), np.full(parts, 1.0 / parts))
     runs, spent = [], []
     for j, kid in enumerate(kids):
-        run = simulate_adaptive_analyst(PureDPFilter(kid.budget), split[:, j], np.random.default_rng([seed, 5, j]),
-                                        rel_error=rel_error, mode=mode)
+        run = simulate_adaptive_analyst(
+            PureDPFilter(kid.budget), split[:, j], np.random.default_rng([seed, 5, j]), rel_error=rel_error, mode=mode
+        )
         runs.append(run)
         spent.append(kid.spend(float(run.consumed[-1])))
     budgets = [k.budget for k in kids]
-    return SessionResult(root, tuple(spent), tuple(runs), eps_p, parallel_composition(budgets),
-                         math.fsum(budgets))
+    return SessionResult(root, tuple(spent), tuple(runs), eps_p, parallel_composition(budgets), math.fsum(budgets))
 
 
 def _odometer(run: AnalystRun, delta: float) -> tuple:
@@ -304,13 +355,28 @@ def compute_filters_lab(spec: FiltersLabSpec) -> FiltersLabResult:
         if acc.all():
             refusal[k] = first[k] = None
         else:
-            i = int(np.argmin(acc))           # the first refused query
+            i = int(np.argmin(acc))  # the first refused query
             refusal[k] = (float(acc[:i].sum()), float(u[i]) if i else 0.0)
             first[k] = i + 1
     odo_t, odo_eps, odo_fixed = _odometer(runs["renyi"], delta)
     session = _session(eps, n, rel, seed, spec.mode, int(spec.parts), float(spec.share))
-    return FiltersLabResult(spec, alpha, fs, true_counts(seed, n), runs, curves, refusal, first,
-                            answered, refused, used, odo_t, odo_eps, odo_fixed, session)
+    return FiltersLabResult(
+        spec,
+        alpha,
+        fs,
+        true_counts(seed, n),
+        runs,
+        curves,
+        refusal,
+        first,
+        answered,
+        refused,
+        used,
+        odo_t,
+        odo_eps,
+        odo_fixed,
+        session,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -332,8 +398,12 @@ _RULES = {
     "dpexplore.filters.ApproxZCDPFilter": "while Σ ρ<sub>i</sub> ≤ ρ and Σ δ<sub>i</sub> ≤ δ",
 }
 _NOTION_HTML = {
-    "eps-DP": "ε-DP", "(eps, delta)-DP": "(ε, δ)-DP", "Gaussian DP": "Gaussian DP", "f-DP": "f-DP",
-    "(alpha, eps)-Renyi DP": "(α, ε)-Rényi DP", "rho-zCDP": "ρ-zCDP",
+    "eps-DP": "ε-DP",
+    "(eps, delta)-DP": "(ε, δ)-DP",
+    "Gaussian DP": "Gaussian DP",
+    "f-DP": "f-DP",
+    "(alpha, eps)-Renyi DP": "(α, ε)-Rényi DP",
+    "rho-zCDP": "ρ-zCDP",
     "delta-approx. rho-zCDP": "δ-approx. ρ-zCDP",
 }
 
@@ -346,8 +416,10 @@ def _cell_html(cell) -> tuple[str, str]:
     star = "*" if cell.note.startswith("*") else ""
     if cell.implementation:
         short = cell.implementation.removeprefix("dpexplore.")
-        impl = (f'<br><code title="{html.escape(cell.implementation, quote=True)}">{html.escape(short)}</code>'
-                f'<br><span class="dpexplore-rule">{_RULES.get(cell.implementation, "")}</span>')
+        impl = (
+            f'<br><code title="{html.escape(cell.implementation, quote=True)}">{html.escape(short)}</code>'
+            f'<br><span class="dpexplore-rule">{_RULES.get(cell.implementation, "")}</span>'
+        )
     else:
         impl = '<br><span class="dpexplore-rule">known; not in dpexplore</span>'
     return f"{refs}{star}{impl}", ""
@@ -365,14 +437,19 @@ def table_html() -> str:
     """
     rows = [(_NOTION_HTML[n], [_cell_html(COMPOSITION_TABLE[n][s]) for s in SETTINGS]) for n in NOTIONS]
     return (
-        stacked_table([html.escape(s) for s in SETTINGS], rows, cls="dpexplore-composition-table",
-                      style="border-collapse:collapse")
+        stacked_table(
+            [html.escape(s) for s in SETTINGS],
+            rows,
+            cls="dpexplore-composition-table",
+            style="border-collapse:collapse",
+        )
         + '<p class="dpexplore-table-note" style="margin:4px 0">Optimal composition results known in each '
         "setting, after " + cite("desfontaines2023composition") + ". * Only asymptotically optimal "
         "for small ε. <i>Open</i>: no optimal result known. Sequential: mechanisms and budgets fixed "
         "in advance; adaptive: each mechanism sees earlier outputs; fully adaptive: budgets too are "
         "chosen from earlier outputs (filters, as in the first tab); concurrent: several interactive "
-        "mechanisms, queries interleaved.</p>")
+        "mechanisms, queries interleaved.</p>"
+    )
 
 
 _STYLE = """<style>
@@ -423,28 +500,36 @@ def readout_html(r: FiltersLabResult) -> str:
         f"<br><span class='dpexplore-limit'>{_budget_text(k, r)}</span></td>"
         f"<td><b>{r.answered[k]}</b></td><td>{'#' + str(r.first_refused[k]) if r.first_refused[k] else 'none'}"
         f"</td><td>{100 * r.used[k]:.1f} %</td></tr>"
-        for k in FILTERS)
+        for k in FILTERS
+    )
     if s.mode == "halt":
         after = "it stops at a filter's first refusal"
     else:
-        after = ("after a refusal it asks the next query with twice the noise; refused in all: "
-                 + ", ".join(f"{_NAMES[k]} {r.refused[k]}" for k in FILTERS))
+        after = "after a refusal it asks the next query with twice the noise; refused in all: " + ", ".join(
+            f"{_NAMES[k]} {r.refused[k]}" for k in FILTERS
+        )
     return (
         '<table class="dpexplore-filters-readout" style="border-collapse:collapse">'
         "<tr><th>filter (its limit)</th><th>answered</th><th>refused at</th><th>used</th></tr>"
         f"{rows}</table><p class='dpexplore-note' style='margin:4px 0'>Queries answered of the "
         f"{s.queries} the analyst asks (seed {s.seed}); {after}. Each filter ends in "
-        f"({_fmt(s.eps)}, {s.delta:.3g})-DP.</p>")
+        f"({_fmt(s.eps)}, {s.delta:.3g})-DP.</p>"
+    )
 
 
 def session_html(r: FiltersLabResult) -> str:
     """The sessions tab's readout: the charges and each partition's answered queries."""
     ss, s = r.session, r.spec
-    parts = "; ".join(f"part {j + 1}: <b>{int(run.accepted.sum())}</b> answered, "
-                      f"ε spent {_fmt(kid.spent)}" for j, (kid, run) in enumerate(zip(ss.parts, ss.runs)))
+    parts = "; ".join(
+        f"part {j + 1}: <b>{int(run.accepted.sum())}</b> answered, ε spent {_fmt(kid.spent)}"
+        for j, (kid, run) in enumerate(zip(ss.parts, ss.runs))
+    )
     over = ss.sequential > s.eps * (1 + 1e-12)
-    verdict = (f"more than ε = {_fmt(s.eps)}: without parallel composition the session would refuse "
-               f"the partitioning" if over else f"within ε = {_fmt(s.eps)}")
+    verdict = (
+        f"more than ε = {_fmt(s.eps)}: without parallel composition the session would refuse the partitioning"
+        if over
+        else f"within ε = {_fmt(s.eps)}"
+    )
     return (
         f"<p style='margin:4px 0'>The session has ε = <b>{_fmt(s.eps)}</b>. Splitting its data into "
         f"{s.parts} disjoint partitions with ε<sub>p</sub> = {_fmt(ss.eps_part)} each charges it "
@@ -452,7 +537,8 @@ def session_html(r: FiltersLabResult) -> str:
         f"and leaves <b>{_fmt(ss.parent.remaining)}</b> for queries on all the data. Sequential "
         f"composition would charge the sum, {_fmt(ss.sequential)}: {verdict}.</p>"
         f"<p style='margin:4px 0'>The analyst in each partition asks the same "
-        f"{s.queries} queries on its part of the data: {parts}.</p>")
+        f"{s.queries} queries on its part of the data: {parts}.</p>"
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -475,9 +561,15 @@ class FiltersLabController(Controller):
     def read_spec(self) -> FiltersLabSpec:
         c = self.controls
         return FiltersLabSpec(
-            eps=float(c["eps"].value), delta=float(c["delta"].value), queries=int(c["queries"].value),
-            rel_error=float(c["rel_error"].value), seed=int(c["seed"].value), mode=str(c["mode"].value),
-            parts=int(c["parts"].value), share=round(float(c["share"].value), 10))
+            eps=float(c["eps"].value),
+            delta=float(c["delta"].value),
+            queries=int(c["queries"].value),
+            rel_error=float(c["rel_error"].value),
+            seed=int(c["seed"].value),
+            mode=str(c["mode"].value),
+            parts=int(c["parts"].value),
+            share=round(float(c["share"].value), 10),
+        )
 
     # traces -----------------------------------------------------------------------------------
     @staticmethod
@@ -486,29 +578,74 @@ class FiltersLabController(Controller):
         for k in FILTERS:
             x, y = r.curves[k]
             name = f"{_NAMES[k]}, α = {r.alpha:g}" if k == "renyi" else _NAMES[k]
-            out.append({"type": "scatter", "mode": "lines+markers", "name": name, "x": x, "y": y,
-                        "line": {"color": _COLOURS[k], "width": 2}, "marker": {"size": 4}})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": name,
+                    "x": x,
+                    "y": y,
+                    "line": {"color": _COLOURS[k], "width": 2},
+                    "marker": {"size": 4},
+                }
+            )
         pts = [r.refusal[k] for k in FILTERS]
-        out.append({"type": "scatter", "mode": "markers", "name": "first refusal",
-                    "x": [p[0] if p else None for p in pts], "y": [p[1] if p else None for p in pts],
-                    "marker": {"color": [_COLOURS[k] for k in FILTERS], "size": 13, "symbol": "x",
-                               "line": {"color": "#000000", "width": 1}}})
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "first refusal",
+                "x": [p[0] if p else None for p in pts],
+                "y": [p[1] if p else None for p in pts],
+                "marker": {
+                    "color": [_COLOURS[k] for k in FILTERS],
+                    "size": 13,
+                    "symbol": "x",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            }
+        )
         top = max(1.0, max(float(r.curves[k][0][-1]) for k in FILTERS))
-        out.append({"type": "scatter", "mode": "lines", "name": "the filter's limit", "x": [0.0, top],
-                    "y": [1.0, 1.0], "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"}})
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "the filter's limit",
+                "x": [0.0, top],
+                "y": [1.0, 1.0],
+                "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
+            }
+        )
         return out
 
     @staticmethod
     def _odo_traces(r: FiltersLabResult) -> list[dict]:
         t = r.odo_t
         return [
-            {"type": "scatter", "mode": "lines", "name": "odometer: bound valid at every t",
-             "x": t, "y": r.odo_eps, "line": {"color": OKABE_ITO[4], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "filter with its budget fixed at the RDP spent",
-             "x": t, "y": r.odo_fixed, "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"}},
-            {"type": "scatter", "mode": "lines", "name": "target ε (the Rényi filter's guarantee)",
-             "x": [0.0, max(float(t[-1]), 1.0)], "y": [r.spec.eps, r.spec.eps],
-             "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "odometer: bound valid at every t",
+                "x": t,
+                "y": r.odo_eps,
+                "line": {"color": OKABE_ITO[4], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "filter with its budget fixed at the RDP spent",
+                "x": t,
+                "y": r.odo_fixed,
+                "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "target ε (the Rényi filter's guarantee)",
+                "x": [0.0, max(float(t[-1]), 1.0)],
+                "y": [r.spec.eps, r.spec.eps],
+                "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
+            },
         ]
 
     @staticmethod
@@ -518,38 +655,67 @@ class FiltersLabController(Controller):
         spent = [0.0] + [k.spent for k in ss.parts]
         left = [ss.parent.remaining] + [max(k.budget - k.spent, 0.0) for k in ss.parts]
         return [
-            {"type": "bar", "name": "charged for the partitioning", "x": x,
-             "y": [ss.parallel] + [0.0] * s.parts, "marker": {"color": OKABE_ITO[4]}},
+            {
+                "type": "bar",
+                "name": "charged for the partitioning",
+                "x": x,
+                "y": [ss.parallel] + [0.0] * s.parts,
+                "marker": {"color": OKABE_ITO[4]},
+            },
             {"type": "bar", "name": "spent on queries", "x": x, "y": spent, "marker": {"color": OKABE_ITO[0]}},
             {"type": "bar", "name": "left", "x": x, "y": left, "marker": {"color": "#c9d3dd"}},
-            {"type": "scatter", "mode": "markers", "name": "sequential composition would charge",
-             "x": ["all data"], "y": [ss.sequential],
-             "marker": {"color": OKABE_ITO[3], "size": 14, "symbol": "diamond",
-                        "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "sequential composition would charge",
+                "x": ["all data"],
+                "y": [ss.sequential],
+                "marker": {
+                    "color": OKABE_ITO[3],
+                    "size": 14,
+                    "symbol": "diamond",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            },
         ]
 
     def figures(self, r: FiltersLabResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "y": -0.2}
-        self.fig_main = PlotlyWidget(self._main_traces(r), {
-            "title": {"text": "Budget used by the adaptive analyst under each filter"},
-            "xaxis": {"title": {"text": "queries answered"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "budget used"}, "tickformat": ".0%", "range": [0.0, 1.08]},
-            "legend": legend})
-        self.fig_odo = PlotlyWidget(self._odo_traces(r), {
-            "title": {"text": "Fully adaptive: a filter or an odometer (Rényi)"},
-            "xaxis": {"title": {"text": "queries answered under the Rényi filter"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "ε at the target δ"}, "rangemode": "tozero"},
-            "legend": legend})
-        self.fig_session = PlotlyWidget(self._session_traces(r), {
-            "title": {"text": "A session and its partitions (pure DP)"},
-            "barmode": "stack", "xaxis": {"title": {"text": "session"}},
-            "yaxis": {"title": {"text": "ε"}, "rangemode": "tozero"},
-            # a fixed height: the text above it changes length with the sliders of its tab
-            "legend": legend, "height": 400}, css_height="400px")
+        self.fig_main = PlotlyWidget(
+            self._main_traces(r),
+            {
+                "title": {"text": "Budget used by the adaptive analyst under each filter"},
+                "xaxis": {"title": {"text": "queries answered"}, "rangemode": "tozero"},
+                "yaxis": {"title": {"text": "budget used"}, "tickformat": ".0%", "range": [0.0, 1.08]},
+                "legend": legend,
+            },
+        )
+        self.fig_odo = PlotlyWidget(
+            self._odo_traces(r),
+            {
+                "title": {"text": "Fully adaptive: a filter or an odometer (Rényi)"},
+                "xaxis": {"title": {"text": "queries answered under the Rényi filter"}, "rangemode": "tozero"},
+                "yaxis": {"title": {"text": "ε at the target δ"}, "rangemode": "tozero"},
+                "legend": legend,
+            },
+        )
+        self.fig_session = PlotlyWidget(
+            self._session_traces(r),
+            {
+                "title": {"text": "A session and its partitions (pure DP)"},
+                "barmode": "stack",
+                "xaxis": {"title": {"text": "session"}},
+                "yaxis": {"title": {"text": "ε"}, "rangemode": "tozero"},
+                # a fixed height: the text above it changes length with the sliders of its tab
+                "legend": legend,
+                "height": 400,
+            },
+            css_height="400px",
+        )
         return [self.fig_main, self.fig_odo, self.fig_session]
 
     def render(self, r: FiltersLabResult) -> None:
-        old = self.result          # the last drawn result: redraw only the figures that changed
+        old = self.result  # the last drawn result: redraw only the figures that changed
         if old.runs is not r.runs or old.spec.eps != r.spec.eps:
             with self.fig_main.batch_update():
                 self.fig_main.update(data=self._main_traces(r))
@@ -588,7 +754,8 @@ class FiltersLabController(Controller):
             "                                            np.random.default_rng([seed, 5, j]),\n"
             "                                            rel_error=rel_error, mode=mode)\n"
             "    print(f'part {j + 1}: {int(run.accepted.sum())} answered')\n"
-            "print(f'session charged {session.total_spent():.4g}, left {session.remaining:.4g}')\n")
+            "print(f'session charged {session.total_spent():.4g}, left {session.remaining:.4g}')\n"
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -601,7 +768,8 @@ def _theory() -> str:
         "<p>" + c("desfontaines2023composition") + " distinguishes <b>sequential</b> composition "
         "(mechanisms and budgets fixed in advance; " + c("dwork2006calibrating") + "), "
         "<b>adaptive</b> composition (each mechanism sees the earlier outputs, budgets still fixed; "
-        + c("dwork2006our") + "), <b>fully adaptive</b> composition (the budgets too are chosen from "
+        + c("dwork2006our")
+        + "), <b>fully adaptive</b> composition (the budgets too are chosen from "
         "earlier outputs; " + c("rogers2016odometers") + ") and <b>concurrent</b> composition (several "
         "interactive mechanisms whose queries interleave; " + c("vadhan2021concurrent") + "). In the "
         "fully adaptive setting a <i>privacy filter</i> has a fixed total budget and refuses a query "
@@ -618,17 +786,21 @@ def _theory() -> str:
         "Σ ε<sub>i</sub> ≤ ε (" + c("rogers2016odometers") + "; basic composition holds fully "
         "adaptively);</li>"
         "<li><b>Gaussian DP</b> (σ = s, μ<sub>i</sub> = 1/σ): while Σ μ<sub>i</sub>² ≤ μ² ("
-        + c("smith2022fully") + ": fully adaptive composition of Gaussian DP costs the same as "
+        + c("smith2022fully")
+        + ": fully adaptive composition of Gaussian DP costs the same as "
         "non-adaptive composition, " + c("dong2022gaussian", "Corollary 3.3") + "); μ is the "
         "largest with δ<sub>μ</sub>(ε) ≤ δ (" + c("dong2022gaussian", "Corollary 2.13") + ");</li>"
         "<li><b>Rényi DP</b> at one order α (σ = s, ε<sub>i</sub>(α) = α/(2σ²)): while "
         "Σ ε<sub>i</sub>(α) ≤ B<sub>α</sub> (" + c("feldman2021individual", "result “Rényi filter”") + "), with "
-        "ε = B<sub>α</sub> + log(1 − 1/α) − (log δ + log α)/(α − 1) (" + c("balle2020hypothesis",
-                                                                          "Theorem 21") + "). For "
+        "ε = B<sub>α</sub> + log(1 − 1/α) − (log δ + log α)/(α − 1) ("
+        + c("balle2020hypothesis", "Theorem 21")
+        + "). For "
         "Gaussian queries this is the zCDP filter with ρ = B<sub>α</sub>/α; the app takes the α of "
         "1.25…65536 with the largest B<sub>α</sub>/α, which depends on (ε, δ) only;</li>"
         "<li><b>(ε, δ)-DP</b> (Laplace noise): while √(2 log(1/δ) Σ ε<sub>i</sub>²) + ½ Σ "
-        "ε<sub>i</sub>² ≤ ε (" + c("whitehouse2023fully", "result “advanced composition filter”") + "), advanced composition "
+        "ε<sub>i</sub>² ≤ ε ("
+        + c("whitehouse2023fully", "result “advanced composition filter”")
+        + "), advanced composition "
         "with its constants. It is optimal only asymptotically, for small ε: with few queries it "
         "answers fewer than the pure filter.</li></ul>"
         "<p>The plot shows each filter's own quantity (Σ ε<sub>i</sub>, √(Σ μ<sub>i</sub>²), "
@@ -640,13 +812,21 @@ def _theory() -> str:
         "Rényi odometer fixes no budget. Its bound ε̂<sub>t</sub> = min<sub>j</sub> "
         "[S<sub>t</sub>(α<sub>j</sub>) + log(J/δ)/(α<sub>j</sub> − 1)] over J orders holds at every "
         "t at once, with probability 1 − δ. It follows from the supermartingale in the proof of "
-        + c("feldman2021individual", "result “Rényi filter”") + " and Ville's inequality; see "
-        + c("rogers2016odometers") + ", " + c("lecuyer2021practical") + " and "
-        + c("whitehouse2023fully") + " for odometers. The gap between the two curves is the price "
+        + c("feldman2021individual", "result “Rényi filter”")
+        + " and Ville's inequality; see "
+        + c("rogers2016odometers")
+        + ", "
+        + c("lecuyer2021practical")
+        + " and "
+        + c("whitehouse2023fully")
+        + " for odometers. The gap between the two curves is the price "
         "of not fixing the budget in advance.</p>"
         "<h4>Parallel composition and sessions</h4>"
         "<p>Mechanisms run on disjoint parts of the data cost the largest of their budgets, not the "
-        "sum (" + c("mcsherry2009privacy", "result “parallel composition”") + "). " + c("desfontaines2023composition")
+        "sum ("
+        + c("mcsherry2009privacy", "result “parallel composition”")
+        + "). "
+        + c("desfontaines2023composition")
         + " describes sessions (as in Tumult Analytics): a session with budget ε can split its "
         "data into partitions, which costs ε<sub>p</sub> once and creates sub-sessions with budget "
         "ε<sub>p</sub> each. The parent keeps ε − ε<sub>p</sub> for queries on all the data. The "
@@ -657,49 +837,91 @@ def _theory() -> str:
         "concurrent composition of interactive mechanisms whose budgets are chosen adaptively.</p>"
         "<h4>What is known, and the open questions</h4>"
         "<p>The table of the second tab is Desfontaines 2023's: optimal results for ε-DP ("
-        + c("dwork2006calibrating") + ", " + c("dwork2006our") + ", " + c("rogers2016odometers")
-        + ", " + c("vadhan2021concurrent") + "), (ε, δ)-DP (" + c("kairouz2015composition",
-                                                                 "Theorem 3.3") + ", "
-        + c("whitehouse2023fully") + ", " + c("lyu2022composition") + "), Gaussian DP and f-DP ("
-        + c("dong2022gaussian") + ", " + c("smith2022fully") + ", " + c("vadhan2022concurrent")
-        + "), Rényi DP and zCDP (" + c("mironov2017", "Proposition 1") + ", "
-        + c("bun2016concentrated", "result “composition of zCDP”") + ", " + c("feldman2021individual") + ", "
-        + c("lyu2022composition") + "). Desfontaines 2023's open questions:</p><ol>"
+        + c("dwork2006calibrating")
+        + ", "
+        + c("dwork2006our")
+        + ", "
+        + c("rogers2016odometers")
+        + ", "
+        + c("vadhan2021concurrent")
+        + "), (ε, δ)-DP ("
+        + c("kairouz2015composition", "Theorem 3.3")
+        + ", "
+        + c("whitehouse2023fully")
+        + ", "
+        + c("lyu2022composition")
+        + "), Gaussian DP and f-DP ("
+        + c("dong2022gaussian")
+        + ", "
+        + c("smith2022fully")
+        + ", "
+        + c("vadhan2022concurrent")
+        + "), Rényi DP and zCDP ("
+        + c("mironov2017", "Proposition 1")
+        + ", "
+        + c("bun2016concentrated", "result “composition of zCDP”")
+        + ", "
+        + c("feldman2021individual")
+        + ", "
+        + c("lyu2022composition")
+        + "). Desfontaines 2023's open questions:</p><ol>"
         "<li>a setting that generalizes both fully adaptive and concurrent composition, and what "
-        "holds there (fully concurrent composition; answered in part by "
-        + c("haney2023concurrent") + ");</li>"
+        "holds there (fully concurrent composition; answered in part by " + c("haney2023concurrent") + ");</li>"
         "<li>optimal fully adaptive results for (ε, δ)-DP and f-DP, and concurrent ones for "
         "δ-approximate ρ-zCDP (the <i>open</i> cells, and the (ε, δ)-DP filter that is optimal only "
         "for small ε);</li>"
         "<li>whether a filter may reorder mechanisms in its analysis, for example compose all the "
         "zCDP queries first and convert once;</li>"
         "<li>whether accounting by privacy loss distributions extends to the fully adaptive and "
-        "concurrent settings.</li></ol>")
+        "concurrent settings.</li></ol>"
+    )
 
 
 _REFERENCES = (
-    "desfontaines2023composition", "dwork2006calibrating", "dwork2006our", "rogers2016odometers",
-    "vadhan2021concurrent", "smith2022fully", "dong2022gaussian", "feldman2021individual",
-    "balle2020hypothesis", "whitehouse2023fully", "lecuyer2021practical", "mcsherry2009privacy",
-    "haney2023concurrent", "kairouz2015composition", "lyu2022composition", "vadhan2022concurrent",
-    "mironov2017", "bun2016concentrated",
+    "desfontaines2023composition",
+    "dwork2006calibrating",
+    "dwork2006our",
+    "rogers2016odometers",
+    "vadhan2021concurrent",
+    "smith2022fully",
+    "dong2022gaussian",
+    "feldman2021individual",
+    "balle2020hypothesis",
+    "whitehouse2023fully",
+    "lecuyer2021practical",
+    "mcsherry2009privacy",
+    "haney2023concurrent",
+    "kairouz2015composition",
+    "lyu2022composition",
+    "vadhan2022concurrent",
+    "mironov2017",
+    "bun2016concentrated",
 )
 
 INFO = AppInfo(
     slug="filters_lab",
     title="Composition settings and privacy filters",
-    lead=("An analyst picks each query's budget from the noisy answers it has seen, and four "
-          "privacy filters with the same (ε, δ) target decide when to refuse: the plot shows how fast "
-          "each one's budget runs out. The tabs show which composition results are known in which "
-          "setting, and a session that spends its budget on disjoint partitions in parallel."),
+    lead=(
+        "An analyst picks each query's budget from the noisy answers it has seen, and four "
+        "privacy filters with the same (ε, δ) target decide when to refuse: the plot shows how fast "
+        "each one's budget runs out. The tabs show which composition results are known in which "
+        "setting, and a session that spends its budget on disjoint partitions in parallel."
+    ),
     theory=_theory(),
     references=_REFERENCES,
 )
 
 
-def build_filters_lab(eps: float = 1.0, delta: float = 1e-6, queries: int = 100,
-                      rel_error: float = 0.6, seed: int = 0, mode: str = "halt", parts: int = 3,
-                      share: float = 0.3) -> AppShell:
+def build_filters_lab(
+    eps: float = 1.0,
+    delta: float = 1e-6,
+    queries: int = 100,
+    rel_error: float = 0.6,
+    seed: int = 0,
+    mode: str = "halt",
+    parts: int = 3,
+    share: float = 0.3,
+) -> AppShell:
     """The lab in the shell: the target (ε, δ), the analyst (queries, relative error, refusal
     mode, seed) and the readout table in the panel; tabs for the budget used (main plot),
     Desfontaines 2023's table with the filter-vs-odometer plot, and the session (partitions, share).
@@ -710,11 +932,17 @@ def build_filters_lab(eps: float = 1.0, delta: float = 1e-6, queries: int = 100,
     5
     """
     controls = {
-        **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("queries", queries),
-                                                      ("rel_error", rel_error))},
-        "mode": W.Dropdown(options=[(v, k) for k, v in MODES.items()], value=mode,
-                           description="after a refusal", style={"description_width": "initial"},
-                           layout=W.Layout(width="min(100%, 360px)")),
+        **{
+            k: param_slider(PARAMS[k], v)
+            for k, v in (("eps", eps), ("delta", delta), ("queries", queries), ("rel_error", rel_error))
+        },
+        "mode": W.Dropdown(
+            options=[(v, k) for k, v in MODES.items()],
+            value=mode,
+            description="after a refusal",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 360px)"),
+        ),
         **{k: param_slider(PARAMS[k], v) for k, v in (("seed", seed), ("parts", parts), ("share", share))},
     }
     ctrl = FiltersLabController(controls, MessageArea())
@@ -727,5 +955,6 @@ def build_filters_lab(eps: float = 1.0, delta: float = 1e-6, queries: int = 100,
         ("Sessions", [session_box, ctrl.fig_session]),
     ]
     style = W.HTML(_STYLE, layout=W.Layout(display="none"))
-    return app_shell(INFO, ctrl, controls=panel, plots=tabs, readouts=[ctrl.readout], notes=[style],
-                     panel_width="400px")
+    return app_shell(
+        INFO, ctrl, controls=panel, plots=tabs, readouts=[ctrl.readout], notes=[style], panel_width="400px"
+    )

@@ -36,6 +36,7 @@ True
 >>> type(build_group_privacy_lab()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import functools
@@ -54,10 +55,26 @@ from .adaptive_lab import Memo, StagedController
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
-    "GroupPrivacySpec", "GroupPrivacyResult", "compute_group_privacy_lab", "curve_counts",
-    "GroupPrivacyController", "build_group_privacy_lab", "ORDERS", "ALPHA_MAX_CHOICES",
-    "N_SAMPLES", "N_BINS", "HIST_SDS", "N_DENSITY", "SIGMA2_RANGE", "R_RANGE", "COUNT_RANGE",
-    "MAX_COUNT_RANGE", "SEED_RANGE", "POST_FIGURE", "COUNT_TABLES", "INFO",
+    "GroupPrivacySpec",
+    "GroupPrivacyResult",
+    "compute_group_privacy_lab",
+    "curve_counts",
+    "GroupPrivacyController",
+    "build_group_privacy_lab",
+    "ORDERS",
+    "ALPHA_MAX_CHOICES",
+    "N_SAMPLES",
+    "N_BINS",
+    "HIST_SDS",
+    "N_DENSITY",
+    "SIGMA2_RANGE",
+    "R_RANGE",
+    "COUNT_RANGE",
+    "MAX_COUNT_RANGE",
+    "SEED_RANGE",
+    "POST_FIGURE",
+    "COUNT_TABLES",
+    "INFO",
 ]
 
 #: the orders α of every count's table (the backend's default orders); ρ̂ uses those ≤ alpha_max
@@ -74,9 +91,9 @@ N_DENSITY = 241
 SIGMA2_RANGE = (1.0, 1e4)
 #: r below 0.2 makes the quadrature grids (which grow like 1/r) too slow for a slider step
 R_RANGE = (0.2, 2.0)
-COUNT_RANGE = (1, 10 ** 6)
-MAX_COUNT_RANGE = (10, 10 ** 6)
-SEED_RANGE = (0, 999)          # the slider's; compute accepts any seed in [0, 10⁹]
+COUNT_RANGE = (1, 10**6)
+MAX_COUNT_RANGE = (10, 10**6)
+SEED_RANGE = (0, 999)  # the slider's; compute accepts any seed in [0, 10⁹]
 #: the lab's numeric parameters: its sliders and the checks of its spec
 PARAMS = params_by_name(
     Param("sigma2", *SIGMA2_RANGE, "log", "σ²", "Gaussian noise variance", steps_per_decade=10, rel_tol=1e-12),
@@ -113,29 +130,29 @@ class GroupPrivacyResult:
     """Everything the lab draws and prints (arrays read-only)."""
 
     spec: GroupPrivacySpec
-    rho: float                   # the proven ρ = 1/(2σ²)
-    mean: float                  # exact E[Y] at the chosen count
-    std: float                   # exact sd of Y at the chosen count
-    sample_mean: float           # of the N_SAMPLES seeded draws
-    sample_std: float            # (ddof = 0)
+    rho: float  # the proven ρ = 1/(2σ²)
+    mean: float  # exact E[Y] at the chosen count
+    std: float  # exact sd of Y at the chosen count
+    sample_mean: float  # of the N_SAMPLES seeded draws
+    sample_std: float  # (ddof = 0)
     hist_centres: np.ndarray
-    hist_density: np.ndarray     # count / (N_SAMPLES · bin width): draws outside the range count too
+    hist_density: np.ndarray  # count / (N_SAMPLES · bin width): draws outside the range count too
     bin_width: float
     density_y: np.ndarray
-    density: np.ndarray          # p_x(y) by quadrature
-    density_error: float         # largest estimated error of it
-    orders: np.ndarray           # the orders used for ρ̂ (ORDERS ≤ alpha_max)
-    counts: np.ndarray           # the curve's counts
-    rho_hat: np.ndarray          # ρ̂ at each count
-    rho_hat_error: np.ndarray    # estimated quadrature error of ρ̂ (refinement change / α)
-    argmax_alpha: np.ndarray     # the order attaining ρ̂
+    density: np.ndarray  # p_x(y) by quadrature
+    density_error: float  # largest estimated error of it
+    orders: np.ndarray  # the orders used for ρ̂ (ORDERS ≤ alpha_max)
+    counts: np.ndarray  # the curve's counts
+    rho_hat: np.ndarray  # ρ̂ at each count
+    rho_hat_error: np.ndarray  # estimated quadrature error of ρ̂ (refinement change / α)
+    argmax_alpha: np.ndarray  # the order attaining ρ̂
     reference_counts: np.ndarray
-    reference: np.ndarray        # 1/(2 Var Y(x)): a Gaussian of the output's variance (comparison only)
-    rho_hat_x: float             # ρ̂ at the chosen count
+    reference: np.ndarray  # 1/(2 Var Y(x)): a Gaussian of the output's variance (comparison only)
+    rho_hat_x: float  # ρ̂ at the chosen count
     rho_hat_x_error: float
     argmax_alpha_x: float
-    forward_x: np.ndarray        # D_α(P_x‖P_{x+1}) at every ORDERS
-    reverse_x: np.ndarray        # D_α(P_{x+1}‖P_x)
+    forward_x: np.ndarray  # D_α(P_x‖P_{x+1}) at every ORDERS
+    reverse_x: np.ndarray  # D_α(P_{x+1}‖P_x)
     divergence_error_x: np.ndarray
 
 
@@ -143,8 +160,7 @@ def _check_spec(spec: GroupPrivacySpec) -> None:
     check_params(spec, [PARAMS[k] for k in ("sigma2", "r", "count", "max_count")])
     a = spec.alpha_max
     if isinstance(a, bool) or not isinstance(a, (int, float)) or a not in ALPHA_MAX_CHOICES:
-        raise ValueError(f"alpha_max must be one of {', '.join(map(str, ALPHA_MAX_CHOICES))}, "
-                         f"got alpha_max = {a!r}")
+        raise ValueError(f"alpha_max must be one of {', '.join(map(str, ALPHA_MAX_CHOICES))}, got alpha_max = {a!r}")
     PARAMS["seed"].check(spec.seed)
 
 
@@ -243,20 +259,37 @@ def compute_group_privacy_lab(spec: GroupPrivacySpec) -> GroupPrivacyResult:
     table_x = COUNT_TABLES(float(count), sigma2, r)
     rho_x, err_x, arg_x = _rho_hat(table_x, mask)
 
-    ref_counts = np.unique(np.concatenate((np.logspace(0.0, math.log10(max(spec.max_count, count)), 121),
-                                           [float(count)])))
+    ref_counts = np.unique(
+        np.concatenate((np.logspace(0.0, math.log10(max(spec.max_count, count)), 121), [float(count)]))
+    )
     ref_std = np.asarray(gp.algorithm1_moments(ref_counts, sigma2, r)["std"])
     return GroupPrivacyResult(
-        spec=spec, rho=1.0 / (2.0 * sigma2), mean=mean, std=std,
-        sample_mean=float(y.mean()), sample_std=float(y.std()),
-        hist_centres=_frozen(0.5 * (edges[:-1] + edges[1:])), hist_density=_frozen(hist / (N_SAMPLES * width)),
-        bin_width=width, density_y=dy, density=dens, density_error=derr,
-        orders=_frozen(np.asarray(ORDERS)[mask]), counts=counts,
-        rho_hat=_frozen([v[0] for v in rows]), rho_hat_error=_frozen([v[1] for v in rows]),
+        spec=spec,
+        rho=1.0 / (2.0 * sigma2),
+        mean=mean,
+        std=std,
+        sample_mean=float(y.mean()),
+        sample_std=float(y.std()),
+        hist_centres=_frozen(0.5 * (edges[:-1] + edges[1:])),
+        hist_density=_frozen(hist / (N_SAMPLES * width)),
+        bin_width=width,
+        density_y=dy,
+        density=dens,
+        density_error=derr,
+        orders=_frozen(np.asarray(ORDERS)[mask]),
+        counts=counts,
+        rho_hat=_frozen([v[0] for v in rows]),
+        rho_hat_error=_frozen([v[1] for v in rows]),
         argmax_alpha=_frozen([v[2] for v in rows]),
-        reference_counts=_frozen(ref_counts), reference=_frozen(1.0 / (2.0 * ref_std ** 2)),
-        rho_hat_x=rho_x, rho_hat_x_error=err_x, argmax_alpha_x=arg_x,
-        forward_x=table_x[0], reverse_x=table_x[1], divergence_error_x=table_x[2])
+        reference_counts=_frozen(ref_counts),
+        reference=_frozen(1.0 / (2.0 * ref_std**2)),
+        rho_hat_x=rho_x,
+        rho_hat_x_error=err_x,
+        argmax_alpha_x=arg_x,
+        forward_x=table_x[0],
+        reverse_x=table_x[1],
+        divergence_error_x=table_x[2],
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -296,7 +329,8 @@ def readout_html(r: GroupPrivacyResult) -> str:
         + "</table>"
         f"<p class='dpexplore-note' style='margin:4px 0 0'>σ² = {s.sigma2:.4g}, r = {s.r:.3g}; orders "
         f"α ≤ {s.alpha_max:g} only{top}. A numerical exploration of an open problem, not a privacy "
-        "guarantee.</p>")
+        "guarantee.</p>"
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -331,99 +365,211 @@ class GroupPrivacyController(StagedController):
 
     def read_spec(self) -> GroupPrivacySpec:
         c = self.controls
-        return GroupPrivacySpec(sigma2=float(c["sigma2"].value), r=round(float(c["r"].value), 10),
-                                count=int(c["count"].value), max_count=int(c["max_count"].value),
-                                alpha_max=float(c["alpha_max"].value), seed=int(c["seed"].value))
+        return GroupPrivacySpec(
+            sigma2=float(c["sigma2"].value),
+            r=round(float(c["r"].value), 10),
+            count=int(c["count"].value),
+            max_count=int(c["max_count"].value),
+            alpha_max=float(c["alpha_max"].value),
+            seed=int(c["seed"].value),
+        )
 
     def check(self, spec: GroupPrivacySpec) -> None:
         _check_spec(spec)
 
     def stages(self, spec: GroupPrivacySpec) -> list:
         xs = sorted({float(c) for c in curve_counts(int(spec.max_count))} | {float(spec.count)})
-        return [(COUNT_TABLES, (x, float(spec.sigma2), float(spec.r)),
-                 _estimated_seconds(x, spec.sigma2, spec.r), f"quadrature, x = {int(x):,}") for x in xs]
+        return [
+            (
+                COUNT_TABLES,
+                (x, float(spec.sigma2), float(spec.r)),
+                _estimated_seconds(x, spec.sigma2, spec.r),
+                f"quadrature, x = {int(x):,}",
+            )
+            for x in xs
+        ]
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
     def _output_traces(r: GroupPrivacyResult) -> list[dict]:
         return [
-            {"type": "bar", "name": f"{N_SAMPLES:,} draws", "x": r.hist_centres,
-             "y": r.hist_density, "width": r.bin_width, "marker": {"color": _BLUE, "opacity": 0.45},
-             "hovertemplate": "%{x:,.0f}: %{y:.3g}<extra></extra>"},
-            {"type": "scatter", "mode": "lines", "name": "density (quadrature)", "x": r.density_y,
-             "y": r.density, "line": {"color": _ORANGE, "width": 2.5}},
-            {"type": "scatter", "mode": "markers", "name": "mean ± sd (exact)",
-             "x": [r.mean - r.std, r.mean, r.mean + r.std], "y": [0.0, 0.0, 0.0],
-             "marker": {"color": "#000000", "size": 10, "symbol": ["line-ns-open", "x", "line-ns-open"],
-                        "line": {"width": 2}}},
+            {
+                "type": "bar",
+                "name": f"{N_SAMPLES:,} draws",
+                "x": r.hist_centres,
+                "y": r.hist_density,
+                "width": r.bin_width,
+                "marker": {"color": _BLUE, "opacity": 0.45},
+                "hovertemplate": "%{x:,.0f}: %{y:.3g}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "density (quadrature)",
+                "x": r.density_y,
+                "y": r.density,
+                "line": {"color": _ORANGE, "width": 2.5},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "mean ± sd (exact)",
+                "x": [r.mean - r.std, r.mean, r.mean + r.std],
+                "y": [0.0, 0.0, 0.0],
+                "marker": {
+                    "color": "#000000",
+                    "size": 10,
+                    "symbol": ["line-ns-open", "x", "line-ns-open"],
+                    "line": {"width": 2},
+                },
+            },
         ]
 
     @staticmethod
     def _output_layout(r: GroupPrivacyResult) -> dict:
         s = r.spec
-        return {"title": {"text": f"Output of Pujol & Desfontaines 2023, Algorithm 1, for x = {s.count:,} (σ² = {s.sigma2:.4g}, r = {s.r:.3g})"}}
+        return {
+            "title": {
+                "text": f"Output of Pujol & Desfontaines 2023, Algorithm 1, for x = {s.count:,} (σ² = {s.sigma2:.4g}, r = {s.r:.3g})"
+            }
+        }
 
     @staticmethod
     def _curve_traces(r: GroupPrivacyResult) -> list[dict]:
         lo, hi = float(r.counts[0]), float(max(r.counts[-1], r.spec.count))
         return [
-            {"type": "scatter", "mode": "lines+markers", "name": "ρ̂(x), quadrature (not a guarantee)",
-             "x": r.counts, "y": _positive(r.rho_hat),
-             "error_y": {"type": "data", "array": r.rho_hat_error, "visible": True, "color": _BLUE},
-             "line": {"color": _BLUE, "width": 2.5}, "marker": {"size": 7},
-             "hovertemplate": "x = %{x:,}: ρ̂ = %{y:.4g}<extra></extra>"},
-            {"type": "scatter", "mode": "lines", "name": "proven: ρ = 1/(2σ²)", "x": [lo, hi], "y": [r.rho, r.rho],
-             "line": {"color": _RED, "width": 2.5, "dash": "dash"}},
-            {"type": "scatter", "mode": "lines", "name": "1/(2 Var Y), for comparison only",
-             "x": r.reference_counts, "y": r.reference, "line": {"color": _GREY, "width": 2, "dash": "dot"}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen x = {r.spec.count:,}",
-             "x": [float(r.spec.count)], "y": _positive([r.rho_hat_x]),
-             "marker": {"color": _ORANGE, "size": 13, "symbol": "diamond", "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "ρ̂(x), quadrature (not a guarantee)",
+                "x": r.counts,
+                "y": _positive(r.rho_hat),
+                "error_y": {"type": "data", "array": r.rho_hat_error, "visible": True, "color": _BLUE},
+                "line": {"color": _BLUE, "width": 2.5},
+                "marker": {"size": 7},
+                "hovertemplate": "x = %{x:,}: ρ̂ = %{y:.4g}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "proven: ρ = 1/(2σ²)",
+                "x": [lo, hi],
+                "y": [r.rho, r.rho],
+                "line": {"color": _RED, "width": 2.5, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "1/(2 Var Y), for comparison only",
+                "x": r.reference_counts,
+                "y": r.reference,
+                "line": {"color": _GREY, "width": 2, "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen x = {r.spec.count:,}",
+                "x": [float(r.spec.count)],
+                "y": _positive([r.rho_hat_x]),
+                "marker": {"color": _ORANGE, "size": 13, "symbol": "diamond", "line": {"color": "#000000", "width": 1}},
+            },
         ]
 
     @staticmethod
     def _order_traces(r: GroupPrivacyResult) -> list[dict]:
         al = np.asarray(ORDERS)
         return [
-            {"type": "scatter", "mode": "lines+markers", "name": "D<sub>α</sub>(P<sub>x</sub>‖P<sub>x+1</sub>)",
-             "x": al, "y": _positive(r.forward_x / (al * r.rho)), "line": {"color": _BLUE, "width": 2.5}},
-            {"type": "scatter", "mode": "lines+markers", "name": "D<sub>α</sub>(P<sub>x+1</sub>‖P<sub>x</sub>)",
-             "x": al, "y": _positive(r.reverse_x / (al * r.rho)), "line": {"color": _GREEN, "width": 2.5, "dash": "dash"}},
-            {"type": "scatter", "mode": "markers", "name": f"ρ̂(x)/ρ, at α = {r.argmax_alpha_x:g}",
-             "x": [r.argmax_alpha_x], "y": _positive([r.rho_hat_x / r.rho]),
-             "marker": {"color": _ORANGE, "size": 13, "symbol": "diamond", "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "D<sub>α</sub>(P<sub>x</sub>‖P<sub>x+1</sub>)",
+                "x": al,
+                "y": _positive(r.forward_x / (al * r.rho)),
+                "line": {"color": _BLUE, "width": 2.5},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "D<sub>α</sub>(P<sub>x+1</sub>‖P<sub>x</sub>)",
+                "x": al,
+                "y": _positive(r.reverse_x / (al * r.rho)),
+                "line": {"color": _GREEN, "width": 2.5, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"ρ̂(x)/ρ, at α = {r.argmax_alpha_x:g}",
+                "x": [r.argmax_alpha_x],
+                "y": _positive([r.rho_hat_x / r.rho]),
+                "marker": {"color": _ORANGE, "size": 13, "symbol": "diamond", "line": {"color": "#000000", "width": 1}},
+            },
         ]
 
     @staticmethod
     def _order_layout(r: GroupPrivacyResult) -> dict:
         s = r.spec
-        return {"title": {"text": f"Divergences between x = {s.count:,} and x + 1, by order"},
-                "shapes": [{"type": "line", "xref": "x", "yref": "y domain", "x0": s.alpha_max, "x1": s.alpha_max,
-                            "y0": 0, "y1": 1, "line": {"color": _GREY, "width": 1.5, "dash": "dot"}}]}
+        return {
+            "title": {"text": f"Divergences between x = {s.count:,} and x + 1, by order"},
+            "shapes": [
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "y domain",
+                    "x0": s.alpha_max,
+                    "x1": s.alpha_max,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": _GREY, "width": 1.5, "dash": "dot"},
+                }
+            ],
+        }
 
     def figures(self, r: GroupPrivacyResult) -> list[PlotlyWidget]:
         margin = {"l": 70, "r": 20, "t": 40, "b": 50}
         log = {"type": "log", "exponentformat": "power"}
-        self.fig_output = PlotlyWidget(self._output_traces(r), {
-            **self._output_layout(r),
-            "xaxis": {"title": {"text": "released count Y"}, "separatethousands": True},
-            "yaxis": {"title": {"text": "density"}, "exponentformat": "power", "rangemode": "tozero"},
-            "bargap": 0.0, "legend": {"x": 0.99, "xanchor": "right", "y": 0.99, "yanchor": "top",
-                                      "bgcolor": "rgba(255,255,255,0.8)"},
-            "margin": margin})
-        self.fig_curve = PlotlyWidget(self._curve_traces(r), {
-            "title": {"text": "Per-count zCDP-like value ρ̂(x) against the count"},
-            "xaxis": {**log, "title": {"text": "true count x (pair x, x + 1)"}},
-            "yaxis": {**log, "title": {"text": "ρ̂(x) = max<sub>α</sub> D<sub>α</sub>/α"}},
-            "legend": {"x": 0.01, "xanchor": "left", "y": 0.01, "yanchor": "bottom",
-                       "bgcolor": "rgba(255,255,255,0.8)"},
-            "margin": margin})
-        self.fig_orders = PlotlyWidget(self._order_traces(r), {
-            **self._order_layout(r),
-            "xaxis": {"type": "log", "title": {"text": "order α"}, "tickvals": [1.5, 2, 4, 8, 16, 32, 64]},
-            "yaxis": {**log, "title": {"text": "D<sub>α</sub>/(α ρ)   (1: the proven bound)"}},
-            "legend": {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
-            "margin": margin})
+        self.fig_output = PlotlyWidget(
+            self._output_traces(r),
+            {
+                **self._output_layout(r),
+                "xaxis": {"title": {"text": "released count Y"}, "separatethousands": True},
+                "yaxis": {"title": {"text": "density"}, "exponentformat": "power", "rangemode": "tozero"},
+                "bargap": 0.0,
+                "legend": {
+                    "x": 0.99,
+                    "xanchor": "right",
+                    "y": 0.99,
+                    "yanchor": "top",
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                },
+                "margin": margin,
+            },
+        )
+        self.fig_curve = PlotlyWidget(
+            self._curve_traces(r),
+            {
+                "title": {"text": "Per-count zCDP-like value ρ̂(x) against the count"},
+                "xaxis": {**log, "title": {"text": "true count x (pair x, x + 1)"}},
+                "yaxis": {**log, "title": {"text": "ρ̂(x) = max<sub>α</sub> D<sub>α</sub>/α"}},
+                "legend": {
+                    "x": 0.01,
+                    "xanchor": "left",
+                    "y": 0.01,
+                    "yanchor": "bottom",
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                },
+                "margin": margin,
+            },
+        )
+        self.fig_orders = PlotlyWidget(
+            self._order_traces(r),
+            {
+                **self._order_layout(r),
+                "xaxis": {"type": "log", "title": {"text": "order α"}, "tickvals": [1.5, 2, 4, 8, 16, 32, 64]},
+                "yaxis": {**log, "title": {"text": "D<sub>α</sub>/(α ρ)   (1: the proven bound)"}},
+                "legend": {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
+                "margin": margin,
+            },
+        )
         return [self.fig_output, self.fig_curve, self.fig_orders]
 
     def render(self, r: GroupPrivacyResult) -> None:
@@ -446,13 +592,14 @@ class GroupPrivacyController(StagedController):
             "m = gp.algorithm1_moments(x, sigma2, r)   # exact: E[Y] = x, Var Y = sigma2 + r^2 (x^2 + sigma2)\n"
             f"y = gp.algorithm1_sample(x, sigma2, r, np.random.default_rng(seed), {N_SAMPLES})   # Pujol & Desfontaines 2023, Algorithm 1\n"
             "print(f\"x = {x:,}: exact mean {m['mean']:,.1f}, exact standard deviation {m['std']:,.1f}\")\n"
-            "print(f\"{y.size:,} draws (seed {seed}): mean {y.mean():,.1f}, standard deviation {y.std():,.1f}\")\n"
-            "print(f\"proven: rho-zCDP with rho = {1 / (2 * sigma2):.4g}\")\n"
+            'print(f"{y.size:,} draws (seed {seed}): mean {y.mean():,.1f}, standard deviation {y.std():,.1f}")\n'
+            'print(f"proven: rho-zCDP with rho = {1 / (2 * sigma2):.4g}")\n'
             "# a NUMERICAL exploration of an open problem (quadrature for the pair x, x + 1), not a guarantee\n"
             "c = gp.zcdp_like_curve([x], sigma2, r, alphas=orders)\n"
             "rho_hat, err, alpha = c['rho_hat'][0], c['error'][0], c['argmax_alpha'][0]\n"
-            "print(f\"rho_hat(x) = {rho_hat:.4g} (estimated quadrature error {err:.2g}), \"\n"
-            "      f\"rho_hat / rho = {rho_hat / c['rho_proven']:.4g}, attained at alpha = {alpha:g}\")\n")
+            'print(f"rho_hat(x) = {rho_hat:.4g} (estimated quadrature error {err:.2g}), "\n'
+            "      f\"rho_hat / rho = {rho_hat / c['rho_proven']:.4g}, attained at alpha = {alpha:g}\")\n"
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -468,15 +615,18 @@ _THEORY = (
     r"$$D_\alpha\big(M(D)\,\|\,M(D')\big) \le \alpha\, v(D)_i \quad\text{and}\quad "
     r"D_\alpha\big(M(D')\,\|\,M(D)\big) \le \alpha\, v(D)_i ,$$"
     r"with \(D_\alpha(P\|Q) = \frac{1}{\alpha-1}\log\int p^\alpha q^{1-\alpha}\) the Rényi divergence ("
-    + cite("mironov2017", "Definition 3") + r"). With the same v for every group this is ρ-zCDP ("
-    + cite("bun2016concentrated", "Definition 1.1") + r"). (This is not group privacy in the usual "
+    + cite("mironov2017", "Definition 3")
+    + r"). With the same v for every group this is ρ-zCDP ("
+    + cite("bun2016concentrated", "Definition 1.1")
+    + r"). (This is not group privacy in the usual "
     r"sense — k people at once, " + cite("dwork2014algorithmic", "Theorem 2.2") + r" — but a "
     r"budget that depends on the size of one's group.)</p>"
     r"<p><b>Algorithm 1 of Pujol &amp; Desfontaines 2023</b>, for one count x: "
     r"$$\sigma^2 = \frac{1}{2\rho},\qquad X \sim N(x, \sigma^2),\qquad Y \sim N\big(X, (rX)^2\big),"
     r"\qquad\text{release } Y.$$"
     r"The first step is the Gaussian mechanism for a count, which is ρ-zCDP with ρ = 1/(2σ²) ("
-    + cite("bun2016concentrated", "Proposition 1.6") + r"); the second only uses X, so it is "
+    + cite("bun2016concentrated", "Proposition 1.6")
+    + r"); the second only uses X, so it is "
     r"post-processing, which a Rényi divergence cannot increase. <b>So Pujol &amp; Desfontaines 2023, Algorithm 1 is ρ-zCDP: that "
     r"is all that is proven</b> (the red dashed line). Its output has mean x and variance "
     r"\(\sigma^2 + r^2(x^2+\sigma^2)\) (the law of total variance): for x = 10⁴, σ² = 100 and "
@@ -503,28 +653,40 @@ _THEORY = (
     r"stays close to ρ: people in small groups get about the Gaussian mechanism's privacy.</p>"
     r"<p><b>Numerics.</b> Each count's quadrature takes ≈ 5–70 ms (its grids grow like 1/r, so "
     r"r ≥ 0.2 here); counts are memoised, and a step that needs new ones shows a progress bar "
-    r"when it is estimated to take over a second. The histogram holds " + f"{N_SAMPLES:,}"
-    + r" seeded draws of Pujol &amp; Desfontaines 2023, Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>")
+    r"when it is estimated to take over a second. The histogram holds "
+    + f"{N_SAMPLES:,}"
+    + r" seeded draws of Pujol &amp; Desfontaines 2023, Algorithm 1; the line over it is p<sub>x</sub> by the same quadrature.</p>"
+)
 
 INFO = AppInfo(
     slug="group_privacy_lab",
     title="Better privacy for larger groups? An open problem",
-    lead=("Algorithm 1 of Pujol &amp; Desfontaines 2023 adds Gaussian noise (provably ρ-zCDP), then "
-          "noise proportional to the noisy count; whether people in larger groups thereby get more "
-          "privacy is an <b>open problem</b>, and the values ρ̂(x) here are a <b>numerical exploration, "
-          "not a privacy guarantee</b>."),
+    lead=(
+        "Algorithm 1 of Pujol &amp; Desfontaines 2023 adds Gaussian noise (provably ρ-zCDP), then "
+        "noise proportional to the noisy count; whether people in larger groups thereby get more "
+        "privacy is an <b>open problem</b>, and the values ρ̂(x) here are a <b>numerical exploration, "
+        "not a privacy guarantee</b>."
+    ),
     theory=_THEORY,
     references=("pujol2023groups", "bun2016concentrated", "mironov2017", "dwork2014algorithmic"),
 )
 
-_NOTE = ("<p class='dpexplore-note'><b>Not a guarantee.</b> Only ρ = 1/(2σ²) is proven. ρ̂(x) is a "
-         "numerical exploration of an open problem (" + cite("pujol2023groups") + "): quadrature for "
-         "the pair of counts x and x + 1 at finitely many orders α, with an estimated, not proven, "
-         "numerical error (in the readout; the error bars are mostly smaller than the markers).</p>")
+_NOTE = (
+    "<p class='dpexplore-note'><b>Not a guarantee.</b> Only ρ = 1/(2σ²) is proven. ρ̂(x) is a "
+    "numerical exploration of an open problem (" + cite("pujol2023groups") + "): quadrature for "
+    "the pair of counts x and x + 1 at finitely many orders α, with an estimated, not proven, "
+    "numerical error (in the readout; the error bars are mostly smaller than the markers).</p>"
+)
 
 
-def build_group_privacy_lab(sigma2: float = 100.0, r: float = 0.3, count: int = 10000,
-                            max_count: int = 10000, alpha_max: int = 32, seed: int = 0) -> AppShell:
+def build_group_privacy_lab(
+    sigma2: float = 100.0,
+    r: float = 0.3,
+    count: int = 10000,
+    max_count: int = 10000,
+    alpha_max: int = 32,
+    seed: int = 0,
+) -> AppShell:
     """The group-privacy lab (Pujol & Desfontaines 2023) in the shell: sliders σ², r, x, the
     largest count and the seed, the largest order α, a progress bar and the readouts in the panel;
     the output histogram, the ρ̂ curve against the count and D_α/α against α in tabs. Defaults
@@ -539,13 +701,27 @@ def build_group_privacy_lab(sigma2: float = 100.0, r: float = 0.3, count: int = 
         "r": param_slider(PARAMS["r"], r, continuous_update=False),
         "count": param_slider(PARAMS["count"], count),
         "max_count": param_slider(PARAMS["max_count"], max_count, continuous_update=False),
-        "alpha_max": W.Dropdown(options=[(str(a), a) for a in ALPHA_MAX_CHOICES], value=alpha_max,
-                                description="largest order α", style={"description_width": "initial"},
-                                layout=W.Layout(width="min(100%, 260px)")),
+        "alpha_max": W.Dropdown(
+            options=[(str(a), a) for a in ALPHA_MAX_CHOICES],
+            value=alpha_max,
+            description="largest order α",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 260px)"),
+        ),
         "seed": param_slider(PARAMS["seed"], seed),
     }
     ctrl = GroupPrivacyController(controls, MessageArea())
-    tabs = [("Output at x", [ctrl.fig_output]), ("ρ̂ against the count", [ctrl.fig_curve]),
-            ("By order α", [ctrl.fig_orders])]
-    return app_shell(INFO, ctrl, controls=[*controls.values(), ctrl.progress], plots=tabs,
-                     readouts=[ctrl.readout], notes=[W.HTML(_NOTE)], panel_width="400px")
+    tabs = [
+        ("Output at x", [ctrl.fig_output]),
+        ("ρ̂ against the count", [ctrl.fig_curve]),
+        ("By order α", [ctrl.fig_orders]),
+    ]
+    return app_shell(
+        INFO,
+        ctrl,
+        controls=[*controls.values(), ctrl.progress],
+        plots=tabs,
+        readouts=[ctrl.readout],
+        notes=[W.HTML(_NOTE)],
+        panel_width="400px",
+    )

@@ -13,6 +13,7 @@ recomputes only the section it belongs to):
 Every simulation uses ``numpy.random.default_rng([seed, section])`` (seeded, reproducible, and
 independent between sections).
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,8 +37,14 @@ from ._checks import Param, check_params, params_by_name
 from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
 
 __all__ = [
-    "LocalSpec", "compute_local_vs_central", "LocalVsCentralController", "build_local_vs_central",
-    "laplace_median_error_cdf", "laplace_median_mean_error", "MED_EPS", "N_GRID",
+    "LocalSpec",
+    "compute_local_vs_central",
+    "LocalVsCentralController",
+    "build_local_vs_central",
+    "laplace_median_error_cdf",
+    "laplace_median_mean_error",
+    "MED_EPS",
+    "N_GRID",
 ]
 
 MED_EPS = np.logspace(-2, 1, 13)
@@ -48,9 +55,10 @@ PARAMS = params_by_name(
     Param("spread", 0.001, 1.0, "log", "data spread σ", "data units"),
     Param("n_data", 10, 100000, "log", "data size n", "points", integer=True, steps_per_decade=10),
     Param("eps_local", 0.01, 10.0, "log", "local ε_L"),
-    Param("n_users", 10, 10 ** 9, "log", "users n", "users", integer=True, steps_per_decade=10),
+    Param("n_users", 10, 10**9, "log", "users n", "users", integer=True, steps_per_decade=10),
     Param("shuffle_delta", 1e-15, 0.01, "log", "shuffle δ", steps_per_decade=4),
-    TRIALS, SEED,
+    TRIALS,
+    SEED,
 )
 
 _C = OKABE_ITO
@@ -131,8 +139,9 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
     is_sim = np.empty(MED_EPS.size)
     lap_sim = np.empty(MED_EPS.size)
     for i, e in enumerate(MED_EPS):
-        is_sim[i] = np.mean(np.abs(inverse_sensitivity_median(x, float(e), LOWER, UPPER, rng, MEDIAN_GRID,
-                                                              size=t_grid) - med))
+        is_sim[i] = np.mean(
+            np.abs(inverse_sensitivity_median(x, float(e), LOWER, UPPER, rng, MEDIAN_GRID, size=t_grid) - med)
+        )
         lap_sim[i] = np.mean(np.abs(laplace_median(x, float(e), LOWER, UPPER, rng, size=t_grid) - med))
         _report("median (simulated)", (i + 1) / MED_EPS.size)
     # at the chosen ε: error distributions, exact and simulated
@@ -144,14 +153,22 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
     lap_s = np.sort(np.abs(laplace_median(x, eps, LOWER, UPPER, rng, size=trials) - med))
     t = np.logspace(-4, 0, 200)
     return {
-        "median": med, "eps_grid": MED_EPS, "is_mean": is_mean, "lap_mean": lap_mean, "is_sim": is_sim,
-        "lap_sim": lap_sim, "trials_grid": t_grid, "t": t,
+        "median": med,
+        "eps_grid": MED_EPS,
+        "is_mean": is_mean,
+        "lap_mean": lap_mean,
+        "is_sim": is_sim,
+        "lap_sim": lap_sim,
+        "trials_grid": t_grid,
+        "t": t,
         "is_cdf": np.concatenate([[0.0], np.minimum(is_cdf, 1.0)])[np.searchsorted(is_err_sorted, t, side="right")],
         "lap_cdf": laplace_median_error_cdf(t, eps, med),
         "is_ecdf": (is_s, np.arange(1, trials + 1) / trials),
         "lap_ecdf": (lap_s, np.arange(1, trials + 1) / trials),
-        "is_mean_here": float(np.dot(p, err)), "lap_mean_here": float(laplace_median_mean_error(eps, med)),
-        "is_sim_here": float(is_s.mean()), "lap_sim_here": float(lap_s.mean()),
+        "is_mean_here": float(np.dot(p, err)),
+        "lap_mean_here": float(laplace_median_mean_error(eps, med)),
+        "is_sim_here": float(is_s.mean()),
+        "lap_sim_here": float(lap_s.mean()),
     }
 
 
@@ -162,8 +179,15 @@ def _shuffle(eps_local: float, n_users: int, delta: float) -> dict:
     here = float(shuffle_amplification(eps_local, n_users, delta))
     ok = bool(shuffle_amplification_valid(eps_local, n_users, delta))
     n_min = 16.0 * math.log(4.0 / delta) * math.exp(eps_local)
-    return {"n": N_GRID, "eps_valid": np.where(valid, eps, np.nan), "eps_invalid": np.where(valid, np.nan, eps),
-            "eps_here": here, "valid_here": ok, "n_min": n_min, "eps_local": eps_local}
+    return {
+        "n": N_GRID,
+        "eps_valid": np.where(valid, eps, np.nan),
+        "eps_invalid": np.where(valid, np.nan, eps),
+        "eps_here": here,
+        "valid_here": ok,
+        "n_min": n_min,
+        "eps_local": eps_local,
+    }
 
 
 def compute_local_vs_central(spec: LocalSpec) -> dict:
@@ -177,8 +201,7 @@ def compute_local_vs_central(spec: LocalSpec) -> dict:
     """
     _check_local_spec(spec)
     return {
-        "median": _median(float(spec.med_eps), float(spec.spread), int(spec.n_data), int(spec.trials),
-                          int(spec.seed)),
+        "median": _median(float(spec.med_eps), float(spec.spread), int(spec.n_data), int(spec.trials), int(spec.seed)),
         "shuffle": _shuffle(float(spec.eps_local), int(spec.n_users), float(spec.shuffle_delta)),
         "spec": spec,
     }
@@ -188,77 +211,163 @@ class LocalVsCentralController(_SimulationController):
     """One controller: median sliders and shuffle sliders → :func:`compute_local_vs_central`."""
 
     compute = staticmethod(compute_local_vs_central)
-    prefetch = True   # the next slider step is computed ahead (controls.PREFETCHER)
+    prefetch = True  # the next slider step is computed ahead (controls.PREFETCHER)
 
     readout_keys = ("median", "shuffle")
 
     def read_spec(self) -> LocalSpec:
         c = self.controls
-        return LocalSpec(med_eps=float(c["med_eps"].value), spread=float(c["spread"].value),
-                         n_data=int(c["n_data"].value), trials=int(c["trials"].value),
-                         seed=int(c["seed"].value), eps_local=float(c["eps_local"].value),
-                         n_users=int(c["n_users"].value), shuffle_delta=float(c["shuffle_delta"].value))
+        return LocalSpec(
+            med_eps=float(c["med_eps"].value),
+            spread=float(c["spread"].value),
+            n_data=int(c["n_data"].value),
+            trials=int(c["trials"].value),
+            seed=int(c["seed"].value),
+            eps_local=float(c["eps_local"].value),
+            n_users=int(c["n_users"].value),
+            shuffle_delta=float(c["shuffle_delta"].value),
+        )
 
     @staticmethod
     def _median_mean(r):
         m = r["median"]
         return [
-            {"type": "scatter", "mode": "lines", "name": "inverse sensitivity (exact)", "x": m["eps_grid"],
-             "y": m["is_mean"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "Laplace, GS = 1 (exact)", "x": m["eps_grid"],
-             "y": m["lap_mean"], "line": {"color": _C[3], "width": 2}},
-            {"type": "scatter", "mode": "markers", "name": "inverse sensitivity (simulated)",
-             "x": m["eps_grid"], "y": _gap(m["is_sim"]), "marker": {"color": _C[0], "symbol": "x", "size": 9}},
-            {"type": "scatter", "mode": "markers", "name": "Laplace (simulated)", "x": m["eps_grid"],
-             "y": _gap(m["lap_sim"]), "marker": {"color": _C[3], "symbol": "cross", "size": 9}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {r['spec'].med_eps:.3g}",
-             "x": [r["spec"].med_eps] * 2, "y": _gap([m["is_mean_here"], m["lap_mean_here"]]),
-             "marker": {"color": _C[7], "symbol": "diamond-open", "size": 13}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "inverse sensitivity (exact)",
+                "x": m["eps_grid"],
+                "y": m["is_mean"],
+                "line": {"color": _C[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Laplace, GS = 1 (exact)",
+                "x": m["eps_grid"],
+                "y": m["lap_mean"],
+                "line": {"color": _C[3], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "inverse sensitivity (simulated)",
+                "x": m["eps_grid"],
+                "y": _gap(m["is_sim"]),
+                "marker": {"color": _C[0], "symbol": "x", "size": 9},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "Laplace (simulated)",
+                "x": m["eps_grid"],
+                "y": _gap(m["lap_sim"]),
+                "marker": {"color": _C[3], "symbol": "cross", "size": 9},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen ε = {r['spec'].med_eps:.3g}",
+                "x": [r["spec"].med_eps] * 2,
+                "y": _gap([m["is_mean_here"], m["lap_mean_here"]]),
+                "marker": {"color": _C[7], "symbol": "diamond-open", "size": 13},
+            },
         ]
 
     @staticmethod
     def _median_cdf(r):
         m = r["median"]
         out = [
-            {"type": "scatter", "mode": "lines", "name": "inverse sensitivity (exact)", "x": m["t"],
-             "y": m["is_cdf"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "Laplace (exact)", "x": m["t"],
-             "y": m["lap_cdf"], "line": {"color": _C[3], "width": 2}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "inverse sensitivity (exact)",
+                "x": m["t"],
+                "y": m["is_cdf"],
+                "line": {"color": _C[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Laplace (exact)",
+                "x": m["t"],
+                "y": m["lap_cdf"],
+                "line": {"color": _C[3], "width": 2},
+            },
         ]
-        for key, name, col in (("is_ecdf", "inverse sensitivity (simulated)", _C[0]),
-                               ("lap_ecdf", "Laplace (simulated)", _C[3])):
+        for key, name, col in (
+            ("is_ecdf", "inverse sensitivity (simulated)", _C[0]),
+            ("lap_ecdf", "Laplace (simulated)", _C[3]),
+        ):
             x, y = m[key]
             step = max(1, x.size // 400)
-            out.append({"type": "scatter", "mode": "lines", "name": name, "x": _gap(x[::step]), "y": y[::step],
-                        "line": {"color": col, "dash": "dot", "shape": "hv"}})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": name,
+                    "x": _gap(x[::step]),
+                    "y": y[::step],
+                    "line": {"color": col, "dash": "dot", "shape": "hv"},
+                }
+            )
         return out
 
     @staticmethod
     def _shuffle_traces(r):
         s = r["shuffle"]
         return [
-            {"type": "scatter", "mode": "lines", "name": "central ε after shuffling (Canonne 2022, eq. (1))",
-             "x": s["n"], "y": s["eps_valid"], "line": {"color": _C[0], "width": 3}},
-            {"type": "scatter", "mode": "lines", "name": "condition fails: no amplification (ε = ε_L)",
-             "x": s["n"], "y": s["eps_invalid"], "line": {"color": _C[3], "width": 3, "dash": "dash"}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen n = {r['spec'].n_users:,}",
-             "x": [r["spec"].n_users], "y": [s["eps_here"]],
-             "marker": {"color": _C[7], "size": 12, "symbol": "diamond"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "central ε after shuffling (Canonne 2022, eq. (1))",
+                "x": s["n"],
+                "y": s["eps_valid"],
+                "line": {"color": _C[0], "width": 3},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "condition fails: no amplification (ε = ε_L)",
+                "x": s["n"],
+                "y": s["eps_invalid"],
+                "line": {"color": _C[3], "width": 3, "dash": "dash"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen n = {r['spec'].n_users:,}",
+                "x": [r["spec"].n_users],
+                "y": [s["eps_here"]],
+                "marker": {"color": _C[7], "size": 12, "symbol": "diamond"},
+            },
         ]
 
     def figures(self, r):
-        self.fig_med_mean = PlotlyWidget(self._median_mean(r), {
-            "title": {"text": "Median: mean |error| vs ε (data in [0, 1])"},
-            "xaxis": {"title": {"text": "ε"}, "type": "log"},
-            "yaxis": {"title": {"text": "E|M(x) − median|"}, "type": "log", "exponentformat": "power"}})
-        self.fig_med_cdf = PlotlyWidget(self._median_cdf(r), {
-            "title": {"text": "Median: distribution of |error| at the chosen ε"},
-            "xaxis": {"title": {"text": "|error| t"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "P[|error| ≤ t]"}}})
-        self.fig_shuffle = PlotlyWidget(self._shuffle_traces(r), {
-            "title": {"text": "Amplification by shuffling: central ε vs number of users n"},
-            "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"}})
+        self.fig_med_mean = PlotlyWidget(
+            self._median_mean(r),
+            {
+                "title": {"text": "Median: mean |error| vs ε (data in [0, 1])"},
+                "xaxis": {"title": {"text": "ε"}, "type": "log"},
+                "yaxis": {"title": {"text": "E|M(x) − median|"}, "type": "log", "exponentformat": "power"},
+            },
+        )
+        self.fig_med_cdf = PlotlyWidget(
+            self._median_cdf(r),
+            {
+                "title": {"text": "Median: distribution of |error| at the chosen ε"},
+                "xaxis": {"title": {"text": "|error| t"}, "type": "log", "exponentformat": "power"},
+                "yaxis": {"title": {"text": "P[|error| ≤ t]"}},
+            },
+        )
+        self.fig_shuffle = PlotlyWidget(
+            self._shuffle_traces(r),
+            {
+                "title": {"text": "Amplification by shuffling: central ε vs number of users n"},
+                "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
+                "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"},
+            },
+        )
         for f in (self.fig_med_mean, self.fig_med_cdf):
             f.layout.width = "calc(50% - 4px)"
             f.layout.min_width = "330px"
@@ -266,8 +375,11 @@ class LocalVsCentralController(_SimulationController):
         return [self.fig_med_mean, self.fig_med_cdf, self.fig_shuffle]
 
     def render(self, r) -> None:
-        for fig, make in ((self.fig_med_mean, self._median_mean), (self.fig_med_cdf, self._median_cdf),
-                          (self.fig_shuffle, self._shuffle_traces)):
+        for fig, make in (
+            (self.fig_med_mean, self._median_mean),
+            (self.fig_med_cdf, self._median_cdf),
+            (self.fig_shuffle, self._shuffle_traces),
+        ):
             with fig.batch_update():
                 fig.update(data=make(r))
         self._write_readouts(r)
@@ -287,7 +399,8 @@ class LocalVsCentralController(_SimulationController):
             "print(f'median {med:.4f}; mean |error|: inverse sensitivity {np.dot(p, np.abs(grid - med)):.4g}, '\n"
             "      f'Laplace {laplace_median_mean_error(eps, med):.4g}')\n"
             f"eps_local, n_users, delta = {s.eps_local!r}, {int(s.n_users)}, {s.shuffle_delta!r}\n"
-            "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, delta):.4g}')\n")
+            "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, delta):.4g}')\n"
+        )
 
     def _write_readouts(self, r) -> None:
         sp, m, s = r["spec"], r["median"], r["shuffle"]
@@ -295,20 +408,24 @@ class LocalVsCentralController(_SimulationController):
             f"n = {sp.n_data} points ~ N(0.5, {sp.spread:.3g}²) clipped to [0, 1], median {m['median']:.4f}. "
             f"At ε = {sp.med_eps:.3g}: mean |error| inverse sensitivity <b>{m['is_mean_here']:.4g}</b> "
             f"(simulated {m['is_sim_here']:.4g}), Laplace <b>{m['lap_mean_here']:.4g}</b> "
-            f"(simulated {m['lap_sim_here']:.4g}); {sp.trials:,} trials.")
+            f"(simulated {m['lap_sim_here']:.4g}); {sp.trials:,} trials."
+        )
         cond = "holds" if s["valid_here"] else "<b>fails</b> (no amplification claimed: ε = ε_L)"
         self.readouts["shuffle"].value = (
             f"ε_L = {sp.eps_local:.3g}, n = {sp.n_users:,}, δ = {sp.shuffle_delta:.3g}: central "
             f"<b>ε = {s['eps_here']:.4g}</b>. Validity ε_L ≤ ln(n/(16 ln(4/δ))), i.e. n ≥ "
-            f"{s['n_min']:.4g}: {cond}.")
+            f"{s['n_min']:.4g}: {cond}."
+        )
 
 
 LOCAL_INFO = AppInfo(
     slug="local_vs_central",
     title="Local vs central: beyond global sensitivity, and shuffling",
-    lead=("Two ways to need less noise: inverse sensitivity adapts to the data where Laplace noise "
-          "must cover the worst case (the median), and shuffling turns local randomizers into a "
-          "much stronger central guarantee."),
+    lead=(
+        "Two ways to need less noise: inverse sensitivity adapts to the data where Laplace noise "
+        "must cover the worst case (the median), and shuffling turns local randomizers into a "
+        "much stronger central guarantee."
+    ),
     theory=(
         r"<p><b>The median: inverse sensitivity vs Laplace</b> (Steinke 2023a, “Beyond Global "
         r"Sensitivity via Inverse Sensitivity”, eq. (4)–(5), Theorem 2; Asi & Duchi 2020): "
@@ -324,7 +441,8 @@ LOCAL_INFO = AppInfo(
         r"the reports. Then the output is (ε, δ)-DP with $$\varepsilon = \log\!\left(1 + 16\,"
         r"\frac{e^{\varepsilon_L} - 1}{e^{\varepsilon_L} + 1}\sqrt{\frac{e^{\varepsilon_L}"
         r"\log(4/\delta)}{n}}\right)\quad\text{if } \varepsilon_L \le \ln\frac{n}{16\ln(4/\delta)},$$ "
-        r"and ε = ε_L (no amplification claimed) where the condition fails (dashed).</p>"),
+        r"and ε = ε_L (no amplification claimed) where the condition fails (dashed).</p>"
+    ),
 )
 
 
@@ -339,16 +457,35 @@ def build_local_vs_central(**kwargs) -> AppShell:
     spec = LocalSpec(**kwargs)
     controls = {
         **_seed_and_trials(spec),
-        **{k: param_slider(PARAMS[k], getattr(spec, k))
-           for k in ("med_eps", "spread", "n_data", "eps_local", "n_users", "shuffle_delta")},
+        **{
+            k: param_slider(PARAMS[k], getattr(spec, k))
+            for k in ("med_eps", "spread", "n_data", "eps_local", "n_users", "shuffle_delta")
+        },
     }
     ctrl = LocalVsCentralController(controls, MessageArea())
     row = lambda *ws: W.HBox(list(ws), layout=W.Layout(flex_flow="row wrap"))
     tabs = [
-        ("1. The median", [row(controls["med_eps"], controls["spread"], controls["n_data"]),
-                           ctrl.readouts["median"], row(ctrl.fig_med_mean, ctrl.fig_med_cdf)]),
-        ("2. Shuffling", [row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
-                          ctrl.readouts["shuffle"], ctrl.fig_shuffle]),
+        (
+            "1. The median",
+            [
+                row(controls["med_eps"], controls["spread"], controls["n_data"]),
+                ctrl.readouts["median"],
+                row(ctrl.fig_med_mean, ctrl.fig_med_cdf),
+            ],
+        ),
+        (
+            "2. Shuffling",
+            [
+                row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
+                ctrl.readouts["shuffle"],
+                ctrl.fig_shuffle,
+            ],
+        ),
     ]
-    return app_shell(LOCAL_INFO, ctrl, controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
-                     plots=tabs, panel_width="300px")
+    return app_shell(
+        LOCAL_INFO,
+        ctrl,
+        controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
+        plots=tabs,
+        panel_width="300px",
+    )

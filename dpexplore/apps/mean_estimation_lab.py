@@ -45,6 +45,7 @@ to :func:`~dpexplore.mean_estimation.output_covariance` at each n (tested).
 >>> type(build_mean_estimation_lab()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,14 +65,31 @@ from ..ui.shell import FILL_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
-    "MeanEstimationSpec", "MeanEstimationResult", "compute_mean_estimation_lab", "dataset",
-    "noise_draws", "MeanEstimationController", "build_mean_estimation_lab", "METHODS", "LABELS",
-    "TRIALS", "LEVEL", "BETA", "CHUNK", "CURVE_N", "KAPPA_RANGE", "ANGLE_RANGE", "N_RANGE",
-    "EPS_RANGE", "DELTA_RANGE", "SEED_RANGE", "INFO",
+    "MeanEstimationSpec",
+    "MeanEstimationResult",
+    "compute_mean_estimation_lab",
+    "dataset",
+    "noise_draws",
+    "MeanEstimationController",
+    "build_mean_estimation_lab",
+    "METHODS",
+    "LABELS",
+    "TRIALS",
+    "LEVEL",
+    "BETA",
+    "CHUNK",
+    "CURVE_N",
+    "KAPPA_RANGE",
+    "ANGLE_RANGE",
+    "N_RANGE",
+    "EPS_RANGE",
+    "DELTA_RANGE",
+    "SEED_RANGE",
+    "INFO",
 ]
 
 #: the two estimators, in the order of every tuple of the result
-METHODS = me.METHODS   # ("isotropic", "mahalanobis")
+METHODS = me.METHODS  # ("isotropic", "mahalanobis")
 LABELS = ("isotropic clipping", "Mahalanobis clipping (Σ known)")
 #: seeded runs of each estimator (the same datasets for both)
 TRIALS = 200
@@ -88,7 +106,7 @@ ANGLE_RANGE = (0.0, 180.0)
 N_RANGE = (10, 10000)
 EPS_RANGE = (0.01, 10.0)
 DELTA_RANGE = (1e-12, 1e-2)
-SEED_RANGE = (0, 999)          # the slider's; compute accepts any seed in [0, 10⁹]
+SEED_RANGE = (0, 999)  # the slider's; compute accepts any seed in [0, 10⁹]
 #: the lab's numeric parameters: its sliders and the checks of its spec
 PARAMS = params_by_name(
     Param("kappa", *KAPPA_RANGE, "log", "κ", "condition number", steps_per_decade=20),
@@ -98,7 +116,7 @@ PARAMS = params_by_name(
     Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e"),
     Param("seed", *SEED_RANGE, unit="random seed", integer=True, accept=(0, SEED_MAX)),
 )
-_CHI2_LEVEL = -2.0 * math.log1p(-LEVEL)   # χ²₂ quantile at LEVEL: the ellipse's squared radius
+_CHI2_LEVEL = -2.0 * math.log1p(-LEVEL)  # χ²₂ quantile at LEVEL: the ellipse's squared radius
 
 
 # ------------------------------------------------------------------------------------------------
@@ -121,23 +139,23 @@ class MeanEstimationResult:
     """Everything the lab draws and prints; tuples are in :data:`METHODS` order."""
 
     spec: MeanEstimationSpec
-    cov: np.ndarray              # Σ (2×2)
-    clip: tuple                  # clip radii C (isotropic: data units; Mahalanobis: whitened units)
-    sigma: tuple                 # noise standard deviations σ
-    output_cov: tuple            # exact covariances of the estimates (2×2 each)
-    rmse_mahalanobis: tuple      # exact RMS Mahalanobis errors sqrt(tr(Σ⁻¹ Cov))
-    rmse_l2: tuple               # exact RMS ℓ₂ errors sqrt(tr Cov)
-    estimates: tuple             # (TRIALS, 2) seeded estimates each
-    sim_mahalanobis: tuple       # RMS Mahalanobis error of the TRIALS estimates
-    sim_l2: tuple                # RMS ℓ₂ error of the TRIALS estimates
-    inside: tuple                # fraction of the estimates inside their LEVEL ellipse
-    ellipses: tuple              # (points, 2) LEVEL ellipses around the true mean
-    sample_ellipse: np.ndarray   # the non-private empirical mean's LEVEL ellipse (covariance Σ/n)
+    cov: np.ndarray  # Σ (2×2)
+    clip: tuple  # clip radii C (isotropic: data units; Mahalanobis: whitened units)
+    sigma: tuple  # noise standard deviations σ
+    output_cov: tuple  # exact covariances of the estimates (2×2 each)
+    rmse_mahalanobis: tuple  # exact RMS Mahalanobis errors sqrt(tr(Σ⁻¹ Cov))
+    rmse_l2: tuple  # exact RMS ℓ₂ errors sqrt(tr Cov)
+    estimates: tuple  # (TRIALS, 2) seeded estimates each
+    sim_mahalanobis: tuple  # RMS Mahalanobis error of the TRIALS estimates
+    sim_l2: tuple  # RMS ℓ₂ error of the TRIALS estimates
+    inside: tuple  # fraction of the estimates inside their LEVEL ellipse
+    ellipses: tuple  # (points, 2) LEVEL ellipses around the true mean
+    sample_ellipse: np.ndarray  # the non-private empirical mean's LEVEL ellipse (covariance Σ/n)
     curve_n: np.ndarray
-    curve_mahalanobis: tuple     # exact RMS Mahalanobis error at each CURVE_N
+    curve_mahalanobis: tuple  # exact RMS Mahalanobis error at each CURVE_N
     curve_l2: tuple
-    nonprivate_mahalanobis: np.ndarray   # the empirical mean's: sqrt(d/n)
-    nonprivate_l2: np.ndarray            # sqrt(tr Σ / n)
+    nonprivate_mahalanobis: np.ndarray  # the empirical mean's: sqrt(d/n)
+    nonprivate_l2: np.ndarray  # sqrt(tr Σ / n)
 
     @property
     def ratio_mahalanobis(self) -> float:
@@ -234,8 +252,9 @@ def _isotropic_average(kappa: float, n: int, seed: int) -> np.ndarray:
 def _exact(kappa: float, angle: float, n: int, eps: float, delta: float) -> tuple:
     """The backend's output_covariance of both estimators (clip: default_clip at BETA)."""
     cov = me.gaussian_covariance(kappa, 1.0, math.radians(angle))
-    return cov, tuple(me.output_covariance(cov, n, eps, delta, me.default_clip(cov, m, BETA), method=m)
-                      for m in METHODS)
+    return cov, tuple(
+        me.output_covariance(cov, n, eps, delta, me.default_clip(cov, m, BETA), method=m) for m in METHODS
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -252,8 +271,8 @@ def _curves(kappa: float, eps: float, delta: float) -> tuple:
         ccl = me.clipped_covariance(cov, clip, m)
         sigma = np.asarray(Gaussian.calibrate(eps, delta, sensitivity=2.0 * clip / ns).sigma)
         noise = cov if m == "mahalanobis" else np.eye(2)
-        mah.append(_frozen(np.sqrt(np.trace(inv @ ccl) / ns + sigma ** 2 * np.trace(inv @ noise))))
-        l2.append(_frozen(np.sqrt(np.trace(ccl) / ns + sigma ** 2 * np.trace(noise))))
+        mah.append(_frozen(np.sqrt(np.trace(inv @ ccl) / ns + sigma**2 * np.trace(inv @ noise))))
+        l2.append(_frozen(np.sqrt(np.trace(ccl) / ns + sigma**2 * np.trace(noise))))
     return tuple(mah), tuple(l2)
 
 
@@ -276,7 +295,7 @@ def compute_mean_estimation_lab(spec: MeanEstimationSpec) -> MeanEstimationResul
     kappa, angle, n = float(spec.kappa), float(spec.angle), int(spec.n)
     cov, outs = _exact(kappa, angle, n, float(spec.eps), float(spec.delta))
     rot, a = _transform(kappa, angle)
-    half = a @ rot.T                                   # Σ^{1/2} = R diag(sqrt κ, 1) Rᵀ
+    half = a @ rot.T  # Σ^{1/2} = R diag(sqrt κ, 1) Rᵀ
     xi = noise_draws(spec.seed)
     sig = tuple(float(o["sigma"]) for o in outs)
     iso = _isotropic_average(kappa, n, int(spec.seed)) @ rot.T + sig[0] * xi[0]
@@ -285,26 +304,39 @@ def compute_mean_estimation_lab(spec: MeanEstimationSpec) -> MeanEstimationResul
     origin = np.zeros(2)
     sim_m = tuple(float(np.sqrt(np.mean(me.mahalanobis_error(e, origin, cov) ** 2))) for e in estimates)
     sim_2 = tuple(float(np.sqrt(np.mean(me.l2_error(e, origin) ** 2))) for e in estimates)
-    inside = tuple(float(np.mean(np.einsum("ti,ij,tj->t", e, np.linalg.inv(o["cov"]), e) <= _CHI2_LEVEL))
-                   for e, o in zip(estimates, outs))
+    inside = tuple(
+        float(np.mean(np.einsum("ti,ij,tj->t", e, np.linalg.inv(o["cov"]), e) <= _CHI2_LEVEL))
+        for e, o in zip(estimates, outs)
+    )
     ellipses = tuple(me.ellipse_points(o["cov"], (0.0, 0.0), LEVEL) for o in outs)
     cm, c2 = _curves(kappa, float(spec.eps), float(spec.delta))
     ns = CURVE_N.astype(np.float64)
     return MeanEstimationResult(
-        spec=spec, cov=cov, clip=tuple(float(o["clip"]) for o in outs), sigma=sig,
+        spec=spec,
+        cov=cov,
+        clip=tuple(float(o["clip"]) for o in outs),
+        sigma=sig,
         output_cov=tuple(o["cov"] for o in outs),
         rmse_mahalanobis=tuple(math.sqrt(o["mahalanobis_mse"]) for o in outs),
         rmse_l2=tuple(math.sqrt(o["l2_mse"]) for o in outs),
-        estimates=estimates, sim_mahalanobis=sim_m, sim_l2=sim_2, inside=inside, ellipses=ellipses,
+        estimates=estimates,
+        sim_mahalanobis=sim_m,
+        sim_l2=sim_2,
+        inside=inside,
+        ellipses=ellipses,
         sample_ellipse=me.ellipse_points(cov / n, (0.0, 0.0), LEVEL),
-        curve_n=CURVE_N, curve_mahalanobis=cm, curve_l2=c2,
-        nonprivate_mahalanobis=np.sqrt(2.0 / ns), nonprivate_l2=np.sqrt(np.trace(cov) / ns))
+        curve_n=CURVE_N,
+        curve_mahalanobis=cm,
+        curve_l2=c2,
+        nonprivate_mahalanobis=np.sqrt(2.0 / ns),
+        nonprivate_l2=np.sqrt(np.trace(cov) / ns),
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # controller, figures
 # ------------------------------------------------------------------------------------------------
-_COLOURS = (OKABE_ITO[1], OKABE_ITO[0])   # isotropic: orange, Mahalanobis: blue
+_COLOURS = (OKABE_ITO[1], OKABE_ITO[0])  # isotropic: orange, Mahalanobis: blue
 _GREY = "#777777"
 _SHORT = ("isotropic", "Mahalanobis (Σ known)")
 
@@ -316,8 +348,10 @@ def readout_html(r: MeanEstimationResult) -> str:
 
     def row(label, vals, ratio=None, fmt="{:.4g}"):
         cells = "".join(f"<td>{fmt.format(v)}</td>" for v in vals)
-        return (f"<tr><td style='text-align:left'>{label}</td>{cells}"
-                f"<td>{'' if ratio is None else f'{ratio:.3g}×'}</td></tr>")
+        return (
+            f"<tr><td style='text-align:left'>{label}</td>{cells}"
+            f"<td>{'' if ratio is None else f'{ratio:.3g}×'}</td></tr>"
+        )
 
     def section(title):
         return f"<tr><th colspan='4' style='text-align:left;padding-top:4px'>{title}</th></tr>"
@@ -340,7 +374,8 @@ def readout_html(r: MeanEstimationResult) -> str:
         + "</table>"
         f"<p class='dpexplore-note'>κ = {s.kappa:.4g}, n = {s.n:,}, ε = {s.eps:.3g}, δ = {s.delta:.3g}; "
         f"the {TRIALS} runs (seed {s.seed}) use the same datasets for both estimators. The "
-        "Mahalanobis estimator clips in whitened units and adds noise σ·Σ<sup>1/2</sup>ξ.</p>")
+        "Mahalanobis estimator clips in whitened units and adds noise σ·Σ<sup>1/2</sup>ξ.</p>"
+    )
 
 
 class MeanEstimationController(Controller):
@@ -348,7 +383,7 @@ class MeanEstimationController(Controller):
     with their error ellipses, the error-against-n plot and the readout table."""
 
     compute = staticmethod(compute_mean_estimation_lab)
-    prefetch = True   # the next slider step reads the cache (controls.PREFETCHER)
+    prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 64
 
     def __init__(self, controls, message=None):
@@ -358,28 +393,66 @@ class MeanEstimationController(Controller):
 
     def read_spec(self) -> MeanEstimationSpec:
         c = self.controls
-        return MeanEstimationSpec(kappa=float(c["kappa"].value), angle=round(float(c["angle"].value), 10),
-                                  n=int(c["n"].value), eps=float(c["eps"].value),
-                                  delta=float(c["delta"].value), seed=int(c["seed"].value))
+        return MeanEstimationSpec(
+            kappa=float(c["kappa"].value),
+            angle=round(float(c["angle"].value), 10),
+            n=int(c["n"].value),
+            eps=float(c["eps"].value),
+            delta=float(c["delta"].value),
+            seed=int(c["seed"].value),
+        )
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
     def _cloud_traces(r: MeanEstimationResult) -> list[dict]:
         out = []
         for i, est in enumerate(r.estimates):
-            out.append({"type": "scatter", "mode": "markers", "name": f"{_SHORT[i]}: {TRIALS} runs",
-                        "legendgroup": METHODS[i], "x": est[:, 0], "y": est[:, 1],
-                        "marker": {"color": _COLOURS[i], "size": 5, "opacity": 0.55},
-                        "hovertemplate": "(%{x:.3g}, %{y:.3g})<extra></extra>"})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"{_SHORT[i]}: {TRIALS} runs",
+                    "legendgroup": METHODS[i],
+                    "x": est[:, 0],
+                    "y": est[:, 1],
+                    "marker": {"color": _COLOURS[i], "size": 5, "opacity": 0.55},
+                    "hovertemplate": "(%{x:.3g}, %{y:.3g})<extra></extra>",
+                }
+            )
         for i, ell in enumerate(r.ellipses):
-            out.append({"type": "scatter", "mode": "lines", "name": f"{_SHORT[i]}: {100 * LEVEL:g} % ellipse",
-                        "legendgroup": METHODS[i], "x": ell[:, 0], "y": ell[:, 1],
-                        "line": {"color": _COLOURS[i], "width": 2.5}, "hoverinfo": "skip"})
-        out.append({"type": "scatter", "mode": "lines", "name": f"non-private mean: {100 * LEVEL:g} % ellipse",
-                    "x": r.sample_ellipse[:, 0], "y": r.sample_ellipse[:, 1],
-                    "line": {"color": _GREY, "width": 2, "dash": "dot"}, "hoverinfo": "skip"})
-        out.append({"type": "scatter", "mode": "markers", "name": "true mean", "x": [0.0], "y": [0.0],
-                    "marker": {"color": "#000000", "size": 11, "symbol": "x"}})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"{_SHORT[i]}: {100 * LEVEL:g} % ellipse",
+                    "legendgroup": METHODS[i],
+                    "x": ell[:, 0],
+                    "y": ell[:, 1],
+                    "line": {"color": _COLOURS[i], "width": 2.5},
+                    "hoverinfo": "skip",
+                }
+            )
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"non-private mean: {100 * LEVEL:g} % ellipse",
+                "x": r.sample_ellipse[:, 0],
+                "y": r.sample_ellipse[:, 1],
+                "line": {"color": _GREY, "width": 2, "dash": "dot"},
+                "hoverinfo": "skip",
+            }
+        )
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "true mean",
+                "x": [0.0],
+                "y": [0.0],
+                "marker": {"color": "#000000", "size": 11, "symbol": "x"},
+            }
+        )
         return out
 
     @staticmethod
@@ -387,62 +460,136 @@ class MeanEstimationController(Controller):
         n = r.spec.n
         out = []
         for panel, (curves, free, sims) in enumerate(
-                ((r.curve_mahalanobis, r.nonprivate_mahalanobis, r.sim_mahalanobis),
-                 (r.curve_l2, r.nonprivate_l2, r.sim_l2))):
+            (
+                (r.curve_mahalanobis, r.nonprivate_mahalanobis, r.sim_mahalanobis),
+                (r.curve_l2, r.nonprivate_l2, r.sim_l2),
+            )
+        ):
             axes = {"xaxis": "x", "yaxis": "y"} if panel == 0 else {"xaxis": "x2", "yaxis": "y2"}
             first = panel == 0
             for i in range(2):
-                out.append({"type": "scatter", "mode": "lines", "name": LABELS[i], **axes,
-                            "meta": {"present_name": ("isotropic", "Mahalanobis")[i]},   # fits a panel's corner
-                            "legendgroup": METHODS[i], "showlegend": first, "x": r.curve_n, "y": curves[i],
-                            "line": {"color": _COLOURS[i], "width": 2.5}})
-            out.append({"type": "scatter", "mode": "lines", "name": "non-private empirical mean", **axes,
-                        "meta": {"present_name": "non-private"},
-                        "legendgroup": "free", "showlegend": first, "x": r.curve_n, "y": free,
-                        "line": {"color": _GREY, "width": 2, "dash": "dot"}})
-            out.append({"type": "scatter", "mode": "markers", "name": f"simulated ({TRIALS} runs) at the chosen n",
-                        **axes, "meta": {"present_name": "simulated at n"}, "legendgroup": "sim", "showlegend": first, "x": [n, n], "y": list(sims),
-                        "marker": {"color": list(_COLOURS), "size": 11, "symbol": "diamond",
-                                   "line": {"color": "#000000", "width": 1}}})
+                out.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "name": LABELS[i],
+                        **axes,
+                        "meta": {"present_name": ("isotropic", "Mahalanobis")[i]},  # fits a panel's corner
+                        "legendgroup": METHODS[i],
+                        "showlegend": first,
+                        "x": r.curve_n,
+                        "y": curves[i],
+                        "line": {"color": _COLOURS[i], "width": 2.5},
+                    }
+                )
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "non-private empirical mean",
+                    **axes,
+                    "meta": {"present_name": "non-private"},
+                    "legendgroup": "free",
+                    "showlegend": first,
+                    "x": r.curve_n,
+                    "y": free,
+                    "line": {"color": _GREY, "width": 2, "dash": "dot"},
+                }
+            )
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"simulated ({TRIALS} runs) at the chosen n",
+                    **axes,
+                    "meta": {"present_name": "simulated at n"},
+                    "legendgroup": "sim",
+                    "showlegend": first,
+                    "x": [n, n],
+                    "y": list(sims),
+                    "marker": {
+                        "color": list(_COLOURS),
+                        "size": 11,
+                        "symbol": "diamond",
+                        "line": {"color": "#000000", "width": 1},
+                    },
+                }
+            )
         return out
 
     @staticmethod
     def _curve_layout(r: MeanEstimationResult) -> dict:
         line = {"color": "#555555", "width": 1, "dash": "dot"}
-        return {"shapes": [{"type": "line", "xref": x, "yref": f"{y} domain", "x0": r.spec.n, "x1": r.spec.n,
-                            "y0": 0, "y1": 1, "line": line} for x, y in (("x", "y"), ("x2", "y2"))]}
+        return {
+            "shapes": [
+                {
+                    "type": "line",
+                    "xref": x,
+                    "yref": f"{y} domain",
+                    "x0": r.spec.n,
+                    "x1": r.spec.n,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": line,
+                }
+                for x, y in (("x", "y"), ("x2", "y2"))
+            ]
+        }
 
     def figures(self, r: MeanEstimationResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "y": -0.14, "x": 0.0}
-        self.fig_cloud = PlotlyWidget(self._cloud_traces(r), {
-            "title": {"text": f"{TRIALS} runs of each estimator, {100 * LEVEL:g} % error ellipses"},
-            "xaxis": {"title": {"text": "first coordinate"}, "zeroline": False},
-            "yaxis": {"title": {"text": "second coordinate"}, "scaleanchor": "x", "scaleratio": 1,
-                      "zeroline": False},
-            "legend": {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
-            "margin": {"l": 60, "r": 20, "t": 40, "b": 40}})
+        self.fig_cloud = PlotlyWidget(
+            self._cloud_traces(r),
+            {
+                "title": {"text": f"{TRIALS} runs of each estimator, {100 * LEVEL:g} % error ellipses"},
+                "xaxis": {"title": {"text": "first coordinate"}, "zeroline": False},
+                "yaxis": {
+                    "title": {"text": "second coordinate"},
+                    "scaleanchor": "x",
+                    "scaleratio": 1,
+                    "zeroline": False,
+                },
+                "legend": {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
+                "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
+            },
+        )
         log = {"type": "log", "exponentformat": "power"}
-        self.fig_curves = PlotlyWidget(self._curve_traces(r), {
-            # no title drawn: the tab and the panels' titles say it (a projector's height goes to
-            # the plots); screen readers and the CSV name the figure by meta.name
-            "meta": {"name": "Exact RMS error against the sample size n"},
-            # two panels side by side, each on its own y axis (the two errors differ in scale)
-            "grid": {"rows": 1, "columns": 2, "pattern": "independent", "xgap": 0.22},
-            "xaxis": {**log, "title": {"text": "n (samples)"}},
-            "yaxis": {**log, "title": {"text": "RMS ‖Σ<sup>−½</sup>(μ̂ − μ)‖"}},
-            "xaxis2": {**log, "title": {"text": "n (samples)"}},
-            "yaxis2": {**log, "title": {"text": "RMS ‖μ̂ − μ‖"}},
-            # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
-            "annotations": [
-                {"text": title, "name": "dpexplore-panel-title", "xref": f"{xa} domain", "yref": f"{ya} domain",
-                 "x": 0.5, "y": 1.0, "xanchor": "center", "yanchor": "bottom", "showarrow": False}
-                for xa, ya, title in (("x", "y", "Mahalanobis error"), ("x2", "y2", "ℓ₂ error"))],
-            "legend": legend, "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-            **self._curve_layout(r)},
+        self.fig_curves = PlotlyWidget(
+            self._curve_traces(r),
+            {
+                # no title drawn: the tab and the panels' titles say it (a projector's height goes to
+                # the plots); screen readers and the CSV name the figure by meta.name
+                "meta": {"name": "Exact RMS error against the sample size n"},
+                # two panels side by side, each on its own y axis (the two errors differ in scale)
+                "grid": {"rows": 1, "columns": 2, "pattern": "independent", "xgap": 0.22},
+                "xaxis": {**log, "title": {"text": "n (samples)"}},
+                "yaxis": {**log, "title": {"text": "RMS ‖Σ<sup>−½</sup>(μ̂ − μ)‖"}},
+                "xaxis2": {**log, "title": {"text": "n (samples)"}},
+                "yaxis2": {**log, "title": {"text": "RMS ‖μ̂ − μ‖"}},
+                # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
+                "annotations": [
+                    {
+                        "text": title,
+                        "name": "dpexplore-panel-title",
+                        "xref": f"{xa} domain",
+                        "yref": f"{ya} domain",
+                        "x": 0.5,
+                        "y": 1.0,
+                        "xanchor": "center",
+                        "yanchor": "bottom",
+                        "showarrow": False,
+                    }
+                    for xa, ya, title in (("x", "y", "Mahalanobis error"), ("x2", "y2", "ℓ₂ error"))
+                ],
+                "legend": legend,
+                "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
+                **self._curve_layout(r),
+            },
             # from its top to the window's bottom, measured (two panels need the height more than
             # one: the window less a fixed allowance for the page's head left 44 px unused on a
             # projector, and this tab's panels under 30 % of the screen)
-            css_height=FILL_PLOT_HEIGHT)
+            css_height=FILL_PLOT_HEIGHT,
+        )
         return [self.fig_cloud, self.fig_curves]
 
     def render(self, r: MeanEstimationResult) -> None:
@@ -464,10 +611,11 @@ class MeanEstimationController(Controller):
             f"    clip = me.default_clip(cov, method, beta={BETA!r})   # a point stays unclipped w.p. 0.99\n"
             "    out = me.output_covariance(cov, n, eps, delta, clip, method=method)   # clipped at the true mean\n"
             "    rmse[method] = (math.sqrt(out['mahalanobis_mse']), math.sqrt(out['l2_mse']))\n"
-            "    print(f\"{method}: RMS Mahalanobis error {rmse[method][0]:.4g}, RMS l2 error {rmse[method][1]:.4g}, \"\n"
+            '    print(f"{method}: RMS Mahalanobis error {rmse[method][0]:.4g}, RMS l2 error {rmse[method][1]:.4g}, "\n'
             "          f\"clip radius {out['clip']:.4g}, noise sigma {out['sigma']:.4g}\")\n"
             "print(f\"isotropic / mahalanobis: {rmse['isotropic'][0] / rmse['mahalanobis'][0]:.3g} (Mahalanobis), \"\n"
-            "      f\"{rmse['isotropic'][1] / rmse['mahalanobis'][1]:.3g} (l2)\")\n")
+            "      f\"{rmse['isotropic'][1] / rmse['mahalanobis'][1]:.3g} (l2)\")\n"
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -500,7 +648,8 @@ _THEORY = (
     r"one point (replacement), each clipped average moves by at most 2C/n in ℓ₂ (in whitened "
     r"coordinates for \(\hat\mu_{\rm Mah}\)). σ is the least standard deviation for which the "
     r"Gaussian mechanism with sensitivity 2C/n is (ε, δ)-DP — the exact analytic Gaussian mechanism, "
-    + cite("balle2018improving", "Theorem 8") + r", whose privacy depends only on ‖Δ‖₂/σ in any "
+    + cite("balle2018improving", "Theorem 8")
+    + r", whose privacy depends only on ‖Δ‖₂/σ in any "
     r"dimension. So \(\hat\mu_{\rm iso}\) is (ε, δ)-DP, and so is \(\hat\mu_{\rm Mah}\) for a "
     r"<i>known</i> Σ (the map back by \(\Sigma^{1/2}\) is post-processing).</p>"
     r"<p><b>Errors and ellipses.</b> Clipped around μ, both are unbiased, with"
@@ -508,7 +657,8 @@ _THEORY = (
     r"\begin{cases}\sigma^2 I & \text{isotropic}\\ \sigma^2\Sigma & \text{Mahalanobis,}\end{cases}$$"
     r"computed exactly (a closed form for Mahalanobis clipping, a spectrally accurate angular "
     r"quadrature for isotropic clipping in 2-D). The ellipses are "
-    r"\(\{v : v^\top \mathrm{Cov}(\hat\mu)^{-1} v \le -2\log(1-p)\}\), p = " + f"{LEVEL:g}"
+    r"\(\{v : v^\top \mathrm{Cov}(\hat\mu)^{-1} v \le -2\log(1-p)\}\), p = "
+    + f"{LEVEL:g}"
     + r", the region holding p of a Gaussian with that covariance (the readout counts how many of the "
     r"runs fall inside). RMS errors: \(\sqrt{\mathrm{tr}(\Sigma^{-1}\mathrm{Cov})}\) (Mahalanobis) and "
     r"\(\sqrt{\mathrm{tr}\,\mathrm{Cov}}\) (ℓ₂). Both σ are proportional to their C, so the noise "
@@ -516,30 +666,45 @@ _THEORY = (
     r"distance but only \(\sqrt{2\kappa/(\kappa+1)} < \sqrt2\) in ℓ₂: the ℓ₂ view hides what "
     r"ignoring Σ costs, and the isotropic estimator's Mahalanobis error grows like \(\sqrt\kappa\).</p>"
     r"<p><b>What Kamath 2023 announces — not implemented in dpexplore.</b> Without knowing Σ, "
-    + cite("brown2023fast") + r" and " + cite("duchi2023fast") + r" give the first "
+    + cite("brown2023fast")
+    + r" and "
+    + cite("duchi2023fast")
+    + r" give the first "
     r"computationally efficient (ε, δ)-DP algorithms that estimate the mean of a d-dimensional "
     r"Gaussian to Mahalanobis error α with O(d) samples (for fixed α, ε and log(1/δ)), although "
     r"privately estimating Σ itself would need \(\Omega(d^{3/2})\) samples ("
-    + cite("kamath2022new") + r"). Both add noise to a <i>stable</i> estimate of the mean, shaped "
+    + cite("kamath2022new")
+    + r"). Both add noise to a <i>stable</i> estimate of the mean, shaped "
     r"by a <i>stable</i> estimate of the covariance. <b>dpexplore does not implement these "
     r"algorithms</b>: this lab's Mahalanobis estimator is given Σ, and shows the accuracy they "
-    r"reach without it.</p>")
+    r"reach without it.</p>"
+)
 
 INFO = AppInfo(
     slug="mean_estimation_lab",
     title="Private mean estimation: clipping with and without the covariance",
-    lead=("A mean estimate's error should be measured in the Mahalanobis distance "
-          "‖Σ<sup>−½</sup>(μ̂ − μ)‖, which follows the covariance and asks for most accuracy where "
-          "the data vary least. Clipping in a round ball that ignores Σ must cover the longest axis, "
-          "so its privacy noise is as large across the thin one: about √κ times too much there."),
+    lead=(
+        "A mean estimate's error should be measured in the Mahalanobis distance "
+        "‖Σ<sup>−½</sup>(μ̂ − μ)‖, which follows the covariance and asks for most accuracy where "
+        "the data vary least. Clipping in a round ball that ignores Σ must cover the longest axis, "
+        "so its privacy noise is as large across the thin one: about √κ times too much there."
+    ),
     theory=_THEORY,
-    references=("kamath2023covariance", "karwa2018finite", "kamath2019privately", "balle2018improving",
-                "brown2023fast", "duchi2023fast", "kamath2022new"),
+    references=(
+        "kamath2023covariance",
+        "karwa2018finite",
+        "kamath2019privately",
+        "balle2018improving",
+        "brown2023fast",
+        "duchi2023fast",
+        "kamath2022new",
+    ),
 )
 
 
-def build_mean_estimation_lab(kappa: float = 100.0, angle: float = 30.0, n: int = 1000,
-                              eps: float = 1.0, delta: float = 1e-6, seed: int = 0) -> AppShell:
+def build_mean_estimation_lab(
+    kappa: float = 100.0, angle: float = 30.0, n: int = 1000, eps: float = 1.0, delta: float = 1e-6, seed: int = 0
+) -> AppShell:
     """The private mean estimation lab (Kamath 2023) in the shell: sliders κ, angle, n, ε, δ and
     seed with the readout table in the panel; the estimates and error ellipses, and the error
     against n, in tabs. Defaults lie on the sliders' grids. Every slider position is a valid
@@ -550,10 +715,11 @@ def build_mean_estimation_lab(kappa: float = 100.0, angle: float = 30.0, n: int 
     (11, 2)
     """
     controls = {
-        **{k: param_slider(PARAMS[k], v) for k, v in (("kappa", kappa), ("angle", angle), ("n", n),
-                                                      ("eps", eps), ("delta", delta), ("seed", seed))},
+        **{
+            k: param_slider(PARAMS[k], v)
+            for k, v in (("kappa", kappa), ("angle", angle), ("n", n), ("eps", eps), ("delta", delta), ("seed", seed))
+        },
     }
     ctrl = MeanEstimationController(controls, MessageArea())
     tabs = [("Estimates", [ctrl.fig_cloud]), ("Error against n", [ctrl.fig_curves])]
-    return app_shell(INFO, ctrl, controls=controls, plots=tabs, readouts=[ctrl.readout],
-                     panel_width="400px")
+    return app_shell(INFO, ctrl, controls=controls, plots=tabs, readouts=[ctrl.readout], panel_width="400px")

@@ -34,6 +34,7 @@ The second app that used to live here, local vs central (Steinke 2023a), is
 >>> sorted(r)[:3]
 ['attack', 'counting', 'rnm']
 """
+
 from __future__ import annotations
 
 import functools
@@ -63,12 +64,35 @@ from .local_vs_central import (  # the second app that lived here: its names sta
 from .local_vs_central import LOCAL_INFO, LOWER, MEDIAN_GRID, UPPER  # noqa: F401 -- names of this module before
 
 __all__ = [
-    "PEOPLE", "BITS", "SCORES", "SCORE_LABELS", "MechSpec", "compute_mechanisms_lab",
-    "MechanismsLabController", "build_mechanisms_lab", "LocalSpec", "compute_local_vs_central",
-    "LocalVsCentralController", "build_local_vs_central", "attack_accuracy", "harmonic",
-    "max_error_cdf", "laplace_median_error_cdf", "laplace_median_mean_error", "svt_queries",
-    "ATTACK_EPS", "ATTACK_EPS_FINE", "M_GRID", "RNM_EPS", "RNM_EPS_FINE", "MED_EPS", "N_GRID",
-    "SVT_VARIANTS", "SVT_MAX_QUERIES", "AGES", "SIM_BUDGET",
+    "PEOPLE",
+    "BITS",
+    "SCORES",
+    "SCORE_LABELS",
+    "MechSpec",
+    "compute_mechanisms_lab",
+    "MechanismsLabController",
+    "build_mechanisms_lab",
+    "LocalSpec",
+    "compute_local_vs_central",
+    "LocalVsCentralController",
+    "build_local_vs_central",
+    "attack_accuracy",
+    "harmonic",
+    "max_error_cdf",
+    "laplace_median_error_cdf",
+    "laplace_median_mean_error",
+    "svt_queries",
+    "ATTACK_EPS",
+    "ATTACK_EPS_FINE",
+    "M_GRID",
+    "RNM_EPS",
+    "RNM_EPS_FINE",
+    "MED_EPS",
+    "N_GRID",
+    "SVT_VARIANTS",
+    "SVT_MAX_QUERIES",
+    "AGES",
+    "SIM_BUDGET",
 ]
 
 #: the small table of the differencing attack: 10 people and their sensitive bit
@@ -77,8 +101,8 @@ BITS = (1, 0, 1, 1, 0, 0, 1, 0, 1, 0)
 #: Report noisy max: counts of patients per diagnosis (counting queries: monotone, Lap(1/ε))
 SCORE_LABELS = ("flu", "cold", "covid", "asthma", "migraine")
 SCORES = (50.0, 48.0, 45.0, 40.0, 30.0)
-ATTACK_EPS = np.logspace(-2, 1, 16)           # simulated points
-ATTACK_EPS_FINE = np.logspace(-2, 1, 121)     # exact curve
+ATTACK_EPS = np.logspace(-2, 1, 16)  # simulated points
+ATTACK_EPS_FINE = np.logspace(-2, 1, 121)  # exact curve
 M_GRID = np.unique(np.round(np.logspace(0, 3, 46)).astype(int))
 RNM_EPS = np.logspace(-2, 1, 13)
 RNM_EPS_FINE = np.logspace(-2, 1, 49)
@@ -96,7 +120,8 @@ PARAMS = params_by_name(
     Param("svt_delta", 1e-12, 0.01, "log", "SVT δ", steps_per_decade=4),
     Param("threshold", 0.0, 1000.0, "linear", "threshold T", "people", step=5.0),
     Param("c", 1, 20, "linear", "above-threshold answers c", "answers", integer=True),
-    TRIALS, SEED,
+    TRIALS,
+    SEED,
 )
 
 
@@ -191,8 +216,9 @@ def _attack(eps: float, target: str, trials: int, seed: int) -> dict:
     rng = _rng(seed, 1)
     b = 1.0 / ATTACK_EPS[:, None]
     t_grid = max(50, min(trials, SIM_BUDGET // (2 * ATTACK_EPS.size)))
-    d = (total + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b) \
-        - (total - bit + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b)
+    d = (total + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b) - (
+        total - bit + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b
+    )
     sim = np.mean((d > 0.5) == (bit == 1), axis=1)
     _report("differencing attack", 1.0)
     d_here = (total + rng.laplace(0.0, 1.0 / eps, trials)) - (total - bit + rng.laplace(0.0, 1.0 / eps, trials))
@@ -202,12 +228,20 @@ def _attack(eps: float, target: str, trials: int, seed: int) -> dict:
     width = edges[1] - edges[0]
     xs = np.linspace(edges[0], edges[-1], 301)
     return {
-        "bit": bit, "eps_sim": ATTACK_EPS, "acc_sim": sim,
-        "acc_se": np.sqrt(np.maximum(sim * (1 - sim), 1e-12) / t_grid), "trials_grid": t_grid,
-        "eps_fine": ATTACK_EPS_FINE, "acc_exact": attack_accuracy(ATTACK_EPS_FINE),
-        "acc_here": attack_accuracy(eps), "acc_here_sim": float(np.mean((d_here > 0.5) == (bit == 1))),
-        "centers": 0.5 * (edges[1:] + edges[:-1]), "hist": counts / (trials * width),
-        "xs": xs, "dens0": _diff_density(xs, eps), "dens1": _diff_density(xs - 1.0, eps),
+        "bit": bit,
+        "eps_sim": ATTACK_EPS,
+        "acc_sim": sim,
+        "acc_se": np.sqrt(np.maximum(sim * (1 - sim), 1e-12) / t_grid),
+        "trials_grid": t_grid,
+        "eps_fine": ATTACK_EPS_FINE,
+        "acc_exact": attack_accuracy(ATTACK_EPS_FINE),
+        "acc_here": attack_accuracy(eps),
+        "acc_here_sim": float(np.mean((d_here > 0.5) == (bit == 1))),
+        "centers": 0.5 * (edges[1:] + edges[:-1]),
+        "hist": counts / (trials * width),
+        "xs": xs,
+        "dens0": _diff_density(xs, eps),
+        "dens1": _diff_density(xs - 1.0, eps),
     }
 
 
@@ -230,15 +264,27 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
     lo = 1e-3 * b_one
     hi = b_gen * (hm + 12.0)
     t = np.logspace(math.log10(lo), math.log10(hi), 200)
-    cdf = {"one": max_error_cdf(t, 1, b_one), "general": max_error_cdf(t, m, b_gen),
-           "disjoint": max_error_cdf(t, m, b_dis)}
+    cdf = {
+        "one": max_error_cdf(t, 1, b_one),
+        "general": max_error_cdf(t, m, b_gen),
+        "disjoint": max_error_cdf(t, m, b_dis),
+    }
     ecdf = {k: (np.sort(v), np.arange(1, v.size + 1) / v.size) for k, v in sims.items()}
     return {
-        "m": m, "trials_used": t_eff, "m_grid": M_GRID,
-        "mean_curves": {"one": np.full(M_GRID.shape, b_one), "general": M_GRID / eps * hm_grid,
-                        "disjoint": hm_grid / eps},
-        "exact_mean": exact_mean, "sim_mean": {k: float(v.mean()) for k, v in sims.items()},
-        "t": t, "cdf": cdf, "ecdf": ecdf, "scales": {"one": b_one, "general": b_gen, "disjoint": b_dis},
+        "m": m,
+        "trials_used": t_eff,
+        "m_grid": M_GRID,
+        "mean_curves": {
+            "one": np.full(M_GRID.shape, b_one),
+            "general": M_GRID / eps * hm_grid,
+            "disjoint": hm_grid / eps,
+        },
+        "exact_mean": exact_mean,
+        "sim_mean": {k: float(v.mean()) for k, v in sims.items()},
+        "t": t,
+        "cdf": cdf,
+        "ecdf": ecdf,
+        "scales": {"one": b_one, "general": b_gen, "disjoint": b_dis},
     }
 
 
@@ -260,10 +306,17 @@ def _rnm(eps: float, trials: int, seed: int) -> dict:
     picks = np.asarray(ReportNoisyMax(eps, monotonic=True).run(SCORES, rng, size=trials))
     freq = np.bincount(picks, minlength=len(SCORES)) / trials
     probs = ReportNoisyMax(eps, monotonic=True).probabilities(SCORES)
-    return {"eps_sim": RNM_EPS, "p_sim": sim, "p_se": np.sqrt(np.maximum(sim * (1 - sim), 1e-12) / t_grid),
-            "trials_grid": t_grid,
-            "eps_fine": RNM_EPS_FINE, "p_exact": _rnm_exact_curve(), "probs": probs, "freq": freq,
-            "p_here": float(probs[0])}
+    return {
+        "eps_sim": RNM_EPS,
+        "p_sim": sim,
+        "p_se": np.sqrt(np.maximum(sim * (1 - sim), 1e-12) / t_grid),
+        "trials_grid": t_grid,
+        "eps_fine": RNM_EPS_FINE,
+        "p_exact": _rnm_exact_curve(),
+        "probs": probs,
+        "freq": freq,
+        "p_here": float(probs[0]),
+    }
 
 
 def svt_queries(alg, rng, max_queries: int = SVT_MAX_QUERIES):
@@ -306,11 +359,22 @@ def _svt(variant: str, eps: float, delta: float, threshold: float, c: int, seed:
     cuts, vals, answers = svt_queries(alg, _rng(seed, 4))
     alpha = alg.accuracy(SVT_MAX_QUERIES, 0.05)
     n_above = int(answers.sum())
-    return {"variant": variant, "cuts": cuts, "values": vals, "answers": answers, "c": cc,
-            "n_above": n_above, "n_queries": int(answers.size), "privacy": alg.privacy(),
-            "eps0": float(eps0), "threshold": threshold, "alpha": float(alpha),
-            "threshold_scale": float(alg.threshold_scale), "query_scale": float(alg.query_scale),
-            "halted": n_above >= cc}
+    return {
+        "variant": variant,
+        "cuts": cuts,
+        "values": vals,
+        "answers": answers,
+        "c": cc,
+        "n_above": n_above,
+        "n_queries": int(answers.size),
+        "privacy": alg.privacy(),
+        "eps0": float(eps0),
+        "threshold": threshold,
+        "alpha": float(alpha),
+        "threshold_scale": float(alg.threshold_scale),
+        "query_scale": float(alg.query_scale),
+        "halted": n_above >= cc,
+    }
 
 
 def compute_mechanisms_lab(spec: MechSpec) -> dict:
@@ -329,16 +393,24 @@ def compute_mechanisms_lab(spec: MechSpec) -> dict:
         "attack": _attack(float(spec.attack_eps), spec.target, int(spec.trials), int(spec.seed)),
         "counting": _counting(float(spec.count_eps), int(spec.m), int(spec.trials), int(spec.seed)),
         "rnm": _rnm(float(spec.rnm_eps), int(spec.trials), int(spec.seed)),
-        "svt": _svt(spec.svt_variant, float(spec.svt_eps), float(spec.svt_delta), float(spec.threshold),
-                    int(spec.c), int(spec.seed)),
+        "svt": _svt(
+            spec.svt_variant,
+            float(spec.svt_eps),
+            float(spec.svt_delta),
+            float(spec.threshold),
+            int(spec.c),
+            int(spec.seed),
+        ),
         "spec": spec,
     }
 
 
 _C = OKABE_ITO
-_SETTINGS = (("one", "one query (Δf = 1, b = 1/ε)", _C[0]),
-             ("general", "m general queries (Δf = m, b = m/ε)", _C[3]),
-             ("disjoint", "m disjoint queries (Δf = 1, b = 1/ε)", _C[2]))
+_SETTINGS = (
+    ("one", "one query (Δf = 1, b = 1/ε)", _C[0]),
+    ("general", "m general queries (Δf = m, b = m/ε)", _C[3]),
+    ("disjoint", "m disjoint queries (Δf = 1, b = 1/ε)", _C[2]),
+)
 
 
 class MechanismsLabController(_SimulationController):
@@ -355,53 +427,127 @@ class MechanismsLabController(_SimulationController):
     def read_spec(self) -> MechSpec:
         c = self.controls
         return MechSpec(
-            attack_eps=float(c["attack_eps"].value), target=str(c["target"].value),
-            count_eps=float(c["count_eps"].value), m=int(c["m"].value), rnm_eps=float(c["rnm_eps"].value),
-            svt_variant=str(c["svt_variant"].value), svt_eps=float(c["svt_eps"].value),
-            svt_delta=float(c["svt_delta"].value), threshold=float(c["threshold"].value),
-            c=int(c["c"].value), trials=int(c["trials"].value), seed=int(c["seed"].value))
+            attack_eps=float(c["attack_eps"].value),
+            target=str(c["target"].value),
+            count_eps=float(c["count_eps"].value),
+            m=int(c["m"].value),
+            rnm_eps=float(c["rnm_eps"].value),
+            svt_variant=str(c["svt_variant"].value),
+            svt_eps=float(c["svt_eps"].value),
+            svt_delta=float(c["svt_delta"].value),
+            threshold=float(c["threshold"].value),
+            c=int(c["c"].value),
+            trials=int(c["trials"].value),
+            seed=int(c["seed"].value),
+        )
 
     # traces -----------------------------------------------------------------------------------
     @staticmethod
     def _attack_acc(r):
         a, eps = r["attack"], r["spec"].attack_eps
         return [
-            {"type": "scatter", "mode": "lines", "name": "exact 1 − ½(1 + ε/4)e^(−ε/2)",
-             "x": a["eps_fine"], "y": a["acc_exact"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "markers",
-             "x": a["eps_sim"], "y": a["acc_sim"], "marker": {"color": _C[1], "size": 7},
-             "name": f"simulated ({a['trials_grid']:,} trials each, ±2 s.e.)",
-             "error_y": {"type": "data", "array": 2 * a["acc_se"], "visible": True}},
-            {"type": "scatter", "mode": "lines", "name": "no noise: always right",
-             "x": [ATTACK_EPS_FINE[0], ATTACK_EPS_FINE[-1]], "y": [1.0, 1.0],
-             "line": {"color": _C[7], "dash": "dot"}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {eps:.3g}",
-             "x": [eps], "y": [a["acc_here"]], "marker": {"color": _C[3], "size": 12, "symbol": "diamond"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "exact 1 − ½(1 + ε/4)e^(−ε/2)",
+                "x": a["eps_fine"],
+                "y": a["acc_exact"],
+                "line": {"color": _C[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": a["eps_sim"],
+                "y": a["acc_sim"],
+                "marker": {"color": _C[1], "size": 7},
+                "name": f"simulated ({a['trials_grid']:,} trials each, ±2 s.e.)",
+                "error_y": {"type": "data", "array": 2 * a["acc_se"], "visible": True},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "no noise: always right",
+                "x": [ATTACK_EPS_FINE[0], ATTACK_EPS_FINE[-1]],
+                "y": [1.0, 1.0],
+                "line": {"color": _C[7], "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen ε = {eps:.3g}",
+                "x": [eps],
+                "y": [a["acc_here"]],
+                "marker": {"color": _C[3], "size": 12, "symbol": "diamond"},
+            },
         ]
 
     @staticmethod
     def _attack_hist(r):
         a = r["attack"]
         return [
-            {"type": "scatter", "mode": "lines", "name": "simulated D (target's true bit)",
-             "x": a["centers"], "y": a["hist"], "line": {"color": _C[1], "shape": "hvh"}},
-            {"type": "scatter", "mode": "lines", "name": "exact density if bit = 0", "x": a["xs"],
-             "y": a["dens0"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "exact density if bit = 1", "x": a["xs"],
-             "y": a["dens1"], "line": {"color": _C[2], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": "guess threshold D = ½", "x": [0.5, 0.5],
-             "y": [0.0, float(max(a["dens0"].max(), a["hist"].max()))], "line": {"color": _C[7], "dash": "dash"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "simulated D (target's true bit)",
+                "x": a["centers"],
+                "y": a["hist"],
+                "line": {"color": _C[1], "shape": "hvh"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "exact density if bit = 0",
+                "x": a["xs"],
+                "y": a["dens0"],
+                "line": {"color": _C[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "exact density if bit = 1",
+                "x": a["xs"],
+                "y": a["dens1"],
+                "line": {"color": _C[2], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "guess threshold D = ½",
+                "x": [0.5, 0.5],
+                "y": [0.0, float(max(a["dens0"].max(), a["hist"].max()))],
+                "line": {"color": _C[7], "dash": "dash"},
+            },
         ]
 
     @staticmethod
     def _count_mean(r):
         k, m = r["counting"], r["counting"]["m"]
-        out = [{"type": "scatter", "mode": "lines", "name": f"exact: {label}", "x": k["m_grid"],
-                "y": k["mean_curves"][key], "line": {"color": col, "width": 2}} for key, label, col in _SETTINGS]
-        out.append({"type": "scatter", "mode": "markers", "name": f"simulated at m = {m}",
-                    "x": [m] * 3, "y": [k["sim_mean"][key] for key, _, _ in _SETTINGS],
-                    "marker": {"color": [c for _, _, c in _SETTINGS], "size": 11, "symbol": "x",
-                               "line": {"color": "#000000", "width": 1}}})
+        out = [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"exact: {label}",
+                "x": k["m_grid"],
+                "y": k["mean_curves"][key],
+                "line": {"color": col, "width": 2},
+            }
+            for key, label, col in _SETTINGS
+        ]
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"simulated at m = {m}",
+                "x": [m] * 3,
+                "y": [k["sim_mean"][key] for key, _, _ in _SETTINGS],
+                "marker": {
+                    "color": [c for _, _, c in _SETTINGS],
+                    "size": 11,
+                    "symbol": "x",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            }
+        )
         return out
 
     @staticmethod
@@ -409,29 +555,68 @@ class MechanismsLabController(_SimulationController):
         k = r["counting"]
         out = []
         for key, label, col in _SETTINGS:
-            out.append({"type": "scatter", "mode": "lines", "name": f"exact: {label}", "x": k["t"],
-                        "y": k["cdf"][key], "line": {"color": col, "width": 2}})
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"exact: {label}",
+                    "x": k["t"],
+                    "y": k["cdf"][key],
+                    "line": {"color": col, "width": 2},
+                }
+            )
         for key, _label, col in _SETTINGS:
             x, y = k["ecdf"][key]
-            step = max(1, x.size // 400)    # ≤ 400 points per empirical CDF on the wire
-            out.append({"type": "scatter", "mode": "lines", "name": f"simulated: {key}",
-                        "x": _gap(x[::step]), "y": y[::step], "line": {"color": col, "dash": "dot", "shape": "hv"}})
+            step = max(1, x.size // 400)  # ≤ 400 points per empirical CDF on the wire
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"simulated: {key}",
+                    "x": _gap(x[::step]),
+                    "y": y[::step],
+                    "line": {"color": col, "dash": "dot", "shape": "hv"},
+                }
+            )
         return out
 
     @staticmethod
     def _rnm_curve(r):
         q, eps = r["rnm"], r["spec"].rnm_eps
         return [
-            {"type": "scatter", "mode": "lines", "name": "exact P[report the true max]",
-             "x": q["eps_fine"], "y": q["p_exact"], "line": {"color": _C[0], "width": 2}},
-            {"type": "scatter", "mode": "markers",
-             "x": q["eps_sim"], "y": q["p_sim"], "marker": {"color": _C[1], "size": 7},
-             "name": f"simulated ({q['trials_grid']:,} trials each, ±2 s.e.)",
-             "error_y": {"type": "data", "array": 2 * q["p_se"], "visible": True}},
-            {"type": "scatter", "mode": "lines", "name": "uniform guess 1/5",
-             "x": [RNM_EPS_FINE[0], RNM_EPS_FINE[-1]], "y": [0.2, 0.2], "line": {"color": _C[7], "dash": "dot"}},
-            {"type": "scatter", "mode": "markers", "name": f"chosen ε = {eps:.3g}", "x": [eps],
-             "y": [q["p_here"]], "marker": {"color": _C[3], "size": 12, "symbol": "diamond"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "exact P[report the true max]",
+                "x": q["eps_fine"],
+                "y": q["p_exact"],
+                "line": {"color": _C[0], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": q["eps_sim"],
+                "y": q["p_sim"],
+                "marker": {"color": _C[1], "size": 7},
+                "name": f"simulated ({q['trials_grid']:,} trials each, ±2 s.e.)",
+                "error_y": {"type": "data", "array": 2 * q["p_se"], "visible": True},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "uniform guess 1/5",
+                "x": [RNM_EPS_FINE[0], RNM_EPS_FINE[-1]],
+                "y": [0.2, 0.2],
+                "line": {"color": _C[7], "dash": "dot"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen ε = {eps:.3g}",
+                "x": [eps],
+                "y": [q["p_here"]],
+                "marker": {"color": _C[3], "size": 12, "symbol": "diamond"},
+            },
         ]
 
     @staticmethod
@@ -451,50 +636,125 @@ class MechanismsLabController(_SimulationController):
         t, a = s["threshold"], s["alpha"]
         n = SVT_MAX_QUERIES
         return [
-            {"type": "scatter", "mode": "markers", "name": "⊤ (reported above T)", "x": idx[up],
-             "y": s["values"][up], "marker": {"color": _C[3], "size": 11, "symbol": "triangle-up"}},
-            {"type": "scatter", "mode": "markers", "name": "⊥ (reported below T)", "x": idx[down],
-             "y": s["values"][down], "marker": {"color": _C[0], "size": 7, "symbol": "circle-open"}},
-            {"type": "scatter", "mode": "lines", "name": f"threshold T = {t:g}", "x": [0, n], "y": [t, t],
-             "line": {"color": _C[7], "width": 2}},
-            {"type": "scatter", "mode": "lines", "name": f"T ± α (α = {a:.3g}: all right w.p. 0.95)",
-             "x": [0, n, None, 0, n], "y": [t - a, t - a, None, t + a, t + a],
-             "line": {"color": _C[5], "dash": "dash"}},
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "⊤ (reported above T)",
+                "x": idx[up],
+                "y": s["values"][up],
+                "marker": {"color": _C[3], "size": 11, "symbol": "triangle-up"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "⊥ (reported below T)",
+                "x": idx[down],
+                "y": s["values"][down],
+                "marker": {"color": _C[0], "size": 7, "symbol": "circle-open"},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"threshold T = {t:g}",
+                "x": [0, n],
+                "y": [t, t],
+                "line": {"color": _C[7], "width": 2},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"T ± α (α = {a:.3g}: all right w.p. 0.95)",
+                "x": [0, n, None, 0, n],
+                "y": [t - a, t - a, None, t + a, t + a],
+                "line": {"color": _C[5], "dash": "dash"},
+            },
         ]
 
     def figures(self, r):
         def lay(title, x, y, **kw):
-            return {"title": {"text": title}, "xaxis": {"title": {"text": x}, **kw.pop("xaxis", {})},
-                    "yaxis": {"title": {"text": y}, **kw.pop("yaxis", {})}, **kw}
+            return {
+                "title": {"text": title},
+                "xaxis": {"title": {"text": x}, **kw.pop("xaxis", {})},
+                "yaxis": {"title": {"text": y}, **kw.pop("yaxis", {})},
+                **kw,
+            }
 
-        self.fig_attack = PlotlyWidget(self._attack_acc(r), lay(
-            "Differencing attack: attacker's accuracy vs ε", "ε per count", "P[guess the bit right]",
-            xaxis={"type": "log"}, yaxis={"range": [0.45, 1.03]}))
-        self.fig_attack_hist = PlotlyWidget(self._attack_hist(r), lay(
-            "What the attacker sees: D = noisy(all) − noisy(all but target)", "D", "density"))
-        self.fig_count_mean = PlotlyWidget(self._count_mean(r), lay(
-            "Expected largest error of m Laplace answers: b·H_m", "number of queries m",
-            "E[max |error|]", xaxis={"type": "log"}, yaxis={"type": "log", "exponentformat": "power"}))
-        self.fig_count_cdf = PlotlyWidget(self._count_cdf(r), lay(
-            "Distribution of the largest error: (1 − e^{−t/b})^m", "largest |error| t",
-            "P[max |error| ≤ t]", xaxis={"type": "log", "exponentformat": "power"}))
-        self.fig_rnm = PlotlyWidget(self._rnm_curve(r), lay(
-            "Report noisy max: probability of the true largest count", "ε", "P[true max reported]",
-            xaxis={"type": "log"}, yaxis={"range": [0.0, 1.03]}))
-        self.fig_rnm_bars = PlotlyWidget(self._rnm_bars(r), lay(
-            "Which count is reported (at the chosen ε)", "candidate (true count)", "probability",
-            barmode="group"))
-        self.fig_svt = PlotlyWidget(self._svt_traces(r), lay(
-            "Sparse vector on adaptive queries: true values and answers", "query number",
-            "true count (people ≥ age cut)", xaxis={"range": [0, SVT_MAX_QUERIES + 1]}, height=420))
-        return [self.fig_attack, self.fig_attack_hist, self.fig_count_mean, self.fig_count_cdf,
-                self.fig_rnm, self.fig_rnm_bars, self.fig_svt]
+        self.fig_attack = PlotlyWidget(
+            self._attack_acc(r),
+            lay(
+                "Differencing attack: attacker's accuracy vs ε",
+                "ε per count",
+                "P[guess the bit right]",
+                xaxis={"type": "log"},
+                yaxis={"range": [0.45, 1.03]},
+            ),
+        )
+        self.fig_attack_hist = PlotlyWidget(
+            self._attack_hist(r), lay("What the attacker sees: D = noisy(all) − noisy(all but target)", "D", "density")
+        )
+        self.fig_count_mean = PlotlyWidget(
+            self._count_mean(r),
+            lay(
+                "Expected largest error of m Laplace answers: b·H_m",
+                "number of queries m",
+                "E[max |error|]",
+                xaxis={"type": "log"},
+                yaxis={"type": "log", "exponentformat": "power"},
+            ),
+        )
+        self.fig_count_cdf = PlotlyWidget(
+            self._count_cdf(r),
+            lay(
+                "Distribution of the largest error: (1 − e^{−t/b})^m",
+                "largest |error| t",
+                "P[max |error| ≤ t]",
+                xaxis={"type": "log", "exponentformat": "power"},
+            ),
+        )
+        self.fig_rnm = PlotlyWidget(
+            self._rnm_curve(r),
+            lay(
+                "Report noisy max: probability of the true largest count",
+                "ε",
+                "P[true max reported]",
+                xaxis={"type": "log"},
+                yaxis={"range": [0.0, 1.03]},
+            ),
+        )
+        self.fig_rnm_bars = PlotlyWidget(
+            self._rnm_bars(r),
+            lay("Which count is reported (at the chosen ε)", "candidate (true count)", "probability", barmode="group"),
+        )
+        self.fig_svt = PlotlyWidget(
+            self._svt_traces(r),
+            lay(
+                "Sparse vector on adaptive queries: true values and answers",
+                "query number",
+                "true count (people ≥ age cut)",
+                xaxis={"range": [0, SVT_MAX_QUERIES + 1]},
+                height=420,
+            ),
+        )
+        return [
+            self.fig_attack,
+            self.fig_attack_hist,
+            self.fig_count_mean,
+            self.fig_count_cdf,
+            self.fig_rnm,
+            self.fig_rnm_bars,
+            self.fig_svt,
+        ]
 
     def render(self, r) -> None:
-        pairs = ((self.fig_attack, self._attack_acc), (self.fig_attack_hist, self._attack_hist),
-                 (self.fig_count_mean, self._count_mean), (self.fig_count_cdf, self._count_cdf),
-                 (self.fig_rnm, self._rnm_curve), (self.fig_rnm_bars, self._rnm_bars),
-                 (self.fig_svt, self._svt_traces))
+        pairs = (
+            (self.fig_attack, self._attack_acc),
+            (self.fig_attack_hist, self._attack_hist),
+            (self.fig_count_mean, self._count_mean),
+            (self.fig_count_cdf, self._count_cdf),
+            (self.fig_rnm, self._rnm_curve),
+            (self.fig_rnm_bars, self._rnm_bars),
+            (self.fig_svt, self._svt_traces),
+        )
         for fig, make in pairs:
             with fig.batch_update():
                 fig.update(data=make(r))
@@ -522,7 +782,8 @@ class MechanismsLabController(_SimulationController):
             f"svt = {alg}\n"
             "eps_p, delta_p = svt.privacy()\n"
             "print(f'sparse vector: threshold noise Lap({svt.threshold_scale:.3g}), query noise '\n"
-            "      f'Lap({svt.query_scale:.3g}); guarantee (eps, delta) = ({eps_p:.4g}, {delta_p:.3g})')\n")
+            "      f'Lap({svt.query_scale:.3g}); guarantee (eps, delta) = ({eps_p:.4g}, {delta_p:.3g})')\n"
+        )
 
     def _write_readouts(self, r) -> None:
         sp, a, k, q, s = r["spec"], r["attack"], r["counting"], r["rnm"], r["svt"]
@@ -530,24 +791,28 @@ class MechanismsLabController(_SimulationController):
             f"Target <b>{sp.target}</b> (bit {a['bit']}). Without noise the difference of the two counts "
             f"is the bit itself: the attacker is always right. With Lap(1/ε) on each count, ε = "
             f"{sp.attack_eps:.3g} (2ε = {2 * sp.attack_eps:.3g} for both queries): exact accuracy "
-            f"<b>{a['acc_here']:.4f}</b>, simulated {a['acc_here_sim']:.4f} ({sp.trials:,} trials).")
+            f"<b>{a['acc_here']:.4f}</b>, simulated {a['acc_here_sim']:.4f} ({sp.trials:,} trials)."
+        )
         hm = harmonic(k["m"])
         self.readouts["counting"].value = (
             f"m = {k['m']}, ε = {sp.count_eps:.3g}, H_m = {hm:.4f}. Expected largest error: one query "
             f"<b>{k['exact_mean']['one']:.4g}</b>, m general <b>{k['exact_mean']['general']:.4g}</b>, "
             f"m disjoint <b>{k['exact_mean']['disjoint']:.4g}</b> (simulated "
             f"{k['sim_mean']['one']:.4g}, {k['sim_mean']['general']:.4g}, {k['sim_mean']['disjoint']:.4g}; "
-            f"{k['trials_used']:,} trials).")
+            f"{k['trials_used']:,} trials)."
+        )
         self.readouts["rnm"].value = (
             f"ε = {sp.rnm_eps:.3g}: P[report '{SCORE_LABELS[0]}', the true largest count] = "
-            f"<b>{q['p_here']:.4f}</b> exact, {q['freq'][0]:.4f} simulated ({sp.trials:,} trials).")
+            f"<b>{q['p_here']:.4f}</b> exact, {q['freq'][0]:.4f} simulated ({sp.trials:,} trials)."
+        )
         eps_p, delta_p = s["privacy"]
         self.readouts["svt"].value = (
             f"{s['variant']}: threshold noise Lap({s['threshold_scale']:.3g}), query noise "
             f"Lap({s['query_scale']:.3g}). Answered {s['n_queries']} queries; <b>budget used: "
             f"{s['n_above']} of {s['c']}</b> above-threshold answers"
             f"{' (halted)' if s['halted'] else ''}, each costing ε₀ = {s['eps0']:.3g}. "
-            f"Guarantee of the whole run: (ε, δ) = ({eps_p:.4g}, {delta_p:.3g}).")
+            f"Guarantee of the whole run: (ε, δ) = ({eps_p:.4g}, {delta_p:.3g})."
+        )
 
 
 _MECH_INTRO = r"""
@@ -559,9 +824,12 @@ $$\Delta f = \max_{\|x - y\|_1 = 1} \|f(x) - f(y)\|_1 \quad\text{(Bassi 2019, sl
 MECH_INFO = AppInfo(
     slug="mechanisms_lab",
     title="Mechanisms in action",
-    lead=("Four classic results, each simulated next to its exact value: a differencing attack, "
-          "Laplace noise on counting queries, report noisy max and the sparse vector technique."),
-    theory=_MECH_INTRO + (
+    lead=(
+        "Four classic results, each simulated next to its exact value: a differencing attack, "
+        "Laplace noise on counting queries, report noisy max and the sparse vector technique."
+    ),
+    theory=_MECH_INTRO
+    + (
         r"<p><b>Differencing attack.</b> $$P[\text{correct}] = 1 - \tfrac12\left(1 + \tfrac{\varepsilon}{4}\right)e^{-\varepsilon/2},"
         r"\qquad P[Z_1 - Z_2 > t] = \tfrac12\left(1 + \tfrac{t}{2b}\right)e^{-t/b},\ b = 1/\varepsilon.$$</p>"
         r"<p><b>Counting queries.</b> One counting query: Δf = 1, noise Lap(1/ε). m general counting "
@@ -579,7 +847,8 @@ MECH_INFO = AppInfo(
         "T̂ = T + Lap(2/ε), ν<sub>i</sub> ~ Lap(4/ε), halt at the first ⊤ (ε-DP). Sparse: restart "
         "after each ⊤, halt after c of them; σ = 2c/ε for δ = 0 (ε-DP), or ε₀ from advanced "
         "composition for δ &gt; 0 (teaching.Sparse). Privacy degrades with the number of ⊤ "
-        "answers only, not with the number of queries.</p>"),
+        "answers only, not with the number of queries.</p>"
+    ),
 )
 
 
@@ -594,19 +863,28 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
     spec = MechSpec(**kwargs)
     controls = {
         **_seed_and_trials(spec),
-        "target": W.Dropdown(options=list(PEOPLE), value=spec.target, description="target person",
-                             style={"description_width": "initial"}),
+        "target": W.Dropdown(
+            options=list(PEOPLE), value=spec.target, description="target person", style={"description_width": "initial"}
+        ),
         **{k: param_slider(PARAMS[k], getattr(spec, k)) for k in ("attack_eps", "count_eps", "m", "rnm_eps")},
-        "svt_variant": W.Dropdown(options=list(SVT_VARIANTS), value=spec.svt_variant, description="algorithm",
-                                  style={"description_width": "initial"}),
+        "svt_variant": W.Dropdown(
+            options=list(SVT_VARIANTS),
+            value=spec.svt_variant,
+            description="algorithm",
+            style={"description_width": "initial"},
+        ),
         **{k: param_slider(PARAMS[k], getattr(spec, k)) for k in ("svt_eps", "svt_delta", "threshold", "c")},
     }
     ctrl = MechanismsLabController(controls, MessageArea())
     # five people a row: ten in one row were wider than presentation mode's panel at 18 px
     table = "".join(
-        "<tr><th scope='row'>person</th>" + "".join(f"<td>{p}</td>" for p in PEOPLE[i:i + 5])
-        + "</tr><tr><th scope='row'>bit</th>" + "".join(f"<td align='center'>{b}</td>" for b in BITS[i:i + 5])
-        + "</tr>" for i in range(0, len(PEOPLE), 5))
+        "<tr><th scope='row'>person</th>"
+        + "".join(f"<td>{p}</td>" for p in PEOPLE[i : i + 5])
+        + "</tr><tr><th scope='row'>bit</th>"
+        + "".join(f"<td align='center'>{b}</td>" for b in BITS[i : i + 5])
+        + "</tr>"
+        for i in range(0, len(PEOPLE), 5)
+    )
     H = W.HTML
     wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     for f in ctrl.figs[:-1]:
@@ -616,27 +894,65 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         f.update_layout(height=330)
     H3 = lambda text: H(f"<p style='margin:4px 0'><b>{text}</b></p>")
     tabs = [
-        ("1. Differencing attack", [
-            H3("A differencing attack (Bassi 2019, slide “A differencing attack”)"),
-            H(f'<table style="font-size:13px;display:inline-table;vertical-align:middle;margin-right:1em">{table}</table>'
-              "<span style='display:inline-block;max-width:520px;vertical-align:middle'>“How many have the bit?” "
-              "minus “how many except the target?” is the target's bit; with Lap(1/ε) noise on each "
-              "count the attacker guesses 1 iff the difference D &gt; ½.</span>"),
-            W.HBox([controls["target"], controls["attack_eps"]], layout=W.Layout(flex_flow="row wrap")),
-            ctrl.readouts["attack"], wide(ctrl.fig_attack, ctrl.fig_attack_hist)]),
-        ("2. Counting queries", [
-            H3("Laplace error on counting queries (Bassi 2019, ℓ₁-sensitivity examples)"),
-            W.HBox([controls["count_eps"], controls["m"]], layout=W.Layout(flex_flow="row wrap")),
-            ctrl.readouts["counting"], wide(ctrl.fig_count_mean, ctrl.fig_count_cdf)]),
-        ("3. Report noisy max", [
-            H3("Report noisy max (Bassi 2019, slide “Report Noisy Max”): counts of patients per diagnosis, "
-               + ", ".join(f"{n} {int(s)}" for n, s in zip(SCORE_LABELS, SCORES))),
-            controls["rnm_eps"], ctrl.readouts["rnm"], wide(ctrl.fig_rnm, ctrl.fig_rnm_bars)]),
-        ("4. Sparse vector", [
-            H3("AboveThreshold and Sparse (Bassi 2019, slide “Sparse vector mechanism”)"),
-            W.HBox([controls["svt_variant"], controls["svt_eps"], controls["svt_delta"],
-                    controls["threshold"], controls["c"]], layout=W.Layout(flex_flow="row wrap")),
-            ctrl.readouts["svt"], ctrl.fig_svt]),
+        (
+            "1. Differencing attack",
+            [
+                H3("A differencing attack (Bassi 2019, slide “A differencing attack”)"),
+                H(
+                    f'<table style="font-size:13px;display:inline-table;vertical-align:middle;margin-right:1em">{table}</table>'
+                    "<span style='display:inline-block;max-width:520px;vertical-align:middle'>“How many have the bit?” "
+                    "minus “how many except the target?” is the target's bit; with Lap(1/ε) noise on each "
+                    "count the attacker guesses 1 iff the difference D &gt; ½.</span>"
+                ),
+                W.HBox([controls["target"], controls["attack_eps"]], layout=W.Layout(flex_flow="row wrap")),
+                ctrl.readouts["attack"],
+                wide(ctrl.fig_attack, ctrl.fig_attack_hist),
+            ],
+        ),
+        (
+            "2. Counting queries",
+            [
+                H3("Laplace error on counting queries (Bassi 2019, ℓ₁-sensitivity examples)"),
+                W.HBox([controls["count_eps"], controls["m"]], layout=W.Layout(flex_flow="row wrap")),
+                ctrl.readouts["counting"],
+                wide(ctrl.fig_count_mean, ctrl.fig_count_cdf),
+            ],
+        ),
+        (
+            "3. Report noisy max",
+            [
+                H3(
+                    "Report noisy max (Bassi 2019, slide “Report Noisy Max”): counts of patients per diagnosis, "
+                    + ", ".join(f"{n} {int(s)}" for n, s in zip(SCORE_LABELS, SCORES))
+                ),
+                controls["rnm_eps"],
+                ctrl.readouts["rnm"],
+                wide(ctrl.fig_rnm, ctrl.fig_rnm_bars),
+            ],
+        ),
+        (
+            "4. Sparse vector",
+            [
+                H3("AboveThreshold and Sparse (Bassi 2019, slide “Sparse vector mechanism”)"),
+                W.HBox(
+                    [
+                        controls["svt_variant"],
+                        controls["svt_eps"],
+                        controls["svt_delta"],
+                        controls["threshold"],
+                        controls["c"],
+                    ],
+                    layout=W.Layout(flex_flow="row wrap"),
+                ),
+                ctrl.readouts["svt"],
+                ctrl.fig_svt,
+            ],
+        ),
     ]
-    return app_shell(MECH_INFO, ctrl, controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
-                     plots=tabs, panel_width="300px")
+    return app_shell(
+        MECH_INFO,
+        ctrl,
+        controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
+        plots=tabs,
+        panel_width="300px",
+    )

@@ -31,6 +31,7 @@ backend's own δ formula, and agrees with ``mechanisms.X.calibrate`` to ~1e-12 r
 >>> type(build_noise_lab()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import functools
@@ -50,9 +51,24 @@ from ..ui.shell import AppInfo, AppShell, app_shell
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
-    "NoiseSpec", "NoiseResult", "compute_noise_lab", "NoiseLabController", "build_noise_lab",
-    "min_scale", "ratio_maps", "MECHANISMS", "PAIRS", "EPS_RANGE", "DELTA_RANGE", "SHAPE_RANGE",
-    "N_RANGE", "GRID_EPS", "GRID_DELTA", "CURVE_DELTA", "N_DENSITY", "N_BINS",
+    "NoiseSpec",
+    "NoiseResult",
+    "compute_noise_lab",
+    "NoiseLabController",
+    "build_noise_lab",
+    "min_scale",
+    "ratio_maps",
+    "MECHANISMS",
+    "PAIRS",
+    "EPS_RANGE",
+    "DELTA_RANGE",
+    "SHAPE_RANGE",
+    "N_RANGE",
+    "GRID_EPS",
+    "GRID_DELTA",
+    "CURVE_DELTA",
+    "N_DENSITY",
+    "N_BINS",
 ]
 
 #: the four mechanisms, in table and legend order
@@ -83,7 +99,7 @@ CURVE_DELTA = np.logspace(-300, math.log10(0.5), 61)
 N_DENSITY = 401
 N_BINS = 60
 SENSITIVITY = 1.0
-_X_GRID = np.linspace(-20.0, 10.0, 31)   # coarse bracket of log(Δ/s) for the Newton search
+_X_GRID = np.linspace(-20.0, 10.0, 31)  # coarse bracket of log(Δ/s) for the Newton search
 
 
 # ------------------------------------------------------------------------------------------------
@@ -145,8 +161,10 @@ def min_scale(kind: str, eps, delta, shape=2.0, sensitivity: float = SENSITIVITY
     lap = r == 1.0
     if ((dl == 0) & ~lap).any():
         name = "the Gaussian" if kind == "Gaussian" else "Subbotin noise with shape r > 1"
-        raise ValueError(f"delta = 0 is impossible for {name} (its privacy loss is unbounded, "
-                         f"Vinterbo 2022 Theorem 6), got delta = {delta!r}")
+        raise ValueError(
+            f"delta = 0 is impossible for {name} (its privacy loss is unbounded, "
+            f"Vinterbo 2022 Theorem 6), got delta = {delta!r}"
+        )
     out = np.empty(e.shape)
     if lap.any():
         out[lap] = np.asarray(Laplace.calibrate(e[lap], dl[lap], sensitivity).scale)
@@ -161,7 +179,7 @@ def _newton_scale(kind, e, dl, r, sensitivity):
     # coarse bracket: one vectorized evaluation on the x grid
     ld, _ = _log_delta_and_slope(kind, e[:, None], _X_GRID[None, :], r[:, None])
     feas = _feasible(ld, dl[:, None])
-    n_feas = feas.sum(axis=1)             # feasible points form a prefix (δ increases with d)
+    n_feas = feas.sum(axis=1)  # feasible points form a prefix (δ increases with d)
     inside = (n_feas >= 1) & (n_feas < _X_GRID.size)
     out = np.empty(e.shape)
     if (~inside).any():
@@ -174,7 +192,7 @@ def _newton_scale(kind, e, dl, r, sensitivity):
     e, dl, r, target = e[inside], dl[inside], r[inside], target[inside]
     i = n_feas[inside] - 1
     lo, hi = _X_GRID[i], _X_GRID[i + 1]
-    best = lo.copy()          # feasible grid point: the fallback
+    best = lo.copy()  # feasible grid point: the fallback
     x = 0.5 * (lo + hi)
     done = np.zeros(e.shape, bool)
     for _ in range(40):
@@ -187,8 +205,11 @@ def _newton_scale(kind, e, dl, r, sensitivity):
             newton = x - g / slope
         good = np.isfinite(newton) & (newton > lo) & (newton < hi)
         new = np.where(good, newton, 0.5 * (lo + hi))
-        conv = (np.abs(new - x) <= 1e-14 * (1.0 + np.abs(x))) | (hi - lo <= 4e-16 * (1.0 + np.abs(lo))) \
+        conv = (
+            (np.abs(new - x) <= 1e-14 * (1.0 + np.abs(x)))
+            | (hi - lo <= 4e-16 * (1.0 + np.abs(lo)))
             | (np.abs(g) <= 1e-14 * (1.0 + np.abs(target)))
+        )
         done = done | conv
         x = np.where(done, x, new)
         if done.all():
@@ -216,23 +237,27 @@ def _newton_scale(kind, e, dl, r, sensitivity):
 def _variances(scales, shape):
     """Var of Laplace 2b², Logistic π²s²/3, Gaussian σ², Subbotin s² r^{2/r} Γ(3/r)/Γ(1/r)."""
     b, s, sigma, sub = scales
-    return (2.0 * b ** 2, math.pi ** 2 * s ** 2 / 3.0, sigma ** 2,
-            np.asarray(Subbotin(sub, shape).variance) if np.ndim(sub) else Subbotin(sub, shape).variance)
+    return (
+        2.0 * b**2,
+        math.pi**2 * s**2 / 3.0,
+        sigma**2,
+        np.asarray(Subbotin(sub, shape).variance) if np.ndim(sub) else Subbotin(sub, shape).variance,
+    )
 
 
-_MAPS: dict[str, np.ndarray] = {}   # filled once, on first use (not at import time)
+_MAPS: dict[str, np.ndarray] = {}  # filled once, on first use (not at import time)
 
 
 def _ratio_maps_compute(progress):
-    E, D = np.meshgrid(GRID_EPS, GRID_DELTA)      # rows: δ, columns: ε
+    E, D = np.meshgrid(GRID_EPS, GRID_DELTA)  # rows: δ, columns: ε
     lap = np.asarray(Laplace.calibrate(E, D).scale)
     logi = np.asarray(Logistic.calibrate(E, D).scale)
     gau = np.empty(E.shape)
-    for i in range(E.shape[0]):                   # row by row, so a progress bar can move
+    for i in range(E.shape[0]):  # row by row, so a progress bar can move
         gau[i] = np.asarray(Gaussian.calibrate(E[i], D[i]).sigma)
         if progress is not None:
             progress(i + 1, E.shape[0])
-    var = (2.0 * lap ** 2, math.pi ** 2 * logi ** 2 / 3.0, gau ** 2)
+    var = (2.0 * lap**2, math.pi**2 * logi**2 / 3.0, gau**2)
     maps = {key: var[a] / var[b] for key, (a, b, _) in PAIRS.items()}
     for v in maps.values():
         v.setflags(write=False)
@@ -257,8 +282,9 @@ def ratio_maps(progress=None) -> dict[str, np.ndarray]:
 
 def _seed_box(value: int) -> W.IntText:
     """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
-    return W.IntText(value=value, description="seed", style={"description_width": "initial"},
-                     layout=W.Layout(width="220px"))
+    return W.IntText(
+        value=value, description="seed", style={"description_width": "initial"}, layout=W.Layout(width="220px")
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -281,17 +307,17 @@ class NoiseResult:
     """Everything the lab draws."""
 
     spec: NoiseSpec
-    scales: tuple            # minimum scales, MECHANISMS order
+    scales: tuple  # minimum scales, MECHANISMS order
     variances: tuple
-    x: np.ndarray            # density grid
-    densities: tuple         # one array per mechanism
+    x: np.ndarray  # density grid
+    densities: tuple  # one array per mechanism
     bin_centers: np.ndarray
-    hist: tuple              # sample histograms (density-normalised), one per mechanism
-    outside: tuple           # fraction of samples outside the histogram range
+    hist: tuple  # sample histograms (density-normalised), one per mechanism
+    outside: tuple  # fraction of samples outside the histogram range
     curve_delta: np.ndarray
-    curve_scales: tuple      # minimum scale vs δ at spec.eps, one per mechanism
-    ratio_map: np.ndarray    # the chosen pair's variance ratio on the grid
-    ratio_here: float        # the same ratio at (spec.eps, spec.delta)
+    curve_scales: tuple  # minimum scale vs δ at spec.eps, one per mechanism
+    ratio_map: np.ndarray  # the chosen pair's variance ratio on the grid
+    ratio_here: float  # the same ratio at (spec.eps, spec.delta)
 
 
 def _check_spec(spec: NoiseSpec) -> None:
@@ -312,10 +338,12 @@ def _scales(eps: float, delta: float, shape: float) -> tuple:
 @functools.lru_cache(maxsize=32)
 def _curves(eps: float, shape: float) -> tuple:
     d = CURVE_DELTA
-    return (np.asarray(Laplace.calibrate(eps, d, SENSITIVITY).scale, float),
-            np.asarray(Logistic.calibrate(eps, d, SENSITIVITY).scale, float),
-            np.asarray(min_scale("Gaussian", eps, d), float),
-            np.asarray(min_scale("Subbotin", eps, d, shape), float))
+    return (
+        np.asarray(Laplace.calibrate(eps, d, SENSITIVITY).scale, float),
+        np.asarray(Logistic.calibrate(eps, d, SENSITIVITY).scale, float),
+        np.asarray(min_scale("Gaussian", eps, d), float),
+        np.asarray(min_scale("Subbotin", eps, d, shape), float),
+    )
 
 
 def _mechs(scales, shape):
@@ -358,8 +386,20 @@ def compute_noise_lab(spec: NoiseSpec) -> NoiseResult:
     centers, hists, outside = _samples(scales, float(spec.shape), int(spec.n), int(spec.seed), half)
     curves = _curves(float(spec.eps), float(spec.shape))
     a, b, _ = PAIRS[spec.pair]
-    return NoiseResult(spec, scales, variances, x, dens, centers, hists, outside, CURVE_DELTA,
-                       curves, ratio_maps()[spec.pair], variances[a] / variances[b])
+    return NoiseResult(
+        spec,
+        scales,
+        variances,
+        x,
+        dens,
+        centers,
+        hists,
+        outside,
+        CURVE_DELTA,
+        curves,
+        ratio_maps()[spec.pair],
+        variances[a] / variances[b],
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -385,40 +425,89 @@ class NoiseLabController(Controller):
 
     def read_spec(self) -> NoiseSpec:
         c = self.controls
-        return NoiseSpec(eps=float(c["eps"].value), delta=float(c["delta"].value),
-                         shape=round(float(c["shape"].value), 10), n=int(c["n"].value),
-                         seed=int(c["seed"].value), pair=str(c["pair"].value))
+        return NoiseSpec(
+            eps=float(c["eps"].value),
+            delta=float(c["delta"].value),
+            shape=round(float(c["shape"].value), 10),
+            n=int(c["n"].value),
+            seed=int(c["seed"].value),
+            pair=str(c["pair"].value),
+        )
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
     def _density_traces(r):
         names = _names(r.spec.shape)
-        return [{"type": "scatter", "mode": "lines", "name": f"{names[i]} (scale {r.scales[i]:.3g})",
-                 "x": r.x, "y": r.densities[i], "line": {"color": _COLOURS[i], "width": 2}}
-                for i in range(4)]
+        return [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"{names[i]} (scale {r.scales[i]:.3g})",
+                "x": r.x,
+                "y": r.densities[i],
+                "line": {"color": _COLOURS[i], "width": 2},
+            }
+            for i in range(4)
+        ]
 
     @staticmethod
     def _hist_traces(r):
         names = _names(r.spec.shape)
-        return [{"type": "scatter", "mode": "lines", "name": names[i], "x": r.bin_centers,
-                 "y": r.hist[i], "line": {"color": _COLOURS[i], "shape": "hvh", "width": 1.5}}
-                for i in range(4)]
+        return [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": names[i],
+                "x": r.bin_centers,
+                "y": r.hist[i],
+                "line": {"color": _COLOURS[i], "shape": "hvh", "width": 1.5},
+            }
+            for i in range(4)
+        ]
 
     @staticmethod
     def _var_traces(r):
-        return [{"type": "bar", "name": "variance", "x": list(_names(r.spec.shape)),
-                 "y": list(r.variances), "marker": {"color": list(_COLOURS)},
-                 "text": [f"{v:.3g}" for v in r.variances], "textposition": "outside"}]
+        return [
+            {
+                "type": "bar",
+                "name": "variance",
+                "x": list(_names(r.spec.shape)),
+                "y": list(r.variances),
+                "marker": {"color": list(_COLOURS)},
+                "text": [f"{v:.3g}" for v in r.variances],
+                "textposition": "outside",
+            }
+        ]
 
     @staticmethod
     def _curve_traces(r):
         names = _names(r.spec.shape)
-        out = [{"type": "scatter", "mode": "lines", "name": names[i], "x": r.curve_delta,
-                "y": r.curve_scales[i], "line": {"color": _COLOURS[i], "width": 2}} for i in range(4)]
-        out.append({"type": "scatter", "mode": "markers", "name": f"chosen δ = {r.spec.delta:.3g}",
-                    "x": [r.spec.delta] * 4, "y": list(r.scales),
-                    "marker": {"color": list(_COLOURS), "size": 9, "symbol": "diamond",
-                               "line": {"color": "#000000", "width": 1}}})
+        out = [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": names[i],
+                "x": r.curve_delta,
+                "y": r.curve_scales[i],
+                "line": {"color": _COLOURS[i], "width": 2},
+            }
+            for i in range(4)
+        ]
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen δ = {r.spec.delta:.3g}",
+                "x": [r.spec.delta] * 4,
+                "y": list(r.scales),
+                "marker": {
+                    "color": list(_COLOURS),
+                    "size": 9,
+                    "symbol": "diamond",
+                    "line": {"color": "#000000", "width": 1},
+                },
+            }
+        )
         return out
 
     @staticmethod
@@ -426,18 +515,40 @@ class NoiseLabController(Controller):
         z = np.log10(r.ratio_map)
         na = MECHANISMS[PAIRS[r.spec.pair][0]]
         return [
-            {"type": "heatmap", "name": "log₁₀ variance ratio", "x": GRID_EPS, "y": GRID_DELTA, "z": z,
-             "colorscale": "RdBu", "zmid": 0.0,
-             # the colour bar's title along the bar, not above it: the map keeps the width
-             "colorbar": {"title": {"text": f"log₁₀ ratio (blue: {na} has less variance)",
-                                    "side": "right"},
-                          "thickness": 18, "xpad": 4}},
-            {"type": "contour", "name": "ratio = 1", "x": GRID_EPS, "y": GRID_DELTA, "z": z,
-             "contours": {"start": 0.0, "end": 0.0, "size": 1.0, "coloring": "none"},
-             "line": {"color": "#000000", "width": 3}, "showscale": False, "showlegend": True},
-            {"type": "scatter", "mode": "markers", "name": f"chosen (ε, δ): ratio {r.ratio_here:.3g}",
-             "x": [r.spec.eps], "y": [r.spec.delta],
-             "marker": {"color": OKABE_ITO[6], "size": 12, "symbol": "x", "line": {"color": "#000000", "width": 1}}},
+            {
+                "type": "heatmap",
+                "name": "log₁₀ variance ratio",
+                "x": GRID_EPS,
+                "y": GRID_DELTA,
+                "z": z,
+                "colorscale": "RdBu",
+                "zmid": 0.0,
+                # the colour bar's title along the bar, not above it: the map keeps the width
+                "colorbar": {
+                    "title": {"text": f"log₁₀ ratio (blue: {na} has less variance)", "side": "right"},
+                    "thickness": 18,
+                    "xpad": 4,
+                },
+            },
+            {
+                "type": "contour",
+                "name": "ratio = 1",
+                "x": GRID_EPS,
+                "y": GRID_DELTA,
+                "z": z,
+                "contours": {"start": 0.0, "end": 0.0, "size": 1.0, "coloring": "none"},
+                "line": {"color": "#000000", "width": 3},
+                "showscale": False,
+                "showlegend": True,
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"chosen (ε, δ): ratio {r.ratio_here:.3g}",
+                "x": [r.spec.eps],
+                "y": [r.spec.delta],
+                "marker": {"color": OKABE_ITO[6], "size": 12, "symbol": "x", "line": {"color": "#000000", "width": 1}},
+            },
         ]
 
     def _map_layout(self, r):
@@ -449,33 +560,69 @@ class NoiseLabController(Controller):
         return {"title": {"text": f"Var({na}) / Var({nb}), Vinterbo 2022"}}
 
     def figures(self, r: NoiseResult) -> list[PlotlyWidget]:
-        self.fig_density = PlotlyWidget(self._density_traces(r), {
-            "title": {"text": "Noise densities at the minimum scales (Δ = 1)"},
-            "xaxis": {"title": {"text": "noise value z"}}, "yaxis": {"title": {"text": "density f(z)"}}})
-        self.fig_hist = PlotlyWidget(self._hist_traces(r), {
-            "title": {"text": "Seeded sample histograms (density-normalised)"},
-            "xaxis": {"title": {"text": "noise value z"}}, "yaxis": {"title": {"text": "samples per unit"}}})
-        self.fig_var = PlotlyWidget(self._var_traces(r), {
-            "title": {"text": "Variance of the noise (mean squared error of the answer)"},
-            "xaxis": {"title": {"text": "mechanism"}},
-            "yaxis": {"title": {"text": "variance"}, "type": "log", "exponentformat": "power"},
-            "showlegend": False})
-        self.fig_curve = PlotlyWidget(self._curve_traces(r), {
-            "title": {"text": "Vinterbo 2022 Theorem 6: minimum scale vs δ at the chosen ε"},
-            # a tick every 50 decades (1, 10⁻⁵⁰, …, 10⁻³⁰⁰): left to plotly, the number of ticks
-            # followed the axis's width, and the margins their labels pushed changed that width
-            # back: plotly's automargin flipped between two layouts, and a page showed either
-            "xaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power", "autorange": "reversed",
-                      "tick0": 0, "dtick": 50},
-            "yaxis": {"title": {"text": "minimum scale (Δ = 1)"}, "type": "log", "exponentformat": "power"}})
-        self.fig_map = PlotlyWidget(self._map_traces(r), {
-            **self._map_layout(r), "height": 460,
-            "xaxis": {"title": {"text": "ε"}, "type": "log"},
-            "yaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power"},
-            # the legend inside the map, in its bottom-left corner (small ε and δ: the same deep
-            # colour everywhere there); below the map it cost a sixth of a projector's plot height
-            "legend": {"x": 0.005, "xanchor": "left", "y": 0.005, "yanchor": "bottom",
-                       "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#999999", "borderwidth": 1}})
+        self.fig_density = PlotlyWidget(
+            self._density_traces(r),
+            {
+                "title": {"text": "Noise densities at the minimum scales (Δ = 1)"},
+                "xaxis": {"title": {"text": "noise value z"}},
+                "yaxis": {"title": {"text": "density f(z)"}},
+            },
+        )
+        self.fig_hist = PlotlyWidget(
+            self._hist_traces(r),
+            {
+                "title": {"text": "Seeded sample histograms (density-normalised)"},
+                "xaxis": {"title": {"text": "noise value z"}},
+                "yaxis": {"title": {"text": "samples per unit"}},
+            },
+        )
+        self.fig_var = PlotlyWidget(
+            self._var_traces(r),
+            {
+                "title": {"text": "Variance of the noise (mean squared error of the answer)"},
+                "xaxis": {"title": {"text": "mechanism"}},
+                "yaxis": {"title": {"text": "variance"}, "type": "log", "exponentformat": "power"},
+                "showlegend": False,
+            },
+        )
+        self.fig_curve = PlotlyWidget(
+            self._curve_traces(r),
+            {
+                "title": {"text": "Vinterbo 2022 Theorem 6: minimum scale vs δ at the chosen ε"},
+                # a tick every 50 decades (1, 10⁻⁵⁰, …, 10⁻³⁰⁰): left to plotly, the number of ticks
+                # followed the axis's width, and the margins their labels pushed changed that width
+                # back: plotly's automargin flipped between two layouts, and a page showed either
+                "xaxis": {
+                    "title": {"text": "δ"},
+                    "type": "log",
+                    "exponentformat": "power",
+                    "autorange": "reversed",
+                    "tick0": 0,
+                    "dtick": 50,
+                },
+                "yaxis": {"title": {"text": "minimum scale (Δ = 1)"}, "type": "log", "exponentformat": "power"},
+            },
+        )
+        self.fig_map = PlotlyWidget(
+            self._map_traces(r),
+            {
+                **self._map_layout(r),
+                "height": 460,
+                "xaxis": {"title": {"text": "ε"}, "type": "log"},
+                "yaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power"},
+                # the legend inside the map, in its bottom-left corner (small ε and δ: the same deep
+                # colour everywhere there); below the map it cost a sixth of a projector's plot height
+                "legend": {
+                    "x": 0.005,
+                    "xanchor": "left",
+                    "y": 0.005,
+                    "yanchor": "bottom",
+                    "bgcolor": "rgba(255,255,255,0.85)",
+                    "bordercolor": "#999999",
+                    "borderwidth": 1,
+                },
+            },
+        )
         return [self.fig_density, self.fig_hist, self.fig_var, self.fig_curve, self.fig_map]
 
     def render(self, r: NoiseResult) -> None:
@@ -504,7 +651,8 @@ class NoiseLabController(Controller):
             "}\n"
             "for name, m in noises.items():\n"
             "    scale = m.sigma if name == 'Gaussian' else m.scale\n"
-            "    print(f'{name}: minimum scale {scale:.6g}, variance {m.variance:.6g}')\n")
+            "    print(f'{name}: minimum scale {scale:.6g}, variance {m.variance:.6g}')\n"
+        )
 
     @staticmethod
     def _table(r: NoiseResult) -> str:
@@ -517,14 +665,18 @@ class NoiseLabController(Controller):
         rows = "".join(
             f"<tr><th scope='row' style='text-align:left;font-weight:normal'>{names[i]}</th>"
             f"<td>{r.scales[i]:.6g}</td><td>{r.variances[i]:.6g}</td>"
-            f"<td>{r.variances[i] / vmin:.3g}×</td></tr>" for i in range(4))
+            f"<td>{r.variances[i] / vmin:.3g}×</td></tr>"
+            for i in range(4)
+        )
         off = ", ".join(f"{names[i]} {100 * r.outside[i]:.2g} %" for i in range(4))
-        return ('<table class="dpexplore-noise-table" style="border-collapse:collapse;text-align:right">'
-                "<tr><th scope='col' style='text-align:left'>noise</th><th scope='col'>minimum scale</th>"
-                "<th scope='col'>variance</th><th scope='col'>variance / least</th></tr>"
-                f"{rows}</table><p>Sensitivity Δ = 1, ε = {r.spec.eps:.4g}, δ = {r.spec.delta:.3g}; "
-                f"{r.spec.n:,} samples per mechanism, seed {r.spec.seed}. The histograms cover ±5 "
-                f"standard deviations of the widest noise; the samples beyond are not drawn ({off}).</p>")
+        return (
+            '<table class="dpexplore-noise-table" style="border-collapse:collapse;text-align:right">'
+            "<tr><th scope='col' style='text-align:left'>noise</th><th scope='col'>minimum scale</th>"
+            "<th scope='col'>variance</th><th scope='col'>variance / least</th></tr>"
+            f"{rows}</table><p>Sensitivity Δ = 1, ε = {r.spec.eps:.4g}, δ = {r.spec.delta:.3g}; "
+            f"{r.spec.n:,} samples per mechanism, seed {r.spec.seed}. The histograms cover ±5 "
+            f"standard deviations of the widest noise; the samples beyond are not drawn ({off}).</p>"
+        )
 
 
 _INTRO = r"""
@@ -548,21 +700,30 @@ _RETRACTED = (
     "<b>Note:</b> Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9 and Section 4) were "
     "<b>withdrawn by the author</b> in an update note (the lemma is invalid, and the theorem and "
     "essentially all of the section's results rest on it); they are not used or shown in this lab. Everything here is "
-    "one-dimensional (Vinterbo 2022, Sections 2–3).</p>")
+    "one-dimensional (Vinterbo 2022, Sections 2–3).</p>"
+)
 
 
 INFO = AppInfo(
     slug="noise_lab",
     title="Noise lab: Laplace, Logistic, Gaussian and Subbotin at the same (ε, δ)",
-    lead=("For a target (ε, δ), the smallest scale of each symmetric log-concave noise that achieves "
-          "it, and what it costs in variance: densities, samples, variances and privacy curves side "
-          "by side."),
+    lead=(
+        "For a target (ε, δ), the smallest scale of each symmetric log-concave noise that achieves "
+        "it, and what it costs in variance: densities, samples, variances and privacy curves side "
+        "by side."
+    ),
     theory=_RETRACTED + _INTRO,
 )
 
 
-def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n: int = 1000,
-                    seed: int = 0, pair: str = "Laplace vs Gaussian") -> AppShell:
+def build_noise_lab(
+    eps: float = 1.0,
+    delta: float = 1e-5,
+    shape: float = 3.0,
+    n: int = 1000,
+    seed: int = 0,
+    pair: str = "Laplace vs Gaussian",
+) -> AppShell:
     """The noise lab in the shell: sliders ε, δ, Subbotin r, samples n and seed in the panel with
     the table of minimum scales; densities, samples, variances, privacy curves and the
     variance-ratio maps in tabs (Vinterbo 2022, Theorems 3, 4, 6 and Figure 1). Defaults lie on the
@@ -575,8 +736,9 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
     >>> app.controller.table.value.count("<tr>")
     5
     """
-    progress = W.IntProgress(value=0, min=0, max=len(GRID_DELTA), description="ratio maps",
-                             layout=W.Layout(display="none"))
+    progress = W.IntProgress(
+        value=0, min=0, max=len(GRID_DELTA), description="ratio maps", layout=W.Layout(display="none")
+    )
     if not _MAPS:
         t0 = time.perf_counter()
 
@@ -590,13 +752,19 @@ def build_noise_lab(eps: float = 1.0, delta: float = 1e-5, shape: float = 3.0, n
     controls = {
         **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("shape", shape), ("n", n))},
         "seed": _seed_box(seed),
-        "pair": W.Dropdown(options=list(PAIRS), value=pair, description="ratio map",
-                           style={"description_width": "initial"}),
+        "pair": W.Dropdown(
+            options=list(PAIRS), value=pair, description="ratio map", style={"description_width": "initial"}
+        ),
     }
     ctrl = NoiseLabController(controls, MessageArea())
     panel = [controls[k] for k in ("eps", "delta", "shape", "n", "seed")] + [progress]
-    tabs = [("Densities", [ctrl.fig_density]), ("Samples", [ctrl.fig_hist]),
-            ("Variances", [ctrl.fig_var]), ("Privacy curves", [ctrl.fig_curve]),
-            ("Variance-ratio maps", [controls["pair"], ctrl.fig_map])]
-    return app_shell(INFO, ctrl, controls=panel, plots=tabs, readouts=[ctrl.table],
-                     notes=[W.HTML(_RETRACTED)], panel_width="470px")
+    tabs = [
+        ("Densities", [ctrl.fig_density]),
+        ("Samples", [ctrl.fig_hist]),
+        ("Variances", [ctrl.fig_var]),
+        ("Privacy curves", [ctrl.fig_curve]),
+        ("Variance-ratio maps", [controls["pair"], ctrl.fig_map]),
+    ]
+    return app_shell(
+        INFO, ctrl, controls=panel, plots=tabs, readouts=[ctrl.table], notes=[W.HTML(_RETRACTED)], panel_width="470px"
+    )

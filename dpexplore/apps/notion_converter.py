@@ -42,6 +42,7 @@ sliders costs a few ms (:func:`compute_notion_converter`).
 >>> type(build_notion_converter()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import functools
@@ -74,13 +75,31 @@ from ..profiles import GaussianDPProfile, PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ..ui.views import (point_trace, profile_layout, profile_trace, profile_yrange, tradeoff_diagonal,
-                        tradeoff_layout, tradeoff_trace)
+from ..ui.views import (
+    point_trace,
+    profile_layout,
+    profile_trace,
+    profile_yrange,
+    tradeoff_diagonal,
+    tradeoff_layout,
+    tradeoff_trace,
+)
 
 __all__ = [
-    "NOTIONS", "Source", "ConverterSpec", "SourceSummary", "ConverterResult", "source_summary",
-    "compute_notion_converter", "parse_orders", "NotionConverterController",
-    "build_notion_converter", "ALPHA_GRID", "RDP_ORDERS", "N_EPS", "DELTA_FLOOR",
+    "NOTIONS",
+    "Source",
+    "ConverterSpec",
+    "SourceSummary",
+    "ConverterResult",
+    "source_summary",
+    "compute_notion_converter",
+    "parse_orders",
+    "NotionConverterController",
+    "build_notion_converter",
+    "ALPHA_GRID",
+    "RDP_ORDERS",
+    "N_EPS",
+    "DELTA_FLOOR",
 ]
 
 #: α grid of the trade-off plot
@@ -101,19 +120,22 @@ MEASURE_TOL = 1e-3
 class _Notion:
     key: str
     label: str
-    params: tuple[str, ...]        # control names, in order
+    params: tuple[str, ...]  # control names, in order
 
 
-NOTIONS: dict[str, _Notion] = {n.key: n for n in (
-    _Notion("pure", "ε-DP (pure)", ("pure_eps",)),
-    _Notion("approx", "(ε, δ)-DP", ("approx_eps", "approx_delta")),
-    _Notion("zcdp", "ρ-zCDP", ("rho",)),
-    _Notion("gdp", "μ-GDP", ("mu",)),
-    _Notion("rdp", "(α, ε̂)-Rényi DP (one order)", ("rdp_alpha", "rdp_eps")),
-    _Notion("laplace", "mechanism: Laplace(b)", ("lap_b",)),
-    _Notion("gaussian", "mechanism: Gaussian(σ)", ("gauss_sigma",)),
-    _Notion("rr", "mechanism: randomized response(ε)", ("rr_eps",)),
-)}
+NOTIONS: dict[str, _Notion] = {
+    n.key: n
+    for n in (
+        _Notion("pure", "ε-DP (pure)", ("pure_eps",)),
+        _Notion("approx", "(ε, δ)-DP", ("approx_eps", "approx_delta")),
+        _Notion("zcdp", "ρ-zCDP", ("rho",)),
+        _Notion("gdp", "μ-GDP", ("mu",)),
+        _Notion("rdp", "(α, ε̂)-Rényi DP (one order)", ("rdp_alpha", "rdp_eps")),
+        _Notion("laplace", "mechanism: Laplace(b)", ("lap_b",)),
+        _Notion("gaussian", "mechanism: Gaussian(σ)", ("gauss_sigma",)),
+        _Notion("rr", "mechanism: randomized response(ε)", ("rr_eps",)),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -127,8 +149,9 @@ class Source:
         if self.kind not in NOTIONS:
             raise ValueError(f"notion must be one of {sorted(NOTIONS)}, got {self.kind!r}")
         if len(self.params) != len(NOTIONS[self.kind].params):
-            raise ValueError(f"notion {self.kind!r} needs {len(NOTIONS[self.kind].params)} "
-                             f"parameters, got {self.params!r}")
+            raise ValueError(
+                f"notion {self.kind!r} needs {len(NOTIONS[self.kind].params)} parameters, got {self.params!r}"
+            )
         for name, v in zip(NOTIONS[self.kind].params, self.params):
             if not (isinstance(v, float) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
@@ -158,18 +181,18 @@ class SourceSummary:
 
     label: str
     profile: PrivacyProfile
-    beta: np.ndarray | None            # source trade-off on ALPHA_GRID, None: envelope of profile
+    beta: np.ndarray | None  # source trade-off on ALPHA_GRID, None: envelope of profile
     pure_eps: float | None
     pure_how: str
     rho: float | None
     rho_how: str
     mu: float | None
     mu_how: str
-    rdp_orders: np.ndarray | None      # the implied RDP curve (orders, values) for the RDP route
+    rdp_orders: np.ndarray | None  # the implied RDP curve (orders, values) for the RDP route
     rdp_values: np.ndarray | None
     rdp_how: str
     witness: str
-    risk: dict = None     # route ("exact", "pure", "zcdp", "gdp") → (TPR at FPR 1 %, advantage) or None
+    risk: dict = None  # route ("exact", "pure", "zcdp", "gdp") → (TPR at FPR 1 %, advantage) or None
 
 
 @dataclass(frozen=True)
@@ -179,10 +202,10 @@ class ConverterResult:
     spec: ConverterSpec
     summary: SourceSummary
     eps_grid: np.ndarray
-    log_delta: dict          # curve name → log δ on eps_grid (−inf: δ = 0), None: not implied
-    beta: dict               # curve name → β on ALPHA_GRID, None: not implied
-    eps_at_delta: dict       # route name → ε at the target δ (inf: not implied at this δ), None
-    rdp_table: tuple         # ((α, ε̂(α) or None), ...) at the requested orders
+    log_delta: dict  # curve name → log δ on eps_grid (−inf: δ = 0), None: not implied
+    beta: dict  # curve name → β on ALPHA_GRID, None: not implied
+    eps_at_delta: dict  # route name → ε at the target δ (inf: not implied at this δ), None
+    rdp_table: tuple  # ((α, ε̂(α) or None), ...) at the requested orders
 
     @property
     def rho(self):
@@ -220,11 +243,9 @@ def parse_orders(text: str) -> tuple[float, ...]:
             shown = p if len(p) <= 24 else p[:20] + "..."
             raise ValueError(f"Renyi order alpha must be a number > 1, got {shown!r}") from None
         if not a > 1 or math.isnan(a):
-            raise ValueError(f"Renyi order alpha must be > 1, got {a:g} "
-                             "(RDP is defined for orders alpha > 1)")
+            raise ValueError(f"Renyi order alpha must be > 1, got {a:g} (RDP is defined for orders alpha > 1)")
         if not math.isfinite(a):
-            raise ValueError("Renyi order alpha must be a finite number > 1, got inf "
-                             "(the table lists finite orders)")
+            raise ValueError("Renyi order alpha must be a finite number > 1, got inf (the table lists finite orders)")
         if a not in out:  # a repeated order is listed once
             out.append(a)
     return tuple(out)
@@ -237,11 +258,13 @@ _PURE_WITNESS = (
     "Randomized response with this ε attains every pure-DP conversion shown: its profile is the "
     "pure-DP profile (Liu et al. 2022, Thm 2.1 with δ₀ = 0), its Rényi divergence equals Steinke 2024 Thm 4 and its ρ "
     "equals Steinke 2024 Thm 5 (both tight for RR), and μ = 2Φ⁻¹(e^ε/(1+e^ε)) binds at ε′ = 0 "
-    "(δ_RR(0) = δ_μ(0) = tanh(ε/2)).")
+    "(δ_RR(0) = δ_μ(0) = tanh(ε/2))."
+)
 _GAUSS_WITNESS = (
     "The Gaussian mechanism with σ = Δ/μ attains μ-GDP exactly (Liu et al. 2022, Thm 3.1), with Rényi "
     "divergence exactly αμ²/2 and ρ = μ²/2 (Steinke 2024): the GDP, zCDP and RDP entries are all tight "
-    "for it; routes through zCDP or RDP lose only in the conversion to (ε, δ).")
+    "for it; routes through zCDP or RDP lose only in the conversion to (ε, δ)."
+)
 
 
 def _measure_mu(profile: PrivacyProfile) -> float | None:
@@ -285,8 +308,11 @@ def source_summary(source: Source) -> SourceSummary:
         beta = tradeoff_approx(e, 0.0, ALPHA_GRID)
         pure_eps, pure_how = e, ("the source" if k == "pure" else "RR is ε-DP (exact)")
         rho, rho_how = float(pure_to_zcdp(e)), "ρ = ε tanh(ε/2) (Steinke 2024, Thm 5; tight for RR)"
-        mu, mu_how = float(pure_to_gdp(e)), "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”; binds at ε′ = 0)"
-        rdp_v = (np.asarray(mech.rdp(orders)) if mech else np.asarray(pure_to_rdp(e, orders)))
+        mu, mu_how = (
+            float(pure_to_gdp(e)),
+            "μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”; binds at ε′ = 0)",
+        )
+        rdp_v = np.asarray(mech.rdp(orders)) if mech else np.asarray(pure_to_rdp(e, orders))
         rdp_how = "Steinke 2024, Thm 4 (tight for RR)"
         witness = _PURE_WITNESS
     elif k == "approx":
@@ -294,16 +320,23 @@ def source_summary(source: Source) -> SourceSummary:
         profile = ApproxDPProfile(e0, d0)
         label = f"({e0:.4g}, {d0:.3g})-DP"
         beta = tradeoff_approx(e0, d0, ALPHA_GRID)
-        pure_eps, pure_how = None, "not implied: with δ₀ > 0 an event of probability δ₀ may be unbounded in privacy loss"
+        pure_eps, pure_how = (
+            None,
+            "not implied: with δ₀ > 0 an event of probability δ₀ may be unbounded in privacy loss",
+        )
         rho = None
-        rho_how = ("not implied: (ε, δ)-DP with δ > 0 allows infinite Rényi divergence. The "
-                   f"converse holds: ρ = ε²/(4 log(1/δ) + 4ε) = {approx_to_zcdp(e0, d0):.4g} "
-                   "suffices to obtain this (ε₀, δ₀) (Steinke 2022, fn. 2)")
+        rho_how = (
+            "not implied: (ε, δ)-DP with δ > 0 allows infinite Rényi divergence. The "
+            f"converse holds: ρ = ε²/(4 log(1/δ) + 4ε) = {approx_to_zcdp(e0, d0):.4g} "
+            "suffices to obtain this (ε₀, δ₀) (Steinke 2022, fn. 2)"
+        )
         mu, mu_how = None, "not implied: δ(ε) ≥ δ₀ for every ε, while δ_μ(ε) → 0 (Liu et al. 2022, Thm 3.3: μ_t = ∞)"
         orders, rdp_v, rdp_how = None, None, "not implied: with δ₀ > 0 the Rényi divergence can be infinite"
-        witness = ("The profile of Liu et al. 2022 Thm 2.1 is attained: randomized response with ε₀ that "
-                   "additionally reveals the input with probability δ₀ has exactly this profile "
-                   "(Kairouz, Oh & Viswanath 2015), so no other guarantee follows.")
+        witness = (
+            "The profile of Liu et al. 2022 Thm 2.1 is attained: randomized response with ε₀ that "
+            "additionally reveals the input with probability δ₀ has exactly this profile "
+            "(Kairouz, Oh & Viswanath 2015), so no other guarantee follows."
+        )
     elif k == "zcdp":
         r = p[0]
         profile = ZCDPProfile(r)
@@ -311,13 +344,18 @@ def source_summary(source: Source) -> SourceSummary:
         pure_eps, pure_how = None, "not implied: zCDP allows unbounded privacy loss (e.g. the Gaussian mechanism)"
         rho, rho_how = r, "the source"
         mu = _measure_mu(profile)
-        mu_how = ("measured on the zCDP-implied profile (Liu et al. 2022, result “GDPT”; certified on a grid, tail by "
-                  "extrapolation)" if mu is not None else
-                  "not implied in a computable way: the implied δ(0) rounds to 1")
+        mu_how = (
+            "measured on the zCDP-implied profile (Liu et al. 2022, result “GDPT”; certified on a grid, tail by "
+            "extrapolation)"
+            if mu is not None
+            else "not implied in a computable way: the implied δ(0) rounds to 1"
+        )
         rdp_v, rdp_how = orders * r, "ε̂(α) = αρ (zCDP definition, Steinke 2024)"
-        witness = ("The Gaussian mechanism σ = 1/√(2ρ) has ε̂(α) = αρ exactly, but its true "
-                   "profile (μ = √(2ρ)-GDP) lies below the zCDP-implied one: zCDP keeps only the "
-                   "Rényi divergences, so every (ε, δ) read from it loses.")
+        witness = (
+            "The Gaussian mechanism σ = 1/√(2ρ) has ε̂(α) = αρ exactly, but its true "
+            "profile (μ = √(2ρ)-GDP) lies below the zCDP-implied one: zCDP keeps only the "
+            "Rényi divergences, so every (ε, δ) read from it loses."
+        )
     elif k == "gdp":
         m = p[0]
         profile = GaussianDPProfile(m)
@@ -334,11 +372,16 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"({a0:.4g}, {r0:.4g})-RDP"
         pure_eps, pure_how = None, "not implied: one finite order bounds only an average of the privacy loss"
         rho, rho_how = None, "not implied: zCDP needs ε̂(α) ≤ αρ at every order; one order says nothing about larger α"
-        mu, mu_how = None, "not implied: one order gives δ(ε) decaying only like e^{−(α−1)ε}, so μ_t = ∞ (Liu et al. 2022 Thm 3.3)"
+        mu, mu_how = (
+            None,
+            "not implied: one order gives δ(ε) decaying only like e^{−(α−1)ε}, so μ_t = ∞ (Liu et al. 2022 Thm 3.3)",
+        )
         orders = np.array([a0])
         rdp_v, rdp_how = np.array([r0]), "ε̂(α) = ε̂₀ for α ≤ α₀ (Rényi divergence is non-decreasing in α)"
-        witness = ("One RDP point: the profile is the improved conversion (Balle et al. 2020 "
-                   "Thm 21); it is not known to be attained by a mechanism.")
+        witness = (
+            "One RDP point: the profile is the improved conversion (Balle et al. 2020 "
+            "Thm 21); it is not known to be attained by a mechanism."
+        )
     elif k == "laplace":
         b = p[0]
         mech = Laplace(b)
@@ -350,13 +393,21 @@ def source_summary(source: Source) -> SourceSummary:
         mu_m = _measure_mu(profile)
         mu_p = float(pure_to_gdp(1.0 / b))
         if mu_m is not None and mu_m < mu_p:
-            mu, mu_how = mu_m, f"measured on the exact profile (Liu et al. 2022, result “GDPT”); via pure DP: {mu_p:.4g}"
+            mu, mu_how = (
+                mu_m,
+                f"measured on the exact profile (Liu et al. 2022, result “GDPT”); via pure DP: {mu_p:.4g}",
+            )
         else:
-            mu, mu_how = mu_p, "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
+            mu, mu_how = (
+                mu_p,
+                "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”)",
+            )
         rdp_v, rdp_how = np.asarray(mech.rdp(orders)), "exact (Mironov 2017, Prop. 6; quoted in Steinke 2024)"
-        witness = ("The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) lies strictly "
-                   "below the pure 1/b-DP profile except at ε = 1/b: the pure-DP conversions "
-                   "(attained by randomized response, not Laplace) lose for Laplace.")
+        witness = (
+            "The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) lies strictly "
+            "below the pure 1/b-DP profile except at ε = 1/b: the pure-DP conversions "
+            "(attained by randomized response, not Laplace) lose for Laplace."
+        )
     else:  # gaussian
         s = p[0]
         mech = Gaussian(s)
@@ -371,8 +422,22 @@ def source_summary(source: Source) -> SourceSummary:
     if rdp_v is not None:
         fin = np.isfinite(rdp_v)
         orders, rdp_v = orders[fin], rdp_v[fin]
-    return SourceSummary(label, profile, beta, pure_eps, pure_how, rho, rho_how, mu, mu_how,
-                         orders, rdp_v, rdp_how, witness, _risk(profile, pure_eps, rho, mu))
+    return SourceSummary(
+        label,
+        profile,
+        beta,
+        pure_eps,
+        pure_how,
+        rho,
+        rho_how,
+        mu,
+        mu_how,
+        orders,
+        rdp_v,
+        rdp_how,
+        witness,
+        _risk(profile, pure_eps, rho, mu),
+    )
 
 
 #: the false-positive rate of the attack-risk rows
@@ -386,12 +451,15 @@ def _risk(profile, pure_eps, rho, mu) -> dict:
     conversion shows a higher risk than the source."""
     from ..conversions import advantage, tpr_at_fpr
 
-    routes = {"exact": profile,
-              "pure": PureDPProfile(pure_eps) if pure_eps is not None else None,
-              "zcdp": ZCDPProfile(rho) if rho is not None else None,
-              "gdp": GaussianDPProfile(mu) if mu is not None else None}
-    return {k: (None if p is None else (float(tpr_at_fpr(p, RISK_FPR)), float(advantage(p))))
-            for k, p in routes.items()}
+    routes = {
+        "exact": profile,
+        "pure": PureDPProfile(pure_eps) if pure_eps is not None else None,
+        "zcdp": ZCDPProfile(rho) if rho is not None else None,
+        "gdp": GaussianDPProfile(mu) if mu is not None else None,
+    }
+    return {
+        k: (None if p is None else (float(tpr_at_fpr(p, RISK_FPR)), float(advantage(p)))) for k, p in routes.items()
+    }
 
 
 def _rdp_at(s: SourceSummary, src: Source, alpha: float) -> float | None:
@@ -419,8 +487,8 @@ def _nice_ceiling(x: float) -> float:
     x = min(max(float(x), 1.0), 1e5)
     k = math.floor(math.log10(x))
     for m in (1.0, 2.0, 5.0, 10.0):
-        if m * 10.0 ** k >= x * (1 - 1e-12):
-            return m * 10.0 ** k
+        if m * 10.0**k >= x * (1 - 1e-12):
+            return m * 10.0**k
     return 10.0 ** (k + 1)  # pragma: no cover
 
 
@@ -431,20 +499,18 @@ def _curves(src: Source, hi: float) -> dict:
     s = source_summary(src)
     eps = np.linspace(0.0, hi, N_EPS)
     ld: dict = {"source": np.asarray(s.profile.log_delta(eps), dtype=float)}
-    ld["pure"] = (None if s.pure_eps is None
-                  else np.asarray(PureDPProfile(s.pure_eps).log_delta(eps), dtype=float))
+    ld["pure"] = None if s.pure_eps is None else np.asarray(PureDPProfile(s.pure_eps).log_delta(eps), dtype=float)
     ld["zcdp"] = None if s.rho is None else np.asarray(ZCDPProfile(s.rho).log_delta(eps), dtype=float)
     ld["gdp"] = None if s.mu is None else np.asarray(GaussianDPProfile(s.mu).log_delta(eps), dtype=float)
-    ld["rdp"] = (None if s.rdp_orders is None else
-                 np.asarray(RDPProfile(s.rdp_orders, s.rdp_values).log_delta(eps), dtype=float))
+    ld["rdp"] = (
+        None if s.rdp_orders is None else np.asarray(RDPProfile(s.rdp_orders, s.rdp_values).log_delta(eps), dtype=float)
+    )
     # envelopes over every ENV_STRIDE-th ε of the grid (fewer ε: a smaller β, the safe side)
     sub = slice(None, None, ENV_STRIDE)
-    beta: dict = {"source": s.beta if s.beta is not None
-                  else _envelope(eps[sub], ld["source"][sub])}
+    beta: dict = {"source": s.beta if s.beta is not None else _envelope(eps[sub], ld["source"][sub])}
     beta["pure"] = None if s.pure_eps is None else tradeoff_approx(s.pure_eps, 0.0, ALPHA_GRID)
     beta["zcdp"] = None if ld["zcdp"] is None else _envelope(eps[sub], ld["zcdp"][sub])
-    beta["gdp"] = (None if s.mu is None else
-                   s.beta if src.kind == "gdp" else tradeoff_gdp(s.mu, ALPHA_GRID))
+    beta["gdp"] = None if s.mu is None else s.beta if src.kind == "gdp" else tradeoff_gdp(s.mu, ALPHA_GRID)
     beta["rdp"] = None if ld["rdp"] is None else _envelope(eps[sub], ld["rdp"][sub])
     return {"eps": eps, "log_delta": ld, "beta": beta}
 
@@ -472,21 +538,18 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
     eps_at["gdp"] = None if s.mu is None else float(gdp_epsilon(s.mu, d))
     # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (Liu et al. 2022, Thm 3.1): the closed-form
     # inversion is 5x cheaper than the mechanism's generic bisection
-    eps_at["exact"] = (eps_at["gdp"] if src.kind in ("gdp", "gaussian")
-                       else float(s.profile.epsilon(d)))
+    eps_at["exact"] = eps_at["gdp"] if src.kind in ("gdp", "gaussian") else float(s.profile.epsilon(d))
     eps_at["pure"] = s.pure_eps
     eps_at["zcdp"] = None if s.rho is None else float(zcdp_to_approx(s.rho, d))
-    eps_at["rdp"] = (None if s.rdp_orders is None
-                     else float(rdp_to_approx(s.rdp_orders, s.rdp_values, d)))
+    eps_at["rdp"] = None if s.rdp_orders is None else float(rdp_to_approx(s.rdp_orders, s.rdp_values, d))
     finite = [v for v in eps_at.values() if v is not None and math.isfinite(v)]
     hi = _nice_ceiling(1.3 * max(finite) if finite else 10.0)
-    curves = _curves(src, hi)   # cached: a δ step that keeps the axis reads arrays
+    curves = _curves(src, hi)  # cached: a δ step that keeps the axis reads arrays
     eps = curves["eps"]
     e_pt = eps_at["exact"]
     ld = dict(curves["log_delta"])
     beta = dict(curves["beta"])
-    ld["approx"] = (None if not math.isfinite(e_pt)
-                    else np.asarray(ApproxDPProfile(e_pt, d).log_delta(eps), dtype=float))
+    ld["approx"] = None if not math.isfinite(e_pt) else np.asarray(ApproxDPProfile(e_pt, d).log_delta(eps), dtype=float)
     beta["approx"] = None if not math.isfinite(e_pt) else tradeoff_approx(e_pt, d, ALPHA_GRID)
 
     table = tuple((a, _rdp_at(s, src, a)) for a in spec.orders)
@@ -542,8 +605,9 @@ class NotionConverterController(Controller):
     def read_spec(self) -> ConverterSpec:
         kind = self.controls["notion"].value
         params = tuple(float(self.controls[c].value) for c in NOTIONS[kind].params)
-        return ConverterSpec(Source(kind, params), float(self.controls["delta"].value),
-                             parse_orders(self.controls["orders"].value))
+        return ConverterSpec(
+            Source(kind, params), float(self.controls["delta"].value), parse_orders(self.controls["orders"].value)
+        )
 
     def sync_controls(self) -> None:
         used = NOTIONS[self.controls["notion"].value].params
@@ -555,11 +619,19 @@ class NotionConverterController(Controller):
         tr = []
         for key, name, col, w, dash in _CURVES:
             y = r.log_delta[key]
-            nm = name.format(label=r.summary.label) + ("" if y is not None or key == "source"
-                                                       else " — not implied")
+            nm = name.format(label=r.summary.label) + ("" if y is not None or key == "source" else " — not implied")
             tr.append(profile_trace(nm, r.eps_grid, log_delta=y, color=col, width=w, dash=dash))
-        tr.append(point_trace(r.eps_at_delta["exact"], r.spec.delta, name=f"(ε, δ) at target δ = {r.spec.delta:.3g}",
-                              color=OKABE_ITO[5], symbol="diamond", size=11, showlegend=True))
+        tr.append(
+            point_trace(
+                r.eps_at_delta["exact"],
+                r.spec.delta,
+                name=f"(ε, δ) at target δ = {r.spec.delta:.3g}",
+                color=OKABE_ITO[5],
+                symbol="diamond",
+                size=11,
+                showlegend=True,
+            )
+        )
         return tr
 
     @staticmethod
@@ -578,19 +650,31 @@ class NotionConverterController(Controller):
 
     def figures(self, result: ConverterResult) -> list[PlotlyWidget]:
         legend = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
-        prof = PlotlyWidget(data=self._profile_traces(result), layout=profile_layout(
-            "Profile space: δ(ε) of the source and of every implied notion", floor=self._floor(result),
-            legend=legend, showlegend=True, height=450))
-        trade = PlotlyWidget(data=self._tradeoff_traces(result), layout=tradeoff_layout(
-            "Trade-off space (f-DP): β(α) implied by each notion", legend=legend, showlegend=True, height=450))
+        prof = PlotlyWidget(
+            data=self._profile_traces(result),
+            layout=profile_layout(
+                "Profile space: δ(ε) of the source and of every implied notion",
+                floor=self._floor(result),
+                legend=legend,
+                showlegend=True,
+                height=450,
+            ),
+        )
+        trade = PlotlyWidget(
+            data=self._tradeoff_traces(result),
+            layout=tradeoff_layout(
+                "Trade-off space (f-DP): β(α) implied by each notion", legend=legend, showlegend=True, height=450
+            ),
+        )
         prof.add_class("dpexplore-profile-plot")
         trade.add_class("dpexplore-tradeoff-plot")
         return [prof, trade]
 
     def render(self, result: ConverterResult) -> None:
         with self.figs[0].batch_update():
-            self.figs[0].update(data=self._profile_traces(result),
-                                layout={"yaxis": {"range": profile_yrange(self._floor(result))}})
+            self.figs[0].update(
+                data=self._profile_traces(result), layout={"yaxis": {"range": profile_yrange(self._floor(result))}}
+            )
         with self.figs[1].batch_update():
             self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)
@@ -607,18 +691,30 @@ class NotionConverterController(Controller):
         def val(x, name):
             return f"{name} = {_fmt(x)}" if x is not None else "not implied"
 
-        rows = [row("pure ε-DP", val(s.pure_eps, "ε"), s.pure_how),
-                row("ρ-zCDP", val(s.rho, "ρ"), s.rho_how),
-                row("μ-GDP", val(s.mu, "μ"), s.mu_how)]
+        rows = [
+            row("pure ε-DP", val(s.pure_eps, "ε"), s.pure_how),
+            row("ρ-zCDP", val(s.rho, "ρ"), s.rho_how),
+            row("μ-GDP", val(s.mu, "μ"), s.mu_how),
+        ]
         for a, v in r.rdp_table:
-            how = s.rdp_how if v is not None else (
-                "not implied at this order: " + s.rdp_how.removeprefix("not implied: ")
-                if s.rdp_orders is None else "not implied: the source bounds only orders α ≤ α₀")
-            rows.append(row(f"Rényi DP, α = {a:.12g}", val(v, "ε̂") , how))
+            how = (
+                s.rdp_how
+                if v is not None
+                else (
+                    "not implied at this order: " + s.rdp_how.removeprefix("not implied: ")
+                    if s.rdp_orders is None
+                    else "not implied: the source bounds only orders α ≤ α₀"
+                )
+            )
+            rows.append(row(f"Rényi DP, α = {a:.12g}", val(v, "ε̂"), how))
         e = r.eps_at_delta
         ex = e["exact"]
-        route_names = {"pure": "via pure DP", "zcdp": "via zCDP (Steinke 2022 fn. 2)",
-                       "gdp": "via GDP (Liu et al. 2022, Thm 3.1)", "rdp": "via RDP (Balle et al. 2020, Thm 21)"}
+        route_names = {
+            "pure": "via pure DP",
+            "zcdp": "via zCDP (Steinke 2022 fn. 2)",
+            "gdp": "via GDP (Liu et al. 2022, Thm 3.1)",
+            "rdp": "via RDP (Balle et al. 2020, Thm 21)",
+        }
         best = r.spec.source.kind in ("zcdp", "rdp")  # no mechanism: the best known profile
         if math.isfinite(ex):
             parts = [f"{'best (improved conversion)' if best else 'exact'} {_fmt(ex)}"]
@@ -631,33 +727,52 @@ class NotionConverterController(Controller):
             else:
                 loss = _loss(v, ex)
                 parts.append(f"{nm} {_fmt(v)}" + (f" ({loss})" if loss else ""))
-        rows.append(row(f"ε at δ = {r.spec.delta:.3g}", " · ".join(parts),
-                        ("best = the smallest ε known to follow (improved RDP conversion, "
-                         "Balle et al. 2020 Thm 21)" if best else "exact = the source's own profile ε(δ)")
-                        + "; percentages: how much each route loses"))
+        rows.append(
+            row(
+                f"ε at δ = {r.spec.delta:.3g}",
+                " · ".join(parts),
+                (
+                    "best = the smallest ε known to follow (improved RDP conversion, Balle et al. 2020 Thm 21)"
+                    if best
+                    else "exact = the source's own profile ε(δ)"
+                )
+                + "; percentages: how much each route loses",
+            )
+        )
         names = {"pure": "via pure DP", "zcdp": "via zCDP", "gdp": "via GDP"}
-        for i, (title, how) in enumerate((
-                (f"attack: TPR at FPR {100 * RISK_FPR:g} %",
-                 "the most powerful membership test's true-positive rate, at most (Dong, Roth & Su "
-                 "2022, result “f-DP as (ε, δ(ε))-DP for all ε”); each notion's own bound, so a lossy conversion shows more risk"),
-                ("attack advantage", "max(TPR − FPR) = δ(0) (Kulynych et al. 2024)"))):
+        for i, (title, how) in enumerate(
+            (
+                (
+                    f"attack: TPR at FPR {100 * RISK_FPR:g} %",
+                    "the most powerful membership test's true-positive rate, at most (Dong, Roth & Su "
+                    "2022, result “f-DP as (ε, δ(ε))-DP for all ε”); each notion's own bound, so a lossy conversion shows more risk",
+                ),
+                ("attack advantage", "max(TPR − FPR) = δ(0) (Kulynych et al. 2024)"),
+            )
+        ):
             rk = s.risk or {}
             first = rk.get("exact")
             parts = [f"{'best' if best else 'exact'} {_fmt(first[i])}" if first else "exact: —"]
             parts += [f"{nm} {_fmt(rk[k][i])}" for k, nm in names.items() if rk.get(k)]
             rows.append(row(title, " · ".join(parts), how))
-        head = (f"<tr><th {td}>implied notion</th><th {td}>parameter</th>"
-                f"<th {td}>conversion (source)</th></tr>")
-        return ('<table class="dpexplore-notion-table" style="border-collapse:collapse">'
-                + head + "".join(rows) + "</table>")
+        head = f"<tr><th {td}>implied notion</th><th {td}>parameter</th><th {td}>conversion (source)</th></tr>"
+        return (
+            '<table class="dpexplore-notion-table" style="border-collapse:collapse">'
+            + head
+            + "".join(rows)
+            + "</table>"
+        )
 
     def snippet(self) -> str | None:
         """The table's implied parameters and the ε at the target δ, with the public API."""
         spec = self.spec
         k, p = spec.source.kind, spec.source.params
-        lines = ["import numpy as np",
-                 "from dpexplore import conversions as C, mechanisms, GaussianDPProfile", "",
-                 f"delta, orders = {spec.delta!r}, {tuple(spec.orders)!r}"]
+        lines = [
+            "import numpy as np",
+            "from dpexplore import conversions as C, mechanisms, GaussianDPProfile",
+            "",
+            f"delta, orders = {spec.delta!r}, {tuple(spec.orders)!r}",
+        ]
         out = []  # (name, expression) printed with 4 significant digits, like the table
         if k in ("pure", "rr", "laplace"):
             if k == "laplace":
@@ -676,17 +791,21 @@ class NotionConverterController(Controller):
             rdp, exact = None, "C.ApproxDPProfile(eps0, delta0).epsilon(delta)"
         elif k == "zcdp":
             lines += [f"rho = {p[0]!r}"]
-            out += [("rho (zCDP)", "rho"),
-                    ("mu (GDP, measured)", f"C.gdp_measure(C.ZCDPProfile(rho), tol={MEASURE_TOL!r})[1]"),
-                    ("eps at delta via zCDP", "C.zcdp_to_approx(rho, delta)")]
+            out += [
+                ("rho (zCDP)", "rho"),
+                ("mu (GDP, measured)", f"C.gdp_measure(C.ZCDPProfile(rho), tol={MEASURE_TOL!r})[1]"),
+                ("eps at delta via zCDP", "C.zcdp_to_approx(rho, delta)"),
+            ]
             rdp, exact = "a * rho", "C.ZCDPProfile(rho).epsilon(delta)"
         elif k == "gdp":
             lines += [f"mu = {p[0]!r}"]
             out += [("rho (zCDP)", "mu ** 2 / 2"), ("mu (GDP)", "mu")]
             rdp, exact = "a * mu ** 2 / 2", "C.gdp_epsilon(mu, delta)"
         elif k == "rdp":
-            lines += [f"alpha0, eps0 = {p[0]!r}, {p[1]!r}",
-                      "orders = [a for a in orders if a <= alpha0]   # one point bounds only alpha <= alpha0"]
+            lines += [
+                f"alpha0, eps0 = {p[0]!r}, {p[1]!r}",
+                "orders = [a for a in orders if a <= alpha0]   # one point bounds only alpha <= alpha0",
+            ]
             rdp = "eps0"
             exact = "C.RDPProfile(np.array([alpha0]), np.array([eps0])).epsilon(delta)"
         else:  # gaussian
@@ -705,33 +824,59 @@ class NotionConverterController(Controller):
         self.witness.value = "<b>Tightness witness.</b> " + html.escape(r.summary.witness)
 
 
-_PARAM_CONTROLS = ("pure_eps", "approx_eps", "approx_delta", "rho", "mu", "rdp_alpha", "rdp_eps",
-                   "lap_b", "gauss_sigma", "rr_eps")
+_PARAM_CONTROLS = (
+    "pure_eps",
+    "approx_eps",
+    "approx_delta",
+    "rho",
+    "mu",
+    "rdp_alpha",
+    "rdp_eps",
+    "lap_b",
+    "gauss_sigma",
+    "rr_eps",
+)
 
 
 def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget]:
     slow = {"continuous_update": False}  # the GDP measurement (20-170 ms) runs on release only
     return {
-        "notion": W.Dropdown(options=[(n.label, n.key) for n in NOTIONS.values()], value=notion,
-                             description="source notion", style={"description_width": "initial"},
-                             layout=W.Layout(width="min(100%, 520px)")),
+        "notion": W.Dropdown(
+            options=[(n.label, n.key) for n in NOTIONS.values()],
+            value=notion,
+            description="source notion",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 520px)"),
+        ),
         "pure_eps": log_slider("ε (pure DP)", 1.0, 0.01, 100.0, "nats"),
         "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
-        "approx_delta": log_slider("δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability",
-                                   steps_per_decade=10, readout_format=".2e"),
+        "approx_delta": log_slider(
+            "δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability", steps_per_decade=10, readout_format=".2e"
+        ),
         "rho": log_slider("ρ (zCDP)", 0.5, 5e-5, 50.0, "nats per order", **slow),
         "mu": log_slider("μ (GDP)", 1.0, 0.01, 50.0, "Gaussian shift, × Δ/σ"),
         # min = 2·10^(−0.3) ≈ 1.0024, so that the default α₀ = 2 sits on the slider's step grid
-        "rdp_alpha": log_slider("α₀ (Rényi order)", 2.0, 2.0 * 10 ** -0.3, 2000.0, "order"),
+        "rdp_alpha": log_slider("α₀ (Rényi order)", 2.0, 2.0 * 10**-0.3, 2000.0, "order"),
         "rdp_eps": log_slider("ε̂₀ (Rényi DP at α₀)", 1.0, 0.001, 100.0, "nats"),
         "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ", **slow),
         "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
         "rr_eps": log_slider("randomized response ε", 1.0, 0.01, 100.0, "nats"),
-        "delta": log_slider("target δ (for the ε-at-δ row)", delta, 1e-300, 0.1, "probability",
-                            steps_per_decade=10, readout_format=".2e"),
-        "orders": W.Text(value=orders, description="RDP orders α for the table (comma-separated)",
-                         continuous_update=False, style={"description_width": "initial"},
-                         layout=W.Layout(width="min(100%, 520px)")),
+        "delta": log_slider(
+            "target δ (for the ε-at-δ row)",
+            delta,
+            1e-300,
+            0.1,
+            "probability",
+            steps_per_decade=10,
+            readout_format=".2e",
+        ),
+        "orders": W.Text(
+            value=orders,
+            description="RDP orders α for the table (comma-separated)",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 520px)"),
+        ),
     }
 
 
@@ -759,18 +904,22 @@ _FORMULAS = (
 INFO = AppInfo(
     slug="notion_converter",
     title="Notion converter: one guarantee, every implied guarantee",
-    lead=("Choose one guarantee (ε-DP, (ε, δ)-DP, ρ-zCDP, μ-GDP, Rényi DP or a mechanism) and see "
-          "every guarantee it implies, in privacy-profile and in trade-off space, with how much "
-          "each conversion loses."),
-    theory=_FORMULAS + (
+    lead=(
+        "Choose one guarantee (ε-DP, (ε, δ)-DP, ρ-zCDP, μ-GDP, Rényi DP or a mechanism) and see "
+        "every guarantee it implies, in privacy-profile and in trade-off space, with how much "
+        "each conversion loses."
+    ),
+    theory=_FORMULAS
+    + (
         "<p><small>δ = 0 (beyond a pure-DP ε) cannot be drawn on a log axis: those curves end "
         "there (a gap). The y axis starts at 10⁻¹³ (lower when the target δ is smaller); the "
         "curves are computed in log space below it. Notions that are not implied have empty "
-        "curves and say so in the legend and the table.</small></p>"),
+        "curves and say so in the legend and the table.</small></p>"
+    ),
 )
 
-def build_notion_converter(notion: str = "pure", delta: float = 1e-6,
-                           orders: str = "2, 8, 32") -> AppShell:
+
+def build_notion_converter(notion: str = "pure", delta: float = 1e-6, orders: str = "2, 8, 32") -> AppShell:
     """The app in the shell: source-notion dropdown and its parameter sliders, the target δ, the
     RDP orders, the table of implied guarantees and the witness, and the two plots (profile
     space, trade-off space).
@@ -783,7 +932,7 @@ def build_notion_converter(notion: str = "pure", delta: float = 1e-6,
         raise ValueError(f"notion must be one of {sorted(NOTIONS)}, got {notion!r}")
     controls = _controls(notion, delta, orders)
     ctrl = NotionConverterController(controls, MessageArea())
-    panel = ([controls["notion"]] + [controls[n] for n in _PARAM_CONTROLS]
-             + [controls["delta"], controls["orders"]])
-    return app_shell(INFO, ctrl, controls=panel, plots=ctrl.figs,
-                     readouts=[ctrl.table, ctrl.witness], panel_width="460px")
+    panel = [controls["notion"]] + [controls[n] for n in _PARAM_CONTROLS] + [controls["delta"], controls["orders"]]
+    return app_shell(
+        INFO, ctrl, controls=panel, plots=ctrl.figs, readouts=[ctrl.table, ctrl.witness], panel_width="460px"
+    )

@@ -43,6 +43,7 @@ Laplace, RR, Logistic 4-20 ms; Gaussian 20-30 ms; refined equation 50-75 ms; Sub
 >>> type(build_profile_gdp()).__name__
 'AppShell'
 """
+
 from __future__ import annotations
 
 import functools
@@ -72,10 +73,23 @@ from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 
 __all__ = [
-    "MechSpec", "ProfileGdpSpec", "GdpVerdict", "MechanismSummary", "ProfileGdpResult",
-    "mechanism_summary", "compute_profile_gdp", "parse_mus", "ProfileGdpController",
-    "build_profile_gdp", "FAMILIES", "DELTA_FLOOR", "N_EPS", "ALPHA_GRID", "MEASURE_TOL",
-    "EVAL_BUDGET", "MAX_MUS",
+    "MechSpec",
+    "ProfileGdpSpec",
+    "GdpVerdict",
+    "MechanismSummary",
+    "ProfileGdpResult",
+    "mechanism_summary",
+    "compute_profile_gdp",
+    "parse_mus",
+    "ProfileGdpController",
+    "build_profile_gdp",
+    "FAMILIES",
+    "DELTA_FLOOR",
+    "N_EPS",
+    "ALPHA_GRID",
+    "MEASURE_TOL",
+    "EVAL_BUDGET",
+    "MAX_MUS",
 ]
 
 #: the plotted ε range ends a little beyond where δ_A falls below DELTA_FLOOR (the y axis floor)
@@ -101,9 +115,9 @@ _COARSE = np.concatenate([[0.0], np.geomspace(1e-3, 5e3, 121)])
 class _Family:
     key: str
     label: str
-    params: tuple[str, ...]            # control names, in the order of MechSpec.params
-    make: Callable                     # params -> (profile, tradeoff(alpha) | None, naive | None)
-    formula: str                       # HTML/LaTeX shown under the dropdown
+    params: tuple[str, ...]  # control names, in the order of MechSpec.params
+    make: Callable  # params -> (profile, tradeoff(alpha) | None, naive | None)
+    formula: str  # HTML/LaTeX shown under the dropdown
 
 
 def _mech(m):
@@ -111,32 +125,59 @@ def _mech(m):
 
 
 def _equation(A, B, sigma):
-    return (equation_profile(A, B, sigma, refined=True), None,
-            equation_profile(A, B, sigma, refined=False))
+    return (equation_profile(A, B, sigma, refined=True), None, equation_profile(A, B, sigma, refined=False))
 
 
-FAMILIES: dict[str, _Family] = {f.key: f for f in [
-    _Family("laplace", "Laplace", ("lap_b",), lambda b: _mech(Laplace(b)),
+FAMILIES: dict[str, _Family] = {
+    f.key: f
+    for f in [
+        _Family(
+            "laplace",
+            "Laplace",
+            ("lap_b",),
+            lambda b: _mech(Laplace(b)),
             r"Laplace noise of scale $b$ (Δ = 1): $\delta(\varepsilon) = \max\{0,\,1 - "
-            r"e^{(\varepsilon - \Delta/b)/2}\}$ (Liu et al. 2022, Fig. 1; Vinterbo 2022 Thm 3) — pure $\Delta/b$-DP."),
-    _Family("gaussian", "Gaussian", ("gauss_sigma",), lambda s: _mech(Gaussian(s)),
+            r"e^{(\varepsilon - \Delta/b)/2}\}$ (Liu et al. 2022, Fig. 1; Vinterbo 2022 Thm 3) — pure $\Delta/b$-DP.",
+        ),
+        _Family(
+            "gaussian",
+            "Gaussian",
+            ("gauss_sigma",),
+            lambda s: _mech(Gaussian(s)),
             r"Gaussian noise $N(0,\sigma^2)$: exactly $\mu = \Delta/\sigma$-GDP "
-            r"(Liu et al. 2022, Thm 3.1; Balle &amp; Wang 2018, Thm 8)."),
-    _Family("pure", "Randomized response (any pure ε-DP)", ("rr_eps",),
+            r"(Liu et al. 2022, Thm 3.1; Balle &amp; Wang 2018, Thm 8).",
+        ),
+        _Family(
+            "pure",
+            "Randomized response (any pure ε-DP)",
+            ("rr_eps",),
             lambda e: _mech(RandomizedResponse(e)),
             r"Randomized response: the tight pure $\varepsilon$-DP profile "
             r"$\delta(\varepsilon') = (e^{\varepsilon} - e^{\varepsilon'})_+/(1 + e^{\varepsilon})$; "
             r"every $\varepsilon$-DP mechanism is below it, and is "
-            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)."),
-    _Family("logistic", "Logistic", ("logi_s",), lambda s: _mech(Logistic(s)),
+            r"$2\Phi^{-1}\!\big(e^\varepsilon/(1+e^\varepsilon)\big)$-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”).",
+        ),
+        _Family(
+            "logistic",
+            "Logistic",
+            ("logi_s",),
+            lambda s: _mech(Logistic(s)),
             r"Logistic noise of scale $s$: pure $\Delta/s$-DP, "
-            r"$\delta(\varepsilon) = (1 - e^{-(d-\varepsilon)/2})^2/(1 - e^{-d})$, $d = \Delta/s$ (Vinterbo 2022 Thm 4)."),
-    _Family("subbotin", "Subbotin (generalized normal)", ("sub_s", "sub_r"),
+            r"$\delta(\varepsilon) = (1 - e^{-(d-\varepsilon)/2})^2/(1 - e^{-d})$, $d = \Delta/s$ (Vinterbo 2022 Thm 4).",
+        ),
+        _Family(
+            "subbotin",
+            "Subbotin (generalized normal)",
+            ("sub_s", "sub_r"),
             lambda s, r: _mech(Subbotin(s, r)),
             r"Subbotin noise $\propto e^{-|x/s|^r/r}$ (Vinterbo 2022 Lemma 1): $r = 1$ is Laplace, $r = 2$ "
             r"Gaussian; for $1 &lt; r \le 2$ the tail is at most Gaussian (GDP), for $r &gt; 2$ "
-            r"$\log\delta \sim -\varepsilon^{r/(r-1)}$ is heavier than Gaussian: not GDP."),
-    _Family("equation", "Trade-off equation σ = A·√log(B/δ)/ε (Liu et al. 2022 Fig. 1)", ("eq_A", "eq_B", "eq_sigma"),
+            r"$\log\delta \sim -\varepsilon^{r/(r-1)}$ is heavier than Gaussian: not GDP.",
+        ),
+        _Family(
+            "equation",
+            "Trade-off equation σ = A·√log(B/δ)/ε (Liu et al. 2022 Fig. 1)",
+            ("eq_A", "eq_B", "eq_sigma"),
             _equation,
             r"A guarantee stated as $\sigma = A\sqrt{\log(B/\delta)}/\varepsilon$ (Liu et al. 2022, Fig. 1 left, "
             r"“SGD”: $A = 2, B = 1, \sigma = 2$). Naive inversion: "
@@ -144,8 +185,10 @@ FAMILIES: dict[str, _Family] = {f.key: f for f in [
             r"Refined by the exact partial order (Liu et al. 2022, Thm 2.1): $(\varepsilon_0,\delta_0)$-DP implies "
             r"$(\varepsilon,\delta)$-DP iff $\delta \ge \delta_0 + (1-\delta_0)(e^{\varepsilon_0} - "
             r"e^{\varepsilon})_+/(1 + e^{\varepsilon_0})$, so $\delta(\varepsilon) = \inf_{\varepsilon_0}$ "
-            r"of that bound with $\delta_0 = \delta_n(\varepsilon_0)$ (solid)."),
-]}
+            r"of that bound with $\delta_0 = \delta_n(\varepsilon_0)$ (solid).",
+        ),
+    ]
+}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -162,8 +205,9 @@ class MechSpec:
         if self.kind not in FAMILIES:
             raise ValueError(f"mechanism must be one of {sorted(FAMILIES)}, got {self.kind!r}")
         if len(self.params) != len(FAMILIES[self.kind].params):
-            raise ValueError(f"params of {self.kind} must have {len(FAMILIES[self.kind].params)} "
-                             f"entries, got {self.params!r}")
+            raise ValueError(
+                f"params of {self.kind} must have {len(FAMILIES[self.kind].params)} entries, got {self.params!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -205,10 +249,10 @@ class MechanismSummary:
     """Everything that depends on the mechanism only (cached on its :class:`MechSpec`)."""
 
     label: str
-    eps: np.ndarray = field(repr=False)            # the mechanism's own ε grid (verdict, envelope)
-    delta: np.ndarray = field(repr=False)          # δ_A on it
-    delta_naive: np.ndarray | None = field(repr=False)   # equation family: the naive inversion
-    beta: np.ndarray = field(repr=False)           # trade-off β(α) on ALPHA_GRID
+    eps: np.ndarray = field(repr=False)  # the mechanism's own ε grid (verdict, envelope)
+    delta: np.ndarray = field(repr=False)  # δ_A on it
+    delta_naive: np.ndarray | None = field(repr=False)  # equation family: the naive inversion
+    beta: np.ndarray = field(repr=False)  # trade-off β(α) on ALPHA_GRID
     beta_naive: np.ndarray | None = field(repr=False)
     eps_max: float
     verdict: GdpVerdict
@@ -224,12 +268,12 @@ class ProfileGdpResult:
 
     spec: ProfileGdpSpec
     summary: MechanismSummary
-    eps: np.ndarray = field(repr=False)            # plotted ε grid (see _plot_grid)
-    delta: np.ndarray = field(repr=False)          # δ_A on it
+    eps: np.ndarray = field(repr=False)  # plotted ε grid (see _plot_grid)
+    delta: np.ndarray = field(repr=False)  # δ_A on it
     delta_naive: np.ndarray | None = field(repr=False)
-    delta_mu: np.ndarray = field(repr=False)       # shape (len(mus), len(eps))
-    g_mu: np.ndarray = field(repr=False)           # shape (len(mus), len(ALPHA_GRID))
-    delta_upper: np.ndarray | None = field(repr=False)   # δ_{μ_upper}(ε) (dashed), if certified
+    delta_mu: np.ndarray = field(repr=False)  # shape (len(mus), len(eps))
+    g_mu: np.ndarray = field(repr=False)  # shape (len(mus), len(ALPHA_GRID))
+    delta_upper: np.ndarray | None = field(repr=False)  # δ_{μ_upper}(ε) (dashed), if certified
     g_upper: np.ndarray | None = field(repr=False)
 
     @property
@@ -305,22 +349,29 @@ def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple
     if kind == "gaussian":
         return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
     if math.isfinite(eps_max):
-        return float(pure_to_gdp(eps_max)), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
+        return float(
+            pure_to_gdp(eps_max)
+        ), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
     return None, ""
 
 
-def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
-             log_delta_grid: np.ndarray) -> GdpVerdict:
+def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray, log_delta_grid: np.ndarray) -> GdpVerdict:
     """GDP verdict of ``profile`` (see the module docstring for the fallbacks)."""
     ld0 = float(np.asarray(profile.log_delta(0.0)))
     eps_max = float(profile.eps_max)
     if ld0 >= 0.0 and not math.isfinite(eps_max):
         up, _ = _theory_upper(kind, params, eps_max)
         if up is None:
-            return GdpVerdict(False, float("nan"), None, None, "δ(0) = 1",
-                              "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for "
-                              "any δ < 1 that a double resolves, so it is not μ-GDP for any μ with "
-                              "δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. for any μ ≲ 16.6 (Liu et al. 2022, Thm 3.1)")
+            return GdpVerdict(
+                False,
+                float("nan"),
+                None,
+                None,
+                "δ(0) = 1",
+                "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for "
+                "any δ < 1 that a double resolves, so it is not μ-GDP for any μ with "
+                "δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. for any μ ≲ 16.6 (Liu et al. 2022, Thm 3.1)",
+            )
         return _fallback(kind, params, eps_max, eps, log_delta_grid, float("nan"))
     wrapped = _MemoProfile(profile)
     try:
@@ -328,8 +379,9 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray,
     except _BudgetExceeded:
         mu_t = float("nan")
     if mu_t == float("inf"):
-        return GdpVerdict(False, mu_t, None, None, "tail",
-                          "not GDP: tail heavier than Gaussian (μ_t = ∞, Liu et al. 2022 Thm 3.3)")
+        return GdpVerdict(
+            False, mu_t, None, None, "tail", "not GDP: tail heavier than Gaussian (μ_t = ∞, Liu et al. 2022 Thm 3.3)"
+        )
     try:
         if not math.isnan(mu_t):
             lo, hi = gdp_measure(wrapped, tol=MEASURE_TOL)
@@ -345,10 +397,16 @@ def _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t) -> GdpVerdict:
     lo = _grid_lower(log_delta_grid, eps, 2.0 * (up if up else 1e3))
     if up is not None and lo is not None and lo >= up:
         lo = None
-    return GdpVerdict(True, mu_t, lo, up, "fallback",
-                      "the certified measurement did not finish within the interactive budget; "
-                      + (f"upper end from theory: {why}" if up else "no certified upper end")
-                      + "; lower end violated on the plot grid")
+    return GdpVerdict(
+        True,
+        mu_t,
+        lo,
+        up,
+        "fallback",
+        "the certified measurement did not finish within the interactive budget; "
+        + (f"upper end from theory: {why}" if up else "no certified upper end")
+        + "; lower end violated on the plot grid",
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -414,8 +472,19 @@ def mechanism_summary(mech: MechSpec) -> MechanismSummary:
         delta_naive = np.exp(ldn)
         beta_naive = _envelope_tradeoff(eps, delta_naive)
         verdict_naive = _verdict(naive, mech.kind, mech.params, eps, ldn)
-    return MechanismSummary(profile.name, eps, delta, delta_naive, beta, beta_naive,
-                            float(profile.eps_max), verdict, verdict_naive, profile, naive)
+    return MechanismSummary(
+        profile.name,
+        eps,
+        delta,
+        delta_naive,
+        beta,
+        beta_naive,
+        float(profile.eps_max),
+        verdict,
+        verdict_naive,
+        profile,
+        naive,
+    )
 
 
 def parse_mus(text: str) -> tuple[float, ...]:
@@ -465,8 +534,7 @@ def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
     if hi_mu > hi * (1 + 1e-12):
         eps = _plot_grid(min(hi_mu, 5000.0), s.eps_max)
         delta = np.exp(np.asarray(s.profile.log_delta(eps), dtype=np.float64))
-        delta_naive = (None if s.naive is None
-                       else np.exp(np.asarray(s.naive.log_delta(eps), dtype=np.float64)))
+        delta_naive = None if s.naive is None else np.exp(np.asarray(s.naive.log_delta(eps), dtype=np.float64))
     else:
         eps, delta, delta_naive = s.eps, s.delta, s.delta_naive
     m = np.asarray(mus)[:, None]
@@ -540,41 +608,108 @@ class ProfileGdpController(Controller):
     @staticmethod
     def _profile_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
-        tr = [{"type": "scatter", "mode": "lines", "name": f"δ_A(ε): {_short_label(r.spec.mech)}", "x": r.eps,
-               "y": _logy(r.delta), "line": {"color": OKABE_ITO[7], "width": 3}}]
+        tr = [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"δ_A(ε): {_short_label(r.spec.mech)}",
+                "x": r.eps,
+                "y": _logy(r.delta),
+                "line": {"color": OKABE_ITO[7], "width": 3},
+            }
+        ]
         if r.delta_naive is not None:
-            tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion δ_n(ε)",
-                       "x": r.eps, "y": _logy(r.delta_naive),
-                       "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"}})
+            tr.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "naive inversion δ_n(ε)",
+                    "x": r.eps,
+                    "y": _logy(r.delta_naive),
+                    "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
+                }
+            )
         for i, mu in enumerate(r.spec.mus):
-            tr.append({"type": "scatter", "mode": "lines", "name": f"δ_μ(ε), μ = {mu:g}", "x": r.eps,
-                       "y": _logy(r.delta_mu[i]), "line": {"color": OKABE_ITO[i % 7], "width": 2}})
+            tr.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"δ_μ(ε), μ = {mu:g}",
+                    "x": r.eps,
+                    "y": _logy(r.delta_mu[i]),
+                    "line": {"color": OKABE_ITO[i % 7], "width": 2},
+                }
+            )
         if r.delta_upper is not None:
-            tr.append({"type": "scatter", "mode": "lines",
-                       "name": f"δ_μ(ε), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
-                       "x": r.eps, "y": _logy(r.delta_upper),
-                       "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}})
+            tr.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"δ_μ(ε), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
+                    "x": r.eps,
+                    "y": _logy(r.delta_upper),
+                    "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
+                }
+            )
         return tr
 
     @staticmethod
     def _tradeoff_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
         a = ALPHA_GRID
-        tr = [{"type": "scatter", "mode": "lines", "name": f"β(α): {_short_label(r.spec.mech)}", "x": a, "y": s.beta,
-               "line": {"color": OKABE_ITO[7], "width": 3}}]
+        tr = [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"β(α): {_short_label(r.spec.mech)}",
+                "x": a,
+                "y": s.beta,
+                "line": {"color": OKABE_ITO[7], "width": 3},
+            }
+        ]
         if s.beta_naive is not None:
-            tr.append({"type": "scatter", "mode": "lines", "name": "naive inversion", "x": a,
-                       "y": s.beta_naive, "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"}})
+            tr.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "naive inversion",
+                    "x": a,
+                    "y": s.beta_naive,
+                    "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
+                }
+            )
         for i, mu in enumerate(r.spec.mus):
-            tr.append({"type": "scatter", "mode": "lines", "name": f"G_μ(α), μ = {mu:g}", "x": a,
-                       "y": r.g_mu[i], "line": {"color": OKABE_ITO[i % 7], "width": 2}})
+            tr.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"G_μ(α), μ = {mu:g}",
+                    "x": a,
+                    "y": r.g_mu[i],
+                    "line": {"color": OKABE_ITO[i % 7], "width": 2},
+                }
+            )
         if r.g_upper is not None:
-            tr.append({"type": "scatter", "mode": "lines",
-                       "name": f"G_μ(α), μ_upper = {s.verdict.mu_upper:.4g} (certified)", "x": a,
-                       "y": r.g_upper, "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"}})
-        tr.append({"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
-                   "x": [0.0, 1.0], "y": [1.0, 0.0],
-                   "line": {"color": "#999999", "width": 1, "dash": "dot"}})
+            tr.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"G_μ(α), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
+                    "x": a,
+                    "y": r.g_upper,
+                    "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
+                }
+            )
+        tr.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "β = 1 − α (perfect privacy)",
+                "x": [0.0, 1.0],
+                "y": [1.0, 0.0],
+                "line": {"color": "#999999", "width": 1, "dash": "dot"},
+            }
+        )
         return tr
 
     def figures(self, result: ProfileGdpResult) -> list[PlotlyWidget]:
@@ -582,17 +717,35 @@ class ProfileGdpController(Controller):
         # collided with the x axis title, in presentation mode most of all
         legend = {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"}
         margin = {"l": 60, "r": 10, "t": 50, "b": 50}
-        prof = PlotlyWidget(data=self._profile_traces(result), layout={
-            "title": {"text": "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)"},
-            "xaxis": {"title": {"text": "ε"}},
-            "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log", "exponentformat": "power",
-                      "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05]},
-            "legend": legend, "showlegend": True, "height": 520, "margin": margin})
-        trade = PlotlyWidget(data=self._tradeoff_traces(result), layout={
-            "title": {"text": "Trade-off functions β(α) against G_μ (f-DP)"},
-            "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
-            "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
-            "legend": legend, "showlegend": True, "height": 520, "margin": margin})
+        prof = PlotlyWidget(
+            data=self._profile_traces(result),
+            layout={
+                "title": {"text": "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)"},
+                "xaxis": {"title": {"text": "ε"}},
+                "yaxis": {
+                    "title": {"text": "δ(ε)  (log scale)"},
+                    "type": "log",
+                    "exponentformat": "power",
+                    "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05],
+                },
+                "legend": legend,
+                "showlegend": True,
+                "height": 520,
+                "margin": margin,
+            },
+        )
+        trade = PlotlyWidget(
+            data=self._tradeoff_traces(result),
+            layout={
+                "title": {"text": "Trade-off functions β(α) against G_μ (f-DP)"},
+                "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
+                "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
+                "legend": legend,
+                "showlegend": True,
+                "height": 520,
+                "margin": margin,
+            },
+        )
         prof.add_class("dpexplore-profile-plot")
         trade.add_class("dpexplore-tradeoff-plot")
         return [prof, trade]
@@ -604,12 +757,14 @@ class ProfileGdpController(Controller):
             self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)
 
-    _MAKE = {"laplace": "mechanisms.Laplace({0!r}).profile",
-             "gaussian": "mechanisms.Gaussian({0!r}).profile",
-             "pure": "mechanisms.RandomizedResponse({0!r}).profile",
-             "logistic": "mechanisms.Logistic({0!r}).profile",
-             "subbotin": "mechanisms.Subbotin({0!r}, {1!r}).profile",
-             "equation": "conversions.equation_profile({0!r}, {1!r}, {2!r}, refined=True)"}
+    _MAKE = {
+        "laplace": "mechanisms.Laplace({0!r}).profile",
+        "gaussian": "mechanisms.Gaussian({0!r}).profile",
+        "pure": "mechanisms.RandomizedResponse({0!r}).profile",
+        "logistic": "mechanisms.Logistic({0!r}).profile",
+        "subbotin": "mechanisms.Subbotin({0!r}, {1!r}).profile",
+        "equation": "conversions.equation_profile({0!r}, {1!r}, {2!r}, refined=True)",
+    }
 
     def snippet(self) -> str | None:
         """The GDP verdict of the readout (tail value and certified bracket), with the public API;
@@ -619,10 +774,12 @@ class ProfileGdpController(Controller):
         if not v.is_gdp and v.method != "tail" or v.method == "fallback":
             return None
         make = self._MAKE[s.mech.kind].format(*s.mech.params)
-        code = ("from dpexplore import conversions, mechanisms\n\n"
-                f"profile = {make}\n"
-                "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"
-                "print(f'mu_t = {mu_t:.6g}')\n")
+        code = (
+            "from dpexplore import conversions, mechanisms\n\n"
+            f"profile = {make}\n"
+            "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"
+            "print(f'mu_t = {mu_t:.6g}')\n"
+        )
         if v.method == "tail":
             return code + "# mu_t = inf: the tail is heavier than Gaussian, not GDP for any mu\n"
         return code + (
@@ -630,20 +787,23 @@ class ProfileGdpController(Controller):
             "print(f'{lo:.6g} < mu* <= {hi:.6g}')\n"
             f"for mu in {tuple(s.mus)!r}:\n"
             "    print(f'mu = {mu:g}:', 'mu-GDP (certified)' if mu >= hi else\n"
-            "          'not mu-GDP' if mu <= lo else 'undecided')\n")
+            "          'not mu-GDP' if mu <= lo else 'undecided')\n"
+        )
 
     # readout ----------------------------------------------------------------------------------
     @staticmethod
     def _verdict_html(v: GdpVerdict, what: str) -> str:
         if not v.is_gdp:
             return f"<b>{what}: not GDP</b> — {html.escape(v.reason)}."
-        tail = ("δ = 0 beyond ε_max, so μ_t = 0" if v.mu_t == 0.0 else f"μ_t = {_fmt(v.mu_t)}")
+        tail = "δ = 0 beyond ε_max, so μ_t = 0" if v.mu_t == 0.0 else f"μ_t = {_fmt(v.mu_t)}"
         out = f"<b>{what}: GDP</b> with tail value {tail} (Liu et al. 2022, Thm 3.3)"
         if v.mu_upper is not None:
-            out += (f"; optimal μ*: {_fmt(v.mu_lower) if v.mu_lower is not None else '0'} "
-                    f"&lt; μ* ≤ <b>{_fmt(v.mu_upper)}</b> (upper end certified; dashed curve)")
+            out += (
+                f"; optimal μ*: {_fmt(v.mu_lower) if v.mu_lower is not None else '0'} "
+                f"&lt; μ* ≤ <b>{_fmt(v.mu_upper)}</b> (upper end certified; dashed curve)"
+            )
         else:
-            out += (f"; μ* &gt; {_fmt(v.mu_lower)} (violated)" if v.mu_lower is not None else "")
+            out += f"; μ* &gt; {_fmt(v.mu_lower)} (violated)" if v.mu_lower is not None else ""
         if v.method == "fallback":
             out += f". <i>{html.escape(v.reason)}</i>"
         else:
@@ -655,17 +815,24 @@ class ProfileGdpController(Controller):
         lines = [self._verdict_html(s.verdict, "Mechanism" if s.verdict_naive is None else "Refined profile")]
         if s.verdict_naive is not None:
             lines.append(self._verdict_html(s.verdict_naive, "Naive inversion"))
-        word = {"yes": "μ-GDP ✔ (certified)", "no": "not μ-GDP ✘ (δ_A &gt; δ_μ somewhere)",
-                "undecided": "undecided at this tolerance"}
-        per = "Your μ values: " + "; ".join(f"μ = {mu:g}: {word[s.verdict.status(mu)]}"
-                                           for mu in r.spec.mus)
+        word = {
+            "yes": "μ-GDP ✔ (certified)",
+            "no": "not μ-GDP ✘ (δ_A &gt; δ_μ somewhere)",
+            "undecided": "undecided at this tolerance",
+        }
+        per = "Your μ values: " + "; ".join(f"μ = {mu:g}: {word[s.verdict.status(mu)]}" for mu in r.spec.mus)
         lines.append(per)
         self.readout.value = "<br>".join(lines)
 
 
-_SHORT_NAMES = {"laplace": ("Laplace", "b"), "gaussian": ("Gaussian", "σ"), "pure": ("RR", "ε"),
-                "logistic": ("Logistic", "s"), "subbotin": ("Subbotin", "s", "r"),
-                "equation": ("equation", "A", "B", "σ")}
+_SHORT_NAMES = {
+    "laplace": ("Laplace", "b"),
+    "gaussian": ("Gaussian", "σ"),
+    "pure": ("RR", "ε"),
+    "logistic": ("Logistic", "s"),
+    "subbotin": ("Subbotin", "s", "r"),
+    "equation": ("equation", "A", "B", "σ"),
+}
 
 
 def _short_label(mech: MechSpec) -> str:
@@ -678,8 +845,7 @@ def _short_label(mech: MechSpec) -> str:
     return name + " " + ", ".join(f"{p} = {v:.4g}" for p, v in zip(params, mech.params))
 
 
-_PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r", "eq_A", "eq_B",
-                   "eq_sigma")
+_PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r", "eq_A", "eq_B", "eq_sigma")
 
 
 def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
@@ -689,26 +855,34 @@ def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
     # (the front end snaps values to min + k·step), so the defaults (1, 2) are exact.
     _slow = {"continuous_update": False}
     return {
-        "mechanism": W.Dropdown(options=[(f.label, f.key) for f in FAMILIES.values()],
-                                value=mechanism, description="mechanism",
-                                style={"description_width": "initial"},
-                                layout=W.Layout(width="min(100%, 520px)")),
+        "mechanism": W.Dropdown(
+            options=[(f.label, f.key) for f in FAMILIES.values()],
+            value=mechanism,
+            description="mechanism",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 520px)"),
+        ),
         "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ"),
         "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
         "rr_eps": log_slider("pure ε", 1.0, 0.01, 100.0, "nats"),
         "logi_s": log_slider("Logistic scale s", 1.0, 0.01, 100.0, "× Δ"),
         "sub_s": log_slider("Subbotin scale s", 1.0, 0.1, 100.0, "× Δ", **_slow),
-        "sub_r": linear_slider("Subbotin shape r", 1.5, 1.0, 4.0, 0.05, "1 = Laplace, 2 = Gaussian",
-                               **_slow),
+        "sub_r": linear_slider("Subbotin shape r", 1.5, 1.0, 4.0, 0.05, "1 = Laplace, 2 = Gaussian", **_slow),
         "eq_A": log_slider("equation A", 2.0, 0.2, 20.0, "× Δ", **_slow),
         "eq_B": log_slider("equation B", 1.0, 0.01, 100.0, "factor", **_slow),
         "eq_sigma": log_slider("equation σ", 2.0, 0.02, 200.0, "× Δ", **_slow),
-        "mus": W.Text(value=mus, description="μ values (comma-separated) [GDP parameter]",
-                      continuous_update=False, style={"description_width": "initial"},
-                      layout=W.Layout(width="min(100%, 520px)")),
-        "view": W.ToggleButtons(options=[("privacy profile δ(ε)", "profile"),
-                                         ("trade-off β(α) (f-DP)", "tradeoff")],
-                                value="profile", description="view"),
+        "mus": W.Text(
+            value=mus,
+            description="μ values (comma-separated) [GDP parameter]",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=W.Layout(width="min(100%, 520px)"),
+        ),
+        "view": W.ToggleButtons(
+            options=[("privacy profile δ(ε)", "profile"), ("trade-off β(α) (f-DP)", "tradeoff")],
+            value="profile",
+            description="view",
+        ),
     }
 
 
@@ -731,13 +905,18 @@ _FORMULAS = (
 INFO = AppInfo(
     slug="profile_gdp",
     title="Privacy profile vs Gaussian differential privacy",
-    lead=("Is a mechanism μ-GDP, and for which μ? Its exact privacy profile δ(ε) is drawn against "
-          "μ-GDP curves, with the verdict (tail value μ_t, certified bracket for the best μ) beside it."),
-    theory=_FORMULAS + (
+    lead=(
+        "Is a mechanism μ-GDP, and for which μ? Its exact privacy profile δ(ε) is drawn against "
+        "μ-GDP curves, with the verdict (tail value μ_t, certified bracket for the best μ) beside it."
+    ),
+    theory=_FORMULAS
+    + (
         "<p><small>Sensitivity Δ = 1. δ = 0 (pure DP beyond ε_max) cannot be drawn on a log "
         "axis: the curve ends there (a gap). The y axis shows δ ≥ 10⁻¹³; the curves are computed "
-        "exactly in log space below it.</small></p>"),
+        "exactly in log space below it.</small></p>"
+    ),
 )
+
 
 def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> AppShell:
     """The app in the shell: mechanism dropdown and its parameter sliders, μ values, view toggle,
@@ -754,7 +933,11 @@ def build_profile_gdp(mechanism: str = "laplace", mus: str = "1, 2") -> AppShell
     ctrl = ProfileGdpController(controls, MessageArea())
     for fig in ctrl.figs:  # one of the two is shown at a time: it fits the window
         fig.css_height = MAIN_PLOT_HEIGHT
-    panel = ([controls["mechanism"], ctrl.mech_info] + [controls[n] for n in _PARAM_CONTROLS]
-             + [controls["mus"], controls["view"]])
-    return app_shell(INFO, ctrl, controls=panel, plots=[W.VBox(list(ctrl.figs))],
-                     readouts=[ctrl.readout], panel_width="400px")
+    panel = (
+        [controls["mechanism"], ctrl.mech_info]
+        + [controls[n] for n in _PARAM_CONTROLS]
+        + [controls["mus"], controls["view"]]
+    )
+    return app_shell(
+        INFO, ctrl, controls=panel, plots=[W.VBox(list(ctrl.figs))], readouts=[ctrl.readout], panel_width="400px"
+    )

@@ -40,6 +40,7 @@ gives one), at most a grid step (≤ 5 % in α) away from the continuous optimum
 >>> bool(r.eps_improved[0] <= r.eps_mironov[0])
 True
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,9 +59,22 @@ from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 
-__all__ = ["RDPSpec", "RDPResult", "compute_rdp_explorer", "conversion_terms", "orders",
-           "RDPController", "build_rdp_explorer", "EPS_RANGE", "DELTA_RANGE", "ALPHA_MAX_RANGE",
-           "N_ORDERS", "RHO_EPS_GRID", "SENSITIVITY", "INFO"]
+__all__ = [
+    "RDPSpec",
+    "RDPResult",
+    "compute_rdp_explorer",
+    "conversion_terms",
+    "orders",
+    "RDPController",
+    "build_rdp_explorer",
+    "EPS_RANGE",
+    "DELTA_RANGE",
+    "ALPHA_MAX_RANGE",
+    "N_ORDERS",
+    "RHO_EPS_GRID",
+    "SENSITIVITY",
+    "INFO",
+]
 
 #: ε slider range (log scale), in nats
 EPS_RANGE = (1e-3, 100.0)
@@ -68,7 +82,7 @@ EPS_RANGE = (1e-3, 100.0)
 DELTA_RANGE = (1e-300, 0.1)
 #: α_max slider range (log scale, 20 steps per decade from 10^0.05): every position is valid
 #: (Rényi orders are > 1, so α_max = 1 would leave no order)
-ALPHA_MAX_RANGE = (10 ** 0.05, 1e4)
+ALPHA_MAX_RANGE = (10**0.05, 1e4)
 #: number of Rényi orders on the curves (and for the minimum of the conversion)
 N_ORDERS = 200
 #: the ε grid of the ρ(ε) panel (does not depend on any slider)
@@ -140,8 +154,9 @@ def orders(alpha_max: float, n: int = N_ORDERS) -> np.ndarray:
     """
     am = float(as_array(alpha_max, "alpha_max", allow_inf=False))
     if not am > 1.0:
-        raise ValueError(f"alpha_max must be > 1 (Renyi orders alpha are > 1, so there is no order "
-                         f"up to alpha_max = {am:g})")
+        raise ValueError(
+            f"alpha_max must be > 1 (Renyi orders alpha are > 1, so there is no order up to alpha_max = {am:g})"
+        )
     lo = 1.0 + min(1e-3, (am - 1.0) / 2.0)
     a = np.geomspace(lo, am, n)
     a[-1] = am
@@ -178,11 +193,14 @@ def _check_spec(spec: RDPSpec) -> tuple[float, float, float]:
         raise ValueError(f"eps must be > 0 (an ε-DP Laplace mechanism needs scale Δ/ε), got eps = {eps:g}")
     delta = float(as_array(spec.delta, "delta"))
     if delta >= 1.0:
-        raise ValueError(f"delta must be < 1: every mechanism is (ε, 1)-DP, so delta = {delta:g} "
-                         f"is no guarantee at all")
+        raise ValueError(
+            f"delta must be < 1: every mechanism is (ε, 1)-DP, so delta = {delta:g} is no guarantee at all"
+        )
     if not delta > 0.0:
-        raise ValueError(f"delta must be > 0: Rényi DP converts to (ε, δ)-DP only for δ > 0 "
-                         f"(and no Gaussian mechanism is (ε, 0)-DP), got delta = {delta:g}")
+        raise ValueError(
+            f"delta must be > 0: Rényi DP converts to (ε, δ)-DP only for δ > 0 "
+            f"(and no Gaussian mechanism is (ε, 0)-DP), got delta = {delta:g}"
+        )
     return eps, delta, float(spec.alpha_max)
 
 
@@ -212,8 +230,11 @@ def _gaussian(eps: float, delta: float) -> Gaussian:
 @functools.lru_cache(maxsize=1)
 def _rho_panel():
     e = RHO_EPS_GRID
-    out = (np.asarray(pure_to_zcdp(e, "tight")), np.asarray(pure_to_zcdp(e, "quadratic")),
-           np.asarray(pure_to_zcdp(e, "trivial")))
+    out = (
+        np.asarray(pure_to_zcdp(e, "tight")),
+        np.asarray(pure_to_zcdp(e, "quadratic")),
+        np.asarray(pure_to_zcdp(e, "trivial")),
+    )
     for c in out:
         c.setflags(write=False)
     return out
@@ -253,20 +274,35 @@ def compute_rdp_explorer(spec: RDPSpec) -> RDPResult:
     rho_t, rho_q, rho_v = _rho_panel()
     rho_tight_eps = float(pure_to_zcdp(eps, "tight"))
     marks = np.array([rho_tight_eps, float(pure_to_zcdp(eps, "quadratic")), eps])
-    exact = np.array([PureDPProfile(eps).epsilon(delta),
-                      Laplace(lap_scale, SENSITIVITY).epsilon(delta), eps])
+    exact = np.array([PureDPProfile(eps).epsilon(delta), Laplace(lap_scale, SENSITIVITY).epsilon(delta), eps])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         obj_imp = conversion_terms(a, stack, delta, "improved")
         obj_mir = conversion_terms(a, stack, delta, "mironov")
     return RDPResult(
-        spec=spec, alphas=a, rdp_tight=tight, rdp_trivial=trivial, rdp_zcdp=zcdp,
-        rdp_laplace=lap_rdp, rdp_gaussian=g_rdp, rho_tight_at_eps=rho_tight_eps,
-        laplace_scale=lap_scale, gaussian_sigma=float(gauss.sigma),
-        rho_eps_grid=RHO_EPS_GRID, rho_tight=rho_t, rho_quadratic=rho_q, rho_trivial=rho_v,
-        rho_marks=marks, curve_names=CURVE_NAMES,
-        objective_improved=obj_imp, objective_mironov=obj_mir,
-        eps_improved=np.asarray(eps_imp), order_improved=ord_imp, rdp_at_improved=rdp_at,
-        eps_mironov=np.asarray(eps_mir), order_mironov=np.asarray(ord_mir), exact_eps=exact,
+        spec=spec,
+        alphas=a,
+        rdp_tight=tight,
+        rdp_trivial=trivial,
+        rdp_zcdp=zcdp,
+        rdp_laplace=lap_rdp,
+        rdp_gaussian=g_rdp,
+        rho_tight_at_eps=rho_tight_eps,
+        laplace_scale=lap_scale,
+        gaussian_sigma=float(gauss.sigma),
+        rho_eps_grid=RHO_EPS_GRID,
+        rho_tight=rho_t,
+        rho_quadratic=rho_q,
+        rho_trivial=rho_v,
+        rho_marks=marks,
+        curve_names=CURVE_NAMES,
+        objective_improved=obj_imp,
+        objective_mironov=obj_mir,
+        eps_improved=np.asarray(eps_imp),
+        order_improved=ord_imp,
+        rdp_at_improved=rdp_at,
+        eps_mironov=np.asarray(eps_mir),
+        order_mironov=np.asarray(ord_mir),
+        exact_eps=exact,
     )
 
 
@@ -279,8 +315,14 @@ def _positive(y) -> np.ndarray:
 def _line(name, x, y, colour, dash=None, group=None, width=2, short=None):
     # without a dash of its own, the plot widget gives the line one (tell_apart: one per colour);
     # ``short``: the legend's name in presentation mode (the description keeps ``name``)
-    t = {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": _positive(y),
-         "line": {"color": colour, "width": width, **({"dash": dash} if dash else {})}}
+    t = {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": x,
+        "y": _positive(y),
+        "line": {"color": colour, "width": width, **({"dash": dash} if dash else {})},
+    }
     if group:
         t["legendgroup"] = group
     if short:
@@ -290,10 +332,19 @@ def _line(name, x, y, colour, dash=None, group=None, width=2, short=None):
 
 def _markers(name, x, y, colours, symbol="circle", size=11):
     """One trace of several markers; ``colours`` (and ``symbol``) may be per point."""
-    return {"type": "scatter", "mode": "markers", "name": name, "x": np.asarray(x, float),
-            "y": _positive(y), "marker": {"color": list(colours), "size": size,
-                                          "symbol": list(symbol) if isinstance(symbol, tuple) else symbol,
-                                          "line": {"color": "#000000", "width": 1}}}
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": np.asarray(x, float),
+        "y": _positive(y),
+        "marker": {
+            "color": list(colours),
+            "size": size,
+            "symbol": list(symbol) if isinstance(symbol, tuple) else symbol,
+            "line": {"color": "#000000", "width": 1},
+        },
+    }
 
 
 #: marker symbols of the three converted curves (tight pure DP, Laplace, Gaussian): distinct
@@ -327,8 +378,7 @@ class RDPController(Controller):
 
     def read_spec(self) -> RDPSpec:
         c = self.controls
-        return RDPSpec(eps=float(c["eps"].value), delta=float(c["delta"].value),
-                       alpha_max=float(c["alpha_max"].value))
+        return RDPSpec(eps=float(c["eps"].value), delta=float(c["delta"].value), alpha_max=float(c["alpha_max"].value))
 
     # -- traces -----------------------------------------------------------------------------
     @staticmethod
@@ -339,14 +389,35 @@ class RDPController(Controller):
             # of the plot's width, in a corner a curve crosses)
             _line("tight ε-DP → RDP (Steinke 2024 Thm 4)", a, r.rdp_tight, OKABE_ITO[0], short="tight ε-DP"),
             _line("trivial ε̂ = ε", a, r.rdp_trivial, OKABE_ITO[7], "dot"),
-            _line(f"zCDP-implied αρ, ρ = {r.rho_tight_at_eps:.3g}", a, r.rdp_zcdp, OKABE_ITO[1], "dash",
-                  short="zCDP: αρ"),
-            _line(f"Laplace b = Δ/ε = {r.laplace_scale:.3g} (Mironov 2017, Prop. 6)", a, r.rdp_laplace,
-                  OKABE_ITO[2], short=f"Laplace b = {r.laplace_scale:.3g}"),
-            _line(f"Gaussian σ = {r.gaussian_sigma:.3g}, calibrated to (ε, δ)", a, r.rdp_gaussian,
-                  OKABE_ITO[3], "dashdot", short=f"Gaussian σ = {r.gaussian_sigma:.3g}"),
-            {**_markers("optimal order α* (improved conversion)", r.order_improved, r.rdp_at_improved,
-                        _CURVE_COLOURS, _SYMBOLS, 12), "meta": {"present_name": "optimal α*"}},
+            _line(
+                f"zCDP-implied αρ, ρ = {r.rho_tight_at_eps:.3g}", a, r.rdp_zcdp, OKABE_ITO[1], "dash", short="zCDP: αρ"
+            ),
+            _line(
+                f"Laplace b = Δ/ε = {r.laplace_scale:.3g} (Mironov 2017, Prop. 6)",
+                a,
+                r.rdp_laplace,
+                OKABE_ITO[2],
+                short=f"Laplace b = {r.laplace_scale:.3g}",
+            ),
+            _line(
+                f"Gaussian σ = {r.gaussian_sigma:.3g}, calibrated to (ε, δ)",
+                a,
+                r.rdp_gaussian,
+                OKABE_ITO[3],
+                "dashdot",
+                short=f"Gaussian σ = {r.gaussian_sigma:.3g}",
+            ),
+            {
+                **_markers(
+                    "optimal order α* (improved conversion)",
+                    r.order_improved,
+                    r.rdp_at_improved,
+                    _CURVE_COLOURS,
+                    _SYMBOLS,
+                    12,
+                ),
+                "meta": {"present_name": "optimal α*"},
+            },
         ]
 
     @staticmethod
@@ -356,8 +427,12 @@ class RDPController(Controller):
             _line("tight ρ = ε tanh(ε/2) (Steinke 2024 Thm 5)", e, r.rho_tight, OKABE_ITO[4]),
             _line("quadratic ρ = ε²/2", e, r.rho_quadratic, OKABE_ITO[5], "dash"),
             _line("trivial ρ = ε", e, r.rho_trivial, OKABE_ITO[7], "dot"),
-            _markers(f"chosen ε = {r.spec.eps:.3g}", np.full(3, r.spec.eps), r.rho_marks,
-                     (OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[7])),
+            _markers(
+                f"chosen ε = {r.spec.eps:.3g}",
+                np.full(3, r.spec.eps),
+                r.rho_marks,
+                (OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[7]),
+            ),
         ]
 
     @staticmethod
@@ -365,15 +440,11 @@ class RDPController(Controller):
         a = r.alphas
         out = []
         for i, name in enumerate(r.curve_names):
-            out.append(_line(f"{name}: improved", a, r.objective_improved[i], _CURVE_COLOURS[i],
-                             "solid", group=name))
+            out.append(_line(f"{name}: improved", a, r.objective_improved[i], _CURVE_COLOURS[i], "solid", group=name))
         for i, name in enumerate(r.curve_names):
-            out.append(_line(f"{name}: Mironov", a, r.objective_mironov[i], _CURVE_COLOURS[i],
-                             "dot", group=name))
-        out.append(_markers("minimum (improved)", r.order_improved, r.eps_improved, _CURVE_COLOURS,
-                            _SYMBOLS, 12))
-        out.append(_markers("minimum (Mironov)", r.order_mironov, r.eps_mironov, _CURVE_COLOURS,
-                            _OPEN_SYMBOLS, 12))
+            out.append(_line(f"{name}: Mironov", a, r.objective_mironov[i], _CURVE_COLOURS[i], "dot", group=name))
+        out.append(_markers("minimum (improved)", r.order_improved, r.eps_improved, _CURVE_COLOURS, _SYMBOLS, 12))
+        out.append(_markers("minimum (Mironov)", r.order_mironov, r.eps_mironov, _CURVE_COLOURS, _OPEN_SYMBOLS, 12))
         return out
 
     @staticmethod
@@ -390,20 +461,22 @@ class RDPController(Controller):
             rows.append(
                 f'<tr data-curve="{i}"><td style="color:{text_colour(_CURVE_COLOURS[i])}"><b>{html.escape(name)}</b></td>'
                 f'<td class="eps-improved"><b>{r.eps_improved[i]:.4g}</b><br>'
-                f'<small>α* = {r.order_improved[i]:.3g}</small></td>'
+                f"<small>α* = {r.order_improved[i]:.3g}</small></td>"
                 f'<td class="eps-mironov">{r.eps_mironov[i]:.4g}<br><small>α* = {r.order_mironov[i]:.3g}</small></td>'
                 f'<td class="eps-exact">{r.exact_eps[i]:.4g}{"<br><small>(calibrated)</small>" if i == 2 else ""}</td></tr>'
             )
         note = ""
         if (r.eps_improved == 0).any():
-            note = ("<div><small>ε = 0 means the bound is ≤ 0 at every plotted order: with δ this "
-                    "large no ε is needed (that curve is then a gap on the log axis).</small></div>")
+            note = (
+                "<div><small>ε = 0 means the bound is ≤ 0 at every plotted order: with δ this "
+                "large no ε is needed (that curve is then a gap on the log axis).</small></div>"
+            )
         td = "padding:2px 6px;vertical-align:top;line-height:1.25"
         return (
             f"<div>(ε, δ)-DP from Rényi DP at δ = {s.delta:.3g}, minimum over the plotted orders "
             f"α ∈ ({r.alphas[0]:.4g}, {r.alphas[-1]:.4g}]:</div>"
             f'<table style="border-collapse:collapse;margin:4px 0"><style>.dpexplore-rdp-readout td, '
-            f'.dpexplore-rdp-readout th {{{td}}}</style>'
+            f".dpexplore-rdp-readout th {{{td}}}</style>"
             "<tr><th align='left'>curve</th><th>ε, improved</th><th>ε, Mironov</th>"
             "<th>exact ε(δ)</th></tr>" + "".join(rows) + "</table>" + note
         )
@@ -423,7 +496,8 @@ class RDPController(Controller):
             "])\n"
             "best, order = conversions.rdp_to_approx(alphas, curves, delta, 'improved', return_order=True)\n"
             "for name, e, a in zip(['tight pure DP (RR)', 'Laplace', 'Gaussian'], best, order):\n"
-            "    print(f'{name}: eps = {e:.4g} (alpha* = {a:.3g})')\n")
+            "    print(f'{name}: eps = {e:.4g} (alpha* = {a:.3g})')\n"
+        )
 
     def figures(self, result: RDPResult) -> list[PlotlyWidget]:
         legend = {"font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.7)"}
@@ -431,24 +505,31 @@ class RDPController(Controller):
             "title": {"text": "Rényi DP of ε-DP: ε̂(α) against the order α"},
             "xaxis": {"title": {"text": "Rényi order α (log scale)"}, "type": "log"},
             "yaxis": {"title": {"text": "ε̂(α) [nats]"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True, "legend": legend, "height": 430,
+            "showlegend": True,
+            "legend": legend,
+            "height": 430,
         }
         rho_layout = {
             "title": {"text": "ε-DP implies ρ-zCDP: ρ against ε"},
             "xaxis": {"title": {"text": "ε [nats] (log scale)"}, "type": "log", "exponentformat": "power"},
             "yaxis": {"title": {"text": "ρ [nats]"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True, "legend": legend,
+            "showlegend": True,
+            "legend": legend,
         }
         conv_layout = {
             "title": {"text": "RDP → (ε, δ): the bound ε_α(δ) of each order"},
             "xaxis": {"title": {"text": "Rényi order α (log scale)"}, "type": "log"},
             "yaxis": {"title": {"text": "ε_α(δ) [nats]"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True, "legend": legend, "height": 430,
+            "showlegend": True,
+            "legend": legend,
+            "height": 430,
         }
         conv_layout["yaxis"].update(self._yaxis_range(result))
-        return [PlotlyWidget(data=self.rdp_traces(result), layout=rdp_layout),
-                PlotlyWidget(data=self.rho_traces(result), layout=rho_layout),
-                PlotlyWidget(data=self.conversion_traces(result), layout=conv_layout)]
+        return [
+            PlotlyWidget(data=self.rdp_traces(result), layout=rdp_layout),
+            PlotlyWidget(data=self.rho_traces(result), layout=rho_layout),
+            PlotlyWidget(data=self.conversion_traces(result), layout=conv_layout),
+        ]
 
     def render(self, result: RDPResult) -> None:
         # everything is built first (an error leaves the last good plots as they were), then one
@@ -503,9 +584,11 @@ CAPTION = (
 INFO = AppInfo(
     slug="rdp_explorer",
     title="Rényi DP explorer: pure DP, Rényi DP, zCDP and back to (ε, δ)",
-    lead=("An ε-DP mechanism is also Rényi DP at every order α and ρ-zCDP. Move ε, δ and the "
-          "largest order α<sub>max</sub> to see how much each conversion costs and which (ε, δ) "
-          "comes back out of Rényi DP."),
+    lead=(
+        "An ε-DP mechanism is also Rényi DP at every order α and ρ-zCDP. Move ε, δ and the "
+        "largest order α<sub>max</sub> to see how much each conversion costs and which (ε, δ) "
+        "comes back out of Rényi DP."
+    ),
     theory=FORMULAS + "<p>" + CAPTION.format(n=N_ORDERS) + "</p>",
 )
 
@@ -521,11 +604,8 @@ def build_rdp_explorer(eps: float = 1.0, delta: float = 1e-6, alpha_max: float =
     """
     controls = {
         "eps": log_slider("ε", eps, *EPS_RANGE, unit="nats", steps_per_decade=40),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="probability", steps_per_decade=10,
-                            readout_format=".2e"),
-        "alpha_max": log_slider("α_max", alpha_max, *ALPHA_MAX_RANGE, unit="largest Rényi order",
-                                steps_per_decade=20),
+        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="probability", steps_per_decade=10, readout_format=".2e"),
+        "alpha_max": log_slider("α_max", alpha_max, *ALPHA_MAX_RANGE, unit="largest Rényi order", steps_per_decade=20),
     }
     ctrl = RDPController(controls, MessageArea())
-    return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout],
-                     panel_width="430px")
+    return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout], panel_width="430px")

@@ -12,16 +12,34 @@
 
 The classes needing ``jupyterhub`` load on first use, so ``dpexplore hub-users`` runs without it.
 """
+
 from __future__ import annotations
 
-from .state import (HUB_OPT, STATE_FILES, default_state_dir, protect_state,  # noqa: F401
-                    single_user_servers, students_config, students_env, students_root)
+from .state import (
+    HUB_OPT,
+    STATE_FILES,
+    default_state_dir,
+    protect_state,  # noqa: F401
+    single_user_servers,
+    students_config,
+    students_env,
+    students_root,
+)
 
 _LAZY = {"RosterAuthenticator": ".auth", "StudentSpawner": ".spawner"}
 
-__all__ = ["RosterAuthenticator", "StudentSpawner", "HUB_OPT", "STATE_FILES", "default_state_dir",
-           "protect_state", "single_user_servers", "students_config", "students_env",
-           "students_root"]
+__all__ = [
+    "RosterAuthenticator",
+    "StudentSpawner",
+    "HUB_OPT",
+    "STATE_FILES",
+    "default_state_dir",
+    "protect_state",
+    "single_user_servers",
+    "students_config",
+    "students_env",
+    "students_root",
+]
 
 
 def __getattr__(name):

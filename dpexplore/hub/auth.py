@@ -21,6 +21,7 @@ A student removed from the roster is logged out at her next request (:meth:`refr
 
 Needs ``jupyterhub`` (the ``hub`` extra).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,12 +39,10 @@ __all__ = ["RosterAuthenticator"]
 class RosterAuthenticator(Authenticator):
     """Names and scrypt password hashes from a roster file (``dpexplore hub-users``)."""
 
-    roster_file = Unicode("", config=True,
-                          help="the roster: one name:scrypt-hash line per student")
+    roster_file = Unicode("", config=True, help="the roster: one name:scrypt-hash line per student")
     free_failures = Integer(5, config=True, help="failed logins of a name before it is slowed")
     max_delay = Float(5.0, config=True, help="longest wait before a slowed attempt (s)")
-    checks_per_second = Float(10.0, config=True,
-                              help="password checks (scrypt) the hub does per second at most")
+    checks_per_second = Float(10.0, config=True, help="password checks (scrypt) the hub does per second at most")
     burst = Integer(30, config=True, help="password checks allowed at once above that rate")
     #: names whose failures are remembered at most (oldest forgotten first)
     MAX_NAMES = 10_000
@@ -89,8 +88,7 @@ class RosterAuthenticator(Authenticator):
 
     def _take_check(self) -> bool:
         now = time.monotonic()
-        self._tokens = min(float(self.burst),
-                           self._tokens + (now - self._refilled) * self.checks_per_second)
+        self._tokens = min(float(self.burst), self._tokens + (now - self._refilled) * self.checks_per_second)
         self._refilled = now
         if self._tokens < 1.0:
             return False
@@ -102,7 +100,7 @@ class RosterAuthenticator(Authenticator):
         if time.monotonic() - when > self.FORGET_AFTER:
             return 0.0
         extra = count - self.free_failures
-        return 0.0 if extra < 0 else min(self.max_delay, 0.25 * 2.0 ** extra)
+        return 0.0 if extra < 0 else min(self.max_delay, 0.25 * 2.0**extra)
 
     def _failed(self, name: str) -> None:
         count, when = self._failures.pop(name, (0, 0.0))

@@ -14,6 +14,7 @@ folder (``$DPEXPLORE_HUB_DIR``, default ``/var/lib/dpexplore-hub`` as root). Sta
 removing accounts needs root (``userdel``). A running hub reads the roster at each login: no
 restart is needed, and a removed student is logged out within five minutes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,12 +39,17 @@ def roster_path(arg: str | None = None) -> pathlib.Path:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("hub-users", help="the class roster of a dpexplore hub",
-                       description="Manage the roster (names and passwords) of a dpexplore hub "
-                                   "and the system accounts it made.")
-    p.add_argument("--roster", default=None, metavar="PATH",
-                   help="the roster file (default: $DPEXPLORE_HUB_ROSTER, else "
-                        "$DPEXPLORE_HUB_DIR/roster)")
+    p = sub.add_parser(
+        "hub-users",
+        help="the class roster of a dpexplore hub",
+        description="Manage the roster (names and passwords) of a dpexplore hub and the system accounts it made.",
+    )
+    p.add_argument(
+        "--roster",
+        default=None,
+        metavar="PATH",
+        help="the roster file (default: $DPEXPLORE_HUB_ROSTER, else $DPEXPLORE_HUB_DIR/roster)",
+    )
     p.add_argument("action", choices=["add", "reset", "list", "remove", "prune"])
     p.add_argument("names", nargs="*", metavar="NAME")
 
@@ -64,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action in ("add", "reset"):
             if not args.names:
-                print(f"dpexplore hub-users {args.action}: name at least one student",
-                      file=sys.stderr)
+                print(f"dpexplore hub-users {args.action}: name at least one student", file=sys.stderr)
                 return 2
             if args.action == "reset":
                 missing = sorted(set(args.names) - set(roster.names()))

@@ -19,6 +19,7 @@ the hub's log says which is in force. ``RLIMIT_NPROC`` is set in both cases.
 >>> parse_bytes("1G"), parse_bytes("512M"), parse_bytes(1000)
 (1073741824, 536870912, 1000)
 """
+
 from __future__ import annotations
 
 import os
@@ -97,8 +98,7 @@ class CgroupLimits:
     #: the CPU quota's period (µs)
     PERIOD = 100_000
 
-    def __init__(self, roots: dict[str, pathlib.Path], name: str, memory: int, tasks: int,
-                 cpu: float | None = None):
+    def __init__(self, roots: dict[str, pathlib.Path], name: str, memory: int, tasks: int, cpu: float | None = None):
         self.roots, self.name, self.memory, self.tasks = roots, name, int(memory), int(tasks)
         self.cpu = cpu  # cores (None: no quota)
 
@@ -110,9 +110,10 @@ class CgroupLimits:
         if "v2" in self.roots:
             top = self.roots["v2"]
             top.mkdir(exist_ok=True)
-            wanted = {"memory", "pids", "cpu"} & set((top.parent / "cgroup.subtree_control").read_text()
-                                              .split() + (top.parent / "cgroup.controllers")
-                                              .read_text().split())
+            wanted = {"memory", "pids", "cpu"} & set(
+                (top.parent / "cgroup.subtree_control").read_text().split()
+                + (top.parent / "cgroup.controllers").read_text().split()
+            )
             (top.parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
             (top / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
             group = top / self.name

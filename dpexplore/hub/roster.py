@@ -24,6 +24,7 @@ ValueError: name must be ASCII letters, digits and '-' (1 to 28 characters, star
 >>> verify_password("s3cret", hash_password("s3cret")), verify_password("guess", hash_password("s3cret"))
 (True, False)
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,16 +37,43 @@ import secrets
 import tempfile
 import unicodedata
 
-__all__ = ["MAX_NAME", "RESERVED", "check_name", "hash_password", "verify_password",
-           "new_password", "Roster", "sync_roster"]
+__all__ = [
+    "MAX_NAME",
+    "RESERVED",
+    "check_name",
+    "hash_password",
+    "verify_password",
+    "new_password",
+    "Roster",
+    "sync_roster",
+]
 
 #: longest student name: the system account ``dpx-<name>`` stays within Linux's 32 characters
 MAX_NAME = 28
 _NAME = re.compile(r"[a-z](?:[a-z0-9-]{0,%d}[a-z0-9])?" % (MAX_NAME - 2))
 #: names no student may take (the hub's own paths and accounts people expect to be privileged)
-RESERVED = frozenset({"root", "admin", "administrator", "hub", "jupyterhub", "api", "user",
-                      "users", "services", "static", "login", "logout", "nobody", "daemon",
-                      "www-data", "operator", "system", "dpexplore"})
+RESERVED = frozenset(
+    {
+        "root",
+        "admin",
+        "administrator",
+        "hub",
+        "jupyterhub",
+        "api",
+        "user",
+        "users",
+        "services",
+        "static",
+        "login",
+        "logout",
+        "nobody",
+        "daemon",
+        "www-data",
+        "operator",
+        "system",
+        "dpexplore",
+    }
+)
 #: scrypt work factors (about 0.1 s of one core per login on a 2020s machine; passwords are random)
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
 
@@ -65,8 +93,10 @@ def check_name(name: str) -> str:
     norm = unicodedata.normalize("NFKC", name).strip().lower()
     if not _NAME.fullmatch(norm):
         shown = name if len(name) <= 40 else name[:40] + "…"
-        raise ValueError("name must be ASCII letters, digits and '-' (1 to "
-                         f"{MAX_NAME} characters, starting with a letter), got {shown!r}")
+        raise ValueError(
+            "name must be ASCII letters, digits and '-' (1 to "
+            f"{MAX_NAME} characters, starting with a letter), got {shown!r}"
+        )
     if norm in RESERVED:
         raise ValueError(f"name {norm!r} is reserved")
     return norm
@@ -81,8 +111,9 @@ def hash_password(password: str, *, salt: bytes | None = None) -> str:
     if not isinstance(password, str) or not password:
         raise ValueError("password must be a non-empty string")
     salt = os.urandom(16) if salt is None else salt
-    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R,
-                            p=SCRYPT_P, maxmem=128 * 2**20, dklen=32)
+    digest = hashlib.scrypt(
+        password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, maxmem=128 * 2**20, dklen=32
+    )
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${_b64(salt)}${_b64(digest)}"
 
 
@@ -97,8 +128,15 @@ def verify_password(password: str, stored: str) -> bool:
         if not (2 <= n <= 2**20 and 1 <= r <= 32 and 1 <= p <= 16):
             return False
         want = base64.b64decode(digest, validate=True)
-        got = hashlib.scrypt(password.encode("utf-8"), salt=base64.b64decode(salt, validate=True),
-                             n=n, r=r, p=p, maxmem=256 * 2**20, dklen=len(want))
+        got = hashlib.scrypt(
+            password.encode("utf-8"),
+            salt=base64.b64decode(salt, validate=True),
+            n=n,
+            r=r,
+            p=p,
+            maxmem=256 * 2**20,
+            dklen=len(want),
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(got, want)

@@ -23,6 +23,7 @@ What the defaults promise (docs/hosting.md says how each is enforced):
 >>> sorted(k.name for k in KNOBS)[:3]
 ['DPEXPLORE_CHP', 'DPEXPLORE_CHP_API_PORT', 'DPEXPLORE_HUB_ACTIVITY_EVERY']
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -35,8 +36,7 @@ from urllib.parse import urlsplit
 
 from .limits import parse_bytes
 from .roster import Roster, sync_roster
-from .state import (SINGLE_USER_MODULE, default_state_dir, protect_state, students_config, students_env,
-                    students_root)
+from .state import SINGLE_USER_MODULE, default_state_dir, protect_state, students_config, students_env, students_root
 
 __all__ = ["Knob", "KNOBS", "configure", "knobs_markdown", "default_max_users"]
 
@@ -49,52 +49,86 @@ class Knob:
 
 
 KNOBS = (
-    Knob("DPEXPLORE_HUB_MODE", "apps", "`apps`: the gallery and the apps, no code; `lab`: "
-         "JupyterLab, each student's own code in her own account"),
-    Knob("DPEXPLORE_HUB_URL", "http://localhost:<port>", "the address students open; each "
-         "student's server is at `<name>.<host>` (needs a wildcard DNS name and, behind TLS, a "
-         "wildcard certificate)"),
-    Knob("DPEXPLORE_HUB_IP", "127.0.0.1", "where the hub's proxy listens (put the TLS reverse "
-         "proxy of `deploy/nginx/` in front)"),
+    Knob(
+        "DPEXPLORE_HUB_MODE",
+        "apps",
+        "`apps`: the gallery and the apps, no code; `lab`: JupyterLab, each student's own code in her own account",
+    ),
+    Knob(
+        "DPEXPLORE_HUB_URL",
+        "http://localhost:<port>",
+        "the address students open; each "
+        "student's server is at `<name>.<host>` (needs a wildcard DNS name and, behind TLS, a "
+        "wildcard certificate)",
+    ),
+    Knob(
+        "DPEXPLORE_HUB_IP",
+        "127.0.0.1",
+        "where the hub's proxy listens (put the TLS reverse proxy of `deploy/nginx/` in front)",
+    ),
     Knob("DPEXPLORE_HUB_PORT", "8000", "the proxy's port"),
     Knob("DPEXPLORE_HUB_API_PORT", "port + 1", "the hub's internal API (127.0.0.1)"),
     Knob("DPEXPLORE_CHP_API_PORT", "port + 2", "the proxy's API (127.0.0.1)"),
-    Knob("DPEXPLORE_HUB_DIR", "/var/lib/dpexplore-hub (root)", "the hub's state: database, "
-         "cookie secret, roster (0700; never the checkout)"),
-    Knob("DPEXPLORE_HUB_ROSTER", "<DPEXPLORE_HUB_DIR>/roster", "the roster file "
-         "(`dpexplore hub-users` manages it)"),
-    Knob("DPEXPLORE_HUB_USERS", "(none)", "comma-separated names added to the roster at start, "
-         "each with a new password written to `<DPEXPLORE_HUB_DIR>/new-passwords.txt`"),
-    Knob("DPEXPLORE_HUB_AUTH", "roster", "`roster`; `lti13` or `oauth` (your institution's "
-         "login, `deploy/auth/`); `dummy` only with DPEXPLORE_HUB_TESTING=1 on loopback"),
-    Knob("DPEXPLORE_HUB_TESTING", "(unset)", "`1` allows the `dummy` authenticator (tests and "
-         "demos on this machine only)"),
-    Knob("DPEXPLORE_HUB_MEM_LIMIT", "1G", "memory of one student's server and kernels together "
-         "(cgroup; past it her largest process, a kernel, is ended)"),
+    Knob(
+        "DPEXPLORE_HUB_DIR",
+        "/var/lib/dpexplore-hub (root)",
+        "the hub's state: database, cookie secret, roster (0700; never the checkout)",
+    ),
+    Knob("DPEXPLORE_HUB_ROSTER", "<DPEXPLORE_HUB_DIR>/roster", "the roster file (`dpexplore hub-users` manages it)"),
+    Knob(
+        "DPEXPLORE_HUB_USERS",
+        "(none)",
+        "comma-separated names added to the roster at start, "
+        "each with a new password written to `<DPEXPLORE_HUB_DIR>/new-passwords.txt`",
+    ),
+    Knob(
+        "DPEXPLORE_HUB_AUTH",
+        "roster",
+        "`roster`; `lti13` or `oauth` (your institution's "
+        "login, `deploy/auth/`); `dummy` only with DPEXPLORE_HUB_TESTING=1 on loopback",
+    ),
+    Knob(
+        "DPEXPLORE_HUB_TESTING",
+        "(unset)",
+        "`1` allows the `dummy` authenticator (tests and demos on this machine only)",
+    ),
+    Knob(
+        "DPEXPLORE_HUB_MEM_LIMIT",
+        "1G",
+        "memory of one student's server and kernels together (cgroup; past it her largest process, a kernel, is ended)",
+    ),
     Knob("DPEXPLORE_HUB_TASKS_LIMIT", "256", "processes and threads of one student's server"),
-    Knob("DPEXPLORE_HUB_CPU_LIMIT", "1", "cores one student's server and kernels may use at most "
-         "(cgroup quota; students also share the machine equally)"),
+    Knob(
+        "DPEXPLORE_HUB_CPU_LIMIT",
+        "1",
+        "cores one student's server and kernels may use at most "
+        "(cgroup quota; students also share the machine equally)",
+    ),
     Knob("DPEXPLORE_HUB_MAX_PAGES", "5", "apps mode: app pages one student may have open"),
     Knob("DPEXPLORE_HUB_MAX_USERS", "memory / 512 MiB", "students' servers running at once"),
     Knob("DPEXPLORE_HUB_CULL_TIMEOUT", "3600", "seconds idle before a student's server is stopped"),
     Knob("DPEXPLORE_HUB_CULL_EVERY", "300", "how often the idle culler looks (s)"),
     Knob("DPEXPLORE_HUB_ACTIVITY_EVERY", "300", "how often servers and proxy report activity (s)"),
-    Knob("DPEXPLORE_HUB_PYTHON", "the students' environment", "the students' Python (default: "
-         "`deploy/singleuser-env` or `/opt/dpexplore-hub/singleuser-env` from `make hub-setup`, "
-         "else the hub's)"),
+    Knob(
+        "DPEXPLORE_HUB_PYTHON",
+        "the students' environment",
+        "the students' Python (default: "
+        "`deploy/singleuser-env` or `/opt/dpexplore-hub/singleuser-env` from `make hub-setup`, "
+        "else the hub's)",
+    ),
     Knob("DPEXPLORE_CHP", "deploy/node", "path of configurable-http-proxy"),
     Knob("DPEXPLORE_HUB_LTI13_CLIENT_ID", "(none)", "with `lti13`: the tool's client id in the LMS"),
     Knob("DPEXPLORE_HUB_LTI13_ISSUER", "(none)", "with `lti13`: the LMS's issuer"),
-    Knob("DPEXPLORE_HUB_LTI13_AUTHORIZE_URL", "(none)", "with `lti13`: the LMS's OIDC "
-         "authorization endpoint"),
+    Knob("DPEXPLORE_HUB_LTI13_AUTHORIZE_URL", "(none)", "with `lti13`: the LMS's OIDC authorization endpoint"),
     Knob("DPEXPLORE_HUB_LTI13_JWKS_URL", "(none)", "with `lti13`: the LMS's key set"),
     Knob("DPEXPLORE_HUB_OAUTH_CLIENT_ID", "(none)", "with `oauth`: the client id"),
     Knob("DPEXPLORE_HUB_OAUTH_CLIENT_SECRET", "(none)", "with `oauth`: the client secret"),
     Knob("DPEXPLORE_HUB_OAUTH_AUTHORIZE_URL", "(none)", "with `oauth`: the authorization URL"),
     Knob("DPEXPLORE_HUB_OAUTH_TOKEN_URL", "(none)", "with `oauth`: the token URL"),
     Knob("DPEXPLORE_HUB_OAUTH_USERDATA_URL", "(none)", "with `oauth`: the user-info URL"),
-    Knob("DPEXPLORE_HUB_OAUTH_USERNAME_CLAIM", "preferred_username", "with `oauth`: the claim "
-         "that is the student's name"),
+    Knob(
+        "DPEXPLORE_HUB_OAUTH_USERNAME_CLAIM", "preferred_username", "with `oauth`: the claim that is the student's name"
+    ),
 )
 _NAMES = {k.name for k in KNOBS}
 
@@ -147,12 +181,18 @@ def _check_students_python(python: str) -> None:
         return
     import subprocess
 
-    r = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", f"import jupyterhub, {SINGLE_USER_MODULE}"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["runuser", "-u", "nobody", "--", python, "-c", f"import jupyterhub, {SINGLE_USER_MODULE}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if r.returncode != 0:
-        raise ValueError(f"the students' Python {python} cannot be run by their accounts "
-                         f"({r.stderr.strip()[-200:]}): run `make hub-setup` beside this "
-                         "configuration, or set DPEXPLORE_HUB_PYTHON")
+        raise ValueError(
+            f"the students' Python {python} cannot be run by their accounts "
+            f"({r.stderr.strip()[-200:]}): run `make hub-setup` beside this "
+            "configuration, or set DPEXPLORE_HUB_PYTHON"
+        )
 
 
 def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
@@ -194,12 +234,12 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
         # in lab mode a student's own code serves pages on her origin: over http on a real domain
         # the hub's cookies could be overwritten from there (browsers refuse Domain=localhost, so
         # a one-machine try on localhost is safe)
-        raise ValueError(f"DPEXPLORE_HUB_MODE=lab needs https (DPEXPLORE_HUB_URL=https://…) on a "
-                         f"real domain, got {url!r}: see docs/hosting.md")
-    c.JupyterHub.tornado_settings = {"cookie_options": dict(cookie),
-                                     "xsrf_cookie_kwargs": dict(cookie)}
-    chp = env.get("DPEXPLORE_CHP") or str(deploy / "node" / "node_modules" / ".bin"
-                                          / "configurable-http-proxy")
+        raise ValueError(
+            f"DPEXPLORE_HUB_MODE=lab needs https (DPEXPLORE_HUB_URL=https://…) on a "
+            f"real domain, got {url!r}: see docs/hosting.md"
+        )
+    c.JupyterHub.tornado_settings = {"cookie_options": dict(cookie), "xsrf_cookie_kwargs": dict(cookie)}
+    chp = env.get("DPEXPLORE_CHP") or str(deploy / "node" / "node_modules" / ".bin" / "configurable-http-proxy")
     if not os.path.exists(chp):
         import shutil
 
@@ -227,11 +267,14 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
         c.RosterAuthenticator.roster_file = str(roster.path)
     elif auth == "dummy":
         if env.get("DPEXPLORE_HUB_TESTING") != "1":
-            raise ValueError("DPEXPLORE_HUB_AUTH=dummy (any password logs in) needs "
-                             "DPEXPLORE_HUB_TESTING=1: it is for tests on this machine only")
+            raise ValueError(
+                "DPEXPLORE_HUB_AUTH=dummy (any password logs in) needs "
+                "DPEXPLORE_HUB_TESTING=1: it is for tests on this machine only"
+            )
         if not _is_loopback(ip):
-            raise ValueError(f"DPEXPLORE_HUB_AUTH=dummy is refused when the hub listens beyond "
-                             f"loopback (DPEXPLORE_HUB_IP={ip!r})")
+            raise ValueError(
+                f"DPEXPLORE_HUB_AUTH=dummy is refused when the hub listens beyond loopback (DPEXPLORE_HUB_IP={ip!r})"
+            )
         c.JupyterHub.authenticator_class = "dummy"
         c.Authenticator.allowed_users = set(roster.names())
     elif auth in ("lti13", "oauth"):
@@ -244,7 +287,8 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
     # -- the students' servers --------------------------------------------------------------
     envdir = students_env(deploy)
     python = env.get("DPEXPLORE_HUB_PYTHON") or (
-        str(envdir / "bin" / "python") if envdir is not None else sys.executable)
+        str(envdir / "bin" / "python") if envdir is not None else sys.executable
+    )
     c.JupyterHub.spawner_class = "dpexplore.hub.StudentSpawner"
     c.StudentSpawner.mode = mode
     # jupyterhub.singleuser without its slowest optional import (half its start: ten students
@@ -254,16 +298,19 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
     try:
         c.Spawner.mem_limit = parse_bytes(env.get("DPEXPLORE_HUB_MEM_LIMIT") or "1G")
     except ValueError:
-        raise ValueError("DPEXPLORE_HUB_MEM_LIMIT must be like 1G, 512M or a number of bytes, "
-                         f"got {env.get('DPEXPLORE_HUB_MEM_LIMIT')!r}") from None
+        raise ValueError(
+            "DPEXPLORE_HUB_MEM_LIMIT must be like 1G, 512M or a number of bytes, "
+            f"got {env.get('DPEXPLORE_HUB_MEM_LIMIT')!r}"
+        ) from None
     c.StudentSpawner.tasks_limit = _int(env, "DPEXPLORE_HUB_TASKS_LIMIT", 256)
     try:
         cpu = float(env.get("DPEXPLORE_HUB_CPU_LIMIT") or 1.0)
     except ValueError:
         cpu = -1.0
     if not cpu > 0:
-        raise ValueError("DPEXPLORE_HUB_CPU_LIMIT must be a positive number of cores, got "
-                         f"{env.get('DPEXPLORE_HUB_CPU_LIMIT')!r}")
+        raise ValueError(
+            f"DPEXPLORE_HUB_CPU_LIMIT must be a positive number of cores, got {env.get('DPEXPLORE_HUB_CPU_LIMIT')!r}"
+        )
     c.StudentSpawner.cpu_limit = cpu
     c.Spawner.start_timeout = 120
     c.Spawner.http_timeout = 120
@@ -283,26 +330,33 @@ def configure(c, env=None, deploy: pathlib.Path | None = None) -> None:
         c.Spawner.notebook_dir = str(students_root(python))
         c.Spawner.default_url = "/voila/render/index.ipynb"
         c.Spawner.args = [f"--DPExploreAppsOnly.max_kernels={_int(env, 'DPEXPLORE_HUB_MAX_PAGES', 5)}"]
-        c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(students_config(deploy, "singleuser",
-                                                                          python))
+        c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(students_config(deploy, "singleuser", python))
     else:
         import dpexplore.cli
 
         c.StudentSpawner.apps_source = str(dpexplore.cli.default_root())
         c.Spawner.notebook_dir = "~"
         c.Spawner.default_url = "/lab"
-        c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(students_config(deploy, "singleuser-lab",
-                                                                          python))
+        c.Spawner.environment["JUPYTER_CONFIG_PATH"] = str(students_config(deploy, "singleuser-lab", python))
 
     cull_timeout = _int(env, "DPEXPLORE_HUB_CULL_TIMEOUT", 3600)
     cull_every = _int(env, "DPEXPLORE_HUB_CULL_EVERY", 300)
-    c.JupyterHub.load_roles = [{
-        "name": "idle-culler",
-        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
-        "services": ["idle-culler"],
-    }]
-    c.JupyterHub.services = [{
-        "name": "idle-culler",
-        "command": [sys.executable, "-m", "jupyterhub_idle_culler",
-                    f"--timeout={cull_timeout}", f"--cull-every={cull_every}"],
-    }]
+    c.JupyterHub.load_roles = [
+        {
+            "name": "idle-culler",
+            "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+            "services": ["idle-culler"],
+        }
+    ]
+    c.JupyterHub.services = [
+        {
+            "name": "idle-culler",
+            "command": [
+                sys.executable,
+                "-m",
+                "jupyterhub_idle_culler",
+                f"--timeout={cull_timeout}",
+                f"--cull-every={cull_every}",
+            ],
+        }
+    ]

@@ -3,6 +3,7 @@
 imports that cost its start the most (:mod:`dpexplore._server_imports`: 0.77 of its 1.7 CPU-s of
 imports). It is the hub's ``Spawner.cmd`` (:func:`dpexplore.hub.settings.configure`).
 """
+
 from __future__ import annotations
 
 import sys

@@ -20,6 +20,7 @@ accounts refuses to start a server rather than run it as the hub's user.
 
 Needs ``jupyterhub`` (the ``hub`` extra).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -36,8 +37,15 @@ from traitlets import Float, Integer, Unicode
 
 from .limits import CgroupLimits, cgroup_roots, set_rlimits
 
-__all__ = ["StudentSpawner", "ACCOUNT_PREFIX", "ACCOUNT_MARK", "account_name", "ensure_account",
-           "remove_account", "hub_accounts"]
+__all__ = [
+    "StudentSpawner",
+    "ACCOUNT_PREFIX",
+    "ACCOUNT_MARK",
+    "account_name",
+    "ensure_account",
+    "remove_account",
+    "hub_accounts",
+]
 
 #: a student's system account is this prefix and her hub name
 ACCOUNT_PREFIX = "dpx-"
@@ -72,11 +80,32 @@ def ensure_account(name: str, *, home: bool, min_uid: int = 100) -> pwd.struct_p
         entry = pwd.getpwnam(name)
     except KeyError:
         if home:
-            cmd = ["useradd", "--create-home", "--user-group", "--shell", "/bin/bash",
-                   "-K", "HOME_MODE=0700", "--comment", ACCOUNT_MARK, name]
+            cmd = [
+                "useradd",
+                "--create-home",
+                "--user-group",
+                "--shell",
+                "/bin/bash",
+                "-K",
+                "HOME_MODE=0700",
+                "--comment",
+                ACCOUNT_MARK,
+                name,
+            ]
         else:
-            cmd = ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir",
-                   "/nonexistent", "--shell", "/usr/sbin/nologin", "--comment", ACCOUNT_MARK, name]
+            cmd = [
+                "useradd",
+                "--system",
+                "--user-group",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--comment",
+                ACCOUNT_MARK,
+                name,
+            ]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode not in (0, 9):  # 9: made meanwhile by a concurrent start
             raise RuntimeError(f"useradd {name} failed: {r.stderr.strip()[:300]}") from None
@@ -84,16 +113,17 @@ def ensure_account(name: str, *, home: bool, min_uid: int = 100) -> pwd.struct_p
     if entry.pw_gecos.split(",")[0] != ACCOUNT_MARK:
         raise PermissionError(f"refusing to use the account {name!r}: the hub did not make it")
     if entry.pw_uid == 0 or entry.pw_uid < min_uid:
-        raise PermissionError(f"refusing to run a server as {name!r} "
-                              f"(uid {entry.pw_uid} < min_uid {min_uid})")
+        raise PermissionError(f"refusing to run a server as {name!r} (uid {entry.pw_uid} < min_uid {min_uid})")
     return entry
 
 
 def hub_accounts() -> list[str]:
     """The names of the system accounts the hub made (marked :data:`ACCOUNT_MARK`)."""
-    return sorted(e.pw_name for e in pwd.getpwall()
-                  if e.pw_name.startswith(ACCOUNT_PREFIX)
-                  and e.pw_gecos.split(",")[0] == ACCOUNT_MARK)
+    return sorted(
+        e.pw_name
+        for e in pwd.getpwall()
+        if e.pw_name.startswith(ACCOUNT_PREFIX) and e.pw_gecos.split(",")[0] == ACCOUNT_MARK
+    )
 
 
 def remove_account(name: str) -> bool:
@@ -130,21 +160,21 @@ async def accepts(ip: str, port: int, timeout: float = 1.0) -> bool:
             await asyncio.wait_for(loop.sock_connect(probe, (ip, port)), timeout)
         except (OSError, asyncio.TimeoutError):
             return False
-        return probe.getsockname()[:2] != (ip, port)   # not connected to itself
+        return probe.getsockname()[:2] != (ip, port)  # not connected to itself
 
 
 class StudentSpawner(LocalProcessSpawner):
     """A local single-user server in the student's own account and control group."""
 
     mode = Unicode("apps", config=True, help="'apps' (apps-only server) or 'lab' (JupyterLab)")
-    tasks_limit = Integer(256, config=True,
-                          help="processes and threads of one student's server at most")
+    tasks_limit = Integer(256, config=True, help="processes and threads of one student's server at most")
     cpu_limit = Float(1.0, config=True, help="cores of one student's server at most (0: none)")
     min_uid = Integer(100, config=True, help="refuse accounts with a smaller uid (root: 0)")
     apps_source = Unicode("", config=True, help="lab: folder of app notebooks copied to ~/apps")
     apps_folder = Unicode("apps", config=True, help="lab: their folder name in the home")
-    scratch_root = Unicode(tempfile.gettempdir(), config=True,
-                           help="apps: where the per-server scratch HOME folders are made")
+    scratch_root = Unicode(
+        tempfile.gettempdir(), config=True, help="apps: where the per-server scratch HOME folders are made"
+    )
     scratch = Unicode("", help="apps: this server's scratch HOME")
 
     @property
@@ -157,30 +187,25 @@ class StudentSpawner(LocalProcessSpawner):
         if roots is None:
             self.log.warning("no cgroup for %s: limits are rlimits (per process)", self.user.name)
             return None
-        limits = CgroupLimits(roots, self.account, memory, self.tasks_limit,
-                              cpu=self.cpu_limit or None)
+        limits = CgroupLimits(roots, self.account, memory, self.tasks_limit, cpu=self.cpu_limit or None)
         try:
             limits.create()
         except OSError as err:
-            self.log.warning("no cgroup for %s (%s): limits are rlimits (per process)",
-                             self.user.name, err)
+            self.log.warning("no cgroup for %s (%s): limits are rlimits (per process)", self.user.name, err)
             return None
         return limits
 
     async def start(self):
         if os.geteuid() != 0:
-            raise RuntimeError("the hub must run as root to start each student's server in her "
-                               "own account")
+            raise RuntimeError("the hub must run as root to start each student's server in her own account")
         lab = self.mode == "lab"
-        entry = await asyncio.to_thread(ensure_account, self.account, home=lab,
-                                        min_uid=self.min_uid)
+        entry = await asyncio.to_thread(ensure_account, self.account, home=lab, min_uid=self.min_uid)
         self._entry = entry
         if lab:
             self._home = entry.pw_dir
             await asyncio.to_thread(self._prepare_home, entry)
         else:
-            self.scratch = tempfile.mkdtemp(prefix=f"dpexplore-{self.account}-",
-                                            dir=self.scratch_root)
+            self.scratch = tempfile.mkdtemp(prefix=f"dpexplore-{self.account}-", dir=self.scratch_root)
             os.chown(self.scratch, entry.pw_uid, entry.pw_gid)
             self._home = self.scratch
         self._cgroup = self._limits()
@@ -202,7 +227,7 @@ class StudentSpawner(LocalProcessSpawner):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + float(self.http_timeout)
         while loop.time() < deadline:
-            if await self.poll() is not None:   # it ended: the hub reports the failed spawn
+            if await self.poll() is not None:  # it ended: the hub reports the failed spawn
                 return
             if await accepts(ip or "127.0.0.1", port):
                 return
@@ -215,8 +240,9 @@ class StudentSpawner(LocalProcessSpawner):
         home.chmod(0o700)
         target = home / self.apps_folder
         if self.apps_source and not target.exists():
-            shutil.copytree(self.apps_source, target,
-                            ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+            shutil.copytree(
+                self.apps_source, target, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints")
+            )
             for p in [target, *target.rglob("*")]:
                 os.chown(p, entry.pw_uid, entry.pw_gid)
                 p.chmod(0o700 if p.is_dir() else 0o600)

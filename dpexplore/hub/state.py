@@ -9,14 +9,23 @@
 
 Standard library only (psutil for :func:`single_user_servers`).
 """
+
 from __future__ import annotations
 
 import os
 import pathlib
 import subprocess
 
-__all__ = ["HUB_OPT", "STATE_FILES", "default_state_dir", "protect_state", "students_env",
-           "students_config", "students_root", "single_user_servers"]
+__all__ = [
+    "HUB_OPT",
+    "STATE_FILES",
+    "default_state_dir",
+    "protect_state",
+    "students_env",
+    "students_config",
+    "students_root",
+    "single_user_servers",
+]
 
 
 def default_state_dir() -> pathlib.Path:
@@ -54,13 +63,18 @@ def students_config(deploy: pathlib.Path, name: str, python: str) -> pathlib.Pat
 def students_root(python: str) -> pathlib.Path:
     """The apps' notebooks folder of the dpexplore that ``python`` imports (the students' copy,
     which their accounts can read, not necessarily the hub's)."""
-    out = subprocess.run([python, "-c", "import dpexplore.cli as c; print(c.default_root())"],
-                         capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [python, "-c", "import dpexplore.cli as c; print(c.default_root())"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return pathlib.Path(out.stdout.strip())
 
+
 #: the hub's state files (relative to its state folder) that must be private to the hub's user
-STATE_FILES = ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid", "roster",
-               "new-passwords.txt")
+STATE_FILES = ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid", "roster", "new-passwords.txt")
 
 
 def protect_state(state: pathlib.Path) -> None:

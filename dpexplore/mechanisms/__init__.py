@@ -44,6 +44,7 @@ The package, by concept:
   amplification; the PLD machinery of :mod:`dpexplore.pld`);
 * :mod:`._base` — the shared checks, closed forms and :class:`MechanismProfile`.
 """
+
 from __future__ import annotations
 
 from ._base import MechanismProfile

@@ -1,6 +1,7 @@
 """Shared parts of the mechanisms: parameter checks, the pure-DP closed forms, the profile
 wrapper :class:`MechanismProfile` and the base class of every mechanism.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ from .._card import CardMixin
 from ..profiles import PrivacyProfile
 
 
-_BISECT_STEPS = 80     # bracketing bisection steps (relative width 2^-80 ≪ ulp)
+_BISECT_STEPS = 80  # bracketing bisection steps (relative width 2^-80 ≪ ulp)
 _MAX_DOUBLINGS = 1100  # enough to reach 2^1100 > float max from 1
 #: largest Subbotin shape accepted: checked against mpmath up to r = 6; at r = 200 the computed
 #: δ(ε) was no longer monotone and at r = 1e4 δ(0) came out 0
@@ -45,8 +46,10 @@ def _check_ratio(mech) -> None:
     with np.errstate(over="ignore"):
         d = np.asarray(mech.sensitivity, float) / np.asarray(mech.scale, float)
     if not (np.isfinite(d) & (d > 0)).all():  # inf: inf − inf; 0: the loss formulas divide by d
-        raise ValueError(f"sensitivity/scale must be within the float range (> 0, finite), got "
-                         f"sensitivity={mech.sensitivity!r}, scale={mech.scale!r}")
+        raise ValueError(
+            f"sensitivity/scale must be within the float range (> 0, finite), got "
+            f"sensitivity={mech.sensitivity!r}, scale={mech.scale!r}"
+        )
 
 
 def _check_eps_param(x, name: str = "eps") -> np.ndarray:
@@ -73,8 +76,12 @@ def _size(size):
     dims = size if isinstance(size, tuple) else (size,)
     out = []
     for v in dims:
-        if (isinstance(v, (bool, np.bool_, np.timedelta64)) or not isinstance(v, (int, np.integer))
-                or v < 0 or v > 2**62):
+        if (
+            isinstance(v, (bool, np.bool_, np.timedelta64))
+            or not isinstance(v, (int, np.integer))
+            or v < 0
+            or v > 2**62
+        ):
             raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
         out.append(int(v))
     return tuple(out) if isinstance(size, tuple) else out[0]
@@ -101,8 +108,7 @@ def _pure_epsilon(eps0, delta):
         val = np.minimum(np.where(val > 0, val + 4 * np.spacing(val), 0.0), eps0)
     # near δ(0) log1p loses more than 4 ulp (eps0 = 6.13, δ = 0.9 gave δ(ε) = 0.9 + 4e-16):
     # check the computed δ and step up (doubling steps; δ(ε0) = 0 always holds)
-    return step_up_until_ok(
-        val, lambda v: ~_within(_pure_log_delta(eps0, v), delta) & (v < eps0), eps0)
+    return step_up_until_ok(val, lambda v: ~_within(_pure_log_delta(eps0, v), delta) & (v < eps0), eps0)
 
 
 def _pure_tradeoff(eps0, alpha):
@@ -127,7 +133,7 @@ def _pure_rdp(eps0, alpha):
     return np.clip(val, 0.0, np.asarray(eps0, float))
 
 
-_within = within   # (shared with dpexplore.mechanisms.discrete)
+_within = within  # (shared with dpexplore.mechanisms.discrete)
 
 
 # ------------------------------------------------------------------------------------------------

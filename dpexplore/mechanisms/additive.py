@@ -2,6 +2,7 @@
 exact privacy profiles (Vinterbo 2022, Lemma 1), Rényi DP, trade-off functions and
 calibration (see :mod:`dpexplore.mechanisms`).
 """
+
 from __future__ import annotations
 
 import math  # noqa: F401  (the doctests use it)
@@ -12,11 +13,23 @@ from scipy import special
 
 from .._numerics import LOG_HALF, down, expm1mx, gaussian_log_delta, log1mexp, log_subtract, up
 from .._validation import as_array, check_alpha, check_positive, scalar_out
-from ._base import (_BISECT_STEPS, _MAX_DOUBLINGS, _SHAPE_MAX, _store,
-    _check_sensitivity, _check_ratio, _rng, _size, _validate_calibration, _within, _Mechanism)
+from ._base import (
+    _BISECT_STEPS,
+    _MAX_DOUBLINGS,
+    _SHAPE_MAX,
+    _store,
+    _check_sensitivity,
+    _check_ratio,
+    _rng,
+    _size,
+    _validate_calibration,
+    _within,
+    _Mechanism,
+)
 
 
 __all__ = ["AdditiveNoiseMechanism", "Laplace", "Gaussian", "Logistic", "Subbotin"]
+
 
 # ------------------------------------------------------------------------------------------------
 # additive noise
@@ -144,10 +157,11 @@ class AdditiveNoiseMechanism(_Mechanism):
         alpha, d = np.broadcast_arrays(alpha, d)
         # q = F⁻¹(1 − α) computed from the accurate side: −F⁻¹(α) for α < ½
         with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(alpha < 0.5, -self._std_ppf(np.minimum(alpha, 0.5)),
-                         self._std_ppf(np.clip(1.0 - alpha, 0.0, 0.5)))
+            q = np.where(
+                alpha < 0.5, -self._std_ppf(np.minimum(alpha, 0.5)), self._std_ppf(np.clip(1.0 - alpha, 0.0, 0.5))
+            )
             beta = np.exp(self._std_logcdf(q - d))
-        beta = down(beta, "tradeoff")   # safe side: a smaller β claims less privacy
+        beta = down(beta, "tradeoff")  # safe side: a smaller β claims less privacy
         beta = np.where(alpha <= 0, 1.0, np.where(alpha >= 1, 0.0, beta))
         return beta
 
@@ -178,15 +192,14 @@ class AdditiveNoiseMechanism(_Mechanism):
         def feasible(logd):
             return _within(ld(logd), delta)
 
-        lo = np.full(eps.shape, -1.0)   # log d, grown down until feasible
-        hi = np.full(eps.shape, 1.0)    # log d, grown up until infeasible
+        lo = np.full(eps.shape, -1.0)  # log d, grown down until feasible
+        hi = np.full(eps.shape, 1.0)  # log d, grown up until infeasible
         for _ in range(_MAX_DOUBLINGS):
             bad = ~feasible(lo)
             if not bad.any():
                 break
             if (bad & (lo <= -708.0)).any():  # d = Δ/s below e^-708: s beyond the float range
-                raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond "
-                                 f"the float range")
+                raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the float range")
             hi = np.where(bad, lo, hi)
             lo = np.where(bad, np.maximum(lo - (1.0 + np.abs(lo)), -708.0), lo)
         for _ in range(_MAX_DOUBLINGS):
@@ -210,8 +223,7 @@ class AdditiveNoiseMechanism(_Mechanism):
             mid = 0.5 * (lo + hi)
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
                 rf = lo - glo * (width / (ghi - glo))
-            use_rf = (np.isfinite(glo) & np.isfinite(ghi) & (glo < ghi) & np.isfinite(rf)
-                      & (step % 4 != 3))
+            use_rf = np.isfinite(glo) & np.isfinite(ghi) & (glo < ghi) & np.isfinite(rf) & (step % 4 != 3)
             # stay strictly inside the bracket (a point at an end would not shrink it)
             x = np.where(use_rf, np.clip(rf, lo + width / 1024, hi - width / 1024), mid)
             x = np.where((x > lo) & (x < hi), x, mid)
@@ -232,8 +244,10 @@ class AdditiveNoiseMechanism(_Mechanism):
         """Nudge a computed scale up (by ulps) until log δ(ε) ≤ log δ_target holds."""
         scale = np.array(scale, dtype=float)
         if not np.isfinite(scale).all():
-            raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the "
-                             f"float range for sensitivity = {sensitivity!r}")
+            raise ValueError(
+                f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the "
+                f"float range for sensitivity = {sensitivity!r}"
+            )
         for i in range(300):  # the step doubles each time: always ends on the safe side
             # the mechanism that will be returned (Δ/s recomputed exactly as it will compute it;
             # rebuilding it from d = Δ/s would overflow 1/d for subnormal d)
@@ -242,8 +256,7 @@ class AdditiveNoiseMechanism(_Mechanism):
             if not bad.any():
                 break
             # at least one ulp (subnormal scales: a relative step would round back)
-            up = np.maximum(scale * (1 + 8 * np.finfo(float).eps * 2.0 ** min(i, 200)),
-                            np.nextafter(scale, np.inf))
+            up = np.maximum(scale * (1 + 8 * np.finfo(float).eps * 2.0 ** min(i, 200)), np.nextafter(scale, np.inf))
             scale = np.where(bad, up, scale)
         return scale
 
@@ -345,14 +358,18 @@ class Laplace(AdditiveNoiseMechanism):
         0.3679
         """
         e = float(self.sensitivity) / float(self.scale)
-        if e >= 1.0:      # no cancellation
+        if e >= 1.0:  # no cancellation
             kl = e + math.expm1(-e)
-        else:             # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
+        else:  # Σ_{n≥2} (−e)ⁿ/n!, alternating, smallest terms first
             terms = [(-e) ** n / math.factorial(n) for n in range(2, 30)]
             kl = math.fsum(reversed(terms))
-        return {"rho": (float(up(kl, "kl")),
-                        "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
-                        "Proposition 6, at α → 1)")}
+        return {
+            "rho": (
+                float(up(kl, "kl")),
+                "exact: sup over α of D_α/α, the KL divergence Δ/b + e^{−Δ/b} − 1 (Mironov 2017, "
+                "Proposition 6, at α → 1)",
+            )
+        }
 
     def rdp(self, alpha):
         """Tight RDP (Mironov 2017, Proposition 6; quoted in Steinke 2024), with d = Δ/b::
@@ -398,8 +415,7 @@ class Laplace(AdditiveNoiseMechanism):
         e, dl, s = _validate_calibration(eps, delta, sensitivity)
         denom = e - 2.0 * np.log1p(-dl)
         if (denom <= 0).any():
-            raise ValueError(f"eps = 0 with delta = 0 needs infinite Laplace noise; got eps={eps!r}, "
-                             f"delta={delta!r}")
+            raise ValueError(f"eps = 0 with delta = 0 needs infinite Laplace noise; got eps={eps!r}, delta={delta!r}")
         with np.errstate(over="ignore"):  # beyond float max: rejected in _safe_scale
             b = s / denom
             b = b * (1 + 4 * np.finfo(float).eps)
@@ -495,7 +511,7 @@ class Gaussian(AdditiveNoiseMechanism):
         a = check_alpha(alpha, "alpha")
         d = self._d
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # Δ/σ huge: ε̂ = inf
-            out = np.where(np.isinf(a), np.inf, a * d ** 2 / 2.0)
+            out = np.where(np.isinf(a), np.inf, a * d**2 / 2.0)
         # (Δ/σ)² underflowing to 0: the smallest positive float instead (safe side)
         return scalar_out(np.where((out == 0) & (d > 0), np.nextafter(0.0, 1.0), out))
 
@@ -518,8 +534,10 @@ class Gaussian(AdditiveNoiseMechanism):
         """
         e, dl, s = _validate_calibration(eps, delta, sensitivity)
         if (dl == 0).any():
-            raise ValueError("delta = 0 is impossible for the Gaussian mechanism: its privacy "
-                             f"loss is unbounded, so every sigma has delta(eps) > 0; got delta={delta!r}")
+            raise ValueError(
+                "delta = 0 is impossible for the Gaussian mechanism: its privacy "
+                f"loss is unbounded, so every sigma has delta(eps) > 0; got delta={delta!r}"
+            )
         dmax = cls._calibrate_d(e, dl)
         with np.errstate(over="ignore", divide="ignore"):  # rejected in _safe_scale
             sigma = s / dmax
@@ -563,7 +581,7 @@ class Logistic(AdditiveNoiseMechanism):
     def variance(self):
         """Var Z = π² s² / 3."""
         with np.errstate(over="ignore"):  # huge scale: inf
-            return scalar_out(np.pi ** 2 * np.asarray(self.scale, float) ** 2 / 3.0)
+            return scalar_out(np.pi**2 * np.asarray(self.scale, float) ** 2 / 3.0)
 
     def _std_logcdf(self, z):
         return special.log_expit(z)
@@ -585,8 +603,7 @@ class Logistic(AdditiveNoiseMechanism):
         # tanh(z/2) = (cosh(d/2) − e^{ε/2}) / sinh(d/2)  ⇒
         # z = (d − ε)/2 + log(1 − e^{(ε−d)/2}) − log(1 − e^{−(ε+d)/2})
         with np.errstate(divide="ignore", invalid="ignore"):
-            z = (d - eps) / 2.0 + log1mexp(np.minimum((eps - d) / 2.0, 0.0)) \
-                - log1mexp(-(eps + d) / 2.0)
+            z = (d - eps) / 2.0 + log1mexp(np.minimum((eps - d) / 2.0, 0.0)) - log1mexp(-(eps + d) / 2.0)
         # ε = 0: z = d/2 by symmetry (the formula is −inf + inf for subnormal d)
         return np.where(eps == 0, d / 2.0, z)
 
@@ -624,8 +641,7 @@ class Logistic(AdditiveNoiseMechanism):
         """
         e, dl, s = _validate_calibration(eps, delta, sensitivity)
         if ((e == 0) & (dl == 0)).any():
-            raise ValueError(f"eps = 0 with delta = 0 needs infinite Logistic noise; got eps={eps!r}, "
-                             f"delta={delta!r}")
+            raise ValueError(f"eps = 0 with delta = 0 needs infinite Logistic noise; got eps={eps!r}, delta={delta!r}")
         # log x = log(c − r) − log(c² + δ) with c = e^{ε/2}, r = sqrt(δ(c² − 1 + δ)), written
         # −ε/2 + log1p(−u) − log1p(δ e^{−ε}) with u = r/c = sqrt(δ(1 − e^{−ε} + δ e^{−ε})): the
         # logs of numbers near 1 lost ~1e-10 relative at ε = 1e-6 (an unsafe scale)
@@ -700,7 +716,7 @@ def _log_mills_diff(a, x1, eps):
         c2 = c1 * (a - 2.0)
         c3 = c2 * (a - 3.0)
         k2 = c1 * (a - 3.0) / 2.0
-        k3 = c3 - c1 * c2 + c1 ** 3 / 3.0
+        k3 = c3 - c1 * c2 + c1**3 / 3.0
         # 1/x2 − 1/x1, 1/x2² − 1/x1², 1/x2³ − 1/x1³ without cancellation
         d1 = -eps / (x1 * x2)
         d2 = d1 * (1.0 / x1 + 1.0 / x2)
@@ -738,8 +754,10 @@ class Subbotin(AdditiveNoiseMechanism):
         _store(self, "scale", check_positive(self.scale, "scale"))
         r = as_array(self.shape, "shape", allow_inf=False)
         if ((r < 1) | (r > _SHAPE_MAX)).any():
-            raise ValueError(f"shape must lie in [1, {_SHAPE_MAX:g}] (log-concave; the numerics are "
-                             f"not reliable beyond), got {self.shape!r}")
+            raise ValueError(
+                f"shape must lie in [1, {_SHAPE_MAX:g}] (log-concave; the numerics are "
+                f"not reliable beyond), got {self.shape!r}"
+            )
         _store(self, "shape", r)
         _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
         _check_ratio(self)
@@ -756,8 +774,7 @@ class Subbotin(AdditiveNoiseMechanism):
         r = np.asarray(self.shape, float)
         s = np.asarray(self.scale, float)
         with np.errstate(over="ignore"):  # huge scale: inf
-            return scalar_out(s * s * np.exp(2.0 / r * np.log(r) + special.gammaln(3.0 / r)
-                                             - special.gammaln(1.0 / r)))
+            return scalar_out(s * s * np.exp(2.0 / r * np.log(r) + special.gammaln(3.0 / r) - special.gammaln(1.0 / r)))
 
     @property
     def _r(self):
@@ -820,7 +837,7 @@ class Subbotin(AdditiveNoiseMechanism):
             flo = self._log_phi(lo, h, r1) - target
             fhi = self._log_phi(hi, h, r1) - target
             # start: the linearisation at 0 (φ'(0) = 2h^{r−1}) when the root lies below h, else c
-            small = target <= r1 * np.log(d) - np.log(r1)          # ε ≤ φ(h) = d^r / r
+            small = target <= r1 * np.log(d) - np.log(r1)  # ε ≤ φ(h) = d^r / r
             u0 = np.where(small, eps / (2.0 * np.exp((r1 - 1.0) * np.log(h))), c)
             u = np.clip(u0, lo, hi)
             done = (eps == 0) | ~np.isfinite(hi) | lap
@@ -830,22 +847,24 @@ class Subbotin(AdditiveNoiseMechanism):
                 lo, flo = np.where(below, u, lo), np.where(below, f, flo)
                 hi, fhi = np.where(above, u, hi), np.where(above, f, fhi)
                 # Newton on log φ: d/du log φ = ((u+h)^{r−1} − sign(u−h)|u−h|^{r−1}) / φ
-                dphi = np.exp((r1 - 1) * np.log(u + h)) - np.sign(u - h) * np.exp(
-                    (r1 - 1) * np.log(np.abs(u - h)))
+                dphi = np.exp((r1 - 1) * np.log(u + h)) - np.sign(u - h) * np.exp((r1 - 1) * np.log(np.abs(u - h)))
                 newton = u - f * np.exp(self._log_phi(u, h, r1)) / dphi
                 ok_n = np.isfinite(newton) & (newton > lo) & (newton < hi)
                 # fallback: false position on the bracket, then bisection
                 fp = lo - flo * (hi - lo) / (fhi - flo)
                 ok_fp = np.isfinite(fp) & (fp > lo) & (fp < hi)
                 new = np.where(ok_n, newton, np.where(ok_fp, fp, 0.5 * (lo + hi)))
-                conv = (np.abs(f) <= 2e-15) | (hi - lo <= 4 * np.spacing(hi)) \
+                conv = (
+                    (np.abs(f) <= 2e-15)
+                    | (hi - lo <= 4 * np.spacing(hi))
                     | (np.isfinite(newton) & (np.abs(newton - u) <= 2 * np.spacing(u)))
+                )
                 done = done | conv
                 u = np.where(done, u, new)
                 if done.all():
                     break
         u = np.where(eps == 0, 0.0, u)
-        u = np.where(lap, eps / 2.0, u)   # Laplace: z = (d − ε)/2
+        u = np.where(lap, eps / 2.0, u)  # Laplace: z = (d − ε)/2
         return h - u
 
     def _log_delta(self, eps):
@@ -916,8 +935,10 @@ class Subbotin(AdditiveNoiseMechanism):
         if ((r < 1) | (r > _SHAPE_MAX)).any():
             raise ValueError(f"shape must lie in [1, {_SHAPE_MAX:g}], got {shape!r}")
         if ((dl == 0) & (r > 1)).any():
-            raise ValueError("delta = 0 is impossible for Subbotin noise with shape > 1: its privacy "
-                             f"loss is unbounded; got delta={delta!r}, shape={shape!r}")
+            raise ValueError(
+                "delta = 0 is impossible for Subbotin noise with shape > 1: its privacy "
+                f"loss is unbounded; got delta={delta!r}, shape={shape!r}"
+            )
         if ((dl == 0) & (e == 0)).any():
             raise ValueError(f"eps = 0 with delta = 0 needs infinite noise; got eps={eps!r}")
         dmax = cls._calibrate_d(e, dl, shape=r)
@@ -925,5 +946,3 @@ class Subbotin(AdditiveNoiseMechanism):
             scale = s / dmax
         scale = cls._safe_scale(scale, e, dl, s, shape=r)
         return cls(scalar_out(scale), scalar_out(r), scalar_out(s))
-
-

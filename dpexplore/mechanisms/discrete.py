@@ -31,6 +31,7 @@ and offer ``loss_support`` and ``_loss_tails`` — the loss-model interface of
 >>> round(DiscreteGaussian(1.0).delta(1.0), 6)    # the continuous Gaussian: 0.126937
 0.141351
 """
+
 from __future__ import annotations
 
 import functools
@@ -47,23 +48,23 @@ from .._card import CardMixin
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian"]
 
-_U = 2.0 ** -53                 # unit roundoff
+_U = 2.0**-53  # unit roundoff
 _TINY = np.nextafter(0.0, 1.0)
 _LOG_2PI = math.log(2.0 * math.pi)
-_MAX_SENSITIVITY = 2 ** 53
+_MAX_SENSITIVITY = 2**53
 #: log-concave sums stop where the terms are e^{-_DROP} times the largest (the rest is bounded)
 _DROP = 50.0
 #: longest window of terms summed for one ε (beyond: Euler–Maclaurin with a remainder bound)
-_MAX_WINDOW = 2 ** 12
+_MAX_WINDOW = 2**12
 #: elements per 2-d work array (memory guard)
-_CHUNK = 2 ** 20
+_CHUNK = 2**20
 #: integers beyond this are not handled exactly (float spacing > 1/8)
-_BIG = 2.0 ** 50
+_BIG = 2.0**50
 #: discrete Gaussian: CDF tables up to this σ; beyond, the Euler–Maclaurin form
-_TABLE_SIGMA = 2.0 ** 15
+_TABLE_SIGMA = 2.0**15
 #: safety margin on log δ: 2⁻⁴⁷·(|log δ| + 40) — 64 ulp per unit of |log δ| (the terms'
 #: exponents carry a few ulp of relative error each) plus ~2.8e-13 for the sums' rounding
-_LOG_MARGIN = 2.0 ** -47
+_LOG_MARGIN = 2.0**-47
 #: safety margin of the continuous-Gaussian δ used by the large-σ bound (relative)
 _CONT_MARGIN = 1e-9
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
@@ -198,8 +199,7 @@ class _DiscreteMechanism(CardMixin):
     def _epsilon(self, delta):
         delta = np.asarray(delta, dtype=float)
         # (the windowed sums cost little more for 32 ε than for one: a 33-ary search)
-        return epsilon_by_bisection(self._log_delta_capped, delta, float(self.eps_max), delta.shape,
-                                    points=32)
+        return epsilon_by_bisection(self._log_delta_capped, delta, float(self.eps_max), delta.shape, points=32)
 
     # noise law -------------------------------------------------------------------------------
     def logpmf(self, y):
@@ -272,7 +272,7 @@ class _DiscreteMechanism(CardMixin):
         with np.errstate(divide="ignore"):
             la = np.log(a)
         lo, hi = self._quantile_bracket()
-        lo = np.full(a.shape, lo)   # P[Y > lo] > α for every α < 1 is not guaranteed: checked below
+        lo = np.full(a.shape, lo)  # P[Y > lo] > α for every α < 1 is not guaranteed: checked below
         hi = np.full(a.shape, hi)
         # make sure P[Y > hi] ≤ α and P[Y > lo] > α (widen by doubling if needed)
         for _ in range(200):
@@ -284,12 +284,11 @@ class _DiscreteMechanism(CardMixin):
             lo = np.where(bad_lo, lo - (np.abs(lo) + 1.0), lo)
         big = (np.abs(hi) > _BIG) | (np.abs(lo) > _BIG)
         # integer bisection: P[Y > hi] ≤ α < P[Y > lo]
-        k = bracket_search(lambda x: self._log_cdf_int(-x - 1.0) <= la, lo, hi, safe="hi", mid="int",
-                           steps=120)
+        k = bracket_search(lambda x: self._log_cdf_int(-x - 1.0) <= la, lo, hi, safe="hi", mid="int", steps=120)
         d = float(self.sensitivity)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            sf_k = np.exp(self._log_cdf_int(-k - 1.0))              # P[Y > k] ≤ α
-            pmf_k = np.exp(self._log_pmf_int(k))                    # P[Y = k]
+            sf_k = np.exp(self._log_cdf_int(-k - 1.0))  # P[Y > k] ≤ α
+            pmf_k = np.exp(self._log_pmf_int(k))  # P[Y = k]
             gamma = np.clip(np.where(pmf_k > 0, (a - sf_k) / pmf_k, 1.0), 0.0, 1.0)
             beta = np.exp(self._log_cdf_int(k - 1.0 - d)) + (1.0 - gamma) * np.exp(self._log_pmf_int(k - d))
         beta = down(beta, self._round_down)
@@ -333,7 +332,7 @@ def _w_expm1mx(log_w, z):
 def _dlap_sample(t: float, size, rng) -> np.ndarray:
     """⌊E₁t⌋ − ⌊E₂t⌋, E ~ Exp(1): P[⌊Et⌋ ≥ k] = e^{−k/t}, so each is geometric and the difference
     is discrete Laplace with parameter t."""
-    if t * 60.0 > 2.0 ** 62:
+    if t * 60.0 > 2.0**62:
         raise ValueError(f"scale must be at most 2**56 to sample 64-bit integers, got {t!r}")
     e1 = rng.standard_exponential(size)
     e2 = rng.standard_exponential(size)
@@ -374,8 +373,10 @@ class DiscreteLaplace(_DiscreteMechanism):
         with np.errstate(over="ignore", divide="ignore"):
             u, d = 1.0 / t, s / t
         if not (math.isfinite(u) and u > 0 and math.isfinite(d) and d > 0):
-            raise ValueError(f"sensitivity/scale and 1/scale must be within the float range (> 0, "
-                             f"finite), got sensitivity={self.sensitivity!r}, scale={self.scale!r}")
+            raise ValueError(
+                f"sensitivity/scale and 1/scale must be within the float range (> 0, "
+                f"finite), got sensitivity={self.sensitivity!r}, scale={self.scale!r}"
+            )
         object.__setattr__(self, "scale", t)
         object.__setattr__(self, "sensitivity", s)
 
@@ -417,16 +418,16 @@ class DiscreteLaplace(_DiscreteMechanism):
         1.841347188416
         """
         h = np.float64(self._u) / 2.0
-        with np.errstate(over="ignore", divide="ignore", under="ignore"):   # huge scale: inf
-            return float(0.5 / np.sinh(h) ** 2)                              # = 2p/(1 − p)²
+        with np.errstate(over="ignore", divide="ignore", under="ignore"):  # huge scale: inf
+            return float(0.5 / np.sinh(h) ** 2)  # = 2p/(1 − p)²
 
     @functools.cached_property
     def _log1p_p(self) -> float:
-        return float(np.logaddexp(0.0, -self._u))           # log(1 + p)
+        return float(np.logaddexp(0.0, -self._u))  # log(1 + p)
 
     @functools.cached_property
     def _log_c(self) -> float:
-        return float(log1mexp(-self._u)) - self._log1p_p    # log((1 − p)/(1 + p))
+        return float(log1mexp(-self._u)) - self._log1p_p  # log((1 − p)/(1 + p))
 
     def _atom(self, k):
         """The loss atoms ℓ_k = (Δ − 2k)/t for integer k ∈ [0, Δ] (float), the ends ±eps_max."""
@@ -470,7 +471,7 @@ class DiscreteLaplace(_DiscreteMechanism):
                 v = np.nextafter((dd - m - 1.0) / t, np.inf)
                 x3 = self._diff_down(e, dd - m - 1.0, np.nextafter(e - v, -np.inf))
                 t2 = np.where(m >= 1, log1mexp(-m * u) - u + log1mexp(np.minimum(x3, 0.0)), -np.inf)
-                t2 = np.where(x3 < 0, t2, -np.inf)   # a negative second part: G(m) ≤ G(0)
+                t2 = np.where(x3 < 0, t2, -np.inf)  # a negative second part: G(m) ≤ G(0)
                 g = np.logaddexp(t1, t2)
             best = np.maximum(best, g)
         return _round_up_log(best - self._log1p_p, 8.0)
@@ -481,7 +482,7 @@ class DiscreteLaplace(_DiscreteMechanism):
         down — so that ε → Δ/t keeps full relative accuracy."""
         n = np.broadcast_to(np.asarray(n, dtype=float), e.shape)
         with np.errstate(over="ignore", invalid="ignore"):
-            near = np.abs(approx) < 2.0 ** -20 * (n / self.scale)
+            near = np.abs(approx) < 2.0**-20 * (n / self.scale)
         if not near.any():
             return approx
         out = np.array(approx, dtype=float)
@@ -503,8 +504,7 @@ class DiscreteLaplace(_DiscreteMechanism):
         with np.errstate(invalid="ignore", over="ignore"):
             r = (dd - x * self.scale) / 2.0
             k = np.ceil(r) - 1.0
-            near = np.isfinite(r) & (np.abs(r - np.round(r)) <= 1e-9 * (1.0 + np.abs(r))) & (
-                np.abs(r) <= dd + 2.0)
+            near = np.isfinite(r) & (np.abs(r - np.round(r)) <= 1e-9 * (1.0 + np.abs(r))) & (np.abs(r) <= dd + 2.0)
         if near.any():
             ft = Fraction(self.scale)
             for i in zip(*np.nonzero(near)):
@@ -528,14 +528,13 @@ class DiscreteLaplace(_DiscreteMechanism):
         u, l1p = self._u, self._log1p_p
         kk = np.clip(k, 0.0, dd - 1.0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            lp_le = -(kk + 1.0) * u - l1p           # log P[Y ≥ K + 1]
-            lq_gt = -(dd - kk) * u - l1p            # log P[Y ≤ K − Δ]
+            lp_le = -(kk + 1.0) * u - l1p  # log P[Y ≥ K + 1]
+            lq_gt = -(dd - kk) * u - l1p  # log P[Y ≤ K − Δ]
             sp, cp = log1mexp(lp_le), lp_le
             sq, cq = lq_gt, log1mexp(lq_gt)
         none, all_ = k < 0, k >= dd
         out = []
-        for v, at_none, at_all in ((sp, -np.inf, 0.0), (cp, 0.0, -np.inf),
-                                   (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
+        for v, at_none, at_all in ((sp, -np.inf, 0.0), (cp, 0.0, -np.inf), (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
             out.append(np.where(none, at_none, np.where(all_, at_all, v)))
         return out
 
@@ -555,10 +554,10 @@ class DiscreteLaplace(_DiscreteMechanism):
             out = np.where(k < 0, neg, pos)
         return np.where(np.isneginf(k), -np.inf, np.where(np.isposinf(k), 0.0, out))
 
-    _round_down = "tradeoff"            # β from closed forms (see _numerics.MARGINS)
+    _round_down = "tradeoff"  # β from closed forms (see _numerics.MARGINS)
 
     def _quantile_bracket(self):
-        r = math.ceil(min(self.scale * 800.0, 2.0 ** 52)) + 2.0
+        r = math.ceil(min(self.scale * 800.0, 2.0**52)) + 2.0
         return -r, r
 
     def _sample(self, size, rng):
@@ -599,14 +598,14 @@ class DiscreteLaplace(_DiscreteMechanism):
         x = am1 * d
         l1p = self._log1p_p
         if x < 1.0:
-            if dd > 2 ** 20:
+            if dd > 2**20:
                 val = float(pure_rdp_exact(d_up, a))
                 return min(val * (1 + 64 * _U), d_up)
             # atoms: y ≤ 0 → d; y ≥ Δ → −d; 1 ≤ y ≤ Δ − 1 → (Δ − 2y)/t; log-probabilities lw
             total = float(_w_expm1mx(-l1p, am1 * d) + am1 * _w_expm1mx(-l1p, -d))
             total += float(_w_expm1mx(-d - l1p, -am1 * d) + am1 * _w_expm1mx(-d - l1p, d))
-            for start in range(1, dd, 2 ** 18):
-                y = np.arange(start, min(dd, start + 2 ** 18), dtype=float)
+            for start in range(1, dd, 2**18):
+                y = np.arange(start, min(dd, start + 2**18), dtype=float)
                 ell = (dd - 2.0 * y) / t
                 lw = self._log_c - y * u
                 total += float(np.sum(_w_expm1mx(lw, am1 * ell) + am1 * _w_expm1mx(lw, -ell)))
@@ -619,12 +618,11 @@ class DiscreteLaplace(_DiscreteMechanism):
                 terms = [t1, t2]
                 if dd >= 2:
                     lr = -(2.0 * a - 1.0) * u
-                    t3 = (self._log_c + am1 * d + lr + float(log1mexp((dd - 1) * lr))
-                          - float(log1mexp(lr)))
+                    t3 = self._log_c + am1 * d + lr + float(log1mexp((dd - 1) * lr)) - float(log1mexp(lr))
                     terms.append(t3)
                 finite = [v for v in terms if math.isfinite(v)]
                 if len(finite) < len([v for v in terms if not (math.isinf(v) and v < 0)]):
-                    return d_up                    # an exponent beyond the float range: D_α ≤ d
+                    return d_up  # an exponent beyond the float range: D_α ≤ d
                 log_a = float(special.logsumexp(finite))
                 # absolute rounding of the log-sum-exp, spread over α − 1
                 err = 16 * _U * (1.0 + max(abs(v) for v in finite))
@@ -661,8 +659,10 @@ class DiscreteLaplace(_DiscreteMechanism):
             try:
                 return cls(t, sens)
             except ValueError:
-                raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a scale beyond the float "
-                                 f"range for sensitivity = {sensitivity!r}") from None
+                raise ValueError(
+                    f"eps = {eps!r} with delta = {delta!r} needs a scale beyond the float "
+                    f"range for sensitivity = {sensitivity!r}"
+                ) from None
 
         def feasible(t):
             return bool(_within(make(t)._log_delta(np.array([e]))[0], dl))
@@ -671,7 +671,7 @@ class DiscreteLaplace(_DiscreteMechanism):
             hi = sens / e if e > 0 else 1.0
         if not math.isfinite(hi):
             make(math.inf)
-        for i in range(64):      # Δ/ε rounded up until eps_max ≤ ε (then δ(ε) = 0)
+        for i in range(64):  # Δ/ε rounded up until eps_max ≤ ε (then δ(ε) = 0)
             if e == 0 or make(hi).eps_max <= e:
                 break
             hi = float(np.nextafter(hi, np.inf)) if i < 8 else hi * (1 + 2.0 ** (i - 60))
@@ -685,9 +685,8 @@ class DiscreteLaplace(_DiscreteMechanism):
             if lo < 1e-300:
                 return make(lo)
             hi, lo = lo, lo / 2.0
-        if hi - lo > 2 * np.spacing(hi):   # feasible(hi), not feasible(lo): to 2 ulps
-            hi = float(bracket_search(lambda x: feasible(float(x)), lo, hi, safe="hi", mid="geo",
-                                      steps=200, ulps=2.0))
+        if hi - lo > 2 * np.spacing(hi):  # feasible(hi), not feasible(lo): to 2 ulps
+            hi = float(bracket_search(lambda x: feasible(float(x)), lo, hi, safe="hi", mid="geo", steps=200, ulps=2.0))
         return make(hi)
 
     def _label(self):
@@ -738,11 +737,11 @@ def _dg_log_cdf_window(k, sigma: float, log_z: float):
         while i < order.size:
             width = int(jw[order[i]])
             rows = max(1, _CHUNK // max(width, 1))
-            sel = order[i:i + rows]
+            sel = order[i : i + rows]
             width = int(jw[sel].max())
             j = np.arange(width + 1, dtype=float)
             kk = kr[sel][:, None]
-            y = kk + j[None, :]                     # |y| = |k| + j
+            y = kk + j[None, :]  # |y| = |k| + j
             la = -(y * y) / s2
             mask = j[None, :] <= jw[sel][:, None]
             la = np.where(mask, la, -np.inf)
@@ -795,8 +794,9 @@ class DiscreteGaussian(_DiscreteMechanism):
     def __post_init__(self):
         s = _check_scale(self.sigma, "sigma")
         if not 1e-150 <= s <= 1e150:
-            raise ValueError(f"sigma must lie in [1e-150, 1e150] (σ² and 1/σ² must be normal "
-                             f"floats), got {self.sigma!r}")
+            raise ValueError(
+                f"sigma must lie in [1e-150, 1e150] (σ² and 1/σ² must be normal floats), got {self.sigma!r}"
+            )
         object.__setattr__(self, "sigma", s)
         object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
 
@@ -848,7 +848,7 @@ class DiscreteGaussian(_DiscreteMechanism):
     def _poisson_terms(self):
         """q_k = e^{−2π²σ²k²}, k = 1…8 (σ ≥ 0.3: the omitted k ≥ 9 are below e^{−140} relative)."""
         k = np.arange(1, 9, dtype=float)
-        return k, np.exp(-2.0 * math.pi ** 2 * self.sigma ** 2 * k * k)
+        return k, np.exp(-2.0 * math.pi**2 * self.sigma**2 * k * k)
 
     @functools.cached_property
     def _log_z(self) -> float:
@@ -873,7 +873,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         if s >= 0.5:
             k, q = self._poisson_terms
             theta0 = 1.0 + 2.0 * float(np.sum(q))
-            return float(s * s - 8.0 * math.pi ** 2 * s ** 4 * float(np.sum(k * k * q)) / theta0)
+            return float(s * s - 8.0 * math.pi**2 * s**4 * float(np.sum(k * k * q)) / theta0)
         y = np.arange(1, 13, dtype=float)
         w = np.exp(-(y * y) / self._s2)
         return float(2.0 * np.sum(y * y * w) / (1.0 + 2.0 * np.sum(w)))
@@ -924,7 +924,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         u = (np.asarray(k, dtype=float) + 0.5) / s
         lphi = -0.5 * u * u - 0.5 * _LOG_2PI
         lcdf = special.log_ndtr(u)
-        corr = u / (24.0 * s * s) - 7.0 * (u ** 3 - 3.0 * u) / (5760.0 * s ** 4)
+        corr = u / (24.0 * s * s) - 7.0 * (u**3 - 3.0 * u) / (5760.0 * s**4)
         with np.errstate(over="ignore", invalid="ignore"):
             rel = np.exp(lphi - lcdf) * corr
         return lcdf + np.log1p(np.maximum(rel, -0.5))
@@ -945,17 +945,17 @@ class DiscreteGaussian(_DiscreteMechanism):
         out[fin] = vals
         return out
 
-    _round_down = "tradeoff_table"      # β from CDF tables (see _numerics.MARGINS)
+    _round_down = "tradeoff_table"  # β from CDF tables (see _numerics.MARGINS)
 
     def _quantile_bracket(self):
-        r = math.ceil(min(self.sigma * 40.0, 2.0 ** 52)) + 2.0
+        r = math.ceil(min(self.sigma * 40.0, 2.0**52)) + 2.0
         return -r, r
 
     def _sample(self, size, rng):
         """Rejection from the discrete Laplace with t = ⌊σ⌋ + 1: accept Y with probability
         exp(−(|Y| − σ²/t)²/(2σ²)) (Canonne, Kamath & Steinke 2020)."""
         s = self.sigma
-        if s > 2.0 ** 50:
+        if s > 2.0**50:
             raise ValueError(f"sigma must be at most 2**50 to sample 64-bit integers, got {s!r}")
         t = math.floor(s) + 1.0
         n = int(np.prod(size)) if isinstance(size, tuple) else int(size)
@@ -968,7 +968,7 @@ class DiscreteGaussian(_DiscreteMechanism):
             ay = np.abs(y).astype(float)
             accept = rng.random(batch) < np.exp(-((ay - s * s / t) ** 2) / (2.0 * s * s))
             got = y[accept][:need]
-            out[filled:filled + got.size] = got
+            out[filled : filled + got.size] = got
             filled += got.size
         return out.reshape(size)
 
@@ -987,7 +987,7 @@ class DiscreteGaussian(_DiscreteMechanism):
             en, ed = float(e).as_integer_ratio()
             num = dd * dd * ed * b_den - 2 * en * a_num
             den = 2 * ed * b_den * dd
-            m = -((-num) // den) - 1                         # the largest integer < x
+            m = -((-num) // den) - 1  # the largest integer < x
             if abs(m) > _BIG:
                 ok[i] = False
                 ms[i] = float(m) if abs(m) < 1e300 else math.copysign(1e300, m)
@@ -1027,11 +1027,11 @@ class DiscreteGaussian(_DiscreteMechanism):
     def _radius(self, start, step, limit, m, theta, top_value):
         """The smallest r ∈ [1, limit] (per element) with log a(start + step·r) ≤ top − 50, by
         bisection (log a is concave, so it keeps decreasing away from the mode)."""
+
         def low(r):
             return self._log_terms(start + step * r, m, theta) <= top_value - _DROP
 
-        return bracket_search(low, np.zeros(start.shape), limit.astype(float), safe="hi", mid="int",
-                              steps=64)
+        return bracket_search(low, np.zeros(start.shape), limit.astype(float), safe="hi", mid="int", steps=64)
 
     def _log_delta_live(self, eps):
         """log δ(ε) for finite ε ≥ 0 (1-d): the exact windowed sum, Euler–Maclaurin where the window
@@ -1063,8 +1063,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         cap = math.ceil(self.sigma * math.sqrt(2.0 * _DROP)) + 3.0
         r_lo = self._radius(yc, -1.0, np.full(m.shape, cap), m, theta, top)
         room = m - yc
-        r_hi = np.where(room > 0, self._radius(yc, 1.0, np.maximum(np.minimum(room, cap), 1.0),
-                                               m, theta, top), 0.0)
+        r_hi = np.where(room > 0, self._radius(yc, 1.0, np.maximum(np.minimum(room, cap), 1.0), m, theta, top), 0.0)
         r_hi = np.minimum(r_hi, room)
         width = r_lo + r_hi + 1.0
         fine = width <= _MAX_WINDOW
@@ -1075,7 +1074,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         while i < order.size:
             w0 = int(width[order[i]])
             rows = max(1, _CHUNK // w0)
-            sel = order[i:i + rows]
+            sel = order[i : i + rows]
             w = int(width[sel].max())
             j = np.arange(w, dtype=float)
             y_bot = yc[sel] - r_lo[sel]
@@ -1087,12 +1086,18 @@ class DiscreteGaussian(_DiscreteMechanism):
             mx = np.max(la, axis=1)
             ssum = np.sum(np.exp(la - mx[:, None]), axis=1)
             # geometric bounds of the omitted tails: below y_bot, and between y_top and m
-            lt_lo = _log_geometric_tail(self._log_terms(y_bot, m[sel], theta[sel]),
-                                        self._log_terms(y_bot - 1.0, m[sel], theta[sel]))
+            lt_lo = _log_geometric_tail(
+                self._log_terms(y_bot, m[sel], theta[sel]), self._log_terms(y_bot - 1.0, m[sel], theta[sel])
+            )
             has_hi = y_top < m[sel]
-            lt_hi = np.where(has_hi, _log_geometric_tail(
-                self._log_terms(y_top, m[sel], theta[sel]),
-                self._log_terms(np.minimum(y_top + 1.0, m[sel]), m[sel], theta[sel])), -np.inf)
+            lt_hi = np.where(
+                has_hi,
+                _log_geometric_tail(
+                    self._log_terms(y_top, m[sel], theta[sel]),
+                    self._log_terms(np.minimum(y_top + 1.0, m[sel]), m[sel], theta[sel]),
+                ),
+                -np.inf,
+            )
             with np.errstate(over="ignore"):
                 ssum = ssum + np.exp(lt_lo - mx) + np.exp(lt_hi - mx)
             out[sel] = mx + np.log(ssum) - self._log_z
@@ -1121,36 +1126,36 @@ class DiscreteGaussian(_DiscreteMechanism):
         mu = dd / s
         e = np.asarray(eps, dtype=float)
         lcont = np.asarray(Gaussian(s, dd)._log_delta(e), dtype=float)
-        lcont = lcont + 2.0 ** -46 * (8.0 + np.abs(lcont))            # its rounding, upwards
+        lcont = lcont + 2.0**-46 * (8.0 + np.abs(lcont))  # its rounding, upwards
         with np.errstate(over="ignore", invalid="ignore"):
             i_cont = np.exp(lcont + 0.5 * _LOG_2PI + math.log(s) + 0.5 * u * u)
             wm = -np.expm1(-kap * theta)
             # ∫_m^x a / f(m) = ∫_0^θ e^{−(2mv + v²)/(2σ²)} (1 − e^{−κ(θ − v)}) dv
             v = 0.5 * theta[:, None] * (_GL_X[None, :] + 1.0)
-            integrand = np.exp(-(2.0 * m[:, None] * v + v * v) / self._s2) * -np.expm1(
-                -kap * (theta[:, None] - v))
+            integrand = np.exp(-(2.0 * m[:, None] * v + v * v) / self._s2) * -np.expm1(-kap * (theta[:, None] - v))
             i_gap = 0.5 * theta * np.sum(_GL_W[None, :] * integrand, axis=1)
             um = u - mu
             # a⁽ⁿ⁾(m)/f(m) = (−1)ⁿ σ⁻ⁿ [Heₙ(u) − Heₙ(u − μ) + w Heₙ(u − μ)]
             diff1 = mu
             diff3 = mu * (3.0 * u * u - 3.0 * u * mu + mu * mu - 3.0)
-            diff5 = (mu * (5.0 * u ** 4 - 10.0 * u ** 3 * mu + 10.0 * u * u * mu * mu
-                           - 5.0 * u * mu ** 3 + mu ** 4)
-                     - 10.0 * mu * (3.0 * u * u - 3.0 * u * mu + mu * mu) + 15.0 * mu)
-            he3m = um ** 3 - 3.0 * um
-            he5m = um ** 5 - 10.0 * um ** 3 + 15.0 * um
+            diff5 = (
+                mu * (5.0 * u**4 - 10.0 * u**3 * mu + 10.0 * u * u * mu * mu - 5.0 * u * mu**3 + mu**4)
+                - 10.0 * mu * (3.0 * u * u - 3.0 * u * mu + mu * mu)
+                + 15.0 * mu
+            )
+            he3m = um**3 - 3.0 * um
+            he5m = um**5 - 10.0 * um**3 + 15.0 * um
             d1 = -(diff1 + wm * (um)) / s
-            d3 = -(diff3 + wm * he3m) / s ** 3
-            d5 = -(diff5 + wm * he5m) / s ** 5
+            d3 = -(diff3 + wm * he3m) / s**3
+            d5 = -(diff5 + wm * he5m) / s**5
             corr = wm / 2.0 + d1 / 12.0 - d3 / 720.0 + d5 / 30240.0
             # the remainder: 2ζ(6)/(2π)⁶ = 2/(945·64)
             c6 = 2.0 / (945.0 * 64.0)
-            root6 = 3.3242574335521193                      # the largest zero of He₆
-            glob = math.sqrt(2.0 * math.pi) * math.sqrt(720.0) / s ** 5
-            he5u = np.abs(u ** 5 - 10.0 * u ** 3 + 15.0 * u)
-            bf = np.where(u <= -root6, he5u / s ** 5, glob * np.exp(0.5 * u * u))
-            bg = np.where(um <= -root6, (1.0 - wm) * np.abs(he5m) / s ** 5,
-                          glob * np.exp(e + 0.5 * u * u))
+            root6 = 3.3242574335521193  # the largest zero of He₆
+            glob = math.sqrt(2.0 * math.pi) * math.sqrt(720.0) / s**5
+            he5u = np.abs(u**5 - 10.0 * u**3 + 15.0 * u)
+            bf = np.where(u <= -root6, he5u / s**5, glob * np.exp(0.5 * u * u))
+            bg = np.where(um <= -root6, (1.0 - wm) * np.abs(he5m) / s**5, glob * np.exp(e + 0.5 * u * u))
             rem = c6 * (bf + bg)
             total = i_cont - i_gap * (1.0 - 1e-12) + corr + np.abs(corr) * 1e-10 + rem
             out = -0.5 * u * u + np.log(total) - self._log_z
@@ -1171,7 +1176,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         s, dd, kap = self.sigma, float(self.sensitivity), self._kappa
         cont = np.asarray(Gaussian(s, dd)._log_delta(e), dtype=float)
         cont = cont + math.log1p(_CONT_MARGIN)
-        lz = 0.5 * _LOG_2PI + math.log(s)         # log Z ≥ log(√(2π)σ)
+        lz = 0.5 * _LOG_2PI + math.log(s)  # log Z ≥ log(√(2π)σ)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             x = dd / 2.0 - e * (s / dd) * s
             y1 = np.minimum(0.0, x - 1.0 / kap)
@@ -1194,8 +1199,7 @@ class DiscreteGaussian(_DiscreteMechanism):
         with np.errstate(over="ignore", invalid="ignore"):
             c = dd / 2.0 - x * (self.sigma / dd) * self.sigma
             k = np.ceil(c) - 1.0
-            near = np.isfinite(c) & (np.abs(c) <= _BIG) & (
-                np.abs(c - np.round(c)) <= 1e-9 * (1.0 + np.abs(c)))
+            near = np.isfinite(c) & (np.abs(c) <= _BIG) & (np.abs(c - np.round(c)) <= 1e-9 * (1.0 + np.abs(c)))
         if near.any():
             ms, _, _ = self._thresholds(x[near])
             k[near] = ms
@@ -1277,13 +1281,12 @@ class DiscreteGaussian(_DiscreteMechanism):
             y = np.arange(1, 14, dtype=float)
             s2 = self._s2
             with np.errstate(divide="ignore"):
-                z = y * c / s2                                # sinh argument y·c/(2σ²)·... /2
+                z = y * c / s2  # sinh argument y·c/(2σ²)·... /2
                 lsinh = z + log1mexp(-2.0 * z) - math.log(2.0)
-                lt = math.log(4.0) - (y * y) / s2 + 2.0 * lsinh - math.log1p(
-                    2.0 * float(np.sum(np.exp(-(y * y) / s2))))
+                lt = math.log(4.0) - (y * y) / s2 + 2.0 * lsinh - math.log1p(2.0 * float(np.sum(np.exp(-(y * y) / s2))))
             l1 = -(c * c) / s2
             lr = float(np.logaddexp(l1, l1 + special.logsumexp(lt)))
-        corr = lr / am1 * (1 - 64 * _U)       # ≤ 0; its magnitude rounded down
+        corr = lr / am1 * (1 - 64 * _U)  # ≤ 0; its magnitude rounded down
         val = (base + corr) * (1 + 16 * _U)
         return float(min(max(val, 0.0), base))
 

@@ -2,6 +2,7 @@
 mechanism; their profile is the tight pure-DP profile δ(ε') = (e^ε − e^{ε'})₊ / (1 + e^ε)
 (Kairouz, Oh & Viswanath 2015).
 """
+
 from __future__ import annotations
 
 import math  # noqa: F401  (the doctests use it)
@@ -12,11 +13,22 @@ from scipy import special
 
 from .. import conversions
 from .._validation import as_array, check_alpha, check_positive, scalar_out
-from ._base import (_store, _check_eps_param, _rng, _size, _pure_log_delta, _pure_epsilon,
-    _pure_tradeoff, _pure_rdp, _validate_calibration, _Mechanism)
+from ._base import (
+    _store,
+    _check_eps_param,
+    _rng,
+    _size,
+    _pure_log_delta,
+    _pure_epsilon,
+    _pure_tradeoff,
+    _pure_rdp,
+    _validate_calibration,
+    _Mechanism,
+)
 
 
 __all__ = ["RandomizedResponse", "Exponential"]
+
 
 # ------------------------------------------------------------------------------------------------
 # pure-DP mechanisms
@@ -92,8 +104,10 @@ class RandomizedResponse(_Mechanism):
         0.462117
         """
         eps = float(self.eps)
-        return {"rho": (float(conversions.pure_to_zcdp(eps)), "exact"),
-                "mu": (float(conversions.pure_to_gdp(eps)), "exact: conversions.pure_to_gdp")}
+        return {
+            "rho": (float(conversions.pure_to_zcdp(eps)), "exact"),
+            "mu": (float(conversions.pure_to_gdp(eps)), "exact: conversions.pure_to_gdp"),
+        }
 
     def rdp(self, alpha):
         """Tight RDP (Steinke 2024 Theorem 4): ε̂(α) = ε − log[(1 + e^{−ε})/(1 + e^{−(2α−1)ε})]/(α − 1).
@@ -208,5 +222,3 @@ class Exponential(_Mechanism):
 
     def _label(self):
         return f"Exponential(ε={self.eps!r})"
-
-

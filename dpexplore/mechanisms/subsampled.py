@@ -48,6 +48,7 @@ The privacy loss distribution machinery of :mod:`dpexplore.pld` composes them ti
 >>> round(float(f.rdp(2.0)), 12)          # log(1 + q²·min(4(e^{1/σ²} − 1), 2e^{1/σ²}))
 0.000113603714
 """
+
 from __future__ import annotations
 
 import functools
@@ -63,8 +64,15 @@ from .._card import CardMixin
 from .._numerics import within
 from ..profiles import PrivacyProfile
 
-__all__ = ["PoissonSubsampled", "FixedSubsampled", "subsample", "MaxProfile", "OneStepProfile",
-           "RareEventProfile", "SAMPLINGS"]
+__all__ = [
+    "PoissonSubsampled",
+    "FixedSubsampled",
+    "subsample",
+    "MaxProfile",
+    "OneStepProfile",
+    "RareEventProfile",
+    "SAMPLINGS",
+]
 
 #: sampling schemes accepted by :func:`subsample`
 SAMPLINGS = ("poisson", "fixed")
@@ -84,8 +92,10 @@ def _check_base(mechanism):
     from .additive import AdditiveNoiseMechanism
 
     if not isinstance(mechanism, AdditiveNoiseMechanism):
-        raise ValueError(f"mechanism must be an additive-noise mechanism (Gaussian, Laplace, Logistic, "
-                         f"Subbotin) to subsample, got {mechanism!r}")
+        raise ValueError(
+            f"mechanism must be an additive-noise mechanism (Gaussian, Laplace, Logistic, "
+            f"Subbotin) to subsample, got {mechanism!r}"
+        )
     if not mechanism._scalar_params():
         raise ValueError(f"mechanism parameters must be scalars to subsample, got {mechanism!r}")
     return mechanism
@@ -119,7 +129,7 @@ class _SubsampledLoss:
         em = float(self.base.eps_max)
         q = self.q
         with np.errstate(over="ignore", divide="ignore"):
-            lo_r = float(np.log1p(q * np.expm1(-em)))          # log(1 − q + q e^{−em})
+            lo_r = float(np.log1p(q * np.expm1(-em)))  # log(1 − q + q e^{−em})
             hi_r = float(np.log1p(q * np.expm1(em))) if np.isfinite(em) else np.inf
         return lo_r, hi_r
 
@@ -157,8 +167,7 @@ class _SubsampledLoss:
             # (at an atom of R, ≥ and > differ: on the grid both put it on the same point)
             neg = x < 0
             sp, cp, sq, cq = _SubsampledLoss(self.base, self.q, "remove")._loss_tails(np.abs(x))
-            return [np.where(neg, cq, sp), np.where(neg, sq, cp),
-                    np.where(neg, cp, sq), np.where(neg, sp, cq)]
+            return [np.where(neg, cq, sp), np.where(neg, sq, cp), np.where(neg, cp, sq), np.where(neg, sp, cq)]
         base, q = self.base, self.q
         em = float(base.eps_max)
         lo, hi = self.loss_support
@@ -173,14 +182,18 @@ class _SubsampledLoss:
             l1q, lq = np.log1p(-q) if q < 1 else -np.inf, np.log(q)
             mix_sf = np.logaddexp(l1q + a_sf, lq + b_sf)
             mix_cdf = np.logaddexp(l1q + a_cdf, lq + b_cdf)
-        if self.direction == "remove":   # L > x ⟺ y > t;  P = mixture, Q = A
+        if self.direction == "remove":  # L > x ⟺ y > t;  P = mixture, Q = A
             sp, cp, sq, cq = mix_sf, mix_cdf, a_sf, a_cdf
-        else:                            # L > x ⟺ y < t;  P = A, Q = mixture
+        else:  # L > x ⟺ y < t;  P = A, Q = mixture
             sp, cp, sq, cq = a_cdf, a_sf, mix_cdf, mix_sf
         above = x >= hi
         out = []
-        for s_in, above_val, below_val in ((sp, -np.inf, 0.0), (cp, 0.0, -np.inf),
-                                           (sq, -np.inf, 0.0), (cq, 0.0, -np.inf)):
+        for s_in, above_val, below_val in (
+            (sp, -np.inf, 0.0),
+            (cp, 0.0, -np.inf),
+            (sq, -np.inf, 0.0),
+            (cq, 0.0, -np.inf),
+        ):
             out.append(np.where(inside, s_in, np.where(above, above_val, below_val)))
         return out
 
@@ -250,7 +263,7 @@ class OneStepProfile(PrivacyProfile):
             near = np.log1p(np.expm1(np.minimum(e, 1.0)) / q)
             far = e + np.log1p(-(1.0 - q) * np.exp(-np.maximum(e, 1.0))) - np.log(q)
         ep = np.where(e <= 1.0, near, far)
-        with np.errstate(invalid="ignore"):   # ε = inf: ε′ = inf (spacing(inf) is NaN)
+        with np.errstate(invalid="ignore"):  # ε = inf: ε′ = inf (spacing(inf) is NaN)
             down = np.maximum(ep - 8 * np.spacing(np.abs(ep)) - 8 * np.spacing(np.abs(e)), 0.0)
         return np.where(np.isinf(ep), ep, down)
 
@@ -262,16 +275,16 @@ class OneStepProfile(PrivacyProfile):
         else:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 l1q = np.log1p(-q) if q < 1.0 else -np.inf
-                x = e + l1q                                   # log((1 − q)e^ε) ≤ 0 below eps_max
-                slack = 4 * (np.spacing(np.abs(e)) + (np.spacing(abs(l1q)) if np.isfinite(l1q) else 0.0)
-                             + np.spacing(np.abs(x)))
-                x = np.where(np.isfinite(x), x - slack, x)    # rounded down: c rounded up
+                x = e + l1q  # log((1 − q)e^ε) ≤ 0 below eps_max
+                slack = 4 * (
+                    np.spacing(np.abs(e)) + (np.spacing(abs(l1q)) if np.isfinite(l1q) else 0.0) + np.spacing(np.abs(x))
+                )
+                x = np.where(np.isfinite(x), x - slack, x)  # rounded down: c rounded up
                 log_c = np.log(-np.expm1(np.minimum(x, 0.0)))
                 log_c = log_c + 4 * np.spacing(np.abs(log_c))
                 e2 = e + np.log(q) - log_c
                 e2 = np.maximum(e2 - 8 * np.spacing(np.abs(e2)) - 8 * np.spacing(np.abs(e)), 0.0)
-                out = np.where(x < 0.0, log_c + self._base._log_delta_checked(np.where(x < 0.0, e2, 0.0)),
-                               -np.inf)
+                out = np.where(x < 0.0, log_c + self._base._log_delta_checked(np.where(x < 0.0, e2, 0.0)), -np.inf)
         out = np.asarray(out, dtype=np.float64)
         return np.where(np.isfinite(out), out + 4 * np.spacing(np.abs(out)), out)
 
@@ -280,7 +293,7 @@ class OneStepProfile(PrivacyProfile):
             return super()._epsilon(delta)
         d = np.asarray(delta, dtype=np.float64)
         q = self.q
-        ratio = np.minimum(np.nextafter(d / q, 0.0), 1.0)   # δ/q rounded down: ε_M rounded up
+        ratio = np.minimum(np.nextafter(d / q, 0.0), 1.0)  # δ/q rounded down: ε_M rounded up
         em = np.asarray(self._base._epsilon(ratio), dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             # log(1 + q(e^{ε_M} − 1)) as it stands while e^{ε_M} is finite; above, ε_M +
@@ -297,7 +310,7 @@ class OneStepProfile(PrivacyProfile):
             bad = np.isfinite(eps) & ~within(self._log_delta_checked(eps), d)
             if not bad.any():
                 break
-            step = np.maximum(np.spacing(eps) * 2.0 ** (i + 2), 2.0 ** -1074)
+            step = np.maximum(np.spacing(eps) * 2.0 ** (i + 2), 2.0**-1074)
             eps = np.where(bad, np.minimum(eps + step, self.eps_max), eps)
         return eps
 
@@ -331,7 +344,7 @@ def _bernstein_shifts(mu: float, q: float, k: int, xs, tails):
     with np.errstate(all="ignore"):
         tau = np.log1p(np.expm1(xs) / q)
 
-        def log_moment(j):          # log E_P[e^{jℓ}; ℓ ≤ τ], P = (1 − q)A + qB
+        def log_moment(j):  # log E_P[e^{jℓ}; ℓ ≤ τ], P = (1 − q)A + qB
             on_a = j * (j - 1) * m2 / 2 + special.log_ndtr((tau + m2 / 2 - j * m2) / mu)
             on_b = (j + 1) * j * m2 / 2 + special.log_ndtr((tau + m2 / 2 - (j + 1) * m2) / mu)
             return np.logaddexp(np.log1p(-q) + on_a, lq + on_b)
@@ -391,7 +404,7 @@ def one_shifted_step_lower_epsilon(mechanism, q: float, k, delta: float):
     out = np.zeros(ks.shape)
     p0, log_c1 = (np.asarray(v, dtype=np.float64) for v in one_run_among_k(q, ks))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        log_target = np.log(d) - np.log(p0) - log_c1   # c₁ underflows where k·q is large
+        log_target = np.log(d) - np.log(p0) - log_c1  # c₁ underflows where k·q is large
         use = np.isfinite(log_c1) & (p0 > 0.0) & (log_target < 0.0)
         if not use.any():
             return float(out) if out.ndim == 0 else out
@@ -448,14 +461,15 @@ class RareEventProfile(PrivacyProfile):
         loss = _SubsampledLoss(mechanism, q, "remove")
         with np.errstate(divide="ignore"):
             log_pi = np.asarray(loss._loss_tails(_RARE_X)[0], dtype=np.float64)
-        pi = np.minimum(np.exp(log_pi) * (1.0 + 1e-9), 1.0)          # P(L > x), rounded up
-        self._shift = np.nextafter(self.k * _RARE_X, np.inf)           # k·x, rounded up
+        pi = np.minimum(np.exp(log_pi) * (1.0 + 1e-9), 1.0)  # P(L > x), rounded up
+        self._shift = np.nextafter(self.k * _RARE_X, np.inf)  # k·x, rounded up
         self._tail = np.nextafter(0.5 * self.k * (self.k - 1.0) * pi * pi * (1.0 + 1e-15), np.inf)
         from .additive import Gaussian
 
-        if isinstance(mechanism, Gaussian) and q < 1.0:   # the small losses' sum, by Bernstein
-            s_b, t_b = _bernstein_shifts(float(mechanism.sensitivity) / float(mechanism.sigma), q,
-                                         self.k, _RARE_X, self._tail)
+        if isinstance(mechanism, Gaussian) and q < 1.0:  # the small losses' sum, by Bernstein
+            s_b, t_b = _bernstein_shifts(
+                float(mechanism.sensitivity) / float(mechanism.sigma), q, self.k, _RARE_X, self._tail
+            )
             self._shift = np.concatenate([self._shift, s_b])
             self._tail = np.concatenate([self._tail, t_b])
         l1q = float(np.log1p(-q)) if q < 1.0 else -np.inf
@@ -476,7 +490,7 @@ class RareEventProfile(PrivacyProfile):
             shifted = np.maximum(flat[:, None] - self._shift[None, :], 0.0)
             ld1 = np.asarray(self.one._log_delta_checked(shifted), dtype=np.float64)
             terms = np.logaddexp(np.log(float(self.k)) + ld1, np.log(self._tail)[None, :])
-            terms = np.where(flat[:, None] >= self._shift[None, :], terms, 0.0)   # below k·x: 1
+            terms = np.where(flat[:, None] >= self._shift[None, :], terms, 0.0)  # below k·x: 1
         out = np.min(terms, axis=1)
         out = np.where(flat < self.add_max, 0.0, out)
         out = np.where(np.isfinite(out), out + 4 * np.spacing(np.abs(out)), out)
@@ -558,8 +572,7 @@ class PoissonSubsampled(CardMixin):
 
     # directions ----------------------------------------------------------------------------
     def _directions(self):
-        return (_SubsampledLoss(self.mechanism, self.q, "remove"),
-                _SubsampledLoss(self.mechanism, self.q, "add"))
+        return (_SubsampledLoss(self.mechanism, self.q, "remove"), _SubsampledLoss(self.mechanism, self.q, "add"))
 
     def _label(self) -> str:
         lab = getattr(self.mechanism, "_label", lambda: repr(self.mechanism))()
@@ -622,13 +635,14 @@ class PoissonSubsampled(CardMixin):
         from .additive import Gaussian
 
         if not isinstance(self.mechanism, Gaussian):
-            raise NotImplementedError(f"subsampled Renyi DP is implemented for a Gaussian base only, "
-                                      f"not {self.mechanism!r}")
+            raise NotImplementedError(
+                f"subsampled Renyi DP is implemented for a Gaussian base only, not {self.mechanism!r}"
+            )
         a = check_alpha(alpha, "alpha")
         s2 = (float(self.mechanism.sigma) / float(self.mechanism.sensitivity)) ** 2
         q = self.q
 
-        def frac(al, lo, la_lo, la_hi):   # the series, capped by the chord
+        def frac(al, lo, la_lo, la_hi):  # the series, capped by the chord
             return min(_chord(al, lo, la_lo, la_hi), _log_a_frac(float(al), q, s2))
 
         return _rdp_by_order(a, lambda n: _log_a_int(n, q, s2), frac)
@@ -738,7 +752,7 @@ def _log_a_frac(alpha: float, q: float, s2: float) -> float:
         if end < n or n >= 100_000:
             break
         n = min(2 * n, 100_000)
-    both = np.stack([ls0[:end], ls1[:end]], axis=1).ravel()   # ls0, ls1 of each i, in turn
+    both = np.stack([ls0[:end], ls1[:end]], axis=1).ravel()  # ls0, ls1 of each i, in turn
     sign = np.repeat(coef[:end] > 0, 2)
     pos, neg = both[sign], both[~sign]
     lp = _logsumexp(pos)
@@ -860,10 +874,12 @@ class FixedSubsampled(PoissonSubsampled):
         from .additive import Gaussian
 
         if not isinstance(self.mechanism, Gaussian):
-            raise NotImplementedError(f"Renyi DP of sampling without replacement is implemented for a "
-                                      f"Gaussian base only, not {self.mechanism!r}")
+            raise NotImplementedError(
+                f"Renyi DP of sampling without replacement is implemented for a "
+                f"Gaussian base only, not {self.mechanism!r}"
+            )
         a = check_alpha(alpha, "alpha")
-        with np.errstate(over="ignore", under="ignore"):   # σ̃² may overflow to inf or underflow to 0
+        with np.errstate(over="ignore", under="ignore"):  # σ̃² may overflow to inf or underflow to 0
             s2 = float((np.float64(self.mechanism.sigma) / np.float64(self.mechanism.sensitivity)) ** 2)
         q = self.q
 
@@ -909,7 +925,7 @@ def _log_moment_quad(n: np.ndarray, s: float) -> np.ndarray:
         # −z − n s/(e^{−u} − 1) (u < 0)
         near = 1e-6 * min(1.0, s)
         far = s * (n * s + np.sqrt(n) + 1.0) if side > 0 else s * (np.sqrt(n) + 10.0 + 1.5 * s)
-        a = np.full_like(n, near)          # |u| at which the slope is positive (right) / negative (left)
+        a = np.full_like(n, near)  # |u| at which the slope is positive (right) / negative (left)
         b = far.copy()
         for _ in range(200):
             m = np.sqrt(a * b) if side > 0 else 0.5 * (a + b)
@@ -917,7 +933,7 @@ def _log_moment_quad(n: np.ndarray, s: float) -> np.ndarray:
             z = z0 + u / s
             with np.errstate(over="ignore"):
                 slope = (-z + n * s / -np.expm1(-u)) if side > 0 else (-z - n * s / np.expm1(-u))
-            up = (slope > 0) if side > 0 else (slope < 0)   # the mode lies further from z0
+            up = (slope > 0) if side > 0 else (slope < 0)  # the mode lies further from z0
             a = np.where(up, m, a)
             b = np.where(up, b, m)
             if np.all(b - a <= 1e-13 * b):
@@ -953,7 +969,7 @@ def _log_moments(s2: float) -> np.ndarray:
     out = np.full(_WOR_FD_MAX + 1, np.nan)
     out[0] = 0.0
     evens = np.arange(2, _WOR_FD_MAX + 1, 2)
-    if s2 == np.inf:                      # no signal: X = 1
+    if s2 == np.inf:  # no signal: X = 1
         out[evens] = -np.inf
         out.setflags(write=False)
         return out
@@ -962,9 +978,13 @@ def _log_moments(s2: float) -> np.ndarray:
     ratio = np.empty(evens.size)
     for i, n in enumerate(evens):
         k = np.arange(n + 1, dtype=np.float64)
-        lt = (special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0)
-              + k * (k - 1.0) / (2.0 * s2))
-        lp = _logsumexp(lt[0::2])      # n even: the terms with even k are positive
+        lt = (
+            special.gammaln(n + 1.0)
+            - special.gammaln(k + 1.0)
+            - special.gammaln(n - k + 1.0)
+            + k * (k - 1.0) / (2.0 * s2)
+        )
+        lp = _logsumexp(lt[0::2])  # n even: the terms with even k are positive
         ln = _logsumexp(lt[1::2])
         r = np.exp(ln - lp)
         direct[i] = lp + np.log1p(-r) if r < 1.0 else -np.inf
@@ -991,7 +1011,7 @@ def _log_a_wor_int(alpha: int, q: float, s2: float) -> float:
     j = np.arange(2, alpha + 1, dtype=np.float64)
     logc, logc_err = _log_binomials(alpha)
     logc, logc_err = logc[2:], logc_err[2:]
-    cgf = j * (j - 1.0) / (2.0 * s2)                    # (j − 1) ε(j)
+    cgf = j * (j - 1.0) / (2.0 * s2)  # (j − 1) ε(j)
     t = np.log(2.0) + cgf
     t[0] = min(np.log(4.0) + float(_log_expm1(e2)), e2 + np.log(2.0))
     if alpha <= _WOR_FD_MAX and alpha >= 3:
@@ -1002,8 +1022,13 @@ def _log_a_wor_int(alpha: int, q: float, s2: float) -> float:
     terms = logc + j * np.log(q) + t
     # each log-term is a sum of parts with a few ulps of error each: raise it by a bound on that
     # error (and the log-binomials by theirs), so that the sum stays above the exact bound
-    terms = terms + logc_err + 8 * np.finfo(float).eps * (np.abs(logc) + np.abs(j * np.log(q))
-                                                  + np.abs(np.where(np.isfinite(t), t, 0.0)) + 1.0)
+    terms = (
+        terms
+        + logc_err
+        + 8
+        * np.finfo(float).eps
+        * (np.abs(logc) + np.abs(j * np.log(q)) + np.abs(np.where(np.isfinite(t), t, 0.0)) + 1.0)
+    )
     return float(np.logaddexp(0.0, _logsumexp(terms)))
 
 
@@ -1015,7 +1040,7 @@ def _log_binomials(alpha: int):
     eps = np.finfo(float).eps
     if alpha <= 4096:
         row, c = [], 1
-        for j in range(alpha + 1):           # C(α, j + 1) = C(α, j)(α − j)/(j + 1), exactly
+        for j in range(alpha + 1):  # C(α, j + 1) = C(α, j)(α − j)/(j + 1), exactly
             row.append(math.log(c))
             c = c * (alpha - j) // (j + 1)
         vals = np.array(row)

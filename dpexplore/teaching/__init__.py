@@ -23,9 +23,11 @@ One module per idea (the source and its slide or theorem in each docstring):
 
 ``dpexplore.algorithms`` (the former single module) re-exports all of these names.
 """
+
 from __future__ import annotations
 
 from . import generalization, median, noisy_max, shuffling, sparse_vector, thresholdout
+
 # every module's public names, listed once in the module's own __all__
 from .generalization import *  # noqa: F403
 from .median import *  # noqa: F403
@@ -34,5 +36,11 @@ from .shuffling import *  # noqa: F403
 from .sparse_vector import *  # noqa: F403
 from .thresholdout import *  # noqa: F403
 
-__all__ = [*noisy_max.__all__, *sparse_vector.__all__, *thresholdout.__all__, *generalization.__all__,
-           *shuffling.__all__, *median.__all__]
+__all__ = [
+    *noisy_max.__all__,
+    *sparse_vector.__all__,
+    *thresholdout.__all__,
+    *generalization.__all__,
+    *shuffling.__all__,
+    *median.__all__,
+]

@@ -1,5 +1,6 @@
 """Private helpers of the teaching algorithms: validation and the composition of their ε₀-DP
 steps (used by Sparse and Thresholdout)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,6 @@ import numpy as np
 from .._validation import as_array, check_delta, check_int, check_k, check_nonneg, check_positive, scalar_out
 from .._validation import check_rng as _check_rng  # noqa: F401  (the teaching modules import it from here)
 from ..composition import advanced, per_step_budget
-
 
 
 def _scalar(arr: np.ndarray, name: str, value) -> float:

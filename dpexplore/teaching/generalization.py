@@ -1,5 +1,6 @@
 """Generalization via differential privacy and max-information bounds (Bassi 2019, slides
 "Generalization via differential privacy", "The max-information of DP algorithms")."""
+
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
 """The median by inverse sensitivity and by the Laplace mechanism (Steinke 2023a, "Beyond Global
 Sensitivity via Inverse Sensitivity")."""
+
 from __future__ import annotations
 
 import math

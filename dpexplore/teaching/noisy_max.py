@@ -1,5 +1,6 @@
 """Report Noisy Max (Bassi 2019, slide "Report Noisy Max"): release only the arg max of noisy
 scores."""
+
 from __future__ import annotations
 
 import math
@@ -54,8 +55,10 @@ class ReportNoisyMax:
             raise ValueError(f"noise must be one of {_NOISES}, got {self.noise!r}")
         object.__setattr__(self, "monotonic", bool(self.monotonic))
         if not 0.0 < self.noise_scale < math.inf:  # Δ/ε underflowing to 0 would add no noise
-            raise ValueError(f"sensitivity/eps must give a noise scale within the float range, got "
-                             f"sensitivity={self.sensitivity!r}, eps={self.eps!r}")
+            raise ValueError(
+                f"sensitivity/eps must give a noise scale within the float range, got "
+                f"sensitivity={self.sensitivity!r}, eps={self.eps!r}"
+            )
 
     @property
     def noise_scale(self) -> float:
@@ -88,23 +91,26 @@ class ReportNoisyMax:
             return np.exp(s / b - special.logsumexp(s / b))
         exp = math.exp
         if self.noise == "laplace":
+
             def pdf(x):
                 return exp(-abs(x) / b) / (2.0 * b)
 
             def cdf(x):
                 return 0.5 * exp(x / b) if x < 0 else 1.0 - 0.5 * exp(-x / b)
         else:
+
             def pdf(x):
                 return exp(-x / b) / b if x >= 0 else 0.0
 
             def cdf(x):
                 return -math.expm1(-x / b) if x > 0 else 0.0
+
         lo = (s.min() - 40.0 * b) if self.noise == "laplace" else None
         hi = s.max() + 40.0 * b
         sl = [float(v) for v in s]
         out = np.empty(s.size)
         for i in range(s.size):
-            others = sl[:i] + sl[i + 1:]
+            others = sl[:i] + sl[i + 1 :]
 
             def integrand(z, i=i, others=others):
                 val = pdf(z - sl[i])
@@ -114,8 +120,15 @@ class ReportNoisyMax:
 
             a = lo if lo is not None else s[i]
             pts = np.unique(np.clip(s, a, hi))
-            val, _ = integrate.quad(integrand, a, hi, points=pts[(pts > a) & (pts < hi)] if pts.size else None,
-                                    limit=200, epsabs=1e-13, epsrel=1e-11)
+            val, _ = integrate.quad(
+                integrand,
+                a,
+                hi,
+                points=pts[(pts > a) & (pts < hi)] if pts.size else None,
+                limit=200,
+                epsabs=1e-13,
+                epsrel=1e-11,
+            )
             out[i] = val
         return np.clip(out, 0.0, 1.0)
 

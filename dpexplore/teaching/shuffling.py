@@ -1,5 +1,6 @@
 """Amplification by shuffling (Canonne 2022, "Privacy Doona", eq. (1); Feldman, McMillan & Talwar
 2021)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -53,7 +54,8 @@ def shuffle_amplification(eps_local, n, delta, *, strict=False):
     if strict and not valid.all():
         raise ValueError(
             f"n too small for amplification by shuffling: need eps_local <= ln(n / (16 ln(2/delta))), "
-            f"got n={n!r}, eps_local={eps_local!r}, delta={delta!r}")
+            f"got n={n!r}, eps_local={eps_local!r}, delta={delta!r}"
+        )
     with np.errstate(over="ignore", invalid="ignore"):
         ee = np.where(valid, e, 0.0)
         amp = np.log1p(16.0 * np.tanh(ee / 2.0) * np.exp(ee / 2.0) * np.sqrt(np.log(4.0 / d) / nn))

@@ -1,5 +1,6 @@
 """The sparse vector technique: AboveThreshold and Sparse (Bassi 2019, slide "AboveThreshold
 algorithm", "Sparse vector mechanism"; Dwork & Roth 2014, Algorithms 1–2)."""
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,7 @@ class SVTSession:
     ``answer_many(values)`` a batch (vectorized; returns 1/0/−1 per query).
     """
 
-    def __init__(self, threshold: float, threshold_scale: float, query_scale: float, c: int,
-                 rng: np.random.Generator):
+    def __init__(self, threshold: float, threshold_scale: float, query_scale: float, c: int, rng: np.random.Generator):
         self.threshold = _real(threshold, "threshold")
         self.threshold_scale = _pos(threshold_scale, "threshold_scale")
         self.query_scale = _pos(query_scale, "query_scale")
@@ -206,8 +206,10 @@ class Sparse:
         eps0 = _solve_eps0(self.eps, self.c, self.delta)
         sigma = 2.0 * self.sensitivity / eps0 if eps0 > 0 else math.inf
         if not math.isfinite(sigma):
-            raise ValueError(f"eps = {self.eps!r} is too small for c = {self.c!r}, sensitivity = "
-                             f"{self.sensitivity!r}: the noise scale exceeds the float range")
+            raise ValueError(
+                f"eps = {self.eps!r} is too small for c = {self.c!r}, sensitivity = "
+                f"{self.sensitivity!r}: the noise scale exceeds the float range"
+            )
         object.__setattr__(self, "sigma", sigma)
         for _ in range(64):  # round σ up until the recomputed bound is within the target (safe side)
             if self.privacy()[0] <= self.eps:

@@ -1,5 +1,6 @@
 """Thresholdout, the reusable holdout, and the adaptive-overfitting experiment (Bassi 2019, slide
 "Reusable holdout"; Dwork, Feldman, Hardt, Pitassi, Reingold & Roth 2015)."""
+
 from __future__ import annotations
 
 import math
@@ -72,16 +73,16 @@ class ThresholdoutSession:
         while pos < t.size and self.budget_left > 0:
             # the first query at or after pos over the current noisy threshold, found in windows
             # that double while none is over (O(d) comparisons in all, not O(d) per use)
-            seg = gap[pos:pos + window]
+            seg = gap[pos : pos + window]
             over = np.flatnonzero(seg > self._noisy_t)
             if over.size == 0:
-                answered[pos:pos + seg.size] = True
+                answered[pos : pos + seg.size] = True
                 pos += seg.size
                 window *= 2
                 continue
             window = _SCAN_WINDOW
             j = pos + int(over[0])
-            answered[pos:j + 1] = True
+            answered[pos : j + 1] = True
             used[j] = True
             out[j] = h[j] + self.rng.laplace(0.0, s)
             self.budget_left -= 1
@@ -204,8 +205,9 @@ def _pm1_corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (n - 2 * np.count_nonzero(x != y[:, None], axis=0)).astype(np.float32) / n
 
 
-def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=None, threshold=None,
-                                  sigma=None, budget=None, n_signal=0, signal=0.0):
+def simulate_adaptive_overfitting(
+    n, d, rounds, rng, method="naive", *, max_k=None, threshold=None, sigma=None, budget=None, n_signal=0, signal=0.0
+):
     """The holdout-reuse experiment of Dwork et al. 2015 (their section
     "Experiments", after Freedman 1983; Bassi 2019, slide "Reusable holdout"): adaptive variable selection
     overfits a reused holdout; Thresholdout keeps the holdout estimate honest (the accuracy it
@@ -268,6 +270,7 @@ def simulate_adaptive_overfitting(n, d, rounds, rng, method="naive", *, max_k=No
         return x, y
 
     (xt, yt), (xh, yh), (xf, yf) = draw(), draw(), draw()
+
     def corr(x, y):
         return _pm1_corr(x, y)
 

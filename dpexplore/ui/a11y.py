@@ -24,13 +24,13 @@ True
 >>> text_colour("#0072B2")          # dark enough already
 '#0072B2'
 """
+
 from __future__ import annotations
 
 import pathlib
 import re
 
-__all__ = ["PAGE_JS", "PLOT_JS", "PAGE_CSS", "PLOT_CSS", "text_colour", "contrast_ratio",
-           "PANEL_BACKGROUND"]
+__all__ = ["PAGE_JS", "PLOT_JS", "PAGE_CSS", "PLOT_CSS", "text_colour", "contrast_ratio", "PANEL_BACKGROUND"]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -44,9 +44,11 @@ PANEL_BACKGROUND = "#f6f8fa"
 FOCUS = "#0b5cad"
 
 #: text that a screen reader reads but that takes no room on screen
-_SR_ONLY = ("position:absolute!important;width:1px!important;height:1px!important;padding:0!important;"
-            "margin:-1px!important;overflow:hidden!important;clip:rect(0,0,0,0)!important;"
-            "white-space:nowrap!important;border:0!important;")
+_SR_ONLY = (
+    "position:absolute!important;width:1px!important;height:1px!important;padding:0!important;"
+    "margin:-1px!important;overflow:hidden!important;clip:rect(0,0,0,0)!important;"
+    "white-space:nowrap!important;border:0!important;"
+)
 
 PLOT_CSS = f"""
 .dpexplore-sr-only {{ {_SR_ONLY} }}
@@ -92,7 +94,7 @@ def _luminance(colour: str) -> float:
         raise ValueError(f"colour must be #rrggbb, got {colour!r}")
     out = []
     for i in (0, 2, 4):
-        c = int(m.group(1)[i:i + 2], 16) / 255
+        c = int(m.group(1)[i : i + 2], 16) / 255
         out.append(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
     r, g, b = out
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
@@ -120,7 +122,7 @@ def text_colour(colour: str, background: str = PANEL_BACKGROUND, ratio: float = 
     if contrast_ratio(colour, background) >= ratio:
         return colour
     h = colour.strip().lstrip("#")
-    rgb = [int(h[i:i + 2], 16) for i in (0, 2, 4)]
+    rgb = [int(h[i : i + 2], 16) for i in (0, 2, 4)]
     for pct in range(99, -1, -1):
         out = "#" + "".join(f"{round(c * pct / 100):02x}" for c in rgb)
         if contrast_ratio(out, background) >= ratio:

@@ -3,6 +3,7 @@ servers serve plotly.js at; light to import (no numpy, no widget library), so th
 server process (``dpexplore serve``, a student's apps-only server) finds them without importing
 what only a kernel needs (:mod:`dpexplore.ui.plotwidget` re-exports these names).
 """
+
 from __future__ import annotations
 
 import functools
@@ -10,8 +11,14 @@ import hashlib
 import pathlib
 import re
 
-__all__ = ["MissingAssetError", "static_asset", "plotly_js_path", "plotly_js_version",
-           "plotly_version_key", "PLOTLY_STATIC_PATH"]
+__all__ = [
+    "MissingAssetError",
+    "static_asset",
+    "plotly_js_path",
+    "plotly_js_version",
+    "plotly_version_key",
+    "PLOTLY_STATIC_PATH",
+]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -44,7 +51,8 @@ def static_asset(name: str) -> pathlib.Path:
             f"assets were not built. In that checkout run `make setup` (or `python "
             f"tools/build_js.py`; both need Node.js and npm), then reinstall unless the install "
             f"is editable (`pip install -e .`); or install dpexplore from a wheel or an sdist, "
-            f"which carry the built files.")
+            f"which carry the built files."
+        )
     return path
 
 

@@ -16,6 +16,7 @@ The controller pattern (frozen specs as cache keys, one controller per app, figu
 >>> k.value, k.min, k.max
 (37.0, 0.0, 4.0)
 """
+
 from __future__ import annotations
 
 import fractions
@@ -176,7 +177,7 @@ class LogSlider(_GridSlider, W.FloatLogSlider):
             e = self.min + (n * step.numerator) / step.denominator
         else:
             e = self.min + n * self.step
-        raw = float(self.base ** e)
+        raw = float(self.base**e)
         for digits in range(1, 15):
             nice = float(f"{raw:.{digits}g}")
             if abs(nice - raw) <= 1e-13 * raw:
@@ -184,9 +185,18 @@ class LogSlider(_GridSlider, W.FloatLogSlider):
         return raw  # pragma: no cover - 14 digits are always within 1e-13
 
 
-def log_slider(description: str, value: float, min: float, max: float, unit: str = "", *,
-               steps_per_decade: int = 20, readout_format: str = ".3g",
-               continuous_update: bool = True, **kwargs) -> LogSlider:
+def log_slider(
+    description: str,
+    value: float,
+    min: float,
+    max: float,
+    unit: str = "",
+    *,
+    steps_per_decade: int = 20,
+    readout_format: str = ".3g",
+    continuous_update: bool = True,
+    **kwargs,
+) -> LogSlider:
     """A base-10 log slider (a :class:`LogSlider`) over [``min``, ``max``] (actual values, not exponents) with a readable
     readout (``readout_format``, d3-format) and the unit in its label. The readout is an editable
     text box (ipywidgets 8): typed values are clamped to the range.
@@ -198,9 +208,17 @@ def log_slider(description: str, value: float, min: float, max: float, unit: str
     if not (0 < min < max):
         raise ValueError(f"log slider needs 0 < min < max, got min={min!r}, max={max!r}")
     return LogSlider(
-        value=value, base=10, min=math.log10(min), max=math.log10(max), step=1.0 / steps_per_decade,
-        description=_label(description, unit), readout_format=readout_format,
-        continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
+        value=value,
+        base=10,
+        min=math.log10(min),
+        max=math.log10(max),
+        step=1.0 / steps_per_decade,
+        description=_label(description, unit),
+        readout_format=readout_format,
+        continuous_update=continuous_update,
+        style=_STYLE,
+        layout=W.Layout(**_LAYOUT),
+        **kwargs,
     )
 
 
@@ -230,9 +248,17 @@ class IntLogSlider(LogSlider):
         return self.canonical(self.base ** (self.min + n * self.step))
 
 
-def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: int = 10000,
-                   unit: str = "", *, steps_per_decade: int = 20, continuous_update: bool = True,
-                   **kwargs) -> IntLogSlider:
+def int_log_slider(
+    description: str = "k",
+    value: int = 1,
+    min: int = 1,
+    max: int = 10000,
+    unit: str = "",
+    *,
+    steps_per_decade: int = 20,
+    continuous_update: bool = True,
+    **kwargs,
+) -> IntLogSlider:
     """An integer slider on a log scale (k compositions: 1 … 10⁴), integer readout (``,.0f``).
     Read it with ``int(slider.value)``.
 
@@ -243,9 +269,17 @@ def int_log_slider(description: str = "k", value: int = 1, min: int = 1, max: in
     if not (1 <= min < max):
         raise ValueError(f"integer log slider needs 1 <= min < max, got min={min!r}, max={max!r}")
     return IntLogSlider(
-        value=value, base=10, min=math.log10(min), max=math.log10(max), step=1.0 / steps_per_decade,
-        description=_label(description, unit), readout_format=",.0f",
-        continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
+        value=value,
+        base=10,
+        min=math.log10(min),
+        max=math.log10(max),
+        step=1.0 / steps_per_decade,
+        description=_label(description, unit),
+        readout_format=",.0f",
+        continuous_update=continuous_update,
+        style=_STYLE,
+        layout=W.Layout(**_LAYOUT),
+        **kwargs,
     )
 
 
@@ -274,9 +308,18 @@ class LinearSlider(_GridSlider, W.FloatSlider):
         return float(round(self.min + n * self.step, digits))
 
 
-def linear_slider(description: str, value: float, min: float, max: float, step: float | None = None,
-                  unit: str = "", *, readout_format: str = ".3g", continuous_update: bool = True,
-                  **kwargs) -> LinearSlider:
+def linear_slider(
+    description: str,
+    value: float,
+    min: float,
+    max: float,
+    step: float | None = None,
+    unit: str = "",
+    *,
+    readout_format: str = ".3g",
+    continuous_update: bool = True,
+    **kwargs,
+) -> LinearSlider:
     """A linear float slider (a :class:`LinearSlider`) with the unit in its label (default 200 steps over the range).
 
     >>> s = linear_slider("μ", 1.0, 0.1, 10.0, 0.05)
@@ -286,22 +329,45 @@ def linear_slider(description: str, value: float, min: float, max: float, step: 
     if not (min < max):
         raise ValueError(f"slider needs min < max, got min={min!r}, max={max!r}")
     return LinearSlider(
-        value=value, min=min, max=max, step=step if step is not None else (max - min) / 200,
-        description=_label(description, unit), readout_format=readout_format,
-        continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
+        value=value,
+        min=min,
+        max=max,
+        step=step if step is not None else (max - min) / 200,
+        description=_label(description, unit),
+        readout_format=readout_format,
+        continuous_update=continuous_update,
+        style=_STYLE,
+        layout=W.Layout(**_LAYOUT),
+        **kwargs,
     )
 
 
-def int_slider(description: str, value: int, min: int, max: int, step: int = 1, unit: str = "", *,
-               continuous_update: bool = True, **kwargs) -> W.IntSlider:
+def int_slider(
+    description: str,
+    value: int,
+    min: int,
+    max: int,
+    step: int = 1,
+    unit: str = "",
+    *,
+    continuous_update: bool = True,
+    **kwargs,
+) -> W.IntSlider:
     """A linear integer slider with the unit in its label.
 
     >>> int_slider("n", 5, 1, 10).value
     5
     """
     return W.IntSlider(
-        value=value, min=min, max=max, step=step, description=_label(description, unit),
-        continuous_update=continuous_update, style=_STYLE, layout=W.Layout(**_LAYOUT), **kwargs,
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=_label(description, unit),
+        continuous_update=continuous_update,
+        style=_STYLE,
+        layout=W.Layout(**_LAYOUT),
+        **kwargs,
     )
 
 
@@ -317,8 +383,7 @@ def param_slider(param, value, **kwargs) -> W.Widget:
     p = param
     if p.scale == "log":
         if p.integer:
-            return int_log_slider(p.text, value, p.lo, p.hi, p.unit, steps_per_decade=p.steps_per_decade,
-                                  **kwargs)
+            return int_log_slider(p.text, value, p.lo, p.hi, p.unit, steps_per_decade=p.steps_per_decade, **kwargs)
         if p.readout_format is not None:
             kwargs.setdefault("readout_format", p.readout_format)
         return log_slider(p.text, value, p.lo, p.hi, p.unit, steps_per_decade=p.steps_per_decade, **kwargs)
@@ -372,8 +437,9 @@ class MessageArea(W.HTML):
 def _plain(exc: BaseException) -> str:
     if isinstance(exc, ValueError):
         return f"{exc} — the plot still shows the last valid setting."
-    return ("This setting could not be computed (" + type(exc).__name__ + "); "
-            "the plot still shows the last valid setting.")
+    return (
+        "This setting could not be computed (" + type(exc).__name__ + "); the plot still shows the last valid setting."
+    )
 
 
 class _OthersLoad:
@@ -396,15 +462,16 @@ class _OthersLoad:
     (0.5, 0.0)
     """
 
-    window = 60.0   # seconds: the 1-minute load average's time constant
+    window = 60.0  # seconds: the 1-minute load average's time constant
 
-    def __init__(self, loadavg=os.getloadavg, cpus: int | None = None, cpu_time=time.process_time,
-                 clock=time.monotonic):
+    def __init__(
+        self, loadavg=os.getloadavg, cpus: int | None = None, cpu_time=time.process_time, clock=time.monotonic
+    ):
         self._loadavg, self._cpu_time, self._clock = loadavg, cpu_time, clock
         self._cpus = cpus or os.cpu_count() or 1
         self._lock = threading.Lock()
-        self._last: tuple[float, float] | None = None   # (clock, cpu time) at the last call
-        self._own = 0.0                                  # own CPU rate, CPUs, smoothed
+        self._last: tuple[float, float] | None = None  # (clock, cpu time) at the last call
+        self._own = 0.0  # own CPU rate, CPUs, smoothed
 
     def __call__(self) -> float:
         load = self._loadavg()[0]
@@ -671,7 +738,7 @@ class Controller:
         move first (the step back is usually the setting just left, already cached)."""
         owner = change.get("owner")
         neighbours = getattr(owner, "neighbours", None)
-        if neighbours is None and isinstance(owner, W.IntSlider):   # a plain integer slider (a seed)
+        if neighbours is None and isinstance(owner, W.IntSlider):  # a plain integer slider (a seed)
             neighbours = functools.partial(_int_neighbours, owner)
         name = next((n for n, w in self.controls.items() if w is owner), None)
         if neighbours is None or name is None:
@@ -682,7 +749,7 @@ class Controller:
         except (TypeError, ValueError):
             up = True
         tasks = []
-        for v in ((right, left) if up else (left, right)):
+        for v in (right, left) if up else (left, right):
             if v is None:
                 continue
             try:

@@ -30,6 +30,7 @@ slider step only re-reads them), so every step is as fast as the apps'.
 >>> round(app.controller.result.eps_at_delta[0], 4)     # ε(1e-6) of Gaussian(1.0)
 4.8866
 """
+
 from __future__ import annotations
 
 import html
@@ -45,8 +46,7 @@ from ..references import cite
 from .controls import OKABE_ITO, Controller, MessageArea, log_slider
 from .plotwidget import PlotlyWidget
 from .shell import AppInfo, AppShell, app_shell
-from .views import (attack_layout, matched_mu, object_curves, object_traces, profile_layout, rdp_layout,
-                    tradeoff_layout)
+from .views import attack_layout, matched_mu, object_curves, object_traces, profile_layout, rdp_layout, tradeoff_layout
 
 __all__ = ["explore", "MAX_OBJECTS", "ExploreController"]
 
@@ -66,9 +66,9 @@ class ExploreResult:
     curves: tuple
     delta: float
     fpr: float
-    eps_at_delta: tuple        # ε(δ) per object (inf: none)
-    mus: tuple                 # the GDP curve's μ per object (None: none)
-    mu_how: tuple              # "exact", "certified" or "through ε(δ)"
+    eps_at_delta: tuple  # ε(δ) per object (inf: none)
+    mus: tuple  # the GDP curve's μ per object (None: none)
+    mu_how: tuple  # "exact", "certified" or "through ε(δ)"
     tpr_at: tuple
 
 
@@ -76,7 +76,7 @@ def compute_explore(spec: ExploreSpec) -> ExploreResult:
     """Every object's curves (cached per object) and the slider-dependent readouts."""
     curves = tuple(object_curves(o) for o in spec.objects)
     eps_at = tuple(float(np.asarray(c.profile.epsilon(spec.delta))) for c in curves)
-    through = matched_mu(eps_at, spec.delta)          # one bracket search for every object
+    through = matched_mu(eps_at, spec.delta)  # one bracket search for every object
     mus = tuple(c.mu if c.mu is not None else m for c, m in zip(curves, through))
     tprs = tuple(float(risk.tpr_at_fpr(c.profile, spec.fpr)) for c in curves)
     how = tuple(c.mu_how if c.mu is not None else f"through ε(δ = {spec.delta:.3g})" for c in curves)
@@ -97,8 +97,7 @@ class ExploreController(Controller):
         self.readout.value = self._readout(self.result)
 
     def read_spec(self) -> ExploreSpec:
-        return ExploreSpec(self.objects, float(self.controls["delta"].value),
-                           float(self.controls["fpr"].value))
+        return ExploreSpec(self.objects, float(self.controls["delta"].value), float(self.controls["fpr"].value))
 
     @staticmethod
     def _traces(r: ExploreResult) -> dict:
@@ -106,15 +105,22 @@ class ExploreController(Controller):
 
     def figures(self, r: ExploreResult):
         t = self._traces(r)
-        self.fig_profile = PlotlyWidget(t["profile"], profile_layout(
-            "Privacy profiles δ(ε) and the closest μ-GDP curves"))
-        self.fig_tradeoff = PlotlyWidget(t["tradeoff"], tradeoff_layout(
-            "Trade-off curves: the best test's type II error β at type I error α"))
+        self.fig_profile = PlotlyWidget(
+            t["profile"], profile_layout("Privacy profiles δ(ε) and the closest μ-GDP curves")
+        )
+        self.fig_tradeoff = PlotlyWidget(
+            t["tradeoff"], tradeoff_layout("Trade-off curves: the best test's type II error β at type I error α")
+        )
         self.fig_rdp = PlotlyWidget(t["rdp"], rdp_layout("Rényi DP ε̂(α) (objects whose Rényi DP is known)"))
-        self.fig_attack = PlotlyWidget(t["attack"], attack_layout(
-            "Attack risk: the best membership test's TPR at each FPR"))
-        self.tabs = [("Privacy profile", [self.fig_profile]), ("Trade-off", [self.fig_tradeoff]),
-                     ("Rényi DP", [self.fig_rdp]), ("Attack risk", [self.fig_attack])]
+        self.fig_attack = PlotlyWidget(
+            t["attack"], attack_layout("Attack risk: the best membership test's TPR at each FPR")
+        )
+        self.tabs = [
+            ("Privacy profile", [self.fig_profile]),
+            ("Trade-off", [self.fig_tradeoff]),
+            ("Rényi DP", [self.fig_rdp]),
+            ("Attack risk", [self.fig_attack]),
+        ]
         return [self.fig_profile, self.fig_tradeoff, self.fig_rdp, self.fig_attack]
 
     def render(self, r: ExploreResult) -> None:
@@ -134,9 +140,12 @@ class ExploreController(Controller):
             items.append(
                 f'<li><span style="color:{col}" aria-hidden="true">■</span> <code>{html.escape(c.label)}</code>'
                 f"<br>ε at δ = {r.delta:.3g}: <b>{eps_txt}</b> · μ-GDP: {mu_txt} · "
-                f"TPR at FPR {r.fpr:.3g}: <b>{html.escape(format_up(t))}</b></li>")
-        return (f'<ul style="list-style:none;padding:0;margin:4px 0">{"".join(items)}</ul>'
-                '<p class="dpexplore-note">Values rounded up (the safe side).</p>')
+                f"TPR at FPR {r.fpr:.3g}: <b>{html.escape(format_up(t))}</b></li>"
+            )
+        return (
+            f'<ul style="list-style:none;padding:0;margin:4px 0">{"".join(items)}</ul>'
+            '<p class="dpexplore-note">Values rounded up (the safe side).</p>'
+        )
 
     def snippet(self) -> str:
         s = self.spec
@@ -150,46 +159,57 @@ def _snippet(calls, delta, fpr) -> str:
 
     text = " ".join(calls)
     imports = []
-    for mod, names in (("dpexplore.mechanisms", mechanisms.__all__), ("dpexplore.profiles", profiles.__all__ +
-                       ["ApproxDPProfile", "PureDPProfile"]),
-                       ("dpexplore.conversions", ["ZCDPProfile", "RDPProfile", "EquationProfile"]),
-                       ("dpexplore.composition", ["compose", "compose_all", "OptimalProfile"]),
-                       ("dpexplore.filters", [n for n in filters.__all__ if n[0].isupper()])):
+    for mod, names in (
+        ("dpexplore.mechanisms", mechanisms.__all__),
+        ("dpexplore.profiles", profiles.__all__ + ["ApproxDPProfile", "PureDPProfile"]),
+        ("dpexplore.conversions", ["ZCDPProfile", "RDPProfile", "EquationProfile"]),
+        ("dpexplore.composition", ["compose", "compose_all", "OptimalProfile"]),
+        ("dpexplore.filters", [n for n in filters.__all__ if n[0].isupper()]),
+    ):
         used = sorted({n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}\(", text)})
         if used:
             imports.append(f"from {mod} import {', '.join(used)}")
     del composition, conversions
     body = ",\n    ".join(calls)
-    return ("from dpexplore import risk\nfrom dpexplore.display import profile_of\n"
-            + "\n".join(imports) + "\n\n"
-            f"objects = [\n    {body},\n]\n"
-            f"delta, fpr = {delta!r}, {fpr!r}\n"
-            "for obj in objects:\n"
-            "    p = profile_of(obj)   # the profile its card describes\n"
-            "    print(repr(obj), 'eps =', p.epsilon(delta), 'TPR =', risk.tpr_at_fpr(p, fpr))\n")
+    return (
+        "from dpexplore import risk\nfrom dpexplore.display import profile_of\n" + "\n".join(imports) + "\n\n"
+        f"objects = [\n    {body},\n]\n"
+        f"delta, fpr = {delta!r}, {fpr!r}\n"
+        "for obj in objects:\n"
+        "    p = profile_of(obj)   # the profile its card describes\n"
+        "    print(repr(obj), 'eps =', p.epsilon(delta), 'TPR =', risk.tpr_at_fpr(p, fpr))\n"
+    )
 
 
 INFO = AppInfo(
     slug="explore",
     title="Explore: your privacy objects side by side",
-    lead=("Each curve is one object you built. <b>Privacy profile</b>: δ(ε) with the closest μ-GDP "
-          "curve (dashed); <b>Trade-off</b>: how well the best test can tell neighbouring inputs "
-          "apart; <b>Rényi DP</b>; <b>Attack risk</b>: the best membership test's TPR at each FPR. "
-          "Move δ and the FPR to read the numbers."),
+    lead=(
+        "Each curve is one object you built. <b>Privacy profile</b>: δ(ε) with the closest μ-GDP "
+        "curve (dashed); <b>Trade-off</b>: how well the best test can tell neighbouring inputs "
+        "apart; <b>Rényi DP</b>; <b>Attack risk</b>: the best membership test's TPR at each FPR. "
+        "Move δ and the FPR to read the numbers."
+    ),
     theory=(
         "<p>A privacy profile δ(ε) is the smallest δ for which the object is (ε, δ)-DP ("
-        + cite("liu2022", "Section 2") + "). The dashed curve is the μ-GDP profile "
+        + cite("liu2022", "Section 2")
+        + "). The dashed curve is the μ-GDP profile "
         "δ<sub>μ</sub>(ε) = Φ(−ε/μ + μ/2) − e<sup>ε</sup>Φ(−ε/μ − μ/2) ("
-        + cite("dong2022gaussian", "Corollary 2.13") + "): the exact μ where the object is Gaussian "
+        + cite("dong2022gaussian", "Corollary 2.13")
+        + "): the exact μ where the object is Gaussian "
         "(or a composition of Gaussians), the certified μ where it is pure DP ("
-        + cite("liu2022", "result “GDPT”") + ": the smallest μ whose curve lies above the whole "
+        + cite("liu2022", "result “GDPT”")
+        + ": the smallest μ whose curve lies above the whole "
         "profile, to 1e-3), else the μ whose curve passes through the object's (ε(δ), δ) at the "
         "chosen δ. Where the object's curve lies above it the object is not μ-GDP for that μ.</p>"
         "<p>The trade-off β(α) = 1 − TPR(α) and the attack risk come from the profile ("
-        + cite("dong2022gaussian", "result “f-DP as (ε, δ(ε))-DP for all ε”") + "; " + cite("kulynych2024attack")
+        + cite("dong2022gaussian", "result “f-DP as (ε, δ(ε))-DP for all ε”")
+        + "; "
+        + cite("kulynych2024attack")
         + "): no membership test does better; every value is rounded to the safe side "
         "(risk.tpr_at_fpr). Rényi DP curves (" + cite("mironov2017") + ") are drawn where the "
-        "object's RDP is known in closed form, summed over the parts of a composition.</p>"),
+        "object's RDP is known in closed form, summed over the parts of a composition.</p>"
+    ),
     references=("liu2022", "dong2022gaussian", "kulynych2024attack", "mironov2017"),
 )
 
@@ -207,7 +227,7 @@ def explore(*objects) -> AppShell:
     if not 1 <= len(objects) <= MAX_OBJECTS:
         raise ValueError(f"objects must be 1 to {MAX_OBJECTS} privacy objects, got {len(objects)}")
     for i, o in enumerate(objects):
-        display._profile_of(o, f"objects[{i}]")      # ValueError naming the argument
+        display._profile_of(o, f"objects[{i}]")  # ValueError naming the argument
         try:
             hash(o)
         except TypeError as exc:

@@ -20,6 +20,7 @@ The plotly Python package is needed only here and is imported on first use: ``pi
 >>> to_plotly_figures(w)[0].data[0].name
 'a'
 """
+
 from __future__ import annotations
 
 import html
@@ -67,8 +68,10 @@ def plotly_widgets(obj: Any) -> list[PlotlyWidget]:
 
     walk(obj)
     if not out:
-        raise ValueError(f"obj holds no PlotlyWidget (an app, a controller with figs, a widget or "
-                         f"a list of them), got {type(obj).__name__}")
+        raise ValueError(
+            f"obj holds no PlotlyWidget (an app, a controller with figs, a widget or "
+            f"a list of them), got {type(obj).__name__}"
+        )
     return out
 
 
@@ -76,8 +79,7 @@ def _plotly():
     try:
         import plotly.graph_objects as go
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError('exporting figures needs the plotly package: pip install "dpexplore[export]"'
-                          ) from exc
+        raise ImportError('exporting figures needs the plotly package: pip install "dpexplore[export]"') from exc
     return go
 
 
@@ -106,12 +108,14 @@ def write_html(obj: Any, path, *, title: str = "dpexplore figures") -> pathlib.P
     (1, False)
     """
     figs = to_plotly_figures(obj)
-    parts = [f.to_html(full_html=False, include_plotlyjs=False, config=PLOT_CONFIG)
-             for f in figs]
+    parts = [f.to_html(full_html=False, include_plotlyjs=False, config=PLOT_CONFIG) for f in figs]
     js = plotly_js_path().read_text(encoding="utf-8").replace("</script", "<\\/script")
-    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title>\n<script>{js}</script></head>\n<body>\n"
-            + "\n".join(parts) + "\n</body></html>\n")
+    page = (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title>\n<script>{js}</script></head>\n<body>\n"
+        + "\n".join(parts)
+        + "\n</body></html>\n"
+    )
     path = pathlib.Path(path)
     path.write_text(page, encoding="utf-8")
     return path

@@ -25,6 +25,7 @@ nbconvert's ``lab`` template. MathJax still comes from its CDN (offline, formula
 >>> sorted(inline_scripts())
 ['plotly_js', 'widgets_js']
 """
+
 from __future__ import annotations
 
 import functools
@@ -85,7 +86,9 @@ class OfflineHTMLExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         html, resources = super().from_notebook_node(nb, resources, **kw)  # runs --execute first
         if "application/vnd.jupyter.widget-state+json" not in html:
-            self.log.warning("dpexplore_html: the notebook holds no widget state, so the page "
-                             "shows no widgets; export with --execute (widget state is stored "
-                             "by default) or save the notebook with its widget state")
+            self.log.warning(
+                "dpexplore_html: the notebook holds no widget state, so the page "
+                "shows no widgets; export with --execute (widget state is stored "
+                "by default) or save the notebook with its widget state"
+            )
         return html, resources

@@ -29,6 +29,7 @@ Only kernels that serve pages defer (:data:`DEFER_ENV` = ``1`` in their environm
 >>> a.offstage, b.offstage, b.unsent, b.value
 (True, False, set(), 'b2')
 """
+
 from __future__ import annotations
 
 import os

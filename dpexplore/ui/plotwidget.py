@@ -30,6 +30,7 @@ What goes over the wire is kept small: numpy arrays become lists of floats, NaN/
 >>> w.plot_layout["yaxis"], w.plot_layout["title"]
 ({'type': 'log'}, {'text': 't'})
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,14 +44,34 @@ import numpy as np
 import traitlets
 
 from .a11y import PLOT_CSS, PLOT_JS
-from .assets import (PLOTLY_STATIC_PATH, MissingAssetError, plotly_js_path,  # noqa: F401 -- public here too
-                     plotly_js_version, static_asset)
+from .assets import (
+    PLOTLY_STATIC_PATH,
+    MissingAssetError,
+    plotly_js_path,  # noqa: F401 -- public here too
+    plotly_js_version,
+    static_asset,
+)
 from .assets import plotly_version_key as _plotly_version
 from .offstage import Offstage
 
-__all__ = ["PlotlyWidget", "to_json", "traces_to_wire", "traces_from_wire", "saved_plot_states",
-           "WIRE_F64", "plotly_js_path", "plotly_js_version", "PLOTLY_STATIC_PATH", "TRACE_TYPES",
-           "tell_apart", "DASHES", "SYMBOLS", "PATTERNS", "MissingAssetError", "static_asset"]
+__all__ = [
+    "PlotlyWidget",
+    "to_json",
+    "traces_to_wire",
+    "traces_from_wire",
+    "saved_plot_states",
+    "WIRE_F64",
+    "plotly_js_path",
+    "plotly_js_version",
+    "PLOTLY_STATIC_PATH",
+    "TRACE_TYPES",
+    "tell_apart",
+    "DASHES",
+    "SYMBOLS",
+    "PATTERNS",
+    "MissingAssetError",
+    "static_asset",
+]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -135,6 +156,7 @@ def traces_to_wire(data: list, _widget=None) -> list:
     >>> traces_from_wire(w)[0]["y"][-2:], traces_from_wire(w)[0]["x"][:3]
     ([0.5, None], [0.0, 1.0, 2.0])
     """
+
     def pack(v):
         if type(v) is list and len(v) >= _WIRE_MIN_LEN and set(map(type, v)) <= _NUMBER_TYPES:
             return {WIRE_F64: memoryview(np.array(v, dtype="<f8"))}
@@ -143,12 +165,14 @@ def traces_to_wire(data: list, _widget=None) -> list:
         if type(v) is list and v and all(type(r) is list for r in v):  # rows: a heatmap's z
             return [pack(r) for r in v]
         return v
+
     return [{k: pack(v) for k, v in t.items()} for t in data]
 
 
 def traces_from_wire(data: list, _widget=None) -> list:
     """Inverse of :func:`traces_to_wire` (NaN → ``None``): what a front end sends back for
     ``data`` becomes plain lists again before validation."""
+
     def unpack(v):
         if type(v) is dict:
             if set(v) == {WIRE_F64}:
@@ -157,6 +181,7 @@ def traces_from_wire(data: list, _widget=None) -> list:
         if type(v) is list:
             return [unpack(x) for x in v]
         return v
+
     return [{k: unpack(v) for k, v in t.items()} if isinstance(t, dict) else t for t in data]
 
 
@@ -177,7 +202,7 @@ def saved_plot_states(notebook) -> list[dict]:
         state = model.get("state", {})
         if "_plotly_path" not in state:
             continue
-        state = json.loads(json.dumps(state))   # a copy in plain JSON types
+        state = json.loads(json.dumps(state))  # a copy in plain JSON types
         for buf in model.get("buffers", []):
             *head, last = buf["path"]
             node = state
@@ -253,8 +278,11 @@ def tell_apart(traces: list) -> list:
         key = _colour_key(t, i)
         for style in ks:
             part, attr = ("line", "dash") if style == "dash" else ("marker", style)
-            have = (t.get(part) or {}).get(attr) if style != "pattern" else \
-                ((t.get("marker") or {}).get("pattern") or {}).get("shape")
+            have = (
+                (t.get(part) or {}).get(attr)
+                if style != "pattern"
+                else ((t.get("marker") or {}).get("pattern") or {}).get("shape")
+            )
             if have is not None:
                 continue
             if key not in chosen[style]:
@@ -302,8 +330,7 @@ _DEFAULT_LAYOUT = {
     # plotly.js's default, "hide past div", measures every tick label's box once per label drawn
     # (quadratic in the number of labels): 35-45 % of each Plotly.react on a slider step here
     # (measured on the Rényi DP and composition figures in headless Chromium).
-    "template": {"layout": {"xaxis": {"ticklabeloverflow": "allow"},
-                            "yaxis": {"ticklabeloverflow": "allow"}}},
+    "template": {"layout": {"xaxis": {"ticklabeloverflow": "allow"}, "yaxis": {"ticklabeloverflow": "allow"}}},
 }
 
 
@@ -337,8 +364,7 @@ class PlotlyWidget(Offstage, anywidget.AnyWidget):
 
     #: the traces, plain JSON lists in Python; numeric lists go over the wire as float64
     #: buffers (:func:`traces_to_wire`)
-    data = traitlets.List(trait=traitlets.Dict()).tag(sync=True, to_json=traces_to_wire,
-                                                      from_json=traces_from_wire)
+    data = traitlets.List(trait=traitlets.Dict()).tag(sync=True, to_json=traces_to_wire, from_json=traces_from_wire)
     #: the plotly layout (``layout`` itself is ipywidgets' DOM layout of the widget)
     plot_layout = traitlets.Dict().tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
@@ -355,12 +381,20 @@ class PlotlyWidget(Offstage, anywidget.AnyWidget):
     def _default_plotly_path(self) -> str:
         return f"{PLOTLY_STATIC_PATH}?v={_plotly_version()}"
 
-    def __init__(self, data: Iterable[Mapping], layout: Mapping | None = None,
-                 config: Mapping | None = None, *, widget_layout=None, **kwargs):
+    def __init__(
+        self,
+        data: Iterable[Mapping],
+        layout: Mapping | None = None,
+        config: Mapping | None = None,
+        *,
+        widget_layout=None,
+        **kwargs,
+    ):
         data = to_json(list(data))
         if not data:
-            raise ValueError(f"data must hold at least one trace (an empty figure renders empty "
-                             f"under Voila), got {data!r}")
+            raise ValueError(
+                f"data must hold at least one trace (an empty figure renders empty under Voila), got {data!r}"
+            )
         super().__init__(
             data=data,
             plot_layout=to_json(_merge(_DEFAULT_LAYOUT, layout or {})),
@@ -375,9 +409,11 @@ class PlotlyWidget(Offstage, anywidget.AnyWidget):
         for i, trace in enumerate(proposal["value"]):
             kind = trace.get("type", "scatter")
             if kind not in TRACE_TYPES:
-                raise ValueError(f"data[{i}]: trace type {kind!r} is not in the served plotly.js "
-                                 f"bundle (TRACE_TYPES: {sorted(TRACE_TYPES)}); add it in "
-                                 f"tools/plotly-bundle/entry.js and rebuild")
+                raise ValueError(
+                    f"data[{i}]: trace type {kind!r} is not in the served plotly.js "
+                    f"bundle (TRACE_TYPES: {sorted(TRACE_TYPES)}); add it in "
+                    f"tools/plotly-bundle/entry.js and rebuild"
+                )
         return tell_apart(proposal["value"])
 
     # -- Python API -------------------------------------------------------------------------

@@ -40,6 +40,7 @@ DemoSpec(eps=0.5, mu=2.0)
 >>> app.link_query()
 'eps=0.5&mu=2.0'
 """
+
 from __future__ import annotations
 
 import csv
@@ -64,8 +65,18 @@ from .controls import Controller
 from .offstage import Offstage, track_offstage
 from .plotwidget import REJOIN_JS, PlotlyWidget
 
-__all__ = ["AppInfo", "AppShell", "ShellBar", "app_shell", "parse_number", "SHELL_CSS", "stacked_table",
-           "MAIN_PLOT_HEIGHT", "TAB_PLOT_HEIGHT", "FILL_PLOT_HEIGHT"]
+__all__ = [
+    "AppInfo",
+    "AppShell",
+    "ShellBar",
+    "app_shell",
+    "parse_number",
+    "SHELL_CSS",
+    "stacked_table",
+    "MAIN_PLOT_HEIGHT",
+    "TAB_PLOT_HEIGHT",
+    "FILL_PLOT_HEIGHT",
+]
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +115,9 @@ SHELL_CSS = "\n" + (_HERE / "shell.css").read_text(encoding="utf-8")
 _SHELL_JS = "\n" + (_HERE / "shell.js").read_text(encoding="utf-8")
 
 
-def stacked_table(columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], *, cls: str = "",
-                  style: str = "", corner: str = "") -> str:
+def stacked_table(
+    columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], *, cls: str = "", style: str = "", corner: str = ""
+) -> str:
     """A table with a header row and a header cell on each row, whose rows are stacked in
     presentation mode (the shell's CSS, class ``dpexplore-stack``): the row's header, then each cell
     on a line of its own after its column's name. A table of four columns of long text is wider than
@@ -116,22 +128,26 @@ def stacked_table(columns: Sequence[str], rows: Iterable[tuple[str, Sequence]], 
     the ``<td>``). Roles are explicit, as a ``display: block`` table loses its semantics in some
     browsers."""
     names = [html.escape(re.sub(r"<[^>]*>", "", c), quote=True) for c in columns]
-    head = (f"<tr class='dpexplore-stack-head' role='row'><th role='columnheader' style='text-align:left'>{corner}</th>"
-            + "".join(f"<th scope='col' role='columnheader'>{c}</th>" for c in columns) + "</tr>")
+    head = (
+        f"<tr class='dpexplore-stack-head' role='row'><th role='columnheader' style='text-align:left'>{corner}</th>"
+        + "".join(f"<th scope='col' role='columnheader'>{c}</th>" for c in columns)
+        + "</tr>"
+    )
     body = []
     for th, cells in rows:
         tds = []
         for i, cell in enumerate(cells):
             text, attrs = (cell, "") if isinstance(cell, str) else cell
             tds.append(f"<td role='cell' data-label='{names[i]}' {attrs}>{text}</td>")
-        body.append(f"<tr role='row'><th scope='row' role='rowheader' style='text-align:left'>{th}</th>"
-                    + "".join(tds) + "</tr>")
-    return (f"<table role='table' class='dpexplore-stack {cls}' style='{style}'>" + head + "".join(body)
-            + "</table>")
+        body.append(
+            f"<tr role='row'><th scope='row' role='rowheader' style='text-align:left'>{th}</th>"
+            + "".join(tds)
+            + "</tr>"
+        )
+    return f"<table role='table' class='dpexplore-stack {cls}' style='{style}'>" + head + "".join(body) + "</table>"
 
 
-SHELL_CSS += (".dpexplore-app.dpexplore-present table.dpexplore-stack tr.dpexplore-stack-head { "
-              + _SR_ONLY + " }\n")
+SHELL_CSS += ".dpexplore-app.dpexplore-present table.dpexplore-stack tr.dpexplore-stack-head { " + _SR_ONLY + " }\n"
 
 
 #: CSS height of a main plot alone in the plot area: the window less the title, lead and margins
@@ -202,7 +218,7 @@ def _excerpt(text: str) -> str:
 
 def _slider_bounds(w) -> tuple[float, float] | None:
     if isinstance(w, W.FloatLogSlider):
-        return w.base ** w.min, w.base ** w.max
+        return w.base**w.min, w.base**w.max
     if isinstance(w, (W.FloatSlider, W.IntSlider)):
         return w.min, w.max
     return None
@@ -297,11 +313,10 @@ def typed_value(w, raw: str):
         # the page keeps an integer log slider on its grid (it shows 501 for a typed 500 while
         # the kernel would hold 500): take the nearest position, and say so
         pos = w._position(v)
-        ends = (round(w.base ** w.min), round(w.base ** w.max))  # always reachable
+        ends = (round(w.base**w.min), round(w.base**w.max))  # always reachable
         if pos is not None and w._at(pos[0]) != round(v) and round(v) not in ends:
             at = w._at(pos[0])
-            note = (f"{_excerpt(text)} is between two positions of the {name} slider: "
-                    f"set to the nearest, {_fmt(at)}")
+            note = f"{_excerpt(text)} is between two positions of the {name} slider: set to the nearest, {_fmt(at)}"
             v = at
     return (int(round(v)) if whole and not isinstance(w, W.FloatLogSlider) else v), note
 
@@ -357,28 +372,37 @@ class AppShell(W.VBox):
     toolbar), ``figs`` (every plot), ``theory`` and ``code`` (the two closed sections).
     """
 
-    def __init__(self, info: AppInfo, controller: Controller, *, controls: Sequence[W.Widget],
-                 plots: Sequence[W.Widget] | Sequence[tuple[str, Sequence[W.Widget]]],
-                 readouts: Sequence[W.Widget] = (), notes: Sequence[W.Widget] = (),
-                 panel_width: str = "370px"):
+    def __init__(
+        self,
+        info: AppInfo,
+        controller: Controller,
+        *,
+        controls: Sequence[W.Widget],
+        plots: Sequence[W.Widget] | Sequence[tuple[str, Sequence[W.Widget]]],
+        readouts: Sequence[W.Widget] = (),
+        notes: Sequence[W.Widget] = (),
+        panel_width: str = "370px",
+    ):
         self.info = info
         self.controller = controller
         self.figs = list(getattr(controller, "figs", []))
         self.bar = ShellBar()
         style = W.HTML(f"<style>{SHELL_CSS}{PAGE_CSS}</style>", layout=W.Layout(display="none"))
-        title = W.HTML(f'<div class="dpexplore-title"><h2>{html.escape(info.title)}</h2>'
-                       f"<p>{info.lead}</p></div>", layout=W.Layout(flex="1 1 520px"))
+        title = W.HTML(
+            f'<div class="dpexplore-title"><h2>{html.escape(info.title)}</h2><p>{info.lead}</p></div>',
+            layout=W.Layout(flex="1 1 520px"),
+        )
         head = W.HBox([title, self.bar], layout=W.Layout(flex_flow="row wrap", width="100%"))
         head.add_class("dpexplore-head")
 
         readout_box = W.VBox(list(readouts))
         readout_box.add_class("dpexplore-readouts")
-        panel = W.VBox([*controls, readout_box],
-                       layout=W.Layout(flex=f"0 1 {panel_width}", min_width="280px", max_width="100%"))
+        panel = W.VBox(
+            [*controls, readout_box], layout=W.Layout(flex=f"0 1 {panel_width}", min_width="280px", max_width="100%")
+        )
         panel.add_class("dpexplore-panel")
         area = self._plot_area(plots)
-        main = W.VBox([controller.message, area, *notes],
-                      layout=W.Layout(flex="1 1 560px", min_width="0"))
+        main = W.VBox([controller.message, area, *notes], layout=W.Layout(flex="1 1 560px", min_width="0"))
         main.add_class("dpexplore-main")
         body = W.HBox([panel, main], layout=W.Layout(flex_flow="row wrap", width="100%"))
         body.add_class("dpexplore-body")
@@ -386,8 +410,8 @@ class AppShell(W.VBox):
         keys = info.references or cited_keys(info.theory)
         refs = bibliography_html(keys) if keys else ""
         self.theory = W.Accordion(
-            [W.HTMLMath(autolink(info.theory) + (f"<h4>References</h4>{refs}" if refs else ""))],
-            selected_index=None)
+            [W.HTMLMath(autolink(info.theory) + (f"<h4>References</h4>{refs}" if refs else ""))], selected_index=None
+        )
         self.theory.set_title(0, "Theory: formulas, derivations and references")
         self._code = _SnippetHTML()
         self.code = W.Accordion([self._code], selected_index=None)
@@ -504,8 +528,8 @@ class AppShell(W.VBox):
         if problems:
             known = ", ".join(sorted(controls))
             self.controller.message.show(
-                "; ".join(problems) + f" — the default is used (this app's settings: {known}).",
-                kind="error")
+                "; ".join(problems) + f" — the default is used (this app's settings: {known}).", kind="error"
+            )
 
     def apply_typed(self, label: str, text: str, length: int = 0) -> None:
         """A value typed into the readout of the slider (or the number box) labelled ``label``
@@ -515,9 +539,14 @@ class AppShell(W.VBox):
         is set to that end with a note; anything else leaves the control as it was and says so,
         echoing at most a short excerpt."""
         c = self.controller
-        w = next((w for w in c.controls.values()
-                  if re.sub(r"<[^>]+>", "", getattr(w, "description", "") or "").strip() == label.strip()),
-                 None)
+        w = next(
+            (
+                w
+                for w in c.controls.values()
+                if re.sub(r"<[^>]+>", "", getattr(w, "description", "") or "").strip() == label.strip()
+            ),
+            None,
+        )
         if w is None or getattr(w, "disabled", False):
             return
         shown = text if length <= len(text) else text + "…"
@@ -542,8 +571,7 @@ class AppShell(W.VBox):
     # -- after every update: link state and the Python snippet ----------------------------------
     def _after_update(self) -> None:
         c = self.controller
-        self.bar.state = {n: _state_value(w) for n, w in c.controls.items()
-                          if not getattr(w, "disabled", False)}
+        self.bar.state = {n: _state_value(w) for n, w in c.controls.items() if not getattr(w, "disabled", False)}
         snippet = None
         try:
             snippet = c.snippet()
@@ -552,9 +580,10 @@ class AppShell(W.VBox):
         if snippet:
             self._code.value = (
                 "<p>The numbers in the readouts, computed with dpexplore's public API "
-                "(<code>pip install dpexplore</code>):</p><pre style=\"font-size:13px;"
-                "background:#f6f8fa;padding:8px;overflow-x:auto\">"
-                f"{html.escape(snippet)}</pre>")
+                '(<code>pip install dpexplore</code>):</p><pre style="font-size:13px;'
+                'background:#f6f8fa;padding:8px;overflow-x:auto">'
+                f"{html.escape(snippet)}</pre>"
+            )
             self.code.layout.display = None
         else:
             self.code.layout.display = "none"
@@ -567,11 +596,13 @@ class AppShell(W.VBox):
                 self.apply_query(query)
             self.bar.send({"type": "query-ack"})
         elif isinstance(content, dict) and content.get("type") == "typed":
-            self.apply_typed(str(content.get("label", ""))[:200], str(content.get("text", ""))[:200],
-                             int(content.get("length", 0) or 0))
+            self.apply_typed(
+                str(content.get("label", ""))[:200],
+                str(content.get("text", ""))[:200],
+                int(content.get("length", 0) or 0),
+            )
         elif isinstance(content, dict) and content.get("type") == "csv":
-            self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv",
-                           "text": figures_csv(self.figs)})
+            self.bar.send({"type": "csv", "name": f"{self.info.slug}.csv", "text": figures_csv(self.figs)})
 
 
 class _PresentStage:
@@ -594,8 +625,12 @@ class _PresentStage:
                 titles = [_figure_title(f, i) for i, f in enumerate(figs)]
                 heads = [t.split(":")[0].strip() for t in titles]
                 names = heads if len(set(heads)) == len(heads) else titles
-                chooser = W.ToggleButtons(options=[(n, i) for i, n in enumerate(names)], value=0,
-                                          description="Plot:", style={"button_width": "auto"})
+                chooser = W.ToggleButtons(
+                    options=[(n, i) for i, n in enumerate(names)],
+                    value=0,
+                    description="Plot:",
+                    style={"button_width": "auto"},
+                )
                 chooser.add_class("dpexplore-chooser")
                 chooser.observe(lambda ch, figs=figs: self._show(figs, ch["new"]), names="value")
             self.choosers.append((chooser, figs))
@@ -621,8 +656,9 @@ class _PresentStage:
         if on == self.on:
             return
         self.on = on
-        for box, ws, side, shown, (chooser, figs) in zip(self.tabs.children, self.normal, self.side,
-                                                         self.shown, self.choosers):
+        for box, ws, side, shown, (chooser, figs) in zip(
+            self.tabs.children, self.normal, self.side, self.shown, self.choosers
+        ):
             if not side and chooser is None:
                 continue
             box.children = ([c for c in (chooser,) if c is not None] + shown) if on else ws
@@ -649,14 +685,20 @@ class _PresentStage:
         return [self.boxes[i]]
 
 
-def app_shell(info: AppInfo, controller: Controller, *, controls: Sequence[W.Widget] | Mapping,
-              plots, readouts: Sequence[W.Widget] = (), notes: Sequence[W.Widget] = (),
-              **kwargs) -> AppShell:
+def app_shell(
+    info: AppInfo,
+    controller: Controller,
+    *,
+    controls: Sequence[W.Widget] | Mapping,
+    plots,
+    readouts: Sequence[W.Widget] = (),
+    notes: Sequence[W.Widget] = (),
+    **kwargs,
+) -> AppShell:
     """Build an app's page: ``controls`` (widgets, or a mapping whose values are placed in order)
     in the side panel with ``readouts`` under them; ``plots`` (figure widgets: the first is the
     main plot, further ones go into tabs; or ``[(tab title, [widgets]), …]``) beside them, the
     controller's message above; ``notes`` (small print) under the plots."""
     if isinstance(controls, Mapping):
         controls = list(controls.values())
-    return AppShell(info, controller, controls=list(controls), plots=plots, readouts=readouts,
-                    notes=notes, **kwargs)
+    return AppShell(info, controller, controls=list(controls), plots=plots, readouts=readouts, notes=notes, **kwargs)

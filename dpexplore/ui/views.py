@@ -23,6 +23,7 @@ axes; a curve that is not defined is one null point, so its trace keeps its lege
 >>> [t["name"] for t in object_traces([c], (1.0,), ("exact",), (4.8866,), 1e-6)["profile"]][:2]
 ['Gaussian(1.0, 1.0)', 'μ = 1.000 GDP (exact)']
 """
+
 from __future__ import annotations
 
 import functools
@@ -37,11 +38,30 @@ from ..display import format_up
 from .controls import OKABE_ITO
 
 __all__ = [
-    "profile_trace", "gdp_trace", "point_trace", "profile_layout", "profile_yrange",
-    "tradeoff_trace", "tradeoff_diagonal", "tradeoff_layout", "tradeoff_envelope",
-    "rdp_trace", "rdp_layout", "attack_trace", "attack_diagonal", "attack_layout",
-    "ObjectCurves", "object_curves", "profile_curves", "matched_mu", "object_traces",
-    "N_EPS", "N_FPR", "ORDERS", "DELTA_FLOOR", "EMPTY",
+    "profile_trace",
+    "gdp_trace",
+    "point_trace",
+    "profile_layout",
+    "profile_yrange",
+    "tradeoff_trace",
+    "tradeoff_diagonal",
+    "tradeoff_layout",
+    "tradeoff_envelope",
+    "rdp_trace",
+    "rdp_layout",
+    "attack_trace",
+    "attack_diagonal",
+    "attack_layout",
+    "ObjectCurves",
+    "object_curves",
+    "profile_curves",
+    "matched_mu",
+    "object_traces",
+    "N_EPS",
+    "N_FPR",
+    "ORDERS",
+    "DELTA_FLOOR",
+    "EMPTY",
 ]
 
 #: ε grid points of an object's profile; FPR points of its trade-off and attack curves
@@ -79,8 +99,9 @@ def _curve(name, x, y, color, width, dash, group, mode="lines") -> dict:
 
 
 # -- privacy profile -----------------------------------------------------------------------------
-def profile_trace(name, eps, *, delta=None, log_delta=None, color=OKABE_ITO[0], width=2.5,
-                  dash="solid", group=None) -> dict:
+def profile_trace(
+    name, eps, *, delta=None, log_delta=None, color=OKABE_ITO[0], width=2.5, dash="solid", group=None
+) -> dict:
     """δ(ε) on the ε grid, given as ``delta`` or as ``log_delta`` (−inf: δ = 0); both None: the
     curve is not defined (one null point)."""
     if delta is None and log_delta is None:
@@ -98,15 +119,20 @@ def gdp_trace(mu, eps, *, name=None, color=OKABE_ITO[0], group=None) -> dict:
     return _curve(name or f"μ = {format_up(mu)} GDP", eps, positive(y), color, 1.5, "dash", group)
 
 
-def point_trace(x, y, *, name, color=OKABE_ITO[0], symbol="circle-open", size=9, group=None,
-                showlegend=False) -> dict:
+def point_trace(x, y, *, name, color=OKABE_ITO[0], symbol="circle-open", size=9, group=None, showlegend=False) -> dict:
     """Marked points (an object's (ε(δ), δ), its TPR at the chosen FPR); a NaN or inf coordinate
     drops the point (no marker where the value is not defined)."""
     xs, ys = np.atleast_1d(np.asarray(x, dtype=np.float64)), np.atleast_1d(np.asarray(y, dtype=np.float64))
     ok = np.isfinite(xs) & np.isfinite(ys)
-    t = {"type": "scatter", "mode": "markers", "name": name, "showlegend": showlegend,
-         "x": xs[ok] if ok.any() else EMPTY, "y": ys[ok] if ok.any() else EMPTY,
-         "marker": {"color": color, "size": size, "symbol": symbol}}
+    t = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "showlegend": showlegend,
+        "x": xs[ok] if ok.any() else EMPTY,
+        "y": ys[ok] if ok.any() else EMPTY,
+        "marker": {"color": color, "size": size, "symbol": symbol},
+    }
     if symbol.endswith("-open"):
         t["marker"]["line"] = {"width": 2}
     if group is not None:
@@ -121,10 +147,18 @@ def profile_yrange(floor: float = DELTA_FLOOR) -> list[float]:
 
 def profile_layout(title: str, *, floor: float = DELTA_FLOOR, legend=None, **extra) -> dict:
     """Axes of the profile view: ε [nats] linear, δ(ε) log from ``floor`` to 1."""
-    return {"title": {"text": title}, "xaxis": {"title": {"text": "ε [nats]"}},
-            "yaxis": {"title": {"text": "δ(ε)  (log scale)"}, "type": "log", "exponentformat": "power",
-                      "range": profile_yrange(floor)},
-            "legend": legend or _LEGEND, **extra}
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "ε [nats]"}},
+        "yaxis": {
+            "title": {"text": "δ(ε)  (log scale)"},
+            "type": "log",
+            "exponentformat": "power",
+            "range": profile_yrange(floor),
+        },
+        "legend": legend or _LEGEND,
+        **extra,
+    }
 
 
 # -- trade-off -----------------------------------------------------------------------------------
@@ -137,14 +171,24 @@ def tradeoff_trace(name, alpha, beta, *, color=OKABE_ITO[0], width=2.5, dash="so
 
 def tradeoff_diagonal() -> dict:
     """β = 1 − α: no test does better than guessing (no privacy loss)."""
-    return {"type": "scatter", "mode": "lines", "name": "β = 1 − α (perfect privacy)",
-            "x": [0.0, 1.0], "y": [1.0, 0.0], "line": dict(_REF)}
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": "β = 1 − α (perfect privacy)",
+        "x": [0.0, 1.0],
+        "y": [1.0, 0.0],
+        "line": dict(_REF),
+    }
 
 
 def tradeoff_layout(title: str, *, legend=None, **extra) -> dict:
-    return {"title": {"text": title}, "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
-            "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
-            "legend": legend or _LEGEND, **extra}
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
+        "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
+        "legend": legend or _LEGEND,
+        **extra,
+    }
 
 
 # -- Rényi DP ------------------------------------------------------------------------------------
@@ -153,10 +197,13 @@ def rdp_trace(name, orders, values, *, color=OKABE_ITO[0], group=None) -> dict:
 
 
 def rdp_layout(title: str, *, orders=ORDERS, legend=None, **extra) -> dict:
-    return {"title": {"text": title},
-            "xaxis": {"title": {"text": "order α"}, "type": "log", "tickvals": np.asarray(orders).tolist()},
-            "yaxis": {"title": {"text": "ε̂(α)"}, "type": "log", "exponentformat": "power"},
-            "legend": legend or _LEGEND, **extra}
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "order α"}, "type": "log", "tickvals": np.asarray(orders).tolist()},
+        "yaxis": {"title": {"text": "ε̂(α)"}, "type": "log", "exponentformat": "power"},
+        "legend": legend or _LEGEND,
+        **extra,
+    }
 
 
 # -- attack risk ---------------------------------------------------------------------------------
@@ -168,15 +215,24 @@ def attack_trace(name, fpr, tpr, *, color=OKABE_ITO[0], width=2.5, dash="solid",
 
 
 def attack_diagonal(lo: float = 1e-5) -> dict:
-    return {"type": "scatter", "mode": "lines", "name": "random guess (TPR = FPR)", "x": [lo, 1.0],
-            "y": [lo, 1.0], "line": dict(_REF)}
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": "random guess (TPR = FPR)",
+        "x": [lo, 1.0],
+        "y": [lo, 1.0],
+        "line": dict(_REF),
+    }
 
 
 def attack_layout(title: str, *, legend=None, **extra) -> dict:
-    return {"title": {"text": title},
-            "xaxis": {"title": {"text": "false-positive rate"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "true-positive rate"}, "type": "log", "exponentformat": "power"},
-            "legend": legend or _LEGEND, **extra}
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "false-positive rate"}, "type": "log", "exponentformat": "power"},
+        "yaxis": {"title": {"text": "true-positive rate"}, "type": "log", "exponentformat": "power"},
+        "legend": legend or _LEGEND,
+        **extra,
+    }
 
 
 _LEGEND = {"orientation": "h", "y": -0.18, "x": 0}
@@ -190,15 +246,15 @@ class ObjectCurves:
     label: str
     call: str
     profile: object
-    mu: float | None           # exact or certified μ where known
-    mu_how: str                # "exact", "certified" or ""
-    eps: np.ndarray            # profile grid
+    mu: float | None  # exact or certified μ where known
+    mu_how: str  # "exact", "certified" or ""
+    eps: np.ndarray  # profile grid
     delta: np.ndarray
-    fpr: np.ndarray            # attack grid (0 and N_FPR log points)
+    fpr: np.ndarray  # attack grid (0 and N_FPR log points)
     tpr: np.ndarray
-    alpha: np.ndarray          # trade-off grid (linear)
+    alpha: np.ndarray  # trade-off grid (linear)
     beta: np.ndarray
-    rdp: np.ndarray | None     # ε̂ at ORDERS, None: not known
+    rdp: np.ndarray | None  # ε̂ at ORDERS, None: not known
 
 
 def _short(call: str, n: int = 60) -> str:
@@ -250,7 +306,7 @@ def object_curves(obj) -> ObjectCurves:
             rdp = None
     mu, how = (info.mu[0], "exact") if info.mu is not None else (None, "")
     if mu is None and np.isfinite(float(p.eps_max)):
-        try:   # pure DP: the certified μ of its card (conversions.gdp_measure, complete certificate)
+        try:  # pure DP: the certified μ of its card (conversions.gdp_measure, complete certificate)
             mu, how = float(gdp_measure(p, tol=1e-3)[1]), "certified"
         except (ValueError, RuntimeError):
             mu = None
@@ -270,8 +326,20 @@ def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
     alpha = np.linspace(0.0, 1.0, N_FPR)
     # rounded up by a relative 1e-12, as risk.tpr_at_fpr (the profile's δ carries its own error)
     up = np.minimum(1.0, (1.0 - tradeoff_envelope(eps, delta, np.concatenate([fpr, alpha]))) * (1 + 1e-12))
-    return ObjectCurves(label, label, profile, None, "", eps, delta, fpr, up[: fpr.size], alpha,
-                        np.clip(1.0 - up[fpr.size:], 0.0, 1.0), None)
+    return ObjectCurves(
+        label,
+        label,
+        profile,
+        None,
+        "",
+        eps,
+        delta,
+        fpr,
+        up[: fpr.size],
+        alpha,
+        np.clip(1.0 - up[fpr.size :], 0.0, 1.0),
+        None,
+    )
 
 
 def matched_mu(eps, delta: float):
@@ -303,8 +371,9 @@ def object_traces(curves, mus, mu_hows, eps_at, delta, fpr=None, tpr_at=()) -> d
         col = OKABE_ITO[i % len(OKABE_ITO)]
         prof.append(profile_trace(c.label, c.eps, delta=c.delta, color=col, group=i))
         if mus[i] is not None:
-            prof.append(gdp_trace(mus[i], c.eps, name=f"μ = {format_up(mus[i])} GDP ({mu_hows[i]})",
-                                  color=col, group=i))
+            prof.append(
+                gdp_trace(mus[i], c.eps, name=f"μ = {format_up(mus[i])} GDP ({mu_hows[i]})", color=col, group=i)
+            )
         if np.isfinite(eps_at[i]):
             prof.append(point_trace(eps_at[i], delta, name=f"ε(δ) of {c.label}", color=col, group=i))
         trade.append(tradeoff_trace(c.label, c.alpha, c.beta, color=col))

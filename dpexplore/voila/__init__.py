@@ -35,6 +35,7 @@ enabled by installing the package (``etc/jupyter/jupyter_server_config.d/dpexplo
 >>> load_config()["VoilaConfiguration"]["show_tracebacks"]
 False
 """
+
 from __future__ import annotations
 
 import atexit
@@ -48,8 +49,18 @@ import tempfile
 
 from tornado import web
 
-__all__ = ["CONFIG_DIR", "config_path", "load_config", "static_handlers", "PlotlyJSHandler",
-           "DPExploreVoila", "GALLERY", "private_kernelspec_dir", "RENAMED", "renamed_redirects"]
+__all__ = [
+    "CONFIG_DIR",
+    "config_path",
+    "load_config",
+    "static_handlers",
+    "PlotlyJSHandler",
+    "DPExploreVoila",
+    "GALLERY",
+    "private_kernelspec_dir",
+    "RENAMED",
+    "renamed_redirects",
+]
 
 CONFIG_DIR = pathlib.Path(__file__).resolve().parent
 #: our Voila template (Voila's "lab" template plus an early plotly.js request)
@@ -88,8 +99,7 @@ class PlotlyJSHandler(web.RequestHandler):
             import hashlib
 
             raw = pathlib.Path(self.path).read_bytes()
-            self._cache[self.path] = (raw, gzip.compress(raw, 6, mtime=0),
-                                      hashlib.sha1(raw).hexdigest())
+            self._cache[self.path] = (raw, gzip.compress(raw, 6, mtime=0), hashlib.sha1(raw).hexdigest())
         return self._cache[self.path]
 
     def compute_etag(self):
@@ -121,11 +131,13 @@ def static_handlers(base_url: str = "/") -> list:
     """
     from ..ui.assets import plotly_js_path
 
-    return [(
-        _url_join(base_url, "dpexplore/static") + r"/plotly\.min\.js",
-        PlotlyJSHandler,
-        {"path": str(plotly_js_path())},
-    )]
+    return [
+        (
+            _url_join(base_url, "dpexplore/static") + r"/plotly\.min\.js",
+            PlotlyJSHandler,
+            {"path": str(plotly_js_path())},
+        )
+    ]
 
 
 class _NotFound(web.RequestHandler):
@@ -147,8 +159,7 @@ def template_asset_guard(base_url: str = "/") -> tuple:
     >>> bool(re.fullmatch(pattern, "/voila/templates/lab/static/../x.py"))
     True
     """
-    return (_url_join(base_url, "voila/templates") + r"/(?!\w+/static/(?!.*\.\.)[\w./-]+$).*",
-            _NotFound)
+    return (_url_join(base_url, "voila/templates") + r"/(?!\w+/static/(?!.*\.\.)[\w./-]+$).*", _NotFound)
 
 
 class _GalleryRedirect(web.RequestHandler):
@@ -207,8 +218,7 @@ def renamed_redirects(base_url: str, root_dir) -> list:
     root = pathlib.Path(root_dir).expanduser()
     folders = [""]
     try:
-        folders += sorted(e.name for e in os.scandir(root)
-                          if re.fullmatch(r"\w[\w-]*", e.name) and e.is_dir())
+        folders += sorted(e.name for e in os.scandir(root) if re.fullmatch(r"\w[\w-]*", e.name) and e.is_dir())
     except OSError:
         pass
     routes = []
@@ -216,8 +226,7 @@ def renamed_redirects(base_url: str, root_dir) -> list:
         for old, new in RENAMED.items():
             if (root / folder / new).is_file() and not (root / folder / old).exists():
                 prefix = _url_join(base_url, "voila/render", folder)
-                routes.append((prefix + "/" + re.escape(old), _RenamedRedirect,
-                               {"target": prefix + "/" + new}))
+                routes.append((prefix + "/" + re.escape(old), _RenamedRedirect, {"target": prefix + "/" + new}))
     return routes
 
 
@@ -243,8 +252,7 @@ def private_kernelspec_dir(parent: pathlib.Path | None = None) -> pathlib.Path:
     if parent is None:
         parent = pathlib.Path(tempfile.mkdtemp(prefix="dpexplore-kernels-"))
         atexit.register(shutil.rmtree, parent, True)
-    write_kernel_spec(parent / KERNEL_NAME,
-                      overrides={"display_name": f"Python 3 ({pathlib.Path(sys.executable)})"})
+    write_kernel_spec(parent / KERNEL_NAME, overrides={"display_name": f"Python 3 ({pathlib.Path(sys.executable)})"})
     return parent
 
 
@@ -316,8 +324,7 @@ def _make_app_class():
         fill_slots = Integer(0, config=True, help="pool fills at once (0: one per two cores)")
         #: lecture mode (``dpexplore serve --expect N --apps a,b``): students expected at once
         expect = Integer(0, config=True, help="students expected at once (0: no lecture mode)")
-        expect_apps = Unicode("", config=True,
-                              help="comma-separated notebooks the class will open (with expect)")
+        expect_apps = Unicode("", config=True, help="comma-separated notebooks the class will open (with expect)")
 
         def init_settings(self):
             from .pool import FillGate, gate_pool_fills, guard_page_start, guard_pool, lecture_pools
@@ -325,18 +332,20 @@ def _make_app_class():
             if self.expect:  # before Voila creates the kernel manager, which starts the fill
                 apps = [a.strip() for a in self.expect_apps.split(",") if a.strip()]
                 self.config.VoilaKernelManager.kernel_pools_config = lecture_pools(
-                    self.expect, apps, self.voila_configuration.default_pool_size)
-                self.log.info("dpexplore: lecture mode: %d students expected on %s",
-                              self.expect, ", ".join(apps))
+                    self.expect, apps, self.voila_configuration.default_pool_size
+                )
+                self.log.info("dpexplore: lecture mode: %d students expected on %s", self.expect, ", ".join(apps))
             from .forkserver import enable as fork_kernels
 
-            if fork_kernels(self.log):   # before the kernel manager starts the pools' kernels
+            if fork_kernels(self.log):  # before the kernel manager starts the pools' kernels
                 from . import clone
 
-                if clone.enabled():   # a dashboard's pages cloned from one rendered page
+                if clone.enabled():  # a dashboard's pages cloned from one rendered page
                     self.voila_configuration.multi_kernel_manager_class = clone.CloningKernelManager
-                    self.log.info("dpexplore: a dashboard's pages are cloned from its first "
-                                  "rendered page (%s=0 turns this off)", clone.ENV_SWITCH)
+                    self.log.info(
+                        "dpexplore: a dashboard's pages are cloned from its first rendered page (%s=0 turns this off)",
+                        clone.ENV_SWITCH,
+                    )
             settings = super().init_settings()
             settings["dpexplore_max_kernels"] = int(self.max_kernels)
             settings["dpexplore_max_pages"] = int(self.max_pages)
@@ -351,7 +360,7 @@ def _make_app_class():
             # refills wait their turn (pool.FillGate); no kernel without its output is handed out
             gate_pool_fills(km, FillGate(slots=self.fill_slots or None))
             guard_pool(km)
-            guard_page_start()   # a kernel that dies at start ends its page with a message
+            guard_page_start()  # a kernel that dies at start ends its page with a message
             return settings
 
         def setup_template_dirs(self):
@@ -378,11 +387,9 @@ def _make_app_class():
             extra.append((_url_join(self.server_url) + r"(?:login|logout)/?", _NotFound))
             extra.append(template_asset_guard(self.server_url))
             if not self.notebook_path:
-                extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect,
-                              {"target": gallery}))
-                extra.append((_url_join(self.server_url, "voila/tree") + r"/?", _GalleryRedirect,
-                              {"target": gallery}))
-                extra += renamed_redirects(self.server_url, self.root_dir)   # old app links
+                extra.append((_url_join(self.server_url).rstrip("/") + "/?", _GalleryRedirect, {"target": gallery}))
+                extra.append((_url_join(self.server_url, "voila/tree") + r"/?", _GalleryRedirect, {"target": gallery}))
+                extra += renamed_redirects(self.server_url, self.root_dir)  # old app links
             return extra + keep
 
     return DPExploreVoila

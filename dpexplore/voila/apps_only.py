@@ -36,6 +36,7 @@ What runs the server (an unprivileged account, never root) is the spawner's busi
 >>> ContentsHandler in ALLOWED, MainKernelHandler in ALLOWED, SafeKernelWebsocketHandler in ALLOWED
 (False, False, True)
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,12 +47,28 @@ from jupyter_server.services.kernels.handlers import KernelHandler
 from voila.static_file_handler import MultiStaticFileHandler, TemplateStaticFileHandler
 from jupyterlab_server.themes_handler import ThemesHandler
 
-from . import (GALLERY, TEMPLATE_DIR, PlotlyJSHandler, _GalleryRedirect, _NotFound, _RenamedRedirect,
-               _url_join, load_config, renamed_redirects, template_asset_guard)
+from . import (
+    GALLERY,
+    TEMPLATE_DIR,
+    PlotlyJSHandler,
+    _GalleryRedirect,
+    _NotFound,
+    _RenamedRedirect,
+    _url_join,
+    load_config,
+    renamed_redirects,
+    template_asset_guard,
+)
 from .pool import guard_page_start
-from .hardening import (MAX_MESSAGE_BYTES, WIDGET_MESSAGES, CappedVoilaHandler,
-                        PageCloseShutdownHandler, SafeKernelWebsocketHandler, _log_limited,
-                        hardened_class)
+from .hardening import (
+    MAX_MESSAGE_BYTES,
+    WIDGET_MESSAGES,
+    CappedVoilaHandler,
+    PageCloseShutdownHandler,
+    SafeKernelWebsocketHandler,
+    _log_limited,
+    hardened_class,
+)
 
 __all__ = ["ALLOWED", "restrict_routes", "DEFAULT_MAX_KERNELS"]
 
@@ -64,23 +81,31 @@ DEFAULT_MAX_KERNELS = 5
 
 def _hub_handlers() -> tuple:
     try:
-        from jupyterhub.singleuser.extension import (JupyterHubLogoutHandler,
-                                                     JupyterHubOAuthCallbackHandler)
+        from jupyterhub.singleuser.extension import JupyterHubLogoutHandler, JupyterHubOAuthCallbackHandler
     except ImportError:  # not on a hub: nothing to add
         return ()
     return (JupyterHubOAuthCallbackHandler, JupyterHubLogoutHandler)
 
 
 #: the handler classes an apps-only server routes to (after :func:`~.hardening.hardened_class`)
-ALLOWED = frozenset({
-    CappedVoilaHandler, PageCloseShutdownHandler, SafeKernelWebsocketHandler,  # page, kernel
-    KernelHandler,                    # the page reads its own kernel's model (unguessable id)
-    TemplateStaticFileHandler, MultiStaticFileHandler, ThemesHandler,  # Voilà's static assets
-    FileFindHandler,                  # static folders of packages (Voilà's widget labextensions)
-    APIVersionHandler,                # ``api``: the server's version, which Voilà's page asks
-    PlotlyJSHandler, _GalleryRedirect, _NotFound, _RenamedRedirect,    # dpexplore's routes
-    *_hub_handlers(),                 # the hub's OAuth callback and logout
-})
+ALLOWED = frozenset(
+    {
+        CappedVoilaHandler,
+        PageCloseShutdownHandler,
+        SafeKernelWebsocketHandler,  # page, kernel
+        KernelHandler,  # the page reads its own kernel's model (unguessable id)
+        TemplateStaticFileHandler,
+        MultiStaticFileHandler,
+        ThemesHandler,  # Voilà's static assets
+        FileFindHandler,  # static folders of packages (Voilà's widget labextensions)
+        APIVersionHandler,  # ``api``: the server's version, which Voilà's page asks
+        PlotlyJSHandler,
+        _GalleryRedirect,
+        _NotFound,
+        _RenamedRedirect,  # dpexplore's routes
+        *_hub_handlers(),  # the hub's OAuth callback and logout
+    }
+)
 
 
 def restrict_routes(web_app, allowed=ALLOWED) -> None:
@@ -98,8 +123,9 @@ def restrict_routes(web_app, allowed=ALLOWED) -> None:
         if cls in allowed:
             delegate.handler_class = cls
             return delegate
-        _log_limited(f"dpexplore apps-only: refused {request.method} {request.path[:200]}"
-                     f" ({delegate.handler_class.__name__})")
+        _log_limited(
+            f"dpexplore apps-only: refused {request.method} {request.path[:200]} ({delegate.handler_class.__name__})"
+        )
         return web_app.get_handler_delegate(request, _NotFound)
 
     web_app.find_handler = find_handler
@@ -181,10 +207,10 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.config.VoilaConfiguration.resources = resources
     filters = serverapp.config.VoilaExporter.get("filters")
     filters = dict(filters) if isinstance(filters, dict) else {}
-    filters.update(load_config()["VoilaExporter"]["filters"])   # the template's filters
+    filters.update(load_config()["VoilaExporter"]["filters"])  # the template's filters
     serverapp.config.VoilaExporter.filters = filters
     km = serverapp.kernel_manager
-    guard_page_start()   # a kernel that dies at start ends its page with a message
+    guard_page_start()  # a kernel that dies at start ends its page with a message
     km.allowed_message_types = list(WIDGET_MESSAGES)
     km.allow_tracebacks = False
     # the kernels it starts serve pages: hidden tabs' plots are sent when shown (ui.offstage)
@@ -199,15 +225,20 @@ def _load_jupyter_server_extension(serverapp) -> None:
     web_app.settings["dpexplore_max_kernels"] = int(cap)
     web_app.settings["terminals_available"] = False
     gallery = _url_join(base, "voila/render", GALLERY)
-    web_app.add_handlers(".*$", [
-        (_url_join(base).rstrip("/") + "/?", _GalleryRedirect, {"target": gallery}),
-        (_url_join(base, "voila") + r"(?:/tree(?:/.*)?)?/?", _GalleryRedirect, {"target": gallery}),
-        template_asset_guard(base),
-        *renamed_redirects(base, serverapp.root_dir),   # the renamed apps' old links
-    ])
+    web_app.add_handlers(
+        ".*$",
+        [
+            (_url_join(base).rstrip("/") + "/?", _GalleryRedirect, {"target": gallery}),
+            (_url_join(base, "voila") + r"(?:/tree(?:/.*)?)?/?", _GalleryRedirect, {"target": gallery}),
+            template_asset_guard(base),
+            *renamed_redirects(base, serverapp.root_dir),  # the renamed apps' old links
+        ],
+    )
     restrict_routes(web_app)
-    serverapp.log.info("dpexplore: apps-only server (widget messages only, %d kernels at most; "
-                       "everything but the apps answers 404)", cap)
+    serverapp.log.info(
+        "dpexplore: apps-only server (widget messages only, %d kernels at most; everything but the apps answers 404)",
+        cap,
+    )
 
 
 load_jupyter_server_extension = _load_jupyter_server_extension

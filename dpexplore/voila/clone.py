@@ -31,6 +31,7 @@ next pool kernel renders a new one), and a clone whose kernel cannot be forked f
 generation is not made: the page takes Voilà's usual way (a pooled kernel, or a kernel started and
 rendered for it). Any notebook that is not a dashboard is served as before.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -97,7 +98,7 @@ class Cloner:
 
     def __init__(self, km, root_dir: str):
         self.km = km
-        self.log = getattr(km, "log", None) or log   # the server's log
+        self.log = getattr(km, "log", None) or log  # the server's log
         self.root_dir = root_dir
         # the kernel manager's own start, taken before the page cap wraps it
         # (hardening.page_starts): a pool kernel cloned while a page's GET runs is no page
@@ -105,7 +106,7 @@ class Cloner:
         self.refs: dict = {}
         #: notebook → future done when its reference render under way ends (captured or not)
         self.rendering: dict = {}
-        self._apps: dict = {}   # notebook → (mtime, app spec or None)
+        self._apps: dict = {}  # notebook → (mtime, app spec or None)
 
     # -- which notebooks -------------------------------------------------------------------------
     def app(self, notebook_name: str) -> str | None:
@@ -118,7 +119,7 @@ class Cloner:
         known = self._apps.get(notebook_name)
         if known is None or known[0] != mtime:
             known = self._apps[notebook_name] = (mtime, forkserver.app_of_notebook(path))
-            self.refs.pop(notebook_name, None)   # the notebook changed: its page too
+            self.refs.pop(notebook_name, None)  # the notebook changed: its page too
         return known[1]
 
     def reference(self, notebook_name: str):
@@ -128,9 +129,8 @@ class Cloner:
             return None
         if self.app(notebook_name) is None or ref.generation != forkserver.template().current():
             self.refs.pop(notebook_name, None)
-            self.log.info("dpexplore: the page of %s is rendered anew (its kernel template is gone)",
-                          notebook_name)
-            if self.lean(notebook_name):   # no pool kernel will come by itself: render one
+            self.log.info("dpexplore: the page of %s is rendered anew (its kernel template is gone)", notebook_name)
+            if self.lean(notebook_name):  # no pool kernel will come by itself: render one
                 self._fill(delay=0, notebook_name=notebook_name)
             return None
         return ref
@@ -172,15 +172,23 @@ class Cloner:
             return
         generation = getattr(km.provisioner, "app_generation", 0)
         nb = renderer.executor.nb
-        if (not generation or generation != forkserver.template().current()
-                or lost_output(nb) or html.count(kernel_id) != 1
-                or not html.rstrip().endswith("</html>")):
+        if (
+            not generation
+            or generation != forkserver.template().current()
+            or lost_output(nb)
+            or html.count(kernel_id) != 1
+            or not html.rstrip().endswith("</html>")
+        ):
             return
         kwargs = {k: v for k, v in kwargs.items() if k in ("path", "env")}
-        self.refs[notebook_name] = _Reference(generation, kernel_id, html, nb,
-                                              renderer.notebook.metadata.kernelspec.name, kwargs)
-        self.log.info("dpexplore: the pages of %s are cloned from one rendered page (template "
-                      "generation %d)", notebook_name, generation)
+        self.refs[notebook_name] = _Reference(
+            generation, kernel_id, html, nb, renderer.notebook.metadata.kernelspec.name, kwargs
+        )
+        self.log.info(
+            "dpexplore: the pages of %s are cloned from one rendered page (template generation %d)",
+            notebook_name,
+            generation,
+        )
         if self.lean(notebook_name):
             asyncio.ensure_future(self._retire(notebook_name, kernel_id))
 
@@ -210,17 +218,14 @@ class Cloner:
         env[forkserver.ENV_GENERATION] = str(ref.generation)
         t0 = time.monotonic()
         try:
-            kernel_id = await self._start_kernel(kernel_name=ref.kernel_name,
-                                                 path=ref.kwargs.get("path"), env=env)
+            kernel_id = await self._start_kernel(kernel_name=ref.kernel_name, path=ref.kwargs.get("path"), env=env)
         except Exception as e:  # noqa: BLE001 - the page is rendered as usual
-            self.log.info("dpexplore: no clone of %s (%s: %s); rendering the page", notebook_name,
-                          type(e).__name__, e)
+            self.log.info("dpexplore: no clone of %s (%s: %s); rendering the page", notebook_name, type(e).__name__, e)
             self.refs.pop(notebook_name, None)
             return None
         provisioner = self.km.get_kernel(kernel_id).provisioner
         if getattr(provisioner, "app_generation", 0) != ref.generation:
-            self.log.info("dpexplore: no clone of %s (its kernel lacks the app); rendering the "
-                          "page", notebook_name)
+            self.log.info("dpexplore: no clone of %s (its kernel lacks the app); rendering the page", notebook_name)
             self.refs.pop(notebook_name, None)
             await self.km.shutdown_kernel(kernel_id)
             return None
@@ -228,8 +233,12 @@ class Cloner:
         if data is not None:
             data["kernel_ids"].add(kernel_id)
         html = ref.html.replace(ref.kernel_id, kernel_id)
-        self.log.debug("dpexplore: page of %s cloned in kernel %s (%.0f ms)", notebook_name,
-                       kernel_id, 1000 * (time.monotonic() - t0))
+        self.log.debug(
+            "dpexplore: page of %s cloned in kernel %s (%.0f ms)",
+            notebook_name,
+            kernel_id,
+            1000 * (time.monotonic() - t0),
+        )
         return {"task": _done(html), "renderer": _ClonedRender(html, ref.nb), "kernel_id": kernel_id}
 
 
@@ -263,7 +272,7 @@ def install_cloning(km, root_dir: str) -> Cloner | None:
             entry = await cloner.clone(notebook_path)
         if entry is not None:
             pooled = getattr(km, "dpexplore_pooled", None)
-            if pooled is not None:   # a pool kernel: not a page until it is handed out
+            if pooled is not None:  # a pool kernel: not a page until it is handed out
                 pooled.add(entry["kernel_id"])
             return entry
         # this fill renders the notebook's reference page
@@ -287,28 +296,26 @@ def install_cloning(km, root_dir: str) -> Cloner | None:
         return entry
 
     def fill_if_needed(*args, notebook_name=None, **kwargs):
-        if (notebook_name is not None and cloner.lean(notebook_name)
-                and cloner.reference(notebook_name) is not None):
-            return   # a lean pool: every page is a clone made for it
+        if notebook_name is not None and cloner.lean(notebook_name) and cloner.reference(notebook_name) is not None:
+            return  # a lean pool: every page is a clone made for it
         return fill(*args, notebook_name=notebook_name, **kwargs)
 
     def get_pool_size(notebook_name):
         n = pool_size(notebook_name)
         if n == 0 and cloner.reference(notebook_name) is not None:
-            return 1   # a clone is made for the page (get_rendered_notebook)
+            return 1  # a clone is made for the page (get_rendered_notebook)
         return n
 
     async def get_rendered_notebook(notebook_name, extra_kernel_env_variables=None, **kwargs):
         extra = extra_kernel_env_variables or {}
         pool = getattr(km, "_pools", {}).get(notebook_name) or ()
-        if not any(task.done() for task in pool):   # none ready: a clone now beats waiting
+        if not any(task.done() for task in pool):  # none ready: a clone now beats waiting
             entry = await cloner.clone(notebook_name, extra)
             if entry is not None:
                 return entry["task"], entry["renderer"].rendered_cache, entry["kernel_id"]
             if not getattr(km, "_pools", {}).get(notebook_name):
                 # the reference went since get_pool_size counted it: the pool renders the page
-                km.fill_if_needed(delay=0, notebook_name=notebook_name,
-                                  extra_kernel_env_variables=extra)
+                km.fill_if_needed(delay=0, notebook_name=notebook_name, extra_kernel_env_variables=extra)
         return await handout(notebook_name, extra_kernel_env_variables=extra, **kwargs)
 
     km._initialize = _initialize

@@ -23,6 +23,7 @@ module (anywidget, numpy) or the backend (scipy).
 >>> pathlib.Path(handlers()[0][2]["path"]).is_file()
 True
 """
+
 from __future__ import annotations
 
 import pathlib

@@ -60,6 +60,7 @@ built app carries no state a fresh build would not have; numpy's global generato
 What is shared by siblings: the interpreter's string-hash secret (``PYTHONHASHSEED`` is drawn
 once per interpreter start), so two kernels hash strings alike; nothing a page can read.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -79,8 +80,16 @@ import time
 
 from jupyter_client.provisioning import LocalProvisioner
 
-__all__ = ["ForkProvisioner", "enable", "enabled", "PROVISIONER_NAME", "ENV_SWITCH", "Template",
-           "app_of_notebook", "ENV_APP"]
+__all__ = [
+    "ForkProvisioner",
+    "enable",
+    "enabled",
+    "PROVISIONER_NAME",
+    "ENV_SWITCH",
+    "Template",
+    "app_of_notebook",
+    "ENV_APP",
+]
 
 log = logging.getLogger("dpexplore.voila")
 
@@ -100,17 +109,50 @@ _TITLE_ROOM = 480
 #: the debugger it loads, history's sqlite3) and while building an app (numpy, scipy, ipywidgets,
 #: anywidget, every module of dpexplore.apps: :func:`_warm_modules`)
 WARM_MODULES = (
-    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.comm",
-    "ipykernel.debugger", "ipykernel.eventloops", "ipykernel.gui",
-    "IPython", "IPython.core.interactiveshell", "IPython.core.history",
-    "IPython.core.completer", "IPython.core.magics", "IPython.core.debugger",
-    "IPython.core.profiledir", "IPython.core.display", "IPython.display",
-    "debugpy", "debugpy.server.api", "sqlite3", "pdb", "psutil", "multiprocessing",
-    "concurrent.futures", "faulthandler", "timeit", "IPython.extensions.storemagic",
-    "tornado.ioloop", "tornado.queues", "zmq.eventloop.zmqstream",
-    "jupyter_client.session", "comm", "fractions", "email.utils", "http.client",
-    "numpy", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
-    "ipywidgets", "anywidget", "psygnal", "dpexplore", "dpexplore.apps",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.comm",
+    "ipykernel.debugger",
+    "ipykernel.eventloops",
+    "ipykernel.gui",
+    "IPython",
+    "IPython.core.interactiveshell",
+    "IPython.core.history",
+    "IPython.core.completer",
+    "IPython.core.magics",
+    "IPython.core.debugger",
+    "IPython.core.profiledir",
+    "IPython.core.display",
+    "IPython.display",
+    "debugpy",
+    "debugpy.server.api",
+    "sqlite3",
+    "pdb",
+    "psutil",
+    "multiprocessing",
+    "concurrent.futures",
+    "faulthandler",
+    "timeit",
+    "IPython.extensions.storemagic",
+    "tornado.ioloop",
+    "tornado.queues",
+    "zmq.eventloop.zmqstream",
+    "jupyter_client.session",
+    "comm",
+    "fractions",
+    "email.utils",
+    "http.client",
+    "numpy",
+    "scipy.special",
+    "scipy.stats",
+    "scipy.optimize",
+    "scipy.integrate",
+    "ipywidgets",
+    "anywidget",
+    "psygnal",
+    "dpexplore",
+    "dpexplore.apps",
 )
 _PACKAGE = pathlib.Path(__file__).resolve().parent.parent
 _TEMPLATE_CWD = os.getcwd()
@@ -154,8 +196,10 @@ def package_fingerprint(root: pathlib.Path = _PACKAGE) -> tuple:
 
 
 #: the one code cell of a dashboard notebook: import a builder from ``dpexplore.apps.<module>``, call it
-_APP_CELL = re.compile(r"\A\s*from (dpexplore\.apps\.[a-z][a-z0-9_]*) import ([a-z][a-z0-9_]*)\s*\n"
-                       r"\s*\2\(\)\s*\Z")
+_APP_CELL = re.compile(
+    r"\A\s*from (dpexplore\.apps\.[a-z][a-z0-9_]*) import ([a-z][a-z0-9_]*)\s*\n"
+    r"\s*\2\(\)\s*\Z"
+)
 _APP_SPEC = re.compile(r"\Adpexplore\.apps\.[a-z][a-z0-9_]*:[a-z][a-z0-9_]*\Z")
 
 
@@ -181,8 +225,7 @@ def app_of_notebook(path) -> str | None:
     try:
         with open(path, encoding="utf-8") as f:
             nb = json.load(f)
-        code = ["".join(c.get("source", "")) for c in nb.get("cells", ())
-                if c.get("cell_type") == "code"]
+        code = ["".join(c.get("source", "")) for c in nb.get("cells", ()) if c.get("cell_type") == "code"]
     except (OSError, ValueError, AttributeError, TypeError):
         return None
     code = [c for c in code if c.strip()]
@@ -259,16 +302,14 @@ class Template:
 
     def start(self) -> None:
         self.stop()
-        self._dir = tempfile.mkdtemp(prefix="dpexplore-template-")   # mode 0700
+        self._dir = tempfile.mkdtemp(prefix="dpexplore-template-")  # mode 0700
         self.path = os.path.join(self._dir, "s")
         self._fingerprint = package_fingerprint()
-        cmd = [self.python, "-m", "dpexplore.voila.forkserver", self.path, str(os.getpid()),
-               " " * _TITLE_ROOM]
+        cmd = [self.python, "-m", "dpexplore.voila.forkserver", self.path, str(os.getpid()), " " * _TITLE_ROOM]
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
-        env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")   # debugpy's import warning
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env,
-                                     start_new_session=True, close_fds=True)
+        env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # debugpy's import warning
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env, start_new_session=True, close_fds=True)
         self._started = time.monotonic()
         self.generation += 1
         log.info("dpexplore: kernel template started (pid %d)", self.proc.pid)
@@ -295,8 +336,11 @@ class Template:
         if self.proc.poll() is not None:
             if quiet:
                 return False
-            log.warning("dpexplore: kernel template (pid %d) exited (%s); starting a new one",
-                        self.proc.pid, self.proc.returncode)
+            log.warning(
+                "dpexplore: kernel template (pid %d) exited (%s); starting a new one",
+                self.proc.pid,
+                self.proc.returncode,
+            )
             return False
         if package_fingerprint() != self._fingerprint:
             if quiet:
@@ -305,8 +349,9 @@ class Template:
             return False
         return True
 
-    async def fork(self, argv: list, env: dict, cwd: str | None, app: str | None = None,
-                   generation: int = 0) -> tuple[int, int]:
+    async def fork(
+        self, argv: list, env: dict, cwd: str | None, app: str | None = None, generation: int = 0
+    ) -> tuple[int, int]:
         """A new kernel process running ``ipykernel_launcher`` with ``argv`` (the arguments after
         ``-m ipykernel_launcher``), ``env`` and ``cwd``: ``(pid, built)``. With
         ``app`` (``module:builder``) the template builds that app first and the kernel carries it:
@@ -324,7 +369,7 @@ class Template:
         request = json.dumps(request).encode() + b"\n"
         deadline = self._started + READY_TIMEOUT
         while True:
-            path, built = self.path, self.generation   # this template's, whatever happens next
+            path, built = self.path, self.generation  # this template's, whatever happens next
             try:
                 reader, writer = await asyncio.open_unix_connection(path)
                 break
@@ -381,23 +426,23 @@ class ForkProvisioner(LocalProvisioner):
         if args is None:
             return await super().launch_kernel(cmd, **kwargs)
         env = dict(kwargs.get("env") or os.environ)
-        env["JPY_PARENT_PID"] = str(os.getpid())   # watched by the child (_ServerPoller)
+        env["JPY_PARENT_PID"] = str(os.getpid())  # watched by the child (_ServerPoller)
         app = env.pop(ENV_APP, None)
         generation = int(env.pop(ENV_GENERATION, 0) or 0)
         cwd = kwargs.get("cwd")
         tpl = template()
         try:
-            pid, built = await tpl.fork(args, env, str(cwd) if cwd else None, app=app,
-                                        generation=generation)
+            pid, built = await tpl.fork(args, env, str(cwd) if cwd else None, app=app, generation=generation)
             process = _ForkedProcess(pid)
         except Exception as e:  # noqa: BLE001 - any failure: a normal start
-            if generation:   # a clone of a page: its caller starts the page another way
+            if generation:  # a clone of a page: its caller starts the page another way
                 raise
-            log.warning("dpexplore: forked kernel start failed (%s: %s); starting a normal kernel",
-                        type(e).__name__, e)
+            log.warning("dpexplore: forked kernel start failed (%s: %s); starting a normal kernel", type(e).__name__, e)
             if kwargs.get("env"):
-                kwargs = {**kwargs, "env": {k: v for k, v in kwargs["env"].items()
-                                            if k not in (ENV_APP, ENV_GENERATION)}}
+                kwargs = {
+                    **kwargs,
+                    "env": {k: v for k, v in kwargs["env"].items() if k not in (ENV_APP, ENV_GENERATION)},
+                }
             return await super().launch_kernel(cmd, **kwargs)
         #: the template generation whose app this kernel carries (0: none)
         self.app_generation = built
@@ -418,14 +463,20 @@ def enable(serverapp_log=None, start: bool = True) -> bool:
     from jupyter_client.provisioning.factory import KernelProvisionerFactory
 
     # registered here too: an editable or source checkout may lack the installed entry point
-    KernelProvisionerFactory.provisioners.setdefault(PROVISIONER_NAME, EntryPoint(
-        name=PROVISIONER_NAME, value="dpexplore.voila.forkserver:ForkProvisioner",
-        group=KernelProvisionerFactory.GROUP_NAME))
+    KernelProvisionerFactory.provisioners.setdefault(
+        PROVISIONER_NAME,
+        EntryPoint(
+            name=PROVISIONER_NAME,
+            value="dpexplore.voila.forkserver:ForkProvisioner",
+            group=KernelProvisionerFactory.GROUP_NAME,
+        ),
+    )
     KernelProvisionerFactory.instance().default_provisioner_name = PROVISIONER_NAME
     if start:
         template().start()
-    (serverapp_log or log).info("dpexplore: kernels are forked from a warm template process "
-                                "(%s=0 turns this off)", ENV_SWITCH)
+    (serverapp_log or log).info(
+        "dpexplore: kernels are forked from a warm template process (%s=0 turns this off)", ENV_SWITCH
+    )
     return True
 
 
@@ -454,7 +505,7 @@ def _retitle(words: list) -> None:
     try:
         with open("/proc/self/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])   # arg_start, arg_end (proc(5))
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (proc(5))
         new = "\0".join(words).encode()[: end - start - 1]
         with open("/proc/self/mem", "r+b", buffering=0) as mem:
             mem.seek(start)
@@ -526,8 +577,7 @@ def _prebuild(spec) -> bool:
         if controls is not None:
             controls.PREFETCHER.enabled = prefetch
     if threading.active_count() != 1:
-        print(f"dpexplore template: building {spec} started a thread; the template ends",
-              file=sys.stderr)
+        print(f"dpexplore template: building {spec} started a thread; the template ends", file=sys.stderr)
         os._exit(3)
     _PREBUILT[spec] = (app, frozenset(ids))
     gc.collect()
@@ -563,7 +613,7 @@ def _adopt_app(spec) -> None:
     first = [True]
 
     def built_once(*args, **kwargs):
-        setattr(module, name, build)   # later calls build anew, also through this name
+        setattr(module, name, build)  # later calls build anew, also through this name
         if args or kwargs or not first:
             return build(*args, **kwargs)
         first.clear()
@@ -603,7 +653,7 @@ def _module_files() -> dict:
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str) and file:
-            out[name] = _ModuleFile((file + "/")[:-1])   # a new string, allocated here
+            out[name] = _ModuleFile((file + "/")[:-1])  # a new string, allocated here
     return out
 
 
@@ -634,8 +684,9 @@ def _make_shell():
         from traitlets.config import Config
 
         profile = ProfileDir.create_profile_dir_by_name(get_ipython_dir(), "default")
-        return ZMQInteractiveShell.instance(config=Config({"HistoryManager": {"enabled": False}}),
-                                            profile_dir=profile, compiler_class=XCachingCompiler)
+        return ZMQInteractiveShell.instance(
+            config=Config({"HistoryManager": {"enabled": False}}), profile_dir=profile, compiler_class=XCachingCompiler
+        )
     except Exception as e:  # noqa: BLE001 - each kernel makes its own shell, as usual
         print(f"dpexplore template: no shell made here: {type(e).__name__}: {e}", file=sys.stderr)
         try:
@@ -646,7 +697,7 @@ def _make_shell():
             pass
         return None
     finally:
-        sys.modules["__main__"] = main   # the shell made its own; the kernel's takes it back
+        sys.modules["__main__"] = main  # the shell made its own; the kernel's takes it back
 
 
 #: configuration a forked kernel may carry and still use the template's shell: the kernel
@@ -682,8 +733,7 @@ def _kernel_from_template_parts() -> None:
         ipkernel.IPythonKernel.__init__ = init
         shell = _SHELL
         parent = kwargs.get("parent")
-        if shell is not None and not _shell_fits(getattr(parent, "config", None),
-                                                kwargs.get("profile_dir")):
+        if shell is not None and not _shell_fits(getattr(parent, "config", None), kwargs.get("profile_dir")):
             type(shell).clear_instance()
             shell = None
         if shell is not None:
@@ -699,7 +749,7 @@ def _kernel_from_template_parts() -> None:
             shell.parent = self
             shell.starting_dir = os.getcwd()
             shell.history_manager.dir_hist[:] = [pathlib.Path.cwd()]
-            shell.init_environment()          # TERM, PAGER, ... in this kernel's environment
+            shell.init_environment()  # TERM, PAGER, ... in this kernel's environment
 
     ipkernel.IPythonKernel.__init__ = init_from_template
 
@@ -710,12 +760,12 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
     for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)   # as CPython sets it at start
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as CPython sets it at start
     listener.close()
     conn.close()
     import numpy as np
 
-    np.random.seed()                 # from the OS's entropy: a fork copies the global state
+    np.random.seed()  # from the OS's entropy: a fork copies the global state
     import random
 
     random.seed()
@@ -723,11 +773,11 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
     os.environ.update(request.get("env") or {})
     if request.get("cwd"):
         os.chdir(request["cwd"])
-    controls = sys.modules.get("dpexplore.ui.controls")   # read the environment at import
+    controls = sys.modules.get("dpexplore.ui.controls")  # read the environment at import
     if controls is not None:
         controls.PREFETCHER.enabled = os.environ.get("DPEXPLORE_PREFETCH", "1") != "0"
     if sys.path and sys.path[0] in ("", _TEMPLATE_CWD):
-        del sys.path[0]             # as ipykernel_launcher does; IPython adds '' back
+        del sys.path[0]  # as ipykernel_launcher does; IPython adds '' back
     _adopt_app(request.get("app"))
     argv = list(request.get("argv") or [])
     _retitle([sys.executable, "-m", "ipykernel_launcher", *argv])
@@ -768,9 +818,11 @@ def serve_template(path: str, server_pid: int) -> None:
             importlib.import_module(name)
         except Exception as e:  # noqa: BLE001 - a module that fails is imported by the kernel
             print(f"dpexplore template: {name} not imported: {e}", file=sys.stderr)
-    if threading.active_count() != 1:   # a thread does not cross a fork: serve nothing
-        print("dpexplore template: an import started a thread "
-              f"({[t.name for t in threading.enumerate()]}); not forking", file=sys.stderr)
+    if threading.active_count() != 1:  # a thread does not cross a fork: serve nothing
+        print(
+            f"dpexplore template: an import started a thread ({[t.name for t in threading.enumerate()]}); not forking",
+            file=sys.stderr,
+        )
         return
     global _SHELL, _MODULE_FILES
     _SHELL = _make_shell()
@@ -778,10 +830,10 @@ def serve_template(path: str, server_pid: int) -> None:
         print("dpexplore template: making the shell started a thread; not forking", file=sys.stderr)
         return
     gc.collect()
-    _MODULE_FILES = _module_files()   # last: its objects lie together, after the collection
+    _MODULE_FILES = _module_files()  # last: its objects lie together, after the collection
     gc.freeze()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # children are reaped by the system
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the server stops it
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops it
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)

@@ -20,6 +20,7 @@ forwarded as it is: ``execute_input``, the only message Voilà filters, never ca
 >>> read_v1_header((8 * 10**17).to_bytes(8, "little") + b"x" * 100) is None
 True
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -36,12 +37,30 @@ from voila.shutdown_kernel_handler import VoilaShutdownKernelHandler
 from voila.tornado.handler import TornadoVoilaHandler
 from voila.tornado.kernel_websocket_handler import VoilaKernelWebsocketHandler
 
-__all__ = ["SafeKernelWebsocketHandler", "PageCloseShutdownHandler", "CappedVoilaHandler",
-           "hardened_class", "WIDGET_MESSAGES", "PageStarts", "page_starts",
-           "default_max_kernels", "default_max_pages",
-           "open_pages", "PAGES_PER_CPU", "leaks", "read_v1_header",
-           "read_v1_part", "kernel_text", "v1_frame", "V1_SUBPROTOCOL", "MAX_PARTS", "KERNEL_MIB",
-           "LOG_CHARS", "PlainErrorConnection", "MAX_MESSAGE_BYTES"]
+__all__ = [
+    "SafeKernelWebsocketHandler",
+    "PageCloseShutdownHandler",
+    "CappedVoilaHandler",
+    "hardened_class",
+    "WIDGET_MESSAGES",
+    "PageStarts",
+    "page_starts",
+    "default_max_kernels",
+    "default_max_pages",
+    "open_pages",
+    "PAGES_PER_CPU",
+    "leaks",
+    "read_v1_header",
+    "read_v1_part",
+    "kernel_text",
+    "v1_frame",
+    "V1_SUBPROTOCOL",
+    "MAX_PARTS",
+    "KERNEL_MIB",
+    "LOG_CHARS",
+    "PlainErrorConnection",
+    "MAX_MESSAGE_BYTES",
+]
 
 #: the subprotocol name of jupyter_server's v1 kernel websocket protocol
 V1_SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
@@ -52,8 +71,14 @@ MAX_PARTS = 64
 #: Voilà's standalone list (``voila.app``), set on the kernel manager of the apps-only server too;
 #: anything else (``execute_request``, ``complete_request``, ...) is dropped by jupyter_server
 #: before it reaches the kernel
-WIDGET_MESSAGES = ("comm_open", "comm_close", "comm_msg", "comm_info_request",
-                   "kernel_info_request", "shutdown_request")
+WIDGET_MESSAGES = (
+    "comm_open",
+    "comm_close",
+    "comm_msg",
+    "comm_info_request",
+    "kernel_info_request",
+    "shutdown_request",
+)
 
 
 def read_v1_header(frame: bytes) -> dict | None:
@@ -79,11 +104,11 @@ def read_v1_part(frame: bytes, index: int) -> dict | None:
     n = int.from_bytes(frame[:8], "little")
     if not 3 <= n <= MAX_PARTS or not 0 <= index < n - 1 or 8 * (n + 1) > size:
         return None
-    offsets = [int.from_bytes(frame[8 * (i + 1):8 * (i + 2)], "little") for i in range(n)]
+    offsets = [int.from_bytes(frame[8 * (i + 1) : 8 * (i + 2)], "little") for i in range(n)]
     if any(not (0 <= a <= b <= size) for a, b in zip(offsets, offsets[1:])):
         return None
     try:
-        part = json.loads(frame[offsets[index]:offsets[index + 1]].decode("utf-8"))
+        part = json.loads(frame[offsets[index] : offsets[index + 1]].decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
     return part if isinstance(part, dict) else None
@@ -92,13 +117,11 @@ def read_v1_part(frame: bytes, index: int) -> dict | None:
 def v1_frame(header: dict, channel: str = "iopub", content: dict | None = None) -> bytes:
     """A v1 frame as jupyter_server writes it (for tests and doctests): the offsets of channel,
     header, parent header, metadata and content, and of the frame's end."""
-    parts = [channel.encode(), json.dumps(header).encode(), b"{}", b"{}",
-             json.dumps(content or {}).encode()]
+    parts = [channel.encode(), json.dumps(header).encode(), b"{}", b"{}", json.dumps(content or {}).encode()]
     offsets = [8 * (len(parts) + 2)]
     for p in parts:
         offsets.append(offsets[-1] + len(p))
-    return (len(offsets).to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets)
-            + b"".join(parts))
+    return len(offsets).to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets) + b"".join(parts)
 
 
 _LOG_STATE: dict = {}
@@ -129,8 +152,7 @@ def _log_limited(text: str, every: float = 10.0, key: str | None = None, burst: 
     thousand hostile messages made a thousand log lines)."""
     skipped = _allow(key if key is not None else text, every, burst)
     if skipped is not None:
-        log.warning("%s%s", text, f" ({skipped} such lines not logged before this one)"
-                    if skipped else "")
+        log.warning("%s%s", text, f" ({skipped} such lines not logged before this one)" if skipped else "")
 
 
 #: characters of one kernel message kept off the page that go to the server log
@@ -187,8 +209,7 @@ def leaks(message) -> bool:
         message = json.dumps(message, default=str)
     if not isinstance(message, str):
         return False
-    return any(s in message for s in ("Traceback", '"traceback"', "site-packages", 'File \\"',
-                                      "stderr"))
+    return any(s in message for s in ("Traceback", '"traceback"', "site-packages", 'File \\"', "stderr"))
 
 
 def _legacy_header(message: str) -> dict | None:
@@ -210,9 +231,13 @@ def _log_kernel_output(kernel_id, kind: str, content) -> None:
     of those left out. ``content`` may be a function that returns it (read only if logged)."""
     skipped = _allow(f"kernel-output:{kernel_id}", 60.0, 5)
     if skipped is not None and _allow("kernel-output", 60.0, 30) is not None:
-        log.warning("dpexplore: kernel %s %s output kept off the page%s:\n%s", kernel_id, kind,
-                    f" ({skipped} more from it not logged)" if skipped else "",
-                    kernel_text(content() if callable(content) else content))
+        log.warning(
+            "dpexplore: kernel %s %s output kept off the page%s:\n%s",
+            kernel_id,
+            kind,
+            f" ({skipped} more from it not logged)" if skipped else "",
+            kernel_text(content() if callable(content) else content),
+        )
 
 
 #: the ``ename`` of a kernel error whose traceback :class:`PlainErrorConnection` replaced (and
@@ -244,10 +269,14 @@ class PlainErrorConnection(ZMQChannelsWebsocketConnection):
             return
         content = self.get_part("content", msg["content"], msg_list)
         _log_kernel_output(self.kernel_id, "error", content)
-        content = {**(content if isinstance(content, dict) else {}), "ename": PLAIN_ENAME,
-                   "evalue": "Execution error",
-                   "traceback": [getattr(mkm, "traceback_replacement_message",
-                                         "An error occurred; it is in the server's log.")]}
+        content = {
+            **(content if isinstance(content, dict) else {}),
+            "ename": PLAIN_ENAME,
+            "evalue": "Execution error",
+            "traceback": [
+                getattr(mkm, "traceback_replacement_message", "An error occurred; it is in the server's log.")
+            ],
+        }
         msg["content"] = content
         if self.subprotocol == V1_SUBPROTOCOL:
             msg_list[3] = self.session.pack(content)
@@ -297,9 +326,8 @@ class SafeKernelWebsocketHandler(VoilaKernelWebsocketHandler):
             if kind == "error":
                 content = _content(message, v1)
                 if isinstance(content, dict) and content.get("ename") == PLAIN_ENAME:
-                    return None   # its traceback was logged by PlainErrorConnection
-            _log_kernel_output(getattr(self, "kernel_id", "?"), kind,
-                               lambda: _content(message, v1))
+                    return None  # its traceback was logged by PlainErrorConnection
+            _log_kernel_output(getattr(self, "kernel_id", "?"), kind, lambda: _content(message, v1))
             return None
         # skip VoilaKernelWebsocketHandler.write_message (the unsafe parse), not the base class
         return super(VoilaKernelWebsocketHandler, self).write_message(message, binary)
@@ -408,7 +436,7 @@ def open_pages(km) -> int:
     """
     starts = getattr(km, "dpexplore_page_starts", None)
     if starts is not None:
-        starts.pages.intersection_update(km.list_kernel_ids())   # forget the ended ones
+        starts.pages.intersection_update(km.list_kernel_ids())  # forget the ended ones
         return len(starts.pages)
     pooled = getattr(km, "dpexplore_pooled", None) or ()
     return len(set(km.list_kernel_ids()).difference(pooled))
@@ -483,7 +511,7 @@ def page_starts(km) -> PageStarts:
             if inspect.isawaitable(out):
                 out = await out
             token = _RESERVATION.get()
-            if token is not None:   # the kernel is listed now: it counts for itself
+            if token is not None:  # the kernel is listed now: it counts for itself
                 kernel_id = out[2] if isinstance(out, tuple) else out
                 if isinstance(kernel_id, str):
                     starts.pages.add(kernel_id)
@@ -526,13 +554,15 @@ class CappedVoilaHandler(TornadoVoilaHandler):
 
     async def get(self, path=None):
         starts = page_starts(self.kernel_manager)
-        refusal = starts.refusal(self.kernel_manager,
-                                 self.settings.get("dpexplore_max_kernels") or 0,
-                                 self.settings.get("dpexplore_max_pages") or 0)
+        refusal = starts.refusal(
+            self.kernel_manager,
+            self.settings.get("dpexplore_max_kernels") or 0,
+            self.settings.get("dpexplore_max_pages") or 0,
+        )
         if refusal is not None:
             self._full(*refusal)
             return
-        token = starts.reserve()   # before any await: the next GET counts this page
+        token = starts.reserve()  # before any await: the next GET counts this page
         context = _RESERVATION.set(token)
         try:
             # the _xsrf cookie that Voila's page-close beacon sends back (PageCloseShutdownHandler

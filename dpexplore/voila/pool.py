@@ -34,6 +34,7 @@ The remedy, in three layers (configured in ``voila.json``, installed by :func:`g
 >>> lost_output(nb)
 ''
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,9 +42,21 @@ import html
 import json
 import logging
 
-__all__ = ["lost_output", "page_lost_output", "guard_pool", "FillGate", "gate_pool_fills",
-           "lecture_pools", "guard_page_start", "PAGE_NOT_STARTED", "HANDOUT_ATTEMPTS",
-           "retry_notice", "page_end", "PAGE_RETRIES", "RETRY_RESET"]
+__all__ = [
+    "lost_output",
+    "page_lost_output",
+    "guard_pool",
+    "FillGate",
+    "gate_pool_fills",
+    "lecture_pools",
+    "guard_page_start",
+    "PAGE_NOT_STARTED",
+    "HANDOUT_ATTEMPTS",
+    "retry_notice",
+    "page_end",
+    "PAGE_RETRIES",
+    "RETRY_RESET",
+]
 
 log = logging.getLogger("dpexplore.voila")
 
@@ -83,8 +96,9 @@ def page_lost_output(nb) -> str:
     template's filter :func:`page_end` asks it)."""
     reason = lost_output(nb)
     if reason:
-        log.warning("dpexplore: a page was rendered without its output (%s); the page retries "
-                    "with a fresh kernel", reason)
+        log.warning(
+            "dpexplore: a page was rendered without its output (%s); the page retries with a fresh kernel", reason
+        )
     return reason
 
 
@@ -109,8 +123,10 @@ async def _discard(km, kernel_id: str, renderer, render_task) -> None:
 #: page address in the browser tab's sessionStorage)
 PAGE_RETRIES = 3
 
-_NOTICE_STYLE = ("position:fixed;top:0;left:0;right:0;z-index:10000;padding:1em 2em;background:#fff4ce;"
-                 "color:#222;border-bottom:2px solid #c19c00;font:16px/1.5 system-ui,sans-serif")
+_NOTICE_STYLE = (
+    "position:fixed;top:0;left:0;right:0;z-index:10000;padding:1em 2em;background:#fff4ce;"
+    "color:#222;border-bottom:2px solid #c19c00;font:16px/1.5 system-ui,sans-serif"
+)
 
 
 def retry_notice(message: str, shutdown_url_js: str = "") -> str:
@@ -123,8 +139,7 @@ def retry_notice(message: str, shutdown_url_js: str = "") -> str:
     Voila's front end, which replaces the body's children by its own shell. The page that has its
     output resets the count (:data:`RETRY_RESET`).
     """
-    shutdown = (f"\n    try {{ navigator.sendBeacon({shutdown_url_js}); }} catch (e) {{}}"
-                if shutdown_url_js else "")
+    shutdown = f"\n    try {{ navigator.sendBeacon({shutdown_url_js}); }} catch (e) {{}}" if shutdown_url_js else ""
     return f"""<div id="dpexplore-lost-output" role="alert" style="{_NOTICE_STYLE}">{html.escape(message)}
 <span id="dpexplore-retry-note"></span></div>
 <script>(function () {{
@@ -166,8 +181,9 @@ def page_end(nb, base_url: str = "/") -> str:
         return RETRY_RESET
     prefix = json.dumps(base_url + "voila/api/shutdown/").replace("<", "\\u003c")  # no "</script>"
     kernel_url = prefix + " + JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId"
-    return retry_notice("This page came up without its dashboard: the server was too busy to finish "
-                        "preparing it.", kernel_url)
+    return retry_notice(
+        "This page came up without its dashboard: the server was too busy to finish preparing it.", kernel_url
+    )
 
 
 #: the end of a page whose notebook could not run (its kernel died at start): says so and reloads
@@ -200,8 +216,11 @@ def guard_page_start() -> None:
                 async for item in inner:
                     yield item
             except Exception as e:  # noqa: BLE001 - the page must end whatever failed
-                log.warning("dpexplore: a page's notebook could not run (%s: %s); the page says so "
-                            "and reloads", type(e).__name__, str(e)[:300])
+                log.warning(
+                    "dpexplore: a page's notebook could not run (%s: %s); the page says so and reloads",
+                    type(e).__name__,
+                    str(e)[:300],
+                )
                 yield PAGE_NOT_STARTED, None
 
         return guarded()
@@ -239,12 +258,21 @@ def guard_pool(km, attempts: int = HANDOUT_ATTEMPTS) -> None:
             if not reason:
                 return out
             if attempt == attempts:
-                log.warning("dpexplore: pooled kernel %s for %s lost its output (%s); tried %d "
-                            "kernels, handing it out (the page retries)", kernel_id,
-                            notebook_name, reason, attempts)
+                log.warning(
+                    "dpexplore: pooled kernel %s for %s lost its output (%s); tried %d "
+                    "kernels, handing it out (the page retries)",
+                    kernel_id,
+                    notebook_name,
+                    reason,
+                    attempts,
+                )
                 return out
-            log.warning("dpexplore: pooled kernel %s for %s lost its output (%s): discarded, "
-                        "the page takes the next one", kernel_id, notebook_name, reason)
+            log.warning(
+                "dpexplore: pooled kernel %s for %s lost its output (%s): discarded, the page takes the next one",
+                kernel_id,
+                notebook_name,
+                reason,
+            )
             await _discard(km, kernel_id, renderer, render_task)
         return out  # pragma: no cover - the loop returns
 
@@ -275,8 +303,7 @@ class FillGate:
     ValueError: slots must be >= 1, got 0
     """
 
-    def __init__(self, slots: int | None = None, quiet: float = 2.0, max_wait: float = 30.0,
-                 clock=None):
+    def __init__(self, slots: int | None = None, quiet: float = 2.0, max_wait: float = 30.0, clock=None):
         import os
         import time
 
@@ -305,8 +332,8 @@ class FillGate:
         wait for the pages to be quiet."""
         while entry not in self._demanded:
             if self.running < self.slots and (
-                    not refill or self._clock() - self.last_start >= self.max_wait
-                    or not self.pages_busy()):
+                not refill or self._clock() - self.last_start >= self.max_wait or not self.pages_busy()
+            ):
                 self.running += 1
                 self.last_start = self._clock()
                 self._holders.add(entry)
@@ -332,17 +359,16 @@ def gate_pool_fills(km, gate: FillGate) -> None:
         return
     import datetime
 
-    pooled: set = set()   # kernels started by a fill and not handed out
-    km.dpexplore_pooled = pooled   # read by hardening.open_pages: the page cap counts pages only
+    pooled: set = set()  # kernels started by a fill and not handed out
+    km.dpexplore_pooled = pooled  # read by hardening.open_pages: the page cap counts pages only
     cache = {"t": -1e9, "busy": False}
 
     def pages_busy() -> bool:
         now = gate._clock()
-        if now - cache["t"] >= 0.5:   # checked at most twice a second
-            since = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(
-                seconds=gate.quiet)
+        if now - cache["t"] >= 0.5:  # checked at most twice a second
+            since = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=gate.quiet)
             busy, ids = False, list(km.list_kernel_ids())
-            pooled.intersection_update(ids)   # forget the kernels shut down
+            pooled.intersection_update(ids)  # forget the kernels shut down
             for kid in ids:
                 if kid in pooled:
                     continue
@@ -360,9 +386,9 @@ def gate_pool_fills(km, gate: FillGate) -> None:
 
     def _release_if_failed(task):
         if task.cancelled() or task.exception() is not None:
-            gate.release(task)   # no notebook run will give the place back
+            gate.release(task)  # no notebook run will give the place back
 
-    handed: set = set()   # notebooks whose pool gave a kernel out: their fills are refills
+    handed: set = set()  # notebooks whose pool gave a kernel out: their fills are refills
 
     def gated_factory(notebook_path=None, *args, **kwargs):
         renderer = factory(notebook_path, *args, **kwargs)
@@ -393,7 +419,7 @@ def gate_pool_fills(km, gate: FillGate) -> None:
             gate.demand(pool[0])
         handed.add(notebook_name)
         out = await handout(notebook_name, *args, **kwargs)
-        pooled.discard(out[2])   # a page's kernel from now on
+        pooled.discard(out[2])  # a page's kernel from now on
         return out
 
     km._notebook_renderer_factory = gated_factory
@@ -419,5 +445,4 @@ def lecture_pools(expect: int, apps: list[str], default_pool_size: int = 1) -> d
     if not apps:
         raise ValueError(f"apps must name at least one notebook, got {apps!r}")
     per = max(-(-expect // len(apps)), default_pool_size)
-    return {"default": {"pool_size": max(default_pool_size, 0)},
-            **{name: {"pool_size": per} for name in apps}}
+    return {"default": {"pool_size": max(default_pool_size, 0)}, **{name: {"pool_size": per} for name in apps}}

@@ -11,6 +11,7 @@ arrays, :func:`dpexplore.ui.plotwidget.traces_to_wire`) is Jupyter's binary fram
 n, n offsets (uint32, big-endian), then the message's JSON and its buffers (the server parses
 and re-serialises every message for it).
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,7 @@ def encode_v1(msg: dict, channel: str | None = None) -> bytes:
     offsets = [8 * (len(parts) + 2)]
     for p in parts:
         offsets.append(offsets[-1] + len(p))
-    return (len(offsets).to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets)
-            + b"".join(parts))
+    return len(offsets).to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets) + b"".join(parts)
 
 
 def decode_v1(frame: bytes) -> dict:
@@ -45,7 +45,7 @@ def decode_v1(frame: bytes) -> dict:
     n = int.from_bytes(frame[:8], "little")
     if not 6 <= n <= 8 * 1024 or 8 * (n + 1) > len(frame):
         raise ValueError(f"not a v1 frame (part count {n}, {len(frame)} bytes)")
-    offsets = [int.from_bytes(frame[8 * (i + 1):8 * (i + 2)], "little") for i in range(n)]
+    offsets = [int.from_bytes(frame[8 * (i + 1) : 8 * (i + 2)], "little") for i in range(n)]
     parts = [frame[a:b] for a, b in zip(offsets[:5], offsets[1:6])]
     msg = {"channel": parts[0].decode()}
     msg.update({k: json.loads(p) for k, p in zip(_V1_PARTS, parts[1:])})
@@ -71,5 +71,5 @@ def decode_frame(frame: str | bytes, v1: bool = False) -> dict:
     n = int.from_bytes(frame[:4], "big")
     if n < 1:
         raise ValueError(f"frame holds no message part (part count {n})")
-    offsets = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(n)]
-    return json.loads(frame[offsets[0]:offsets[1] if n > 1 else None])
+    offsets = [int.from_bytes(frame[4 + 4 * i : 8 + 4 * i], "big") for i in range(n)]
+    return json.loads(frame[offsets[0] : offsets[1] if n > 1 else None])

@@ -23,6 +23,7 @@ Fixtures
 Sliders are found by their description label (e.g. ``"ε"``, ``"μ"``, ``"k"``; the unit, if any,
 is part of it: ``"σ [noise]"``); ``label`` may also be an index among the page's sliders.
 """
+
 from __future__ import annotations
 
 import collections
@@ -39,8 +40,16 @@ import urllib.request
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 REPO = pathlib.Path(__file__).resolve().parents[2]
 #: how long a page may take to show all its plots in a test (the goal is 3 s; CI machines are slow)
 PAGE_TIMEOUT_MS = 60_000
@@ -86,8 +95,14 @@ def free_port() -> int:
 class Server:
     """A running ``dpexplore serve`` (own process group)."""
 
-    def __init__(self, port: int, root: pathlib.Path | None = None, log_path: pathlib.Path | None = None,
-                 extra_args: list[str] | None = None, env: dict | None = None):
+    def __init__(
+        self,
+        port: int,
+        root: pathlib.Path | None = None,
+        log_path: pathlib.Path | None = None,
+        extra_args: list[str] | None = None,
+        env: dict | None = None,
+    ):
         self.port = port
         self.base = f"http://127.0.0.1:{port}/"
         cmd = [sys.executable, "-m", "dpexplore.cli", "serve", "--no-browser", "--port", str(port)]
@@ -100,9 +115,14 @@ class Server:
         # kernels send every change at once, as in a notebook; a served page's kernel sends a
         # hidden tab's plot when the tab is opened (test_offstage_browser.py: env "1")
         env = {"DPEXPLORE_DEFER_HIDDEN": "0", **(env or {})}
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=str(REPO),
-                                     env={**os.environ, **env})
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=str(REPO),
+            env={**os.environ, **env},
+        )
 
     def url(self, notebook: str = "index.ipynb") -> str:
         return f"{self.base}voila/render/{notebook}"
@@ -254,8 +274,11 @@ class Dashboard:
             page.goto(url)
             page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
         except Exception as exc:  # noqa: BLE001 - Playwright's TimeoutError/Error: add the evidence
-            raise AssertionError(self.diagnosis(f"{url}: no complete plots after "
-                                                f"{time.perf_counter() - t0:.1f} s ({type(exc).__name__})")) from exc
+            raise AssertionError(
+                self.diagnosis(
+                    f"{url}: no complete plots after {time.perf_counter() - t0:.1f} s ({type(exc).__name__})"
+                )
+            ) from exc
         self.load_seconds = time.perf_counter() - t0
 
     def diagnosis(self, headline: str) -> str:
@@ -346,9 +369,13 @@ class Dashboard:
 
     def _wait_redrawn(self, before: list[int]) -> None:
         self.page.wait_for_function(
-            """(before) => { const r = (""" + REVISIONS_JS + """)();
+            """(before) => { const r = ("""
+            + REVISIONS_JS
+            + """)();
                  return r.length === before.length && r.some((v, i) => v > before[i]); }""",
-            arg=before, timeout=STEP_TIMEOUT_MS)
+            arg=before,
+            timeout=STEP_TIMEOUT_MS,
+        )
         self.settle()
 
     def wait_shown_current(self, timeout_ms: int = STEP_TIMEOUT_MS) -> None:
@@ -359,7 +386,8 @@ class Dashboard:
                  .filter(d => d.offsetParent !== null && d._dpexploreLatest)
                  .every(d => JSON.stringify((d.data || []).map(t => [t.x, t.y]))
                              === JSON.stringify(d._dpexploreLatest.map(t => [t.x, t.y])))""",
-            timeout=timeout_ms)
+            timeout=timeout_ms,
+        )
 
     def settle(self, interval_ms: int = 100, rounds: int = 20) -> None:
         """Wait until no further redraw is pending: the plot revisions stay the same for one
@@ -389,7 +417,8 @@ class Dashboard:
             self.page.wait_for_function(
                 """() => [...document.querySelectorAll('.dpexplore-message')]
                           .some(e => e.offsetParent !== null && e.innerText.trim())""",
-                timeout=STEP_TIMEOUT_MS)
+                timeout=STEP_TIMEOUT_MS,
+            )
 
     def press_slider(self, label, key: str = "ArrowRight", n: int = 1, *, wait: bool = True) -> None:
         """Focus the slider's handle and press ``key`` ``n`` times (noUiSlider keyboard steps)."""

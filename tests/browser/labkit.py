@@ -1,6 +1,7 @@
 """Helpers shared by the labs' browser tests (``from labkit import …``; the Dashboard of
 conftest.py does the rest): None-aware comparisons of plotted numbers, the value a log slider holds
 for a typed number, typing into a slider's readout, and one page shared by a module's tests."""
+
 from __future__ import annotations
 
 import math
@@ -52,13 +53,17 @@ def type_for_message(app, label: str, text: str, needle: str) -> str:
     app.page.keyboard.press("Enter")
     app.page.wait_for_function(
         """(t) => [...document.querySelectorAll('.dpexplore-message')]
-                  .some(e => e.offsetParent !== null && e.innerText.includes(t))""", arg=needle, timeout=20_000)
+                  .some(e => e.offsetParent !== null && e.innerText.includes(t))""",
+        arg=needle,
+        timeout=20_000,
+    )
     return app.message()
 
 
 def shared_lab(notebook: str, viewport: dict | None = None):
     """A module-scoped fixture: one page of ``notebook`` for the module's tests (reopened after a
     failure). Use as ``_page = shared_lab("x.ipynb")`` and ``lab = _page.get()`` in a test."""
+
     @pytest.fixture(scope="module")
     def _page(browser, served):
         shared = SharedPage(browser, served, notebook, viewport=viewport or {"width": 1300, "height": 1000})
@@ -66,4 +71,5 @@ def shared_lab(notebook: str, viewport: dict | None = None):
             yield shared
         finally:
             shared.close()
+
     return _page

@@ -13,6 +13,7 @@
 * **plots a screen reader can read**: every plot is a figure named by its title whose description
   holds the values the readout shows; its "Data table" button shows the plotted values.
 """
+
 from __future__ import annotations
 
 import os
@@ -77,11 +78,15 @@ def _violations(page, source, context="document"):
     res = page.evaluate(
         "([ctx, tags]) => axe.run(ctx === 'document' ? document :"
         " {include: ctx.split(', ').flatMap(s => [...document.querySelectorAll(s)]).filter(e => e.offsetParent !== null)},"
-        " {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", [context, TAGS])
-    return [f"{v['id']} ({v['impact']}): {v['help']} — "
-            + "; ".join(f"{n['target']} {n['html'][:120]}" for n in v["nodes"][:5])
-            + (f" … {len(v['nodes'])} elements" if len(v["nodes"]) > 5 else "")
-            for v in res["violations"]]
+        " {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})",
+        [context, TAGS],
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — "
+        + "; ".join(f"{n['target']} {n['html'][:120]}" for n in v["nodes"][:5])
+        + (f" … {len(v['nodes'])} elements" if len(v["nodes"]) > 5 else "")
+        for v in res["violations"]
+    ]
 
 
 def _axe_all(page, source, where):
@@ -96,7 +101,9 @@ def _axe_all(page, source, where):
         page.wait_for_function(ALL_PLOTS_HAVE_TRACES, timeout=PAGE_TIMEOUT_MS)
         _quiet(page)
         if t:
-            found += [f"{where}, tab {t}: {v}" for v in _violations(page, source, ".dpexplore-main, .dpexplore-tab-controls")]
+            found += [
+                f"{where}, tab {t}: {v}" for v in _violations(page, source, ".dpexplore-main, .dpexplore-tab-controls")
+            ]
     return found
 
 
@@ -121,14 +128,14 @@ def test_no_axe_violation(browser, served, nb, mode):
             heads.nth(i).click()
         table = page.locator(".dpexplore-figure .dpexplore-table-button").first
         if table.count() and table.is_visible():
-            table.click()   # the first plot's data table too
+            table.click()  # the first plot's data table too
             if mode == "normal":
                 _check_data_table(page, table)
         page.wait_for_timeout(300)
         found += _axe_all(page, source, "1280x720, sections and data table open")
         page.set_viewport_size({"width": SIZES["320px"][0], "height": SIZES["320px"][1]})
         page.wait_for_function("() => document.documentElement.clientWidth <= 320", timeout=STEP_TIMEOUT_MS)
-        page.wait_for_timeout(300)   # the plots follow the window
+        page.wait_for_timeout(300)  # the plots follow the window
         _quiet(page)
         found += _axe_all(page, source, "320px")
         assert not page.errors, page.errors
@@ -186,7 +193,7 @@ def test_keyboard_moves_a_slider_and_the_plot_and_its_description_follow(browser
             pytest.skip(f"{nb} has no slider")
         problems = []
         for skip in range(min(n_sliders, 6)):
-            page.focus(".dpexplore-skip")   # back to the top of the page: the Tab order starts again
+            page.focus(".dpexplore-skip")  # back to the top of the page: the Tab order starts again
             f = _tab_to_slider(page, skip=skip)
             if f is None:
                 break
@@ -200,7 +207,9 @@ def test_keyboard_moves_a_slider_and_the_plot_and_its_description_follow(browser
                 page.wait_for_function(
                     "(b) => { const s = (" + SEEN + ")(); return s.length === b.length &&"
                     " s.some((p, i) => p.data !== b[i].data && p.desc !== b[i].desc); }",
-                    arg=before, timeout=STEP_TIMEOUT_MS)
+                    arg=before,
+                    timeout=STEP_TIMEOUT_MS,
+                )
             except Exception:  # noqa: BLE001 - this slider changes no visible plot: try the next
                 problems.append(f"slider {f['name']!r} ({key}) changed no visible plot and description")
                 continue
@@ -222,7 +231,9 @@ def test_slider_keys_log_values_sections_and_tabs(browser, served):
     ctx, page = _open(browser, served, "noise_lab.ipynb", (1280, 720))
     try:
         _quiet(page)
-        h = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="ε")).first.locator(".noUi-handle")
+        h = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="ε")).first.locator(
+            ".noUi-handle"
+        )
         h.focus()
         f = page.evaluate(FOCUSED)
         assert f["name"] == "ε" and f["valuetext"] == f["readout"] == "1.00", f
@@ -232,28 +243,33 @@ def test_slider_keys_log_values_sections_and_tabs(browser, served):
         for key, want in (("End", hi), ("Home", lo)):
             shown = page.evaluate(FOCUSED)["valuetext"]
             page.keyboard.press(key)
-            page.wait_for_function(f"() => document.activeElement.getAttribute('aria-valuetext') !== {shown!r}",
-                                   timeout=STEP_TIMEOUT_MS)
+            page.wait_for_function(
+                f"() => document.activeElement.getAttribute('aria-valuetext') !== {shown!r}", timeout=STEP_TIMEOUT_MS
+            )
             now = page.evaluate(FOCUSED)
             # the value shown (3 significant digits) at the end of the range
             assert abs(float(now["now"]) - want) <= 0.005 * want and now["valuetext"] == now["readout"], (key, now)
         readout = page.evaluate(FOCUSED)["readout"]
-        page.keyboard.press("PageUp")   # a big step: several arrow steps at once
-        page.wait_for_function(f"() => document.activeElement.getAttribute('aria-valuetext') !== {readout!r}",
-                               timeout=STEP_TIMEOUT_MS)
+        page.keyboard.press("PageUp")  # a big step: several arrow steps at once
+        page.wait_for_function(
+            f"() => document.activeElement.getAttribute('aria-valuetext') !== {readout!r}", timeout=STEP_TIMEOUT_MS
+        )
         big = float(page.evaluate(FOCUSED)["now"])
         page.keyboard.press("ArrowRight")
-        page.wait_for_function(f"() => Number(document.activeElement.getAttribute('aria-valuenow')) > {big}",
-                               timeout=STEP_TIMEOUT_MS)
+        page.wait_for_function(
+            f"() => Number(document.activeElement.getAttribute('aria-valuenow')) > {big}", timeout=STEP_TIMEOUT_MS
+        )
         small = float(page.evaluate(FOCUSED)["now"]) / big
-        assert big / lo > small ** 2, (lo, big, small)   # PageUp moved farther than two arrow steps
+        assert big / lo > small**2, (lo, big, small)  # PageUp moved farther than two arrow steps
 
         theory = page.locator(".jupyter-widget-Collapse-header").first
         assert theory.get_attribute("role") == "button" and theory.get_attribute("aria-expanded") == "false"
         theory.focus()
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.querySelector('.jupyter-widget-Collapse-header')"
-                               ".getAttribute('aria-expanded') === 'true'", timeout=STEP_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => document.querySelector('.jupyter-widget-Collapse-header').getAttribute('aria-expanded') === 'true'",
+            timeout=STEP_TIMEOUT_MS,
+        )
         assert page.locator(".jupyter-widget-Collapse-contents").first.is_visible()
 
         tab = page.locator(".dpexplore-main .lm-TabBar-tab.lm-mod-current")
@@ -261,8 +277,11 @@ def test_slider_keys_log_values_sections_and_tabs(browser, served):
         tab.focus()
         page.keyboard.press("ArrowRight")
         page.keyboard.press("Enter")
-        page.wait_for_function(f"() => document.querySelector('.dpexplore-main .lm-TabBar-tab.lm-mod-current')"
-                               f".innerText !== {first_tab!r}", timeout=STEP_TIMEOUT_MS)
+        page.wait_for_function(
+            f"() => document.querySelector('.dpexplore-main .lm-TabBar-tab.lm-mod-current')"
+            f".innerText !== {first_tab!r}",
+            timeout=STEP_TIMEOUT_MS,
+        )
 
         page.focus(".dpexplore-skip")
         page.keyboard.press("Enter")
@@ -286,8 +305,10 @@ def test_composition_plot_description_holds_the_readout_values(browser, served):
     title."""
     ctx, page = _open(browser, served, "composition_explorer.ipynb", (1280, 720), "?k=100&eps=0.1")
     try:
-        page.wait_for_function("() => [...document.querySelectorAll('.widget-readout')].some(e => e.textContent.trim() === '100')",
-                               timeout=STEP_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.widget-readout')].some(e => e.textContent.trim() === '100')",
+            timeout=STEP_TIMEOUT_MS,
+        )
         _quiet(page)
         page.wait_for_function(DESCRIBED, timeout=STEP_TIMEOUT_MS)
         # every plot, the one in the closed tab too (its description follows its data)
@@ -337,17 +358,23 @@ def test_demo_description_follows_the_readout(browser, served):
             eps, delta = float(m.group(1).rstrip(".")), float(m.group(2).rstrip("."))
             page.wait_for_function(
                 "(e) => document.querySelector('.dpexplore-plot-desc').textContent.includes('At ε = ' + e + ':')",
-                arg=f"{eps:.3g}", timeout=STEP_TIMEOUT_MS)
+                arg=f"{eps:.3g}",
+                timeout=STEP_TIMEOUT_MS,
+            )
             desc = page.evaluate("() => document.querySelector('.dpexplore-plot-desc').textContent")
             said = re.search(r"At ε = ([\d.]+): δ_μ\(ε\) ([\d.e-]+)", desc)
             assert said and float(said.group(1)) == pytest.approx(eps, rel=5e-3), desc
             assert float(said.group(2).rstrip(".")) == pytest.approx(delta, rel=6e-3), (readout, desc)
             if step == 0:
-                page.locator(".widget-slider", has=page.locator(".widget-label", has_text="ε")).first \
-                    .locator(".noUi-handle").focus()
+                page.locator(".widget-slider", has=page.locator(".widget-label", has_text="ε")).first.locator(
+                    ".noUi-handle"
+                ).focus()
                 page.keyboard.press("ArrowRight")
-                page.wait_for_function("(r) => document.querySelector('.dpexplore-readouts').innerText !== r",
-                                       arg=readout, timeout=STEP_TIMEOUT_MS)
+                page.wait_for_function(
+                    "(r) => document.querySelector('.dpexplore-readouts').innerText !== r",
+                    arg=readout,
+                    timeout=STEP_TIMEOUT_MS,
+                )
     finally:
         ctx.close()
 
@@ -385,8 +412,10 @@ def test_audio_trace_walks_the_curve(browser, served):
     ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
     try:
         _quiet(page)
-        curve = page.evaluate("() => { const t = document.querySelector('.js-plotly-plot').data[0];"
-                              " return {x: Array.from(t.x), y: Array.from(t.y)}; }")
+        curve = page.evaluate(
+            "() => { const t = document.querySelector('.js-plotly-plot').data[0];"
+            " return {x: Array.from(t.x), y: Array.from(t.y)}; }"
+        )
         said = "() => document.querySelector('.dpexplore-listen-said').textContent"
         listen = page.locator(".dpexplore-listen").first
         listen.focus()
@@ -405,7 +434,7 @@ def test_audio_trace_walks_the_curve(browser, served):
         text = page.evaluate(said)
         assert "(end)" in text and point(len(curve["x"]) - 1) in text, text
         hz_end = listen.get_attribute("data-hz")
-        if hz0 is not None:   # Web Audio present: δ falls along the curve, and so does the pitch
+        if hz0 is not None:  # Web Audio present: δ falls along the curve, and so does the pitch
             assert int(hz_end) < int(hz0), (hz0, hz_end)
         page.keyboard.press("Escape")
         assert listen.get_attribute("aria-pressed") == "false"

@@ -9,6 +9,7 @@ of each widget's ESM (the timer has just started; the import cannot finish in ti
 ``rejoin.js`` must then hand both anywidget models of the page (the shell's bar and the plot) their
 messages again, and the plot must follow its slider with the core's values.
 """
+
 from __future__ import annotations
 
 import pytest

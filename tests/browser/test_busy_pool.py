@@ -19,6 +19,7 @@ slots (a file created with ``O_EXCL``), so the tests know how many kernels it hi
 * ``test_a_page_without_output_says_so_and_recovers``: without a pool, the page's own kernel drops
   its output: the page says so, reloads itself with a fresh kernel, and draws.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.browser
 #: seconds a chosen kernel holds its IOPub output: past nbclient's default wait (4 s)
 DELAY = 6
 
-HOOK = r'''
+HOOK = r"""
 def _install():   # closures only: the kernel's user namespace is not a module's globals
     import os
     import threading
@@ -84,7 +85,7 @@ def _install():   # closures only: the kernel's user namespace is not a module's
 
 _install()
 del _install
-'''
+"""
 
 DRAWN = """() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
   return g.length > 0 && g.some(d => d.getBoundingClientRect().height > 150 && d.data && d.data.length); }"""
@@ -96,9 +97,13 @@ def _hooked_env(tmp_path, mode: str, slots: int) -> dict:
     (ipython / "profile_default" / "startup").mkdir(parents=True)
     (ipython / "profile_default" / "startup" / "00-late-iopub.py").write_text(HOOK)
     (tmp_path / "slots").mkdir()
-    return {"IPYTHONDIR": str(ipython), "DPEXPLORE_TEST_IOPUB": mode,
-            "DPEXPLORE_TEST_SLOTS": str(slots), "DPEXPLORE_TEST_SLOTS_DIR": str(tmp_path / "slots"),
-            "DPEXPLORE_TEST_DELAY": str(DELAY)}
+    return {
+        "IPYTHONDIR": str(ipython),
+        "DPEXPLORE_TEST_IOPUB": mode,
+        "DPEXPLORE_TEST_SLOTS": str(slots),
+        "DPEXPLORE_TEST_SLOTS_DIR": str(tmp_path / "slots"),
+        "DPEXPLORE_TEST_DELAY": str(DELAY),
+    }
 
 
 def _draws(page, url: str, server, what: str) -> None:
@@ -110,8 +115,9 @@ def _drawn(page, server, what: str) -> None:
     try:
         page.wait_for_function(DRAWN, timeout=120_000)
     except Exception as exc:  # noqa: BLE001
-        raise AssertionError(f"{what}: no plot drawn; page: {page.evaluate(PAGE_STATE)}\n"
-                             f"server log: {server.log()[-3000:]}") from exc
+        raise AssertionError(
+            f"{what}: no plot drawn; page: {page.evaluate(PAGE_STATE)}\nserver log: {server.log()[-3000:]}"
+        ) from exc
     assert "Traceback" not in page.inner_text("body"), what
 
 
@@ -122,8 +128,7 @@ def test_busy_pool_fill_serves_no_blank_page(browser, tmp_path):
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     # four fills at once (the default is one per two cores: each held kernel would hold its
     # place for DELAY s, and the test would take minutes)
-    server = Server(free_port(), log_path=tmp_path / "serve.log", env=env,
-                    extra_args=["--fill-slots", "4"])
+    server = Server(free_port(), log_path=tmp_path / "serve.log", env=env, extra_args=["--fill-slots", "4"])
     try:
         server.wait_ready(timeout=180, pools=len(APPS) + 1)  # every app and the gallery
         for b in burners:
@@ -149,8 +154,7 @@ def test_busy_pool_fill_serves_no_blank_page(browser, tmp_path):
 
 def test_a_page_without_output_says_so_and_recovers(browser, tmp_path):
     env = _hooked_env(tmp_path, "drop", slots=1)
-    server = Server(free_port(), log_path=tmp_path / "serve.log", env=env,
-                    extra_args=["--pool-size", "0"])
+    server = Server(free_port(), log_path=tmp_path / "serve.log", env=env, extra_args=["--pool-size", "0"])
     try:
         server.wait_ready(timeout=120)
         ctx = browser.new_context(viewport={"width": 1200, "height": 900})
@@ -159,8 +163,9 @@ def test_a_page_without_output_says_so_and_recovers(browser, tmp_path):
         page.on("console", lambda m: console.append(m.text))
         page.goto(server.url("rdp_explorer.ipynb"))
         banner = page.wait_for_function(
-            "() => { const b = document.getElementById('dpexplore-lost-output');"
-            " return b && b.textContent; }", timeout=120_000).json_value()
+            "() => { const b = document.getElementById('dpexplore-lost-output'); return b && b.textContent; }",
+            timeout=120_000,
+        ).json_value()
         assert "without its dashboard" in banner and "Retrying" in banner, banner
         _drawn(page, server, "after the retry")  # the reload, with a fresh kernel
         assert page.evaluate(NAVIGATION) == "reload"

@@ -7,6 +7,7 @@ random numbers of their own is tests/test_forkserver.py's part). At the default 
 dashboard keeps no kernel at rest. When the template dies, the reference is dropped, the next page
 is rendered as usual and works, and the pages are cloned again from the new template's.
 """
+
 from __future__ import annotations
 
 import os
@@ -47,8 +48,9 @@ def _get(server) -> str:
 
 
 def _template(server) -> psutil.Process:
-    return next(p for p in psutil.Process(server.proc.pid).children()
-                if "dpexplore.voila.forkserver" in " ".join(p.cmdline()))
+    return next(
+        p for p in psutil.Process(server.proc.pid).children() if "dpexplore.voila.forkserver" in " ".join(p.cmdline())
+    )
 
 
 def test_a_dashboard_keeps_no_kernel_at_rest(server):
@@ -58,16 +60,19 @@ def test_a_dashboard_keeps_no_kernel_at_rest(server):
 
 
 def test_a_clone_is_the_page_with_its_own_kernel(server):
-    pages = [_get(server) for _ in range(3)]   # the pool's page, then clones
+    pages = [_get(server) for _ in range(3)]  # the pool's page, then clones
     ids = [KERNEL_ID.findall(p) for p in pages]
     assert all(len(i) == 1 for i in ids) and len({i[0] for i in ids}) == 3
     same = {p.replace(i[0], "KERNEL") for p, i in zip(pages, ids)}
-    assert len(same) == 1          # nothing else differs
+    assert len(same) == 1  # nothing else differs
     assert "application/vnd.jupyter.widget-view+json" in pages[0]
     forks = [p.pid for p in _template(server).children()]
     # the kernels of the clones are children of the template (forked), not new interpreters
-    kernels = [p for p in psutil.Process(server.proc.pid).children(recursive=True)
-               if "ipykernel_launcher" in " ".join(p.cmdline())]
+    kernels = [
+        p
+        for p in psutil.Process(server.proc.pid).children(recursive=True)
+        if "ipykernel_launcher" in " ".join(p.cmdline())
+    ]
     assert len([k for k in kernels if k.pid in forks]) >= 2
 
 
@@ -97,9 +102,10 @@ def test_a_page_after_the_template_died_is_rendered_and_works(server, browser):
     tpl = _template(server)
     os.kill(tpl.pid, signal.SIGKILL)
     assert wait_until(lambda: not tpl.is_running() or tpl.status() == psutil.STATUS_ZOMBIE, 10)
-    _get(server)   # the pool's page (rendered before) or a page rendered anew
+    _get(server)  # the pool's page (rendered before) or a page rendered anew
     _page_follows_eps(server, browser, "3", quiet=False)
     assert "is rendered anew (its kernel template is gone)" in server.log()
     # and the pages are cloned again, from the new template's first rendered page
-    assert wait_until(lambda: "cloned from one rendered page (template generation 2)"
-                      in server.log(), 120), server.log()[-3000:]
+    assert wait_until(lambda: "cloned from one rendered page (template generation 2)" in server.log(), 120), (
+        server.log()[-3000:]
+    )

@@ -4,6 +4,7 @@ After every action the plotted numbers are compared with what the core computes 
 setting (:func:`compute_composition`, itself checked against the backend and mpmath in
 tests/test_dash_composition_explorer.py).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +14,13 @@ import pytest
 
 from dpexplore.apps import composition_explorer as CE
 from dpexplore.apps.composition_explorer import (
-    K_GRID, MECHANISMS, NOISE_CURVES, THEOREMS, CompositionSpec, compute_composition)
+    K_GRID,
+    MECHANISMS,
+    NOISE_CURVES,
+    THEOREMS,
+    CompositionSpec,
+    compute_composition,
+)
 
 from dpexplore.ui.controls import log_slider
 
@@ -97,7 +104,7 @@ def test_page_loads_with_the_core_values(open_app):
     spec = CompositionSpec()
     assert_plots(app, spec)
     main, _ = app.plots()[:2]
-    assert [t["name"] for t in main[:len(THEOREMS)]][:3] == list(THEOREMS.values())[:3]
+    assert [t["name"] for t in main[: len(THEOREMS)]][:3] == list(THEOREMS.values())[:3]
     assert main[0]["x"] == [int(k) for k in K_GRID]
     text = app.body_text()
     assert "Bassi 2019" in text and "Steinke 2022" in text and "Kairouz" in text  # the theorems are cited on the page
@@ -111,10 +118,10 @@ def test_every_control_redraws_with_the_core_values(open_app):
     app = open_app(APP)
     spec = CompositionSpec()
     app.set_slider(EPS, 0.2)
-    basic_at_1 = app.trace(0, 0)["y"][0]            # basic at k = 1 is ε itself
+    basic_at_1 = app.trace(0, 0)["y"][0]  # basic at k = 1 is ε itself
     spec = dataclasses.replace(spec, eps=typed(0.2, 1e-3, 20, lambda v: basic_at_1 == pytest.approx(v, rel=1e-12)))
     assert_plots(app, spec)
-    app.press_slider(K, "ArrowRight", 1)           # one step of 10 per decade from k = 100
+    app.press_slider(K, "ArrowRight", 1)  # one step of 10 per decade from k = 100
     spec = dataclasses.replace(spec, k=126)
     assert_plots(app, spec)
     app.set_slider(K, 1000)
@@ -124,10 +131,12 @@ def test_every_control_redraws_with_the_core_values(open_app):
     spec = dataclasses.replace(spec, delta_total=snap(1e-5, 1e-15, 5))
     assert_plots(app, spec)
     app.set_slider(EPS_T, 2)
-    b_at_1 = app.trace(1, 0)["y"][0]                # basic noise at k = 1: b = 1/ε_T
-    spec = dataclasses.replace(spec, eps_budget=typed(2.0, 1e-2, 20, lambda v: b_at_1 == pytest.approx(1 / v, rel=1e-12)))
+    b_at_1 = app.trace(1, 0)["y"][0]  # basic noise at k = 1: b = 1/ε_T
+    spec = dataclasses.replace(
+        spec, eps_budget=typed(2.0, 1e-2, 20, lambda v: b_at_1 == pytest.approx(1 / v, rel=1e-12))
+    )
     assert_plots(app, spec)
-    toggle_pure(app)                                # δ per step becomes the slider's 1e-9
+    toggle_pure(app)  # δ per step becomes the slider's 1e-9
     spec = dataclasses.replace(spec, delta=1e-9)
     assert_plots(app, spec)
     app.set_slider(DELTA, 1e-10)
@@ -167,8 +176,8 @@ def test_bad_values_show_a_message_and_keep_the_plot(open_app):
     before = app.plots()
     choose_mechanism(app, "gaussian", redraw=False)
     app.page.wait_for_function(
-        "() => [...document.querySelectorAll('.dpexplore-message')].some(e => e.offsetParent !== null)",
-        timeout=20_000)
+        "() => [...document.querySelectorAll('.dpexplore-message')].some(e => e.offsetParent !== null)", timeout=20_000
+    )
     assert "impossible for the Gaussian" in app.message()
     assert app.plots() == before
     app.assert_no_traceback()

@@ -2,6 +2,7 @@
 
 Checks the plotted numbers against the core (dpexplore.GaussianDPProfile) after every action.
 """
+
 from __future__ import annotations
 
 import urllib.error
@@ -90,13 +91,20 @@ def test_gallery_lists_the_apps_and_links_work(open_app, page, served):
         assert card.locator("span").inner_text().strip() == question
     page.locator('.dpexplore-gallery a[href="demo.ipynb"]').click()
     page.wait_for_url("**/voila/render/demo.ipynb")
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length > 0",
-                           timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length > 0", timeout=60_000)
 
 
-@pytest.mark.parametrize("path", ["api/kernels", "api/contents", "voila/api/contents/",
-                                  "voila/api/contents/demo.ipynb", "api/sessions",
-                                  "voila/files/demo.ipynb"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "api/kernels",
+        "api/contents",
+        "voila/api/contents/",
+        "voila/api/contents/demo.ipynb",
+        "api/sessions",
+        "voila/files/demo.ipynb",
+    ],
+)
 def test_admin_endpoints_are_not_exposed(served, path):
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(served.base + path, timeout=10)
@@ -104,8 +112,9 @@ def test_admin_endpoints_are_not_exposed(served, path):
 
 
 def test_plotly_js_is_served_compressed_and_cacheable(served):
-    req = urllib.request.Request(served.base + "dpexplore/static/plotly.min.js?v=1",
-                                 headers={"Accept-Encoding": "gzip"})
+    req = urllib.request.Request(
+        served.base + "dpexplore/static/plotly.min.js?v=1", headers={"Accept-Encoding": "gzip"}
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         body = r.read()
         assert r.headers["Content-Encoding"] == "gzip"

@@ -7,6 +7,7 @@ Figure 1 — and the readout are compared with :func:`compute_down_sensitivity_l
 for the new setting (everything is exact or seeded, so they agree to the last digit). Moving a
 slider keeps every plot's height (±5 %); a bad typed value shows the message and keeps the plot.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from labkit import (close as _close, snap_log as _snap_log, type_value as _type, type_for_message as _type_for_message,
-                    shared_lab)
+from labkit import (
+    close as _close,
+    snap_log as _snap_log,
+    type_value as _type,
+    type_for_message as _type_for_message,
+    shared_lab,
+)
 
 from dpexplore.apps import down_sensitivity_lab as DS
 
@@ -23,25 +29,16 @@ pytestmark = pytest.mark.browser
 
 NOTEBOOK = "down_sensitivity_lab.ipynb"
 RTOL = 1e-12
-FLOOR = 1e-7      # the estimate plot draws probabilities below its log axis's floor here
+FLOOR = 1e-7  # the estimate plot draws probabilities below its log axis's floor here
 
 HEIGHTS = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)
     .map(d => d.getBoundingClientRect().height)"""
 
 
-
-
-
-
-
-
-
-
 def _choose(app, description: str, label: str) -> None:
     """Pick ``label`` in the dropdown ``description`` and wait for a redraw (ipywidgets write
     the options' spaces as no-break spaces)."""
-    box = app.page.locator(".widget-dropdown").filter(
-        has=app.page.locator(".widget-label", has_text=description))
+    box = app.page.locator(".widget-dropdown").filter(has=app.page.locator(".widget-label", has_text=description))
     shown = label.replace(" ", "\xa0")
     if box.locator("select").evaluate("s => s.options[s.selectedIndex].text") == shown:
         return
@@ -51,8 +48,14 @@ def _choose(app, description: str, label: str) -> None:
 
 
 #: slider label → the default setting's value
-DEFAULTS = {"n [people]": 1000, "spread [units]": 30, "seed [random seed]": 0, "ε": 1,
-            "β [failure probability]": 0.1, "B [naive clip bound]": 100}
+DEFAULTS = {
+    "n [people]": 1000,
+    "spread [units]": 30,
+    "seed [random seed]": 0,
+    "ε": 1,
+    "β [failure probability]": 0.1,
+    "B [naive clip bound]": 100,
+}
 
 
 def _reset(app) -> None:
@@ -150,7 +153,7 @@ def test_every_slider_redraws_with_the_core_values_and_keeps_the_heights(lab):
     _check(app, spec)
     same_heights("an arrow key on spread")
     app.press_slider("ε", "ArrowLeft")
-    spec = dataclasses.replace(spec, eps=_snap_log(10 ** -0.35, DS.EPS_RANGE[0], 20))
+    spec = dataclasses.replace(spec, eps=_snap_log(10**-0.35, DS.EPS_RANGE[0], 20))
     _check(app, spec)
     same_heights("an arrow key on ε")
     # the dropdowns: the user-level sum, with one huge outlier
@@ -166,8 +169,10 @@ def test_every_slider_redraws_with_the_core_values_and_keeps_the_heights(lab):
     # the other tabs: their plots are drawn when shown, at a full height, and redraw on a step
     for tab in ("Loss of the data", "Figure 1"):
         app.page.locator(".dpexplore-main .lm-TabBar-tab", has_text=tab).click()
-        app.page.wait_for_function("() => [...document.querySelectorAll('.dpexplore-plot')]"
-                                   ".filter(d => d.offsetParent !== null).every(d => d.classList.contains('js-plotly-plot'))")
+        app.page.wait_for_function(
+            "() => [...document.querySelectorAll('.dpexplore-plot')]"
+            ".filter(d => d.offsetParent !== null).every(d => d.classList.contains('js-plotly-plot'))"
+        )
         app.settle()
         tab_heights = app.page.evaluate(HEIGHTS)
         assert len(tab_heights) == 1 and tab_heights[0] > 250

@@ -1,6 +1,7 @@
 """The DP-SGD planner in headless Chromium, served by ``dpexplore serve``: the plotted curves and the
 attack-risk plot are the planner's compute values for each setting, the σ button solves for the
 target ε, plots keep their size, and a bad value leaves the plots as they were."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,7 +46,7 @@ def test_sliders_and_button_redraw_with_the_planners_values(open_app):
     app.set_slider("epochs", 20)
     spec = P.PlannerSpec(epochs=20)
     _assert_planner(app, spec)
-    app.press_slider("σ", "ArrowRight", 1)           # one of 20 steps a decade: 10^(1/20)
+    app.press_slider("σ", "ArrowRight", 1)  # one of 20 steps a decade: 10^(1/20)
     spec = P.PlannerSpec(epochs=20, sigma=float(f"{10 ** (1 / 20):.13g}"))
     _assert_planner(app, spec)
     app.set_slider("N", "1,000,000")

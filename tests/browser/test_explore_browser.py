@@ -6,6 +6,7 @@ redraws), and the same notebook exported by ``jupyter nbconvert --to dpexplore_h
 The servers run from the test environment's own Jupyter (the editable install of ``make setup``),
 so the test needs no wheel build.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,21 +34,48 @@ pytestmark = [pytest.mark.slow]
 
 NOTEBOOK = {
     "cells": [
-        {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
-         "source": "from dpexplore.composition import compose\n"
-                   "from dpexplore.mechanisms import Gaussian, Laplace, subsample\n"
-                   "sgd = compose(subsample(Gaussian(1.0), 0.01), 10000)   # DP-SGD: 10⁴ steps\n"
-                   "sgd"},
-        {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
-         "source": "count = Laplace(1.0)   # a Laplace count\ncount"},
-        {"cell_type": "code", "execution_count": None, "id": "c3", "metadata": {}, "outputs": [],
-         "source": "import dpexplore\ndpexplore.compare(sgd, count)"},
-        {"cell_type": "code", "execution_count": None, "id": "c4", "metadata": {}, "outputs": [],
-         "source": "dpexplore.explore(sgd, count)"},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "c1",
+            "metadata": {},
+            "outputs": [],
+            "source": "from dpexplore.composition import compose\n"
+            "from dpexplore.mechanisms import Gaussian, Laplace, subsample\n"
+            "sgd = compose(subsample(Gaussian(1.0), 0.01), 10000)   # DP-SGD: 10⁴ steps\n"
+            "sgd",
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "c2",
+            "metadata": {},
+            "outputs": [],
+            "source": "count = Laplace(1.0)   # a Laplace count\ncount",
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "c3",
+            "metadata": {},
+            "outputs": [],
+            "source": "import dpexplore\ndpexplore.compare(sgd, count)",
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "c4",
+            "metadata": {},
+            "outputs": [],
+            "source": "dpexplore.explore(sgd, count)",
+        },
     ],
-    "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
-                                "name": "python3"}, "language_info": {"name": "python"}},
-    "nbformat": 4, "nbformat_minor": 5,
+    "metadata": {
+        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    },
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
 
 #: the cards on the page: visible, with their curve and their ε row
@@ -78,8 +106,9 @@ def venv(tmp_path):
 
 
 def _check_cards(page, n=2):
-    page.wait_for_function("(n) => document.querySelectorAll('.dpx-card svg polyline').length >= n",
-                           arg=n, timeout=120_000)
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.dpx-card svg polyline').length >= n", arg=n, timeout=120_000
+    )
     cards = page.evaluate(CARDS)
     assert len(cards) >= n, cards
     for c in cards[:n]:
@@ -95,8 +124,17 @@ def test_cards_compare_and_explore_in_jupyter(venv, browser, tmp_path, app, path
     work.mkdir()
     (work / "cards.ipynb").write_text(json.dumps(NOTEBOOK))
     port = free_port()
-    cmd = ["jupyter", app, "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-           f"--IdentityProvider.token={TOKEN}", "--expose-app-in-browser", f"--ServerApp.root_dir={work}"]
+    cmd = [
+        "jupyter",
+        app,
+        "--no-browser",
+        "--allow-root",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={TOKEN}",
+        "--expose-app-in-browser",
+        f"--ServerApp.root_dir={work}",
+    ]
     srv = Proc(venv, cmd, work, tmp_path / f"{app}.log")
     base = f"http://127.0.0.1:{port}/"
     ctx = None
@@ -108,8 +146,10 @@ def test_cards_compare_and_explore_in_jupyter(venv, browser, tmp_path, app, path
         _run_notebook(page, f"{base}{path}?token={TOKEN}")
         _check_cards(page)
         # compare(): the DataFrame's HTML table, one row per object
-        page.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea table.dataframe tbody tr')]"
-                               ".length === 2", timeout=60_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.jp-OutputArea table.dataframe tbody tr')].length === 2",
+            timeout=60_000,
+        )
         # explore(): its first view (the privacy profiles) drawn
         boxes = _plots_drawn(page, 1)
         assert boxes[0]["h"] >= 250 and boxes[0]["traces"] >= 4, boxes
@@ -127,10 +167,13 @@ def test_cards_compare_and_explore_in_jupyter(venv, browser, tmp_path, app, path
         page.keyboard.press("Control+A")
         page.keyboard.type("1e-8")
         page.keyboard.press("Enter")
-        page.wait_for_function(f"(b) => {{ const a = ({marks})(); return JSON.stringify(a) !== JSON.stringify(b); }}",
-                               arg=before, timeout=60_000)
+        page.wait_for_function(
+            f"(b) => {{ const a = ({marks})(); return JSON.stringify(a) !== JSON.stringify(b); }}",
+            arg=before,
+            timeout=60_000,
+        )
         after = page.evaluate(marks)
-        assert all(a > b for a, b in zip(after, before)), (before, after)   # ε(1e-8) > ε(1e-5)
+        assert all(a > b for a, b in zip(after, before)), (before, after)  # ε(1e-8) > ε(1e-5)
         text = page.evaluate("() => document.body.textContent")
         assert "ε at δ = 1e-08" in text and "Traceback" not in text
         page.wait_for_timeout(500)
@@ -146,8 +189,17 @@ def test_exported_notebook_shows_the_cards_without_javascript(venv, browser, tmp
     work = tmp_path / "export"
     work.mkdir()
     (work / "cards.ipynb").write_text(json.dumps(NOTEBOOK))
-    r = venv.run("jupyter", "nbconvert", "--to", to, "--execute", "--ExecutePreprocessor.store_widget_state=True",
-                 "cards.ipynb", cwd=work, timeout=600)
+    r = venv.run(
+        "jupyter",
+        "nbconvert",
+        "--to",
+        to,
+        "--execute",
+        "--ExecutePreprocessor.store_widget_state=True",
+        "cards.ipynb",
+        cwd=work,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     html = work / "cards.html"
     text = html.read_text()
@@ -155,7 +207,7 @@ def test_exported_notebook_shows_the_cards_without_javascript(venv, browser, tmp
     assert text.count('class="dpx-card"') >= 2 and text.count("<polyline") >= 2 and 'aria-label="δ(ε) curve' in text
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, java_script_enabled=False)
     page = ctx.new_page()
-    page.route(lambda url: not url.startswith("file:"), lambda route: route.abort())   # offline
+    page.route(lambda url: not url.startswith("file:"), lambda route: route.abort())  # offline
     try:
         page.goto(html.as_uri())
         _check_cards(page)
@@ -175,8 +227,12 @@ def test_cards_and_explore_in_voila(venv, browser, tmp_path):
     work.mkdir()
     (work / "cards.ipynb").write_text(json.dumps(NOTEBOOK))
     port = free_port()
-    srv = Proc(venv, ["voila", f"--port={port}", "--no-browser", "--Voila.ip=127.0.0.1", "cards.ipynb"], work,
-               tmp_path / "voila.log")
+    srv = Proc(
+        venv,
+        ["voila", f"--port={port}", "--no-browser", "--Voila.ip=127.0.0.1", "cards.ipynb"],
+        work,
+        tmp_path / "voila.log",
+    )
     ctx = None
     try:
         srv.wait_url(f"http://127.0.0.1:{port}/voila/static/")
@@ -194,8 +250,7 @@ def test_cards_and_explore_in_voila(venv, browser, tmp_path):
         page.keyboard.press("Control+A")
         page.keyboard.type("1e-9")
         page.keyboard.press("Enter")
-        page.wait_for_function(f"(b) => JSON.stringify(({marks})()) !== JSON.stringify(b)", arg=before,
-                               timeout=60_000)
+        page.wait_for_function(f"(b) => JSON.stringify(({marks})()) !== JSON.stringify(b)", arg=before, timeout=60_000)
         after = page.evaluate(marks)
         assert all(a > b for a, b in zip(after, before)), (before, after)
         assert "Traceback" not in page.evaluate("() => document.body.textContent")

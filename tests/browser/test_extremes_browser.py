@@ -7,6 +7,7 @@ working: every plot still shows data, no traceback text, no page error. The slid
 value is then typed back (some sliders apply to some settings only: no redraw is required), and at
 the end a normal keyboard step of the first slider must redraw the plots (the kernel still answers).
 """
+
 from __future__ import annotations
 
 import pytest

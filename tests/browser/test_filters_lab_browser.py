@@ -7,6 +7,7 @@ here for the new setting: the analyst is seeded, so the plotted points agree to 
 Every plot keeps its height (±5 %) after each move; a value that is not a number shows the inline
 message and leaves the plots as they were.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,8 +25,6 @@ pytestmark = pytest.mark.browser
 RTOL = 1e-12
 HEIGHTS = """() => [...document.querySelectorAll('.dpexplore-plot')].map(
     d => d.offsetParent === null ? null : d.getBoundingClientRect().height)"""
-
-
 
 
 def _snap_log(value: float, lo: float, steps_per_decade: int) -> float:
@@ -105,16 +104,16 @@ def _type(app, label: str, value, *, wait_text: str | None = None) -> None:
 
 
 def _select(app, label: str, option: str) -> None:
-    select = app.reveal(app.page.locator(".widget-dropdown", has=app.page.locator(
-        ".widget-label", has_text=label)).locator("select"))
+    select = app.reveal(
+        app.page.locator(".widget-dropdown", has=app.page.locator(".widget-label", has_text=label)).locator("select")
+    )
     before = app.revisions()
     select.select_option(label=option)
     app._wait_redrawn(before)
 
 
 def _tab(app, title: str) -> None:
-    tab = app.page.locator(".dpexplore-main .lm-TabBar-tab, .dpexplore-main .p-TabBar-tab",
-                           has_text=title).first
+    tab = app.page.locator(".dpexplore-main .lm-TabBar-tab, .dpexplore-main .p-TabBar-tab", has_text=title).first
     tab.click()
     app.settle()
 
@@ -125,7 +124,7 @@ def test_page_loads_with_the_core_values(lab):
     text = app.body_text()
     assert "Desfontaines 2023" in text and "Whitehouse et al. 2023" in text
     assert "fully adaptive" in text and "open" in text
-    assert "from dpexplore import filters" in text            # Reproduce in Python
+    assert "from dpexplore import filters" in text  # Reproduce in Python
     heights = [h for h in _heights(app) if h]
     assert heights and min(heights) >= 250
     app.assert_no_traceback()
@@ -159,7 +158,7 @@ def test_every_control_redraws_with_the_core_values(lab):
     spec = dataclasses.replace(spec, mode="skip")
     r = _check(app, spec)
     assert "refused in all" in app.body_text()
-    assert any(r.refused[k] > 1 for k in FL.FILTERS)        # skip: refusals, and the analyst went on
+    assert any(r.refused[k] > 1 for k in FL.FILTERS)  # skip: refusals, and the analyst went on
     _same_heights(h0, _heights(app))
     # the session's sliders sit in their tab
     _tab(app, "Sessions")

@@ -7,6 +7,7 @@ the per-count ρ̂ curve against the proven ρ, D_α/α against α — and the r
 quadrature deterministic, so they agree to the last digit). Moving a slider keeps every plot's
 height (±5 %); a bad typed value shows the message and keeps the plot.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from labkit import (close as _close, snap_log as _snap_log, type_value as _type, type_for_message as _type_for_message,
-                    shared_lab)
+from labkit import (
+    close as _close,
+    snap_log as _snap_log,
+    type_value as _type,
+    type_for_message as _type_for_message,
+    shared_lab,
+)
 
 from dpexplore.apps import group_privacy_lab as GP
 
@@ -35,27 +41,20 @@ SEED = "seed [random seed]"
 ALPHA = "largest order α"
 
 
-
-
-
-
 def _positive(a):
     a = np.asarray(a, dtype=float)
     return np.where(a > 0, a, np.nan)
 
 
-
-
 def _select(app, option: str) -> None:
-    select = app.reveal(app.page.locator(".widget-dropdown", has=app.page.locator(
-        ".widget-label", has_text=ALPHA)).locator("select"))
+    select = app.reveal(
+        app.page.locator(".widget-dropdown", has=app.page.locator(".widget-label", has_text=ALPHA)).locator("select")
+    )
     if select.evaluate("(s) => s.options[s.selectedIndex].text") == option:
         return
     before = app.revisions()
     select.select_option(label=option)
     app._wait_redrawn(before)
-
-
 
 
 #: slider label → the default setting's value
@@ -91,9 +90,19 @@ def _check(app, spec: GP.GroupPrivacySpec) -> GP.GroupPrivacyResult:
     _close(orders[2]["x"], [r.argmax_alpha_x])
     _close(orders[2]["y"], _positive([r.rho_hat_x / r.rho]))
     text = app.body_text()
-    for s in (f"{r.mean:,.1f}", f"{r.std:,.1f}", f"{r.sample_mean:,.1f}", f"{r.sample_std:,.1f}",
-              f"{r.rho:.4g}", f"{r.rho_hat_x:.4g}", f"± {r.rho_hat_x_error:.2g}", f"{r.rho_hat_x / r.rho:.4g}",
-              f"α = {r.argmax_alpha_x:g}", f"x = {spec.count:,}", f"(seed {spec.seed})"):
+    for s in (
+        f"{r.mean:,.1f}",
+        f"{r.std:,.1f}",
+        f"{r.sample_mean:,.1f}",
+        f"{r.sample_std:,.1f}",
+        f"{r.rho:.4g}",
+        f"{r.rho_hat_x:.4g}",
+        f"± {r.rho_hat_x_error:.2g}",
+        f"{r.rho_hat_x / r.rho:.4g}",
+        f"α = {r.argmax_alpha_x:g}",
+        f"x = {spec.count:,}",
+        f"(seed {spec.seed})",
+    ):
         assert s in text, s
     assert app.message() == ""
     return r
@@ -154,7 +163,7 @@ def test_every_control_redraws_with_the_core_values_and_keeps_the_heights(lab):
     _check(app, spec)
     same_heights("an arrow key on the seed")
     app.press_slider(SIGMA2, "ArrowLeft")
-    spec = dataclasses.replace(spec, sigma2=_snap_log(10 ** 0.9, GP.SIGMA2_RANGE[0], 10))
+    spec = dataclasses.replace(spec, sigma2=_snap_log(10**0.9, GP.SIGMA2_RANGE[0], 10))
     _check(app, spec)
     same_heights("an arrow key on σ²")
     app.press_slider(R, "ArrowRight")
@@ -164,8 +173,10 @@ def test_every_control_redraws_with_the_core_values_and_keeps_the_heights(lab):
     # the other tabs: their plots are drawn when shown, at a full height, and redraw on a step
     for title in ("ρ̂ against the count", "By order α"):
         app.page.locator(".dpexplore-main .lm-TabBar-tab", has_text=title).click()
-        app.page.wait_for_function("() => [...document.querySelectorAll('.dpexplore-plot')]"
-                                   ".filter(d => d.offsetParent !== null).every(d => d.classList.contains('js-plotly-plot'))")
+        app.page.wait_for_function(
+            "() => [...document.querySelectorAll('.dpexplore-plot')]"
+            ".filter(d => d.offsetParent !== null).every(d => d.classList.contains('js-plotly-plot'))"
+        )
         app.settle()
         tab_heights = app.page.evaluate(HEIGHTS)
         assert len(tab_heights) == 1 and tab_heights[0] > 250

@@ -5,6 +5,7 @@ One server on a temporary ``--root`` holding a copy of ``demo.ipynb``, a noteboo
 (``--cull-idle-timeout 4 --cull-interval 1``). No browser: the tests speak HTTP and the kernel
 websocket the way Voilà's page does (``/api/kernels/<kernelId from the page>/channels``).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,9 @@ def hserver(tmp_path_factory):
     nbformat.write(nb, str(root / "failing.ipynb"))
     (root / "helper.py").write_text(f"{SECRET} = 1\n")
     log = tmp_path_factory.mktemp("hlog") / "serve.log"
-    server = Server(free_port(), root=root, log_path=log,
-                    extra_args=["--cull-idle-timeout", str(CULL_IDLE), "--cull-interval", "1"])
+    server = Server(
+        free_port(), root=root, log_path=log, extra_args=["--cull-idle-timeout", str(CULL_IDLE), "--cull-interval", "1"]
+    )
     try:
         server.wait_ready(pools=2)  # demo.ipynb and failing.ipynb: pools fill one at a time
         server.root = root
@@ -62,11 +64,23 @@ def _text(html: str) -> str:
 
 
 def _msg(msg_type: str, content: dict, channel: str = "shell") -> str:
-    return json.dumps({
-        "header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
-                   "session": uuid.uuid4().hex, "date": "", "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "content": content, "channel": channel,
-        "buffers": []})
+    return json.dumps(
+        {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "username": "",
+                "session": uuid.uuid4().hex,
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": channel,
+            "buffers": [],
+        }
+    )
 
 
 class KernelSocket:
@@ -80,8 +94,7 @@ class KernelSocket:
         m = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html)
         assert m, "no kernelId in the rendered page"
         self.kernel_id = m.group(1)
-        url = (f"ws://127.0.0.1:{server.port}/api/kernels/{self.kernel_id}/channels"
-               f"?session_id={uuid.uuid4()}")
+        url = f"ws://127.0.0.1:{server.port}/api/kernels/{self.kernel_id}/channels?session_id={uuid.uuid4()}"
         self.ws = websocket.create_connection(url, timeout=15)
 
     def send(self, msg_type: str, content: dict) -> str:
@@ -108,23 +121,31 @@ class KernelSocket:
 
     def alive(self) -> bool:
         self.send("kernel_info_request", {})
-        return any(m.get("msg_type") == "kernel_info_reply"
-                   for m in self.replies("kernel_info_reply"))
+        return any(m.get("msg_type") == "kernel_info_reply" for m in self.replies("kernel_info_reply"))
 
     def close(self) -> None:
         self.ws.close()
 
 
 # -- 1. code execution from the front end is refused --------------------------------------------
-@pytest.mark.parametrize("msg_type", ["execute_request", "inspect_request", "complete_request",
-                                      "history_request"])
+@pytest.mark.parametrize("msg_type", ["execute_request", "inspect_request", "complete_request", "history_request"])
 def test_websocket_refuses_code_execution(hserver, tmp_path, msg_type):
     marker = tmp_path / f"pwned_{msg_type}"
     code = f"open({str(marker)!r}, 'w').write('x')"
-    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-               "allow_stdin": False, "stop_on_error": True, "cursor_pos": len(code),
-               "detail_level": 0, "hist_access_type": "tail", "n": 10, "output": True,
-               "raw": True}
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+        "cursor_pos": len(code),
+        "detail_level": 0,
+        "hist_access_type": "tail",
+        "n": 10,
+        "output": True,
+        "raw": True,
+    }
     ks = KernelSocket(hserver)
     try:
         ks.send(msg_type, content)
@@ -152,14 +173,35 @@ def test_websocket_allows_widget_comm_messages(hserver):
 
 
 # -- 2. no listing, no sources -------------------------------------------------------------------
-@pytest.mark.parametrize("path", [
-    "api/kernels", "api/contents", "api/contents/demo.ipynb", "api/sessions", "api/kernelspecs",
-    "api/terminals", "api/status", "voila/api/contents", "voila/api/contents/demo.ipynb",
-    "voila/files/demo.ipynb", "voila/files/failing.ipynb", "voila/files/helper.py",
-    "files/demo.ipynb", "files/helper.py", "demo.ipynb", "helper.py", "notebooks/demo.ipynb",
-    "voila/render/helper.py", "voila/files/../helper.py", "tree", "lab", "edit/helper.py",
-    "nbconvert/html/demo.ipynb", "voila/render/nope.ipynb",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "api/kernels",
+        "api/contents",
+        "api/contents/demo.ipynb",
+        "api/sessions",
+        "api/kernelspecs",
+        "api/terminals",
+        "api/status",
+        "voila/api/contents",
+        "voila/api/contents/demo.ipynb",
+        "voila/files/demo.ipynb",
+        "voila/files/failing.ipynb",
+        "voila/files/helper.py",
+        "files/demo.ipynb",
+        "files/helper.py",
+        "demo.ipynb",
+        "helper.py",
+        "notebooks/demo.ipynb",
+        "voila/render/helper.py",
+        "voila/files/../helper.py",
+        "tree",
+        "lab",
+        "edit/helper.py",
+        "nbconvert/html/demo.ipynb",
+        "voila/render/nope.ipynb",
+    ],
+)
 def test_sources_and_apis_not_served(hserver, path):
     status, body = _get(hserver.base + path)
     assert status in (403, 404), (path, status, body[:300])
@@ -247,7 +289,7 @@ def test_closed_sessions_are_culled_open_ones_kept(hserver):
             assert ks.alive()
             sessions.append(ks)
         closed = {ks.kernel_id for ks in sessions}
-        assert len(closed | {kept.kernel_id}) == 6          # six pages, six kernels
+        assert len(closed | {kept.kernel_id}) == 6  # six pages, six kernels
         assert _running(hserver, closed | {kept.kernel_id}) == closed | {kept.kernel_id}
         for ks in sessions:
             ks.close()
@@ -271,12 +313,12 @@ def test_a_page_gets_a_whole_idle_timeout_to_connect_its_kernel(hserver):
     it down and the page never showed its widgets."""
     import websocket
 
-    _wait_kernels(hserver, lambda n: n <= 2, 40)           # the pool refilled after other tests
-    time.sleep(CULL_IDLE + 2)                              # ... and its kernel idled past the timeout
-    status, html = _get(hserver.url("demo.ipynb"))         # the page takes the pooled kernel
+    _wait_kernels(hserver, lambda n: n <= 2, 40)  # the pool refilled after other tests
+    time.sleep(CULL_IDLE + 2)  # ... and its kernel idled past the timeout
+    status, html = _get(hserver.url("demo.ipynb"))  # the page takes the pooled kernel
     assert status == 200
     kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
-    time.sleep(2.5)                                        # > 2 cull checks, < CULL_IDLE
+    time.sleep(2.5)  # > 2 cull checks, < CULL_IDLE
     url = f"ws://127.0.0.1:{hserver.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4()}"
     ws = websocket.create_connection(url, timeout=15)
     try:
@@ -299,13 +341,17 @@ def test_hostile_comm_messages_get_no_traceback(hserver):
     ks = KernelSocket(hserver)
     try:
         ks.send("comm_info_request", {"target_name": "jupyter.widget"})
-        comms = [m for m in ks.replies("comm_info_reply")
-                 if m.get("msg_type") == "comm_info_reply"][0]["content"]["comms"]
+        comms = [m for m in ks.replies("comm_info_reply") if m.get("msg_type") == "comm_info_reply"][0]["content"][
+            "comms"
+        ]
         for cid in list(comms)[:20]:
-            for data in ({"method": "update", "state": {"value": {"x": [1]}}, "buffer_paths": []},
-                         {"method": "update", "state": {"layout": 7, "_view_count": "x"}},
-                         {"method": "nope"}, {"method": "custom", "content": [1, 2]},
-                         {"method": "request_state"}):
+            for data in (
+                {"method": "update", "state": {"value": {"x": [1]}}, "buffer_paths": []},
+                {"method": "update", "state": {"layout": 7, "_view_count": "x"}},
+                {"method": "nope"},
+                {"method": "custom", "content": [1, 2]},
+                {"method": "request_state"},
+            ):
                 ks.send("comm_msg", {"comm_id": cid, "data": data})
         got = ks.replies("never", timeout=6.0)
         assert ks.alive()
@@ -315,8 +361,9 @@ def test_hostile_comm_messages_get_no_traceback(hserver):
     for needle in ("Traceback", "site-packages", str(REPO), 'File \\"'):
         assert needle not in text, needle
     # issue 22: the operator reads what was kept off the page in the server log
-    kept = [e for e in _log_entries(hserver.log())
-            if f"kernel {ks.kernel_id} " in e and "output kept off the page" in e]
+    kept = [
+        e for e in _log_entries(hserver.log()) if f"kernel {ks.kernel_id} " in e and "output kept off the page" in e
+    ]
     assert kept, hserver.log()[-3000:]
     assert any("Traceback (most recent call last)" in e for e in kept), kept
     assert all(len(e) < LOG_CHARS + 300 for e in kept)
@@ -342,12 +389,12 @@ def test_a_flood_of_hostile_comm_messages_is_a_few_log_lines(hserver):
     ks = KernelSocket(hserver)
     try:
         ks.send("comm_info_request", {"target_name": "jupyter.widget"})
-        comms = [m for m in ks.replies("comm_info_reply")
-                 if m.get("msg_type") == "comm_info_reply"][0]["content"]["comms"]
+        comms = [m for m in ks.replies("comm_info_reply") if m.get("msg_type") == "comm_info_reply"][0]["content"][
+            "comms"
+        ]
         cid = next(iter(comms))
         for i in range(1000):
-            ks.send("comm_msg", {"comm_id": cid, "data": {"method": "update",
-                                                          "state": {"value": {"x": [i]}}}})
+            ks.send("comm_msg", {"comm_id": cid, "data": {"method": "update", "state": {"value": {"x": [i]}}}})
         ks.replies("never", timeout=8.0)
         assert ks.alive()
     finally:
@@ -359,11 +406,18 @@ def test_a_flood_of_hostile_comm_messages_is_a_few_log_lines(hserver):
     assert sum(len(e) for e in added) <= 10 * (LOG_CHARS + 300), hserver.log()[-3000:]
 
 
-@pytest.mark.parametrize("path", [
-    "voila/templates/..%2f..%2fetc%2fpasswd", "voila/templates/lab", "voila/templates/x/y",
-    "voila/templates/lab/static/../../../../etc/passwd", "voila/templates/%2e%2e/static/x",
-    "logout", "login",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "voila/templates/..%2f..%2fetc%2fpasswd",
+        "voila/templates/lab",
+        "voila/templates/x/y",
+        "voila/templates/lab/static/../../../../etc/passwd",
+        "voila/templates/%2e%2e/static/x",
+        "logout",
+        "login",
+    ],
+)
 def test_odd_paths_are_404_not_500(hserver, path):
     status, body = _get(hserver.base + path)
     assert status == 404, (path, status, body[:200])

@@ -6,6 +6,7 @@ websocket opened with NO subprotocol, i.e. the legacy plain-JSON protocol). Ever
 watched: its memory (the Voilà process and its kernels) is bounded by the test, which kills it
 past ``RSS_LIMIT_MB`` so a regression cannot take the machine down.
 """
+
 from __future__ import annotations
 
 import http.cookiejar
@@ -41,7 +42,7 @@ class Watchdog:
     def __init__(self, server: Server, limit_mb: float = RSS_LIMIT_MB):
         import psutil
 
-        self.server, self.limit = server, limit_mb * 2 ** 20
+        self.server, self.limit = server, limit_mb * 2**20
         self.proc = psutil.Process(server.proc.pid)
         self.peak = self.rss()
         self.killed = False
@@ -88,19 +89,30 @@ def _page(server: Server, opener=None) -> tuple[int, str]:
 
 def _answers_http(server: Server, timeout: float = 2.0) -> bool:
     try:
-        with urllib.request.urlopen(server.base + "dpexplore/static/plotly.min.js",
-                                    timeout=timeout) as r:
+        with urllib.request.urlopen(server.base + "dpexplore/static/plotly.min.js", timeout=timeout) as r:
             return r.status == 200
     except Exception:  # noqa: BLE001 - timeout, refused
         return False
 
 
 def _msg(msg_type: str, content: dict, session: str) -> str:
-    return json.dumps({
-        "header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
-                   "session": session, "date": "", "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "content": content, "channel": "shell",
-        "buffers": []})
+    return json.dumps(
+        {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "username": "",
+                "session": session,
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": "shell",
+            "buffers": [],
+        }
+    )
 
 
 def _legacy_socket(server: Server, html: str):
@@ -108,8 +120,7 @@ def _legacy_socket(server: Server, html: str):
     import websocket
 
     kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
-    url = (f"ws://127.0.0.1:{server.port}/api/kernels/{kernel_id}/channels"
-           f"?session_id={uuid.uuid4()}")
+    url = f"ws://127.0.0.1:{server.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4()}"
     return websocket.create_connection(url, timeout=15, origin=server.base.rstrip("/"))
 
 
@@ -126,8 +137,11 @@ def _widget_comms(ws, session: str) -> list[str]:
 
 
 def _need_plotly(comm_id: str, session: str) -> str:
-    return _msg("comm_msg", {"comm_id": comm_id, "data": {
-        "method": "custom", "content": {"type": "dpexplore:need-plotly"}}}, session)
+    return _msg(
+        "comm_msg",
+        {"comm_id": comm_id, "data": {"method": "custom", "content": {"type": "dpexplore:need-plotly"}}},
+        session,
+    )
 
 
 def _count_binary(ws, seconds: float) -> list[int]:
@@ -169,7 +183,7 @@ def test_legacy_binary_frames_neither_freeze_nor_grow_the_server(tmp_path_factor
             assert _answers_http(server), "the server stopped answering HTTP"
             time.sleep(0.5)
         assert not dog.killed
-        assert dog.peak - base_rss < 300 * 2 ** 20, (base_rss, dog.peak)
+        assert dog.peak - base_rss < 300 * 2**20, (base_rss, dog.peak)
         ws.close()
     finally:
         dog.stop()
@@ -180,8 +194,7 @@ def test_legacy_binary_frames_neither_freeze_nor_grow_the_server(tmp_path_factor
 @pytest.fixture(scope="module")
 def capped(tmp_path_factory):
     # the pool (1) plus at most 3 page kernels; long idle timeout: kernels leave only on close
-    server = _serve(tmp_path_factory, "--max-kernels", "4", "--cull-idle-timeout", "120",
-                    "--cull-interval", "5")
+    server = _serve(tmp_path_factory, "--max-kernels", "4", "--cull-idle-timeout", "120", "--cull-interval", "5")
     dog = Watchdog(server)
     yield server
     dog.stop()
@@ -225,9 +238,12 @@ def test_page_close_frees_its_kernel_at_once(capped):
     assert xsrf, "the page sets no _xsrf cookie: Voilà's shutdown beacon is refused (403)"
     assert _kernel_exists(capped, kernel_id)
     body = urllib.parse.urlencode({"_xsrf": xsrf}).encode()
-    req = urllib.request.Request(capped.base + f"voila/api/shutdown/{kernel_id}", data=body,
-                                 method="POST",
-                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    req = urllib.request.Request(
+        capped.base + f"voila/api/shutdown/{kernel_id}",
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     with opener.open(req, timeout=15) as r:
         assert r.status == 204
     assert wait_until(lambda: not _kernel_exists(capped, kernel_id), 5), "kernel still running"
@@ -270,9 +286,12 @@ def _shutdown(server: Server, html: str, opener) -> None:
     """What Voilà's page-close beacon does: the page's kernel shut down with the page's _xsrf."""
     kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', html).group(1)
     xsrf = next((c.value for c in opener.cookies if c.name == "_xsrf"), "")
-    req = urllib.request.Request(server.base + f"voila/api/shutdown/{kernel_id}", method="POST",
-                                 data=urllib.parse.urlencode({"_xsrf": xsrf}).encode(),
-                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    req = urllib.request.Request(
+        server.base + f"voila/api/shutdown/{kernel_id}",
+        method="POST",
+        data=urllib.parse.urlencode({"_xsrf": xsrf}).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     with opener.open(req, timeout=15) as r:
         assert r.status == 204
     assert wait_until(lambda: not _kernel_exists(server, kernel_id), 10), "kernel still running"
@@ -283,8 +302,9 @@ def test_page_cap_counts_open_pages_not_the_pool(tmp_path_factory):
     keep their speed. The pool's ready kernels are not pages: with a pool of 3 and a cap of 2
     pages, two pages open while 4-5 kernels run, the third is refused, and once a page closes
     the next one opens."""
-    server = _serve(tmp_path_factory, "--max-pages", "2", "--max-kernels", "0", "--pool-size", "3",
-                    "--cull-idle-timeout", "120")
+    server = _serve(
+        tmp_path_factory, "--max-pages", "2", "--max-kernels", "0", "--pool-size", "3", "--cull-idle-timeout", "120"
+    )
     dog = Watchdog(server)
     try:
         assert wait_until(lambda: len(server.kernels()) >= 3, 90), server.kernels()  # the pool
@@ -318,8 +338,7 @@ def test_a_page_whose_kernel_dies_at_start_ends_and_says_so(tmp_path_factory):
     (ipy / "profile_default" / "startup" / "00-exit.py").write_text("import os\nos._exit(3)\n")
     root = _root(tmp_path_factory)
     log = tmp_path_factory.mktemp("dies_log") / "serve.log"
-    server = Server(free_port(), root=root, log_path=log, extra_args=["--pool-size", "0"],
-                    env={"IPYTHONDIR": str(ipy)})
+    server = Server(free_port(), root=root, log_path=log, extra_args=["--pool-size", "0"], env={"IPYTHONDIR": str(ipy)})
     try:
         server.wait_ready()
         import concurrent.futures
@@ -329,7 +348,7 @@ def test_a_page_whose_kernel_dies_at_start_ends_and_says_so(tmp_path_factory):
         try:
             status, html = pool.submit(_page, server).result(timeout=45)
         except concurrent.futures.TimeoutError:
-            server.stop()   # ends the hanging GET
+            server.stop()  # ends the hanging GET
             pytest.fail("the page of a kernel that died at start did not end within 45 s")
         finally:
             pool.shutdown(wait=False)
@@ -349,9 +368,12 @@ def test_a_burst_of_page_requests_cannot_pass_the_cap(tmp_path_factory, cap):
     moment do more than 3 kernels run; a page closed frees its place."""
     other = "--max-pages" if cap == "--max-kernels" else "--max-kernels"
     log = tmp_path_factory.mktemp("burst_log") / "serve.log"
-    server = Server(free_port(), root=_root(tmp_path_factory), log_path=log,
-                    extra_args=[cap, "3", other, "0", "--pool-size", "0",
-                                "--cull-idle-timeout", "300"])
+    server = Server(
+        free_port(),
+        root=_root(tmp_path_factory),
+        log_path=log,
+        extra_args=[cap, "3", other, "0", "--pool-size", "0", "--cull-idle-timeout", "300"],
+    )
     server.wait_ready()
     dog = Watchdog(server)
     peak, done = [0], threading.Event()

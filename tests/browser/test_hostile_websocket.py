@@ -8,6 +8,7 @@ request was also answered with the 1.3 MB bundle. Here: the server keeps answeri
 A watchdog kills the server if its memory passes ``RSS_LIMIT`` (a regression fails the test
 instead of exhausting the machine).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,23 @@ RSS_LIMIT = 1_500_000_000
 
 
 def _msg(msg_type, content):
-    return json.dumps({"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
-                                  "session": uuid.uuid4().hex, "date": "", "version": "5.3"},
-                       "parent_header": {}, "metadata": {}, "content": content, "channel": "shell",
-                       "buffers": []})
+    return json.dumps(
+        {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "username": "",
+                "session": uuid.uuid4().hex,
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": "shell",
+            "buffers": [],
+        }
+    )
 
 
 @pytest.fixture
@@ -86,7 +100,9 @@ def test_legacy_client_asking_for_plotly_cannot_freeze_the_server(server):
     dog.start()
     ws = websocket.create_connection(  # no subprotocol: the legacy protocol
         f"ws://127.0.0.1:{server.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4()}",
-        timeout=15, origin=server.base.rstrip("/"))
+        timeout=15,
+        origin=server.base.rstrip("/"),
+    )
     try:
         ws.send(_msg("comm_info_request", {}))
         comms = {}
@@ -100,8 +116,15 @@ def test_legacy_client_asking_for_plotly_cannot_freeze_the_server(server):
         assert comms, "no comm_info_reply"
         for _ in range(5):
             for comm_id in comms:
-                ws.send(_msg("comm_msg", {"comm_id": comm_id, "data": {
-                    "method": "custom", "content": {"type": "dpexplore:need-plotly"}}}))
+                ws.send(
+                    _msg(
+                        "comm_msg",
+                        {
+                            "comm_id": comm_id,
+                            "data": {"method": "custom", "content": {"type": "dpexplore:need-plotly"}},
+                        },
+                    )
+                )
         big = 0
         ws.settimeout(0.5)
         end = time.monotonic() + 6
@@ -124,10 +147,16 @@ def test_legacy_client_asking_for_plotly_cannot_freeze_the_server(server):
         ws.close()
 
 
-@pytest.mark.parametrize("path", [
-    "voila/templates/..%2f..%2f..%2fetc%2fpasswd", "voila/templates/nonexistent/x.js",
-    "voila/templates/nosuch/static/x.js", "voila/templates/lab/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
-    "logout"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "voila/templates/..%2f..%2f..%2fetc%2fpasswd",
+        "voila/templates/nonexistent/x.js",
+        "voila/templates/nosuch/static/x.js",
+        "voila/templates/lab/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "logout",
+    ],
+)
 def test_probing_paths_answer_404_not_500(server, path):
     import urllib.error
 
@@ -185,13 +214,18 @@ def test_a_cross_site_shutdown_call_is_refused(server):
 
     with urllib.request.urlopen(server.url("demo.ipynb"), timeout=60) as r:
         kernel_id = re.search(r'"kernelId":\s*"([0-9a-f-]{36})"', r.read().decode()).group(1)
-    req = urllib.request.Request(f"{server.base}voila/api/shutdown/{kernel_id}", data=b"",
-                                 method="POST", headers={"Origin": "https://evil.example"})
+    req = urllib.request.Request(
+        f"{server.base}voila/api/shutdown/{kernel_id}",
+        data=b"",
+        method="POST",
+        headers={"Origin": "https://evil.example"},
+    )
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=30)
     assert err.value.code == 403
-    req = urllib.request.Request(f"{server.base}voila/api/shutdown/{'0' * 8}-0000-0000-0000-{'0' * 12}",
-                                 data=b"", method="POST")
+    req = urllib.request.Request(
+        f"{server.base}voila/api/shutdown/{'0' * 8}-0000-0000-0000-{'0' * 12}", data=b"", method="POST"
+    )
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=30)
     assert err.value.code == 404
@@ -209,8 +243,7 @@ def test_past_the_kernel_cap_a_page_says_the_server_is_full(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(REPO / "notebooks" / "demo.ipynb", root / "demo.ipynb")
-    srv = Server(free_port(), root=root, log_path=tmp_path / "serve.log",
-                 extra_args=["--max-kernels", "3"])
+    srv = Server(free_port(), root=root, log_path=tmp_path / "serve.log", extra_args=["--max-kernels", "3"])
     try:
         srv.wait_ready(pools=1)
         ids, full = [], None
@@ -225,8 +258,8 @@ def test_past_the_kernel_cap_a_page_says_the_server_is_full(tmp_path):
         assert "server is full" in full.read().decode().lower()
         assert len(srv.kernels()) <= 3
         ws = websocket.create_connection(  # the first page still has its kernel
-            f"ws://127.0.0.1:{srv.port}/api/kernels/{ids[0]}/channels?session_id={uuid.uuid4()}",
-            timeout=15)
+            f"ws://127.0.0.1:{srv.port}/api/kernels/{ids[0]}/channels?session_id={uuid.uuid4()}", timeout=15
+        )
         try:
             ws.send(_msg("comm_info_request", {}))
             deadline, ok = time.monotonic() + 15, False

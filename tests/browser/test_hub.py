@@ -20,6 +20,7 @@ One hub per configuration (module-scoped), with the attacks of a hostile student
   and opened by alice on bob's origin it cannot get her a token; alice's kernel past her memory
   limit is ended, her server and bob's kernel go on.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,14 +55,34 @@ CHP = REPO / "deploy" / "node" / "node_modules" / ".bin" / "configurable-http-pr
 CULL = 90  # s of inactivity before the culler stops a server (activity is reported every 5 s)
 SUFFIX = secrets.token_hex(2)
 #: everything a student's page is not: each must answer 403/404 on the apps-only server
-NOT_SERVED = ["lab", "lab/tree/demo.ipynb", "tree", "tree/demo.ipynb", "api/contents",
-              "api/contents/demo.ipynb", "api/kernels", "api/sessions", "api/kernelspecs",
-              "api/terminals", "terminals/1", "files/demo.ipynb", "voila/files/demo.ipynb",
-              "voila/api/contents", "nbconvert/html/demo.ipynb", "edit/demo.ipynb", "notebooks/demo.ipynb",
-              "api/status", "api/me", "doc"]
+NOT_SERVED = [
+    "lab",
+    "lab/tree/demo.ipynb",
+    "tree",
+    "tree/demo.ipynb",
+    "api/contents",
+    "api/contents/demo.ipynb",
+    "api/kernels",
+    "api/sessions",
+    "api/kernelspecs",
+    "api/terminals",
+    "terminals/1",
+    "files/demo.ipynb",
+    "voila/files/demo.ipynb",
+    "voila/api/contents",
+    "nbconvert/html/demo.ipynb",
+    "edit/demo.ipynb",
+    "notebooks/demo.ipynb",
+    "api/status",
+    "api/me",
+    "doc",
+]
 
-pytestmark.append(pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
-                                     reason="the hub switches users: it runs as root (as in CI)"))
+pytestmark.append(
+    pytest.mark.skipif(
+        not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the hub switches users: it runs as root (as in CI)"
+    )
+)
 
 _getaddrinfo = socket.getaddrinfo
 
@@ -83,12 +104,15 @@ def localhost_names():
 def _hub_setup() -> None:
     """The project's own set-up step (Makefile ``hub-setup``): jupyterhub, the proxy, and the
     students' Python when the project's is not usable by other accounts."""
-    usable = subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-c", ""],
-                            capture_output=True).returncode == 0
-    if (not CHP.exists() or shutil.which("jupyterhub", path=str(pathlib.Path(sys.executable).parent)) is None
-            or not (usable or _students_env() is not None)):
-        subprocess.run(["make", "hub-setup", f"PY={sys.executable}"], cwd=REPO, check=True,
-                       timeout=1200)
+    usable = (
+        subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-c", ""], capture_output=True).returncode == 0
+    )
+    if (
+        not CHP.exists()
+        or shutil.which("jupyterhub", path=str(pathlib.Path(sys.executable).parent)) is None
+        or not (usable or _students_env() is not None)
+    ):
+        subprocess.run(["make", "hub-setup", f"PY={sys.executable}"], cwd=REPO, check=True, timeout=1200)
 
 
 def _students_env():
@@ -121,21 +145,32 @@ class Hub:
         self.base = (url or f"http://localhost:{self.port}").rstrip("/") + "/"
         if url:
             env["DPEXPLORE_HUB_URL"] = url
-        full = dict(os.environ, DPEXPLORE_HUB_MODE=mode, DPEXPLORE_HUB_PORT=str(self.port),
-                    DPEXPLORE_HUB_API_PORT=str(free_port()), DPEXPLORE_CHP_API_PORT=str(free_port()),
-                    DPEXPLORE_HUB_DIR=str(self.state), DPEXPLORE_HUB_ACTIVITY_EVERY="5",
-                    DPEXPLORE_HUB_USERS=",".join(self.users), **env)
+        full = dict(
+            os.environ,
+            DPEXPLORE_HUB_MODE=mode,
+            DPEXPLORE_HUB_PORT=str(self.port),
+            DPEXPLORE_HUB_API_PORT=str(free_port()),
+            DPEXPLORE_CHP_API_PORT=str(free_port()),
+            DPEXPLORE_HUB_DIR=str(self.state),
+            DPEXPLORE_HUB_ACTIVITY_EVERY="5",
+            DPEXPLORE_HUB_USERS=",".join(self.users),
+            **env,
+        )
         self.log_path = self.state / "hub.log"
         self._log = open(self.log_path, "w")
         exe = pathlib.Path(sys.executable).parent / "jupyterhub"
-        self.proc = subprocess.Popen([str(exe), "-f", str(CONFIG)], cwd=self.state, env=full,
-                                     stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [str(exe), "-f", str(CONFIG)],
+            cwd=self.state,
+            env=full,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/hub/login",
-                                            timeout=5) as r:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/hub/login", timeout=5) as r:
                     if r.status == 200:
                         break
             except Exception:  # noqa: BLE001
@@ -182,9 +217,12 @@ class Hub:
                 # once); its log is deleted with its state below, so its end goes to the
                 # warnings summary of the run, where the next occurrence can be read
                 self._log.flush()
-                warnings.warn(f"the {self.mode} hub did not stop within 60 s of SIGTERM; "
-                              "the end of its log:\n" + self.log()[-6000:], RuntimeWarning,
-                              stacklevel=2)
+                warnings.warn(
+                    f"the {self.mode} hub did not stop within 60 s of SIGTERM; "
+                    "the end of its log:\n" + self.log()[-6000:],
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         for p in self.servers_left():
             p.kill()
         self._log.close()
@@ -193,14 +231,15 @@ class Hub:
     def servers_left(self) -> list:
         import psutil
 
-        return [p for p in psutil.process_iter(["cmdline"])
-                if is_single_user_server(p.info["cmdline"])
-                and str(self.port) in " ".join(p.info["cmdline"] or [])]
+        return [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if is_single_user_server(p.info["cmdline"]) and str(self.port) in " ".join(p.info["cmdline"] or [])
+        ]
 
 
 # -- what a student does ---------------------------------------------------------------------
-TRACES_Y = ("JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
-            ".map(p => (p.data || []).map(t => t.y)))")
+TRACES_Y = "JSON.stringify([...document.querySelectorAll('.js-plotly-plot')].map(p => (p.data || []).map(t => t.y)))"
 
 
 def log_in(page, hub: Hub, user: str, password: str | None = None, *, expect_ok: bool = True):
@@ -304,17 +343,32 @@ def kernel_socket(hub: Hub, client: Client, user: str, kernel_id: str):
 
     url = hub.user_url(user, f"api/kernels/{kernel_id}/channels").replace("http", "ws", 1)
     url += f"?session_id={uuid.uuid4()}"
-    return websocket.create_connection(url, timeout=30, header=[
-        f"Cookie: {client.cookie_header(url)}", f"User-Agent: {client.user_agent}",
-        "Sec-Fetch-Mode: websocket",
-        "Sec-Fetch-Site: same-origin"], origin=hub.origin(user),
-        sslopt={"cert_reqs": ssl.CERT_NONE})  # the TLS test's self-signed certificate
+    return websocket.create_connection(
+        url,
+        timeout=30,
+        header=[
+            f"Cookie: {client.cookie_header(url)}",
+            f"User-Agent: {client.user_agent}",
+            "Sec-Fetch-Mode: websocket",
+            "Sec-Fetch-Site: same-origin",
+        ],
+        origin=hub.origin(user),
+        sslopt={"cert_reqs": ssl.CERT_NONE},
+    )  # the TLS test's self-signed certificate
 
 
 def _execute(code: str) -> str:
-    return _msg("execute_request", {"code": code, "silent": False, "store_history": False,
-                                    "user_expressions": {}, "allow_stdin": False,
-                                    "stop_on_error": True})
+    return _msg(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": False,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+    )
 
 
 def receive(ws, until, timeout: float = 60.0, parent: str | None = None) -> list[dict]:
@@ -356,8 +410,9 @@ def page_kernel_id(client: Client, hub: Hub, user: str, app: str = "demo.ipynb")
 def close_page_kernel(client: Client, hub: Hub, user: str, kernel_id: str) -> None:
     """Shuts down the kernel of a page fetched over HTTP (it would count against the page cap
     until culled)."""
-    r = client.delete(hub.user_url(user, f"api/kernels/{kernel_id}"),
-                      headers={"X-XSRFToken": client.xsrf(hub.user_url(user))})
+    r = client.delete(
+        hub.user_url(user, f"api/kernels/{kernel_id}"), headers={"X-XSRFToken": client.xsrf(hub.user_url(user))}
+    )
     assert r.status_code in (204, 404), (r.status_code, r.text[-600:])
 
 
@@ -371,8 +426,10 @@ def assert_nothing_of_bobs(hub: Hub, client: Client, bob: str) -> None:
             assert r.status_code in (302, 303, 403, 404), (url, r.status_code)
             if r.status_code in (302, 303):
                 r2 = client.get(url)  # followed to its end
-                assert not (r2.status_code == 200 and f"/user/{bob}/" in r2.url
-                            and "login" not in r2.url), (url, r2.url)
+                assert not (r2.status_code == 200 and f"/user/{bob}/" in r2.url and "login" not in r2.url), (
+                    url,
+                    r2.url,
+                )
 
 
 def assert_cookies_same_site(ctx) -> None:
@@ -393,9 +450,15 @@ MAX_PAGES = 3
 
 @pytest.fixture(scope="module")
 def apps_hub():
-    hub = Hub("apps", APPS_USERS, DPEXPLORE_HUB_CULL_TIMEOUT=str(CULL),
-              DPEXPLORE_HUB_CULL_EVERY="5", DPEXPLORE_HUB_MAX_USERS="2",
-              DPEXPLORE_HUB_MAX_PAGES=str(MAX_PAGES), DPEXPLORE_HUB_MEM_LIMIT="1G")
+    hub = Hub(
+        "apps",
+        APPS_USERS,
+        DPEXPLORE_HUB_CULL_TIMEOUT=str(CULL),
+        DPEXPLORE_HUB_CULL_EVERY="5",
+        DPEXPLORE_HUB_MAX_USERS="2",
+        DPEXPLORE_HUB_MAX_PAGES=str(MAX_PAGES),
+        DPEXPLORE_HUB_MEM_LIMIT="1G",
+    )
     try:
         yield hub
     finally:
@@ -459,12 +522,13 @@ def test_apps_student_gets_the_apps_and_nothing_more(apps_hub, apps_students):
     xsrf = client.xsrf(apps_hub.user_url("alice"))
     assert xsrf, "alice's server set no _xsrf cookie"
     headers = {"X-XSRFToken": xsrf, "Content-Type": "application/json"}
-    for path, body in [("api/kernels", {"name": "python3"}),
-                       ("api/sessions", {"path": "x.ipynb", "type": "notebook",
-                                         "kernel": {"name": "python3"}}),
-                       ("api/terminals", {}), ("api/contents", {"type": "file"})]:
-        r = client.post(apps_hub.user_url("alice", path), json=body, headers=headers,
-                        allow_redirects=False)
+    for path, body in [
+        ("api/kernels", {"name": "python3"}),
+        ("api/sessions", {"path": "x.ipynb", "type": "notebook", "kernel": {"name": "python3"}}),
+        ("api/terminals", {}),
+        ("api/contents", {"type": "file"}),
+    ]:
+        r = client.post(apps_hub.user_url("alice", path), json=body, headers=headers, allow_redirects=False)
         assert r.status_code in (403, 404), (path, r.status_code)
     assert_nothing_of_bobs(apps_hub, client, "bob")
     assert_cookies_same_site(ctx)
@@ -480,8 +544,7 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
         kernel_id = page_kernel_id(client, apps_hub, "alice")
         ws = kernel_socket(apps_hub, client, "alice", kernel_id)
         try:
-            for i, kind in enumerate(["execute_request", "inspect_request", "complete_request",
-                                      "history_request"]):
+            for i, kind in enumerate(["execute_request", "inspect_request", "complete_request", "history_request"]):
                 code = f"open({str(marker_dir / f'pwned{i}')!r}, 'w').write('x')"
                 ws.send(_execute(code).replace('"execute_request"', f'"{kind}"'))
             # control: the same socket reaches the kernel (allowed messages are answered)
@@ -493,8 +556,15 @@ def test_apps_no_message_runs_code(apps_hub, apps_students):
         finally:
             ws.close()
         kinds = {m.get("msg_type") for m in got}
-        assert not kinds & {"execute_reply", "execute_input", "stream", "inspect_reply",
-                            "complete_reply", "history_reply", "error"}, kinds
+        assert not kinds & {
+            "execute_reply",
+            "execute_input",
+            "stream",
+            "inspect_reply",
+            "complete_reply",
+            "history_reply",
+            "error",
+        }, kinds
         # bob's kernel (a real id) and a made-up one, through alice's server: no such kernel
         bob_kernel = page_kernel_id(Client(apps_students["bob"][0]), apps_hub, "bob")
         for kid in (bob_kernel, str(uuid.uuid4())):
@@ -518,10 +588,15 @@ def _login_status(hub: Hub, name: str, password: str) -> tuple[int, bool]:
     s.trust_env = False
     r = s.get(f"{hub.base}hub/login", timeout=60)
     xsrf = s.cookies.get("_xsrf") or re.search(r'name="_xsrf" value="([^"]+)"', r.text).group(1)
-    r = s.post(f"{hub.base}hub/login", data={"username": name, "password": password,
-                                             "_xsrf": xsrf}, allow_redirects=False, timeout=60)
-    return r.status_code, any(c.name.startswith("jupyterhub-session") or c.name == "jupyterhub-hub-login"
-                              for c in s.cookies)
+    r = s.post(
+        f"{hub.base}hub/login",
+        data={"username": name, "password": password, "_xsrf": xsrf},
+        allow_redirects=False,
+        timeout=60,
+    )
+    return r.status_code, any(
+        c.name.startswith("jupyterhub-session") or c.name == "jupyterhub-hub-login" for c in s.cookies
+    )
 
 
 def test_apps_only_the_roster_logs_in_each_with_her_own_password(apps_hub, apps_students):
@@ -530,10 +605,19 @@ def test_apps_only_the_roster_logs_in_each_with_her_own_password(apps_hub, apps_
     look-alike of alice) are refused and get no server; a name's repeated failures slow its
     attempts but never lock its owner out."""
     alice = apps_hub.passwords["alice"]
-    attempts = [("alice", "x"), ("alice", ""), ("alice", apps_hub.passwords["bob"]),
-                ("alice", alice.upper()), ("admin", "x"), ("root", "x"), ("a" * 300, "x"),
-                ("b" * 5000, "x"), ("\u0430lice", alice), ("alice\u200b", alice),
-                ("eve", "x")]
+    attempts = [
+        ("alice", "x"),
+        ("alice", ""),
+        ("alice", apps_hub.passwords["bob"]),
+        ("alice", alice.upper()),
+        ("admin", "x"),
+        ("root", "x"),
+        ("a" * 300, "x"),
+        ("b" * 5000, "x"),
+        ("\u0430lice", alice),
+        ("alice\u200b", alice),
+        ("eve", "x"),
+    ]
     for name, password in attempts:
         status, logged_in = _login_status(apps_hub, name, password)
         assert not logged_in and status in (200, 403), (name[:20], status)
@@ -570,8 +654,10 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
 
     statuses, started = [], []
     url = apps_hub.user_url("alice", "voila/render/demo.ipynb")
-    headers = {"Cookie": client.cookie_header(url),  # Playwright's API stays on this thread
-               "User-Agent": client.user_agent}
+    headers = {
+        "Cookie": client.cookie_header(url),  # Playwright's API stays on this thread
+        "User-Agent": client.user_agent,
+    }
 
     def one():
         import requests
@@ -599,10 +685,15 @@ def test_apps_concurrent_pages_stay_within_the_cap(apps_hub, apps_students):
         close_page_kernel(client, apps_hub, "alice", kernel_id)
 
 
-SIX_APPS = ["demo.ipynb", "group_privacy_lab.ipynb", "rdp_explorer.ipynb",
-            "composition_explorer.ipynb", "profile_gdp.ipynb", "mean_estimation_lab.ipynb"]
-KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
-                ".kernelId")
+SIX_APPS = [
+    "demo.ipynb",
+    "group_privacy_lab.ipynb",
+    "rdp_explorer.ipynb",
+    "composition_explorer.ipynb",
+    "profile_gdp.ipynb",
+    "mean_estimation_lab.ipynb",
+]
+KERNEL_ID_JS = "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId"
 ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"
 
 
@@ -636,14 +727,17 @@ def test_apps_a_5mb_widget_value_leaves_the_page_working(apps_hub, apps_students
     client is cut off, and the page's sliders keep answering (an error in the kernel killed the
     page's output channel: jupyter_server's AttributeError on traceback_replacement_message)."""
     ctx, page = apps_students["alice"]
-    sent = page.evaluate("""async (size) => {
+    sent = page.evaluate(
+        """async (size) => {
         const wm = window.jupyterapp._widgetManager;
         const models = await Promise.all(Object.values(wm._models));
         const sliders = models.filter(m => /Slider/.test(m.get('_model_name')));
         for (const m of sliders) {
           m.comm.send({method: 'update', buffer_paths: [], state: {value: 'x'.repeat(size)}});
         }
-        return sliders.length; }""", 5 * 2**20)
+        return sliders.length; }""",
+        5 * 2**20,
+    )
     assert sent >= 1
     page.wait_for_selector("#dpexplore-message-refused", timeout=20_000)
     slider_moves_plots(page)
@@ -656,8 +750,15 @@ def test_apps_a_5mb_widget_value_leaves_the_page_working(apps_hub, apps_students
         comms = [m for m in receive(ws, "comm_info_reply") if m.get("msg_type") == "comm_info_reply"]
         comm_id = next(iter(comms[0]["content"]["comms"]))
         try:
-            ws.send(_msg("comm_msg", {"comm_id": comm_id, "data": {
-                "method": "update", "buffer_paths": [], "state": {"value": "x" * (5 * 2**20)}}}))
+            ws.send(
+                _msg(
+                    "comm_msg",
+                    {
+                        "comm_id": comm_id,
+                        "data": {"method": "update", "buffer_paths": [], "state": {"value": "x" * (5 * 2**20)}},
+                    },
+                )
+            )
             receive(ws, "never", timeout=3)
         except Exception:  # noqa: BLE001 - the server closing the socket is the expected answer
             pass
@@ -705,14 +806,22 @@ def test_apps_hub_files_private(apps_hub):
 
     env = _students_env()
     python = env / "bin" / "python" if env is not None else pathlib.Path(sys.executable)
-    for name in ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "jupyterhub-proxy.pid",
-                 "roster", "new-passwords.txt"):
+    for name in (
+        "jupyterhub_cookie_secret",
+        "jupyterhub.sqlite",
+        "jupyterhub-proxy.pid",
+        "roster",
+        "new-passwords.txt",
+    ):
         f = apps_hub.state / name
         st = f.stat()
         assert st.st_mode & 0o077 == 0 and st.st_uid == os.geteuid(), (name, oct(st.st_mode))
         # a student's account (what any code of hers would run as) cannot read it
-        r = subprocess.run(["runuser", "-u", account_name("alice"), "--", str(python), "-c",
-                            f"open({str(f)!r}, 'rb').read(1)"], capture_output=True, text=True)
+        r = subprocess.run(
+            ["runuser", "-u", account_name("alice"), "--", str(python), "-c", f"open({str(f)!r}, 'rb').read(1)"],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode != 0 and "PermissionError" in r.stderr, (name, r.stderr[-300:])
 
 
@@ -724,8 +833,7 @@ def test_apps_idle_culler_stops_the_servers(apps_hub, apps_students):
         time.sleep(2)
     assert not apps_hub.servers(), "the idle culler did not stop the idle servers"
     log = apps_hub.log()
-    assert all(f"Culling server {u}" in log for u in ("alice", "bob")), \
-        "servers stopped, but not by the culler"
+    assert all(f"Culling server {u}" in log for u in ("alice", "bob")), "servers stopped, but not by the culler"
 
 
 # -- the practitioners: JupyterLab per student account -----------------------------------------
@@ -767,22 +875,24 @@ def _until_idle(ws, msg_id: str, timeout: float) -> list[dict]:
     output travels on IOPub and its execute_reply on the shell channel, so the reply may come
     before the output (stopping at the reply once returned an empty output); the IOPub ``idle``
     status of the request comes after all of its output."""
-    return receive(ws, lambda m: m.get("msg_type") == "status"
-                   and m["content"].get("execution_state") == "idle", timeout, parent=msg_id)
+    return receive(
+        ws,
+        lambda m: m.get("msg_type") == "status" and m["content"].get("execution_state") == "idle",
+        timeout,
+        parent=msg_id,
+    )
 
 
 def _start_kernel(hub: Hub, client: Client, user: str) -> str:
     r = client.get(hub.user_url(user, "lab"), timeout=120)
     assert r.status_code == 200, "JupyterLab is the practitioners' interface"
     headers = {"X-XSRFToken": client.xsrf(hub.user_url(user))}
-    r = client.post(hub.user_url(user, "api/kernels"), json={"name": "python3"},
-                    headers=headers, timeout=120)
+    r = client.post(hub.user_url(user, "api/kernels"), json={"name": "python3"}, headers=headers, timeout=120)
     assert r.status_code == 201, (r.status_code, r.text[:300])
     return r.json()["id"]
 
 
-def _run_as(hub: Hub, client: Client, user: str, code: str, kernel_id: str | None = None,
-            timeout: float = 120) -> str:
+def _run_as(hub: Hub, client: Client, user: str, code: str, kernel_id: str | None = None, timeout: float = 120) -> str:
     """Runs ``code`` on a kernel of ``user``'s server (a new one, as JupyterLab starts it,
     unless ``kernel_id``) and returns what it printed."""
     own = kernel_id is None
@@ -796,8 +906,9 @@ def _run_as(hub: Hub, client: Client, user: str, code: str, kernel_id: str | Non
     finally:
         ws.close()
         if own:
-            client.delete(hub.user_url(user, f"api/kernels/{kernel_id}"),
-                          headers={"X-XSRFToken": client.xsrf(hub.user_url(user))})
+            client.delete(
+                hub.user_url(user, f"api/kernels/{kernel_id}"), headers={"X-XSRFToken": client.xsrf(hub.user_url(user))}
+            )
     return "".join(m["content"].get("text", "") for m in got if m.get("msg_type") == "stream")
 
 
@@ -808,21 +919,31 @@ def test_lab_student_code_reads_nothing_of_bob_or_the_hub(lab_hub, lab_students)
     bob_file = pathlib.Path(bob_home) / "notes.txt"
     # bob's own server writes a world-readable file in his home (only the home's 0700 guards it)
     c_bob = Client(lab_students[BOB][0])
-    out = _run_as(lab_hub, c_bob, BOB, f"import os; open({str(bob_file)!r}, 'w').write('bob'); "
-                  f"os.chmod({str(bob_file)!r}, 0o644); print(open({str(bob_file)!r}).read())")
+    out = _run_as(
+        lab_hub,
+        c_bob,
+        BOB,
+        f"import os; open({str(bob_file)!r}, 'w').write('bob'); "
+        f"os.chmod({str(bob_file)!r}, 0o644); print(open({str(bob_file)!r}).read())",
+    )
     assert out.strip() == "bob"
-    targets = {"bob_file": str(bob_file), "bob_home": bob_home,
-               "cookie_secret": str(lab_hub.state / "jupyterhub_cookie_secret"),
-               "database": str(lab_hub.state / "jupyterhub.sqlite"),
-               "roster": str(lab_hub.state / "roster")}
-    code = ("import json, os\nout = {'uid': os.getuid()}\n"
-            f"for k, p in {targets!r}.items():\n"
-            "    try:\n"
-            "        os.listdir(p) if os.path.isdir(p) else open(p, 'rb').read(1)\n"
-            "        out[k] = 'read'\n"
-            "    except Exception as e:\n"
-            "        out[k] = type(e).__name__\n"
-            "print(json.dumps(out))")
+    targets = {
+        "bob_file": str(bob_file),
+        "bob_home": bob_home,
+        "cookie_secret": str(lab_hub.state / "jupyterhub_cookie_secret"),
+        "database": str(lab_hub.state / "jupyterhub.sqlite"),
+        "roster": str(lab_hub.state / "roster"),
+    }
+    code = (
+        "import json, os\nout = {'uid': os.getuid()}\n"
+        f"for k, p in {targets!r}.items():\n"
+        "    try:\n"
+        "        os.listdir(p) if os.path.isdir(p) else open(p, 'rb').read(1)\n"
+        "        out[k] = 'read'\n"
+        "    except Exception as e:\n"
+        "        out[k] = type(e).__name__\n"
+        "print(json.dumps(out))"
+    )
     client = Client(lab_students[ALICE][0])
     result = json.loads(_run_as(lab_hub, client, ALICE, code))
     assert result.pop("uid") == pwd.getpwnam(account_name(ALICE)).pw_uid  # her code runs as her
@@ -872,32 +993,36 @@ def test_lab_a_page_a_student_writes_never_acts_as_a_classmate(lab_hub, lab_stud
     hub, victim = lab_hub, ALICE
     bob_home = pathlib.Path(pwd.getpwnam(account_name(BOB)).pw_dir)
     page_html = EVIL % {"hub": json.dumps(hub.base), "victim": victim}
-    code = ("import os, pathlib\n"
-            "for d in ['.local/share/jupyter/labextensions/notes/static',"
-            " '.local/share/jupyter/nbextensions/notes', '.local/share/jupyter/voila/templates/"
-            "notes/static']:\n"
-            "    p = pathlib.Path.home() / d\n"
-            "    p.mkdir(parents=True, exist_ok=True)\n"
-            f"    (p / 'notes.html').write_text({page_html!r})\n"
-            "print('written')")
+    code = (
+        "import os, pathlib\n"
+        "for d in ['.local/share/jupyter/labextensions/notes/static',"
+        " '.local/share/jupyter/nbextensions/notes', '.local/share/jupyter/voila/templates/"
+        "notes/static']:\n"
+        "    p = pathlib.Path.home() / d\n"
+        "    p.mkdir(parents=True, exist_ok=True)\n"
+        f"    (p / 'notes.html').write_text({page_html!r})\n"
+        "print('written')"
+    )
     assert _run_as(hub, Client(lab_students[BOB][0]), BOB, code).strip() == "written"
     assert (bob_home / ".local/share/jupyter/labextensions/notes/static/notes.html").exists()
     ctx, _ = lab_students[victim]
     page = ctx.new_page()
     try:
         # (1) the links of the attack, on the hub's origin and on bob's: bob's page is not there
-        paths = ["lab/extensions/notes/static/notes.html",
-                 "voila/labextensions/notes/static/notes.html",
-                 "voila/templates/notes/static/notes.html",
-                 "static/notes/notes.html", "nbextensions/notes/notes.html"]
+        paths = [
+            "lab/extensions/notes/static/notes.html",
+            "voila/labextensions/notes/static/notes.html",
+            "voila/templates/notes/static/notes.html",
+            "static/notes/notes.html",
+            "nbextensions/notes/notes.html",
+        ]
         for path in paths:
             for url in (f"{hub.base}user/{BOB}/{path}", hub.user_url(BOB, path)):
                 page.goto(url, timeout=120_000)
                 assert "window.result" not in page.content(), (url, page.url)
         # (2) the worst case: a page of bob's origin, with bob's script, in alice's browser
         evil_url = hub.user_url(BOB, "files/notes.html")
-        page.route(evil_url, lambda route: route.fulfill(status=200, body=page_html,
-                                                         content_type="text/html"))
+        page.route(evil_url, lambda route: route.fulfill(status=200, body=page_html, content_type="text/html"))
         page.goto(evil_url, timeout=60_000)
         page.wait_for_function("window.result && window.result.done", timeout=60_000)
         result = page.evaluate("window.result")
@@ -934,10 +1059,12 @@ def test_lab_a_student_past_her_memory_limit_loses_her_kernel_only(lab_hub, lab_
     bob_kernel = _start_kernel(lab_hub, c_bob, BOB)
     try:
         kernel = _start_kernel(lab_hub, c_alice, ALICE)
-        hog = ("b = []\n"
-               f"for i in range({2 * LAB_MEMORY // 2**25}):\n"
-               "    b.append(bytearray(2**25))\n"
-               "print('survived', len(b))")
+        hog = (
+            "b = []\n"
+            f"for i in range({2 * LAB_MEMORY // 2**25}):\n"
+            "    b.append(bytearray(2**25))\n"
+            "print('survived', len(b))"
+        )
         ws = kernel_socket(lab_hub, c_alice, ALICE, kernel)
         try:
             request = _execute(hog)
@@ -947,15 +1074,20 @@ def test_lab_a_student_past_her_memory_limit_loses_her_kernel_only(lab_hub, lab_
             def ended(m):
                 state = m.get("content", {}).get("execution_state")
                 return m.get("msg_type") == "status" and (
-                    state in ("restarting", "dead")
-                    or (state == "idle" and m["parent_header"].get("msg_id") == msg_id))
+                    state in ("restarting", "dead") or (state == "idle" and m["parent_header"].get("msg_id") == msg_id)
+                )
 
             got = receive(ws, ended, timeout=120)
         finally:
             ws.close()
         printed = "".join(m["content"].get("text", "") for m in got if m.get("msg_type") == "stream")
-        finished = [m for m in got if m.get("msg_type") == "status" and m["parent_header"].get(
-            "msg_id") == msg_id and m["content"].get("execution_state") == "idle"]
+        finished = [
+            m
+            for m in got
+            if m.get("msg_type") == "status"
+            and m["parent_header"].get("msg_id") == msg_id
+            and m["content"].get("execution_state") == "idle"
+        ]
         assert "survived" not in printed and not finished, (printed, got[-3:])
         assert group.oom_kills() > kills  # the memory limit ended it, nothing else
         # her server answers and runs code in a new kernel; bob's kernel never noticed
@@ -963,5 +1095,7 @@ def test_lab_a_student_past_her_memory_limit_loses_her_kernel_only(lab_hub, lab_
         assert _run_as(lab_hub, c_alice, ALICE, "print(6 * 7)").strip() == "42"
         assert _run_as(lab_hub, c_bob, BOB, "print(6 * 7)", kernel_id=bob_kernel).strip() == "42"
     finally:
-        c_bob.delete(lab_hub.user_url(BOB, f"api/kernels/{bob_kernel}"),
-                     headers={"X-XSRFToken": c_bob.xsrf(lab_hub.user_url(BOB))})
+        c_bob.delete(
+            lab_hub.user_url(BOB, f"api/kernels/{bob_kernel}"),
+            headers={"X-XSRFToken": c_bob.xsrf(lab_hub.user_url(BOB))},
+        )

@@ -14,6 +14,7 @@ whole domain holding mallory's own hub login, so that alice's next hub request w
 mallory. The hub's cookies are ``__Host-`` cookies, which no page of another host can set or
 shadow: alice stays alice.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,11 @@ from conftest import REPO, free_port
 from test_hub import Hub, _remove_accounts, log_in, login_and_open, slider_moves_plots
 from test_hub import localhost_names  # noqa: F401  (the *.localhost names, for Python's clients)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              pytest.mark.skipif(os.geteuid() != 0, reason="the hub runs as root (as in CI)")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the hub runs as root (as in CI)"),
+]
 
 NGINX_CONF = REPO / "deploy" / "nginx" / "dpexplore-hub.conf"
 #: the hub's name in this test (resolved to this machine for Chromium by --host-resolver-rules)
@@ -57,42 +61,67 @@ class Nginx:
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dpxt-nginx-"))
         self.https, self.http = free_port(), free_port()
         cert, key = self.dir / "fullchain.pem", self.dir / "privkey.pem"
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                        "-subj", f"/CN={DOMAIN}", "-addext",
-                        f"subjectAltName=DNS:{DOMAIN},DNS:*.{DOMAIN}",
-                        "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                f"/CN={DOMAIN}",
+                "-addext",
+                f"subjectAltName=DNS:{DOMAIN},DNS:*.{DOMAIN}",
+                "-keyout",
+                str(key),
+                "-out",
+                str(cert),
+            ],
+            check=True,
+            capture_output=True,
+        )
         conf = NGINX_CONF.read_text()
-        for old, new in [("hub.example.org", DOMAIN),
-                         ("/etc/ssl/dpexplore-hub/fullchain.pem", str(cert)),
-                         ("/etc/ssl/dpexplore-hub/privkey.pem", str(key)),
-                         ("127.0.0.1:8000", f"127.0.0.1:{hub_port}"),
-                         ("listen 443 ssl;", f"listen 127.0.0.1:{self.https} ssl;"),
-                         ("listen 80;", f"listen 127.0.0.1:{self.http};")]:
+        for old, new in [
+            ("hub.example.org", DOMAIN),
+            ("/etc/ssl/dpexplore-hub/fullchain.pem", str(cert)),
+            ("/etc/ssl/dpexplore-hub/privkey.pem", str(key)),
+            ("127.0.0.1:8000", f"127.0.0.1:{hub_port}"),
+            ("listen 443 ssl;", f"listen 127.0.0.1:{self.https} ssl;"),
+            ("listen 80;", f"listen 127.0.0.1:{self.http};"),
+        ]:
             assert old in conf, old
             conf = conf.replace(old, new)
         conf = "\n".join(line for line in conf.splitlines() if "[::]" not in line)
         (self.dir / "site.conf").write_text(conf)
-        temp = "\n".join(f"    {k}_temp_path {self.dir / k};" for k in
-                         ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        temp = "\n".join(
+            f"    {k}_temp_path {self.dir / k};" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        )
         (self.dir / "nginx.conf").write_text(f"""
 daemon off;
 user root;
 worker_processes 1;
-pid {self.dir / 'nginx.pid'};
-error_log {self.dir / 'error.log'} info;
+pid {self.dir / "nginx.pid"};
+error_log {self.dir / "error.log"} info;
 events {{ worker_connections 512; }}
 http {{
-    access_log {self.dir / 'access.log'};
+    access_log {self.dir / "access.log"};
 {temp}
-    include {self.dir / 'site.conf'};
+    include {self.dir / "site.conf"};
 }}
 """)
-        r = subprocess.run([exe, "-t", "-p", str(self.dir), "-c", str(self.dir / "nginx.conf")],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [exe, "-t", "-p", str(self.dir), "-c", str(self.dir / "nginx.conf")], capture_output=True, text=True
+        )
         assert r.returncode == 0, r.stderr
-        self.proc = subprocess.Popen([exe, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf")],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [exe, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -163,8 +192,9 @@ def test_a_class_through_the_tls_proxy(proxied_hub, domain_browser):
     hub, nginx = proxied_hub
     # plain http: a redirect to https, for the hub and for a student's origin alike
     for host in (DOMAIN, f"alice.{DOMAIN}"):
-        r = requests.get(f"http://127.0.0.1:{nginx.http}/hub/", headers={"Host": host},
-                         allow_redirects=False, timeout=30)
+        r = requests.get(
+            f"http://127.0.0.1:{nginx.http}/hub/", headers={"Host": host}, allow_redirects=False, timeout=30
+        )
         assert r.status_code == 301 and r.headers["location"] == f"https://{host}/hub/", r.headers
     ctx, page = login_and_open(_TLSBrowser(domain_browser), hub, "alice", "voila/render/demo.ipynb")
     try:
@@ -201,8 +231,9 @@ def test_a_page_of_a_classmate_cannot_toss_her_login_onto_the_hub(proxied_hub, d
     m_ctx = tls.new_context()
     m_page = m_ctx.new_page()
     log_in(m_page, hub, "mallory")
-    mallory_login = [c["value"] for c in m_ctx.cookies([hub.base + "hub/"])
-                     if c["name"].endswith("jupyterhub-hub-login")]
+    mallory_login = [
+        c["value"] for c in m_ctx.cookies([hub.base + "hub/"]) if c["name"].endswith("jupyterhub-hub-login")
+    ]
     assert mallory_login
     m_ctx.close()
     ctx = tls.new_context()

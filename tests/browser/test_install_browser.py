@@ -35,6 +35,7 @@ dpexplore alone, ``--no-deps``: seconds instead of minutes; the full install is 
 Not checked here: ``pip install git+...`` (pip clones, then builds the wheel as above).
 Screenshots go to ``tmp_path``/``DPEXPLORE_SCREENSHOTS`` (if set).
 """
+
 from __future__ import annotations
 
 import json
@@ -62,21 +63,44 @@ SHOTS = os.environ.get("DPEXPLORE_SCREENSHOTS")
 
 TWO_APPS = {
     "cells": [
-        {"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [],
-         "source": "from dpexplore.apps.demo import build_demo\nbuild_demo()"},
-        {"cell_type": "code", "execution_count": None, "id": "a2", "metadata": {}, "outputs": [],
-         "source": "from dpexplore.apps.rdp_explorer import build_rdp_explorer\nbuild_rdp_explorer()"},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "a1",
+            "metadata": {},
+            "outputs": [],
+            "source": "from dpexplore.apps.demo import build_demo\nbuild_demo()",
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "a2",
+            "metadata": {},
+            "outputs": [],
+            "source": "from dpexplore.apps.rdp_explorer import build_rdp_explorer\nbuild_rdp_explorer()",
+        },
     ],
-    "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
-                                "name": "python3"}, "language_info": {"name": "python"}},
-    "nbformat": 4, "nbformat_minor": 5,
+    "metadata": {
+        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    },
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
 # the same with a kernel that never answers the plotly.js request (the last resort is then the CDN)
 SILENT_KERNEL = json.loads(json.dumps(TWO_APPS))
-SILENT_KERNEL["cells"].insert(0, {
-    "cell_type": "code", "execution_count": None, "id": "a0", "metadata": {}, "outputs": [],
-    "source": "from dpexplore.ui.plotwidget import PlotlyWidget\n"
-              "PlotlyWidget._on_custom_msg = lambda self, *args: None"})
+SILENT_KERNEL["cells"].insert(
+    0,
+    {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "a0",
+        "metadata": {},
+        "outputs": [],
+        "source": "from dpexplore.ui.plotwidget import PlotlyWidget\n"
+        "PlotlyWidget._on_custom_msg = lambda self, *args: None",
+    },
+)
 
 PLOT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(d => {
   const r = d.getBoundingClientRect();
@@ -92,18 +116,38 @@ class Venv:
         self.home.mkdir(exist_ok=True)
 
     def env(self, **extra) -> dict:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("VIRTUAL_ENV", "PYTHONPATH", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR",
-                            "JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
-        env.update(HOME=str(self.home), PATH=f"{self.bin}:{os.environ['PATH']}",
-                   PYDEVD_DISABLE_FILE_VALIDATION="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
-                   PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(pathlib.Path.home() / ".cache/pip")))
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in (
+                "VIRTUAL_ENV",
+                "PYTHONPATH",
+                "JUPYTER_CONFIG_DIR",
+                "JUPYTER_DATA_DIR",
+                "JUPYTER_PATH",
+                "JUPYTER_CONFIG_PATH",
+            )
+        }
+        env.update(
+            HOME=str(self.home),
+            PATH=f"{self.bin}:{os.environ['PATH']}",
+            PYDEVD_DISABLE_FILE_VALIDATION="1",
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+            PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(pathlib.Path.home() / ".cache/pip")),
+        )
         env.update(extra)
         return env
 
     def run(self, *cmd, cwd=None, timeout=120, **env) -> subprocess.CompletedProcess:
-        return subprocess.run([str(self.bin / cmd[0]), *cmd[1:]], cwd=cwd or self.home,
-                              env=self.env(**env), capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [str(self.bin / cmd[0]), *cmd[1:]],
+            cwd=cwd or self.home,
+            env=self.env(**env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +155,14 @@ def wheel_venv(tmp_path_factory):
     base = tmp_path_factory.mktemp("wheel")
     assert REPO not in base.parents
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w",
-                        str(base / "dist")], capture_output=True, text=True, timeout=300, env=env,
-                       cwd=base)
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w", str(base / "dist")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=base,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     shutil.rmtree(REPO / "build", ignore_errors=True)  # setuptools' in-tree build folder
     (wheel,) = (base / "dist").glob("dpexplore-*.whl")
@@ -121,12 +170,13 @@ def wheel_venv(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     v = Venv(venv, wheel, 0.0)
     t0 = time.perf_counter()
-    r = v.run("python", "-m", "pip", "install", "-q", str(wheel), "jupyterlab", "notebook",
-              "nbconvert", timeout=900)
+    r = v.run("python", "-m", "pip", "install", "-q", str(wheel), "jupyterlab", "notebook", "nbconvert", timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     v.install_seconds = time.perf_counter() - t0
-    print(f"\nwheel {wheel.name}: {wheel.stat().st_size / 1e3:.0f} kB; install (with jupyterlab, "
-          f"notebook, nbconvert) {v.install_seconds:.0f} s")
+    print(
+        f"\nwheel {wheel.name}: {wheel.stat().st_size / 1e3:.0f} kB; install (with jupyterlab, "
+        f"notebook, nbconvert) {v.install_seconds:.0f} s"
+    )
     return v
 
 
@@ -136,9 +186,14 @@ class Proc:
     def __init__(self, venv: Venv, cmd: list[str], cwd: pathlib.Path, log: pathlib.Path, **env):
         self.log_path = log
         self._log = open(log, "w")
-        self.proc = subprocess.Popen([str(venv.bin / cmd[0]), *cmd[1:]], cwd=cwd,
-                                     env=venv.env(**env), stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [str(venv.bin / cmd[0]), *cmd[1:]],
+            cwd=cwd,
+            env=venv.env(**env),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -193,13 +248,19 @@ def test_wheel_holds_apps_license_and_extension_config(wheel_venv):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "dpexplore/ui/static/plotly-dpexplore.min.js" in names
     # the offline static export: its exporter (an nbconvert entry point), template and scripts
-    assert {"dpexplore/ui/templates/dpexplore_offline/index.html.j2",
-            "dpexplore/ui/templates/dpexplore_offline/conf.json",
-            "dpexplore/ui/static/jupyter-widgets-offline.js",
-            "dpexplore/ui/static/LICENSE-jupyter-widgets-offline.txt"} <= set(names)
-    r = wheel_venv.run("python", "-c", "from nbconvert.exporters import get_exporter\n"
-                       "e = get_exporter('dpexplore_html')()\n"
-                       "print(e.template_name, [p for p in e.template_paths if 'dpexplore' in p])")
+    assert {
+        "dpexplore/ui/templates/dpexplore_offline/index.html.j2",
+        "dpexplore/ui/templates/dpexplore_offline/conf.json",
+        "dpexplore/ui/static/jupyter-widgets-offline.js",
+        "dpexplore/ui/static/LICENSE-jupyter-widgets-offline.txt",
+    } <= set(names)
+    r = wheel_venv.run(
+        "python",
+        "-c",
+        "from nbconvert.exporters import get_exporter\n"
+        "e = get_exporter('dpexplore_html')()\n"
+        "print(e.template_name, [p for p in e.template_paths if 'dpexplore' in p])",
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("dpexplore_offline") and str(wheel_venv.root) in r.stdout, r.stdout
     assert not any(n.startswith(("tests/", "notebooks/", "benchmarks/")) for n in names)
@@ -228,9 +289,21 @@ def test_extension_enabled_by_install_and_disable_works(wheel_venv):
         work = wheel_venv.home / "disabled-work"
         work.mkdir(exist_ok=True)
         port = free_port()
-        srv = Proc(wheel_venv, ["jupyter", "server", "--no-browser", "--allow-root", f"--port={port}",
-                                "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
-                                f"--ServerApp.root_dir={work}"], work, work / "server.log")
+        srv = Proc(
+            wheel_venv,
+            [
+                "jupyter",
+                "server",
+                "--no-browser",
+                "--allow-root",
+                f"--port={port}",
+                "--ServerApp.ip=127.0.0.1",
+                f"--IdentityProvider.token={TOKEN}",
+                f"--ServerApp.root_dir={work}",
+            ],
+            work,
+            work / "server.log",
+        )
         try:
             base = f"http://127.0.0.1:{port}/"
             srv.wait_url(base + "api/status?token=" + TOKEN)
@@ -250,14 +323,13 @@ def test_serve_from_an_empty_folder_every_app_draws(wheel_venv, browser, tmp_pat
     empty = tmp_path / "empty"
     empty.mkdir()
     port = free_port()
-    srv = Proc(wheel_venv, ["dpexplore", "serve", "--no-browser", "--port", str(port)], empty,
-               tmp_path / "serve.log")
+    srv = Proc(wheel_venv, ["dpexplore", "serve", "--no-browser", "--port", str(port)], empty, tmp_path / "serve.log")
     try:
         base = f"http://127.0.0.1:{port}/"
         srv.wait_url(base + "dpexplore/static/plotly.min.js")
         ctx = browser.new_context(viewport={"width": 1280, "height": 900})
         page = ctx.new_page()
-        console: list[str] = []   # the page's console, for a page that never draws
+        console: list[str] = []  # the page's console, for a page that never draws
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
         page.goto(base)  # / -> the gallery
         page.wait_for_selector(".dpexplore-gallery a, .dpexplore-app a", timeout=90_000)
@@ -280,15 +352,18 @@ def _app_draws(page, url: str, console: list[str], srv: "Proc") -> None:
         page.wait_for_function(
             "() => { const g = [...document.querySelectorAll('.js-plotly-plot')];"
             " return g.length > 0 && g.some(d => d.getBoundingClientRect().height > 150); }",
-            timeout=120_000)
+            timeout=120_000,
+        )
     except Exception as exc:  # noqa: BLE001
         try:
             state = page.evaluate(PAGE_STATE)
         except Exception as exc2:  # noqa: BLE001
             state = f"unavailable: {exc2}"
-        raise AssertionError(f"{url}: no plot drawn; page: {state}; console:\n  "
-                             + "\n  ".join(console[-30:])
-                             + f"\nserver log: {srv.log()[-2000:]}") from exc
+        raise AssertionError(
+            f"{url}: no plot drawn; page: {state}; console:\n  "
+            + "\n  ".join(console[-30:])
+            + f"\nserver log: {srv.log()[-2000:]}"
+        ) from exc
     boxes = [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]  # plots in closed tabs: 0
     assert boxes and all(b["traces"] > 0 for b in boxes), (url, boxes)
     assert all(150 <= b["h"] <= 2000 and b["w"] >= 200 for b in boxes), (url, boxes)
@@ -325,7 +400,7 @@ def _number(v: str):
     try:
         return float(v)
     except ValueError:
-        return v   # a category
+        return v  # a category
 
 
 def _same(shown: list, want: list) -> bool:
@@ -360,7 +435,7 @@ def _every_tab_draws_after_a_move(page, nb: str) -> None:
     handle = page.locator(".widget-slider .noUi-handle >> visible=true").first
     handle.focus()
     handle.press("ArrowRight")
-    page.wait_for_timeout(1500)   # the move reaches the kernel (its CSV is read after it)
+    page.wait_for_timeout(1500)  # the move reaches the kernel (its CSV is read after it)
     tabs = page.locator(".dpexplore-main .lm-TabBar-tab")
     n = tabs.count()
     compared = 0
@@ -391,12 +466,21 @@ def _jupyter(wheel_venv, tmp_path, app: str, *, route: bool, notebook=TWO_APPS):
         cfg = tmp_path / f"{app}-cfg"
         cfg.mkdir()
         (cfg / "jupyter_server_config.json").write_text(
-            json.dumps({"ServerApp": {"jpserver_extensions": {"dpexplore.voila": False}}}))
+            json.dumps({"ServerApp": {"jpserver_extensions": {"dpexplore.voila": False}}})
+        )
         env["JUPYTER_CONFIG_DIR"] = str(cfg)
     port = free_port()
-    cmd = ["jupyter", app, "--no-browser", "--allow-root", f"--port={port}",
-           "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
-           "--expose-app-in-browser", f"--ServerApp.root_dir={work}"]
+    cmd = [
+        "jupyter",
+        app,
+        "--no-browser",
+        "--allow-root",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={TOKEN}",
+        "--expose-app-in-browser",
+        f"--ServerApp.root_dir={work}",
+    ]
     srv = Proc(wheel_venv, cmd, work, tmp_path / f"{app}.log", **env)
     base = f"http://127.0.0.1:{port}/"
     srv.wait_url(base + "api/status?token=" + TOKEN)
@@ -406,13 +490,17 @@ def _jupyter(wheel_venv, tmp_path, app: str, *, route: bool, notebook=TWO_APPS):
 
 def _run_notebook(page, url: str) -> None:
     page.goto(url)
-    page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook .jp-Cell')",
-                           timeout=120_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && document.querySelector('.jp-Notebook .jp-Cell')", timeout=120_000
+    )
     # the kernel is ready when the notebook's session says idle
-    page.wait_for_function("""() => { const w = window.jupyterapp.shell.currentWidget;
+    page.wait_for_function(
+        """() => { const w = window.jupyterapp.shell.currentWidget;
         return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
                && w.sessionContext.session.kernel.connectionStatus === 'connected'
-               && w.sessionContext.session.kernel.status === 'idle'; }""", timeout=120_000)
+               && w.sessionContext.session.kernel.status === 'idle'; }""",
+        timeout=120_000,
+    )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
@@ -421,7 +509,9 @@ def _plots_drawn(page, n: int, timeout_ms: int = 120_000):
         """(n) => { const g = [...document.querySelectorAll('.js-plotly-plot')]
               .filter(d => d.getBoundingClientRect().height > 0);
             return g.length >= n && g.every(d => d.data && d.data.length > 0); }""",
-        arg=n, timeout=timeout_ms)
+        arg=n,
+        timeout=timeout_ms,
+    )
     page.wait_for_timeout(500)
     return [b for b in page.evaluate(PLOT_BOXES) if b["h"] > 0]
 
@@ -448,7 +538,9 @@ def _check_front_end(browser, base, path, tmp_path, shot) -> dict:
             """(before) => { const r = [...document.querySelectorAll('.js-plotly-plot')]
                  .map(d => Number(d.dataset.revision || 0));
                  return r.some((v, i) => before[i] && v > before[i].rev); }""",
-            arg=before, timeout=30_000)
+            arg=before,
+            timeout=30_000,
+        )
         page.wait_for_timeout(800)
         after = page.evaluate(PLOT_BOXES)
         for b, a in zip(before, after):
@@ -460,8 +552,7 @@ def _check_front_end(browser, base, path, tmp_path, shot) -> dict:
         ctx.close()
 
 
-@pytest.mark.parametrize("app, path", [("lab", "lab/tree/two_apps.ipynb"),
-                                       ("notebook", "notebooks/two_apps.ipynb")])
+@pytest.mark.parametrize("app, path", [("lab", "lab/tree/two_apps.ipynb"), ("notebook", "notebooks/two_apps.ipynb")])
 def test_jupyter_front_ends_draw(wheel_venv, browser, tmp_path, app, path):
     srv, base = _jupyter(wheel_venv, tmp_path, app, route=True)
     try:
@@ -497,10 +588,15 @@ def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
                 def on_cdn(route):
                     seen.append(route.request.url)
                     if up:
-                        route.fulfill(status=200, body=bundle, content_type="application/javascript",
-                                      headers={"Access-Control-Allow-Origin": "*"})
+                        route.fulfill(
+                            status=200,
+                            body=bundle,
+                            content_type="application/javascript",
+                            headers={"Access-Control-Allow-Origin": "*"},
+                        )
                     else:
                         route.abort()
+
                 return on_cdn
 
             page.route("https://cdn.plot.ly/**", make_handler(cdn_up))
@@ -513,7 +609,8 @@ def test_no_plotly_anywhere_says_so_on_the_page(wheel_venv, browser, tmp_path):
                               .filter(e => e.offsetParent !== null);  // not in a closed tab
                             return d.length >= 2 && d.every(e => { const s = e.querySelector('.dpexplore-plot-status');
                               return s && s.offsetParent !== null && /could not be loaded/.test(s.textContent); }); }""",
-                        timeout=30_000)
+                        timeout=30_000,
+                    )
                     waited = time.monotonic() - t0
                     assert not page.evaluate("() => document.querySelector('.js-plotly-plot') !== null")
                     _shot(page, tmp_path, "lab-no-plotly.png")
@@ -547,8 +644,7 @@ def npm_assets(tmp_path_factory, wheel_venv):
     r = wheel_venv.run("python", "-c", "import anywidget; print(anywidget.__version__)")
     anywidget_version = r.stdout.strip()
     specs = ["@jupyter-widgets/html-manager@1", "requirejs@2", f"anywidget@{anywidget_version}"]
-    r = subprocess.run(["npm", "pack", "--silent", *specs], cwd=out, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(["npm", "pack", "--silent", *specs], cwd=out, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         pytest.skip(f"npm pack failed (no registry?): {r.stderr[-500:]}")
     files = {}
@@ -568,9 +664,17 @@ def _export(wheel_venv, tmp_path, to="html") -> pathlib.Path:
     work = tmp_path / f"export-{to}"
     work.mkdir()
     (work / "two_apps.ipynb").write_text(json.dumps(TWO_APPS))
-    r = wheel_venv.run("jupyter", "nbconvert", "--to", to, "--execute",
-                       "--ExecutePreprocessor.store_widget_state=True", "two_apps.ipynb",
-                       cwd=work, timeout=300)
+    r = wheel_venv.run(
+        "jupyter",
+        "nbconvert",
+        "--to",
+        to,
+        "--execute",
+        "--ExecutePreprocessor.store_widget_state=True",
+        "two_apps.ipynb",
+        cwd=work,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     html = work / "two_apps.html"
     text = html.read_text()
@@ -604,8 +708,9 @@ def test_static_export_draws_from_the_stored_state(wheel_venv, npm_assets, brows
             refused.append(url)
             return route.abort()
         served.append(url)
-        return route.fulfill(status=200, body=body, content_type="application/javascript",
-                             headers={"Access-Control-Allow-Origin": "*"})
+        return route.fulfill(
+            status=200, body=body, content_type="application/javascript", headers={"Access-Control-Allow-Origin": "*"}
+        )
 
     page.route(lambda url: not url.startswith("file:"), handle)
     try:
@@ -618,7 +723,9 @@ def test_static_export_draws_from_the_stored_state(wheel_venv, npm_assets, brows
             page.wait_for_function(
                 """() => { const d = [...document.querySelectorAll('.dpexplore-plot')];
                     return d.length >= 2 && d.some(e => { const s = e.querySelector('.dpexplore-plot-status');
-                      return s && /could not be loaded/.test(s.textContent); }); }""", timeout=30_000)
+                      return s && /could not be loaded/.test(s.textContent); }); }""",
+                timeout=30_000,
+            )
             _shot(page, tmp_path, "static-export-offline.png")
         assert any("anywidget" in u for u in served), (served, refused)
     finally:
@@ -630,8 +737,9 @@ def _offline_page(browser, html: pathlib.Path):
     ctx = browser.new_context(viewport={"width": 1280, "height": 720})
     page = ctx.new_page()
     refused = []
-    page.route(lambda url: not url.startswith("file:"),
-               lambda route: (refused.append(route.request.url), route.abort()))
+    page.route(
+        lambda url: not url.startswith("file:"), lambda route: (refused.append(route.request.url), route.abort())
+    )
     page.goto(html.as_uri())
     return ctx, page, refused
 
@@ -647,8 +755,10 @@ def test_offline_export_with_the_network_off_draws_every_plot(wheel_venv, browse
     try:
         t0 = time.monotonic()
         boxes = _plots_drawn(page, 2, 20_000)
-        print(f"\noffline export ({html.stat().st_size / 1e6:.1f} MB): plots drawn "
-              f"{time.monotonic() - t0:.1f} s after load")
+        print(
+            f"\noffline export ({html.stat().st_size / 1e6:.1f} MB): plots drawn "
+            f"{time.monotonic() - t0:.1f} s after load"
+        )
         assert all(b["h"] >= 150 and b["w"] >= 200 and b["traces"] > 0 for b in boxes), boxes
         # every plot of the page drew, the ones in closed tabs too; none says plotly.js is missing
         state = page.evaluate("""() => [...document.querySelectorAll('.dpexplore-plot')].map(d =>
@@ -681,17 +791,21 @@ def test_plain_export_with_the_network_off_stays_blank(wheel_venv, browser, tmp_
 # -- installing from source: a clean clone, its sdist and wheel, an editable install ----------------
 #: the programs a machine without Node.js lacks
 NODE_PROGRAMS = {"node", "nodejs", "npm", "npx", "corepack"}
-BUILT = ("plotly-dpexplore.min.js", "jupyter-widgets-offline.js",
-         "LICENSE-jupyter-widgets-offline.txt", "built-from.json")
+BUILT = (
+    "plotly-dpexplore.min.js",
+    "jupyter-widgets-offline.js",
+    "LICENSE-jupyter-widgets-offline.txt",
+    "built-from.json",
+)
 
 
 def _clone_head(dest: pathlib.Path) -> pathlib.Path:
     """A clean clone of this checkout's HEAD commit (uncommitted changes are not in it), which
     holds none of the built JavaScript files (they are not committed)."""
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
-    subprocess.run(["git", "clone", "-q", "--no-checkout", str(REPO), str(dest)], check=True,
-                   timeout=300)
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(REPO), str(dest)], check=True, timeout=300)
     subprocess.run(["git", "-C", str(dest), "checkout", "-q", head], check=True, timeout=120)
     static = dest / "dpexplore/ui/static"
     assert (static / "LICENSE-plotly.js.txt").is_file()
@@ -708,8 +822,12 @@ def _path_without_node(base: pathlib.Path) -> str:
             continue
         for entry in os.scandir(folder):
             target = d / entry.name
-            if (entry.name not in NODE_PROGRAMS and not os.path.lexists(target)
-                    and entry.is_file() and os.access(entry.path, os.X_OK)):
+            if (
+                entry.name not in NODE_PROGRAMS
+                and not os.path.lexists(target)
+                and entry.is_file()
+                and os.access(entry.path, os.X_OK)
+            ):
                 target.symlink_to(entry.path)
     assert shutil.which("node", path=str(d)) is None and shutil.which("npm", path=str(d)) is None
     assert shutil.which("git", path=str(d)) and shutil.which("sh", path=str(d))
@@ -743,12 +861,17 @@ def clean_dist(tmp_path_factory):
     clone = _clone_head(base / "clone")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "build", "-o", str(base / "dist"), str(clone)],
-                       capture_output=True, text=True, timeout=900, env=env, cwd=base)
+    r = subprocess.run(
+        [sys.executable, "-m", "build", "-o", str(base / "dist"), str(clone)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=base,
+    )
     log = r.stdout + r.stderr
     assert r.returncode == 0, log[-4000:]
-    print(f"\npython -m build of a clean clone (JavaScript built): "
-          f"{time.perf_counter() - t0:.0f} s")
+    print(f"\npython -m build of a clean clone (JavaScript built): {time.perf_counter() - t0:.0f} s")
     (sdist,) = (base / "dist").glob("dpexplore-*.tar.gz")
     (wheel,) = (base / "dist").glob("dpexplore-*.whl")
     return {"sdist": sdist, "wheel": wheel, "log": log, "base": base}
@@ -773,10 +896,17 @@ def test_clean_clone_build_puts_the_assets_in_the_sdist_and_the_wheel(clean_dist
         names = {n.removeprefix(top) for n in t.getnames()}
     static = {f"dpexplore/ui/static/{n}" for n in (*BUILT, "LICENSE-plotly.js.txt")}
     assert static <= names, static - names
-    sources = {"setup.py", "tools/build_js.py", "tools/plotly-bundle/package-lock.json",
-               "tools/plotly-bundle/entry.js", "tools/plotly-bundle/build.js",
-               "tools/widgets-offline/vendor.py", "tools/widgets-offline/OFL-1.1.txt",
-               "CHANGELOG.md", "LICENSE"}
+    sources = {
+        "setup.py",
+        "tools/build_js.py",
+        "tools/plotly-bundle/package-lock.json",
+        "tools/plotly-bundle/entry.js",
+        "tools/plotly-bundle/build.js",
+        "tools/widgets-offline/vendor.py",
+        "tools/widgets-offline/OFL-1.1.txt",
+        "CHANGELOG.md",
+        "LICENSE",
+    }
     assert sources <= names, sources - names
     assert not any("node_modules" in n for n in names)
     assert static <= set(zipfile.ZipFile(clean_dist["wheel"]).namelist())
@@ -790,8 +920,7 @@ def test_sdist_installs_without_node_and_an_app_draws(clean_dist, browser, tmp_p
 
     v = _lean_venv(tmp_path / "venv")
     path = f"{v.bin}:{_path_without_node(tmp_path)}"
-    r = v.run("python", "-m", "pip", "install", "-v", "--no-deps", str(clean_dist["sdist"]),
-              PATH=path, timeout=600)
+    r = v.run("python", "-m", "pip", "install", "-v", "--no-deps", str(clean_dist["sdist"]), PATH=path, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-4000:]
     assert "dpexplore: plotly-bundle is up to date" in out
@@ -808,9 +937,14 @@ def test_sdist_installs_without_node_and_an_app_draws(clean_dist, browser, tmp_p
     empty.mkdir()
     port = free_port()
     # Voila's templates and the widgets' front ends are data files of the project's venv
-    srv = Proc(v, ["dpexplore", "serve", "--no-browser", "--port", str(port)], empty,
-               tmp_path / "serve.log", PATH=path,
-               JUPYTER_PATH=str(pathlib.Path(sys.prefix) / "share" / "jupyter"))
+    srv = Proc(
+        v,
+        ["dpexplore", "serve", "--no-browser", "--port", str(port)],
+        empty,
+        tmp_path / "serve.log",
+        PATH=path,
+        JUPYTER_PATH=str(pathlib.Path(sys.prefix) / "share" / "jupyter"),
+    )
     try:
         base = f"http://127.0.0.1:{port}/"
         srv.wait_url(base + "dpexplore/static/plotly.min.js")
@@ -837,13 +971,17 @@ def test_clean_clone_wheel_installs_without_node_and_makes_plots(clean_dist, tmp
     r = v.run("python", "-m", "pip", "install", "--no-deps", str(clean_dist["wheel"]), PATH=path)
     assert r.returncode == 0, r.stderr[-3000:]
     assert v.root in _installed_dpexplore(v).parents
-    r = v.run("python", "-c", "from dpexplore.apps.rdp_explorer import build_rdp_explorer\n"
-              "from dpexplore.ui.plotwidget import PlotlyWidget\n"
-              "app = build_rdp_explorer()\n"
-              "print(PlotlyWidget(data=[{'x': [0, 1], 'y': [1, 2]}])._plotly_path)", PATH=path)
+    r = v.run(
+        "python",
+        "-c",
+        "from dpexplore.apps.rdp_explorer import build_rdp_explorer\n"
+        "from dpexplore.ui.plotwidget import PlotlyWidget\n"
+        "app = build_rdp_explorer()\n"
+        "print(PlotlyWidget(data=[{'x': [0, 1], 'y': [1, 2]}])._plotly_path)",
+        PATH=path,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    assert re.fullmatch(r"dpexplore/static/plotly\.min\.js\?v=\d+\.\d+\.\d+-[0-9a-f]{10}",
-                        r.stdout.strip()), r.stdout
+    assert re.fullmatch(r"dpexplore/static/plotly\.min\.js\?v=\d+\.\d+\.\d+-[0-9a-f]{10}", r.stdout.strip()), r.stdout
     r = v.run("dpexplore", "--version", PATH=path)
     assert r.returncode == 0 and r.stdout.strip() == f"dpexplore {_version()}", r.stdout + r.stderr
 
@@ -858,6 +996,7 @@ def test_editable_install_of_a_clean_clone_builds_the_assets(tmp_path):
     static = clone / "dpexplore/ui/static"
     assert all((static / name).is_file() for name in BUILT), list(static.iterdir())
     assert _installed_dpexplore(v) == clone / "dpexplore"
-    r = subprocess.run([sys.executable, "tools/build_js.py", "--check"], cwd=clone,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "tools/build_js.py", "--check"], cwd=clone, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and r.stdout.count("up to date") == 2, r.stdout + r.stderr

@@ -5,6 +5,7 @@ After every action the plotted numbers are compared with the dpexplore backend /
 compute functions evaluated here for the new setting (the simulations are seeded, so even the
 simulated points must agree to the last digits).
 """
+
 from __future__ import annotations
 
 import math
@@ -57,12 +58,16 @@ def _open(open_app, notebook: str, n_plots: int):
     app.page.wait_for_function(
         """(n) => { const g = [...document.querySelectorAll('.js-plotly-plot')];
                     return g.length === n && g.every(d => d.data && d.data.length > 0); }""",
-        arg=n_plots, timeout=60_000)
+        arg=n_plots,
+        timeout=60_000,
+    )
     return app
 
 
 def _set_seed(app, value, *, expect_change=True) -> None:
-    box = app.reveal(app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input"))
+    box = app.reveal(
+        app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
+    )
     before = app.revisions()
     box.fill(str(value))
     box.press("Enter")
@@ -71,27 +76,31 @@ def _set_seed(app, value, *, expect_change=True) -> None:
     else:
         app.page.wait_for_function(
             """() => [...document.querySelectorAll('.dpexplore-message')]
-                      .some(e => e.offsetParent !== null && e.innerText.trim())""", timeout=20_000)
+                      .some(e => e.offsetParent !== null && e.innerText.trim())""",
+            timeout=20_000,
+        )
 
 
 def _select(app, label, option, *, wait_text=None) -> None:
     """Pick ``option``; wait for a redraw, or (``wait_text``) until that text is on the page
     (for a choice that leaves every plot unchanged)."""
-    select = app.reveal(app.page.locator(".widget-dropdown", has=app.page.locator(
-        ".widget-label", has_text=label)).locator("select"))
+    select = app.reveal(
+        app.page.locator(".widget-dropdown", has=app.page.locator(".widget-label", has_text=label)).locator("select")
+    )
     before = app.revisions()
     select.select_option(label=option)
     if wait_text is None:
         app._wait_redrawn(before)
     else:
-        app.page.wait_for_function("(t) => document.body.innerText.includes(t)", arg=wait_text,
-                                   timeout=20_000)
+        app.page.wait_for_function("(t) => document.body.innerText.includes(t)", arg=wait_text, timeout=20_000)
 
 
 def _z(app, plot: int, trace: int = 0):
     return app.page.evaluate(
         """([p, t]) => { const d = document.querySelectorAll('.js-plotly-plot')[p].data[t];
-                         return d.z.map(r => Array.from(r)); }""", [plot, trace])
+                         return d.z.map(r => Array.from(r)); }""",
+        [plot, trace],
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -141,12 +150,13 @@ def test_noise_lab_every_control_redraws_with_the_core_values(open_app):
     app.set_slider("ε", 2)
     eps = _snap_log(_NC["eps"], 2)
     _assert_noise(app, NL.NoiseSpec(eps, delta, shape, n, seed))
-    app.set_slider("δ", "1e-200")                       # extreme but computable
+    app.set_slider("δ", "1e-200")  # extreme but computable
     delta = _snap_log(_NC["delta"], 1e-200)
     _assert_noise(app, NL.NoiseSpec(eps, delta, shape, n, seed))
-    app.press_slider("δ", "ArrowRight", 1)              # one quarter decade
+    app.press_slider("δ", "ArrowRight", 1)  # one quarter decade
     delta = _NC["delta"].canonical(
-        10 ** (_NC["delta"].min + (round((math.log10(delta) - _NC["delta"].min) / 0.25) + 1) * 0.25))
+        10 ** (_NC["delta"].min + (round((math.log10(delta) - _NC["delta"].min) / 0.25) + 1) * 0.25)
+    )
     _assert_noise(app, NL.NoiseSpec(eps, delta, shape, n, seed))
     app.set_slider("Subbotin shape r", 1.5)
     shape = 1.5
@@ -222,9 +232,14 @@ def test_mechanisms_lab_loads_with_the_core_values(open_app):
 def test_mechanisms_lab_every_control_redraws_with_the_core_values(open_app):
     app = _open(open_app, MECH, 7)
     kw = {}
-    for label, key, value in (("attack ε", "attack_eps", 3), ("counting ε", "count_eps", 0.2),
-                              ("queries m", "m", 300), ("noisy-max ε", "rnm_eps", 1.5),
-                              ("SVT ε", "svt_eps", 0.5), ("trials", "trials", 500)):
+    for label, key, value in (
+        ("attack ε", "attack_eps", 3),
+        ("counting ε", "count_eps", 0.2),
+        ("queries m", "m", 300),
+        ("noisy-max ε", "rnm_eps", 1.5),
+        ("SVT ε", "svt_eps", 0.5),
+        ("trials", "trials", 500),
+    ):
         app.set_slider(label, value)
         v = _snap_log(_MC[key], value)
         kw[key] = int(v) if key in ("m", "trials") else v
@@ -240,7 +255,7 @@ def test_mechanisms_lab_every_control_redraws_with_the_core_values(open_app):
     _select(app, "algorithm", "Sparse (δ > 0)", wait_text="Sparse (δ > 0):")
     kw["svt_variant"] = "Sparse (δ > 0)"
     _assert_mech(app, ML.MechSpec(**kw))
-    app.set_slider("SVT δ", "0.01")                  # now advanced composition wins: less noise
+    app.set_slider("SVT δ", "0.01")  # now advanced composition wins: less noise
     kw["svt_delta"] = _snap_log(_MC["svt_delta"], 0.01)
     _assert_mech(app, ML.MechSpec(**kw))
     assert ML.compute_mechanisms_lab(ML.MechSpec(**kw))["svt"]["eps0"] > 0.5 / 20
@@ -301,20 +316,25 @@ def test_local_vs_central_loads_with_the_core_values(open_app):
 def test_local_vs_central_every_control_redraws_with_the_core_values(open_app):
     app = _open(open_app, LOCAL, 3)
     kw = {}
-    for label, key, value in (("median ε", "med_eps", 0.2), ("data spread σ", "spread", 0.3),
-                              ("data size n", "n_data", 1001), ("local ε_L", "eps_local", 4),
-                              ("users n", "n_users", 10 ** 6), ("shuffle δ", "shuffle_delta", "1e-10"),
-                              ("trials", "trials", 300)):
+    for label, key, value in (
+        ("median ε", "med_eps", 0.2),
+        ("data spread σ", "spread", 0.3),
+        ("data size n", "n_data", 1001),
+        ("local ε_L", "eps_local", 4),
+        ("users n", "n_users", 10**6),
+        ("shuffle δ", "shuffle_delta", "1e-10"),
+        ("trials", "trials", 300),
+    ):
         app.set_slider(label, value)
         v = _snap_log(_LC[key], float(value))
         kw[key] = int(v) if key in ("n_data", "n_users", "trials") else v
         _assert_local(app, LC.LocalSpec(**kw))
-    app.set_slider("users n", 1000)                   # the validity condition fails: ε = ε_L
+    app.set_slider("users n", 1000)  # the validity condition fails: ε = ε_L
     kw["n_users"] = 1000
     _assert_local(app, LC.LocalSpec(**kw))
     assert LC.compute_local_vs_central(LC.LocalSpec(**kw))["shuffle"]["eps_here"] == kw["eps_local"]
-    app.press_slider("users n", "ArrowRight", 1)      # keyboard: one step of 10 per decade
-    kw["n_users"] = int(round(10 ** 3.1))
+    app.press_slider("users n", "ArrowRight", 1)  # keyboard: one step of 10 per decade
+    kw["n_users"] = int(round(10**3.1))
     _assert_local(app, LC.LocalSpec(**kw))
     _set_seed(app, 9)
     kw["seed"] = 9

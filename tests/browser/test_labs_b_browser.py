@@ -5,6 +5,7 @@ Each lab gets ONE page for its module's tests (page loads cost seconds on a busy
 every action the plotted numbers are compared with the lab's compute function evaluated here for
 the new setting: the simulations are seeded, so the simulated points agree to the last digit.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -66,13 +67,12 @@ def _type(app, label: str, value, *, wait_text: str | None = None, bad: bool = F
 
 
 def _select(app, label: str, option: str) -> None:
-    select = app.reveal(app.page.locator(".widget-dropdown", has=app.page.locator(
-        ".widget-label", has_text=label)).locator("select"))
+    select = app.reveal(
+        app.page.locator(".widget-dropdown", has=app.page.locator(".widget-label", has_text=label)).locator("select")
+    )
     before = app.revisions()
     select.select_option(label=option)
     app._wait_redrawn(before)
-
-
 
 
 def _shared(browser, served, notebook) -> SharedPage:
@@ -100,7 +100,7 @@ def _check_adaptive(app, spec: AL.AdaptiveSpec) -> None:
     r = AL.compute_adaptive(spec)
     plots = app.plots()
     assert [len(p) for p in plots] == [8, 5, 5]
-    for first, res in ((0, r.naive), (4, r.thresholdout)):   # one figure, a panel per run
+    for first, res in ((0, r.naive), (4, r.thresholdout)):  # one figure, a panel per run
         _close(plots[0][first]["x"], res.k)
         _close(plots[0][first]["y"], res.train)
         _close(plots[0][first + 1]["y"], res.holdout)
@@ -108,8 +108,10 @@ def _check_adaptive(app, spec: AL.AdaptiveSpec) -> None:
     _close(plots[1][0]["y"], r.curves["sq_eps"])
     _close(plots[1][3]["y"], r.curves["gen_eps"])
     _close(plots[1][4]["x"], [spec.gen_n] * 4)
-    _close(plots[1][4]["y"], [r.calc.sq_eps if r.calc.sq_eps else np.nan, r.calc.pure_eps,
-                              r.calc.take2_eps, r.calc.gen_eps])
+    _close(
+        plots[1][4]["y"],
+        [r.calc.sq_eps if r.calc.sq_eps else np.nan, r.calc.pure_eps, r.calc.take2_eps, r.calc.gen_eps],
+    )
     pf = r.curves["pure_fail"]
     _close(plots[2][1]["y"], np.where(pf < 1, pf, np.nan))
     text = app.body_text()
@@ -169,7 +171,7 @@ def test_adaptive_bad_value_shows_message_and_keeps_the_plot(adaptive):
     app = adaptive
     _type(app, "rounds", 8)
     before = app.plots()
-    _type(app, "d [features]", 200, bad=True)            # rounds 8 > d // 40 = 5
+    _type(app, "d [features]", 200, bad=True)  # rounds 8 > d // 40 = 5
     msg = app.message()
     assert "rounds" in msg and "last valid setting" in msg
     assert app.plots() == before
@@ -282,7 +284,7 @@ def test_audit_bad_value_shows_message_and_keeps_the_plot(audit):
     app = audit
     _select(app, "mechanism", "Gaussian")
     before = app.plots()
-    _type(app, "m [canaries]", 1_000_000, bad=True)     # Gaussian one-run limit
+    _type(app, "m [canaries]", 1_000_000, bad=True)  # Gaussian one-run limit
     msg = app.message()
     assert "m = 1,000,000" in msg and "last valid setting" in msg
     assert app.plots() == before

@@ -22,6 +22,7 @@ desktop), for every app in ``dpexplore.apps.APPS`` (apps added later are covered
 One server and one browser for the session (conftest), two page loads per app: normal mode (at
 1280×720, then the same page resized to 1920×1080 and 320 px) and presentation mode.
 """
+
 from __future__ import annotations
 
 import re
@@ -60,8 +61,12 @@ SHARE_GAP_PRESENT_TABS: set[tuple[str, int]] = set()
 #: 0.001), and the notes' file names
 _ZZ = "0" * 2
 _FILES = ("NOTES" + ".md", "design" + ".md", ".." + "/shared")
-INTERNAL = re.compile(r"(?<![0-9][\s,._\u202f\u00a0])(?<![0-9.,])\b" + _ZZ + r"[0-4]\b(?![0-9.,])|"
-                      + "|".join(re.escape(f) for f in _FILES))
+INTERNAL = re.compile(
+    r"(?<![0-9][\s,._\u202f\u00a0])(?<![0-9.,])\b"
+    + _ZZ
+    + r"[0-4]\b(?![0-9.,])|"
+    + "|".join(re.escape(f) for f in _FILES)
+)
 
 NOTEBOOKS = [a[0] for a in APPS]
 
@@ -154,8 +159,11 @@ def _check_figures(measured, where, present=False):
         if ov:
             problems.append(f"{name}: overlapping text boxes {ov}")
         # text past its own figure's sides runs into the next figure (or is cut off)
-        out = [(t["kind"], round(t["x0"] - m["left"]), round(m["right"] - t["x1"])) for t in m["texts"]
-               if t["x0"] < m["left"] - 2 or t["x1"] > m["right"] + 2]
+        out = [
+            (t["kind"], round(t["x0"] - m["left"]), round(m["right"] - t["x1"]))
+            for t in m["texts"]
+            if t["x0"] < m["left"] - 2 or t["x1"] > m["right"] + 2
+        ]
         if out:
             problems.append(f"{name}: text past the figure's sides (kind, left gap, right gap) {out}")
         if m["area"] is not None and m["area"] < MIN_AREA_PX:
@@ -180,9 +188,12 @@ def _press(page, index, key="ArrowRight"):
     handle.focus()
     handle.press(key)
     try:
-        page.wait_for_function("(b) => { const r = [...document.querySelectorAll('.dpexplore-plot')]"
-                               ".map(d => Number(d.dataset.revision)); return r.some((v, i) => v > b[i]); }",
-                               arg=before, timeout=15_000)
+        page.wait_for_function(
+            "(b) => { const r = [...document.querySelectorAll('.dpexplore-plot')]"
+            ".map(d => Number(d.dataset.revision)); return r.some((v, i) => v > b[i]); }",
+            arg=before,
+            timeout=15_000,
+        )
     except Exception:  # noqa: BLE001 - a step may legitimately change no plot (an error message)
         pass
     _settle(page)
@@ -227,7 +238,7 @@ def _every_tab(page, where, present=False, nb=None):
         tabs.nth(t).click()
         page.wait_for_function(VISIBLE_PLOTS_DRAWN, timeout=30_000)
         _settle(page)
-        if i < n:   # back on the first tab at the end: checked already
+        if i < n:  # back on the first tab at the end: checked already
             problems += _check_figures(page.evaluate(MEASURE), f"{where} tab {t}:", present=present)
             m = page.evaluate(SHARE)
             share = m["share"] if present and t and (nb, t) not in SHARE_GAP_PRESENT_TABS else 1.0
@@ -242,10 +253,12 @@ def _resize(page, size):
     """Resize the window and wait until every visible plot has followed it (its SVG as wide as its box)."""
     page.set_viewport_size({"width": size[0], "height": size[1]})
     page.wait_for_function(f"() => document.documentElement.clientWidth <= {size[0]}", timeout=15_000)
-    page.wait_for_function("""() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null)
       .every(d => { const s = d.querySelector('svg.main-svg');
                     return s && Math.abs(Number(s.getAttribute('width')) - d.getBoundingClientRect().width) <= 2; })""",
-                           timeout=15_000)
+        timeout=15_000,
+    )
     _settle(page)
 
 
@@ -274,14 +287,14 @@ def test_page_layout(browser, served, nb):
                     problems.append(f"after moving slider {label!r}: plot {m['i']} {h0:.0f} → {m['height']:.0f} px")
                 if m["height"] < MIN_PLOT_PX:
                     problems.append(f"after moving slider {label!r}: plot {m['i']} is {m['height']:.0f} px")
-        problems += _every_tab(page, "1280x720")   # (without tabs: the figures again, sliders moved)
+        problems += _every_tab(page, "1280x720")  # (without tabs: the figures again, sliders moved)
         cut = page.evaluate(SHARE)["cut"]
         if cut:
             problems.append(f"1280x720: text cut off: {cut}")
 
         text = page.inner_text("body")
         for m in INTERNAL.finditer(text):
-            problems.append(f"internal file name on the page: …{text[max(0, m.start() - 30):m.end() + 30]!r}…")
+            problems.append(f"internal file name on the page: …{text[max(0, m.start() - 30) : m.end() + 30]!r}…")
 
         large = SIZES[1]
         _resize(page, large)
@@ -368,6 +381,7 @@ SHARE = """() => {
           scrolled, smallReadouts: px.filter(([, v]) => v < 18 - 0.01).slice(0, 5), readouts: px.length};
 }"""
 
+
 def _share_problems(m, size, present):
     """What ``SHARE`` measured, against the rules: plots cover ≥ ``MIN_PLOT_SHARE`` of the window,
     nothing cut off or wider than the window, the first control on screen, (presentation mode)
@@ -375,8 +389,9 @@ def _share_problems(m, size, present):
     where = f"{'present ' if present else ''}{size[0]}x{size[1]}"
     problems = []
     if m["share"] < MIN_PLOT_SHARE:
-        problems.append(f"{where}: plots cover {m['share']:.1%} of the window < {MIN_PLOT_SHARE:.0%} "
-                        f"(axes w, h, top: {m['plots']})")
+        problems.append(
+            f"{where}: plots cover {m['share']:.1%} of the window < {MIN_PLOT_SHARE:.0%} (axes w, h, top: {m['plots']})"
+        )
     if m["cut"]:
         problems.append(f"{where}: text cut off: {m['cut']}")
     if m["pageWidth"] > size[0] + 1 or m["wide"]:
@@ -408,7 +423,7 @@ def test_presentation_mode(browser, served, nb):
         if nb in SHARE_GAP_PRESENT:
             problems = [p for p in problems if p not in gap]
         problems += _every_tab(page, "present", present=True, nb=nb)
-        _resize(page, SIZES[1])   # the same page on a larger screen: no control cut off there either
+        _resize(page, SIZES[1])  # the same page on a larger screen: no control cut off there either
         cut = page.evaluate(SHARE)["cut"]
         if cut:
             problems.append(f"present 1920x1080: text cut off: {cut}")
@@ -417,8 +432,10 @@ def test_presentation_mode(browser, served, nb):
         if nb in SHARE_GAP_PRESENT:
             if gap:
                 pytest.xfail(f"a known gap (SHARE_GAP_PRESENT): {gap[0]}")
-            pytest.fail(f"{nb} now covers {m['share']:.1%} ≥ {MIN_PLOT_SHARE:.0%} in presentation mode: "
-                        "take it out of SHARE_GAP_PRESENT")
+            pytest.fail(
+                f"{nb} now covers {m['share']:.1%} ≥ {MIN_PLOT_SHARE:.0%} in presentation mode: "
+                "take it out of SHARE_GAP_PRESENT"
+            )
     finally:
         ctx.close()
 
@@ -427,6 +444,7 @@ def test_the_readers_settings(browser, served):
     """The browser's font size (24 px instead of 16) enlarges the page text by 1.5; with
     ``prefers-reduced-motion: reduce`` nothing on the page is animated; ``prefers-contrast: more``
     darkens the small print."""
+
     def sizes(page):
         return page.evaluate("""() => ['.dpexplore-title h2', '.dpexplore-title p', '.dpexplore-readouts']
             .map(s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))""")
@@ -471,9 +489,11 @@ def test_plots_follow_the_window_and_export(browser, served):
     SVG and no upload to Plotly Cloud; "Data (CSV)" downloads the plotted data."""
     ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
     try:
-        box = "() => { const d = document.querySelector('.dpexplore-plot'); const s = d.querySelector('svg.main-svg');" \
-              " return [d.getBoundingClientRect().width, d.getBoundingClientRect().height," \
-              " s ? Number(s.getAttribute('width')) : 0, s ? Number(s.getAttribute('height')) : 0]; }"
+        box = (
+            "() => { const d = document.querySelector('.dpexplore-plot'); const s = d.querySelector('svg.main-svg');"
+            " return [d.getBoundingClientRect().width, d.getBoundingClientRect().height,"
+            " s ? Number(s.getAttribute('width')) : 0, s ? Number(s.getAttribute('height')) : 0]; }"
+        )
         w0, h0, sw0, sh0 = page.evaluate(box)
         assert abs(sw0 - w0) <= 2 and abs(sh0 - h0) <= 2, (w0, h0, sw0, sh0)
         page.set_viewport_size({"width": 1920, "height": 1080})
@@ -484,7 +504,9 @@ def test_plots_follow_the_window_and_export(browser, served):
         page.wait_for_function(f"() => Math.abs(({box})()[3] - {sh0}) <= 2", timeout=15_000)
 
         page.hover(".dpexplore-plot")
-        titles = page.evaluate("() => [...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title'))")
+        titles = page.evaluate(
+            "() => [...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title'))"
+        )
         assert any("png" in (t or "").lower() for t in titles), titles
         assert "Download plot as SVG" in titles, titles
         # no button that uploads the figure to Plotly Cloud (plotly.js 4 shows one by default)

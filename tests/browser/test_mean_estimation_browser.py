@@ -6,14 +6,20 @@ the readout are compared with :func:`compute_mean_estimation_lab` evaluated here
 setting: the simulations are seeded, so they agree to the last digit. Moving a slider keeps
 every plot's height (±5 %); a bad typed value shows the message and keeps the plot.
 """
+
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
 
-from labkit import (close as _close, snap_log as _snap_log, type_value as _type, type_for_message as _type_for_message,
-                    shared_lab)
+from labkit import (
+    close as _close,
+    snap_log as _snap_log,
+    type_value as _type,
+    type_for_message as _type_for_message,
+    shared_lab,
+)
 
 from dpexplore.apps import mean_estimation_lab as ME
 
@@ -31,17 +37,15 @@ AXIS_SCALES = """() => { const fl = document.querySelector('.js-plotly-plot')._f
     return [per(fl.xaxis), per(fl.yaxis)]; }"""
 
 
-
-
-
-
-
-
-
-
 #: slider label → the default setting's value
-DEFAULTS = {"κ [condition number]": 100, "angle [degrees]": 30, "n [samples]": 1000, "ε": 1,
-            "δ": "1e-06", "seed [random seed]": 0}
+DEFAULTS = {
+    "κ [condition number]": 100,
+    "angle [degrees]": 30,
+    "n [samples]": 1000,
+    "ε": 1,
+    "δ": "1e-06",
+    "seed [random seed]": 0,
+}
 
 
 def _reset(app) -> None:
@@ -62,9 +66,10 @@ def _check(app, spec: ME.MeanEstimationSpec) -> ME.MeanEstimationResult:
         _close(cloud[2 + i]["y"], r.ellipses[i][:, 1])
     _close(cloud[4]["y"], r.sample_ellipse[:, 1])
     _close(cloud[5]["x"], [0.0])
-    for panel, (ys, free, sims) in enumerate(((r.curve_mahalanobis, r.nonprivate_mahalanobis, r.sim_mahalanobis),
-                                              (r.curve_l2, r.nonprivate_l2, r.sim_l2))):
-        t = curves[4 * panel:4 * panel + 4]
+    for panel, (ys, free, sims) in enumerate(
+        ((r.curve_mahalanobis, r.nonprivate_mahalanobis, r.sim_mahalanobis), (r.curve_l2, r.nonprivate_l2, r.sim_l2))
+    ):
+        t = curves[4 * panel : 4 * panel + 4]
         _close(t[0]["x"], r.curve_n)
         _close(t[0]["y"], ys[0])
         _close(t[1]["y"], ys[1])
@@ -107,8 +112,10 @@ def test_the_ellipses_are_described_as_closed_curves(lab):
     value "at first coordinate = 0" (where it has two)."""
     app = lab
     r = ME.compute_mean_estimation_lab(ME.MeanEstimationSpec())
-    desc = app.page.evaluate("() => [...document.querySelectorAll('.dpexplore-plot-desc')]"
-                             ".map(d => d.textContent).find(t => t.includes('ellipse'))")
+    desc = app.page.evaluate(
+        "() => [...document.querySelectorAll('.dpexplore-plot-desc')]"
+        ".map(d => d.textContent).find(t => t.includes('ellipse'))"
+    )
     for i, name in enumerate(("isotropic", "Mahalanobis (Σ known)")):
         said = f"{name}: 95 % ellipse, a closed curve: first coordinate from "
         assert said in desc, desc
@@ -151,13 +158,15 @@ def test_every_slider_redraws_with_the_core_values_and_keeps_the_heights(lab):
     _check(app, spec)
     same_heights("an arrow key on angle")
     app.press_slider("κ [condition number]", "ArrowLeft")
-    spec = dataclasses.replace(spec, kappa=_snap_log(10 ** 0.95, ME.KAPPA_RANGE[0], 20))
+    spec = dataclasses.replace(spec, kappa=_snap_log(10**0.95, ME.KAPPA_RANGE[0], 20))
     _check(app, spec)
     same_heights("an arrow key on κ")
     # the second tab: its plot is drawn when shown, at a full height, and redraws on a step
     app.page.locator(".dpexplore-main .lm-TabBar-tab", has_text="Error against n").click()
-    app.page.wait_for_function("() => [...document.querySelectorAll('.dpexplore-plot')]"
-                               ".filter(d => d.offsetParent !== null).every(d => d.classList.contains('js-plotly-plot'))")
+    app.page.wait_for_function(
+        "() => [...document.querySelectorAll('.dpexplore-plot')]"
+        ".filter(d => d.offsetParent !== null).every(d => d.classList.contains('js-plotly-plot'))"
+    )
     app.settle()
     tab_heights = app.page.evaluate(HEIGHTS)
     assert len(tab_heights) == 1 and tab_heights[0] > 250

@@ -3,6 +3,7 @@
 After every action the plotted numbers are compared with the dpexplore backend (profiles,
 conversions, mechanisms) evaluated in the test for the new setting.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,16 +26,33 @@ from dpexplore.profiles import GaussianDPProfile
 
 pytestmark = pytest.mark.browser
 
-STEP = 10 ** 0.05   # one keyboard step of a 20-steps-per-decade log slider
+STEP = 10**0.05  # one keyboard step of a 20-steps-per-decade log slider
 LABELS = {
-    "pure_eps": "ε (pure DP)", "approx_eps": "ε₀ of (ε₀, δ₀)", "approx_delta": "δ₀ of (ε₀, δ₀)",
-    "rho": "ρ (zCDP)", "mu": "μ (GDP)", "rdp_alpha": "α₀ (Rényi order)",
-    "rdp_eps": "ε̂₀ (Rényi DP at α₀)", "lap_b": "Laplace scale b", "gauss_sigma": "Gaussian σ",
-    "rr_eps": "randomized response ε", "delta": "target δ",
+    "pure_eps": "ε (pure DP)",
+    "approx_eps": "ε₀ of (ε₀, δ₀)",
+    "approx_delta": "δ₀ of (ε₀, δ₀)",
+    "rho": "ρ (zCDP)",
+    "mu": "μ (GDP)",
+    "rdp_alpha": "α₀ (Rényi order)",
+    "rdp_eps": "ε̂₀ (Rényi DP at α₀)",
+    "lap_b": "Laplace scale b",
+    "gauss_sigma": "Gaussian σ",
+    "rr_eps": "randomized response ε",
+    "delta": "target δ",
 }
-DEFAULTS = {"pure_eps": 1.0, "approx_eps": 1.0, "approx_delta": 1e-6, "rho": 0.5, "mu": 1.0,
-            "rdp_alpha": 2.0, "rdp_eps": 1.0, "lap_b": 1.0, "gauss_sigma": 1.0, "rr_eps": 1.0}
-STEPS = {"approx_delta": 10 ** 0.1}  # 10 steps per decade
+DEFAULTS = {
+    "pure_eps": 1.0,
+    "approx_eps": 1.0,
+    "approx_delta": 1e-6,
+    "rho": 0.5,
+    "mu": 1.0,
+    "rdp_alpha": 2.0,
+    "rdp_eps": 1.0,
+    "lap_b": 1.0,
+    "gauss_sigma": 1.0,
+    "rr_eps": 1.0,
+}
+STEPS = {"approx_delta": 10**0.1}  # 10 steps per decade
 
 
 def source_profile(kind: str, p: dict):
@@ -87,7 +105,9 @@ def select_notion(app, key: str) -> None:
             app.page.wait_for_function(
                 """(n) => { const d = document.querySelector('.js-plotly-plot');
                             return d && d.data && d.data[0].name !== n; }""",
-                arg=name0, timeout=30_000)
+                arg=name0,
+                timeout=30_000,
+            )
             break
         except Exception:
             if attempt:
@@ -102,13 +122,14 @@ def test_page_loads_with_the_core_values(open_app):
     assert len(plots) == 2 and len(plots[0]) == 7 and len(plots[1]) == 7
     e = 1.0
     assert_curve(plots[0][0], PureDPProfile(e))
-    assert_curve(plots[0][3], ZCDPProfile(pure_to_zcdp(e)))           # Steinke 2024 Thm 5
+    assert_curve(plots[0][3], ZCDPProfile(pure_to_zcdp(e)))  # Steinke 2024 Thm 5
     assert_curve(plots[0][4], GaussianDPProfile(pure_to_gdp(e)))
     marker = plots[0][6]
     assert marker["x"][0] == pytest.approx(PureDPProfile(e).epsilon(1e-6), rel=1e-9)
     assert marker["y"][0] == pytest.approx(1e-6, rel=1e-9)
-    np.testing.assert_allclose(_arr(plots[1][0]["y"]),
-                               tradeoff_approx(e, 0.0, _arr(plots[1][0]["x"])), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(
+        _arr(plots[1][0]["y"]), tradeoff_approx(e, 0.0, _arr(plots[1][0]["x"])), rtol=1e-9, atol=1e-15
+    )
     text = app.body_text()
     assert f"ρ = {pure_to_zcdp(e):.4g}" in text and f"μ = {pure_to_gdp(e):.4g}" in text
     assert "Tightness witness" in text and "Steinke 2024, Thm 5" in text
@@ -130,7 +151,7 @@ def test_each_slider_redraws_with_the_core_values(open_app, kind):
         assert_curve(app.trace(0, 0), source_profile(kind, p))
     # the target δ slider moves the (ε, δ) marker to the source's ε(δ)
     app.press_slider(LABELS["delta"], "ArrowRight", 1)
-    d = 1e-6 * 10 ** 0.1
+    d = 1e-6 * 10**0.1
     prof = source_profile(kind, p)
     e_want = prof.epsilon(d)
     marker = app.trace(0, 6)
@@ -147,7 +168,7 @@ def test_not_implied_is_said_not_drawn(open_app):
     app = open_converter(open_app)
     select_notion(app, "approx")
     names = [t["name"] for t in app.plots()[0]]
-    for i in (1, 3, 4, 5):   # pure, zCDP, GDP, RDP: not implied by (ε, δ)-DP with δ > 0
+    for i in (1, 3, 4, 5):  # pure, zCDP, GDP, RDP: not implied by (ε, δ)-DP with δ > 0
         assert "not implied" in names[i]
         assert app.trace(0, i)["y"] == [None]
     assert app.body_text().count("not implied") >= 6
@@ -162,7 +183,9 @@ def test_bad_orders_show_message_and_keep_the_plot(open_app):
     box.press("Enter")
     app.page.wait_for_function(
         """() => [...document.querySelectorAll('.dpexplore-message')]
-                  .some(e => e.offsetParent !== null && e.innerText.trim())""", timeout=20_000)
+                  .some(e => e.offsetParent !== null && e.innerText.trim())""",
+        timeout=20_000,
+    )
     msg = app.message()
     assert "alpha" in msg and "0.5" in msg and "last valid setting" in msg
     assert app.plots() == before
@@ -171,7 +194,9 @@ def test_bad_orders_show_message_and_keep_the_plot(open_app):
     box.press("Enter")
     app.page.wait_for_function(
         """() => [...document.querySelectorAll('.dpexplore-message')]
-                  .every(e => e.offsetParent === null)""", timeout=20_000)
+                  .every(e => e.offsetParent === null)""",
+        timeout=20_000,
+    )
     assert "α = 4" in app.body_text()
     # the page still works
     app.press_slider(LABELS["pure_eps"], "ArrowRight", 1)

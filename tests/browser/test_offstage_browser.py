@@ -2,6 +2,7 @@
 issue 22): a slider move sends only the plot shown, and the plot of a tab opened later draws the
 last setting's numbers, not the ones it had when it was hidden; moving back draws the last setting
 there too (no plot stays stale); the closed "Reproduce in Python" text is sent when it is opened."""
+
 from __future__ import annotations
 
 import shutil
@@ -24,8 +25,7 @@ def deferring(tmp_path_factory):
     """``dpexplore serve`` as shipped (hidden tabs deferred), serving rdp_explorer only."""
     root = tmp_path_factory.mktemp("offstage")
     shutil.copy(REPO / "notebooks" / APP, root / APP)
-    server = Server(free_port(), root=root, log_path=root / "serve.log",
-                    env={"DPEXPLORE_DEFER_HIDDEN": "1"})
+    server = Server(free_port(), root=root, log_path=root / "serve.log", env={"DPEXPLORE_DEFER_HIDDEN": "1"})
     try:
         server.wait_ready(pools=1)
         yield server
@@ -44,8 +44,10 @@ def _shows(app, plot: int, trace: int, want) -> bool:
 def _drawn(app, plot: int, trace: int, want, timeout_s: float = 20.0) -> None:
     """Wait until the plot, on screen, is drawn with ``want``."""
     deadline = time.monotonic() + timeout_s
-    while not (_shows(app, plot, trace, want) and app.page.evaluate(
-            "(i) => document.querySelectorAll('.js-plotly-plot')[i].offsetParent !== null", plot)):
+    while not (
+        _shows(app, plot, trace, want)
+        and app.page.evaluate("(i) => document.querySelectorAll('.js-plotly-plot')[i].offsetParent !== null", plot)
+    ):
         assert time.monotonic() < deadline, f"plot {plot} never drew the last setting"
         app.page.wait_for_timeout(200)
     app.wait_shown_current()
@@ -58,7 +60,7 @@ def test_a_closed_tab_gets_the_last_setting_when_opened(browser, deferring):
         first = compute_rdp_explorer(DEFAULT)
         assert _shows(app, 2, 0, first.objective_improved[0])  # the conversion tab, closed
         # typed values land on the ε slider's grid (40 steps per decade): 2.5 → 10^0.4
-        moved = RDPSpec(eps=10 ** 0.4, delta=DEFAULT.delta, alpha_max=DEFAULT.alpha_max)
+        moved = RDPSpec(eps=10**0.4, delta=DEFAULT.delta, alpha_max=DEFAULT.alpha_max)
         r = compute_rdp_explorer(moved)
         app.set_slider("ε", "2.5")
         _drawn(app, 0, 1, r.rdp_trivial)  # the plot shown is redrawn at once
@@ -70,7 +72,7 @@ def test_a_closed_tab_gets_the_last_setting_when_opened(browser, deferring):
         tabs.nth(2).click()
         _drawn(app, 2, 0, r.objective_improved[0])
         # a move while there: back on the first tab, its plot draws this last setting
-        last = RDPSpec(eps=10 ** -0.3, delta=DEFAULT.delta, alpha_max=DEFAULT.alpha_max)
+        last = RDPSpec(eps=10**-0.3, delta=DEFAULT.delta, alpha_max=DEFAULT.alpha_max)
         app.set_slider("ε", "0.5")
         r_last = compute_rdp_explorer(last)
         _drawn(app, 2, 0, r_last.objective_improved[0])
@@ -78,11 +80,10 @@ def test_a_closed_tab_gets_the_last_setting_when_opened(browser, deferring):
         _drawn(app, 0, 1, r_last.rdp_trivial)
         # the closed "Reproduce in Python" section still holds the first setting's snippet; opened,
         # it shows the last one
-        first_line, last_line = "eps, delta, alpha_max = 1.0,", f"eps, delta, alpha_max = {10 ** -0.3:.13g},"
+        first_line, last_line = "eps, delta, alpha_max = 1.0,", f"eps, delta, alpha_max = {10**-0.3:.13g},"
         assert first_line in app.body_text() and last_line not in app.body_text()
         app.page.get_by_text("Reproduce in Python").click()
-        app.page.wait_for_function("(t) => document.body.textContent.includes(t)", arg=last_line,
-                                   timeout=20000)
+        app.page.wait_for_function("(t) => document.body.textContent.includes(t)", arg=last_line, timeout=20000)
         assert first_line not in app.body_text()
         assert app.message() == ""
         app.assert_no_traceback()

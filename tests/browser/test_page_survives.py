@@ -13,6 +13,7 @@ no login; the hub's own login is tested in test_hub.py).
   the sixth: each page left shuts its kernel down (Voilà's page-close call, attack 5);
 * a page whose kernel is killed (an out-of-memory kill, say) says so; another page says nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,10 +31,15 @@ from conftest import REPO, Dashboard, Server, free_port, wait_until
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 #: the apps opened one after another in one tab (each draws plots)
-SIX_APPS = ["demo.ipynb", "group_privacy_lab.ipynb", "rdp_explorer.ipynb",
-            "composition_explorer.ipynb", "profile_gdp.ipynb", "mean_estimation_lab.ipynb"]
-KERNEL_ID_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
-                ".kernelId")
+SIX_APPS = [
+    "demo.ipynb",
+    "group_privacy_lab.ipynb",
+    "rdp_explorer.ipynb",
+    "composition_explorer.ipynb",
+    "profile_gdp.ipynb",
+    "mean_estimation_lab.ipynb",
+]
+KERNEL_ID_JS = "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId"
 ALERTS_JS = "() => [...document.querySelectorAll('[role=alert]')].map(e => e.textContent.trim())"
 
 
@@ -51,16 +57,29 @@ class AppsOnlyServer(Server):
         (workdir / "config").mkdir(exist_ok=True)
         cfg_path = workdir / "jupyter_server_config.json"
         cfg_path.write_text(json.dumps(cfg))
-        cmd = [sys.executable, "-m", "jupyter_server", f"--config={cfg_path}", "--no-browser",
-               f"--port={port}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}",
-               "--IdentityProvider.token=", "--allow-root"]
-        env = {**os.environ, "DPEXPLORE_DEFER_HIDDEN": "0",
-               # no user configuration or runtime files of whoever runs the tests
-               "JUPYTER_CONFIG_DIR": str(workdir / "config"),
-               "JUPYTER_RUNTIME_DIR": str(workdir / "runtime")}
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            f"--config={cfg_path}",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}",
+            "--IdentityProvider.token=",
+            "--allow-root",
+        ]
+        env = {
+            **os.environ,
+            "DPEXPLORE_DEFER_HIDDEN": "0",
+            # no user configuration or runtime files of whoever runs the tests
+            "JUPYTER_CONFIG_DIR": str(workdir / "config"),
+            "JUPYTER_RUNTIME_DIR": str(workdir / "runtime"),
+        }
         self._log = open(log_path, "w")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=str(REPO), env=env)
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, cwd=str(REPO), env=env
+        )
 
 
 def _start(kind: str, tmp_path_factory, *extra: str) -> Server:
@@ -69,10 +88,23 @@ def _start(kind: str, tmp_path_factory, *extra: str) -> Server:
     root.mkdir()
     for name in SIX_APPS:
         shutil.copy(REPO / "notebooks" / name, root / name)
-    if kind == "serve":   # no pool: every page starts its kernel, as on the apps-only server
-        server = Server(free_port(), root=root, log_path=work / "server.log",
-                        extra_args=["--pool-size", "0", "--max-pages", "5", "--max-kernels", "5",
-                                    "--cull-idle-timeout", "600", *extra])
+    if kind == "serve":  # no pool: every page starts its kernel, as on the apps-only server
+        server = Server(
+            free_port(),
+            root=root,
+            log_path=work / "server.log",
+            extra_args=[
+                "--pool-size",
+                "0",
+                "--max-pages",
+                "5",
+                "--max-kernels",
+                "5",
+                "--cull-idle-timeout",
+                "600",
+                *extra,
+            ],
+        )
     else:
         server = AppsOnlyServer(free_port(), root, work / "server.log", work, max_kernels=5)
     server.wait_ready()
@@ -105,7 +137,8 @@ def page(page):
 def _slider_comm_send(page, content: dict) -> int:
     """Send ``{"method": "update", ...content}`` over the page's own kernel connection, from each
     FloatSlider model of the page (as a widget's change would go); returns how many."""
-    return page.evaluate("""async (content) => {
+    return page.evaluate(
+        """async (content) => {
         const wm = window.jupyterapp._widgetManager;
         const models = await Promise.all(Object.values(wm._models));
         const sliders = models.filter(m => m.get('_model_name') === 'FloatLogSliderModel'
@@ -113,7 +146,9 @@ def _slider_comm_send(page, content: dict) -> int:
         for (const m of sliders) {
           m.comm.send(Object.assign({method: 'update', buffer_paths: []}, content));
         }
-        return sliders.length; }""", content)
+        return sliders.length; }""",
+        content,
+    )
 
 
 def _marker(app: Dashboard) -> float:
@@ -135,8 +170,7 @@ def test_an_app_error_leaves_the_page_answering(server, page):
     sent = _slider_comm_send(page, {"state": {"value": "not a number"}})
     assert sent >= 2
     # the kernel's errors reached the server (and were kept off the page)
-    assert wait_until(lambda: "could not convert string to float" in server.log(), 20), (
-        server.log()[-3000:])
+    assert wait_until(lambda: "could not convert string to float" in server.log(), 20), server.log()[-3000:]
     _follows(app)
     _follows(app)
     app.assert_no_traceback()
@@ -155,21 +189,34 @@ def test_a_5mb_widget_value_is_not_sent_and_the_page_says_so(server, page):
         kernel.connectionStatusChanged.connect((_, s) => out.push(s));
         window.__dpexploreStatuses = out; return out.length; }""")
     assert statuses == 0
-    assert _slider_comm_send(page, {"state": {"value": "x" * (5 * 2 ** 20)}}) >= 2
+    assert _slider_comm_send(page, {"state": {"value": "x" * (5 * 2**20)}}) >= 2
     page.wait_for_selector("#dpexplore-message-refused", timeout=10_000)
     alerts = page.evaluate(ALERTS_JS)
     assert any("too large to send to the server" in a for a in alerts), alerts
     _follows(app)
-    assert page.evaluate("() => window.__dpexploreStatuses") == []   # never disconnected
+    assert page.evaluate("() => window.__dpexploreStatuses") == []  # never disconnected
     app.assert_no_traceback()
 
 
 def _legacy_msg(msg_type: str, content: dict) -> str:
     """A kernel message in the legacy (no subprotocol) JSON form, on the shell channel."""
-    return json.dumps({"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": "",
-                                  "session": "s", "date": "", "version": "5.3"},
-                       "parent_header": {}, "metadata": {}, "content": content,
-                       "channel": "shell", "buffers": []})
+    return json.dumps(
+        {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "username": "",
+                "session": "s",
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": "shell",
+            "buffers": [],
+        }
+    )
 
 
 def test_a_client_sending_5mb_is_cut_off_and_the_page_answers(server, page):
@@ -182,7 +229,9 @@ def test_a_client_sending_5mb_is_cut_off_and_the_page_answers(server, page):
     kernel_id = page.evaluate(KERNEL_ID_JS)
     ws = websocket.create_connection(
         f"ws://127.0.0.1:{server.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4()}",
-        timeout=15, origin=server.base.rstrip("/"))
+        timeout=15,
+        origin=server.base.rstrip("/"),
+    )
     try:
         ws.send(_legacy_msg("comm_info_request", {"target_name": "jupyter.widget"}))
         comms = None
@@ -190,14 +239,15 @@ def test_a_client_sending_5mb_is_cut_off_and_the_page_answers(server, page):
             m = json.loads(ws.recv())
             if m.get("msg_type") == "comm_info_reply":
                 comms = list(m["content"]["comms"])
-        big = _legacy_msg("comm_msg", {"comm_id": comms[0], "data": {
-            "method": "update", "state": {"value": "x" * (5 * 2 ** 20)}}})
+        big = _legacy_msg(
+            "comm_msg", {"comm_id": comms[0], "data": {"method": "update", "state": {"value": "x" * (5 * 2**20)}}}
+        )
         closed = False
         try:
             ws.send(big)
             ws.settimeout(10)
-            while True:   # replies already under way, then the close
-                if not ws.recv():   # the close frame
+            while True:  # replies already under way, then the close
+                if not ws.recv():  # the close frame
                     closed = True
                     break
         except (websocket.WebSocketConnectionClosedException, ConnectionError, OSError):
@@ -206,7 +256,7 @@ def test_a_client_sending_5mb_is_cut_off_and_the_page_answers(server, page):
     finally:
         ws.close()
     _follows(app)
-    assert "x" * 1000 not in server.log()   # the kernel never parsed it (nothing to log)
+    assert "x" * 1000 not in server.log()  # the kernel never parsed it (nothing to log)
     app.assert_no_traceback()
 
 
@@ -217,12 +267,13 @@ def test_six_apps_one_after_another_in_one_tab(server, page):
     assert wait_until(lambda: len(server.kernels()) == 0, 30), "pages of earlier tests kept kernels"
     seen = []
     for name in SIX_APPS:
-        app = Dashboard(page, server.url(name), server)   # page.goto: the last page unloads
+        app = Dashboard(page, server.url(name), server)  # page.goto: the last page unloads
         seen.append(page.evaluate(KERNEL_ID_JS))
         assert "server is full" not in app.body_text().lower()
     assert len(set(seen)) == 6
     assert wait_until(lambda: len(server.kernels()) == 1, 30), (
-        f"{len(server.kernels())} kernels for one open page:\n{server.log()[-3000:]}")
+        f"{len(server.kernels())} kernels for one open page:\n{server.log()[-3000:]}"
+    )
     assert " 500 " not in server.log() and "500 POST" not in server.log()
 
 
@@ -254,7 +305,7 @@ def test_a_killed_kernel_is_said_on_its_page_only(server, browser):
         for c in contexts:
             for p in c.pages:
                 try:
-                    p.goto("about:blank")   # the page-close call, as in ``page``
+                    p.goto("about:blank")  # the page-close call, as in ``page``
                 except Exception:  # noqa: BLE001
                     pass
             c.close()

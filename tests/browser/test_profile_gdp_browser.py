@@ -4,6 +4,7 @@ Every action is checked against numbers computed here with the dpexplore backend
 conversions) for the new setting: δ_A(ε) on the plotted ε grid, δ_μ(ε) (Liu et al. 2022 Thm 3.1), β(α) and
 G_μ(α), and the GDP verdict (gdp_measure) in the readout.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,8 @@ def _open(open_app):
     app.page.wait_for_function(
         """() => { const g = [...document.querySelectorAll('.js-plotly-plot')];
                    return g.length === 2 && g.every(d => d.data && d.data.length > 0); }""",
-        timeout=60_000)
+        timeout=60_000,
+    )
     return app
 
 
@@ -56,8 +58,13 @@ def _profile(kind, *params):
     if kind == "equation":
         p = C.equation_profile(*params, refined=True)
         return p.delta, None, np.inf
-    m = {"laplace": M.Laplace, "gaussian": M.Gaussian, "pure": M.RandomizedResponse,
-         "logistic": M.Logistic, "subbotin": M.Subbotin}[kind](*params)
+    m = {
+        "laplace": M.Laplace,
+        "gaussian": M.Gaussian,
+        "pure": M.RandomizedResponse,
+        "logistic": M.Logistic,
+        "subbotin": M.Subbotin,
+    }[kind](*params)
     return m.delta, m.tradeoff, float(m.eps_max)
 
 
@@ -69,7 +76,7 @@ def _assert_setting(app, kind, params, mus=(1.0, 2.0)) -> None:
     eps = _x(prof[0])
     assert eps[0] == 0.0 and eps.size >= P.N_EPS
     _assert_log_curve(prof[0], delta(eps), loose=np.abs(eps - eps_max) < 1e-6 * eps_max)
-    first_mu = 2 if kind == "equation" else 1   # the equation family adds the naive curve
+    first_mu = 2 if kind == "equation" else 1  # the equation family adds the naive curve
     if kind == "equation":
         _assert_log_curve(prof[1], C.equation_profile(*params).delta(eps))
     for j, mu in enumerate(mus):
@@ -79,14 +86,20 @@ def _assert_setting(app, kind, params, mus=(1.0, 2.0)) -> None:
     if tradeoff is not None:
         np.testing.assert_allclose(_y(trade[0]), tradeoff(alpha), rtol=1e-9, atol=1e-15)
     for j, mu in enumerate(mus):
-        np.testing.assert_allclose(_y(trade[first_mu + j]), C.tradeoff_gdp(mu, alpha),
-                                   rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(_y(trade[first_mu + j]), C.tradeoff_gdp(mu, alpha), rtol=1e-9, atol=1e-15)
 
 
 _CONTROLS = P._controls("laplace", "1, 2")
-_LABELS = {"Laplace scale b": "lap_b", "Gaussian σ": "gauss_sigma", "pure ε": "rr_eps",
-           "Logistic scale s": "logi_s", "Subbotin scale s": "sub_s", "equation A": "eq_A",
-           "equation B": "eq_B", "equation σ": "eq_sigma"}
+_LABELS = {
+    "Laplace scale b": "lap_b",
+    "Gaussian σ": "gauss_sigma",
+    "pure ε": "rr_eps",
+    "Logistic scale s": "logi_s",
+    "Subbotin scale s": "sub_s",
+    "equation A": "eq_A",
+    "equation B": "eq_B",
+    "equation σ": "eq_sigma",
+}
 
 
 def _snap(label, value) -> float:
@@ -124,7 +137,10 @@ def _set_mus(app, text, *, expect_change=True) -> None:
         app.page.wait_for_function(
             """(old) => { const t = [...document.querySelectorAll('.dpexplore-message')]
                       .filter(e => e.offsetParent !== null).map(e => e.innerText.trim()).join('\\n');
-                      return t !== '' && t !== old; }""", arg=old, timeout=20_000)
+                      return t !== '' && t !== old; }""",
+            arg=old,
+            timeout=20_000,
+        )
 
 
 def _visible(app, cls) -> bool:
@@ -135,7 +151,7 @@ def test_page_loads_with_the_core_values(open_app):
     app = _open(open_app)
     plots = app.plots()
     assert len(plots) == 2
-    assert len(plots[0]) == 4          # Laplace, μ = 1, μ = 2, dashed μ_upper
+    assert len(plots[0]) == 4  # Laplace, μ = 1, μ = 2, dashed μ_upper
     _assert_setting(app, "laplace", (1.0,))
     lo, hi = C.gdp_measure(M.Laplace(1.0).profile, tol=P.MEASURE_TOL)
     eps = _x(plots[0][0])
@@ -152,19 +168,22 @@ def test_page_loads_with_the_core_values(open_app):
 def test_laplace_slider_typed_and_keyboard(open_app):
     app = _open(open_app)
     app.set_slider("Laplace scale b", 2)
-    b = _snap("Laplace scale b", 2)        # 10^0.3
-    assert b == pytest.approx(10 ** 0.3, rel=1e-12)
+    b = _snap("Laplace scale b", 2)  # 10^0.3
+    assert b == pytest.approx(10**0.3, rel=1e-12)
     _assert_setting(app, "laplace", (b,))
-    app.press_slider("Laplace scale b", "ArrowRight", 1)   # one step of 20 per decade
-    _assert_setting(app, "laplace", (_CONTROLS["lap_b"].canonical(10 ** 0.35),))
+    app.press_slider("Laplace scale b", "ArrowRight", 1)  # one step of 20 per decade
+    _assert_setting(app, "laplace", (_CONTROLS["lap_b"].canonical(10**0.35),))
     assert app.message() == ""
 
 
-@pytest.mark.parametrize("kind, label, value", [
-    ("gaussian", "Gaussian σ", 0.5),
-    ("pure", "pure ε", 3),
-    ("logistic", "Logistic scale s", 0.5),
-])
+@pytest.mark.parametrize(
+    "kind, label, value",
+    [
+        ("gaussian", "Gaussian σ", 0.5),
+        ("pure", "pure ε", 3),
+        ("logistic", "Logistic scale s", 0.5),
+    ],
+)
 def test_each_one_parameter_slider(open_app, kind, label, value):
     app = _open(open_app)
     _select_mechanism(app, kind)
@@ -172,7 +191,7 @@ def test_each_one_parameter_slider(open_app, kind, label, value):
     app.set_slider(label, value)
     v = _snap(label, value)
     _assert_setting(app, kind, (v,))
-    if kind == "gaussian":   # exactly 1/σ-GDP
+    if kind == "gaussian":  # exactly 1/σ-GDP
         lo, hi = C.gdp_measure(M.Gaussian(v).profile, tol=P.MEASURE_TOL)
         assert f"{hi:.6g}" in _verdict_text(app)
     assert app.message() == ""
@@ -189,8 +208,8 @@ def test_subbotin_scale_and_shape_sliders(open_app):
     app.set_slider("Subbotin shape r", 3)
     _assert_setting(app, "subbotin", (s, 3.0))
     assert "not GDP" in _verdict_text(app) and "heavier than Gaussian" in _verdict_text(app)
-    assert len(app.plots()[0]) == 3    # no certified μ_upper curve
-    app.press_slider("Subbotin shape r", "ArrowLeft", 1)   # step 0.05
+    assert len(app.plots()[0]) == 3  # no certified μ_upper curve
+    app.press_slider("Subbotin shape r", "ArrowLeft", 1)  # step 0.05
     _assert_setting(app, "subbotin", (s, 2.95))
 
 
@@ -200,7 +219,7 @@ def test_equation_sliders_naive_and_refined(open_app):
     _assert_setting(app, "equation", (2.0, 1.0, 2.0))
     text = _verdict_text(app)
     assert "Naive inversion: not GDP" in text and "Refined profile: GDP" in text
-    app.set_slider("equation σ", 20)       # on the step grid: exact
+    app.set_slider("equation σ", 20)  # on the step grid: exact
     _assert_setting(app, "equation", (2.0, 1.0, 20.0))
     app.set_slider("equation A", 5)
     a = _snap("equation A", 5)
@@ -216,14 +235,14 @@ def test_mu_values_and_view_toggle(open_app):
     _assert_setting(app, "laplace", (1.0,), (0.5, 3.0, 4.0))
     app.page.locator(".widget-toggle-buttons button", has_text="trade-off").click()
     app.page.wait_for_function(
-        "() => document.querySelector('.dpexplore-tradeoff-plot').offsetParent !== null",
-        timeout=20_000)
+        "() => document.querySelector('.dpexplore-tradeoff-plot').offsetParent !== null", timeout=20_000
+    )
     # the μ values changed while the trade-off plot was hidden: it redraws a frame after it is
     # shown (reading it in between saw the old μ curves once in CI)
     app.wait_shown_current()
     assert not _visible(app, "dpexplore-profile-plot")
     _assert_setting(app, "laplace", (1.0,), (0.5, 3.0, 4.0))
-    app.set_slider(0, 0.1)     # sliders still drive the (now visible) trade-off plot
+    app.set_slider(0, 0.1)  # sliders still drive the (now visible) trade-off plot
     _assert_setting(app, "laplace", (0.1,), (0.5, 3.0, 4.0))
 
 

@@ -4,6 +4,7 @@ After every action the plotted numbers are compared with what the core computes 
 setting (``compute_rdp_explorer``, i.e. conversions.pure_to_rdp / pure_to_zcdp / rdp_to_approx,
 Laplace.calibrate(ε).rdp and Gaussian.calibrate(ε, δ).rdp).
 """
+
 from __future__ import annotations
 
 import time
@@ -22,8 +23,6 @@ pytestmark = pytest.mark.browser
 APP = "rdp_explorer.ipynb"
 DEFAULT = RDPSpec(eps=1.0, delta=1e-6, alpha_max=100.0)
 RTOL = 1e-12
-
-
 
 
 def _initial_state(app) -> None:

@@ -2,6 +2,7 @@
 "Link to this view" gives the current state back, and a bad or unknown value shows the inline
 message (with a short excerpt) while the default is used. With Voilà's preheated kernels the
 widgets render before the kernel connection is live: the query must still arrive."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,9 +24,12 @@ def test_a_shared_link_sets_the_controls_and_bad_values_say_so(browser, served):
     try:
         page.wait_for_function(
             """() => [...document.querySelectorAll('.widget-slider .widget-readout')]
-                  .map(e => e.textContent.trim()).includes('1,000')""", timeout=20_000)
-        readouts = page.eval_on_selector_all(".widget-slider .widget-readout",
-                                             "els => els.map(e => e.textContent.trim())")
+                  .map(e => e.textContent.trim()).includes('1,000')""",
+            timeout=20_000,
+        )
+        readouts = page.eval_on_selector_all(
+            ".widget-slider .widget-readout", "els => els.map(e => e.textContent.trim())"
+        )
         assert "0.500" in readouts and "1,000" in readouts, readouts
         page.locator("button", has_text="Link to this view").click()
         link = page.locator("input.dpexplore-link").input_value()
@@ -36,7 +40,8 @@ def test_a_shared_link_sets_the_controls_and_bad_values_say_so(browser, served):
     try:
         page.wait_for_function(
             "() => [...document.querySelectorAll('.dpexplore-message')].some(e => e.offsetParent !== null)",
-            timeout=20_000)
+            timeout=20_000,
+        )
         msg = page.locator(".dpexplore-message").inner_text()
         assert "mu" in msg and "not a number" in msg and "default" in msg, msg
         assert "x" * 100 not in msg, "the message echoes the whole bad value"

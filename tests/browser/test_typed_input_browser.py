@@ -2,6 +2,7 @@
 readout or a number box to the kernel, which reads it as a person means it. Before, ipywidgets
 read "1,500" as 1, "5e2" in an integer field as 5, and number boxes dropped characters as they
 were typed ("0x10" became 10)."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,14 +24,18 @@ def _wait_readout(app, label: str, text: str) -> None:
         """([label, text]) => [...document.querySelectorAll('.widget-slider')].some(s =>
              (s.querySelector('.widget-label') || {}).textContent?.includes(label) &&
              s.querySelector('.widget-readout').textContent.trim().replaceAll(',', '') === text.replaceAll(',', ''))""",
-        arg=[label, text], timeout=20_000)
+        arg=[label, text],
+        timeout=20_000,
+    )
 
 
 def _wait_message(app, needle: str) -> str:
     app.page.wait_for_function(
         """(t) => [...document.querySelectorAll('.dpexplore-message')]
                    .some(e => e.offsetParent !== null && e.innerText.includes(t))""",
-        arg=needle, timeout=20_000)
+        arg=needle,
+        timeout=20_000,
+    )
     return app.message()
 
 
@@ -68,8 +73,9 @@ def test_slider_readouts_read_separators_and_scientific_notation(open_app):
 
 def test_number_boxes_keep_every_character(open_app):
     app = open_app("mechanisms_lab.ipynb")
-    box = app.reveal(app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed"))
-                     .locator("input")).first
+    box = app.reveal(
+        app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
+    ).first
     before = box.input_value()
     _type_into(app, box, "0x10")
     msg = _wait_message(app, "is not a number")

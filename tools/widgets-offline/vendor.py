@@ -18,6 +18,7 @@ the anywidget front end of the installed anywidget)::
     python tools/widgets-offline/vendor.py [--html-manager 1.0.15] [--anywidget 0.11.0] \
         [--requirejs 2.3.8] [--fontawesome 5.15.4]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,8 +88,7 @@ THE SOFTWARE.
 
 
 def unpack(spec: str, tmp: pathlib.Path) -> tuple[pathlib.Path, dict]:
-    r = subprocess.run(["npm", "pack", "--silent", spec], cwd=tmp, capture_output=True, text=True,
-                       check=True)
+    r = subprocess.run(["npm", "pack", "--silent", spec], cwd=tmp, capture_output=True, text=True, check=True)
     tgz = tmp / r.stdout.strip().splitlines()[-1]
     dest = tmp / tgz.stem
     with tarfile.open(tgz) as t:
@@ -140,7 +140,7 @@ def main() -> None:
             f"{LICENSE.name}. */",
             (rq / "require.js").read_text(),
             "(function (define) {\n" + anywidget + "\n})(function (deps, factory) { "
-            "return window.define(\"anywidget\", deps, factory); });",
+            'return window.define("anywidget", deps, factory); });',
             f'{FONT_VAR}="data:font/woff2;base64,{base64.b64encode(solid).decode()}";',
             embed,
         ]
@@ -158,7 +158,8 @@ def main() -> None:
             f"{(fa / 'LICENSE.txt').read_text()}"
             # Font Awesome's license names the OFL by URL only; the OFL asks for its full text
             f"\n== SIL Open Font License 1.1 (the license of the Font Awesome font above) ==\n\n"
-            f"{(pathlib.Path(__file__).with_name('OFL-1.1.txt')).read_text()}")
+            f"{(pathlib.Path(__file__).with_name('OFL-1.1.txt')).read_text()}"
+        )
     print(f"{OUT.relative_to(REPO)}: {OUT.stat().st_size / 1e6:.2f} MB")
 
 
