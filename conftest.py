@@ -11,6 +11,7 @@ mpmath's working precision is global, and test modules set it at import (``mp.mp
 the last module collected would set it for every test. Each module's tests run at the precision
 that module set (recorded when it was imported) instead.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,7 @@ def pytest_make_collect_report(collector):
     """Record the mpmath precision a test module set at import (it imports here)."""
     yield
     if isinstance(collector, pytest.Module) and "mpmath" in sys.modules:
-        obj = getattr(collector, "_obj", None)   # the imported module, if the import succeeded
+        obj = getattr(collector, "_obj", None)  # the imported module, if the import succeeded
         if obj is not None and "mp" in vars(obj):
             obj.__dict__.setdefault("_MP_DPS", sys.modules["mpmath"].mp.dps)
 

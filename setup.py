@@ -6,6 +6,7 @@ front of ``sdist``, so that an sdist carries the built assets and installs witho
 It builds only what is missing or out of date (see tools/build_js.py); ``DPEXPLORE_SKIP_JS=1``
 skips it.
 """
+
 import os
 import pathlib
 import sys
