@@ -818,16 +818,14 @@ def serve_template(path: str, server_pid: int) -> None:
             importlib.import_module(name)
         except Exception as e:  # noqa: BLE001 - a module that fails is imported by the kernel
             print(f"dpexplore template: {name} not imported: {e}", file=sys.stderr)
-    if threading.active_count() != 1:  # a thread does not cross a fork: serve nothing
-        print(
-            f"dpexplore template: an import started a thread ({[t.name for t in threading.enumerate()]}); not forking",
-            file=sys.stderr,
-        )
-        return
     global _SHELL, _MODULE_FILES
     _SHELL = _make_shell()
-    if threading.active_count() != 1:
-        print("dpexplore template: making the shell started a thread; not forking", file=sys.stderr)
+    if threading.active_count() != 1:  # a thread does not cross a fork: serve nothing
+        print(
+            "dpexplore template: an import or the shell started a thread "
+            f"({[t.name for t in threading.enumerate()]}); not forking",
+            file=sys.stderr,
+        )
         return
     gc.collect()
     _MODULE_FILES = _module_files()  # last: its objects lie together, after the collection
