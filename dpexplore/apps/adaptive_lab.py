@@ -64,6 +64,7 @@ from ..teaching import (
 from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
+from ..ui.views import line_trace, marker_trace
 from ._checks import Param, check_params, params_by_name
 
 __all__ = [
@@ -513,49 +514,48 @@ class AdaptiveLabController(StagedController):
             k = res.k
             on = {"xaxis": xa, "yaxis": ya, "showlegend": xa == "x"}
             out += [
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": "training set" + run,
-                    "x": k,
-                    "y": res.train,
-                    "line": {"color": _TRAIN, "width": 2},
-                    "marker": {"symbol": "square"},
-                    "legendgroup": "train",
+                line_trace(
+                    "training set" + run,
+                    k,
+                    res.train,
+                    _TRAIN,
+                    mode="lines+markers",
+                    marker={"symbol": "square"},
+                    legendgroup="train",
                     **on,
-                },
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": "holdout" + run,
-                    "x": k,
-                    "y": res.holdout,
-                    "line": {"color": _HOLD, "width": 2},
-                    "marker": {"symbol": "circle"},
-                    "legendgroup": "holdout",
+                ),
+                line_trace(
+                    "holdout" + run,
+                    k,
+                    res.holdout,
+                    _HOLD,
+                    mode="lines+markers",
+                    marker={"symbol": "circle"},
+                    legendgroup="holdout",
                     **on,
-                },
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": "fresh data" + run,
-                    "x": k,
-                    "y": res.fresh,
-                    "line": {"color": _FRESH, "width": 2, "dash": "dot"},
-                    "marker": {"symbol": "diamond"},
-                    "legendgroup": "fresh",
+                ),
+                line_trace(
+                    "fresh data" + run,
+                    k,
+                    res.fresh,
+                    _FRESH,
+                    2,
+                    "dot",
+                    mode="lines+markers",
+                    marker={"symbol": "diamond"},
+                    legendgroup="fresh",
                     **on,
-                },
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "true accuracy 1/2" + run,
-                    "x": [k[0], k[-1]],
-                    "y": [0.5, 0.5],
-                    "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
-                    "legendgroup": "half",
+                ),
+                line_trace(
+                    "true accuracy 1/2" + run,
+                    [k[0], k[-1]],
+                    [0.5, 0.5],
+                    OKABE_ITO[7],
+                    1,
+                    "dash",
+                    legendgroup="half",
                     **on,
-                },
+                ),
             ]
         return out
 
@@ -609,51 +609,19 @@ class AdaptiveLabController(StagedController):
         cv, n = r.curves, GEN_N_GRID
         c = r.calc
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "via DP: sqrt(τ² − ln2/(2n))",
-                "x": n,
-                "y": cv["sq_eps"],
-                "line": {"color": OKABE_ITO[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "pure max-information: τ²",
-                "x": n,
-                "y": cv["pure_eps"],
-                "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "approx. max-information: τ",
-                "x": n,
-                "y": cv["take2_eps"],
-                "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "general theorem at β: sqrt(ln(1/β)/(2n))",
-                "x": n,
-                "y": cv["gen_eps"],
-                "line": {"color": OKABE_ITO[1], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen n = {c.n:,}",
-                "x": [c.n] * 4,
-                "y": [c.sq_eps if c.sq_eps else None, c.pure_eps, c.take2_eps, c.gen_eps],
-                "marker": {
-                    "color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4], OKABE_ITO[1]],
-                    "size": 10,
-                    "symbol": "x",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            },
+            line_trace("via DP: sqrt(τ² − ln2/(2n))", n, cv["sq_eps"], OKABE_ITO[0]),
+            line_trace("pure max-information: τ²", n, cv["pure_eps"], OKABE_ITO[3], 2, "dash"),
+            line_trace("approx. max-information: τ", n, cv["take2_eps"], OKABE_ITO[4], 2, "dot"),
+            line_trace("general theorem at β: sqrt(ln(1/β)/(2n))", n, cv["gen_eps"], OKABE_ITO[1]),
+            marker_trace(
+                f"chosen n = {c.n:,}",
+                [c.n] * 4,
+                [c.sq_eps if c.sq_eps else None, c.pure_eps, c.take2_eps, c.gen_eps],
+                [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4], OKABE_ITO[1]],
+                "x",
+                10,
+                outline="#000000",
+            ),
         ]
 
     @staticmethod
@@ -662,55 +630,23 @@ class AdaptiveLabController(StagedController):
         c = r.calc
         clip = lambda a: np.where(np.asarray(a) < 1.0, a, np.nan)  # noqa: E731 - P ≥ 1 says nothing
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "via DP: 3√2 e^(−nτ²)",
-                "x": n,
-                "y": clip(cv["sq_fail"]),
-                "line": {"color": OKABE_ITO[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "τ²-DP, pure max-inf.: 2e^(−nτ²)",
-                "x": n,
-                "y": clip(cv["pure_fail"]),
-                "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "τ-DP, approx. max-inf. (take 2)",
-                "x": n,
-                "y": clip(cv["take2_fail"]),
-                "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "fixed query (Hoeffding): 2e^(−2nτ²)",
-                "x": n,
-                "y": clip(cv["hoeffding"]),
-                "line": {"color": OKABE_ITO[7], "width": 1},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen n = {c.n:,}",
-                "x": [c.n] * 3,
-                "y": [
+            line_trace("via DP: 3√2 e^(−nτ²)", n, clip(cv["sq_fail"]), OKABE_ITO[0]),
+            line_trace("τ²-DP, pure max-inf.: 2e^(−nτ²)", n, clip(cv["pure_fail"]), OKABE_ITO[3], 2, "dash"),
+            line_trace("τ-DP, approx. max-inf. (take 2)", n, clip(cv["take2_fail"]), OKABE_ITO[4], 2, "dot"),
+            line_trace("fixed query (Hoeffding): 2e^(−2nτ²)", n, clip(cv["hoeffding"]), OKABE_ITO[7], 1),
+            marker_trace(
+                f"chosen n = {c.n:,}",
+                [c.n] * 3,
+                [
                     c.sq_fail if c.sq_fail is not None and c.sq_fail < 1 else None,
                     c.pure_fail if c.pure_fail < 1 else None,
                     c.take2_fail if c.take2_fail < 1 else None,
                 ],
-                "marker": {
-                    "color": [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4]],
-                    "size": 10,
-                    "symbol": "x",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            },
+                [OKABE_ITO[0], OKABE_ITO[3], OKABE_ITO[4]],
+                "x",
+                10,
+                outline="#000000",
+            ),
         ]
 
     def figures(self, r: AdaptiveResult) -> list[PlotlyWidget]:
@@ -745,12 +681,9 @@ class AdaptiveLabController(StagedController):
 
     def render(self, r: AdaptiveResult) -> None:
         if r.naive is not self.result.naive or r.thresholdout is not self.result.thresholdout:
-            with self.fig_reuse.batch_update():
-                self.fig_reuse.update(data=self._reuse_traces(r))
-        with self.fig_eps.batch_update():
-            self.fig_eps.update(data=self._eps_traces(r))
-        with self.fig_fail.batch_update():
-            self.fig_fail.update(data=self._fail_traces(r))
+            self.fig_reuse.update(data=self._reuse_traces(r))
+        self.fig_eps.update(data=self._eps_traces(r))
+        self.fig_fail.update(data=self._fail_traces(r))
         self._readouts(r)
 
     def _readouts(self, r: AdaptiveResult) -> None:

@@ -63,6 +63,7 @@ from .adaptive_lab import Memo, StagedController
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
 
 __all__ = [
     "MECHANISMS",
@@ -500,30 +501,13 @@ class AuditLabController(StagedController):
         claim = f"claimed ({s.eps:.3g}, {r.audit.delta:.3g})-DP" if r.audit.delta else f"claimed {s.eps:.3g}-DP"
         colour = _BAD if r.exposed else OKABE_ITO[7]
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"true trade-off of the mechanism (ε = {r.eps_true:.3g})",
-                "x": ALPHA_GRID,
-                "y": r.true_beta,
-                "line": {"color": OKABE_ITO[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": claim,
-                "x": ALPHA_GRID,
-                "y": r.claimed_beta,
-                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"certified by the audit: ε_lb = {a.eps_lb:.3g}",
-                "x": ALPHA_GRID,
-                "y": r.certified_beta,
-                "line": {"color": colour, "width": 1.5, "dash": "dot"},
-            },
+            line_trace(
+                f"true trade-off of the mechanism (ε = {r.eps_true:.3g})", ALPHA_GRID, r.true_beta, OKABE_ITO[0]
+            ),
+            line_trace(claim, ALPHA_GRID, r.claimed_beta, OKABE_ITO[1], 2, "dash"),
+            line_trace(
+                f"certified by the audit: ε_lb = {a.eps_lb:.3g}", ALPHA_GRID, r.certified_beta, colour, 1.5, "dot"
+            ),
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -532,14 +516,15 @@ class AuditLabController(StagedController):
                 "y": a.fnr,
                 "marker": {"color": OKABE_ITO[5], "size": 4},
             },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "the audit's test (fresh samples)",
-                "x": [a.fpr_at_threshold],
-                "y": [a.fnr_at_threshold],
-                "marker": {"color": colour, "size": 12, "symbol": "star", "line": {"color": "#000000", "width": 1}},
-            },
+            marker_trace(
+                "the audit's test (fresh samples)",
+                [a.fpr_at_threshold],
+                [a.fnr_at_threshold],
+                colour,
+                "star",
+                12,
+                outline="#000000",
+            ),
         ]
 
     @staticmethod
@@ -548,49 +533,33 @@ class AuditLabController(StagedController):
         top = max(float(np.nanmax(r.ideal_lb)), r.eps_true, s.eps) * 1.05
         colour = _BAD if r.exposed else OKABE_ITO[7]
         out = [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"ideal: tight {r.eps_true:.3g}-DP test, expected counts",
-                "x": TRIALS_GRID,
-                "y": r.ideal_lb,
-                "line": {"color": OKABE_ITO[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "this audit's test, expected counts",
-                "x": TRIALS_GRID,
-                "y": r.test_lb,
-                "line": {"color": OKABE_ITO[4], "width": 2, "dash": "dashdot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"claimed ε = {s.eps:.3g}",
-                "x": [TRIALS_GRID[0], TRIALS_GRID[-1]],
-                "y": [s.eps, s.eps],
-                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"simulated audit: ε_lb = {r.audit.eps_lb:.3g}",
-                "x": [s.trials],
-                "y": [r.audit.eps_lb],
-                "marker": {"color": colour, "size": 13, "symbol": "star", "line": {"color": "#000000", "width": 1}},
-            },
+            line_trace(
+                f"ideal: tight {r.eps_true:.3g}-DP test, expected counts", TRIALS_GRID, r.ideal_lb, OKABE_ITO[0]
+            ),
+            line_trace("this audit's test, expected counts", TRIALS_GRID, r.test_lb, OKABE_ITO[4], 2, "dashdot"),
+            line_trace(
+                f"claimed ε = {s.eps:.3g}", [TRIALS_GRID[0], TRIALS_GRID[-1]], [s.eps, s.eps], OKABE_ITO[1], 2, "dash"
+            ),
+            marker_trace(
+                f"simulated audit: ε_lb = {r.audit.eps_lb:.3g}",
+                [s.trials],
+                [r.audit.eps_lb],
+                colour,
+                "star",
+                13,
+                outline="#000000",
+            ),
         ]
         if r.trials_needed is not None:
             out.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"trials needed for 90 % of ε: {r.trials_needed:,}",
-                    "x": [r.trials_needed, r.trials_needed],
-                    "y": [0.0, top],
-                    "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"},
-                }
+                line_trace(
+                    f"trials needed for 90 % of ε: {r.trials_needed:,}",
+                    [r.trials_needed, r.trials_needed],
+                    [0.0, top],
+                    OKABE_ITO[2],
+                    1.5,
+                    "dot",
+                )
             )
         return out
 
@@ -601,74 +570,62 @@ class AuditLabController(StagedController):
         x_ends = [int(ms[0]), int(ms[-1])]
         colours = [(_BAD if v > s.eps else OKABE_ITO[0]) for v in r.one_run_lb]
         return [
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "one-run ε_lb",
-                "x": ms,
-                "y": r.one_run_lb,
-                "line": {"color": OKABE_ITO[0], "width": 2},
-                "marker": {"color": colours, "size": 9},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"claimed ε = {s.eps:.3g}",
-                "x": x_ends,
-                "y": [s.eps, s.eps],
-                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"true ε = {r.eps_true:.3g}",
-                "x": x_ends,
-                "y": [r.eps_true, r.eps_true],
-                "line": {"color": OKABE_ITO[2], "width": 1.5, "dash": "dot"},
-            },
+            line_trace(
+                "one-run ε_lb",
+                ms,
+                r.one_run_lb,
+                OKABE_ITO[0],
+                mode="lines+markers",
+                marker={"color": colours, "size": 9},
+            ),
+            line_trace(f"claimed ε = {s.eps:.3g}", x_ends, [s.eps, s.eps], OKABE_ITO[1], 2, "dash"),
+            line_trace(f"true ε = {r.eps_true:.3g}", x_ends, [r.eps_true, r.eps_true], OKABE_ITO[2], 1.5, "dot"),
         ]
 
     def figures(self, r: AuditLabResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "y": -0.3}
         self.fig_tradeoff = PlotlyWidget(
             self._tradeoff_traces(r),
-            {
-                "title": {"text": "Empirical errors: all must lie above the true curve"},
-                "xaxis": {"title": {"text": "α = false-positive rate (type I error)"}, "range": [0, 1]},
-                "yaxis": {"title": {"text": "β = false-negative rate (type II error)"}, "range": [0, 1]},
-                "legend": legend,
-                "height": 500,
-            },
+            axes_layout(
+                "Empirical errors: all must lie above the true curve",
+                "α = false-positive rate (type I error)",
+                "β = false-negative rate (type II error)",
+                xaxis={"range": [0, 1]},
+                yaxis={"range": [0, 1]},
+                legend=legend,
+                height=500,
+            ),
         )
         self.fig_trials = PlotlyWidget(
             self._trials_traces(r),
-            {
-                "title": {"text": "ε_lb vs number of trials per input"},
-                "xaxis": {"title": {"text": "trials per input"}, "type": "log", "exponentformat": "power"},
-                "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
-                "legend": legend,
-                "height": 500,
-            },
+            axes_layout(
+                "ε_lb vs number of trials per input",
+                "trials per input",
+                "ε lower bound",
+                xaxis=LOG_AXIS,
+                yaxis={"rangemode": "tozero"},
+                legend=legend,
+                height=500,
+            ),
         )
         self.fig_one_run = PlotlyWidget(
             self._one_run_traces(r),
-            {
-                "title": {"text": "One-run audit: ε_lb vs number of canaries m"},
-                "xaxis": {"title": {"text": "canaries m (one run)"}, "type": "log", "exponentformat": "power"},
-                "yaxis": {"title": {"text": "ε lower bound"}, "rangemode": "tozero"},
-                "legend": legend,
-                "height": 460,
-            },
+            axes_layout(
+                "One-run audit: ε_lb vs number of canaries m",
+                "canaries m (one run)",
+                "ε lower bound",
+                xaxis=LOG_AXIS,
+                yaxis={"rangemode": "tozero"},
+                legend=legend,
+                height=460,
+            ),
         )
         return [self.fig_tradeoff, self.fig_trials, self.fig_one_run]
 
     def render(self, r: AuditLabResult) -> None:
-        with self.fig_tradeoff.batch_update():
-            self.fig_tradeoff.update(data=self._tradeoff_traces(r))
-        with self.fig_trials.batch_update():
-            self.fig_trials.update(data=self._trials_traces(r))
-        with self.fig_one_run.batch_update():
-            self.fig_one_run.update(data=self._one_run_traces(r))
+        self.fig_tradeoff.update(data=self._tradeoff_traces(r))
+        self.fig_trials.update(data=self._trials_traces(r))
+        self.fig_one_run.update(data=self._one_run_traces(r))
         self.verdict.value = verdict_html(r)
 
     def snippet(self) -> str | None:

@@ -69,7 +69,17 @@ from .._validation import check_delta, check_k, check_positive
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ..ui.views import attack_layout, matched_mu, object_traces, profile_curves, profile_layout, tradeoff_layout
+from ..ui.views import (
+    LOG_AXIS,
+    attack_layout,
+    axes_layout,
+    marker_trace,
+    matched_mu,
+    object_traces,
+    profile_curves,
+    profile_layout,
+    tradeoff_layout,
+)
 
 __all__ = [
     "CompositionSpec",
@@ -581,35 +591,31 @@ class CompositionController(Controller):
         # the legend's text does not change with k, and no annotation box competes with it; the
         # legend draws the marker itself (a name starting with it showed "◆ ◆" on the projector)
         traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "each bound at the chosen k",
-                "meta": {"present_name": "at the chosen k"},
-                "x": [r.spec.k] * len(names),
-                "y": _display([r.at_k[n] for n in names]),
-                "text": [THEOREMS[n] for n in names],
-                "hovertemplate": "%{text}: ε = %{y:.4g}<extra></extra>",
-                "marker": {
-                    "color": [_COLOURS[n] for n in names],
-                    "size": 11,
-                    "symbol": "diamond",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            }
+            marker_trace(
+                "each bound at the chosen k",
+                [r.spec.k] * len(names),
+                _display([r.at_k[n] for n in names]),
+                [_COLOURS[n] for n in names],
+                "diamond",
+                11,
+                outline="#000000",
+                meta={"present_name": "at the chosen k"},
+                text=[THEOREMS[n] for n in names],
+                hovertemplate="%{text}: ε = %{y:.4g}<extra></extra>",
+            )
         )
         traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "first k where a bound is below basic",
-                "meta": {"present_name": "first k below basic"},
-                "x": [c[1] for c in r.crossovers],
-                "y": [c[2] for c in r.crossovers],
-                "marker": {"color": "#000000", "size": 12, "symbol": "x"},
-                "text": [_SHORT[c[0]] for c in r.crossovers],
-                "hovertemplate": "%{text} &lt; basic from k = %{x}<extra></extra>",
-            }
+            marker_trace(
+                "first k where a bound is below basic",
+                [c[1] for c in r.crossovers],
+                [c[2] for c in r.crossovers],
+                "#000000",
+                "x",
+                12,
+                meta={"present_name": "first k below basic"},
+                text=[_SHORT[c[0]] for c in r.crossovers],
+                hovertemplate="%{text} &lt; basic from k = %{x}<extra></extra>",
+            )
         )
         return traces
 
@@ -649,22 +655,18 @@ class CompositionController(Controller):
             )
         names = list(r.noise_at_k)
         traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"at k = {r.spec.k:,}",
-                "showlegend": False,
-                "x": [r.spec.k] * len(names),
-                "y": _display([r.noise_at_k[n] for n in names]),
-                "text": [NOISE_CURVES[n] for n in names],
-                "hovertemplate": "%{text}: b = %{y:.4g}<extra></extra>",
-                "marker": {
-                    "color": [_COLOURS[n] for n in names],
-                    "size": 10,
-                    "symbol": "diamond",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            }
+            marker_trace(
+                f"at k = {r.spec.k:,}",
+                [r.spec.k] * len(names),
+                _display([r.noise_at_k[n] for n in names]),
+                [_COLOURS[n] for n in names],
+                "diamond",
+                10,
+                outline="#000000",
+                showlegend=False,
+                text=[NOISE_CURVES[n] for n in names],
+                hovertemplate="%{text}: b = %{y:.4g}<extra></extra>",
+            )
         )
         return traces
 
@@ -672,26 +674,30 @@ class CompositionController(Controller):
         legend = {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}}
         main = PlotlyWidget(
             data=self._main_traces(r),
-            layout={
-                "title": {"text": "Total ε of k composed (ε, δ)-DP steps, all at total δ′"},
-                "xaxis": {"title": {"text": "k (number of composed steps)"}, "type": "log"},
-                "yaxis": {"title": {"text": "total ε (nats)"}, "type": "log", "exponentformat": "power"},
-                "legend": legend,
-                "height": 480,
-                "margin": {"r": 20},
+            layout=axes_layout(
+                "Total ε of k composed (ε, δ)-DP steps, all at total δ′",
+                "k (number of composed steps)",
+                "total ε (nats)",
+                xaxis={"type": "log"},
+                yaxis=LOG_AXIS,
+                legend=legend,
+                height=480,
+                margin={"r": 20},
                 **self._main_layout(r),
-            },
+            ),
         )
         noise = PlotlyWidget(
             data=self._noise_traces(r),
-            layout={
-                "title": {"text": "Noise per query for a fixed total budget (ε_T, δ′); ◆ at the chosen k"},
-                "xaxis": {"title": {"text": "k (number of sensitivity-1 queries)"}, "type": "log"},
-                "yaxis": {"title": {"text": "Laplace scale b per query"}, "type": "log", "exponentformat": "power"},
-                "legend": legend,
-                "height": 420,
-                "shapes": self._main_layout(r)["shapes"],
-            },
+            layout=axes_layout(
+                "Noise per query for a fixed total budget (ε_T, δ′); ◆ at the chosen k",
+                "k (number of sensitivity-1 queries)",
+                "Laplace scale b per query",
+                xaxis={"type": "log"},
+                yaxis=LOG_AXIS,
+                legend=legend,
+                height=420,
+                shapes=self._main_layout(r)["shapes"],
+            ),
         )
         views = self._k_runs_traces(r)
         self._k_runs_drawn = r.spec
@@ -736,8 +742,7 @@ class CompositionController(Controller):
             return
         views = self._k_runs_traces(r)
         for fig, key in zip(self.k_runs_figs, ("profile", "tradeoff", "attack")):
-            with fig.batch_update():
-                fig.update(data=views[key])
+            fig.update(data=views[key])
         self._k_runs_drawn = r.spec
 
     def render(self, r: CompositionResult) -> None:

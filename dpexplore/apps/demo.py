@@ -30,6 +30,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace
 
 __all__ = [
     "DemoSpec",
@@ -105,14 +106,7 @@ class DemoController(Controller):
         # δ = 0 cannot be drawn on a log axis: to_json turns it into a gap via NaN → None
         y = np.where(r.delta_grid > 0, r.delta_grid, np.nan)
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "δ_μ(ε)",
-                "x": r.eps_grid,
-                "y": y,
-                "line": {"color": OKABE_ITO[0], "width": 2},
-            },
+            line_trace("δ_μ(ε)", r.eps_grid, y, OKABE_ITO[0]),
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -124,17 +118,11 @@ class DemoController(Controller):
         ]
 
     def figures(self, result: DemoResult) -> list[PlotlyWidget]:
-        layout = {
-            "title": {"text": "Privacy profile of μ-GDP"},
-            "xaxis": {"title": {"text": "ε"}},
-            "yaxis": {"title": {"text": "δ(ε)"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True,
-        }
+        layout = axes_layout("Privacy profile of μ-GDP", "ε", "δ(ε)", yaxis=LOG_AXIS, showlegend=True)
         return [PlotlyWidget(data=self._traces(result), layout=layout)]
 
     def render(self, result: DemoResult) -> None:
-        with self.figs[0].batch_update():
-            self.figs[0].update(data=self._traces(result))
+        self.figs[0].update(data=self._traces(result))
         self.readout.value = self._readout_text(result)
 
     @staticmethod

@@ -49,6 +49,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
@@ -431,28 +432,10 @@ class DownSensitivityController(Controller):
         t = curve_x(r)
         below = _P_FLOOR / 10
         out = []
-        out.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": METHODS[0],
-                "x": g,
-                "y": np.maximum(r.pmf_em[keep], below),
-                "line": {"color": _COLOURS[0], "width": 2, "shape": "hvh"},
-            }
-        )
+        out.append(line_trace(METHODS[0], g, np.maximum(r.pmf_em[keep], below), _COLOURS[0], shape="hvh"))
         # the binary search returns only some grid points (its tree's leaves) with any weight:
         # one marker per grid point, those below the floor off the plot
-        out.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": METHODS[1],
-                "x": g,
-                "y": np.maximum(r.pmf_bs[keep], below),
-                "marker": {"color": _COLOURS[1], "size": 5, "symbol": "diamond"},
-            }
-        )
+        out.append(marker_trace(METHODS[1], g, np.maximum(r.pmf_bs[keep], below), _COLOURS[1], "diamond", 5))
         for i, est in ((2, r.clip), (3, r.glob)):
             out.append(
                 {
@@ -465,25 +448,11 @@ class DownSensitivityController(Controller):
                 }
             )
         out.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"true value f(x) = {_v(r.f_value, r.spec.query)}",
-                "x": [r.f_value, r.f_value],
-                "y": [below, 1.0],
-                "line": {"color": "#000000", "width": 2},
-            }
+            line_trace(
+                f"true value f(x) = {_v(r.f_value, r.spec.query)}", [r.f_value, r.f_value], [below, 1.0], "#000000"
+            )
         )
-        out.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "f(x) − DS<sup>2τ</sup>(x)",
-                "x": [r.low, r.low],
-                "y": [below, 1.0],
-                "line": {"color": "#000000", "width": 1.5, "dash": "dot"},
-            }
-        )
+        out.append(line_trace("f(x) − DS<sup>2τ</sup>(x)", [r.low, r.low], [below, 1.0], "#000000", 1.5, "dot"))
         return out
 
     @staticmethod
@@ -492,38 +461,16 @@ class DownSensitivityController(Controller):
         g = r.grid[i0:i1]
         tau = float(r.tau)
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "loss ℓ(x, y)",
-                "x": g,
-                "y": r.loss[i0:i1].astype(float),
-                "line": {"color": _COLOURS[0], "width": 2.5, "shape": "hv"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "shifted loss ℓ*(x, y)",
-                "x": g,
-                "y": r.shifted[i0:i1],
-                "line": {"color": _COLOURS[2], "width": 2, "shape": "hv", "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"τ = {r.tau}",
-                "x": [g[0], g[-1]],
-                "y": [tau, tau],
-                "line": {"color": "#555555", "width": 1.5, "dash": "dot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "f(x) and f(x) − DS<sup>2τ</sup>(x)",
-                "x": [r.f_value, r.f_value, None, r.low, r.low],
-                "y": [-tau, 4 * tau, None, -tau, 4 * tau],
-                "line": {"color": "#000000", "width": 1.5},
-            },
+            line_trace("loss ℓ(x, y)", g, r.loss[i0:i1].astype(float), _COLOURS[0], 2.5, shape="hv"),
+            line_trace("shifted loss ℓ*(x, y)", g, r.shifted[i0:i1], _COLOURS[2], 2, "dash", shape="hv"),
+            line_trace(f"τ = {r.tau}", [g[0], g[-1]], [tau, tau], "#555555", 1.5, "dot"),
+            line_trace(
+                "f(x) and f(x) − DS<sup>2τ</sup>(x)",
+                [r.f_value, r.f_value, None, r.low, r.low],
+                [-tau, 4 * tau, None, -tau, 4 * tau],
+                "#000000",
+                1.5,
+            ),
         ]
 
     @staticmethod
@@ -537,14 +484,7 @@ class DownSensitivityController(Controller):
     def _figure1_traces() -> list[dict]:
         loss = ds.loss_max(FIGURE1_X, _FIG1_Y).astype(float)
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "ℓ(x, y), f = max",
-                "x": _FIG1_Y,
-                "y": loss,
-                "line": {"color": _COLOURS[0], "width": 3, "shape": "hv"},
-            },
+            line_trace("ℓ(x, y), f = max", _FIG1_Y, loss, _COLOURS[0], 3, shape="hv"),
             {
                 "type": "scatter",
                 "mode": "markers+text",
@@ -555,14 +495,7 @@ class DownSensitivityController(Controller):
                 "textposition": "top right",
                 "marker": {"color": _COLOURS[0], "size": 9},
             },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "true maximum = 5",
-                "x": [5.0, 5.0],
-                "y": [0.0, 34.0],
-                "line": {"color": OKABE_ITO[3], "width": 2.5, "dash": "dash"},
-            },
+            line_trace("true maximum = 5", [5.0, 5.0], [0.0, 34.0], OKABE_ITO[3], 2.5, "dash"),
         ]
 
     def figures(self, r: DownSensitivityResult) -> list[PlotlyWidget]:
@@ -570,18 +503,14 @@ class DownSensitivityController(Controller):
         margin = {"l": 60, "r": 20, "t": 40, "b": 40}
         self.fig_est = PlotlyWidget(
             self._estimate_traces(r),
-            {
-                "title": {"text": "Distribution of each estimate (exact)"},
-                "xaxis": {"title": {"text": "estimate"}},
-                "yaxis": {
-                    "title": {"text": "probability per grid point"},
-                    "type": "log",
-                    "range": [math.log10(_P_FLOOR), 0.05],
-                    "exponentformat": "power",
-                },
-                "legend": legend,
-                "margin": margin,
-            },
+            axes_layout(
+                "Distribution of each estimate (exact)",
+                "estimate",
+                "probability per grid point",
+                yaxis={**LOG_AXIS, "range": [math.log10(_P_FLOOR), 0.05]},
+                legend=legend,
+                margin=margin,
+            ),
         )
         self.fig_loss = PlotlyWidget(
             self._loss_traces(r),
@@ -595,21 +524,21 @@ class DownSensitivityController(Controller):
         )
         self.fig_figure1 = PlotlyWidget(
             self._figure1_traces(),
-            {
-                "title": {"text": "Steinke 2023b, Figure 1: ℓ(x, y) for the maximum, x ~ Binomial(5, ½)"},
-                "xaxis": {"title": {"text": "y"}, "range": [-1.0, 6.0], "dtick": 1},
-                "yaxis": {"title": {"text": "ℓ(x, y)"}, "range": [-1.0, 35.0]},
-                "legend": legend,
-                "margin": margin,
-            },
+            axes_layout(
+                "Steinke 2023b, Figure 1: ℓ(x, y) for the maximum, x ~ Binomial(5, ½)",
+                "y",
+                "ℓ(x, y)",
+                xaxis={"range": [-1.0, 6.0], "dtick": 1},
+                yaxis={"range": [-1.0, 35.0]},
+                legend=legend,
+                margin=margin,
+            ),
         )
         return [self.fig_est, self.fig_loss, self.fig_figure1]
 
     def render(self, r: DownSensitivityResult) -> None:
-        with self.fig_est.batch_update():
-            self.fig_est.update(data=self._estimate_traces(r))
-        with self.fig_loss.batch_update():
-            self.fig_loss.update(data=self._loss_traces(r), layout=self._loss_layout(r))
+        self.fig_est.update(data=self._estimate_traces(r))
+        self.fig_loss.update(data=self._loss_traces(r), layout=self._loss_layout(r))
         self.readout.value = readout_html(r)
 
     def snippet(self) -> str:

@@ -35,6 +35,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace
 from ._checks import Param, check_params, params_by_name
 
 __all__ = [
@@ -220,30 +221,9 @@ class PlannerController(Controller):
         x = r.epochs_grid
         fin = lambda a: np.where(np.isfinite(a), a, np.nan)  # noqa: E731
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "tight (PLD)",
-                "x": x,
-                "y": fin(r.eps_pld_curve),
-                "line": {"color": OKABE_ITO[0], "width": 3},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "Rényi DP",
-                "x": x,
-                "y": fin(r.eps_rdp_curve),
-                "line": {"color": OKABE_ITO[1], "width": 2, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "GDP approximation (not a guarantee)",
-                "x": x,
-                "y": fin(r.eps_gdp_curve),
-                "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"},
-            },
+            line_trace("tight (PLD)", x, fin(r.eps_pld_curve), OKABE_ITO[0], 3),
+            line_trace("Rényi DP", x, fin(r.eps_rdp_curve), OKABE_ITO[1], 2, "dash"),
+            line_trace("GDP approximation (not a guarantee)", x, fin(r.eps_gdp_curve), OKABE_ITO[2], 2, "dot"),
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -258,22 +238,8 @@ class PlannerController(Controller):
     @staticmethod
     def _risk_traces(r: PlannerResult) -> list[dict]:
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "best membership test (tight profile)",
-                "x": r.roc_fpr,
-                "y": r.roc_tpr,
-                "line": {"color": OKABE_ITO[0], "width": 3},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "random guess (TPR = FPR)",
-                "x": r.roc_fpr,
-                "y": r.roc_fpr,
-                "line": {"color": "#777777", "width": 2, "dash": "dot"},
-            },
+            line_trace("best membership test (tight profile)", r.roc_fpr, r.roc_tpr, OKABE_ITO[0], 3),
+            line_trace("random guess (TPR = FPR)", r.roc_fpr, r.roc_fpr, "#777777", 2, "dot"),
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -285,18 +251,22 @@ class PlannerController(Controller):
         ]
 
     def figures(self, result: PlannerResult) -> list[PlotlyWidget]:
-        eps_layout = {
-            "title": {"text": "ε against epochs"},
-            "xaxis": {"title": {"text": "epochs"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "ε"}, "rangemode": "tozero"},
-            "showlegend": True,
-        }
-        risk_layout = {
-            "title": {"text": "Attack risk"},
-            "xaxis": {"title": {"text": "false-positive rate"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "true-positive rate (at most)"}, "range": [0, 1.02]},
-            "showlegend": True,
-        }
+        eps_layout = axes_layout(
+            "ε against epochs",
+            "epochs",
+            "ε",
+            xaxis={"rangemode": "tozero"},
+            yaxis={"rangemode": "tozero"},
+            showlegend=True,
+        )
+        risk_layout = axes_layout(
+            "Attack risk",
+            "false-positive rate",
+            "true-positive rate (at most)",
+            xaxis=LOG_AXIS,
+            yaxis={"range": [0, 1.02]},
+            showlegend=True,
+        )
         return [
             PlotlyWidget(data=self._eps_traces(result), layout=eps_layout),
             PlotlyWidget(data=self._risk_traces(result), layout=risk_layout),
@@ -304,8 +274,7 @@ class PlannerController(Controller):
 
     def render(self, result: PlannerResult) -> None:
         for fig, traces in zip(self.figs, (self._eps_traces(result), self._risk_traces(result))):
-            with fig.batch_update():
-                fig.update(data=traces)
+            fig.update(data=traces)
         self.readout.value = self._readout_text(result)
 
     @staticmethod

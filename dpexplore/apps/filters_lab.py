@@ -70,6 +70,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
+from ..ui.views import axes_layout, line_trace, marker_trace
 from ._checks import Param, check_params, params_by_name
 
 __all__ = [
@@ -578,74 +579,37 @@ class FiltersLabController(Controller):
         for k in FILTERS:
             x, y = r.curves[k]
             name = f"{_NAMES[k]}, α = {r.alpha:g}" if k == "renyi" else _NAMES[k]
-            out.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": name,
-                    "x": x,
-                    "y": y,
-                    "line": {"color": _COLOURS[k], "width": 2},
-                    "marker": {"size": 4},
-                }
-            )
+            out.append(line_trace(name, x, y, _COLOURS[k], mode="lines+markers", marker={"size": 4}))
         pts = [r.refusal[k] for k in FILTERS]
         out.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "first refusal",
-                "x": [p[0] if p else None for p in pts],
-                "y": [p[1] if p else None for p in pts],
-                "marker": {
-                    "color": [_COLOURS[k] for k in FILTERS],
-                    "size": 13,
-                    "symbol": "x",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            }
+            marker_trace(
+                "first refusal",
+                [p[0] if p else None for p in pts],
+                [p[1] if p else None for p in pts],
+                [_COLOURS[k] for k in FILTERS],
+                "x",
+                13,
+                outline="#000000",
+            )
         )
         top = max(1.0, max(float(r.curves[k][0][-1]) for k in FILTERS))
-        out.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "the filter's limit",
-                "x": [0.0, top],
-                "y": [1.0, 1.0],
-                "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
-            }
-        )
+        out.append(line_trace("the filter's limit", [0.0, top], [1.0, 1.0], OKABE_ITO[7], 1, "dash"))
         return out
 
     @staticmethod
     def _odo_traces(r: FiltersLabResult) -> list[dict]:
         t = r.odo_t
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "odometer: bound valid at every t",
-                "x": t,
-                "y": r.odo_eps,
-                "line": {"color": OKABE_ITO[4], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "filter with its budget fixed at the RDP spent",
-                "x": t,
-                "y": r.odo_fixed,
-                "line": {"color": OKABE_ITO[2], "width": 2, "dash": "dot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "target ε (the Rényi filter's guarantee)",
-                "x": [0.0, max(float(t[-1]), 1.0)],
-                "y": [r.spec.eps, r.spec.eps],
-                "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
-            },
+            line_trace("odometer: bound valid at every t", t, r.odo_eps, OKABE_ITO[4]),
+            line_trace("filter with its budget fixed at the RDP spent", t, r.odo_fixed, OKABE_ITO[2], 2, "dot"),
+            line_trace(
+                "target ε (the Rényi filter's guarantee)",
+                [0.0, max(float(t[-1]), 1.0)],
+                [r.spec.eps, r.spec.eps],
+                OKABE_ITO[7],
+                1,
+                "dash",
+            ),
         ]
 
     @staticmethod
@@ -664,40 +628,40 @@ class FiltersLabController(Controller):
             },
             {"type": "bar", "name": "spent on queries", "x": x, "y": spent, "marker": {"color": OKABE_ITO[0]}},
             {"type": "bar", "name": "left", "x": x, "y": left, "marker": {"color": "#c9d3dd"}},
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "sequential composition would charge",
-                "x": ["all data"],
-                "y": [ss.sequential],
-                "marker": {
-                    "color": OKABE_ITO[3],
-                    "size": 14,
-                    "symbol": "diamond",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            },
+            marker_trace(
+                "sequential composition would charge",
+                ["all data"],
+                [ss.sequential],
+                OKABE_ITO[3],
+                "diamond",
+                14,
+                outline="#000000",
+            ),
         ]
 
     def figures(self, r: FiltersLabResult) -> list[PlotlyWidget]:
         legend = {"orientation": "h", "y": -0.2}
         self.fig_main = PlotlyWidget(
             self._main_traces(r),
-            {
-                "title": {"text": "Budget used by the adaptive analyst under each filter"},
-                "xaxis": {"title": {"text": "queries answered"}, "rangemode": "tozero"},
-                "yaxis": {"title": {"text": "budget used"}, "tickformat": ".0%", "range": [0.0, 1.08]},
-                "legend": legend,
-            },
+            axes_layout(
+                "Budget used by the adaptive analyst under each filter",
+                "queries answered",
+                "budget used",
+                xaxis={"rangemode": "tozero"},
+                yaxis={"tickformat": ".0%", "range": [0.0, 1.08]},
+                legend=legend,
+            ),
         )
         self.fig_odo = PlotlyWidget(
             self._odo_traces(r),
-            {
-                "title": {"text": "Fully adaptive: a filter or an odometer (Rényi)"},
-                "xaxis": {"title": {"text": "queries answered under the Rényi filter"}, "rangemode": "tozero"},
-                "yaxis": {"title": {"text": "ε at the target δ"}, "rangemode": "tozero"},
-                "legend": legend,
-            },
+            axes_layout(
+                "Fully adaptive: a filter or an odometer (Rényi)",
+                "queries answered under the Rényi filter",
+                "ε at the target δ",
+                xaxis={"rangemode": "tozero"},
+                yaxis={"rangemode": "tozero"},
+                legend=legend,
+            ),
         )
         self.fig_session = PlotlyWidget(
             self._session_traces(r),
@@ -717,13 +681,10 @@ class FiltersLabController(Controller):
     def render(self, r: FiltersLabResult) -> None:
         old = self.result  # the last drawn result: redraw only the figures that changed
         if old.runs is not r.runs or old.spec.eps != r.spec.eps:
-            with self.fig_main.batch_update():
-                self.fig_main.update(data=self._main_traces(r))
-            with self.fig_odo.batch_update():
-                self.fig_odo.update(data=self._odo_traces(r))
+            self.fig_main.update(data=self._main_traces(r))
+            self.fig_odo.update(data=self._odo_traces(r))
         if old.session is not r.session:
-            with self.fig_session.batch_update():
-                self.fig_session.update(data=self._session_traces(r))
+            self.fig_session.update(data=self._session_traces(r))
         self._readouts(r)
 
     def _readouts(self, r: FiltersLabResult) -> None:

@@ -51,6 +51,7 @@ from ..references import cite
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import line_trace, marker_trace
 from .adaptive_lab import Memo, StagedController
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
@@ -402,14 +403,7 @@ class GroupPrivacyController(StagedController):
                 "marker": {"color": _BLUE, "opacity": 0.45},
                 "hovertemplate": "%{x:,.0f}: %{y:.3g}<extra></extra>",
             },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "density (quadrature)",
-                "x": r.density_y,
-                "y": r.density,
-                "line": {"color": _ORANGE, "width": 2.5},
-            },
+            line_trace("density (quadrature)", r.density_y, r.density, _ORANGE, 2.5),
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -438,71 +432,60 @@ class GroupPrivacyController(StagedController):
     def _curve_traces(r: GroupPrivacyResult) -> list[dict]:
         lo, hi = float(r.counts[0]), float(max(r.counts[-1], r.spec.count))
         return [
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "ρ̂(x), quadrature (not a guarantee)",
-                "x": r.counts,
-                "y": _positive(r.rho_hat),
-                "error_y": {"type": "data", "array": r.rho_hat_error, "visible": True, "color": _BLUE},
-                "line": {"color": _BLUE, "width": 2.5},
-                "marker": {"size": 7},
-                "hovertemplate": "x = %{x:,}: ρ̂ = %{y:.4g}<extra></extra>",
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "proven: ρ = 1/(2σ²)",
-                "x": [lo, hi],
-                "y": [r.rho, r.rho],
-                "line": {"color": _RED, "width": 2.5, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "1/(2 Var Y), for comparison only",
-                "x": r.reference_counts,
-                "y": r.reference,
-                "line": {"color": _GREY, "width": 2, "dash": "dot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen x = {r.spec.count:,}",
-                "x": [float(r.spec.count)],
-                "y": _positive([r.rho_hat_x]),
-                "marker": {"color": _ORANGE, "size": 13, "symbol": "diamond", "line": {"color": "#000000", "width": 1}},
-            },
+            line_trace(
+                "ρ̂(x), quadrature (not a guarantee)",
+                r.counts,
+                _positive(r.rho_hat),
+                _BLUE,
+                2.5,
+                mode="lines+markers",
+                marker={"size": 7},
+                error_y={"type": "data", "array": r.rho_hat_error, "visible": True, "color": _BLUE},
+                hovertemplate="x = %{x:,}: ρ̂ = %{y:.4g}<extra></extra>",
+            ),
+            line_trace("proven: ρ = 1/(2σ²)", [lo, hi], [r.rho, r.rho], _RED, 2.5, "dash"),
+            line_trace("1/(2 Var Y), for comparison only", r.reference_counts, r.reference, _GREY, 2, "dot"),
+            marker_trace(
+                f"chosen x = {r.spec.count:,}",
+                [float(r.spec.count)],
+                _positive([r.rho_hat_x]),
+                _ORANGE,
+                "diamond",
+                13,
+                outline="#000000",
+            ),
         ]
 
     @staticmethod
     def _order_traces(r: GroupPrivacyResult) -> list[dict]:
         al = np.asarray(ORDERS)
         return [
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "D<sub>α</sub>(P<sub>x</sub>‖P<sub>x+1</sub>)",
-                "x": al,
-                "y": _positive(r.forward_x / (al * r.rho)),
-                "line": {"color": _BLUE, "width": 2.5},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "D<sub>α</sub>(P<sub>x+1</sub>‖P<sub>x</sub>)",
-                "x": al,
-                "y": _positive(r.reverse_x / (al * r.rho)),
-                "line": {"color": _GREEN, "width": 2.5, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"ρ̂(x)/ρ, at α = {r.argmax_alpha_x:g}",
-                "x": [r.argmax_alpha_x],
-                "y": _positive([r.rho_hat_x / r.rho]),
-                "marker": {"color": _ORANGE, "size": 13, "symbol": "diamond", "line": {"color": "#000000", "width": 1}},
-            },
+            line_trace(
+                "D<sub>α</sub>(P<sub>x</sub>‖P<sub>x+1</sub>)",
+                al,
+                _positive(r.forward_x / (al * r.rho)),
+                _BLUE,
+                2.5,
+                mode="lines+markers",
+            ),
+            line_trace(
+                "D<sub>α</sub>(P<sub>x+1</sub>‖P<sub>x</sub>)",
+                al,
+                _positive(r.reverse_x / (al * r.rho)),
+                _GREEN,
+                2.5,
+                "dash",
+                mode="lines+markers",
+            ),
+            marker_trace(
+                f"ρ̂(x)/ρ, at α = {r.argmax_alpha_x:g}",
+                [r.argmax_alpha_x],
+                _positive([r.rho_hat_x / r.rho]),
+                _ORANGE,
+                "diamond",
+                13,
+                outline="#000000",
+            ),
         ]
 
     @staticmethod
@@ -573,12 +556,9 @@ class GroupPrivacyController(StagedController):
         return [self.fig_output, self.fig_curve, self.fig_orders]
 
     def render(self, r: GroupPrivacyResult) -> None:
-        with self.fig_output.batch_update():
-            self.fig_output.update(data=self._output_traces(r), layout=self._output_layout(r))
-        with self.fig_curve.batch_update():
-            self.fig_curve.update(data=self._curve_traces(r))
-        with self.fig_orders.batch_update():
-            self.fig_orders.update(data=self._order_traces(r), layout=self._order_layout(r))
+        self.fig_output.update(data=self._output_traces(r), layout=self._output_layout(r))
+        self.fig_curve.update(data=self._curve_traces(r))
+        self.fig_orders.update(data=self._order_traces(r), layout=self._order_layout(r))
         self.readout.value = readout_html(r)
 
     def snippet(self) -> str:

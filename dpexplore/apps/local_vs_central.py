@@ -33,6 +33,7 @@ from ..teaching import (
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
 from ._checks import Param, check_params, params_by_name
 from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
 
@@ -232,68 +233,26 @@ class LocalVsCentralController(_SimulationController):
     def _median_mean(r):
         m = r["median"]
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "inverse sensitivity (exact)",
-                "x": m["eps_grid"],
-                "y": m["is_mean"],
-                "line": {"color": _C[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "Laplace, GS = 1 (exact)",
-                "x": m["eps_grid"],
-                "y": m["lap_mean"],
-                "line": {"color": _C[3], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "inverse sensitivity (simulated)",
-                "x": m["eps_grid"],
-                "y": _gap(m["is_sim"]),
-                "marker": {"color": _C[0], "symbol": "x", "size": 9},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "Laplace (simulated)",
-                "x": m["eps_grid"],
-                "y": _gap(m["lap_sim"]),
-                "marker": {"color": _C[3], "symbol": "cross", "size": 9},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen ε = {r['spec'].med_eps:.3g}",
-                "x": [r["spec"].med_eps] * 2,
-                "y": _gap([m["is_mean_here"], m["lap_mean_here"]]),
-                "marker": {"color": _C[7], "symbol": "diamond-open", "size": 13},
-            },
+            line_trace("inverse sensitivity (exact)", m["eps_grid"], m["is_mean"], _C[0]),
+            line_trace("Laplace, GS = 1 (exact)", m["eps_grid"], m["lap_mean"], _C[3]),
+            marker_trace("inverse sensitivity (simulated)", m["eps_grid"], _gap(m["is_sim"]), _C[0], "x"),
+            marker_trace("Laplace (simulated)", m["eps_grid"], _gap(m["lap_sim"]), _C[3], "cross"),
+            marker_trace(
+                f"chosen ε = {r['spec'].med_eps:.3g}",
+                [r["spec"].med_eps] * 2,
+                _gap([m["is_mean_here"], m["lap_mean_here"]]),
+                _C[7],
+                "diamond-open",
+                13,
+            ),
         ]
 
     @staticmethod
     def _median_cdf(r):
         m = r["median"]
         out = [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "inverse sensitivity (exact)",
-                "x": m["t"],
-                "y": m["is_cdf"],
-                "line": {"color": _C[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "Laplace (exact)",
-                "x": m["t"],
-                "y": m["lap_cdf"],
-                "line": {"color": _C[3], "width": 2},
-            },
+            line_trace("inverse sensitivity (exact)", m["t"], m["is_cdf"], _C[0]),
+            line_trace("Laplace (exact)", m["t"], m["lap_cdf"], _C[3]),
         ]
         for key, name, col in (
             ("is_ecdf", "inverse sensitivity (simulated)", _C[0]),
@@ -317,56 +276,39 @@ class LocalVsCentralController(_SimulationController):
     def _shuffle_traces(r):
         s = r["shuffle"]
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "central ε after shuffling (Canonne 2022, eq. (1))",
-                "x": s["n"],
-                "y": s["eps_valid"],
-                "line": {"color": _C[0], "width": 3},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "condition fails: no amplification (ε = ε_L)",
-                "x": s["n"],
-                "y": s["eps_invalid"],
-                "line": {"color": _C[3], "width": 3, "dash": "dash"},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen n = {r['spec'].n_users:,}",
-                "x": [r["spec"].n_users],
-                "y": [s["eps_here"]],
-                "marker": {"color": _C[7], "size": 12, "symbol": "diamond"},
-            },
+            line_trace("central ε after shuffling (Canonne 2022, eq. (1))", s["n"], s["eps_valid"], _C[0], 3),
+            line_trace("condition fails: no amplification (ε = ε_L)", s["n"], s["eps_invalid"], _C[3], 3, "dash"),
+            marker_trace(
+                f"chosen n = {r['spec'].n_users:,}", [r["spec"].n_users], [s["eps_here"]], _C[7], "diamond", 12
+            ),
         ]
 
     def figures(self, r):
         self.fig_med_mean = PlotlyWidget(
             self._median_mean(r),
-            {
-                "title": {"text": "Median: mean |error| vs ε (data in [0, 1])"},
-                "xaxis": {"title": {"text": "ε"}, "type": "log"},
-                "yaxis": {"title": {"text": "E|M(x) − median|"}, "type": "log", "exponentformat": "power"},
-            },
+            axes_layout(
+                "Median: mean |error| vs ε (data in [0, 1])",
+                "ε",
+                "E|M(x) − median|",
+                xaxis={"type": "log"},
+                yaxis=LOG_AXIS,
+            ),
         )
         self.fig_med_cdf = PlotlyWidget(
             self._median_cdf(r),
-            {
-                "title": {"text": "Median: distribution of |error| at the chosen ε"},
-                "xaxis": {"title": {"text": "|error| t"}, "type": "log", "exponentformat": "power"},
-                "yaxis": {"title": {"text": "P[|error| ≤ t]"}},
-            },
+            axes_layout(
+                "Median: distribution of |error| at the chosen ε", "|error| t", "P[|error| ≤ t]", xaxis=LOG_AXIS
+            ),
         )
         self.fig_shuffle = PlotlyWidget(
             self._shuffle_traces(r),
-            {
-                "title": {"text": "Amplification by shuffling: central ε vs number of users n"},
-                "xaxis": {"title": {"text": "users n"}, "type": "log", "exponentformat": "power"},
-                "yaxis": {"title": {"text": "central ε"}, "type": "log", "exponentformat": "power"},
-            },
+            axes_layout(
+                "Amplification by shuffling: central ε vs number of users n",
+                "users n",
+                "central ε",
+                xaxis=LOG_AXIS,
+                yaxis=LOG_AXIS,
+            ),
         )
         for f in (self.fig_med_mean, self.fig_med_cdf):
             f.layout.width = "calc(50% - 4px)"
@@ -380,8 +322,7 @@ class LocalVsCentralController(_SimulationController):
             (self.fig_med_cdf, self._median_cdf),
             (self.fig_shuffle, self._shuffle_traces),
         ):
-            with fig.batch_update():
-                fig.update(data=make(r))
+            fig.update(data=make(r))
         self._write_readouts(r)
 
     def snippet(self) -> str:

@@ -62,6 +62,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import FILL_PLOT_HEIGHT, AppInfo, AppShell, app_shell
+from ..ui.views import axes_layout, line_trace, marker_trace
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
@@ -421,38 +422,28 @@ class MeanEstimationController(Controller):
             )
         for i, ell in enumerate(r.ellipses):
             out.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"{_SHORT[i]}: {100 * LEVEL:g} % ellipse",
-                    "legendgroup": METHODS[i],
-                    "x": ell[:, 0],
-                    "y": ell[:, 1],
-                    "line": {"color": _COLOURS[i], "width": 2.5},
-                    "hoverinfo": "skip",
-                }
+                line_trace(
+                    f"{_SHORT[i]}: {100 * LEVEL:g} % ellipse",
+                    ell[:, 0],
+                    ell[:, 1],
+                    _COLOURS[i],
+                    2.5,
+                    legendgroup=METHODS[i],
+                    hoverinfo="skip",
+                )
             )
         out.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"non-private mean: {100 * LEVEL:g} % ellipse",
-                "x": r.sample_ellipse[:, 0],
-                "y": r.sample_ellipse[:, 1],
-                "line": {"color": _GREY, "width": 2, "dash": "dot"},
-                "hoverinfo": "skip",
-            }
+            line_trace(
+                f"non-private mean: {100 * LEVEL:g} % ellipse",
+                r.sample_ellipse[:, 0],
+                r.sample_ellipse[:, 1],
+                _GREY,
+                2,
+                "dot",
+                hoverinfo="skip",
+            )
         )
-        out.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "true mean",
-                "x": [0.0],
-                "y": [0.0],
-                "marker": {"color": "#000000", "size": 11, "symbol": "x"},
-            }
-        )
+        out.append(marker_trace("true mean", [0.0], [0.0], "#000000", "x", 11))
         return out
 
     @staticmethod
@@ -469,51 +460,46 @@ class MeanEstimationController(Controller):
             first = panel == 0
             for i in range(2):
                 out.append(
-                    {
-                        "type": "scatter",
-                        "mode": "lines",
-                        "name": LABELS[i],
+                    line_trace(
+                        LABELS[i],
+                        r.curve_n,
+                        curves[i],
+                        _COLOURS[i],
+                        2.5,
                         **axes,
-                        "meta": {"present_name": ("isotropic", "Mahalanobis")[i]},  # fits a panel's corner
-                        "legendgroup": METHODS[i],
-                        "showlegend": first,
-                        "x": r.curve_n,
-                        "y": curves[i],
-                        "line": {"color": _COLOURS[i], "width": 2.5},
-                    }
+                        meta={"present_name": ("isotropic", "Mahalanobis")[i]},
+                        legendgroup=METHODS[i],
+                        showlegend=first,
+                    )
                 )
             out.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "non-private empirical mean",
+                line_trace(
+                    "non-private empirical mean",
+                    r.curve_n,
+                    free,
+                    _GREY,
+                    2,
+                    "dot",
                     **axes,
-                    "meta": {"present_name": "non-private"},
-                    "legendgroup": "free",
-                    "showlegend": first,
-                    "x": r.curve_n,
-                    "y": free,
-                    "line": {"color": _GREY, "width": 2, "dash": "dot"},
-                }
+                    meta={"present_name": "non-private"},
+                    legendgroup="free",
+                    showlegend=first,
+                )
             )
             out.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": f"simulated ({TRIALS} runs) at the chosen n",
+                marker_trace(
+                    f"simulated ({TRIALS} runs) at the chosen n",
+                    [n, n],
+                    list(sims),
+                    list(_COLOURS),
+                    "diamond",
+                    11,
+                    outline="#000000",
                     **axes,
-                    "meta": {"present_name": "simulated at n"},
-                    "legendgroup": "sim",
-                    "showlegend": first,
-                    "x": [n, n],
-                    "y": list(sims),
-                    "marker": {
-                        "color": list(_COLOURS),
-                        "size": 11,
-                        "symbol": "diamond",
-                        "line": {"color": "#000000", "width": 1},
-                    },
-                }
+                    meta={"present_name": "simulated at n"},
+                    legendgroup="sim",
+                    showlegend=first,
+                )
             )
         return out
 
@@ -540,18 +526,15 @@ class MeanEstimationController(Controller):
         legend = {"orientation": "h", "y": -0.14, "x": 0.0}
         self.fig_cloud = PlotlyWidget(
             self._cloud_traces(r),
-            {
-                "title": {"text": f"{TRIALS} runs of each estimator, {100 * LEVEL:g} % error ellipses"},
-                "xaxis": {"title": {"text": "first coordinate"}, "zeroline": False},
-                "yaxis": {
-                    "title": {"text": "second coordinate"},
-                    "scaleanchor": "x",
-                    "scaleratio": 1,
-                    "zeroline": False,
-                },
-                "legend": {"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
-                "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-            },
+            axes_layout(
+                f"{TRIALS} runs of each estimator, {100 * LEVEL:g} % error ellipses",
+                "first coordinate",
+                "second coordinate",
+                xaxis={"zeroline": False},
+                yaxis={"scaleanchor": "x", "scaleratio": 1, "zeroline": False},
+                legend={"x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"},
+                margin={"l": 60, "r": 20, "t": 40, "b": 40},
+            ),
         )
         log = {"type": "log", "exponentformat": "power"}
         self.fig_curves = PlotlyWidget(
@@ -593,10 +576,8 @@ class MeanEstimationController(Controller):
         return [self.fig_cloud, self.fig_curves]
 
     def render(self, r: MeanEstimationResult) -> None:
-        with self.fig_cloud.batch_update():
-            self.fig_cloud.update(data=self._cloud_traces(r))
-        with self.fig_curves.batch_update():
-            self.fig_curves.update(data=self._curve_traces(r), layout=self._curve_layout(r))
+        self.fig_cloud.update(data=self._cloud_traces(r))
+        self.fig_curves.update(data=self._curve_traces(r), layout=self._curve_layout(r))
         self.readout.value = readout_html(r)
 
     def snippet(self) -> str:

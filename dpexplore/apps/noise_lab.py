@@ -45,9 +45,10 @@ import numpy as np
 from .._numerics import log_subtract
 from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
@@ -418,10 +419,10 @@ class NoiseLabController(Controller):
 
     compute = staticmethod(compute_noise_lab)
 
-    def __init__(self, controls, message=None):
-        self.table = W.HTML()
-        super().__init__(controls, message)
-        self.table.value = self._table(self.result)
+    readout_widgets = {"table": ""}
+
+    def write_readouts(self, r: NoiseResult) -> None:
+        self.table.value = self._table(r)
 
     def read_spec(self) -> NoiseSpec:
         c = self.controls
@@ -438,32 +439,12 @@ class NoiseLabController(Controller):
     @staticmethod
     def _density_traces(r):
         names = _names(r.spec.shape)
-        return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"{names[i]} (scale {r.scales[i]:.3g})",
-                "x": r.x,
-                "y": r.densities[i],
-                "line": {"color": _COLOURS[i], "width": 2},
-            }
-            for i in range(4)
-        ]
+        return [line_trace(f"{names[i]} (scale {r.scales[i]:.3g})", r.x, r.densities[i], _COLOURS[i]) for i in range(4)]
 
     @staticmethod
     def _hist_traces(r):
         names = _names(r.spec.shape)
-        return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": names[i],
-                "x": r.bin_centers,
-                "y": r.hist[i],
-                "line": {"color": _COLOURS[i], "shape": "hvh", "width": 1.5},
-            }
-            for i in range(4)
-        ]
+        return [line_trace(names[i], r.bin_centers, r.hist[i], _COLOURS[i], 1.5, shape="hvh") for i in range(4)]
 
     @staticmethod
     def _var_traces(r):
@@ -482,31 +463,10 @@ class NoiseLabController(Controller):
     @staticmethod
     def _curve_traces(r):
         names = _names(r.spec.shape)
-        out = [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": names[i],
-                "x": r.curve_delta,
-                "y": r.curve_scales[i],
-                "line": {"color": _COLOURS[i], "width": 2},
-            }
-            for i in range(4)
-        ]
+        out = [line_trace(names[i], r.curve_delta, r.curve_scales[i], _COLOURS[i]) for i in range(4)]
+        chosen = f"chosen δ = {r.spec.delta:.3g}"
         out.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen δ = {r.spec.delta:.3g}",
-                "x": [r.spec.delta] * 4,
-                "y": list(r.scales),
-                "marker": {
-                    "color": list(_COLOURS),
-                    "size": 9,
-                    "symbol": "diamond",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            }
+            marker_trace(chosen, [r.spec.delta] * 4, list(r.scales), list(_COLOURS), "diamond", outline="#000000")
         )
         return out
 
@@ -541,14 +501,15 @@ class NoiseLabController(Controller):
                 "showscale": False,
                 "showlegend": True,
             },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen (ε, δ): ratio {r.ratio_here:.3g}",
-                "x": [r.spec.eps],
-                "y": [r.spec.delta],
-                "marker": {"color": OKABE_ITO[6], "size": 12, "symbol": "x", "line": {"color": "#000000", "width": 1}},
-            },
+            marker_trace(
+                f"chosen (ε, δ): ratio {r.ratio_here:.3g}",
+                [r.spec.eps],
+                [r.spec.delta],
+                OKABE_ITO[6],
+                "x",
+                12,
+                outline="#000000",
+            ),
         ]
 
     def _map_layout(self, r):
@@ -562,46 +523,34 @@ class NoiseLabController(Controller):
     def figures(self, r: NoiseResult) -> list[PlotlyWidget]:
         self.fig_density = PlotlyWidget(
             self._density_traces(r),
-            {
-                "title": {"text": "Noise densities at the minimum scales (Δ = 1)"},
-                "xaxis": {"title": {"text": "noise value z"}},
-                "yaxis": {"title": {"text": "density f(z)"}},
-            },
+            axes_layout("Noise densities at the minimum scales (Δ = 1)", "noise value z", "density f(z)"),
         )
         self.fig_hist = PlotlyWidget(
             self._hist_traces(r),
-            {
-                "title": {"text": "Seeded sample histograms (density-normalised)"},
-                "xaxis": {"title": {"text": "noise value z"}},
-                "yaxis": {"title": {"text": "samples per unit"}},
-            },
+            axes_layout("Seeded sample histograms (density-normalised)", "noise value z", "samples per unit"),
         )
         self.fig_var = PlotlyWidget(
             self._var_traces(r),
-            {
-                "title": {"text": "Variance of the noise (mean squared error of the answer)"},
-                "xaxis": {"title": {"text": "mechanism"}},
-                "yaxis": {"title": {"text": "variance"}, "type": "log", "exponentformat": "power"},
-                "showlegend": False,
-            },
+            axes_layout(
+                "Variance of the noise (mean squared error of the answer)",
+                "mechanism",
+                "variance",
+                yaxis=LOG_AXIS,
+                showlegend=False,
+            ),
         )
         self.fig_curve = PlotlyWidget(
             self._curve_traces(r),
-            {
-                "title": {"text": "Vinterbo 2022 Theorem 6: minimum scale vs δ at the chosen ε"},
+            axes_layout(
+                "Vinterbo 2022 Theorem 6: minimum scale vs δ at the chosen ε",
+                "δ",
+                "minimum scale (Δ = 1)",
                 # a tick every 50 decades (1, 10⁻⁵⁰, …, 10⁻³⁰⁰): left to plotly, the number of ticks
                 # followed the axis's width, and the margins their labels pushed changed that width
                 # back: plotly's automargin flipped between two layouts, and a page showed either
-                "xaxis": {
-                    "title": {"text": "δ"},
-                    "type": "log",
-                    "exponentformat": "power",
-                    "autorange": "reversed",
-                    "tick0": 0,
-                    "dtick": 50,
-                },
-                "yaxis": {"title": {"text": "minimum scale (Δ = 1)"}, "type": "log", "exponentformat": "power"},
-            },
+                xaxis={**LOG_AXIS, "autorange": "reversed", "tick0": 0, "dtick": 50},
+                yaxis=LOG_AXIS,
+            ),
         )
         self.fig_map = PlotlyWidget(
             self._map_traces(r),
@@ -609,7 +558,7 @@ class NoiseLabController(Controller):
                 **self._map_layout(r),
                 "height": 460,
                 "xaxis": {"title": {"text": "ε"}, "type": "log"},
-                "yaxis": {"title": {"text": "δ"}, "type": "log", "exponentformat": "power"},
+                "yaxis": {"title": {"text": "δ"}, **LOG_AXIS},
                 # the legend inside the map, in its bottom-left corner (small ε and δ: the same deep
                 # colour everywhere there); below the map it cost a sixth of a projector's plot height
                 "legend": {
@@ -626,17 +575,11 @@ class NoiseLabController(Controller):
         return [self.fig_density, self.fig_hist, self.fig_var, self.fig_curve, self.fig_map]
 
     def render(self, r: NoiseResult) -> None:
-        with self.fig_density.batch_update():
-            self.fig_density.update(data=self._density_traces(r))
-        with self.fig_hist.batch_update():
-            self.fig_hist.update(data=self._hist_traces(r))
-        with self.fig_var.batch_update():
-            self.fig_var.update(data=self._var_traces(r))
-        with self.fig_curve.batch_update():
-            self.fig_curve.update(data=self._curve_traces(r))
-        with self.fig_map.batch_update():
-            self.fig_map.update(data=self._map_traces(r), layout=self._map_layout(r))
-        self.table.value = self._table(r)
+        self.fig_density.update(data=self._density_traces(r))
+        self.fig_hist.update(data=self._hist_traces(r))
+        self.fig_var.update(data=self._var_traces(r))
+        self.fig_curve.update(data=self._curve_traces(r))
+        self.fig_map.update(data=self._map_traces(r), layout=self._map_layout(r))
 
     def snippet(self) -> str:
         s = self.spec
@@ -752,9 +695,7 @@ def build_noise_lab(
     controls = {
         **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("shape", shape), ("n", n))},
         "seed": _seed_box(seed),
-        "pair": W.Dropdown(
-            options=list(PAIRS), value=pair, description="ratio map", style={"description_width": "initial"}
-        ),
+        "pair": dropdown("ratio map", list(PAIRS), pair),
     }
     ctrl = NoiseLabController(controls, MessageArea())
     panel = [controls[k] for k in ("eps", "delta", "shape", "n", "seed")] + [progress]

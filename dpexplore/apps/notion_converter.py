@@ -671,12 +671,10 @@ class NotionConverterController(Controller):
         return [prof, trade]
 
     def render(self, result: ConverterResult) -> None:
-        with self.figs[0].batch_update():
-            self.figs[0].update(
-                data=self._profile_traces(result), layout={"yaxis": {"range": profile_yrange(self._floor(result))}}
-            )
-        with self.figs[1].batch_update():
-            self.figs[1].update(data=self._tradeoff_traces(result))
+        self.figs[0].update(
+            data=self._profile_traces(result), layout={"yaxis": {"range": profile_yrange(self._floor(result))}}
+        )
+        self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)
 
     @staticmethod

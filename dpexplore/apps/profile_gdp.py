@@ -71,6 +71,7 @@ from ..profiles import PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, line_trace
 
 __all__ = [
     "MechSpec",
@@ -608,48 +609,21 @@ class ProfileGdpController(Controller):
     @staticmethod
     def _profile_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
-        tr = [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"δ_A(ε): {_short_label(r.spec.mech)}",
-                "x": r.eps,
-                "y": _logy(r.delta),
-                "line": {"color": OKABE_ITO[7], "width": 3},
-            }
-        ]
+        tr = [line_trace(f"δ_A(ε): {_short_label(r.spec.mech)}", r.eps, _logy(r.delta), OKABE_ITO[7], 3)]
         if r.delta_naive is not None:
-            tr.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "naive inversion δ_n(ε)",
-                    "x": r.eps,
-                    "y": _logy(r.delta_naive),
-                    "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
-                }
-            )
+            tr.append(line_trace("naive inversion δ_n(ε)", r.eps, _logy(r.delta_naive), OKABE_ITO[5], 2, "dot"))
         for i, mu in enumerate(r.spec.mus):
-            tr.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"δ_μ(ε), μ = {mu:g}",
-                    "x": r.eps,
-                    "y": _logy(r.delta_mu[i]),
-                    "line": {"color": OKABE_ITO[i % 7], "width": 2},
-                }
-            )
+            tr.append(line_trace(f"δ_μ(ε), μ = {mu:g}", r.eps, _logy(r.delta_mu[i]), OKABE_ITO[i % 7]))
         if r.delta_upper is not None:
             tr.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"δ_μ(ε), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
-                    "x": r.eps,
-                    "y": _logy(r.delta_upper),
-                    "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
-                }
+                line_trace(
+                    f"δ_μ(ε), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
+                    r.eps,
+                    _logy(r.delta_upper),
+                    OKABE_ITO[3],
+                    2,
+                    "dash",
+                )
             )
         return tr
 
@@ -657,59 +631,18 @@ class ProfileGdpController(Controller):
     def _tradeoff_traces(r: ProfileGdpResult) -> list[dict]:
         s = r.summary
         a = ALPHA_GRID
-        tr = [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"β(α): {_short_label(r.spec.mech)}",
-                "x": a,
-                "y": s.beta,
-                "line": {"color": OKABE_ITO[7], "width": 3},
-            }
-        ]
+        tr = [line_trace(f"β(α): {_short_label(r.spec.mech)}", a, s.beta, OKABE_ITO[7], 3)]
         if s.beta_naive is not None:
-            tr.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "naive inversion",
-                    "x": a,
-                    "y": s.beta_naive,
-                    "line": {"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
-                }
-            )
+            tr.append(line_trace("naive inversion", a, s.beta_naive, OKABE_ITO[5], 2, "dot"))
         for i, mu in enumerate(r.spec.mus):
-            tr.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"G_μ(α), μ = {mu:g}",
-                    "x": a,
-                    "y": r.g_mu[i],
-                    "line": {"color": OKABE_ITO[i % 7], "width": 2},
-                }
-            )
+            tr.append(line_trace(f"G_μ(α), μ = {mu:g}", a, r.g_mu[i], OKABE_ITO[i % 7]))
         if r.g_upper is not None:
             tr.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"G_μ(α), μ_upper = {s.verdict.mu_upper:.4g} (certified)",
-                    "x": a,
-                    "y": r.g_upper,
-                    "line": {"color": OKABE_ITO[3], "width": 2, "dash": "dash"},
-                }
+                line_trace(
+                    f"G_μ(α), μ_upper = {s.verdict.mu_upper:.4g} (certified)", a, r.g_upper, OKABE_ITO[3], 2, "dash"
+                )
             )
-        tr.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "β = 1 − α (perfect privacy)",
-                "x": [0.0, 1.0],
-                "y": [1.0, 0.0],
-                "line": {"color": "#999999", "width": 1, "dash": "dot"},
-            }
-        )
+        tr.append(line_trace("β = 1 − α (perfect privacy)", [0.0, 1.0], [1.0, 0.0], "#999999", 1, "dot"))
         return tr
 
     def figures(self, result: ProfileGdpResult) -> list[PlotlyWidget]:
@@ -719,42 +652,38 @@ class ProfileGdpController(Controller):
         margin = {"l": 60, "r": 10, "t": 50, "b": 50}
         prof = PlotlyWidget(
             data=self._profile_traces(result),
-            layout={
-                "title": {"text": "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)"},
-                "xaxis": {"title": {"text": "ε"}},
-                "yaxis": {
-                    "title": {"text": "δ(ε)  (log scale)"},
-                    "type": "log",
-                    "exponentformat": "power",
-                    "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05],
-                },
-                "legend": legend,
-                "showlegend": True,
-                "height": 520,
-                "margin": margin,
-            },
+            layout=axes_layout(
+                "Privacy profile δ(ε) against μ-GDP (Liu et al. 2022, Thm 3.1)",
+                "ε",
+                "δ(ε)  (log scale)",
+                yaxis={**LOG_AXIS, "range": [math.log10(DELTA_FLOOR) - 1.0, 0.05]},
+                legend=legend,
+                showlegend=True,
+                height=520,
+                margin=margin,
+            ),
         )
         trade = PlotlyWidget(
             data=self._tradeoff_traces(result),
-            layout={
-                "title": {"text": "Trade-off functions β(α) against G_μ (f-DP)"},
-                "xaxis": {"title": {"text": "type I error α"}, "range": [0, 1]},
-                "yaxis": {"title": {"text": "type II error β(α)"}, "range": [0, 1.02]},
-                "legend": legend,
-                "showlegend": True,
-                "height": 520,
-                "margin": margin,
-            },
+            layout=axes_layout(
+                "Trade-off functions β(α) against G_μ (f-DP)",
+                "type I error α",
+                "type II error β(α)",
+                xaxis={"range": [0, 1]},
+                yaxis={"range": [0, 1.02]},
+                legend=legend,
+                showlegend=True,
+                height=520,
+                margin=margin,
+            ),
         )
         prof.add_class("dpexplore-profile-plot")
         trade.add_class("dpexplore-tradeoff-plot")
         return [prof, trade]
 
     def render(self, result: ProfileGdpResult) -> None:
-        with self.figs[0].batch_update():
-            self.figs[0].update(data=self._profile_traces(result))
-        with self.figs[1].batch_update():
-            self.figs[1].update(data=self._tradeoff_traces(result))
+        self.figs[0].update(data=self._profile_traces(result))
+        self.figs[1].update(data=self._tradeoff_traces(result))
         self._set_texts(result)
 
     _MAKE = {

@@ -58,6 +58,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.views import LOG_AXIS, axes_layout, marker_trace
 
 __all__ = [
     "RDPSpec",
@@ -332,19 +333,15 @@ def _line(name, x, y, colour, dash=None, group=None, width=2, short=None):
 
 def _markers(name, x, y, colours, symbol="circle", size=11):
     """One trace of several markers; ``colours`` (and ``symbol``) may be per point."""
-    return {
-        "type": "scatter",
-        "mode": "markers",
-        "name": name,
-        "x": np.asarray(x, float),
-        "y": _positive(y),
-        "marker": {
-            "color": list(colours),
-            "size": size,
-            "symbol": list(symbol) if isinstance(symbol, tuple) else symbol,
-            "line": {"color": "#000000", "width": 1},
-        },
-    }
+    return marker_trace(
+        name,
+        np.asarray(x, float),
+        _positive(y),
+        list(colours),
+        list(symbol) if isinstance(symbol, tuple) else symbol,
+        size,
+        outline="#000000",
+    )
 
 
 #: marker symbols of the three converted curves (tight pure DP, Laplace, Gaussian): distinct
@@ -501,29 +498,35 @@ class RDPController(Controller):
 
     def figures(self, result: RDPResult) -> list[PlotlyWidget]:
         legend = {"font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.7)"}
-        rdp_layout = {
-            "title": {"text": "Rényi DP of ε-DP: ε̂(α) against the order α"},
-            "xaxis": {"title": {"text": "Rényi order α (log scale)"}, "type": "log"},
-            "yaxis": {"title": {"text": "ε̂(α) [nats]"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True,
-            "legend": legend,
-            "height": 430,
-        }
-        rho_layout = {
-            "title": {"text": "ε-DP implies ρ-zCDP: ρ against ε"},
-            "xaxis": {"title": {"text": "ε [nats] (log scale)"}, "type": "log", "exponentformat": "power"},
-            "yaxis": {"title": {"text": "ρ [nats]"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True,
-            "legend": legend,
-        }
-        conv_layout = {
-            "title": {"text": "RDP → (ε, δ): the bound ε_α(δ) of each order"},
-            "xaxis": {"title": {"text": "Rényi order α (log scale)"}, "type": "log"},
-            "yaxis": {"title": {"text": "ε_α(δ) [nats]"}, "type": "log", "exponentformat": "power"},
-            "showlegend": True,
-            "legend": legend,
-            "height": 430,
-        }
+        rdp_layout = axes_layout(
+            "Rényi DP of ε-DP: ε̂(α) against the order α",
+            "Rényi order α (log scale)",
+            "ε̂(α) [nats]",
+            xaxis={"type": "log"},
+            yaxis=LOG_AXIS,
+            showlegend=True,
+            legend=legend,
+            height=430,
+        )
+        rho_layout = axes_layout(
+            "ε-DP implies ρ-zCDP: ρ against ε",
+            "ε [nats] (log scale)",
+            "ρ [nats]",
+            xaxis=LOG_AXIS,
+            yaxis=LOG_AXIS,
+            showlegend=True,
+            legend=legend,
+        )
+        conv_layout = axes_layout(
+            "RDP → (ε, δ): the bound ε_α(δ) of each order",
+            "Rényi order α (log scale)",
+            "ε_α(δ) [nats]",
+            xaxis={"type": "log"},
+            yaxis=LOG_AXIS,
+            showlegend=True,
+            legend=legend,
+            height=430,
+        )
         conv_layout["yaxis"].update(self._yaxis_range(result))
         return [
             PlotlyWidget(data=self.rdp_traces(result), layout=rdp_layout),

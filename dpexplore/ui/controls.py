@@ -41,6 +41,7 @@ __all__ = [
     "linear_slider",
     "int_slider",
     "param_slider",
+    "dropdown",
     "MessageArea",
     "Controller",
     "IntLogSlider",
@@ -207,11 +208,19 @@ def log_slider(
     """
     if not (0 < min < max):
         raise ValueError(f"log slider needs 0 < min < max, got min={min!r}, max={max!r}")
-    return LogSlider(
+    return _decade_slider(
+        LogSlider, description, value, min, max, unit, steps_per_decade, readout_format, continuous_update, kwargs
+    )
+
+
+def _decade_slider(cls, description, value, lo, hi, unit, steps_per_decade, readout_format, continuous_update, kwargs):
+    """A base-10 slider of class ``cls`` over [``lo``, ``hi``] (actual values), ``steps_per_decade``
+    grid points a decade, the unit in its label (:func:`log_slider`, :func:`int_log_slider`)."""
+    return cls(
         value=value,
         base=10,
-        min=math.log10(min),
-        max=math.log10(max),
+        min=math.log10(lo),
+        max=math.log10(hi),
         step=1.0 / steps_per_decade,
         description=_label(description, unit),
         readout_format=readout_format,
@@ -268,18 +277,8 @@ def int_log_slider(
     """
     if not (1 <= min < max):
         raise ValueError(f"integer log slider needs 1 <= min < max, got min={min!r}, max={max!r}")
-    return IntLogSlider(
-        value=value,
-        base=10,
-        min=math.log10(min),
-        max=math.log10(max),
-        step=1.0 / steps_per_decade,
-        description=_label(description, unit),
-        readout_format=",.0f",
-        continuous_update=continuous_update,
-        style=_STYLE,
-        layout=W.Layout(**_LAYOUT),
-        **kwargs,
+    return _decade_slider(
+        IntLogSlider, description, value, min, max, unit, steps_per_decade, ",.0f", continuous_update, kwargs
     )
 
 
@@ -369,6 +368,19 @@ def int_slider(
         layout=W.Layout(**_LAYOUT),
         **kwargs,
     )
+
+
+def dropdown(description: str, options, value, *, width: str | None = None, **kwargs) -> W.Dropdown:
+    """A dropdown whose description is shown whole (not cut at the default label width) and, with
+    ``width`` (CSS length, e.g. ``"360px"``), at most that wide on a wide panel (``min(100%, width)``).
+
+    >>> d = dropdown("mode", ["a", "b"], "b", width="360px")
+    >>> d.value, d.style.description_width, d.layout.width
+    ('b', 'initial', 'min(100%, 360px)')
+    """
+    if width is not None:
+        kwargs["layout"] = W.Layout(width=f"min(100%, {width})")
+    return W.Dropdown(options=options, value=value, description=description, style=dict(_STYLE), **kwargs)
 
 
 def param_slider(param, value, **kwargs) -> W.Widget:
@@ -625,7 +637,11 @@ class Controller:
       the initial traces (called once);
     * ``render(self, result)``: update the figures in place (e.g. ``fig.update(data=...)``);
     * optionally ``sync_controls(self)``: show, hide, enable or disable controls for the current
-      setting (only the chosen mechanism's sliders, say); run once built and before every update.
+      setting (only the chosen mechanism's sliders, say); run once built and before every update;
+    * optionally ``readout_widgets`` (a class attribute: attribute name → CSS class, "" for none)
+      and ``write_readouts(self, result)``: the controller's text readouts, an empty ``W.HTML``
+      each made before the first compute and filled by ``write_readouts`` once built and after
+      every ``render``.
 
     With ``prefetch = True`` (a class attribute), after each step of a slider that has
     ``neighbours()`` (:class:`LogSlider`, :class:`LinearSlider`) the settings one more step away
@@ -666,6 +682,7 @@ class Controller:
 
     cache_size: ClassVar[int] = 256
     prefetch: ClassVar[bool] = False
+    readout_widgets: ClassVar[Mapping[str, str]] = {}
     _cached: ClassVar[Callable[[Hashable], Any]]
 
     def __init_subclass__(cls, **kwargs):
@@ -677,6 +694,10 @@ class Controller:
 
     def __init__(self, controls: Mapping[str, W.ValueWidget], message: MessageArea | None = None):
         self._listeners: list[Callable[[], None]] = []
+        for name, css_class in self.readout_widgets.items():
+            setattr(self, name, W.HTML())
+            if css_class:
+                getattr(self, name).add_class(css_class)
         self.controls = dict(controls)
         self.message = message if message is not None else MessageArea()
         self.last_error: BaseException | None = None
@@ -686,6 +707,7 @@ class Controller:
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         self.sync_controls()
+        self.write_readouts(self.result)
 
     # -- to implement ------------------------------------------------------------------------
     def read_spec(self) -> Hashable:  # pragma: no cover - abstract
@@ -703,6 +725,9 @@ class Controller:
 
     def sync_controls(self) -> None:
         """Controls that matter only for some settings follow the current one (default: none)."""
+
+    def write_readouts(self, result: Any) -> None:
+        """Fill the ``readout_widgets`` for ``result`` (default: none)."""
 
     def snippet(self) -> str | None:
         """Python source that prints the numbers the app's readouts show for the current setting,
@@ -774,6 +799,7 @@ class Controller:
                 PREFETCHER.settle(self._cached, spec)
             result = self._cached(spec)
             self.render(result)
+            self.write_readouts(result)
             self.spec, self.result = spec, result
             ok = True
         except ValueError as exc:

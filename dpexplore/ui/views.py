@@ -38,6 +38,11 @@ from ..display import format_up
 from .controls import OKABE_ITO
 
 __all__ = [
+    "line_trace",
+    "marker_trace",
+    "axes_layout",
+    "panel_titles",
+    "LOG_AXIS",
     "profile_trace",
     "gdp_trace",
     "point_trace",
@@ -84,18 +89,83 @@ def positive(y) -> np.ndarray:
     return np.where(y > 0, y, np.nan)
 
 
-def _line(color, width, dash) -> dict:
-    out = {"color": color, "width": width}
+def line_trace(name, x, y, color, width=2, dash=None, *, mode="lines", shape=None, **extra) -> dict:
+    """A scatter trace drawn as a line of ``color`` and ``width`` (``dash``: a dash style, None or
+    "solid" for none; ``shape``: e.g. "hvh" for steps; ``mode`` "lines+markers" adds markers), with
+    ``extra`` trace properties (``legendgroup``, ``marker``, ``meta`` …): the apps' curves.
+
+    >>> line_trace("a", [0, 1], [1, 2], "#000000", dash="dot")["line"]
+    {'color': '#000000', 'width': 2, 'dash': 'dot'}
+    """
+    line = {"color": color, "width": width}
     if dash and dash != "solid":
-        out["dash"] = dash
-    return out
+        line["dash"] = dash
+    if shape is not None:
+        line["shape"] = shape
+    return {"type": "scatter", "mode": mode, "name": name, "x": x, "y": y, "line": line, **extra}
+
+
+def marker_trace(name, x, y, color, symbol="circle", size=9, *, outline=None, **extra) -> dict:
+    """A scatter trace of markers (``color`` one colour or one per point), outlined 1 px in
+    ``outline`` when given, with ``extra`` trace properties: the apps' marked points.
+
+    >>> marker_trace("p", [1], [2], "#000000", "x", outline="#000000")["marker"]["line"]
+    {'color': '#000000', 'width': 1}
+    """
+    marker = {"color": color, "size": size, "symbol": symbol}
+    if outline is not None:
+        marker["line"] = {"color": outline, "width": 1}
+    return {"type": "scatter", "mode": "markers", "name": name, "x": x, "y": y, "marker": marker, **extra}
+
+
+#: a log axis labelled in powers of ten (merge into an axis: ``{**LOG_AXIS, …}``)
+LOG_AXIS = {"type": "log", "exponentformat": "power"}
+
+
+def axes_layout(title: str, xtitle: str, ytitle: str, *, xaxis=None, yaxis=None, **extra) -> dict:
+    """A plot's layout: its title and its axes' titles, with further ``xaxis``/``yaxis``
+    properties (e.g. :data:`LOG_AXIS`, a range) and ``extra`` layout properties.
+
+    >>> axes_layout("t", "x", "y", yaxis=LOG_AXIS)["yaxis"]
+    {'title': {'text': 'y'}, 'type': 'log', 'exponentformat': 'power'}
+    """
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": xtitle}, **(xaxis or {})},
+        "yaxis": {"title": {"text": ytitle}, **(yaxis or {})},
+        **extra,
+    }
+
+
+def panel_titles(panels) -> list[dict]:
+    """Annotations titling the panels of a figure with subplots: one per ``(xaxis, yaxis, title)``
+    (``"x2"``, ``"y"``, …), centred above its axes (``plotwidget.js`` sizes them as plot titles).
+
+    >>> panel_titles([("x2", "y", "right")])[0]["xref"]
+    'x2 domain'
+    """
+    return [
+        {
+            "text": title,
+            "name": "dpexplore-panel-title",
+            "xref": f"{xa} domain",
+            "yref": f"{ya} domain",
+            "x": 0.5,
+            "y": 1.0,
+            "xanchor": "center",
+            "yanchor": "bottom",
+            "showarrow": False,
+        }
+        for xa, ya, title in panels
+    ]
 
 
 def _curve(name, x, y, color, width, dash, group, mode="lines") -> dict:
-    t = {"type": "scatter", "mode": mode, "name": name, "x": x, "y": y, "line": _line(color, width, dash)}
-    if group is not None:
-        t["legendgroup"] = str(group)
-    return t
+    return line_trace(name, x, y, color, width, dash, mode=mode, **_group(group))
+
+
+def _group(group) -> dict:
+    return {} if group is None else {"legendgroup": str(group)}
 
 
 # -- privacy profile -----------------------------------------------------------------------------
