@@ -64,7 +64,7 @@ from ..teaching import (
 from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
-from ..ui.views import line_trace, marker_trace
+from ..ui.views import line_trace, marker_trace, panel_titles
 from ._checks import Param, check_params, params_by_name
 
 __all__ = [
@@ -470,11 +470,7 @@ class AdaptiveLabController(StagedController):
     compute = staticmethod(compute_adaptive)
     prefetch = True  # the next step of a slider is simulated ahead (controls.PREFETCHER)
 
-    def __init__(self, controls, message=None):
-        self.privacy_readout = W.HTML()
-        self.calc_readout = W.HTML()
-        super().__init__(controls, message)
-        self._readouts(self.result)
+    readout_widgets = {"privacy_readout": "", "calc_readout": ""}
 
     def read_spec(self) -> AdaptiveSpec:
         c = self.controls
@@ -572,21 +568,8 @@ class AdaptiveLabController(StagedController):
             "xaxis": k_axis,
             "yaxis": acc,
             "xaxis2": k_axis,
-            # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
-            "annotations": [
-                {
-                    "text": title,
-                    "name": "dpexplore-panel-title",
-                    "xref": f"{xa} domain",
-                    "yref": f"{ya} domain",
-                    "x": 0.5,
-                    "y": 1.0,
-                    "xanchor": "center",
-                    "yanchor": "bottom",
-                    "showarrow": False,
-                }
-                for xa, ya, _run, title in cls.PANELS
-            ],
+            # each panel's title, above its axes
+            "annotations": panel_titles((xa, ya, title) for xa, ya, _run, title in cls.PANELS),
             # one row inside the axes, along their bottom: the range starts at 0.3 to leave room
             # for it (an accuracy below 0.37 is 2.6 standard deviations from 1/2 at n = 100, and
             # the legend's ground lets a curve show through). Below the axes it took 10 % of the
@@ -684,9 +667,8 @@ class AdaptiveLabController(StagedController):
             self.fig_reuse.update(data=self._reuse_traces(r))
         self.fig_eps.update(data=self._eps_traces(r))
         self.fig_fail.update(data=self._fail_traces(r))
-        self._readouts(r)
 
-    def _readouts(self, r: AdaptiveResult) -> None:
+    def write_readouts(self, r: AdaptiveResult) -> None:
         self.privacy_readout.value = privacy_html(r)
         self.calc_readout.value = calculator_html(r.calc)
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 from scipy import special
 
@@ -60,7 +59,7 @@ from ..conversions import tradeoff_approx
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ._checks import Param, check_params, params_by_name
 from .adaptive_lab import Memo, StagedController
-from ..ui.controls import OKABE_ITO, MessageArea, param_slider
+from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
@@ -443,10 +442,10 @@ class AuditLabController(StagedController):
     compute = staticmethod(compute_audit)
     cache_size = 64
 
-    def __init__(self, controls, message=None):
-        self.verdict = W.HTML()
-        super().__init__(controls, message)
-        self.verdict.value = verdict_html(self.result)
+    readout_widgets = {"verdict": ""}
+
+    def write_readouts(self, r: AuditLabResult) -> None:
+        self.verdict.value = verdict_html(r)
 
     def sync_controls(self) -> None:
         """δ (Gaussian only) and the bug factor (mis-calibrated Laplace only) are greyed out for
@@ -626,7 +625,6 @@ class AuditLabController(StagedController):
         self.fig_tradeoff.update(data=self._tradeoff_traces(r))
         self.fig_trials.update(data=self._trials_traces(r))
         self.fig_one_run.update(data=self._one_run_traces(r))
-        self.verdict.value = verdict_html(r)
 
     def snippet(self) -> str | None:
         """The two audits of the readout with the public API (the Laplace subjects; the Gaussian
@@ -746,9 +744,7 @@ def build_audit_lab(
     True
     """
     controls = {
-        "mechanism": W.Dropdown(
-            options=list(MECHANISMS), value=mechanism, description="mechanism", style={"description_width": "initial"}
-        ),
+        "mechanism": dropdown("mechanism", list(MECHANISMS), mechanism),
         **{
             k: param_slider(PARAMS[k], v)
             for k, v in (

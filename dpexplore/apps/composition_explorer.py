@@ -66,7 +66,7 @@ from .. import conversions as CV
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..references import cite
 from .._validation import check_delta, check_k, check_positive
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, int_log_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, int_log_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import (
@@ -919,12 +919,11 @@ def build_composition_explorer(
             readout_format=".2e",
             continuous_update=False,
         ),
-        "mechanism": W.Dropdown(
-            options=[(label, key) for key, label in MECHANISMS.items()],
-            value=mechanism,
-            description="mechanism (tight and RDP curves)",
-            style={"description_width": "initial"},
-            layout=W.Layout(width="min(100%, 520px)"),
+        "mechanism": dropdown(
+            "mechanism (tight and RDP curves)",
+            [(label, key) for key, label in MECHANISMS.items()],
+            mechanism,
+            width="520px",
         ),
         "eps_budget": log_slider(
             "ε_T total budget (noise plot)",

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 
 from ..profiles import GaussianDPProfile
@@ -123,11 +122,11 @@ class DemoController(Controller):
 
     def render(self, result: DemoResult) -> None:
         self.figs[0].update(data=self._traces(result))
-        self.readout.value = self._readout_text(result)
 
-    @staticmethod
-    def _readout_text(r: DemoResult) -> str:
-        return f"δ(ε = {r.eps:.3g}) = <b>{r.delta_at_eps:.4g}</b>"
+    readout_widgets = {"readout": ""}
+
+    def write_readouts(self, r: DemoResult) -> None:
+        self.readout.value = f"δ(ε = {r.eps:.3g}) = <b>{r.delta_at_eps:.4g}</b>"
 
     def snippet(self) -> str:
         s = self.spec
@@ -137,11 +136,6 @@ class DemoController(Controller):
             "delta = GaussianDPProfile(mu).delta(eps)   # the mu-GDP privacy profile at eps\n"
             'print(f"delta(eps = {eps:.3g}) = {delta:.4g}")\n'
         )
-
-    def __init__(self, controls, message=None):
-        self.readout = W.HTML()
-        super().__init__(controls, message)
-        self.readout.value = self._readout_text(self.result)
 
 
 INFO = AppInfo(

@@ -40,12 +40,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 
 from .. import down_sensitivity as ds
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
@@ -402,10 +401,10 @@ class DownSensitivityController(Controller):
     prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 64
 
-    def __init__(self, controls, message=None):
-        self.readout = W.HTML()
-        super().__init__(controls, message)
-        self.readout.value = readout_html(self.result)
+    readout_widgets = {"readout": ""}
+
+    def write_readouts(self, r: DownSensitivityResult) -> None:
+        self.readout.value = readout_html(r)
 
     def read_spec(self) -> DownSensitivitySpec:
         c = self.controls
@@ -539,7 +538,6 @@ class DownSensitivityController(Controller):
     def render(self, r: DownSensitivityResult) -> None:
         self.fig_est.update(data=self._estimate_traces(r))
         self.fig_loss.update(data=self._loss_traces(r), layout=self._loss_layout(r))
-        self.readout.value = readout_html(r)
 
     def snippet(self) -> str:
         s = self.spec
@@ -712,22 +710,9 @@ def build_down_sensitivity_lab(
     >>> app.controller.readout.value.count("<tr>"), len(app.figs)
     (5, 3)
     """
-    dd = {"description_width": "initial"}
     controls = {
-        "query": W.Dropdown(
-            options=[(v, k) for k, v in QUERIES.items()],
-            value=query,
-            description="query f",
-            style=dd,
-            layout=W.Layout(width="min(100%, 330px)"),
-        ),
-        "shape": W.Dropdown(
-            options=[(v, k) for k, v in SHAPES.items()],
-            value=shape,
-            description="data",
-            style=dd,
-            layout=W.Layout(width="min(100%, 330px)"),
-        ),
+        "query": dropdown("query f", [(v, k) for k, v in QUERIES.items()], query, width="330px"),
+        "shape": dropdown("data", [(v, k) for k, v in SHAPES.items()], shape, width="330px"),
         **{
             k: param_slider(PARAMS[k], v)
             for k, v in (("n", n), ("spread", spread), ("seed", seed), ("eps", eps), ("beta", beta), ("bound", bound))

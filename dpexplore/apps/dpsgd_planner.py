@@ -275,7 +275,11 @@ class PlannerController(Controller):
     def render(self, result: PlannerResult) -> None:
         for fig, traces in zip(self.figs, (self._eps_traces(result), self._risk_traces(result))):
             fig.update(data=traces)
-        self.readout.value = self._readout_text(result)
+
+    readout_widgets = {"readout": ""}
+
+    def write_readouts(self, r: PlannerResult) -> None:
+        self.readout.value = self._readout_text(r)
 
     @staticmethod
     def _readout_text(r: PlannerResult) -> str:
@@ -315,11 +319,6 @@ class PlannerController(Controller):
             '    print(f"TPR at FPR {100 * fpr:g} %: {conversions.tpr_at_fpr(profile, fpr):.4g}")\n'
             'print(f"advantage: {conversions.advantage(profile):.4g}")\n'
         )
-
-    def __init__(self, controls, message=None):
-        self.readout = W.HTML()
-        super().__init__(controls, message)
-        self.readout.value = self._readout_text(self.result)
 
 
 INFO = AppInfo(

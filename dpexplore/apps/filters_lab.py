@@ -67,7 +67,7 @@ from ..filters import (
     simulate_adaptive_analyst,
 )
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 from ..ui.views import axes_layout, line_trace, marker_trace
@@ -552,12 +552,7 @@ class FiltersLabController(Controller):
 
     compute = staticmethod(compute_filters_lab)
 
-    def __init__(self, controls, message=None):
-        self.readout = W.HTML()
-        self.readout.add_class("dpexplore-filters-readout-box")
-        self.session_readout = W.HTML()
-        super().__init__(controls, message)
-        self._readouts(self.result)
+    readout_widgets = {"readout": "dpexplore-filters-readout-box", "session_readout": ""}
 
     def read_spec(self) -> FiltersLabSpec:
         c = self.controls
@@ -685,9 +680,8 @@ class FiltersLabController(Controller):
             self.fig_odo.update(data=self._odo_traces(r))
         if old.session is not r.session:
             self.fig_session.update(data=self._session_traces(r))
-        self._readouts(r)
 
-    def _readouts(self, r: FiltersLabResult) -> None:
+    def write_readouts(self, r: FiltersLabResult) -> None:
         self.readout.value = readout_html(r)
         self.session_readout.value = session_html(r)
 
@@ -897,13 +891,7 @@ def build_filters_lab(
             k: param_slider(PARAMS[k], v)
             for k, v in (("eps", eps), ("delta", delta), ("queries", queries), ("rel_error", rel_error))
         },
-        "mode": W.Dropdown(
-            options=[(v, k) for k, v in MODES.items()],
-            value=mode,
-            description="after a refusal",
-            style={"description_width": "initial"},
-            layout=W.Layout(width="min(100%, 360px)"),
-        ),
+        "mode": dropdown("after a refusal", [(v, k) for k, v in MODES.items()], mode, width="360px"),
         **{k: param_slider(PARAMS[k], v) for k, v in (("seed", seed), ("parts", parts), ("share", share))},
     }
     ctrl = FiltersLabController(controls, MessageArea())

@@ -48,7 +48,7 @@ import numpy as np
 
 from .. import group_privacy as gp
 from ..references import cite
-from ..ui.controls import OKABE_ITO, MessageArea, param_slider
+from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import line_trace, marker_trace
@@ -357,12 +357,15 @@ class GroupPrivacyController(StagedController):
     cache_size = 64
     PROGRESS_AFTER = PROGRESS_AFTER
 
+    readout_widgets = {"readout": ""}
+
     def __init__(self, controls, message=None):
-        self.readout = W.HTML()
         super().__init__(controls, message)
         self.progress.style = {"description_width": "initial"}
         self.progress.layout.width = "min(100%, 380px)"
-        self.readout.value = readout_html(self.result)
+
+    def write_readouts(self, r: GroupPrivacyResult) -> None:
+        self.readout.value = readout_html(r)
 
     def read_spec(self) -> GroupPrivacySpec:
         c = self.controls
@@ -559,7 +562,6 @@ class GroupPrivacyController(StagedController):
         self.fig_output.update(data=self._output_traces(r), layout=self._output_layout(r))
         self.fig_curve.update(data=self._curve_traces(r))
         self.fig_orders.update(data=self._order_traces(r), layout=self._order_layout(r))
-        self.readout.value = readout_html(r)
 
     def snippet(self) -> str:
         s = self.spec
@@ -681,13 +683,7 @@ def build_group_privacy_lab(
         "r": param_slider(PARAMS["r"], r, continuous_update=False),
         "count": param_slider(PARAMS["count"], count),
         "max_count": param_slider(PARAMS["max_count"], max_count, continuous_update=False),
-        "alpha_max": W.Dropdown(
-            options=[(str(a), a) for a in ALPHA_MAX_CHOICES],
-            value=alpha_max,
-            description="largest order α",
-            style={"description_width": "initial"},
-            layout=W.Layout(width="min(100%, 260px)"),
-        ),
+        "alpha_max": dropdown("largest order α", [(str(a), a) for a in ALPHA_MAX_CHOICES], alpha_max, width="260px"),
         "seed": param_slider(PARAMS["seed"], seed),
     }
     ctrl = GroupPrivacyController(controls, MessageArea())

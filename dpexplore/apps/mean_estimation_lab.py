@@ -52,7 +52,6 @@ import functools
 import math
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 
 from .. import mean_estimation as me
@@ -62,7 +61,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import FILL_PLOT_HEIGHT, AppInfo, AppShell, app_shell
-from ..ui.views import axes_layout, line_trace, marker_trace
+from ..ui.views import axes_layout, line_trace, marker_trace, panel_titles
 from ._checks import SEED_MAX, Param, check_params, params_by_name
 
 __all__ = [
@@ -387,10 +386,10 @@ class MeanEstimationController(Controller):
     prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 64
 
-    def __init__(self, controls, message=None):
-        self.readout = W.HTML()
-        super().__init__(controls, message)
-        self.readout.value = readout_html(self.result)
+    readout_widgets = {"readout": ""}
+
+    def write_readouts(self, r: MeanEstimationResult) -> None:
+        self.readout.value = readout_html(r)
 
     def read_spec(self) -> MeanEstimationSpec:
         c = self.controls
@@ -549,21 +548,8 @@ class MeanEstimationController(Controller):
                 "yaxis": {**log, "title": {"text": "RMS ‖Σ<sup>−½</sup>(μ̂ − μ)‖"}},
                 "xaxis2": {**log, "title": {"text": "n (samples)"}},
                 "yaxis2": {**log, "title": {"text": "RMS ‖μ̂ − μ‖"}},
-                # each panel's title, above its axes (plotwidget.js sizes them as plot titles)
-                "annotations": [
-                    {
-                        "text": title,
-                        "name": "dpexplore-panel-title",
-                        "xref": f"{xa} domain",
-                        "yref": f"{ya} domain",
-                        "x": 0.5,
-                        "y": 1.0,
-                        "xanchor": "center",
-                        "yanchor": "bottom",
-                        "showarrow": False,
-                    }
-                    for xa, ya, title in (("x", "y", "Mahalanobis error"), ("x2", "y2", "ℓ₂ error"))
-                ],
+                # each panel's title, above its axes
+                "annotations": panel_titles((("x", "y", "Mahalanobis error"), ("x2", "y2", "ℓ₂ error"))),
                 "legend": legend,
                 "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
                 **self._curve_layout(r),
@@ -578,7 +564,6 @@ class MeanEstimationController(Controller):
     def render(self, r: MeanEstimationResult) -> None:
         self.fig_cloud.update(data=self._cloud_traces(r))
         self.fig_curves.update(data=self._curve_traces(r), layout=self._curve_layout(r))
-        self.readout.value = readout_html(r)
 
     def snippet(self) -> str:
         s = self.spec

@@ -72,7 +72,7 @@ from ..conversions import (
 )
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..profiles import GaussianDPProfile, PrivacyProfile
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import (
@@ -839,13 +839,7 @@ _PARAM_CONTROLS = (
 def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget]:
     slow = {"continuous_update": False}  # the GDP measurement (20-170 ms) runs on release only
     return {
-        "notion": W.Dropdown(
-            options=[(n.label, n.key) for n in NOTIONS.values()],
-            value=notion,
-            description="source notion",
-            style={"description_width": "initial"},
-            layout=W.Layout(width="min(100%, 520px)"),
-        ),
+        "notion": dropdown("source notion", [(n.label, n.key) for n in NOTIONS.values()], notion, width="520px"),
         "pure_eps": log_slider("ε (pure DP)", 1.0, 0.01, 100.0, "nats"),
         "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
         "approx_delta": log_slider(

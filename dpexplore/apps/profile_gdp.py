@@ -68,7 +68,7 @@ from ..conversions import (
 )
 from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
 from ..profiles import PrivacyProfile
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace
@@ -784,13 +784,7 @@ def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
     # (the front end snaps values to min + k·step), so the defaults (1, 2) are exact.
     _slow = {"continuous_update": False}
     return {
-        "mechanism": W.Dropdown(
-            options=[(f.label, f.key) for f in FAMILIES.values()],
-            value=mechanism,
-            description="mechanism",
-            style={"description_width": "initial"},
-            layout=W.Layout(width="min(100%, 520px)"),
-        ),
+        "mechanism": dropdown("mechanism", [(f.label, f.key) for f in FAMILIES.values()], mechanism, width="520px"),
         "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ"),
         "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
         "rr_eps": log_slider("pure ε", 1.0, 0.01, 100.0, "nats"),
