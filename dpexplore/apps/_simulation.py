@@ -8,6 +8,7 @@ import ipywidgets as W
 import numpy as np
 
 from ..ui.controls import Controller, param_slider
+from ..ui.shell import app_shell
 from ._checks import SEED_MAX, Param
 
 #: simulations draw at most this many noise values per curve (trials are capped to fit)
@@ -110,3 +111,16 @@ class _SimulationController(Controller):
         """As Controller.update, with a progress bar if the simulations take over a second."""
         with self.progress:
             super().update()
+
+
+def wrap_row(*widgets) -> W.HBox:
+    """Widgets side by side, wrapping onto more lines where the plot area is narrow (a tab's
+    sliders, its pair of plots)."""
+    return W.HBox(list(widgets), layout=W.Layout(flex_flow="row wrap"))
+
+
+def simulation_shell(info, ctrl: _SimulationController, controls, tabs) -> W.Widget:
+    """A simulation lab in the app shell: its tabs, and in a narrow panel the seed, the trials and
+    the simulations' progress bar (each tab holds its own sliders)."""
+    panel = [controls["seed"], controls["trials"], ctrl.progress.bar]
+    return app_shell(info, ctrl, controls=panel, plots=tabs, panel_width="300px")

@@ -469,7 +469,6 @@ class AdaptiveLabController(StagedController):
 
     compute = staticmethod(compute_adaptive)
     prefetch = True  # the next step of a slider is simulated ahead (controls.PREFETCHER)
-
     readout_widgets = {"privacy_readout": "", "calc_readout": ""}
 
     def read_spec(self) -> AdaptiveSpec:
@@ -500,6 +499,13 @@ class AdaptiveLabController(StagedController):
     #: curves' names, the panel's title). The same roles keep their colours in both panels and
     #: share a legend entry (the left panel's curve names: one short row, also on a projector).
     PANELS = (("x", "y", "", "Naive reuse: it overfits"), ("x2", "y", ", Thresholdout run", "Thresholdout: honest"))
+    #: the three accuracies of a run: (curve name, its field of OverfittingResult and legend group,
+    #: colour, dash, marker)
+    ROLES = (
+        ("training set", "train", _TRAIN, None, "square"),
+        ("holdout", "holdout", _HOLD, None, "circle"),
+        ("fresh data", "fresh", _FRESH, "dot", "diamond"),
+    )
 
     @classmethod
     def _reuse_traces(cls, r: AdaptiveResult) -> list[dict]:
@@ -511,37 +517,20 @@ class AdaptiveLabController(StagedController):
             on = {"xaxis": xa, "yaxis": ya, "showlegend": xa == "x"}
             out += [
                 line_trace(
-                    "training set" + run,
+                    label + run,
                     k,
-                    res.train,
-                    _TRAIN,
-                    mode="lines+markers",
-                    marker={"symbol": "square"},
-                    legendgroup="train",
-                    **on,
-                ),
-                line_trace(
-                    "holdout" + run,
-                    k,
-                    res.holdout,
-                    _HOLD,
-                    mode="lines+markers",
-                    marker={"symbol": "circle"},
-                    legendgroup="holdout",
-                    **on,
-                ),
-                line_trace(
-                    "fresh data" + run,
-                    k,
-                    res.fresh,
-                    _FRESH,
+                    getattr(res, field),
+                    colour,
                     2,
-                    "dot",
+                    dash,
                     mode="lines+markers",
-                    marker={"symbol": "diamond"},
-                    legendgroup="fresh",
+                    marker={"symbol": symbol},
+                    legendgroup=field,
                     **on,
-                ),
+                )
+                for label, field, colour, dash, symbol in cls.ROLES
+            ]
+            out.append(
                 line_trace(
                     "true accuracy 1/2" + run,
                     [k[0], k[-1]],
@@ -551,8 +540,8 @@ class AdaptiveLabController(StagedController):
                     "dash",
                     legendgroup="half",
                     **on,
-                ),
-            ]
+                )
+            )
         return out
 
     @classmethod

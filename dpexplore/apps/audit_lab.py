@@ -441,11 +441,7 @@ class AuditLabController(StagedController):
 
     compute = staticmethod(compute_audit)
     cache_size = 64
-
     readout_widgets = {"verdict": ""}
-
-    def write_readouts(self, r: AuditLabResult) -> None:
-        self.verdict.value = verdict_html(r)
 
     def sync_controls(self) -> None:
         """δ (Gaussian only) and the bug factor (mis-calibrated Laplace only) are greyed out for
@@ -595,29 +591,25 @@ class AuditLabController(StagedController):
                 height=500,
             ),
         )
-        self.fig_trials = PlotlyWidget(
-            self._trials_traces(r),
-            axes_layout(
-                "ε_lb vs number of trials per input",
-                "trials per input",
+
+        def eps_lb_plot(traces, title, count, height):
+            """ε_lb (from 0) against a count on a log axis."""
+            layout = axes_layout(
+                title,
+                count,
                 "ε lower bound",
                 xaxis=LOG_AXIS,
                 yaxis={"rangemode": "tozero"},
                 legend=legend,
-                height=500,
-            ),
+                height=height,
+            )
+            return PlotlyWidget(traces, layout)
+
+        self.fig_trials = eps_lb_plot(
+            self._trials_traces(r), "ε_lb vs number of trials per input", "trials per input", 500
         )
-        self.fig_one_run = PlotlyWidget(
-            self._one_run_traces(r),
-            axes_layout(
-                "One-run audit: ε_lb vs number of canaries m",
-                "canaries m (one run)",
-                "ε lower bound",
-                xaxis=LOG_AXIS,
-                yaxis={"rangemode": "tozero"},
-                legend=legend,
-                height=460,
-            ),
+        self.fig_one_run = eps_lb_plot(
+            self._one_run_traces(r), "One-run audit: ε_lb vs number of canaries m", "canaries m (one run)", 460
         )
         return [self.fig_tradeoff, self.fig_trials, self.fig_one_run]
 
@@ -625,6 +617,9 @@ class AuditLabController(StagedController):
         self.fig_tradeoff.update(data=self._tradeoff_traces(r))
         self.fig_trials.update(data=self._trials_traces(r))
         self.fig_one_run.update(data=self._one_run_traces(r))
+
+    def write_readouts(self, r: AuditLabResult) -> None:
+        self.verdict.value = verdict_html(r)
 
     def snippet(self) -> str | None:
         """The two audits of the readout with the public API (the Laplace subjects; the Gaussian

@@ -73,6 +73,7 @@ from ..ui.views import (
     LOG_AXIS,
     attack_layout,
     axes_layout,
+    line_trace,
     marker_trace,
     matched_mu,
     object_traces,
@@ -566,26 +567,28 @@ class CompositionController(Controller):
 
     # -- traces -----------------------------------------------------------------------------
     @staticmethod
-    def _main_traces(r: CompositionResult) -> list[dict]:
-        traces = []
-        for name, (ks, vals) in r.curves.items():
-            coarse = ks.size < K_GRID.size
-            traces.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers" if coarse else "lines",
-                    "name": THEOREMS[name] + (" (at 9 k)" if coarse else ""),
-                    "x": ks,
-                    "y": _display(vals),
-                    "meta": {"present_name": PRESENT_THEOREMS[name] + (" (at 9 k)" if coarse else "")},
-                    "line": {
-                        "color": _COLOURS[name],
-                        "width": 3 if name == "tight" else 2,
-                        **({"dash": _DASH[name]} if name in _DASH else {}),
-                    },
-                    "marker": {"size": 6},
-                }
-            )
+    def _k_curve(name: str, label: str, ks, vals, width=2, present: str | None = None) -> dict:
+        """Curve ``name`` against k: a curve computed at fewer k than the grid (every 9th) is
+        marked as such and draws its points."""
+        at = " (at 9 k)" if ks.size < K_GRID.size else ""
+        return line_trace(
+            label + at,
+            ks,
+            _display(vals),
+            _COLOURS[name],
+            width,
+            _DASH.get(name),
+            mode="lines+markers" if at else "lines",
+            marker={"size": 6},
+            **({} if present is None else {"meta": {"present_name": present + at}}),
+        )
+
+    @classmethod
+    def _main_traces(cls, r: CompositionResult) -> list[dict]:
+        traces = [
+            cls._k_curve(name, THEOREMS[name], ks, vals, 3 if name == "tight" else 2, PRESENT_THEOREMS[name])
+            for name, (ks, vals) in r.curves.items()
+        ]
         names = list(r.at_k)
         # the ◆ and ✖ markers have fixed legend names (their values are in the readout table):
         # the legend's text does not change with k, and no annotation box competes with it; the
@@ -637,22 +640,9 @@ class CompositionController(Controller):
             ],
         }
 
-    @staticmethod
-    def _noise_traces(r: CompositionResult) -> list[dict]:
-        traces = []
-        for name, (ks, vals) in r.noise.items():
-            coarse = ks.size < K_GRID.size
-            traces.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers" if coarse else "lines",
-                    "name": NOISE_CURVES[name] + (" (at 9 k)" if coarse else ""),
-                    "x": ks,
-                    "y": _display(vals),
-                    "line": {"color": _COLOURS[name], "width": 2, **({"dash": _DASH[name]} if name in _DASH else {})},
-                    "marker": {"size": 6},
-                }
-            )
+    @classmethod
+    def _noise_traces(cls, r: CompositionResult) -> list[dict]:
+        traces = [cls._k_curve(name, NOISE_CURVES[name], ks, vals) for name, (ks, vals) in r.noise.items()]
         names = list(r.noise_at_k)
         traces.append(
             marker_trace(
@@ -671,16 +661,19 @@ class CompositionController(Controller):
         return traces
 
     def figures(self, r: CompositionResult) -> list[PlotlyWidget]:
-        legend = {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}}
+        # both plots against k: log axes (k without powers of ten), the legend on the right
+        against_k = {
+            "xaxis": {"type": "log"},
+            "yaxis": LOG_AXIS,
+            "legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 11}},
+        }
         main = PlotlyWidget(
             data=self._main_traces(r),
             layout=axes_layout(
                 "Total ε of k composed (ε, δ)-DP steps, all at total δ′",
                 "k (number of composed steps)",
                 "total ε (nats)",
-                xaxis={"type": "log"},
-                yaxis=LOG_AXIS,
-                legend=legend,
+                **against_k,
                 height=480,
                 margin={"r": 20},
                 **self._main_layout(r),
@@ -692,9 +685,7 @@ class CompositionController(Controller):
                 "Noise per query for a fixed total budget (ε_T, δ′); ◆ at the chosen k",
                 "k (number of sensitivity-1 queries)",
                 "Laplace scale b per query",
-                xaxis={"type": "log"},
-                yaxis=LOG_AXIS,
-                legend=legend,
+                **against_k,
                 height=420,
                 shapes=self._main_layout(r)["shapes"],
             ),

@@ -400,11 +400,7 @@ class DownSensitivityController(Controller):
     compute = staticmethod(compute_down_sensitivity_lab)
     prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 64
-
     readout_widgets = {"readout": ""}
-
-    def write_readouts(self, r: DownSensitivityResult) -> None:
-        self.readout.value = readout_html(r)
 
     def read_spec(self) -> DownSensitivitySpec:
         c = self.controls
@@ -538,6 +534,9 @@ class DownSensitivityController(Controller):
     def render(self, r: DownSensitivityResult) -> None:
         self.fig_est.update(data=self._estimate_traces(r))
         self.fig_loss.update(data=self._loss_traces(r), layout=self._loss_layout(r))
+
+    def write_readouts(self, r: DownSensitivityResult) -> None:
+        self.readout.value = readout_html(r)
 
     def snippet(self) -> str:
         s = self.spec

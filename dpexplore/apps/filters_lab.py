@@ -551,7 +551,6 @@ class FiltersLabController(Controller):
     and two readouts."""
 
     compute = staticmethod(compute_filters_lab)
-
     readout_widgets = {"readout": "dpexplore-filters-readout-box", "session_readout": ""}
 
     def read_spec(self) -> FiltersLabSpec:

@@ -364,9 +364,6 @@ class GroupPrivacyController(StagedController):
         self.progress.style = {"description_width": "initial"}
         self.progress.layout.width = "min(100%, 380px)"
 
-    def write_readouts(self, r: GroupPrivacyResult) -> None:
-        self.readout.value = readout_html(r)
-
     def read_spec(self) -> GroupPrivacySpec:
         c = self.controls
         return GroupPrivacySpec(
@@ -562,6 +559,9 @@ class GroupPrivacyController(StagedController):
         self.fig_output.update(data=self._output_traces(r), layout=self._output_layout(r))
         self.fig_curve.update(data=self._curve_traces(r))
         self.fig_orders.update(data=self._order_traces(r), layout=self._order_layout(r))
+
+    def write_readouts(self, r: GroupPrivacyResult) -> None:
+        self.readout.value = readout_html(r)
 
     def snippet(self) -> str:
         s = self.spec

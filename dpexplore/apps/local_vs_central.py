@@ -20,7 +20,6 @@ import functools
 import math
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 
 from ..teaching import (
@@ -32,10 +31,21 @@ from ..teaching import (
 )
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import AppInfo, AppShell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
 from ._checks import Param, check_params, params_by_name
-from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
+from ._simulation import (
+    SEED,
+    SIM_BUDGET,
+    TRIALS,
+    _gap,
+    _report,
+    _rng,
+    _seed_and_trials,
+    _SimulationController,
+    simulation_shell,
+    wrap_row,
+)
 
 __all__ = [
     "LocalSpec",
@@ -404,29 +414,10 @@ def build_local_vs_central(**kwargs) -> AppShell:
         },
     }
     ctrl = LocalVsCentralController(controls, MessageArea())
-    row = lambda *ws: W.HBox(list(ws), layout=W.Layout(flex_flow="row wrap"))
+    median = wrap_row(*(controls[k] for k in ("med_eps", "spread", "n_data")))
+    shuffle = wrap_row(*(controls[k] for k in ("eps_local", "n_users", "shuffle_delta")))
     tabs = [
-        (
-            "1. The median",
-            [
-                row(controls["med_eps"], controls["spread"], controls["n_data"]),
-                ctrl.readouts["median"],
-                row(ctrl.fig_med_mean, ctrl.fig_med_cdf),
-            ],
-        ),
-        (
-            "2. Shuffling",
-            [
-                row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
-                ctrl.readouts["shuffle"],
-                ctrl.fig_shuffle,
-            ],
-        ),
+        ("1. The median", [median, ctrl.readouts["median"], wrap_row(ctrl.fig_med_mean, ctrl.fig_med_cdf)]),
+        ("2. Shuffling", [shuffle, ctrl.readouts["shuffle"], ctrl.fig_shuffle]),
     ]
-    return app_shell(
-        LOCAL_INFO,
-        ctrl,
-        controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
-        plots=tabs,
-        panel_width="300px",
-    )
+    return simulation_shell(LOCAL_INFO, ctrl, controls, tabs)

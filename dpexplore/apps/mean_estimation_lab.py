@@ -385,11 +385,7 @@ class MeanEstimationController(Controller):
     compute = staticmethod(compute_mean_estimation_lab)
     prefetch = True  # the next slider step reads the cache (controls.PREFETCHER)
     cache_size = 64
-
     readout_widgets = {"readout": ""}
-
-    def write_readouts(self, r: MeanEstimationResult) -> None:
-        self.readout.value = readout_html(r)
 
     def read_spec(self) -> MeanEstimationSpec:
         c = self.controls
@@ -564,6 +560,9 @@ class MeanEstimationController(Controller):
     def render(self, r: MeanEstimationResult) -> None:
         self.fig_cloud.update(data=self._cloud_traces(r))
         self.fig_curves.update(data=self._curve_traces(r), layout=self._curve_layout(r))
+
+    def write_readouts(self, r: MeanEstimationResult) -> None:
+        self.readout.value = readout_html(r)
 
     def snippet(self) -> str:
         s = self.spec

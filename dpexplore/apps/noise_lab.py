@@ -418,11 +418,7 @@ class NoiseLabController(Controller):
     → five figures (densities, histogram, variances, Vinterbo 2022, Theorem 6, ratio map) and the table."""
 
     compute = staticmethod(compute_noise_lab)
-
     readout_widgets = {"table": ""}
-
-    def write_readouts(self, r: NoiseResult) -> None:
-        self.table.value = self._table(r)
 
     def read_spec(self) -> NoiseSpec:
         c = self.controls
@@ -580,6 +576,9 @@ class NoiseLabController(Controller):
         self.fig_var.update(data=self._var_traces(r))
         self.fig_curve.update(data=self._curve_traces(r))
         self.fig_map.update(data=self._map_traces(r), layout=self._map_layout(r))
+
+    def write_readouts(self, r: NoiseResult) -> None:
+        self.table.value = self._table(r)
 
     def snippet(self) -> str:
         s = self.spec

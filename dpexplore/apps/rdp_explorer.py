@@ -497,35 +497,19 @@ class RDPController(Controller):
         )
 
     def figures(self, result: RDPResult) -> list[PlotlyWidget]:
-        legend = {"font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.7)"}
-        rdp_layout = axes_layout(
-            "Rényi DP of ε-DP: ε̂(α) against the order α",
-            "Rényi order α (log scale)",
-            "ε̂(α) [nats]",
-            xaxis={"type": "log"},
-            yaxis=LOG_AXIS,
-            showlegend=True,
-            legend=legend,
-            height=430,
+        # every plot: log axes (the orders' without powers of ten) and the same small legend
+        legend = {"showlegend": True, "legend": {"font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.7)"}}
+        order = ("Rényi order α (log scale)", {"type": "log"})
+
+        def log_log(title, x, y, xaxis=LOG_AXIS, **extra):
+            return axes_layout(title, x, y, xaxis=xaxis, yaxis=LOG_AXIS, **legend, **extra)
+
+        rdp_layout = log_log(
+            "Rényi DP of ε-DP: ε̂(α) against the order α", order[0], "ε̂(α) [nats]", order[1], height=430
         )
-        rho_layout = axes_layout(
-            "ε-DP implies ρ-zCDP: ρ against ε",
-            "ε [nats] (log scale)",
-            "ρ [nats]",
-            xaxis=LOG_AXIS,
-            yaxis=LOG_AXIS,
-            showlegend=True,
-            legend=legend,
-        )
-        conv_layout = axes_layout(
-            "RDP → (ε, δ): the bound ε_α(δ) of each order",
-            "Rényi order α (log scale)",
-            "ε_α(δ) [nats]",
-            xaxis={"type": "log"},
-            yaxis=LOG_AXIS,
-            showlegend=True,
-            legend=legend,
-            height=430,
+        rho_layout = log_log("ε-DP implies ρ-zCDP: ρ against ε", "ε [nats] (log scale)", "ρ [nats]")
+        conv_layout = log_log(
+            "RDP → (ε, δ): the bound ε_α(δ) of each order", order[0], "ε_α(δ) [nats]", order[1], height=430
         )
         conv_layout["yaxis"].update(self._yaxis_range(result))
         return [
