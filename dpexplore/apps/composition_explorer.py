@@ -589,22 +589,18 @@ class CompositionController(Controller):
             cls._k_curve(name, THEOREMS[name], ks, vals, 3 if name == "tight" else 2, PRESENT_THEOREMS[name])
             for name, (ks, vals) in r.curves.items()
         ]
-        names = list(r.at_k)
         # the ◆ and ✖ markers have fixed legend names (their values are in the readout table):
         # the legend's text does not change with k, and no annotation box competes with it; the
         # legend draws the marker itself (a name starting with it showed "◆ ◆" on the projector)
         traces.append(
-            marker_trace(
+            cls._at_k(
                 "each bound at the chosen k",
-                [r.spec.k] * len(names),
-                _display([r.at_k[n] for n in names]),
-                [_COLOURS[n] for n in names],
-                "diamond",
+                r.spec.k,
+                r.at_k,
+                THEOREMS,
+                "ε",
                 11,
-                outline="#000000",
                 meta={"present_name": "at the chosen k"},
-                text=[THEOREMS[n] for n in names],
-                hovertemplate="%{text}: ε = %{y:.4g}<extra></extra>",
             )
         )
         traces.append(
@@ -640,24 +636,29 @@ class CompositionController(Controller):
             ],
         }
 
+    @staticmethod
+    def _at_k(name: str, k: int, values: dict, labels: dict, symbol: str, size: int, **extra) -> dict:
+        """◆ each curve's value at the chosen k, in its curve's colour (hover: its label and
+        ``symbol`` = the value)."""
+        names = list(values)
+        return marker_trace(
+            name,
+            [k] * len(names),
+            _display([values[n] for n in names]),
+            [_COLOURS[n] for n in names],
+            "diamond",
+            size,
+            outline="#000000",
+            text=[labels[n] for n in names],
+            hovertemplate=f"%{{text}}: {symbol} = %{{y:.4g}}<extra></extra>",
+            **extra,
+        )
+
     @classmethod
     def _noise_traces(cls, r: CompositionResult) -> list[dict]:
         traces = [cls._k_curve(name, NOISE_CURVES[name], ks, vals) for name, (ks, vals) in r.noise.items()]
-        names = list(r.noise_at_k)
-        traces.append(
-            marker_trace(
-                f"at k = {r.spec.k:,}",
-                [r.spec.k] * len(names),
-                _display([r.noise_at_k[n] for n in names]),
-                [_COLOURS[n] for n in names],
-                "diamond",
-                10,
-                outline="#000000",
-                showlegend=False,
-                text=[NOISE_CURVES[n] for n in names],
-                hovertemplate="%{text}: b = %{y:.4g}<extra></extra>",
-            )
-        )
+        k = r.spec.k
+        traces.append(cls._at_k(f"at k = {k:,}", k, r.noise_at_k, NOISE_CURVES, "b", 10, showlegend=False))
         return traces
 
     def figures(self, r: CompositionResult) -> list[PlotlyWidget]:

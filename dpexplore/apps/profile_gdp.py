@@ -71,7 +71,7 @@ from ..profiles import PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, linear_slider, log_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
-from ..ui.views import LOG_AXIS, axes_layout, line_trace
+from ..ui.views import LOG_AXIS, axes_layout, line_trace, tradeoff_layout
 
 __all__ = [
     "MechSpec",
@@ -665,16 +665,8 @@ class ProfileGdpController(Controller):
         )
         trade = PlotlyWidget(
             data=self._tradeoff_traces(result),
-            layout=axes_layout(
-                "Trade-off functions β(α) against G_μ (f-DP)",
-                "type I error α",
-                "type II error β(α)",
-                xaxis={"range": [0, 1]},
-                yaxis={"range": [0, 1.02]},
-                legend=legend,
-                showlegend=True,
-                height=520,
-                margin=margin,
+            layout=tradeoff_layout(
+                "Trade-off functions β(α) against G_μ (f-DP)", legend=legend, showlegend=True, height=520, margin=margin
             ),
         )
         prof.add_class("dpexplore-profile-plot")
