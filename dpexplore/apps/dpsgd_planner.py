@@ -255,8 +255,7 @@ class PlannerController(Controller):
             "ε against epochs",
             "epochs",
             "ε",
-            xaxis={"rangemode": "tozero"},
-            yaxis={"rangemode": "tozero"},
+            from_zero=True,
             showlegend=True,
         )
         risk_layout = axes_layout(

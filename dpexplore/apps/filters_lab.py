@@ -652,8 +652,7 @@ class FiltersLabController(Controller):
                 "Fully adaptive: a filter or an odometer (Rényi)",
                 "queries answered under the Rényi filter",
                 "ε at the target δ",
-                xaxis={"rangemode": "tozero"},
-                yaxis={"rangemode": "tozero"},
+                from_zero=True,
                 legend=legend,
             ),
         )

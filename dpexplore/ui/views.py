@@ -122,17 +122,23 @@ def marker_trace(name, x, y, color, symbol="circle", size=9, *, outline=None, **
 LOG_AXIS = {"type": "log", "exponentformat": "power"}
 
 
-def axes_layout(title: str, xtitle: str, ytitle: str, *, xaxis=None, yaxis=None, **extra) -> dict:
+def axes_layout(
+    title: str, xtitle: str, ytitle: str, *, xaxis=None, yaxis=None, from_zero: bool = False, **extra
+) -> dict:
     """A plot's layout: its title and its axes' titles, with further ``xaxis``/``yaxis``
-    properties (e.g. :data:`LOG_AXIS`, a range) and ``extra`` layout properties.
+    properties (e.g. :data:`LOG_AXIS`, a range) and ``extra`` layout properties; ``from_zero``:
+    both axes' ranges start at 0 (``rangemode`` "tozero").
 
     >>> axes_layout("t", "x", "y", yaxis=LOG_AXIS)["yaxis"]
     {'title': {'text': 'y'}, 'type': 'log', 'exponentformat': 'power'}
+    >>> axes_layout("t", "x", "y", from_zero=True)["xaxis"]
+    {'title': {'text': 'x'}, 'rangemode': 'tozero'}
     """
+    zero = {"rangemode": "tozero"} if from_zero else {}
     return {
         "title": {"text": title},
-        "xaxis": {"title": {"text": xtitle}, **(xaxis or {})},
-        "yaxis": {"title": {"text": ytitle}, **(yaxis or {})},
+        "xaxis": {"title": {"text": xtitle}, **zero, **(xaxis or {})},
+        "yaxis": {"title": {"text": ytitle}, **zero, **(yaxis or {})},
         **extra,
     }
 
