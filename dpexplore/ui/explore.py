@@ -37,7 +37,6 @@ import html
 import re
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 
 from .. import display, risk
@@ -89,12 +88,11 @@ class ExploreController(Controller):
 
     compute = staticmethod(compute_explore)
     cache_size = 64
+    readout_widgets = {"readout": ""}
 
     def __init__(self, objects, controls, message=None):
         self.objects = tuple(objects)
-        self.readout = W.HTML()
         super().__init__(controls, message)
-        self.readout.value = self._readout(self.result)
 
     def read_spec(self) -> ExploreSpec:
         return ExploreSpec(self.objects, float(self.controls["delta"].value), float(self.controls["fpr"].value))
@@ -126,8 +124,9 @@ class ExploreController(Controller):
     def render(self, r: ExploreResult) -> None:
         t = self._traces(r)
         for fig, traces in ((self.fig_profile, t["profile"]), (self.fig_attack, t["attack"])):
-            with fig.batch_update():
-                fig.update(data=traces)
+            fig.update(data=traces)
+
+    def write_readouts(self, r: ExploreResult) -> None:
         self.readout.value = self._readout(r)
 
     @staticmethod
