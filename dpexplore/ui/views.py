@@ -10,6 +10,9 @@ profile, a trade-off curve, a Rényi DP curve or an attack-risk curve looks the 
 * **Rényi DP** — ε̂(α) against the order (:func:`rdp_trace`, :func:`rdp_layout`).
 * **Attack risk** — the best membership test's TPR against its FPR on log axes
   (:func:`attack_trace`, :func:`attack_diagonal`, :func:`attack_layout`).
+* **Any plot of an app** — a curve (:func:`line_trace`), marked points (:func:`marker_trace`),
+  a title and axes (:func:`axes_layout`, :data:`LOG_AXIS`), subplot titles (:func:`panel_titles`):
+  every app builds its traces and layouts with these rather than writing the dicts out.
 
 :func:`object_curves` computes one object's curves once (cached per object);
 :func:`object_traces` draws up to a handful of objects side by side in the four views (what
