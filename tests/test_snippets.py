@@ -14,6 +14,7 @@ import re
 
 import ipywidgets as W
 import pytest
+from snippetkit import check_params_in_snippet
 from snippetkit import numbers as _numbers
 from snippetkit import readout_text as _readout_text
 from snippetkit import run as _run
@@ -77,6 +78,8 @@ def test_snippet_prints_the_readout(build, settings):
     )
     # the shell shows the very snippet of the current setting
     assert html.escape(code.splitlines()[0]) in app._code.value
+    # its parameters are the app's (PARAMS), by name, at the values of the current setting
+    check_params_in_snippet(app, code)
 
 
 def test_snippets_follow_each_step():
@@ -155,3 +158,4 @@ def test_lab_snippet_prints_the_readout(build, settings):
     missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]
     assert not missing, f"{build.__name__} {settings}: printed {missing} not on the page.\n{printed}"
     assert html.escape(code.splitlines()[0]) in app._code.value
+    check_params_in_snippet(app, code)

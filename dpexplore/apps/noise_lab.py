@@ -45,10 +45,10 @@ import numpy as np
 from .._numerics import log_subtract
 from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_box, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ._checks import SEED_MAX, Param, check_params, params_by_name
+from ._checks import SEED, Param, check_params, params_by_name
 
 __all__ = [
     "NoiseSpec",
@@ -89,7 +89,7 @@ PARAMS = params_by_name(
     Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e"),
     Param("shape", *SHAPE_RANGE, "linear", "Subbotin shape r", step=0.1),
     Param("n", *N_RANGE, "log", "samples n", "per noise", integer=True, steps_per_decade=10, what="of samples"),
-    Param("seed", 0, SEED_MAX, integer=True),
+    SEED,
 )
 #: the (ε, δ) grid of the variance-ratio maps (40 × 40, log-spaced)
 GRID_EPS = np.logspace(-2, 1, 40)
@@ -278,13 +278,6 @@ def ratio_maps(progress=None) -> dict[str, np.ndarray]:
     if not _MAPS:
         _MAPS.update(_ratio_maps_compute(progress))
     return _MAPS
-
-
-def _seed_box(value: int) -> W.IntText:
-    """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
-    return W.IntText(
-        value=value, description="seed", style={"description_width": "initial"}, layout=W.Layout(width="220px")
-    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -751,7 +744,7 @@ def build_noise_lab(
         progress.layout.display = "none"
     controls = {
         **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("shape", shape), ("n", n))},
-        "seed": _seed_box(seed),
+        "seed": param_box(SEED, seed),
         "pair": W.Dropdown(
             options=list(PAIRS), value=pair, description="ratio map", style={"description_width": "initial"}
         ),
