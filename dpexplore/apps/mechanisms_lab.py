@@ -49,7 +49,7 @@ from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ._simulation import PROGRESS_AFTER  # noqa: F401 -- read here before; set it in _simulation
-from ._checks import Param, check_params, params_by_name
+from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
 from .local_vs_central import (  # the second app that lived here: its names stay importable here
     MED_EPS,
@@ -123,6 +123,10 @@ PARAMS = params_by_name(
     TRIALS,
     SEED,
 )
+_SIMULATED = "the simulated numbers come from the app's seeded simulations (compute_mechanisms_lab)"
+#: parameters the "Reproduce in Python" snippet (the exact numbers) leaves out, and why (SVT δ:
+#: but for the "Sparse (δ > 0)" variant)
+SNIPPET_SKIP = {"trials": _SIMULATED, "seed": _SIMULATED}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -427,18 +431,7 @@ class MechanismsLabController(_SimulationController):
     def read_spec(self) -> MechSpec:
         c = self.controls
         return MechSpec(
-            attack_eps=float(c["attack_eps"].value),
-            target=str(c["target"].value),
-            count_eps=float(c["count_eps"].value),
-            m=int(c["m"].value),
-            rnm_eps=float(c["rnm_eps"].value),
-            svt_variant=str(c["svt_variant"].value),
-            svt_eps=float(c["svt_eps"].value),
-            svt_delta=float(c["svt_delta"].value),
-            threshold=float(c["threshold"].value),
-            c=int(c["c"].value),
-            trials=int(c["trials"].value),
-            seed=int(c["seed"].value),
+            **param_values(c, PARAMS), target=str(c["target"].value), svt_variant=str(c["svt_variant"].value)
         )
 
     # traces -----------------------------------------------------------------------------------
@@ -764,16 +757,18 @@ class MechanismsLabController(_SimulationController):
         """The exact numbers of the readouts with the public API (the simulated ones come from the
         seeded simulations of :func:`compute_mechanisms_lab`)."""
         s = self.spec
+        skip = [*SNIPPET_SKIP]
         if s.svt_variant == "AboveThreshold":
-            alg = f"AboveThreshold(eps={s.svt_eps!r}, threshold={s.threshold!r})"
+            alg, skip = "AboveThreshold(eps=svt_eps, threshold=threshold)   # c: Sparse only", [*skip, "svt_delta"]
+        elif s.svt_variant == "Sparse (δ > 0)":
+            alg = "Sparse(c=c, eps=svt_eps, delta=svt_delta, threshold=threshold)"
         else:
-            d = s.svt_delta if s.svt_variant == "Sparse (δ > 0)" else 0.0
-            alg = f"Sparse(c={int(s.c)}, eps={s.svt_eps!r}, delta={d!r}, threshold={s.threshold!r})"
+            alg, skip = "Sparse(c=c, eps=svt_eps, delta=0.0, threshold=threshold)", [*skip, "svt_delta"]
         return (
             "from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse\n"
             "from dpexplore.apps.mechanisms_lab import SCORES, attack_accuracy, harmonic\n\n"
-            f"attack_eps, count_eps, m, rnm_eps = {s.attack_eps!r}, {s.count_eps!r}, {int(s.m)}, {s.rnm_eps!r}\n"
-            "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
+            + snippet_assign(s, PARAMS, skip=skip)
+            + "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
             "hm = harmonic(m)   # expected largest |Lap(b)| of m draws: b * H_m\n"
             "print(f'H_m = {hm:.4f}; expected largest error: one query {1 / count_eps:.4g}, '\n"
             "      f'm general {m / count_eps * hm:.4g}, m disjoint {hm / count_eps:.4g}')\n"

@@ -48,7 +48,7 @@ from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_box, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
-from ._checks import SEED, Param, check_params, params_by_name
+from ._checks import SEED, Param, check_params, param_values, params_by_name, snippet_assign
 
 __all__ = [
     "NoiseSpec",
@@ -91,6 +91,11 @@ PARAMS = params_by_name(
     Param("n", *N_RANGE, "log", "samples n", "per noise", integer=True, steps_per_decade=10, what="of samples"),
     SEED,
 )
+#: parameters the "Reproduce in Python" snippet leaves out, and why
+SNIPPET_SKIP = {
+    "n": "the table's scales and variances do not depend on the samples",
+    "seed": "the table's scales and variances do not depend on the samples",
+}
 #: the (ε, δ) grid of the variance-ratio maps (40 × 40, log-spaced)
 GRID_EPS = np.logspace(-2, 1, 40)
 GRID_DELTA = np.logspace(-12, math.log10(0.5), 40)
@@ -417,15 +422,9 @@ class NoiseLabController(Controller):
         self.table.value = self._table(self.result)
 
     def read_spec(self) -> NoiseSpec:
-        c = self.controls
-        return NoiseSpec(
-            eps=float(c["eps"].value),
-            delta=float(c["delta"].value),
-            shape=round(float(c["shape"].value), 10),
-            n=int(c["n"].value),
-            seed=int(c["seed"].value),
-            pair=str(c["pair"].value),
-        )
+        values = param_values(self.controls, PARAMS)
+        values["shape"] = round(values["shape"], 10)
+        return NoiseSpec(**values, pair=str(self.controls["pair"].value))
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
@@ -635,12 +634,13 @@ class NoiseLabController(Controller):
         s = self.spec
         return (
             "from dpexplore import mechanisms\n\n"
-            f"eps, delta, r = {s.eps!r}, {s.delta!r}, {s.shape!r}   # sensitivity 1\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "# sensitivity 1; shape: the Subbotin shape r\n"
             "noises = {   # the least scale of each noise for (eps, delta)-DP, rounded up\n"
             "    'Laplace': mechanisms.Laplace.calibrate(eps, delta),\n"
             "    'Logistic': mechanisms.Logistic.calibrate(eps, delta),\n"
             "    'Gaussian': mechanisms.Gaussian.calibrate(eps, delta),\n"
-            "    f'Subbotin r={r:g}': mechanisms.Subbotin.calibrate(eps, delta, shape=r),\n"
+            "    f'Subbotin r={shape:g}': mechanisms.Subbotin.calibrate(eps, delta, shape=shape),\n"
             "}\n"
             "for name, m in noises.items():\n"
             "    scale = m.sigma if name == 'Gaussian' else m.scale\n"
