@@ -159,3 +159,23 @@ def test_lab_snippet_prints_the_readout(build, settings):
     assert not missing, f"{build.__name__} {settings}: printed {missing} not on the page.\n{printed}"
     assert html.escape(code.splitlines()[0]) in app._code.value
     check_params_in_snippet(app, code)
+
+
+# -- every app: the snippet's parameters are the app's --------------------------------------------
+from dpexplore.apps import REGISTRY  # noqa: E402
+
+
+@pytest.mark.parametrize("module", [a.module for a in REGISTRY])
+def test_every_snippet_sets_the_apps_parameters(module):
+    """At the defaults, each app's snippet sets every parameter the page lets one move (its module's
+    ``PARAMS``, but those ``SNIPPET_SKIP`` names with a reason) by name to the current value, and
+    leaves out no more: a parameter added to ``PARAMS`` reaches the snippet (``snippet_assign``)."""
+    import importlib
+
+    mod = importlib.import_module(f"dpexplore.apps.{module}")
+    app = getattr(mod, f"build_{module}")()
+    code = app.controller.snippet()
+    assert code, f"{module} gives no snippet at its defaults"
+    check_params_in_snippet(app, code)
+    skip = getattr(mod, "SNIPPET_SKIP", {})
+    assert set(skip) <= set(mod.PARAMS) and all(isinstance(why, str) and why for why in skip.values())
