@@ -79,6 +79,20 @@ def _seed_and_trials(spec) -> dict:
     return {"seed": param_box(SEED, spec.seed), "trials": param_slider(TRIALS, spec.trials)}
 
 
+def _row(*widgets) -> W.HBox:
+    """Widgets side by side, wrapping onto the next line when the tab is narrow."""
+    return W.HBox(list(widgets), layout=W.Layout(flex_flow="row wrap"))
+
+
+def _simulation_shell(info, ctrl, tabs):
+    """A simulation lab's page: the seed, the trials and the progress bar in the panel, the
+    sections (each with its own sliders) in ``tabs``."""
+    from ..ui.shell import app_shell
+
+    panel = [ctrl.controls["seed"], ctrl.controls["trials"], ctrl.progress.bar]
+    return app_shell(info, ctrl, controls=panel, plots=tabs, panel_width="300px")
+
+
 def _gap(y):
     """δ-like values ≤ 0 cannot be drawn on a log axis: NaN (a gap) instead."""
     y = np.asarray(y, float)

@@ -20,7 +20,6 @@ import functools
 import math
 from dataclasses import dataclass
 
-import ipywidgets as W
 import numpy as np
 
 from ..teaching import (
@@ -32,9 +31,10 @@ from ..teaching import (
 )
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import AppInfo, AppShell
 from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
-from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
+from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _row, _seed_and_trials, _simulation_shell
+from ._simulation import _SimulationController
 
 __all__ = [
     "LocalSpec",
@@ -454,29 +454,22 @@ def build_local_vs_central(**kwargs) -> AppShell:
         },
     }
     ctrl = LocalVsCentralController(controls, MessageArea())
-    row = lambda *ws: W.HBox(list(ws), layout=W.Layout(flex_flow="row wrap"))
     tabs = [
         (
             "1. The median",
             [
-                row(controls["med_eps"], controls["spread"], controls["n_data"]),
+                _row(controls["med_eps"], controls["spread"], controls["n_data"]),
                 ctrl.readouts["median"],
-                row(ctrl.fig_med_mean, ctrl.fig_med_cdf),
+                _row(ctrl.fig_med_mean, ctrl.fig_med_cdf),
             ],
         ),
         (
             "2. Shuffling",
             [
-                row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
+                _row(controls["eps_local"], controls["n_users"], controls["shuffle_delta"]),
                 ctrl.readouts["shuffle"],
                 ctrl.fig_shuffle,
             ],
         ),
     ]
-    return app_shell(
-        LOCAL_INFO,
-        ctrl,
-        controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
-        plots=tabs,
-        panel_width="300px",
-    )
+    return _simulation_shell(LOCAL_INFO, ctrl, tabs)

@@ -91,43 +91,18 @@ N_ORDERS = 200
 RHO_EPS_GRID = np.geomspace(EPS_RANGE[0], EPS_RANGE[1], 121)
 #: sensitivity Δ of the Laplace and Gaussian mechanisms
 SENSITIVITY = 1.0
+_WHY = {
+    "eps": "an ε-DP Laplace mechanism needs scale Δ/ε",
+    "delta": "δ = 1 is no guarantee at all, and Rényi DP converts to (ε, δ)-DP only for δ > 0",
+}
+_PROB = {"unit": "probability", "steps_per_decade": 10, "readout_format": ".2e"}
+_ORDER = {"accept": (1, None), "interval": "()", "why": "Rényi orders α are > 1"}
 #: the explorer's parameters: its sliders and the checks of its spec (compute takes any ε > 0,
 #: δ in (0, 1), α_max > 1)
 PARAMS = params_by_name(
-    Param(
-        "eps",
-        *EPS_RANGE,
-        "log",
-        "ε",
-        "nats",
-        steps_per_decade=40,
-        accept=(0.0, None),
-        interval="()",
-        why="an ε-DP Laplace mechanism needs scale Δ/ε",
-    ),
-    Param(
-        "delta",
-        *DELTA_RANGE,
-        "log",
-        "δ",
-        "probability",
-        steps_per_decade=10,
-        readout_format=".2e",
-        accept=(0.0, 1.0),
-        interval="()",
-        why="δ = 1 is no guarantee at all, and Rényi DP converts to (ε, δ)-DP only for δ > 0",
-    ),
-    Param(
-        "alpha_max",
-        *ALPHA_MAX_RANGE,
-        "log",
-        "α_max",
-        "largest Rényi order",
-        steps_per_decade=20,
-        accept=(1.0, None),
-        interval="()",
-        why="Rényi orders α are > 1",
-    ),
+    Param("eps", *EPS_RANGE, "log", "ε", "nats", steps_per_decade=40, accept=(0, None), interval="()", why=_WHY["eps"]),
+    Param("delta", *DELTA_RANGE, "log", "δ", **_PROB, accept=(0, 1), interval="()", why=_WHY["delta"]),
+    Param("alpha_max", *ALPHA_MAX_RANGE, "log", "α_max", "largest Rényi order", **_ORDER),
 )
 
 #: names of the three curves converted to (ε, δ), in the order of every per-curve array
