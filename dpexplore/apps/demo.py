@@ -51,7 +51,7 @@ EPS_PLOT_MAX = 10.0
 MU_LIMIT = 8.0
 #: number of points of the curve
 N_POINTS = 201
-_NO_PRIVACY = "beyond it the Gaussian mechanism gives essentially no privacy: delta(eps) > 0.99 on the whole plot"
+_NO_PRIVACY = "beyond it delta(eps) > 0.99 on the whole plot: essentially no privacy"
 #: the demo's parameters: its sliders (every position valid) and the checks of its spec
 PARAMS = params_by_name(
     Param("eps", 0.01, EPS_PLOT_MAX, "log", "ε", steps_per_decade=50, accept=(0.0, None)),
@@ -89,7 +89,7 @@ def compute_demo(spec: DemoSpec) -> DemoResult:
     >>> compute_demo(DemoSpec(eps=1.0, mu=9.0))
     Traceback (most recent call last):
     ...
-    ValueError: mu must lie in (0, 8] (beyond it the Gaussian mechanism gives essentially no privacy: delta(eps) > 0.99 on the whole plot), got mu = 9.0
+    ValueError: mu must lie in (0, 8] (beyond it delta(eps) > 0.99 on the whole plot: essentially no privacy), got mu = 9.0
     """
     check_params(spec, PARAMS)
     profile = GaussianDPProfile(spec.mu)

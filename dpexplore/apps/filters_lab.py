@@ -731,7 +731,8 @@ class FiltersLabController(Controller):
             "from dpexplore import filters\n\n"
             + snippet_assign(s, PARAMS)
             + f"alpha, mode = {alpha!r}, {s.mode!r}   # the Renyi order the app picked; after a refusal\n"
-            f"lam = np.random.default_rng([seed, 1]).lognormal(math.log({TYPICAL_COUNT!r}), {COUNT_SPREAD!r}, queries)\n"
+            f"lam = np.random.default_rng([seed, 1]).lognormal(math.log({TYPICAL_COUNT!r}), {COUNT_SPREAD!r},\n"
+            "                                                  queries)\n"
             "truth = np.random.default_rng([seed, 2]).poisson(lam)   # the queries' true counts\n"
             "for name, f in filters.filters_for_target(eps, delta, alpha=alpha).items():\n"
             "    run = filters.simulate_adaptive_analyst(f, truth, np.random.default_rng([seed, 3]),\n"

@@ -93,7 +93,7 @@ RHO_EPS_GRID = np.geomspace(EPS_RANGE[0], EPS_RANGE[1], 121)
 SENSITIVITY = 1.0
 _WHY = {
     "eps": "an ε-DP Laplace mechanism needs scale Δ/ε",
-    "delta": "δ = 1 is no guarantee at all, and Rényi DP converts to (ε, δ)-DP only for δ > 0",
+    "delta": "δ = 1 is no guarantee; RDP gives (ε, δ)-DP only for δ > 0",
 }
 _PROB = {"unit": "probability", "steps_per_decade": 10, "readout_format": ".2e"}
 _ORDER = {"accept": (1, None), "interval": "()", "why": "Rényi orders α are > 1"}
@@ -263,7 +263,7 @@ def compute_rdp_explorer(spec: RDPSpec) -> RDPResult:
     >>> compute_rdp_explorer(RDPSpec(eps=1.0, delta=1.0, alpha_max=100.0))
     Traceback (most recent call last):
     ...
-    ValueError: delta must lie in (0, 1) (δ = 1 is no guarantee at all, and Rényi DP converts to (ε, δ)-DP only for δ > 0), got delta = 1.0
+    ValueError: delta must lie in (0, 1) (δ = 1 is no guarantee; RDP gives (ε, δ)-DP only for δ > 0), got delta = 1.0
     """
     eps, delta, alpha_max = _check_spec(spec)
     a, (tight, trivial, zcdp, lap_rdp), lap_scale = _rdp_curves(eps, alpha_max)
