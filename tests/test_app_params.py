@@ -15,6 +15,8 @@ from dpexplore.apps._checks import SEED_MAX, Param, check_params
 APPS_WITH_PARAMS = [
     "adaptive_lab",
     "audit_lab",
+    "composition_explorer",
+    "demo",
     "down_sensitivity_lab",
     "dpsgd_planner",
     "filters_lab",
@@ -23,6 +25,9 @@ APPS_WITH_PARAMS = [
     "mean_estimation_lab",
     "mechanisms_lab",
     "noise_lab",
+    "notion_converter",
+    "profile_gdp",
+    "rdp_explorer",
 ]
 
 
@@ -49,7 +54,12 @@ def test_every_slider_end_passes_the_spec_check(name):
     for p in mod.PARAMS.values():
         for end in (p.lo, p.hi):
             p.check(int(end) if p.integer else float(end))
-    check_params(base, mod.PARAMS if name != "audit_lab" else mod._CHECKED)
+    params = mod.PARAMS if name != "audit_lab" else mod._CHECKED
+    if all(hasattr(base, p.name) for p in (params.values() if isinstance(params, dict) else params)):
+        check_params(base, params)
+    else:  # a spec holding the chosen notion's or mechanism's values only: each control's value
+        for p in mod.PARAMS.values():
+            p.check(p.value(ctrl.controls[p.name].value))
 
 
 @pytest.mark.parametrize(
@@ -120,3 +130,41 @@ def test_the_rng_check_is_written_once():
     assert copies == []
     with pytest.raises(ValueError, match=r"rng must be a numpy.random.Generator .* got 0"):
         check_rng(0)
+
+
+def test_a_number_box_is_set_from_the_url_by_its_param():
+    """The seed box has no bounds: a URL's value is checked against its Param (``SEED``)."""
+    from dpexplore.apps._checks import SEED
+    from dpexplore.apps.noise_lab import build_noise_lab
+
+    app = build_noise_lab()
+    seed = app.controller.controls["seed"]
+    assert seed.dpexplore_param is SEED
+    app.apply_query("seed=42")
+    assert seed.value == 42 and app.controller.message.text == ""
+    for raw, needle in (("1.5", "not a whole number"), ("-1", "seed must be a whole number in [0, 1,000,000,000]")):
+        app.apply_query(f"seed={raw}")
+        assert seed.value == 42 and needle in app.controller.message.text, app.controller.message.text
+    assert f"seed={seed.value}" in app.link_query()
+
+
+def test_specs_are_read_by_param_and_snippets_set_params_by_name():
+    from dpexplore.apps._checks import param_values, snippet_assign
+
+    n = Param("n", 10, 3000, "log", integer=True)
+    eps = Param("eps", 0.01, 10.0, "log")
+
+    class Box:
+        def __init__(self, value):
+            self.value = value
+
+    values = param_values({"n": Box(300.0), "eps": Box(0.5)}, [n, eps])
+    assert values == {"n": 300, "eps": 0.5} and isinstance(values["n"], int)
+    assert snippet_assign(values, [n, eps]) == "n, eps = 300, 0.5\n"
+    assert snippet_assign(values, [n, eps], skip=("n",)) == "eps = 0.5\n"
+    many = [Param(f"p{i}", 0.01, 10.0) for i in range(30)]
+    code = snippet_assign({f"p{i}": 0.125 for i in range(30)}, many)
+    assert all(len(line) <= 100 for line in code.splitlines()) and len(code.splitlines()) > 1
+    scope = {}
+    exec(code, scope)
+    assert [scope[f"p{i}"] for i in range(30)] == [0.125] * 30

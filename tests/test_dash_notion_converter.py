@@ -265,7 +265,7 @@ def test_parse_orders_rejects(text, name):
     [
         ("pure", (-1.0,), "pure_eps"),
         ("pure", (math.nan,), "pure_eps"),
-        ("approx", (1.0, 1.0), "delta0"),
+        ("approx", (1.0, 1.0), "approx_delta"),
         ("rdp", (1.0, 1.0), "alpha"),
         ("nope", (1.0,), "notion"),
         ("gdp", (1.0, 2.0), "parameters"),

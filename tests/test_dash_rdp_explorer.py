@@ -360,7 +360,7 @@ def test_every_slider_position_is_valid(label, typed, end):
 @pytest.mark.parametrize(
     "name,value,needle",
     [
-        ("delta", 1.0, "delta must be < 1"),
+        ("delta", 1.0, "delta must lie in (0, 1)"),
         ("alpha_max", 1.0, "alpha_max must be > 1"),
     ],
 )

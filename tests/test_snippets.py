@@ -14,6 +14,7 @@ import re
 
 import ipywidgets as W
 import pytest
+from snippetkit import check_params_in_snippet
 from snippetkit import numbers as _numbers
 from snippetkit import readout_text as _readout_text
 from snippetkit import run as _run
@@ -77,6 +78,8 @@ def test_snippet_prints_the_readout(build, settings):
     )
     # the shell shows the very snippet of the current setting
     assert html.escape(code.splitlines()[0]) in app._code.value
+    # its parameters are the app's (PARAMS), by name, at the values of the current setting
+    check_params_in_snippet(app, code)
 
 
 def test_snippets_follow_each_step():
@@ -155,3 +158,24 @@ def test_lab_snippet_prints_the_readout(build, settings):
     missing = [x for x in got if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-300) for y in shown)]
     assert not missing, f"{build.__name__} {settings}: printed {missing} not on the page.\n{printed}"
     assert html.escape(code.splitlines()[0]) in app._code.value
+    check_params_in_snippet(app, code)
+
+
+# -- every app: the snippet's parameters are the app's --------------------------------------------
+from dpexplore.apps import REGISTRY  # noqa: E402
+
+
+@pytest.mark.parametrize("module", [a.module for a in REGISTRY])
+def test_every_snippet_sets_the_apps_parameters(module):
+    """At the defaults, each app's snippet sets every parameter the page lets one move (its module's
+    ``PARAMS``, but those ``SNIPPET_SKIP`` names with a reason) by name to the current value, and
+    leaves out no more: a parameter added to ``PARAMS`` reaches the snippet (``snippet_assign``)."""
+    import importlib
+
+    mod = importlib.import_module(f"dpexplore.apps.{module}")
+    app = getattr(mod, f"build_{module}")()
+    code = app.controller.snippet()
+    assert code, f"{module} gives no snippet at its defaults"
+    check_params_in_snippet(app, code)
+    skip = getattr(mod, "SNIPPET_SKIP", {})
+    assert set(skip) <= set(mod.PARAMS) and all(isinstance(why, str) and why for why in skip.values())

@@ -7,14 +7,13 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from ..ui.controls import Controller, param_slider
+from ..ui.controls import Controller, param_slider, param_box
 from ..ui.shell import app_shell
-from ._checks import SEED_MAX, Param
+from ._checks import SEED, Param
 
 #: simulations draw at most this many noise values per curve (trials are capped to fit)
 SIM_BUDGET = 200000
-#: the seed (a number box, any whole number in [0, 10⁹]) and the trials of every simulation
-SEED = Param("seed", 0, SEED_MAX, integer=True)
+#: the trials of every simulation (its seed is ``_checks.SEED``, a number box)
 TRIALS = Param("trials", 100, 10000, "log", unit="runs", integer=True, steps_per_decade=10)
 
 
@@ -76,16 +75,9 @@ def _rng(seed: int, section: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), section])
 
 
-def _seed_box(value: int) -> W.IntText:
-    """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
-    return W.IntText(
-        value=value, description="seed", style={"description_width": "initial"}, layout=W.Layout(width="220px")
-    )
-
-
 def _seed_and_trials(spec) -> dict:
     """The two controls every simulation lab starts with: the seed box and the trials slider."""
-    return {"seed": _seed_box(spec.seed), "trials": param_slider(TRIALS, spec.trials)}
+    return {"seed": param_box(SEED, spec.seed), "trials": param_slider(TRIALS, spec.trials)}
 
 
 def _gap(y):

@@ -65,7 +65,7 @@ from ..ui.controls import OKABE_ITO, PREFETCHER, Controller, MessageArea, param_
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 from ..ui.views import line_trace, marker_trace, panel_titles
-from ._checks import Param, check_params, params_by_name
+from ._checks import Param, check_params, params_by_name, param_values, snippet_assign
 
 __all__ = [
     "AdaptiveSpec",
@@ -124,6 +124,9 @@ PARAMS = params_by_name(
         interval="()",
     ),
 )
+_SIMULATED = "the simulation's curves come from seeded runs of teaching.simulate_adaptive_overfitting"
+#: parameters the "Reproduce in Python" snippet (the calculator's numbers) leaves out, and why
+SNIPPET_SKIP = {name: _SIMULATED for name in ("n", "d", "rounds", "seed", "delta")}
 #: β of "take 2" is 2e^{−nτ²}, floored here (the max-information bound holds for every β > 0;
 #: a larger β only loosens it, so the floor errs on the safe side)
 BETA_FLOOR = 1e-300
@@ -472,17 +475,7 @@ class AdaptiveLabController(StagedController):
     readout_widgets = {"privacy_readout": "", "calc_readout": ""}
 
     def read_spec(self) -> AdaptiveSpec:
-        c = self.controls
-        return AdaptiveSpec(
-            n=int(c["n"].value),
-            d=int(c["d"].value),
-            rounds=int(c["rounds"].value),
-            seed=int(c["seed"].value),
-            delta=float(c["delta"].value),
-            tau=float(c["tau"].value),
-            gen_n=int(c["gen_n"].value),
-            beta=float(c["beta"].value),
-        )
+        return AdaptiveSpec(**param_values(self.controls, PARAMS))
 
     def check(self, spec: AdaptiveSpec) -> None:
         _check_spec(spec)
@@ -675,7 +668,8 @@ class AdaptiveLabController(StagedController):
             "        m, e = f'{x:.3e}'.split('e')\n"
             "        return f'{m}·10^{int(e)}'\n"
             "    return f'{x:.4g}'\n\n"
-            f"tau, n, beta = {s.tau!r}, {int(s.gen_n)}, {s.beta!r}\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "n = gen_n   # the calculator's sample size\n"
             "if tau * tau > math.log(2) / (2 * n):\n"
             "    eps, fail = A.statistical_query_epsilon(tau, n)\n"
             "    print('statistical queries via DP: eps <=', fmt(eps), ', failure <=', fmt(fail))\n"

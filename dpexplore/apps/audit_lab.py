@@ -57,7 +57,7 @@ from ..auditing import (
 )
 from ..conversions import tradeoff_approx
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
-from ._checks import Param, check_params, params_by_name
+from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 from .adaptive_lab import Memo, StagedController
 from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
@@ -131,6 +131,9 @@ PARAMS = params_by_name(
         interval="(]",
     ),
 )
+#: parameters the "Reproduce in Python" snippet leaves out, and why (the bug factor: but for the
+#: mis-calibrated Laplace)
+SNIPPET_SKIP = {"delta": "the snippet audits the Laplace subjects only (δ = 0)"}
 #: the parameters checked here, in this order
 _CHECKED = [PARAMS[k] for k in ("trials", "seed", "m", "confidence", "guess_frac")]
 #: type I errors α of the trade-off plot
@@ -455,17 +458,11 @@ class AuditLabController(StagedController):
         mech = str(c["mechanism"].value)
         # δ matters for the Gaussian only, the bug factor for the mis-calibrated Laplace only:
         # fixed values otherwise, so moving them does not rerun the other mechanisms' simulations
-        return AuditSpec(
-            mechanism=mech,
-            eps=float(c["eps"].value),
-            delta=float(c["delta"].value) if mech == "Gaussian" else 0.0,
-            bug=round(float(c["bug"].value), 10) if mech == "Mis-calibrated Laplace" else 1.0,
-            trials=int(c["trials"].value),
-            confidence=round(float(c["confidence"].value), 10),
-            seed=int(c["seed"].value),
-            m=int(c["m"].value),
-            guess_frac=float(c["guess_frac"].value),
-        )
+        values = param_values(c, PARAMS)
+        values["delta"] = values["delta"] if mech == "Gaussian" else 0.0
+        values["bug"] = round(values["bug"], 10) if mech == "Mis-calibrated Laplace" else 1.0
+        values["confidence"] = round(values["confidence"], 10)
+        return AuditSpec(mechanism=mech, **values)
 
     def check(self, spec: AuditSpec) -> None:
         _check_spec(spec)
@@ -627,24 +624,24 @@ class AuditLabController(StagedController):
         s = self.spec
         if s.mechanism not in ("Laplace", "Mis-calibrated Laplace"):
             return None
+        miscalibrated = s.mechanism == "Mis-calibrated Laplace"
         pair = (
-            f"auditing.miscalibrated_laplace(eps, bug_factor={s.bug!r})"
-            if s.mechanism == "Mis-calibrated Laplace"
+            "auditing.miscalibrated_laplace(eps, bug_factor=bug)"
+            if miscalibrated
             else "auditing.laplace_audit_pair(eps)"
         )
-        r = max(1, int(round(s.guess_frac * s.m)))
         return (
             "import numpy as np\n"
             "from dpexplore import auditing\n\n"
-            f"eps, trials, confidence, seed, m = {s.eps!r}, {int(s.trials)}, {s.confidence!r}, "
-            f"{int(s.seed)}, {int(s.m)}\n"
-            f"pair = {pair}   # samples of the mechanism on two neighbouring inputs\n"
+            + snippet_assign(s, PARAMS, skip=(*SNIPPET_SKIP, *(() if miscalibrated else ("bug",))))
+            + f"pair = {pair}   # samples of the mechanism on two neighbouring inputs\n"
             "audit = auditing.audit_mechanism(pair.sample_0, pair.sample_1, trials,\n"
             "                                 np.random.default_rng([seed, 0]), delta=0.0,\n"
             "                                 confidence=confidence)\n"
             "print(f'distinguishing audit: eps_lb = {audit.eps_lb:.4g}')\n"
+            "guesses = max(1, round(guess_frac * m))   # the canaries guessed\n"
             "one = auditing.one_run_audit(m, eps, np.random.default_rng([seed, 1, m]), mechanism='laplace',\n"
-            f"                            true_eps=pair.eps_actual, guesses={None if r == s.m else r},\n"
+            "                            true_eps=pair.eps_actual, guesses=None if guesses == m else guesses,\n"
             "                            confidence=confidence)\n"
             "print(f'one run with m = {m:,} canaries: eps_lb = {one.eps_lb:.4g}')\n"
         )

@@ -65,8 +65,8 @@ from .. import composition as C
 from .. import conversions as CV
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..references import cite
-from .._validation import check_delta, check_k, check_positive
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, int_log_slider, log_slider
+from .._validation import check_k
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import (
@@ -81,6 +81,7 @@ from ..ui.views import (
     profile_layout,
     tradeoff_layout,
 )
+from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 
 __all__ = [
     "CompositionSpec",
@@ -98,10 +99,31 @@ __all__ = [
     "MECHANISMS",
     "k_runs_curves",
     "K_RUNS_TABS",
+    "PARAMS",
 ]
 
 #: largest number of compositions on this dashboard
 K_MAX = 10000
+_PROB = {"unit": "probability", "steps_per_decade": 5, "readout_format": ".2e", "accept": (0.0, 1.0), "interval": "[)"}
+#: the explorer's numeric parameters: its sliders and the checks of its spec (compute takes any
+#: ε, ε_T > 0 and δ, δ′ in [0, 1); k is the slider's, 1 … K_MAX)
+PARAMS = params_by_name(
+    Param("eps", 1e-3, 50.0, "log", "ε per step", "nats", steps_per_decade=20, accept=(0.0, None), interval="()"),
+    Param("delta", 1e-15, 1e-2, "log", "δ per step", **_PROB),
+    Param("k", 1, K_MAX, "log", unit="steps", integer=True, steps_per_decade=10),
+    Param("delta_total", 1e-15, 1e-1, "log", "δ′ total", **_PROB),
+    Param(
+        "eps_budget",
+        1e-2,
+        100.0,
+        "log",
+        "ε_T total budget (noise plot)",
+        "nats",
+        steps_per_decade=20,
+        accept=(0.0, None),
+        interval="()",
+    ),
+)
 #: the k values of the main curves: exactly the positions of the k slider (10 per decade, rounded),
 #: so that a slider step of k is read from the cached arrays
 K_GRID = np.unique(np.round(10.0 ** (np.arange(41) / 10.0)).astype(np.int64))
@@ -409,13 +431,14 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
     ...
     ValueError: delta = 0.001 per step is larger than the total budget delta_total = 1e-06: not even one step fits; lower δ per step or raise δ′
     """
-    eps = float(check_positive(spec.eps, "eps"))
-    delta = float(check_delta(spec.delta, "delta"))
-    delta_total = float(check_delta(spec.delta_total, "delta_total"))
-    k = int(check_k(spec.k, "k"))
-    if k > K_MAX:
-        raise ValueError(f"k must be at most {K_MAX} on this dashboard, got {k}")
-    eps_budget = float(check_positive(spec.eps_budget, "eps_budget"))
+    check_params(spec, PARAMS)
+    eps, delta, delta_total, k, eps_budget = (
+        float(spec.eps),
+        float(spec.delta),
+        float(spec.delta_total),
+        int(spec.k),
+        float(spec.eps_budget),
+    )
     if delta > delta_total:
         raise ValueError(
             f"delta = {delta:g} per step is larger than the total budget delta_total = "
@@ -555,15 +578,10 @@ class CompositionController(Controller):
 
     def read_spec(self) -> CompositionSpec:
         c = self.controls
-        delta = 0.0 if c["pure"].value else float(c["delta"].value)
-        return CompositionSpec(
-            eps=float(c["eps"].value),
-            delta=delta,
-            k=int(round(c["k"].value)),
-            delta_total=float(c["delta_total"].value),
-            mechanism=str(c["mechanism"].value),
-            eps_budget=float(c["eps_budget"].value),
-        )
+        values = param_values(c, PARAMS)
+        if c["pure"].value:
+            values["delta"] = 0.0
+        return CompositionSpec(**values, mechanism=str(c["mechanism"].value))
 
     # -- traces -----------------------------------------------------------------------------
     @staticmethod
@@ -758,9 +776,9 @@ class CompositionController(Controller):
             "import numpy as np\n"
             "from dpexplore import composition as C, conversions, mechanisms\n"
             "from dpexplore.apps.composition_explorer import ALPHAS   # the Renyi orders of the app\n\n"
-            f"eps, delta, k = {s.eps!r}, {s.delta!r}, {s.k!r}            # each of k steps is (eps, delta)-DP\n"
-            f"delta_total, eps_budget = {s.delta_total!r}, {s.eps_budget!r}\n"
-            "slack = (delta_total - k * delta) * (1 - 1e-15)   # what is left of delta' after k*delta\n"
+            "# each of k steps is (eps, delta)-DP; delta_total: delta' of the whole run\n"
+            + snippet_assign(s, PARAMS)
+            + "slack = (delta_total - k * delta) * (1 - 1e-15)   # what is left of delta' after k*delta\n"
             f"mech = {mech}\n"
             "total = {\n"
             "    'basic': k * eps,\n"
@@ -887,45 +905,20 @@ def build_composition_explorer(
     >>> len(app.controller.figs)
     5
     """
+    slow = {"continuous_update": False}
     controls = {
-        "eps": log_slider("ε per step", eps, 1e-3, 50.0, "nats", steps_per_decade=20, continuous_update=False),
+        "eps": param_slider(PARAMS["eps"], eps, **slow),
         "pure": W.Checkbox(value=True, description="δ = 0 per step (pure ε-DP steps)", indent=False),
-        "delta": log_slider(
-            "δ per step",
-            1e-9,
-            1e-15,
-            1e-2,
-            "probability",
-            steps_per_decade=5,
-            readout_format=".2e",
-            continuous_update=False,
-        ),
-        "k": int_log_slider("k", k, 1, K_MAX, "steps", steps_per_decade=10),
-        "delta_total": log_slider(
-            "δ′ total",
-            delta_total,
-            1e-15,
-            1e-1,
-            "probability",
-            steps_per_decade=5,
-            readout_format=".2e",
-            continuous_update=False,
-        ),
+        "delta": param_slider(PARAMS["delta"], 1e-9, **slow),
+        "k": param_slider(PARAMS["k"], k),
+        "delta_total": param_slider(PARAMS["delta_total"], delta_total, **slow),
         "mechanism": dropdown(
             "mechanism (tight and RDP curves)",
             [(label, key) for key, label in MECHANISMS.items()],
             mechanism,
             width="520px",
         ),
-        "eps_budget": log_slider(
-            "ε_T total budget (noise plot)",
-            eps_budget,
-            1e-2,
-            100.0,
-            "nats",
-            steps_per_decade=20,
-            continuous_update=False,
-        ),
+        "eps_budget": param_slider(PARAMS["eps_budget"], eps_budget, **slow),
     }
     controls["delta"].disabled = controls["pure"].value
 

@@ -26,10 +26,11 @@ import numpy as np
 
 from ..profiles import GaussianDPProfile
 from ..references import cite
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace
+from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 
 __all__ = [
     "DemoSpec",
@@ -41,6 +42,7 @@ __all__ = [
     "MU_LIMIT",
     "N_POINTS",
     "INFO",
+    "PARAMS",
 ]
 
 #: the plotted ε range is [0, EPS_PLOT_MAX]
@@ -49,6 +51,12 @@ EPS_PLOT_MAX = 10.0
 MU_LIMIT = 8.0
 #: number of points of the curve
 N_POINTS = 201
+_NO_PRIVACY = "beyond it delta(eps) > 0.99 on the whole plot: essentially no privacy"
+#: the demo's parameters: its sliders (every position valid) and the checks of its spec
+PARAMS = params_by_name(
+    Param("eps", 0.01, EPS_PLOT_MAX, "log", "ε", steps_per_decade=50, accept=(0.0, None)),
+    Param("mu", 0.1, MU_LIMIT, "linear", "μ", step=0.05, accept=(0.0, MU_LIMIT), interval="(]", why=_NO_PRIVACY),
+)
 
 
 @dataclass(frozen=True)
@@ -73,20 +81,17 @@ def compute_demo(spec: DemoSpec) -> DemoResult:
     """δ_μ on the plotted grid and at ``spec.eps`` (Dong, Roth & Su (2022), Corollary 2.13), one
     call per slider step.
 
-    Raises ``ValueError`` naming ``mu`` when μ > MU_LIMIT (no meaningful privacy on the plot).
+    Raises ``ValueError`` naming the parameter (:data:`PARAMS`): ε < 0, or μ ∉ (0, MU_LIMIT] (beyond
+    MU_LIMIT no meaningful privacy is left on the plot).
 
     >>> compute_demo(DemoSpec(eps=0.0, mu=2.0)).delta_at_eps   # 2Φ(μ/2) − 1
     0.6826894921370859
     >>> compute_demo(DemoSpec(eps=1.0, mu=9.0))
     Traceback (most recent call last):
     ...
-    ValueError: mu = 9 is beyond this demo's limit mu <= 8: the Gaussian mechanism then gives essentially no privacy (delta(eps) > 0.99 on the whole plot)
+    ValueError: mu must lie in (0, 8] (beyond it delta(eps) > 0.99 on the whole plot: essentially no privacy), got mu = 9.0
     """
-    if spec.mu > MU_LIMIT:
-        raise ValueError(
-            f"mu = {spec.mu:g} is beyond this demo's limit mu <= {MU_LIMIT:g}: the Gaussian mechanism "
-            f"then gives essentially no privacy (delta(eps) > 0.99 on the whole plot)"
-        )
+    check_params(spec, PARAMS)
     profile = GaussianDPProfile(spec.mu)
     grid = np.linspace(0.0, EPS_PLOT_MAX, N_POINTS)
     return DemoResult(grid, np.asarray(profile.delta(grid)), spec.eps, profile.delta(spec.eps))
@@ -98,7 +103,7 @@ class DemoController(Controller):
     compute = staticmethod(compute_demo)
 
     def read_spec(self) -> DemoSpec:
-        return DemoSpec(eps=float(self.controls["eps"].value), mu=float(self.controls["mu"].value))
+        return DemoSpec(**param_values(self.controls, PARAMS))
 
     @staticmethod
     def _traces(r: DemoResult) -> list[dict]:
@@ -132,8 +137,8 @@ class DemoController(Controller):
         s = self.spec
         return (
             "from dpexplore import GaussianDPProfile\n\n"
-            f"eps, mu = {s.eps!r}, {s.mu!r}\n"
-            "delta = GaussianDPProfile(mu).delta(eps)   # the mu-GDP privacy profile at eps\n"
+            + snippet_assign(s, PARAMS)
+            + "delta = GaussianDPProfile(mu).delta(eps)   # the mu-GDP privacy profile at eps\n"
             'print(f"delta(eps = {eps:.3g}) = {delta:.4g}")\n'
         )
 
@@ -173,9 +178,6 @@ def build_demo(eps: float = 1.0, mu: float = 1.0) -> AppShell:
     >>> [type(f).__name__ for f in app.figs], app.controller.spec
     (['PlotlyWidget'], DemoSpec(eps=0.5, mu=2.0))
     """
-    controls = {
-        "eps": log_slider("ε", eps, 0.01, EPS_PLOT_MAX, steps_per_decade=50),
-        "mu": linear_slider("μ", mu, 0.1, MU_LIMIT, 0.05),  # every position is valid
-    }
+    controls = {k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("mu", mu))}
     ctrl = DemoController(controls, MessageArea())
     return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout])

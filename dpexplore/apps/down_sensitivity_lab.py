@@ -49,7 +49,7 @@ from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
-from ._checks import SEED_MAX, Param, check_params, params_by_name
+from ._checks import SEED_MAX, Param, check_params, params_by_name, param_values, snippet_assign
 
 __all__ = [
     "DownSensitivitySpec",
@@ -404,16 +404,7 @@ class DownSensitivityController(Controller):
 
     def read_spec(self) -> DownSensitivitySpec:
         c = self.controls
-        return DownSensitivitySpec(
-            query=str(c["query"].value),
-            shape=str(c["shape"].value),
-            n=int(c["n"].value),
-            spread=float(c["spread"].value),
-            seed=int(c["seed"].value),
-            eps=float(c["eps"].value),
-            beta=float(c["beta"].value),
-            bound=float(c["bound"].value),
-        )
+        return DownSensitivitySpec(**param_values(c, PARAMS), query=str(c["query"].value), shape=str(c["shape"].value))
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
@@ -560,9 +551,8 @@ class DownSensitivityController(Controller):
             "import math\n"
             "import numpy as np\n"
             "from dpexplore import down_sensitivity as ds\n\n"
-            f"n, spread, seed, eps, beta, bound = {int(s.n)}, {s.spread!r}, {int(s.seed)}, {s.eps!r}, "
-            f"{s.beta!r}, {s.bound!r}\n"
-            "rng = np.random.default_rng(seed)\n"
+            + snippet_assign(s, PARAMS)
+            + "rng = np.random.default_rng(seed)\n"
             f"x = np.ceil(np.clip({draw}, 0.0, {ITEM_TOP!r}))   # whole units\n"
             + outlier
             + f"grid = np.arange({lo!r}, {hi + step / 2!r}, {step!r})   # the output grid Y\n"

@@ -36,7 +36,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace
-from ._checks import Param, check_params, params_by_name
+from ._checks import Param, check_params, params_by_name, param_values, snippet_assign
 
 __all__ = [
     "PlannerSpec",
@@ -73,6 +73,8 @@ PARAMS = params_by_name(
     Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e", rel_tol=1e-9),
     Param("target_eps", *EPS_RANGE, "linear", "target ε", step=0.1, rel_tol=1e-9),
 )
+#: parameters the "Reproduce in Python" snippet leaves out, and why
+SNIPPET_SKIP = {"target_eps": "only the σ button reads it; the snippet takes the σ it sets"}
 #: points of the ε-against-epochs curves
 CURVE_POINTS = 24
 #: FFT grid of the tight accountant in the app (dpsgd_epsilon's default is 2¹⁴: this one is
@@ -205,15 +207,7 @@ class PlannerController(Controller):
     prefetch = True  # a new setting costs ~0.15-0.2 s: the next slider step is computed ahead
 
     def read_spec(self) -> PlannerSpec:
-        c = self.controls
-        return PlannerSpec(
-            n=int(c["n"].value),
-            batch=int(c["batch"].value),
-            epochs=int(c["epochs"].value),
-            sigma=float(c["sigma"].value),
-            delta=float(c["delta"].value),
-            target_eps=float(c["target_eps"].value),
-        )
+        return PlannerSpec(**param_values(self.controls, PARAMS))
 
     # -- figures ---------------------------------------------------------------------------------
     @staticmethod
@@ -303,8 +297,8 @@ class PlannerController(Controller):
         return (
             "import math\n"
             "from dpexplore import composition, conversions, mechanisms\n\n"
-            f"n, batch, epochs, sigma, delta = {s.n!r}, {s.batch!r}, {s.epochs!r}, {s.sigma!r}, {s.delta!r}\n"
-            "q = min(1.0, batch / n)\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "q = min(1.0, batch / n)\n"
             "steps = math.ceil(epochs / q - 1e-9)\n"
             'print(f"q = B/N = {q:.4g}, T = {steps:,} steps")\n'
             f"grid = 2**{CURVE_GRID.bit_length() - 1}   # the app's FFT grid for the tight accountant "

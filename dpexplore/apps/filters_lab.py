@@ -71,7 +71,7 @@ from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_sl
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
 from ..ui.views import axes_layout, line_trace, marker_trace
-from ._checks import Param, check_params, params_by_name
+from ._checks import Param, check_params, params_by_name, param_values, snippet_assign
 
 __all__ = [
     "FiltersLabSpec",
@@ -554,17 +554,9 @@ class FiltersLabController(Controller):
     readout_widgets = {"readout": "dpexplore-filters-readout-box", "session_readout": ""}
 
     def read_spec(self) -> FiltersLabSpec:
-        c = self.controls
-        return FiltersLabSpec(
-            eps=float(c["eps"].value),
-            delta=float(c["delta"].value),
-            queries=int(c["queries"].value),
-            rel_error=float(c["rel_error"].value),
-            seed=int(c["seed"].value),
-            mode=str(c["mode"].value),
-            parts=int(c["parts"].value),
-            share=round(float(c["share"].value), 10),
-        )
+        values = param_values(self.controls, PARAMS)
+        values["share"] = round(values["share"], 10)
+        return FiltersLabSpec(**values, mode=str(self.controls["mode"].value))
 
     # traces -----------------------------------------------------------------------------------
     @staticmethod
@@ -690,16 +682,17 @@ class FiltersLabController(Controller):
             "import math\n"
             "import numpy as np\n"
             "from dpexplore import filters\n\n"
-            f"eps, delta, alpha = {s.eps!r}, {s.delta!r}, {alpha!r}   # the target; the Renyi order the app picked\n"
-            f"n, rel_error, seed, mode = {int(s.queries)}, {s.rel_error!r}, {int(s.seed)}, {s.mode!r}\n"
-            f"lam = np.random.default_rng([seed, 1]).lognormal(math.log({TYPICAL_COUNT!r}), {COUNT_SPREAD!r}, n)\n"
+            + snippet_assign(s, PARAMS)
+            + f"alpha, mode = {alpha!r}, {s.mode!r}   # the Renyi order the app picked; after a refusal\n"
+            f"lam = np.random.default_rng([seed, 1]).lognormal(math.log({TYPICAL_COUNT!r}), {COUNT_SPREAD!r},\n"
+            "                                                  queries)\n"
             "truth = np.random.default_rng([seed, 2]).poisson(lam)   # the queries' true counts\n"
             "for name, f in filters.filters_for_target(eps, delta, alpha=alpha).items():\n"
             "    run = filters.simulate_adaptive_analyst(f, truth, np.random.default_rng([seed, 3]),\n"
             "                                            rel_error=rel_error, mode=mode)\n"
-            "    print(f'{name}: {int(run.accepted.sum())} answered of {n}')\n\n"
+            "    print(f'{name}: {int(run.accepted.sum())} answered of {queries}')\n\n"
             "# the session: budget eps, split into disjoint partitions (parallel composition)\n"
-            f"parts, eps_p = {int(s.parts)}, {s.share!r} * eps\n"
+            "eps_p = share * eps\n"
             "session, subs = filters.Session(eps).partition(eps_p, parts)\n"
             "split = np.random.default_rng([seed, 4]).multinomial(truth, np.full(parts, 1 / parts))\n"
             "for j, sub in enumerate(subs):\n"

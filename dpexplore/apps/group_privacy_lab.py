@@ -53,7 +53,7 @@ from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import line_trace, marker_trace
 from .adaptive_lab import Memo, StagedController
-from ._checks import SEED_MAX, Param, check_params, params_by_name
+from ._checks import SEED_MAX, Param, check_params, param_values, params_by_name, snippet_assign
 
 __all__ = [
     "GroupPrivacySpec",
@@ -104,6 +104,8 @@ PARAMS = params_by_name(
     Param("seed", *SEED_RANGE, unit="random seed", integer=True, accept=(0, SEED_MAX)),
 )
 #: the figure of Pujol & Desfontaines 2023: their Algorithm 1 for the count 10⁴ with σ² = 100 and r = 0.3, and the
+#: parameters the "Reproduce in Python" snippet (the chosen count's numbers) leaves out, and why
+SNIPPET_SKIP = {"max_count": "the range of the curve only"}
 #: sample mean and standard deviation they report
 POST_FIGURE = {"count": 10000, "sigma2": 100.0, "r": 0.3, "mean": 10002.6, "std": 2995.1}
 #: a step whose quadratures are estimated to take longer shows the progress bar
@@ -365,15 +367,9 @@ class GroupPrivacyController(StagedController):
         self.progress.layout.width = "min(100%, 380px)"
 
     def read_spec(self) -> GroupPrivacySpec:
-        c = self.controls
-        return GroupPrivacySpec(
-            sigma2=float(c["sigma2"].value),
-            r=round(float(c["r"].value), 10),
-            count=int(c["count"].value),
-            max_count=int(c["max_count"].value),
-            alpha_max=float(c["alpha_max"].value),
-            seed=int(c["seed"].value),
-        )
+        values = param_values(self.controls, PARAMS)
+        values["r"] = round(values["r"], 10)
+        return GroupPrivacySpec(**values, alpha_max=float(self.controls["alpha_max"].value))
 
     def check(self, spec: GroupPrivacySpec) -> None:
         _check_spec(spec)
@@ -569,7 +565,8 @@ class GroupPrivacyController(StagedController):
         return (
             "import numpy as np\n"
             "from dpexplore import group_privacy as gp\n\n"
-            f"x, sigma2, r, seed = {int(s.count)}, {s.sigma2!r}, {s.r!r}, {int(s.seed)}\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "x = count   # the true count\n"
             f"orders = {tuple(float(a) for a in orders)!r}   # the orders alpha used\n"
             "m = gp.algorithm1_moments(x, sigma2, r)   # exact: E[Y] = x, Var Y = sigma2 + r^2 (x^2 + sigma2)\n"
             f"y = gp.algorithm1_sample(x, sigma2, r, np.random.default_rng(seed), {N_SAMPLES})   # Pujol & Desfontaines 2023, Algorithm 1\n"

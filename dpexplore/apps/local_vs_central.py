@@ -33,7 +33,7 @@ from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
-from ._checks import Param, check_params, params_by_name
+from ._checks import Param, check_params, params_by_name, param_values, snippet_assign
 from ._simulation import (
     SEED,
     SIM_BUDGET,
@@ -71,6 +71,8 @@ PARAMS = params_by_name(
     TRIALS,
     SEED,
 )
+#: parameters the "Reproduce in Python" snippet leaves out, and why
+SNIPPET_SKIP = {"trials": "the simulated errors come from the app's seeded runs (compute_local_vs_central)"}
 
 _C = OKABE_ITO
 LOWER, UPPER = 0.0, 1.0
@@ -227,17 +229,7 @@ class LocalVsCentralController(_SimulationController):
     readout_keys = ("median", "shuffle")
 
     def read_spec(self) -> LocalSpec:
-        c = self.controls
-        return LocalSpec(
-            med_eps=float(c["med_eps"].value),
-            spread=float(c["spread"].value),
-            n_data=int(c["n_data"].value),
-            trials=int(c["trials"].value),
-            seed=int(c["seed"].value),
-            eps_local=float(c["eps_local"].value),
-            n_users=int(c["n_users"].value),
-            shuffle_delta=float(c["shuffle_delta"].value),
-        )
+        return LocalSpec(**param_values(self.controls, PARAMS))
 
     @staticmethod
     def _median_mean(r):
@@ -343,14 +335,13 @@ class LocalVsCentralController(_SimulationController):
             "import numpy as np\n"
             "from dpexplore.teaching import inverse_sensitivity_median_probs, shuffle_amplification\n"
             "from dpexplore.apps.local_vs_central import laplace_median_mean_error\n\n"
-            f"eps, spread, n, seed = {s.med_eps!r}, {s.spread!r}, {int(s.n_data)}, {int(s.seed)}\n"
-            "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n), 0.0, 1.0)\n"
-            "med = np.sort(x)[(n + 1) // 2 - 1]\n"
-            "grid, p = inverse_sensitivity_median_probs(x, eps, 0.0, 1.0, 1001)   # exact output law\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n_data), 0.0, 1.0)\n"
+            "med = np.sort(x)[(n_data + 1) // 2 - 1]\n"
+            "grid, p = inverse_sensitivity_median_probs(x, med_eps, 0.0, 1.0, 1001)   # exact output law\n"
             "print(f'median {med:.4f}; mean |error|: inverse sensitivity {np.dot(p, np.abs(grid - med)):.4g}, '\n"
-            "      f'Laplace {laplace_median_mean_error(eps, med):.4g}')\n"
-            f"eps_local, n_users, delta = {s.eps_local!r}, {int(s.n_users)}, {s.shuffle_delta!r}\n"
-            "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, delta):.4g}')\n"
+            "      f'Laplace {laplace_median_mean_error(med_eps, med):.4g}')\n"
+            "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, shuffle_delta):.4g}')\n"
         )
 
     def _write_readouts(self, r) -> None:

@@ -62,7 +62,7 @@ from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import FILL_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 from ..ui.views import axes_layout, line_trace, marker_trace, panel_titles
-from ._checks import SEED_MAX, Param, check_params, params_by_name
+from ._checks import SEED_MAX, Param, check_params, params_by_name, param_values, snippet_assign
 
 __all__ = [
     "MeanEstimationSpec",
@@ -116,6 +116,8 @@ PARAMS = params_by_name(
     Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e"),
     Param("seed", *SEED_RANGE, unit="random seed", integer=True, accept=(0, SEED_MAX)),
 )
+#: parameters the "Reproduce in Python" snippet (the exact errors) leaves out, and why
+SNIPPET_SKIP = {"seed": "it draws the sample cloud only; the errors are exact"}
 _CHI2_LEVEL = -2.0 * math.log1p(-LEVEL)  # χ²₂ quantile at LEVEL: the ellipse's squared radius
 
 
@@ -388,15 +390,9 @@ class MeanEstimationController(Controller):
     readout_widgets = {"readout": ""}
 
     def read_spec(self) -> MeanEstimationSpec:
-        c = self.controls
-        return MeanEstimationSpec(
-            kappa=float(c["kappa"].value),
-            angle=round(float(c["angle"].value), 10),
-            n=int(c["n"].value),
-            eps=float(c["eps"].value),
-            delta=float(c["delta"].value),
-            seed=int(c["seed"].value),
-        )
+        values = param_values(self.controls, PARAMS)
+        values["angle"] = round(values["angle"], 10)
+        return MeanEstimationSpec(**values)
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
@@ -569,8 +565,8 @@ class MeanEstimationController(Controller):
         return (
             "import math\n"
             "from dpexplore import mean_estimation as me\n\n"
-            f"kappa, angle, n, eps, delta = {s.kappa!r}, {s.angle!r}, {int(s.n)}, {s.eps!r}, {s.delta!r}\n"
-            "cov = me.gaussian_covariance(kappa, 1.0, math.radians(angle))   # eigenvalues kappa and 1\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "cov = me.gaussian_covariance(kappa, 1.0, math.radians(angle))   # eigenvalues kappa and 1\n"
             "rmse = {}\n"
             "for method in ('isotropic', 'mahalanobis'):\n"
             f"    clip = me.default_clip(cov, method, beta={BETA!r})   # a point stays unclipped w.p. 0.99\n"

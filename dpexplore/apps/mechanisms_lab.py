@@ -47,10 +47,11 @@ import numpy as np
 from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
-from ..ui.shell import AppInfo, AppShell, app_shell
+from ..ui.shell import AppInfo, AppShell
 from ._simulation import PROGRESS_AFTER  # noqa: F401 -- read here before; set it in _simulation
-from ._checks import Param, check_params, params_by_name
-from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, _SimulationController
+from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
+from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, simulation_shell, wrap_row
+from ._simulation import _SimulationController
 from .local_vs_central import (  # the second app that lived here: its names stay importable here
     MED_EPS,
     N_GRID,
@@ -123,6 +124,10 @@ PARAMS = params_by_name(
     TRIALS,
     SEED,
 )
+_SIMULATED = "the simulated numbers come from the app's seeded simulations (compute_mechanisms_lab)"
+#: parameters the "Reproduce in Python" snippet (the exact numbers) leaves out, and why (SVT δ:
+#: but for the "Sparse (δ > 0)" variant)
+SNIPPET_SKIP = {"trials": _SIMULATED, "seed": _SIMULATED}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -413,6 +418,18 @@ _SETTINGS = (
 )
 
 
+def _exact_line(label, x, y, color) -> dict:
+    """The exact curve of one setting of the counting-queries section."""
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": f"exact: {label}",
+        "x": x,
+        "y": y,
+        "line": {"color": color, "width": 2},
+    }
+
+
 class MechanismsLabController(_SimulationController):
     """One controller for the four Bassi 2019 sections → :func:`compute_mechanisms_lab` → 7 figures."""
 
@@ -427,48 +444,39 @@ class MechanismsLabController(_SimulationController):
     def read_spec(self) -> MechSpec:
         c = self.controls
         return MechSpec(
-            attack_eps=float(c["attack_eps"].value),
-            target=str(c["target"].value),
-            count_eps=float(c["count_eps"].value),
-            m=int(c["m"].value),
-            rnm_eps=float(c["rnm_eps"].value),
-            svt_variant=str(c["svt_variant"].value),
-            svt_eps=float(c["svt_eps"].value),
-            svt_delta=float(c["svt_delta"].value),
-            threshold=float(c["threshold"].value),
-            c=int(c["c"].value),
-            trials=int(c["trials"].value),
-            seed=int(c["seed"].value),
+            **param_values(c, PARAMS), target=str(c["target"].value), svt_variant=str(c["svt_variant"].value)
         )
 
     # traces -----------------------------------------------------------------------------------
     @staticmethod
-    def _attack_acc(r):
-        a, eps = r["attack"], r["spec"].attack_eps
+    def _exact_and_simulated(d, key, exact_name, reference, eps):
+        """A section's exact curve ``d[key + "_exact"]`` on ``d["eps_fine"]``, its simulated points
+        (±2 s.e.), a horizontal ``reference`` = (name, y, x grid) and the chosen ε."""
+        ref_name, ref_y, ref_x = reference
         return [
             {
                 "type": "scatter",
                 "mode": "lines",
-                "name": "exact 1 − ½(1 + ε/4)e^(−ε/2)",
-                "x": a["eps_fine"],
-                "y": a["acc_exact"],
+                "name": exact_name,
+                "x": d["eps_fine"],
+                "y": d[f"{key}_exact"],
                 "line": {"color": _C[0], "width": 2},
             },
             {
                 "type": "scatter",
                 "mode": "markers",
-                "x": a["eps_sim"],
-                "y": a["acc_sim"],
+                "x": d["eps_sim"],
+                "y": d[f"{key}_sim"],
                 "marker": {"color": _C[1], "size": 7},
-                "name": f"simulated ({a['trials_grid']:,} trials each, ±2 s.e.)",
-                "error_y": {"type": "data", "array": 2 * a["acc_se"], "visible": True},
+                "name": f"simulated ({d['trials_grid']:,} trials each, ±2 s.e.)",
+                "error_y": {"type": "data", "array": 2 * d[f"{key}_se"], "visible": True},
             },
             {
                 "type": "scatter",
                 "mode": "lines",
-                "name": "no noise: always right",
-                "x": [ATTACK_EPS_FINE[0], ATTACK_EPS_FINE[-1]],
-                "y": [1.0, 1.0],
+                "name": ref_name,
+                "x": [ref_x[0], ref_x[-1]],
+                "y": [ref_y, ref_y],
                 "line": {"color": _C[7], "dash": "dot"},
             },
             {
@@ -476,10 +484,20 @@ class MechanismsLabController(_SimulationController):
                 "mode": "markers",
                 "name": f"chosen ε = {eps:.3g}",
                 "x": [eps],
-                "y": [a["acc_here"]],
+                "y": [d[f"{key}_here"]],
                 "marker": {"color": _C[3], "size": 12, "symbol": "diamond"},
             },
         ]
+
+    @staticmethod
+    def _attack_acc(r):
+        return MechanismsLabController._exact_and_simulated(
+            r["attack"],
+            "acc",
+            "exact 1 − ½(1 + ε/4)e^(−ε/2)",
+            ("no noise: always right", 1.0, ATTACK_EPS_FINE),
+            r["spec"].attack_eps,
+        )
 
     @staticmethod
     def _attack_hist(r):
@@ -522,17 +540,7 @@ class MechanismsLabController(_SimulationController):
     @staticmethod
     def _count_mean(r):
         k, m = r["counting"], r["counting"]["m"]
-        out = [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"exact: {label}",
-                "x": k["m_grid"],
-                "y": k["mean_curves"][key],
-                "line": {"color": col, "width": 2},
-            }
-            for key, label, col in _SETTINGS
-        ]
+        out = [_exact_line(label, k["m_grid"], k["mean_curves"][key], col) for key, label, col in _SETTINGS]
         out.append(
             {
                 "type": "scatter",
@@ -553,18 +561,7 @@ class MechanismsLabController(_SimulationController):
     @staticmethod
     def _count_cdf(r):
         k = r["counting"]
-        out = []
-        for key, label, col in _SETTINGS:
-            out.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"exact: {label}",
-                    "x": k["t"],
-                    "y": k["cdf"][key],
-                    "line": {"color": col, "width": 2},
-                }
-            )
+        out = [_exact_line(label, k["t"], k["cdf"][key], col) for key, label, col in _SETTINGS]
         for key, _label, col in _SETTINGS:
             x, y = k["ecdf"][key]
             step = max(1, x.size // 400)  # ≤ 400 points per empirical CDF on the wire
@@ -582,42 +579,9 @@ class MechanismsLabController(_SimulationController):
 
     @staticmethod
     def _rnm_curve(r):
-        q, eps = r["rnm"], r["spec"].rnm_eps
-        return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "exact P[report the true max]",
-                "x": q["eps_fine"],
-                "y": q["p_exact"],
-                "line": {"color": _C[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "x": q["eps_sim"],
-                "y": q["p_sim"],
-                "marker": {"color": _C[1], "size": 7},
-                "name": f"simulated ({q['trials_grid']:,} trials each, ±2 s.e.)",
-                "error_y": {"type": "data", "array": 2 * q["p_se"], "visible": True},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "uniform guess 1/5",
-                "x": [RNM_EPS_FINE[0], RNM_EPS_FINE[-1]],
-                "y": [0.2, 0.2],
-                "line": {"color": _C[7], "dash": "dot"},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen ε = {eps:.3g}",
-                "x": [eps],
-                "y": [q["p_here"]],
-                "marker": {"color": _C[3], "size": 12, "symbol": "diamond"},
-            },
-        ]
+        return MechanismsLabController._exact_and_simulated(
+            r["rnm"], "p", "exact P[report the true max]", ("uniform guess 1/5", 0.2, RNM_EPS_FINE), r["spec"].rnm_eps
+        )
 
     @staticmethod
     def _rnm_bars(r):
@@ -764,16 +728,18 @@ class MechanismsLabController(_SimulationController):
         """The exact numbers of the readouts with the public API (the simulated ones come from the
         seeded simulations of :func:`compute_mechanisms_lab`)."""
         s = self.spec
+        skip = [*SNIPPET_SKIP]
         if s.svt_variant == "AboveThreshold":
-            alg = f"AboveThreshold(eps={s.svt_eps!r}, threshold={s.threshold!r})"
+            alg, skip = "AboveThreshold(eps=svt_eps, threshold=threshold)   # c: Sparse only", [*skip, "svt_delta"]
+        elif s.svt_variant == "Sparse (δ > 0)":
+            alg = "Sparse(c=c, eps=svt_eps, delta=svt_delta, threshold=threshold)"
         else:
-            d = s.svt_delta if s.svt_variant == "Sparse (δ > 0)" else 0.0
-            alg = f"Sparse(c={int(s.c)}, eps={s.svt_eps!r}, delta={d!r}, threshold={s.threshold!r})"
+            alg, skip = "Sparse(c=c, eps=svt_eps, delta=0.0, threshold=threshold)", [*skip, "svt_delta"]
         return (
             "from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse\n"
             "from dpexplore.apps.mechanisms_lab import SCORES, attack_accuracy, harmonic\n\n"
-            f"attack_eps, count_eps, m, rnm_eps = {s.attack_eps!r}, {s.count_eps!r}, {int(s.m)}, {s.rnm_eps!r}\n"
-            "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
+            + snippet_assign(s, PARAMS, skip=skip)
+            + "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
             "hm = harmonic(m)   # expected largest |Lap(b)| of m draws: b * H_m\n"
             "print(f'H_m = {hm:.4f}; expected largest error: one query {1 / count_eps:.4g}, '\n"
             "      f'm general {m / count_eps * hm:.4g}, m disjoint {hm / count_eps:.4g}')\n"
@@ -886,7 +852,6 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
         for i in range(0, len(PEOPLE), 5)
     )
     H = W.HTML
-    wide = lambda *figs: W.HBox(list(figs), layout=W.Layout(flex_flow="row wrap"))
     for f in ctrl.figs[:-1]:
         f.layout.width = "calc(50% - 4px)"
         f.layout.min_width = "330px"
@@ -904,18 +869,18 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
                     "minus “how many except the target?” is the target's bit; with Lap(1/ε) noise on each "
                     "count the attacker guesses 1 iff the difference D &gt; ½.</span>"
                 ),
-                W.HBox([controls["target"], controls["attack_eps"]], layout=W.Layout(flex_flow="row wrap")),
+                wrap_row(controls["target"], controls["attack_eps"]),
                 ctrl.readouts["attack"],
-                wide(ctrl.fig_attack, ctrl.fig_attack_hist),
+                wrap_row(ctrl.fig_attack, ctrl.fig_attack_hist),
             ],
         ),
         (
             "2. Counting queries",
             [
                 H3("Laplace error on counting queries (Bassi 2019, ℓ₁-sensitivity examples)"),
-                W.HBox([controls["count_eps"], controls["m"]], layout=W.Layout(flex_flow="row wrap")),
+                wrap_row(controls["count_eps"], controls["m"]),
                 ctrl.readouts["counting"],
-                wide(ctrl.fig_count_mean, ctrl.fig_count_cdf),
+                wrap_row(ctrl.fig_count_mean, ctrl.fig_count_cdf),
             ],
         ),
         (
@@ -927,32 +892,17 @@ def build_mechanisms_lab(**kwargs) -> AppShell:
                 ),
                 controls["rnm_eps"],
                 ctrl.readouts["rnm"],
-                wide(ctrl.fig_rnm, ctrl.fig_rnm_bars),
+                wrap_row(ctrl.fig_rnm, ctrl.fig_rnm_bars),
             ],
         ),
         (
             "4. Sparse vector",
             [
                 H3("AboveThreshold and Sparse (Bassi 2019, slide “Sparse vector mechanism”)"),
-                W.HBox(
-                    [
-                        controls["svt_variant"],
-                        controls["svt_eps"],
-                        controls["svt_delta"],
-                        controls["threshold"],
-                        controls["c"],
-                    ],
-                    layout=W.Layout(flex_flow="row wrap"),
-                ),
+                wrap_row(*(controls[k] for k in ("svt_variant", "svt_eps", "svt_delta", "threshold", "c"))),
                 ctrl.readouts["svt"],
                 ctrl.fig_svt,
             ],
         ),
     ]
-    return app_shell(
-        MECH_INFO,
-        ctrl,
-        controls=[controls["seed"], controls["trials"], ctrl.progress.bar],
-        plots=tabs,
-        panel_width="300px",
-    )
+    return simulation_shell(MECH_INFO, ctrl, controls, tabs)

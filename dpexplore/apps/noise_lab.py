@@ -45,11 +45,11 @@ import numpy as np
 from .._numerics import log_subtract
 from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider, param_box
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
-from ._checks import SEED_MAX, Param, check_params, params_by_name
+from ._checks import Param, check_params, params_by_name, SEED, param_values, snippet_assign
 
 __all__ = [
     "NoiseSpec",
@@ -90,8 +90,13 @@ PARAMS = params_by_name(
     Param("delta", *DELTA_RANGE, "log", "δ", steps_per_decade=4, readout_format=".1e"),
     Param("shape", *SHAPE_RANGE, "linear", "Subbotin shape r", step=0.1),
     Param("n", *N_RANGE, "log", "samples n", "per noise", integer=True, steps_per_decade=10, what="of samples"),
-    Param("seed", 0, SEED_MAX, integer=True),
+    SEED,
 )
+#: parameters the "Reproduce in Python" snippet leaves out, and why
+SNIPPET_SKIP = {
+    "n": "the table's scales and variances do not depend on the samples",
+    "seed": "the table's scales and variances do not depend on the samples",
+}
 #: the (ε, δ) grid of the variance-ratio maps (40 × 40, log-spaced)
 GRID_EPS = np.logspace(-2, 1, 40)
 GRID_DELTA = np.logspace(-12, math.log10(0.5), 40)
@@ -281,13 +286,6 @@ def ratio_maps(progress=None) -> dict[str, np.ndarray]:
     return _MAPS
 
 
-def _seed_box(value: int) -> W.IntText:
-    """The seed of the simulations: a number box (any integer in [0, 10⁹] is a valid seed)."""
-    return W.IntText(
-        value=value, description="seed", style={"description_width": "initial"}, layout=W.Layout(width="220px")
-    )
-
-
 # ------------------------------------------------------------------------------------------------
 # spec, compute
 # ------------------------------------------------------------------------------------------------
@@ -421,15 +419,9 @@ class NoiseLabController(Controller):
     readout_widgets = {"table": ""}
 
     def read_spec(self) -> NoiseSpec:
-        c = self.controls
-        return NoiseSpec(
-            eps=float(c["eps"].value),
-            delta=float(c["delta"].value),
-            shape=round(float(c["shape"].value), 10),
-            n=int(c["n"].value),
-            seed=int(c["seed"].value),
-            pair=str(c["pair"].value),
-        )
+        values = param_values(self.controls, PARAMS)
+        values["shape"] = round(values["shape"], 10)
+        return NoiseSpec(**values, pair=str(self.controls["pair"].value))
 
     # traces ----------------------------------------------------------------------------------
     @staticmethod
@@ -584,12 +576,13 @@ class NoiseLabController(Controller):
         s = self.spec
         return (
             "from dpexplore import mechanisms\n\n"
-            f"eps, delta, r = {s.eps!r}, {s.delta!r}, {s.shape!r}   # sensitivity 1\n"
+            + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
+            + "# sensitivity 1; shape: the Subbotin shape r\n"
             "noises = {   # the least scale of each noise for (eps, delta)-DP, rounded up\n"
             "    'Laplace': mechanisms.Laplace.calibrate(eps, delta),\n"
             "    'Logistic': mechanisms.Logistic.calibrate(eps, delta),\n"
             "    'Gaussian': mechanisms.Gaussian.calibrate(eps, delta),\n"
-            "    f'Subbotin r={r:g}': mechanisms.Subbotin.calibrate(eps, delta, shape=r),\n"
+            "    f'Subbotin r={shape:g}': mechanisms.Subbotin.calibrate(eps, delta, shape=shape),\n"
             "}\n"
             "for name, m in noises.items():\n"
             "    scale = m.sigma if name == 'Gaussian' else m.scale\n"
@@ -693,7 +686,7 @@ def build_noise_lab(
         progress.layout.display = "none"
     controls = {
         **{k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("shape", shape), ("n", n))},
-        "seed": _seed_box(seed),
+        "seed": param_box(SEED, seed),
         "pair": dropdown("ratio map", list(PAIRS), pair),
     }
     ctrl = NoiseLabController(controls, MessageArea())

@@ -72,7 +72,7 @@ from ..conversions import (
 )
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..profiles import GaussianDPProfile, PrivacyProfile
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import (
@@ -84,6 +84,7 @@ from ..ui.views import (
     tradeoff_layout,
     tradeoff_trace,
 )
+from ._checks import Param, params_by_name, snippet_assign
 
 __all__ = [
     "NOTIONS",
@@ -100,6 +101,7 @@ __all__ = [
     "RDP_ORDERS",
     "N_EPS",
     "DELTA_FLOOR",
+    "PARAMS",
 ]
 
 #: α grid of the trade-off plot
@@ -114,6 +116,35 @@ ENV_STRIDE = 3
 DELTA_FLOOR = 1e-13
 #: tolerance of the GDP measurement (μ_upper is certified, at most this above the optimal μ)
 MEASURE_TOL = 1e-3
+
+_POS = {"accept": (0.0, None), "interval": "()"}  # what the notions take: any finite value > 0
+_PROB = {"unit": "probability", "steps_per_decade": 10, "readout_format": ".2e", "accept": (0.0, 1.0), "interval": "()"}
+#: the converter's numeric parameters (each notion's, then the target δ): its sliders and the
+#: checks of its source and spec
+PARAMS = params_by_name(
+    Param("pure_eps", 0.01, 100.0, "log", "ε (pure DP)", "nats", **_POS),
+    Param("approx_eps", 0.01, 100.0, "log", "ε₀ of (ε₀, δ₀)", "nats", **_POS),
+    Param("approx_delta", 1e-15, 0.1, "log", "δ₀ of (ε₀, δ₀)", **_PROB),
+    Param("rho", 5e-5, 50.0, "log", "ρ (zCDP)", "nats per order", **_POS),
+    Param("mu", 0.01, 50.0, "log", "μ (GDP)", "Gaussian shift, × Δ/σ", **_POS),
+    # lo = 2·10^(−0.3) ≈ 1.0024, so that the default α₀ = 2 sits on the slider's step grid
+    Param(
+        "rdp_alpha",
+        2.0 * 10**-0.3,
+        2000.0,
+        "log",
+        "α₀ (Rényi order)",
+        "order",
+        accept=(1.0, None),
+        interval="()",
+        why="RDP is defined for orders alpha > 1",
+    ),
+    Param("rdp_eps", 0.001, 100.0, "log", "ε̂₀ (Rényi DP at α₀)", "nats", **_POS),
+    Param("lap_b", 0.01, 100.0, "log", "Laplace scale b", "× Δ", **_POS),
+    Param("gauss_sigma", 0.01, 100.0, "log", "Gaussian σ", "× Δ", **_POS),
+    Param("rr_eps", 0.01, 100.0, "log", "randomized response ε", "nats", **_POS),
+    Param("delta", 1e-300, 0.1, "log", "target δ (for the ε-at-δ row)", **_PROB),
+)
 
 
 @dataclass(frozen=True)
@@ -153,12 +184,7 @@ class Source:
                 f"notion {self.kind!r} needs {len(NOTIONS[self.kind].params)} parameters, got {self.params!r}"
             )
         for name, v in zip(NOTIONS[self.kind].params, self.params):
-            if not (isinstance(v, float) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        if self.kind == "approx" and not self.params[1] < 1:
-            raise ValueError(f"delta0 must be < 1, got {self.params[1]!r}")
-        if self.kind == "rdp" and not self.params[0] > 1:
-            raise ValueError(f"Renyi order alpha must be > 1, got {self.params[0]!r}")
+            PARAMS[name].check(v)
 
 
 @dataclass(frozen=True)
@@ -170,8 +196,7 @@ class ConverterSpec:
     orders: tuple[float, ...]
 
     def __post_init__(self):
-        if not (isinstance(self.delta, float) and 0 < self.delta < 1):
-            raise ValueError(f"target delta must be in (0, 1), got {self.delta!r}")
+        PARAMS["delta"].check(self.delta)
 
 
 @dataclass(frozen=True)
@@ -764,31 +789,33 @@ class NotionConverterController(Controller):
     def snippet(self) -> str | None:
         """The table's implied parameters and the ε at the target δ, with the public API."""
         spec = self.spec
-        k, p = spec.source.kind, spec.source.params
+        k = spec.source.kind
+        names = NOTIONS[k].params
         lines = [
             "import numpy as np",
             "from dpexplore import conversions as C, mechanisms, GaussianDPProfile",
             "",
-            f"delta, orders = {spec.delta!r}, {tuple(spec.orders)!r}",
+            snippet_assign(
+                {**dict(zip(names, spec.source.params)), "delta": spec.delta}, [PARAMS[n] for n in (*names, "delta")]
+            ).rstrip("\n"),
+            f"orders = {tuple(spec.orders)!r}",
         ]
         out = []  # (name, expression) printed with 4 significant digits, like the table
         if k in ("pure", "rr", "laplace"):
             if k == "laplace":
-                lines += [f"mech = mechanisms.Laplace({p[0]!r})", "eps = 1 / mech.scale   # pure DP, Delta = 1"]
+                lines += ["mech = mechanisms.Laplace(lap_b)", "eps = 1 / mech.scale   # pure DP, Delta = 1"]
             elif k == "rr":
-                lines += [f"mech = mechanisms.RandomizedResponse({p[0]!r})", f"eps = {p[0]!r}"]
+                lines += ["mech = mechanisms.RandomizedResponse(rr_eps)", "eps = rr_eps"]
             else:
-                lines += [f"eps = {p[0]!r}"]
+                lines += ["eps = pure_eps"]
             out += [("eps (pure DP)", "eps"), ("rho (zCDP)", "C.pure_to_zcdp(eps)")]
             if k != "laplace":
                 out += [("mu (GDP)", "C.pure_to_gdp(eps)")]
             rdp = "mech.rdp(a)" if k in ("rr", "laplace") else "C.pure_to_rdp(eps, a)"
             exact = "mech.profile.epsilon(delta)" if k in ("rr", "laplace") else "C.PureDPProfile(eps).epsilon(delta)"
         elif k == "approx":
-            lines += [f"eps0, delta0 = {p[0]!r}, {p[1]!r}"]
-            rdp, exact = None, "C.ApproxDPProfile(eps0, delta0).epsilon(delta)"
+            rdp, exact = None, "C.ApproxDPProfile(approx_eps, approx_delta).epsilon(delta)"
         elif k == "zcdp":
-            lines += [f"rho = {p[0]!r}"]
             out += [
                 ("rho (zCDP)", "rho"),
                 ("mu (GDP, measured)", f"C.gdp_measure(C.ZCDPProfile(rho), tol={MEASURE_TOL!r})[1]"),
@@ -796,20 +823,15 @@ class NotionConverterController(Controller):
             ]
             rdp, exact = "a * rho", "C.ZCDPProfile(rho).epsilon(delta)"
         elif k == "gdp":
-            lines += [f"mu = {p[0]!r}"]
             out += [("rho (zCDP)", "mu ** 2 / 2"), ("mu (GDP)", "mu")]
             rdp, exact = "a * mu ** 2 / 2", "C.gdp_epsilon(mu, delta)"
         elif k == "rdp":
-            lines += [
-                f"alpha0, eps0 = {p[0]!r}, {p[1]!r}",
-                "orders = [a for a in orders if a <= alpha0]   # one point bounds only alpha <= alpha0",
-            ]
-            rdp = "eps0"
-            exact = "C.RDPProfile(np.array([alpha0]), np.array([eps0])).epsilon(delta)"
+            lines += ["orders = [a for a in orders if a <= rdp_alpha]   # one point bounds only alpha <= rdp_alpha"]
+            rdp = "rdp_eps"
+            exact = "C.RDPProfile(np.array([rdp_alpha]), np.array([rdp_eps])).epsilon(delta)"
         else:  # gaussian
-            lines += [f"sigma = {p[0]!r}"]
-            out += [("rho (zCDP)", "1 / (2 * sigma ** 2)"), ("mu (GDP)", "1 / sigma")]
-            rdp, exact = "a / (2 * sigma ** 2)", "C.gdp_epsilon(1 / sigma, delta)"
+            out += [("rho (zCDP)", "1 / (2 * gauss_sigma ** 2)"), ("mu (GDP)", "1 / gauss_sigma")]
+            rdp, exact = "a / (2 * gauss_sigma ** 2)", "C.gdp_epsilon(1 / gauss_sigma, delta)"
         for name, expr in out:
             lines.append(f"print(f'{name} = {{float({expr}):.4g}}')")
         if rdp is not None:
@@ -822,46 +844,30 @@ class NotionConverterController(Controller):
         self.witness.value = "<b>Tightness witness.</b> " + html.escape(r.summary.witness)
 
 
-_PARAM_CONTROLS = (
-    "pure_eps",
-    "approx_eps",
-    "approx_delta",
-    "rho",
-    "mu",
-    "rdp_alpha",
-    "rdp_eps",
-    "lap_b",
-    "gauss_sigma",
-    "rr_eps",
+#: the notions' sliders at their start, and those that compute on release only
+_DEFAULTS = (
+    ("pure_eps", 1.0),
+    ("approx_eps", 1.0),
+    ("approx_delta", 1e-6),
+    ("rho", 0.5),
+    ("mu", 1.0),
+    ("rdp_alpha", 2.0),
+    ("rdp_eps", 1.0),
+    ("lap_b", 1.0),
+    ("gauss_sigma", 1.0),
+    ("rr_eps", 1.0),
 )
+_SLOW_CONTROLS = ("rho", "lap_b")
+
+_PARAM_CONTROLS = tuple(name for name, _ in _DEFAULTS)
 
 
 def _controls(notion: str, delta: float, orders: str) -> dict[str, W.ValueWidget]:
     slow = {"continuous_update": False}  # the GDP measurement (20-170 ms) runs on release only
     return {
         "notion": dropdown("source notion", [(n.label, n.key) for n in NOTIONS.values()], notion, width="520px"),
-        "pure_eps": log_slider("ε (pure DP)", 1.0, 0.01, 100.0, "nats"),
-        "approx_eps": log_slider("ε₀ of (ε₀, δ₀)", 1.0, 0.01, 100.0, "nats"),
-        "approx_delta": log_slider(
-            "δ₀ of (ε₀, δ₀)", 1e-6, 1e-15, 0.1, "probability", steps_per_decade=10, readout_format=".2e"
-        ),
-        "rho": log_slider("ρ (zCDP)", 0.5, 5e-5, 50.0, "nats per order", **slow),
-        "mu": log_slider("μ (GDP)", 1.0, 0.01, 50.0, "Gaussian shift, × Δ/σ"),
-        # min = 2·10^(−0.3) ≈ 1.0024, so that the default α₀ = 2 sits on the slider's step grid
-        "rdp_alpha": log_slider("α₀ (Rényi order)", 2.0, 2.0 * 10**-0.3, 2000.0, "order"),
-        "rdp_eps": log_slider("ε̂₀ (Rényi DP at α₀)", 1.0, 0.001, 100.0, "nats"),
-        "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ", **slow),
-        "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
-        "rr_eps": log_slider("randomized response ε", 1.0, 0.01, 100.0, "nats"),
-        "delta": log_slider(
-            "target δ (for the ε-at-δ row)",
-            delta,
-            1e-300,
-            0.1,
-            "probability",
-            steps_per_decade=10,
-            readout_format=".2e",
-        ),
+        **{name: param_slider(PARAMS[name], v, **(slow if name in _SLOW_CONTROLS else {})) for name, v in _DEFAULTS},
+        "delta": param_slider(PARAMS["delta"], delta),
         "orders": W.Text(
             value=orders,
             description="RDP orders α for the table (comma-separated)",

@@ -68,10 +68,11 @@ from ..conversions import (
 )
 from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
 from ..profiles import PrivacyProfile
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, linear_slider, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, tradeoff_layout
+from ._checks import Param, params_by_name, snippet_assign
 
 __all__ = [
     "MechSpec",
@@ -91,7 +92,23 @@ __all__ = [
     "MEASURE_TOL",
     "EVAL_BUDGET",
     "MAX_MUS",
+    "PARAMS",
 ]
+
+#: each mechanism's numeric parameters (their sliders; the values are checked by the mechanisms
+#: themselves, ``ValueError`` naming them, e.g. ``scale``). Log slider ends sit on the step grid
+#: (the front end snaps values to min + k·step), so the defaults (1, 2) are exact.
+PARAMS = params_by_name(
+    Param("lap_b", 0.01, 100.0, "log", "Laplace scale b", "× Δ"),
+    Param("gauss_sigma", 0.01, 100.0, "log", "Gaussian σ", "× Δ"),
+    Param("rr_eps", 0.01, 100.0, "log", "pure ε", "nats"),
+    Param("logi_s", 0.01, 100.0, "log", "Logistic scale s", "× Δ"),
+    Param("sub_s", 0.1, 100.0, "log", "Subbotin scale s", "× Δ"),
+    Param("sub_r", 1.0, 4.0, "linear", "Subbotin shape r", "1 = Laplace, 2 = Gaussian", step=0.05),
+    Param("eq_A", 0.2, 20.0, "log", "equation A", "× Δ"),
+    Param("eq_B", 0.01, 100.0, "log", "equation B", "factor"),
+    Param("eq_sigma", 0.02, 200.0, "log", "equation σ", "× Δ"),
+)
 
 #: the plotted ε range ends a little beyond where δ_A falls below DELTA_FLOOR (the y axis floor)
 DELTA_FLOOR = 1e-12
@@ -679,12 +696,12 @@ class ProfileGdpController(Controller):
         self._set_texts(result)
 
     _MAKE = {
-        "laplace": "mechanisms.Laplace({0!r}).profile",
-        "gaussian": "mechanisms.Gaussian({0!r}).profile",
-        "pure": "mechanisms.RandomizedResponse({0!r}).profile",
-        "logistic": "mechanisms.Logistic({0!r}).profile",
-        "subbotin": "mechanisms.Subbotin({0!r}, {1!r}).profile",
-        "equation": "conversions.equation_profile({0!r}, {1!r}, {2!r}, refined=True)",
+        "laplace": "mechanisms.Laplace({0}).profile",
+        "gaussian": "mechanisms.Gaussian({0}).profile",
+        "pure": "mechanisms.RandomizedResponse({0}).profile",
+        "logistic": "mechanisms.Logistic({0}).profile",
+        "subbotin": "mechanisms.Subbotin({0}, {1}).profile",
+        "equation": "conversions.equation_profile({0}, {1}, {2}, refined=True)",
     }
 
     def snippet(self) -> str | None:
@@ -694,10 +711,12 @@ class ProfileGdpController(Controller):
         v = self.result.summary.verdict
         if not v.is_gdp and v.method != "tail" or v.method == "fallback":
             return None
-        make = self._MAKE[s.mech.kind].format(*s.mech.params)
+        names = FAMILIES[s.mech.kind].params
+        make = self._MAKE[s.mech.kind].format(*names)
         code = (
             "from dpexplore import conversions, mechanisms\n\n"
-            f"profile = {make}\n"
+            + snippet_assign(dict(zip(names, s.mech.params)), [PARAMS[n] for n in names])
+            + f"profile = {make}\n"
             "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"
             "print(f'mu_t = {mu_t:.6g}')\n"
         )
@@ -766,26 +785,22 @@ def _short_label(mech: MechSpec) -> str:
     return name + " " + ", ".join(f"{p} = {v:.4g}" for p, v in zip(params, mech.params))
 
 
-_PARAM_CONTROLS = ("lap_b", "gauss_sigma", "rr_eps", "logi_s", "sub_s", "sub_r", "eq_A", "eq_B", "eq_sigma")
+_PARAM_CONTROLS = tuple(PARAMS)
 
 
 def _controls(mechanism: str, mus: str) -> dict[str, W.ValueWidget]:
     # Subbotin and the refined equation profile take ~50-150 ms per setting (the deep-tail search
     # of gdp_identify evaluates log δ near δ = 1e-5000): their sliders update on release only, so
-    # a drag does not queue one computation per pixel. Log slider ends sit on the step grid
-    # (the front end snaps values to min + k·step), so the defaults (1, 2) are exact.
+    # a drag does not queue one computation per pixel.
     _slow = {"continuous_update": False}
     return {
         "mechanism": dropdown("mechanism", [(f.label, f.key) for f in FAMILIES.values()], mechanism, width="520px"),
-        "lap_b": log_slider("Laplace scale b", 1.0, 0.01, 100.0, "× Δ"),
-        "gauss_sigma": log_slider("Gaussian σ", 1.0, 0.01, 100.0, "× Δ"),
-        "rr_eps": log_slider("pure ε", 1.0, 0.01, 100.0, "nats"),
-        "logi_s": log_slider("Logistic scale s", 1.0, 0.01, 100.0, "× Δ"),
-        "sub_s": log_slider("Subbotin scale s", 1.0, 0.1, 100.0, "× Δ", **_slow),
-        "sub_r": linear_slider("Subbotin shape r", 1.5, 1.0, 4.0, 0.05, "1 = Laplace, 2 = Gaussian", **_slow),
-        "eq_A": log_slider("equation A", 2.0, 0.2, 20.0, "× Δ", **_slow),
-        "eq_B": log_slider("equation B", 1.0, 0.01, 100.0, "factor", **_slow),
-        "eq_sigma": log_slider("equation σ", 2.0, 0.02, 200.0, "× Δ", **_slow),
+        **{
+            name: param_slider(
+                PARAMS[name], v, **(_slow if name in ("sub_s", "sub_r", "eq_A", "eq_B", "eq_sigma") else {})
+            )
+            for name, v in zip(_PARAM_CONTROLS, (1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 2.0, 1.0, 2.0))
+        },
         "mus": W.Text(
             value=mus,
             description="μ values (comma-separated) [GDP parameter]",

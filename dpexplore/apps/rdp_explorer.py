@@ -54,11 +54,12 @@ import numpy as np
 from .._validation import as_array
 from ..conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_approx
 from ..mechanisms import Gaussian, Laplace
-from ..ui.controls import OKABE_ITO, Controller, MessageArea, log_slider
+from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, marker_trace
+from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 
 __all__ = [
     "RDPSpec",
@@ -75,6 +76,7 @@ __all__ = [
     "RHO_EPS_GRID",
     "SENSITIVITY",
     "INFO",
+    "PARAMS",
 ]
 
 #: ε slider range (log scale), in nats
@@ -90,6 +92,19 @@ N_ORDERS = 200
 RHO_EPS_GRID = np.geomspace(EPS_RANGE[0], EPS_RANGE[1], 121)
 #: sensitivity Δ of the Laplace and Gaussian mechanisms
 SENSITIVITY = 1.0
+_WHY = {
+    "eps": "an ε-DP Laplace mechanism needs scale Δ/ε",
+    "delta": "δ = 1 is no guarantee; RDP gives (ε, δ)-DP only for δ > 0",
+}
+_PROB = {"unit": "probability", "steps_per_decade": 10, "readout_format": ".2e"}
+_ORDER = {"accept": (1, None), "interval": "()", "why": "Rényi orders α are > 1"}
+#: the explorer's parameters: its sliders and the checks of its spec (compute takes any ε > 0,
+#: δ in (0, 1), α_max > 1)
+PARAMS = params_by_name(
+    Param("eps", *EPS_RANGE, "log", "ε", "nats", steps_per_decade=40, accept=(0, None), interval="()", why=_WHY["eps"]),
+    Param("delta", *DELTA_RANGE, "log", "δ", **_PROB, accept=(0, 1), interval="()", why=_WHY["delta"]),
+    Param("alpha_max", *ALPHA_MAX_RANGE, "log", "α_max", "largest Rényi order", **_ORDER),
+)
 
 #: names of the three curves converted to (ε, δ), in the order of every per-curve array
 CURVE_NAMES = ("tight pure DP (RR)", "Laplace", "Gaussian")
@@ -189,20 +204,8 @@ def conversion_terms(alphas, rdp_eps, delta, bound: str = "improved") -> np.ndar
 
 
 def _check_spec(spec: RDPSpec) -> tuple[float, float, float]:
-    eps = float(as_array(spec.eps, "eps", allow_inf=False))
-    if not eps > 0:
-        raise ValueError(f"eps must be > 0 (an ε-DP Laplace mechanism needs scale Δ/ε), got eps = {eps:g}")
-    delta = float(as_array(spec.delta, "delta"))
-    if delta >= 1.0:
-        raise ValueError(
-            f"delta must be < 1: every mechanism is (ε, 1)-DP, so delta = {delta:g} is no guarantee at all"
-        )
-    if not delta > 0.0:
-        raise ValueError(
-            f"delta must be > 0: Rényi DP converts to (ε, δ)-DP only for δ > 0 "
-            f"(and no Gaussian mechanism is (ε, 0)-DP), got delta = {delta:g}"
-        )
-    return eps, delta, float(spec.alpha_max)
+    check_params(spec, PARAMS)
+    return float(spec.eps), float(spec.delta), float(spec.alpha_max)
 
 
 @functools.lru_cache(maxsize=64)
@@ -252,7 +255,8 @@ def compute_rdp_explorer(spec: RDPSpec) -> RDPResult:
     true ε(δ) of randomized response (``PureDPProfile``), of the Laplace mechanism
     (``Laplace.epsilon``) and, by calibration, ε for the Gaussian.
 
-    Raises ``ValueError`` naming ``eps`` (≤ 0), ``delta`` (0 or ≥ 1) or ``alpha_max`` (≤ 1).
+    Raises ``ValueError`` naming ``eps`` (≤ 0), ``delta`` (0 or ≥ 1) or ``alpha_max`` (≤ 1)
+    (:data:`PARAMS`).
 
     >>> r = compute_rdp_explorer(RDPSpec(eps=1.0, delta=1e-6, alpha_max=100.0))
     >>> [round(float(x), 4) for x in r.eps_improved]
@@ -260,7 +264,7 @@ def compute_rdp_explorer(spec: RDPSpec) -> RDPResult:
     >>> compute_rdp_explorer(RDPSpec(eps=1.0, delta=1.0, alpha_max=100.0))
     Traceback (most recent call last):
     ...
-    ValueError: delta must be < 1: every mechanism is (ε, 1)-DP, so delta = 1 is no guarantee at all
+    ValueError: delta must lie in (0, 1) (δ = 1 is no guarantee; RDP gives (ε, δ)-DP only for δ > 0), got delta = 1.0
     """
     eps, delta, alpha_max = _check_spec(spec)
     a, (tight, trivial, zcdp, lap_rdp), lap_scale = _rdp_curves(eps, alpha_max)
@@ -374,8 +378,7 @@ class RDPController(Controller):
         self.readout.value = self.readout_html(self.result)
 
     def read_spec(self) -> RDPSpec:
-        c = self.controls
-        return RDPSpec(eps=float(c["eps"].value), delta=float(c["delta"].value), alpha_max=float(c["alpha_max"].value))
+        return RDPSpec(**param_values(self.controls, PARAMS))
 
     # -- traces -----------------------------------------------------------------------------
     @staticmethod
@@ -484,8 +487,8 @@ class RDPController(Controller):
             "import numpy as np\n"
             "from dpexplore import conversions, mechanisms\n"
             "from dpexplore.apps.rdp_explorer import orders   # the app's N_ORDERS log-spaced orders\n\n"
-            f"eps, delta, alpha_max = {s.eps!r}, {s.delta!r}, {s.alpha_max!r}\n"
-            "alphas = orders(alpha_max)\n"
+            + snippet_assign(s, PARAMS)
+            + "alphas = orders(alpha_max)\n"
             "curves = np.stack([\n"
             "    conversions.pure_to_rdp(eps, alphas, 'tight'),            # randomized response\n"
             "    mechanisms.Laplace.calibrate(eps, 0.0).rdp(alphas),        # b = 1/eps\n"
@@ -589,10 +592,6 @@ def build_rdp_explorer(eps: float = 1.0, delta: float = 1e-6, alpha_max: float =
     >>> len(ctrl.figs), round(float(ctrl.result.rdp_trivial[0]), 6)
     (3, 0.5)
     """
-    controls = {
-        "eps": log_slider("ε", eps, *EPS_RANGE, unit="nats", steps_per_decade=40),
-        "delta": log_slider("δ", delta, *DELTA_RANGE, unit="probability", steps_per_decade=10, readout_format=".2e"),
-        "alpha_max": log_slider("α_max", alpha_max, *ALPHA_MAX_RANGE, unit="largest Rényi order", steps_per_decade=20),
-    }
+    controls = {k: param_slider(PARAMS[k], v) for k, v in (("eps", eps), ("delta", delta), ("alpha_max", alpha_max))}
     ctrl = RDPController(controls, MessageArea())
     return app_shell(INFO, ctrl, controls=controls, plots=ctrl.figs, readouts=[ctrl.readout], panel_width="430px")

@@ -42,6 +42,7 @@ __all__ = [
     "int_slider",
     "param_slider",
     "dropdown",
+    "param_box",
     "MessageArea",
     "Controller",
     "IntLogSlider",
@@ -404,6 +405,25 @@ def param_slider(param, value, **kwargs) -> W.Widget:
     if p.readout_format is not None:
         kwargs.setdefault("readout_format", p.readout_format)
     return linear_slider(p.text, value, p.lo, p.hi, p.step, p.unit, **kwargs)
+
+
+def param_box(param, value) -> W.IntText:
+    """The number box of a whole-number app parameter (a seed: ``dpexplore.apps._checks.SEED``, any
+    whole number its ``check`` accepts), at ``value``. The box keeps its ``Param`` as
+    ``dpexplore_param``: the page's URL parsing checks a value against it (a box has no bounds).
+
+    >>> from dpexplore.apps._checks import SEED
+    >>> b = param_box(SEED, 7)
+    >>> b.description, b.value, b.dpexplore_param is SEED
+    ('seed', 7, True)
+    """
+    if not param.integer:
+        raise ValueError(f"a number box is for whole numbers, got the real parameter {param.name!r}")
+    box = W.IntText(
+        value=value, description=_label(param.text, param.unit), style=_STYLE, layout=W.Layout(width="220px")
+    )
+    box.dpexplore_param = param
+    return box
 
 
 class MessageArea(W.HTML):

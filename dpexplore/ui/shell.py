@@ -250,6 +250,15 @@ def _control_value(w, raw: str):
             raise ValueError(f"{v:g} is outside {lo:g} … {hi:g}")
         v = min(max(v, lo), hi)
         return int(round(v)) if isinstance(w, W.IntSlider) else v
+    param = getattr(w, "dpexplore_param", None)  # a number box of an app parameter (the seed)
+    if param is not None:
+        v = parse_number(raw)
+        if param.integer:
+            if not v.is_integer():
+                raise ValueError(f"{_excerpt(raw)!r} is not a whole number")
+            v = int(v)
+        param.check(v)
+        return v
     raise ValueError("cannot be set from the URL")
 
 
