@@ -24,17 +24,24 @@ True
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 from scipy import special
 
-from . import mechanisms as mech_mod
 from . import pld as _pld
 from ._numerics import bracket_search, down, gdp_epsilon_core, log1mexp, log_subtract, up
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
-from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, rdp_to_approx
+from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, pure_to_rdp, pure_to_zcdp, rdp_to_approx
 from .mechanisms import Gaussian
-from .mechanisms.subsampled import MaxProfile, PoissonSubsampled, RareEventProfile, one_run_among_k, subsample
+from .mechanisms.subsampled import (
+    MaxProfile,
+    RareEventProfile,
+    one_run_among_k,
+    one_shifted_step_lower_epsilon,
+    rare_event_tail,
+    subsample,
+)
 from .profiles import GaussianDPProfile, PrivacyProfile
 
 __all__ = [
@@ -416,6 +423,14 @@ class OptimalProfile(PrivacyProfile):
     def _epsilon(self, delta):
         return np.asarray(optimal(self.eps, self.k, delta, self.delta_each), dtype=float)
 
+    def _card_notions(self, info) -> None:
+        """With δ_each = 0: k × the ρ and the tight RDP of ε-DP (zCDP and RDP compose
+        additively; Steinke 2024, Theorems 4 and 5)."""
+        if self.delta_each == 0.0:
+            info.rho = (self.k * float(pure_to_zcdp(self.eps)), "k × pure-DP ρ")
+            info.rdp = lambda a, e=self.eps, k=self.k: k * float(pure_to_rdp(e, a))
+            info.rdp_how = "k × tight pure-DP RDP"
+
 
 # ------------------------------------------------------------------------------------------------
 # additive accountants
@@ -667,11 +682,13 @@ def compose_epsilon(mechanism, k, delta):
     except TypeError as exc:
         raise ValueError(f"mechanism parameters must be scalars to compose, got {mechanism!r}") from exc
     kk, d = np.broadcast_arrays(kk, d)
-    if isinstance(mechanism, mech_mod.Gaussian):
-        mu = float(mechanism.sensitivity) / float(mechanism.sigma)
+    _check_mechanism(mechanism)
+    mu = mechanism._gdp_mu()
+    if mu is not None:
         return scalar_out(gdp_epsilon_core(np.sqrt(kk.astype(np.float64)) * mu, d))
-    if isinstance(mechanism, (mech_mod.RandomizedResponse, mech_mod.Exponential)):
-        return optimal(float(mechanism.eps), kk, d)
+    eps = mechanism._pure_eps()
+    if eps is not None:
+        return optimal(eps, kk, d)
     out = np.empty(kk.shape, dtype=np.float64)
     for n in np.unique(kk):
         at = kk == n
@@ -730,54 +747,54 @@ class _LeastOfProfiles(PrivacyProfile):
         return np.minimum.reduce([np.asarray(p._epsilon(delta), dtype=np.float64) for p in self.profiles])
 
 
+def _check_mechanism(mechanism, what: str = "one of dpexplore.mechanisms' mechanisms"):
+    """``mechanism`` if it is a mechanism instance (one that states how it composes), else
+    ``ValueError``."""
+    if isinstance(mechanism, type) or not callable(getattr(mechanism, "_compose_pld", None)):
+        raise ValueError(f"mechanism must be {what}, got {mechanism!r}")
+    return mechanism
+
+
 def _compose(mechanism, k: int, grid_size):
-    label = getattr(mechanism, "_label", lambda: repr(mechanism))()
-    if isinstance(mechanism, mech_mod.Gaussian):
-        mu = float(mechanism.sensitivity) / float(mechanism.sigma)
+    """k runs of ``mechanism``: in closed form where it states one (exactly μ-GDP: √k·μ-GDP;
+    the profile of ε-DP randomized response: :class:`OptimalProfile`), else the numerical
+    composition it chooses (:meth:`_compose_pld` with the choices of :class:`_Numerical`)."""
+    _check_mechanism(mechanism)
+    label = mechanism._label()
+    mu = mechanism._gdp_mu()
+    if mu is not None:
         prof = GaussianDPProfile(np.sqrt(k) * mu)
         prof.name = f"{k}×{label}"
         return prof
-    if isinstance(mechanism, (mech_mod.RandomizedResponse, mech_mod.Exponential)):
-        prof = OptimalProfile(float(mechanism.eps), k)
+    eps = mechanism._pure_eps()
+    if eps is not None:
+        prof = OptimalProfile(eps, k)
         prof.name = f"{k}×{label}"
         return prof
-    if isinstance(mechanism, PoissonSubsampled):
-        prof = _compose_all([(mechanism, k)], grid_size)
-        if (
-            k > 1
-            and isinstance(mechanism.mechanism, mech_mod.Gaussian)
-            and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled)
-            and not _pld_above_lower_bound(prof, mechanism, k)
-        ):
-            # the PLD lost mass: the other upper bounds answer instead. A check that should
-            # not fire: it caught the tilted FFT products losing the rare large losses (σ 0.3,
-            # q 1e-5, 100 runs: ε(1e-5) 0.001 where the truth is 1.3465; fixed in
-            # :func:`dpexplore.pld._convolve`, which merges tilts)
-            import warnings
+    return mechanism._compose_pld(k, _Numerical(grid_size, label))
 
-            warnings.warn(
-                f"compose({mechanism!r}, {k}): the privacy loss distribution's δ(ε) falls "
-                "below a lower bound on the true δ; the Rényi DP and rare-event bounds "
-                "answer instead",
-                _pld.AccuracyWarning,
-                stacklevel=3,
-            )
-            orders = np.concatenate([np.linspace(1.05, 10.95, 100), np.arange(11.0, 64.0), 2.0 ** np.arange(6, 11)])
-            rdp = RDPProfile(orders, k * np.asarray(mechanism.rdp(orders), dtype=np.float64))
-            return _LeastOfProfiles([rdp, RareEventProfile(mechanism.mechanism, mechanism.q, k)], name=prof.name)
-        if k > 1 and k * mechanism.q <= _RARE_RATE and not isinstance(mechanism, mech_mod.subsampled.FixedSubsampled):
-            # the PLD's error k·h swamps a tiny rate's ε (σ 0.05, q 1e-17, 10⁶ runs, δ 1e-12:
-            # 9.9e6 where the truth is 185.52): the rare-event bound holds it at the truth
-            rare = RareEventProfile(mechanism.mechanism, mechanism.q, k)
-            prof = _LeastOfProfiles([prof, rare], name=prof.name)
-        return prof
-    if isinstance(mechanism, (mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
-        if k == 1:
-            return mechanism.profile
-        return _compose_all([(mechanism, k)], grid_size)
-    if isinstance(mechanism, mech_mod.AdditiveNoiseMechanism):
-        if k == 1:
-            return mechanism.profile
+
+class _Numerical:
+    """The numerical compositions a mechanism chooses from in its ``_compose_pld(k, how)``
+    (:func:`compose` passes this as ``how``): so each mechanism states its own rule and this
+    module names none (and no mechanism module imports this one)."""
+
+    def __init__(self, grid_size, label: str):
+        self.grid_size = grid_size
+        self.label = label
+
+    def pld(self, pairs) -> PrivacyProfile:
+        """The privacy loss distribution of the mechanisms' losses (their ``_pld_losses``),
+        [(mechanism, k), …], both directions where one has two (:func:`compose_all`)."""
+        return _compose_all(pairs, self.grid_size)
+
+    def pld_power(self, mechanism, k: int) -> PrivacyProfile:
+        """The k-th power of one mechanism's privacy loss distribution
+        (:func:`dpexplore.pld.composed_pld`, also by tilted products where its round-off matters),
+        on a grid refined to the error target unless ``grid_size`` fixes it; where the loss is
+        bounded (finite eps_max) capped by the Kairouz–Oh–Viswanath profile of k-fold
+        eps_max-DP (:class:`_PureDPPLDProfile`)."""
+        label = self.label
 
         def profile_of(pld):
             if np.isfinite(float(mechanism.eps_max)):
@@ -790,48 +807,43 @@ def _compose(mechanism, k: int, grid_size):
         def build_tilted(n):
             return profile_of(_pld.composed_pld_many([(mechanism, k)], grid_size=n, tilted=True))
 
-        if grid_size is not None:
-            return build(grid_size)
+        if self.grid_size is not None:
+            return build(self.grid_size)
         return _RefinedProfile(build, _pld.default_grid_size(k), name=f"{k}×{label}", build_tilted=build_tilted)
-    raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms, got {mechanism!r}")
+
+    def poisson(self, mechanism, k: int) -> PrivacyProfile:
+        """k runs of a Poisson-subsampled mechanism: :meth:`pld` of both directions; with a
+        Gaussian base checked against a lower bound on the true δ (where the PLD falls below it,
+        the Rényi DP and rare-event bounds answer instead, with an AccuracyWarning); at a tiny
+        rate (k·q ≤ :data:`_RARE_RATE`) also bounded by
+        :class:`~dpexplore.mechanisms.subsampled.RareEventProfile`."""
+        prof = self.pld([(mechanism, k)])
+        if k > 1 and mechanism._gaussian_base and not _pld_above_lower_bound(prof, mechanism, k):
+            # the PLD lost mass: the other upper bounds answer instead. A check that should
+            # not fire: it caught the tilted FFT products losing the rare large losses (σ 0.3,
+            # q 1e-5, 100 runs: ε(1e-5) 0.001 where the truth is 1.3465; fixed in
+            # :func:`dpexplore.pld._convolve`, which merges tilts)
+            warnings.warn(
+                f"compose({mechanism!r}, {k}): the privacy loss distribution's δ(ε) falls "
+                "below a lower bound on the true δ; the Rényi DP and rare-event bounds "
+                "answer instead",
+                _pld.AccuracyWarning,
+                stacklevel=5,
+            )
+            orders = np.concatenate([np.linspace(1.05, 10.95, 100), np.arange(11.0, 64.0), 2.0 ** np.arange(6, 11)])
+            rdp = RDPProfile(orders, k * np.asarray(mechanism.rdp(orders), dtype=np.float64))
+            return _LeastOfProfiles([rdp, RareEventProfile(mechanism.mechanism, mechanism.q, k)], name=prof.name)
+        if k > 1 and k * mechanism.q <= _RARE_RATE:
+            # the PLD's error k·h swamps a tiny rate's ε (σ 0.05, q 1e-17, 10⁶ runs, δ 1e-12:
+            # 9.9e6 where the truth is 185.52): the rare-event bound holds it at the truth
+            rare = RareEventProfile(mechanism.mechanism, mechanism.q, k)
+            prof = _LeastOfProfiles([prof, rare], name=prof.name)
+        return prof
 
 
 # ------------------------------------------------------------------------------------------------
 # mixed compositions
 # ------------------------------------------------------------------------------------------------
-class _AtomLoss:
-    """The privacy loss of an ε-DP randomized response, ±ε with P(L = ε) = e^ε/(1 + e^ε), as a loss
-    model for :mod:`dpexplore.pld` (the worst case of every ε-DP mechanism: Kairouz, Oh &
-    Viswanath 2015)."""
-
-    def __init__(self, eps: float):
-        self.eps = float(eps)
-        self.loss_support = (-self.eps, self.eps)
-        self.eps_max = self.eps
-
-    def __eq__(self, other):
-        return isinstance(other, _AtomLoss) and other.eps == self.eps
-
-    def __hash__(self):
-        return hash(("atom", self.eps))
-
-    def __repr__(self):
-        return f"RR({self.eps!r})"
-
-    def _loss_tails(self, x):
-        x = np.asarray(x, dtype=np.float64)
-        e = self.eps
-        lp_top = -np.logaddexp(0.0, -e)  # log e^ε/(1 + e^ε)
-        lp_bot = -np.logaddexp(0.0, e)  # log 1/(1 + e^ε)
-        mid = (x >= -e) & (x < e)
-        below = x < -e
-        sp = np.where(below, 0.0, np.where(mid, lp_top, -np.inf))
-        cp = np.where(below, -np.inf, np.where(mid, lp_bot, 0.0))
-        sq = np.where(below, 0.0, np.where(mid, lp_bot, -np.inf))
-        cq = np.where(below, -np.inf, np.where(mid, lp_top, 0.0))
-        return sp, cp, sq, cq
-
-
 def _check_items(items):
     try:
         pairs = [tuple(it) for it in items]
@@ -848,6 +860,7 @@ def _check_items(items):
             hash(m)
         except TypeError as exc:
             raise ValueError(f"mechanism parameters must be scalars to compose, got {m!r}") from exc
+        _check_mechanism(m, "one of dpexplore.mechanisms' mechanisms or a subsampled one")
         out.append((m, int(kk)))
     return out
 
@@ -878,26 +891,19 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
 
 
 def _compose_all(pairs, grid_size):
-    if all(isinstance(m, mech_mod.Gaussian) for m, _ in pairs):
-        mu2 = sum(k * (float(m.sensitivity) / float(m.sigma)) ** 2 for m, k in pairs)
+    mus = [m._gdp_mu() for m, _ in pairs]
+    if all(mu is not None for mu in mus):  # exactly GDP: √(Σ k_i μ_i²)-GDP
+        mu2 = sum(k * mu**2 for mu, (_, k) in zip(mus, pairs))
         prof = GaussianDPProfile(float(np.sqrt(mu2)))
         prof.name = " + ".join(f"{k}×{m._label()}" for m, k in pairs)
         return prof
-    label = " + ".join(f"{k}×{getattr(m, '_label', lambda m=m: repr(m))()}" for m, k in pairs)
-
-    def loss(m, direction):
-        if isinstance(m, PoissonSubsampled):
-            return m._directions()[0 if direction == "remove" else 1]
-        if isinstance(m, (mech_mod.RandomizedResponse, mech_mod.Exponential)):
-            return _AtomLoss(float(m.eps))
-        if isinstance(m, (mech_mod.AdditiveNoiseMechanism, mech_mod.DiscreteLaplace, mech_mod.DiscreteGaussian)):
-            return m  # the discrete ones give their loss tails themselves (lattice losses)
-        raise ValueError(f"mechanism must be one of dpexplore.mechanisms' mechanisms or a subsampled one, got {m!r}")
-
-    directions = ("remove", "add") if any(isinstance(m, PoissonSubsampled) for m, _ in pairs) else ("remove",)
+    label = " + ".join(f"{k}×{m._label()}" for m, k in pairs)
+    losses = [(m._pld_losses(), k) for m, k in pairs]
+    # with a Poisson-subsampled run, both directions of the add/remove relation
+    directions = ("remove", "add") if any(len(ls) == 2 for ls, _ in losses) else ("remove",)
     profiles = []
     for direction in directions:
-        items = [(loss(m, direction), k) for m, k in pairs]
+        items = [(ls[0] if direction == "remove" else ls[-1], k) for ls, k in losses]
 
         def build(n, items=items, direction=direction):
             return _pld.PLDProfile(_pld.composed_pld_many(items, grid_size=n), name=f"{label} ({direction})")
@@ -1054,14 +1060,10 @@ def _checked_pld(eps, s: float, q: float, t, d: float):
     once lost the rare large losses and answered 0.0003 where the truth is 0.128 (dp_accounting's
     pessimistic PLD: 0.1282; fixed in :func:`dpexplore.pld._convolve`, it now gives 0.12816).
     ``eps`` and ``t`` may be arrays of the same shape (a curve: one check for all of it)."""
-    from .mechanisms.subsampled import one_shifted_step_lower_epsilon
-
     e = np.asarray(eps, dtype=np.float64)
     lo = np.asarray(one_shifted_step_lower_epsilon(Gaussian(s), q, t, d), dtype=np.float64)
     bad = ~(e >= lo * (1.0 - 1e-6) - 1e-12)
     if bad.any():
-        import warnings
-
         for ei, li, ti in zip(e[bad].ravel(), lo[bad].ravel(), np.broadcast_to(t, e.shape)[bad].ravel()):
             warnings.warn(
                 f"DP-SGD (σ, q, steps) = ({s:g}, {q:g}, {int(ti)}): the privacy loss "
@@ -1079,8 +1081,6 @@ def _dpsgd_rare_event(s: float, q: float, t: int, d: float) -> float:
     """ε of :class:`~dpexplore.mechanisms.subsampled.RareEventProfile` (t runs at a tiny rate q:
     at most one run's loss above a threshold), an upper bound; inf where C(t, 2)·q² is not
     below δ/2 (there it says nothing useful)."""
-    from .mechanisms.subsampled import rare_event_tail
-
     if rare_event_tail(q, t) >= 0.5 * d:
         return np.inf
     return float(RareEventProfile(Gaussian(s), q, t).epsilon(d))
