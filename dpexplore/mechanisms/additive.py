@@ -51,6 +51,16 @@ class AdditiveNoiseMechanism(_Mechanism):
     True
     """
 
+    def __post_init__(self):
+        self._store_parameters("scale")
+
+    def _store_parameters(self, scale: str) -> None:
+        """Validate and store the noise parameter (field ``scale``) and the sensitivity; Δ/s must
+        be a positive float (``_check_ratio``)."""
+        _store(self, scale, check_positive(getattr(self, scale), scale))
+        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        _check_ratio(self)
+
     # subclass interface (and a ``scale`` field or property) ---------------------------------
     def _std_logcdf(self, z):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -290,11 +300,6 @@ class _BoundedLoss(AdditiveNoiseMechanism):
     logistic): the privacy loss g((y − Δ)/s) − g(y/s) lies within ±Δ/s and reaches it in the
     tails, so the mechanism is Δ/s-DP."""
 
-    def __post_init__(self):
-        _store(self, "scale", check_positive(self.scale, "scale"))
-        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
-        _check_ratio(self)
-
     @property
     def eps_max(self):
         """sup ℓ = Δ/s (Δ/b for Laplace)."""
@@ -454,9 +459,7 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
     sensitivity: float = 1.0
 
     def __post_init__(self):
-        _store(self, "sigma", check_positive(self.sigma, "sigma"))
-        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
-        _check_ratio(self)
+        self._store_parameters("sigma")
 
     @property
     def variance(self):
@@ -497,8 +500,8 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
         return super()._tradeoff(alpha)
 
     def _gdp_mu(self) -> float:
-        """μ = Δ/σ: the Gaussian mechanism is exactly μ-GDP (Dong, Roth & Su 2022, Theorem 2.7), so
-        k runs are exactly √k·μ-GDP (Corollary 3.3).
+        """μ = Δ/σ: the Gaussian mechanism is exactly μ-GDP (Dong, Roth & Su 2022), so k runs are
+        exactly √k·μ-GDP (Dong, Roth & Su 2022, Corollary 3.3).
 
         >>> Gaussian(4.0, 2.0)._gdp_mu()
         0.5
