@@ -172,6 +172,18 @@ class _Info:
         self.kind = "profile"
         self.note = ""
 
+    @staticmethod
+    def pure_dp(eps: float):
+        """(μ, ρ, RDP function) of ε-DP, each exact (:func:`dpexplore.conversions.pure_to_gdp`,
+        ``pure_to_zcdp``, ``pure_to_rdp``): for the profiles that cannot import the conversions
+        (they are built on them)."""
+        from . import conversions
+
+        def rdp(a, e=eps):
+            return _val(conversions.pure_to_rdp(e, a))
+
+        return float(conversions.pure_to_gdp(eps)), float(conversions.pure_to_zcdp(eps)), rdp
+
     def add_parts(self, parts) -> None:
         """ρ and RDP of a composition, [(mechanism, k), …]: the sums over its parts (zCDP and RDP
         compose additively, Bun & Steinke 2016; Mironov 2017), each part's from its own closed

@@ -298,18 +298,16 @@ class ApproxDPProfile(PrivacyProfile):
         return step_up_until_ok(out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
 
     def _card_notions(self, info) -> None:
-        """ε-DP (δ₀ = 0): exactly pure_to_gdp(ε)-GDP (Liu et al. 2022, result “all ε-DP
-        algorithms are GDP”), ρ = ε·tanh(ε/2) and the tight RDP (Steinke 2024, Theorems 4 and 5);
-        δ₀ > 0: none of them is defined."""
-        # the conversions are built on this module: bound when a card is asked for
-        from . import conversions
-
+        """ε-DP (δ₀ = 0): exactly μ-GDP with the μ of ε-DP (Liu et al. 2022, result “all ε-DP
+        algorithms are GDP”), ρ = ε·tanh(ε/2) and the tight RDP (Steinke 2024, Theorems 4 and 5),
+        stated by the card's ``info.pure_dp`` (the conversions are built on this module); δ₀ > 0:
+        none of them is defined."""
         if self.delta0 == 0.0:
+            mu, rho, rdp = info.pure_dp(self.eps0)
             if info.mu is None:
-                info.mu = (float(conversions.pure_to_gdp(self.eps0)), "exact for ε-DP: conversions.pure_to_gdp")
-            info.rho = (float(conversions.pure_to_zcdp(self.eps0)), "exact for ε-DP")
-            info.rdp = lambda a, e=self.eps0: float(conversions.pure_to_rdp(e, a))
-            info.rdp_how = "tight RDP of ε-DP"
+                info.mu = (mu, "exact for ε-DP: conversions.pure_to_gdp")
+            info.rho = (rho, "exact for ε-DP")
+            info.rdp, info.rdp_how = rdp, "tight RDP of ε-DP"
         else:
             info.rho = "not defined"
             info.rho_why = "(ε, δ)-DP with δ > 0 implies no finite zCDP or RDP"
