@@ -472,6 +472,11 @@ class ZCDPProfile(PrivacyProfile):
     def _constructor(self):
         return f"ZCDPProfile(rho={self.rho!r})"
 
+    def _card_notions(self, info) -> None:
+        """Its notebook card (:mod:`dpexplore.display`): ρ exactly, ε̂(α) = αρ."""
+        info.rho = (self.rho, "exact")
+        info.rdp, info.rdp_how = (lambda a, r=self.rho: a * r), "α ρ"
+
     def _log_delta(self, eps):
         if self.rho == 0.0:
             return np.full(np.shape(eps), -np.inf)
@@ -536,6 +541,19 @@ class RDPProfile(PrivacyProfile):
 
     def _constructor(self):
         return f"RDPProfile(alphas={self.alphas.tolist()!r}, rdp_eps={self.rdp_eps.tolist()!r})"
+
+    def _card_notions(self, info) -> None:
+        """Its notebook card (:mod:`dpexplore.display`): ε̂ at its own orders only, no ρ."""
+        table = dict(zip(self.alphas.tolist(), self.rdp_eps.tolist()))
+
+        def rdp(a, _t=table):
+            if float(a) not in _t:
+                raise KeyError(a)
+            return _t[float(a)]
+
+        info.rdp, info.rdp_how = rdp, "the profile's own orders"
+        info.rdp_why = "not one of the profile's orders"
+        info.rho_why = "an RDP curve on finitely many orders gives no ρ"
 
     def _log_delta(self, eps):
         eps = np.asarray(eps, dtype=np.float64)

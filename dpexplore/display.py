@@ -28,6 +28,7 @@ computed when the card is asked for (lazily), not when the object is built.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import weakref
@@ -35,6 +36,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
+
+from ._card import CardMixin
 
 __all__ = [
     "card_html",
@@ -144,7 +147,14 @@ def _val(x) -> float:
 # ------------------------------------------------------------------------------------------------
 class _Info:
     """What the card needs from an object: its profile (or why there is none), exact or bounded
-    μ, ρ and an RDP function, its parameters and its parts."""
+    μ, ρ and an RDP function, its parameters and its parts. The object fills it in itself
+    (``_card_describe(info)``, :mod:`dpexplore._card`); its fields:
+
+    * ``profile`` (or ``no_profile``, the reason there is none), ``kind``, ``note``;
+    * ``mu``, ``rho``: (value, how it is known), a reason ("not defined") or None (not known);
+    * ``rdp``: a function α → ε̂(α), a reason or None; ``rdp_how``; ``rdp_why``, ``rho_why``,
+      ``mu_why``: why a value is missing.
+    """
 
     def __init__(self, obj):
         self.obj = obj
@@ -162,171 +172,78 @@ class _Info:
         self.kind = "profile"
         self.note = ""
 
+    @staticmethod
+    def pure_dp(eps: float):
+        """(μ, ρ, RDP function) of ε-DP, each exact (:func:`dpexplore.conversions.pure_to_gdp`,
+        ``pure_to_zcdp``, ``pure_to_rdp``): for the profiles that cannot import the conversions
+        (they are built on them)."""
+        from . import conversions
+
+        def rdp(a, e=eps):
+            return _val(conversions.pure_to_rdp(e, a))
+
+        return float(conversions.pure_to_gdp(eps)), float(conversions.pure_to_zcdp(eps)), rdp
+
+    def add_parts(self, parts) -> None:
+        """ρ and RDP of a composition, [(mechanism, k), …]: the sums over its parts (zCDP and RDP
+        compose additively, Bun & Steinke 2016; Mironov 2017), each part's from its own closed
+        forms (``_card_notions``); μ exact, √(Σ k μ²), when every part is exactly μ-GDP (Dong,
+        Roth & Su 2022, Corollary 3.3)."""
+        total = sum(int(k) for _, k in parts)
+        self.kind = f"of {total} run{'s' if total != 1 else ''}"
+        self.parts = [(int(k), repr(m)) for m, k in parts]
+        rdps, rhos = zip(*[_single_rdp_rho(m) for m, _ in parts])
+        if all(r is not None for r in rdps):
+            ks = [int(k) for _, k in parts]
+
+            def rdp(alpha, _rdps=rdps, _ks=ks):
+                return sum(k * _val(r(alpha)) for r, k in zip(_rdps, _ks))
+
+            self.rdp, self.rdp_how = rdp, "Σ k·rdp() of the parts (RDP composes additively)"
+        if all(r is not None for r in rhos):
+            self.rho = (sum(int(k) * r for r, (_, k) in zip(rhos, parts)), "Σ k·ρ of the parts")
+        mus = [_gdp_mu(m) for m, _ in parts]
+        if all(mu is not None for mu in mus):
+            mu2 = sum(int(k) * mu**2 for mu, (_, k) in zip(mus, parts))
+            self.mu = (math.sqrt(mu2), "exact: √(Σ k μ²)")
+            self.rho = (mu2 / 2.0, "exact: μ²/2")
+
 
 def _params_of(obj):
-    import dataclasses
-
     if dataclasses.is_dataclass(obj):
         return [(f.name, repr(getattr(obj, f.name))) for f in dataclasses.fields(obj)]
     names = getattr(obj, "_repr_fields", ())
     return [(n, repr(getattr(obj, n))) for n in names if hasattr(obj, n)]
 
 
-def _mechanism_info(info: _Info, m) -> None:
-    """ρ, RDP and μ of a single mechanism (with scalar parameters): the closed forms it states
-    itself (``_card_closed_forms``: Gaussian, Laplace, randomized response, exponential, discrete
-    Gaussian), else ρ from its largest pure ε where that is finite."""
-    from . import conversions
-
-    closed = getattr(m, "_card_closed_forms", None)
-    if closed is not None:
-        forms = closed()
-        info.mu = forms.get("mu", info.mu)
-        info.rho = forms.get("rho", info.rho)
-    elif np.isfinite(float(getattr(m, "eps_max", np.inf))):
-        info.rho = (float(conversions.pure_to_zcdp(float(m.eps_max))), "upper bound, from pure ε")
-    if callable(getattr(m, "rdp", None)):
-        info.rdp = m.rdp
-        info.rdp_how = "the mechanism's rdp()"
+def _gdp_mu(m):
+    """μ where the part ``m`` is exactly μ-GDP (its ``_gdp_mu``), else None."""
+    try:
+        return m._gdp_mu()
+    except Exception:  # noqa: BLE001 - a part that states none
+        return None
 
 
 def _single_rdp_rho(m):
     """(rdp function or None, ρ or None) of one part of a composition."""
     sub = _Info(m)
     try:
-        _mechanism_info(sub, m)
+        m._card_notions(sub)
     except Exception:  # noqa: BLE001 - a part without closed forms
         return None, None
     return sub.rdp, (sub.rho[0] if isinstance(sub.rho, tuple) else None)
 
 
-def _composition_info(info: _Info, parts) -> None:
-    """ρ and RDP of a composition: the sums over its parts (zCDP and RDP compose additively,
-    Bun & Steinke 2016; Mironov 2017); μ exact when every part is Gaussian."""
-    from . import mechanisms as M
-
-    total = sum(int(k) for _, k in parts)
-    info.kind = f"of {total} run{'s' if total != 1 else ''}"
-    info.parts = [(int(k), repr(m)) for m, k in parts]
-    rdps, rhos = zip(*[_single_rdp_rho(m) for m, _ in parts])
-    if all(r is not None for r in rdps):
-        ks = [int(k) for _, k in parts]
-
-        def rdp(alpha, _rdps=rdps, _ks=ks):
-            return sum(k * _val(r(alpha)) for r, k in zip(_rdps, _ks))
-
-        info.rdp, info.rdp_how = rdp, "Σ k·rdp() of the parts (RDP composes additively)"
-    if all(r is not None for r in rhos):
-        info.rho = (sum(int(k) * r for r, (_, k) in zip(rhos, parts)), "Σ k·ρ of the parts")
-    if all(isinstance(m, M.Gaussian) for m, _ in parts):
-        mu2 = sum(int(k) * (float(m.sensitivity) / float(m.sigma)) ** 2 for m, k in parts)
-        info.mu = (math.sqrt(mu2), "exact: √(Σ k μ²)")
-        info.rho = (mu2 / 2.0, "exact: μ²/2")
-
-
-def _profile_info(info: _Info, p) -> None:
-    from . import conversions
-    from .composition import OptimalProfile
-    from .mechanisms._base import MechanismProfile
-    from .profiles import ApproxDPProfile, GaussianDPProfile
-
-    info.profile = p
-    parts = getattr(p, "_parts", None)
-    if parts:
-        _composition_info(info, parts)
-    if isinstance(p, MechanismProfile):
-        _mechanism_info(info, p.mechanism)
-    if isinstance(p, ApproxDPProfile) and p.delta0 == 0.0 and info.mu is None:
-        # ε-DP is exactly pure_to_gdp(ε)-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)
-        info.mu = (float(conversions.pure_to_gdp(p.eps0)), "exact for ε-DP: conversions.pure_to_gdp")
-    if isinstance(p, GaussianDPProfile) and info.mu is None:
-        info.mu = (p.mu, "exact")
-        info.rho = (p.mu * p.mu / 2.0, "exact: μ²/2")
-    if isinstance(p, GaussianDPProfile) and info.rdp is None:
-        info.rdp, info.rdp_how = (lambda a, mu=p.mu: a * mu * mu / 2.0), "exact: α μ²/2"
-    elif isinstance(p, conversions.ZCDPProfile):
-        info.rho = (p.rho, "exact")
-        info.rdp, info.rdp_how = (lambda a, r=p.rho: a * r), "α ρ"
-    elif isinstance(p, conversions.RDPProfile):
-        table = dict(zip(p.alphas.tolist(), p.rdp_eps.tolist()))
-
-        def rdp(a, _t=table):
-            if float(a) not in _t:
-                raise KeyError(a)
-            return _t[float(a)]
-
-        info.rdp, info.rdp_how = rdp, "the profile's own orders"
-        info.rdp_why = "not one of the profile's orders"
-        info.rho_why = "an RDP curve on finitely many orders gives no ρ"
-    elif isinstance(p, OptimalProfile) and p.delta_each == 0.0:
-        info.rho = (p.k * float(conversions.pure_to_zcdp(p.eps)), "k × pure-DP ρ")
-        info.rdp = lambda a, e=p.eps, k=p.k: k * _val(conversions.pure_to_rdp(e, a))
-        info.rdp_how = "k × tight pure-DP RDP"
-    elif isinstance(p, ApproxDPProfile):
-        if p.delta0 == 0.0:
-            info.rho = (float(conversions.pure_to_zcdp(p.eps0)), "exact for ε-DP")
-            info.rdp = lambda a, e=p.eps0: _val(conversions.pure_to_rdp(e, a))
-            info.rdp_how = "tight RDP of ε-DP"
-        else:
-            info.rho = "not defined"
-            info.rho_why = "(ε, δ)-DP with δ > 0 implies no finite zCDP or RDP"
-            info.rdp_why = info.rho_why
-            info.rdp = "not defined"
-            # δ(ε) ≥ δ₀ > 0 for every ε, while a μ-GDP profile falls to 0 as ε grows: no μ exists
-            info.mu = "not defined"
-            info.mu_why = "(ε, δ)-DP with δ > 0 keeps δ(ε) ≥ δ > 0 for every ε: no μ-GDP bound"
-
-
-def _filter_info(info: _Info, f) -> None:
-    """A filter's card describes the guarantee of every interaction it lets through: the profile
-    the filter states (``_card_profile``: the profile and what it says of ρ and RDP)."""
-    info.kind = "filter"
-    info.note = "the guarantee of every interaction the filter lets through (its budget)"
-    stated = getattr(f, "_card_profile", None)
-    if stated is None:  # the odometer
-        info.no_profile = (
-            "an odometer bounds the loss of an unbounded interaction as it runs "
-            "(with probability 1 − δ): it has no fixed privacy profile"
-        )
-        return
-    profile, notes = stated()
-    _profile_info(info, profile)
-    for key, value in notes.items():
-        setattr(info, key, value)
-
-
 def _info(obj, name: str = "obj") -> _Info:
-    from . import filters
-    from . import mechanisms as M
-    from .mechanisms.discrete import _DiscreteMechanism
-    from .mechanisms._base import _Mechanism
-    from .profiles import PrivacyProfile
-
     if isinstance(obj, type):
         raise ValueError(
             f"{name} must be an instance, got the class {obj.__name__}: pass {obj.__name__}(...) with its parameters"
         )
+    if not isinstance(obj, CardMixin):
+        raise ValueError(f"{name} must be a dpexplore privacy object, got {type(obj).__name__}")
     info = _Info(obj)
     info.params = _params_of(obj)
-    if isinstance(obj, PrivacyProfile):
-        _profile_info(info, obj)
-    elif isinstance(obj, M.PoissonSubsampled):
-        info.kind = "subsampled mechanism"
-        info.profile = obj.profile
-        if callable(getattr(obj, "rdp", None)) and isinstance(obj.mechanism, M.Gaussian):
-            info.rdp, info.rdp_how = obj.rdp, "the mechanism's rdp()"
-        info.rho_why = "no useful ρ: the subsampled Gaussian's RDP is not linear in α"
-    elif isinstance(obj, (_Mechanism, _DiscreteMechanism)):
-        info.kind = "mechanism"
-        if not all(np.ndim(getattr(obj, n)) == 0 for n, _ in info.params):
-            info.no_profile = "array parameters: one card per setting (use compare())"
-        else:
-            info.profile = obj.profile
-            _mechanism_info(info, obj)
-    elif isinstance(obj, (filters._Filter, filters.RenyiOdometer, filters.Session)):
-        _filter_info(info, obj)
-    else:
-        raise ValueError(f"{name} must be a dpexplore privacy object, got {type(obj).__name__}")
+    obj._card_describe(info)
     return info
 
 
@@ -482,10 +399,8 @@ _CARDS = weakref.WeakKeyDictionary()
 
 def _cacheable(obj) -> bool:
     """Mechanisms and profiles: their numbers depend on their parameters only (a filter's card
-    is cheap, and a filter's state changes as it is used)."""
-    from . import filters
-
-    return not isinstance(obj, (filters._Filter, filters.RenyiOdometer, filters.Session))
+    is cheap, and a filter's state changes as it is used: its ``_card_cacheable`` is False)."""
+    return bool(getattr(obj, "_card_cacheable", False))
 
 
 def _cached_card(obj):
@@ -683,26 +598,10 @@ MAX_COMPARE_ROWS = 200
 
 def _settings(obj, name: str) -> list:
     """``obj`` itself, or for a mechanism with array parameters one mechanism per element of the
-    broadcast parameters (in C order). ``ValueError`` naming ``name`` for a class or an object
-    that is not a privacy object."""
-    import dataclasses
-
-    from .mechanisms._base import _Mechanism
-
+    broadcast parameters (in C order: its ``_card_settings``). ``ValueError`` naming ``name`` for
+    a class or an object that is not a privacy object."""
     _info(obj, name)  # a class or a non-privacy object: ValueError naming `name`
-    if not isinstance(obj, _Mechanism) or not dataclasses.is_dataclass(obj):
-        return [obj]
-    fields = [f.name for f in dataclasses.fields(obj) if f.init]
-    values = [np.asarray(getattr(obj, n)) for n in fields]
-    if all(v.ndim == 0 for v in values):
-        return [obj]
-    grid = np.broadcast_arrays(*values)
-    if grid[0].size > MAX_COMPARE_ROWS:
-        raise ValueError(
-            f"{name} has {grid[0].size} parameter settings; compare() makes one row "
-            f"per setting, at most {MAX_COMPARE_ROWS}, got {obj!r}"
-        )
-    return [type(obj)(**{n: v.flat[j].item() for n, v in zip(fields, grid)}) for j in range(grid[0].size)]
+    return obj._card_settings(name, MAX_COMPARE_ROWS)
 
 
 def _compare_rows(objects):

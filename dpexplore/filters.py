@@ -110,7 +110,31 @@ def _costs_1d(requests, name: str) -> np.ndarray:
 
 
 # -- filters --------------------------------------------------------------------------------------
-class _Filter(CardMixin):
+class _Guarantee(CardMixin):
+    """The notebook card of a filter or a session: the guarantee of every interaction it lets
+    through, the profile it states (``_card_profile``: the profile, and what it says of ρ and
+    RDP), or none (``_card_profile`` None: ``_no_profile`` says why)."""
+
+    _card_cacheable = False  # its state changes as it is used (and its card is cheap)
+    _no_profile = ""
+
+    def _card_profile(self):  # pragma: no cover - overridden
+        return None
+
+    def _card_describe(self, info) -> None:
+        info.kind = "filter"
+        info.note = "the guarantee of every interaction the filter lets through (its budget)"
+        stated = self._card_profile()
+        if stated is None:
+            info.no_profile = self._no_profile
+            return
+        profile, notes = stated
+        profile._card_describe(info)
+        for key, value in notes.items():
+            setattr(info, key, value)
+
+
+class _Filter(_Guarantee):
     """Shared logic: a filter keeps an exact running state of the answered queries' costs
     (``_zero``, ``_add``) and a test (``_fits``); ``accepts`` and ``run`` fold over it, so a run of k
     queries costs O(k) exact additions."""
@@ -509,7 +533,7 @@ class ApproxDPFilter(_Filter):
 
 # -- odometer -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RenyiOdometer(CardMixin):
+class RenyiOdometer(_Guarantee):
     """A Rényi privacy odometer: a time-uniform bound on the privacy loss of an unbounded, fully
     adaptive interaction, from the RDP ε_i(α) of each answered query at the orders α_1…α_J:
 
@@ -535,6 +559,11 @@ class RenyiOdometer(CardMixin):
 
     alphas: tuple
     delta: float
+
+    _no_profile = (
+        "an odometer bounds the loss of an unbounded interaction as it runs "
+        "(with probability 1 − δ): it has no fixed privacy profile"
+    )
 
     def __post_init__(self):
         a = np.atleast_1d(check_alpha(self.alphas, "alphas"))
@@ -719,7 +748,7 @@ def parallel_composition(budgets, notion: str = "pure"):
 
 
 @dataclass(frozen=True)
-class Session(CardMixin):
+class Session(_Guarantee):
     """A pure-DP session as Desfontaines 2023 describes Tumult Analytics': a budget, the
     budget spent, and sub-sessions on disjoint partitions. Immutable: ``spend`` and ``partition``
     return new sessions. Partitioning into parts with budget ε_p charges ε_p to the parent once

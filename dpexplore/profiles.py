@@ -135,6 +135,21 @@ class PrivacyProfile(CardMixin):
         """The call that builds this profile, or None where there is none (e.g. a function)."""
         return None
 
+    # -- the notebook card (dpexplore._card) -------------------------------------------------
+    def _card_describe(self, info) -> None:
+        """The card of a profile: itself, the sums over its parts where it is a composition
+        (``_parts``, set by :func:`dpexplore.composition.compose`), then what the class knows
+        in closed form (:meth:`_card_notions`)."""
+        info.profile = self
+        parts = getattr(self, "_parts", None)
+        if parts:
+            info.add_parts(parts)
+        self._card_notions(info)
+
+    def _card_notions(self, info) -> None:
+        """μ, ρ and Rényi DP this profile knows in closed form, on the card's description
+        ``info`` (see :mod:`dpexplore._card`); none here."""
+
     def __repr__(self) -> str:
         """One line: the call that built the profile (``compose(...)``, a constructor) where
         there is one, else ``<Class name>``."""
@@ -184,6 +199,15 @@ class GaussianDPProfile(PrivacyProfile):
         # the safeguarded Newton inverse behind conversions.gdp_epsilon (checked safe side),
         # ~50x faster than the generic bisection
         return gdp_epsilon_core(self.mu, np.asarray(delta, dtype=np.float64))
+
+    def _card_notions(self, info) -> None:
+        """Exactly μ-GDP, ρ = μ²/2 and ε̂(α) = α μ²/2 (Bun & Steinke 2016), where a composition's
+        parts have not given them already."""
+        if info.mu is None:
+            info.mu = (self.mu, "exact")
+            info.rho = (self.mu * self.mu / 2.0, "exact: μ²/2")
+        if info.rdp is None:
+            info.rdp, info.rdp_how = (lambda a, mu=self.mu: a * mu * mu / 2.0), "exact: α μ²/2"
 
 
 # -- (ε, δ)-DP: the exact partial order and its profiles (re-exported by dpexplore.conversions) --
@@ -272,6 +296,26 @@ class ApproxDPProfile(PrivacyProfile):
         # near δ(0) log1p loses more than 4 ulps: check the computed δ and step up (doubling
         # steps; δ(ε₀) = δ₀ ≤ d always holds)
         return step_up_until_ok(out, lambda v: np.isfinite(v) & (v < e0) & (_implied_linear(e0, d0, v) > d), e0)
+
+    def _card_notions(self, info) -> None:
+        """ε-DP (δ₀ = 0): exactly μ-GDP with the μ of ε-DP (Liu et al. 2022, result “all ε-DP
+        algorithms are GDP”), ρ = ε·tanh(ε/2) and the tight RDP (Steinke 2024, Theorems 4 and 5),
+        stated by the card's ``info.pure_dp`` (the conversions are built on this module); δ₀ > 0:
+        none of them is defined."""
+        if self.delta0 == 0.0:
+            mu, rho, rdp = info.pure_dp(self.eps0)
+            if info.mu is None:
+                info.mu = (mu, "exact for ε-DP: conversions.pure_to_gdp")
+            info.rho = (rho, "exact for ε-DP")
+            info.rdp, info.rdp_how = rdp, "tight RDP of ε-DP"
+        else:
+            info.rho = "not defined"
+            info.rho_why = "(ε, δ)-DP with δ > 0 implies no finite zCDP or RDP"
+            info.rdp_why = info.rho_why
+            info.rdp = "not defined"
+            # δ(ε) ≥ δ₀ > 0 for every ε, while a μ-GDP profile falls to 0 as ε grows: no μ exists
+            info.mu = "not defined"
+            info.mu_why = "(ε, δ)-DP with δ > 0 keeps δ(ε) ≥ δ > 0 for every ε: no μ-GDP bound"
 
 
 class PureDPProfile(ApproxDPProfile):

@@ -1,11 +1,15 @@
 """Shared parts of the mechanisms: parameter checks, the pure-DP closed forms, the profile
-wrapper :class:`MechanismProfile` and the base class of every mechanism.
+wrapper :class:`MechanismProfile`, the hooks through which composition and the notebook card see
+every mechanism (:class:`_PrivacyMechanism`) and the base class of the plain mechanisms.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from .. import conversions
 from .._numerics import down, epsilon_by_bisection, log1mexp, pure_rdp_exact, step_up_until_ok, within
 from .._validation import check_delta, check_nonneg, check_positive, check_probability, scalar_out
 from .._card import CardMixin
@@ -166,12 +170,118 @@ class MechanismProfile(PrivacyProfile):
     def _epsilon(self, delta):
         return self.mechanism._epsilon(np.asarray(delta, dtype=float))
 
+    def _card_notions(self, info) -> None:
+        self.mechanism._card_notions(info)
 
-class _Mechanism(CardMixin):
+
+class _PrivacyMechanism(CardMixin):
+    """What :func:`dpexplore.composition.compose` and the notebook card (:mod:`dpexplore.display`)
+    ask of every mechanism, plain or subsampled, with the defaults; a class overrides what it knows
+    better, so a new mechanism is one class (its composition, its privacy loss, its card's facts)
+    and neither module names it. Nothing here imports them: composition hands a mechanism the
+    numerical compositions to choose from (``how``), the card hands it the description to fill
+    (``info``)."""
+
+    # composition -----------------------------------------------------------------------------
+    def _gdp_mu(self) -> float | None:
+        """μ where the mechanism is exactly μ-GDP (its trade-off function is G_μ): k runs are then
+        exactly √k·μ-GDP and a mix of such mechanisms √(Σ k_i μ_i²)-GDP (Dong, Roth & Su 2022,
+        Corollary 3.3). None (the default): no such closed form."""
+        return None
+
+    def _pure_eps(self) -> float | None:
+        """ε where the mechanism's profile is that of ε-DP randomized response, the worst case of
+        every ε-DP mechanism: k runs then have the profile of k-fold ε-DP (Kairouz, Oh & Viswanath
+        2015, Theorem 3.3; :class:`~dpexplore.composition.OptimalProfile`). None (the default):
+        no such closed form."""
+        return None
+
+    def _pld_losses(self) -> tuple:
+        """The mechanism's privacy loss, as loss models of :mod:`dpexplore.pld`: one per direction
+        of the neighbouring relation (remove, add), one alone where both are the same. Default:
+        the mechanism itself (an additive mechanism's ``loss_inverse``, or ``_loss_tails``)."""
+        return (self,)
+
+    def _compose_pld(self, k: int, how):
+        """The profile of k runs where :meth:`_gdp_mu` and :meth:`_pure_eps` give no closed form:
+        one of the numerical compositions ``how`` offers (:func:`dpexplore.composition.compose`
+        passes them). Default: the privacy loss distribution of :meth:`_pld_losses` composed
+        (``how.pld``: pessimistic, never below the true δ)."""
+        return how.pld([(self, k)])
+
+    # the notebook card -------------------------------------------------------------------------
+    def _card_closed_forms(self) -> dict | None:
+        """μ (``"mu"``) and ρ (``"rho"``) for the card, each (value, how it is known), where the
+        class knows them in closed form. Default: from :meth:`_gdp_mu` where it states one
+        (μ-GDP is ρ = μ²/2-zCDP: Bun & Steinke 2016), else None (ρ from its pure ε, if finite)."""
+        mu = self._gdp_mu()
+        if mu is None:
+            return None
+        return {"mu": (mu, "exact: μ-GDP"), "rho": (mu * mu / 2.0, "exact: μ²/2")}
+
+    def _card_notions(self, info) -> None:
+        """ρ, RDP and μ of the mechanism (scalar parameters) on the card's description ``info``:
+        :meth:`_card_closed_forms`, else ρ = ε·tanh(ε/2) from its largest pure ε where that is
+        finite (Steinke 2024, Theorem 5: an upper bound), and its own ``rdp``."""
+        forms = self._card_closed_forms()
+        if forms is not None:
+            info.mu = forms.get("mu", info.mu)
+            info.rho = forms.get("rho", info.rho)
+        elif np.isfinite(float(getattr(self, "eps_max", np.inf))):
+            info.rho = (float(conversions.pure_to_zcdp(float(self.eps_max))), "upper bound, from pure ε")
+        if callable(getattr(self, "rdp", None)):
+            info.rdp = self.rdp
+            info.rdp_how = "the mechanism's rdp()"
+
+    def _card_describe(self, info) -> None:
+        """The card of a mechanism: its profile and :meth:`_card_notions`; none with array
+        parameters (one card per setting: :func:`dpexplore.display.compare`)."""
+        info.kind = "mechanism"
+        if not all(np.ndim(getattr(self, n)) == 0 for n, _ in info.params):
+            info.no_profile = "array parameters: one card per setting (use compare())"
+            return
+        info.profile = self.profile
+        self._card_notions(info)
+
+
+class _GaussianParameters:
+    """The parameter σ of Gaussian noise, continuous or discrete, as its ``scale``; the privacy
+    loss Δ(Δ − 2y)/(2σ²) is unbounded, so ``eps_max`` is inf."""
+
+    @property
+    def scale(self):
+        """The noise parameter σ (of the discrete Gaussian not its standard deviation: see
+        ``variance``)."""
+        return self.sigma
+
+    @property
+    def eps_max(self):
+        """inf: the privacy loss Δ(Δ − 2y)/(2σ²) is unbounded."""
+        return np.inf
+
+
+class _Mechanism(_PrivacyMechanism):
     """Shared public queries (validation, scalar_out) for every mechanism."""
 
     def _label(self) -> str:  # pragma: no cover - overridden
         return type(self).__name__
+
+    def _card_settings(self, name: str, limit: int) -> list:
+        """One mechanism per element of the broadcast parameters, in C order (at most ``limit``:
+        ``ValueError`` naming the argument ``name`` otherwise); itself with scalar parameters."""
+        if not dataclasses.is_dataclass(self):
+            return [self]
+        fields = [f.name for f in dataclasses.fields(self) if f.init]
+        values = [np.asarray(getattr(self, n)) for n in fields]
+        if all(v.ndim == 0 for v in values):
+            return [self]
+        grid = np.broadcast_arrays(*values)
+        if grid[0].size > limit:
+            raise ValueError(
+                f"{name} has {grid[0].size} parameter settings; compare() makes one row "
+                f"per setting, at most {limit}, got {self!r}"
+            )
+        return [type(self)(**{n: v.flat[j].item() for n, v in zip(fields, grid)}) for j in range(grid[0].size)]
 
     def _scalar_params(self) -> bool:
         return all(np.ndim(v) == 0 for v in self.__dict__.values())

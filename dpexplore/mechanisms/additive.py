@@ -24,6 +24,7 @@ from ._base import (
     _size,
     _validate_calibration,
     _within,
+    _GaussianParameters,
     _Mechanism,
 )
 
@@ -49,6 +50,16 @@ class AdditiveNoiseMechanism(_Mechanism):
     >>> abs(d - m.delta(0.3)) < 1e-15
     True
     """
+
+    def __post_init__(self):
+        self._store_parameters("scale")
+
+    def _store_parameters(self, scale: str) -> None:
+        """Validate and store the noise parameter (field ``scale``) and the sensitivity; Δ/s must
+        be a positive float (``_check_ratio``)."""
+        _store(self, scale, check_positive(getattr(self, scale), scale))
+        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        _check_ratio(self)
 
     # subclass interface (and a ``scale`` field or property) ---------------------------------
     def _std_logcdf(self, z):  # pragma: no cover - abstract
@@ -274,13 +285,30 @@ class AdditiveNoiseMechanism(_Mechanism):
         """Rényi DP ε̂(α); implemented where a closed form exists (Laplace, Gaussian)."""
         raise NotImplementedError(f"{type(self).__name__} has no closed-form Renyi DP")
 
+    def _compose_pld(self, k: int, how):
+        """k runs: its own profile at k = 1, else the k-th power of its privacy loss distribution
+        (``how.pld_power``: refined to the error target, capped by the Kairouz–Oh–Viswanath bound
+        where the loss is bounded)."""
+        return self.profile if k == 1 else how.pld_power(self, k)
+
     def _label(self):
         return f"{type(self).__name__}(scale={self.scale!r}, Δ={self.sensitivity!r})"
 
 
+class _BoundedLoss(AdditiveNoiseMechanism):
+    """Noise of scale ``scale`` whose log-density is 1-Lipschitz in standard units (Laplace,
+    logistic): the privacy loss g((y − Δ)/s) − g(y/s) lies within ±Δ/s and reaches it in the
+    tails, so the mechanism is Δ/s-DP."""
+
+    @property
+    def eps_max(self):
+        """sup ℓ = Δ/s (Δ/b for Laplace)."""
+        return scalar_out(self._d)
+
+
 # Laplace -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Laplace(AdditiveNoiseMechanism):
+class Laplace(_BoundedLoss):
     """Laplace mechanism q(x) + Lap(b): density exp(−|x|/b)/(2b).
 
     Exact profile (Vinterbo 2022 Theorem 3; Liu et al. 2022): δ(ε) = max(0, 1 − exp((ε − Δ/b)/2)), so the
@@ -295,16 +323,6 @@ class Laplace(AdditiveNoiseMechanism):
 
     scale: float
     sensitivity: float = 1.0
-
-    def __post_init__(self):
-        _store(self, "scale", check_positive(self.scale, "scale"))
-        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
-        _check_ratio(self)
-
-    @property
-    def eps_max(self):
-        """sup ℓ = Δ/b."""
-        return scalar_out(self._d)
 
     @property
     def variance(self):
@@ -425,7 +443,7 @@ class Laplace(AdditiveNoiseMechanism):
 
 # Gaussian ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Gaussian(AdditiveNoiseMechanism):
+class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
     """Gaussian mechanism q(x) + N(0, σ²).
 
     Exact profile (Balle & Wang 2018, Theorem 8; Vinterbo 2022 Theorem 5): with μ = Δ/σ,
@@ -441,18 +459,7 @@ class Gaussian(AdditiveNoiseMechanism):
     sensitivity: float = 1.0
 
     def __post_init__(self):
-        _store(self, "sigma", check_positive(self.sigma, "sigma"))
-        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
-        _check_ratio(self)
-
-    @property
-    def scale(self):
-        """The noise scale σ."""
-        return self.sigma
-
-    @property
-    def eps_max(self):
-        return np.inf
+        self._store_parameters("sigma")
 
     @property
     def variance(self):
@@ -491,6 +498,15 @@ class Gaussian(AdditiveNoiseMechanism):
     def _tradeoff(self, alpha):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""
         return super()._tradeoff(alpha)
+
+    def _gdp_mu(self) -> float:
+        """μ = Δ/σ: the Gaussian mechanism is exactly μ-GDP (Dong, Roth & Su 2022), so k runs are
+        exactly √k·μ-GDP (Dong, Roth & Su 2022, Corollary 3.3).
+
+        >>> Gaussian(4.0, 2.0)._gdp_mu()
+        0.5
+        """
+        return float(self.sensitivity) / float(self.sigma)
 
     def _card_closed_forms(self) -> dict:
         """The closed forms of its notebook card (:mod:`dpexplore.display`): exactly μ = Δ/σ-GDP
@@ -547,7 +563,7 @@ class Gaussian(AdditiveNoiseMechanism):
 
 # Logistic ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Logistic(AdditiveNoiseMechanism):
+class Logistic(_BoundedLoss):
     """Logistic mechanism: noise density e^{−x/s} / (s (1 + e^{−x/s})²), F(x) = 1/(1 + e^{−x/s}).
 
     With d = Δ/s the privacy loss is ℓ(y) = 2 log(cosh(d/2) − tanh(y/(2s)) sinh(d/2)) ∈ (−d, d),
@@ -566,16 +582,6 @@ class Logistic(AdditiveNoiseMechanism):
 
     scale: float
     sensitivity: float = 1.0
-
-    def __post_init__(self):
-        _store(self, "scale", check_positive(self.scale, "scale"))
-        _store(self, "sensitivity", _check_sensitivity(self.sensitivity))
-        _check_ratio(self)
-
-    @property
-    def eps_max(self):
-        """sup ℓ = Δ/s."""
-        return scalar_out(self._d)
 
     @property
     def variance(self):

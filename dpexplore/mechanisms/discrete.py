@@ -44,7 +44,8 @@ from scipy import special
 
 from .._numerics import bracket_search, down, epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
-from .._card import CardMixin
+from ._base import MechanismProfile, _GaussianParameters, _PrivacyMechanism, _rng, _size
+from .additive import Gaussian
 
 __all__ = ["DiscreteLaplace", "DiscreteGaussian"]
 
@@ -125,7 +126,7 @@ def _log_geometric_tail(la_edge, la_next):
 # ------------------------------------------------------------------------------------------------
 # shared queries
 # ------------------------------------------------------------------------------------------------
-class _DiscreteMechanism(CardMixin):
+class _DiscreteMechanism(_PrivacyMechanism):
     """Public queries shared by the two mechanisms (validation, scalar_out, ε(δ) bisection)."""
 
     # subclass interface: _log_delta_live(eps), _log_cdf_int(k), _log_pmf_int(y), eps_max, _label
@@ -174,8 +175,6 @@ class _DiscreteMechanism(CardMixin):
         >>> DiscreteLaplace(1.0, 3).profile.epsilon(0.0)
         3.0
         """
-        from ._base import MechanismProfile
-
         return MechanismProfile(self)
 
     def _scalar_params(self) -> bool:
@@ -307,8 +306,6 @@ class _DiscreteMechanism(CardMixin):
         >>> DiscreteGaussian(3.0).sample(4, rng=0).dtype
         dtype('int64')
         """
-        from ._base import _rng, _size
-
         size = _size(size)
         gen = _rng(rng)
         out = self._sample(1 if size is None else size, gen)
@@ -316,6 +313,11 @@ class _DiscreteMechanism(CardMixin):
 
     def _label(self) -> str:  # pragma: no cover - overridden
         return type(self).__name__
+
+    def _compose_pld(self, k: int, how):
+        """k runs: its own profile at k = 1, else its lattice privacy loss (``_loss_tails``)
+        composed by ``how.pld``."""
+        return self.profile if k == 1 else how.pld([(self, k)])
 
 
 def _w_expm1mx(log_w, z):
@@ -760,7 +762,7 @@ def _dg_log_cdf_window(k, sigma: float, log_z: float):
 
 
 @dataclass(frozen=True)
-class DiscreteGaussian(_DiscreteMechanism):
+class DiscreteGaussian(_GaussianParameters, _DiscreteMechanism):
     """Discrete Gaussian mechanism q(x) + Y with P[Y = y] = e^{−y²/(2σ²)}/Z, Y ∈ ℤ, for an integer
     query of sensitivity Δ (Canonne, Kamath & Steinke 2020, definition “discrete Gaussian”).
 
@@ -801,16 +803,6 @@ class DiscreteGaussian(_DiscreteMechanism):
         object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
 
     # parameters ----------------------------------------------------------------------------------
-    @property
-    def scale(self):
-        """The noise parameter σ (not the standard deviation: see ``variance``)."""
-        return self.sigma
-
-    @property
-    def eps_max(self):
-        """inf: the privacy loss Δ(Δ − 2y)/(2σ²) is unbounded."""
-        return np.inf
-
     @property
     def loss_support(self):
         """(−inf, inf): every real loss value has mass in either tail.
@@ -1119,8 +1111,6 @@ class DiscreteGaussian(_DiscreteMechanism):
         (f⁽ⁿ⁾(y) = (−1)ⁿ Heₙ(y/σ) f(y)/σⁿ, the cancelling differences Heₙ(u) − Heₙ(u − μ) expanded)
         and ∫|f⁽⁶⁾| = |f⁽⁵⁾(m)| beyond the last root of He₆, else ≤ √(2π)·√720/σ⁵. Everything is
         relative to f(m)."""
-        from .additive import Gaussian
-
         s, dd, kap = self.sigma, float(self.sensitivity), self._kappa
         u = m / s
         mu = dd / s
@@ -1170,8 +1160,6 @@ class DiscreteGaussian(_DiscreteMechanism):
         a(y) = P̃(y)(1 − e^{−κ(x − y)}) are unimodal on y ≤ x, so their sum over the integers
         exceeds ∫_{−∞}^{x} a ≤ √(2π)σ δ_N(ε)/Z by at most max a ≤ max P̃(y)·min(1, κ(x − y))
         (closed form: y = min(0, x − 1/κ) or y = (x − √(x² + 4σ²))/2)."""
-        from .additive import Gaussian
-
         e = np.asarray(eps, dtype=float)
         s, dd, kap = self.sigma, float(self.sensitivity), self._kappa
         cont = np.asarray(Gaussian(s, dd)._log_delta(e), dtype=float)

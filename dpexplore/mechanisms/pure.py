@@ -33,8 +33,69 @@ __all__ = ["RandomizedResponse", "Exponential"]
 # ------------------------------------------------------------------------------------------------
 # pure-DP mechanisms
 # ------------------------------------------------------------------------------------------------
+class _AtomLoss:
+    """The privacy loss of an ε-DP randomized response, ±ε with P(L = ε) = e^ε/(1 + e^ε), as a loss
+    model for :mod:`dpexplore.pld` (the worst case of every ε-DP mechanism: Kairouz, Oh &
+    Viswanath 2015)."""
+
+    def __init__(self, eps: float):
+        self.eps = float(eps)
+        self.loss_support = (-self.eps, self.eps)
+        self.eps_max = self.eps
+
+    def __eq__(self, other):
+        return isinstance(other, _AtomLoss) and other.eps == self.eps
+
+    def __hash__(self):
+        return hash(("atom", self.eps))
+
+    def __repr__(self):
+        return f"RR({self.eps!r})"
+
+    def _loss_tails(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        e = self.eps
+        lp_top = -np.logaddexp(0.0, -e)  # log e^ε/(1 + e^ε)
+        lp_bot = -np.logaddexp(0.0, e)  # log 1/(1 + e^ε)
+        mid = (x >= -e) & (x < e)
+        below = x < -e
+        sp = np.where(below, 0.0, np.where(mid, lp_top, -np.inf))
+        cp = np.where(below, -np.inf, np.where(mid, lp_bot, 0.0))
+        sq = np.where(below, 0.0, np.where(mid, lp_bot, -np.inf))
+        cq = np.where(below, -np.inf, np.where(mid, lp_top, 0.0))
+        return sp, cp, sq, cq
+
+
+class _PureMechanism(_Mechanism):
+    """A mechanism with the profile of ε-DP randomized response (parameter ``eps``): δ(ε'),
+    ε(δ) and the trade-off are the tight pure-DP ones; k runs compose as k-fold ε-DP (Kairouz,
+    Oh & Viswanath 2015), and in a mix its loss is ±ε (:class:`_AtomLoss`)."""
+
+    def __post_init__(self):
+        _store(self, "eps", _check_eps_param(self.eps, "eps"))
+
+    @property
+    def eps_max(self):
+        return self.eps
+
+    def _log_delta(self, eps):
+        return _pure_log_delta(self.eps, eps)
+
+    def _epsilon(self, delta):
+        return _pure_epsilon(self.eps, delta)
+
+    def _tradeoff(self, alpha):
+        return _pure_tradeoff(np.asarray(self.eps, float), alpha)
+
+    def _pure_eps(self) -> float:
+        return float(self.eps)
+
+    def _pld_losses(self) -> tuple:
+        return (_AtomLoss(float(self.eps)),)
+
+
 @dataclass(frozen=True)
-class RandomizedResponse(_Mechanism):
+class RandomizedResponse(_PureMechanism):
     """Binary randomized response: report the true bit with probability p = e^ε/(1 + e^ε).
 
     Its privacy loss takes the values ±ε (``loss_atoms``), so its profile is the tight pure-DP one
@@ -47,13 +108,6 @@ class RandomizedResponse(_Mechanism):
     """
 
     eps: float
-
-    def __post_init__(self):
-        _store(self, "eps", _check_eps_param(self.eps, "eps"))
-
-    @property
-    def eps_max(self):
-        return self.eps
 
     @property
     def p_truth(self):
@@ -85,15 +139,6 @@ class RandomizedResponse(_Mechanism):
         e = np.asarray(self.eps, float)
         with np.errstate(divide="ignore", over="ignore"):  # inf at ε = 0, 0 for huge ε
             return scalar_out(0.25 / np.sinh(e / 2.0) ** 2)
-
-    def _log_delta(self, eps):
-        return _pure_log_delta(self.eps, eps)
-
-    def _epsilon(self, delta):
-        return _pure_epsilon(self.eps, delta)
-
-    def _tradeoff(self, alpha):
-        return _pure_tradeoff(np.asarray(self.eps, float), alpha)
 
     def _card_closed_forms(self) -> dict:
         """The closed forms of its notebook card (:mod:`dpexplore.display`): its profile is that
@@ -136,7 +181,7 @@ class RandomizedResponse(_Mechanism):
 
 
 @dataclass(frozen=True)
-class Exponential(_Mechanism):
+class Exponential(_PureMechanism):
     """The exponential mechanism with privacy parameter ε: samples an index i ∝ exp(ε u_i / (2Δ)).
 
     It is ε-DP and ε²/8-zCDP (Steinke 2024, inverse-sensitivity post; Cesar & Rogers 2021, bounded range).
@@ -150,13 +195,6 @@ class Exponential(_Mechanism):
     """
 
     eps: float
-
-    def __post_init__(self):
-        _store(self, "eps", _check_eps_param(self.eps, "eps"))
-
-    @property
-    def eps_max(self):
-        return self.eps
 
     def loss_atoms(self):
         """The worst-case privacy-loss distribution of an ε-DP mechanism, that of randomized
@@ -172,15 +210,6 @@ class Exponential(_Mechanism):
     def variance(self):
         """Undefined (the output is an index); raises NotImplementedError."""
         raise NotImplementedError("the exponential mechanism outputs an index: it has no noise variance")
-
-    def _log_delta(self, eps):
-        return _pure_log_delta(self.eps, eps)
-
-    def _epsilon(self, delta):
-        return _pure_epsilon(self.eps, delta)
-
-    def _tradeoff(self, alpha):
-        return _pure_tradeoff(np.asarray(self.eps, float), alpha)
 
     def _card_closed_forms(self) -> dict:
         """The closed forms of its notebook card (:mod:`dpexplore.display`): ρ ≤ ε·tanh(ε/2), the

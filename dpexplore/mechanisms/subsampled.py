@@ -60,9 +60,10 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_array, check_alpha, scalar_out
-from .._card import CardMixin
 from .._numerics import within
 from ..profiles import PrivacyProfile
+from ._base import _PrivacyMechanism
+from .additive import AdditiveNoiseMechanism, Gaussian
 
 __all__ = [
     "PoissonSubsampled",
@@ -89,8 +90,6 @@ def _check_rate(q):
 
 
 def _check_base(mechanism):
-    from .additive import AdditiveNoiseMechanism
-
     if not isinstance(mechanism, AdditiveNoiseMechanism):
         raise ValueError(
             f"mechanism must be an additive-noise mechanism (Gaussian, Laplace, Logistic, "
@@ -464,8 +463,6 @@ class RareEventProfile(PrivacyProfile):
         pi = np.minimum(np.exp(log_pi) * (1.0 + 1e-9), 1.0)  # P(L > x), rounded up
         self._shift = np.nextafter(self.k * _RARE_X, np.inf)  # k·x, rounded up
         self._tail = np.nextafter(0.5 * self.k * (self.k - 1.0) * pi * pi * (1.0 + 1e-15), np.inf)
-        from .additive import Gaussian
-
         if isinstance(mechanism, Gaussian) and q < 1.0:  # the small losses' sum, by Bernstein
             s_b, t_b = _bernstein_shifts(
                 float(mechanism.sensitivity) / float(mechanism.sigma), q, self.k, _RARE_X, self._tail
@@ -542,7 +539,7 @@ class MaxProfile(PrivacyProfile):
 # the subsampled mechanism
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class PoissonSubsampled(CardMixin):
+class PoissonSubsampled(_PrivacyMechanism):
     """``mechanism`` run on a Poisson subsample with rate q (each record kept independently with
     probability q), under the add/remove-one relation.
 
@@ -577,6 +574,30 @@ class PoissonSubsampled(CardMixin):
     def _label(self) -> str:
         lab = getattr(self.mechanism, "_label", lambda: repr(self.mechanism))()
         return f"Poisson(q={self.q:g})∘{lab}"
+
+    @property
+    def _gaussian_base(self) -> bool:
+        """Whether the base is the Gaussian mechanism: its Rényi DP (:meth:`rdp`) and the lower
+        bound that checks a composition (:func:`dpexplore.composition.compose`) are known."""
+        return isinstance(self.mechanism, Gaussian)
+
+    def _pld_losses(self) -> tuple:
+        """The privacy losses of the two directions, remove and add (module docstring)."""
+        return self._directions()
+
+    def _compose_pld(self, k: int, how):
+        """k runs: both directions' privacy loss distributions composed, checked (Gaussian base)
+        against a lower bound on the true δ and bounded by :class:`RareEventProfile` at a tiny
+        rate (``how.poisson``)."""
+        return how.poisson(self, k)
+
+    def _card_describe(self, info) -> None:
+        """The card of one run: its exact profile, its Rényi DP where known (Gaussian base)."""
+        info.kind = "subsampled mechanism"
+        info.profile = self.profile
+        if self._gaussian_base:
+            info.rdp, info.rdp_how = self.rdp, "the mechanism's rdp()"
+        info.rho_why = "no useful ρ: the subsampled Gaussian's RDP is not linear in α"
 
     @property
     def sensitivity(self):
@@ -632,9 +653,7 @@ class PoissonSubsampled(CardMixin):
         >>> round(float(subsample(Gaussian(2.0), 1.0).rdp(3.0)), 12)     # q = 1: α/(2σ²)
         0.375
         """
-        from .additive import Gaussian
-
-        if not isinstance(self.mechanism, Gaussian):
+        if not self._gaussian_base:
             raise NotImplementedError(
                 f"subsampled Renyi DP is implemented for a Gaussian base only, not {self.mechanism!r}"
             )
@@ -826,6 +845,10 @@ class FixedSubsampled(PoissonSubsampled):
         lab = getattr(self.mechanism, "_label", lambda: repr(self.mechanism))()
         return f"WOR(q={self.q:g})∘{lab}"
 
+    def _compose_pld(self, k: int, how):
+        """k runs: the symmetric pair S composed with itself (``how.pld``, module docstring)."""
+        return how.pld([(self, k)])
+
     @property
     def sensitivity(self):
         """The base mechanism's sensitivity, read as its sensitivity under substitution (for a
@@ -871,9 +894,7 @@ class FixedSubsampled(PoissonSubsampled):
         >>> round(float(subsample(Gaussian(2.0), 1.0, sampling="fixed").rdp(3.0)), 12)   # q = 1
         0.375
         """
-        from .additive import Gaussian
-
-        if not isinstance(self.mechanism, Gaussian):
+        if not self._gaussian_base:
             raise NotImplementedError(
                 f"Renyi DP of sampling without replacement is implemented for a "
                 f"Gaussian base only, not {self.mechanism!r}"
