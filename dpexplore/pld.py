@@ -116,6 +116,59 @@ from ._pld_grid import _grid_points as _grid_points
 from ._pld_grid import single_pld as single_pld
 from ._validation import check_k
 
+# the engine's private helpers, importable from here as before the split (tests and benchmarks use
+# some; a constant set here does not reach the module that reads it)
+from ._pld_fft import (
+    _COARSE_CELLS as _COARSE_CELLS,
+    _GUARD as _GUARD,
+    _HEAD_CELLS as _HEAD_CELLS,
+    _HEAD_FLOOR as _HEAD_FLOOR,
+    _LAMBDAS as _LAMBDAS,
+    _MAX_CONV as _MAX_CONV,
+    _MAX_TILTS as _MAX_TILTS,
+    _PROBE_CELLS as _PROBE_CELLS,
+    _Split as _Split,
+    _TILT_GRID as _TILT_GRID,
+    _TILT_MAX as _TILT_MAX,
+    _add_measures as _add_measures,
+    _coarsen as _coarsen,
+    _dot as _dot,
+    _envelope as _envelope,
+    _exp_ramp as _exp_ramp,
+    _fft_product as _fft_product,
+    _int_power as _int_power,
+    _log_mgf as _log_mgf,
+    _measure_conv as _measure_conv,
+    _merged_products as _merged_products,
+    _part_var as _part_var,
+    _roundoff as _roundoff,
+    _shed as _shed,
+    _tilt_bounds as _tilt_bounds,
+    _tilt_for as _tilt_for,
+    _tilt_of_var as _tilt_of_var,
+    _tilted as _tilted,
+    _tilted_product as _tilted_product,
+    _to_grid as _to_grid,
+    _untilt_sum as _untilt_sum,
+    _upper_tail_bound as _upper_tail_bound,
+    _window as _window,
+)
+from ._pld_grid import (
+    _CUT_BLOCK as _CUT_BLOCK,
+    _SPLIT_MASS as _SPLIT_MASS,
+    _cell_masses as _cell_masses,
+    _coarse_tail_points as _coarse_tail_points,
+    _head_cut as _head_cut,
+    _log_diff as _log_diff,
+    _tails as _tails,
+)
+from ._pld_dist import (
+    _LOG_REL as _LOG_REL,
+)
+from ._pld_accuracy import (
+    _REFINE_STEP as _REFINE_STEP,
+)
+
 # (``AccuracyWarning``, ``refine_epsilon``, ``tolerance``, ``RTOL`` and ``ATOL`` are importable:
 # the accuracy policy of the composed ε, not entry points of their own)
 __all__ = [
