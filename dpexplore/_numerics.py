@@ -27,17 +27,20 @@ def log1mexp(x):
         return np.where(x > -np.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
-def step_up_until_ok(value, is_bad, cap, steps: int = 64):
+def step_up_until_ok(value, is_bad, cap, steps: int = 64, floor=None):
     """Raise ``value`` where ``is_bad(value)`` holds, by doubling steps (4, 8, 16, ... ulps, at
-    least one ulp of ``cap``), never above ``cap``; for closed forms whose own rounding can land a
-    few ulps on the unsafe side (callers make ``is_bad`` false at ``cap``)."""
+    least ``floor``, by default one ulp of ``cap``), never above ``cap``; for closed forms whose
+    own rounding can land a few ulps on the unsafe side (callers make ``is_bad`` false at
+    ``cap``). Stopping rule: no element is bad, or ``steps`` steps (then some may still be)."""
     value = np.array(value, dtype=np.float64)
+    if floor is None:
+        floor = np.spacing(cap)
     for i in range(steps):
         bad = is_bad(value)
         if not bad.any():
             break
         with np.errstate(over="ignore"):  # an inf step is capped below
-            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), np.spacing(cap))
+            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), floor)
         value = np.where(bad, np.minimum(value + step, cap), value)
     return value
 
@@ -338,6 +341,20 @@ class Margin(NamedTuple):
 #: floats, but δ_μ's own error, ~1e-14 relative in μ, can put the crossing a few ulps off).
 #: ``gdp_mu_pure`` — relative 1e-14: μ of pure ε-DP from erfinv / ndtri_exp (a few ulps).
 #: ``tradeoff_gdp`` — relative 1e-14: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (rounded down).
+#: ``optimal`` — relative 1e-12, then 4 ulps: the optimal composition's ε_g, solved in log
+#: space on its piece of the KOV sum (whose log-space error is ≲ 1e-13 relative); each result is
+#: re-checked term by term and raised where the check fails.
+#: ``gdp_eps`` — relative 1e-13: ε of μ-GDP at δ (:func:`gdp_epsilon_core`), the Newton iterate
+#: moved up (its stopping tolerance is 1e-13 relative) and checked to meet δ.
+#: ``rare_moment`` — relative 1e-12: the Bernstein moments and shifts of the rare-event profile
+#: (log-space moments of a few Φ values and exponentials, ≲ 1e-14 relative).
+#: ``rare_tail`` — relative 1e-15, then 1 ulp: C(k, 2)·π² (+ η), a product of four rounded factors.
+#: ``tail_prob`` — relative 1e-9: a loss tail P(L > x) from a subsampled mechanism's log-space tails.
+#: ``lower_eps`` — relative 1e-9 (down): a lower bound on ε from a profile's ε(δ) (bisected to 2
+#: ulps) and a log1p/expm1 (``one_shifted_step_lower_epsilon``).
+#: ``rdp_sum`` — relative 32·2^-52 (64 unit roundoffs): a discrete mechanism's RDP summed over its loss atoms
+#: (a long sum, log1p and a division).
+#: ``rdp_closed`` — relative 8·2^-52 (16 unit roundoffs): a discrete mechanism's RDP from a closed form (a few logs).
 #:
 #: Every non-zero margin also moves x by at least one float, so none is lost to rounding.
 MARGINS = {
@@ -360,6 +377,14 @@ MARGINS = {
     "gdp_mu": Margin(rel=1e-13),
     "gdp_mu_pure": Margin(rel=1e-14),
     "tradeoff_gdp": Margin(rel=1e-14),
+    "optimal": Margin(rel=1e-12, ulps=4.0),
+    "gdp_eps": Margin(rel=1e-13),
+    "rare_moment": Margin(rel=1e-12),
+    "rare_tail": Margin(rel=1e-15, ulps=1.0),
+    "tail_prob": Margin(rel=1e-9),
+    "lower_eps": Margin(rel=1e-9),
+    "rdp_sum": Margin(rel=32 * _U),
+    "rdp_closed": Margin(rel=8 * _U),
 }
 
 #: ulps of the default margin (``MARGINS["ulps"]``)
@@ -543,7 +568,7 @@ def grow_bracket(beyond, inner, outer, *, grow=2.0, stop=None, active=None, fill
     moves; callers check ``beyond``/``stop`` at the ends they get where that matters. Scalars
     (Python floats, no ``active``): ``beyond`` and ``stop`` get floats, one element, as a
     ``while`` loop would. Arrays: element-wise, ``beyond`` evaluated on an array of the bracket's
-    shape (``fill`` where an element no longer moves)."""
+    shape (``fill`` where an element no longer moves; ``None``: ``outer`` itself)."""
     step = _grow_step(grow)
     if active is None and np.ndim(inner) == 0 and np.ndim(outer) == 0:
         inner, outer = float(inner), float(outer)
@@ -559,7 +584,7 @@ def grow_bracket(beyond, inner, outer, *, grow=2.0, stop=None, active=None, fill
         live = act & np.isfinite(outer)
         if stop is not None:
             live &= ~np.asarray(stop(outer), dtype=bool)
-        move = live & ~np.asarray(beyond(np.where(live, outer, fill)), dtype=bool)
+        move = live & ~np.asarray(beyond(outer if fill is None else np.where(live, outer, fill)), dtype=bool)
         if not move.any():
             break
         inner = np.where(move, outer, inner)
@@ -727,7 +752,7 @@ def gdp_epsilon_core(mu, delta):
     with np.errstate(divide="ignore"):
         target = np.log(d)
     # aim slightly below log δ so that exp(log δ_μ(ε)) ≤ δ also holds after rounding of exp
-    target = target - 4.0 * np.spacing(np.abs(target)) - 4e-16
+    target = down(target, "ulps") - 4e-16  # 4 ulps, and 4e-16 for δ near 1 (log δ near 0)
     ok = (m > 0) & np.isfinite(m) & (d > 0)
     out[(d == 0) & (m > 0)] = np.inf
     out[np.isinf(m)] = np.inf
@@ -754,7 +779,7 @@ def gdp_epsilon_core(mu, delta):
 
             x, lo, hi = newton_search(residual, hi, np.zeros_like(hi), hi, steps=60, rtol=1e-13, floor=1e-6)
             # the returned value is checked: δ_μ(ε) ≤ δ holds at it (safe side)
-            cand = x * (1.0 + 1e-13) + 1e-300
+            cand = up(x, "gdp_eps") + 1e-300
             fc = gdp_log_delta_core(mu_, cand)
             res_need = np.where(fc <= t_, np.minimum(cand, hi), hi)
             res[need] = res_need

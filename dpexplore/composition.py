@@ -30,7 +30,7 @@ from scipy import special
 
 from . import mechanisms as mech_mod
 from . import pld as _pld
-from ._numerics import bracket_search, down, gdp_epsilon_core, log1mexp, log_subtract, up
+from ._numerics import bracket_search, down, gdp_epsilon_core, grow_bracket, illinois, log1mexp, log_subtract, up
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from .mechanisms import Gaussian
@@ -284,7 +284,7 @@ def _kov_epsilon(log_r, e, k):
         upper = bp[r_idx, m]
         lower = np.where(m > 0, upper - 2 * e[sl], -np.inf)
         sol = np.maximum(np.clip(np.nan_to_num(sol, nan=-np.inf), lower, upper), 0.0)
-        sol = np.where(sol > 0, sol + 1e-12 * sol + 4 * np.spacing(sol), 0.0)  # round up
+        sol = np.where(sol > 0, up(sol, "optimal"), 0.0)  # round up
         # r at most the bounded tail: only ε_g ≥ kε (where δ = 0 exactly) is certified
         sol = np.where(np.isneginf(t), kmax[sl], np.minimum(sol, kmax[sl]))
         sol = np.where(e[sl] == 0, 0.0, sol)
@@ -1245,20 +1245,12 @@ def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 
 
     # start from the GDP approximation's answer, then bracket by factors of 1.25
 
-    lo_s, hi_s = 0.05, 0.05
-    for _ in range(200):  # a cheap first guess from the CLT formula
-        if gdp_epsilon(dpsgd_gdp_mu(hi_s, q, t), d) <= e:
-            break
-        lo_s, hi_s = hi_s, hi_s * 2.0
-    guess = hi_s
-    hi_s = guess
-    while not ok(hi_s):
-        hi_s *= 1.25
-        if hi_s > 1e8:
-            raise ValueError(f"eps = {eps!r} at delta = {delta!r} needs a noise multiplier above 1e8")
-    lo_s = hi_s / 1.25
-    while lo_s > 1e-3 and ok(lo_s):
-        hi_s, lo_s = lo_s, lo_s / 1.25
+    # a cheap first guess from the CLT formula (doubling from 0.05)
+    _, guess = grow_bracket(lambda s: gdp_epsilon(dpsgd_gdp_mu(s, q, t), d) <= e, 0.05, 0.05, grow=2.0, steps=200)
+    _, hi_s = grow_bracket(ok, guess, guess, grow=1.25, stop=lambda s: s > 1e8)
+    if hi_s > 1e8 and not ok(hi_s):
+        raise ValueError(f"eps = {eps!r} at delta = {delta!r} needs a noise multiplier above 1e8")
+    hi_s, lo_s = grow_bracket(lambda s: not ok(s), hi_s, hi_s / 1.25, grow=lambda s: s / 1.25, stop=lambda s: s <= 1e-3)
     while hi_s / lo_s > 1.0 + r:
         mid = float(np.sqrt(lo_s * hi_s))
         if ok(mid):
@@ -1308,33 +1300,9 @@ def _optimal_per_step(E, D, K, basic_eps):
     bad = g_lo > 0  # cannot happen in exact arithmetic; fall back to the basic budget
     lo = np.where(bad, b0, lo)
     g_lo = np.where(bad, g(lo), g_lo)
-    hi = np.maximum(2.0 * lo, E / np.sqrt(Kf))
-    g_hi = g(hi)
-    for _ in range(200):  # expand until infeasible
-        grow = g_hi <= 0
-        if not grow.any():
-            break
-        lo = np.where(grow, hi, lo)
-        g_lo = np.where(grow, g_hi, g_lo)
-        hi = np.where(grow, 2.0 * hi, hi)
-        g_hi = np.where(grow, g(hi), g_hi)
-    side = np.zeros(lo.shape)
-    for _ in range(100):
-        if np.all(hi - lo <= 1e-12 * hi):
-            break
-        with np.errstate(invalid="ignore", divide="ignore"):
-            x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
-        x = np.where(np.isfinite(x) & (x > lo) & (x < hi), x, 0.5 * (lo + hi))
-        # keep the bracket shrinking: never closer than 1e-3 of the width to an end
-        w = hi - lo
-        x = np.clip(x, lo + 1e-3 * w, hi - 1e-3 * w)
-        gx = g(x)
-        ok = gx <= 0
-        lo = np.where(ok, x, lo)
-        g_lo = np.where(ok, gx, np.where(side == -1, 0.5 * g_lo, g_lo))
-        hi = np.where(ok, hi, x)
-        g_hi = np.where(ok, np.where(side == 1, 0.5 * g_hi, g_hi), gx)
-        side = np.where(ok, 1, -1)
+    # expand until infeasible (hi doubles), then Illinois to a relative width 1e-12
+    lo, hi = grow_bracket(lambda x: g(x) > 0, lo, np.maximum(2.0 * lo, E / np.sqrt(Kf)), grow=2.0, fill=None, steps=200)
+    lo = illinois(g, lo, hi, g(lo), g(hi), steps=100, rtol=1e-12, inset=1e-3)
     out = basic_eps.copy()
     out[live] = np.maximum(lo, b0)
     return out
