@@ -30,7 +30,17 @@ from scipy import special
 
 from . import mechanisms as mech_mod
 from . import pld as _pld
-from ._numerics import bracket_search, down, gdp_epsilon_core, grow_bracket, illinois, log1mexp, log_subtract, up
+from ._numerics import (
+    MARGINS,
+    bracket_search,
+    down,
+    gdp_epsilon_core,
+    grow_bracket,
+    illinois,
+    log1mexp,
+    log_subtract,
+    up,
+)
 from ._validation import as_array, check_delta, check_k, check_nonneg, check_positive, scalar_out
 from .conversions import RDPProfile, _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from .mechanisms import Gaussian
@@ -284,7 +294,10 @@ def _kov_epsilon(log_r, e, k):
         upper = bp[r_idx, m]
         lower = np.where(m > 0, upper - 2 * e[sl], -np.inf)
         sol = np.maximum(np.clip(np.nan_to_num(sol, nan=-np.inf), lower, upper), 0.0)
-        sol = np.where(sol > 0, up(sol, "optimal"), 0.0)  # round up
+        # round up by MARGINS["optimal"], written out: up() would round the same margin up to
+        # one float higher, which moves per_step_budget's Illinois search (on this ε_g) by
+        # ~1e-13 relative to either side
+        sol = np.where(sol > 0, sol + _OPT.rel * sol + _OPT.ulps * np.spacing(sol), 0.0)
         # r at most the bounded tail: only ε_g ≥ kε (where δ = 0 exactly) is certified
         sol = np.where(np.isneginf(t), kmax[sl], np.minimum(sol, kmax[sl]))
         sol = np.where(e[sl] == 0, 0.0, sol)
@@ -302,6 +315,9 @@ def _kov_epsilon(log_r, e, k):
         bad[idx] = (_kov_log_delta(out[idx], e[idx], k[idx]) > log_r[idx]) & (out[idx] < kmax[idx])
         bump *= 30.0
     return out
+
+
+_OPT = MARGINS["optimal"]
 
 
 def _total_log_r(delta, delta_each, k):
