@@ -2,8 +2,11 @@
 values (``tests/data/numerics_grid.npz``) for ``tests/test_numerics_policy.py``.
 
 The stored values are the "before" side of the numerics policy's before/after comparison: they
-were computed by the code before the rounding margins and bracket searches moved into
-``dpexplore/_numerics.py``. Regenerate them from that commit (or any later one, to take a new
+were computed by the code before the rounding margins and searches moved into
+``dpexplore/_numerics.py`` (the first step's baseline was 0e53d06; the stored file is from
+fda7567, before the second step moved the remaining searches — bracket growth, Newton, regula
+falsi, golden section — and inline margins, with the cases after "pld_compose_laplace_eps"
+added for it). Regenerate them from that commit (or any later one, to take a new
 baseline) with::
 
     git archive <commit> dpexplore | tar -x -C /tmp/dpx-before
