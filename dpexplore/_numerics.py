@@ -5,7 +5,9 @@ The policy: a computed bound is moved to its safe side by :func:`up` or :func:`d
 named in :data:`MARGINS` (upper bounds on ε, δ, ρ, μ and TPRs go up; trade-off values, budgets and
 lower bounds go down), and a monotone function is inverted by :func:`bracket_search` (or, for
 δ(ε) = target, by :func:`epsilon_by_bisection`, which uses it), which keeps the end on the safe
-side of the predicate. The documentation page "Numerical guarantees" lists which guarantee each
+side of the predicate; a bracket is found by :func:`grow_bracket`. The other searches are here
+once each, with their safe end and stopping rule: :func:`newton_search`, :func:`illinois`
+(regula falsi), :func:`golden_min`, :func:`step_up_until_ok`. The documentation page "Numerical guarantees" lists which guarantee each
 public function gives."""
 
 from __future__ import annotations

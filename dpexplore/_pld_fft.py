@@ -537,7 +537,8 @@ def _power(single, k: int, total: int, h_final: float, levels: int = 0):
     2020; dp_accounting), at a similar number of FFT points (the early, fine stages are narrow).
 
     Two grids (:class:`_Split`) where ``levels`` > 0 (the caller decides: the grid will coarsen
-    past 2^levels (16) times the start, :func:`dpexplore.pld._two_grids`): each power is a fine bulk P plus a measure Q on that coarse grid holding both tails,
+    past 2^levels (16) times the start, :func:`dpexplore.pld._two_grids`): each power is a fine
+    bulk P plus a measure Q on that coarse grid holding both tails,
     the mass beyond the 1e-5 quantiles on each side, moved there by connect-the-dots after every
     product (never below the truth; the error is second order in the spacing and weighted by
     the little mass moved: ε moves by ~2e-7 relative at DP-SGD's σ 1, q 0.01, 10⁴ steps). A

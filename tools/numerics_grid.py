@@ -51,6 +51,18 @@ def _each(fn, *cols):
     return np.array([float(fn(*args)) for args in zip(*cols)])
 
 
+def _rare_profiles(mech):
+    """Rare-event profiles from a tiny rate to a single run (the margins of their tails)."""
+    sqk = ((0.05, 1e-17, 10**6), (1.0, 1e-9, 1000), (2.0, 1e-6, 1))
+    return [mech.subsampled.RareEventProfile(mech.Gaussian(s), q, k) for s, q, k in sqk]
+
+
+def _gdp_measures(conv, mech):
+    """gdp_measure's (lo, hi) rows for two profiles at two tolerances."""
+    profiles = (conv.PureDPProfile(1.0), mech.Laplace(2.0))
+    return np.array([conv.gdp_measure(p, tol) for p in profiles for tol in (1e-2, 1e-3)])
+
+
 def cases(dp):
     """{name: (safe side, thunk)}: each thunk returns a float array (``dp`` is the package)."""
     conv, comp, prof, risk, mech = dp.conversions, dp.composition, dp.profiles, dp.risk, dp.mechanisms
@@ -269,26 +281,8 @@ def cases(dp):
                 [conv.EquationProfile(2.0, 1.0, s, refined=True).delta(EPS[:14]) for s in (0.5, 2.0, 20.0)]
             ),
         ),
-        "gdp_measure_hi": (
-            "up",
-            lambda: np.array(
-                [
-                    conv.gdp_measure(p, tol)[1]
-                    for p in (conv.PureDPProfile(1.0), mech.Laplace(2.0))
-                    for tol in (1e-2, 1e-3)
-                ]
-            ),
-        ),
-        "gdp_measure_lo": (
-            "down",
-            lambda: np.array(
-                [
-                    conv.gdp_measure(p, tol)[0]
-                    for p in (conv.PureDPProfile(1.0), mech.Laplace(2.0))
-                    for tol in (1e-2, 1e-3)
-                ]
-            ),
-        ),
+        "gdp_measure_hi": ("up", lambda: _gdp_measures(conv, mech)[:, 1]),
+        "gdp_measure_lo": ("down", lambda: _gdp_measures(conv, mech)[:, 0]),
         "dpsgd_sigma_rdp": (
             "up",
             lambda: np.array([comp.dpsgd_sigma(e, 1e-5, 0.01, 1000, "rdp") for e in (0.5, 2.0, 8.0)]),
@@ -312,24 +306,8 @@ def cases(dp):
                 [mech.subsample(mech.Gaussian(s), q).epsilon(DELTA[1:]) for s in (0.5, 2.0) for q in (1e-6, 0.01, 0.5)]
             ),
         ),
-        "rare_event_delta": (
-            "up",
-            lambda: np.concatenate(
-                [
-                    mech.subsampled.RareEventProfile(mech.Gaussian(s), q, k).delta(EPS[:14])
-                    for s, q, k in ((0.05, 1e-17, 10**6), (1.0, 1e-9, 1000), (2.0, 1e-6, 1))
-                ]
-            ),
-        ),
-        "rare_event_epsilon": (
-            "up",
-            lambda: np.concatenate(
-                [
-                    mech.subsampled.RareEventProfile(mech.Gaussian(s), q, k).epsilon(DELTA[1:])
-                    for s, q, k in ((0.05, 1e-17, 10**6), (1.0, 1e-9, 1000), (2.0, 1e-6, 1))
-                ]
-            ),
-        ),
+        "rare_event_delta": ("up", lambda: np.concatenate([r.delta(EPS[:14]) for r in _rare_profiles(mech)])),
+        "rare_event_epsilon": ("up", lambda: np.concatenate([r.epsilon(DELTA[1:]) for r in _rare_profiles(mech)])),
         "rare_event_tail": (
             "up",
             lambda: np.array(
