@@ -465,6 +465,7 @@ def bracket_search(
     rtol: float = 0.0,
     ulps: float = 2.0,
     atol: float = 0.0,
+    ratio: float = 0.0,
     active=None,
     fill: float = 0.0,
     ends: bool = False,
@@ -489,7 +490,9 @@ def bracket_search(
     hi − lo ≤ max(``rtol``·m, ``ulps``·ulp(m), ``atol``), m = max(|lo|, |hi|) (capped at half the float
     max), or ``steps`` steps were taken. Accuracy: the safe end is within that width of x*
     (2 ulps by default: the float nearest x* on the safe side, or its neighbour). Elements not
-    ``active`` are evaluated at ``fill`` and left unchanged.
+    ``active`` are evaluated at ``fill`` and left unchanged. ``mid`` may also be a callable
+    (lo, hi) → midpoint, and ``ratio`` > 0 adds a relative stop hi/lo ≤ 1 + ``ratio`` (positive
+    brackets: ``dpsgd_sigma``'s √(lo·hi) to relative ``rtol``).
 
     ``grow`` (a factor, ``"square"`` or a callable; see :func:`grow_bracket`): the bracket need not
     hold x* yet: its unsafe end (``hi``; for ``safe="lo"`` also ``hi``, the end where ``ok`` must
@@ -497,8 +500,8 @@ def bracket_search(
     ``grow_stop(hi)`` holds."""
     if safe not in ("hi", "lo"):
         raise ValueError(f"safe must be 'hi' or 'lo', got {safe!r}")
-    if mid not in ("arith", "geo", "int"):
-        raise ValueError(f"mid must be 'arith', 'geo' or 'int', got {mid!r}")
+    if not callable(mid) and mid not in ("arith", "geo", "int"):
+        raise ValueError(f"mid must be 'arith', 'geo', 'int' or a callable, got {mid!r}")
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
     lo, hi = lo.copy(), hi.copy()
     act = np.ones(lo.shape, dtype=bool) if active is None else np.broadcast_to(active, lo.shape)
@@ -507,7 +510,9 @@ def bracket_search(
         lo, hi = grow_bracket(beyond, lo, hi, grow=grow, stop=grow_stop, active=act, fill=fill)
     for _ in range(steps):
         live = act
-        if mid == "geo":
+        if callable(mid):
+            m = mid(lo, hi)
+        elif mid == "geo":
             wide = (lo > 0) & (hi / 2.0 > lo)
             m = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
         elif mid == "int":
@@ -527,7 +532,11 @@ def bracket_search(
         else:
             big = np.where(act, np.minimum(np.maximum(np.abs(lo), np.abs(hi)), _FMAX / 2.0), 1.0)
             tol = np.maximum(np.maximum(rtol * big, ulps * np.spacing(big)), atol)
-        if np.all(~act | (hi - lo <= tol)):
+        done = hi - lo <= tol
+        if ratio:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                done |= hi / lo <= 1.0 + ratio
+        if np.all(~act | done):
             break
     if ends:
         return lo, hi

@@ -257,6 +257,10 @@ def _kov_log_delta(eps_g, e, k):
     return np.minimum(out, 0.0)
 
 
+#: the optimal composition's round-up (see :func:`_kov_epsilon`)
+_OPT = MARGINS["optimal"]
+
+
 def _kov_epsilon(log_r, e, k):
     """Smallest ε_g with (1 + margin)·δ(ε_g) + tail ≤ r (log r given), exact piece by piece:
     between the break points (2l − k)ε, δ(ε_g) = S1 − e^{ε_g} S2 with suffix sums S1, S2.
@@ -315,9 +319,6 @@ def _kov_epsilon(log_r, e, k):
         bad[idx] = (_kov_log_delta(out[idx], e[idx], k[idx]) > log_r[idx]) & (out[idx] < kmax[idx])
         bump *= 30.0
     return out
-
-
-_OPT = MARGINS["optimal"]
 
 
 def _total_log_r(delta, delta_each, k):
@@ -1267,13 +1268,13 @@ def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 
     if hi_s > 1e8 and not ok(hi_s):
         raise ValueError(f"eps = {eps!r} at delta = {delta!r} needs a noise multiplier above 1e8")
     hi_s, lo_s = grow_bracket(lambda s: not ok(s), hi_s, hi_s / 1.25, grow=lambda s: s / 1.25, stop=lambda s: s <= 1e-3)
-    while hi_s / lo_s > 1.0 + r:
-        mid = float(np.sqrt(lo_s * hi_s))
-        if ok(mid):
-            hi_s = mid
-        else:
-            lo_s = mid
-    return float(hi_s)
+    if hi_s / lo_s <= 1.0 + r:
+        return float(hi_s)
+    # geometric bisection (√(lo·hi)) to hi/lo ≤ 1 + rtol, the feasible end
+    ends = bracket_search(
+        lambda s: ok(float(s)), lo_s, hi_s, safe="hi", mid=lambda a, b: np.sqrt(a * b), ratio=r, ulps=0.0, steps=400
+    )
+    return float(ends)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1315,7 +1316,6 @@ def _optimal_per_step(E, D, K, basic_eps):
     g_lo = g(lo)
     bad = g_lo > 0  # cannot happen in exact arithmetic; fall back to the basic budget
     lo = np.where(bad, b0, lo)
-    g_lo = np.where(bad, g(lo), g_lo)
     # expand until infeasible (hi doubles), then Illinois to a relative width 1e-12
     lo, hi = grow_bracket(lambda x: g(x) > 0, lo, np.maximum(2.0 * lo, E / np.sqrt(Kf)), grow=2.0, fill=None, steps=200)
     lo = illinois(g, lo, hi, g(lo), g(hi), steps=100, rtol=1e-12, inset=1e-3)

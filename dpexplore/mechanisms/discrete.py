@@ -43,14 +43,14 @@ import numpy as np
 from scipy import special
 
 from .._numerics import (
-    up,
-    grow_bracket,
     bracket_search,
     down,
     epsilon_by_bisection,
     expm1mx,
+    grow_bracket,
     log1mexp,
     pure_rdp_exact,
+    up,
     within,
 )
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
