@@ -308,6 +308,16 @@ def cases(dp):
         ),
         "rare_event_delta": ("up", lambda: np.concatenate([r.delta(EPS[:14]) for r in _rare_profiles(mech)])),
         "rare_event_epsilon": ("up", lambda: np.concatenate([r.epsilon(DELTA[1:]) for r in _rare_profiles(mech)])),
+        "fixed_subsampled_rdp": (
+            "up",
+            lambda: np.concatenate(
+                [
+                    np.ravel(mech.subsample(mech.Gaussian(s), q, "fixed").rdp(np.array([3.0, 4.0, 8.0, 16.0, 64.0])))
+                    for s in (0.3, 1.0, 5.0)
+                    for q in (0.01, 0.3)
+                ]
+            ),
+        ),
         "rare_event_tail": (
             "up",
             lambda: np.array(

@@ -61,7 +61,7 @@ from scipy import special
 
 from .._validation import as_array, check_alpha, scalar_out
 from .._card import CardMixin
-from .._numerics import down, step_up_until_ok, up, within
+from .._numerics import bracket_search, down, step_up_until_ok, up, within
 from ..profiles import PrivacyProfile
 
 __all__ = [
@@ -930,17 +930,18 @@ def _log_moment_quad(n: np.ndarray, s: float) -> np.ndarray:
         far = s * (n * s + np.sqrt(n) + 1.0) if side > 0 else s * (np.sqrt(n) + 10.0 + 1.5 * s)
         a = np.full_like(n, near)  # |u| at which the slope is positive (right) / negative (left)
         b = far.copy()
-        for _ in range(200):
-            m = np.sqrt(a * b) if side > 0 else 0.5 * (a + b)
+
+        def not_beyond(m, side=side):  # the mode lies at most |u| = m from z0
             u = side * m
             z = z0 + u / s
             with np.errstate(over="ignore"):
                 slope = (-z + n * s / -np.expm1(-u)) if side > 0 else (-z - n * s / np.expm1(-u))
-            up = (slope > 0) if side > 0 else (slope < 0)  # the mode lies further from z0
-            a = np.where(up, m, a)
-            b = np.where(up, b, m)
-            if np.all(b - a <= 1e-13 * b):
-                break
+            return ~((slope > 0) if side > 0 else (slope < 0))
+
+        # bisection (geometric on the right) to a relative width 1e-13; the window is centred
+        # on the bracket's midpoint
+        mid = (lambda lo, hi: np.sqrt(lo * hi)) if side > 0 else "arith"
+        a, b = bracket_search(not_beyond, a, b, safe="hi", mid=mid, rtol=1e-13, ulps=0.0, steps=200, ends=True)
         um = side * 0.5 * (a + b)
         zm = z0 + um / s
         # the window [zm − 12, zm + 12] on this side of z0, in panels of 1/4
