@@ -357,6 +357,8 @@ class Margin(NamedTuple):
 #: ``rdp_sum`` — relative 32·2^-52 (64 unit roundoffs): a discrete mechanism's RDP summed over its loss atoms
 #: (a long sum, log1p and a division).
 #: ``rdp_closed`` — relative 8·2^-52 (16 unit roundoffs): a discrete mechanism's RDP from a closed form (a few logs).
+#: ``em_gap`` — relative 1e-12 (down): the discrete Gaussian's Euler–Maclaurin δ, the integral
+#: over its gap (Gauss–Legendre, subtracted from the total, so rounded down).
 #:
 #: Every non-zero margin also moves x by at least one float, so none is lost to rounding.
 MARGINS = {
@@ -387,6 +389,7 @@ MARGINS = {
     "lower_eps": Margin(rel=1e-9),
     "rdp_sum": Margin(rel=32 * _U),
     "rdp_closed": Margin(rel=8 * _U),
+    "em_gap": Margin(rel=1e-12),
 }
 
 #: ulps of the default margin (``MARGINS["ulps"]``)

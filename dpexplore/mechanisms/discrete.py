@@ -1171,7 +1171,7 @@ class DiscreteGaussian(_DiscreteMechanism):
             bf = np.where(u <= -root6, he5u / s**5, glob * np.exp(0.5 * u * u))
             bg = np.where(um <= -root6, (1.0 - wm) * np.abs(he5m) / s**5, glob * np.exp(e + 0.5 * u * u))
             rem = c6 * (bf + bg)
-            total = i_cont - i_gap * (1.0 - 1e-12) + corr + np.abs(corr) * 1e-10 + rem
+            total = i_cont - down(i_gap, "em_gap") + corr + np.abs(corr) * 1e-10 + rem
             out = -0.5 * u * u + np.log(total) - self._log_z
         bad = ~np.isfinite(out) | ~(total > 0)
         if bad.any():
