@@ -7,8 +7,8 @@ lower bounds go down), and a monotone function is inverted by :func:`bracket_sea
 δ(ε) = target, by :func:`epsilon_by_bisection`, which uses it), which keeps the end on the safe
 side of the predicate; a bracket is found by :func:`grow_bracket`. The other searches are here
 once each, with their safe end and stopping rule: :func:`newton_search`, :func:`illinois`
-(regula falsi), :func:`golden_min`, :func:`step_up_until_ok`. The documentation page "Numerical guarantees" lists which guarantee each
-public function gives."""
+(regula falsi), :func:`golden_min`, :func:`step_up_until_ok`. The documentation page
+"Numerical guarantees" lists which guarantee each public function gives."""
 
 from __future__ import annotations
 
