@@ -35,14 +35,12 @@ def step_up_until_ok(value, is_bad, cap, steps: int = 64, floor=None):
     own rounding can land a few ulps on the unsafe side (callers make ``is_bad`` false at
     ``cap``). Stopping rule: no element is bad, or ``steps`` steps (then some may still be)."""
     value = np.array(value, dtype=np.float64)
-    if floor is None:
-        floor = np.spacing(cap)
     for i in range(steps):
         bad = is_bad(value)
         if not bad.any():
             break
         with np.errstate(over="ignore"):  # an inf step is capped below
-            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), floor)
+            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), np.spacing(cap) if floor is None else floor)
         value = np.where(bad, np.minimum(value + step, cap), value)
     return value
 
