@@ -5,11 +5,14 @@ The policy: a computed bound is moved to its safe side by :func:`up` or :func:`d
 named in :data:`MARGINS` (upper bounds on ε, δ, ρ, μ and TPRs go up; trade-off values, budgets and
 lower bounds go down), and a monotone function is inverted by :func:`bracket_search` (or, for
 δ(ε) = target, by :func:`epsilon_by_bisection`, which uses it), which keeps the end on the safe
-side of the predicate. The documentation page "Numerical guarantees" lists which guarantee each
-public function gives."""
+side of the predicate; a bracket is found by :func:`grow_bracket`. The other searches are here
+once each, with their safe end and stopping rule: :func:`newton_search`, :func:`illinois`
+(regula falsi), :func:`golden_min`, :func:`step_up_until_ok`. The documentation page
+"Numerical guarantees" lists which guarantee each public function gives."""
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -26,17 +29,18 @@ def log1mexp(x):
         return np.where(x > -np.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
-def step_up_until_ok(value, is_bad, cap, steps: int = 64):
+def step_up_until_ok(value, is_bad, cap, steps: int = 64, floor=None):
     """Raise ``value`` where ``is_bad(value)`` holds, by doubling steps (4, 8, 16, ... ulps, at
-    least one ulp of ``cap``), never above ``cap``; for closed forms whose own rounding can land a
-    few ulps on the unsafe side (callers make ``is_bad`` false at ``cap``)."""
+    least ``floor``, by default one ulp of ``cap``), never above ``cap``; for closed forms whose
+    own rounding can land a few ulps on the unsafe side (callers make ``is_bad`` false at
+    ``cap``). Stopping rule: no element is bad, or ``steps`` steps (then some may still be)."""
     value = np.array(value, dtype=np.float64)
     for i in range(steps):
         bad = is_bad(value)
         if not bad.any():
             break
         with np.errstate(over="ignore"):  # an inf step is capped below
-            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), np.spacing(cap))
+            step = np.maximum(np.spacing(value) * 2.0 ** (i + 2), np.spacing(cap) if floor is None else floor)
         value = np.where(bad, np.minimum(value + step, cap), value)
     return value
 
@@ -228,18 +232,14 @@ def epsilon_by_bisection(log_delta_capped, delta, eps_max, shape, points: int = 
     eps_max = np.broadcast_to(np.asarray(eps_max, dtype=float), shape)
     at0 = np.broadcast_to(log_delta_capped(np.zeros(shape)), shape)
     done = within(at0, delta) | (delta == 0)  # answered: 0 or eps_max
-    lo = np.zeros(shape)
-    hi = np.where(np.isfinite(eps_max), eps_max, 1.0)
-    for _ in range(_MAX_DOUBLINGS):  # grow hi until δ(hi) ≤ delta
-        ld = log_delta_capped(np.where(done, 0.0, hi))
-        above = ~done & np.isfinite(hi) & ~within(ld, delta)
-        if not above.any():
-            break
-        lo = np.where(above, hi, lo)
-        with np.errstate(over="ignore"):
-            nh = np.where(hi >= 4.0, hi * hi, hi * 2.0)
-        nh = np.where(np.isfinite(nh) | (hi >= _FMAX), nh, _FMAX)
-        hi = np.where(above, nh, hi)
+    # grow hi until δ(hi) ≤ delta
+    lo, hi = grow_bracket(
+        lambda e: within(log_delta_capped(e), delta),
+        np.zeros(shape),
+        np.where(np.isfinite(eps_max), eps_max, 1.0),
+        grow="square",
+        active=~done,
+    )
     active = ~done & np.isfinite(hi)
     if points > 1:
         lo, hi = _kary_bracket(log_delta_capped, delta, lo, hi, active, int(points))
@@ -341,6 +341,22 @@ class Margin(NamedTuple):
 #: floats, but δ_μ's own error, ~1e-14 relative in μ, can put the crossing a few ulps off).
 #: ``gdp_mu_pure`` — relative 1e-14: μ of pure ε-DP from erfinv / ndtri_exp (a few ulps).
 #: ``tradeoff_gdp`` — relative 1e-14: G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (rounded down).
+#: ``optimal`` — relative 1e-12, then 4 ulps: the optimal composition's ε_g, solved in log
+#: space on its piece of the KOV sum (whose log-space error is ≲ 1e-13 relative); each result is
+#: re-checked term by term and raised where the check fails.
+#: ``gdp_eps`` — relative 1e-13: ε of μ-GDP at δ (:func:`gdp_epsilon_core`), the Newton iterate
+#: moved up (its stopping tolerance is 1e-13 relative) and checked to meet δ.
+#: ``rare_moment`` — relative 1e-12: the Bernstein moments and shifts of the rare-event profile
+#: (log-space moments of a few Φ values and exponentials, ≲ 1e-14 relative).
+#: ``rare_tail`` — relative 1e-15, then 1 ulp: C(k, 2)·π² (+ η), a product of four rounded factors.
+#: ``tail_prob`` — relative 1e-9: a loss tail P(L > x) from a subsampled mechanism's log-space tails.
+#: ``lower_eps`` — relative 1e-9 (down): a lower bound on ε from a profile's ε(δ) (bisected to 2
+#: ulps) and a log1p/expm1 (``one_shifted_step_lower_epsilon``).
+#: ``rdp_sum`` — relative 32·2^-52 (64 unit roundoffs): a discrete mechanism's RDP summed over its loss atoms
+#: (a long sum, log1p and a division).
+#: ``rdp_closed`` — relative 8·2^-52 (16 unit roundoffs): a discrete mechanism's RDP from a closed form (a few logs).
+#: ``em_gap`` — relative 1e-12 (down): the discrete Gaussian's Euler–Maclaurin δ, the integral
+#: over its gap (Gauss–Legendre, subtracted from the total, so rounded down).
 #:
 #: Every non-zero margin also moves x by at least one float, so none is lost to rounding.
 MARGINS = {
@@ -363,6 +379,15 @@ MARGINS = {
     "gdp_mu": Margin(rel=1e-13),
     "gdp_mu_pure": Margin(rel=1e-14),
     "tradeoff_gdp": Margin(rel=1e-14),
+    "optimal": Margin(rel=1e-12, ulps=4.0),
+    "gdp_eps": Margin(rel=1e-13),
+    "rare_moment": Margin(rel=1e-12),
+    "rare_tail": Margin(rel=1e-15, ulps=1.0),
+    "tail_prob": Margin(rel=1e-9),
+    "lower_eps": Margin(rel=1e-9),
+    "rdp_sum": Margin(rel=32 * _U),
+    "rdp_closed": Margin(rel=8 * _U),
+    "em_gap": Margin(rel=1e-12),
 }
 
 #: ulps of the default margin (``MARGINS["ulps"]``)
@@ -440,9 +465,13 @@ def bracket_search(
     mid: str = "arith",
     rtol: float = 0.0,
     ulps: float = 2.0,
+    atol: float = 0.0,
+    ratio: float = 0.0,
     active=None,
     fill: float = 0.0,
     ends: bool = False,
+    grow=None,
+    grow_stop=None,
 ):
     """Bisection for a monotone predicate, element-wise over numpy arrays: ``ok(x)`` (a boolean
     array, x of the bracket's shape) holds on the ``safe`` side of a threshold x*, and the
@@ -459,20 +488,32 @@ def bracket_search(
     lo + (hi − lo)/2 after; ``mid="int"`` ⌊(lo + hi)/2⌋ for integer ends (an element whose
     bracket is at most 1 wide is left as it is, and the search stops when all are). Stopping
     rule otherwise: all ``active`` elements (default: all) have
-    hi − lo ≤ max(``rtol``·m, ``ulps``·ulp(m)), m = max(|lo|, |hi|) (capped at half the float
+    hi − lo ≤ max(``rtol``·m, ``ulps``·ulp(m), ``atol``), m = max(|lo|, |hi|) (capped at half the float
     max), or ``steps`` steps were taken. Accuracy: the safe end is within that width of x*
     (2 ulps by default: the float nearest x* on the safe side, or its neighbour). Elements not
-    ``active`` are evaluated at ``fill`` and left unchanged."""
+    ``active`` are evaluated at ``fill`` and left unchanged. ``mid`` may also be a callable
+    (lo, hi) → midpoint, and ``ratio`` > 0 adds a relative stop hi/lo ≤ 1 + ``ratio`` (positive
+    brackets: ``dpsgd_sigma``'s √(lo·hi) to relative ``rtol``).
+
+    ``grow`` (a factor, ``"square"`` or a callable; see :func:`grow_bracket`): the bracket need not
+    hold x* yet: its unsafe end (``hi``; for ``safe="lo"`` also ``hi``, the end where ``ok`` must
+    fail) is first moved out by :func:`grow_bracket` until it does, stopping where
+    ``grow_stop(hi)`` holds."""
     if safe not in ("hi", "lo"):
         raise ValueError(f"safe must be 'hi' or 'lo', got {safe!r}")
-    if mid not in ("arith", "geo", "int"):
-        raise ValueError(f"mid must be 'arith', 'geo' or 'int', got {mid!r}")
+    if not callable(mid) and mid not in ("arith", "geo", "int"):
+        raise ValueError(f"mid must be 'arith', 'geo', 'int' or a callable, got {mid!r}")
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
     lo, hi = lo.copy(), hi.copy()
     act = np.ones(lo.shape, dtype=bool) if active is None else np.broadcast_to(active, lo.shape)
+    if grow is not None:
+        beyond = ok if safe == "hi" else (lambda x: ~np.asarray(ok(x), dtype=bool))
+        lo, hi = grow_bracket(beyond, lo, hi, grow=grow, stop=grow_stop, active=act, fill=fill)
     for _ in range(steps):
         live = act
-        if mid == "geo":
+        if callable(mid):
+            m = mid(lo, hi)
+        elif mid == "geo":
             wide = (lo > 0) & (hi / 2.0 > lo)
             m = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
         elif mid == "int":
@@ -491,12 +532,166 @@ def bracket_search(
             tol = 1.0
         else:
             big = np.where(act, np.minimum(np.maximum(np.abs(lo), np.abs(hi)), _FMAX / 2.0), 1.0)
-            tol = np.maximum(rtol * big, ulps * np.spacing(big))
-        if np.all(~act | (hi - lo <= tol)):
+            tol = np.maximum(np.maximum(rtol * big, ulps * np.spacing(big)), atol)
+        done = hi - lo <= tol
+        if ratio:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                done |= hi / lo <= 1.0 + ratio
+        if np.all(~act | done):
             break
     if ends:
         return lo, hi
     return hi if safe == "hi" else lo
+
+
+def _grow_step(grow):
+    """The map x → next x of :func:`grow_bracket`'s ``grow``."""
+    if callable(grow):
+        return grow
+    if grow == "square":
+
+        def square(x):  # ×2 below 4, x² from 4 on; float max is tried before inf
+            with np.errstate(over="ignore"):
+                nx = np.where(x >= 4.0, x * x, x * 2.0)
+            return np.where(np.isfinite(nx) | (x >= _FMAX), nx, _FMAX)
+
+        return square
+    factor = float(grow)
+    if not (factor > 0.0 and factor != 1.0 and np.isfinite(factor)):
+        raise ValueError(f"grow must be a factor > 0 other than 1, 'square' or a callable, got {grow!r}")
+
+    def scale(x):
+        with np.errstate(over="ignore"):
+            return x * factor
+
+    return scale
+
+
+def grow_bracket(beyond, inner, outer, *, grow=2.0, stop=None, active=None, fill=0.0, steps: int = _MAX_DOUBLINGS):
+    """Find a bracket by moving its far end out: while ``beyond(outer)`` is false, ``inner`` takes
+    the value of ``outer`` and ``outer`` moves to ``grow(outer)`` — ``grow`` a factor (2.0 doubles,
+    0.5 halves: a bracket can grow up or down), ``"square"`` (×2 below 4, squared from 4 on, float
+    max tried before inf: 1 to 1e300 in ~12 steps) or a callable. Returns ``(inner, outer)``:
+    ``beyond`` holds at ``outer`` and, if ``inner`` moved, fails at ``inner`` — the bracket for
+    :func:`bracket_search` (which calls this itself when given ``grow``).
+
+    An element stops moving where ``stop(outer)`` holds (checked before ``beyond`` is evaluated
+    there: a cap, whose caller then decides), where ``outer`` is not finite, or after ``steps``
+    moves; callers check ``beyond``/``stop`` at the ends they get where that matters. Scalars
+    (Python floats, no ``active``): ``beyond`` and ``stop`` get floats, one element, as a
+    ``while`` loop would. Arrays: element-wise, ``beyond`` evaluated on an array of the bracket's
+    shape (``fill`` where an element no longer moves; ``None``: ``outer`` itself)."""
+    step = _grow_step(grow)
+    if active is None and np.ndim(inner) == 0 and np.ndim(outer) == 0:
+        inner, outer = float(inner), float(outer)
+        for _ in range(steps):
+            if not math.isfinite(outer) or (stop is not None and stop(outer)) or beyond(outer):
+                break
+            inner, outer = outer, float(step(np.float64(outer)))
+        return inner, outer
+    inner, outer = np.broadcast_arrays(np.asarray(inner, dtype=np.float64), np.asarray(outer, dtype=np.float64))
+    inner, outer = inner.copy(), outer.copy()
+    act = np.ones(outer.shape, dtype=bool) if active is None else np.broadcast_to(active, outer.shape)
+    for _ in range(steps):
+        live = act & np.isfinite(outer)
+        if stop is not None:
+            live &= ~np.asarray(stop(outer), dtype=bool)
+        move = live & ~np.asarray(beyond(outer if fill is None else np.where(live, outer, fill)), dtype=bool)
+        if not move.any():
+            break
+        inner = np.where(move, outer, inner)
+        outer = np.where(move, step(outer), outer)
+    return inner, outer
+
+
+def newton_search(
+    residual,
+    x,
+    lo,
+    hi,
+    *,
+    steps: int = 60,
+    slack: float = np.inf,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    floor: float = 0.0,
+):
+    """Safeguarded Newton iteration for the root of an increasing ``residual`` (``residual(x)``
+    returns (r, dr/dx), element-wise), keeping the bracket [lo, hi] with r(lo) < 0 ≤ r(hi): each
+    step updates the bracket from the sign of r at x (hi where r ≥ 0, the safe end for a caller
+    that needs r ≥ 0), then proposes x − r/r' clipped to the bracket; a proposal that is not
+    finite, or more than ``slack`` outside the bracket, is replaced by the bracket's midpoint.
+    Stopping rule: every element moved by at most max(``atol``, ``rtol``·max(x, ``floor``)),
+    or ``steps`` steps. Returns ``(x, lo, hi)``: the last iterate (its side of the root is not
+    guaranteed: callers check it, e.g. :func:`gdp_epsilon_core`) and the bracket."""
+    lo, hi, x = np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64), np.array(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(steps):
+            r, dr = residual(x)
+            lo = np.where(r < 0, x, lo)
+            hi = np.where(r >= 0, x, hi)
+            nx = x - r / dr
+            far = ~np.isfinite(nx) | (nx < lo - slack) | (nx > hi + slack)
+            nx = np.where(far, 0.5 * (lo + hi), np.clip(nx, lo, hi))
+            close = np.all(np.abs(nx - x) <= np.maximum(atol, rtol * np.maximum(x, floor)))
+            x = nx
+            if close:
+                break
+    return x, lo, hi
+
+
+def illinois(g, lo, hi, g_lo, g_hi, *, steps: int = 100, rtol: float = 1e-12, inset: float = 1e-3):
+    """The largest x with g(x) ≤ 0 for an increasing ``g``, from a bracket with g(lo) ≤ 0 < g(hi)
+    (``g_lo``, ``g_hi`` its values), by the Illinois variant of regula falsi (an end kept twice in
+    a row has its g halved): the secant point (bisection where it is not finite or not inside),
+    kept at least ``inset`` of the width from either end. Which end moves is decided by g(x) ≤ 0
+    alone, so ``lo`` — returned — always has g ≤ 0 (the feasible end). Stopping rule: every
+    element has hi − lo ≤ ``rtol``·hi, or ``steps`` steps."""
+    side = np.zeros(np.shape(lo))
+    for _ in range(steps):
+        if np.all(hi - lo <= rtol * hi):
+            break
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+        x = np.where(np.isfinite(x) & (x > lo) & (x < hi), x, 0.5 * (lo + hi))
+        w = hi - lo
+        x = np.clip(x, lo + inset * w, hi - inset * w)
+        gx = g(x)
+        ok = gx <= 0
+        lo = np.where(ok, x, lo)
+        g_lo = np.where(ok, gx, np.where(side == -1, 0.5 * g_lo, g_lo))
+        hi = np.where(ok, hi, x)
+        g_hi = np.where(ok, np.where(side == 1, 0.5 * g_hi, g_hi), gx)
+        side = np.where(ok, 1, -1)
+    return lo
+
+
+def golden_min(fn, lo, hi, n_grid: int = 32, n_golden: int = 36):
+    """Vectorized minimum of fn over [lo_i, hi_i] (one interval per row): an ``n_grid``-point
+    grid, then ``n_golden`` golden-section steps (a fixed count: the stopping rule) in the two
+    cells around the best grid point. Returns the smallest value evaluated — so, for a function
+    whose every value is a valid upper bound, the result is one whatever the shape of fn (the
+    safe side: stopping early only leaves it larger). ``fn`` takes a 2-d (rows × points) or 1-d
+    (rows) array."""
+    t = np.linspace(0.0, 1.0, n_grid)
+    xs = lo[:, None] + (hi - lo)[:, None] * t[None, :]
+    vals = fn(xs)
+    rows = np.arange(lo.size)
+    k = np.argmin(vals, axis=1)
+    best = vals[rows, k]
+    step = (hi - lo) / (n_grid - 1)
+    a = np.maximum(lo, xs[rows, k] - step)
+    b = np.minimum(hi, xs[rows, k] + step)
+    g = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(n_golden):
+        c = b - g * (b - a)
+        d = a + g * (b - a)
+        fc, fd = fn(c), fn(d)
+        best = np.minimum(best, np.minimum(fc, fd))
+        left = fc < fd
+        b = np.where(left, d, b)
+        a = np.where(left, a, c)
+    return best
 
 
 def gdp_mu_bracket(eps, delta, points: int = 64):
@@ -520,13 +715,7 @@ def gdp_mu_bracket(eps, delta, points: int = 64):
     def ok(mu):  # mu: (n, k)
         return within(gdp_log_delta_core(np.where(active[:, None], mu, 0.0), ea), da)
 
-    for _ in range(_MAX_DOUBLINGS):  # grow hi until δ_hi(ε) > δ
-        grow = active & np.isfinite(hi) & ok(hi[:, None])[:, 0]
-        if not grow.any():
-            break
-        lo = np.where(grow, hi, lo)
-        with np.errstate(over="ignore"):
-            hi = np.where(grow, hi * 65536.0, hi)
+    lo, hi = grow_bracket(lambda mu: ~ok(mu[:, None])[:, 0], lo, hi, grow=65536.0, active=active)  # to δ_hi(ε) > δ
     j = np.arange(1, points + 1, dtype=np.float64)[None, :]
     for _ in range(200):  # keeps δ_lo ≤ δ < δ_hi
         live = active & np.isfinite(hi) & (np.nextafter(lo, np.inf) < hi)
@@ -575,7 +764,7 @@ def gdp_epsilon_core(mu, delta):
     with np.errstate(divide="ignore"):
         target = np.log(d)
     # aim slightly below log δ so that exp(log δ_μ(ε)) ≤ δ also holds after rounding of exp
-    target = target - 4.0 * np.spacing(np.abs(target)) - 4e-16
+    target = down(target, "ulps") - 4e-16  # 4 ulps, and 4e-16 for δ near 1 (log δ near 0)
     ok = (m > 0) & np.isfinite(m) & (d > 0)
     out[(d == 0) & (m > 0)] = np.inf
     out[np.isinf(m)] = np.inf
@@ -591,29 +780,18 @@ def gdp_epsilon_core(mu, delta):
                 hi = mu_ * (mu_ / 2.0 - special.ndtri(np.exp(t_)))
                 hi = np.where(np.isfinite(hi), hi, mu_ * mu_ / 2.0 + mu_ * np.sqrt(2.0 * -t_))
             hi = hi * (1.0 + 1e-12) + 1e-300
-            lo = np.zeros_like(hi)
-            x = hi.copy()
             # log δ_μ is concave in ε (Prékopa: (1 − e^{ε−ℓ})₊ and the Gaussian density are
-            # log-concave), so Newton from the right stays to the right of the root.
-            for _ in range(60):
+            # log-concave), so Newton from the right stays to the right of the root. Residual
+            # t − log δ_μ(ε) (increasing in ε); g underflowing to 0 or f = −inf gives a
+            # non-finite step, bisected instead; huge μ: x = inf (the answer)
+
+            def residual(x):
                 f = gdp_log_delta_core(mu_, x)
-                good = f <= t_
-                hi = np.where(good, np.minimum(hi, x), hi)
-                lo = np.where(good, lo, np.maximum(lo, x))
-                g = _gdp_dlogdelta(mu_, x, f)
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    # g underflowing to 0 or f = −inf: a non-finite step, bisect instead
-                    step = (f - t_) / g
-                    nx = x - step
-                nx = np.where(np.isfinite(nx), np.clip(nx, lo, hi), 0.5 * (lo + hi))
-                with np.errstate(invalid="ignore"):  # huge μ: x = nx = inf (the answer)
-                    close = np.all(np.abs(nx - x) <= 1e-13 * np.maximum(x, 1e-6))
-                if close:
-                    x = nx
-                    break
-                x = nx
+                return t_ - f, -_gdp_dlogdelta(mu_, x, f)
+
+            x, lo, hi = newton_search(residual, hi, np.zeros_like(hi), hi, steps=60, rtol=1e-13, floor=1e-6)
             # the returned value is checked: δ_μ(ε) ≤ δ holds at it (safe side)
-            cand = x * (1.0 + 1e-13) + 1e-300
+            cand = up(x, "gdp_eps") + 1e-300
             fc = gdp_log_delta_core(mu_, cand)
             res_need = np.where(fc <= t_, np.minimum(cand, hi), hi)
             res[need] = res_need

@@ -69,6 +69,14 @@ def check_positive(x, name: str, *, allow_inf: bool = False) -> np.ndarray:
     return arr
 
 
+def check_positive_scalar(x, name: str) -> float:
+    """Validate one finite ``x > 0`` (a budget, a radius) and return it as a float."""
+    arr = check_positive(x, name)
+    if arr.ndim:
+        raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
+    return float(arr)
+
+
 def check_delta(x, name: str = "delta", *, allow_one: bool = False) -> np.ndarray:
     """Validate δ ∈ [0, 1) (or [0, 1] with ``allow_one``)."""
     arr = as_array(x, name)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import special
 
 from ._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
-from ._numerics import MARGINS, bracket_search, down, up
+from ._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, newton_search, up
 from ._validation import (
     check_alpha,
     check_delta,
@@ -407,26 +407,20 @@ def _zcdp_best_t(rho, eps):
     g(s) = (2e^s + 1)ρ − log1p(e^{−s}) − ε (increasing in s), bracket s ∈ [−60, 60]."""
     rho, eps = np.broadcast_arrays(rho, eps)
     # the upper end reaches t = e^700: tiny ρ (1e-175) has its optimum near ε/(2ρ) ≫ e^60
-    lo = np.full(rho.shape, -60.0)
-    hi = np.full(rho.shape, 700.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # start near the optimum: with log(1 − 1/α) ≈ −1/t, g = 0 reads 2ρt ≈ ε + 1/t, so
         # t₀ = (ε + √(ε² + 8ρ))/(4ρ) (Newton in s creeps by ~1 per step from a far start)
         t0 = (eps + np.sqrt(eps * eps + 8.0 * rho)) / (4.0 * rho)
         s = np.clip(np.log(np.maximum(t0, 1e-3)), -59.0, 699.0)
-        for _ in range(60):
-            es = np.exp(s)
-            g = (2.0 * es + 1.0) * rho - np.log1p(np.exp(-s)) - eps
-            lo = np.where(g < 0, s, lo)
-            hi = np.where(g >= 0, s, hi)
-            dg = 2.0 * rho * es + 1.0 / (1.0 + es)
-            ns = s - g / dg
-            far = ~np.isfinite(ns) | (ns < lo - 1e-9) | (ns > hi + 1e-9)
-            ns = np.where(far, 0.5 * (lo + hi), np.clip(ns, lo, hi))
-            if np.all(np.abs(ns - s) < 1e-13):
-                s = ns
-                break
-            s = ns
+
+    def residual(s):
+        es = np.exp(s)
+        return (2.0 * es + 1.0) * rho - np.log1p(np.exp(-s)) - eps, 2.0 * rho * es + 1.0 / (1.0 + es)
+
+    # the upper end reaches t = e^700: tiny ρ (1e-175) has its optimum near ε/(2ρ) ≫ e^60;
+    # stops once no element moved by 1e-13 or more
+    lo, hi = np.full(rho.shape, -60.0), np.full(rho.shape, 700.0)
+    s, _, _ = newton_search(residual, s, lo, hi, steps=60, slack=1e-9, atol=np.nextafter(1e-13, 0.0))
     return np.exp(s)
 
 
@@ -569,32 +563,6 @@ class RDPProfile(PrivacyProfile):
         return np.asarray(rdp_to_approx(self.alphas, self.rdp_eps, d), dtype=np.float64)
 
 
-def _grid_golden_min(fn, lo, hi, n_grid: int = 32, n_golden: int = 36):
-    """Vectorized minimum of fn over [lo_i, hi_i] (one interval per row): an ``n_grid``-point
-    grid, then golden-section steps in the two cells around the best grid point. Returns the
-    smallest value evaluated (so, for a function whose every value is a valid bound, the result
-    is valid whatever the shape of fn). ``fn`` takes a 2-d (rows × points) or 1-d (rows) array."""
-    t = np.linspace(0.0, 1.0, n_grid)
-    xs = lo[:, None] + (hi - lo)[:, None] * t[None, :]
-    vals = fn(xs)
-    rows = np.arange(lo.size)
-    k = np.argmin(vals, axis=1)
-    best = vals[rows, k]
-    step = (hi - lo) / (n_grid - 1)
-    a = np.maximum(lo, xs[rows, k] - step)
-    b = np.minimum(hi, xs[rows, k] + step)
-    g = (np.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(n_golden):
-        c = b - g * (b - a)
-        d = a + g * (b - a)
-        fc, fd = fn(c), fn(d)
-        best = np.minimum(best, np.minimum(fc, fd))
-        left = fc < fd
-        b = np.where(left, d, b)
-        a = np.where(left, a, c)
-    return best
-
-
 class EquationProfile(PrivacyProfile):
     """Profile of a mechanism calibrated by the trade-off equation σ = A·√(log(B/δ))/ε
     (Liu et al. 2022, Section 2 and Figure 1 left: "SGD" with A = 2, B = 1, σ = 2).
@@ -669,7 +637,7 @@ class EquationProfile(PrivacyProfile):
     def _refined_search(self, e, lo, hi):
         """min over x ∈ [lo, hi] of _h(e, x): 32-point grid, then 36 golden-section steps in the
         two grid cells around the best point (every evaluated x is a valid bound)."""
-        return _grid_golden_min(lambda x: self._h(e[:, None] if x.ndim == 2 else e, x), lo, hi)
+        return golden_min(lambda x: self._h(e[:, None] if x.ndim == 2 else e, x), lo, hi)
 
     def _naive_epsilon(self, d):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -703,7 +671,7 @@ class EquationProfile(PrivacyProfile):
             with np.errstate(divide="ignore"):
                 width = np.minimum(50.0, 1.0 - np.log1p(-np.minimum(2.0 * dt, 1.0 - 1e-16)))
             hi = lo + width
-            best = _grid_golden_min(lambda x: self._eps_cand(dt[:, None] if x.ndim == 2 else dt, x), lo, hi)
+            best = golden_min(lambda x: self._eps_cand(dt[:, None] if x.ndim == 2 else dt, x), lo, hi)
             res = np.minimum(up(best, "refined"), out[todo])
             # verify against the profile itself (its own inner search) and fall back if needed
             with np.errstate(divide="ignore"):
@@ -735,12 +703,13 @@ _FIT_SCALES = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.5])
 
 def _far_eps(f, target=_FAR_LOG_DELTA, cap=1e9):
     """Smallest-ish ε with f(ε) ≤ target by doubling then 80 bisection steps (inf if above cap)."""
-    hi = 1.0
-    while float(f(hi)) > target:
-        hi *= 2.0
-        if hi > cap:
-            return np.inf
-    lo = 0.0 if hi == 1.0 else hi / 2.0
+
+    def below(e):
+        return float(f(e)) <= target
+
+    lo, hi = grow_bracket(below, 0.0, 1.0, grow=2.0, stop=lambda e: e > cap)
+    if hi > cap:
+        return np.inf
     return float(
         bracket_search(
             lambda e: np.asarray(f(e), dtype=float) <= target, lo, hi, safe="hi", steps=80, rtol=1e-13, ulps=0.0
@@ -864,18 +833,17 @@ def gdp_measure(profile, tol: float = 1e-3):
         return lda > ldm + tiny * np.abs(ldm)
 
     # pointwise bracket on the grid
-    hi = max(mu_t, 1e-3) * 2.0
-    while violated(hi, grid, ldA).any():
-        hi *= 2.0
-        if hi > 1e8:
-            raise ValueError(f"profile is not GDP within mu <= 1e8: {profile!r}")
+    def fits(mu):
+        return not violated(mu, grid, ldA).any()
+
+    _, hi = grow_bracket(fits, 0.0, max(mu_t, 1e-3) * 2.0, grow=2.0, stop=lambda mu: mu > 1e8)
+    if hi > 1e8 and not fits(hi):  # (a start above 1e8 that fits is kept)
+        raise ValueError(f"profile is not GDP within mu <= 1e8: {profile!r}")
     lo = 0.0
-    while hi - lo > tol / 8.0:
-        mid = 0.5 * (lo + hi)
-        if violated(mid, grid, ldA).any():
-            lo = mid
-        else:
-            hi = mid
+    if hi - lo > tol / 8.0:  # bisection (the safe end: hi) to width tol/8
+        lo, hi = (
+            float(v) for v in bracket_search(fits, lo, hi, safe="hi", atol=tol / 8.0, ulps=0.0, steps=2000, ends=True)
+        )
     # beyond the grid (ε > ε_far) rely on the tail condition: μ_upper ≥ μ_t (1 + m) with
     # m = clip(tol/(4 μ_t), 2e-6, 1e-4), well above the extrapolation error of gdp_identify
     margin = float(np.clip(tol / (4.0 * mu_t), 2e-6, 1e-4)) if mu_t > 0 else 0.0

@@ -54,7 +54,15 @@ import numpy as np
 from . import conversions, profiles
 from ._card import CardMixin
 from ._numerics import Margin, down, up
-from ._validation import as_array, check_alpha, check_delta, check_nonneg, check_positive, check_rng
+from ._validation import (
+    as_array,
+    check_alpha,
+    check_delta,
+    check_nonneg,
+    check_positive,
+    check_positive_scalar,
+    check_rng,
+)
 
 __all__ = [
     "PureDPFilter",
@@ -77,13 +85,6 @@ __all__ = [
 ]
 
 # float slack in the SAFE direction (sums are rounded up): dpexplore._numerics.MARGINS["filter"]
-
-
-def _scalar_pos(x, name: str) -> float:
-    arr = check_positive(x, name)
-    if arr.ndim:
-        raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
-    return float(arr)
 
 
 def _mode(mode: str) -> str:
@@ -168,33 +169,9 @@ class _Filter(_Guarantee):
         return out
 
 
-@dataclass(frozen=True)
-class PureDPFilter(_Filter):
-    """Pure ε-DP filter: answer while Σ ε_i ≤ ε. Basic composition holds in the fully adaptive
-    setting (Rogers, Roth, Ullman & Vadhan 2016, the pure-DP case of their filters), so the whole
-    interaction is ε-DP.
-
-    >>> PureDPFilter(1.0).accepts([0.5, 0.25], 0.25), PureDPFilter(1.0).accepts([0.5, 0.25], 0.3)
-    (True, False)
-    """
-
-    eps: float
-
-    def __post_init__(self):
-        object.__setattr__(self, "eps", _scalar_pos(self.eps, "eps"))
-
-    def _card_profile(self):
-        """Its notebook card (:mod:`dpexplore.display`) shows the guarantee of every interaction it
-        lets through: budget-ε-DP.
-
-        >>> PureDPFilter(1.0)._card_profile()[0].eps0
-        1.0
-        """
-        return profiles.PureDPProfile(self.budget), {}
-
-    @property
-    def budget(self) -> float:
-        return self.eps
+class _SumFilter(_Filter):
+    """A filter on one scalar cost per query: answer while the exact sum Σ c_i ≤ ``budget``
+    (:class:`PureDPFilter`'s ε, :class:`ZCDPFilter`'s ρ)."""
 
     def consumed(self, spent) -> float:
         return float(math.fsum(_costs_1d(spent, "spent")))
@@ -209,7 +186,36 @@ class PureDPFilter(_Filter):
         return state + Fraction(float(c))
 
     def _fits(self, state):
-        return state <= Fraction(self.eps)
+        return state <= Fraction(self.budget)
+
+
+@dataclass(frozen=True)
+class PureDPFilter(_SumFilter):
+    """Pure ε-DP filter: answer while Σ ε_i ≤ ε. Basic composition holds in the fully adaptive
+    setting (Rogers, Roth, Ullman & Vadhan 2016, the pure-DP case of their filters), so the whole
+    interaction is ε-DP.
+
+    >>> PureDPFilter(1.0).accepts([0.5, 0.25], 0.25), PureDPFilter(1.0).accepts([0.5, 0.25], 0.3)
+    (True, False)
+    """
+
+    eps: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps", check_positive_scalar(self.eps, "eps"))
+
+    def _card_profile(self):
+        """Its notebook card (:mod:`dpexplore.display`) shows the guarantee of every interaction it
+        lets through: budget-ε-DP.
+
+        >>> PureDPFilter(1.0)._card_profile()[0].eps0
+        1.0
+        """
+        return profiles.PureDPProfile(self.budget), {}
+
+    @property
+    def budget(self) -> float:
+        return self.eps
 
 
 @dataclass(frozen=True)
@@ -225,7 +231,7 @@ class GDPFilter(_Filter):
     mu: float
 
     def __post_init__(self):
-        object.__setattr__(self, "mu", _scalar_pos(self.mu, "mu"))
+        object.__setattr__(self, "mu", check_positive_scalar(self.mu, "mu"))
 
     def _card_profile(self):
         """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: μ-GDP."""
@@ -289,7 +295,7 @@ class RenyiFilter(_Filter):
         >>> round(RenyiFilter.from_target(1.0, 1e-6, 16.0).budgets[0], 6)
         0.328344
         """
-        e = _scalar_pos(eps, "eps")
+        e = check_positive_scalar(eps, "eps")
         d = float(check_delta(delta))
         if d <= 0:
             raise ValueError(f"delta must be > 0 for a Renyi filter to imply (eps, delta)-DP, got {delta!r}")
@@ -333,7 +339,7 @@ class RenyiFilter(_Filter):
 
 
 @dataclass(frozen=True)
-class ZCDPFilter(_Filter):
+class ZCDPFilter(_SumFilter):
     """ρ-zCDP filter: answer while Σ ρ_i ≤ ρ. A ρ_i-zCDP query is (α, αρ_i)-RDP for every α > 1,
     so this is the Rényi filter of Feldman & Zrnic (2021, result “Rényi filter”) at every order at once, and
     the interaction is ρ-zCDP.
@@ -345,7 +351,7 @@ class ZCDPFilter(_Filter):
     rho: float
 
     def __post_init__(self):
-        object.__setattr__(self, "rho", _scalar_pos(self.rho, "rho"))
+        object.__setattr__(self, "rho", check_positive_scalar(self.rho, "rho"))
 
     def _card_profile(self):
         """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: ρ-zCDP."""
@@ -354,21 +360,6 @@ class ZCDPFilter(_Filter):
     @property
     def budget(self) -> float:
         return self.rho
-
-    def consumed(self, spent) -> float:
-        return float(math.fsum(_costs_1d(spent, "spent")))
-
-    def _costs(self, x, name):
-        return _costs_1d(x, name)
-
-    def _zero(self):
-        return Fraction(0)
-
-    def _add(self, state, c):
-        return state + Fraction(float(c))
-
-    def _fits(self, state):
-        return state <= Fraction(self.rho)
 
 
 def _rows(x, name: str, width: int) -> np.ndarray:
@@ -409,7 +400,7 @@ class ApproxZCDPFilter(_Filter):
     delta: float
 
     def __post_init__(self):
-        object.__setattr__(self, "rho", _scalar_pos(self.rho, "rho"))
+        object.__setattr__(self, "rho", check_positive_scalar(self.rho, "rho"))
         d = float(check_delta(self.delta))
         object.__setattr__(self, "delta", d)
 
@@ -482,7 +473,7 @@ class ApproxDPFilter(_Filter):
     delta_prime: float | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "eps", _scalar_pos(self.eps, "eps"))
+        object.__setattr__(self, "eps", check_positive_scalar(self.eps, "eps"))
         d = float(check_delta(self.delta))
         if d <= 0:
             raise ValueError(
@@ -610,7 +601,7 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
     """
     from .conversions import approx_to_gdp
 
-    e = _scalar_pos(eps, "eps")
+    e = check_positive_scalar(eps, "eps")
     d = float(check_delta(delta))
     if d <= 0:
         raise ValueError(f"delta must be > 0, got {delta!r}")
@@ -678,14 +669,14 @@ def simulate_adaptive_analyst(
     if t.ndim != 1 or t.size == 0 or t.size > 10000:
         raise ValueError(f"truth must be a one-dimensional array of 1 to 10000 queries, got shape {t.shape}")
     check_rng(rng)
-    r = _scalar_pos(rel_error, "rel_error")
-    lo = _scalar_pos(min_std, "min_std")
-    hi = _scalar_pos(max_std, "max_std")
+    r = check_positive_scalar(rel_error, "rel_error")
+    lo = check_positive_scalar(min_std, "min_std")
+    hi = check_positive_scalar(max_std, "max_std")
     if hi < lo:
         raise ValueError(f"max_std must be >= min_std ({lo}), got {max_std!r}")
     _mode(mode)
     gaussian = not isinstance(filt, (PureDPFilter, ApproxDPFilter))
-    std = float(np.clip(_scalar_pos(first_std, "first_std"), lo, hi))
+    std = float(np.clip(check_positive_scalar(first_std, "first_std"), lo, hi))
     if not isinstance(filt, _Filter):
         raise ValueError(f"filt must be one of the filters of dpexplore.filters, got {filt!r}")
     state = filt._zero()
@@ -780,7 +771,7 @@ class Session(_Guarantee):
         return profiles.PureDPProfile(self.budget), {}
 
     def __post_init__(self):
-        object.__setattr__(self, "budget", _scalar_pos(self.budget, "budget"))
+        object.__setattr__(self, "budget", check_positive_scalar(self.budget, "budget"))
         s = float(check_nonneg(self.spent, "spent", allow_inf=False))
         if Fraction(s) > Fraction(self.budget):
             raise ValueError(f"spent must be <= budget ({self.budget}), got {self.spent!r}")
@@ -805,7 +796,7 @@ class Session(_Guarantee):
         is charged ``eps`` once. Returns (new parent, tuple of sub-sessions)."""
         if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
             raise ValueError(f"parts must be an integer >= 1, got {parts!r}")
-        e = _scalar_pos(eps, "eps")
+        e = check_positive_scalar(eps, "eps")
         parent = self.spend(e)
         kids = tuple(Session(e) for _ in range(int(parts)))
         return replace(parent, children=self.children + (kids,)), kids

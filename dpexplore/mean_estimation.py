@@ -48,7 +48,7 @@ import numpy as np
 from scipy import stats
 
 from . import mechanisms
-from ._validation import as_array, check_positive
+from ._validation import as_array, check_positive_scalar
 from ._validation import check_rng as _rng
 
 __all__ = [
@@ -90,13 +90,6 @@ def _n(n) -> int:
     return int(n)
 
 
-def _scalar_pos(x, name: str) -> float:
-    arr = check_positive(x, name)
-    if arr.ndim:
-        raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
-    return float(arr)
-
-
 def _method(method: str) -> str:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -118,7 +111,7 @@ def noise_sigma(eps, delta, clip, n) -> float:
     >>> round(noise_sigma(1.0, 1e-5, 1.0, 2), 6)     # sensitivity 1
     3.730632
     """
-    c = _scalar_pos(clip, "clip")
+    c = check_positive_scalar(clip, "clip")
     m = _n(n)
     return float(mechanisms.Gaussian.calibrate(eps, delta, sensitivity=2.0 * c / m).sigma)
 
@@ -187,7 +180,7 @@ def isotropic_clipped_mean(x, eps, delta, clip, rng, center=None) -> np.ndarray:
     pts = _data(x)
     n, d = pts.shape
     c = _center(center, d)
-    cl = _scalar_pos(clip, "clip")
+    cl = check_positive_scalar(clip, "clip")
     sigma = noise_sigma(eps, delta, cl, n)
     return c + _clip_rows(pts - c, cl).mean(axis=0) + sigma * _rng(rng).standard_normal(d)
 
@@ -212,7 +205,7 @@ def mahalanobis_clipped_mean(x, cov, eps, delta, clip, rng, center=None) -> np.n
     if s.shape[0] != d:
         raise ValueError(f"cov must be {d}x{d} for {d}-dimensional points, got {s.shape}")
     c = _center(center, d)
-    cl = _scalar_pos(clip, "clip")
+    cl = check_positive_scalar(clip, "clip")
     sigma = noise_sigma(eps, delta, cl, n)
     half, inv_half = _sqrtm(s)
     z = (pts - c) @ inv_half
@@ -269,7 +262,7 @@ def clipped_covariance(cov, clip, method: str, *, n_theta: int = 256) -> np.ndar
     [[0.0, 0.0], [0.0, 0.0]]
     """
     s = _cov(cov)
-    cl = _scalar_pos(clip, "clip")
+    cl = check_positive_scalar(clip, "clip")
     d = s.shape[0]
     meth = _method(method)
     if meth == "isotropic" and d == 1:
@@ -308,7 +301,7 @@ def output_covariance(cov, n, eps, delta, clip=None, *, method: str = "mahalanob
     s = _cov(cov)
     m = _n(n)
     meth = _method(method)
-    cl = default_clip(s, meth) if clip is None else _scalar_pos(clip, "clip")
+    cl = default_clip(s, meth) if clip is None else check_positive_scalar(clip, "clip")
     sigma = noise_sigma(eps, delta, cl, m)
     noise = sigma**2 * (s if meth == "mahalanobis" else np.eye(s.shape[0]))
     total = clipped_covariance(s, cl, meth) / m + noise
@@ -330,10 +323,10 @@ def gaussian_covariance(kappa, scale=1.0, angle=0.0) -> np.ndarray:
     >>> np.round(gaussian_covariance(4.0), 12).tolist()
     [[4.0, 0.0], [0.0, 1.0]]
     """
-    k = _scalar_pos(kappa, "kappa")
+    k = check_positive_scalar(kappa, "kappa")
     if k < 1:
         raise ValueError(f"kappa (condition number) must be >= 1, got {kappa!r}")
-    sc = _scalar_pos(scale, "scale")
+    sc = check_positive_scalar(scale, "scale")
     a = float(as_array(angle, "angle", allow_inf=False))
     rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
     return rot @ np.diag([sc * sc * k, sc * sc]) @ rot.T
@@ -363,7 +356,7 @@ def simulate_errors(
     if mu.shape != (d,):
         raise ValueError(f"mean must have shape ({d},), got {mu.shape}")
     c = mu if center is None else _center(center, d)
-    cl = default_clip(s, meth) if clip is None else _scalar_pos(clip, "clip")
+    cl = default_clip(s, meth) if clip is None else check_positive_scalar(clip, "clip")
     g = _rng(rng)
     sigma = noise_sigma(eps, delta, cl, m)
     half, inv_half = _sqrtm(s)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import bracket_search, gaussian_log_delta, gdp_epsilon_core, step_up_until_ok, up
+from ._numerics import bracket_search, gaussian_log_delta, gdp_epsilon_core, grow_bracket, step_up_until_ok, up
 from ._validation import check_delta, check_nonneg, check_positive, scalar_out
 from ._card import CardMixin
 
@@ -111,13 +111,9 @@ class PrivacyProfile(CardMixin):
         if np.isfinite(self.eps_max):
             hi = np.full_like(tt, self.eps_max)
         else:
-            hi = np.ones_like(tt)
-            for _ in range(_MAX_DOUBLINGS):
-                above = self._log_delta_checked(hi) > tt
-                if not above.any():
-                    break
-                lo = np.where(above, hi, lo)
-                hi = np.where(above, hi * 2.0, hi)
+            lo, hi = grow_bracket(
+                lambda e: ~(self._log_delta_checked(e) > tt), lo, np.ones_like(tt), fill=None, steps=_MAX_DOUBLINGS
+            )
             hi = np.where(self._log_delta_checked(hi) > tt, np.inf, hi)
         finite = np.isfinite(hi) & np.isfinite(tt)
 

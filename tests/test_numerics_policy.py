@@ -25,7 +25,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpexplore import _numerics
-from dpexplore._numerics import MARGINS, Margin, bracket_search, down, up
+from dpexplore._numerics import (
+    MARGINS,
+    Margin,
+    bracket_search,
+    down,
+    golden_min,
+    grow_bracket,
+    illinois,
+    newton_search,
+    up,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "numerics_grid.npz"
@@ -232,3 +242,39 @@ def test_grid_summary(before_after, capsys):
         worst = max(worst, w)
     print(f"numerics grid: {tot} values, {same} identical, {safer} safer (≤ {worst:.1e} relative)")
     assert same + safer == tot and tot > 5000
+
+
+# -- the other searches: one each in _numerics -------------------------------------------------
+@settings(max_examples=100, deadline=None)
+@given(st.floats(min_value=1e-300, max_value=1e300), st.sampled_from([2.0, 65536.0, "square"]))
+def test_grow_bracket_holds_the_threshold(x_star, grow):
+    # vectorised and scalar forms agree; the far end is beyond, the near end (if it moved) is not
+    lo, hi = grow_bracket(lambda x: x >= x_star, 0.0, 1.0, grow=grow)
+    lo_v, hi_v = grow_bracket(lambda x: x >= x_star, np.zeros(2), np.ones(2), grow=grow)
+    assert hi >= x_star and (lo == 0.0 or lo < x_star)
+    assert lo_v.tolist() == [lo, lo] and hi_v.tolist() == [hi, hi]
+    # down by halving, with a cap that stops it first where it would pass it
+    hi2, lo2 = grow_bracket(lambda x: x < x_star, 2.0 * x_star, x_star, grow=0.5, stop=lambda x: x < 1e-200)
+    assert lo2 < x_star <= hi2 or lo2 < 1e-200
+
+
+def test_bracket_search_grows_its_bracket():
+    x_star = np.array([3.0, 1e10, 0.5])
+    hi = bracket_search(lambda x: x >= x_star, np.zeros(3), np.ones(3), safe="hi", mid="geo", grow="square", steps=300)
+    assert np.all(hi >= x_star) and np.all(hi - x_star <= 2 * np.spacing(x_star))
+    lo = bracket_search(lambda x: x <= x_star, np.zeros(3), np.ones(3), safe="lo", grow=2.0, steps=300)
+    assert np.all(lo <= x_star) and np.all(x_star - lo <= 2 * np.spacing(x_star))
+
+
+def test_newton_illinois_and_golden():
+    c = np.array([2.0, 10.0, 1e-3])
+    x, lo, hi = newton_search(lambda x: (x * x - c, 2.0 * x), np.ones(3), np.zeros(3), np.full(3, 100.0), rtol=1e-15)
+    np.testing.assert_allclose(x, np.sqrt(c), rtol=1e-14)
+    assert np.all(lo <= np.sqrt(c) * (1 + 1e-15)) and np.all(hi >= np.sqrt(c) * (1 - 1e-15))
+    # illinois: the largest x with x³ − c ≤ 0, returned on the feasible side
+    g = lambda x: x**3 - c  # noqa: E731
+    lo = illinois(g, np.zeros(3), np.full(3, 10.0), g(np.zeros(3)), g(np.full(3, 10.0)))
+    assert np.all(g(lo) <= 0) and np.allclose(lo, np.cbrt(c), rtol=1e-11)
+    # golden_min: the smallest value evaluated, never below the true minimum
+    best = golden_min(lambda x: (x - 0.3) ** 2 + 1.0, np.zeros(2), np.ones(2))
+    assert np.all(best >= 1.0) and np.all(best <= 1.0 + 1e-15)

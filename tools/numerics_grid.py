@@ -2,8 +2,11 @@
 values (``tests/data/numerics_grid.npz``) for ``tests/test_numerics_policy.py``.
 
 The stored values are the "before" side of the numerics policy's before/after comparison: they
-were computed by the code before the rounding margins and bracket searches moved into
-``dpexplore/_numerics.py``. Regenerate them from that commit (or any later one, to take a new
+were computed by the code before the rounding margins and searches moved into
+``dpexplore/_numerics.py`` (the first step's baseline was 0e53d06; the stored file is from
+fda7567, before the second step moved the remaining searches — bracket growth, Newton, regula
+falsi, golden section — and inline margins, with the cases after "pld_compose_laplace_eps"
+added for it). Regenerate them from that commit (or any later one, to take a new
 baseline) with::
 
     git archive <commit> dpexplore | tar -x -C /tmp/dpx-before
@@ -46,6 +49,18 @@ def _grid(*axes):
 def _each(fn, *cols):
     """fn applied point by point (for functions that take one profile at a time)."""
     return np.array([float(fn(*args)) for args in zip(*cols)])
+
+
+def _rare_profiles(mech):
+    """Rare-event profiles from a tiny rate to a single run (the margins of their tails)."""
+    sqk = ((0.05, 1e-17, 10**6), (1.0, 1e-9, 1000), (2.0, 1e-6, 1))
+    return [mech.subsampled.RareEventProfile(mech.Gaussian(s), q, k) for s, q, k in sqk]
+
+
+def _gdp_measures(conv, mech):
+    """gdp_measure's (lo, hi) rows for two profiles at two tolerances."""
+    profiles = (conv.PureDPProfile(1.0), mech.Laplace(2.0))
+    return np.array([conv.gdp_measure(p, tol) for p in profiles for tol in (1e-2, 1e-3)])
 
 
 def cases(dp):
@@ -252,6 +267,73 @@ def cases(dp):
         "pld_compose_laplace_eps": (
             "up",
             lambda: comp.compose(mech.Laplace(1.0), 10).epsilon(np.array([1e-12, 1e-6, 1e-3])),
+        ),
+        # -- the searches and margins moved onto the policy in its second step (grow_bracket,
+        # newton_search, illinois, golden_min; the named margins of the rare-event tail, the
+        # discrete mechanisms' RDP and the optimal composition)
+        "zcdp_profile_log_delta": (
+            "up",
+            lambda: np.concatenate([conv.ZCDPProfile(r).log_delta(EPS[1:14]) for r in (1e-6, 0.01, 0.5, 3.0, 100.0)]),
+        ),
+        "equation_profile_delta": (
+            "up",
+            lambda: np.concatenate(
+                [conv.EquationProfile(2.0, 1.0, s, refined=True).delta(EPS[:14]) for s in (0.5, 2.0, 20.0)]
+            ),
+        ),
+        "gdp_measure_hi": ("up", lambda: _gdp_measures(conv, mech)[:, 1]),
+        "gdp_measure_lo": ("down", lambda: _gdp_measures(conv, mech)[:, 0]),
+        "dpsgd_sigma_rdp": (
+            "up",
+            lambda: np.array([comp.dpsgd_sigma(e, 1e-5, 0.01, 1000, "rdp") for e in (0.5, 2.0, 8.0)]),
+        ),
+        "discrete_laplace_calibrate_eps0": (
+            "up",
+            lambda: np.array(
+                [mech.DiscreteLaplace.calibrate(0.0, d, s).scale for d in (1e-6, 1e-3, 0.3, 0.9) for s in (1, 5)]
+            ),
+        ),
+        "discrete_rdp": (
+            "up",
+            lambda: np.concatenate(
+                [m.rdp(ALPHA) for m in (mech.DiscreteLaplace(0.5), mech.DiscreteLaplace(3.0, 4))]
+                + [m.rdp(ALPHA[:-1]) for m in (mech.DiscreteGaussian(0.2), mech.DiscreteGaussian(2.0, 3))]
+            ),
+        ),
+        "subsampled_epsilon": (
+            "up",
+            lambda: np.concatenate(
+                [mech.subsample(mech.Gaussian(s), q).epsilon(DELTA[1:]) for s in (0.5, 2.0) for q in (1e-6, 0.01, 0.5)]
+            ),
+        ),
+        "rare_event_delta": ("up", lambda: np.concatenate([r.delta(EPS[:14]) for r in _rare_profiles(mech)])),
+        "rare_event_epsilon": ("up", lambda: np.concatenate([r.epsilon(DELTA[1:]) for r in _rare_profiles(mech)])),
+        "fixed_subsampled_rdp": (
+            "up",
+            lambda: np.concatenate(
+                [
+                    np.ravel(mech.subsample(mech.Gaussian(s), q, "fixed").rdp(np.array([3.0, 4.0, 8.0, 16.0, 64.0])))
+                    for s in (0.3, 1.0, 5.0)
+                    for q in (0.01, 0.3)
+                ]
+            ),
+        ),
+        "rare_event_tail": (
+            "up",
+            lambda: np.array(
+                [mech.subsampled.rare_event_tail(q, k) for q in (1e-17, 1e-6, 0.1) for k in (1, 2, 10**6)]
+            ),
+        ),
+        "one_shifted_step_lower_epsilon": (
+            "down",
+            lambda: np.concatenate(
+                [
+                    np.ravel(mech.subsampled.one_shifted_step_lower_epsilon(mech.Gaussian(s), q, K, d))
+                    for s in (0.1, 1.0)
+                    for q in (1e-9, 1e-4)
+                    for d in (1e-12, 1e-6)
+                ]
+            ),
         ),
     }
     return c

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .. import pld as _pld
-from .._numerics import up
+from .._numerics import bracket_search, grow_bracket, up
 from .._validation import as_array, check_delta, check_k, check_nonneg, check_positive
 from ..conversions import _rdp_eps_terms, gdp_epsilon, rdp_to_approx
 from ..mechanisms import Gaussian
@@ -325,24 +325,16 @@ def dpsgd_sigma(eps, delta, q, steps, accountant: str = "pld", *, rtol: float = 
 
     # start from the GDP approximation's answer, then bracket by factors of 1.25
 
-    lo_s, hi_s = 0.05, 0.05
-    for _ in range(200):  # a cheap first guess from the CLT formula
-        if gdp_epsilon(dpsgd_gdp_mu(hi_s, q, t), d) <= e:
-            break
-        lo_s, hi_s = hi_s, hi_s * 2.0
-    guess = hi_s
-    hi_s = guess
-    while not ok(hi_s):
-        hi_s *= 1.25
-        if hi_s > 1e8:
-            raise ValueError(f"eps = {eps!r} at delta = {delta!r} needs a noise multiplier above 1e8")
-    lo_s = hi_s / 1.25
-    while lo_s > 1e-3 and ok(lo_s):
-        hi_s, lo_s = lo_s, lo_s / 1.25
-    while hi_s / lo_s > 1.0 + r:
-        mid = float(np.sqrt(lo_s * hi_s))
-        if ok(mid):
-            hi_s = mid
-        else:
-            lo_s = mid
-    return float(hi_s)
+    # a cheap first guess from the CLT formula (doubling from 0.05)
+    _, guess = grow_bracket(lambda s: gdp_epsilon(dpsgd_gdp_mu(s, q, t), d) <= e, 0.05, 0.05, grow=2.0, steps=200)
+    _, hi_s = grow_bracket(ok, guess, guess, grow=1.25, stop=lambda s: s > 1e8)
+    if hi_s > 1e8 and not ok(hi_s):
+        raise ValueError(f"eps = {eps!r} at delta = {delta!r} needs a noise multiplier above 1e8")
+    hi_s, lo_s = grow_bracket(lambda s: not ok(s), hi_s, hi_s / 1.25, grow=lambda s: s / 1.25, stop=lambda s: s <= 1e-3)
+    if hi_s / lo_s <= 1.0 + r:
+        return float(hi_s)
+    # geometric bisection (√(lo·hi)) to hi/lo ≤ 1 + rtol, the feasible end
+    ends = bracket_search(
+        lambda s: ok(float(s)), lo_s, hi_s, safe="hi", mid=lambda a, b: np.sqrt(a * b), ratio=r, ulps=0.0, steps=400
+    )
+    return float(ends)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .._numerics import bracket_search, down, log1mexp, log_subtract, up
+from .._numerics import MARGINS, bracket_search, down, grow_bracket, illinois, log1mexp, log_subtract, up
 from .._validation import check_delta, check_k, check_nonneg, scalar_out
 from ..conversions import pure_to_rdp, pure_to_zcdp
 from ..profiles import PrivacyProfile
@@ -210,6 +210,10 @@ def _kov_log_delta(eps_g, e, k):
     return np.minimum(out, 0.0)
 
 
+#: the optimal composition's round-up (see :func:`_kov_epsilon`)
+_OPT = MARGINS["optimal"]
+
+
 def _kov_epsilon(log_r, e, k):
     """Smallest ε_g with (1 + margin)·δ(ε_g) + tail ≤ r (log r given), exact piece by piece:
     between the break points (2l − k)ε, δ(ε_g) = S1 − e^{ε_g} S2 with suffix sums S1, S2.
@@ -247,7 +251,10 @@ def _kov_epsilon(log_r, e, k):
         upper = bp[r_idx, m]
         lower = np.where(m > 0, upper - 2 * e[sl], -np.inf)
         sol = np.maximum(np.clip(np.nan_to_num(sol, nan=-np.inf), lower, upper), 0.0)
-        sol = np.where(sol > 0, sol + 1e-12 * sol + 4 * np.spacing(sol), 0.0)  # round up
+        # round up by MARGINS["optimal"], written out: up() would round the same margin up to
+        # one float higher, which moves per_step_budget's Illinois search (on this ε_g) by
+        # ~1e-13 relative to either side
+        sol = np.where(sol > 0, sol + _OPT.rel * sol + _OPT.ulps * np.spacing(sol), 0.0)
         # r at most the bounded tail: only ε_g ≥ kε (where δ = 0 exactly) is certified
         sol = np.where(np.isneginf(t), kmax[sl], np.minimum(sol, kmax[sl]))
         sol = np.where(e[sl] == 0, 0.0, sol)
@@ -485,34 +492,9 @@ def _optimal_per_step(E, D, K, basic_eps):
     g_lo = g(lo)
     bad = g_lo > 0  # cannot happen in exact arithmetic; fall back to the basic budget
     lo = np.where(bad, b0, lo)
-    g_lo = np.where(bad, g(lo), g_lo)
-    hi = np.maximum(2.0 * lo, E / np.sqrt(Kf))
-    g_hi = g(hi)
-    for _ in range(200):  # expand until infeasible
-        grow = g_hi <= 0
-        if not grow.any():
-            break
-        lo = np.where(grow, hi, lo)
-        g_lo = np.where(grow, g_hi, g_lo)
-        hi = np.where(grow, 2.0 * hi, hi)
-        g_hi = np.where(grow, g(hi), g_hi)
-    side = np.zeros(lo.shape)
-    for _ in range(100):
-        if np.all(hi - lo <= 1e-12 * hi):
-            break
-        with np.errstate(invalid="ignore", divide="ignore"):
-            x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
-        x = np.where(np.isfinite(x) & (x > lo) & (x < hi), x, 0.5 * (lo + hi))
-        # keep the bracket shrinking: never closer than 1e-3 of the width to an end
-        w = hi - lo
-        x = np.clip(x, lo + 1e-3 * w, hi - 1e-3 * w)
-        gx = g(x)
-        ok = gx <= 0
-        lo = np.where(ok, x, lo)
-        g_lo = np.where(ok, gx, np.where(side == -1, 0.5 * g_lo, g_lo))
-        hi = np.where(ok, hi, x)
-        g_hi = np.where(ok, np.where(side == 1, 0.5 * g_hi, g_hi), gx)
-        side = np.where(ok, 1, -1)
+    # expand until infeasible (hi doubles), then Illinois to a relative width 1e-12
+    lo, hi = grow_bracket(lambda x: g(x) > 0, lo, np.maximum(2.0 * lo, E / np.sqrt(Kf)), grow=2.0, fill=None, steps=200)
+    lo = illinois(g, lo, hi, g(lo), g(hi), steps=100, rtol=1e-12, inset=1e-3)
     out = basic_eps.copy()
     out[live] = np.maximum(lo, b0)
     return out

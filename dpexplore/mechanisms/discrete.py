@@ -42,7 +42,17 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
-from .._numerics import bracket_search, down, epsilon_by_bisection, expm1mx, log1mexp, pure_rdp_exact, within
+from .._numerics import (
+    bracket_search,
+    down,
+    epsilon_by_bisection,
+    expm1mx,
+    grow_bracket,
+    log1mexp,
+    pure_rdp_exact,
+    up,
+    within,
+)
 from .._validation import as_array, check_alpha, check_delta, check_nonneg, check_probability, scalar_out
 from ._base import MechanismProfile, _GaussianParameters, _PrivacyMechanism, _rng, _size
 from .additive import Gaussian
@@ -274,13 +284,22 @@ class _DiscreteMechanism(_PrivacyMechanism):
         lo = np.full(a.shape, lo)  # P[Y > lo] > α for every α < 1 is not guaranteed: checked below
         hi = np.full(a.shape, hi)
         # make sure P[Y > hi] ≤ α and P[Y > lo] > α (widen by doubling if needed)
-        for _ in range(200):
-            bad_hi = self._log_cdf_int(-hi - 1.0) > la
-            bad_lo = self._log_cdf_int(-lo - 1.0) <= la
-            if not (bad_hi.any() or bad_lo.any()):
-                break
-            hi = np.where(bad_hi, hi + (np.abs(hi) + 1.0), hi)
-            lo = np.where(bad_lo, lo - (np.abs(lo) + 1.0), lo)
+        _, hi = grow_bracket(
+            lambda x: self._log_cdf_int(-x - 1.0) <= la,
+            hi,
+            hi,
+            grow=lambda x: x + (np.abs(x) + 1.0),
+            fill=None,
+            steps=200,
+        )
+        _, lo = grow_bracket(
+            lambda x: self._log_cdf_int(-x - 1.0) > la,
+            lo,
+            lo,
+            grow=lambda x: x - (np.abs(x) + 1.0),
+            fill=None,
+            steps=200,
+        )
         big = (np.abs(hi) > _BIG) | (np.abs(lo) > _BIG)
         # integer bisection: P[Y > hi] ≤ α < P[Y > lo]
         k = bracket_search(lambda x: self._log_cdf_int(-x - 1.0) <= la, lo, hi, safe="hi", mid="int", steps=120)
@@ -602,7 +621,7 @@ class DiscreteLaplace(_DiscreteMechanism):
         if x < 1.0:
             if dd > 2**20:
                 val = float(pure_rdp_exact(d_up, a))
-                return min(val * (1 + 64 * _U), d_up)
+                return min(float(up(val, "rdp_sum")), d_up)
             # atoms: y ≤ 0 → d; y ≥ Δ → −d; 1 ≤ y ≤ Δ − 1 → (Δ − 2y)/t; log-probabilities lw
             total = float(_w_expm1mx(-l1p, am1 * d) + am1 * _w_expm1mx(-l1p, -d))
             total += float(_w_expm1mx(-d - l1p, -am1 * d) + am1 * _w_expm1mx(-d - l1p, d))
@@ -612,7 +631,7 @@ class DiscreteLaplace(_DiscreteMechanism):
                 lw = self._log_c - y * u
                 total += float(np.sum(_w_expm1mx(lw, am1 * ell) + am1 * _w_expm1mx(lw, -ell)))
             val = math.log1p(total) / am1
-            val = val * (1 + 64 * _U)
+            val = float(up(val, "rdp_sum"))
         else:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 t1 = am1 * d - l1p
@@ -629,7 +648,7 @@ class DiscreteLaplace(_DiscreteMechanism):
                 # absolute rounding of the log-sum-exp, spread over α − 1
                 err = 16 * _U * (1.0 + max(abs(v) for v in finite))
                 val = (log_a + err) / am1
-                val = val * (1 + 16 * _U)
+                val = float(up(val, "rdp_closed"))
         if not math.isfinite(val):
             return d_up
         return float(min(max(val, 0.0), d_up))
@@ -679,14 +698,12 @@ class DiscreteLaplace(_DiscreteMechanism):
             hi = float(np.nextafter(hi, np.inf)) if i < 8 else hi * (1 + 2.0 ** (i - 60))
         if dl == 0.0:
             return make(hi)
-        while not feasible(hi):  # ε = 0: grow until the total variation is ≤ δ
-            hi *= 2.0
-            make(hi)
-        lo = hi / 2.0
-        while feasible(lo):
-            if lo < 1e-300:
-                return make(lo)
-            hi, lo = lo, lo / 2.0
+        _, hi = grow_bracket(feasible, hi, hi, grow=2.0)  # ε = 0: grow until the total variation is ≤ δ
+        if not math.isfinite(hi):
+            make(hi)  # the scale is beyond the float range: its ValueError
+        hi, lo = grow_bracket(lambda x: not feasible(x), hi, hi / 2.0, grow=0.5, stop=lambda x: x < 1e-300)
+        if lo < 1e-300 and feasible(lo):
+            return make(lo)
         if hi - lo > 2 * np.spacing(hi):  # feasible(hi), not feasible(lo): to 2 ulps
             hi = float(bracket_search(lambda x: feasible(float(x)), lo, hi, safe="hi", mid="geo", steps=200, ulps=2.0))
         return make(hi)
@@ -1003,17 +1020,14 @@ class DiscreteGaussian(_GaussianParameters, _DiscreteMechanism):
         lo = top - self.sigma - 1.0
         hi = top.copy()
         dd = float(self.sensitivity)
+
         # to 1e-3: the mode only centres the summation window (it is rounded to an integer, and
         # the window's radii are searched from it), so the 60 halvings to an ulp cost ~5× the time
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
+        def past_mode(y):
             with np.errstate(over="ignore", divide="ignore"):
-                f = mid + dd / np.expm1(self._kappa * (theta + (m - mid)))
-            pos = f > 0
-            hi = np.where(pos, mid, hi)
-            lo = np.where(pos, lo, mid)
-            if np.all(hi - lo <= 1e-3):
-                break
+                return y + dd / np.expm1(self._kappa * (theta + (m - y))) > 0
+
+        lo, hi = bracket_search(past_mode, lo, hi, safe="hi", steps=60, ulps=0.0, atol=1e-3, ends=True)
         return 0.5 * (lo + hi)
 
     def _radius(self, start, step, limit, m, theta, top_value):
@@ -1147,7 +1161,7 @@ class DiscreteGaussian(_GaussianParameters, _DiscreteMechanism):
             bf = np.where(u <= -root6, he5u / s**5, glob * np.exp(0.5 * u * u))
             bg = np.where(um <= -root6, (1.0 - wm) * np.abs(he5m) / s**5, glob * np.exp(e + 0.5 * u * u))
             rem = c6 * (bf + bg)
-            total = i_cont - i_gap * (1.0 - 1e-12) + corr + np.abs(corr) * 1e-10 + rem
+            total = i_cont - down(i_gap, "em_gap") + corr + np.abs(corr) * 1e-10 + rem
             out = -0.5 * u * u + np.log(total) - self._log_z
         bad = ~np.isfinite(out) | ~(total > 0)
         if bad.any():
@@ -1274,8 +1288,8 @@ class DiscreteGaussian(_GaussianParameters, _DiscreteMechanism):
                 lt = math.log(4.0) - (y * y) / s2 + 2.0 * lsinh - math.log1p(2.0 * float(np.sum(np.exp(-(y * y) / s2))))
             l1 = -(c * c) / s2
             lr = float(np.logaddexp(l1, l1 + special.logsumexp(lt)))
-        corr = lr / am1 * (1 - 64 * _U)  # ≤ 0; its magnitude rounded down
-        val = (base + corr) * (1 + 16 * _U)
+        corr = float(up(lr / am1, "rdp_sum"))  # ≤ 0; its magnitude rounded down
+        val = float(up(base + corr, "rdp_closed"))
         return float(min(max(val, 0.0), base))
 
     def _label(self):

@@ -60,7 +60,7 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_array, check_alpha, scalar_out
-from .._numerics import within
+from .._numerics import bracket_search, down, step_up_until_ok, up, within
 from ..profiles import PrivacyProfile
 from ._base import _PrivacyMechanism
 from .additive import AdditiveNoiseMechanism, Gaussian
@@ -305,13 +305,9 @@ class OneStepProfile(PrivacyProfile):
         eps = np.where(np.isinf(em), self.eps_max, np.minimum(eps, self.eps_max))
         # the closed form's rounding and that of δ(ε) differ by ulps: step up until the computed
         # δ(ε) itself is within the target (as the bisection's answers are)
-        for i in range(64):
-            bad = np.isfinite(eps) & ~within(self._log_delta_checked(eps), d)
-            if not bad.any():
-                break
-            step = np.maximum(np.spacing(eps) * 2.0 ** (i + 2), 2.0**-1074)
-            eps = np.where(bad, np.minimum(eps + step, self.eps_max), eps)
-        return eps
+        return step_up_until_ok(
+            eps, lambda v: np.isfinite(v) & ~within(self._log_delta_checked(v), d), self.eps_max, floor=2.0**-1074
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -348,14 +344,14 @@ def _bernstein_shifts(mu: float, q: float, k: int, xs, tails):
             on_b = (j + 1) * j * m2 / 2 + special.log_ndtr((tau + m2 / 2 - (j + 1) * m2) / mu)
             return np.logaddexp(np.log1p(-q) + on_a, lq + on_b)
 
-        mean = k * np.exp(lq + log_moment(1)) * (1 + 1e-12)
-        second = (np.exp(2 * lq + log_moment(2)) + l1q * l1q) * (1 + 1e-12)
+        mean = up(k * np.exp(lq + log_moment(1)), "rare_moment")
+        second = up(np.exp(2 * lq + log_moment(2)) + l1q * l1q, "rare_moment")
         b = xs + l1q
         lam = np.log(1.0 / _RARE_ETA)
         a = b[:, None] * lam[None, :] / 3.0
-        shift = (mean[:, None] + a + np.sqrt(a * a + 2.0 * lam[None, :] * k * second[:, None])) * (1 + 1e-12)
+        shift = up(mean[:, None] + a + np.sqrt(a * a + 2.0 * lam[None, :] * k * second[:, None]), "rare_moment")
         shift = np.maximum(shift, 0.0)
-        tail = (np.asarray(tails, dtype=np.float64)[:, None] + _RARE_ETA[None, :]) * (1 + 1e-15)
+        tail = up(np.asarray(tails, dtype=np.float64)[:, None] + _RARE_ETA[None, :], "rare_tail")
     bad = ~np.isfinite(shift) | ~np.isfinite(tail)
     return np.where(bad, np.inf, shift).ravel(), np.where(bad, np.inf, tail).ravel()
 
@@ -408,19 +404,26 @@ def one_shifted_step_lower_epsilon(mechanism, q: float, k, delta: float):
         if not use.any():
             return float(out) if out.ndim == 0 else out
         target = np.exp(np.where(use, log_target, 0.0))
-        x = np.asarray(mechanism.profile._epsilon(target[use]), dtype=np.float64) * (1.0 - 1e-9)
+        x = down(np.asarray(mechanism.profile._epsilon(target[use]), dtype=np.float64), "lower_eps")
         e1 = x - (np.log(kf[use]) - log_c1[use])
         p = p0[use]
         val = np.where(e1 < 700.0, np.log1p(p * np.expm1(np.minimum(e1, 700.0))), e1 + np.log(p))
-        val = np.where(e1 > 0.0, np.maximum(val * (1.0 - 1e-9), 0.0), 0.0)
+        val = np.where(e1 > 0.0, np.maximum(down(val, "lower_eps"), 0.0), 0.0)
     out[use] = val
     return float(out) if out.ndim == 0 else out
+
+
+def _tail_up(x):
+    """A pair-union tail C(k, 2)·π² ≥ 0 rounded up by ``MARGINS["rare_tail"]``, at least to the
+    smallest positive float (0 included: a bound of 0 would claim the second event impossible)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x > 0.0, up(x, "rare_tail"), np.nextafter(0.0, 1.0))
 
 
 def rare_event_tail(q: float, k: int) -> float:
     """C(k, 2)·q², rounded up: a bound on P(J ≥ 2) for the number J ~ Binomial(k, q) of runs
     that include the record (a union bound over pairs of runs)."""
-    return float(np.nextafter(0.5 * k * (k - 1.0) * q * q * (1.0 + 1e-15), np.inf))
+    return float(_tail_up(0.5 * k * (k - 1.0) * q * q))
 
 
 class RareEventProfile(PrivacyProfile):
@@ -460,9 +463,9 @@ class RareEventProfile(PrivacyProfile):
         loss = _SubsampledLoss(mechanism, q, "remove")
         with np.errstate(divide="ignore"):
             log_pi = np.asarray(loss._loss_tails(_RARE_X)[0], dtype=np.float64)
-        pi = np.minimum(np.exp(log_pi) * (1.0 + 1e-9), 1.0)  # P(L > x), rounded up
+        pi = np.minimum(up(np.exp(log_pi), "tail_prob"), 1.0)  # P(L > x), rounded up
         self._shift = np.nextafter(self.k * _RARE_X, np.inf)  # k·x, rounded up
-        self._tail = np.nextafter(0.5 * self.k * (self.k - 1.0) * pi * pi * (1.0 + 1e-15), np.inf)
+        self._tail = _tail_up(0.5 * self.k * (self.k - 1.0) * pi * pi)
         if isinstance(mechanism, Gaussian) and q < 1.0:  # the small losses' sum, by Bernstein
             s_b, t_b = _bernstein_shifts(
                 float(mechanism.sensitivity) / float(mechanism.sigma), q, self.k, _RARE_X, self._tail
@@ -490,7 +493,7 @@ class RareEventProfile(PrivacyProfile):
             terms = np.where(flat[:, None] >= self._shift[None, :], terms, 0.0)  # below k·x: 1
         out = np.min(terms, axis=1)
         out = np.where(flat < self.add_max, 0.0, out)
-        out = np.where(np.isfinite(out), out + 4 * np.spacing(np.abs(out)), out)
+        out = up(out, "ulps")
         return np.minimum(out, 0.0).reshape(e.shape)
 
     def _epsilon(self, delta):
@@ -948,17 +951,18 @@ def _log_moment_quad(n: np.ndarray, s: float) -> np.ndarray:
         far = s * (n * s + np.sqrt(n) + 1.0) if side > 0 else s * (np.sqrt(n) + 10.0 + 1.5 * s)
         a = np.full_like(n, near)  # |u| at which the slope is positive (right) / negative (left)
         b = far.copy()
-        for _ in range(200):
-            m = np.sqrt(a * b) if side > 0 else 0.5 * (a + b)
+
+        def not_beyond(m, side=side):  # the mode lies at most |u| = m from z0
             u = side * m
             z = z0 + u / s
             with np.errstate(over="ignore"):
                 slope = (-z + n * s / -np.expm1(-u)) if side > 0 else (-z - n * s / np.expm1(-u))
-            up = (slope > 0) if side > 0 else (slope < 0)  # the mode lies further from z0
-            a = np.where(up, m, a)
-            b = np.where(up, b, m)
-            if np.all(b - a <= 1e-13 * b):
-                break
+            return ~((slope > 0) if side > 0 else (slope < 0))
+
+        # bisection (geometric on the right) to a relative width 1e-13; the window is centred
+        # on the bracket's midpoint
+        mid = (lambda lo, hi: np.sqrt(lo * hi)) if side > 0 else "arith"
+        a, b = bracket_search(not_beyond, a, b, safe="hi", mid=mid, rtol=1e-13, ulps=0.0, steps=200, ends=True)
         um = side * 0.5 * (a + b)
         zm = z0 + um / s
         # the window [zm − 12, zm + 12] on this side of z0, in panels of 1/4
