@@ -135,3 +135,20 @@ def test_tradeoff_envelope_is_the_safe_side():
     i = np.searchsorted(c.fpr, 0.01)
     assert c.tpr[i] < 3 * exact[i]  # a bound, but not a useless one
     np.testing.assert_array_equal(c.delta, np.asarray(p.delta(c.eps)))
+
+
+def test_an_object_without_a_gdp_bound_draws_no_gdp_curve():
+    """(ε, δ)-DP with δ > 0 has no μ (its card says "not defined"): explore draws the GDP curve
+    through its (ε(δ), δ), as for any object without an exact μ, with no message (it once read the
+    first letter of "not defined" as an exact μ)."""
+    from dpexplore.conversions import ApproxDPProfile
+    from dpexplore.ui.views import object_curves
+
+    assert object_curves(ApproxDPProfile(1.0, 1e-6)).mu is None
+    c = explore(ApproxDPProfile(1.0, 1e-6), Laplace(1.0)).controller
+    assert c.message.text == ""
+    r = c.result
+    assert r.mu_how[0].startswith("through") and isinstance(r.mus[0], float), (r.mus, r.mu_how)
+    assert gdp_delta(r.mus[0], r.eps_at_delta[0]) >= r.delta
+    names = [t.get("name", "") for t in c.figs[0].data]
+    assert sum("GDP" in n for n in names) == 2, names

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import display, risk
 from ..conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_envelope  # noqa: F401
+from .._numerics import up as round_up
 from ..display import format_up
 from .controls import OKABE_ITO
 
@@ -383,7 +384,8 @@ def object_curves(obj) -> ObjectCurves:
             rdp = np.array([float(info.rdp(a)) for a in ORDERS])
         except Exception:  # noqa: BLE001 - no RDP view for this object
             rdp = None
-    mu, how = (info.mu[0], "exact") if info.mu is not None else (None, "")
+    # info.mu: (μ, how) where the object is exactly μ-GDP; a sentence where μ is not defined
+    mu, how = (info.mu[0], "exact") if isinstance(info.mu, tuple) else (None, "")
     if mu is None and np.isfinite(float(p.eps_max)):
         try:  # pure DP: the certified μ of its card (conversions.gdp_measure, complete certificate)
             mu, how = float(gdp_measure(p, tol=1e-3)[1]), "certified"
@@ -396,15 +398,15 @@ def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
     """The cheap curves of a profile whose ``risk.tpr_at_fpr`` is costly (a composed PLD or KOV
     profile: 0.3–3 s): δ(ε) on ``n_eps`` linear points, and β and TPR = 1 − β from that grid by
     :func:`~dpexplore.conversions.tradeoff_envelope` (an upper bound on the best test's TPR,
-    rounded up by a relative 1e-12 like ``risk.tpr_at_fpr``: the safe side; looser than
-    ``risk.tpr_at_fpr``, which refines the ε of each α). No μ (a caller draws the GDP curve
+    rounded up by ``MARGINS["risk_numerical"]``, the margin of ``risk.tpr_at_fpr``'s numerical
+    bound: the safe side; looser than ``risk.tpr_at_fpr``, which refines the ε of each α). No μ (a caller draws the GDP curve
     through ε(δ) by :func:`matched_mu`) and no Rényi DP."""
     eps = _eps_grid(profile, n_eps, False)
     delta = np.asarray(profile.delta(eps), dtype=np.float64)
     fpr = np.concatenate([[0.0], np.logspace(-5, 0, N_FPR)])
     alpha = np.linspace(0.0, 1.0, N_FPR)
-    # rounded up by a relative 1e-12, as risk.tpr_at_fpr (the profile's δ carries its own error)
-    up = np.minimum(1.0, (1.0 - tradeoff_envelope(eps, delta, np.concatenate([fpr, alpha]))) * (1 + 1e-12))
+    # rounded up by the margin of risk.tpr_at_fpr's numerical bound (the profile's δ carries its own error)
+    up = np.minimum(1.0, round_up(1.0 - tradeoff_envelope(eps, delta, np.concatenate([fpr, alpha])), "risk_numerical"))
     return ObjectCurves(
         label,
         label,
