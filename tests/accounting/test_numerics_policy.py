@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from dpexplore import _numerics
 from dpexplore._numerics import MARGINS, Margin, bracket_search, down, up
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "numerics_grid.npz"
 #: the largest move to the safe side accepted (relative): the largest margin (1e-9, the PLD's)
 #: is not applied anew, so the moves seen are a few ulps (a search stopping earlier, a margin
