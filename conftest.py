@@ -10,6 +10,12 @@ Under ``CI`` (set by the CI runner) hypothesis runs derandomized.
 mpmath's working precision is global, and test modules set it at import (``mp.mp.dps = 50``):
 the last module collected would set it for every test. Each module's tests run at the precision
 that module set (recorded when it was imported) instead.
+
+The tests are laid out like the package: ``tests/accounting``, ``tests/mechanisms``,
+``tests/teaching``, ``tests/apps``, ``tests/ui``, ``tests/voila`` and ``tests/hub`` test the layer
+of that name; the files in ``tests/`` itself test the package as a whole (its import, docs, build,
+lint, cards, bibliography); ``tests/browser`` drives real servers in Chromium. ``tests/`` is put on
+``sys.path`` here, so every test imports the shared helpers ``aio`` and ``snippetkit`` by name.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import sys
 
 import pytest
 from hypothesis import settings
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
 
 # dpexplore.hub subclasses JupyterHub's classes: without the hub extra (make hub-setup) there is
 # nothing of it to import, so its doctest collection is skipped rather than an error

@@ -1,4 +1,4 @@
-""" "Reproduce in Python" checks shared by tests/test_snippets.py and the labs' tests: run an app's
+""" "Reproduce in Python" checks shared by tests/apps/test_snippets.py and the labs' tests: run an app's
 snippet as a user would paste it, and read the numbers it prints and the numbers the page shows."""
 
 from __future__ import annotations

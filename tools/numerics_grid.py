@@ -1,5 +1,5 @@
 """Evaluate the public accounting functions on a grid covering the range users try, and store the
-values (``tests/data/numerics_grid.npz``) for ``tests/test_numerics_policy.py``.
+values (``tests/data/numerics_grid.npz``) for ``tests/accounting/test_numerics_policy.py``.
 
 The stored values are the "before" side of the numerics policy's before/after comparison: they
 were computed by the code before the rounding margins and searches moved into

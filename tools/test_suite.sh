@@ -14,7 +14,7 @@
 # The parts share nothing but the machine: each hub test makes its own hub, ports and accounts.
 # The output of 2 and 3 follows that of 1, then a summary names every part's result and every
 # rerun (a rerun is a bug report; CI shows the end of the output). With arguments, pytest runs
-# once with them instead: `make test ARGS="tests/test_pld_two_grids.py -x"`.
+# once with them instead: `make test ARGS="tests/accounting/test_pld_two_grids.py -x"`.
 set -u
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

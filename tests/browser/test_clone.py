@@ -3,7 +3,7 @@
 A page of a dashboard is served as a copy of its first rendered page on a kernel forked with the
 app already built: the copy must differ from the reference only by its kernel id, and its kernel
 must answer every slider move in the browser as a rendered page's does (that such kernels draw
-random numbers of their own is tests/test_forkserver.py's part). At the default pool size a
+random numbers of their own is tests/voila/test_forkserver.py's part). At the default pool size a
 dashboard keeps no kernel at rest. When the template dies, the reference is dropped, the next page
 is rendered as usual and works, and the pages are cloned again from the new template's.
 """

@@ -2,7 +2,7 @@
 
 After every action the plotted numbers are compared with what the core computes for the new
 setting (:func:`compute_composition`, itself checked against the backend and mpmath in
-tests/test_dash_composition_explorer.py).
+tests/apps/test_composition_explorer.py).
 """
 
 from __future__ import annotations

@@ -786,7 +786,7 @@ def test_apps_user_cap_turns_the_third_student_away(apps_hub, apps_students, bro
 
 def test_apps_a_killed_kernel_is_said_on_its_page_only(apps_hub, apps_students):
     """A student's kernel ended as the memory limit ends it (SIGKILL, the OOM killer's signal:
-    tests/test_hub_limits.py and the lab test show the limit doing it): her page says so in plain
+    tests/hub/test_hub_limits.py and the lab test show the limit doing it): her page says so in plain
     words (role=alert); bob's page says nothing and keeps answering."""
     _, page = apps_students["alice"]
     _, bob_page = apps_students["bob"]

@@ -215,7 +215,7 @@ def test_page_template_renders_the_page_end():
     import json
     import pathlib
 
-    root = pathlib.Path(__file__).resolve().parents[1] / "dpexplore" / "voila"
+    root = pathlib.Path(__file__).resolve().parents[2] / "dpexplore" / "voila"
     names = json.loads((root / "voila.json").read_text())["VoilaExporter"]["filters"]
     template = (root / "templates" / "dpexplore" / "index.html.j2").read_text()
     assert names == {"dpexplore_page_end": "dpexplore.voila.pool.page_end"}

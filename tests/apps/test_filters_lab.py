@@ -359,7 +359,7 @@ def test_typed_nonsense_shows_the_message(app):
     ids=["defaults", "skip", "tiny-eps", "large-eps"],
 )
 def test_filters_lab_snippet_prints_the_readout(settings_):
-    """As tests/test_snippets.py checks every lab: the snippet, run as pasted, prints only numbers
+    """As tests/apps/test_snippets.py checks every lab: the snippet, run as pasted, prints only numbers
     the page shows."""
     app = build_filters_lab()
     c = app.controller

@@ -25,7 +25,7 @@ from traitlets.config import Config  # noqa: E402
 from dpexplore.hub import roster as R  # noqa: E402
 from dpexplore.hub.settings import KNOBS, configure, default_max_users, knobs_markdown  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 
 

@@ -332,7 +332,7 @@ def test_query_string_and_defaults_on_the_grids():
     ],
 )
 def test_snippet_prints_the_readout(settings):
-    """As tests/test_snippets.py: every number the snippet prints is a number of the readout."""
+    """As tests/apps/test_snippets.py: every number the snippet prints is a number of the readout."""
     app = build_group_privacy_lab()
     c = app.controller
     for k, v in settings.items():

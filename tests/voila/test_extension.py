@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 HEAVY = (
     "anywidget",
     "ipywidgets",

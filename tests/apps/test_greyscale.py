@@ -15,7 +15,7 @@ import pytest
 from dpexplore.apps import APPS
 from dpexplore.ui.plotwidget import PlotlyWidget, _colour_key, tell_apart
 
-NB_DIR = pathlib.Path(__file__).resolve().parents[1] / "dpexplore" / "apps" / "notebooks"
+NB_DIR = pathlib.Path(__file__).resolve().parents[2] / "dpexplore" / "apps" / "notebooks"
 
 #: figures whose meaning gives one style to curves of several colours, and why
 BY_MEANING = {

@@ -37,7 +37,7 @@ from dpexplore._numerics import (
     up,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "numerics_grid.npz"
 #: the largest move to the safe side accepted (relative): the largest margin (1e-9, the PLD's)
 #: is not applied anew, so the moves seen are a few ulps (a search stopping earlier, a margin
