@@ -31,9 +31,9 @@ import warnings
 
 import numpy as np
 
-from dpexplore import composition as C
-from dpexplore import pld
-from dpexplore.conversions import gdp_epsilon
+from dpexplore.accounting import composition as C
+from dpexplore.accounting import pld
+from dpexplore.accounting.conversions import gdp_epsilon
 from dpexplore.mechanisms import Laplace
 
 #: (label, kind, parameters, δ, dp_accounting interval, dp_accounting slow?)

@@ -438,7 +438,7 @@ def _size_flags(before: list[dict], after: list[dict]) -> list[str]:
 
 FIGUREWIDGET_NB = """
 import numpy as np, plotly.graph_objects as go, ipywidgets as W
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 x = np.linspace(0, 10, 201)
 fig = go.FigureWidget(data=[go.Scatter(x=x, y=GaussianDPProfile(1.0).delta(x))],
                       layout={"yaxis": {"type": "log"}})

@@ -29,11 +29,11 @@ import warnings
 
 import numpy as np
 
-from dpexplore import composition as C
-from dpexplore import conversions as conv
-from dpexplore import pld
+from dpexplore.accounting import composition as C
+from dpexplore.accounting import conversions as conv
+from dpexplore.accounting import pld
 from dpexplore.mechanisms import Exponential, Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 BUDGET_CURVE = 5e-3  # seconds per dashboard curve
 BUDGET_K_CURVE = 0.300  # seconds for the 30-k composition curve
@@ -222,7 +222,7 @@ def dpsgd() -> None:
 def cards() -> None:
     """5. Notebook cards: the card of each kind of object vs its plain ``epsilon(1e-5)`` call,
     and the cold 10⁴-step DP-SGD composition card (composition included) vs the 150 ms goal."""
-    from dpexplore import filters
+    from dpexplore.accounting import filters
     from dpexplore.mechanisms import subsample
 
     print(f"\n5. notebook cards (_repr_html_), load average {os.getloadavg()[0]:.1f}")

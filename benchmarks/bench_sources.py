@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from dpexplore import down_sensitivity as ds
-from dpexplore import filters as fl
-from dpexplore import group_privacy as gp
-from dpexplore import mean_estimation as me
+from dpexplore.teaching import down_sensitivity as ds
+from dpexplore.accounting import filters as fl
+from dpexplore.teaching import group_privacy as gp
+from dpexplore.teaching import mean_estimation as me
 
 BUDGET = 0.100  # seconds: the slider-step budget (the named baseline)
 

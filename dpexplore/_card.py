@@ -3,7 +3,7 @@
 :class:`CardMixin` is a base of every mechanism, profile and filter; its ``_repr_html_`` asks
 :mod:`dpexplore.display` (a presentation layer on top of the core: it reads every notion's public
 API) for the card. The layer is bound by name when a card is asked for, as the top package binds
-its submodules, so no core module imports it and ``import dpexplore.profiles`` stays as light as
+its submodules, so no core module imports it and ``import dpexplore.accounting.profiles`` stays as light as
 before.
 
 What a card says of an object, the object states itself: ``_card_describe(info)`` fills the

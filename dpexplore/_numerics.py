@@ -695,7 +695,7 @@ def golden_min(fn, lo, hi, n_grid: int = 32, n_golden: int = 36):
 
 
 def gdp_mu_bracket(eps, delta, points: int = 64):
-    """The μ with δ_μ(ε) = δ, bracketed (the core of :func:`dpexplore.conversions.approx_to_gdp`):
+    """The μ with δ_μ(ε) = δ, bracketed (the core of :func:`dpexplore.accounting.conversions.approx_to_gdp`):
     element-wise ``(lo, hi)`` with computed δ_lo(ε) ≤ δ (:func:`within`: the log and the exp test)
     and δ_hi(ε) > δ, adjacent floats once converged. δ_μ(ε) rises with μ, so ``lo`` is the safe
     end when μ must guarantee (ε, δ)-DP and ``hi`` when μ describes a point (ε, δ) of a profile.
@@ -740,7 +740,7 @@ def gdp_mu_bracket(eps, delta, points: int = 64):
     return lo.reshape(shape), hi.reshape(shape)
 
 
-# -- μ-GDP: log δ_μ(ε) and its inverse (dpexplore.conversions.gdp_log_delta / gdp_epsilon) --
+# -- μ-GDP: log δ_μ(ε) and its inverse (dpexplore.accounting.conversions.gdp_log_delta / gdp_epsilon) --
 def gdp_log_delta_core(mu, eps):
     mu, eps = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(eps, dtype=np.float64))
     safe_mu = np.where(mu > 0, mu, 1.0)
@@ -755,7 +755,9 @@ def _gdp_dlogdelta(mu, eps, logd):
 
 
 def gdp_epsilon_core(mu, delta):
-    """Vectorized inverse of δ_μ (Liu et al. 2022, Theorem 3.1; :func:`dpexplore.conversions.gdp_epsilon`): smallest ε with log δ_μ(ε) ≤ log δ (mu > 0 finite, 0 < δ)."""
+    """Vectorized inverse of δ_μ (Liu et al. 2022, Theorem 3.1;
+    :func:`dpexplore.accounting.conversions.gdp_epsilon`): smallest ε with log δ_μ(ε) ≤ log δ
+    (mu > 0 finite, 0 < δ)."""
     mu, delta = np.broadcast_arrays(np.asarray(mu, dtype=np.float64), np.asarray(delta, dtype=np.float64))
     shape = mu.shape
     m = mu.ravel().copy()

@@ -20,8 +20,8 @@ __all__ = [*_TEACHING_ALL, "advanced_composition_pure"]
 
 def advanced_composition_pure(eps0, k, delta):
     """Deprecated: the better of basic and advanced composition of k ε₀-DP mechanisms at total
-    failure δ; use ``min(k * eps0, dpexplore.composition.advanced(eps0, 0.0, k, delta)[0])``
-    (its name collides with :func:`dpexplore.composition.advanced_pure`, a different theorem).
+    failure δ; use ``min(k * eps0, dpexplore.accounting.composition.advanced(eps0, 0.0, k, delta)[0])``
+    (its name collides with :func:`dpexplore.accounting.composition.advanced_pure`, a different theorem).
 
     The better of basic composition, ``k ε₀`` (Bassi 2019, slide "Composition of several DP
     mechanisms"), and the advanced composition theorem of Dwork, Rothblum & Vadhan (Bassi 2019,
@@ -29,7 +29,7 @@ def advanced_composition_pure(eps0, k, delta):
 
         ε' = sqrt(2k ln(1/δ)) ε₀ + k ε₀ (e^{ε₀} − 1),        (ε', δ)-DP,
 
-    computed by :func:`dpexplore.composition.advanced` (rounded up by 4 ulps: the safe side).
+    computed by :func:`dpexplore.accounting.composition.advanced` (rounded up by 4 ulps: the safe side).
     With δ = 0 only basic composition applies.
 
     >>> import warnings
@@ -43,7 +43,7 @@ def advanced_composition_pure(eps0, k, delta):
 
     warnings.warn(
         "dpexplore.algorithms.advanced_composition_pure is deprecated: use "
-        "min(k * eps0, dpexplore.composition.advanced(eps0, 0.0, k, delta)[0])",
+        "min(k * eps0, dpexplore.accounting.composition.advanced(eps0, 0.0, k, delta)[0])",
         DeprecationWarning,
         stacklevel=2,
     )

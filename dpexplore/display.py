@@ -1,7 +1,7 @@
 """What a privacy object means, at a glance: the facts behind its notebook card and :func:`compare`.
 
 Every public privacy object — a mechanism, a subsampled mechanism, a privacy profile, a
-composition (:func:`dpexplore.composition.compose`, :func:`~dpexplore.composition.compose_all`,
+composition (:func:`dpexplore.accounting.composition.compose`, :func:`~dpexplore.accounting.composition.compose_all`,
 DP-SGD as ``compose(subsample(Gaussian(σ), q), T)``) and a privacy filter — has a
 ``_repr_html_`` that calls :func:`card_html`: a compact card of static HTML with an inline SVG
 δ(ε) curve (no JavaScript, no widget: it renders in JupyterLab, Notebook 7, VS Code, Colab,
@@ -174,10 +174,10 @@ class _Info:
 
     @staticmethod
     def pure_dp(eps: float):
-        """(μ, ρ, RDP function) of ε-DP, each exact (:func:`dpexplore.conversions.pure_to_gdp`,
+        """(μ, ρ, RDP function) of ε-DP, each exact (:func:`dpexplore.accounting.conversions.pure_to_gdp`,
         ``pure_to_zcdp``, ``pure_to_rdp``): for the profiles that cannot import the conversions
         (they are built on them)."""
-        from . import conversions
+        from .accounting import conversions
 
         def rdp(a, e=eps):
             return _val(conversions.pure_to_rdp(e, a))
@@ -252,7 +252,7 @@ def profile_of(obj):
     mechanism's) ``.profile``, a filter's budget as a profile. ``ValueError`` naming ``obj`` for
     anything else (an odometer, array parameters, a non-privacy object).
 
-    >>> from dpexplore.filters import GDPFilter
+    >>> from dpexplore.accounting.filters import GDPFilter
     >>> profile_of(GDPFilter(1.0))
     GaussianDPProfile(mu=1.0)
     """
@@ -296,7 +296,7 @@ def _eps_facts(p):
 
 
 def _attack_facts(p):
-    from . import risk
+    from .accounting import risk
 
     out = []
     try:
@@ -310,7 +310,7 @@ def _attack_facts(p):
 
 
 def _notion_facts(info: _Info, p):
-    from . import conversions
+    from .accounting import conversions
 
     out = []
     em = float(p.eps_max)

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from dpexplore import conversions, risk
+from dpexplore.accounting import conversions, risk
 from dpexplore.display import card_facts
-from dpexplore.filters import ApproxDPFilter
+from dpexplore.accounting.filters import ApproxDPFilter
 from dpexplore.mechanisms import DiscreteGaussian, Laplace
 
 mp = pytest.importorskip("mpmath")

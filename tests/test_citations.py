@@ -161,5 +161,5 @@ def test_docs_table_lists_every_citation_with_where_and_how():
     rows = [line for line in text.splitlines() if line.startswith("| [")]
     assert len(rows) == len(C.CITATIONS)
     row = next(r for r in rows if "(#steinke2024pdp) | Theorem 5 |" in r)
-    assert "`dpexplore.composition.theorems`" in row and "corrected in issue 25" in row
+    assert "`dpexplore.accounting.composition.theorems`" in row and "corrected in issue 25" in row
     assert f"{len(C.CITATIONS)} distinct citations with a locator" in text

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpexplore
-from dpexplore import composition, conversions, display, filters, pld, profiles, risk
+from dpexplore import display
+from dpexplore.accounting import composition, conversions, filters, pld, profiles, risk
 from dpexplore import mechanisms as M
-from dpexplore.composition import OptimalProfile, compose, compose_all
-from dpexplore.conversions import EquationProfile, RDPProfile, ZCDPProfile
+from dpexplore.accounting.composition import OptimalProfile, compose, compose_all
+from dpexplore.accounting.conversions import EquationProfile, RDPProfile, ZCDPProfile
 from dpexplore.display import card_facts, card_html, compare, format_up
 from dpexplore.mechanisms import (
     DiscreteGaussian,
@@ -35,8 +36,14 @@ from dpexplore.mechanisms import (
     subsample,
 )
 from dpexplore.mechanisms.subsampled import MaxProfile, OneStepProfile, RareEventProfile
-from dpexplore.pld import PLDProfile
-from dpexplore.profiles import ApproxDPProfile, FunctionProfile, GaussianDPProfile, PrivacyProfile, PureDPProfile
+from dpexplore.accounting.pld import PLDProfile
+from dpexplore.accounting.profiles import (
+    ApproxDPProfile,
+    FunctionProfile,
+    GaussianDPProfile,
+    PrivacyProfile,
+    PureDPProfile,
+)
 
 DPSGD = compose(subsample(Gaussian(1.0), 0.01), 1000)
 

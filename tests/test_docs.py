@@ -82,7 +82,7 @@ def _entry(page: pathlib.Path, anchor: str) -> str:
 
 def test_dpsgd_epsilon_api_page(site):
     """Its signature, the guarantee and the rounding of each accountant, and the citations."""
-    entry = _entry(site / "api" / "composition.html", "dpexplore.composition.dpsgd_epsilon")
+    entry = _entry(site / "api" / "composition.html", "dpexplore.accounting.composition.dpsgd_epsilon")
     signature = entry.split("¶")[0]
     for part in ("dpsgd_epsilon", "sigma", "q", "steps", "delta", "accountant", "'pld'", "grid_size"):
         assert part in signature, (part, signature)
@@ -92,7 +92,7 @@ def test_dpsgd_epsilon_api_page(site):
     for citation in ("Mironov, Talwar & Zhang 2019", "Bu, Dong, Long & Su 2020", "Canonne, Kamath & Steinke 2020"):
         assert citation in entry, citation
     # |x| of the docstrings shows as written, not as an undefined substitution
-    shift = _entry(site / "api" / "down_sensitivity.html", "dpexplore.down_sensitivity.shifted_inverse_tau")
+    shift = _entry(site / "api" / "down_sensitivity.html", "dpexplore.teaching.down_sensitivity.shifted_inverse_tau")
     assert "τ = ⌈(2/ε) log(|Y|/β)⌉" in shift, shift
 
 

@@ -114,9 +114,9 @@ def test_the_cycle_finder_finds_cycles():
         ("dpexplore.mechanisms.pure", "RandomizedResponse"),
         ("dpexplore.mechanisms.discrete", "DiscreteGaussian"),
         ("dpexplore.mechanisms.subsampled", "subsample"),
-        ("dpexplore.profiles", "ApproxDPProfile"),
-        ("dpexplore.pld", "composed_pld_many"),
-        ("dpexplore.risk", "tpr_at_fpr"),
+        ("dpexplore.accounting.profiles", "ApproxDPProfile"),
+        ("dpexplore.accounting.pld", "composed_pld_many"),
+        ("dpexplore.accounting.risk", "tpr_at_fpr"),
     ],
 )
 def test_each_concept_is_defined_in_its_module_and_reexported(module, concept):
@@ -126,8 +126,8 @@ def test_each_concept_is_defined_in_its_module_and_reexported(module, concept):
 
     obj = getattr(importlib.import_module(module), concept)
     assert obj.__module__ == module
-    public = "dpexplore.mechanisms" if module.startswith("dpexplore.mechanisms") else "dpexplore.conversions"
-    if module in ("dpexplore.pld",):
+    public = "dpexplore.mechanisms" if module.startswith("dpexplore.mechanisms") else "dpexplore.accounting.conversions"
+    if module in ("dpexplore.accounting.pld",):
         return
     assert getattr(importlib.import_module(public), concept) is obj
 

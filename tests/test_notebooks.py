@@ -83,7 +83,7 @@ def test_demo_traces_are_the_core_values():
     import numpy as np
 
     from dpexplore.apps import demo
-    from dpexplore.profiles import GaussianDPProfile
+    from dpexplore.accounting.profiles import GaussianDPProfile
 
     nb = _execute("demo.ipynb")
     (state,) = _plotly_widgets(nb)

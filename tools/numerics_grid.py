@@ -63,9 +63,19 @@ def _gdp_measures(conv, mech):
     return np.array([conv.gdp_measure(p, tol) for p in profiles for tol in (1e-2, 1e-3)])
 
 
+def _accounting(dp):
+    """Where the accounting modules are: ``dpexplore.accounting`` (since the package is laid out by
+    layer), or the package itself in a commit from before."""
+    try:
+        return importlib.import_module(dp.__name__ + ".accounting")
+    except ModuleNotFoundError:
+        return dp
+
+
 def cases(dp):
     """{name: (safe side, thunk)}: each thunk returns a float array (``dp`` is the package)."""
-    conv, comp, prof, risk, mech = dp.conversions, dp.composition, dp.profiles, dp.risk, dp.mechanisms
+    acc = _accounting(dp)
+    conv, comp, prof, risk, mech = acc.conversions, acc.composition, acc.profiles, acc.risk, dp.mechanisms
     e2, a2 = _grid(EPS[EPS < 1e100], ALPHA)
     r2, d2 = _grid(RHO, DELTA)
     m2, dm = _grid(MU, DELTA)
@@ -243,14 +253,14 @@ def cases(dp):
         "renyi_filter_budget": (
             "down",
             lambda: np.concatenate(
-                [dp.filters.RenyiFilter.from_target(e, 1e-6, a).budget for e in (5.0, 10.0, 50.0) for a in (8.0, 32.0)]
+                [acc.filters.RenyiFilter.from_target(e, 1e-6, a).budget for e in (5.0, 10.0, 50.0) for a in (8.0, 32.0)]
             ),
         ),
         "renyi_odometer": (
             "up",
             lambda: np.array(
                 [
-                    dp.filters.RenyiOdometer([2.0, 8.0, 32.0], d).epsilon(np.full((n, 3), 0.01))
+                    acc.filters.RenyiOdometer([2.0, 8.0, 32.0], d).epsilon(np.full((n, 3), 0.01))
                     for d in (1e-12, 1e-6)
                     for n in (1, 10, 1000)
                 ]
@@ -362,8 +372,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     sys.path.insert(0, args.src)
     dp = importlib.import_module("dpexplore")
-    for sub in ("conversions", "composition", "profiles", "risk", "mechanisms", "filters"):
-        importlib.import_module(f"dpexplore.{sub}")
+    acc = _accounting(dp)
+    for sub in ("conversions", "composition", "profiles", "risk", "filters"):
+        importlib.import_module(f"{acc.__name__}.{sub}")
+    importlib.import_module("dpexplore.mechanisms")
     assert Path(dp.__file__).resolve().is_relative_to(Path(args.src).resolve()), dp.__file__
     values, errors = evaluate(dp)
     meta = {"commit": args.commit, "errors": errors}

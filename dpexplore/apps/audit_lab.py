@@ -3,25 +3,25 @@ et al. 2021; Steinke, Nasr & Jagielski 2023): an empirical *lower* bound on ε c
 bug when it exceeds the claimed ε.
 
 One controller drives four views of one mechanism (Laplace, Gaussian, randomized response, or the
-deliberately mis-calibrated Laplace of :func:`dpexplore.auditing.miscalibrated_laplace`):
+deliberately mis-calibrated Laplace of :func:`dpexplore.accounting.auditing.miscalibrated_laplace`):
 
-1. **Distinguishing audit** (:func:`dpexplore.auditing.audit_mechanism`): ``trials`` runs on each
+1. **Distinguishing audit** (:func:`dpexplore.accounting.auditing.audit_mechanism`): ``trials`` runs on each
    of two neighbouring inputs choose the most powerful threshold test, ``trials`` fresh runs
-   evaluate it, and :func:`dpexplore.auditing.empirical_epsilon` turns its error counts into
+   evaluate it, and :func:`dpexplore.accounting.auditing.empirical_epsilon` turns its error counts into
 
        ε_lb = max(log((1 − δ − FNR_ub)/FPR_ub), log((1 − δ − FPR_ub)/FNR_ub), 0),
 
    with Clopper–Pearson upper bounds FPR_ub, FNR_ub (each at (1 + c)/2, so ε ≥ ε_lb holds with
    probability ≥ c). An (ε, δ)-DP mechanism forces FPR + e^ε FNR ≥ 1 − δ (Kamath 2024; Kairouz, Oh &
    Viswanath 2015), so every test's (α, β) lies above f_{ε,δ}(α) = max(0, 1 − δ − e^ε α,
-   e^{−ε}(1 − δ − α)) (:func:`dpexplore.conversions.tradeoff_approx`; Dong, Roth & Su 2022,
+   e^{−ε}(1 − δ − α)) (:func:`dpexplore.accounting.conversions.tradeoff_approx`; Dong, Roth & Su 2022,
    Proposition 2.5).
 2. **Trade-off plot**: the empirical (α, β) of every threshold test against the mechanism's true
    trade-off curve (its ``.tradeoff``) and the claimed f_{ε,δ}.
-3. **How many trials** (:func:`dpexplore.auditing.trials_needed`): ε_lb against the number of
+3. **How many trials** (:func:`dpexplore.accounting.auditing.trials_needed`): ε_lb against the number of
    trials at the expected error counts — for the ideal case (randomized response at the true ε,
    the corner p = 1/(1 + e^ε)) and for the audit's own test — with the simulated audit on it.
-4. **One run** (:func:`dpexplore.auditing.one_run_audit`; Steinke, Nasr & Jagielski 2023): m
+4. **One run** (:func:`dpexplore.accounting.auditing.one_run_audit`; Steinke, Nasr & Jagielski 2023): m
    canaries, each included with probability 1/2, audited from a single run; ε_lb against m
    (p_lo = Clopper–Pearson lower bound on the guessing accuracy, ε_lb = logit(p_lo) for δ = 0).
 
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ..auditing import (
+from ..accounting.auditing import (
     AuditResult,
     MechanismAuditPair,
     audit_mechanism,
@@ -55,7 +55,7 @@ from ..auditing import (
     one_run_epsilon_lower_bound,
     trials_needed,
 )
-from ..conversions import tradeoff_approx
+from ..accounting.conversions import tradeoff_approx
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 from .adaptive_lab import Memo, StagedController
@@ -632,7 +632,7 @@ class AuditLabController(StagedController):
         )
         return (
             "import numpy as np\n"
-            "from dpexplore import auditing\n\n"
+            "from dpexplore.accounting import auditing\n\n"
             + snippet_assign(s, PARAMS, skip=(*SNIPPET_SKIP, *(() if miscalibrated else ("bug",))))
             + f"pair = {pair}   # samples of the mechanism on two neighbouring inputs\n"
             "audit = auditing.audit_mechanism(pair.sample_0, pair.sample_1, trials,\n"

@@ -8,7 +8,7 @@ Main plot — total ε of k steps against k (log–log), every curve at the SAME
 * advanced from pure DP (Steinke 2022, Theorem "Advanced Composition Starting from Pure DP", footnote 1):
   ε_tot = ½kε² + √(2 log(1/δ_s) kε²), δ_s = δ′ − kδ;
 * optimal (Kairouz, Oh & Viswanath 2015, Theorem 3.3): the exact optimum for k-fold
-  (ε, δ)-DP, 1 − (1 − δ)^k (1 − δ_KOV(ε_tot)) ≤ δ′ (:func:`dpexplore.composition.optimal`);
+  (ε, δ)-DP, 1 − (1 − δ)^k (1 − δ_KOV(ε_tot)) ≤ δ′ (:func:`dpexplore.accounting.composition.optimal`);
 * RDP (Mironov 2017, Prop. 1): the chosen mechanism's own RDP curve times k, converted with
   the improved conversion (Balle et al. 2020, Theorem 21) at δ′;
 * zCDP (Steinke 2024, Theorem 5; Steinke 2022, footnote 2): ρ = kε tanh(ε/2), ε_tot = ρ + 2√(ρ log(1/δ_s)),
@@ -24,7 +24,7 @@ found exactly on every integer k ≤ 10⁴ and marked.
 
 Second plot — the inverse view (Steinke 2022): the Laplace scale b = 1/ε_step per sensitivity-1 query that
 keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
-:func:`dpexplore.composition.per_step_budget` for each theorem, and Steinke 2022's
+:func:`dpexplore.accounting.composition.per_step_budget` for each theorem, and Steinke 2022's
 Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
 
 Three more tabs show ONE run of the mechanism next to ``compose(mechanism, k)`` at the chosen k
@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import numpy as np
 
-from .. import composition as C
-from .. import conversions as CV
+from ..accounting import composition as C
+from ..accounting import conversions as CV
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..references import cite
 from .._validation import check_k
@@ -333,7 +333,7 @@ def _rdp_curve(mechanism, delta_total: float) -> np.ndarray:
 
 def _tight_values(mechanism, ks: np.ndarray, delta_total: float) -> np.ndarray:
     """compose(mechanism, k).epsilon(δ′) for every k in ``ks``:
-    :func:`dpexplore.composition.compose_epsilon` (vectorized closed forms for the Gaussian and
+    :func:`dpexplore.accounting.composition.compose_epsilon` (vectorized closed forms for the Gaussian and
     RR; one PLD per k for Laplace, capped by KOV there)."""
     return np.asarray(C.compose_epsilon(mechanism, ks, delta_total), dtype=float)
 
@@ -414,7 +414,7 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
     """Every array of both plots and the readout for one setting (one call per slider step).
 
     The theorems and where they come from are listed in the module docstring; the numbers are the
-    backend's: :func:`dpexplore.composition.basic` (kε), ``advanced``, ``advanced_pure``,
+    backend's: :func:`dpexplore.accounting.composition.basic` (kε), ``advanced``, ``advanced_pure``,
     ``optimal``, ``rdp`` + ``conversions.rdp_to_approx`` (improved), ``zcdp`` +
     ``conversions.zcdp_to_approx``, ``compose(...).epsilon`` and ``per_step_budget``; all are
     rounded to the safe side by the backend (ε up, per-step budgets down). A total ε of inf means
@@ -774,7 +774,7 @@ class CompositionController(Controller):
         }[s.mechanism]
         return (
             "import numpy as np\n"
-            "from dpexplore import composition as C, conversions, mechanisms\n"
+            "from dpexplore import mechanisms\nfrom dpexplore.accounting import composition as C, conversions\n"
             "from dpexplore.apps.composition_explorer import ALPHAS   # the Renyi orders of the app\n\n"
             "# each of k steps is (eps, delta)-DP; delta_total: delta' of the whole run\n"
             + snippet_assign(s, PARAMS)

@@ -7,7 +7,7 @@ Liu et al. (2022), Theorem 3.1):
 
 the privacy profile of the Gaussian mechanism with μ = Δ/σ, drawn on a log y axis over
 ε ∈ [0, EPS_PLOT_MAX], with a marker at the chosen ε. Values come from
-:class:`dpexplore.profiles.GaussianDPProfile`.
+:class:`dpexplore.accounting.profiles.GaussianDPProfile`.
 
 >>> spec = DemoSpec(eps=1.0, mu=1.0)
 >>> r = compute_demo(spec)
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..profiles import GaussianDPProfile
+from ..accounting.profiles import GaussianDPProfile
 from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget

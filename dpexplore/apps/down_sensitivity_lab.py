@@ -15,9 +15,9 @@ uniform spread, or a normal bulk with one huge outlier), whole units in [0, ``IT
 Y = {0, 1, …, 1000}; for ``query = "user_sum"`` the values are the people's totals S_u (the
 outlier is one person with 100 000) and f is the user-level sum, on Y = {0, 100, …, 10⁶}. Shown:
 
-* the exact output distributions, from :mod:`dpexplore.down_sensitivity`, of the shifted inverse
-  mechanism (:func:`~dpexplore.down_sensitivity.shifted_inverse_pmf`, Steinke 2023b, Theorem 4) and of the
-  noisy binary search at the same ε (:func:`~dpexplore.down_sensitivity.binary_search_pmf`,
+* the exact output distributions, from :mod:`dpexplore.teaching.down_sensitivity`, of the shifted inverse
+  mechanism (:func:`~dpexplore.teaching.down_sensitivity.shifted_inverse_pmf`, Steinke 2023b, Theorem 4) and of the
+  noisy binary search at the same ε (:func:`~dpexplore.teaching.down_sensitivity.binary_search_pmf`,
   Steinke 2023b, Theorem 5's ε-DP form), against the true value and the two naive baselines — clip at a guessed
   bound B and add Laplace(B/ε), and global-sensitivity noise (clip at the top of Y);
 * the loss ℓ(x, y) of the data with the shifted loss ℓ*(x, y) (Steinke 2023b, eq. (B)) and τ;
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import down_sensitivity as ds
+from ..teaching import down_sensitivity as ds
 from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.a11y import text_colour
@@ -264,7 +264,7 @@ def _laplace_stats(est: ds.LaplaceEstimate, f) -> MethodStats:
 
 
 def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityResult:
-    """All numbers of the lab for one setting, from :mod:`dpexplore.down_sensitivity`: the
+    """All numbers of the lab for one setting, from :mod:`dpexplore.teaching.down_sensitivity`: the
     loss on Y, f(x), Steinke 2023b, Theorem 4's τ = ⌈(2/ε) log(|Y|/β)⌉, DS^{2τ}_f(x), the exact output
     distributions of the shifted inverse mechanism and of the ε-DP binary search, the exact
     probability of the accuracy event of each, and the two Laplace baselines. Raises
@@ -550,7 +550,7 @@ class DownSensitivityController(Controller):
         code = (
             "import math\n"
             "import numpy as np\n"
-            "from dpexplore import down_sensitivity as ds\n\n"
+            "from dpexplore.teaching import down_sensitivity as ds\n\n"
             + snippet_assign(s, PARAMS)
             + "rng = np.random.default_rng(seed)\n"
             f"x = np.ceil(np.clip({draw}, 0.0, {ITEM_TOP!r}))   # whole units\n"
@@ -636,7 +636,7 @@ _THEORY = (
     r"\"up\" sensitivity no private upper bound is possible. A huge outlier makes "
     r"\(\mathsf{DS}^{2\tau}\) huge, and the mechanism reports the top of the bulk instead. The "
     r"readout gives the exact probability of this event under the mechanism's exact output "
-    r"distribution (dpexplore.down_sensitivity.accuracy_probability).</p>"
+    r"distribution (dpexplore.teaching.down_sensitivity.accuracy_probability).</p>"
     r"<p><b>Noisy binary search</b> (" + cite("steinke2023down", "Theorem 5") + r"). Binary "
     r"search on the grid, going down at y<sub>k</sub> when ℓ(x, y<sub>k</sub>) + Laplace(σ) &lt; τ, "
     r"uses that ℓ decreases in y. Each of its T = ⌈log₂(|Y| − 1)⌉ steps is (1/σ)-DP, so it is "

@@ -6,7 +6,7 @@ multiplier σ run on a Poisson-sampled batch (rate q = B/N). The app plots ε(δ
 of epochs under three accountants:
 
 * the tight one: the privacy loss distribution of the subsampled Gaussian, both directions of the
-  add/remove relation, composed by FFT (:func:`dpexplore.composition.dpsgd_epsilon`, "pld";
+  add/remove relation, composed by FFT (:func:`dpexplore.accounting.composition.dpsgd_epsilon`, "pld";
   Koskela, Jälkö & Honkela 2020; Zhu, Dong & Wang 2022), never below the truth;
 * Rényi DP (Mironov, Talwar & Zhang 2019), valid and looser;
 * the central-limit GDP approximation (Bu, Dong, Long & Su 2020), an approximation, not a guarantee;
@@ -141,7 +141,7 @@ def _curve_steps(t: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _curves(sigma: float, q: float, steps: int, delta: float):
-    from .. import composition as C
+    from ..accounting import composition as C
 
     ks = _curve_steps(steps)
     pld = C.dpsgd_epsilon(sigma, q, ks, delta, grid_size=CURVE_GRID)
@@ -153,9 +153,9 @@ def _curves(sigma: float, q: float, steps: int, delta: float):
 def compute_planner(spec: PlannerSpec) -> PlannerResult:
     """Every number the planner shows for ``spec`` (one call per slider step, cached by the
     controller): the three accountants' ε(δ) on CURVE_POINTS training lengths up to the chosen
-    epochs (:func:`dpexplore.composition.dpsgd_epsilon` with an array of step counts), the values at
+    epochs (:func:`dpexplore.accounting.composition.dpsgd_epsilon` with an array of step counts), the values at
     T steps, and the attack risk of the tight T-step profile
-    (:func:`dpexplore.conversions.tpr_at_fpr`, :func:`dpexplore.conversions.advantage`).
+    (:func:`dpexplore.accounting.conversions.tpr_at_fpr`, :func:`dpexplore.accounting.conversions.advantage`).
 
     >>> r = compute_planner(PlannerSpec(n=10000, batch=100, epochs=5, sigma=2.0, delta=1e-6))
     >>> r.steps, len(r.epochs_grid) == len(r.eps_pld_curve)
@@ -165,8 +165,8 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
     ...
     ValueError: sigma = 100 is outside this lab's range [0.501187, 20]
     """
-    from .. import composition as C
-    from .. import conversions
+    from ..accounting import composition as C
+    from ..accounting import conversions
     from ..mechanisms import Gaussian, subsample
 
     spec.check()
@@ -186,8 +186,8 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
 def sigma_for_target(spec: PlannerSpec) -> float:
     """The smallest noise multiplier (rounded up, 3 significant digits) for which the run of
     ``spec`` is (target_eps, δ)-DP under the tight accountant
-    (:func:`dpexplore.composition.dpsgd_sigma`)."""
-    from .. import composition as C
+    (:func:`dpexplore.accounting.composition.dpsgd_sigma`)."""
+    from ..accounting import composition as C
 
     spec.check()
     s = C.dpsgd_sigma(spec.target_eps, spec.delta, spec.q, spec.steps)
@@ -296,7 +296,7 @@ class PlannerController(Controller):
         s = self.spec
         return (
             "import math\n"
-            "from dpexplore import composition, conversions, mechanisms\n\n"
+            "from dpexplore import mechanisms\nfrom dpexplore.accounting import composition, conversions\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
             + "q = min(1.0, batch / n)\n"
             "steps = math.ceil(epochs / q - 1e-9)\n"

@@ -5,10 +5,10 @@ What the app shows, for one target (ε, δ):
 
 1. **Budget used under four privacy filters.** A seeded analyst asks counting queries and picks
    each next query's noise from the noisy answers it has seen (it wants a relative error r:
-   std = clip(r·|last answer|, 5, 1000); :func:`dpexplore.filters.simulate_adaptive_analyst`), so
+   std = clip(r·|last answer|, 5, 1000); :func:`dpexplore.accounting.filters.simulate_adaptive_analyst`), so
    the budgets are data-dependent — the *fully adaptive* setting. The same analyst (same true
    counts, same random numbers) runs against each filter of
-   :func:`dpexplore.filters.filters_for_target`, every one ending in an (ε, δ)-DP guarantee:
+   :func:`dpexplore.accounting.filters.filters_for_target`, every one ending in an (ε, δ)-DP guarantee:
 
    * pure ε-DP: answer while Σ ε_i ≤ ε (Rogers et al. 2016), Laplace noise;
    * Gaussian DP: while Σ μ_i² ≤ μ² (Smith & Thakurta 2022), μ the largest with δ_μ(ε) ≤ δ
@@ -24,8 +24,8 @@ What the app shows, for one target (ε, δ):
 2. **Known results**: Desfontaines 2023's table of optimal composition results (notion × setting), each cell
    with its citation and the rule dpexplore implements, or "open"; below it, on the Rényi
    filter's answers, the filter's guarantee against the Rényi odometer's time-uniform bound
-   (:class:`dpexplore.filters.RenyiOdometer`): the price of fixing no budget in advance.
-3. **Sessions**: a pure-DP :class:`dpexplore.filters.Session` with budget ε splits its data into
+   (:class:`dpexplore.accounting.filters.RenyiOdometer`): the price of fixing no budget in advance.
+3. **Sessions**: a pure-DP :class:`dpexplore.accounting.filters.Session` with budget ε splits its data into
    P disjoint partitions with budget ε_p = share·ε each; parallel composition (McSherry 2009,
    result “parallel composition”) charges the session ε_p once, not P·ε_p; the same analyst runs in every partition.
 
@@ -51,8 +51,8 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from ..conversions import rdp_to_approx
-from ..filters import (
+from ..accounting.conversions import rdp_to_approx
+from ..accounting.filters import (
     COMPOSITION_TABLE,
     NOTIONS,
     SETTINGS,
@@ -231,7 +231,7 @@ def _check_spec(spec: FiltersLabSpec) -> None:
 @functools.lru_cache(maxsize=128)
 def renyi_order(eps: float, delta: float) -> float:
     """The order of :data:`ORDERS` whose Rényi filter for (ε, δ) answers the most Gaussian queries:
-    the largest B_α/α, B_α from :meth:`dpexplore.filters.RenyiFilter.from_target` (a Gaussian
+    the largest B_α/α, B_α from :meth:`dpexplore.accounting.filters.RenyiFilter.from_target` (a Gaussian
     query with noise σ costs α/(2σ²) at order α). It depends on (ε, δ) only, so it is fixed before
     the first query. ValueError if no order gives B_α > 0.
 
@@ -385,18 +385,18 @@ def compute_filters_lab(spec: FiltersLabSpec) -> FiltersLabResult:
 # ------------------------------------------------------------------------------------------------
 #: the rule each implementation applies (what a table cell links to)
 _RULES = {
-    "dpexplore.composition.basic": "ε = Σ ε<sub>i</sub>",
-    "dpexplore.composition.optimal": "the least ε<sub>g</sub> for k-fold (ε, δ)",
-    "dpexplore.composition.gdp": "μ = √(Σ μ<sub>i</sub>²)",
-    "dpexplore.composition.compose": "tight δ(ε) of the composed mechanism",
-    "dpexplore.composition.rdp": "ε(α) = Σ ε<sub>i</sub>(α)",
-    "dpexplore.composition.zcdp": "ρ = Σ ρ<sub>i</sub>",
-    "dpexplore.filters.PureDPFilter": "answer while Σ ε<sub>i</sub> ≤ ε",
-    "dpexplore.filters.ApproxDPFilter": "while √(2 log(1/δ) Σ ε<sub>i</sub>²) + ½ Σ ε<sub>i</sub>² ≤ ε",
-    "dpexplore.filters.GDPFilter": "while Σ μ<sub>i</sub>² ≤ μ²",
-    "dpexplore.filters.RenyiFilter": "while Σ ε<sub>i</sub>(α) ≤ B<sub>α</sub>",
-    "dpexplore.filters.ZCDPFilter": "while Σ ρ<sub>i</sub> ≤ ρ",
-    "dpexplore.filters.ApproxZCDPFilter": "while Σ ρ<sub>i</sub> ≤ ρ and Σ δ<sub>i</sub> ≤ δ",
+    "dpexplore.accounting.composition.basic": "ε = Σ ε<sub>i</sub>",
+    "dpexplore.accounting.composition.optimal": "the least ε<sub>g</sub> for k-fold (ε, δ)",
+    "dpexplore.accounting.composition.gdp": "μ = √(Σ μ<sub>i</sub>²)",
+    "dpexplore.accounting.composition.compose": "tight δ(ε) of the composed mechanism",
+    "dpexplore.accounting.composition.rdp": "ε(α) = Σ ε<sub>i</sub>(α)",
+    "dpexplore.accounting.composition.zcdp": "ρ = Σ ρ<sub>i</sub>",
+    "dpexplore.accounting.filters.PureDPFilter": "answer while Σ ε<sub>i</sub> ≤ ε",
+    "dpexplore.accounting.filters.ApproxDPFilter": "while √(2 log(1/δ) Σ ε<sub>i</sub>²) + ½ Σ ε<sub>i</sub>² ≤ ε",
+    "dpexplore.accounting.filters.GDPFilter": "while Σ μ<sub>i</sub>² ≤ μ²",
+    "dpexplore.accounting.filters.RenyiFilter": "while Σ ε<sub>i</sub>(α) ≤ B<sub>α</sub>",
+    "dpexplore.accounting.filters.ZCDPFilter": "while Σ ρ<sub>i</sub> ≤ ρ",
+    "dpexplore.accounting.filters.ApproxZCDPFilter": "while Σ ρ<sub>i</sub> ≤ ρ and Σ δ<sub>i</sub> ≤ δ",
 }
 _NOTION_HTML = {
     "eps-DP": "ε-DP",
@@ -427,7 +427,7 @@ def _cell_html(cell) -> tuple[str, str]:
 
 
 def table_html() -> str:
-    """Desfontaines 2023's table (:data:`dpexplore.filters.COMPOSITION_TABLE`): one row per notion, one
+    """Desfontaines 2023's table (:data:`dpexplore.accounting.filters.COMPOSITION_TABLE`): one row per notion, one
     column per setting; each cell cites the work with the optimal result and names the dpexplore
     function or filter implementing it with its rule, or says "open". In presentation mode its rows
     are stacked (:func:`dpexplore.ui.shell.stacked_table`).
@@ -681,7 +681,7 @@ class FiltersLabController(Controller):
         return (
             "import math\n"
             "import numpy as np\n"
-            "from dpexplore import filters\n\n"
+            "from dpexplore.accounting import filters\n\n"
             + snippet_assign(s, PARAMS)
             + f"alpha, mode = {alpha!r}, {s.mode!r}   # the Renyi order the app picked; after a refusal\n"
             f"lam = np.random.default_rng([seed, 1]).lognormal(math.log({TYPICAL_COUNT!r}), {COUNT_SPREAD!r},\n"

@@ -2,7 +2,7 @@
 
 Pujol & Desfontaines (2023) ask for a counting mechanism whose error is about a fraction r of each
 count while people in larger groups get a stronger, group-wise zCDP guarantee. Their Algorithm 1 (Pujol & Desfontaines 2023, Algorithm 1)
-(:mod:`dpexplore.group_privacy`): X ~ N(x, σ²) with σ² = 1/(2ρ), then Y ~ N(X, (rX)²). It is
+(:mod:`dpexplore.teaching.group_privacy`): X ~ N(x, σ²) with σ² = 1/(2ρ), then Y ~ N(X, (rX)²). It is
 ρ-zCDP (the Gaussian mechanism, then post-processing) and nothing more is proven; whether it is
 better for large x is OPEN. The lab shows
 
@@ -13,7 +13,7 @@ better for large x is OPEN. The lab shows
   sqrt(σ² + r²(x² + σ²)) ≈ 3000.0);
 * a NUMERICAL EXPLORATION, NOT A GUARANTEE: the per-count "zCDP-like" value
   ρ̂(x) = max over the orders α ≤ ``alpha_max`` of max(D_α(P_x‖P_{x+1}), D_α(P_{x+1}‖P_x))/α, by
-  quadrature with an estimated error (:func:`dpexplore.group_privacy.zcdp_like_curve`), on a
+  quadrature with an estimated error (:func:`dpexplore.teaching.group_privacy.zcdp_like_curve`), on a
   grid of counts (two per decade from 1 to ``max_count``) against the proven ρ = 1/(2σ²);
 * at the chosen count, D_α/α in both directions at every order of :data:`ORDERS`, as a fraction
   of the proven ρ.
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from .. import group_privacy as gp
+from ..teaching import group_privacy as gp
 from ..references import cite
 from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
@@ -192,7 +192,7 @@ def _frozen(a) -> np.ndarray:
 
 def _count_table(x: float, sigma2: float, r: float) -> tuple:
     """(D_α(P_x‖P_{x+1}), D_α(P_{x+1}‖P_x), their estimated error) at every ORDERS, by the
-    backend's quadrature (:func:`dpexplore.group_privacy.zcdp_like_curve` for the one count)."""
+    backend's quadrature (:func:`dpexplore.teaching.group_privacy.zcdp_like_curve` for the one count)."""
     c = gp.zcdp_like_curve([x], sigma2, r, alphas=ORDERS)
     return _frozen(c["forward"][0]), _frozen(c["reverse"][0]), _frozen(c["divergence_error"][0])
 
@@ -564,7 +564,7 @@ class GroupPrivacyController(StagedController):
         orders = tuple(a for a in ORDERS if a <= s.alpha_max)
         return (
             "import numpy as np\n"
-            "from dpexplore import group_privacy as gp\n\n"
+            "from dpexplore.teaching import group_privacy as gp\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
             + "x = count   # the true count\n"
             f"orders = {tuple(float(a) for a in orders)!r}   # the orders alpha used\n"

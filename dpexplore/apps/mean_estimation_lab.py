@@ -7,18 +7,18 @@ that ignores Σ has to cover the longest axis, so its noise is as large across t
 and the Mahalanobis error grows like sqrt(κ) with the condition number κ of Σ.
 
 The lab draws a 2-D Gaussian with eigenvalues κ and 1 (first axis at ``angle`` degrees) and runs
-the two estimators of :mod:`dpexplore.mean_estimation` on the same ``TRIALS`` seeded datasets of n
-points, clipped around the true mean μ = 0, each with its :func:`~dpexplore.mean_estimation.default_clip`
+the two estimators of :mod:`dpexplore.teaching.mean_estimation` on the same ``TRIALS`` seeded datasets of n
+points, clipped around the true mean μ = 0, each with its :func:`~dpexplore.teaching.mean_estimation.default_clip`
 (β = 0.01):
 
-* isotropic clipping, :func:`~dpexplore.mean_estimation.isotropic_clipped_mean`
+* isotropic clipping, :func:`~dpexplore.teaching.mean_estimation.isotropic_clipped_mean`
   (noise N(0, σ² I), clip radius sqrt(κ)·r_β);
-* Mahalanobis clipping with Σ known, :func:`~dpexplore.mean_estimation.mahalanobis_clipped_mean`
+* Mahalanobis clipping with Σ known, :func:`~dpexplore.teaching.mean_estimation.mahalanobis_clipped_mean`
   (noise N(0, σ² Σ), clip radius r_β in whitened units).
 
 Shown: the cloud of the ``TRIALS`` estimates of each, and their exact error ellipses at
-probability ``LEVEL`` (:func:`~dpexplore.mean_estimation.output_covariance`,
-:func:`~dpexplore.mean_estimation.ellipse_points`) around the true mean, with the non-private
+probability ``LEVEL`` (:func:`~dpexplore.teaching.mean_estimation.output_covariance`,
+:func:`~dpexplore.teaching.mean_estimation.ellipse_points`) around the true mean, with the non-private
 empirical mean's ellipse (covariance Σ/n); and the exact root-mean-square error against n in the
 Mahalanobis distance and in ℓ₂, with the simulated RMS errors at the chosen n.
 
@@ -35,7 +35,7 @@ cached; ε, δ and the angle move only the noise, the rotation and the exact cov
 point of the cloud is the backend estimator's output on its dataset (tested). The exact error
 curves against n use the backend's clipped covariance and the Gaussian calibration at every n
 (:meth:`dpexplore.mechanisms.Gaussian.calibrate`, vectorized over the sensitivity 2C/n), equal
-to :func:`~dpexplore.mean_estimation.output_covariance` at each n (tested).
+to :func:`~dpexplore.teaching.mean_estimation.output_covariance` at each n (tested).
 
 >>> r = compute_mean_estimation_lab(MeanEstimationSpec(kappa=100.0, n=1000))
 >>> [round(v, 4) for v in r.rmse_mahalanobis]
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import mean_estimation as me
+from ..teaching import mean_estimation as me
 from ..mechanisms import Gaussian
 from ..references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
@@ -564,7 +564,7 @@ class MeanEstimationController(Controller):
         s = self.spec
         return (
             "import math\n"
-            "from dpexplore import mean_estimation as me\n\n"
+            "from dpexplore.teaching import mean_estimation as me\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
             + "cov = me.gaussian_covariance(kappa, 1.0, math.radians(angle))   # eigenvalues kappa and 1\n"
             "rmse = {}\n"
@@ -592,7 +592,7 @@ _THEORY = (
     r"empirical mean has covariance Σ/n, so its RMS Mahalanobis error is \(\sqrt{d/n}\) whatever Σ "
     r"is. Here d = 2 and Σ has eigenvalues κ and 1 (condition number κ), its first axis at the "
     r"chosen angle.</p>"
-    r"<p><b>The two estimators</b> (dpexplore.mean_estimation), clipped around a centre c, with "
+    r"<p><b>The two estimators</b> (dpexplore.teaching.mean_estimation), clipped around a centre c, with "
     r"\(\mathrm{clip}_C(z) = z\min(1, C/\|z\|_2)\):</p>"
     r"$$\hat\mu_{\rm iso} = c + \frac1n\sum_{i=1}^n \mathrm{clip}_C(x_i-c) + N(0,\sigma^2 I),\qquad "
     r"C = \sqrt{\lambda_{\max}(\Sigma)}\,r_\beta ,$$"

@@ -5,25 +5,26 @@ mechanism (Laplace b, Gaussian σ, randomized response ε); sensitivity Δ = 1. 
 every implied notion on shared axes and tabulates its parameter, with the conversion used:
 
 * pure ε-DP → Rényi DP, tight: ε̂(α) = (1/(α−1)) log((sinh(αε) − sinh((α−1)ε))/sinh(ε))
-  (Steinke 2024, Theorem 4; :func:`~dpexplore.conversions.pure_to_rdp`), → zCDP, tight:
-  ρ = ε tanh(ε/2) (Steinke 2024, Theorem 5; :func:`~dpexplore.conversions.pure_to_zcdp`), → GDP:
-  μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”; :func:`~dpexplore.conversions.pure_to_gdp`).
+  (Steinke 2024, Theorem 4; :func:`~dpexplore.accounting.conversions.pure_to_rdp`), → zCDP, tight:
+  ρ = ε tanh(ε/2) (Steinke 2024, Theorem 5;
+  :func:`~dpexplore.accounting.conversions.pure_to_zcdp`), → GDP: μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (Liu et
+  al. 2022, result “all ε-DP algorithms are GDP”; :func:`~dpexplore.accounting.conversions.pure_to_gdp`).
   Randomized response attains all three (the witness).
 * (ε₀, δ₀)-DP → its profile δ(ε) = δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) (Liu et al. 2022, Theorem 2.1,
-  :class:`~dpexplore.conversions.ApproxDPProfile`); with δ₀ > 0 it implies no pure DP, no zCDP,
+  :class:`~dpexplore.accounting.conversions.ApproxDPProfile`); with δ₀ > 0 it implies no pure DP, no zCDP,
   no RDP (the divergence may be infinite) and no GDP (δ(ε) ≥ δ₀ never decays).
 * ρ-zCDP → (ε, δ): ε = ρ + 2√(ρ log(1/δ)) (Steinke 2022, footnote 2;
-  :func:`~dpexplore.conversions.zcdp_to_approx`) and the improved profile
-  (:class:`~dpexplore.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition); GDP: measured on the
-  implied profile (Liu et al. 2022, result “GDPT”, :func:`~dpexplore.conversions.gdp_measure`).
+  :func:`~dpexplore.accounting.conversions.zcdp_to_approx`) and the improved profile
+  (:class:`~dpexplore.accounting.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition); GDP: measured on the
+  implied profile (Liu et al. 2022, result “GDPT”, :func:`~dpexplore.accounting.conversions.gdp_measure`).
 * μ-GDP → profile δ_μ(ε) (Liu et al. 2022, Theorem 3.1), ρ = μ²/2 and ε̂(α) = αμ²/2 (a μ-GDP pair is a
   post-processing of N(0, 1) vs N(μ, 1), Dong, Roth & Su 2022, so its Rényi divergences are at
   most the Gaussian ones).
 * RDP → (ε, δ): ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), minimised over the orders
-  (Balle et al. 2020, Theorem 21; :func:`~dpexplore.conversions.rdp_to_approx`).
+  (Balle et al. 2020, Theorem 21; :func:`~dpexplore.accounting.conversions.rdp_to_approx`).
 * f-DP view: (ε, δ)-DP ⇒ β(α) ≥ max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)) (Dong, Roth & Su 2022, Proposition 2.5;
-  :func:`~dpexplore.conversions.tradeoff_approx`), μ-GDP ⇒ β ≥ G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
-  (:func:`~dpexplore.conversions.tradeoff_gdp`), a profile δ(ε) ⇒ β ≥ sup_ε f_{ε, δ(ε)}(α)
+  :func:`~dpexplore.accounting.conversions.tradeoff_approx`), μ-GDP ⇒ β ≥ G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+  (:func:`~dpexplore.accounting.conversions.tradeoff_gdp`), a profile δ(ε) ⇒ β ≥ sup_ε f_{ε, δ(ε)}(α)
   (Dong, Roth & Su 2022, Proposition 2.5), evaluated on the plotted ε grid (a finite grid gives a
   smaller β: the safe side).
 
@@ -53,7 +54,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from ..conversions import (
+from ..accounting.conversions import (
     ApproxDPProfile,
     approx_to_zcdp,
     PureDPProfile,
@@ -71,7 +72,7 @@ from ..conversions import (
     zcdp_to_approx,
 )
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
-from ..profiles import GaussianDPProfile, PrivacyProfile
+from ..accounting.profiles import GaussianDPProfile, PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell
@@ -301,7 +302,7 @@ def _measure_mu(profile: PrivacyProfile) -> float | None:
 
 def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid and :data:`ALPHA_GRID` (the shared
-    :func:`~dpexplore.conversions.tradeoff_envelope`: Dong, Roth & Su 2022, Proposition 2.5, rounded
+    :func:`~dpexplore.accounting.conversions.tradeoff_envelope`: Dong, Roth & Su 2022, Proposition 2.5, rounded
     down); a finite grid only lowers β (the safe side)."""
     with np.errstate(under="ignore"):
         return tradeoff_envelope(eps, np.exp(log_delta), ALPHA_GRID)
@@ -474,7 +475,7 @@ def _risk(profile, pure_eps, rho, mu) -> dict:
     powerful membership test's TPR at FPR 1 % and the advantage max(TPR − FPR), both rounded up
     (Dong, Roth & Su 2022, result “f-DP as (ε, δ(ε))-DP for all ε”; Kulynych et al. 2024). A notion that loses privacy in the
     conversion shows a higher risk than the source."""
-    from ..conversions import advantage, tpr_at_fpr
+    from ..accounting.conversions import advantage, tpr_at_fpr
 
     routes = {
         "exact": profile,
@@ -793,7 +794,7 @@ class NotionConverterController(Controller):
         names = NOTIONS[k].params
         lines = [
             "import numpy as np",
-            "from dpexplore import conversions as C, mechanisms, GaussianDPProfile",
+            "from dpexplore import mechanisms, GaussianDPProfile\nfrom dpexplore.accounting import conversions as C",
             "",
             snippet_assign(
                 {**dict(zip(names, spec.source.params)), "delta": spec.delta}, [PARAMS[n] for n in (*names, "delta")]

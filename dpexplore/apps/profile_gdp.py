@@ -7,16 +7,16 @@ What it shows (Liu et al. 2022 = Liu, Sun, Jiang & Kong, NeurIPS 2022):
   δ_A(ε) of the chosen mechanism on a log y axis against δ_μ for the μ values the user types
   (default 1 and 2, as in Liu et al. 2022's Figure 1 right).
 * Liu et al. 2022, Theorem 3.3: the tail value μ_t = lim_{ε→∞} ε/√(−2 log δ_A(ε)) decides whether the
-  mechanism is GDP at all (μ_t < ∞) — :func:`dpexplore.conversions.gdp_identify`.
+  mechanism is GDP at all (μ_t < ∞) — :func:`dpexplore.accounting.conversions.gdp_identify`.
 * Liu et al. 2022, result “GDPT” (GDP measurement): a bracket μ_lower < μ* ≤ μ_upper of the optimal μ, μ_lower
-  explicitly violated, μ_upper certified — :func:`dpexplore.conversions.gdp_measure`; drawn as
+  explicitly violated, μ_upper certified — :func:`dpexplore.accounting.conversions.gdp_measure`; drawn as
   the dashed δ_{μ_upper} curve.
 * Liu et al. 2022, Theorem 2.1 and Figure 1 left: a guarantee written as a trade-off equation
   σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
-  exact partial order of (ε, δ) conditions — :func:`dpexplore.conversions.equation_profile`.
+  exact partial order of (ε, δ) conditions — :func:`dpexplore.accounting.conversions.equation_profile`.
 * f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
   equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, Proposition 2.5 via
-  :func:`dpexplore.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
+  :func:`dpexplore.accounting.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
 
 Everything for both views is computed once per setting by :func:`compute_profile_gdp`; the
 mechanism-only part (profile, trade-off, GDP verdict) is cached on the mechanism's parameters
@@ -55,7 +55,7 @@ from typing import Callable
 import ipywidgets as W
 import numpy as np
 
-from ..conversions import (
+from ..accounting.conversions import (
     equation_profile,
     gdp_delta,
     gdp_epsilon,
@@ -67,7 +67,7 @@ from ..conversions import (
     tradeoff_gdp,
 )
 from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
-from ..profiles import PrivacyProfile
+from ..accounting.profiles import PrivacyProfile
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import MAIN_PLOT_HEIGHT, AppInfo, AppShell, app_shell
@@ -534,8 +534,9 @@ def parse_mus(text: str) -> tuple[float, ...]:
 
 def compute_profile_gdp(spec: ProfileGdpSpec) -> ProfileGdpResult:
     """All arrays of both views for one setting: the cached :func:`mechanism_summary`, then
-    δ_μ(ε) (Liu et al. 2022, Thm 3.1, :func:`~dpexplore.conversions.gdp_delta`) and G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
-    (:func:`~dpexplore.conversions.tradeoff_gdp`) for each μ and for μ_upper.
+    δ_μ(ε) (Liu et al. 2022, Thm 3.1, :func:`~dpexplore.accounting.conversions.gdp_delta`) and
+    G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+    (:func:`~dpexplore.accounting.conversions.tradeoff_gdp`) for each μ and for μ_upper.
 
     >>> r = compute_profile_gdp(ProfileGdpSpec(MechSpec("gaussian", (0.5,)), (2.0,)))
     >>> bool(np.allclose(r.delta_mu[0], r.delta, rtol=1e-12))   # N(0, 0.25) is exactly 2-GDP
@@ -714,7 +715,7 @@ class ProfileGdpController(Controller):
         names = FAMILIES[s.mech.kind].params
         make = self._MAKE[s.mech.kind].format(*names)
         code = (
-            "from dpexplore import conversions, mechanisms\n\n"
+            "from dpexplore import mechanisms\nfrom dpexplore.accounting import conversions\n\n"
             + snippet_assign(dict(zip(names, s.mech.params)), [PARAMS[n] for n in names])
             + f"profile = {make}\n"
             "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"

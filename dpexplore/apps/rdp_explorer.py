@@ -52,7 +52,7 @@ import ipywidgets as W
 import numpy as np
 
 from .._validation import as_array
-from ..conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_approx
+from ..accounting.conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_approx
 from ..mechanisms import Gaussian, Laplace
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
@@ -485,7 +485,7 @@ class RDPController(Controller):
         s = self.spec
         return (
             "import numpy as np\n"
-            "from dpexplore import conversions, mechanisms\n"
+            "from dpexplore import mechanisms\nfrom dpexplore.accounting import conversions\n"
             "from dpexplore.apps.rdp_explorer import orders   # the app's N_ORDERS log-spaced orders\n\n"
             + snippet_assign(s, PARAMS)
             + "alphas = orders(alpha_max)\n"

@@ -41,9 +41,9 @@ The package, by concept:
 * :mod:`.pure` — RandomizedResponse, Exponential;
 * :mod:`.discrete` — DiscreteLaplace, DiscreteGaussian (Canonne, Kamath & Steinke 2020);
 * :mod:`.subsampled` — :func:`subsample`: Poisson and fixed-size subsampling (privacy
-  amplification; the PLD machinery of :mod:`dpexplore.pld`);
+  amplification; the PLD machinery of :mod:`dpexplore.accounting.pld`);
 * :mod:`._base` — the shared checks, closed forms and :class:`MechanismProfile`, and the hooks
-  through which :func:`dpexplore.composition.compose` and the notebook card see every mechanism
+  through which :func:`dpexplore.accounting.composition.compose` and the notebook card see every mechanism
   (how it composes, its privacy loss, its card's facts), so that a new mechanism is one class.
 """
 

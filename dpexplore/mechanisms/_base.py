@@ -9,11 +9,11 @@ import dataclasses
 
 import numpy as np
 
-from .. import conversions
+from ..accounting import conversions
 from .._numerics import down, epsilon_by_bisection, log1mexp, pure_rdp_exact, step_up_until_ok, within
 from .._validation import check_delta, check_nonneg, check_positive, check_probability, scalar_out
 from .._card import CardMixin
-from ..profiles import PrivacyProfile
+from ..accounting.profiles import PrivacyProfile
 
 
 _BISECT_STEPS = 80  # bracketing bisection steps (relative width 2^-80 ≪ ulp)
@@ -144,7 +144,7 @@ _within = within  # (shared with dpexplore.mechanisms.discrete)
 # profile wrapper
 # ------------------------------------------------------------------------------------------------
 class MechanismProfile(PrivacyProfile):
-    """The :class:`~dpexplore.profiles.PrivacyProfile` of a mechanism with scalar parameters:
+    """The :class:`~dpexplore.accounting.profiles.PrivacyProfile` of a mechanism with scalar parameters:
     ``_log_delta`` and ``_epsilon`` call the mechanism, ``eps_max`` is the mechanism's.
 
     >>> from dpexplore.mechanisms import Laplace
@@ -175,7 +175,7 @@ class MechanismProfile(PrivacyProfile):
 
 
 class _PrivacyMechanism(CardMixin):
-    """What :func:`dpexplore.composition.compose` and the notebook card (:mod:`dpexplore.display`)
+    """What :func:`dpexplore.accounting.composition.compose` and the notebook card (:mod:`dpexplore.display`)
     ask of every mechanism, plain or subsampled, with the defaults; a class overrides what it knows
     better, so a new mechanism is one class (its composition, its privacy loss, its card's facts)
     and neither module names it. Nothing here imports them: composition hands a mechanism the
@@ -192,19 +192,19 @@ class _PrivacyMechanism(CardMixin):
     def _pure_eps(self) -> float | None:
         """ε where the mechanism's profile is that of ε-DP randomized response, the worst case of
         every ε-DP mechanism: k runs then have the profile of k-fold ε-DP (Kairouz, Oh & Viswanath
-        2015, Theorem 3.3; :class:`~dpexplore.composition.OptimalProfile`). None (the default):
+        2015, Theorem 3.3; :class:`~dpexplore.accounting.composition.OptimalProfile`). None (the default):
         no such closed form."""
         return None
 
     def _pld_losses(self) -> tuple:
-        """The mechanism's privacy loss, as loss models of :mod:`dpexplore.pld`: one per direction
+        """The mechanism's privacy loss, as loss models of :mod:`dpexplore.accounting.pld`: one per direction
         of the neighbouring relation (remove, add), one alone where both are the same. Default:
         the mechanism itself (an additive mechanism's ``loss_inverse``, or ``_loss_tails``)."""
         return (self,)
 
     def _compose_pld(self, k: int, how):
         """The profile of k runs where :meth:`_gdp_mu` and :meth:`_pure_eps` give no closed form:
-        one of the numerical compositions ``how`` offers (:func:`dpexplore.composition.compose`
+        one of the numerical compositions ``how`` offers (:func:`dpexplore.accounting.composition.compose`
         passes them). Default: the privacy loss distribution of :meth:`_pld_losses` composed
         (``how.pld``: pessimistic, never below the true δ)."""
         return how.pld([(self, k)])

@@ -24,7 +24,7 @@ trade-off values rounded down.
 
 Both classes are frozen dataclasses (hashable: they key the PLD caches) with scalar parameters,
 and offer ``loss_support`` and ``_loss_tails`` — the loss-model interface of
-:mod:`dpexplore.pld` — so they compose tightly with the other mechanisms.
+:mod:`dpexplore.accounting.pld` — so they compose tightly with the other mechanisms.
 
 >>> round(DiscreteLaplace(1.0).delta(0.5), 14)   # Δ = 1: the randomized-response profile of ε = 1
 0.28764913664499
@@ -179,7 +179,7 @@ class _DiscreteMechanism(_PrivacyMechanism):
 
     @property
     def profile(self):
-        """The mechanism's privacy profile, a :class:`~dpexplore.profiles.PrivacyProfile` with the
+        """The mechanism's privacy profile, a :class:`~dpexplore.accounting.profiles.PrivacyProfile` with the
         mechanism's δ(ε), ε(δ) and ``eps_max`` (Liu et al. 2022, Section 2).
 
         >>> DiscreteLaplace(1.0, 3).profile.epsilon(0.0)
@@ -516,7 +516,7 @@ class DiscreteLaplace(_DiscreteMechanism):
             out[i] = v
         return out
 
-    # loss model for dpexplore.pld --------------------------------------------------------------
+    # loss model for dpexplore.accounting.pld --------------------------------------------------------------
     def _loss_index(self, x):
         """K(x) = the largest k ∈ [0, Δ] whose exact loss (Δ − 2k)/t exceeds x (−1 if none): the
         float estimate ⌈(Δ − xt)/2⌉ − 1, decided in rational arithmetic where it is near a tie."""
@@ -1192,7 +1192,7 @@ class DiscreteGaussian(_GaussianParameters, _DiscreteMechanism):
             out = np.logaddexp(cont, amax + 1e-12)
         return _round_up_log(np.where(np.isnan(out), 0.0, out))
 
-    # loss model for dpexplore.pld --------------------------------------------------------------
+    # loss model for dpexplore.accounting.pld --------------------------------------------------------------
     def _loss_index(self, x):
         """K(x) = the largest integer y whose exact loss Δ(Δ − 2y)/(2σ²) exceeds x, i.e. the
         largest integer below Δ/2 − xσ²/Δ (in rational arithmetic near ties); ±inf beyond 2⁵⁰."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .. import conversions
+from ..accounting import conversions
 from .._validation import as_array, check_alpha, check_positive, scalar_out
 from ._base import (
     _store,
@@ -35,7 +35,7 @@ __all__ = ["RandomizedResponse", "Exponential"]
 # ------------------------------------------------------------------------------------------------
 class _AtomLoss:
     """The privacy loss of an ε-DP randomized response, ±ε with P(L = ε) = e^ε/(1 + e^ε), as a loss
-    model for :mod:`dpexplore.pld` (the worst case of every ε-DP mechanism: Kairouz, Oh &
+    model for :mod:`dpexplore.accounting.pld` (the worst case of every ε-DP mechanism: Kairouz, Oh &
     Viswanath 2015)."""
 
     def __init__(self, eps: float):
@@ -142,8 +142,8 @@ class RandomizedResponse(_PureMechanism):
 
     def _card_closed_forms(self) -> dict:
         """The closed forms of its notebook card (:mod:`dpexplore.display`): its profile is that
-        of ε-DP, so ρ = ε·tanh(ε/2) (:func:`dpexplore.conversions.pure_to_zcdp`) and
-        μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (:func:`dpexplore.conversions.pure_to_gdp`), both exact.
+        of ε-DP, so ρ = ε·tanh(ε/2) (:func:`dpexplore.accounting.conversions.pure_to_zcdp`) and
+        μ = 2Φ⁻¹(e^ε/(1 + e^ε)) (:func:`dpexplore.accounting.conversions.pure_to_gdp`), both exact.
 
         >>> round(RandomizedResponse(1.0)._card_closed_forms()["rho"][0], 6)
         0.462117
@@ -213,7 +213,7 @@ class Exponential(_PureMechanism):
 
     def _card_closed_forms(self) -> dict:
         """The closed forms of its notebook card (:mod:`dpexplore.display`): ρ ≤ ε·tanh(ε/2), the
-        zCDP of ε-DP (:func:`dpexplore.conversions.pure_to_zcdp`), an upper bound.
+        zCDP of ε-DP (:func:`dpexplore.accounting.conversions.pure_to_zcdp`), an upper bound.
 
         >>> round(Exponential(1.0)._card_closed_forms()["rho"][0], 6)
         0.462117

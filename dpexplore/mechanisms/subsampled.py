@@ -28,12 +28,12 @@ For an additive-noise base (Gaussian, Laplace, …) with loss ℓ(y) = log a(y)/
 in y, the losses are L = log(1 − q + q e^{−ℓ(y)}) (remove) and −log(1 − q + q e^{−ℓ(y)}) (add):
 monotone in y, so their distributions are closed forms of the noise CDF; S takes the remove
 loss above 0, its mirror image (with the P- and Q-masses exchanged) below 0 and an atom at 0.
-The privacy loss distribution machinery of :mod:`dpexplore.pld` composes them tightly
+The privacy loss distribution machinery of :mod:`dpexplore.accounting.pld` composes them tightly
 (pessimistic discretization: δ never below the truth).
 
 * :func:`subsample` — the subsampled mechanism, ``sampling="poisson"`` (:class:`PoissonSubsampled`)
   or ``"fixed"`` (:class:`FixedSubsampled`): ``delta``, ``log_delta``, ``epsilon``, ``profile`` of one
-  run exact (:class:`OneStepProfile`), of k runs from the PLD (:func:`dpexplore.composition.compose`);
+  run exact (:class:`OneStepProfile`), of k runs from the PLD (:func:`dpexplore.accounting.composition.compose`);
   ``rdp`` for a Gaussian base (Poisson: Mironov, Talwar & Zhang 2019, Section 3.3, exact at
   integer orders; without replacement: Wang, Balle & Kasiviswanathan 2019, Theorem 9, the bound
   dp_accounting implements); ``eps_max`` = log(1 + q(e^ε − 1)) for an ε-DP base (Poisson: Balle,
@@ -61,7 +61,7 @@ from scipy import special
 
 from .._validation import as_array, check_alpha, scalar_out
 from .._numerics import bracket_search, down, step_up_until_ok, up, within
-from ..profiles import PrivacyProfile
+from ..accounting.profiles import PrivacyProfile
 from ._base import _PrivacyMechanism
 from .additive import AdditiveNoiseMechanism, Gaussian
 
@@ -101,13 +101,13 @@ def _check_base(mechanism):
 
 
 # ------------------------------------------------------------------------------------------------
-# one direction of the dominating pair, as a loss model for dpexplore.pld
+# one direction of the dominating pair, as a loss model for dpexplore.accounting.pld
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _SubsampledLoss:
     """The privacy loss of one direction ("remove" or "add") of a Poisson-subsampled additive
     mechanism, or ("replace") of the symmetric dominating pair S of sampling without replacement
-    under substitution: the interface :mod:`dpexplore.pld` asks of a loss model
+    under substitution: the interface :mod:`dpexplore.accounting.pld` asks of a loss model
     (``loss_support``, ``eps_max``, ``_loss_tails``). Hashable, so its PLDs are cached.
 
     "replace": for x ≥ 0 the tails of the remove pair R = ((1 − q)A + qB, A); below 0 its mirror
@@ -119,7 +119,7 @@ class _SubsampledLoss:
     base: object
     q: float
     direction: str
-    #: :func:`dpexplore.pld.refine_start` may start this loss's grid refinement low: its
+    #: :func:`dpexplore.accounting.pld.refine_start` may start this loss's grid refinement low: its
     #: two-grid powers are already close on small grids
     refine_low: ClassVar[bool] = True
 
@@ -230,7 +230,7 @@ class OneStepProfile(PrivacyProfile):
     below the add direction's largest ε, −log(1 − q), where c cancels: there up to ~1e-7 above
     (q 1e-6, ε 1e-6). ε(δ): the remove direction in closed form,
     ε = log(1 + q(e^{ε_M(δ/q)} − 1)) rounded up; the add direction by the bracketing bisection
-    of :class:`~dpexplore.profiles.PrivacyProfile`.
+    of :class:`~dpexplore.accounting.profiles.PrivacyProfile`.
 
     >>> from dpexplore.mechanisms import Gaussian
     >>> p = OneStepProfile(Gaussian(1.0), 0.5, "remove")
@@ -516,7 +516,7 @@ class MaxProfile(PrivacyProfile):
     """δ(ε) = max_i δ_i(ε) and ε(δ) = max_i ε_i(δ): the profile of a mechanism whose worst case is
     the worse of several dominating pairs (the two directions of the add/remove relation).
 
-    >>> from dpexplore.profiles import GaussianDPProfile
+    >>> from dpexplore.accounting.profiles import GaussianDPProfile
     >>> p = MaxProfile([GaussianDPProfile(1.0), GaussianDPProfile(2.0)])
     >>> p.delta(1.0) == GaussianDPProfile(2.0).delta(1.0)
     True
@@ -549,8 +549,8 @@ class PoissonSubsampled(_PrivacyMechanism):
     ``delta``/``log_delta``/``epsilon``/``profile``: the exact profile max(δ_remove, δ_add) of one
     run, each direction the base's own δ at a transformed ε (:class:`OneStepProfile`: never below
     the true δ, within ~1e-13 relative of it). A composition of k runs
-    (:func:`dpexplore.composition.compose`) goes through the privacy loss distribution
-    (:func:`dpexplore.pld.composed_pld_many`: never below the true δ, ε̂(δ) ≤ ε(δ) + k·h).
+    (:func:`dpexplore.accounting.composition.compose`) goes through the privacy loss distribution
+    (:func:`dpexplore.accounting.pld.composed_pld_many`: never below the true δ, ε̂(δ) ≤ ε(δ) + k·h).
     ``rdp(alpha)``: Gaussian base only (Mironov, Talwar & Zhang 2019, Section 3.3).
     ``eps_max``: log(1 + q(e^ε − 1)) for an ε-DP base (Balle, Barthe & Gaboardi 2018, result “amplification by Poisson subsampling”),
     inf for Gaussian noise.
@@ -581,7 +581,7 @@ class PoissonSubsampled(_PrivacyMechanism):
     @property
     def _gaussian_base(self) -> bool:
         """Whether the base is the Gaussian mechanism: its Rényi DP (:meth:`rdp`) and the lower
-        bound that checks a composition (:func:`dpexplore.composition.compose`) are known."""
+        bound that checks a composition (:func:`dpexplore.accounting.composition.compose`) are known."""
         return isinstance(self.mechanism, Gaussian)
 
     def _pld_losses(self) -> tuple:
@@ -619,7 +619,7 @@ class PoissonSubsampled(_PrivacyMechanism):
     def profile(self) -> PrivacyProfile:
         """The exact profile of one run: the worse of the two directions, each the base
         mechanism's own profile at a transformed ε (:class:`OneStepProfile`; no discretization,
-        never below the truth). A composition, :func:`dpexplore.composition.compose` (self, k),
+        never below the truth). A composition, :func:`dpexplore.accounting.composition.compose` (self, k),
         goes through the privacy loss distribution instead."""
         label = f"1×{self._label()}"
         profiles = [OneStepProfile(self.mechanism, self.q, d, name=f"{label} ({d})") for d in self._one_step]
@@ -812,10 +812,11 @@ class FixedSubsampled(PoissonSubsampled):
 
     the worst case over all substitution-neighbouring datasets for one step (Balle, Barthe &
     Gaboardi 2018, Theorem 9 with advanced joint convexity, Theorem 2; Dong, Roth & Su 2022,
-    result “subsampling for f-DP”; Zhu, Dong & Wang 2022, result “dominating pairs for Poisson subsampling”). A composition (:func:`dpexplore.composition.compose`)
-    composes S with itself: never below the truth (every step is dominated by S; Dong, Roth &
+    result “subsampling for f-DP”; Zhu, Dong & Wang 2022, result “dominating pairs for Poisson
+    subsampling”). A composition (:func:`dpexplore.accounting.composition.compose`) composes S with
+    itself: never below the truth (every step is dominated by S; Dong, Roth &
     Su 2022, result “composition of f-DP”), but for k ≥ 2 it need not be attained by any pair of datasets. Numerically
-    (:func:`dpexplore.pld.composed_pld_many`, connect-the-dots): δ never below the δ of S,
+    (:func:`dpexplore.accounting.pld.composed_pld_many`, connect-the-dots): δ never below the δ of S,
     ε̂(δ) ≤ ε(δ) + k·h for the grid spacing h. One step itself (``delta``, ``epsilon``, ``profile``)
     is the closed form above (:class:`OneStepProfile`); 1000 steps, within ~4e-6 of the midpoint of dp_accounting's
     compositions of independent pessimistic/optimistic discretizations of S (interval 1e-4).
@@ -825,7 +826,7 @@ class FixedSubsampled(PoissonSubsampled):
     Laplace(b, Δ)): Balle, Barthe & Gaboardi 2018, Theorem 9; inf for Gaussian noise.
 
     It subclasses :class:`PoissonSubsampled` for the loss-model hooks only (``_directions``, the
-    profile), so :func:`dpexplore.composition.compose` and ``compose_all`` take it as they take a
+    profile), so :func:`dpexplore.accounting.composition.compose` and ``compose_all`` take it as they take a
     Poisson-subsampled mechanism; both directions are the symmetric S. The sampling scheme and the
     neighbouring relation are those above, not Poisson's.
 

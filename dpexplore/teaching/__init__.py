@@ -22,6 +22,15 @@ One module per idea (the source and its slide or theorem in each docstring):
   "Beyond Global Sensitivity via Inverse Sensitivity", eq. (4)–(5), Theorems 2 and 4, eq. (8).
 
 ``dpexplore.algorithms`` (the former single module) re-exports all of these names.
+
+The algorithms that the labs explore at length have a module each too, loaded on first use (they
+were ``dpexplore.<module>`` before; those names still work, with a DeprecationWarning):
+
+* ``down_sensitivity``: loss and k-down sensitivity of monotone functions, the shifted inverse
+  mechanism and noisy binary search (Steinke 2023b; Fang, Dong & Yi 2022);
+* ``group_privacy``: Algorithm 1 of Pujol & Desfontaines 2023 and a numerical exploration of its
+  group-wise Rényi divergences;
+* ``mean_estimation``: clipped Gaussian mean estimators and their errors (Kamath 2023).
 """
 
 from __future__ import annotations
@@ -44,3 +53,17 @@ __all__ = [
     *shuffling.__all__,
     *median.__all__,
 ]
+
+
+#: the labs' algorithms, imported on first use (scipy behind some of them)
+_LAZY = {"down_sensitivity", "group_privacy", "mean_estimation"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validation import as_array, check_delta, check_int, check_k, check_nonneg, check_positive, scalar_out
 from .._validation import check_rng as _check_rng  # noqa: F401  (the teaching modules import it from here)
-from ..composition import advanced, per_step_budget
+from ..accounting.composition import advanced, per_step_budget
 
 
 def _scalar(arr: np.ndarray, name: str, value) -> float:
@@ -47,7 +47,7 @@ def _values(x, name: str) -> np.ndarray:
 def _advanced_or_basic(eps0, k, delta):
     """ε of the k-fold adaptive composition of ε₀-DP mechanisms at total failure δ: the better of
     basic composition, k ε₀, and advanced composition with per-step δ = 0 and slack δ,
-    :func:`dpexplore.composition.advanced` (rounded up there by 4 ulps)."""
+    :func:`dpexplore.accounting.composition.advanced` (rounded up there by 4 ulps)."""
     e0 = check_nonneg(eps0, "eps0", allow_inf=False)
     kk = check_k(k, "k").astype(np.float64)
     d = check_delta(delta, "delta")
@@ -58,7 +58,7 @@ def _advanced_or_basic(eps0, k, delta):
 
 def _solve_eps0(eps: float, k: int, delta: float) -> float:
     """Largest ε₀ with :func:`_advanced_or_basic` (ε₀, k, δ) ≤ eps: ε/k by basic composition, or
-    the advanced composition budget :func:`dpexplore.composition.per_step_budget` (its bisection,
+    the advanced composition budget :func:`dpexplore.accounting.composition.per_step_budget` (its bisection,
     lower end kept: the safe side) when that is larger."""
     if delta == 0.0:
         return eps / k

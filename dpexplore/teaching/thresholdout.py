@@ -110,7 +110,7 @@ class Thresholdout:
     (their privacy lemma for Thresholdout) give sqrt(32 B ln(2/δ))/(σn) (a footnote of Bassi's
     slide explains the factor 2); both drop second-order terms (via Dwork & Roth 2014,
     Corollary 3.21, which assumes ε < 1). :meth:`privacy` returns the rigorous value: each half by the full advanced
-    composition theorem at δ/2 (:func:`dpexplore.composition.advanced`), summed, and never more
+    composition theorem at δ/2 (:func:`dpexplore.accounting.composition.advanced`), summed, and never more
     than 2B/(σn)::
 
         ε(δ) = min(2B/(σn), 2 [sqrt(2B ln(2/δ)) ε₀ + B ε₀ (e^{ε₀} − 1)]),   ε₀ = 1/(σn).

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import display, risk
+from .. import display
+from ..accounting import risk
 from ..display import format_up
 from ..references import cite
 from .controls import OKABE_ITO, Controller, MessageArea, log_slider
@@ -154,16 +155,17 @@ class ExploreController(Controller):
 
 def _snippet(calls, delta, fpr) -> str:
     """Python that rebuilds the objects from their reprs and prints the readouts."""
-    from .. import composition, conversions, filters, mechanisms, profiles
+    from .. import mechanisms
+    from ..accounting import composition, conversions, filters, profiles
 
     text = " ".join(calls)
     imports = []
     for mod, names in (
         ("dpexplore.mechanisms", mechanisms.__all__),
-        ("dpexplore.profiles", profiles.__all__ + ["ApproxDPProfile", "PureDPProfile"]),
-        ("dpexplore.conversions", ["ZCDPProfile", "RDPProfile", "EquationProfile"]),
-        ("dpexplore.composition", ["compose", "compose_all", "OptimalProfile"]),
-        ("dpexplore.filters", [n for n in filters.__all__ if n[0].isupper()]),
+        ("dpexplore.accounting.profiles", profiles.__all__ + ["ApproxDPProfile", "PureDPProfile"]),
+        ("dpexplore.accounting.conversions", ["ZCDPProfile", "RDPProfile", "EquationProfile"]),
+        ("dpexplore.accounting.composition", ["compose", "compose_all", "OptimalProfile"]),
+        ("dpexplore.accounting.filters", [n for n in filters.__all__ if n[0].isupper()]),
     ):
         used = sorted({n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}\(", text)})
         if used:
@@ -171,7 +173,9 @@ def _snippet(calls, delta, fpr) -> str:
     del composition, conversions
     body = ",\n    ".join(calls)
     return (
-        "from dpexplore import risk\nfrom dpexplore.display import profile_of\n" + "\n".join(imports) + "\n\n"
+        "from dpexplore.accounting import risk\nfrom dpexplore.display import profile_of\n"
+        + "\n".join(imports)
+        + "\n\n"
         f"objects = [\n    {body},\n]\n"
         f"delta, fpr = {delta!r}, {fpr!r}\n"
         "for obj in objects:\n"

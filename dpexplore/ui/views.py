@@ -35,8 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import display, risk
-from ..conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_envelope  # noqa: F401
+from .. import display
+from ..accounting import risk
+from ..accounting.conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_envelope  # noqa: F401
 from .._numerics import up as round_up
 from ..display import format_up
 from .controls import OKABE_ITO
@@ -397,7 +398,7 @@ def object_curves(obj) -> ObjectCurves:
 def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
     """The cheap curves of a profile whose ``risk.tpr_at_fpr`` is costly (a composed PLD or KOV
     profile: 0.3–3 s): δ(ε) on ``n_eps`` linear points, and β and TPR = 1 − β from that grid by
-    :func:`~dpexplore.conversions.tradeoff_envelope` (an upper bound on the best test's TPR,
+    :func:`~dpexplore.accounting.conversions.tradeoff_envelope` (an upper bound on the best test's TPR,
     rounded up by ``MARGINS["risk_numerical"]``, the margin of ``risk.tpr_at_fpr``'s numerical
     bound: the safe side; looser than ``risk.tpr_at_fpr``, which refines the ε of each α). No μ (a caller draws the GDP curve
     through ε(δ) by :func:`matched_mu`) and no Rényi DP."""
@@ -425,7 +426,7 @@ def profile_curves(profile, label: str, *, n_eps: int = 60) -> ObjectCurves:
 
 def matched_mu(eps, delta: float):
     """The μ whose GDP curve passes through (ε, δ), rounded up (the end of the bracket where
-    δ_μ(ε) > δ: :func:`~dpexplore.conversions.approx_to_gdp` with ``side="up"``); None where there
+    δ_μ(ε) > δ: :func:`~dpexplore.accounting.conversions.approx_to_gdp` with ``side="up"``); None where there
     is no such curve to draw (ε not finite and positive, δ outside (0, 1)). A sequence of ε gives a
     tuple (one bracket search for all of them).
 

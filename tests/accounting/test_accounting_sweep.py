@@ -42,8 +42,8 @@ import warnings
 
 import pytest
 
-from dpexplore import composition as C
-from dpexplore.pld import AccuracyWarning
+from dpexplore.accounting import composition as C
+from dpexplore.accounting.pld import AccuracyWarning
 
 mp = pytest.importorskip("mpmath")
 
@@ -464,7 +464,7 @@ def test_tiny_rate_never_below_the_rare_event_lower_bound(sigma, q, k, delta):
 #: small σ and a small rate, where the composed PLD once lost the rare large losses and
 #: answered far below the truth (σ 0.3, q 1e-5, 100 steps, δ 1e-5: 0.001 where the truth is
 #: 1.3465): the tilted FFT product set a valley between the bulk and the upper tail to 0 and moved
-#: its mass to the bottom (:func:`dpexplore.pld._convolve` now merges tilts). Each with
+#: its mass to the bottom (:func:`dpexplore.accounting.pld._convolve` now merges tilts). Each with
 #: dp_accounting 0.6's pessimistic (connect-the-dots) ε at interval 1e-4, computed once (1.4 s
 #: each; the first is recomputed live below)
 PLD_LOST = {

@@ -1,4 +1,4 @@
-"""Tests for dpexplore.auditing: Clopper–Pearson against mpmath and scipy, the ε lower bounds in
+"""Tests for dpexplore.accounting.auditing: Clopper–Pearson against mpmath and scipy, the ε lower bounds in
 closed form, audits of a correct Laplace mechanism (never above ε, up to the stated confidence)
 and of a mis-calibrated one (exposed), one-run auditing, validation."""
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from dpexplore.auditing import (
+from dpexplore.accounting.auditing import (
     LaplaceAuditPair,
     MechanismAuditPair,
     audit_mechanism,

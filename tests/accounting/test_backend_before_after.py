@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpexplore import conversions
-from dpexplore.composition import compose
-from dpexplore.conversions import approx_to_gdp, gdp_delta, gdp_log_delta, tradeoff_approx
+from dpexplore.accounting import conversions
+from dpexplore.accounting.composition import compose
+from dpexplore.accounting.conversions import approx_to_gdp, gdp_delta, gdp_log_delta, tradeoff_approx
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
-from dpexplore.filters import filters_for_target
+from dpexplore.accounting.filters import filters_for_target
 from dpexplore.ui.views import matched_mu
 
 EPS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.8866, 10.0, 30.0]
@@ -224,8 +224,8 @@ def _before_tight_values(mechanism, ks, delta_total):
     """apps/composition_explorer._tight_values on main before the move: its own dispatch (GDP
     closed form, optimal for RR, one PLD per k otherwise, re-composed on a 2¹⁶ − 64 grid when
     the PLD carried +∞ mass, then capped by KOV)."""
-    from dpexplore import composition as C
-    from dpexplore.conversions import gdp_epsilon
+    from dpexplore.accounting import composition as C
+    from dpexplore.accounting.conversions import gdp_epsilon
 
     if isinstance(mechanism, Gaussian):
         mu = float(mechanism.sensitivity) / float(mechanism.sigma)
@@ -249,7 +249,7 @@ def _before_tight_values(mechanism, ks, delta_total):
 @pytest.mark.parametrize("name", ["laplace", "gaussian", "rr"])
 def test_compose_epsilon_over_k_gives_the_composition_explorers_numbers(name):
     from dpexplore.apps import composition_explorer as A
-    from dpexplore.composition import compose_epsilon
+    from dpexplore.accounting.composition import compose_epsilon
 
     ks = A.K_TIGHT_PLD if name == "laplace" else A.K_GRID
     for e in [0.01, 1.0, 5.0]:
@@ -265,7 +265,7 @@ def test_the_pld_has_no_spurious_mass_at_infinity_for_laplace():
     top grid point an ulp below eps_max sent the atom at eps_max there); pld._grid_points snaps
     the grid's ends to ±eps_max, so over the explorer's ε slider and k grid there is none."""
     from dpexplore.apps import composition_explorer as A
-    from dpexplore.composition import compose
+    from dpexplore.accounting.composition import compose
 
     for e in 10.0 ** (np.arange(-60, 35, 7) / 20.0):  # ε from 1e-3 to ~50, as the slider
         m = A.make_mechanism("laplace", float(e), 0.0)

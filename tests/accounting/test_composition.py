@@ -1,4 +1,4 @@
-"""Tests for dpexplore.composition and dpexplore.pld.
+"""Tests for dpexplore.accounting.composition and dpexplore.accounting.pld.
 
 Layers: closed forms against mpmath at 50 digits; the exact KOV optimum against mpmath with exact
 binomials; sandwiches (tight ≤ loose); the exact Gaussian / randomized-response compositions;
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import composition as C
-from dpexplore import pld
+from dpexplore.accounting import composition as C
+from dpexplore.accounting import pld
 from dpexplore.mechanisms import Exponential, Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 mp.mp.dps = 50
 REL = 1e-9

@@ -1,4 +1,4 @@
-"""Tests for dpexplore.conversions: mpmath references (≥ 40 digits), sandwiches, round trips,
+"""Tests for dpexplore.accounting.conversions: mpmath references (≥ 40 digits), sandwiches, round trips,
 hypothesis properties, dp_accounting cross-checks, GDP identification/measurement, invalid inputs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.conversions import (
+from dpexplore.accounting.conversions import (
     ApproxDPProfile,
     EquationProfile,
     PureDPProfile,
@@ -33,7 +33,7 @@ from dpexplore.conversions import (
     tradeoff_gdp,
     zcdp_to_approx,
 )
-from dpexplore.profiles import FunctionProfile, GaussianDPProfile, PrivacyProfile
+from dpexplore.accounting.profiles import FunctionProfile, GaussianDPProfile, PrivacyProfile
 
 mp.mp.dps = 50
 REL = 1e-9

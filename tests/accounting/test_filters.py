@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import filters as fl
-from dpexplore.conversions import gdp_delta, rdp_to_approx, zcdp_to_approx
+from dpexplore.accounting import filters as fl
+from dpexplore.accounting.conversions import gdp_delta, rdp_to_approx, zcdp_to_approx
 
 budgets = st.floats(1e-3, 5.0, allow_nan=False)
 costs = st.lists(st.floats(0.0, 2.0, allow_nan=False), min_size=0, max_size=40)

@@ -10,9 +10,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpexplore import composition as C
-from dpexplore import pld
-from dpexplore.conversions import rdp_to_approx
+from dpexplore.accounting import composition as C
+from dpexplore.accounting import pld
+from dpexplore.accounting.conversions import rdp_to_approx
 from dpexplore.mechanisms import Gaussian, subsample
 
 mp.mp.dps = 40
@@ -169,7 +169,7 @@ def test_tiny_rate_composition_is_first_order_exact(k, eps):
 
 
 def test_narrow_head_product_matches_a_direct_convolution():
-    """The direct head cells plus the FFT of the rest (:func:`dpexplore.pld._head_product`)
+    """The direct head cells plus the FFT of the rest (:func:`dpexplore.accounting.pld._head_product`)
     give the full convolution, cell by cell, to 1e-12 relative where the mass is above 1e-14
     (the ends below it are cut at τ = 1e-16, the cut mass moved up or to +∞; the lowest cell
     also takes the rounding of the total, ~1e-16)."""

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import conversions
+from dpexplore.accounting import conversions
 from dpexplore.mechanisms import Laplace, RandomizedResponse
 
 mp.mp.dps = 60

@@ -1,4 +1,4 @@
-"""Tests for dpexplore.risk (re-exported by dpexplore.conversions): attack TPR at a given FPR,
+"""Tests for dpexplore.accounting.risk (re-exported by dpexplore.accounting.conversions): attack TPR at a given FPR,
 advantage and posterior bound of a privacy profile — mpmath references (50 digits) for the μ-GDP,
 pure-DP, (ε, δ)-DP and Laplace trade-offs, the numerical path against them (never below, within a
 stated tolerance), hypothesis properties, a dp_accounting cross-check and invalid inputs."""
@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from dpexplore import conversions, mechanisms, risk
-from dpexplore.conversions import (
+from dpexplore import mechanisms
+from dpexplore.accounting import conversions, risk
+from dpexplore.accounting.conversions import (
     ApproxDPProfile,
     PureDPProfile,
     ZCDPProfile,
@@ -26,7 +27,7 @@ from dpexplore.conversions import (
     posterior_bound,
     tpr_at_fpr,
 )
-from dpexplore.profiles import FunctionProfile, GaussianDPProfile
+from dpexplore.accounting.profiles import FunctionProfile, GaussianDPProfile
 
 mp.mp.dps = 50
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -320,9 +321,9 @@ def test_reexported_from_conversions_and_no_import_cycle():
     for name in ("tpr_at_fpr", "advantage", "posterior_bound"):
         assert name in conversions.__all__
         assert getattr(conversions, name) is getattr(risk, name)
-    # importing dpexplore.risk first (before conversions) must work too
+    # importing dpexplore.accounting.risk first (before conversions) must work too
     code = (
-        "import dpexplore.risk as r, dpexplore.conversions as c; "
+        "import dpexplore.accounting.risk as r, dpexplore.accounting.conversions as c; "
         "assert c.tpr_at_fpr is r.tpr_at_fpr; print(r.advantage(c.PureDPProfile(1.0)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

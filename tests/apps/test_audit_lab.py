@@ -14,8 +14,8 @@ from scipy import stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import auditing
-from dpexplore.conversions import tradeoff_approx
+from dpexplore.accounting import auditing
+from dpexplore.accounting.conversions import tradeoff_approx
 from dpexplore.apps import audit_lab as A
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dpexplore import composition as C
-from dpexplore import conversions as CV
+from dpexplore.accounting import composition as C
+from dpexplore.accounting import conversions as CV
 from dpexplore.apps import APPS
 from dpexplore.apps.composition_explorer import (
     ALPHAS,

@@ -20,7 +20,7 @@ import pytest
 from snippetkit import not_shown, numbers, readout_text, run
 from scipy import stats
 
-from dpexplore import down_sensitivity as ds
+from dpexplore.teaching import down_sensitivity as ds
 from dpexplore.apps import APPS, TOPICS
 from dpexplore.apps import down_sensitivity_lab as lab
 from dpexplore.apps.down_sensitivity_lab import (

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from dpexplore import composition as C
-from dpexplore import conversions
+from dpexplore.accounting import composition as C
+from dpexplore.accounting import conversions
 from dpexplore.apps import APPS, TOPICS
 from dpexplore.apps import dpsgd_planner as P
 from dpexplore.mechanisms import Gaussian, subsample

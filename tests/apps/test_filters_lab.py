@@ -1,5 +1,5 @@
 """Composition settings and privacy filters lab (dpexplore/apps/filters_lab.py): every plotted and
-printed number against dpexplore.filters recomputed here (the filters, the seeded analyst, the
+printed number against dpexplore.accounting.filters recomputed here (the filters, the seeded analyst, the
 odometer, the session), the filters never letting the realized budget exceed the target (exact
 rational arithmetic), seeded reproducibility, every slider corner valid, invalid settings naming
 the parameter, the post's table (Desfontaines 2023), the controller and the "Reproduce in Python"
@@ -22,11 +22,11 @@ from snippetkit import not_shown, numbers, page_text, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import filters as fl
+from dpexplore.accounting import filters as fl
 from dpexplore.apps import APPS, TOPICS
 from dpexplore.apps import filters_lab as FL
 from dpexplore.apps.filters_lab import FiltersLabSpec, build_filters_lab, compute_filters_lab
-from dpexplore.conversions import gdp_delta, rdp_to_approx
+from dpexplore.accounting.conversions import gdp_delta, rdp_to_approx
 
 SQRT2 = math.sqrt(2.0)
 
@@ -367,7 +367,7 @@ def test_filters_lab_snippet_prints_the_readout(settings_):
         c.controls[name].value = value
     assert c.last_error is None, c.message.text
     code = c.snippet()
-    assert "from dpexplore import filters" in code and "print" in code
+    assert "from dpexplore.accounting import filters" in code and "print" in code
     printed = run(code)
     assert len(numbers(printed)) >= 8
     missing = not_shown(printed, page_text(app))

@@ -1,6 +1,6 @@
 """The group-privacy lab (dpexplore/apps/group_privacy_lab.py; Pujol & Desfontaines 2023): the
 post's figure numbers (exact moments and a seeded 10⁶-draw sample), every plotted and printed
-number against the backend (``dpexplore.group_privacy``), the histogram against the quadrature
+number against the backend (``dpexplore.teaching.group_privacy``), the histogram against the quadrature
 density, seeded reproducibility, invalid settings, the slider ends, the controller (in-place
 updates, the progress bar, messages), the snippet against the readout, the page text, the
 registry and the notebook."""
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from snippetkit import not_shown, numbers, readout_text, run
 
-from dpexplore import group_privacy as gp
+from dpexplore.teaching import group_privacy as gp
 from dpexplore.apps import APPS, TOPICS
 from dpexplore.apps import group_privacy_lab as lab
 from dpexplore.apps.group_privacy_lab import (

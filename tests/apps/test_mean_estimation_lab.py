@@ -1,5 +1,5 @@
 """Private mean estimation lab (dpexplore/apps/mean_estimation_lab.py; Kamath 2023): the printed
-errors, noise and clip radii against the backend (``dpexplore.mean_estimation``) and closed forms,
+errors, noise and clip radii against the backend (``dpexplore.teaching.mean_estimation``) and closed forms,
 every simulated estimate against the backend estimators on its dataset, the error curves against
 ``output_covariance`` at every n, seeded reproducibility, the Monte Carlo against the exact
 covariances, invalid settings, the controller (in-place updates, messages), the snippet, the
@@ -19,7 +19,7 @@ import pytest
 from snippetkit import not_shown, numbers, readout_text, run
 from scipy import stats
 
-from dpexplore import mean_estimation as me
+from dpexplore.teaching import mean_estimation as me
 from dpexplore.apps import APPS, TOPICS
 from dpexplore.apps import mean_estimation_lab as lab
 from dpexplore.apps.mean_estimation_lab import (

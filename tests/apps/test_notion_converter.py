@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.conversions import (
+from dpexplore.accounting.conversions import (
     ApproxDPProfile,
     RDPProfile,
     ZCDPProfile,
@@ -37,7 +37,7 @@ from dpexplore.apps.notion_converter import (
 )
 from dpexplore.ui.plotwidget import PlotlyWidget
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 mp.mp.dps = 50
 REL = 1e-9
@@ -346,7 +346,7 @@ from dpexplore.apps import notion_converter as NC  # noqa: E402
     ],
 )
 def test_risk_rows_are_the_backends_and_conversions_never_lower_them(source):
-    from dpexplore.conversions import advantage, tpr_at_fpr
+    from dpexplore.accounting.conversions import advantage, tpr_at_fpr
 
     s = NC.source_summary(source)
     exact = s.risk["exact"]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import conversions as C
+from dpexplore.accounting import conversions as C
 from dpexplore import mechanisms as M
 from dpexplore.apps import profile_gdp as P
 from dpexplore.ui.plotwidget import PlotlyWidget

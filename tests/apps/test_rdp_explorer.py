@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore.conversions import pure_to_rdp, pure_to_zcdp, rdp_to_approx
+from dpexplore.accounting.conversions import pure_to_rdp, pure_to_zcdp, rdp_to_approx
 from dpexplore.apps import APPS
 from dpexplore.ui.plotwidget import PlotlyWidget
 from dpexplore.apps.rdp_explorer import (

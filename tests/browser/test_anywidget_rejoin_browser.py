@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from conftest import Dashboard
 
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 pytestmark = pytest.mark.browser
 

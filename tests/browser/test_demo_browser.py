@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpexplore.apps import APPS, demo
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 pytestmark = pytest.mark.browser
 

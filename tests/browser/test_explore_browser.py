@@ -23,7 +23,7 @@ from conftest import free_port
 def _sgd_eps() -> str:
     """The DP-SGD card's ε as the card writes it (the API's value rounded up to 4 digits: 6.189,
     dp_accounting's PLD 6.1877)."""
-    from dpexplore.composition import compose
+    from dpexplore.accounting.composition import compose
     from dpexplore.display import format_up
     from dpexplore.mechanisms import Gaussian, subsample
 
@@ -40,7 +40,7 @@ NOTEBOOK = {
             "id": "c1",
             "metadata": {},
             "outputs": [],
-            "source": "from dpexplore.composition import compose\n"
+            "source": "from dpexplore.accounting.composition import compose\n"
             "from dpexplore.mechanisms import Gaussian, Laplace, subsample\n"
             "sgd = compose(subsample(Gaussian(1.0), 0.01), 10000)   # DP-SGD: 10⁴ steps\n"
             "sgd",

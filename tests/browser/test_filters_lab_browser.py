@@ -124,7 +124,7 @@ def test_page_loads_with_the_core_values(lab):
     text = app.body_text()
     assert "Desfontaines 2023" in text and "Whitehouse et al. 2023" in text
     assert "fully adaptive" in text and "open" in text
-    assert "from dpexplore import filters" in text  # Reproduce in Python
+    assert "from dpexplore.accounting import filters" in text  # Reproduce in Python
     heights = [h for h in _heights(app) if h]
     assert heights and min(heights) >= 250
     app.assert_no_traceback()

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from dpexplore.conversions import (
+from dpexplore.accounting.conversions import (
     ApproxDPProfile,
     PureDPProfile,
     RDPProfile,
@@ -22,7 +22,7 @@ from dpexplore.conversions import (
 )
 from dpexplore.apps.notion_converter import NOTIONS
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpexplore import conversions as C
+from dpexplore.accounting import conversions as C
 from dpexplore import mechanisms as M
 from dpexplore.apps import profile_gdp as P
 

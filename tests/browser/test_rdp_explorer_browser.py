@@ -14,7 +14,7 @@ import pytest
 
 from conftest import SharedPage
 
-from dpexplore.conversions import pure_to_rdp, rdp_to_approx
+from dpexplore.accounting.conversions import pure_to_rdp, rdp_to_approx
 from dpexplore.apps.rdp_explorer import DELTA_RANGE, RDPSpec, compute_rdp_explorer
 from dpexplore.mechanisms import Gaussian, Laplace
 

@@ -4,7 +4,7 @@ Layers: δ(ε) against brute-force enumeration in mpmath (40 digits) over a wide
 an analytic bound of the rest, down to log δ ≈ −45000; a hypothesis property that δ is never below
 that truth; ε(δ) round trips within 1e-9 of the smallest ε; limits (pure DP beyond eps_max, the
 continuous Gaussian as σ grows); Rényi divergences against mpmath sums; the loss-model hook
-``_loss_tails`` against enumeration and through dpexplore.pld; trade-off functions; a seeded Monte
+``_loss_tails`` against enumeration and through dpexplore.accounting.pld; trade-off functions; a seeded Monte
 Carlo check of the samplers; invalid inputs; a dp_accounting cross-check.
 """
 
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from dpexplore import mechanisms
 from dpexplore.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
-from dpexplore.profiles import PrivacyProfile
+from dpexplore.accounting.profiles import PrivacyProfile
 
 mp.mp.dps = 40
 
@@ -428,7 +428,7 @@ def test_discrete_gaussian_rdp_mpmath(sigma, sens):
 
 
 # ------------------------------------------------------------------------------------------------
-# loss model (the hook for dpexplore.pld)
+# loss model (the hook for dpexplore.accounting.pld)
 # ------------------------------------------------------------------------------------------------
 def enum_tails(logpmf, loss, sens, x, span):
     """log P(L > x), log P(L ≤ x), log Q(L > x), log Q(L ≤ x) by enumeration over |y| ≤ span."""
@@ -494,11 +494,11 @@ def test_loss_tails_are_complementary():
 
 
 def test_pld_composition_uses_the_hook():
-    """dpexplore.pld composes the discrete mechanisms through loss_support/_loss_tails (its
+    """dpexplore.accounting.pld composes the discrete mechanisms through loss_support/_loss_tails (its
     loss-model path, composed_pld_many): one step reproduces the profile; three steps of
     DiscreteLaplace(1) (randomized response, ε = 1) are within 1e-3 of the exact binomial
     composition and never below it."""
-    from dpexplore import pld
+    from dpexplore.accounting import pld
 
     e = np.array([0.0, 0.4, 1.0, 2.0])
     for m in (DiscreteLaplace(1.0), DiscreteGaussian(1.0)):
@@ -653,7 +653,8 @@ def test_module_imports_light():
     """dpexplore.mechanisms (with its discrete module) does not import scipy.stats or the PLD
     machinery at import time."""
     code = (
-        "import sys, dpexplore.mechanisms.discrete\nprint('scipy.stats' in sys.modules, 'dpexplore.pld' in sys.modules)"
+        "import sys, dpexplore.mechanisms.discrete\n"
+        "print('scipy.stats' in sys.modules, 'dpexplore.accounting.pld' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
@@ -737,7 +738,7 @@ def test_dp_accounting_cross_check():
     "mech", [DiscreteLaplace(1.0), DiscreteLaplace(2.5, 2), DiscreteGaussian(1.0), DiscreteGaussian(2.0, 3)]
 )
 def test_two_fold_composition_against_enumeration(mech):
-    from dpexplore import composition as C
+    from dpexplore.accounting import composition as C
 
     y = np.arange(-80, 81)
     p = np.exp(mech.logpmf(y))
@@ -752,7 +753,7 @@ def test_two_fold_composition_against_enumeration(mech):
 
 
 def test_mixed_composition_with_discrete_mechanisms():
-    from dpexplore import composition as C
+    from dpexplore.accounting import composition as C
     from dpexplore.mechanisms import Gaussian
 
     mixed = C.compose_all([(DiscreteLaplace(1.0), 2), (Gaussian(2.0), 3)])

@@ -21,7 +21,7 @@ from dpexplore.mechanisms import (
     RandomizedResponse,
     Subbotin,
 )
-from dpexplore.profiles import PrivacyProfile
+from dpexplore.accounting.profiles import PrivacyProfile
 
 mp.mp.dps = 50
 

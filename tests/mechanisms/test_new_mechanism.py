@@ -1,7 +1,7 @@
 """A mechanism defined here, outside the library, composes, compares, has its card and shows in
 ``explore`` like a shipped one: every mechanism states how it composes, its privacy loss and its
 card's facts itself (the hooks of ``dpexplore.mechanisms._base._PrivacyMechanism``), so
-``dpexplore.composition`` and ``dpexplore.display`` name no mechanism class and adding one is one
+``dpexplore.accounting.composition`` and ``dpexplore.display`` name no mechanism class and adding one is one
 class. The two below are real mechanisms with their exact math:
 
 * :class:`KaryRR` — k-ary randomized response: a value among m is reported truthfully with
@@ -31,14 +31,15 @@ import pytest
 from scipy import special
 
 import dpexplore
-from dpexplore import display, risk
+from dpexplore import display
+from dpexplore.accounting import risk
 from dpexplore._numerics import gaussian_log_delta, log1mexp
 from dpexplore._validation import check_alpha, scalar_out
-from dpexplore.composition import compose, compose_all, compose_epsilon, optimal
+from dpexplore.accounting.composition import compose, compose_all, compose_epsilon, optimal
 from dpexplore.display import card_facts, card_html, compare, profile_of
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 from dpexplore.mechanisms._base import _Mechanism, _store
-from dpexplore.profiles import GaussianDPProfile
+from dpexplore.accounting.profiles import GaussianDPProfile
 
 
 @dataclass(frozen=True)
@@ -273,10 +274,18 @@ def _module_level_imports():
 
 def test_the_package_has_no_import_cycle_and_mechanisms_stay_light():
     graph = _module_level_imports()
-    assert graph["dpexplore.composition.tight"] >= {"dpexplore.mechanisms.subsampled", "dpexplore.pld"}
+    assert graph["dpexplore.accounting.composition.tight"] >= {
+        "dpexplore.mechanisms.subsampled",
+        "dpexplore.accounting.pld",
+    }
     # no mechanism module needs composition or display: they hand the mechanisms what they need
     mech = [m for m in graph if m.startswith("dpexplore.mechanisms")]
-    assert not [(m, d) for m in mech for d in graph[m] if d.startswith(("dpexplore.composition", "dpexplore.display"))]
+    assert not [
+        (m, d)
+        for m in mech
+        for d in graph[m]
+        if d.startswith(("dpexplore.accounting.composition", "dpexplore.display"))
+    ]
     state, path = {}, []
 
     def visit(u):
@@ -293,5 +302,5 @@ def test_the_package_has_no_import_cycle_and_mechanisms_stay_light():
         if u not in state:
             visit(u)
     # the mechanisms do not load the privacy loss distributions (scipy.signal: +0.4 s, +45 MB)
-    code = "import sys, dpexplore.mechanisms; sys.exit('dpexplore.pld' in sys.modules)"
+    code = "import sys, dpexplore.mechanisms; sys.exit('dpexplore.accounting.pld' in sys.modules)"
     assert subprocess.call([sys.executable, "-c", code], timeout=120) == 0

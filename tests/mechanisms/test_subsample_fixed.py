@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from dpexplore import composition as C
-from dpexplore.conversions import rdp_to_approx
+from dpexplore.accounting import composition as C
+from dpexplore.accounting.conversions import rdp_to_approx
 from dpexplore.mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, subsample
 from dpexplore.mechanisms.subsampled import SAMPLINGS, FixedSubsampled, PoissonSubsampled
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import composition as C
+from dpexplore.accounting import composition as C
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse, subsample
 from dpexplore.mechanisms.subsampled import PoissonSubsampled
 
@@ -212,7 +212,7 @@ def test_dpsgd_accountants_order():
 
 
 def test_dpsgd_rdp_vs_dp_accounting():
-    from dpexplore.conversions import rdp_to_approx
+    from dpexplore.accounting.conversions import rdp_to_approx
 
     orders = np.arange(2.0, 257.0)  # integer orders: the two RDP curves are equal there
     acc = dpa_rdp.RdpAccountant(list(orders))
@@ -350,7 +350,7 @@ def test_dpsgd_curve_matches_single_points_and_dp_accounting():
 
 
 def test_pld_series_matches_composed_pld_many():
-    from dpexplore import pld
+    from dpexplore.accounting import pld
 
     m = subsample(Gaussian(2.0), 0.1)._directions()[0]
     series = pld.composed_pld_series(m, [3, 7, 20])
@@ -364,7 +364,7 @@ def test_pld_series_matches_composed_pld_many():
 
 @pytest.mark.parametrize("ks", [[3, 3], [5, 2], [], [[1, 2]], [0, 1]])
 def test_pld_series_bad_ks(ks):
-    from dpexplore import pld
+    from dpexplore.accounting import pld
 
     with pytest.raises(ValueError, match="ks"):
         pld.composed_pld_series(Gaussian(1.0), ks)
@@ -418,7 +418,7 @@ def test_pld_below_the_lower_bound_is_discarded_where_it_is_only():
     """The check of a curve's PLD values against the lower bound: the one below it becomes inf
     (the other upper bounds then answer) with a warning naming its step count; the rest stay."""
     from dpexplore.mechanisms.subsampled import one_shifted_step_lower_epsilon as lower
-    from dpexplore.pld import AccuracyWarning
+    from dpexplore.accounting.pld import AccuracyWarning
 
     ks = np.array([100, 1000, 10**4])
     lo = lower(Gaussian(0.3), 1e-5, ks, 1e-5)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpexplore import down_sensitivity as ds
+from dpexplore.teaching import down_sensitivity as ds
 
 FIG1 = [0] + [1] * 5 + [2] * 10 + [3] * 10 + [4] * 5 + [5]
 

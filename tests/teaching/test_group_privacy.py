@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from dpexplore import group_privacy as gp
+from dpexplore.teaching import group_privacy as gp
 
 
 def test_post_figure_numbers():

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpexplore import mean_estimation as me
+from dpexplore.teaching import mean_estimation as me
 from dpexplore.mechanisms import Gaussian
 
 

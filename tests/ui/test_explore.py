@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import dpexplore
-from dpexplore import risk
-from dpexplore.composition import compose
-from dpexplore.conversions import gdp_delta
+from dpexplore.accounting import risk
+from dpexplore.accounting.composition import compose
+from dpexplore.accounting.conversions import gdp_delta
 from dpexplore.display import format_up, profile_of
-from dpexplore.filters import GDPFilter
+from dpexplore.accounting.filters import GDPFilter
 from dpexplore.mechanisms import Gaussian, Laplace, subsample
 from dpexplore.ui.explore import MAX_OBJECTS, explore
 from dpexplore.ui.shell import AppShell
@@ -83,7 +83,7 @@ def test_bad_arguments_name_objects():
     with pytest.raises(ValueError, match="objects must be 1 to"):
         explore(*[Gaussian(float(s)) for s in range(1, MAX_OBJECTS + 2)])
     with pytest.raises(ValueError, match="privacy profile"):
-        from dpexplore.filters import RenyiOdometer
+        from dpexplore.accounting.filters import RenyiOdometer
 
         explore(RenyiOdometer([4.0], 1e-6))
     with pytest.raises(ValueError, match=r"objects\[0\] must be a dpexplore privacy object"):
@@ -122,7 +122,7 @@ def test_the_apps_draw_with_the_same_views(app):
 def test_tradeoff_envelope_is_the_safe_side():
     """β from δ(ε) on a grid (the k-runs tabs' attack curve) is at most the β of
     risk.tpr_at_fpr (which refines ε per α), and equals the (ε, δ)-DP trade-off for one pair."""
-    from dpexplore.conversions import tradeoff_approx
+    from dpexplore.accounting.conversions import tradeoff_approx
     from dpexplore.ui.views import profile_curves, tradeoff_envelope
 
     a = np.linspace(0.0, 1.0, 11)
@@ -141,7 +141,7 @@ def test_an_object_without_a_gdp_bound_draws_no_gdp_curve():
     """(ε, δ)-DP with δ > 0 has no μ (its card says "not defined"): explore draws the GDP curve
     through its (ε(δ), δ), as for any object without an exact μ, with no message (it once read the
     first letter of "not defined" as an exact μ)."""
-    from dpexplore.conversions import ApproxDPProfile
+    from dpexplore.accounting.conversions import ApproxDPProfile
     from dpexplore.ui.views import object_curves
 
     assert object_curves(ApproxDPProfile(1.0, 1e-6)).mu is None

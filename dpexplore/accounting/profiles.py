@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import bracket_search, gaussian_log_delta, gdp_epsilon_core, grow_bracket, step_up_until_ok, up
-from ._validation import check_delta, check_nonneg, check_positive, scalar_out
-from ._card import CardMixin
+from .._numerics import bracket_search, gaussian_log_delta, gdp_epsilon_core, grow_bracket, step_up_until_ok, up
+from .._validation import check_delta, check_nonneg, check_positive, scalar_out
+from .._card import CardMixin
 
 __all__ = ["PrivacyProfile", "FunctionProfile", "GaussianDPProfile"]
 
@@ -46,7 +46,7 @@ class PrivacyProfile(CardMixin):
     name: str = "profile"
     #: True where δ is the exact profile of a pair of distributions that bounds both directions
     #: (a symmetric mechanism's, a subsampled step's two directions together): its membership
-    #: advantage is then δ(0) itself (:func:`dpexplore.risk.advantage`), with no search. Not
+    #: advantage is then δ(0) itself (:func:`dpexplore.accounting.risk.advantage`), with no search. Not
     #: for upper bounds such as a PLD's: there the searched envelope can be tighter than δ(0)
     #: (2e-5 relative for 1000 DP-SGD steps)
     pair_profile: bool = False
@@ -134,7 +134,7 @@ class PrivacyProfile(CardMixin):
     # -- the notebook card (dpexplore._card) -------------------------------------------------
     def _card_describe(self, info) -> None:
         """The card of a profile: itself, the sums over its parts where it is a composition
-        (``_parts``, set by :func:`dpexplore.composition.compose`), then what the class knows
+        (``_parts``, set by :func:`dpexplore.accounting.composition.compose`), then what the class knows
         in closed form (:meth:`_card_notions`)."""
         info.profile = self
         parts = getattr(self, "_parts", None)
@@ -206,7 +206,7 @@ class GaussianDPProfile(PrivacyProfile):
             info.rdp, info.rdp_how = (lambda a, mu=self.mu: a * mu * mu / 2.0), "exact: α μ²/2"
 
 
-# -- (ε, δ)-DP: the exact partial order and its profiles (re-exported by dpexplore.conversions) --
+# -- (ε, δ)-DP: the exact partial order and its profiles (re-exported by dpexplore.accounting.conversions) --
 def _implied_linear(eps0, delta0, eps):
     """δ₀ + (1 − δ₀)(e^{ε₀} − e^ε)₊/(1 + e^{ε₀}) in linear space, rounded up by 4 ulps."""
     eps0, delta0, eps = np.broadcast_arrays(eps0, delta0, eps)

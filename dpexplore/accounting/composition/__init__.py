@@ -12,7 +12,7 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
 * :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants (Mironov 2017, Proposition 1; Bun & Steinke 2016, result “composition of zCDP”; Dong, Roth & Su 2022, Corollary 3.3);
 * :func:`compose` — the tight profile of k runs of one concrete mechanism: exact for the Gaussian
   (√k Δ/σ-GDP) and randomized response / exponential (Kairouz, Oh & Viswanath 2015), numerical and pessimistic (privacy loss
-  distribution, :mod:`dpexplore.pld`) for Laplace, Logistic and Subbotin noise;
+  distribution, :mod:`dpexplore.accounting.pld`) for Laplace, Logistic and Subbotin noise;
 * :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend.
 
 >>> basic([0.5, 0.5, 1.0])

@@ -3,9 +3,9 @@
 
 A mechanism states how it composes (``dpexplore.mechanisms._base._PrivacyMechanism``): in closed
 form where it is exactly μ-GDP (√k·μ-GDP) or has the profile of ε-DP randomized response
-(:class:`~dpexplore.composition.OptimalProfile`), else numerically, by the composition it picks
-from :class:`_Numerical` (the privacy loss distribution of its losses, :mod:`dpexplore.pld`).
-This module names no mechanism class. Re-exported by :mod:`dpexplore.composition`.
+(:class:`~dpexplore.accounting.composition.OptimalProfile`), else numerically, by the composition it picks
+from :class:`_Numerical` (the privacy loss distribution of its losses, :mod:`dpexplore.accounting.pld`).
+This module names no mechanism class. Re-exported by :mod:`dpexplore.accounting.composition`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import warnings
 
 import numpy as np
 
-from .. import pld as _pld
-from .._numerics import gdp_epsilon_core
-from .._validation import check_delta, check_k, scalar_out
+from ...accounting import pld as _pld
+from ..._numerics import gdp_epsilon_core
+from ..._validation import check_delta, check_k, scalar_out
 from ..conversions import RDPProfile
-from ..mechanisms.subsampled import MaxProfile, RareEventProfile, one_run_among_k
+from ...mechanisms.subsampled import MaxProfile, RareEventProfile, one_run_among_k
 from ..profiles import GaussianDPProfile, PrivacyProfile
 from .dpsgd import _dpsgd_rdp_epsilon
 from .theorems import OptimalProfile, _kov_epsilon, _kov_log_delta, optimal
@@ -64,7 +64,7 @@ def _flat(x, eps0, k):
 
 #: where a single FFT power's round-off term (``DiscretePLD.extra``, added to δ: up to ~1e-11 at
 #: 10⁴ runs) exceeds this share of the δ asked, :class:`_RefinedProfile` also composes by
-#: tilted products (:func:`dpexplore.pld.composed_pld_many` with ``tilted=True``), whose round-off
+#: tilted products (:func:`dpexplore.accounting.pld.composed_pld_many` with ``tilted=True``), whose round-off
 #: stays relative to the tail: Laplace(1), 10⁴ runs, δ 1e-12 gave 5236 (the truth is ~4242)
 _NOISE_SHARE = 1e-2
 
@@ -74,8 +74,8 @@ class _RefinedProfile(_pld.PLDProfile):
 
     ``build(n)`` gives the pessimistic profile composed on a grid of n points (never below the
     true δ). ``epsilon(δ)`` refines the grid (n, 4n, 16n, … up to
-    :data:`dpexplore.pld.REFINE_MAX_GRID`) until the ε of two successive grids agree to a quarter
-    of max(1e-2·ε, 1e-3) (:func:`dpexplore.pld.refine_epsilon`), so the ε it returns is within
+    :data:`dpexplore.accounting.pld.REFINE_MAX_GRID`) until the ε of two successive grids agree to a quarter
+    of max(1e-2·ε, 1e-3) (:func:`dpexplore.accounting.pld.refine_epsilon`), so the ε it returns is within
     ~1 % (or 1e-3) of the true ε and never below it. ``delta(ε)`` is the smallest δ of the grids built so
     far (first the default one). Where the largest grid is reached without that agreement the
     returned ε is still an upper bound, and ``uncertified`` (a set of δ) records it."""
@@ -153,18 +153,18 @@ def compose(mechanism, k, *, grid_size: int | None = None) -> PrivacyProfile:
     worst-case pair of every mechanism below is fixed, so the composition theorem is exact):
 
     * ``Gaussian(σ, Δ)`` — exact: √k Δ/σ-GDP (Dong, Roth & Su 2022, Corollary 3.3; Liu et al. 2022), a
-      :class:`~dpexplore.profiles.GaussianDPProfile`;
+      :class:`~dpexplore.accounting.profiles.GaussianDPProfile`;
     * ``RandomizedResponse(ε)`` — exact: :class:`OptimalProfile` (Kairouz, Oh & Viswanath 2015,
       Theorem 3.3; its privacy loss takes the values ±ε); ``Exponential(ε)`` — the same pure-DP
       worst case (an upper bound for any score function);
     * ``Laplace``, ``Logistic``, ``Subbotin`` — numerical: the k-fold privacy loss distribution
-      (:func:`dpexplore.pld.composed_pld`: pessimistic connect-the-dots discretization, FFT
-      power, truncated mass bounded and added), a :class:`~dpexplore.pld.PLDProfile` whose δ is
+      (:func:`dpexplore.accounting.pld.composed_pld`: pessimistic connect-the-dots discretization, FFT
+      power, truncated mass bounded and added), a :class:`~dpexplore.accounting.pld.PLDProfile` whose δ is
       never below the true δ and whose ε exceeds the true ε(δ) by at most k·h (grid spacing h,
-      :func:`dpexplore.pld.composed_pld`); measured: Laplace(1), k = 1000, ε(1e-6) within 1e-5
+      :func:`dpexplore.accounting.pld.composed_pld`); measured: Laplace(1), k = 1000, ε(1e-6) within 1e-5
       relative of dp_accounting's, ~20 ms cold. Without ``grid_size`` the grid is chosen from
       the error target at each ε query (refined until ε is within ~1 % or 1e-3 of the truth:
-      :func:`dpexplore.pld.refine_epsilon`); ``grid_size`` fixes the FFT size instead.
+      :func:`dpexplore.accounting.pld.refine_epsilon`); ``grid_size`` fixes the FFT size instead.
 
     For the pure-DP additive mechanisms (finite eps_max: Laplace, Logistic) the PLD profile is
     capped by the KOV profile of k-fold eps_max-DP (both are upper bounds, so the minimum is one);
@@ -196,7 +196,7 @@ def compose_epsilon(mechanism, k, delta):
     profile has a closed form —
 
     * ``Gaussian(σ, Δ)``: ε of √k Δ/σ-GDP (Dong, Roth & Su 2022, Corollary 3.3), the safeguarded
-      Newton inverse of :func:`dpexplore.conversions.gdp_epsilon` (its safe side), also at k = 1;
+      Newton inverse of :func:`dpexplore.accounting.conversions.gdp_epsilon` (its safe side), also at k = 1;
     * ``RandomizedResponse(ε)``, ``Exponential(ε)``: :func:`optimal` (ε, k, δ) (Kairouz, Oh &
       Viswanath 2015, Theorem 3.3), the function :class:`OptimalProfile` calls;
     * the others: one composed profile per distinct k (cached by :func:`compose`), whose ε is
@@ -324,7 +324,7 @@ class _Numerical:
 
     def pld_power(self, mechanism, k: int) -> PrivacyProfile:
         """The k-th power of one mechanism's privacy loss distribution
-        (:func:`dpexplore.pld.composed_pld`, also by tilted products where its round-off matters),
+        (:func:`dpexplore.accounting.pld.composed_pld`, also by tilted products where its round-off matters),
         on a grid refined to the error target unless ``grid_size`` fixes it; where the loss is
         bounded (finite eps_max) capped by the Kairouz–Oh–Viswanath profile of k-fold
         eps_max-DP (:class:`_PureDPPLDProfile`)."""
@@ -356,7 +356,7 @@ class _Numerical:
             # the PLD lost mass: the other upper bounds answer instead. A check that should
             # not fire: it caught the tilted FFT products losing the rare large losses (σ 0.3,
             # q 1e-5, 100 runs: ε(1e-5) 0.001 where the truth is 1.3465; fixed in
-            # :func:`dpexplore.pld._convolve`, which merges tilts)
+            # :func:`dpexplore.accounting.pld._convolve`, which merges tilts)
             warnings.warn(
                 f"compose({mechanism!r}, {k}): the privacy loss distribution's δ(ε) falls "
                 "below a lower bound on the true δ; the Rényi DP and rare-event bounds "
@@ -405,7 +405,7 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
 
     * only Gaussians: exact, √(Σ k_i (Δ_i/σ_i)²)-GDP (Dong, Roth & Su 2022, Corollary 3.3);
     * otherwise the privacy loss distribution of the sum of all losses (Koskela, Jälkö & Honkela
-      2020; Doroshenko et al. 2022 connect-the-dots, :func:`dpexplore.pld.composed_pld_many`):
+      2020; Doroshenko et al. 2022 connect-the-dots, :func:`dpexplore.accounting.pld.composed_pld_many`):
       δ never below the truth, ε̂(δ) ≤ ε(δ) + (Σk_i)·h. Randomized response and the exponential
       mechanism enter as their worst case, the ±ε loss of ε-DP randomized response (Kairouz, Oh &
       Viswanath 2015). With a Poisson-subsampled mechanism (:func:`dpexplore.mechanisms.subsample`)

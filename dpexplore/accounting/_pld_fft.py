@@ -1,9 +1,9 @@
-"""The composition engine of :mod:`dpexplore.pld`: k-fold and mixed compositions of discrete
+"""The composition engine of :mod:`dpexplore.accounting.pld`: k-fold and mixed compositions of discrete
 privacy loss distributions by FFT — one FFT power for one mechanism (:func:`_composed`, its window
 from Chernoff bounds), and for mixed compositions repeated squaring with exponentially tilted
 products, tails cut pessimistically and grids coarsened by connect-the-dots as the runs add up
 (:func:`_power`, :func:`_convolve`; Koskela, Jälkö & Honkela 2020). Every step only raises δ. The
-grids themselves are chosen in :mod:`dpexplore.pld`, which re-exports every name here."""
+grids themselves are chosen in :mod:`dpexplore.accounting.pld`, which re-exports every name here."""
 
 from __future__ import annotations
 
@@ -537,7 +537,7 @@ def _power(single, k: int, total: int, h_final: float, levels: int = 0):
     2020; dp_accounting), at a similar number of FFT points (the early, fine stages are narrow).
 
     Two grids (:class:`_Split`) where ``levels`` > 0 (the caller decides: the grid will coarsen
-    past 2^levels (16) times the start, :func:`dpexplore.pld._two_grids`): each power is a fine
+    past 2^levels (16) times the start, :func:`dpexplore.accounting.pld._two_grids`): each power is a fine
     bulk P plus a measure Q on that coarse grid holding both tails,
     the mass beyond the 1e-5 quantiles on each side, moved there by connect-the-dots after every
     product (never below the truth; the error is second order in the spacing and weighted by

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from ._validation import as_array, check_positive, scalar_out
-from ._validation import check_rng as _rng
+from .._validation import as_array, check_positive, scalar_out
+from .._validation import check_rng as _rng
 
 __all__ = [
     "check_grid",

@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
-from ._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, newton_search, up
-from ._validation import (
+from .._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
+from .._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, newton_search, up
+from .._validation import (
     check_alpha,
     check_delta,
     check_nonneg,
@@ -276,7 +276,7 @@ def approx_to_gdp(eps, delta, side: str = "down"):
     ``side`` says which end of the bracket is returned, i.e. which guarantee holds:
 
     * ``"down"`` (default): the largest μ found with computed δ_μ(ε) ≤ δ — a μ-GDP mechanism is
-      then (ε, δ)-DP (a budget: :func:`dpexplore.filters.filters_for_target`);
+      then (ε, δ)-DP (a budget: :func:`dpexplore.accounting.filters.filters_for_target`);
     * ``"up"``: the smallest μ found with computed δ_μ(ε) > δ — its curve passes on or above the
       point (ε, δ) (describing a profile's point: an object at (ε, δ) is no better than μ-GDP).
 
@@ -733,7 +733,7 @@ def gdp_identify(profile) -> float:
     """GDP identification value μ_t = lim_{ε→∞} ε/√(−2 log δ(ε)) (Liu et al. 2022, Theorem 3.3): a profile is
     μ-GDP only if μ ≥ μ_t, and it is GDP iff μ_t < ∞ (Liu et al. 2022, Theorem 3.2).
 
-    ``profile`` is a :class:`~dpexplore.profiles.PrivacyProfile`, a mechanism with a ``.profile``
+    ``profile`` is a :class:`~dpexplore.accounting.profiles.PrivacyProfile`, a mechanism with a ``.profile``
     attribute, or anything with ``.log_delta(eps)``; log δ must be accurate down to
     log δ = −11500 (δ ≈ 1e-4994).
 

@@ -7,7 +7,7 @@
 * :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants;
 * :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend.
 
-Re-exported by :mod:`dpexplore.composition`, where they are documented and imported from.
+Re-exported by :mod:`dpexplore.accounting.composition`, where they are documented and imported from.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .._numerics import MARGINS, bracket_search, down, grow_bracket, illinois, log1mexp, log_subtract, up
-from .._validation import check_delta, check_k, check_nonneg, scalar_out
+from ..._numerics import MARGINS, bracket_search, down, grow_bracket, illinois, log1mexp, log_subtract, up
+from ..._validation import check_delta, check_k, check_nonneg, scalar_out
 from ..conversions import pure_to_rdp, pure_to_zcdp
 from ..profiles import PrivacyProfile
 

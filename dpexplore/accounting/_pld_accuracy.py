@@ -1,6 +1,6 @@
 """The accuracy policy of a composed ε (:func:`refine_epsilon`): the grid of a privacy loss
 distribution is refined until ε on two successive grids agrees to a quarter of the target
-max(``RTOL``·ε, ``ATOL``); :class:`AccuracyWarning` where it cannot. Part of :mod:`dpexplore.pld`,
+max(``RTOL``·ε, ``ATOL``); :class:`AccuracyWarning` where it cannot. Part of :mod:`dpexplore.accounting.pld`,
 which re-exports every name here."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DP-SGD planning: ε of Poisson-subsampled Gaussian steps (:func:`dpsgd_epsilon`, three
 accountants) and the noise multiplier for a target (:func:`dpsgd_sigma`).
 
-Re-exported by :mod:`dpexplore.composition`, where they are documented and imported from.
+Re-exported by :mod:`dpexplore.accounting.composition`, where they are documented and imported from.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import warnings
 
 import numpy as np
 
-from .. import pld as _pld
-from .._numerics import bracket_search, grow_bracket, up
-from .._validation import as_array, check_delta, check_k, check_nonneg, check_positive
+from ...accounting import pld as _pld
+from ..._numerics import bracket_search, grow_bracket, up
+from ..._validation import as_array, check_delta, check_k, check_nonneg, check_positive
 from ..conversions import _rdp_eps_terms, gdp_epsilon, rdp_to_approx
-from ..mechanisms import Gaussian
-from ..mechanisms.subsampled import (
+from ...mechanisms import Gaussian
+from ...mechanisms.subsampled import (
     RareEventProfile,
     one_shifted_step_lower_epsilon,
     rare_event_tail,
@@ -73,7 +73,7 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
 
     * ``"pld"`` — tight: the privacy loss distribution of both directions composed
       (:func:`compose_all`, pessimistic: never below the truth), on a grid chosen from the error
-      target (:func:`dpexplore.pld.refine_epsilon`: refined until ε is within ~1 % or 1e-3 of
+      target (:func:`dpexplore.accounting.pld.refine_epsilon`: refined until ε is within ~1 % or 1e-3 of
       the truth; ~1e-5 relative in the usual range). The Rényi DP bound, the amplified basic
       bound (each step (log(1 + q(e^{ε₀} − 1)), qδ_σ(ε₀))-DP, composed basically) and the
       rare-event bound (:class:`~dpexplore.mechanisms.subsampled.RareEventProfile`: at most one
@@ -86,7 +86,7 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
       the PLD's ε falls below that lower bound it is discarded with an AccuracyWarning and the
       other bounds answer, safe but looser (a check: it caught the PLD losing the rare large
       losses at σ 0.3, q 1e-5, 100 steps, δ 1e-5, 0.001 where the truth is 1.3465, since fixed
-      in :func:`dpexplore.pld._convolve`);
+      in :func:`dpexplore.accounting.pld._convolve`);
     * ``"rdp"`` — Rényi DP of the subsampled Gaussian (Mironov, Talwar & Zhang 2019) summed over
       steps at dp_accounting's orders, converted with the improved bound (Canonne, Kamath &
       Steinke 2020, Proposition 12 / Asoodeh et al. 2021): valid, looser;
@@ -95,10 +95,10 @@ def dpsgd_epsilon(sigma, q, steps, delta, accountant: str = "pld", *, grid_size:
 
     ``steps`` may be a 1-d array (a curve of ε against training length): the "pld" accountant then
     builds every composition from the previous one by a single convolution
-    (:func:`dpexplore.pld.composed_pld_series`), on the grid of the largest count. ``grid_size``
+    (:func:`dpexplore.accounting.pld.composed_pld_series`), on the grid of the largest count. ``grid_size``
     (pld only) fixes the FFT grid instead of choosing it from the error target (the target's
-    refinement starts at a sixteenth of :func:`dpexplore.pld.default_grid_size`, at least 2¹²
-    (:func:`dpexplore.pld.refine_start`): 5e-5 relative above dp_accounting's ε at interval
+    refinement starts at a sixteenth of :func:`dpexplore.accounting.pld.default_grid_size`, at least 2¹²
+    (:func:`dpexplore.accounting.pld.refine_start`): 5e-5 relative above dp_accounting's ε at interval
     1e-4, at σ 1, q 0.01, 10⁴ steps, δ 1e-5); a coarser fixed grid is faster and still never
     below the truth. The add direction
     is first composed on a coarse grid and only refined if it could be the larger (see
@@ -138,7 +138,7 @@ def _checked_pld(eps, s: float, q: float, t, d: float):
     the true ε (:func:`~dpexplore.mechanisms.subsampled.one_shifted_step_lower_epsilon`): at a
     tiny rate whose k·q exceeds δ (σ 0.266, q 2.12e-7, 1581 steps, δ 9.8e-6) the composed PLD
     once lost the rare large losses and answered 0.0003 where the truth is 0.128 (dp_accounting's
-    pessimistic PLD: 0.1282; fixed in :func:`dpexplore.pld._convolve`, it now gives 0.12816).
+    pessimistic PLD: 0.1282; fixed in :func:`dpexplore.accounting.pld._convolve`, it now gives 0.12816).
     ``eps`` and ``t`` may be arrays of the same shape (a curve: one check for all of it)."""
     e = np.asarray(eps, dtype=np.float64)
     lo = np.asarray(one_shifted_step_lower_epsilon(Gaussian(s), q, t, d), dtype=np.float64)
@@ -191,7 +191,7 @@ def _dpsgd_pld_epsilons(m, ks, d, grid_size=None):
     """ε at δ = ``d`` of ks[i] runs of the Poisson-subsampled mechanism ``m`` (``ks``
     increasing): max(ε_remove, ε_add) from the two directions' PLDs (as :func:`compose`), each
     never below the truth. With ``grid_size`` None each direction's grid is chosen from the
-    error target (:func:`dpexplore.pld.refine_epsilon`: ε within ~1 % or 1e-3 of the truth);
+    error target (:func:`dpexplore.accounting.pld.refine_epsilon`: ε within ~1 % or 1e-3 of the truth);
     a given ``grid_size`` is used as it is. The add direction is usually far from the larger
     (DP-SGD: 5.6 against 6.19 at σ 1, q 0.01, 10⁴ steps), so it is first composed on a coarse
     grid (2¹²); that ε is an upper bound as well, so where it is at most the remove direction's,

@@ -1,7 +1,7 @@
 """One mechanism's privacy loss on a grid: the loss tails P(L > x), Q(L > x) of an
 additive-noise mechanism (or of a loss model), the kept loss range, and the pessimistic
 connect-the-dots discretization (Doroshenko et al. 2022, Algorithm 1) into a
-:class:`~dpexplore.pld.DiscretePLD` (:func:`single_pld`). Part of :mod:`dpexplore.pld`, which
+:class:`~dpexplore.accounting.pld.DiscretePLD` (:func:`single_pld`). Part of :mod:`dpexplore.accounting.pld`, which
 re-exports every name here."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import functools
 import numpy as np
 
 from ._pld_dist import DiscretePLD
-from ._validation import check_positive
+from .._validation import check_positive
 
 #: single-mechanism loss tail truncated to +∞ (mechanisms with unbounded loss only)
 SINGLE_TAIL_TOL = 1e-22
 #: the mass beyond which a tail is carried on the coarse grid of a two-grid power
-#: (:func:`dpexplore._pld_fft._power`) and discretized on coarse cells (:func:`_single_pld`)
+#: (:func:`dpexplore.accounting._pld_fft._power`) and discretized on coarse cells (:func:`_single_pld`)
 _SPLIT_MASS = 1e-5
 
 

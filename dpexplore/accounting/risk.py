@@ -13,7 +13,7 @@ the second term) the bound reads TPR(α) = min(1, inf_t [δ̃(t) + t α]) with �
 t ≥ 1 and δ̃(t) = 1 − t + t δ(−log t) for t < 1 — for the exact profile of a mechanism δ̃(t) =
 sup_S P(S) − t Q(S) is convex in t, which the numerics below exploit.
 
-Three public functions (re-exported by :mod:`dpexplore.conversions`):
+Three public functions (re-exported by :mod:`dpexplore.accounting.conversions`):
 
 * :func:`tpr_at_fpr` — TPR(α) above;
 * :func:`advantage` — max_α TPR(α) − α = δ(0) (the total variation distance);
@@ -21,10 +21,10 @@ Three public functions (re-exported by :mod:`dpexplore.conversions`):
 
 Every value is rounded to the SAFE side: it is never below the exact attack power (an upper
 bound), and each docstring says by how much it may exceed it. ``profile`` may be a
-:class:`~dpexplore.profiles.PrivacyProfile`, a mechanism with a ``.profile`` (e.g.
+:class:`~dpexplore.accounting.profiles.PrivacyProfile`, a mechanism with a ``.profile`` (e.g.
 ``mechanisms.Laplace(1.0)``), or any object with ``.log_delta(eps)`` or ``.delta(eps)`` methods
-(and optionally ``eps_max``). Closed forms are used for :class:`~dpexplore.profiles.GaussianDPProfile`
-(μ-GDP), for :class:`~dpexplore.conversions.ApproxDPProfile` / ``PureDPProfile`` and for the
+(and optionally ``eps_max``). Closed forms are used for :class:`~dpexplore.accounting.profiles.GaussianDPProfile`
+(μ-GDP), for :class:`~dpexplore.accounting.conversions.ApproxDPProfile` / ``PureDPProfile`` and for the
 randomized-response and exponential mechanisms (pure ε-DP); any other profile goes through the
 certified numerical search of :func:`tpr_at_fpr`.
 """
@@ -36,8 +36,8 @@ import sys
 import numpy as np
 from scipy import special
 
-from ._numerics import bracket_search, up
-from ._validation import _show, as_array, check_probability, scalar_out
+from .._numerics import bracket_search, up
+from .._validation import _show, as_array, check_probability, scalar_out
 from .profiles import ApproxDPProfile, GaussianDPProfile, PrivacyProfile, _log_delta_source, implied_delta
 
 __all__ = ["tpr_at_fpr", "advantage", "posterior_bound"]
@@ -90,7 +90,7 @@ def _classify(obj):
         return ("gdp", p.mu)
     if isinstance(p, ApproxDPProfile):
         return ("approx", p.eps0, p.delta0)
-    mech = sys.modules.get(__package__ + ".mechanisms")
+    mech = sys.modules.get("dpexplore.mechanisms")
     if (
         mech is not None
         and isinstance(p, mech.MechanismProfile)
@@ -306,12 +306,12 @@ def tpr_at_fpr(profile, fpr):
 
     Closed forms (exact up to the rounding stated):
 
-    * μ-GDP (:class:`~dpexplore.profiles.GaussianDPProfile`): TPR = Φ(Φ⁻¹(α) + μ), i.e.
+    * μ-GDP (:class:`~dpexplore.accounting.profiles.GaussianDPProfile`): TPR = Φ(Φ⁻¹(α) + μ), i.e.
       1 − G_μ(α) (Dong, Roth & Su 2022, definition “μ-GDP”), rounded up by a relative 2e-12 (the
       evaluation error, Φ⁻¹'s amplified by |Φ⁻¹(α)|·|Φ⁻¹(α) + μ| ≤ 38², is ≲ 9e-13; measured
       ≤ 6e-13 against mpmath), so at most ~3e-12 above the exact value; exp(log Φ) where Φ
       would underflow (scipy's Φ flushes to 0 below ~1e-308);
-    * (ε₀, δ₀)-DP (:class:`~dpexplore.conversions.ApproxDPProfile`, ``PureDPProfile``, the
+    * (ε₀, δ₀)-DP (:class:`~dpexplore.accounting.conversions.ApproxDPProfile`, ``PureDPProfile``, the
       randomized-response and exponential mechanisms): TPR = min(1, δ₀ + e^{ε₀} α,
       1 − e^{−ε₀}(1 − δ₀ − α)) (Dong, Roth & Su 2022, Proposition 2.5) — for pure ε-DP
       min(1, e^ε α, 1 − e^{−ε}(1 − α)) — rounded up by a relative 1e-14.
@@ -345,8 +345,8 @@ def tpr_at_fpr(profile, fpr):
     PrivacyProfile, a mechanism with ``.profile``, or anything with ``.log_delta(eps)`` or
     ``.delta(eps)``. ``ValueError`` names the parameter: fpr outside [0, 1] or NaN, a non-profile.
 
-    >>> from dpexplore.profiles import GaussianDPProfile
-    >>> from dpexplore.conversions import PureDPProfile
+    >>> from dpexplore.accounting.profiles import GaussianDPProfile
+    >>> from dpexplore.accounting.conversions import PureDPProfile
     >>> round(tpr_at_fpr(GaussianDPProfile(1.0), 0.05), 9)     # Φ(Φ⁻¹(0.05) + 1)
     0.259511023
     >>> round(tpr_at_fpr(PureDPProfile(1.0), 0.1), 9)          # e · 0.1
@@ -381,7 +381,7 @@ def advantage(profile):
     itself for the exact profile of a mechanism (every ε > 0 gives more) and can be smaller for
     profiles that are upper bounds (``ZCDPProfile``). Rounded up by a relative 1e-12.
 
-    >>> from dpexplore.profiles import GaussianDPProfile
+    >>> from dpexplore.accounting.profiles import GaussianDPProfile
     >>> round(advantage(GaussianDPProfile(1.0)), 12)     # 2Φ(1/2) − 1
     0.382924922548
     >>> from dpexplore.mechanisms import Laplace
@@ -508,8 +508,8 @@ def posterior_bound(profile, prior, fpr=None):
     bisection steps (so ≥ the true ε₀), else inf. ``prior`` ∈ (0, 1) and ``fpr`` broadcast
     together.
 
-    >>> from dpexplore.conversions import PureDPProfile
-    >>> from dpexplore.profiles import GaussianDPProfile
+    >>> from dpexplore.accounting.conversions import PureDPProfile
+    >>> from dpexplore.accounting.profiles import GaussianDPProfile
     >>> round(posterior_bound(PureDPProfile(1.0), 0.5), 9)       # e/(1 + e)
     0.731058579
     >>> posterior_bound(GaussianDPProfile(1.0), 0.5)

@@ -52,9 +52,9 @@ from fractions import Fraction
 import numpy as np
 
 from . import conversions, profiles
-from ._card import CardMixin
-from ._numerics import Margin, down, up
-from ._validation import (
+from .._card import CardMixin
+from .._numerics import Margin, down, up
+from .._validation import (
     as_array,
     check_alpha,
     check_delta,
@@ -591,7 +591,7 @@ def filters_for_target(eps, delta, alpha: float = 16.0) -> dict:
     * ``"pure"``: ε-DP (δ unused);
     * ``"gdp"``: μ-GDP with the largest μ such that
       δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) ≤ δ (Dong, Roth & Su 2022, Corollary 2.13),
-      rounded down: :func:`dpexplore.conversions.approx_to_gdp`;
+      rounded down: :func:`dpexplore.accounting.conversions.approx_to_gdp`;
     * ``"renyi"``: :meth:`RenyiFilter.from_target` at ``alpha``;
     * ``"approx"``: :class:`ApproxDPFilter` (ε, δ).
 
@@ -643,7 +643,7 @@ def _costs_for(filt, std: float):
         return [1.0 / (2 * std * std), 0.0]
     if isinstance(filt, RenyiFilter):
         return [a / (2 * std * std) for a in filt.alphas]
-    raise ValueError(f"filt must be one of the filters of dpexplore.filters, got {filt!r}")
+    raise ValueError(f"filt must be one of the filters of dpexplore.accounting.filters, got {filt!r}")
 
 
 def simulate_adaptive_analyst(
@@ -678,7 +678,7 @@ def simulate_adaptive_analyst(
     gaussian = not isinstance(filt, (PureDPFilter, ApproxDPFilter))
     std = float(np.clip(check_positive_scalar(first_std, "first_std"), lo, hi))
     if not isinstance(filt, _Filter):
-        raise ValueError(f"filt must be one of the filters of dpexplore.filters, got {filt!r}")
+        raise ValueError(f"filt must be one of the filters of dpexplore.accounting.filters, got {filt!r}")
     state = filt._zero()
     spent: list = []
     stds, acc, ans, cons = [], [], [], []
@@ -848,55 +848,55 @@ _OPEN = TableCell((), "open", None, "no optimal composition result known (Desfon
 #: [BS16] = Bun & Steinke 2016).
 COMPOSITION_TABLE: dict = {
     "eps-DP": {
-        "sequential": _cell(["DMNS06"], "dpexplore.composition.basic"),
-        "adaptive": _cell(["DKMMN06"], "dpexplore.composition.basic"),
-        "fully adaptive": _cell(["RRUV16"], "dpexplore.filters.PureDPFilter"),
+        "sequential": _cell(["DMNS06"], "dpexplore.accounting.composition.basic"),
+        "adaptive": _cell(["DKMMN06"], "dpexplore.accounting.composition.basic"),
+        "fully adaptive": _cell(["RRUV16"], "dpexplore.accounting.filters.PureDPFilter"),
         "concurrent": _cell(["VW21"]),
     },
     "(eps, delta)-DP": {
-        "sequential": _cell(["KOV15"], "dpexplore.composition.optimal"),
-        "adaptive": _cell(["KOV15"], "dpexplore.composition.optimal"),
+        "sequential": _cell(["KOV15"], "dpexplore.accounting.composition.optimal"),
+        "adaptive": _cell(["KOV15"], "dpexplore.accounting.composition.optimal"),
         "fully adaptive": _cell(
-            ["WRRW22"], "dpexplore.filters.ApproxDPFilter", "* only asymptotically optimal for small eps"
+            ["WRRW22"], "dpexplore.accounting.filters.ApproxDPFilter", "* only asymptotically optimal for small eps"
         ),
         "concurrent": _cell(["WRRW22", "Lyu22"]),
     },
     "Gaussian DP": {
-        "sequential": _cell(["DRS22"], "dpexplore.composition.gdp"),
-        "adaptive": _cell(["DRS22"], "dpexplore.composition.gdp"),
-        "fully adaptive": _cell(["ST22"], "dpexplore.filters.GDPFilter"),
+        "sequential": _cell(["DRS22"], "dpexplore.accounting.composition.gdp"),
+        "adaptive": _cell(["DRS22"], "dpexplore.accounting.composition.gdp"),
+        "fully adaptive": _cell(["ST22"], "dpexplore.accounting.filters.GDPFilter"),
         "concurrent": _cell(["VZ22"]),
     },
     "f-DP": {
         "sequential": _cell(
             ["DRS22"],
-            "dpexplore.composition.compose",
+            "dpexplore.accounting.composition.compose",
             "tight composed privacy profile of a concrete mechanism (equivalent to f-DP)",
         ),
         "adaptive": _cell(
             ["DRS22"],
-            "dpexplore.composition.compose",
+            "dpexplore.accounting.composition.compose",
             "tight composed privacy profile of a concrete mechanism (equivalent to f-DP)",
         ),
         "fully adaptive": _OPEN,
         "concurrent": _cell(["VZ22"]),
     },
     "(alpha, eps)-Renyi DP": {
-        "sequential": _cell(["Mir17"], "dpexplore.composition.rdp"),
-        "adaptive": _cell(["Mir17"], "dpexplore.composition.rdp"),
-        "fully adaptive": _cell(["FZ21"], "dpexplore.filters.RenyiFilter"),
+        "sequential": _cell(["Mir17"], "dpexplore.accounting.composition.rdp"),
+        "adaptive": _cell(["Mir17"], "dpexplore.accounting.composition.rdp"),
+        "fully adaptive": _cell(["FZ21"], "dpexplore.accounting.filters.RenyiFilter"),
         "concurrent": _cell(["Lyu22"]),
     },
     "rho-zCDP": {
-        "sequential": _cell(["BS16"], "dpexplore.composition.zcdp"),
-        "adaptive": _cell(["BS16"], "dpexplore.composition.zcdp"),
-        "fully adaptive": _cell(["FZ21"], "dpexplore.filters.ZCDPFilter"),
+        "sequential": _cell(["BS16"], "dpexplore.accounting.composition.zcdp"),
+        "adaptive": _cell(["BS16"], "dpexplore.accounting.composition.zcdp"),
+        "fully adaptive": _cell(["FZ21"], "dpexplore.accounting.filters.ZCDPFilter"),
         "concurrent": _cell(["Lyu22"]),
     },
     "delta-approx. rho-zCDP": {
         "sequential": _cell(["BS16"]),
         "adaptive": _cell(["BS16"]),
-        "fully adaptive": _cell(["WRRW22"], "dpexplore.filters.ApproxZCDPFilter"),
+        "fully adaptive": _cell(["WRRW22"], "dpexplore.accounting.filters.ApproxZCDPFilter"),
         "concurrent": _OPEN,
     },
 }

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._validation import as_array, check_delta, check_positive, scalar_out
-from ._validation import check_int as _int
-from ._validation import check_rng as _check_rng
+from .._validation import as_array, check_delta, check_positive, scalar_out
+from .._validation import check_int as _int
+from .._validation import check_rng as _check_rng
 
 __all__ = [
     "clopper_pearson",

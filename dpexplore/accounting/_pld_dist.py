@@ -1,6 +1,6 @@
 """The discrete privacy loss distribution (:class:`DiscretePLD`) and its queries: δ(ε) in log
 space and its exact inverse ε(δ), piece by piece; :class:`PLDProfile` wraps one as a privacy
-profile. Part of :mod:`dpexplore.pld` (which re-exports every name here; see its docstring for the
+profile. Part of :mod:`dpexplore.accounting.pld` (which re-exports every name here; see its docstring for the
 discretization and the error bounds)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import signal
 
-from ._numerics import MARGINS, log_subtract
-from ._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
+from .._numerics import MARGINS, log_subtract
+from .._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
 from .profiles import PrivacyProfile
 
 #: relative safety factor applied to every δ computed from a PLD
@@ -158,7 +158,7 @@ class PLDProfile(PrivacyProfile):
     true δ of the mechanism it was built from. ``epsilon`` inverts the discrete δ exactly.
 
     >>> from dpexplore.mechanisms import Laplace
-    >>> from dpexplore.pld import composed_pld
+    >>> from dpexplore.accounting.pld import composed_pld
     >>> p = PLDProfile(composed_pld(Laplace(1.0), 1), name="Laplace")
     >>> bool(abs(p.delta(0.5) - (1 - np.exp(-0.25))) < 1e-6)      # 1 − e^{(ε − 1)/2}
     True

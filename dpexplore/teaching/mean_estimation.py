@@ -47,9 +47,9 @@ import math
 import numpy as np
 from scipy import stats
 
-from . import mechanisms
-from ._validation import as_array, check_positive_scalar
-from ._validation import check_rng as _rng
+from .. import mechanisms
+from .._validation import as_array, check_positive_scalar
+from .._validation import check_rng as _rng
 
 __all__ = [
     "noise_sigma",

@@ -39,7 +39,7 @@ has an error of order k·h² instead, so a 30× coarser grid gives the same accu
   of the inverse FFT and one ulp of its largest entry; negative entries are set to 0 and N·ν
   (1e-16 to 1e-11) is added to δ. Other floating error (relative ≲ 1e-12)
   is covered by multiplying δ by (1 + 1e-9). Where that term is not small against the δ asked
-  (δ ≲ 1e-10 after 10⁴ runs), :func:`dpexplore.composition.compose` also composes by tilted
+  (δ ≲ 1e-10 after 10⁴ runs), :func:`dpexplore.accounting.composition.compose` also composes by tilted
   products (:func:`composed_pld_many` with ``tilted=True``), whose round-off stays relative to the
   upper tail: Laplace(1), 10⁴ runs, δ 1e-12 gave 5236 from the FFT power alone, 4242.7 so.
   Mixed compositions and subsampled mechanisms always compose by such products, each value
@@ -60,8 +60,8 @@ dp_accounting's 486.2975 at interval 1e-4, in ~20 ms cold against ~1.5–2.8 s).
 (dp_accounting's own ``get_epsilon_for_delta`` snaps to a grid point once ε > ~745, where
 e^{−ε} underflows; ours solves in log space and stays exact there.)
 
-How the grid is chosen, and what holds (:func:`refine_epsilon`; :func:`dpexplore.composition.compose`
-and :func:`dpexplore.composition.dpsgd_epsilon` use it whenever no ``grid_size`` is given). The
+How the grid is chosen, and what holds (:func:`refine_epsilon`; :func:`dpexplore.accounting.composition.compose`
+and :func:`dpexplore.accounting.composition.dpsgd_epsilon` use it whenever no ``grid_size`` is given). The
 target is the true ε within max(1e-2·ε, 1e-3) (``RTOL``, ``ATOL``), never below it. The grid
 starts at the default size and is refined 4-fold at a time — the spacing of every single PLD
 with it, since the points a single PLD may have grow with the grid — until ε on two successive
@@ -83,7 +83,7 @@ names it re-exports: ``_pld_dist`` (:class:`DiscretePLD` and its queries δ(ε),
 :func:`single_pld`), ``_pld_fft`` (the FFT convolution, tilting and truncation engine) and
 ``_pld_accuracy`` (:func:`refine_epsilon`, the accuracy target and :class:`AccuracyWarning`).
 
->>> from dpexplore.pld import composed_pld
+>>> from dpexplore.accounting.pld import composed_pld
 >>> from dpexplore.mechanisms import Laplace
 >>> pld = composed_pld(Laplace(1.0), 100)   # dp_accounting (interval 1e-3): 71.5460
 >>> round(pld.epsilon(1e-6), 3)
@@ -114,7 +114,7 @@ from ._pld_grid import SINGLE_TAIL_TOL as SINGLE_TAIL_TOL
 from ._pld_grid import _MAX_CELLS, _check_mechanism, _loss_range, _single_pld
 from ._pld_grid import _grid_points as _grid_points
 from ._pld_grid import single_pld as single_pld
-from ._validation import check_k
+from .._validation import check_k
 
 # the engine's private helpers, importable from here as before the split (tests and benchmarks use
 # some; a constant set here does not reach the module that reads it)
@@ -187,7 +187,7 @@ __all__ = [
 GRID_SIZE = 2**16
 MIN_GRID_SIZE = 2**12
 MAX_GRID_SIZE = 2**18
-#: the two-grid stages of :func:`~dpexplore._pld_fft._power`: the tails' grid is 2^_SPLIT_LEVELS
+#: the two-grid stages of :func:`~dpexplore.accounting._pld_fft._power`: the tails' grid is 2^_SPLIT_LEVELS
 #: times the start grid (each side's tail beyond the ``_SPLIT_MASS`` quantile moves to it)
 _SPLIT_LEVELS = 4
 
@@ -244,7 +244,7 @@ def _truncated_single(s: DiscretePLD, total: int):
 
 
 def _levels(h_final: float, h_start: float) -> int:
-    """The ``levels`` of :func:`~dpexplore._pld_fft._power` for a power from ``h_start`` to
+    """The ``levels`` of :func:`~dpexplore.accounting._pld_fft._power` for a power from ``h_start`` to
     ``h_final``: _SPLIT_LEVELS where :func:`_two_grids` holds, else 0 (one grid)."""
     return _SPLIT_LEVELS if _two_grids(h_final, h_start) else 0
 

@@ -46,8 +46,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ._validation import as_array, check_alpha, scalar_out
-from ._validation import check_rng as _rng
+from .._validation import as_array, check_alpha, scalar_out
+from .._validation import check_rng as _rng
 
 __all__ = [
     "sigma2_from_rho",

@@ -1,0 +1,37 @@
+"""Accounting: what a mechanism's privacy is, in every notion, alone and composed.
+
+One module per idea:
+
+* :mod:`.profiles` — privacy profiles δ(ε) (:class:`~.profiles.PrivacyProfile`,
+  :class:`~.profiles.GaussianDPProfile`, …), the common currency of every other module;
+* :mod:`.conversions` — between pure DP, Rényi DP, zCDP, GDP and (ε, δ), trade-off functions,
+  attack risk;
+* :mod:`.composition` — composition theorems (basic, advanced, optimal, RDP, zCDP, GDP), tight
+  composition (:func:`~.composition.compose`) and DP-SGD accounting;
+* :mod:`.pld` — privacy loss distributions: discretisation and FFT composition;
+* :mod:`.filters` — privacy filters and odometers for adaptively chosen mechanisms;
+* :mod:`.risk` — what an attacker can infer from a profile (TPR at FPR, advantage, posterior);
+* :mod:`.auditing` — the empirical side: ε lower bounds from attacks (Clopper–Pearson audits).
+
+The modules load on first use (``dpexplore.accounting.composition`` imports it). They were
+``dpexplore.<module>`` before; those names still work, with a DeprecationWarning.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["auditing", "composition", "conversions", "filters", "pld", "profiles", "risk"]
+
+
+def __getattr__(name: str):
+    """Import a module of the layer the first time it is asked for."""
+    if name in __all__:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
