@@ -10,6 +10,8 @@ One module per idea:
   composition (:func:`~.composition.compose`) and DP-SGD accounting;
 * :mod:`.pld` — privacy loss distributions: discretisation and FFT composition;
 * :mod:`.filters` — privacy filters and odometers for adaptively chosen mechanisms;
+* :mod:`.composition_settings` — Desfontaines 2023's table of which composition results are known
+  in which setting, each pointing at the object here that implements it;
 * :mod:`.risk` — what an attacker can infer from a profile (TPR at FPR, advantage, posterior);
 * :mod:`.auditing` — the empirical side: ε lower bounds from attacks (Clopper–Pearson audits).
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["auditing", "composition", "conversions", "filters", "pld", "profiles", "risk"]
+__all__ = ["auditing", "composition", "composition_settings", "conversions", "filters", "pld", "profiles", "risk"]
 
 
 def __getattr__(name: str):
