@@ -112,7 +112,7 @@ def test_the_cycle_finder_finds_cycles():
         ("dpexplore.mechanisms.additive", "Laplace"),
         ("dpexplore.mechanisms.additive", "Gaussian"),
         ("dpexplore.mechanisms.pure", "RandomizedResponse"),
-        ("dpexplore.mechanisms.discrete", "DiscreteGaussian"),
+        ("dpexplore.mechanisms.discrete_gaussian", "DiscreteGaussian"),
         ("dpexplore.mechanisms.subsampled", "subsample"),
         ("dpexplore.accounting.profiles", "ApproxDPProfile"),
         ("dpexplore.accounting.pld", "composed_pld_many"),

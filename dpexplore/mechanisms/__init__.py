@@ -39,7 +39,9 @@ The package, by concept:
 
 * :mod:`.additive` — :class:`AdditiveNoiseMechanism` and Laplace, Gaussian, Logistic, Subbotin;
 * :mod:`.pure` — RandomizedResponse, Exponential;
-* :mod:`.discrete` — DiscreteLaplace, DiscreteGaussian (Canonne, Kamath & Steinke 2020);
+* :mod:`.discrete` — DiscreteLaplace (:mod:`.discrete_laplace`) and DiscreteGaussian
+  (:mod:`.discrete_gaussian`) (Canonne, Kamath & Steinke 2020), on the shared exact integer sums of
+  :mod:`._discrete`;
 * :mod:`.subsampled` — :func:`subsample`: Poisson and fixed-size subsampling (privacy
   amplification; the PLD machinery of :mod:`dpexplore.accounting.pld`);
 * :mod:`._base` — the shared checks, closed forms and :class:`MechanismProfile`, and the hooks

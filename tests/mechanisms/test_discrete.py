@@ -199,7 +199,7 @@ def test_discrete_gaussian_large_sigma_paths_match_enumeration():
 def test_euler_maclaurin_path_matches_the_exact_window(monkeypatch):
     """σ = 1000–5000: the Euler–Maclaurin evaluation (used where the window of terms would exceed
     2¹²) against the exact windowed sum forced on: at most 1e-12 above it, never below."""
-    import dpexplore.mechanisms.discrete as dmod
+    import dpexplore.mechanisms.discrete_gaussian as dmod
 
     cases = [(s, d, z) for s in (1000.0, 5000.0) for d in (1, 3) for z in (0.0, 0.3, 1.0, 2.5, 5.0)]
     fast = [DiscreteGaussian(s, d).log_delta(z * d / s) for s, d, z in cases]
