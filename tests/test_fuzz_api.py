@@ -557,6 +557,23 @@ def _gdp_identify(data):
         assert 0 <= lo <= hi <= lo + tol * (1 + 1e-9) or hi >= mu_t, br
 
 
+@fuzz("conversions.gdp_violated_mu")
+def _gdp_violated_mu(data):
+    mech = data.draw(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(0.7)]), label="mechanism")
+    n = data.draw(st.integers(1, 60), label="n")
+    eps = np.linspace(0.0, data.draw(st.floats(0.1, 30.0), label="eps_end"), n)
+    ld = np.asarray(mech.profile.log_delta(eps), dtype=float)
+    ld = data.draw(st.one_of(st.just(ld), st.just(np.full(n, -np.inf)), st.just(ld[:-1]), junk), label="log_delta")
+    top = data.draw(st.one_of(st.sampled_from([0.5, 2.0, 100.0]), junk, st.just(0.0)), label="mu_max")
+    mu = call(conversions.gdp_violated_mu, eps, ld, top)
+    if ok(mu) and mu is not None:
+        is_nonneg(mu)
+        assert mu <= float(top)
+        # explicitly violated: the mechanism is not μ-GDP (its exact μ, for the Gaussian, is above)
+        if isinstance(mech, mechanisms.Gaussian):
+            assert mu < 1.0 / 0.7
+
+
 # -- mechanisms ---------------------------------------------------------------------------------
 MECH_METHODS = {
     "delta",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .._numerics import bracket_search, grow_bracket
 from .._validation import as_array, check_delta, check_positive, scalar_out
 from .._validation import check_int as _int
 from .._validation import check_rng as _check_rng
@@ -395,18 +396,12 @@ def one_run_epsilon_lower_bound(correct, guesses, confidence=0.95, *, delta=0.0,
 
     if not rejected(0.0):
         return 0.0
-    lo, hi = 0.0, 1.0
-    while rejected(hi):
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e4:
-            return lo
-    while hi - lo > 1e-9:
-        mid = 0.5 * (lo + hi)
-        if rejected(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # double ε until the test no longer rejects (at most 1e4: beyond, the last rejected ε), then
+    # bisect to 1e-9 keeping the rejected end (the lower bound's safe side)
+    lo, hi = grow_bracket(lambda e: not rejected(e), 0.0, 1.0, grow=2.0, stop=lambda e: e > 1e4)
+    if hi > 1e4:
+        return lo
+    return float(bracket_search(np.vectorize(rejected, otypes=[bool]), lo, hi, safe="lo", atol=1e-9, ulps=0.0))
 
 
 def _one_run_lb(correct, r, c, d, m) -> float:

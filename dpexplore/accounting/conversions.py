@@ -20,6 +20,7 @@ from scipy import special
 from .._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
 from .._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, newton_search, up
 from .._validation import (
+    as_array,
     check_alpha,
     check_delta,
     check_nonneg,
@@ -54,6 +55,7 @@ __all__ = [
     "tradeoff_envelope",
     "gdp_identify",
     "gdp_measure",
+    "gdp_violated_mu",
     "ApproxDPProfile",
     "PureDPProfile",
     "ZCDPProfile",
@@ -779,6 +781,50 @@ def gdp_identify(profile) -> float:
         # lighter than Gaussian (e.g. Subbotin noise with shape r < 2), so the limit is 0
         return 0.0
     return mu_t
+
+
+def gdp_violated_mu(eps, log_delta, mu_max: float):
+    """The largest μ in (0, ``mu_max``] that a profile explicitly violates on a grid: with the
+    profile's log δ_A(ε_i) given at the points ε_i, the largest μ (to 1e-4 relative, rounded down:
+    the safe side of a lower bound) with
+
+        log δ_A(ε_i) > log δ_μ(ε_i) + 1e-12·(1 + |log δ_μ(ε_i)|)   at some i,
+
+    so that the profile is not μ-GDP (Liu et al. 2022, Theorem 3.1: μ-GDP means δ_A ≤ δ_μ at every
+    ε; the slack keeps a rounding of log δ from counting as a violation). None if even μ = 1e-12
+    is not violated (or no log δ is finite). The lower end of :func:`gdp_measure`'s bracket, from
+    values already computed (e.g. a plot's grid) rather than a certified search.
+
+    >>> from dpexplore.mechanisms import Laplace
+    >>> e = np.linspace(0.0, 8.0, 200)
+    >>> mu = gdp_violated_mu(e, Laplace(1.0).profile.log_delta(e), 10.0)
+    >>> bool(mu < pure_to_gdp(1.0)), round(mu, 3)
+    (True, 1.03)
+    """
+    e = check_nonneg(eps, "eps", allow_inf=False)
+    ld = as_array(log_delta, "log_delta")
+    if (ld > 0).any():
+        raise ValueError(f"log_delta must be <= 0 (log of a probability), got {ld[ld > 0][:3]!r}")
+    if e.ndim != 1 or ld.shape != e.shape:
+        raise ValueError(f"eps and log_delta must be 1-d arrays of one length, got shapes {e.shape} and {ld.shape}")
+    top = check_positive(mu_max, "mu_max")
+    if top.ndim:
+        raise ValueError(f"mu_max must be a scalar, got {mu_max!r}")
+    fin = np.isfinite(ld)
+    if not fin.any():
+        return None
+    e, ld = e[fin], ld[fin]
+
+    def violated(mu):
+        lm = np.asarray(gdp_log_delta(mu, e), dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            return bool(np.any(ld > lm + 1e-12 * (1.0 + np.abs(lm))))
+
+    if not violated(1e-12):
+        return None
+    # bisection to 1e-4 relative keeping the violated end
+    ok = np.vectorize(violated, otypes=[bool])
+    return float(bracket_search(ok, 1e-12, float(top), safe="lo", rtol=1e-4, ulps=0.0))
 
 
 def gdp_measure(profile, tol: float = 1e-3):

@@ -60,8 +60,8 @@ from ..accounting.conversions import (
     gdp_delta,
     gdp_epsilon,
     gdp_identify,
-    gdp_log_delta,
     gdp_measure,
+    gdp_violated_mu,
     pure_to_gdp,
     tradeoff_approx,
     tradeoff_gdp,
@@ -335,32 +335,6 @@ class _MemoProfile(PrivacyProfile):
             raise _BudgetExceeded(self.used)
 
 
-def _grid_lower(log_delta_grid: np.ndarray, eps: np.ndarray, hi: float) -> float | None:
-    """The largest μ in [0, hi] (to 1e-4 relative) with δ_A(ε) > δ_μ(ε) at a point of the grid:
-    an explicitly violated μ (Liu et al. 2022, Thm 3.1), or None if none is violated."""
-    fin = np.isfinite(log_delta_grid)
-    if not fin.any():
-        return None
-    e, la = eps[fin], log_delta_grid[fin]
-
-    def violated(mu):
-        lm = np.asarray(gdp_log_delta(mu, e), dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            return bool(np.any(la > lm + 1e-12 * (1.0 + np.abs(lm))))
-
-    lo = 0.0
-    if not violated(1e-12):
-        return None
-    lo = 1e-12
-    while hi - lo > 1e-4 * hi:
-        mid = 0.5 * (lo + hi)
-        if violated(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
 def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
     """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1); pure ε-DP is
     2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)."""
@@ -412,7 +386,7 @@ def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray, log_de
 def _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t) -> GdpVerdict:
     """Rigorous bracket ends without gdp_measure: upper from theory, lower violated on the grid."""
     up, why = _theory_upper(kind, params, eps_max)
-    lo = _grid_lower(log_delta_grid, eps, 2.0 * (up if up else 1e3))
+    lo = gdp_violated_mu(eps, log_delta_grid, 2.0 * (up if up else 1e3))
     if up is not None and lo is not None and lo >= up:
         lo = None
     return GdpVerdict(
