@@ -101,6 +101,24 @@ def _user_stacklevel() -> int:
     return level
 
 
+def lazy_submodules(package: str, names, namespace: dict):
+    """``(__getattr__, __dir__)`` for a layer package whose submodules ``names`` load on first use
+    (``namespace``: the package's globals, where a loaded module is kept)."""
+    names = frozenset(names)
+
+    def __getattr__(name: str):
+        if name in names:
+            module = importlib.import_module(f"{package}.{name}")
+            namespace[name] = module
+            return module
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__():
+        return sorted(set(namespace) | names)
+
+    return __getattr__, __dir__
+
+
 def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once). It answers only for moved names, and
     first, so that no other finder (an editable install's, say) finds a stale file of that name."""

@@ -21,19 +21,8 @@ The modules load on first use (``dpexplore.accounting.composition`` imports it).
 
 from __future__ import annotations
 
-import importlib
+from .._moved import lazy_submodules
 
 __all__ = ["auditing", "composition", "composition_settings", "conversions", "filters", "pld", "profiles", "risk"]
 
-
-def __getattr__(name: str):
-    """Import a module of the layer the first time it is asked for."""
-    if name in __all__:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_submodules(__name__, __all__, globals())

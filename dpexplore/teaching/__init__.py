@@ -35,6 +35,8 @@ were ``dpexplore.<module>`` before; those names still work, with a DeprecationWa
 
 from __future__ import annotations
 
+from .._moved import lazy_submodules
+
 from . import generalization, median, noisy_max, shuffling, sparse_vector, thresholdout
 
 # every module's public names, listed once in the module's own __all__
@@ -56,14 +58,4 @@ __all__ = [
 
 
 #: the labs' algorithms, imported on first use (scipy behind some of them)
-_LAZY = {"down_sensitivity", "group_privacy", "mean_estimation"}
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, _dir = lazy_submodules(__name__, ("down_sensitivity", "group_privacy", "mean_estimation"), globals())
