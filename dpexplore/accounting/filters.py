@@ -143,6 +143,9 @@ class _Filter(_Guarantee):
     (``_zero``, ``_add``) and a test (``_fits``); ``accepts`` and ``run`` fold over it, so a run of k
     queries costs O(k) exact additions."""
 
+    #: the noise the adaptive analyst (:func:`simulate_adaptive_analyst`) adds under this filter
+    _noise = "gaussian"
+
     def _costs(self, x, name):  # -> (k, width) float array
         raise NotImplementedError
 
@@ -202,6 +205,9 @@ class PureDPFilter(_SumFilter):
     (True, False)
     """
 
+    #: the noise the adaptive analyst (:func:`simulate_adaptive_analyst`) adds under this filter
+    _noise = "laplace"
+
     eps: float
 
     def __post_init__(self):
@@ -219,6 +225,13 @@ class PureDPFilter(_SumFilter):
     @property
     def budget(self) -> float:
         return self.eps
+
+    def _query_cost(self, std: float):
+        """The cost of a sensitivity-1 query with noise std ``std``: Laplace (scale std/√2), ε = √2/std."""
+        return math.sqrt(2.0) / std
+
+    def _consumed_of(self, state) -> float:
+        return float(state)
 
 
 @dataclass(frozen=True)
@@ -259,6 +272,13 @@ class GDPFilter(_Filter):
 
     def _fits(self, state):
         return state <= Fraction(self.mu) ** 2
+
+    def _query_cost(self, std: float):
+        """Gaussian noise (σ = std): μ = 1/σ."""
+        return 1.0 / std
+
+    def _consumed_of(self, state) -> float:
+        return math.sqrt(float(state))
 
 
 @dataclass(frozen=True)
@@ -340,6 +360,13 @@ class RenyiFilter(_Filter):
     def _fits(self, state):
         return all(t <= Fraction(b) for t, b in zip(state, self.budgets))
 
+    def _query_cost(self, std: float):
+        """Gaussian noise (σ = std): ε(α) = α/(2σ²) at each order."""
+        return [a / (2 * std * std) for a in self.alphas]
+
+    def _consumed_of(self, state) -> float:
+        return max(float(v) / b for v, b in zip(state, self.budgets))
+
 
 @dataclass(frozen=True)
 class ZCDPFilter(_SumFilter):
@@ -363,6 +390,13 @@ class ZCDPFilter(_SumFilter):
     @property
     def budget(self) -> float:
         return self.rho
+
+    def _query_cost(self, std: float):
+        """Gaussian noise (σ = std): ρ = 1/(2σ²)."""
+        return 1.0 / (2 * std * std)
+
+    def _consumed_of(self, state) -> float:
+        return float(state)
 
 
 def _rows(x, name: str, width: int) -> np.ndarray:
@@ -450,6 +484,13 @@ class ApproxZCDPFilter(_Filter):
     def _fits(self, state):
         return state[0] <= Fraction(self.rho) and state[1] <= Fraction(self.delta)
 
+    def _query_cost(self, std: float):
+        """Gaussian noise (σ = std): (ρ, δ) = (1/(2σ²), 0)."""
+        return [1.0 / (2 * std * std), 0.0]
+
+    def _consumed_of(self, state) -> float:
+        return float(state[0])
+
 
 @dataclass(frozen=True)
 class ApproxDPFilter(_Filter):
@@ -470,6 +511,9 @@ class ApproxDPFilter(_Filter):
     >>> int(f.run([[0.01, 0.0]] * 1000).sum())              # vs 100 under basic composition
     349
     """
+
+    #: the noise the adaptive analyst (:func:`simulate_adaptive_analyst`) adds under this filter
+    _noise = "laplace"
 
     eps: float
     delta: float
@@ -523,6 +567,13 @@ class ApproxDPFilter(_Filter):
         return float(up(self._lhs(float(state[0])), "filter")) <= self.eps and state[1] <= Fraction(
             self.delta
         ) - Fraction(self.delta_prime)
+
+    def _query_cost(self, std: float):
+        """Laplace noise (scale std/√2): (ε, δ) = (√2/std, 0)."""
+        return [math.sqrt(2.0) / std, 0.0]
+
+    def _consumed_of(self, state) -> float:
+        return self._lhs(float(state[0]))
 
 
 # -- odometer -------------------------------------------------------------------------------------
@@ -632,21 +683,12 @@ class AnalystRun:
 
 def _costs_for(filt, std: float):
     """The privacy cost of a sensitivity-1 query answered with noise std ``std`` under the filter's
-    notion: Laplace (scale std/√2, pure ε = √2/std) for the pure and (ε, δ) filters, Gaussian
-    (σ = std) for the others: μ = 1/σ, ρ = 1/(2σ²), RDP α/(2σ²)."""
-    if isinstance(filt, PureDPFilter):
-        return math.sqrt(2.0) / std
-    if isinstance(filt, ApproxDPFilter):
-        return [math.sqrt(2.0) / std, 0.0]
-    if isinstance(filt, GDPFilter):
-        return 1.0 / std
-    if isinstance(filt, ZCDPFilter):
-        return 1.0 / (2 * std * std)
-    if isinstance(filt, ApproxZCDPFilter):
-        return [1.0 / (2 * std * std), 0.0]
-    if isinstance(filt, RenyiFilter):
-        return [a / (2 * std * std) for a in filt.alphas]
-    raise ValueError(f"filt must be one of the filters of dpexplore.accounting.filters, got {filt!r}")
+    notion (each filter's ``_query_cost``): Laplace (scale std/√2, pure ε = √2/std) for the pure and
+    (ε, δ) filters, Gaussian (σ = std) for the others: μ = 1/σ, ρ = 1/(2σ²), RDP α/(2σ²)."""
+    cost = getattr(filt, "_query_cost", None)
+    if not isinstance(filt, _Filter) or cost is None:
+        raise ValueError(f"filt must be one of the filters of dpexplore.accounting.filters, got {filt!r}")
+    return cost(std)
 
 
 def simulate_adaptive_analyst(
@@ -678,10 +720,10 @@ def simulate_adaptive_analyst(
     if hi < lo:
         raise ValueError(f"max_std must be >= min_std ({lo}), got {max_std!r}")
     _mode(mode)
-    gaussian = not isinstance(filt, (PureDPFilter, ApproxDPFilter))
     std = float(np.clip(check_positive_scalar(first_std, "first_std"), lo, hi))
     if not isinstance(filt, _Filter):
         raise ValueError(f"filt must be one of the filters of dpexplore.accounting.filters, got {filt!r}")
+    gaussian = filt._noise == "gaussian"
     state = filt._zero()
     spent: list = []
     stds, acc, ans, cons = [], [], [], []
@@ -708,17 +750,10 @@ def simulate_adaptive_analyst(
 
 
 def _consumed_value(filt, state) -> float:
-    """The filter's consumed quantity from its exact running state (a scalar for plotting): ε, μ,
-    ρ, the (ε, δ) filter's left-hand side, or for a Rényi filter the largest fraction of a budget."""
-    if isinstance(filt, (PureDPFilter, ZCDPFilter)):
-        return float(state)
-    if isinstance(filt, GDPFilter):
-        return math.sqrt(float(state))
-    if isinstance(filt, ApproxZCDPFilter):
-        return float(state[0])
-    if isinstance(filt, ApproxDPFilter):
-        return filt._lhs(float(state[0]))
-    return max(float(v) / b for v, b in zip(state, filt.budgets))
+    """The filter's consumed quantity from its exact running state (a scalar for plotting; each
+    filter's ``_consumed_of``): ε, μ, ρ, the (ε, δ) filter's left-hand side, or for a Rényi filter
+    the largest fraction of a budget."""
+    return filt._consumed_of(state)
 
 
 # -- parallel composition and sessions --------------------------------------------------------------
