@@ -345,7 +345,9 @@ def _tight_at(mechanism, k: int, delta_total: float) -> float:
 
 @functools.lru_cache(maxsize=64)
 def _tight_curve(mechanism, delta_total: float):
-    ks = K_GRID if isinstance(mechanism, (Gaussian, RandomizedResponse)) else K_TIGHT_PLD
+    # a closed form for every k (exactly μ-GDP, or randomized response's profile): the whole k grid
+    closed = mechanism._gdp_mu() is not None or mechanism._pure_eps() is not None
+    ks = K_GRID if closed else K_TIGHT_PLD
     return ks, _tight_values(mechanism, ks, delta_total)
 
 
@@ -520,7 +522,7 @@ def k_runs_curves(mechanism, k: int, delta_total: float):
     one, one_eps = _one_run(mechanism, delta_total)
     curves = (one, profile_curves(many, f"k = {k:,} runs: compose(mechanism, {k})"))
     eps_at = (one_eps, _tight_at(mechanism, k, delta_total))
-    if isinstance(mechanism, Gaussian):  # exactly GDP: compose's GaussianDPProfile gives μ
+    if mechanism._gdp_mu() is not None:  # exactly GDP: compose's GaussianDPProfile gives μ
         mus = (C.compose(mechanism, 1).mu, C.compose(mechanism, k).mu)
         return curves, eps_at, mus, ("exact", "exact")
     how = f"through ε(δ′ = {delta_total:.3g})"
