@@ -1201,7 +1201,11 @@ def _max_info(data):
             is_delta(out)
 
 
-@fuzz("algorithms.shuffle_amplification", "algorithms.shuffle_amplification_valid")
+@fuzz(
+    "algorithms.shuffle_amplification",
+    "algorithms.shuffle_amplification_valid",
+    "algorithms.shuffle_amplification_min_n",
+)
 def _shuffle(data):
     e, n, d = (
         data.draw(mix(nonneg_inf), label="eps_local"),
@@ -1217,6 +1221,13 @@ def _shuffle(data):
     strict = call(algorithms.shuffle_amplification, e, n, d, strict=True)
     if ok(strict):
         assert ok(v) and np.all(v)
+    n_min = call(algorithms.shuffle_amplification_min_n, e, d)
+    if ok(n_min):
+        m = np.asarray(n_min, float)
+        assert (m >= 16.0 * math.log(4.0) * (1 - 1e-15)).all()  # δ < 1 and e^{ε_L} ≥ 1
+        if ok(v):  # the condition, in log form, holds only from n_min on
+            va, na, ma = np.broadcast_arrays(np.asarray(v, bool), np.asarray(n, float), m)
+            assert (na[va] >= ma[va] * (1 - 1e-12)).all()
 
 
 @fuzz(

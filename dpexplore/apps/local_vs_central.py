@@ -17,7 +17,6 @@ independent between sections).
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +26,7 @@ from ..teaching import (
     inverse_sensitivity_median_probs,
     laplace_median,
     shuffle_amplification,
+    shuffle_amplification_min_n,
     shuffle_amplification_valid,
 )
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
@@ -191,7 +191,7 @@ def _shuffle(eps_local: float, n_users: int, delta: float) -> dict:
     valid = np.asarray(shuffle_amplification_valid(eps_local, N_GRID, delta), bool)
     here = float(shuffle_amplification(eps_local, n_users, delta))
     ok = bool(shuffle_amplification_valid(eps_local, n_users, delta))
-    n_min = 16.0 * math.log(4.0 / delta) * math.exp(eps_local)
+    n_min = float(shuffle_amplification_min_n(eps_local, delta))
     return {
         "n": N_GRID,
         "eps_valid": np.where(valid, eps, np.nan),

@@ -8,7 +8,27 @@ import numpy as np
 from .._validation import check_nonneg, check_positive, scalar_out
 from ._common import _delta_open
 
-__all__ = ["shuffle_amplification", "shuffle_amplification_valid"]
+__all__ = ["shuffle_amplification", "shuffle_amplification_valid", "shuffle_amplification_min_n"]
+
+
+def shuffle_amplification_min_n(eps_local, delta):
+    """The fewest users for which the condition of FMT21's closed-form bound holds:
+    n_min = 16 log(4/δ) e^{ε_L}, i.e. ε_L ≤ ln(n / (16 ln(4/δ))) ⇔ n ≥ n_min (Feldman, McMillan &
+    Talwar 2021, Theorem 3.1, with the log(4/δ) of the authors' reference implementation
+    apple/ml-shuffling-amplification; :func:`shuffle_amplification_valid` tests the same condition
+    in log form). Vectorized over ``eps_local`` and ``delta``; e^{ε_L} overflowing gives inf.
+
+    >>> round(shuffle_amplification_min_n(1.0, 1e-6), 4)
+    661.1646
+    >>> shuffle_amplification_min_n(1.0, 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must lie in (0, 1), got 0.0
+    """
+    e = check_nonneg(eps_local, "eps_local")
+    d = _delta_open(delta)
+    with np.errstate(over="ignore"):
+        return scalar_out(16.0 * np.log(4.0 / d) * np.exp(e))
 
 
 def shuffle_amplification_valid(eps_local, n, delta):

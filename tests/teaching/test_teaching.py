@@ -33,6 +33,7 @@ from dpexplore.teaching import (
     max_information_tail_bound,
     report_noisy_max,
     shuffle_amplification,
+    shuffle_amplification_min_n,
     shuffle_amplification_valid,
     simulate_adaptive_overfitting,
     statistical_query_epsilon,
@@ -529,6 +530,20 @@ def test_shuffle_condition_and_strict():
     assert shuffle_amplification(0.5, 10, 1e-6) == 0.5
     out = shuffle_amplification(np.array([0.5, 1.0, 2.0]), 10**6, 1e-6)
     assert out.shape == (3,) and np.all(np.diff(out) > 0)
+
+
+def test_shuffle_min_n_is_the_condition_solved_for_n():
+    # n_min = 16 log(4/δ) e^{ε_L} (mpmath), and the condition holds just above it, fails just below
+    e, d = np.array([0.01, 1.0, 3.0, 10.0]), np.array([1e-15, 1e-6, 1e-5, 0.01])
+    got = shuffle_amplification_min_n(e, d)
+    ref = [16 * mp.log(4 / mp.mpf(float(di))) * mp.exp(mp.mpf(float(ei))) for ei, di in zip(e, d)]
+    np.testing.assert_allclose(got, [float(r) for r in ref], rtol=1e-14)
+    assert np.all(shuffle_amplification_valid(e, got * (1 + 1e-9), d))
+    assert not np.any(shuffle_amplification_valid(e, got * (1 - 1e-9), d))
+    assert shuffle_amplification_min_n(800.0, 1e-6) == math.inf
+    for args, name in (((-1.0, 1e-6), "eps_local"), ((1.0, 1.0), "delta"), ((1.0, 0.0), "delta")):
+        with pytest.raises(ValueError, match=name):
+            shuffle_amplification_min_n(*args)
 
 
 def fmt21_refined(n, e0, d):
