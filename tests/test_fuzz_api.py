@@ -1231,6 +1231,43 @@ def _shuffle(data):
 
 
 @fuzz(
+    "algorithms.differencing_attack_accuracy",
+    "algorithms.laplace_difference_density",
+    "algorithms.harmonic_number",
+    "algorithms.laplace_max_error_mean",
+    "algorithms.laplace_max_error_cdf",
+)
+def _counting_queries(data):
+    e = data.draw(mix(nonneg_inf), label="eps")
+    acc = call(algorithms.differencing_attack_accuracy, e)
+    if ok(acc):  # between a coin flip and certainty
+        a = np.asarray(acc, float)
+        assert not np.isnan(a).any() and (a >= 0.5).all() and (a <= 1.0).all(), (e, acc)
+    x, ep = data.draw(mix(st.floats(-1e3, 1e3)), label="x"), data.draw(mix(positive), label="eps_pos")
+    dens = call(algorithms.laplace_difference_density, x, ep)
+    if ok(dens):  # ≥ 0, largest at x = 0 where it is ε/4
+        is_nonneg(dens)
+        da, ea = np.broadcast_arrays(np.asarray(dens, float), np.asarray(ep, float))
+        assert (da <= ea / 4.0 * (1 + 1e-12)).all(), (x, ep, dens)
+    m_valid = st.one_of(st.integers(1, 2000), st.sampled_from([10**6, 10**6 + 1, 10**9, 1e300, INF]))
+    m = data.draw(mix(m_valid), label="m")
+    h = call(algorithms.harmonic_number, m)
+    if ok(h):  # ln(m + 1) ≤ H_m ≤ 1 + ln m
+        ha, ma = np.broadcast_arrays(np.asarray(h, float), np.asarray(m, float))
+        assert (ha >= 1.0).all() and (np.log1p(ma) <= ha * (1 + 1e-12)).all(), (m, h)
+        assert (ha <= (1.0 + np.log(ma)) * (1 + 1e-12)).all(), (m, h)
+    b = data.draw(mix(positive), label="scale")
+    mean = call(algorithms.laplace_max_error_mean, m, b)
+    if ok(mean):  # b·H_m ≥ b
+        ma, ba = np.broadcast_arrays(np.asarray(mean, float), np.asarray(b, float))
+        assert not np.isnan(ma).any() and (ma >= ba).all(), (m, b, mean)
+    t = data.draw(mix(st.floats(-10.0, 1e4)), label="t")
+    cdf = call(algorithms.laplace_max_error_cdf, t, data.draw(mix(positive), label="m_pos"), b)
+    if ok(cdf):
+        is_delta(cdf)  # a probability
+
+
+@fuzz(
     "algorithms.inverse_sensitivity_median",
     "algorithms.inverse_sensitivity_median_loss",
     "algorithms.inverse_sensitivity_median_probs",

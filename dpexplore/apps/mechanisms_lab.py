@@ -45,6 +45,13 @@ import ipywidgets as W
 import numpy as np
 
 from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
+from ..teaching.counting_queries import (
+    differencing_attack_accuracy,
+    harmonic_number,
+    laplace_difference_density,
+    laplace_max_error_cdf,
+    laplace_max_error_mean,
+)
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell
@@ -133,53 +140,13 @@ SNIPPET_SKIP = {"trials": _SIMULATED, "seed": _SIMULATED}
 # ------------------------------------------------------------------------------------------------
 # closed forms
 # ------------------------------------------------------------------------------------------------
-def attack_accuracy(eps):
-    """P[the differencing attacker guesses the bit right] with Lap(1/ε) on both counts (Bassi 2019,
-    "A differencing attack"): D − bit = Z₁ − Z₂, P[Z₁ − Z₂ > t] = ½(1 + t/(2b))e^{−t/b}, b = 1/ε,
-    guess 1 iff D > ½:   P[correct] = 1 − ½(1 + ε/4) e^{−ε/2}.  (ε → 0: ½; ε → ∞: 1.)
-
-    >>> attack_accuracy(np.array([0.0, 4.0])).round(6).tolist()
-    [0.5, 0.864665]
-    """
-    e = np.asarray(eps, float)
-    if np.any(~(e >= 0)):
-        raise ValueError(f"eps must be >= 0, got eps = {eps!r}")
-    out = 1.0 - 0.5 * (1.0 + e / 4.0) * np.exp(-e / 2.0)
-    return out if out.ndim else float(out)
-
-
-def _diff_density(x, eps):
-    """Density of Z₁ − Z₂ for i.i.d. Lap(1/ε): (ε/4)(1 + ε|x|) e^{−ε|x|}."""
-    a = np.abs(np.asarray(x, float)) * eps
-    return eps / 4.0 * (1.0 + a) * np.exp(-a)
-
-
-def harmonic(m):
-    """H_m = Σ_{k ≤ m} 1/k (vectorized over integer m ≥ 1).
-
-    >>> harmonic(np.array([1, 2, 4])).tolist()
-    [1.0, 1.5, 2.083333333333333]
-    """
-    m = np.asarray(m)
-    if np.any(m < 1):
-        raise ValueError(f"m must be >= 1, got m = {m!r}")
-    top = int(m.max())
-    h = np.cumsum(1.0 / np.arange(1, top + 1))
-    out = h[m.astype(int) - 1]
-    return out if out.ndim else float(out)
-
-
-def max_error_cdf(t, m, b):
-    """P[max_{i ≤ m} |Y_i| ≤ t] = (1 − e^{−t/b})^m for i.i.d. Y_i ~ Lap(b) (Bassi 2019, Laplace
-    mechanism: |Y| ~ Exp(b)); computed as exp(m log(−expm1(−t/b))).
-
-    >>> round(max_error_cdf(1.0, 1, 1.0), 12)      # 1 − e^{−1}
-    0.632120558829
-    """
-    t = np.asarray(t, float)
-    with np.errstate(divide="ignore"):
-        out = np.exp(m * np.log(-np.expm1(-np.maximum(t, 0.0) / b)))
-    return out if out.ndim else float(out)
+#: the exact values of the attack and counting sections, under the lab's names
+#: (:mod:`dpexplore.teaching.counting_queries`: Bassi 2019, slides "A differencing attack",
+#: "Laplace mechanism")
+attack_accuracy = differencing_attack_accuracy
+harmonic = harmonic_number
+max_error_cdf = laplace_max_error_cdf
+_diff_density = laplace_difference_density
 
 
 # ------------------------------------------------------------------------------------------------
@@ -255,7 +222,6 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
     """Laplace error on counting queries: exact E[max error] = b H_m vs m for the three settings,
     simulated max errors at ``m`` (trials capped so that trials·m ≤ SIM_BUDGET), exact CDFs."""
     rng = _rng(seed, 2)
-    hm_grid = harmonic(M_GRID)
     b_one, b_gen, b_dis = 1.0 / eps, m / eps, 1.0 / eps
     t_eff = max(50, min(trials, SIM_BUDGET // m))
     sims = {
@@ -264,10 +230,12 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
         "disjoint": np.abs(rng.laplace(0.0, b_dis, (t_eff, m))).max(axis=1),
     }
     _report("counting queries", 1.0)
-    hm = harmonic(m)
-    exact_mean = {"one": b_one, "general": b_gen * hm, "disjoint": b_dis * hm}
+    exact_mean = {
+        k: laplace_max_error_mean(mm, b)
+        for k, mm, b in (("one", 1, b_one), ("general", m, b_gen), ("disjoint", m, b_dis))
+    }
     lo = 1e-3 * b_one
-    hi = b_gen * (hm + 12.0)
+    hi = b_gen * (harmonic(m) + 12.0)
     t = np.logspace(math.log10(lo), math.log10(hi), 200)
     cdf = {
         "one": max_error_cdf(t, 1, b_one),
@@ -281,8 +249,8 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
         "m_grid": M_GRID,
         "mean_curves": {
             "one": np.full(M_GRID.shape, b_one),
-            "general": M_GRID / eps * hm_grid,
-            "disjoint": hm_grid / eps,
+            "general": laplace_max_error_mean(M_GRID, M_GRID / eps),
+            "disjoint": laplace_max_error_mean(M_GRID, b_dis),
         },
         "exact_mean": exact_mean,
         "sim_mean": {k: float(v.mean()) for k, v in sims.items()},
@@ -737,12 +705,16 @@ class MechanismsLabController(_SimulationController):
             alg, skip = "Sparse(c=c, eps=svt_eps, delta=0.0, threshold=threshold)", [*skip, "svt_delta"]
         return (
             "from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse\n"
-            "from dpexplore.apps.mechanisms_lab import SCORES, attack_accuracy, harmonic\n\n"
+            "from dpexplore.teaching import differencing_attack_accuracy, harmonic_number, laplace_max_error_mean\n"
+            "from dpexplore.apps.mechanisms_lab import SCORES\n\n"
             + snippet_assign(s, PARAMS, skip=skip)
-            + "print(f'differencing attack, exact accuracy: {attack_accuracy(attack_eps):.4f}')\n"
-            "hm = harmonic(m)   # expected largest |Lap(b)| of m draws: b * H_m\n"
-            "print(f'H_m = {hm:.4f}; expected largest error: one query {1 / count_eps:.4g}, '\n"
-            "      f'm general {m / count_eps * hm:.4g}, m disjoint {hm / count_eps:.4g}')\n"
+            + "print(f'differencing attack, exact accuracy: {differencing_attack_accuracy(attack_eps):.4f}')\n"
+            "hm = harmonic_number(m)\n"
+            "# expected largest |Lap(b)| of m draws: b * H_m, b = 1/eps (one, m disjoint), m/eps (m general)\n"
+            "one, general, disjoint = (laplace_max_error_mean(k, b) for k, b in ((1, 1 / count_eps),\n"
+            "                          (m, m / count_eps), (m, 1 / count_eps)))\n"
+            "print(f'H_m = {hm:.4f}; expected largest error: one query {one:.4g}, '\n"
+            "      f'm general {general:.4g}, m disjoint {disjoint:.4g}')\n"
             "p = ReportNoisyMax(rnm_eps, monotonic=True).probabilities(SCORES)[0]\n"
             "print(f'report noisy max: P[the true largest count] = {p:.4f}')\n"
             f"svt = {alg}\n"

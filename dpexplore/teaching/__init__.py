@@ -16,6 +16,8 @@ One module per idea (the source and its slide or theorem in each docstring):
 * ``generalization``: generalization and max-information calculators — Bassi 2019, slide
   "Generalization via differential privacy", "The max-information of DP algorithms",
   "Generalization via max-information".
+* ``counting_queries``: :func:`differencing_attack_accuracy`, :func:`laplace_max_error_mean`,
+  :func:`laplace_max_error_cdf` — Bassi 2019, slides "A differencing attack", "ℓ₁-sensitivity".
 * ``shuffling``: :func:`shuffle_amplification` — Canonne 2022, "Privacy Doona", eq. (1)
   (Feldman, McMillan & Talwar 2021).
 * ``median``: :func:`inverse_sensitivity_median` and :func:`laplace_median` — Steinke 2023a,
@@ -37,9 +39,10 @@ from __future__ import annotations
 
 from .._moved import lazy_submodules
 
-from . import generalization, median, noisy_max, shuffling, sparse_vector, thresholdout
+from . import counting_queries, generalization, median, noisy_max, shuffling, sparse_vector, thresholdout
 
 # every module's public names, listed once in the module's own __all__
+from .counting_queries import *  # noqa: F403
 from .generalization import *  # noqa: F403
 from .median import *  # noqa: F403
 from .noisy_max import *  # noqa: F403
@@ -53,6 +56,7 @@ __all__ = [
     *thresholdout.__all__,
     *generalization.__all__,
     *shuffling.__all__,
+    *counting_queries.__all__,
     *median.__all__,
 ]
 

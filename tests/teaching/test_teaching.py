@@ -757,3 +757,50 @@ def test_adaptive_simulation_unchanged_by_the_faster_correlations(method, monkey
         assert a.n_selected == b.n_selected and a.holdout_queries_over == b.holdout_queries_over
         for f in ("k", "train", "holdout", "fresh"):
             assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+# ------------------------------------------------------------------------------------------------
+# Laplace noise on counting queries (Bassi 2019)
+# ------------------------------------------------------------------------------------------------
+def test_counting_queries_closed_forms_against_mpmath():
+    from dpexplore.teaching import counting_queries as cq
+
+    for e in (0.01, 0.5, 1.0, 4.0, 30.0):
+        me = mp.mpf(e)
+        assert close(cq.differencing_attack_accuracy(e), 1 - (1 + me / 4) * mp.exp(-me / 2) / 2)
+        for x in (0.0, -0.7, 3.0):
+            a = me * abs(mp.mpf(x))
+            assert close(cq.laplace_difference_density(x, e), me / 4 * (1 + a) * mp.exp(-a))
+    assert cq.differencing_attack_accuracy(0.0) == 0.5 and cq.differencing_attack_accuracy(math.inf) == 1.0
+    # the density integrates to 1 and is 0 at ±inf
+    xs = np.linspace(-60.0, 60.0, 200_001)
+    assert np.trapezoid(cq.laplace_difference_density(xs, 0.8), xs) == pytest.approx(1.0, abs=1e-6)
+    assert cq.laplace_difference_density(math.inf, 1.0) == 0.0
+    # H_m: the running sum, and ψ(m + 1) + γ beyond 10⁶ (continuous across the switch)
+    for m in (1, 7, 1000, 10**6, 10**6 + 1, 10**9):
+        assert close(cq.harmonic_number(m), mp.harmonic(m))
+    assert cq.harmonic_number(math.inf) == math.inf
+    assert close(cq.laplace_max_error_mean(137, 2.5), 2.5 * mp.harmonic(137))
+    for t, m, b in ((0.3, 1, 1.0), (5.0, 100, 0.5), (40.0, 1000, 10.0)):
+        assert close(cq.laplace_max_error_cdf(t, m, b), (1 - mp.exp(-mp.mpf(t) / b)) ** m)
+    assert cq.laplace_max_error_cdf(-1.0, 3, 1.0) == 0.0 and cq.laplace_max_error_cdf(math.inf, 3, 1.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("eps", lambda cq: cq.differencing_attack_accuracy(-0.1)),
+        ("eps", lambda cq: cq.laplace_difference_density(0.0, 0.0)),
+        ("x", lambda cq: cq.laplace_difference_density(math.nan, 1.0)),
+        ("m", lambda cq: cq.harmonic_number(2.5)),
+        ("m", lambda cq: cq.harmonic_number(0)),
+        ("scale", lambda cq: cq.laplace_max_error_mean(3, 0.0)),
+        ("m", lambda cq: cq.laplace_max_error_cdf(1.0, 0.0, 1.0)),
+        ("scale", lambda cq: cq.laplace_max_error_cdf(1.0, 2, -1.0)),
+    ],
+)
+def test_counting_queries_reject_bad_arguments_by_name(name, call):
+    from dpexplore.teaching import counting_queries as cq
+
+    with pytest.raises(ValueError, match=name):
+        call(cq)
