@@ -337,7 +337,7 @@ def _pure_to_zcdp(data):
             assert (np.asarray(out) <= q).all() and (np.asarray(out) <= t).all()
 
 
-@fuzz("conversions.rdp_to_approx")
+@fuzz("conversions.rdp_to_approx", "conversions.rdp_epsilon_terms")
 def _rdp_to_approx(data):
     n = data.draw(st.integers(1, 4))
     alphas = data.draw(
@@ -361,6 +361,15 @@ def _rdp_to_approx(data):
         assert (np.asarray(out) <= np.asarray(mir) * (1 + 1e-12)).all(), (out, mir)
         e2, order = conversions.rdp_to_approx(alphas, rdp, d, return_order=True)
         assert np.all(np.asarray(order) > 1)
+        # the per-order terms: rdp_to_approx is their minimum, clipped at 0 and rounded up
+        terms = np.asarray(conversions.rdp_epsilon_terms(alphas, rdp, d), dtype=float)
+        low = np.maximum(terms.min(axis=-1), 0.0)
+        got = np.asarray(out, dtype=float)
+        finite = np.isfinite(low)
+        assert (np.isinf(got) == ~finite).all(), (got, low)
+        assert (low[finite] <= got[finite]).all() and (got[finite] <= low[finite] * (1 + 1e-14) + 1e-300).all()
+    else:
+        assert not ok(call(conversions.rdp_epsilon_terms, alphas, rdp, d))
 
 
 @fuzz("conversions.zcdp_to_approx", "conversions.approx_to_zcdp")

@@ -42,6 +42,7 @@ __all__ = [
     "pure_to_rdp",
     "pure_to_zcdp",
     "rdp_to_approx",
+    "rdp_epsilon_terms",
     "zcdp_to_approx",
     "approx_to_zcdp",
     "gdp_delta",
@@ -158,6 +159,40 @@ def _rdp_eps_terms(alphas, rdp, log_delta, improved):
     return out
 
 
+def _checked_terms(alphas, rdp_eps, delta, bound):
+    """The orders and the terms of :func:`rdp_epsilon_terms`, arguments checked by name."""
+    _check_bound(bound, ("improved", "mironov"))
+    a = check_alpha(alphas, "alphas")
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"alphas must be a non-empty 1-d array of orders, got shape {a.shape}")
+    r = check_nonneg(rdp_eps, "rdp_eps")
+    if r.ndim == 0 or r.shape[-1] != a.size:
+        raise ValueError(f"rdp_eps must have the orders on its last axis (length {a.size}), got shape {r.shape}")
+    d = check_delta(delta, "delta")
+    lead = np.broadcast_shapes(r.shape[:-1], d.shape)
+    r = np.broadcast_to(r, lead + (a.size,))
+    with np.errstate(divide="ignore"):
+        ld = np.broadcast_to(np.log(d), lead)
+    return a, _rdp_eps_terms(a, r, ld, bound == "improved")
+
+
+def rdp_epsilon_terms(alphas, rdp_eps, delta, bound: str = "improved"):
+    """The RDP → (ε, δ) bound of every single order, before :func:`rdp_to_approx` minimises over
+    the orders (not minimised, not clipped, not rounded: for plotting the bound against α).
+
+    ``"mironov"`` (Mironov 2017, Proposition 3): ε_α = ε̂(α) + log(1/δ)/(α − 1).
+    ``"improved"`` (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020):
+    ε_α = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1).
+    ``rdp_eps`` has the orders on its last axis; α = inf gives ε̂(∞), δ = 0 gives inf.
+    ``rdp_to_approx`` is max(min over α of these, 0) rounded up by 4 ulps.
+
+    >>> a = np.array([2.0, 4.0, 8.0])
+    >>> [round(float(x), 6) for x in rdp_epsilon_terms(a, a * 0.5, 1e-5)]
+    [11.126631, 5.087862, 5.214109]
+    """
+    return _checked_terms(alphas, rdp_eps, delta, bound)[1]
+
+
 def rdp_to_approx(alphas, rdp_eps, delta, bound: str = "improved", return_order: bool = False):
     """ε such that a mechanism with RDP curve ε̂(α) on ``alphas`` is (ε, δ)-DP, minimised over α.
 
@@ -175,19 +210,7 @@ def rdp_to_approx(alphas, rdp_eps, delta, bound: str = "improved", return_order:
     >>> rdp_to_approx(a, a * 0.5, 1e-5, bound="mironov", return_order=True)[1]
     8.0
     """
-    _check_bound(bound, ("improved", "mironov"))
-    a = check_alpha(alphas, "alphas")
-    if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"alphas must be a non-empty 1-d array of orders, got shape {a.shape}")
-    r = check_nonneg(rdp_eps, "rdp_eps")
-    if r.ndim == 0 or r.shape[-1] != a.size:
-        raise ValueError(f"rdp_eps must have the orders on its last axis (length {a.size}), got shape {r.shape}")
-    d = check_delta(delta, "delta")
-    lead = np.broadcast_shapes(r.shape[:-1], d.shape)
-    r = np.broadcast_to(r, lead + (a.size,))
-    with np.errstate(divide="ignore"):
-        ld = np.broadcast_to(np.log(d), lead)
-    eps = _rdp_eps_terms(a, r, ld, bound == "improved")
+    a, eps = _checked_terms(alphas, rdp_eps, delta, bound)
     idx = np.argmin(eps, axis=-1)
     best = np.take_along_axis(eps, idx[..., None], axis=-1)[..., 0]
     best = up(np.maximum(best, 0.0))

@@ -52,7 +52,7 @@ import ipywidgets as W
 import numpy as np
 
 from .._validation import as_array
-from ..accounting.conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_to_approx
+from ..accounting.conversions import PureDPProfile, pure_to_rdp, pure_to_zcdp, rdp_epsilon_terms, rdp_to_approx
 from ..mechanisms import Gaussian, Laplace
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
@@ -180,27 +180,15 @@ def orders(alpha_max: float, n: int = N_ORDERS) -> np.ndarray:
 
 
 def conversion_terms(alphas, rdp_eps, delta, bound: str = "improved") -> np.ndarray:
-    """The RDP → (ε, δ) bound of every single order (not minimised, not rounded; for display).
-
-    ``"mironov"`` (Mironov 2017, Proposition 3): ε_α = ε̂(α) + log(1/δ)/(α − 1).
-    ``"improved"`` (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020):
-    ε_α = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1). ``rdp_eps`` has the orders on its last
-    axis. Its minimum over the orders equals ``conversions.rdp_to_approx`` up to that function's
-    rounding (0 ≤ difference ≤ 4 ulps, and it clips at 0).
+    """The RDP → (ε, δ) bound of every single order (not minimised, not rounded; for display):
+    :func:`dpexplore.accounting.conversions.rdp_epsilon_terms`, the very terms whose minimum
+    ``conversions.rdp_to_approx`` rounds up by 4 ulps (and clips at 0).
 
     >>> a = np.array([2.0, 4.0, 8.0])
     >>> [round(float(x), 6) for x in conversion_terms(a, a * 0.5, 1e-5)]
     [11.126631, 5.087862, 5.214109]
     """
-    if bound not in ("improved", "mironov"):
-        raise ValueError(f"bound must be 'improved' or 'mironov', got {bound!r}")
-    a = np.asarray(alphas, dtype=np.float64)
-    r = np.asarray(rdp_eps, dtype=np.float64)
-    log_delta = math.log(delta)
-    am1 = a - 1.0
-    if bound == "improved":
-        return r + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / am1
-    return r - log_delta / am1
+    return rdp_epsilon_terms(alphas, rdp_eps, delta, bound)
 
 
 def _check_spec(spec: RDPSpec) -> tuple[float, float, float]:
