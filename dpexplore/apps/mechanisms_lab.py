@@ -55,6 +55,7 @@ from ..teaching.counting_queries import (
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell
+from ..ui.views import axes_layout, line_trace, marker_trace
 from ._simulation import PROGRESS_AFTER  # noqa: F401 -- read here before; set it in _simulation
 from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
 from ._simulation import SEED, SIM_BUDGET, TRIALS, _gap, _report, _rng, _seed_and_trials, simulation_shell, wrap_row
@@ -388,14 +389,7 @@ _SETTINGS = (
 
 def _exact_line(label, x, y, color) -> dict:
     """The exact curve of one setting of the counting-queries section."""
-    return {
-        "type": "scatter",
-        "mode": "lines",
-        "name": f"exact: {label}",
-        "x": x,
-        "y": y,
-        "line": {"color": color, "width": 2},
-    }
+    return line_trace(f"exact: {label}", x, y, color)
 
 
 class MechanismsLabController(_SimulationController):
@@ -422,14 +416,7 @@ class MechanismsLabController(_SimulationController):
         (±2 s.e.), a horizontal ``reference`` = (name, y, x grid) and the chosen ε."""
         ref_name, ref_y, ref_x = reference
         return [
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": exact_name,
-                "x": d["eps_fine"],
-                "y": d[f"{key}_exact"],
-                "line": {"color": _C[0], "width": 2},
-            },
+            line_trace(exact_name, d["eps_fine"], d[f"{key}_exact"], _C[0]),
             {
                 "type": "scatter",
                 "mode": "markers",
@@ -447,14 +434,7 @@ class MechanismsLabController(_SimulationController):
                 "y": [ref_y, ref_y],
                 "line": {"color": _C[7], "dash": "dot"},
             },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"chosen ε = {eps:.3g}",
-                "x": [eps],
-                "y": [d[f"{key}_here"]],
-                "marker": {"color": _C[3], "size": 12, "symbol": "diamond"},
-            },
+            marker_trace(f"chosen ε = {eps:.3g}", [eps], [d[f"{key}_here"]], _C[3], "diamond", 12),
         ]
 
     @staticmethod
@@ -479,22 +459,8 @@ class MechanismsLabController(_SimulationController):
                 "y": a["hist"],
                 "line": {"color": _C[1], "shape": "hvh"},
             },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "exact density if bit = 0",
-                "x": a["xs"],
-                "y": a["dens0"],
-                "line": {"color": _C[0], "width": 2},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "exact density if bit = 1",
-                "x": a["xs"],
-                "y": a["dens1"],
-                "line": {"color": _C[2], "width": 2},
-            },
+            line_trace("exact density if bit = 0", a["xs"], a["dens0"], _C[0]),
+            line_trace("exact density if bit = 1", a["xs"], a["dens1"], _C[2]),
             {
                 "type": "scatter",
                 "mode": "lines",
@@ -509,21 +475,9 @@ class MechanismsLabController(_SimulationController):
     def _count_mean(r):
         k, m = r["counting"], r["counting"]["m"]
         out = [_exact_line(label, k["m_grid"], k["mean_curves"][key], col) for key, label, col in _SETTINGS]
-        out.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": f"simulated at m = {m}",
-                "x": [m] * 3,
-                "y": [k["sim_mean"][key] for key, _, _ in _SETTINGS],
-                "marker": {
-                    "color": [c for _, _, c in _SETTINGS],
-                    "size": 11,
-                    "symbol": "x",
-                    "line": {"color": "#000000", "width": 1},
-                },
-            }
-        )
+        sims = [k["sim_mean"][key] for key, _, _ in _SETTINGS]
+        colors = [c for _, _, c in _SETTINGS]
+        out.append(marker_trace(f"simulated at m = {m}", [m] * 3, sims, colors, "x", 11, outline="#000000"))
         return out
 
     @staticmethod
@@ -568,30 +522,9 @@ class MechanismsLabController(_SimulationController):
         t, a = s["threshold"], s["alpha"]
         n = SVT_MAX_QUERIES
         return [
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "⊤ (reported above T)",
-                "x": idx[up],
-                "y": s["values"][up],
-                "marker": {"color": _C[3], "size": 11, "symbol": "triangle-up"},
-            },
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "⊥ (reported below T)",
-                "x": idx[down],
-                "y": s["values"][down],
-                "marker": {"color": _C[0], "size": 7, "symbol": "circle-open"},
-            },
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"threshold T = {t:g}",
-                "x": [0, n],
-                "y": [t, t],
-                "line": {"color": _C[7], "width": 2},
-            },
+            marker_trace("⊤ (reported above T)", idx[up], s["values"][up], _C[3], "triangle-up", 11),
+            marker_trace("⊥ (reported below T)", idx[down], s["values"][down], _C[0], "circle-open", 7),
+            line_trace(f"threshold T = {t:g}", [0, n], [t, t], _C[7]),
             {
                 "type": "scatter",
                 "mode": "lines",
@@ -603,17 +536,9 @@ class MechanismsLabController(_SimulationController):
         ]
 
     def figures(self, r):
-        def lay(title, x, y, **kw):
-            return {
-                "title": {"text": title},
-                "xaxis": {"title": {"text": x}, **kw.pop("xaxis", {})},
-                "yaxis": {"title": {"text": y}, **kw.pop("yaxis", {})},
-                **kw,
-            }
-
         self.fig_attack = PlotlyWidget(
             self._attack_acc(r),
-            lay(
+            axes_layout(
                 "Differencing attack: attacker's accuracy vs ε",
                 "ε per count",
                 "P[guess the bit right]",
@@ -622,11 +547,12 @@ class MechanismsLabController(_SimulationController):
             ),
         )
         self.fig_attack_hist = PlotlyWidget(
-            self._attack_hist(r), lay("What the attacker sees: D = noisy(all) − noisy(all but target)", "D", "density")
+            self._attack_hist(r),
+            axes_layout("What the attacker sees: D = noisy(all) − noisy(all but target)", "D", "density"),
         )
         self.fig_count_mean = PlotlyWidget(
             self._count_mean(r),
-            lay(
+            axes_layout(
                 "Expected largest error of m Laplace answers: b·H_m",
                 "number of queries m",
                 "E[max |error|]",
@@ -636,7 +562,7 @@ class MechanismsLabController(_SimulationController):
         )
         self.fig_count_cdf = PlotlyWidget(
             self._count_cdf(r),
-            lay(
+            axes_layout(
                 "Distribution of the largest error: (1 − e^{−t/b})^m",
                 "largest |error| t",
                 "P[max |error| ≤ t]",
@@ -645,7 +571,7 @@ class MechanismsLabController(_SimulationController):
         )
         self.fig_rnm = PlotlyWidget(
             self._rnm_curve(r),
-            lay(
+            axes_layout(
                 "Report noisy max: probability of the true largest count",
                 "ε",
                 "P[true max reported]",
@@ -655,11 +581,13 @@ class MechanismsLabController(_SimulationController):
         )
         self.fig_rnm_bars = PlotlyWidget(
             self._rnm_bars(r),
-            lay("Which count is reported (at the chosen ε)", "candidate (true count)", "probability", barmode="group"),
+            axes_layout(
+                "Which count is reported (at the chosen ε)", "candidate (true count)", "probability", barmode="group"
+            ),
         )
         self.fig_svt = PlotlyWidget(
             self._svt_traces(r),
-            lay(
+            axes_layout(
                 "Sparse vector on adaptive queries: true values and answers",
                 "query number",
                 "true count (people ≥ age cut)",
