@@ -62,17 +62,6 @@ import time
 import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 GOALS = {
     "first_plot_s": 2.5,
     "step_median_ms": 50.0,
@@ -96,7 +85,7 @@ PLOT_STATE = """() => [...document.querySelectorAll('.dpexplore-plot')].filter(d
               stale: Number(d.dataset.changeAt || 0) > Number(d.dataset.drawEnd || 0)}))"""
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from pagejs import ALL_PLOTS_HAVE_TRACES  # noqa: E402  (the browser tests' rule for a drawn page)
+from pagejs import ALL_PLOTS_HAVE_TRACES, CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the browser tests' rule and browser)
 
 
 # The slider handles a visitor can move: visible (not display:none, e.g. profile_gdp shows only

@@ -19,17 +19,8 @@ import time
 import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+from pagejs import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the browser tests' Chromium)
 
 
 def _free_port() -> int:

@@ -26,17 +26,9 @@ import time
 import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+from pagejs import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the browser tests' Chromium)
+
 ALL_PLOTS_DRAWN = """() => {
   const g = [...document.querySelectorAll('.dpexplore-plot')].filter(d => d.offsetParent !== null);
   return g.length > 0 && g.every(d => d.classList.contains('js-plotly-plot') && d.data && d.data.length > 0);

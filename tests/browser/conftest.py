@@ -39,23 +39,12 @@ import urllib.request
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 REPO = pathlib.Path(__file__).resolve().parents[2]
 #: how long a page may take to show all its plots in a test (the goal is 3 s; CI machines are slow)
 PAGE_TIMEOUT_MS = 60_000
 STEP_TIMEOUT_MS = 20_000
 
-from pagejs import ALL_PLOTS_HAVE_TRACES  # noqa: E402  (shared with benchmarks/bench_browser.py)
+from pagejs import ALL_PLOTS_HAVE_TRACES, CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (shared with benchmarks/, tools/)
 
 
 #: failed test phases so far in this session (SharedPage reloads its page after one)

@@ -1,5 +1,19 @@
-"""JavaScript the browser tests and the browser benchmarks both wait on (benchmarks/bench_browser.py
-puts this folder on its path), so a page counts as drawn by one rule everywhere."""
+"""What the browser tests, the browser benchmarks and the screenshot tools share (benchmarks/ and
+tools/ put this folder on their path): Debian's Chromium and the arguments it is started with, and
+the JavaScript they wait on, so a page counts as drawn by one rule everywhere."""
+
+#: Debian's Chromium (never a browser Playwright downloads), headless, with no network of its own
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 ALL_PLOTS_HAVE_TRACES = r"""() => {
   // every dpexplore plot of the page, drawn or not yet: counting only the ones Plotly has drawn
