@@ -62,4 +62,4 @@ __all__ = [
 
 
 #: the labs' algorithms, imported on first use (scipy behind some of them)
-__getattr__, _dir = lazy_submodules(__name__, ("down_sensitivity", "group_privacy", "mean_estimation"), globals())
+__getattr__ = lazy_submodules(__name__, ("down_sensitivity", "group_privacy", "mean_estimation"), globals())[0]
