@@ -1335,6 +1335,15 @@ def _cp(data):
         is_nonneg(out)
 
 
+@fuzz("auditing.corner_error_rate")
+def _corner_error_rate(data):
+    e = data.draw(mix(nonneg), label="eps")
+    out = call(auditing.corner_error_rate, e)
+    if ok(out):
+        is_delta(out)
+        assert np.all(np.asarray(out) <= 0.5)
+
+
 @fuzz("auditing.trials_needed")
 def _trials_needed(data):
     e = data.draw(mix(st.sampled_from([0.5, 1.0, 2.0]), arrays=False), label="eps")
@@ -1376,6 +1385,7 @@ def _one_run_audit(data):
     "auditing.laplace_audit_pair",
     "auditing.miscalibrated_laplace",
     "auditing.MechanismAuditPair",
+    "auditing.RandomizedResponseAuditPair",
     "auditing.audit_mechanism",
     covers=("auditing.AuditResult",),
 )
@@ -1393,6 +1403,8 @@ def _audit(data):
     )
     shift = data.draw(st.one_of(st.none(), mix(positive)), label="shift")
     pairs.append(call(auditing.MechanismAuditPair, mech, shift))
+    rr = data.draw(st.one_of(nonneg.map(mechanisms.RandomizedResponse), junk), label="rr")
+    pairs.append(call(auditing.RandomizedResponseAuditPair, rr))
     trials = data.draw(count_mix(st.integers(1, 200)), label="trials")
     rng = data.draw(rng_mix, label="rng")
     thr = data.draw(st.one_of(st.none(), mix(st.floats(-3, 3), arrays=False)), label="threshold")
@@ -1401,11 +1413,11 @@ def _audit(data):
             continue
         if isinstance(p, auditing.LaplaceAuditPair):
             assert p.scale > 0 and p.eps_actual >= 0  # eps_actual may underflow (1e-300 · 1e-300)
-            t = data.draw(mix(st.floats(-10, 10)), label="t")
-            er = call(p.error_rates, t)
-            if ok(er):
-                is_delta(er[0])
-                is_delta(er[1])
+        t = data.draw(mix(st.floats(-10, 10)), label="t")
+        er = call(p.error_rates, t)
+        if ok(er):
+            is_delta(er[0])
+            is_delta(er[1])
         res = call(
             auditing.audit_mechanism,
             p.sample_0,

@@ -9,12 +9,14 @@ the value we prove, there was a bug"). Implemented here:
   Ullman & Oprea 2020 and Nasr et al. 2021, with exact Clopper–Pearson intervals.
 * :func:`audit_mechanism` — threshold (likelihood-ratio) test on two samplers, with a held-out
   split so the confidence statement stays valid.
-* :func:`trials_needed` — how many trials a tight audit needs.
+* :func:`trials_needed` — how many trials a tight audit needs; :func:`corner_error_rate` — the
+  error rate 1/(1 + e^ε) of the best test against ε-DP it assumes.
 * :func:`one_run_audit`, :func:`one_run_epsilon_lower_bound`, :func:`one_run_p_value` —
   Steinke, Nasr & Jagielski 2023 (pure and approximate DP).
 * :class:`LaplaceAuditPair`, :func:`laplace_audit_pair`, :func:`miscalibrated_laplace` — a correct
   and a deliberately buggy Laplace mechanism to audit; :class:`MechanismAuditPair` wraps any
-  ``dpexplore.mechanisms`` additive-noise mechanism.
+  ``dpexplore.mechanisms`` additive-noise mechanism and :class:`RandomizedResponseAuditPair`
+  randomized response; each gives the exact error rates of the threshold test (``error_rates``).
 
 Randomness only via an explicit ``rng: numpy.random.Generator``.
 """
@@ -25,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .._numerics import bracket_search, grow_bracket
 from .._validation import as_array, check_delta, check_positive, scalar_out
@@ -38,6 +40,7 @@ __all__ = [
     "AuditResult",
     "audit_mechanism",
     "trials_needed",
+    "corner_error_rate",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
     "OneRunResult",
@@ -46,6 +49,7 @@ __all__ = [
     "laplace_audit_pair",
     "miscalibrated_laplace",
     "MechanismAuditPair",
+    "RandomizedResponseAuditPair",
 ]
 
 
@@ -274,6 +278,31 @@ def audit_mechanism(
     return AuditResult(eps_lb, t, direction, fp, fn, trials, trials, c, d, curve_t, cfp / trials, cfn / trials)
 
 
+def corner_error_rate(eps):
+    """The error rate of the best test at the corner of the ε-DP trade-off curve::
+
+        p(ε) = 1/(1 + e^ε) = expit(−ε),
+
+    where FPR = FNR = p: ε-DP is f-DP with f(α) = max(0, 1 − e^ε α, e^{−ε}(1 − α)) (Dong, Roth &
+    Su 2022, Proposition 2.5, at δ = 0), whose two lines meet β = α there. Randomized
+    response with parameter ε attains it: its test "guess the reported bit" errs with probability
+    1/(1 + e^ε) under either input. Vectorised; no overflow (e^ε is never formed for ε ≥ 700,
+    where p = e^{−ε} to the last bit; it underflows to 0 only beyond ε ≈ 745).
+
+    >>> float(corner_error_rate(0.0)), round(float(corner_error_rate(math.log(3.0))), 12)
+    (0.5, 0.25)
+    >>> corner_error_rate([1.0, 800.0])
+    array([0.26894142, 0.        ])
+    """
+    e = as_array(eps, "eps")
+    if (e < 0).any():
+        raise ValueError(f"eps must be >= 0, got eps = {eps!r}")
+    with np.errstate(under="ignore"):
+        # e^{−ε}/(1 + e^{−ε}) = e^{−ε} in double precision once e^{−ε} < 1e-300; expit alone
+        # would round 1/(1 + e^ε) to 0 already at ε ≈ 709.8 (e^ε overflows)
+        return scalar_out(np.where(e < 700.0, special.expit(-np.minimum(e, 700.0)), np.exp(-e)))
+
+
 def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**9):
     """Trials per input a *tight* audit needs before :func:`empirical_epsilon` can certify
     ``fraction`` · ε, in the most favourable case: the two output distributions are randomized
@@ -300,7 +329,7 @@ def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**
     d = float(check_delta(delta, "delta"))
     max_trials = _int(max_trials, "max_trials")
     alpha = (1.0 - c) / 2.0
-    p = 1.0 / (1.0 + math.exp(e)) if e < 700 else 0.0
+    p = float(corner_error_rate(e))
     target = f * e
 
     def ok(n: int) -> bool:
@@ -590,3 +619,81 @@ class MechanismAuditPair:
 
     def sample_1(self, rng, size):
         return self.shift + self.sample_0(rng, size)
+
+    def error_rates(self, t):
+        """Exact (FPR(t), FNR(t)) of the test "guess x₁ iff out > t", from the mechanism's noise
+        distribution (its ``logsf`` and ``logcdf``, e.g. any ``dpexplore.mechanisms`` additive
+        mechanism)::
+
+            FPR(t) = P[Z > t],   FNR(t) = P[shift + Z ≤ t]   (Z the noise).
+
+        For the Gaussian these are Φ(−t/σ) and Φ((t − shift)/σ).
+
+        >>> class Noise:                  # the standard logistic noise: P[Z > t] = 1/(1 + e^t)
+        ...     sensitivity = 1.0
+        ...     def sample(self, size=None, rng=None): return rng.logistic(0.0, 1.0, size)
+        ...     def logsf(self, x): return -np.logaddexp(0.0, x)
+        ...     def logcdf(self, x): return -np.logaddexp(0.0, -x)
+        >>> [round(float(r), 6) for r in MechanismAuditPair(Noise()).error_rates(0.0)]
+        [0.5, 0.268941]
+        """
+        logsf, logcdf = getattr(self.mechanism, "logsf", None), getattr(self.mechanism, "logcdf", None)
+        if not (callable(logsf) and callable(logcdf)):
+            raise ValueError(
+                f"error_rates needs a mechanism with logsf and logcdf methods (its noise law), got {self.mechanism!r}"
+            )
+        tt = as_array(t, "t", allow_inf=False)
+        with np.errstate(over="ignore", under="ignore"):  # rates below the float range: 0
+            fpr = np.exp(np.asarray(logsf(tt), dtype=np.float64))
+            fnr = np.exp(np.asarray(logcdf(tt - self.shift), dtype=np.float64))
+        return scalar_out(fpr), scalar_out(fnr)
+
+
+@dataclass(frozen=True)
+class RandomizedResponseAuditPair:
+    """Randomized response on the neighbouring inputs x₀ = bit 0 and x₁ = bit 1: outputs are the
+    reported bits (as floats 0.0/1.0), drawn by ``mechanism.sample(size, rng=..., bit=...)``
+    (e.g. ``dpexplore.mechanisms.RandomizedResponse(ε)``, which reports the true bit with
+    probability e^ε/(1 + e^ε)). It is the worst case for ε-DP: the test "guess x₁
+    iff out > t" with 0 ≤ t < 1 has FPR = FNR = :func:`corner_error_rate` (ε), the corner of the
+    ε-DP trade-off curve, so an audit of it can approach ε itself.
+
+    >>> class RR:                          # any object with eps and sample(size, rng, bit)
+    ...     eps = math.log(3.0)
+    ...     def sample(self, size=None, rng=None, bit=1):
+    ...         return np.where(rng.random(size) < 0.75, bit, 1 - bit)
+    >>> pair = RandomizedResponseAuditPair(RR())
+    >>> [round(float(r), 12) for r in pair.error_rates(0.5)], pair.error_rates(-1.0)
+    ([0.25, 0.25], (1.0, 0.0))
+    """
+
+    mechanism: object
+
+    def __post_init__(self):
+        if not callable(getattr(self.mechanism, "sample", None)):
+            raise ValueError(f"mechanism must have a sample(size, rng=..., bit=...) method, got {self.mechanism!r}")
+        eps = getattr(self.mechanism, "eps", None)
+        if eps is None:
+            raise ValueError(f"mechanism must have an eps attribute (randomized response), got {self.mechanism!r}")
+        arr = as_array(eps, "eps", allow_inf=False)
+        if arr.ndim or arr < 0:
+            raise ValueError(f"mechanism.eps must be a scalar >= 0, got eps = {eps!r}")
+
+    @property
+    def eps(self) -> float:
+        return float(self.mechanism.eps)
+
+    def sample_0(self, rng, size):
+        return np.asarray(self.mechanism.sample(size, rng=_check_rng(rng), bit=0), dtype=np.float64)
+
+    def sample_1(self, rng, size):
+        return np.asarray(self.mechanism.sample(size, rng=_check_rng(rng), bit=1), dtype=np.float64)
+
+    def error_rates(self, t):
+        """Exact (FPR(t), FNR(t)) of "guess x₁ iff out > t" on outputs in {0, 1}: (1, 0) for
+        t < 0, (p, p) with p = 1/(1 + e^ε) for 0 ≤ t < 1, (0, 1) for t ≥ 1."""
+        tt = as_array(t, "t", allow_inf=False)
+        p = float(corner_error_rate(self.eps))
+        fpr = np.where(tt < 0, 1.0, np.where(tt < 1, p, 0.0))
+        fnr = np.where(tt < 0, 0.0, np.where(tt < 1, p, 1.0))
+        return scalar_out(fpr), scalar_out(fnr)

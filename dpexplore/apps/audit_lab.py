@@ -42,12 +42,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from ..accounting.auditing import (
     AuditResult,
     MechanismAuditPair,
+    RandomizedResponseAuditPair,
     audit_mechanism,
+    corner_error_rate,
     empirical_epsilon,
     laplace_audit_pair,
     miscalibrated_laplace,
@@ -183,34 +184,11 @@ class Subject:
         return np.asarray(self.mechanism.tradeoff(alpha), dtype=np.float64)
 
     def error_rates(self, t: float) -> tuple[float, float]:
-        """Exact (FPR, FNR) of "out > t": Laplace P[Lap(b) > t], P[Δ + Lap(b) ≤ t]; Gaussian
-        Φ(−t/σ), Φ((t − Δ)/σ); randomized response (outputs 0/1, p = e^ε/(1 + e^ε))
-        (1 − p, 1 − p) for 0 ≤ t < 1."""
-        if isinstance(self.pair, _RRPair):
-            if t < 0:
-                return 1.0, 0.0
-            if t >= 1:
-                return 0.0, 1.0
-            q = float(special.expit(-self.eps_true))
-            return q, q
-        if isinstance(self.mechanism, Gaussian):
-            s, d = float(self.mechanism.sigma), float(self.pair.shift)
-            return float(special.ndtr(-t / s)), float(special.ndtr((t - d) / s))
+        """Exact (FPR, FNR) of "out > t", from the backend's audit pair (``error_rates`` of
+        :class:`~dpexplore.accounting.auditing.LaplaceAuditPair`, ``MechanismAuditPair`` or
+        ``RandomizedResponseAuditPair``)."""
         fpr, fnr = self.pair.error_rates(t)
         return float(fpr), float(fnr)
-
-
-@dataclass(frozen=True)
-class _RRPair:
-    """Randomized response on the bits 0 and 1 (outputs as floats)."""
-
-    mech: RandomizedResponse
-
-    def sample_0(self, rng, size):
-        return self.mech.sample(size, rng=rng, bit=0).astype(np.float64)
-
-    def sample_1(self, rng, size):
-        return self.mech.sample(size, rng=rng, bit=1).astype(np.float64)
 
 
 def subject(mechanism: str, eps: float, delta: float, bug: float) -> Subject:
@@ -239,7 +217,7 @@ def subject(mechanism: str, eps: float, delta: float, bug: float) -> Subject:
         return Subject(mechanism, eps, 0.0, pair.eps_actual, pair, Laplace(pair.scale, 1.0))
     if mechanism == "Randomized response":
         rr = RandomizedResponse(eps)
-        return Subject(mechanism, eps, 0.0, eps, _RRPair(rr), rr)
+        return Subject(mechanism, eps, 0.0, eps, RandomizedResponseAuditPair(rr), rr)
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must lie in (0, 1) for the Gaussian, got delta = {delta!r}")
     g = Gaussian.calibrate(eps, delta)
@@ -325,7 +303,7 @@ def _one_run_key(spec: AuditSpec, m: int) -> tuple:
 def _ideal_curve(eps_true, delta, confidence):
     """ε_lb at the expected counts N·p, p = 1/(1 + e^ε) (trials_needed's ideal model), rounded to
     whole counts, over TRIALS_GRID; and trials_needed at 90 % of ε (None if > MAX_TRIALS)."""
-    p = float(special.expit(-eps_true))
+    p = float(corner_error_rate(eps_true))
     k = np.round(TRIALS_GRID * p)
     lb = np.asarray(empirical_epsilon(k, k, TRIALS_GRID, TRIALS_GRID, delta, confidence))
     try:

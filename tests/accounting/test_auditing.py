@@ -16,8 +16,10 @@ from scipy import special, stats
 from dpexplore.accounting.auditing import (
     LaplaceAuditPair,
     MechanismAuditPair,
+    RandomizedResponseAuditPair,
     audit_mechanism,
     clopper_pearson,
+    corner_error_rate,
     empirical_epsilon,
     laplace_audit_pair,
     miscalibrated_laplace,
@@ -26,6 +28,8 @@ from dpexplore.accounting.auditing import (
     one_run_p_value,
     trials_needed,
 )
+
+from dpexplore.mechanisms import Gaussian, RandomizedResponse
 
 mp.mp.dps = 30
 
@@ -417,3 +421,69 @@ class _Noise:
 
     def sample(self, size=None, rng=None):
         return rng.laplace(0.0, 1.0, size)
+
+
+# ------------------------------------------------------------------------------------------------
+# exact error rates of the audit pairs, and the corner rate 1/(1 + e^ε)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("eps", [0.0, 1e-12, 1e-3, 0.5, 1.0, 7.0, 36.0, 300.0, 699.0, 710.0, 745.0])
+def test_corner_error_rate_against_mpmath(eps):
+    got = corner_error_rate(eps)
+    want = 1 / (1 + mp.e ** mp.mpf(eps))
+    assert got == pytest.approx(float(want), rel=1e-14, abs=1e-322)  # subnormal beyond ε ≈ 708
+
+
+def test_corner_error_rate_is_trials_neededs_model_and_vectorised():
+    e = np.linspace(0.0, 699.0, 4001)
+    # bitwise the rate trials_needed used before it called this function
+    assert np.array_equal(corner_error_rate(e), np.array([1.0 / (1.0 + math.exp(x)) for x in e]))
+    assert corner_error_rate(800.0) == 0.0 and corner_error_rate(np.inf) == 0.0
+    with pytest.raises(ValueError, match="eps"):
+        corner_error_rate(-0.1)
+    with pytest.raises(ValueError, match="eps"):
+        corner_error_rate(float("nan"))
+
+
+@pytest.mark.parametrize("sigma, shift", [(1.0, 1.0), (3.73, 1.0), (0.2, 2.5)])
+def test_gaussian_pair_error_rates_are_phi(sigma, shift):
+    pair = MechanismAuditPair(Gaussian(sigma), shift)
+    t = np.array([-4.0, -0.3, 0.0, 0.4, 1.0, 6.0])
+    fpr, fnr = pair.error_rates(t)
+    for ti, a, b in zip(t, fpr, fnr):
+        assert a == pytest.approx(float(mp.ncdf(-mp.mpf(ti) / sigma)), rel=1e-13)
+        assert b == pytest.approx(float(mp.ncdf((mp.mpf(ti) - shift) / sigma)), rel=1e-13)
+    # far tail: the log-space noise law keeps the rate instead of rounding it to 0 early
+    assert pair.error_rates(40.0 * sigma)[0] == pytest.approx(float(mp.ncdf(-40)), rel=1e-12)
+
+
+def test_mechanism_pair_error_rates_need_a_noise_law():
+    class Bare:
+        sensitivity = 1.0
+
+        def sample(self, size=None, rng=None):
+            return rng.normal(size=size)
+
+    with pytest.raises(ValueError, match="logsf and logcdf"):
+        MechanismAuditPair(Bare()).error_rates(0.0)
+
+
+def test_randomized_response_pair_rates_and_samples():
+    eps = 1.5
+    pair = RandomizedResponseAuditPair(RandomizedResponse(eps))
+    q = float(1 / (1 + mp.e ** mp.mpf(eps)))
+    assert pair.error_rates(0.0) == pytest.approx((q, q), rel=1e-15)
+    assert pair.error_rates(0.999) == pytest.approx((q, q), rel=1e-15)
+    assert pair.error_rates(1.0) == (0.0, 1.0) and pair.error_rates(-0.5) == (1.0, 0.0)
+    fpr, fnr = pair.error_rates(np.array([-1.0, 0.5, 2.0]))
+    assert fpr.tolist() == [1.0, pytest.approx(q), 0.0] and fnr.tolist() == [0.0, pytest.approx(q), 1.0]
+    n = 200_000
+    x0, x1 = pair.sample_0(rng(5), n), pair.sample_1(rng(6), n)
+    assert x0.dtype == x1.dtype == np.float64 and set(np.unique(x0)) <= {0.0, 1.0}
+    tol = 5 * math.sqrt(q * (1 - q) / n)
+    assert abs(np.mean(x0 > 0.5) - q) < tol and abs(np.mean(x1 <= 0.5) - q) < tol
+    # an audit of it approaches ε from below (the corner of the ε-DP trade-off curve)
+    r = audit_mechanism(pair.sample_0, pair.sample_1, 50_000, rng(7), threshold=0.5)
+    assert 1.2 < r.eps_lb <= eps
+    for bad in (object(), RandomizedResponse([0.5, 1.0])):
+        with pytest.raises(ValueError, match="mechanism"):
+            RandomizedResponseAuditPair(bad)
