@@ -372,7 +372,7 @@ def one_run_p_value(correct, guesses, eps, delta=0.0, m=None):
     if e < 0:
         raise ValueError(f"eps must be >= 0, got {eps!r}")
     d = float(check_delta(delta, "delta"))
-    q = 0.5 * (1.0 + math.tanh(e / 2.0)) if np.isfinite(e) else 1.0
+    q = 1.0 - float(corner_error_rate(e))  # e^ε/(1 + e^ε)
     tail = float(stats.binom.sf(v - 1, r, q))
     if d == 0.0 or v == 0:
         return min(tail, 1.0)
@@ -479,7 +479,7 @@ def one_run_audit(
         raise ValueError(f"mechanism must be 'randomized_response' or 'laplace', got {mechanism!r}")
     s = rng.integers(0, 2, m) * 2 - 1
     if mechanism == "randomized_response":
-        flip = rng.random(m) < 0.5 * (1.0 - math.tanh(te / 2.0))  # 1/(1 + e^ε), overflow-free
+        flip = rng.random(m) < corner_error_rate(te)  # 1/(1 + e^ε)
         bits = np.where(flip, -s, s)
         if guesses is None:  # guess every canary's bit: W ~ Binomial(m, e^ε/(1 + e^ε)) exactly
             correct = int(np.sum(bits == s))
