@@ -59,9 +59,9 @@ from ..accounting.auditing import (
 from ..accounting.conversions import tradeoff_approx
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ._checks import Param, check_params, param_values, params_by_name, snippet_assign
-from .adaptive_lab import Memo, StagedController
 from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.staged import Memo, StagedController
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import LOG_AXIS, axes_layout, line_trace, marker_trace
 

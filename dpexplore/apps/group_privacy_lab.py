@@ -50,9 +50,9 @@ from ..teaching import group_privacy as gp
 from ..references import cite
 from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
+from ..ui.staged import Memo, StagedController
 from ..ui.shell import AppInfo, AppShell, app_shell
 from ..ui.views import line_trace, marker_trace
-from .adaptive_lab import Memo, StagedController
 from ._checks import SEED_MAX, Param, check_params, param_values, params_by_name, snippet_assign
 
 __all__ = [

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from dpexplore.teaching import Thresholdout, simulate_adaptive_overfitting
 from dpexplore.apps import adaptive_lab as L
+from dpexplore.ui.staged import StagedController
 
 mp.mp.dps = 50
 
@@ -255,7 +256,7 @@ def test_progress_bar_shown_for_long_runs(app):
     try:
         ctrl.controls["seed"].value = 4
     finally:
-        ctrl.PROGRESS_AFTER = L.StagedController.PROGRESS_AFTER
+        ctrl.PROGRESS_AFTER = StagedController.PROGRESS_AFTER
     assert shown[:1] == [None] and shown[-1] == "none"
     assert ctrl.progress.value == ctrl.progress.max == 2
 
@@ -273,13 +274,6 @@ def test_a_short_run_leaves_the_hidden_progress_bar_alone(app):
         assert ctrl.spec.seed == 7 and ctrl.message.text == "" and seen == []
     finally:
         ctrl.controls["seed"].value = seed
-
-
-def test_memo_is_lru():
-    m = L.Memo(lambda a, b: a + b, maxsize=2)
-    assert m(1, 2) == 3 and (1, 2) in m
-    m(2, 2), m(3, 3)
-    assert (1, 2) not in m and (3, 3) in m
 
 
 def test_the_n_slider_step_simulates_the_next_step_ahead(monkeypatch):

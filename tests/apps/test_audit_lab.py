@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from dpexplore.accounting import auditing
 from dpexplore.accounting.conversions import tradeoff_approx
 from dpexplore.apps import audit_lab as A
+from dpexplore.ui.staged import StagedController
 from dpexplore.mechanisms import Gaussian, Laplace, RandomizedResponse
 
 mp.mp.dps = 45
@@ -306,7 +307,7 @@ def test_progress_bar_for_long_runs(app):
     try:
         ctrl.controls["seed"].value = 11
     finally:
-        ctrl.PROGRESS_AFTER = A.StagedController.PROGRESS_AFTER
+        ctrl.PROGRESS_AFTER = StagedController.PROGRESS_AFTER
     assert shown[:1] == [None] and shown[-1] == "none"
     assert ctrl.progress.value == ctrl.progress.max == 1 + len(A.m_grid(int(ctrl.controls["m"].value)))
 
