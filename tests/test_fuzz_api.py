@@ -1002,6 +1002,17 @@ def _per_step(data):
     assert back <= E, f"per_step_budget({E!r}, {D!r}, {k!r}, {th!r}) = {x!r} composes to {back!r} > {E!r}"
 
 
+@fuzz("composition.per_step_laplace_scale")
+def _per_step_laplace(data):
+    E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")
+    k = data.draw(count_mix(st.one_of(small_k, st.sampled_from([100, 10**4]))), label="k")
+    s = data.draw(st.one_of(st.just(1.0), mix(positive)), label="sensitivity")
+    b = call(composition.per_step_laplace_scale, E, D, k, s)
+    if ok(b):
+        no_nan(b)
+        assert np.all(np.asarray(b) > 0)
+
+
 # -- pld ----------------------------------------------------------------------------------------
 @fuzz("pld.default_grid_size", "pld.clear_caches")
 def _grid_size(data):

@@ -371,9 +371,7 @@ def _noise_curves(eps_budget: float, delta_total: float) -> dict:
     for name in ("basic", "advanced", "advanced_pure", "zcdp"):
         step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_GRID, name), dtype=float)
         out[name] = (K_GRID, _scale(step))
-    rho = CV.approx_to_zcdp(eps_budget, delta_total)
-    with np.errstate(divide="ignore"):
-        out["steinke"] = (K_GRID, np.sqrt(K_GRID / (2.0 * rho)) if rho > 0 else np.full(K_GRID.size, np.inf))
+    out["steinke"] = (K_GRID, np.asarray(C.per_step_laplace_scale(eps_budget, delta_total, K_GRID), dtype=float))
     step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_TIGHT_PLD, "optimal"), dtype=float)
     out["optimal"] = (K_TIGHT_PLD, _scale(step))
     return {name: out[name] for name in NOISE_CURVES}
@@ -407,8 +405,7 @@ def _lookup(ks, values, k):
 @functools.lru_cache(maxsize=512)
 def _noise_at(name, eps_budget, delta_total, k):
     if name == "steinke":
-        rho = CV.approx_to_zcdp(eps_budget, delta_total)
-        return math.sqrt(k / (2.0 * rho)) if rho > 0 else math.inf
+        return float(C.per_step_laplace_scale(eps_budget, delta_total, k))
     return float(_scale(np.asarray(C.per_step_budget(eps_budget, delta_total, k, name))))
 
 

@@ -420,6 +420,40 @@ def test_per_step_budget_vectorized_over_k_and_ordered():
     assert C.optimal(e, 100, 1e-6) <= 1.0
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    E=st.floats(1e-6, 50.0),
+    logd=st.floats(-700, -0.7),
+    k=st.integers(1, 10**9),
+    sens=st.sampled_from([1e-3, 1.0, 7.0]),
+)
+def test_per_step_laplace_scale_is_steinkes_rule_and_composes_back(E, logd, k, sens):
+    """b = Δ√(k/(2ρ)), ρ = ε²/(4 log(1/δ) + 4ε) (Steinke 2022, footnote 2), against mpmath; never
+    below it, and k Laplace(b) steps (each (Δ/b)²/2-zCDP) convert back to at most ε_T."""
+    d = math.exp(logd)
+    b = C.per_step_laplace_scale(E, d, k, sens)
+    with mp.workdps(40):
+        rho = mp.mpf(E) ** 2 / (4 * mp.log(1 / mp.mpf(d)) + 4 * mp.mpf(E))
+        want = mp.mpf(sens) * mp.sqrt(mp.mpf(k) / (2 * rho))
+        assert b >= want * (1 - 1e-15) and b <= want * (1 + 1e-13)
+        rho_k = k * (mp.mpf(sens) / mp.mpf(b)) ** 2 / 2
+        assert rho_k + 2 * mp.sqrt(rho_k * mp.log(1 / mp.mpf(d))) <= mp.mpf(E)
+
+
+def test_per_step_laplace_scale_vectorised_edges_and_errors():
+    ks = np.array([1, 10, 100, 10**6])
+    b = C.per_step_laplace_scale(1.0, 1e-6, ks)
+    assert b.shape == ks.shape and np.allclose(b[1:] / b[:-1], np.sqrt(ks[1:] / ks[:-1]), rtol=1e-14)
+    # √k against basic composition's k: the rule wins once k is large
+    assert b[-1] < 10**6 / 1.0
+    assert C.per_step_laplace_scale(1.0, 0.0, 10) == np.inf and C.per_step_laplace_scale(0.0, 1e-6, 10) == np.inf
+    for bad, name in (((-1.0, 1e-6, 3), "total_eps"), ((1.0, 1.5, 3), "total_delta"), ((1.0, 1e-6, 0), "k")):
+        with pytest.raises(ValueError, match=name):
+            C.per_step_laplace_scale(*bad)
+    with pytest.raises(ValueError, match="sensitivity"):
+        C.per_step_laplace_scale(1.0, 1e-6, 3, 0.0)
+
+
 def test_per_step_budget_delta_zero():
     assert C.per_step_budget(1.0, 0.0, 10, "basic") <= 0.1
     assert C.per_step_budget(1.0, 0.0, 10, "optimal") == pytest.approx(0.1, rel=1e-12)

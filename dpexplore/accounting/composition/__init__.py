@@ -13,7 +13,8 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
 * :func:`compose` — the tight profile of k runs of one concrete mechanism: exact for the Gaussian
   (√k Δ/σ-GDP) and randomized response / exponential (Kairouz, Oh & Viswanath 2015), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.accounting.pld`) for Laplace, Logistic and Subbotin noise;
-* :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend.
+* :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend;
+  :func:`per_step_laplace_scale` — Steinke's Θ(√k) rule for the Laplace noise of k steps.
 
 >>> basic([0.5, 0.5, 1.0])
 (2.0, 0.0)
@@ -51,6 +52,7 @@ from .theorems import (
     optimal,
     optimal_log_delta,
     per_step_budget,
+    per_step_laplace_scale,
     rdp,
     zcdp,
 )
@@ -73,5 +75,6 @@ __all__ = [
     "dpsgd_sigma",
     "ACCOUNTANTS",
     "per_step_budget",
+    "per_step_laplace_scale",
     "THEOREMS",
 ]
