@@ -1197,6 +1197,22 @@ def _generalization(data):
         is_delta(out[1])
 
 
+@fuzz("algorithms.generalization_bounds", covers=("algorithms.GeneralizationBounds", "algorithms.TAKE2_BETA_FLOOR"))
+def _generalization_bounds(data):
+    tau, n, b = (
+        data.draw(mix(positive), label="tau"),
+        data.draw(mix(positive), label="n"),
+        data.draw(mix(prob), label="beta"),
+    )
+    g = call(algorithms.generalization_bounds, tau, n, b)
+    if ok(g):
+        for name in ("sq_fail", "pure_fail", "take2_fail", "gen_fail", "hoeffding", "take2_beta"):
+            is_delta(getattr(g, name))
+        for name in ("sq_eps", "pure_eps", "pure_bits", "take2_bits", "gen_eps", "gen_bits_pure", "gen_bits_iid"):
+            is_nonneg(getattr(g, name))
+        assert np.all(np.asarray(g.take2_beta) >= algorithms.TAKE2_BETA_FLOOR)
+
+
 @fuzz(
     "algorithms.max_information_pure",
     "algorithms.max_information_iid",

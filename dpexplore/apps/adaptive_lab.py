@@ -48,15 +48,12 @@ import ipywidgets as W
 import numpy as np
 
 from ..teaching import (
+    TAKE2_BETA_FLOOR,
+    GeneralizationBounds,
     OverfittingResult,
     Thresholdout,
-    dp_max_information_tail_bound,
-    generalization_via_dp,
-    max_information_iid,
-    max_information_pure,
-    max_information_tail_bound,
+    generalization_bounds,
     simulate_adaptive_overfitting,
-    statistical_query_epsilon,
 )
 from ..ui.controls import OKABE_ITO, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
@@ -125,9 +122,8 @@ PARAMS = params_by_name(
 _SIMULATED = "the simulation's curves come from seeded runs of teaching.simulate_adaptive_overfitting"
 #: parameters the "Reproduce in Python" snippet (the calculator's numbers) leaves out, and why
 SNIPPET_SKIP = {name: _SIMULATED for name in ("n", "d", "rounds", "seed", "delta")}
-#: β of "take 2" is 2e^{−nτ²}, floored here (the max-information bound holds for every β > 0;
-#: a larger β only loosens it, so the floor errs on the safe side)
-BETA_FLOOR = 1e-300
+#: β of "take 2" is 2e^{−nτ²}, floored by the backend at this (teaching.TAKE2_BETA_FLOOR)
+BETA_FLOOR = TAKE2_BETA_FLOOR
 #: n grid of the calculator's plots
 GEN_N_GRID = np.unique(np.round(np.logspace(1, 8, 241)))
 
@@ -195,94 +191,32 @@ def thresholdout_spec(n: int, budget: int) -> Thresholdout:
     return Thresholdout(threshold=2.0 / math.sqrt(n), sigma=0.5 / math.sqrt(n), budget=max(int(budget), 1), n=n)
 
 
-@dataclass(frozen=True)
-class Calculator:
-    """The generalization bounds of Bassi 2019 at (τ, n, β); see the module docstring for each formula.
-    ``sq_eps`` is None where τ² ≤ ln 2/(2n) (the corollary then allows no ε)."""
-
-    tau: float
-    n: int
-    beta: float
-    sq_eps: float | None
-    sq_fail: float | None
-    pure_eps: float
-    pure_bits: float
-    pure_fail: float
-    take2_eps: float
-    take2_beta: float
-    take2_bits: float
-    take2_fail: float
-    gen_eps: float
-    gen_fail: float
-    gen_bits_pure: float
-    gen_bits_iid: float
-    hoeffding: float
-
-
-def calculator(tau: float, n: int, beta: float) -> Calculator:
-    """Every number of the calculator readout (Bassi 2019; formulas in the module docstring).
+def calculator(tau: float, n: int, beta: float) -> GeneralizationBounds:
+    """Every number of the calculator readout: :func:`dpexplore.teaching.generalization_bounds`
+    at one (τ, n, β) (Bassi 2019; formulas in the module docstring).
 
     >>> c = calculator(0.05, 10000, 1e-3)
     >>> round(c.sq_eps, 6), round(c.pure_bits, 4), round(c.gen_eps, 6)
     (0.049652, 36.0674, 0.018585)
     """
-    ln2 = math.log(2.0)
-    x = n * tau * tau
-    if tau * tau > ln2 / (2.0 * n):
-        sq_eps, sq_fail = statistical_query_epsilon(tau, n)
-    else:
-        sq_eps = sq_fail = None
-    pure_eps = tau * tau
-    pure_bits = max_information_pure(pure_eps, n)
-    pure_fail = max_information_tail_bound(pure_bits, tau, n, 1.0 / n, 0.0)
-    take2_beta = min(max(2.0 * math.exp(-x), BETA_FLOOR), 0.5)
-    take2_bits = max_information_iid(tau, n, take2_beta)
-    take2_fail = dp_max_information_tail_bound(tau, tau, n, 1.0 / n, take2_beta)
-    gen_eps, gen_fail = generalization_via_dp(n, beta)
-    return Calculator(
-        tau,
-        n,
-        beta,
-        sq_eps,
-        sq_fail,
-        pure_eps,
-        pure_bits,
-        pure_fail,
-        tau,
-        take2_beta,
-        take2_bits,
-        take2_fail,
-        gen_eps,
-        gen_fail,
-        max_information_pure(gen_eps, n),
-        max_information_iid(gen_eps, n, beta),
-        min(2.0 * math.exp(-2.0 * x), 1.0),
-    )
+    return generalization_bounds(tau, n, beta)
 
 
 def _curves(tau: float, beta: float) -> dict:
-    """Allowed ε and failure bounds over :data:`GEN_N_GRID` (vectorized backend calls)."""
-    nn = GEN_N_GRID
-    x = nn * tau * tau
-    ok = tau * tau > math.log(2.0) / (2.0 * nn)
-    sq_eps = np.full(nn.shape, np.nan)
-    sq_fail = np.full(nn.shape, np.nan)
-    if ok.any():
-        e, f = statistical_query_epsilon(tau, nn[ok])
-        sq_eps[ok], sq_fail[ok] = e, f
-    pure_fail = np.asarray(max_information_tail_bound(max_information_pure(tau * tau, nn), tau, nn, 1.0 / nn, 0.0))
-    t2_beta = np.clip(2.0 * np.exp(-x), BETA_FLOOR, 0.5)
-    t2_fail = np.asarray(dp_max_information_tail_bound(tau, tau, nn, 1.0 / nn, t2_beta))
-    gen_eps, _ = generalization_via_dp(nn, beta)
+    """The calculator's routes over :data:`GEN_N_GRID` (one vectorised backend call); the
+    statistical-query corollary's points where it does not apply are NaN (gaps in the plot)."""
+    g = generalization_bounds(tau, GEN_N_GRID, beta)
+    gap = np.where(g.sq_ok, 1.0, np.nan)
+    n = GEN_N_GRID.shape
     return {
-        "sq_eps": sq_eps,
-        "sq_fail": sq_fail,
-        "pure_eps": np.full(nn.shape, tau * tau),
-        "pure_fail": pure_fail,
-        "take2_eps": np.full(nn.shape, tau),
-        "take2_fail": t2_fail,
-        "gen_eps": np.asarray(gen_eps),
-        "hoeffding": np.minimum(2.0 * np.exp(-2.0 * x), 1.0),
+        "sq_eps": g.sq_eps * gap,
+        "sq_fail": g.sq_fail * gap,
+        "pure_eps": np.broadcast_to(g.pure_eps, n),
+        "pure_fail": g.pure_fail,
+        "take2_eps": np.broadcast_to(g.take2_eps, n),
+        "take2_fail": g.take2_fail,
+        "gen_eps": g.gen_eps,
+        "hoeffding": g.hoeffding,
     }
 
 
@@ -303,7 +237,7 @@ class AdaptiveResult:
     eps_slide_used: float
     eps_pure_set: float
     eps_delta_set: float
-    calc: Calculator
+    calc: GeneralizationBounds
     curves: dict
     sq_eps: float | None
 
@@ -560,7 +494,6 @@ class AdaptiveLabController(StagedController):
         numbers come from seeded runs of ``teaching.simulate_adaptive_overfitting``)."""
         s = self.spec
         return (
-            "import math\n"
             "from dpexplore import teaching as A\n\n"
             "def fmt(x):   # as the app's table: 4 significant digits, m·10^e outside [1e-3, 1e5)\n"
             "    if x == 0:\n"
@@ -571,15 +504,15 @@ class AdaptiveLabController(StagedController):
             "    return f'{x:.4g}'\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
             + "n = gen_n   # the calculator's sample size\n"
-            "if tau * tau > math.log(2) / (2 * n):\n"
-            "    eps, fail = A.statistical_query_epsilon(tau, n)\n"
-            "    print('statistical queries via DP: eps <=', fmt(eps), ', failure <=', fmt(fail))\n"
-            "bits = A.max_information_pure(tau * tau, n)\n"
-            "fail = A.max_information_tail_bound(bits, tau, n, 1 / n, 0.0)\n"
-            "print('max-information (pure): eps =', fmt(tau * tau), ', failure <=', fmt(fail), ', bits <=', fmt(bits))\n"
-            "eps, fail = A.generalization_via_dp(n, beta)\n"
-            "print('generalization via DP: eps <=', fmt(eps), ', failure <=', fmt(fail))\n"
-            "print('Hoeffding, one fixed query: failure <=', fmt(min(2 * math.exp(-2 * n * tau * tau), 1.0)))\n"
+            "g = A.generalization_bounds(tau, n, beta)\n"
+            "if g.sq_ok:\n"
+            "    print('statistical queries via DP: eps <=', fmt(g.sq_eps), ', failure <=', fmt(g.sq_fail))\n"
+            "print('max-information (pure): eps =', fmt(g.pure_eps), ', failure <=', fmt(g.pure_fail),\n"
+            "      ', bits <=', fmt(g.pure_bits))\n"
+            "print('max-information (take 2): eps =', fmt(g.take2_eps), ', failure <=', fmt(g.take2_fail),\n"
+            "      ', bits <=', fmt(g.take2_bits), 'at beta2 =', fmt(g.take2_beta))\n"
+            "print('generalization via DP: eps <=', fmt(g.gen_eps), ', failure <=', fmt(g.gen_fail))\n"
+            "print('Hoeffding, one fixed query: failure <=', fmt(g.hoeffding))\n"
         )
 
 
@@ -606,9 +539,9 @@ def privacy_html(r: AdaptiveResult) -> str:
     )
 
 
-def calculator_html(c: Calculator) -> str:
+def calculator_html(c: GeneralizationBounds) -> str:
     """The calculator readout table (Bassi 2019 results, one row each)."""
-    if c.sq_eps is None:
+    if not c.sq_ok:
         sq = [("no ε works: τ² ≤ ln 2/(2n)", "colspan='2'")]
     else:
         sq = [f"ε ≤ <b>{_fmt(c.sq_eps)}</b>", _fmt(c.sq_fail)]
@@ -645,7 +578,7 @@ def calculator_html(c: Calculator) -> str:
             cls="dpexplore-calc-table",
             style="border-collapse:collapse;text-align:right",
         )
-        + f"<p>τ = {c.tau:.4g}, n = {c.n:,} (nτ² = {c.n * c.tau**2:.4g}).</p>"
+        + f"<p>τ = {c.tau:.4g}, n = {int(c.n):,} (nτ² = {c.n * c.tau**2:.4g}).</p>"
     )
 
 

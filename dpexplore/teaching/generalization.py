@@ -1,9 +1,12 @@
 """Generalization via differential privacy and max-information bounds (Bassi 2019, slides
-"Generalization via differential privacy", "The max-information of DP algorithms")."""
+"Generalization via differential privacy", "The max-information of DP algorithms"), one function
+per result, and :func:`generalization_bounds`: every route at a tolerance τ and sample size n side
+by side (the adaptive data analysis lab's calculator)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +20,9 @@ __all__ = [
     "max_information_iid",
     "max_information_tail_bound",
     "dp_max_information_tail_bound",
+    "GeneralizationBounds",
+    "generalization_bounds",
+    "TAKE2_BETA_FLOOR",
 ]
 
 LOG2E = 1.0 / math.log(2.0)
@@ -125,3 +131,111 @@ def dp_max_information_tail_bound(eps, tau, n, c, beta):
     """
     k = max_information_iid(eps, n, beta)
     return max_information_tail_bound(k, tau, n, c, beta)
+
+
+#: the floor of "take 2"'s β′ = 2e^{−nτ²} in :func:`generalization_bounds` (the max-information
+#: bound holds for every β′ > 0; a larger β′ only loosens it, so the floor errs on the safe side)
+TAKE2_BETA_FLOOR = 1e-300
+
+
+@dataclass(frozen=True)
+class GeneralizationBounds:
+    """What each route of Bassi 2019 promises at tolerance ``tau``, sample size ``n`` and, for the
+    general theorem, bad-set probability ``beta`` (fields broadcast over the three inputs).
+
+    ``sq_ok`` is where the statistical-query corollary applies (τ² > ln 2/(2n)); elsewhere no
+    ε works and ``sq_eps`` = 0, ``sq_fail`` = 1 (no guarantee). ``pure_*``: ε = τ² through pure
+    max-information; ``take2_*``: ε = τ through approximate max-information at
+    β′ = ``take2_beta``; ``gen_*``: the general theorem's ε at β and the max-information of
+    that ε-DP algorithm (pure and at β); ``hoeffding``: a fixed, non-adaptive query."""
+
+    tau: object
+    n: object
+    beta: object
+    sq_ok: object
+    sq_eps: object
+    sq_fail: object
+    pure_eps: object
+    pure_bits: object
+    pure_fail: object
+    take2_eps: object
+    take2_beta: object
+    take2_bits: object
+    take2_fail: object
+    gen_eps: object
+    gen_fail: object
+    gen_bits_pure: object
+    gen_bits_iid: object
+    hoeffding: object
+
+
+def generalization_bounds(tau, n, beta) -> GeneralizationBounds:
+    """Every generalization route of Bassi 2019 for a statistical query (sensitivity c = 1/n) at
+    tolerance τ and n samples, vectorised over ``tau``, ``n`` and ``beta``:
+
+    * via DP, Bassi 2019, slide "Corollary for statistical queries" (:func:`statistical_query_epsilon`):
+      ε ≤ √(τ² − ln 2/(2n)) ⇒ P ≤ 3√2 e^{−nτ²}, where τ² > ln 2/(2n);
+    * via pure max-information (:func:`max_information_pure`, :func:`max_information_tail_bound`):
+      ε = τ² ⇒ I_∞ ≤ (log₂ e) nτ² bits ⇒ P ≤ 2 e^{−nτ²};
+    * via approximate max-information, "take 2" (:func:`dp_max_information_tail_bound`): ε = τ,
+      β′ = 2e^{−nτ²} (floored at :data:`TAKE2_BETA_FLOOR`, capped at ½) ⇒
+      P ≤ 2 exp((1/√2 − 3/2) nτ²) + 2 e^{−nτ²};
+    * the general theorem at β, Bassi 2019, slide "Generalization via DP for i.i.d. datasets"
+      (:func:`generalization_via_dp`): ε ≤ √(ln(1/β)/(2n)) ⇒ P[bad] ≤ 3√β, with that ε-DP
+      algorithm's pure and β-approximate max-information;
+    * a fixed query (Hoeffding): P ≤ 2 e^{−2nτ²}.
+
+    Failure probabilities are capped at 1.
+
+    >>> g = generalization_bounds(0.05, 10000, 1e-3)
+    >>> round(float(g.sq_eps), 6), round(float(g.pure_bits), 4), round(float(g.gen_eps), 6)
+    (0.049652, 36.0674, 0.018585)
+    >>> generalization_bounds(0.005, [10, 10**6], 1e-3).sq_ok
+    array([False,  True])
+    """
+    t = check_positive(tau, "tau")
+    nn = check_positive(n, "n")
+    b = _delta_open(beta, "beta")
+    t, nn, b = np.broadcast_arrays(t, nn, b)
+    t, nn, b = (np.asarray(a, dtype=np.float64) for a in (t, nn, b))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        x = nn * t * t
+        ok = np.where(np.isinf(t * t), True, t * t > math.log(2.0) / (2.0 * nn))
+    sq_eps, sq_fail = np.zeros(t.shape), np.ones(t.shape)
+    if ok.any():
+        e, f = statistical_query_epsilon(t[ok], nn[ok])
+        sq_eps[ok], sq_fail[ok] = e, f
+    pure_eps = t * t
+    pure_bits = np.asarray(max_information_pure(pure_eps, nn))
+    pure_fail = np.asarray(max_information_tail_bound(pure_bits, t, nn, 1.0 / nn, 0.0))
+    with np.errstate(under="ignore"):
+        take2_beta = np.clip(2.0 * np.exp(-x), TAKE2_BETA_FLOOR, 0.5)
+        hoeffding = np.minimum(2.0 * np.exp(-2.0 * x), 1.0)
+    take2_bits = np.asarray(max_information_iid(t, nn, take2_beta))
+    take2_fail = np.asarray(dp_max_information_tail_bound(t, t, nn, 1.0 / nn, take2_beta))
+    gen_eps, gen_fail = (np.asarray(a) for a in generalization_via_dp(nn, b))
+    return GeneralizationBounds(
+        *(
+            scalar_out(a)
+            for a in (
+                t,
+                nn,
+                b,
+                ok,
+                sq_eps,
+                sq_fail,
+                pure_eps,
+                pure_bits,
+                pure_fail,
+                t,
+                take2_beta,
+                take2_bits,
+                take2_fail,
+                gen_eps,
+                gen_fail,
+                max_information_pure(gen_eps, nn),
+                max_information_iid(gen_eps, nn, b),
+                hoeffding,
+            )
+        )
+    )

@@ -70,7 +70,7 @@ def test_take2_is_the_slides_formula():
 
 def test_sq_corollary_not_applicable_is_a_readout_not_an_error():
     c = L.calculator(0.005, 10, 1e-3)  # τ² = 2.5e-5 < ln 2/20
-    assert c.sq_eps is None and c.sq_fail is None
+    assert not c.sq_ok and c.sq_eps == 0.0 and c.sq_fail == 1.0
     assert "no ε works" in L.calculator_html(c)
 
 
@@ -79,7 +79,7 @@ def test_calculator_curves_equal_the_scalar_calculator():
     grid = L.GEN_N_GRID
     for i in (0, 60, 120, 200, len(grid) - 1):
         c = L.calculator(0.02, int(grid[i]), 1e-6)
-        if c.sq_eps is None:
+        if not c.sq_ok:
             assert np.isnan(r.curves["sq_eps"][i])
         else:
             _rel(r.curves["sq_eps"][i], c.sq_eps, 1e-12)
@@ -97,7 +97,7 @@ def test_calculator_properties(tau, n, beta):
     # the adaptive guarantees are never better than the fixed-query Hoeffding bound
     assert c.pure_fail >= c.hoeffding * (1 - 1e-12) or c.hoeffding >= 1
     assert 0 <= c.take2_fail <= 1 and 0 <= c.pure_fail <= 1
-    if c.sq_eps is not None:
+    if c.sq_ok:
         assert 0 < c.sq_eps < tau  # sqrt(τ² − ln2/2n) < τ
     # a larger n allows less privacy loss for the same β
     assert L.calculator(tau, 2 * n, beta).gen_eps < c.gen_eps

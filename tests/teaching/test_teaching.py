@@ -479,6 +479,44 @@ def test_take2_tail_bound_identity(x):
         assert p <= 2 * math.exp(-0.75 * x)
 
 
+@settings(max_examples=40, deadline=None)
+@given(tau=st.floats(1e-3, 0.7), logn=st.floats(0.5, 9.0), beta=st.floats(1e-15, 0.5))
+def test_generalization_bounds_route_by_route(tau, logn, beta):
+    """generalization_bounds is the five routes of Bassi 2019, each the one-result function (or its
+    closed form) at the route's ε and β: vectorised over n, bit for bit at each n."""
+    ns = np.array([10**logn, 2 * 10**logn])
+    g = alg.generalization_bounds(tau, ns, beta)
+    for i, n in enumerate(ns):
+        x = n * tau * tau
+        ok = tau * tau > math.log(2) / (2 * n)
+        assert g.sq_ok[i] == ok
+        if ok:
+            assert (g.sq_eps[i], g.sq_fail[i]) == alg.statistical_query_epsilon(tau, n)
+        else:
+            assert (g.sq_eps[i], g.sq_fail[i]) == (0.0, 1.0)
+        bits = alg.max_information_pure(tau * tau, n)
+        assert g.pure_bits[i] == bits and g.pure_fail[i] == alg.max_information_tail_bound(bits, tau, n, 1 / n, 0.0)
+        b2 = min(max(2 * math.exp(-x), alg.TAKE2_BETA_FLOOR), 0.5)
+        assert g.take2_beta[i] == pytest.approx(b2, rel=1e-15)
+        assert g.take2_fail[i] == pytest.approx(alg.dp_max_information_tail_bound(tau, tau, n, 1 / n, b2), rel=1e-14)
+        assert (g.gen_eps[i], g.gen_fail[i]) == alg.generalization_via_dp(n, beta)
+        assert g.hoeffding[i] == pytest.approx(min(2 * math.exp(-2 * x), 1.0), rel=1e-15)
+    # the adaptive routes never promise more than a fixed query gets
+    assert np.all(g.pure_fail >= g.hoeffding * (1 - 1e-12))
+
+
+def test_generalization_bounds_at_the_slides_numbers_and_errors():
+    g = alg.generalization_bounds(0.05, 10_000, 1e-3)
+    x = mp.mpf(10_000) * mp.mpf(0.05) ** 2
+    assert g.sq_eps == pytest.approx(float(mp.sqrt(mp.mpf(0.05) ** 2 - mp.log(2) / 20_000)), rel=1e-14)
+    # take 2 at β′ = 2e^{−nτ²} is the slide's 2exp((1/√2 − 3/2)nτ²) + 2e^{−nτ²}
+    want = 2 * mp.exp((1 / mp.sqrt(2) - mp.mpf(3) / 2) * x) + 2 * mp.exp(-x)
+    assert g.take2_fail == pytest.approx(float(want), rel=1e-9)
+    for args, name in (((0.0, 10, 0.1), "tau"), ((0.1, 0, 0.1), "n"), ((0.1, 10, 0.0), "beta")):
+        with pytest.raises(ValueError, match=name):
+            alg.generalization_bounds(*args)
+
+
 @settings(max_examples=50, deadline=None)
 @given(n=st.integers(1, 10**7), lb=st.floats(-50, -0.01))
 def test_generalization_monotone(n, lb):
