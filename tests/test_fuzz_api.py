@@ -1310,6 +1310,8 @@ def _counting_queries(data):
     "algorithms.inverse_sensitivity_median_bound",
     "algorithms.laplace_median",
     "algorithms.laplace_median_error_bound",
+    "algorithms.laplace_median_error_cdf",
+    "algorithms.laplace_median_mean_error",
 )
 def _median(data):
     x = data.draw(st.one_of(st.lists(st.floats(-5, 5), min_size=1, max_size=6), junk, st.just([])), label="data")
@@ -1340,6 +1342,16 @@ def _median(data):
     out = call(algorithms.laplace_median_error_bound, e, lo, hi, b)
     if ok(out):
         is_nonneg(out)
+    med = data.draw(mix(st.floats(-5, 5), arrays=False), label="median")
+    ee = data.draw(mix(positive), label="eps_array")
+    out = call(algorithms.laplace_median_mean_error, ee, med, lo, hi)
+    if ok(out):
+        is_nonneg(out)
+        assert np.all(np.asarray(out) <= hi - lo)
+    t = data.draw(mix(st.floats(-1, 20)), label="t")
+    out = call(algorithms.laplace_median_error_cdf, t, e, med, lo, hi)
+    if ok(out):
+        is_delta(out)
 
 
 # -- auditing -----------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from ..teaching import (
     inverse_sensitivity_median,
     inverse_sensitivity_median_probs,
     laplace_median,
+    laplace_median_error_cdf,
+    laplace_median_mean_error,
     shuffle_amplification,
     shuffle_amplification_min_n,
     shuffle_amplification_valid,
@@ -93,35 +95,6 @@ class LocalSpec:
     shuffle_delta: float = 1e-6
 
 
-def laplace_median_error_cdf(t, eps, med, lower=LOWER, upper=UPPER):
-    """P[|M(x) − med| ≤ t] for the Laplace median of ``teaching.laplace_median`` (Steinke 2023a eq. (8)):
-    M = clip(med + L, lower, upper), L ~ Lap(b), b = (upper − lower)/ε. Each side has mass ½ and
-    is capped at its distance to the bound (a = upper − med, c = med − lower):
-    CDF(t) = ½ [t ≥ a or 1 − e^{−t/b}] + ½ [t ≥ c or 1 − e^{−t/b}] (the bracket is 1 when t ≥ a).
-
-    >>> round(laplace_median_error_cdf(0.1, 1.0, 0.5), 12)      # 1 − e^{−0.1}
-    0.095162581964
-    """
-    b = (upper - lower) / eps
-    t = np.asarray(t, float)
-    base = -np.expm1(-np.maximum(t, 0.0) / b)
-    out = 0.5 * np.where(t >= upper - med, 1.0, base) + 0.5 * np.where(t >= med - lower, 1.0, base)
-    return out if out.ndim else float(out)
-
-
-def laplace_median_mean_error(eps, med, lower=LOWER, upper=UPPER):
-    """E|M(x) − med| = ½ b(1 − e^{−a/b}) + ½ b(1 − e^{−c/b}) (E min(Exp(b), a) = b(1 − e^{−a/b})),
-    b = (upper − lower)/ε, a = upper − med, c = med − lower.
-
-    >>> round(laplace_median_mean_error(1.0, 0.5), 12)           # 1 − e^{−1/2}
-    0.393469340287
-    """
-    e = np.asarray(eps, float)
-    b = (upper - lower) / e
-    out = 0.5 * b * (-np.expm1(-(upper - med) / b)) + 0.5 * b * (-np.expm1(-(med - lower) / b))
-    return out if out.ndim else float(out)
-
-
 def _check_local_spec(s: LocalSpec) -> None:
     check_params(s, PARAMS)
 
@@ -146,7 +119,7 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
         _report("median (exact)", (i + 1) / MED_EPS.size)
         g, p = inverse_sensitivity_median_probs(x, float(e), LOWER, UPPER, MEDIAN_GRID)
         is_mean[i] = float(np.dot(p, np.abs(g - med)))
-    lap_mean = laplace_median_mean_error(MED_EPS, med)
+    lap_mean = laplace_median_mean_error(MED_EPS, med, LOWER, UPPER)
     # simulated mean errors on the ε grid (trials capped to the simulation budget)
     t_grid = max(50, min(trials, SIM_BUDGET // (2 * MED_EPS.size)))
     is_sim = np.empty(MED_EPS.size)
@@ -175,11 +148,11 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
         "trials_grid": t_grid,
         "t": t,
         "is_cdf": np.concatenate([[0.0], np.minimum(is_cdf, 1.0)])[np.searchsorted(is_err_sorted, t, side="right")],
-        "lap_cdf": laplace_median_error_cdf(t, eps, med),
+        "lap_cdf": laplace_median_error_cdf(t, eps, med, LOWER, UPPER),
         "is_ecdf": (is_s, np.arange(1, trials + 1) / trials),
         "lap_ecdf": (lap_s, np.arange(1, trials + 1) / trials),
         "is_mean_here": float(np.dot(p, err)),
-        "lap_mean_here": float(laplace_median_mean_error(eps, med)),
+        "lap_mean_here": float(laplace_median_mean_error(eps, med, LOWER, UPPER)),
         "is_sim_here": float(is_s.mean()),
         "lap_sim_here": float(lap_s.mean()),
     }
@@ -333,14 +306,13 @@ class LocalVsCentralController(_SimulationController):
         s = self.spec
         return (
             "import numpy as np\n"
-            "from dpexplore.teaching import inverse_sensitivity_median_probs, shuffle_amplification\n"
-            "from dpexplore.apps.local_vs_central import laplace_median_mean_error\n\n"
+            "from dpexplore.teaching import inverse_sensitivity_median_probs, laplace_median_mean_error, shuffle_amplification\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
             + "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n_data), 0.0, 1.0)\n"
             "med = np.sort(x)[(n_data + 1) // 2 - 1]\n"
             "grid, p = inverse_sensitivity_median_probs(x, med_eps, 0.0, 1.0, 1001)   # exact output law\n"
             "print(f'median {med:.4f}; mean |error|: inverse sensitivity {np.dot(p, np.abs(grid - med)):.4g}, '\n"
-            "      f'Laplace {laplace_median_mean_error(med_eps, med):.4g}')\n"
+            "      f'Laplace {laplace_median_mean_error(med_eps, med, 0.0, 1.0):.4g}')\n"
             "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, shuffle_delta):.4g}')\n"
         )
 

@@ -21,9 +21,8 @@ from dpexplore.apps.local_vs_central import (
     LocalSpec,
     build_local_vs_central,
     compute_local_vs_central,
-    laplace_median_error_cdf,
-    laplace_median_mean_error,
 )
+from dpexplore.teaching import laplace_median_mean_error
 from dpexplore.apps.mechanisms_lab import (
     MechSpec,
     attack_accuracy,
@@ -204,24 +203,6 @@ def test_svt_accuracy_theorem_holds_statistically():
 # ------------------------------------------------------------------------------------------------
 # local vs central: median and shuffling
 # ------------------------------------------------------------------------------------------------
-def mp_laplace_median_mean(eps, med):
-    b = 1 / mp.mpf(eps)
-    a, c = 1 - mp.mpf(med), mp.mpf(med)
-    f = lambda x: mp.exp(-abs(x) / b) / (2 * b)
-    return mp.quad(lambda x: min(abs(x), a if x > 0 else c) * f(x), [-mp.inf, -c, 0, a, mp.inf])
-
-
-@pytest.mark.parametrize("eps, med", [(0.05, 0.5), (1.0, 0.3), (8.0, 0.9)])
-def test_laplace_median_closed_forms(eps, med):
-    assert abs(mp.mpf(laplace_median_mean_error(eps, med)) / mp_laplace_median_mean(eps, med) - 1) < REL
-    b = 1 / mp.mpf(eps)
-    for t in (0.01, 0.2, 0.6, 0.95):
-        want = (mp.mpf(1) / 2 if t >= 1 - med else (1 - mp.exp(-t / b)) / 2) + (
-            mp.mpf(1) / 2 if t >= med else (1 - mp.exp(-t / b)) / 2
-        )
-        assert abs(laplace_median_error_cdf(t, eps, med) - want) < 1e-14
-
-
 def test_median_exact_and_simulated():
     spec = LocalSpec(med_eps=0.5, spread=0.05, n_data=201, trials=3000, seed=4)
     m = compute_local_vs_central(spec)["median"]
@@ -230,7 +211,7 @@ def test_median_exact_and_simulated():
     assert m["median"] == med
     g, p = inverse_sensitivity_median_probs(x, 0.5, 0.0, 1.0, local_vs_central.MEDIAN_GRID)
     assert m["is_mean_here"] == pytest.approx(float(np.dot(p, np.abs(g - med))), rel=1e-14)
-    assert m["lap_mean_here"] == pytest.approx(laplace_median_mean_error(0.5, med), rel=1e-15)
+    assert m["lap_mean_here"] == pytest.approx(laplace_median_mean_error(0.5, med, 0.0, 1.0), rel=1e-15)
     # exact CDF of the IS error at the t grid
     for j in (0, 100, 150, 199):
         assert m["is_cdf"][j] == pytest.approx(p[np.abs(g - med) <= m["t"][j]].sum(), abs=1e-12)

@@ -842,3 +842,55 @@ def test_counting_queries_reject_bad_arguments_by_name(name, call):
 
     with pytest.raises(ValueError, match=name):
         call(cq)
+
+
+# ------------------------------------------------------------------------------------------------
+# the Laplace median's error law (Steinke 2023a, eq. (8)), against quadrature and simulation
+# ------------------------------------------------------------------------------------------------
+def _mp_laplace_median_mean(eps, med, lo, hi):
+    b = (mp.mpf(hi) - mp.mpf(lo)) / mp.mpf(eps)
+    a, c = mp.mpf(hi) - mp.mpf(med), mp.mpf(med) - mp.mpf(lo)
+    f = lambda x: mp.exp(-abs(x) / b) / (2 * b)  # noqa: E731
+    return mp.quad(lambda x: min(abs(x), a if x > 0 else c) * f(x), [-mp.inf, -c, 0, a, mp.inf])
+
+
+@pytest.mark.parametrize(
+    "eps, med, lo, hi", [(0.05, 0.5, 0.0, 1.0), (1.0, 0.3, 0.0, 1.0), (8.0, 0.9, 0.0, 1.0), (0.7, -3.0, -10.0, 25.0)]
+)
+def test_laplace_median_error_law_closed_forms(eps, med, lo, hi):
+    got = alg.laplace_median_mean_error(eps, med, lo, hi)
+    assert abs(mp.mpf(got) / _mp_laplace_median_mean(eps, med, lo, hi) - 1) < 1e-12
+    b = (mp.mpf(hi) - lo) / eps
+    ts = np.array([0.01, 0.2, 0.6, 0.95, 3.0, 40.0]) * (hi - lo)
+    cdf = alg.laplace_median_error_cdf(ts, eps, med, lo, hi)
+    for t, c in zip(ts, cdf):
+        half = lambda d: mp.mpf(1) / 2 if t >= d else (1 - mp.exp(-t / b)) / 2  # noqa: E731
+        assert abs(c - (half(hi - med) + half(med - lo))) < 1e-14
+    assert alg.laplace_median_error_cdf(-1.0, eps, med, lo, hi) == 0.0
+
+
+def test_laplace_median_error_law_matches_the_sampler():
+    eps, med, lo, hi, n = 2.0, 0.8, 0.0, 1.0, 200_000
+    data = np.full(5, med)
+    err = np.abs(alg.laplace_median(data, eps, lo, hi, np.random.default_rng(3), size=n) - med)
+    assert abs(err.mean() - alg.laplace_median_mean_error(eps, med, lo, hi)) < 5 * err.std() / math.sqrt(n)
+    for t in (0.05, 0.2, 0.5):
+        p = alg.laplace_median_error_cdf(t, eps, med, lo, hi)
+        assert abs(np.mean(err <= t) - p) < 5 * math.sqrt(p * (1 - p) / n)
+
+
+def test_laplace_median_error_law_vectorised_limits_and_errors():
+    eps = np.array([1e-320, 1e-3, 1.0, 1e300])
+    m = alg.laplace_median_mean_error(eps, 0.25, 0.0, 1.0)
+    # almost no noise: the mean of Exp(b), b = 1e-300; infinite noise: the clipped halves, ½·0.75 + ½·0.25
+    assert m[-1] == pytest.approx(1e-300, rel=1e-12) and m[0] == 0.5 and np.all(np.diff(m) <= 0)
+    assert alg.laplace_median_error_cdf(0.1, eps, 0.25, 0.0, 1.0).shape == (4,)
+    for args, name in (
+        ((0.0, 0.5, 0.0, 1.0), "eps"),
+        ((1.0, 1.5, 0.0, 1.0), "median"),
+        ((1.0, 0.5, 1.0, 0.0), "upper"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            alg.laplace_median_mean_error(*args)
+    with pytest.raises(ValueError, match="t"):
+        alg.laplace_median_error_cdf(float("nan"), 1.0, 0.5, 0.0, 1.0)
