@@ -1,11 +1,11 @@
 """Modules that moved into a layer package, and the import hook that keeps their old names working.
 
 The core is laid out by layer (``dpexplore.accounting``, ``dpexplore.mechanisms``,
-``dpexplore.teaching``, …). A module that moved keeps its old name as an alias: ``import
-dpexplore.composition`` and ``from dpexplore import composition`` give the very module object
-``dpexplore.accounting.composition`` (its classes, caches and global state are shared, not
-copied) with a :class:`DeprecationWarning` that names the new place. Submodules of a moved
-package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``).
+``dpexplore.teaching``, ``dpexplore.bibliography``, …). A module that moved keeps its old name as
+an alias: ``import dpexplore.composition`` and ``from dpexplore import composition`` give the very
+module object ``dpexplore.accounting.composition`` (its classes, caches and global state are
+shared, not copied) with a :class:`DeprecationWarning` that names the new place. Submodules of a
+moved package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ MOVED = {
     "down_sensitivity": "teaching",
     "group_privacy": "teaching",
     "mean_estimation": "teaching",
+    "references": "bibliography",
+    "citations": "bibliography",
 }
 _PREFIX = "dpexplore."
 

@@ -1,4 +1,4 @@
-"""Citations as data (dpexplore.citations): every citation in the package's code, docstrings and app
+"""Citations as data (dpexplore.bibliography.citations): every citation in the package's code, docstrings and app
 texts, and in the notebooks and the README, names a bibliography entry and a locator the registry
 holds; bare locators ("Thm 4"), author–years outside the bibliography or ambiguous ("Steinke 2023")
 and "the post"/"the slide" without whose fail; docs/references.md lists the registry."""
@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from dpexplore import citations as C
-from dpexplore import references as R
+from dpexplore.bibliography import citations as C
+from dpexplore.bibliography import references as R
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -25,7 +25,7 @@ def test_every_citation_in_the_package_resolves_through_the_registry():
     scanned = C.scan()
     assert len(scanned) > 40  # every module of the package
     bad = [f"{path}: {p}" for path, found in scanned.items() for p in _problems(found)]
-    assert not bad, "citations that do not resolve (see dpexplore.citations):\n" + "\n".join(bad[:40])
+    assert not bad, "citations that do not resolve (see dpexplore.bibliography.citations):\n" + "\n".join(bad[:40])
     resolved = {(f.key, f.locator) for found in scanned.values() for f in found if f.locator}
     assert len(resolved) >= 120
 

@@ -1,9 +1,9 @@
 """Every citation dpexplore makes, as data: which work, which locator (theorem, lemma, section, …),
 what it supports there, and how the locator was checked against the work.
 
-Code, docstrings and app texts cite through the bibliography (:mod:`dpexplore.references`): app
-texts with ``cite("key", "Theorem 4")`` (or a plain "Short Year, Theorem 4" that
-:func:`dpexplore.references.autolink` links), docstrings and comments in the plain form
+Code, docstrings and app texts cite through the bibliography (:mod:`.references`): app texts with
+``cite("key", "Theorem 4")`` (or a plain "Short Year, Theorem 4" that
+:func:`.references.autolink` links), docstrings and comments in the plain form
 "Author Year, Theorem N" or "Author (Year), Theorem N", where "Author Year" is the entry's short
 form (``Reference.short``). :func:`scan` finds all of them in the package source and resolves each
 to a :data:`CITATIONS` entry; ``tests/test_citations.py`` fails on a locator that is not in the
@@ -326,7 +326,7 @@ def find(key: str, locator: str) -> Citation:
     try:
         return _index()[(key, locs[0])]
     except KeyError:
-        raise KeyError(f"{key!r} at {locs[0]!r} is not in dpexplore.citations.CITATIONS") from None
+        raise KeyError(f"{key!r} at {locs[0]!r} is not in dpexplore.bibliography.citations.CITATIONS") from None
 
 
 # -- finding citations in text ---------------------------------------------------------------
@@ -505,16 +505,16 @@ def resolve(text: str) -> list[Citation]:
     return out
 
 
-_PACKAGE = pathlib.Path(__file__).resolve().parent
-#: files whose text is the bibliography itself, not citations
-_SKIP = {"references.py", "citations.py"}
+#: the bibliography's own folder: its text is the bibliography itself, not citations
+_HERE = pathlib.Path(__file__).resolve().parent
+_PACKAGE = _HERE.parent
 
 
 def scan(root: pathlib.Path = _PACKAGE) -> dict[str, list[Found]]:
     """Every citation in the package's Python source, by file (relative to the package's parent)."""
     out = {}
     for p in sorted(root.rglob("*.py")):
-        if p.name in _SKIP and p.parent == _PACKAGE:
+        if p.parent == _HERE:
             continue
         out[str(p.relative_to(root.parent))] = scan_text(p.read_text(encoding="utf-8"))
     return out
@@ -572,14 +572,14 @@ def citation_table_markdown() -> str:
 
 def docs_markdown() -> str:
     """``docs/references.md``: the bibliography, then how the citations were checked and the table of
-    every citation with a locator (``python -m dpexplore.citations > docs/references.md``; a test keeps
-    the committed file equal to this)."""
+    every citation with a locator (``python -m dpexplore.bibliography > docs/references.md``; a test
+    keeps the committed file equal to this)."""
     head = [
         "# References",
         "",
         "Every work dpexplore's code, apps and documentation cite (generated from "
-        "`dpexplore/references.py` and `dpexplore/citations.py`: "
-        "`python -m dpexplore.citations > docs/references.md`). Code and docstrings cite as "
+        "`dpexplore/bibliography/references.py` and `dpexplore/bibliography/citations.py`: "
+        "`python -m dpexplore.bibliography > docs/references.md`). Code and docstrings cite as "
         "*Author Year, Theorem N* with the entry's short form; theorem numbers follow the "
         "version each entry names.",
         "",
@@ -596,7 +596,3 @@ def docs_markdown() -> str:
             citation_table_markdown(),
         ]
     )
-
-
-if __name__ == "__main__":  # python -m dpexplore.citations > docs/references.md
-    print(docs_markdown(), end="")
