@@ -5,7 +5,10 @@ The core is laid out by layer (``dpexplore.accounting``, ``dpexplore.mechanisms`
 an alias: ``import dpexplore.composition`` and ``from dpexplore import composition`` give the very
 module object ``dpexplore.accounting.composition`` (its classes, caches and global state are
 shared, not copied) with a :class:`DeprecationWarning` that names the new place. Submodules of a
-moved package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``).
+moved package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``). Names that moved
+on out of a moved module (the source scanner, out of the citation registry:
+``dpexplore.citations.scan`` → ``dpexplore.bibliography.scanner.scan``) are reached through that
+module's ``__getattr__`` (:func:`moved_names`), with a warning each.
 """
 
 from __future__ import annotations
@@ -42,6 +45,15 @@ def new_name(fullname: str) -> str | None:
     if head not in MOVED:
         return None
     return f"{_PREFIX}{MOVED[head]}.{head}{dot}{rest}"
+
+
+def old_name(fullname: str) -> str | None:
+    """The inverse of :func:`new_name`: ``dpexplore.<layer>.<moved>[.rest]`` → its old name."""
+    for head, layer in MOVED.items():
+        new = f"{_PREFIX}{layer}.{head}"
+        if fullname == new or fullname.startswith(new + "."):
+            return _PREFIX + head + fullname[len(new) :]
+    return None
 
 
 def warn_moved(old: str, new: str) -> None:
@@ -101,6 +113,21 @@ def _user_stacklevel() -> int:
             break
         frame, level = frame.f_back, level + (0 if internal else 1)
     return level
+
+
+def moved_names(module: str, new_module: str, names):
+    """``__getattr__`` for a moved module some of whose names moved on into ``new_module``: each of
+    ``names`` is that module's, with a DeprecationWarning (under the module's old name, which its
+    callers wrote) at the user's line."""
+    names = frozenset(names)
+
+    def __getattr__(name: str):
+        if name in names:
+            warn_moved(f"{old_name(module) or module}.{name}", f"{new_module}.{name}")
+            return getattr(importlib.import_module(new_module), name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def lazy_submodules(package: str, names, namespace: dict):

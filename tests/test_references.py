@@ -37,6 +37,6 @@ def test_cite_links_and_escapes():
 
 def test_docs_references_md_is_generated_from_the_module():
     text = (REPO / "docs" / "references.md").read_text(encoding="utf-8")
-    from dpexplore.bibliography.citations import docs_markdown
+    from dpexplore.bibliography.scanner import docs_markdown
 
     assert text == docs_markdown(), "docs/references.md is stale: python -m dpexplore.bibliography > docs/references.md"

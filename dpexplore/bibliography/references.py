@@ -3,7 +3,7 @@
 Docstrings cite a result by author, year and theorem ("Mironov (2017), Proposition 6"); the apps
 show the same short citation linked to the work (:func:`cite`), and ``docs/references.md`` is
 this list rendered (:func:`bibliography_markdown`) with the table of every citation
-(:func:`dpexplore.bibliography.citations.docs_markdown`; a test keeps the two in sync).
+(:func:`dpexplore.bibliography.scanner.docs_markdown`; a test keeps the two in sync).
 
 >>> get("mironov2017").short
 'Mironov 2017'
@@ -864,7 +864,7 @@ def bibliography_html(keys=None) -> str:
 
 def bibliography_markdown() -> str:
     """The whole bibliography as a Markdown list (the first part of ``docs/references.md``, which
-    :func:`dpexplore.bibliography.citations.docs_markdown` completes with the table of every
+    :func:`dpexplore.bibliography.scanner.docs_markdown` completes with the table of every
     citation)."""
     lines = []
     for r in REFERENCES:
