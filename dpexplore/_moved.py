@@ -8,7 +8,8 @@ shared, not copied) with a :class:`DeprecationWarning` that names the new place.
 moved package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``). Names that moved
 on out of a moved module (the source scanner, out of the citation registry:
 ``dpexplore.citations.scan`` → ``dpexplore.bibliography.scanner.scan``) are reached through that
-module's ``__getattr__`` (:func:`moved_names`), with a warning each.
+module's ``__getattr__`` (:func:`moved_names`), with a warning each. ``python -m`` with an old
+name runs the new one, or the command that replaced it (:data:`MAIN`), with a warning.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ MOVED = {
     "references": "bibliography",
     "citations": "bibliography",
 }
+#: ``python -m dpexplore.<old>`` whose command is now another module's (the docs page, written by
+#: the module before, by the layer package's ``__main__`` now); the others run their new name
+MAIN = {"citations": "bibliography"}
 _PREFIX = "dpexplore."
 
 
@@ -85,6 +89,20 @@ class _AliasLoader(importlib.abc.Loader):
     def exec_module(self, module):
         # the import system set the module's __spec__ to the alias's spec: give it its own back
         module.__spec__ = self._spec
+
+    def get_code(self, fullname):
+        """What ``python -m <old name>`` runs (runpy asks the loader for code, it does not import
+        the module): the new name, or the command that replaced it (:data:`MAIN`), as ``__main__``,
+        with the warning where the default filters show it."""
+        head = fullname[len(_PREFIX) :]
+        target = _PREFIX + MAIN[head] if head in MAIN else self.new
+        message = f"python -m {fullname} moved to python -m {target}"
+        source = (
+            "import runpy, warnings\n"
+            f"warnings.warn({message!r}, DeprecationWarning)\n"
+            f"runpy.run_module({target!r}, run_name='__main__', alter_sys=True)\n"
+        )
+        return compile(source, f"<{fullname}>", "exec")
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder):

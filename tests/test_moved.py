@@ -102,6 +102,24 @@ def test_the_old_citations_module_still_offers_the_scanner_with_a_warning_for_ea
         _moved.moved_names("dpexplore.bibliography.citations", "dpexplore.bibliography.scanner", ["scan"])("nosuch")
 
 
+def test_the_old_commands_run_the_new_ones():
+    """``python -m dpexplore.citations > docs/references.md`` wrote the docs page: it still does."""
+    from dpexplore.bibliography.scanner import docs_markdown
+
+    out = subprocess.run(
+        [sys.executable, "-m", "dpexplore.citations"], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == docs_markdown()
+    want = "DeprecationWarning: python -m dpexplore.citations moved to python -m dpexplore.bibliography\n"
+    assert want in out.stderr and out.stderr.count("Warning") == 1, out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "dpexplore.references"], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert out.returncode == 0 and out.stdout.startswith('- <a id="abadi2016deep"></a>'), out.stderr
+    assert "python -m dpexplore.references moved to python -m dpexplore.bibliography.references" in out.stderr
+
+
 def test_the_new_names_warn_nothing():
     names = ", ".join(sorted(f"dpexplore.{pkg}.{m}" for m, pkg in _moved.MOVED.items()))
     out = _run(f"import {names}\nimport dpexplore.apps.demo, dpexplore.display, dpexplore.algorithms")
