@@ -40,7 +40,7 @@ _SUBMODULES = {
     "algorithms",
     "mechanisms",
     "teaching",
-    "references",
+    "bibliography",
     "display",
 }
 #: functions imported on first use (``dpexplore.compare``, ``dpexplore.explore``; not in ``__all__``:

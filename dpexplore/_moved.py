@@ -1,11 +1,15 @@
 """Modules that moved into a layer package, and the import hook that keeps their old names working.
 
 The core is laid out by layer (``dpexplore.accounting``, ``dpexplore.mechanisms``,
-``dpexplore.teaching``, …). A module that moved keeps its old name as an alias: ``import
-dpexplore.composition`` and ``from dpexplore import composition`` give the very module object
-``dpexplore.accounting.composition`` (its classes, caches and global state are shared, not
-copied) with a :class:`DeprecationWarning` that names the new place. Submodules of a moved
-package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``).
+``dpexplore.teaching``, ``dpexplore.bibliography``, …). A module that moved keeps its old name as
+an alias: ``import dpexplore.composition`` and ``from dpexplore import composition`` give the very
+module object ``dpexplore.accounting.composition`` (its classes, caches and global state are
+shared, not copied) with a :class:`DeprecationWarning` that names the new place. Submodules of a
+moved package follow it (``dpexplore.pld.x`` → ``dpexplore.accounting.pld.x``). Names that moved
+on out of a moved module (the source scanner, out of the citation registry:
+``dpexplore.citations.scan`` → ``dpexplore.bibliography.scanner.scan``) are reached through that
+module's ``__getattr__`` (:func:`moved_names`), with a warning each. ``python -m`` with an old
+name runs the new one, or the command that replaced it (:data:`MAIN`), with a warning.
 """
 
 from __future__ import annotations
@@ -28,7 +32,12 @@ MOVED = {
     "down_sensitivity": "teaching",
     "group_privacy": "teaching",
     "mean_estimation": "teaching",
+    "references": "bibliography",
+    "citations": "bibliography",
 }
+#: ``python -m dpexplore.<old>`` whose command is now another module's (the docs page, written by
+#: the module before, by the layer package's ``__main__`` now); the others run their new name
+MAIN = {"citations": "bibliography"}
 _PREFIX = "dpexplore."
 
 
@@ -40,6 +49,15 @@ def new_name(fullname: str) -> str | None:
     if head not in MOVED:
         return None
     return f"{_PREFIX}{MOVED[head]}.{head}{dot}{rest}"
+
+
+def old_name(fullname: str) -> str | None:
+    """The inverse of :func:`new_name`: ``dpexplore.<layer>.<moved>[.rest]`` → its old name."""
+    for head, layer in MOVED.items():
+        new = f"{_PREFIX}{layer}.{head}"
+        if fullname == new or fullname.startswith(new + "."):
+            return _PREFIX + head + fullname[len(new) :]
+    return None
 
 
 def warn_moved(old: str, new: str) -> None:
@@ -72,6 +90,20 @@ class _AliasLoader(importlib.abc.Loader):
         # the import system set the module's __spec__ to the alias's spec: give it its own back
         module.__spec__ = self._spec
 
+    def get_code(self, fullname):
+        """What ``python -m <old name>`` runs (runpy asks the loader for code, it does not import
+        the module): the new name, or the command that replaced it (:data:`MAIN`), as ``__main__``,
+        with the warning where the default filters show it."""
+        head = fullname[len(_PREFIX) :]
+        target = _PREFIX + MAIN[head] if head in MAIN else self.new
+        message = f"python -m {fullname} moved to python -m {target}"
+        source = (
+            "import runpy, warnings\n"
+            f"warnings.warn({message!r}, DeprecationWarning)\n"
+            f"runpy.run_module({target!r}, run_name='__main__', alter_sys=True)\n"
+        )
+        return compile(source, f"<{fullname}>", "exec")
+
 
 class _MovedFinder(importlib.abc.MetaPathFinder):
     """Finds ``dpexplore.<moved>`` names (the modules themselves are not there any more)."""
@@ -99,6 +131,21 @@ def _user_stacklevel() -> int:
             break
         frame, level = frame.f_back, level + (0 if internal else 1)
     return level
+
+
+def moved_names(module: str, new_module: str, names):
+    """``__getattr__`` for a moved module some of whose names moved on into ``new_module``: each of
+    ``names`` is that module's, with a DeprecationWarning (under the module's old name, which its
+    callers wrote) at the user's line."""
+    names = frozenset(names)
+
+    def __getattr__(name: str):
+        if name in names:
+            warn_moved(f"{old_name(module) or module}.{name}", f"{new_module}.{name}")
+            return getattr(importlib.import_module(new_module), name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def lazy_submodules(package: str, names, namespace: dict):

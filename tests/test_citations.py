@@ -1,7 +1,8 @@
-"""Citations as data (dpexplore.citations): every citation in the package's code, docstrings and app
-texts, and in the notebooks and the README, names a bibliography entry and a locator the registry
-holds; bare locators ("Thm 4"), author–years outside the bibliography or ambiguous ("Steinke 2023")
-and "the post"/"the slide" without whose fail; docs/references.md lists the registry."""
+"""Citations as data (the registry dpexplore.bibliography.citations; dpexplore.bibliography.scanner
+finds them): every citation in the package's code, docstrings and app texts, and in the notebooks
+and the README, names a bibliography entry and a locator the registry holds; bare locators
+("Thm 4"), author–years outside the bibliography or ambiguous ("Steinke 2023") and "the post"/"the
+slide" without whose fail; docs/references.md lists the registry."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import re
 
 import pytest
 
-from dpexplore import citations as C
-from dpexplore import references as R
+from dpexplore.bibliography import citations as C
+from dpexplore.bibliography import references as R
+from dpexplore.bibliography import scanner as S
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -22,10 +24,10 @@ def _problems(found):
 
 
 def test_every_citation_in_the_package_resolves_through_the_registry():
-    scanned = C.scan()
+    scanned = S.scan()
     assert len(scanned) > 40  # every module of the package
     bad = [f"{path}: {p}" for path, found in scanned.items() for p in _problems(found)]
-    assert not bad, "citations that do not resolve (see dpexplore.citations):\n" + "\n".join(bad[:40])
+    assert not bad, "citations that do not resolve (see dpexplore.bibliography.citations):\n" + "\n".join(bad[:40])
     resolved = {(f.key, f.locator) for found in scanned.values() for f in found if f.locator}
     assert len(resolved) >= 120
 
@@ -39,13 +41,13 @@ def test_notebooks_readme_and_docs_cite_through_the_registry():
     texts = {p: _notebook_text(p) for p in sorted((REPO / "notebooks").glob("*.ipynb"))}
     texts.update({p: p.read_text(encoding="utf-8") for p in (REPO / "README.md", REPO / "docs" / "hosting.md")})
     assert len(texts) >= 10
-    bad = [f"{p.relative_to(REPO)}: {m}" for p, t in texts.items() for m in _problems(C.scan_text(t))]
+    bad = [f"{p.relative_to(REPO)}: {m}" for p, t in texts.items() for m in _problems(S.scan_text(t))]
     assert not bad, "\n".join(bad)
 
 
 def test_every_registry_entry_is_cited_somewhere_and_well_formed():
-    used = set(C.where_used())
-    readme = {(f.key, f.locator) for f in C.scan_text((REPO / "README.md").read_text(encoding="utf-8"))}
+    used = set(S.where_used())
+    readme = {(f.key, f.locator) for f in S.scan_text((REPO / "README.md").read_text(encoding="utf-8"))}
     pairs = [(c.key, c.locator) for c in C.CITATIONS]
     assert len(pairs) == len(set(pairs)) >= 120
     assert not set(pairs) - used - readme, "registry entries nothing cites"
@@ -74,7 +76,7 @@ def test_every_registry_entry_is_cited_somewhere_and_well_formed():
     ],
 )
 def test_scan_reports_what_a_student_could_not_follow(text, problem):
-    found = C.scan_text(text)
+    found = S.scan_text(text)
     assert any(problem in f.problem for f in found), [(f.key, f.locator, f.problem) for f in found]
 
 
@@ -99,19 +101,19 @@ def test_scan_resolves_the_forms_the_code_uses():
         ],
     }
     for text, want in cases.items():
-        found = C.scan_text(text)
+        found = S.scan_text(text)
         assert not _problems(found), (text, _problems(found))
         assert [(f.key, f.locator) for f in found if f.locator] == want, text
 
 
 def test_resolve_gives_the_claim_and_how_it_was_checked():
-    (c,) = C.resolve("the tight bound (Steinke 2024, Theorem 5)")
+    (c,) = S.resolve("the tight bound (Steinke 2024, Theorem 5)")
     assert "ε tanh(ε/2)" in c.claim and c.checked == "corrected"
     assert C.find("mironov2017", "Prop. 6").how_checked().startswith("the same number is quoted")
     with pytest.raises(KeyError, match="Definition 2.2"):
         C.find("liu2022", "Definition 2.2")
     with pytest.raises(KeyError, match="not in"):
-        C.resolve("Canonne 2022, eq. (4)")
+        S.resolve("Canonne 2022, eq. (4)")
 
 
 def test_the_six_wrong_citations_of_issue_25_are_gone():

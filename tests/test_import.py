@@ -51,7 +51,8 @@ def test_submodules_and_classes_load_on_first_use():
 
 def test_the_backend_imports_no_widget_or_server_package():
     mods = _modules_after(
-        "from dpexplore import algorithms, mechanisms, references\n"
+        "from dpexplore import algorithms, mechanisms\n"
+        "from dpexplore.bibliography import citations, references\n"
         "from dpexplore.accounting import auditing, composition, conversions, profiles, pld"
     )
     ui = [

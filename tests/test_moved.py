@@ -57,6 +57,69 @@ def test_from_the_package_and_submodules_of_a_moved_module():
     assert out.stderr.count("DeprecationWarning") == 2, out.stderr
 
 
+#: what dpexplore.citations offered before the scanner moved on to dpexplore.bibliography.scanner
+_OLD_CITATIONS_NAMES = [
+    "Citation",
+    "CITATIONS",
+    "CHECKS",
+    "find",
+    "normalize_locator",
+    "Found",
+    "resolve",
+    "scan",
+    "scan_text",
+    "where_used",
+    "citation_table_markdown",
+    "citation_summary_markdown",
+    "docs_markdown",
+]
+
+
+def test_the_old_citations_module_still_offers_the_scanner_with_a_warning_for_each_name():
+    out = _run(
+        "from dpexplore.citations import scan, docs_markdown\n"
+        "import dpexplore.citations as C, dpexplore.bibliography.scanner as S\n"
+        "import dpexplore.bibliography.citations as N\n"
+        "assert C is N and scan is S.scan and docs_markdown is S.docs_markdown\n"
+        f"names = {_OLD_CITATIONS_NAMES!r}\n"
+        "want = {n: getattr(S, n) if n in S.__all__ else vars(N)[n] for n in names}\n"
+        "print([n for n in names if getattr(C, n) is not want[n]])\n"
+        "print(sorted(set(S.__all__) ^ set(C._TO_SCANNER)))"
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[]", "[]"], out.stdout
+    for name in ("scan", "docs_markdown"):
+        assert re.search(
+            rf"<string>:1: DeprecationWarning: dpexplore\.citations\.{name} moved to "
+            rf"dpexplore\.bibliography\.scanner\.{name};",
+            out.stderr,
+        ), out.stderr
+    assert "<string>:1: DeprecationWarning: dpexplore.citations moved to dpexplore.bibliography.citations" in out.stderr
+    # the module and 2 names at line 1; the scanner's 8 names at line 7 (the registry's 5 warn nothing)
+    assert out.stderr.count("DeprecationWarning") == 3 + 8, out.stderr
+    assert out.stderr.count("<string>:7: DeprecationWarning") == 8, out.stderr
+    with pytest.raises(AttributeError, match="nosuch"):
+        _moved.moved_names("dpexplore.bibliography.citations", "dpexplore.bibliography.scanner", ["scan"])("nosuch")
+
+
+def test_the_old_commands_run_the_new_ones():
+    """``python -m dpexplore.citations > docs/references.md`` wrote the docs page: it still does."""
+    from dpexplore.bibliography.scanner import docs_markdown
+
+    out = subprocess.run(
+        [sys.executable, "-m", "dpexplore.citations"], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == docs_markdown()
+    want = "DeprecationWarning: python -m dpexplore.citations moved to python -m dpexplore.bibliography\n"
+    assert want in out.stderr and out.stderr.count("Warning") == 1, out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "dpexplore.references"], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert out.returncode == 0 and out.stdout.startswith('- <a id="abadi2016deep"></a>'), out.stderr
+    assert "python -m dpexplore.references moved to python -m dpexplore.bibliography.references" in out.stderr
+
+
 def test_the_new_names_warn_nothing():
     names = ", ".join(sorted(f"dpexplore.{pkg}.{m}" for m, pkg in _moved.MOVED.items()))
     out = _run(f"import {names}\nimport dpexplore.apps.demo, dpexplore.display, dpexplore.algorithms")
@@ -68,6 +131,10 @@ def test_other_names_are_not_the_finders():
     assert _moved.new_name("dpexplore.compositionx") is None
     assert _moved.new_name("numpy.pld") is None
     assert _moved.new_name("dpexplore.pld.sub") == "dpexplore.accounting.pld.sub"
+    assert _moved.old_name("dpexplore.accounting.pld.sub") == "dpexplore.pld.sub"
+    assert _moved.old_name("dpexplore.bibliography.citations") == "dpexplore.citations"
+    assert _moved.old_name("dpexplore.bibliography.scanner") is None
+    assert _moved.old_name("dpexplore.accounting.plds") is None
     with pytest.raises(ModuleNotFoundError):
         __import__("dpexplore.nosuchmodule")
 

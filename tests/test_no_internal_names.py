@@ -1,7 +1,8 @@
 """Nothing in the project names the internal files the sources came as (their numbered labels, the
 notes, the design sketch, the folder beside the repository): code, docstrings, notebooks, app text,
 docs, README, benchmarks, tools and tests cite by author, year and theorem instead
-(``dpexplore.references``). The patterns are assembled from pieces so that this file names none."""
+(``dpexplore.bibliography.references``). The patterns are assembled from pieces so that this file
+names none."""
 
 from __future__ import annotations
 

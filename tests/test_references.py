@@ -1,4 +1,4 @@
-"""The bibliography (dpexplore.references): well-formed entries, citations that resolve, and
+"""The bibliography (dpexplore.bibliography.references): well-formed entries, citations that resolve, and
 docs/references.md generated from it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from dpexplore import references as R
+from dpexplore.bibliography import references as R
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -37,6 +37,6 @@ def test_cite_links_and_escapes():
 
 def test_docs_references_md_is_generated_from_the_module():
     text = (REPO / "docs" / "references.md").read_text(encoding="utf-8")
-    from dpexplore.citations import docs_markdown
+    from dpexplore.bibliography.scanner import docs_markdown
 
-    assert text == docs_markdown(), "docs/references.md is stale: python -m dpexplore.citations > docs/references.md"
+    assert text == docs_markdown(), "docs/references.md is stale: python -m dpexplore.bibliography > docs/references.md"

@@ -110,7 +110,7 @@ COMPOSITION_TABLE: dict = {
     },
 }
 
-#: Desfontaines 2023's labels → dpexplore bibliography keys (``dpexplore.references``)
+#: Desfontaines 2023's labels → dpexplore bibliography keys (``dpexplore.bibliography.references``)
 TABLE_REFERENCES = {
     "DMNS06": "dwork2006calibrating",
     "DKMMN06": "dwork2006our",

@@ -5,11 +5,11 @@ its arguments at entry (``ValueError`` naming the parameter), broadcasts numpy a
 a Python float for scalar input. Where a result is computed numerically it is rounded to the
 safe side (a larger ε, δ or μ, a smaller ρ); each docstring says by how much.
 
-Sources (full entries in :mod:`dpexplore.references`): T. Steinke's post "Tight RDP & zCDP bounds
-from pure DP" (Steinke 2024, Theorems 4 and 5: pure DP → RDP, zCDP); Liu, Sun, Jiang & Kong,
-"Identification, Amplification and Measurement: a bridge to Gaussian Differential Privacy" (Liu et
-al. 2022); T. Steinke's post "Composition basics" (Steinke 2022, footnote 2); and the standard
-statements of Balle & Wang 2018, Dong, Roth & Su 2022, Mironov 2017 and Balle et al. 2020.
+Sources (full entries in :mod:`dpexplore.bibliography.references`): T. Steinke's post "Tight RDP &
+zCDP bounds from pure DP" (Steinke 2024, Theorems 4 and 5: pure DP → RDP, zCDP); Liu, Sun, Jiang &
+Kong, "Identification, Amplification and Measurement: a bridge to Gaussian Differential Privacy"
+(Liu et al. 2022); T. Steinke's post "Composition basics" (Steinke 2022, footnote 2); and the
+standard statements of Balle & Wang 2018, Dong, Roth & Su 2022, Mironov 2017 and Balle et al. 2020.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ import numpy as np
 from ..accounting import composition as C
 from ..accounting import conversions as CV
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
-from ..references import cite
+from ..bibliography.references import cite
 from .._validation import check_k
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget

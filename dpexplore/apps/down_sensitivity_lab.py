@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..teaching import down_sensitivity as ds
-from ..references import cite
+from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from ..references import cite
+from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell

@@ -66,7 +66,7 @@ from ..accounting.filters import (
     parallel_composition,
     simulate_adaptive_analyst,
 )
-from ..references import cite
+from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table

@@ -47,7 +47,7 @@ import ipywidgets as W
 import numpy as np
 
 from ..teaching import group_privacy as gp
-from ..references import cite
+from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.staged import Memo, StagedController

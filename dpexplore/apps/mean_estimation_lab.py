@@ -56,7 +56,7 @@ import numpy as np
 
 from ..teaching import mean_estimation as me
 from ..mechanisms import Gaussian
-from ..references import cite
+from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
 from ..ui.plotwidget import PlotlyWidget

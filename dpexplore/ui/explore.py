@@ -42,7 +42,7 @@ import numpy as np
 from .. import display
 from ..accounting import risk
 from ..display import format_up
-from ..references import cite
+from ..bibliography.references import cite
 from .controls import OKABE_ITO, Controller, MessageArea, log_slider
 from .plotwidget import PlotlyWidget
 from .shell import AppInfo, AppShell, app_shell

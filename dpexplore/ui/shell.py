@@ -59,7 +59,7 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
-from ..references import autolink, bibliography_html, cited_keys
+from ..bibliography.references import autolink, bibliography_html, cited_keys
 from .a11y import _SR_ONLY, PAGE_CSS, PAGE_JS
 from .controls import Controller
 from .offstage import Offstage, track_offstage
@@ -95,9 +95,10 @@ class AppInfo:
     ``slug`` is the app's module name, which is its notebook's stem and its name in the gallery's
     registry ``dpexplore.apps.REGISTRY`` (``composition_explorer``); ``lead`` one or two sentences of
     plain HTML saying what the app shows; ``theory`` the formulas, derivations and citations
-    (HTML with MathJax ``$…$``/``\\(…\\)``, citations made with :func:`dpexplore.references.cite`);
-    ``references`` the bibliography keys listed under the theory (default: every work the
-    theory cites by its short form, e.g. "Mironov 2017"; those citations become links).
+    (HTML with MathJax ``$…$``/``\\(…\\)``, citations made with
+    :func:`dpexplore.bibliography.references.cite`); ``references`` the bibliography keys listed
+    under the theory (default: every work the theory cites by its short form, e.g. "Mironov 2017";
+    those citations become links).
     """
 
     slug: str

@@ -231,7 +231,7 @@ def test_composition_table_is_the_posts():
                 mod, name = impl.rsplit(".", 1)
                 assert hasattr(importlib.import_module(mod), name), impl
     # every label resolves to a bibliography entry
-    from dpexplore.references import get
+    from dpexplore.bibliography.references import get
 
     for key in fl.TABLE_REFERENCES.values():
         get(key)

@@ -285,7 +285,7 @@ def test_table_is_the_posts():
                 assert cell.implementation.removeprefix("dpexplore.") in t
                 assert FL._RULES[cell.implementation] in t  # the rule it implements
     for key in fl.TABLE_REFERENCES.values():
-        from dpexplore.references import get
+        from dpexplore.bibliography.references import get
 
         ref = get(key)
         assert html.escape(ref.short) in t and html.escape(ref.url, quote=True) in t

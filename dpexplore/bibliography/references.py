@@ -3,7 +3,7 @@
 Docstrings cite a result by author, year and theorem ("Mironov (2017), Proposition 6"); the apps
 show the same short citation linked to the work (:func:`cite`), and ``docs/references.md`` is
 this list rendered (:func:`bibliography_markdown`) with the table of every citation
-(:func:`dpexplore.citations.docs_markdown`; a test keeps the two in sync).
+(:func:`dpexplore.bibliography.scanner.docs_markdown`; a test keeps the two in sync).
 
 >>> get("mironov2017").short
 'Mironov 2017'
@@ -769,7 +769,7 @@ def get(key: str) -> Reference:
     try:
         return _BY_KEY[key]
     except KeyError:
-        raise KeyError(f"no bibliography entry with key {key!r} (see dpexplore.references)") from None
+        raise KeyError(f"no bibliography entry with key {key!r} (see dpexplore.bibliography.references)") from None
 
 
 def cite_text(key: str, where: str | None = None) -> str:
@@ -864,7 +864,8 @@ def bibliography_html(keys=None) -> str:
 
 def bibliography_markdown() -> str:
     """The whole bibliography as a Markdown list (the first part of ``docs/references.md``, which
-    :func:`dpexplore.citations.docs_markdown` completes with the table of every citation)."""
+    :func:`dpexplore.bibliography.scanner.docs_markdown` completes with the table of every
+    citation)."""
     lines = []
     for r in REFERENCES:
         title = f"[{r.title}]({r.url})" if r.url else r.title
@@ -873,5 +874,5 @@ def bibliography_markdown() -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # the docs page with its citation table: python -m dpexplore.citations
+if __name__ == "__main__":  # the docs page with its citation table: python -m dpexplore.bibliography
     print(bibliography_markdown())
