@@ -252,15 +252,9 @@ def _pmf_stats(grid, pmf, f) -> MethodStats:
     return MethodStats(med, q05, q95, float(np.sqrt(np.sum(pmf * (grid - f) ** 2))))
 
 
-def _laplace_quantile(est: ds.LaplaceEstimate, p: float) -> float:
-    if p < 0.5:
-        return est.center + est.scale * math.log(2 * p)
-    return est.center - est.scale * math.log(2 - 2 * p)
-
-
 def _laplace_stats(est: ds.LaplaceEstimate, f) -> MethodStats:
-    q05, med, q95 = (_laplace_quantile(est, p) for p in QUANTILES)
-    return MethodStats(med, q05, q95, math.sqrt((est.center - f) ** 2 + 2 * est.scale**2))
+    q05, med, q95 = (float(est.quantile(p)) for p in QUANTILES)
+    return MethodStats(med, q05, q95, float(est.rmse(f)))
 
 
 def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityResult:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -246,3 +247,23 @@ def test_large_sample_path_matches_the_pmf():
     assert abs(grid[idx].mean() - mean_exact) < 5 * sd / math.sqrt(n)
     with pytest.raises(ValueError, match="size"):
         ds.shifted_inverse_sample(lo, grid, 0.5, 20, np.random.default_rng(8), 10**8)
+
+
+def test_laplace_estimate_quantile_inverts_its_cdf_and_rmse_is_bias_plus_variance():
+    est = ds.LaplaceEstimate(120.0, 35.0)
+    p = np.array([1e-12, 0.05, 0.3, 0.5, 0.7, 0.95, 1 - 1e-9])
+    q = est.quantile(p)
+    assert np.all(np.diff(q) > 0) and est.quantile(0.5) == 120.0
+    np.testing.assert_allclose(est.cdf(q), p, rtol=1e-6)
+    with mp.workdps(30):
+        for pi, qi in zip(p[1:-1], q[1:-1]):  # Laplace quantile, exactly
+            z = mp.log(2 * mp.mpf(pi)) if pi < 0.5 else -mp.log(2 - 2 * mp.mpf(pi))
+            assert qi == pytest.approx(float(120 + 35 * z), rel=1e-13, abs=1e-12)
+    x = est.sample(np.random.default_rng(8), 400_000)
+    assert est.rmse(100.0) == pytest.approx(math.sqrt(20.0**2 + 2 * 35.0**2), rel=1e-15)
+    assert abs(np.sqrt(np.mean((x - 100.0) ** 2)) / est.rmse(100.0) - 1) < 0.01
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="p"):
+            est.quantile(bad)
+    with pytest.raises(ValueError, match="target"):
+        est.rmse(float("inf"))
