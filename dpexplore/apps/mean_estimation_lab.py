@@ -55,7 +55,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..teaching import mean_estimation as me
-from ..mechanisms import Gaussian
 from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.a11y import text_colour
@@ -265,16 +264,11 @@ def _curves(kappa: float, eps: float, delta: float) -> tuple:
     clipped_covariance/n + σ(n)² (I or Σ), σ(n) the Gaussian calibration for sensitivity 2C/n
     (errors do not depend on the angle)."""
     cov = me.gaussian_covariance(kappa, 1.0, 0.0)
-    inv = np.linalg.inv(cov)
-    ns = CURVE_N.astype(np.float64)
     mah, l2 = [], []
     for m in METHODS:
-        clip = me.default_clip(cov, m, BETA)
-        ccl = me.clipped_covariance(cov, clip, m)
-        sigma = np.asarray(Gaussian.calibrate(eps, delta, sensitivity=2.0 * clip / ns).sigma)
-        noise = cov if m == "mahalanobis" else np.eye(2)
-        mah.append(_frozen(np.sqrt(np.trace(inv @ ccl) / ns + sigma**2 * np.trace(inv @ noise))))
-        l2.append(_frozen(np.sqrt(np.trace(ccl) / ns + sigma**2 * np.trace(noise))))
+        ex = me.exact_rmse(CURVE_N, cov, eps, delta, me.default_clip(cov, m, BETA), method=m)
+        mah.append(_frozen(ex["rmse_mahalanobis"]))
+        l2.append(_frozen(ex["rmse_l2"]))
     return tuple(mah), tuple(l2)
 
 

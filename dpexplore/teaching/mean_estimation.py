@@ -64,6 +64,7 @@ __all__ = [
     "simulate_errors",
     "gaussian_covariance",
     "error_curve",
+    "exact_rmse",
     "condition_number_curve",
     "ellipse_points",
 ]
@@ -284,6 +285,16 @@ def clipped_covariance(cov, clip, method: str, *, n_theta: int = 256) -> np.ndar
     return (v * diag) @ v.T
 
 
+def _error_terms(s: np.ndarray, cl: float, meth: str) -> tuple:
+    """(Cov(clipped point), noise shape N, [tr(Σ⁻¹ Cov_clip), tr(Σ⁻¹ N)], [tr Cov_clip, tr N]): the
+    mean squared errors at n points and noise σ are a[0]/n + σ² a[1] (Mahalanobis) and
+    b[0]/n + σ² b[1] (ℓ₂), since Cov(μ̂) = Cov_clip/n + σ² N."""
+    ccl = clipped_covariance(s, cl, meth)
+    shape = s if meth == "mahalanobis" else np.eye(s.shape[0])
+    inv = np.linalg.inv(s)
+    return ccl, shape, (np.trace(inv @ ccl), np.trace(inv @ shape)), (np.trace(ccl), np.trace(shape))
+
+
 def output_covariance(cov, n, eps, delta, clip=None, *, method: str = "mahalanobis") -> dict:
     """Covariance of the estimator's output when the data are N(μ, Σ), clipped around μ:
 
@@ -291,8 +302,8 @@ def output_covariance(cov, n, eps, delta, clip=None, *, method: str = "mahalanob
 
     noise σ² I (isotropic) or σ² Σ (Mahalanobis), σ = :func:`noise_sigma`. Its ellipse
     {v : vᵀ Cov⁻¹ v ≤ χ²_{d}(0.95)} is the error ellipse. Also returns the exact mean squared
-    errors tr(Σ⁻¹ Cov(μ̂)) (Mahalanobis) and tr(Cov(μ̂)) (ℓ₂). ``clip`` defaults to
-    :func:`default_clip` (β = 0.01).
+    errors tr(Σ⁻¹ Cov(μ̂)) (Mahalanobis) and tr(Cov(μ̂)) (ℓ₂), as in :func:`exact_rmse`. ``clip``
+    defaults to :func:`default_clip` (β = 0.01).
 
     >>> out = output_covariance(np.eye(2), 100, 1.0, 1e-5, 50.0, method="isotropic")
     >>> round(out["mahalanobis_mse"], 4) == round(2 / 100 + 2 * out["sigma"] ** 2, 4)
@@ -303,16 +314,44 @@ def output_covariance(cov, n, eps, delta, clip=None, *, method: str = "mahalanob
     meth = _method(method)
     cl = default_clip(s, meth) if clip is None else check_positive_scalar(clip, "clip")
     sigma = noise_sigma(eps, delta, cl, m)
-    noise = sigma**2 * (s if meth == "mahalanobis" else np.eye(s.shape[0]))
-    total = clipped_covariance(s, cl, meth) / m + noise
-    inv = np.linalg.inv(s)
+    ccl, shape, a, b = _error_terms(s, cl, meth)
     return {
-        "cov": total,
+        "cov": ccl / m + sigma**2 * shape,
         "sigma": sigma,
         "clip": cl,
-        "noise_cov": noise,
-        "mahalanobis_mse": float(np.trace(inv @ total)),
-        "l2_mse": float(np.trace(total)),
+        "noise_cov": sigma**2 * shape,
+        "mahalanobis_mse": float(a[0] / m + sigma**2 * a[1]),
+        "l2_mse": float(b[0] / m + sigma**2 * b[1]),
+    }
+
+
+def exact_rmse(ns, cov, eps, delta, clip=None, *, method: str = "mahalanobis") -> dict:
+    """The exact root-mean-square Mahalanobis and ℓ₂ errors of the clipped Gaussian mean estimator
+    at every sample size in ``ns`` (vectorised: one calibration for all of them)::
+
+        RMSE_Σ(n) = √(tr(Σ⁻¹ Cov_clip)/n + σ(n)² tr(Σ⁻¹ N)),   RMSE_2(n) = √(tr Cov_clip/n + σ(n)² tr N),
+
+    Cov_clip the covariance of a clipped point (:func:`clipped_covariance`), N = Σ (Mahalanobis)
+    or I (isotropic) and σ(n) = :func:`noise_sigma` at sensitivity 2C/n (Kamath 2023; Balle & Wang
+    2018, Theorem 8). Returns ``{"ns", "sigma", "rmse_mahalanobis", "rmse_l2"}`` (arrays).
+
+    >>> out = exact_rmse([100, 10_000], np.eye(2), 1.0, 1e-5, 3.0, method="isotropic")
+    >>> bool(out["rmse_l2"][1] < out["rmse_l2"][0])
+    True
+    """
+    nn = as_array(ns, "ns", allow_inf=False).ravel()
+    if nn.size == 0 or (nn < 1).any() or (nn != np.round(nn)).any():
+        raise ValueError(f"ns must be whole numbers >= 1, got ns = {ns!r}")
+    s = _cov(cov)
+    meth = _method(method)
+    cl = default_clip(s, meth) if clip is None else check_positive_scalar(clip, "clip")
+    sigma = np.asarray(mechanisms.Gaussian.calibrate(eps, delta, sensitivity=2.0 * cl / nn).sigma, dtype=np.float64)
+    _, _, a, b = _error_terms(s, cl, meth)
+    return {
+        "ns": nn.astype(np.int64),
+        "sigma": sigma,
+        "rmse_mahalanobis": np.sqrt(a[0] / nn + sigma**2 * a[1]),
+        "rmse_l2": np.sqrt(b[0] / nn + sigma**2 * b[1]),
     }
 
 

@@ -203,3 +203,28 @@ def test_covering_radius_and_default_clip():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("method", ["mahalanobis", "isotropic"])
+def test_exact_rmse_is_output_covariance_at_every_n(method):
+    cov = me.gaussian_covariance(9.0, 1.0, 30.0)
+    ns = np.array([10, 57, 1000, 10**6])
+    ex = me.exact_rmse(ns, cov, 0.8, 1e-6, method=method)
+    assert ex["ns"].tolist() == ns.tolist()
+    for i, n in enumerate(ns):
+        o = me.output_covariance(cov, int(n), 0.8, 1e-6, method=method)
+        assert ex["sigma"][i] == o["sigma"]
+        assert ex["rmse_mahalanobis"][i] == pytest.approx(math.sqrt(o["mahalanobis_mse"]), rel=1e-14)
+        assert ex["rmse_l2"][i] == pytest.approx(math.sqrt(o["l2_mse"]), rel=1e-14)
+    # the Mahalanobis estimator's error does not depend on the condition number; more data helps
+    assert np.all(np.diff(ex["rmse_mahalanobis"]) < 0)
+
+
+def test_exact_rmse_checks_its_arguments():
+    for bad in ([], [0], [2.5], [float("inf")]):
+        with pytest.raises(ValueError, match="ns"):
+            me.exact_rmse(bad, np.eye(2), 1.0, 1e-5)
+    with pytest.raises(ValueError, match="clip"):
+        me.exact_rmse([10], np.eye(2), 1.0, 1e-5, clip=-1.0)
+    with pytest.raises(ValueError, match="method"):
+        me.exact_rmse([10], np.eye(2), 1.0, 1e-5, method="l1")
