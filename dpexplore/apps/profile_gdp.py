@@ -15,8 +15,8 @@ What it shows (Liu et al. 2022 = Liu, Sun, Jiang & Kong, NeurIPS 2022):
   σ = A·√(log(B/δ))/ε, inverted naively (δ_n(ε) = min(1, B e^{−(σε/A)²})) and refined by the
   exact partial order of (ε, δ) conditions — :func:`dpexplore.accounting.conversions.equation_profile`.
 * f-DP view: the trade-off function β(α) of the mechanism (``mechanism.tradeoff``; for the
-  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, Proposition 2.5 via
-  :func:`dpexplore.accounting.conversions.tradeoff_approx`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
+  equation family the envelope max_ε f_{ε, δ(ε)}(α) of Dong, Roth & Su 2022, Proposition 2.5,
+  :func:`dpexplore.accounting.conversions.tradeoff_envelope`) against G_μ(α) = Φ(Φ⁻¹(1 − α) − μ).
 
 Everything for both views is computed once per setting by :func:`compute_profile_gdp`; the
 mechanism-only part (profile, trade-off, GDP verdict) is cached on the mechanism's parameters
@@ -63,7 +63,7 @@ from ..accounting.conversions import (
     gdp_measure,
     gdp_violated_mu,
     pure_to_gdp,
-    tradeoff_approx,
+    tradeoff_envelope,
     tradeoff_gdp,
 )
 from ..mechanisms import Gaussian, Laplace, Logistic, RandomizedResponse, Subbotin
@@ -425,17 +425,6 @@ def _plot_grid(hi: float, eps_max: float) -> np.ndarray:
     return grid
 
 
-def _envelope_tradeoff(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """β(α) ≥ max over the grid of f_{ε, δ(ε)}(α) (Dong, Roth & Su 2022, Proposition 2.5 via
-    conversions.tradeoff_approx; every pair is a valid guarantee, so a finite grid errs on the
-    safe side: a lower β claims less privacy)."""
-    ok = delta < 1.0
-    if not ok.any():
-        return np.zeros_like(ALPHA_GRID)
-    b = tradeoff_approx(eps[ok][:, None], delta[ok][:, None], ALPHA_GRID[None, :])
-    return np.max(b, axis=0)
-
-
 @functools.lru_cache(maxsize=128)
 def mechanism_summary(mech: MechSpec) -> MechanismSummary:
     """Profile on the plotted grid, trade-off on ALPHA_GRID and the GDP verdict of one mechanism
@@ -457,12 +446,12 @@ def mechanism_summary(mech: MechSpec) -> MechanismSummary:
     if tradeoff is not None:
         beta = np.asarray(tradeoff(ALPHA_GRID), dtype=np.float64)
     else:
-        beta = _envelope_tradeoff(eps, delta)
+        beta = tradeoff_envelope(eps, delta, ALPHA_GRID)
     delta_naive = beta_naive = verdict_naive = None
     if naive is not None:
         ldn = np.asarray(naive.log_delta(eps), dtype=np.float64)
         delta_naive = np.exp(ldn)
-        beta_naive = _envelope_tradeoff(eps, delta_naive)
+        beta_naive = tradeoff_envelope(eps, delta_naive, ALPHA_GRID)
         verdict_naive = _verdict(naive, mech.kind, mech.params, eps, ldn)
     return MechanismSummary(
         profile.name,
