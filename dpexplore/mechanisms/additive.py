@@ -46,9 +46,14 @@ _LOGD_GRID = np.linspace(-20.0, 10.0, 31)
 #: its stopping step in log d (quadratic convergence: the next iterate is good to ~1e-16)
 _NEWTON_STEPS = 12
 _NEWTON_ATOL = 1e-8
-#: ulps of log d around Newton's iterate evaluated at once to close calibrate's bracket: every float
-#: from −16 to +16, and four below (where δ is not monotone in its last ulps, the crossing under them)
-_WINDOW = np.concatenate([[-4096.0, -1024.0, -256.0, -64.0], np.arange(-16.0, 17.0)])
+#: ulps of log d around Newton's iterate in calibrate's first window: every float within 16, then
+#: powers of 2 to 2^16 either side (Newton's iterate is within the noise of log δ of the crossing:
+#: a few ulps for the Gaussian, up to ~1e-10 relative for Subbotin at tiny ε); the next windows
+#: split the gap left into 17 (at most ``_WINDOWS`` windows, then bisection)
+_LADDER = 2.0 ** np.arange(5, 17)
+_WINDOW = np.concatenate([-_LADDER[::-1], np.arange(-16.0, 17.0), _LADDER])
+_SPLIT = np.arange(1.0, 17.0) / 17.0
+_WINDOWS = 8
 _TINY = np.nextafter(0.0, 1.0)  # the feasibility residual's sign: never 0
 _U = np.finfo(float).eps  # 2^-52
 
@@ -246,7 +251,8 @@ class AdditiveNoiseMechanism(_Mechanism):
         3. one evaluation on a window of floats around Newton's last iterate (``_WINDOW`` ulps of
            x, at least 2⁻⁵⁴: below an ulp of d): the new upper end is the *lowest* infeasible
            point of the window and the bracket, the lower end the point below it; where they are
-           not adjacent floats, ``bracket_search`` (bisection) closes them to one ulp.
+           not adjacent floats (one ulp; 2⁻⁵⁴ for |x| < ¼), windows of 16 points split the gap
+           (``bracket_search``, bisection, after ``_WINDOWS`` of them).
 
         Returns e^lo, lo the feasible end: which end moves is decided by the feasibility test with
         the full δ formula, so the result is on the safe side whatever the rounding of log δ or of
@@ -322,20 +328,25 @@ class AdditiveNoiseMechanism(_Mechanism):
 
         x, lo, hi = newton_search(residual, x0, lo, hi, steps=_NEWTON_STEPS, atol=_NEWTON_ATOL, freeze=True)
 
-        # 3. a window of floats around the iterate, the bracket's ends at either side
+        # 3. windows: first floats around the iterate (every one within 16 ulps, a ladder of
+        # powers of 2 beyond), then evenly spaced points in the gap left; each keeps the lowest
+        # infeasible point (of the window and the bracket) as hi, the point below it as lo
         u = np.maximum(np.spacing(np.abs(x)), 2.0**-54)
-        pts = np.concatenate(
-            [lo[:, None], np.clip(x[:, None] + _WINDOW[None, :] * u[:, None], lo[:, None], hi[:, None]), hi[:, None]],
-            axis=1,
-        )
-        inner = pts[:, 1:-1]
-        # a point clipped to an end takes that end's side
-        ok = (feasible(inner) | (inner <= lo[:, None])) & (inner < hi[:, None])
-        ok = np.concatenate([np.ones((e.size, 1), bool), ok, np.zeros((e.size, 1), bool)], axis=1)
-        j = np.argmin(ok, axis=1)  # the lowest infeasible point (≥ 1: lo is feasible)
-        lo, hi = pts[rows, j - 1], pts[rows, j]
-        wide = hi - lo > 1.5 * np.maximum(np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 2.0**-54)
-        if wide.any():
+        pts = x[:, None] + _WINDOW[None, :] * u[:, None]
+        wide = np.ones(e.size, dtype=bool)
+        for _ in range(_WINDOWS):
+            pts = np.clip(np.where(wide[:, None], pts, lo[:, None]), lo[:, None], hi[:, None])
+            # a point clipped to an end takes that end's side
+            ok = (feasible(pts) | (pts <= lo[:, None])) & (pts < hi[:, None])
+            allp = np.concatenate([lo[:, None], pts, hi[:, None]], axis=1)
+            ok = np.concatenate([np.ones((e.size, 1), bool), ok, np.zeros((e.size, 1), bool)], axis=1)
+            j = np.argmin(ok, axis=1)  # the lowest infeasible point (≥ 1: lo is feasible)
+            lo, hi = allp[rows, j - 1], allp[rows, j]
+            wide = hi - lo > 1.5 * np.maximum(np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 2.0**-54)
+            if not wide.any():
+                break
+            pts = lo[:, None] + (hi - lo)[:, None] * _SPLIT[None, :]
+        else:  # a gap left after the windows (not seen on the test grids): bisection
             lo = bracket_search(feasible, lo, hi, safe="lo", ulps=1.0, atol=2.0**-54, active=wide, freeze=True)
         return np.exp(lo).reshape(out_shape)
 
