@@ -256,8 +256,10 @@ class AdditiveNoiseMechanism(_Mechanism):
 
         Returns e^lo, lo the feasible end: which end moves is decided by the feasibility test with
         the full δ formula, so the result is on the safe side whatever the rounding of log δ or of
-        the steps; and it lies below every infeasible point of the window, so where the computed δ
-        is not monotone in its last ulps it ends under the lowest crossing seen there."""
+        the steps; and it lies below every infeasible point the search evaluated (it is the largest
+        feasible point evaluated under the lowest infeasible one), so where the computed δ is not
+        monotone in its last digits it ends under the lowest crossing seen, not at the largest
+        feasible d (above an infeasible one) that a search may happen to find."""
         # ε, δ and shape parameters broadcast together (an array of shapes with one ε, δ too)
         eps, delta, *params = np.broadcast_arrays(*(np.asarray(v, float) for v in (eps, delta, *shape.values())))
         out_shape = eps.shape
