@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import dpexplore
 from dpexplore._numerics import within
-from dpexplore.mechanisms import Gaussian, Laplace, Subbotin
+from dpexplore.mechanisms import Gaussian, Laplace, Logistic, Subbotin
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "calibrate_grid.npz"
@@ -190,3 +190,15 @@ def test_slope_is_the_derivative_of_log_delta(cls, kw):
     up = cls._from_d(np.exp(logd + h), **kw)._log_delta(eps)
     dn = cls._from_d(np.exp(logd - h), **kw)._log_delta(eps)
     np.testing.assert_allclose(slope, (up - dn) / (2 * h), rtol=1e-7)
+
+
+@pytest.mark.parametrize("cls", [Laplace, Logistic])
+def test_the_search_works_through_the_hooks_of_any_additive_mechanism(cls):
+    """Laplace and Logistic calibrate by closed forms; the generic search, through their
+    ``_log_delta``, ``_std_loss_inverse`` and ``_std_logpdf``, finds the same Δ/s (δ = 0
+    included: there the crossing is ε = Δ/s exactly, and Newton's steps are not finite)."""
+    eps = np.array([0.01, 0.5, 1.0, 5.0, 1.0])
+    delta = np.array([1e-12, 1e-5, 0.1, 0.5, 0.0])
+    d = cls._calibrate_d(eps, delta)
+    np.testing.assert_allclose(1.0 / d, cls.calibrate(eps, delta).scale, rtol=1e-13)
+    assert np.all(within(cls._from_d(d)._log_delta(eps), delta))
