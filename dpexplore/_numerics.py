@@ -472,6 +472,7 @@ def bracket_search(
     ends: bool = False,
     grow=None,
     grow_stop=None,
+    freeze: bool = False,
 ):
     """Bisection for a monotone predicate, element-wise over numpy arrays: ``ok(x)`` (a boolean
     array, x of the bracket's shape) holds on the ``safe`` side of a threshold x*, and the
@@ -498,7 +499,10 @@ def bracket_search(
     ``grow`` (a factor, ``"square"`` or a callable; see :func:`grow_bracket`): the bracket need not
     hold x* yet: its unsafe end (``hi``; for ``safe="lo"`` also ``hi``, the end where ``ok`` must
     fail) is first moved out by :func:`grow_bracket` until it does, stopping where
-    ``grow_stop(hi)`` holds."""
+    ``grow_stop(hi)`` holds.
+
+    ``freeze=True``: an element stops moving once its own bracket meets the stopping rule (else
+    it is bisected on until all have), so its result does not depend on the other elements."""
     if safe not in ("hi", "lo"):
         raise ValueError(f"safe must be 'hi' or 'lo', got {safe!r}")
     if not callable(mid) and mid not in ("arith", "geo", "int"):
@@ -509,8 +513,9 @@ def bracket_search(
     if grow is not None:
         beyond = ok if safe == "hi" else (lambda x: ~np.asarray(ok(x), dtype=bool))
         lo, hi = grow_bracket(beyond, lo, hi, grow=grow, stop=grow_stop, active=act, fill=fill)
+    frozen = np.zeros(lo.shape, dtype=bool)
     for _ in range(steps):
-        live = act
+        live = act & ~frozen
         if callable(mid):
             m = mid(lo, hi)
         elif mid == "geo":
@@ -518,7 +523,7 @@ def bracket_search(
             m = np.where(wide, np.sqrt(lo) * np.sqrt(hi), lo + 0.5 * (hi - lo))
         elif mid == "int":
             m = np.floor(0.5 * (lo + hi))
-            live = act & (hi - lo > 1.0)
+            live = live & (hi - lo > 1.0)
         else:
             m = 0.5 * (lo + hi)
         good = np.asarray(ok(np.where(act, m, fill)), dtype=bool)
@@ -537,6 +542,8 @@ def bracket_search(
         if ratio:
             with np.errstate(divide="ignore", invalid="ignore"):
                 done |= hi / lo <= 1.0 + ratio
+        if freeze:
+            frozen |= done
         if np.all(~act | done):
             break
     if ends:
@@ -615,6 +622,7 @@ def newton_search(
     atol: float = 0.0,
     rtol: float = 0.0,
     floor: float = 0.0,
+    freeze: bool = False,
 ):
     """Safeguarded Newton iteration for the root of an increasing ``residual`` (``residual(x)``
     returns (r, dr/dx), element-wise), keeping the bracket [lo, hi] with r(lo) < 0 ≤ r(hi): each
@@ -623,19 +631,27 @@ def newton_search(
     finite, or more than ``slack`` outside the bracket, is replaced by the bracket's midpoint.
     Stopping rule: every element moved by at most max(``atol``, ``rtol``·max(x, ``floor``)),
     or ``steps`` steps. Returns ``(x, lo, hi)``: the last iterate (its side of the root is not
-    guaranteed: callers check it, e.g. :func:`gdp_epsilon_core`) and the bracket."""
+    guaranteed: callers check it, e.g. :func:`gdp_epsilon_core`) and the bracket.
+
+    ``freeze=True``: an element whose step met the tolerance keeps that step's iterate and its
+    bracket (else it is iterated on until all have), so its result does not depend on the other
+    elements (a scalar call and an array call give the same numbers)."""
     lo, hi, x = np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64), np.array(x, dtype=np.float64)
+    done = np.zeros(x.shape, dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(steps):
             r, dr = residual(x)
-            lo = np.where(r < 0, x, lo)
-            hi = np.where(r >= 0, x, hi)
+            lo = np.where(~done & (r < 0), x, lo)
+            hi = np.where(~done & (r >= 0), x, hi)
             nx = x - r / dr
             far = ~np.isfinite(nx) | (nx < lo - slack) | (nx > hi + slack)
             nx = np.where(far, 0.5 * (lo + hi), np.clip(nx, lo, hi))
-            close = np.all(np.abs(nx - x) <= np.maximum(atol, rtol * np.maximum(x, floor)))
+            small = np.abs(nx - x) <= np.maximum(atol, rtol * np.maximum(x, floor))
+            if freeze:
+                nx = np.where(done, x, nx)
+                done = done | small
             x = nx
-            if close:
+            if np.all(small | done):
                 break
     return x, lo, hi
 

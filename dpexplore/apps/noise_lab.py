@@ -20,10 +20,10 @@ Vinterbo 2022's multidimensional results (Lemma 8, Theorem 9, Section 4) were wi
 in an update note (the lemma is invalid, and the theorem and essentially all of the section's
 results rest on it); they are not used or shown here.
 
-The Gaussian and Subbotin minimum scales of a slider step are found by :func:`min_scale`, a
-vectorized safeguarded Newton search on log(Δ/s) (the backend's ``calibrate`` is a bisection,
-~30–300 ms per call: too slow for a slider step); it ends on the feasible side, checked with the
-backend's own δ formula, and agrees with ``mechanisms.X.calibrate`` to ~1e-12 relative (tested).
+Every scale the lab shows is the backend's: ``mechanisms.X.calibrate`` (for the Gaussian and
+Subbotin a grid bracket and a safeguarded Newton search on log(Δ/s), ~1 ms for one scale and
+~10 ms for the 61 points of a curve, ending on the feasible side of the backend's δ formula);
+:func:`min_scale` only dispatches to it (Subbotin with r = 1 to ``Laplace.calibrate``).
 
 >>> r = compute_noise_lab(NoiseSpec(eps=1.0, delta=1e-5, shape=3.0, n=1000, seed=0))
 >>> [round(float(s), 6) for s in r.scales]
@@ -42,8 +42,6 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
-from .._numerics import log_subtract
-from .._validation import as_array, check_delta, check_nonneg
 from ..mechanisms import Gaussian, Laplace, Logistic, Subbotin
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider, param_box
 from ..ui.plotwidget import PlotlyWidget
@@ -105,136 +103,40 @@ CURVE_DELTA = np.logspace(-300, math.log10(0.5), 61)
 N_DENSITY = 401
 N_BINS = 60
 SENSITIVITY = 1.0
-_X_GRID = np.linspace(-20.0, 10.0, 31)  # coarse bracket of log(Δ/s) for the Newton search
 
 
 # ------------------------------------------------------------------------------------------------
-# fast minimum scale (Gaussian, Subbotin)
+# minimum scale (Gaussian, Subbotin): the backend's calibrate
 # ------------------------------------------------------------------------------------------------
-def _unit(kind: str, d, r):
-    """The mechanism with Δ = 1 and scale 1/d (δ depends on d = Δ/s only)."""
-    return Gaussian(1.0 / d) if kind == "Gaussian" else Subbotin(1.0 / d, r)
-
-
-def _log_delta_and_slope(kind, eps, x, r):
-    """log δ(ε) at d = e^x and its derivative in x: by the envelope theorem (the root t maximises
-    F(t) − e^ε F(t − d), Vinterbo 2022 Lemma 1) ∂δ/∂d = e^ε f(t − d), so ∂ log δ/∂ log d = d e^ε f(t−d)/δ."""
-    d = np.exp(x)
-    m = _unit(kind, d, r)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if kind == "Gaussian":
-            ld = m._log_delta(eps)
-            z = d / 2.0 - eps / d
-        else:
-            z = m._std_loss_inverse(eps, d)
-            la = m._std_logcdf(z)
-            lb = eps + m._std_logcdf(z - d)
-            ld = log_subtract(la, np.minimum(lb, la))
-        slope = np.exp(x + eps + m._std_logpdf(z - d) - ld)
-    return ld, slope
-
-
-def _feasible(ld, delta):
-    with np.errstate(divide="ignore"):
-        return (ld <= np.log(delta)) & (np.exp(ld) <= delta)
-
-
 def min_scale(kind: str, eps, delta, shape=2.0, sensitivity: float = SENSITIVITY):
-    """Minimum Gaussian σ or Subbotin(r) scale s with δ(ε) ≤ ``delta`` (Vinterbo 2022 Lemma 1–2; Balle &
-    Wang 2018 Theorem 8 for the Gaussian), vectorized over ``eps``, ``delta``, ``shape``.
-
-    Safeguarded Newton on x = log(Δ/s) for log δ(x) = log δ_target, with the slope
-    ∂ log δ/∂ log d = d e^ε f(t − d)/δ (envelope theorem), inside a bracket from a coarse grid;
-    the result is the feasible end (δ(ε) ≤ delta in floating point, with the backend's formulas),
-    ~1e-13 relative above the exact minimum. Subbotin with r = 1 is Laplace (b = Δ/(ε − 2 log(1−δ))).
-    Points outside the bracket [e^-20, e^10] fall back to ``mechanisms.X.calibrate``.
+    """Minimum Gaussian σ or Subbotin(r) scale s with δ(ε) ≤ ``delta``, vectorized over ``eps``,
+    ``delta``, ``shape``: ``mechanisms.Gaussian.calibrate`` / ``mechanisms.Subbotin.calibrate``
+    (Vinterbo 2022 Lemma 1–2; Balle & Wang 2018 Theorem 8 for the Gaussian), except that
+    Subbotin with r = 1, which is Laplace noise, is ``mechanisms.Laplace.calibrate`` (the table
+    then shows the same number twice). A float for scalar arguments, else an array.
 
     >>> round(float(min_scale("Gaussian", 1.0, 1e-5)), 6)       # Gaussian.calibrate(1, 1e-5).sigma
     3.730632
     >>> min_scale("Subbotin", 1.0, 0.0, 3.0)
     Traceback (most recent call last):
     ...
-    ValueError: delta = 0 is impossible for Subbotin noise with shape r > 1 (its privacy loss is unbounded, Vinterbo 2022 Theorem 6), got delta = 0.0
+    ValueError: delta = 0 is impossible for Subbotin noise with shape > 1: its privacy loss is unbounded; got delta=0.0, shape=3.0
     """
     if kind not in ("Gaussian", "Subbotin"):
         raise ValueError(f"kind must be 'Gaussian' or 'Subbotin', got {kind!r}")
-    e = check_nonneg(eps, "eps", allow_inf=False)
-    dl = check_delta(delta, "delta")
-    r = as_array(shape, "shape", allow_inf=False)
-    if (r < 1).any():
-        raise ValueError(f"shape must be >= 1 (log-concave), got shape = {shape!r}")
-    e, dl, r = np.broadcast_arrays(e, dl, r)
-    lap = r == 1.0
-    if ((dl == 0) & ~lap).any():
-        name = "the Gaussian" if kind == "Gaussian" else "Subbotin noise with shape r > 1"
-        raise ValueError(
-            f"delta = 0 is impossible for {name} (its privacy loss is unbounded, "
-            f"Vinterbo 2022 Theorem 6), got delta = {delta!r}"
-        )
-    out = np.empty(e.shape)
+    if kind == "Gaussian":
+        return _scale_out(Gaussian.calibrate(eps, delta, sensitivity).sigma)
+    out = np.array(Subbotin.calibrate(eps, delta, sensitivity, shape=shape).scale, dtype=float)
+    lap = np.broadcast_to(np.asarray(shape, float) == 1.0, out.shape)
     if lap.any():
+        e, dl = (np.broadcast_to(np.asarray(v, float), out.shape) for v in (eps, delta))
         out[lap] = np.asarray(Laplace.calibrate(e[lap], dl[lap], sensitivity).scale)
-    rest = ~lap
-    if rest.any():
-        out[rest] = _newton_scale(kind, e[rest], dl[rest], r[rest], sensitivity)
-    return out if out.ndim else float(out)
+    return _scale_out(out)
 
 
-def _newton_scale(kind, e, dl, r, sensitivity):
-    target = np.log(dl)
-    # coarse bracket: one vectorized evaluation on the x grid
-    ld, _ = _log_delta_and_slope(kind, e[:, None], _X_GRID[None, :], r[:, None])
-    feas = _feasible(ld, dl[:, None])
-    n_feas = feas.sum(axis=1)  # feasible points form a prefix (δ increases with d)
-    inside = (n_feas >= 1) & (n_feas < _X_GRID.size)
-    out = np.empty(e.shape)
-    if (~inside).any():
-        cls = Gaussian if kind == "Gaussian" else Subbotin
-        kw = {} if kind == "Gaussian" else {"shape": r[~inside]}
-        m = cls.calibrate(e[~inside], dl[~inside], sensitivity, **kw)
-        out[~inside] = np.asarray(m.scale) / sensitivity * sensitivity
-    if not inside.any():
-        return out
-    e, dl, r, target = e[inside], dl[inside], r[inside], target[inside]
-    i = n_feas[inside] - 1
-    lo, hi = _X_GRID[i], _X_GRID[i + 1]
-    best = lo.copy()  # feasible grid point: the fallback
-    x = 0.5 * (lo + hi)
-    done = np.zeros(e.shape, bool)
-    for _ in range(40):
-        ld, slope = _log_delta_and_slope(kind, e, x, r)
-        ok = _feasible(ld, dl)
-        lo = np.where(ok & ~done, np.maximum(lo, x), lo)
-        hi = np.where(~ok & ~done, np.minimum(hi, x), hi)
-        g = ld - target
-        with np.errstate(invalid="ignore", divide="ignore"):
-            newton = x - g / slope
-        good = np.isfinite(newton) & (newton > lo) & (newton < hi)
-        new = np.where(good, newton, 0.5 * (lo + hi))
-        conv = (
-            (np.abs(new - x) <= 1e-14 * (1.0 + np.abs(x)))
-            | (hi - lo <= 4e-16 * (1.0 + np.abs(lo)))
-            | (np.abs(g) <= 1e-14 * (1.0 + np.abs(target)))
-        )
-        done = done | conv
-        x = np.where(done, x, new)
-        if done.all():
-            break
-    # end on the feasible side: step down from the root until δ(ε) ≤ target holds
-    # (checked with the backend's full δ formula, which includes Subbotin's deep-tail form)
-    cand = x
-    settled = np.zeros(e.shape, bool)
-    for k in range(14):
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ld = _unit(kind, np.exp(cand), r)._log_delta(e)
-        ok = _feasible(ld, dl) & ~settled
-        best = np.where(ok, cand, best)
-        settled = settled | ok
-        if settled.all():
-            break
-        cand = np.where(settled, cand, x - (1.0 + np.abs(x)) * 1e-14 * 4.0 ** (k + 1))
-    out[inside] = sensitivity / np.exp(best)
-    return out
+def _scale_out(scale):
+    out = np.asarray(scale, dtype=float)
+    return float(out) if out.ndim == 0 else np.array(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -273,8 +175,8 @@ def _ratio_maps_compute(progress):
 def ratio_maps(progress=None) -> dict[str, np.ndarray]:
     """The variance ratios of Vinterbo 2022 Figure 1 (a–c) on the grid ``GRID_DELTA × GRID_EPS`` (rows δ,
     columns ε), Δ = 1: Var(Laplace)/Var(Logistic), Var(Laplace)/Var(Gaussian),
-    Var(Logistic)/Var(Gaussian), with every scale from ``mechanisms.X.calibrate`` (the backend's
-    bisection, ~0.15 s for the Gaussian grid). Computed once per process and kept;
+    Var(Logistic)/Var(Gaussian), with every scale from ``mechanisms.X.calibrate``. Computed once
+    per process and kept;
     ``progress(i, n)`` is called per grid row while computing.
 
     >>> m = ratio_maps()

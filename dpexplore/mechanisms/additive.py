@@ -11,11 +11,20 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._numerics import LOG_HALF, down, expm1mx, gaussian_log_delta, log1mexp, log_subtract, up
+from .._numerics import (
+    LOG_HALF,
+    bracket_search,
+    down,
+    expm1mx,
+    gaussian_log_delta,
+    grow_bracket,
+    log1mexp,
+    log_subtract,
+    newton_search,
+    up,
+)
 from .._validation import as_array, check_alpha, check_positive, scalar_out
 from ._base import (
-    _BISECT_STEPS,
-    _MAX_DOUBLINGS,
     _SHAPE_MAX,
     _store,
     _check_sensitivity,
@@ -30,6 +39,23 @@ from ._base import (
 
 
 __all__ = ["AdditiveNoiseMechanism", "Laplace", "Gaussian", "Logistic", "Subbotin"]
+
+#: log(Δ/s) of calibrate's coarse bracket (one vectorised evaluation; beyond it the bracket grows)
+_LOGD_GRID = np.linspace(-20.0, 10.0, 31)
+#: calibrate's Newton steps (from a grid cell it converges in ~4; the rest are bisections) and
+#: its stopping step in log d (quadratic convergence: the next iterate is good to ~1e-16)
+_NEWTON_STEPS = 12
+_NEWTON_ATOL = 1e-8
+#: ulps of log d around Newton's iterate in calibrate's first window: every float within 16, then
+#: powers of 2 to 2^16 either side (Newton's iterate is within the noise of log δ of the crossing:
+#: a few ulps for the Gaussian, up to ~1e-10 relative for Subbotin at tiny ε); the next windows
+#: split the gap left into 17 (at most ``_WINDOWS`` windows, then bisection)
+_LADDER = 2.0 ** np.arange(5, 17)
+_WINDOW = np.concatenate([-_LADDER[::-1], np.arange(-16.0, 17.0), _LADDER])
+_SPLIT = np.arange(1.0, 17.0) / 17.0
+_WINDOWS = 8
+_TINY = np.nextafter(0.0, 1.0)  # the feasibility residual's sign: never 0
+_U = np.finfo(float).eps  # 2^-52
 
 
 # ------------------------------------------------------------------------------------------------
@@ -187,68 +213,144 @@ class AdditiveNoiseMechanism(_Mechanism):
         return self._sample(_size(size), _rng(rng))
 
     # calibration ----------------------------------------------------------------------------------
+    def _log_delta_and_root(self, eps):
+        """(log δ(ε), z): the profile and the root z of ℓ = ε in standard units (t/s), which the
+        slope of :meth:`_log_delta_slope` needs. Here ``_log_delta`` and ``_std_loss_inverse``
+        (closed forms for Laplace, Gaussian, Logistic); Subbotin, whose δ solves for the root
+        itself, overrides it to solve it once."""
+        eps = np.asarray(eps, float)
+        shape = np.broadcast_shapes(eps.shape, self._param_shape())
+        e = np.broadcast_to(eps, shape)
+        d = np.broadcast_to(self._d, shape)
+        live = e < np.broadcast_to(np.asarray(self.eps_max, float), shape)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            z = self._std_loss_inverse(np.where(live, e, 0.0), d)
+        return self._log_delta(eps), z
+
+    def _log_delta_slope(self, eps):
+        """(log δ(ε), ∂ log δ/∂ log d) at d = Δ/s. By the envelope theorem (t maximises
+        F(t) − e^ε F(t − d), the root of ℓ(t) = ε: Vinterbo 2022 Lemma 1) ∂δ/∂d = e^ε f(z − d),
+        so ∂ log δ/∂ log d = d e^ε f(z − d)/δ (standard units; not finite where δ = 0)."""
+        ld, z = self._log_delta_and_root(eps)
+        d = self._d
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            slope = np.exp(np.log(d) + eps + self._std_logpdf(z - d) - ld)
+        return ld, slope
+
     @classmethod
     def _calibrate_d(cls, eps, delta, **shape):
-        """The largest d = Δ/s with log δ(ε) ≤ log δ_target, by bracketing bisection in log d
-        (δ is non-decreasing in d, Vinterbo 2022 Lemma 2); returns the lower bracket end (safe side)."""
-        eps, delta = np.broadcast_arrays(np.asarray(eps, float), np.asarray(delta, float))
-        extra = {k: np.broadcast_to(np.asarray(v, float), eps.shape) for k, v in shape.items()}
+        """The largest d = Δ/s with log δ(ε) ≤ log δ_target and δ ≤ δ_target (``within``), δ
+        non-decreasing in d (Vinterbo 2022 Lemma 2), searched on the floats of x = log d:
+
+        1. bracket: one vectorised evaluation on ``_LOGD_GRID`` (the last feasible point before
+           the first infeasible one, and that one), grown by ``grow_bracket`` where the crossing
+           lies outside the grid (down to e^-708: beyond, ValueError; up to e^700);
+        2. ``newton_search`` on log δ(x) − log δ_target from the secant point of the grid cell,
+           with the slope of :meth:`_log_delta_slope`; the residual's sign is the feasibility
+           test's, so the bracket's lower end stays feasible and its upper end infeasible;
+        3. one evaluation on a window of floats around Newton's last iterate (``_WINDOW`` ulps of
+           x, at least 2⁻⁵⁴: below an ulp of d): the new upper end is the *lowest* infeasible
+           point of the window and the bracket, the lower end the point below it; where they are
+           not adjacent floats (one ulp; 2⁻⁵⁴ for |x| < ¼), windows of 16 points split the gap
+           (``bracket_search``, bisection, after ``_WINDOWS`` of them).
+
+        Returns e^lo, lo the feasible end: which end moves is decided by the feasibility test with
+        the full δ formula, so the result is on the safe side whatever the rounding of log δ or of
+        the steps; and it lies below every infeasible point the search evaluated (it is the largest
+        feasible point evaluated under the lowest infeasible one), so where the computed δ is not
+        monotone in its last digits it ends under the lowest crossing seen, not at the largest
+        feasible d (above an infeasible one) that a search may happen to find."""
+        # ε, δ and shape parameters broadcast together (an array of shapes with one ε, δ too)
+        eps, delta, *params = np.broadcast_arrays(*(np.asarray(v, float) for v in (eps, delta, *shape.values())))
+        out_shape = eps.shape
+        e, dl = eps.ravel(), delta.ravel()
+        extra = {k: v.ravel() for k, v in zip(shape, params)}
         with np.errstate(divide="ignore"):
-            target = np.log(delta)
+            target = np.log(dl)
 
-        def ld(logd):
-            m = cls._from_d(np.exp(logd), **extra)
-            return m._log_delta(eps)
+        def unit(x):
+            """The mechanism with d = e^x (x of shape (n,) or (n, k)) and the ε, δ to match."""
+            ax = (slice(None), None) if np.ndim(x) == 2 else slice(None)
+            return cls._from_d(np.exp(x), **{k: v[ax] for k, v in extra.items()}), e[ax], dl[ax]
 
-        def feasible(logd):
-            return _within(ld(logd), delta)
+        def feasible(x):
+            m, ee, dd = unit(x)
+            return _within(m._log_delta(ee), dd)
 
-        lo = np.full(eps.shape, -1.0)  # log d, grown down until feasible
-        hi = np.full(eps.shape, 1.0)  # log d, grown up until infeasible
-        for _ in range(_MAX_DOUBLINGS):
-            bad = ~feasible(lo)
-            if not bad.any():
-                break
-            if (bad & (lo <= -708.0)).any():  # d = Δ/s below e^-708: s beyond the float range
+        # 1. coarse bracket: the first infeasible grid point and the one before it
+        grid = np.broadcast_to(_LOGD_GRID, (e.size, _LOGD_GRID.size))
+        m, ee, dd = unit(grid)
+        lgrid = m._log_delta(ee)
+        ok = _within(lgrid, dd)
+        first_bad = np.where(ok.all(axis=1), grid.shape[1], np.argmin(ok, axis=1))
+        rows = np.arange(e.size)
+        i_lo, i_hi = np.maximum(first_bad - 1, 0), np.minimum(first_bad, grid.shape[1] - 1)
+        lo, hi = grid[rows, i_lo], grid[rows, i_hi]
+        with np.errstate(invalid="ignore", divide="ignore"):  # the secant point of the cell
+            g_lo, g_hi = lgrid[rows, i_lo] - target, lgrid[rows, i_hi] - target
+            x0 = lo - g_lo * (hi - lo) / (g_hi - g_lo)
+        below, above = first_bad == 0, first_bad == grid.shape[1]
+        if below.any():  # infeasible at the grid's smallest d: grow down (d = e^-708 at most)
+            hi = np.where(below, grid[0, 0], hi)
+            lo = np.where(below, 2.0 * grid[0, 0] - 1.0, lo)
+            hi, lo = grow_bracket(
+                feasible,
+                hi,
+                lo,
+                grow=lambda x: np.maximum(2.0 * x - 1.0, -708.0),
+                stop=lambda x: x <= -708.0,
+                active=below,
+                fill=-1.0,
+            )
+            at_floor = below & (lo <= -708.0)
+            if (at_floor & ~feasible(np.where(at_floor, -708.0, -1.0))).any():
+                # d = Δ/s below e^-708: s beyond the float range
                 raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the float range")
-            hi = np.where(bad, lo, hi)
-            lo = np.where(bad, np.maximum(lo - (1.0 + np.abs(lo)), -708.0), lo)
-        for _ in range(_MAX_DOUBLINGS):
-            good = feasible(hi) & (hi < 700.0)
-            if not good.any():
+        if above.any():  # feasible at the grid's largest d: grow up (to e^700)
+            lo = np.where(above, grid[0, -1], lo)
+            hi = np.where(above, 2.0 * grid[0, -1] + 1.0, hi)
+            lo, hi = grow_bracket(
+                lambda x: ~feasible(x),
+                lo,
+                hi,
+                grow=lambda x: np.minimum(2.0 * x + 1.0, 700.0),
+                stop=lambda x: x >= 700.0,
+                active=above,
+                fill=1.0,
+            )
+        x0 = np.where(np.isfinite(x0) & (x0 > lo) & (x0 < hi), x0, 0.5 * (lo + hi))
+
+        # 2. safeguarded Newton; the residual's sign is the feasibility test's
+        def residual(x):
+            m, ee, dd = unit(x)
+            ld, slope = m._log_delta_slope(ee)
+            with np.errstate(invalid="ignore"):  # log δ = target = −inf: 0 (the sign decides)
+                g = np.nan_to_num(ld - target, nan=0.0, posinf=np.inf, neginf=-np.inf)
+            return np.where(_within(ld, dd), np.minimum(g, -_TINY), np.maximum(g, _TINY)), slope
+
+        x, lo, hi = newton_search(residual, x0, lo, hi, steps=_NEWTON_STEPS, atol=_NEWTON_ATOL, freeze=True)
+
+        # 3. windows: first floats around the iterate (every one within 16 ulps, a ladder of
+        # powers of 2 beyond), then evenly spaced points in the gap left; each keeps the lowest
+        # infeasible point (of the window and the bracket) as hi, the point below it as lo
+        u = np.maximum(np.spacing(np.abs(x)), 2.0**-54)
+        pts = x[:, None] + _WINDOW[None, :] * u[:, None]
+        wide = np.ones(e.size, dtype=bool)
+        for _ in range(_WINDOWS):
+            pts = np.clip(np.where(wide[:, None], pts, lo[:, None]), lo[:, None], hi[:, None])
+            # a point clipped to an end takes that end's side
+            ok = (feasible(pts) | (pts <= lo[:, None])) & (pts < hi[:, None])
+            allp = np.concatenate([lo[:, None], pts, hi[:, None]], axis=1)
+            ok = np.concatenate([np.ones((e.size, 1), bool), ok, np.zeros((e.size, 1), bool)], axis=1)
+            j = np.argmin(ok, axis=1)  # the lowest infeasible point (≥ 1: lo is feasible)
+            lo, hi = allp[rows, j - 1], allp[rows, j]
+            wide = hi - lo > 1.5 * np.maximum(np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 2.0**-54)
+            if not wide.any():
                 break
-            lo = np.where(good, hi, lo)
-            hi = np.where(good, np.minimum(hi + (1.0 + np.abs(hi)), 700.0), hi)
-        # Shrink [lo, hi] keeping lo feasible and hi infeasible. The next point is proposed by
-        # the Illinois variant of regula falsi on g = log δ − log δ_target (superlinear: ~10
-        # evaluations instead of ~55 for bisection to the last ulp), by bisection where g is not
-        # finite at both ends or every 4th step (a safeguard); which end moves is decided by
-        # the feasibility test alone, so the result is on the safe side whatever g's rounding.
-        with np.errstate(invalid="ignore"):  # log δ = target = -inf: nan, bisected below
-            glo, ghi = ld(lo) - target, ld(hi) - target
-        last = np.zeros(eps.shape, dtype=int)  # +1: lo moved last time, -1: hi moved
-        for step in range(2 * _BISECT_STEPS):
-            width = hi - lo
-            if np.all(width <= 2 * np.spacing(np.abs(lo) + 1e-300)):
-                break
-            mid = 0.5 * (lo + hi)
-            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                rf = lo - glo * (width / (ghi - glo))
-            use_rf = np.isfinite(glo) & np.isfinite(ghi) & (glo < ghi) & np.isfinite(rf) & (step % 4 != 3)
-            # stay strictly inside the bracket (a point at an end would not shrink it)
-            x = np.where(use_rf, np.clip(rf, lo + width / 1024, hi - width / 1024), mid)
-            x = np.where((x > lo) & (x < hi), x, mid)
-            gx = ld(x)
-            ok = _within(gx, delta)
-            with np.errstate(invalid="ignore"):
-                gx = gx - target
-            # Illinois: an end kept twice in a row has its g halved, so it moves next
-            glo = np.where(ok, gx, np.where(last == -1, glo / 2, glo))
-            ghi = np.where(ok, np.where(last == 1, ghi / 2, ghi), gx)
-            last = np.where(ok, 1, -1)
-            lo = np.where(ok, x, lo)
-            hi = np.where(ok, hi, x)
-        return np.exp(lo)
+            pts = lo[:, None] + (hi - lo)[:, None] * _SPLIT[None, :]
+        else:  # a gap left after the windows (not seen on the test grids): bisection
+            lo = bracket_search(feasible, lo, hi, safe="lo", ulps=1.0, atol=2.0**-54, active=wide, freeze=True)
+        return np.exp(lo).reshape(out_shape)
 
     @classmethod
     def _safe_scale(cls, scale, eps, delta, sensitivity, **shape):
@@ -541,8 +643,9 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0):
         """Minimum σ with δ(ε) ≤ delta (Balle & Wang 2018; Vinterbo 2022 Lemma 2 monotonicity): a
-        bracketing bisection on log(Δ/σ) that ends on the feasible side, so σ is rounded up by
-        at most ~1e-15 relative. δ = 0 is impossible (the Gaussian is not pure DP).
+        grid bracket, a safeguarded Newton search on log(Δ/σ) (slope by the envelope theorem) and
+        a window of floats around its root, ending on the feasible side (``_calibrate_d``), so σ
+        is rounded up by ~1 ulp of log(Δ/σ). δ = 0 is impossible (the Gaussian is not pure DP).
 
         >>> m = Gaussian.calibrate(1.0, 1e-5)
         >>> round(m.sigma, 6), m.delta(1.0) <= 1e-5
@@ -688,12 +791,13 @@ def _log_gammaincc(a, x):
 def _gammaincc_cf(a, x):
     """h(a, x) = 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) with Q(a, x) = e^{−x} x^a h / Γ(a),
     by modified Lentz (Press et al. 2007, Numerical Recipes §6.2); for x ≥ 30, 0 < a ≤ 1 it converges in a few
-    steps to a relative 1e-15."""
+    steps to a relative 1e-15 (each element stops where its own step is within 1e-15 of 1)."""
     tiny = 1e-300
     b = x + 1.0 - a
     c = np.full(np.shape(a), 1.0 / tiny)
     dd = 1.0 / b
     h = dd.copy()
+    done = np.zeros(np.shape(h), dtype=bool)
     for i in range(1, 200):
         an = -i * (i - a)
         b = b + 2.0
@@ -703,8 +807,11 @@ def _gammaincc_cf(a, x):
         c = np.where(np.abs(c) < tiny, tiny, c)
         dd = 1.0 / dd
         delta = dd * c
-        h = h * delta
-        if np.all(np.abs(delta - 1.0) < 1e-15):
+        # an element stops where it converged, so its value does not depend on the others in
+        # the array (a scale calibrated in a batch must meet its target when checked alone)
+        h = np.where(done, h, h * delta)
+        done = done | (np.abs(delta - 1.0) < 1e-15)
+        if done.all():
             break
     return h
 
@@ -874,7 +981,12 @@ class Subbotin(AdditiveNoiseMechanism):
         return h - u
 
     def _log_delta(self, eps):
-        """Vinterbo 2022 Lemma 1 as in the base class, plus a deep-tail form. With t/s = z1 < 0,
+        """Vinterbo 2022 Lemma 1 with a deep-tail form: see :meth:`_log_delta_and_root`."""
+        return self._log_delta_and_root(eps)[0]
+
+    def _log_delta_and_root(self, eps):
+        """(log δ(ε), z1), z1 the root of ℓ = ε in standard units: Vinterbo 2022 Lemma 1 as in the
+        base class, plus a deep-tail form. With t/s = z1 < 0,
         x1 = |z1|^r/r ≥ 30 and x2 = x1 + ε (= |z1 − d|^r/r at the root), F(z) = ½Q(1/r, x) and
         the log Mills ratio M = log F − log f = (1 − r) log|z| + log S(x) give
 
@@ -900,7 +1012,7 @@ class Subbotin(AdditiveNoiseMechanism):
                 rt, zt, et, xt = r[tail], z1[tail], e_in[tail], x1[tail]
                 diff = (1.0 - rt) * np.log1p(d[tail] / np.abs(zt)) + _log_mills_diff(1.0 / rt, xt, et)
                 out[tail] = la[tail] + log1mexp(np.minimum(diff, 0.0))
-        return np.where(live, out, -np.inf)
+        return np.where(live, out, -np.inf), z1
 
     def _sample(self, size, rng):
         r = self.shape
@@ -928,9 +1040,10 @@ class Subbotin(AdditiveNoiseMechanism):
 
     @classmethod
     def calibrate(cls, eps, delta=0.0, sensitivity=1.0, shape=2.0):
-        """Minimum scale s with δ(ε) ≤ delta (Vinterbo 2022 Lemma 1–2): bracketing bisection on log(Δ/s)
-        ending on the feasible side (s rounded up by ~1e-15 relative). δ = 0 is impossible for
-        r > 1 (unbounded privacy loss); for r = 1 it gives s = Δ/ε.
+        """Minimum scale s with δ(ε) ≤ delta (Vinterbo 2022 Lemma 1–2): a grid bracket, a safeguarded
+        Newton search on log(Δ/s) (slope by the envelope theorem) and a window of floats around its
+        root, ending on the feasible side (``_calibrate_d``; s rounded up by ~1 ulp of log(Δ/s)).
+        δ = 0 is impossible for r > 1 (unbounded privacy loss); for r = 1 it gives s = Δ/ε.
 
         >>> m = Subbotin.calibrate(1.0, 1e-5, shape=2.0)
         >>> abs(m.scale - Gaussian.calibrate(1.0, 1e-5).sigma) < 1e-9
