@@ -455,6 +455,39 @@ def round_down_ulps(x, ulps: float = ULPS):
     return np.where(np.isfinite(x), np.maximum(down(x, Margin(ulps=ulps)), 0.0), x)
 
 
+def ceil_significant(x: float, digits: int):
+    """``x`` rounded UP (toward +inf) to ``digits`` significant decimal digits, as a
+    ``decimal.Decimal``: the float's shortest decimal form (its ``repr``) is rounded with
+    ROUND_CEILING, re-quantized when the rounding adds a digit (9.9996 → 10.00). Callers pass a
+    finite nonzero x. The one rounding of printed upper bounds (cards' numbers, a σ to set).
+
+    >>> str(ceil_significant(1.001, 3)), str(ceil_significant(9.9996, 4)), str(ceil_significant(-1.234, 2))
+    ('1.01', '10.00', '-1.2')
+    """
+    from decimal import ROUND_CEILING, Decimal
+
+    d = Decimal(repr(float(x)))
+    exp = d.adjusted()
+    q = d.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
+    if q.adjusted() != exp:
+        exp = q.adjusted()
+        q = q.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
+    return q
+
+
+def round_up_significant(x: float, digits: int) -> float:
+    """The float of :func:`ceil_significant`: never below ``x`` (the decimal is ≥ x's repr, and the
+    float nearest to it is ≥ x, since x is a float). 0 and ±inf are returned as they are.
+
+    >>> round_up_significant(1.001, 3), round_up_significant(3.7306, 3), round_up_significant(2.0, 3)
+    (1.01, 3.74, 2.0)
+    """
+    x = float(x)
+    if x == 0.0 or not math.isfinite(x):
+        return x
+    return float(ceil_significant(x, digits))
+
+
 def bracket_search(
     ok,
     lo,

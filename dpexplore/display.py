@@ -33,7 +33,7 @@ import html
 import math
 import weakref
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
+from ._numerics import ceil_significant
 
 import numpy as np
 
@@ -91,12 +91,8 @@ def format_up(x, digits: int = DIGITS) -> str:
     if x == 0.0:
         return "0"
     # the float's shortest decimal form (repr: 0.1, not 0.1000000000000000055…), rounded up
-    d = Decimal(repr(x))
-    exp = d.adjusted()
-    q = d.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
-    if q.adjusted() != exp:  # 9.9996 → 10.00: one digit more, re-quantize
-        exp = q.adjusted()
-        q = q.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_CEILING)
+    q = ceil_significant(x, digits)
+    exp = q.adjusted()
     if -4 <= exp < 4:
         return f"{q:f}"
     mant = q.scaleb(-exp)

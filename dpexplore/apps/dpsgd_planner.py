@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
+from .._numerics import round_up_significant
 from ..bibliography.references import cite
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, param_slider
 from ..ui.plotwidget import PlotlyWidget
@@ -184,14 +185,13 @@ def compute_planner(spec: PlannerSpec) -> PlannerResult:
 
 
 def sigma_for_target(spec: PlannerSpec) -> float:
-    """The smallest noise multiplier (rounded up, 3 significant digits) for which the run of
-    ``spec`` is (target_eps, δ)-DP under the tight accountant
-    (:func:`dpexplore.accounting.composition.dpsgd_sigma`)."""
+    """The smallest noise multiplier for which the run of ``spec`` is (target_eps, δ)-DP under the
+    tight accountant (:func:`dpexplore.accounting.composition.dpsgd_sigma`), rounded up to 3
+    significant digits (never down: 1.001 gives 1.01)."""
     from ..accounting import composition as C
 
     spec.check()
-    s = C.dpsgd_sigma(spec.target_eps, spec.delta, spec.q, spec.steps)
-    return float(f"{s * (1 + 1e-3):.3g}") if float(f"{s:.3g}") < s else float(f"{s:.3g}")
+    return round_up_significant(C.dpsgd_sigma(spec.target_eps, spec.delta, spec.q, spec.steps), 3)
 
 
 def _fmt_eps(e: float) -> str:

@@ -278,3 +278,22 @@ def test_newton_illinois_and_golden():
     # golden_min: the smallest value evaluated, never below the true minimum
     best = golden_min(lambda x: (x - 0.3) ** 2 + 1.0, np.zeros(2), np.ones(2))
     assert np.all(best >= 1.0) and np.all(best <= 1.0 + 1e-15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    x=st.one_of(st.floats(1e-300, 1e300), st.floats(-1e300, -1e-300), st.sampled_from([1.001, 9.9996, 0.1, 1e-7])),
+    digits=st.integers(1, 6),
+)
+def test_round_up_significant_never_below_and_at_most_digits(x, digits):
+    from decimal import Decimal
+
+    from dpexplore._numerics import ceil_significant, round_up_significant
+
+    y = round_up_significant(x, digits)
+    assert y >= x
+    q = ceil_significant(x, digits)
+    assert len(q.as_tuple().digits) <= digits and Decimal(repr(x)) <= q
+    # the next value down with `digits` digits is below x: the rounding is tight
+    step = Decimal(1).scaleb(q.adjusted() - digits + 1)
+    assert q - step < Decimal(repr(x))

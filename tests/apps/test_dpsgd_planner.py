@@ -62,6 +62,14 @@ def test_sigma_for_target_meets_the_target():
     assert C.dpsgd_epsilon(s * 0.99, spec.q, spec.steps, spec.delta) > 2.0 * 0.97
 
 
+@pytest.mark.parametrize("exact, shown", [(1.001, 1.01), (1.0, 1.0), (4.0001, 4.01), (9.9991, 10.0), (0.123456, 0.124)])
+def test_sigma_for_target_rounds_up_never_down(monkeypatch, exact, shown):
+    """The σ to set is the tight σ rounded UP to 3 digits: 1.001 once came out as 1.0 (rounded to
+    3 digits after a 1e-3 nudge), below what the target ε needs."""
+    monkeypatch.setattr(C, "dpsgd_sigma", lambda *a, **k: exact)
+    assert P.sigma_for_target(P.PlannerSpec(target_eps=2.0)) == shown
+
+
 def test_button_sets_sigma_and_the_plots_follow():
     app = P.build_dpsgd_planner()
     button = next(w for w in app.widgets() if getattr(w, "description", "") == "Set σ for the target ε")
