@@ -143,14 +143,9 @@ def _scale_out(scale):
 # variance-ratio maps (Vinterbo 2022 Figure 1), computed once
 # ------------------------------------------------------------------------------------------------
 def _variances(scales, shape):
-    """Var of Laplace 2b², Logistic π²s²/3, Gaussian σ², Subbotin s² r^{2/r} Γ(3/r)/Γ(1/r)."""
-    b, s, sigma, sub = scales
-    return (
-        2.0 * b**2,
-        math.pi**2 * s**2 / 3.0,
-        sigma**2,
-        np.asarray(Subbotin(sub, shape).variance) if np.ndim(sub) else Subbotin(sub, shape).variance,
-    )
+    """The four noises' variances from the backend (``.variance``: Laplace 2b², Logistic π²s²/3,
+    Gaussian σ², Subbotin s² r^{2/r} Γ(3/r)/Γ(1/r))."""
+    return tuple(m.variance for m in _mechs(scales, shape))
 
 
 _MAPS: dict[str, np.ndarray] = {}  # filled once, on first use (not at import time)
@@ -165,7 +160,7 @@ def _ratio_maps_compute(progress):
         gau[i] = np.asarray(Gaussian.calibrate(E[i], D[i]).sigma)
         if progress is not None:
             progress(i + 1, E.shape[0])
-    var = (2.0 * lap**2, math.pi**2 * logi**2 / 3.0, gau**2)
+    var = (np.asarray(Laplace(lap).variance), np.asarray(Logistic(logi).variance), np.asarray(Gaussian(gau).variance))
     maps = {key: var[a] / var[b] for key, (a, b, _) in PAIRS.items()}
     for v in maps.values():
         v.setflags(write=False)
