@@ -23,14 +23,19 @@ __all__ = [
 ]
 
 
-def _median_inputs(data, lower, upper):
-    x = _values(data, "data").ravel()
-    if x.size == 0:
-        raise ValueError(f"data must be non-empty, got {data!r}")
+def _bounds(lower, upper) -> tuple[float, float]:
     lo = _real(lower, "lower")
     hi = _real(upper, "upper")
     if not hi > lo:
         raise ValueError(f"upper must be > lower, got lower={lower!r}, upper={upper!r}")
+    return lo, hi
+
+
+def _median_inputs(data, lower, upper):
+    x = _values(data, "data").ravel()
+    if x.size == 0:
+        raise ValueError(f"data must be non-empty, got {data!r}")
+    lo, hi = _bounds(lower, upper)
     return np.sort(x), lo, hi
 
 
@@ -153,10 +158,7 @@ def laplace_median_error_bound(eps, lower, upper, beta):
     2.995732
     """
     e = check_positive(eps, "eps")
-    lo = _real(lower, "lower")
-    hi = _real(upper, "upper")
-    if not hi > lo:
-        raise ValueError(f"upper must be > lower, got lower={lower!r}, upper={upper!r}")
+    lo, hi = _bounds(lower, upper)
     b = _delta_open(beta, "beta")
     with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
         return scalar_out((hi - lo) / e * np.log(1.0 / b))
@@ -164,10 +166,7 @@ def laplace_median_error_bound(eps, lower, upper, beta):
 
 def _laplace_median_inputs(eps, median, lower, upper):
     e = check_positive(eps, "eps")
-    lo = _real(lower, "lower")
-    hi = _real(upper, "upper")
-    if not hi > lo:
-        raise ValueError(f"upper must be > lower, got lower={lower!r}, upper={upper!r}")
+    lo, hi = _bounds(lower, upper)
     m = _real(median, "median")
     if not lo <= m <= hi:
         raise ValueError(f"median must lie in [lower, upper] = [{lo!r}, {hi!r}], got median={median!r}")
