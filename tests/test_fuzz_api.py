@@ -1308,6 +1308,8 @@ def _counting_queries(data):
     "algorithms.inverse_sensitivity_median_loss",
     "algorithms.inverse_sensitivity_median_probs",
     "algorithms.inverse_sensitivity_median_bound",
+    "algorithms.inverse_sensitivity_median_error_cdf",
+    "algorithms.inverse_sensitivity_median_mean_error",
     "algorithms.laplace_median",
     "algorithms.laplace_median_error_bound",
     "algorithms.laplace_median_error_cdf",
@@ -1336,6 +1338,14 @@ def _median(data):
     out = call(algorithms.inverse_sensitivity_median_bound, x, e, b, lo, hi, grid)
     if ok(out):
         no_nan(out)
+    ee = data.draw(mix(positive), label="eps_array")
+    out = call(algorithms.inverse_sensitivity_median_mean_error, x, ee, lo, hi, grid)
+    if ok(out):  # a mean distance
+        is_nonneg(out)
+    t = data.draw(mix(st.floats(-1, 20)), label="t")
+    out = call(algorithms.inverse_sensitivity_median_error_cdf, t, x, e, lo, hi, grid)
+    if ok(out):
+        is_delta(out)
     out = call(algorithms.laplace_median, x, e, lo, hi, rng)
     if ok(out):
         no_nan(out)
@@ -1343,12 +1353,10 @@ def _median(data):
     if ok(out):
         is_nonneg(out)
     med = data.draw(mix(st.floats(-5, 5), arrays=False), label="median")
-    ee = data.draw(mix(positive), label="eps_array")
     out = call(algorithms.laplace_median_mean_error, ee, med, lo, hi)
     if ok(out):
         is_nonneg(out)
         assert np.all(np.asarray(out) <= hi - lo)
-    t = data.draw(mix(st.floats(-1, 20)), label="t")
     out = call(algorithms.laplace_median_error_cdf, t, e, med, lo, hi)
     if ok(out):
         is_delta(out)

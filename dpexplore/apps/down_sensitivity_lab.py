@@ -180,6 +180,7 @@ class DownSensitivityResult:
     f_value: float  # f(x) on Y
     tau: int  # Steinke 2023b, Theorem 4's τ
     ds2tau: float  # DS^{2τ}_f(x)
+    low: float  # the guaranteed lower end f(x) − DS^{2τ}_f(x) of Steinke 2023b, Theorem 4
     shifted: np.ndarray  # ℓ*(x, y) on Y (Steinke 2023b, eq. (B))
     pmf_em: np.ndarray  # Steinke 2023b, Theorem 4's exact output distribution on Y
     acc_em: float  # P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}] for it
@@ -194,11 +195,6 @@ class DownSensitivityResult:
     stats: tuple  # MethodStats per method
     window: tuple  # (lo, hi): the x range of the estimate plot
     loss_window: tuple  # (i0, i1): the slice of Y of the loss plot
-
-    @property
-    def low(self) -> float:
-        """The guaranteed lower end f(x) − DS^{2τ}_f(x) of Steinke 2023b, Theorem 4."""
-        return self.f_value - self.ds2tau
 
 
 def _check_spec(spec: DownSensitivitySpec) -> None:
@@ -242,17 +238,7 @@ def dataset(query: str, shape: str, n: int, spread: float, seed: int) -> np.ndar
     return x
 
 
-def _pmf_quantile(grid: np.ndarray, pmf: np.ndarray, p: float) -> float:
-    cdf = np.cumsum(pmf)
-    return float(grid[min(int(np.searchsorted(cdf, p)), grid.size - 1)])
-
-
-def _pmf_stats(grid, pmf, f) -> MethodStats:
-    q05, med, q95 = (_pmf_quantile(grid, pmf, p) for p in QUANTILES)
-    return MethodStats(med, q05, q95, float(np.sqrt(np.sum(pmf * (grid - f) ** 2))))
-
-
-def _laplace_stats(est: ds.LaplaceEstimate, f) -> MethodStats:
+def _stats(est: ds.GridEstimate | ds.LaplaceEstimate, f) -> MethodStats:
     q05, med, q95 = (float(est.quantile(p)) for p in QUANTILES)
     return MethodStats(med, q05, q95, float(est.rmse(f)))
 
@@ -281,16 +267,17 @@ def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityRe
         glob = ds.laplace_clipped_user_sum(x, float(grid[-1]), spec.eps)
     f = ds.value_from_losses(loss, grid)
     tau = ds.shifted_inverse_tau(spec.eps, spec.beta, grid.size)
-    ds2 = float(ds.down_sensitivity(loss, grid, 2 * tau))
+    low, _, ds2 = ds.accuracy_range(loss, grid, tau)
     pmf_em = ds.shifted_inverse_pmf(loss, spec.eps, tau)
     sigma, tau_bs = ds.binary_search_params(grid.size, spec.beta, eps=spec.eps)
     pmf_bs = ds.binary_search_pmf(loss, sigma, tau_bs)
-    stats = (_pmf_stats(grid, pmf_em, f), _pmf_stats(grid, pmf_bs, f), _laplace_stats(clip, f), _laplace_stats(glob, f))
+    em, bs = ds.GridEstimate(grid, pmf_em), ds.GridEstimate(grid, pmf_bs)
+    stats = tuple(_stats(est, f) for est in (em, bs, clip, glob))
     # the estimate plot's x range: where the shifted inverse estimates, the clipped baseline and
     # the true value lie (the global baseline is spread far wider: it shows as a flat line;
     # (the exponential mechanism's thin uniform tail above f(x), at most β in all, may reach past it)
-    lo = min(_pmf_quantile(grid, pmf_em, 0.005), _pmf_quantile(grid, pmf_bs, 0.005), f - ds2, stats[2].q05)
-    hi = max(f, stats[2].q95, _pmf_quantile(grid, pmf_em, 0.95), _pmf_quantile(grid, pmf_bs, 0.95))
+    lo = min(float(em.quantile(0.005)), float(bs.quantile(0.005)), low, stats[2].q05)
+    hi = max(f, stats[2].q95, float(em.quantile(0.95)), float(bs.quantile(0.95)))
     step = float(grid[1] - grid[0])
     pad = max(0.06 * (hi - lo), 5 * step)
     # the loss plot's slice of Y: from where ℓ ≤ 4τ to a little past f(x)
@@ -307,13 +294,14 @@ def compute_down_sensitivity_lab(spec: DownSensitivitySpec) -> DownSensitivityRe
         f_value=f,
         tau=tau,
         ds2tau=ds2,
+        low=low,
         shifted=ds.shifted_loss(loss, tau),
         pmf_em=pmf_em,
         acc_em=ds.accuracy_probability(pmf_em, loss, grid, tau),
         sigma_bs=sigma,
         tau_bs=tau_bs,
         steps_bs=ds.binary_search_steps(grid.size),
-        ds_bs=float(ds.down_sensitivity(loss, grid, math.floor(2 * tau_bs))),
+        ds_bs=ds.accuracy_range(loss, grid, tau_bs)[2],
         pmf_bs=pmf_bs,
         acc_bs=ds.accuracy_probability(pmf_bs, loss, grid, tau_bs),
         clip=clip,
@@ -542,7 +530,6 @@ class DownSensitivityController(Controller):
         outlier = f"x[-1] = {OUTLIER[s.query]!r}   # one huge outlier\n" if s.shape == "outlier" else ""
         fmt = FORMAT[s.query]
         code = (
-            "import math\n"
             "import numpy as np\n"
             "from dpexplore.teaching import down_sensitivity as ds\n\n"
             + snippet_assign(s, PARAMS)
@@ -553,23 +540,21 @@ class DownSensitivityController(Controller):
             f"loss = {loss}\n"
             "f = ds.value_from_losses(loss, grid)\n"
             "tau = ds.shifted_inverse_tau(eps, beta, grid.size)   # Steinke 2023b, Theorem 4\n"
-            "ds2 = ds.down_sensitivity(loss, grid, 2 * tau)\n"
+            "low, _, ds2 = ds.accuracy_range(loss, grid, tau)   # f - DS^2tau(x) <= M(x) <= f\n"
             "p_em = ds.shifted_inverse_pmf(loss, eps, tau)\n"
             "sigma, tau_bs = ds.binary_search_params(grid.size, beta, eps=eps)   # Steinke 2023b, Theorem 5, eps-DP\n"
             "p_bs = ds.binary_search_pmf(loss, sigma, tau_bs)\n"
             "print(f'true value f(x) = {f:FMT}; tau = {tau}; DS^2tau(x) = {ds2:FMT}; '\n"
-            "      f'guaranteed range {f - ds2:FMT} to {f:FMT}')\n"
+            "      f'guaranteed range {low:FMT} to {f:FMT}')\n"
             "print(f'P[in that range]: {ds.accuracy_probability(p_em, loss, grid, tau):.4f}; '\n"
             "      f'binary search (tau {tau_bs:.2f}): {ds.accuracy_probability(p_bs, loss, grid, tau_bs):.4f}')\n"
-            "q = lambda p, pmf: grid[min(np.searchsorted(np.cumsum(pmf), p), grid.size - 1)]\n"
-            "for name, pmf in (('shifted inverse', p_em), ('binary search', p_bs)):\n"
-            "    rms = np.sqrt(np.sum(pmf * (grid - f) ** 2))\n"
-            "    print(f'{name}: median {q(0.5, pmf):FMT}, quantiles {q(0.05, pmf):FMT} and '\n"
-            "          f'{q(0.95, pmf):FMT}, RMS error {rms:FMT}')\n"
-            "for name, est in (   # Laplace(scale) around a clipped value\n" + naive + "):\n"
-            "    lo, hi = est.center + est.scale * math.log(0.1), est.center - est.scale * math.log(0.1)\n"
-            "    rms = math.sqrt((est.center - f) ** 2 + 2 * est.scale ** 2)\n"
-            "    print(f'{name}: median {est.center:FMT}, quantiles {lo:FMT} and {hi:FMT}, RMS error {rms:FMT}')\n"
+            "for name, est in (\n"
+            "    ('shifted inverse', ds.GridEstimate(grid, p_em)),   # exact laws on the grid\n"
+            "    ('binary search', ds.GridEstimate(grid, p_bs)),\n"
+            + naive
+            + "):   # the naive ones: Laplace(scale) around a clipped value\n"
+            "    q05, med, q95 = est.quantile([0.05, 0.5, 0.95])\n"
+            "    print(f'{name}: median {med:FMT}, quantiles {q05:FMT} and {q95:FMT}, RMS error {est.rmse(f):FMT}')\n"
         )
         return code.replace(":FMT}", ":" + fmt + "}")
 

@@ -223,15 +223,6 @@ def _density(count: int, sigma2: float, r: float, lo: float, hi: float) -> tuple
     return _frozen(y), _frozen(p), float(np.max(err))
 
 
-def _rho_hat(table: tuple, orders_mask: np.ndarray) -> tuple[float, float, float]:
-    """ρ̂, its error and the order attaining it, from one count's table (as zcdp_like_curve)."""
-    fwd, rev, err = table
-    al = np.asarray(ORDERS)[orders_mask]
-    per_alpha = np.maximum(fwd[orders_mask], rev[orders_mask]) / al
-    k = int(np.argmax(per_alpha))
-    return float(per_alpha[k]), float(err[orders_mask][k] / al[k]), float(al[k])
-
-
 def compute_group_privacy_lab(spec: GroupPrivacySpec) -> GroupPrivacyResult:
     """Every array of the lab for one setting (module docstring): the exact moments, the seeded
     sample's histogram and the quadrature density at the chosen count; ρ̂ on the curve's counts
@@ -257,10 +248,13 @@ def compute_group_privacy_lab(spec: GroupPrivacySpec) -> GroupPrivacyResult:
     dy, dens, derr = _density(count, sigma2, r, lo, hi)
 
     mask = np.asarray(ORDERS) <= spec.alpha_max
+    orders = np.asarray(ORDERS)[mask]
     counts = curve_counts(int(spec.max_count))
-    rows = [_rho_hat(COUNT_TABLES(float(c), sigma2, r), mask) for c in counts]
+    # ρ̂ from the memoised tables at the orders α ≤ alpha_max (the backend's reduction, as zcdp_like_curve)
+    tables = [COUNT_TABLES(float(c), sigma2, r) for c in counts]
+    curve = gp.rho_hat(*(np.stack([t[i][mask] for t in tables]) for i in range(3)), orders)
     table_x = COUNT_TABLES(float(count), sigma2, r)
-    rho_x, err_x, arg_x = _rho_hat(table_x, mask)
+    here = gp.rho_hat(table_x[0][mask], table_x[1][mask], table_x[2][mask], orders)
 
     ref_counts = np.unique(
         np.concatenate((np.logspace(0.0, math.log10(max(spec.max_count, count)), 121), [float(count)]))
@@ -268,7 +262,7 @@ def compute_group_privacy_lab(spec: GroupPrivacySpec) -> GroupPrivacyResult:
     ref_std = np.asarray(gp.algorithm1_moments(ref_counts, sigma2, r)["std"])
     return GroupPrivacyResult(
         spec=spec,
-        rho=1.0 / (2.0 * sigma2),
+        rho=gp.rho_from_sigma2(sigma2),
         mean=mean,
         std=std,
         sample_mean=float(y.mean()),
@@ -279,16 +273,16 @@ def compute_group_privacy_lab(spec: GroupPrivacySpec) -> GroupPrivacyResult:
         density_y=dy,
         density=dens,
         density_error=derr,
-        orders=_frozen(np.asarray(ORDERS)[mask]),
+        orders=_frozen(orders),
         counts=counts,
-        rho_hat=_frozen([v[0] for v in rows]),
-        rho_hat_error=_frozen([v[1] for v in rows]),
-        argmax_alpha=_frozen([v[2] for v in rows]),
+        rho_hat=_frozen(curve["rho_hat"]),
+        rho_hat_error=_frozen(curve["error"]),
+        argmax_alpha=_frozen(curve["argmax_alpha"]),
         reference_counts=_frozen(ref_counts),
-        reference=_frozen(1.0 / (2.0 * ref_std**2)),
-        rho_hat_x=rho_x,
-        rho_hat_x_error=err_x,
-        argmax_alpha_x=arg_x,
+        reference=_frozen(gp.rho_from_sigma2(ref_std**2)),
+        rho_hat_x=here["rho_hat"],
+        rho_hat_x_error=here["error"],
+        argmax_alpha_x=here["argmax_alpha"],
         forward_x=table_x[0],
         reverse_x=table_x[1],
         divergence_error_x=table_x[2],
@@ -572,7 +566,7 @@ class GroupPrivacyController(StagedController):
             f"y = gp.algorithm1_sample(x, sigma2, r, np.random.default_rng(seed), {N_SAMPLES})   # Pujol & Desfontaines 2023, Algorithm 1\n"
             "print(f\"x = {x:,}: exact mean {m['mean']:,.1f}, exact standard deviation {m['std']:,.1f}\")\n"
             'print(f"{y.size:,} draws (seed {seed}): mean {y.mean():,.1f}, standard deviation {y.std():,.1f}")\n'
-            'print(f"proven: rho-zCDP with rho = {1 / (2 * sigma2):.4g}")\n'
+            'print(f"proven: rho-zCDP with rho = {gp.rho_from_sigma2(sigma2):.4g}")\n'
             "# a NUMERICAL exploration of an open problem (quadrature for the pair x, x + 1), not a guarantee\n"
             "c = gp.zcdp_like_curve([x], sigma2, r, alphas=orders)\n"
             "rho_hat, err, alpha = c['rho_hat'][0], c['error'][0], c['argmax_alpha'][0]\n"

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..teaching import (
     inverse_sensitivity_median,
-    inverse_sensitivity_median_probs,
+    inverse_sensitivity_median_error_cdf,
+    inverse_sensitivity_median_mean_error,
     laplace_median,
     laplace_median_error_cdf,
     laplace_median_mean_error,
@@ -117,8 +118,7 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
     is_mean = np.empty(MED_EPS.size)
     for i, e in enumerate(MED_EPS):
         _report("median (exact)", (i + 1) / MED_EPS.size)
-        g, p = inverse_sensitivity_median_probs(x, float(e), LOWER, UPPER, MEDIAN_GRID)
-        is_mean[i] = float(np.dot(p, np.abs(g - med)))
+        is_mean[i] = inverse_sensitivity_median_mean_error(x, float(e), LOWER, UPPER, MEDIAN_GRID)
     lap_mean = laplace_median_mean_error(MED_EPS, med, LOWER, UPPER)
     # simulated mean errors on the ε grid (trials capped to the simulation budget)
     t_grid = max(50, min(trials, SIM_BUDGET // (2 * MED_EPS.size)))
@@ -131,10 +131,6 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
         lap_sim[i] = np.mean(np.abs(laplace_median(x, float(e), LOWER, UPPER, rng, size=t_grid) - med))
         _report("median (simulated)", (i + 1) / MED_EPS.size)
     # at the chosen ε: error distributions, exact and simulated
-    g, p = inverse_sensitivity_median_probs(x, eps, LOWER, UPPER, MEDIAN_GRID)
-    err = np.abs(g - med)
-    order = np.argsort(err, kind="stable")
-    is_err_sorted, is_cdf = err[order], np.cumsum(p[order])
     is_s = np.sort(np.abs(inverse_sensitivity_median(x, eps, LOWER, UPPER, rng, MEDIAN_GRID, size=trials) - med))
     lap_s = np.sort(np.abs(laplace_median(x, eps, LOWER, UPPER, rng, size=trials) - med))
     t = np.logspace(-4, 0, 200)
@@ -147,11 +143,11 @@ def _median(eps: float, spread: float, n: int, trials: int, seed: int) -> dict:
         "lap_sim": lap_sim,
         "trials_grid": t_grid,
         "t": t,
-        "is_cdf": np.concatenate([[0.0], np.minimum(is_cdf, 1.0)])[np.searchsorted(is_err_sorted, t, side="right")],
+        "is_cdf": inverse_sensitivity_median_error_cdf(t, x, eps, LOWER, UPPER, MEDIAN_GRID),
         "lap_cdf": laplace_median_error_cdf(t, eps, med, LOWER, UPPER),
         "is_ecdf": (is_s, np.arange(1, trials + 1) / trials),
         "lap_ecdf": (lap_s, np.arange(1, trials + 1) / trials),
-        "is_mean_here": float(np.dot(p, err)),
+        "is_mean_here": float(inverse_sensitivity_median_mean_error(x, eps, LOWER, UPPER, MEDIAN_GRID)),
         "lap_mean_here": float(laplace_median_mean_error(eps, med, LOWER, UPPER)),
         "is_sim_here": float(is_s.mean()),
         "lap_sim_here": float(lap_s.mean()),
@@ -306,12 +302,13 @@ class LocalVsCentralController(_SimulationController):
         s = self.spec
         return (
             "import numpy as np\n"
-            "from dpexplore.teaching import inverse_sensitivity_median_probs, laplace_median_mean_error, shuffle_amplification\n\n"
+            "from dpexplore.teaching import inverse_sensitivity_median_mean_error, laplace_median_mean_error, "
+            "shuffle_amplification\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
             + "x = np.clip(np.random.default_rng([seed, 10]).normal(0.5, spread, n_data), 0.0, 1.0)\n"
             "med = np.sort(x)[(n_data + 1) // 2 - 1]\n"
-            "grid, p = inverse_sensitivity_median_probs(x, med_eps, 0.0, 1.0, 1001)   # exact output law\n"
-            "print(f'median {med:.4f}; mean |error|: inverse sensitivity {np.dot(p, np.abs(grid - med)):.4g}, '\n"
+            "is_err = inverse_sensitivity_median_mean_error(x, med_eps, 0.0, 1.0, 1001)   # exact, from the output law\n"
+            "print(f'median {med:.4f}; mean |error|: inverse sensitivity {is_err:.4g}, '\n"
             "      f'Laplace {laplace_median_mean_error(med_eps, med, 0.0, 1.0):.4g}')\n"
             "print(f'shuffled: central eps = {shuffle_amplification(eps_local, n_users, shuffle_delta):.4g}')\n"
         )

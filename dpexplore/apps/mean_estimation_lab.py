@@ -31,8 +31,10 @@ A = R(angle)·diag(sqrt κ, 1) (so A Aᵀ = Σ) and z standard normal, drawn in 
 ``CHUNK`` points per trial (dataset n is the first n points: the datasets grow with n). Clipping
 commutes with the rotation R, and the Mahalanobis estimator's whitened points are R z, so the
 clipped averages depend on (n, seed) (Mahalanobis) and (κ, n, seed) (isotropic) only and are
-cached; ε, δ and the angle move only the noise, the rotation and the exact covariances. Every
-point of the cloud is the backend estimator's output on its dataset (tested). The exact error
+cached (:func:`~dpexplore.teaching.mean_estimation.clipped_average`); ε, δ and the angle move only
+the noise (:func:`~dpexplore.teaching.mean_estimation.noisy_clipped_mean`, the estimators' noise
+step, with the runs' fixed draws), the rotation and the exact covariances. Every point of the
+cloud is the backend estimator's output on its dataset (tested). The exact error
 curves against n use the backend's clipped covariance and the Gaussian calibration at every n
 (:meth:`dpexplore.mechanisms.Gaussian.calibrate`, vectorized over the sensitivity 2C/n), equal
 to :func:`~dpexplore.teaching.mean_estimation.output_covariance` at each n (tested).
@@ -117,7 +119,6 @@ PARAMS = params_by_name(
 )
 #: parameters the "Reproduce in Python" snippet (the exact errors) leaves out, and why
 SNIPPET_SKIP = {"seed": "it draws the sample cloud only; the errors are exact"}
-_CHI2_LEVEL = -2.0 * math.log1p(-LEVEL)  # χ²₂ quantile at LEVEL: the ellipse's squared radius
 
 
 # ------------------------------------------------------------------------------------------------
@@ -225,20 +226,12 @@ def _noise(seed: int) -> np.ndarray:
     return _frozen(np.random.default_rng([seed, 1]).standard_normal((2, TRIALS, 2)))
 
 
-def _clipped_average(y: np.ndarray, clip: float) -> np.ndarray:
-    """Average over axis 1 of the points clipped to ℓ₂ radius ``clip``: clip_C(y) = y·min(1, C/‖y‖)."""
-    norm = np.sqrt(np.einsum("tij,tij->ti", y, y))
-    with np.errstate(divide="ignore"):
-        scale = np.minimum(1.0, clip / norm)
-    return np.einsum("tij,ti->tj", y, scale) / y.shape[1]
-
-
 @functools.lru_cache(maxsize=64)
 def _mahalanobis_average(n: int, seed: int) -> np.ndarray:
     """Average of clip_r(z) over each trial's n points, r = default_clip(Σ, "mahalanobis")
     (independent of Σ: the whitened data are R z, and clipping commutes with R)."""
     r = me.default_clip(np.eye(2), "mahalanobis", BETA)
-    return _frozen(_clipped_average(_standard_points(seed, n), r))
+    return _frozen(me.clipped_average(_standard_points(seed, n), r))
 
 
 @functools.lru_cache(maxsize=64)
@@ -246,7 +239,7 @@ def _isotropic_average(kappa: float, n: int, seed: int) -> np.ndarray:
     """Average of clip_C(diag(sqrt κ, 1) z) over each trial's n points (the axis frame; rotate
     by R for the data's), C = default_clip(Σ, "isotropic")."""
     c = me.default_clip(np.diag([kappa, 1.0]), "isotropic", BETA)
-    return _frozen(_clipped_average(_standard_points(seed, n) * np.array([math.sqrt(kappa), 1.0]), c))
+    return _frozen(me.clipped_average(_standard_points(seed, n) * np.array([math.sqrt(kappa), 1.0]), c))
 
 
 @functools.lru_cache(maxsize=128)
@@ -289,29 +282,30 @@ def compute_mean_estimation_lab(spec: MeanEstimationSpec) -> MeanEstimationResul
     """
     _check_spec(spec)
     kappa, angle, n = float(spec.kappa), float(spec.angle), int(spec.n)
-    cov, outs = _exact(kappa, angle, n, float(spec.eps), float(spec.delta))
-    rot, a = _transform(kappa, angle)
-    half = a @ rot.T  # Σ^{1/2} = R diag(sqrt κ, 1) Rᵀ
+    eps, delta = float(spec.eps), float(spec.delta)
+    cov, outs = _exact(kappa, angle, n, eps, delta)
+    rot, _ = _transform(kappa, angle)
     xi = noise_draws(spec.seed)
-    sig = tuple(float(o["sigma"]) for o in outs)
-    iso = _isotropic_average(kappa, n, int(spec.seed)) @ rot.T + sig[0] * xi[0]
-    mah = _mahalanobis_average(n, int(spec.seed)) @ a.T + sig[1] * (xi[1] @ half)
+    clips = tuple(float(o["clip"]) for o in outs)
+    # the backend's noise step on the cached clipped averages (rotated into the data's frame; the
+    # whitened points are R z): isotropic_clipped_mean / mahalanobis_clipped_mean on each dataset
+    iso_avg = _isotropic_average(kappa, n, int(spec.seed)) @ rot.T
+    iso = me.noisy_clipped_mean(iso_avg, n, eps, delta, clips[0], xi[0])
+    mah_avg = _mahalanobis_average(n, int(spec.seed)) @ rot.T
+    mah = me.noisy_clipped_mean(mah_avg, n, eps, delta, clips[1], xi[1], cov=cov)
     estimates = (iso, mah)
     origin = np.zeros(2)
     sim_m = tuple(float(np.sqrt(np.mean(me.mahalanobis_error(e, origin, cov) ** 2))) for e in estimates)
     sim_2 = tuple(float(np.sqrt(np.mean(me.l2_error(e, origin) ** 2))) for e in estimates)
-    inside = tuple(
-        float(np.mean(np.einsum("ti,ij,tj->t", e, np.linalg.inv(o["cov"]), e) <= _CHI2_LEVEL))
-        for e, o in zip(estimates, outs)
-    )
+    inside = tuple(float(np.mean(me.inside_ellipse(e, o["cov"], origin, LEVEL))) for e, o in zip(estimates, outs))
     ellipses = tuple(me.ellipse_points(o["cov"], (0.0, 0.0), LEVEL) for o in outs)
-    cm, c2 = _curves(kappa, float(spec.eps), float(spec.delta))
-    ns = CURVE_N.astype(np.float64)
+    cm, c2 = _curves(kappa, eps, delta)
+    free = me.nonprivate_rmse(CURVE_N.astype(np.float64), cov)
     return MeanEstimationResult(
         spec=spec,
         cov=cov,
-        clip=tuple(float(o["clip"]) for o in outs),
-        sigma=sig,
+        clip=clips,
+        sigma=tuple(float(o["sigma"]) for o in outs),
         output_cov=tuple(o["cov"] for o in outs),
         rmse_mahalanobis=tuple(math.sqrt(o["mahalanobis_mse"]) for o in outs),
         rmse_l2=tuple(math.sqrt(o["l2_mse"]) for o in outs),
@@ -324,8 +318,8 @@ def compute_mean_estimation_lab(spec: MeanEstimationSpec) -> MeanEstimationResul
         curve_n=CURVE_N,
         curve_mahalanobis=cm,
         curve_l2=c2,
-        nonprivate_mahalanobis=np.sqrt(2.0 / ns),
-        nonprivate_l2=np.sqrt(np.trace(cov) / ns),
+        nonprivate_mahalanobis=free["mahalanobis"],
+        nonprivate_l2=free["l2"],
     )
 
 

@@ -65,7 +65,9 @@ __all__ = [
     "binary_search_privacy",
     "binary_search_pmf",
     "binary_search_sample",
+    "accuracy_range",
     "accuracy_probability",
+    "GridEstimate",
     "LaplaceEstimate",
     "laplace_clipped_max",
     "laplace_clipped_user_sum",
@@ -496,9 +498,32 @@ def binary_search_sample(loss, grid, sigma, tau, rng, size: int = 1) -> np.ndarr
     return g[b]
 
 
+def accuracy_range(loss, grid, tau) -> tuple[float, float, float]:
+    """The range that Steinke 2023b, Theorems 4 and 5 guarantee (with probability ≥ 1 − β for their τ)::
+
+        f(x) − DS^{⌊2τ⌋}_f(x) ≤ M(x) ≤ f(x),
+
+    the integer 2τ rounded down (the binary search's τ need not be an integer; DS^k of
+    :func:`down_sensitivity`, f(x) of :func:`value_from_losses`). Returns
+    ``(low, high, width)`` = (f(x) − DS^{⌊2τ⌋}_f(x), f(x), DS^{⌊2τ⌋}_f(x)).
+
+    >>> accuracy_range([31, 26, 16, 6, 1, 0], range(6), 3.5)      # DS^7 = 5 − 3
+    (3.0, 5.0, 2.0)
+    """
+    lo = _losses(loss)
+    g = check_grid(grid)
+    if g.size != lo.size:
+        raise ValueError(f"grid must have one point per loss value ({lo.size}), got {g.size}")
+    t = _tau(tau)
+    fx = float(g[np.argmax(lo == 0)])
+    width = float(down_sensitivity(lo, g, math.floor(2 * t)))
+    return fx - width, fx, width
+
+
 def accuracy_probability(pmf, loss, grid, tau) -> float:
     """P[f(x) ≥ M(x) ≥ f(x) − DS^{2τ}_f(x)] for an output distribution ``pmf`` over the grid — the
-    event of Steinke 2023b, Theorems 4 and 5 (with the integer 2τ rounded down: DS^{⌊2τ⌋}).
+    event of Steinke 2023b, Theorems 4 and 5 (with the integer 2τ rounded down: DS^{⌊2τ⌋};
+    the range of :func:`accuracy_range`).
 
     >>> lo = [31, 26, 16, 6, 1, 0]
     >>> accuracy_probability(shifted_inverse_pmf(lo, 1.0, 5), lo, range(6), 5) > 0.5
@@ -509,10 +534,61 @@ def accuracy_probability(pmf, loss, grid, tau) -> float:
     g = check_grid(grid)
     if not (p.shape == lo.shape == g.shape):
         raise ValueError(f"pmf, loss and grid must have the same length, got {p.shape}, {lo.shape}, {g.shape}")
-    t = _tau(tau)
-    fx = g[np.argmax(lo == 0)]
-    low = fx - down_sensitivity(lo, g, math.floor(2 * t))
+    low, fx, _ = accuracy_range(lo, g, tau)
     return float(p[(g <= fx) & (g >= low)].sum())
+
+
+@dataclass(frozen=True, eq=False)
+class GridEstimate:
+    """An estimate with an exact output distribution ``pmf`` on the grid Y (the shifted inverse
+    mechanism's, :func:`shifted_inverse_pmf`, or the binary search's, :func:`binary_search_pmf`),
+    summarized like :class:`LaplaceEstimate`: quantiles and the root-mean-square error.
+    ``pmf`` must be non-negative with sum 1 (within 1e-9), one value per grid point.
+
+    >>> e = GridEstimate([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4])
+    >>> e.quantile([0.05, 0.3, 0.5]).tolist(), round(e.rmse(2.0), 12)
+    ([0.0, 1.0, 2.0], 1.0)
+    """
+
+    grid: np.ndarray
+    pmf: np.ndarray
+
+    def __post_init__(self):
+        g = check_grid(self.grid)
+        p = as_array(self.pmf, "pmf", allow_inf=False)
+        if p.shape != g.shape:
+            raise ValueError(f"pmf must have one value per grid point ({g.size}), got shape {p.shape}")
+        if (p < 0).any() or not abs(float(p.sum()) - 1.0) <= 1e-9:
+            raise ValueError(f"pmf must be non-negative and sum to 1, got sum {float(p.sum())!r}")
+        for name, arr in (("grid", g), ("pmf", p)):
+            arr = arr.copy()
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+
+    def quantile(self, p):
+        """The p-quantile of the discrete law: the smallest y_j with P[M ≤ y_j] ≥ p, i.e. the
+        cumulative sum of ``pmf`` searched for p (the last grid point if rounding keeps the sum
+        below p). Vectorised over ``p`` ∈ (0, 1).
+
+        >>> GridEstimate([0, 1, 2], [0.25, 0.5, 0.25]).quantile(0.25)
+        0.0
+        """
+        q = as_array(p, "p")
+        if ((q <= 0) | (q >= 1)).any():
+            raise ValueError(f"p must lie in (0, 1), got p = {p!r}")
+        idx = np.minimum(np.searchsorted(np.cumsum(self.pmf), q), self.grid.size - 1)
+        return scalar_out(self.grid[idx])
+
+    def rmse(self, target):
+        """Root-mean-square error against ``target``: √(Σ_j pmf_j (y_j − target)²). Vectorised over
+        ``target``.
+
+        >>> GridEstimate([0, 2], [0.5, 0.5]).rmse([0.0, 1.0]).tolist()
+        [1.4142135623730951, 1.0]
+        """
+        t = as_array(target, "target", allow_inf=False)
+        sq = np.sum(self.pmf * (self.grid - t[..., None]) ** 2, axis=-1)
+        return scalar_out(np.sqrt(sq))
 
 
 # -- naive baselines ------------------------------------------------------------------------------

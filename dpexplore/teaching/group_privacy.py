@@ -51,10 +51,12 @@ from .._validation import check_rng as _rng
 
 __all__ = [
     "sigma2_from_rho",
+    "rho_from_sigma2",
     "algorithm1_sample",
     "algorithm1_moments",
     "output_density",
     "renyi_divergence",
+    "rho_hat",
     "zcdp_like_curve",
 ]
 
@@ -100,6 +102,20 @@ def sigma2_from_rho(rho) -> float:
     100.0
     """
     return 1.0 / (2.0 * _scalar(rho, "rho", positive=True))
+
+
+def rho_from_sigma2(sigma2):
+    """ρ = 1/(2σ²): the Gaussian mechanism N(x, σ²) for a count (sensitivity 1) is ρ-zCDP (Bun &
+    Steinke 2016, Proposition 1.6) — the proven guarantee of Pujol & Desfontaines 2023, Algorithm 1
+    (post-processing keeps it), the inverse of :func:`sigma2_from_rho`. Vectorised over ``sigma2``.
+
+    >>> rho_from_sigma2(100.0)
+    0.005
+    """
+    s2 = as_array(sigma2, "sigma2", allow_inf=False)
+    if (s2 <= 0).any():
+        raise ValueError(f"sigma2 must be > 0, got {sigma2!r}")
+    return scalar_out(1.0 / (2.0 * s2))
 
 
 def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:
@@ -301,6 +317,47 @@ def renyi_divergence(x, alpha, sigma2, r, *, refine: int = 1) -> dict:
     }
 
 
+def rho_hat(forward, reverse, error, alphas) -> dict:
+    """The "zCDP-like" value of one pair of counts from its Rényi divergences at finitely many orders
+    (Pujol & Desfontaines 2023, their group-wise zCDP definition, at the listed orders only)::
+
+        ρ̂ = max over α of max(D_α(P_x‖P_{x+1}), D_α(P_{x+1}‖P_x)) / α,
+
+    with the error of the maximizing order divided by α, and that order. ``forward``, ``reverse``
+    and ``error`` hold one value per order along their last axis (e.g. one row per count, as
+    :func:`zcdp_like_curve` tabulates them); the reduction is over that axis. Returns
+    ``{"rho_hat", "error", "argmax_alpha"}``. A NUMERICAL EXPLORATION, NOT A GUARANTEE (finitely many orders).
+
+    >>> rho_hat([0.02, 0.03], [0.025, 0.02], [1e-9, 2e-9], [2.0, 4.0])
+    {'rho_hat': 0.0125, 'error': 5e-10, 'argmax_alpha': 2.0}
+    """
+    al = check_alpha(alphas, "alphas")
+    if al.ndim != 1 or al.size == 0 or np.isinf(al).any():
+        raise ValueError(f"alphas must be a one-dimensional array of finite orders > 1, got {alphas!r}")
+    tables = []
+    for v, name in ((forward, "forward"), (reverse, "reverse"), (error, "error")):
+        arr = as_array(v, name)
+        if arr.ndim == 0 or arr.shape[-1] != al.size:
+            raise ValueError(
+                f"{name} must hold one value per order ({al.size}) along its last axis, got shape {arr.shape}"
+            )
+        if (arr < 0).any():
+            raise ValueError(f"{name} must be >= 0, got {v!r}")
+        tables.append(arr)
+    fwd, rev, err = tables
+    if not fwd.shape == rev.shape == err.shape:
+        raise ValueError(
+            f"forward, reverse and error must have the same shape, got {fwd.shape}, {rev.shape}, {err.shape}"
+        )
+    per_alpha = np.maximum(fwd, rev) / al
+    k = np.argmax(per_alpha, axis=-1)[..., None]
+    return {
+        "rho_hat": scalar_out(np.take_along_axis(per_alpha, k, axis=-1)[..., 0]),
+        "error": scalar_out(np.take_along_axis(err, k, axis=-1)[..., 0] / al[k[..., 0]]),
+        "argmax_alpha": scalar_out(al[k[..., 0]]),
+    }
+
+
 @functools.lru_cache(maxsize=64)
 def _curve_cached(counts: tuple, sigma: float, r: float, alphas: tuple):
     al = np.asarray(alphas)
@@ -349,15 +406,13 @@ def zcdp_like_curve(counts, sigma2, r, alphas=(1.5, 2, 3, 4, 6, 8, 12, 16, 24, 3
             f"alphas must be a one-dimensional array of at most {_MAX_ORDERS} finite orders > 1, got {alphas!r}"
         )
     fwd, rev, err = _curve_cached(tuple(float(c) for c in cs), math.sqrt(s2), rr, tuple(float(a) for a in al))
-    per_alpha = np.maximum(fwd, rev) / al[None, :]
-    k = np.argmax(per_alpha, axis=1)
-    rows = np.arange(cs.size)
+    best = rho_hat(fwd, rev, err, al)
     return {
         "counts": cs,
-        "rho_hat": per_alpha[rows, k],
-        "error": (err / al[None, :])[rows, k],
-        "argmax_alpha": al[k],
-        "rho_proven": 1.0 / (2.0 * s2),
+        "rho_hat": best["rho_hat"],
+        "error": best["error"],
+        "argmax_alpha": best["argmax_alpha"],
+        "rho_proven": rho_from_sigma2(s2),
         "alphas": al,
         "forward": fwd.copy(),
         "reverse": rev.copy(),

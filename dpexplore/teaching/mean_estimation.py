@@ -55,6 +55,8 @@ __all__ = [
     "noise_sigma",
     "covering_radius",
     "default_clip",
+    "clipped_average",
+    "noisy_clipped_mean",
     "isotropic_clipped_mean",
     "mahalanobis_clipped_mean",
     "mahalanobis_error",
@@ -67,6 +69,8 @@ __all__ = [
     "exact_rmse",
     "condition_number_curve",
     "ellipse_points",
+    "inside_ellipse",
+    "nonprivate_rmse",
 ]
 
 METHODS = ("isotropic", "mahalanobis")
@@ -153,13 +157,6 @@ def _data(x) -> np.ndarray:
     return arr
 
 
-def _clip_rows(z: np.ndarray, c: float) -> np.ndarray:
-    norm = np.linalg.norm(z, axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(norm > c, c / norm, 1.0)
-    return z * scale
-
-
 def _center(center, d: int) -> np.ndarray:
     if center is None:
         return np.zeros(d)
@@ -169,10 +166,66 @@ def _center(center, d: int) -> np.ndarray:
     return c
 
 
+def clipped_average(x, clip, center=None) -> np.ndarray:
+    """The clipped average both estimators add noise to (Kamath 2023, the classical clipped mean)::
+
+        (1/n) Σ_i clip_C(x_i − c),   clip_C(z) = z·min(1, C/‖z‖₂),
+
+    (a point at the centre stays 0). Moving one of the n points moves it by at most 2C/n in ℓ₂: the
+    sensitivity :func:`noise_sigma` calibrates to. :func:`mahalanobis_clipped_mean` applies it to
+    the whitened points Σ^{-1/2}(x_i − c) (centre 0). ``x`` has shape (..., n, d): vectorised over
+    leading axes (one average per trial); the result has shape (..., d).
+
+    >>> clipped_average([[3.0, 4.0], [0.0, 1.0]], 2.0).round(12).tolist()   # (1.2, 1.6) and (0, 1), averaged
+    [0.6, 1.3]
+    """
+    pts = as_array(x, "x", allow_inf=False)
+    if pts.ndim < 2 or pts.shape[-2] < 1 or pts.shape[-1] < 1:
+        raise ValueError(f"x must be an (..., n, d) array of points, got shape {pts.shape}")
+    cl = check_positive_scalar(clip, "clip")
+    y = pts if center is None else pts - _center(center, pts.shape[-1])
+    norm = np.sqrt(np.einsum("...ij,...ij->...i", y, y))
+    with np.errstate(divide="ignore"):
+        scale = np.minimum(1.0, cl / norm)
+    return np.einsum("...ij,...i->...j", y, scale) / y.shape[-2]
+
+
+def noisy_clipped_mean(average, n, eps, delta, clip, noise, *, cov=None, center=None) -> np.ndarray:
+    """The noise step of :func:`isotropic_clipped_mean` and :func:`mahalanobis_clipped_mean`, from
+    their :func:`clipped_average` of n points and standard normal draws ξ::
+
+        isotropic (cov=None):  μ̂ = c + avg + σ ξ,
+        Mahalanobis (cov=Σ):   μ̂ = c + (avg + σ ξ) Σ^{1/2}   (avg of the whitened points),
+
+    σ = :func:`noise_sigma` (ε, δ, C, n) (the Gaussian mechanism at sensitivity 2C/n; Balle & Wang
+    2018, Theorem 8). (ε, δ)-DP only when ξ ~ N(0, I_d) is fresh and independent of the data (the
+    estimators draw it from their ``rng``); passing the draws lets a lab replay seeded runs.
+    Vectorised: ``average`` and ``noise`` of shape (..., d) broadcast.
+
+    >>> noisy_clipped_mean([0.5, 0.5], 2, 1.0, 1e-5, 1.0, [0.0, 1.0]).round(6).tolist()   # σ = 3.730632
+    [0.5, 4.230632]
+    """
+    avg = as_array(average, "average", allow_inf=False)
+    xi = as_array(noise, "noise", allow_inf=False)
+    if avg.ndim < 1 or xi.ndim < 1 or avg.shape[-1] != xi.shape[-1]:
+        raise ValueError(f"average and noise must both have shape (..., d), got {avg.shape} and {xi.shape}")
+    d = avg.shape[-1]
+    c = _center(center, d)
+    sigma = noise_sigma(eps, delta, clip, n)
+    if cov is None:
+        return c + avg + sigma * xi
+    s = _cov(cov)
+    if s.shape[0] != d:
+        raise ValueError(f"cov must be {d}x{d} for {d}-dimensional averages, got {s.shape}")
+    half, _ = _sqrtm(s)
+    return c + (avg + sigma * xi) @ half
+
+
 def isotropic_clipped_mean(x, eps, delta, clip, rng, center=None) -> np.ndarray:
     """(ε, δ)-DP mean with ℓ₂ clipping: μ̂ = c + (1/n) Σ clip_C(x_i − c) + N(0, σ² I), with
     clip_C(z) = z·min(1, C/‖z‖₂) and σ = :func:`noise_sigma` (ε, δ, C, n) (sensitivity 2C/n for
-    replacement neighbours; Balle & Wang 2018, Theorem 8).
+    replacement neighbours; Balle & Wang 2018, Theorem 8): :func:`clipped_average`, then
+    :func:`noisy_clipped_mean`.
 
     >>> x = np.random.default_rng(0).normal(size=(500, 2))
     >>> isotropic_clipped_mean(x, 1.0, 1e-6, 3.0, np.random.default_rng(1)).shape
@@ -182,8 +235,9 @@ def isotropic_clipped_mean(x, eps, delta, clip, rng, center=None) -> np.ndarray:
     n, d = pts.shape
     c = _center(center, d)
     cl = check_positive_scalar(clip, "clip")
-    sigma = noise_sigma(eps, delta, cl, n)
-    return c + _clip_rows(pts - c, cl).mean(axis=0) + sigma * _rng(rng).standard_normal(d)
+    noise_sigma(eps, delta, cl, n)  # validate ε, δ before drawing
+    avg = clipped_average(pts, cl, c)
+    return noisy_clipped_mean(avg, n, eps, delta, cl, _rng(rng).standard_normal(d), center=c)
 
 
 def mahalanobis_clipped_mean(x, cov, eps, delta, clip, rng, center=None) -> np.ndarray:
@@ -194,7 +248,8 @@ def mahalanobis_clipped_mean(x, cov, eps, delta, clip, rng, center=None) -> np.n
 
     so the noise in the original space is N(0, σ² Σ), shaped like the data (Karwa & Vadhan 2018;
     Kamath, Li, Singhal & Ullman 2019). Privacy: the whitened clipped mean has ℓ₂ sensitivity 2C/n,
-    and the map back is post-processing.
+    and the map back is post-processing. (:func:`clipped_average` of the whitened points, then
+    :func:`noisy_clipped_mean` with ``cov``.)
 
     >>> x = np.random.default_rng(0).normal(size=(500, 2))
     >>> mahalanobis_clipped_mean(x, np.eye(2), 1.0, 1e-6, 3.0, np.random.default_rng(1)).shape
@@ -207,16 +262,16 @@ def mahalanobis_clipped_mean(x, cov, eps, delta, clip, rng, center=None) -> np.n
         raise ValueError(f"cov must be {d}x{d} for {d}-dimensional points, got {s.shape}")
     c = _center(center, d)
     cl = check_positive_scalar(clip, "clip")
-    sigma = noise_sigma(eps, delta, cl, n)
-    half, inv_half = _sqrtm(s)
-    z = (pts - c) @ inv_half
-    return c + (_clip_rows(z, cl).mean(axis=0) + sigma * _rng(rng).standard_normal(d)) @ half
+    noise_sigma(eps, delta, cl, n)  # validate ε, δ before drawing
+    _, inv_half = _sqrtm(s)
+    avg = clipped_average((pts - c) @ inv_half, cl)
+    return noisy_clipped_mean(avg, n, eps, delta, cl, _rng(rng).standard_normal(d), cov=s, center=c)
 
 
 def _mahalanobis_clipped_average(x, cov, clip, center) -> np.ndarray:
     """The noiseless part c + Σ^{1/2} mean(clip_C(Σ^{-1/2}(x_i − c))) (for tests)."""
     half, inv_half = _sqrtm(np.asarray(cov, float))
-    return center + _clip_rows((x - center) @ inv_half, clip).mean(axis=0) @ half
+    return center + clipped_average((x - center) @ inv_half, clip) @ half
 
 
 def mahalanobis_error(mu_hat, mu, cov):
@@ -402,10 +457,11 @@ def simulate_errors(
     z = g.standard_normal((trials, m, d))
     x = mu + z @ half
     if meth == "isotropic":
-        est = c + _clip_rows(x - c, cl).mean(axis=1) + sigma * g.standard_normal((trials, d))
+        avg = clipped_average(x, cl, c)
+        est = noisy_clipped_mean(avg, m, eps, delta, cl, g.standard_normal((trials, d)), center=c)
     else:
-        w = (x - c) @ inv_half
-        est = c + (_clip_rows(w, cl).mean(axis=1) + sigma * g.standard_normal((trials, d))) @ half
+        avg = clipped_average((x - c) @ inv_half, cl)
+        est = noisy_clipped_mean(avg, m, eps, delta, cl, g.standard_normal((trials, d)), cov=s, center=c)
     return {
         "estimates": est,
         "mahalanobis": np.linalg.norm((est - mu) @ inv_half, axis=-1),
@@ -489,5 +545,60 @@ def ellipse_points(cov, center=(0.0, 0.0), level: float = 0.95, points: int = 18
         raise ValueError(f"center must have shape (2,), got {ctr.shape}")
     half, _ = _sqrtm(c)
     th = np.linspace(0.0, 2 * math.pi, int(points))
-    rad = math.sqrt(-2.0 * math.log1p(-lv))
+    rad = math.sqrt(_chi2_2_quantile(lv))
     return ctr + rad * np.stack((np.cos(th), np.sin(th)), axis=1) @ half
+
+
+def _level(level) -> float:
+    arr = as_array(level, "level")
+    if arr.ndim or not 0 < float(arr) < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    return float(arr)
+
+
+def _chi2_2_quantile(level: float) -> float:
+    """The χ²₂ quantile at ``level``: −2 log(1 − level) (χ²₂ is the exponential of mean 2)."""
+    return -2.0 * math.log1p(-level)
+
+
+def inside_ellipse(points, cov, center=(0.0, 0.0), level: float = 0.95) -> np.ndarray:
+    """Whether each 2-D point lies in the error ellipse of :func:`ellipse_points`,
+    {c + v : vᵀ Cov⁻¹ v ≤ χ²₂(level)}, χ²₂(level) = −2 log(1 − level) — the region holding
+    ``level`` of N(c, Cov) (so the share of an estimator's runs inside its ellipse estimates
+    ``level`` when ``cov`` is its exact output covariance, :func:`output_covariance`). Vectorised
+    over leading axes of ``points`` (..., 2).
+
+    >>> inside_ellipse([[1.9, 0.0], [2.1, 0.0], [0.0, 0.9]], np.diag([4.0, 1.0]), level=1 - math.exp(-0.5)).tolist()
+    [True, False, True]
+    """
+    c = _cov(cov)
+    if c.shape != (2, 2):
+        raise ValueError(f"cov must be 2x2 for an ellipse, got shape {c.shape}")
+    lv = _level(level)
+    ctr = as_array(center, "center", allow_inf=False)
+    if ctr.shape != (2,):
+        raise ValueError(f"center must have shape (2,), got {ctr.shape}")
+    p = as_array(points, "points", allow_inf=False)
+    if p.ndim < 1 or p.shape[-1] != 2:
+        raise ValueError(f"points must have shape (..., 2), got {p.shape}")
+    v = p - ctr
+    return np.einsum("...i,ij,...j->...", v, np.linalg.inv(c), v) <= _chi2_2_quantile(lv)
+
+
+def nonprivate_rmse(ns, cov) -> dict:
+    """Root-mean-square errors of the NON-private empirical mean of n points of N(μ, Σ), whose
+    covariance is Σ/n (the baseline Kamath 2023 compares private estimators with)::
+
+        Mahalanobis: sqrt(E‖Σ^{-1/2}(x̄ − μ)‖²) = sqrt(d/n),    ℓ₂: sqrt(E‖x̄ − μ‖²) = sqrt(tr Σ / n).
+
+    Vectorised over ``ns``. Returns ``{"mahalanobis", "l2"}``.
+
+    >>> nonprivate_rmse([2.0, 8.0], np.diag([3.0, 1.0]))
+    {'mahalanobis': array([1. , 0.5]), 'l2': array([1.41421356, 0.70710678])}
+    """
+    s = _cov(cov)
+    m = as_array(ns, "ns", allow_inf=False)
+    if (m < 1).any():
+        raise ValueError(f"ns must be sample sizes >= 1, got {ns!r}")
+    d = float(s.shape[0])
+    return {"mahalanobis": np.sqrt(d / m), "l2": np.sqrt(np.trace(s) / m)}

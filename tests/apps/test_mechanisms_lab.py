@@ -22,7 +22,11 @@ from dpexplore.apps.local_vs_central import (
     build_local_vs_central,
     compute_local_vs_central,
 )
-from dpexplore.teaching import laplace_median_mean_error
+from dpexplore.teaching import (
+    inverse_sensitivity_median_error_cdf,
+    inverse_sensitivity_median_mean_error,
+    laplace_median_mean_error,
+)
 from dpexplore.apps.mechanisms_lab import (
     MechSpec,
     attack_accuracy,
@@ -211,6 +215,9 @@ def test_median_exact_and_simulated():
     assert m["median"] == med
     g, p = inverse_sensitivity_median_probs(x, 0.5, 0.0, 1.0, local_vs_central.MEDIAN_GRID)
     assert m["is_mean_here"] == pytest.approx(float(np.dot(p, np.abs(g - med))), rel=1e-14)
+    assert m["is_mean_here"] == inverse_sensitivity_median_mean_error(x, 0.5, 0.0, 1.0, local_vs_central.MEDIAN_GRID)
+    cdf = inverse_sensitivity_median_error_cdf(m["t"], x, 0.5, 0.0, 1.0, local_vs_central.MEDIAN_GRID)
+    assert np.array_equal(m["is_cdf"], cdf)
     assert m["lap_mean_here"] == pytest.approx(laplace_median_mean_error(0.5, med, 0.0, 1.0), rel=1e-15)
     # exact CDF of the IS error at the t grid
     for j in (0, 100, 150, 199):

@@ -267,3 +267,66 @@ def test_laplace_estimate_quantile_inverts_its_cdf_and_rmse_is_bias_plus_varianc
             est.quantile(bad)
     with pytest.raises(ValueError, match="target"):
         est.rmse(float("inf"))
+
+
+def test_grid_estimate_quantile_and_rmse_against_fractions_and_sampling():
+    """GridEstimate: the quantile is the smallest grid point whose exact (rational) CDF reaches p,
+    the RMSE the exact second moment about the target; both against draws from the law."""
+    from fractions import Fraction
+
+    grid = np.arange(0.0, 12.0)
+    lo = ds.grid_losses_max(FIG1 + [9], grid)
+    for pmf in (ds.shifted_inverse_pmf(lo, 1.0, 3), ds.binary_search_pmf(lo, 1.5, 3.0)):
+        est = ds.GridEstimate(grid, pmf)
+        ps = [0.005, 0.05, 0.3, 0.5, 0.95, 0.999]
+        q = est.quantile(ps)
+        for p, qi in zip(ps, q):
+            cdf = list(itertools.accumulate(Fraction(float(v)) for v in pmf))
+            j = next(i for i, c in enumerate(cdf) if c >= Fraction(p))
+            assert qi == grid[j] and est.quantile(p) == qi
+        for target in (0.0, 4.5, 11.0):
+            exact = sum(Fraction(float(w)) * (Fraction(float(y)) - Fraction(target)) ** 2 for w, y in zip(pmf, grid))
+            assert est.rmse(target) == pytest.approx(math.sqrt(exact), rel=1e-14)
+        assert est.rmse([0.0, 4.5]).tolist() == [est.rmse(0.0), est.rmse(4.5)]
+        draws = np.random.default_rng(4).choice(grid, size=200_000, p=pmf / pmf.sum())
+        assert abs(np.sqrt(np.mean((draws - 4.5) ** 2)) / est.rmse(4.5) - 1) < 0.01
+        assert np.quantile(draws, 0.5, method="inverted_cdf") == est.quantile(0.5)
+    # a cumulative sum a rounding short of 1: the last grid point, never past the grid
+    assert ds.GridEstimate([0.0, 1.0], [0.5, 0.5 - 1e-12]).quantile(1 - 1e-13) == 1.0
+
+
+def test_accuracy_range_matches_enumeration():
+    """[f(x) − DS^{⌊2τ⌋}, f(x)] by enumerating the subsets (Steinke 2023b, eq. (1)), and the
+    accuracy probability is the pmf's mass on it."""
+    items = [0, 1, 1, 3, 4, 4, 6]
+    grid = np.arange(0.0, 8.0)
+    lo = ds.grid_losses_max(items, grid)
+    for tau in (0.5, 1.0, 1.7, 2.0, 3.2, 10.0):
+        k = math.floor(2 * tau)
+        worst = 0
+        for r in range(min(k, len(items)) + 1):
+            for removed in itertools.combinations(range(len(items)), r):
+                keep = [items[i] for i in range(len(items)) if i not in removed]
+                worst = max(worst, 6 - (max(keep) if keep else 0))
+        assert ds.accuracy_range(lo, grid, tau) == (6.0 - worst, 6.0, float(worst))
+        pmf = ds.shifted_inverse_pmf(lo, 1.0, max(1, round(tau)))
+        assert ds.accuracy_probability(pmf, lo, grid, tau) == pmf[(grid >= 6.0 - worst) & (grid <= 6.0)].sum()
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: ds.GridEstimate([0, 0, 1], [0.5, 0.25, 0.25]), "grid"),
+        (lambda: ds.GridEstimate([0, 1, 2], [0.5, 0.5]), "pmf"),
+        (lambda: ds.GridEstimate([0, 1], [0.5, 0.6]), "pmf"),
+        (lambda: ds.GridEstimate([0, 1], [1.5, -0.5]), "pmf"),
+        (lambda: ds.GridEstimate([0, 1], [0.5, 0.5]).quantile(1.0), "p"),
+        (lambda: ds.GridEstimate([0, 1], [0.5, 0.5]).rmse(float("nan")), "target"),
+        (lambda: ds.accuracy_range([3, 1, 0], [0, 1, 2], 0.0), "tau"),
+        (lambda: ds.accuracy_range([3, 1, 0], [0, 1], 1.0), "grid"),
+        (lambda: ds.accuracy_range([1, 3, 0], [0, 1, 2], 1.0), "loss"),
+    ],
+)
+def test_grid_estimate_and_accuracy_range_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

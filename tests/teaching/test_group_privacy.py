@@ -127,6 +127,42 @@ def test_zcdp_like_curve():
     assert c["rho_hat"][1] == pytest.approx(max(np.max(d["forward"] / [2, 8, 32]), np.max(d["reverse"] / [2, 8, 32])))
 
 
+def test_rho_hat_is_the_max_over_orders_by_enumeration():
+    """rho_hat against a plain loop over the orders, row by row (and zcdp_like_curve uses it)."""
+    rng = np.random.default_rng(3)
+    alphas = np.array([1.5, 2.0, 3.0, 8.0, 64.0])
+    fwd, rev = rng.uniform(0, 0.1, (4, 5)), rng.uniform(0, 0.1, (4, 5))
+    err = rng.uniform(0, 1e-6, (4, 5))
+    got = gp.rho_hat(fwd, rev, err, alphas)
+    for i in range(4):
+        vals = [(max(float(fwd[i, j]), float(rev[i, j])) / float(a), j) for j, a in enumerate(alphas)]
+        best, j = max(vals, key=lambda v: v[0])
+        assert got["rho_hat"][i] == best and got["argmax_alpha"][i] == alphas[j]
+        assert got["error"][i] == float(err[i, j]) / float(alphas[j])
+        one = gp.rho_hat(fwd[i], rev[i], err[i], alphas)  # one row: floats
+        assert one == {"rho_hat": best, "error": float(err[i, j]) / float(alphas[j]), "argmax_alpha": float(alphas[j])}
+    # the Gaussian mechanism: D_α = α/(2σ²) at every order, so ρ̂ = 1/(2σ²) exactly, at any order
+    g = gp.rho_hat(alphas / 200.0, alphas / 200.0, np.zeros(5), alphas)
+    assert g["rho_hat"] == gp.rho_from_sigma2(100.0) == 0.005
+    c = gp.zcdp_like_curve([0, 10, 1000], 100.0, 0.3, alphas=(2, 8, 32))
+    again = gp.rho_hat(c["forward"], c["reverse"], c["divergence_error"], c["alphas"])
+    assert all(np.array_equal(c[k], again[k]) for k in ("rho_hat", "error", "argmax_alpha"))
+
+
+def test_rho_from_sigma2_against_the_gaussian_renyi_divergence():
+    """ρ = sup_α D_α(N(0, σ²)‖N(1, σ²))/α, the divergence by mpmath quadrature (Bun & Steinke
+    2016, Proposition 1.6); vectorised; the inverse of sigma2_from_rho."""
+    import mpmath as mp
+
+    for s2 in (0.5, 3.0, 100.0):
+        a = mp.mpf(3)
+        pdf = lambda x, m: mp.exp(-((x - m) ** 2) / (2 * s2)) / mp.sqrt(2 * mp.pi * s2)  # noqa: E731
+        d = mp.log(mp.quad(lambda x: pdf(x, 0) ** a * pdf(x, 1) ** (1 - a), [-mp.inf, 0, 1, mp.inf])) / (a - 1)
+        assert gp.rho_from_sigma2(s2) == pytest.approx(float(d / a), rel=1e-12)
+        assert gp.sigma2_from_rho(gp.rho_from_sigma2(s2)) == pytest.approx(s2, rel=1e-15)
+    assert gp.rho_from_sigma2(np.array([0.5, 2.0])).tolist() == [1.0, 0.25]
+
+
 @pytest.mark.parametrize(
     "call,name",
     [
@@ -138,6 +174,13 @@ def test_zcdp_like_curve():
         (lambda: gp.renyi_divergence(float("nan"), 2.0, 100.0, 0.3), "x"),
         (lambda: gp.output_density([1.0], 10, 0.0, 0.3), "sigma2"),
         (lambda: gp.sigma2_from_rho(0), "rho"),
+        (lambda: gp.rho_from_sigma2(0.0), "sigma2"),
+        (lambda: gp.rho_from_sigma2([1.0, float("inf")]), "sigma2"),
+        (lambda: gp.rho_hat([0.1], [0.1], [0.0], [1.0]), "alphas"),
+        (lambda: gp.rho_hat([0.1, 0.2], [0.1], [0.0], [2.0]), "forward"),
+        (lambda: gp.rho_hat([0.1], [float("nan")], [0.0], [2.0]), "reverse"),
+        (lambda: gp.rho_hat([0.1], [0.1], [-1.0], [2.0]), "error"),
+        (lambda: gp.rho_hat([[0.1]], [0.1], [0.0], [2.0]), "same shape"),
         (lambda: gp.renyi_divergence(10, 2.0, 100.0, 0.3, refine=100), "refine"),
         (lambda: gp.zcdp_like_curve([], 100.0, 0.3), "counts"),
         (lambda: gp.zcdp_like_curve(np.arange(1000.0), 100.0, 0.3), "counts"),

@@ -32,10 +32,10 @@ def test_clipped_means_have_sensitivity_2c_over_n(n, seed, clip, kappa):
     x = rng.normal(scale=20.0, size=(n, 2))
     x2 = x.copy()
     x2[rng.integers(n)] = rng.normal(scale=1e3, size=2)
-    iso = me._clip_rows(x, clip).mean(0) - me._clip_rows(x2, clip).mean(0)
+    iso = me.clipped_average(x, clip) - me.clipped_average(x2, clip)
     assert np.linalg.norm(iso) <= 2 * clip / n * (1 + 1e-12)
     _, inv_half = me._sqrtm(cov)
-    mah = me._clip_rows(x @ inv_half, clip).mean(0) - me._clip_rows(x2 @ inv_half, clip).mean(0)
+    mah = me.clipped_average(x @ inv_half, clip) - me.clipped_average(x2 @ inv_half, clip)
     assert np.linalg.norm(mah) <= 2 * clip / n * (1 + 1e-12)
 
 
@@ -66,7 +66,7 @@ def test_isotropic_clipped_covariance_against_monte_carlo():
     clip = 3.0
     exact = me.clipped_covariance(cov, clip, "isotropic")
     z = np.random.default_rng(5).multivariate_normal(np.zeros(2), cov, size=1_000_000)
-    c = me._clip_rows(z, clip)
+    c = z * np.minimum(1.0, clip / np.linalg.norm(z, axis=1, keepdims=True))  # clip_C, point by point
     mc = c.T @ c / len(c)
     assert np.allclose(exact, mc, atol=4e-3 * np.abs(exact).max())
     # and against a brute-force 2-D quadrature on a fine grid in the eigenbasis
@@ -134,8 +134,8 @@ def test_mahalanobis_clipping_is_affine_equivariant():
     mapped = me._mahalanobis_clipped_average(x @ a.T + b, cov, 2.5, b)
     assert np.allclose(mapped, base @ a.T + b, rtol=1e-12, atol=1e-12)
     # the isotropic estimator is NOT equivariant once clipping is active
-    iso_base = me._clip_rows(x, 2.5).mean(0)
-    iso_mapped = me._clip_rows(x @ a.T, 2.5).mean(0)
+    iso_base = me.clipped_average(x, 2.5)
+    iso_mapped = me.clipped_average(x @ a.T, 2.5)
     assert not np.allclose(iso_mapped, iso_base @ a.T, rtol=1e-3)
     # seeded: same seed, same draw of the whitened noise
     e0 = me.mahalanobis_clipped_mean(x, np.eye(2), 1.0, 1e-5, 2.5, np.random.default_rng(9), center=np.zeros(2))
@@ -228,3 +228,109 @@ def test_exact_rmse_checks_its_arguments():
         me.exact_rmse([10], np.eye(2), 1.0, 1e-5, clip=-1.0)
     with pytest.raises(ValueError, match="method"):
         me.exact_rmse([10], np.eye(2), 1.0, 1e-5, method="l1")
+
+
+# -- the estimators' two steps, the ellipse test, the non-private baseline --------------------------
+def test_clipped_average_against_a_loop_and_vectorised_over_trials():
+    """(1/n) Σ clip_C(x_i − c), clip_C(z) = z min(1, C/‖z‖), against a plain Python loop (math.hypot),
+    for each trial of a (trials, n, d) stack; a point at the centre stays 0."""
+    rng = np.random.default_rng(21)
+    x = rng.normal(scale=3.0, size=(5, 40, 2))
+    x[0, 0] = [1.0, -2.0]  # exactly at the centre
+    c, clip = np.array([1.0, -2.0]), 2.5
+    got = me.clipped_average(x, clip, c)
+    assert got.shape == (5, 2)
+    for t in range(5):
+        acc = [0.0, 0.0]
+        for p in x[t]:
+            z = p - c
+            r = math.hypot(*z)
+            f = 1.0 if r <= clip else clip / r
+            acc = [acc[0] + f * z[0], acc[1] + f * z[1]]
+        np.testing.assert_allclose(got[t], np.array(acc) / 40, rtol=1e-13, atol=1e-15)
+        assert np.array_equal(got[t], me.clipped_average(x[t], clip, c))
+    # 3-D points, no clipping active: the plain mean
+    y = rng.normal(size=(30, 3))
+    np.testing.assert_allclose(me.clipped_average(y, 1e6), y.mean(0), rtol=1e-13, atol=1e-16)
+
+
+def test_noisy_clipped_mean_is_the_estimators_noise_step():
+    """The estimators are clipped_average then noisy_clipped_mean with their rng's draws; the noise
+    law is N(0, σ² I) (isotropic) or N(0, σ² Σ) (Mahalanobis): sampled covariance within 5 %."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(200, 2)) * [4.0, 1.0]
+    cov = me.gaussian_covariance(16.0, 1.0, 0.3)
+    ctr = np.array([0.3, -0.2])
+    sigma = me.noise_sigma(1.0, 1e-6, 2.0, 200)
+    xi = np.random.default_rng(7).standard_normal(2)
+    iso = me.isotropic_clipped_mean(x, 1.0, 1e-6, 2.0, np.random.default_rng(7), center=ctr)
+    assert np.array_equal(iso, ctr + me.clipped_average(x, 2.0, ctr) + sigma * xi)
+    assert np.array_equal(
+        iso, me.noisy_clipped_mean(me.clipped_average(x, 2.0, ctr), 200, 1.0, 1e-6, 2.0, xi, center=ctr)
+    )
+    mah = me.mahalanobis_clipped_mean(x, cov, 1.0, 1e-6, 2.0, np.random.default_rng(7), center=ctr)
+    half, inv_half = me._sqrtm(cov)
+    np.testing.assert_allclose(
+        mah, ctr + (me.clipped_average((x - ctr) @ inv_half, 2.0) + sigma * xi) @ half, rtol=1e-14
+    )
+    # the noise law, vectorised over 200 000 draws
+    xis = np.random.default_rng(8).standard_normal((200_000, 2))
+    for kw, want in (({}, sigma**2 * np.eye(2)), ({"cov": cov}, sigma**2 * cov)):
+        out = me.noisy_clipped_mean(np.zeros(2), 200, 1.0, 1e-6, 2.0, xis, **kw)
+        np.testing.assert_allclose(np.cov(out.T), want, rtol=0.05, atol=0.05 * sigma**2)
+
+
+def test_inside_ellipse_against_the_chi2_quantile_and_sampling():
+    """vᵀ Cov⁻¹ v ≤ χ²₂(level) with scipy's χ²₂ quantile; and ``level`` of Gaussian draws fall inside;
+    the boundary drawn by ellipse_points is on the edge."""
+    cov = me.gaussian_covariance(9.0, 1.0, 0.6)
+    ctr = np.array([2.0, -1.0])
+    pts = np.random.default_rng(5).multivariate_normal(ctr, cov, size=100_000)
+    for level in (0.5, 0.9, 0.95):
+        inside = me.inside_ellipse(pts, cov, ctr, level)
+        v = pts - ctr
+        q = np.einsum("ti,ij,tj->t", v, np.linalg.inv(cov), v)
+        assert np.array_equal(inside, q <= stats.chi2.ppf(level, 2))  # no draw within ulps of the edge
+        assert abs(inside.mean() - level) < 5 * math.sqrt(level * (1 - level) / pts.shape[0])
+        edge = me.ellipse_points(cov, ctr, level, points=37)
+        assert me.inside_ellipse(ctr + 0.999 * (edge - ctr), cov, ctr, level).all()
+        assert not me.inside_ellipse(ctr + 1.001 * (edge - ctr), cov, ctr, level).any()
+    assert me.inside_ellipse(ctr, cov, ctr, 0.5).shape == ()
+
+
+def test_nonprivate_rmse_against_sampling():
+    """sqrt(d/n) and sqrt(tr Σ / n), against the RMS errors of simulated empirical means."""
+    cov = np.array([[5.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 1.0]])
+    ns = np.array([4.0, 50.0])
+    out = me.nonprivate_rmse(ns, cov)
+    np.testing.assert_allclose(out["mahalanobis"], np.sqrt(3 / ns), rtol=1e-15)
+    np.testing.assert_allclose(out["l2"], np.sqrt(8.0 / ns), rtol=1e-15)
+    rng = np.random.default_rng(6)
+    _, inv_half = me._sqrtm(cov)
+    for n, m, l2 in zip(ns.astype(int), out["mahalanobis"], out["l2"]):
+        means = rng.multivariate_normal(np.zeros(3), cov, size=(20_000, n)).mean(axis=1)
+        assert np.sqrt(np.mean(np.sum((means @ inv_half) ** 2, axis=1))) == pytest.approx(m, rel=0.02)
+        assert np.sqrt(np.mean(np.sum(means**2, axis=1))) == pytest.approx(l2, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: me.clipped_average(np.zeros(3), 1.0), "x"),
+        (lambda: me.clipped_average(np.zeros((2, 2)), 0.0), "clip"),
+        (lambda: me.clipped_average(np.zeros((2, 2)), 1.0, [0.0]), "center"),
+        (lambda: me.noisy_clipped_mean([0.0, 0.0], 10, 1.0, 1e-6, 1.0, [0.0]), "noise"),
+        (lambda: me.noisy_clipped_mean([0.0, float("nan")], 10, 1.0, 1e-6, 1.0, [0.0, 0.0]), "average"),
+        (lambda: me.noisy_clipped_mean([0.0, 0.0], 0, 1.0, 1e-6, 1.0, [0.0, 0.0]), "n"),
+        (lambda: me.noisy_clipped_mean([0.0, 0.0], 10, -1.0, 1e-6, 1.0, [0.0, 0.0]), "eps"),
+        (lambda: me.noisy_clipped_mean([0.0, 0.0], 10, 1.0, 1e-6, 1.0, [0.0, 0.0], cov=np.eye(3)), "cov"),
+        (lambda: me.inside_ellipse([0.0, 0.0], np.eye(2), level=1.0), "level"),
+        (lambda: me.inside_ellipse([0.0, 0.0, 0.0], np.eye(2)), "points"),
+        (lambda: me.inside_ellipse([0.0, 0.0], np.eye(3)), "cov"),
+        (lambda: me.nonprivate_rmse([0.5], np.eye(2)), "ns"),
+        (lambda: me.nonprivate_rmse([10.0], [[1.0, 2.0], [2.0, 1.0]]), "cov"),
+    ],
+)
+def test_new_helpers_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

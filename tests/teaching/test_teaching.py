@@ -894,3 +894,63 @@ def test_laplace_median_error_law_vectorised_limits_and_errors():
             alg.laplace_median_mean_error(*args)
     with pytest.raises(ValueError, match="t"):
         alg.laplace_median_error_cdf(float("nan"), 1.0, 0.5, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# the inverse sensitivity median's error law (Steinke 2023a, eq. (5)), against brute force and sampling
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "x, eps, grid",
+    [([1, 2, 2, 5], 1.0, np.arange(0, 7, 0.5)), ([0, 3, 4, 4, 6], 0.3, np.arange(-1, 8, 0.25)), ([3], 2.0, 9)],
+)
+def test_inverse_sensitivity_median_error_law_brute_force(x, eps, grid):
+    """Exact mean error and CDF against the output law rebuilt in mpmath from the brute-force loss
+    (the fewest replacements making y the median)."""
+    lo, hi = -1.0, 8.0
+    g = np.linspace(lo, hi, grid) if isinstance(grid, int) else grid
+    med = sorted(x)[(len(x) + 1) // 2 - 1]
+    w = [mp.exp(-mp.mpf(eps) * brute_loss(x, float(y)) / 2) for y in g]
+    p = [wi / sum(w) for wi in w]
+    mean = sum(pi * abs(mp.mpf(float(y)) - med) for pi, y in zip(p, g))
+    got = alg.inverse_sensitivity_median_mean_error(np.array(x, float), eps, lo, hi, grid)
+    assert abs(mp.mpf(got) / mean - 1) < 1e-13
+    ts = np.array([-0.5, 0.0, 0.25, 0.5, 1.0, 2.75, 100.0, np.inf])
+    cdf = alg.inverse_sensitivity_median_error_cdf(ts, np.array(x, float), eps, lo, hi, grid)
+    for t, c in zip(ts, cdf):
+        assert abs(c - sum(pi for pi, y in zip(p, g) if abs(float(y) - med) <= t)) < 1e-14
+    assert abs(cdf[-1] - 1.0) < 1e-15 and cdf[0] == 0.0
+    # vectorised over ε: one output law each
+    es = np.array([eps, 2 * eps, 10 * eps])
+    v = alg.inverse_sensitivity_median_mean_error(np.array(x, float), es, lo, hi, grid)
+    assert v.shape == (3,) and v[0] == got
+    assert v.tolist() == [alg.inverse_sensitivity_median_mean_error(np.array(x, float), e, lo, hi, grid) for e in es]
+
+
+def test_inverse_sensitivity_median_error_law_matches_the_sampler():
+    x = rng(5).normal(0.5, 0.1, 101)
+    eps, n = 0.4, 200_000
+    med = np.sort(x)[50]
+    err = np.abs(inverse_sensitivity_median(x, eps, 0.0, 1.0, rng(6), grid=201, size=n) - med)
+    mean = alg.inverse_sensitivity_median_mean_error(x, eps, 0.0, 1.0, grid=201)
+    assert abs(err.mean() - mean) < 5 * err.std() / math.sqrt(n)
+    for t in (0.01, 0.05, 0.2):
+        p = alg.inverse_sensitivity_median_error_cdf(t, x, eps, 0.0, 1.0, grid=201)
+        assert 0 < p < 1 and abs(np.mean(err <= t) - p) < 5 * math.sqrt(p * (1 - p) / n)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: alg.inverse_sensitivity_median_mean_error([0.5], 0.0, 0.0, 1.0), "eps"),
+        (lambda: alg.inverse_sensitivity_median_mean_error([0.5], [1.0, -1.0], 0.0, 1.0), "eps"),
+        (lambda: alg.inverse_sensitivity_median_mean_error([], 1.0, 0.0, 1.0), "data"),
+        (lambda: alg.inverse_sensitivity_median_mean_error([0.5], 1.0, 1.0, 0.0), "upper"),
+        (lambda: alg.inverse_sensitivity_median_mean_error([0.5], 1.0, 0.0, 1.0, grid=1), "grid"),
+        (lambda: alg.inverse_sensitivity_median_error_cdf(float("nan"), [0.5], 1.0, 0.0, 1.0), "t"),
+        (lambda: alg.inverse_sensitivity_median_error_cdf(0.1, [0.5], [1.0, 2.0], 0.0, 1.0), "eps"),
+        (lambda: alg.inverse_sensitivity_median_error_cdf(0.1, [np.nan], 1.0, 0.0, 1.0), "data"),
+    ],
+)
+def test_inverse_sensitivity_median_error_law_errors_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
