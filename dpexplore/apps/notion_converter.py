@@ -37,7 +37,8 @@ trace that keeps its legend entry where a notion is not implied.
 Cost: everything that depends only on the source (its profile, trade-off curve, the GDP
 measurement — 20 to 170 ms, so the ρ and Laplace-b sliders update on release) is cached on the
 source (:func:`source_summary`); a step of the target-δ slider or of the pure/GDP/Gaussian/RR
-sliders costs a few ms (:func:`compute_notion_converter`).
+sliders costs a few ms (:func:`compute_notion_converter`; ~10 ms for the Gaussian mechanism, whose
+exact ε(δ) is its own profile's bisection).
 
 >>> r = compute_notion_converter(ConverterSpec(Source("pure", (1.0,)), 1e-6, (2.0, 8.0)))
 >>> round(r.rho, 6), round(r.mu, 6)                  # ε tanh(ε/2), 2Φ⁻¹(e/(1+e))
