@@ -184,25 +184,37 @@ class _Info:
         """ρ and RDP of a composition, [(mechanism, k), …]: the sums over its parts (zCDP and RDP
         compose additively, Bun & Steinke 2016; Mironov 2017), each part's from its own closed
         forms (``_card_notions``); μ exact, √(Σ k μ²), when every part is exactly μ-GDP (Dong,
-        Roth & Su 2022, Corollary 3.3)."""
+        Roth & Su 2022, Corollary 3.3), and then ρ = μ²/2. Each by the backend's composition
+        theorems (:func:`dpexplore.accounting.composition.rdp`, ``zcdp``, ``gdp``: k runs of a
+        part, then the parts; rounded up) and :func:`dpexplore.accounting.conversions.gdp_to_zcdp`."""
+        from .accounting import composition, conversions
+
         total = sum(int(k) for _, k in parts)
         self.kind = f"of {total} run{'s' if total != 1 else ''}"
         self.parts = [(int(k), repr(m)) for m, k in parts]
+        ks = [int(k) for _, k in parts]
         rdps, rhos = zip(*[_single_rdp_rho(m) for m, _ in parts])
         if all(r is not None for r in rdps):
-            ks = [int(k) for _, k in parts]
 
             def rdp(alpha, _rdps=rdps, _ks=ks):
-                return sum(k * _val(r(alpha)) for r, k in zip(_rdps, _ks))
+                return _val(_compose(composition.rdp, [_val(r(alpha)) for r in _rdps], _ks))
 
             self.rdp, self.rdp_how = rdp, "Σ k·rdp() of the parts (RDP composes additively)"
         if all(r is not None for r in rhos):
-            self.rho = (sum(int(k) * r for r, (_, k) in zip(rhos, parts)), "Σ k·ρ of the parts")
+            self.rho = (_compose(composition.zcdp, rhos, ks), "Σ k·ρ of the parts")
         mus = [_gdp_mu(m) for m, _ in parts]
         if all(mu is not None for mu in mus):
-            mu2 = sum(int(k) * mu**2 for mu, (_, k) in zip(mus, parts))
-            self.mu = (math.sqrt(mu2), "exact: √(Σ k μ²)")
-            self.rho = (mu2 / 2.0, "exact: μ²/2")
+            mu = _compose(composition.gdp, mus, ks)
+            self.mu = (mu, "exact: √(Σ k μ²)")
+            self.rho = (float(conversions.gdp_to_zcdp(mu)), "exact: μ²/2")
+
+
+def _compose(theorem, values, ks) -> float:
+    """``theorem`` (one of :mod:`dpexplore.accounting.composition`'s ``rdp``, ``zcdp``, ``gdp``)
+    over parts with k_j runs each: k_j runs of each part, then the parts together (one call where
+    there is one part)."""
+    each = [float(theorem(v, k=k)) for v, k in zip(values, ks)]
+    return each[0] if len(each) == 1 else float(theorem(each))
 
 
 def _params_of(obj):

@@ -193,7 +193,9 @@ def test_each_number_equals_the_api_value_rounded_up(obj):
 
 def test_notion_rows_match_the_closed_forms():
     g = {f.label: f for f in card_facts(Gaussian(2.0, 1.0)).facts}
-    assert g["μ-GDP"].value == 0.5 and g["zCDP ρ"].value == 0.125
+    # ρ = μ²/2 by conversions.gdp_to_zcdp: rounded up, never below the exact 1/8
+    assert g["μ-GDP"].value == 0.5 and g["zCDP ρ"].value == float(conversions.gdp_to_zcdp(0.5))
+    assert 0.125 < g["zCDP ρ"].value <= 0.125 * (1 + 1e-15)
     for a in display.RDP_ORDERS:
         assert g[f"RDP ε̂(α = {a:g})"].value == float(Gaussian(2.0).rdp(a))
     comp = {f.label: f for f in card_facts(compose(Gaussian(2.0), 16)).facts}
@@ -204,7 +206,9 @@ def test_notion_rows_match_the_closed_forms():
     assert rr["zCDP ρ"].value == float(conversions.pure_to_zcdp(1.0))
     sgd = {f.label: f for f in card_facts(DPSGD).facts}
     one = subsample(Gaussian(1.0), 0.01)
-    assert sgd["RDP ε̂(α = 8)"].value == 1000 * float(one.rdp(8.0))  # RDP adds up over the steps
+    # RDP adds up over the steps: composition.rdp, rounded up
+    assert sgd["RDP ε̂(α = 8)"].value == float(composition.rdp(one.rdp(8.0), k=1000))
+    assert 1000 * float(one.rdp(8.0)) <= sgd["RDP ε̂(α = 8)"].value <= 1000 * float(one.rdp(8.0)) * (1 + 1e-15)
     assert sgd["μ-GDP"].text == "not certified" and sgd["zCDP ρ"].text == "not known"
     lap = {f.label: f for f in card_facts(Laplace(1.0)).facts}
     assert lap["μ-GDP"].value == conversions.gdp_measure(Laplace(1.0).profile, tol=1e-3)[1]

@@ -337,6 +337,32 @@ def _pure_to_zcdp(data):
             assert (np.asarray(out) <= q).all() and (np.asarray(out) <= t).all()
 
 
+@fuzz("conversions.gdp_to_zcdp")
+def _gdp_to_zcdp(data):
+    mu = data.draw(mix(nonneg_inf), label="mu")
+    rho = call(conversions.gdp_to_zcdp, mu)
+    if ok(rho):
+        is_nonneg(rho)
+        is_scalar_float_if_scalar((mu,), rho)
+        m = np.asarray(mu, float)
+        with np.errstate(over="ignore", under="ignore"):
+            assert (np.asarray(rho) >= m * m / 2).all(), (mu, rho)  # never below μ²/2
+        assert ((np.asarray(rho) > 0) == (m > 0)).all(), (mu, rho)  # no underflow to 0
+
+
+@fuzz("conversions.zcdp_to_rdp")
+def _zcdp_to_rdp(data):
+    rho, a = data.draw(mix(nonneg_inf), label="rho"), data.draw(mix(alpha_s), label="alpha")
+    out = call(conversions.zcdp_to_rdp, rho, a)
+    if ok(out):
+        is_nonneg(out)
+        is_scalar_float_if_scalar((rho, a), out)
+        r, aa = np.broadcast_arrays(np.asarray(rho, float), np.asarray(a, float))
+        with np.errstate(over="ignore", invalid="ignore"):
+            ref = np.where(r == 0, 0.0, aa * r)
+        assert (np.asarray(out) >= ref).all(), (rho, a, out)
+
+
 @fuzz("conversions.rdp_to_approx", "conversions.rdp_epsilon_terms")
 def _rdp_to_approx(data):
     n = data.draw(st.integers(1, 4))
@@ -607,6 +633,8 @@ MECH_METHODS = {
     "logpdf",
     "loss",
     "loss_inverse",
+    "mu",
+    "rho",
 }
 
 
@@ -713,6 +741,13 @@ def check_mechanism(cls, data):
             no_nan(li, f"{m!r}.loss_inverse({x!r})")
     if isinstance(m, mechanisms.RandomizedResponse):
         is_delta(m.p_truth)
+    if isinstance(m, mechanisms.Gaussian):
+        # μ = Δ/σ and ρ = μ²/2 (rounded up, never below μ²/2): the profile is δ_μ
+        mu, rho = np.asarray(m.mu, float), np.asarray(m.rho, float)
+        is_nonneg(mu)
+        is_nonneg(rho)
+        with np.errstate(over="ignore", under="ignore"):
+            assert (rho >= mu * mu / 2).all(), (m, mu, rho)
     if hasattr(m, "loss_atoms"):
         losses, probs = m.loss_atoms()
         no_nan(losses)

@@ -41,6 +41,8 @@ from .risk import advantage, posterior_bound, tpr_at_fpr  # noqa: F401  (re-expo
 __all__ = [
     "pure_to_rdp",
     "pure_to_zcdp",
+    "gdp_to_zcdp",
+    "zcdp_to_rdp",
     "rdp_to_approx",
     "rdp_epsilon_terms",
     "zcdp_to_approx",
@@ -138,8 +140,52 @@ def pure_to_zcdp(eps, bound: str = "tight"):
         return scalar_out(np.array(e, dtype=np.float64))
     with np.errstate(over="ignore"):
         if bound == "quadratic":
-            return scalar_out(_nonzero(up(0.5 * e * e), e))
+            return scalar_out(_half_square_up(e))
         return scalar_out(_nonzero(np.minimum(up(_zcdp_tight(e)), e), e))
+
+
+def _half_square_up(x):
+    """x²/2 rounded up by 4 ulps (the smallest positive float where it underflows, inf where it
+    overflows): ε²/2 and μ²/2 have this one implementation."""
+    with np.errstate(over="ignore", under="ignore"):
+        return _nonzero(up(0.5 * x * x), x)
+
+
+def gdp_to_zcdp(mu):
+    """ρ such that a μ-GDP mechanism is ρ-zCDP: ρ = μ²/2, the smallest such ρ.
+
+    A μ-GDP pair of distributions is a post-processing of N(0, 1) vs N(μ, 1) (Dong, Roth & Su
+    2022, definition “μ-GDP”), whose Rényi divergence of order α is αμ²/2 (Mironov 2017,
+    Proposition 7; the Gaussian mechanism is Δ²/(2σ²)-zCDP: Bun & Steinke 2016, Proposition 1.6,
+    with μ = Δ/σ); attained by the Gaussian mechanism. Rounded up by 4 ulps (the smallest positive
+    float where μ² underflows, inf where it overflows). Broadcasts ``mu`` (≥ 0, inf allowed).
+
+    >>> gdp_to_zcdp(1.0)
+    0.5000000000000004
+    >>> gdp_to_zcdp(0.0), gdp_to_zcdp(float("inf"))
+    (0.0, inf)
+    """
+    m = check_nonneg(mu, "mu")
+    return scalar_out(_half_square_up(m))
+
+
+def zcdp_to_rdp(rho, alpha):
+    """Rényi DP ε̂(α) = αρ of a ρ-zCDP mechanism: ρ-zCDP is D_α ≤ αρ for every order α > 1
+    (Bun & Steinke 2016, Definition 1.1); α = ∞ gives ∞ (0 for ρ = 0). Rounded up by 4 ulps
+    (the smallest positive float where αρ underflows). Broadcasts ``rho`` (≥ 0) and ``alpha``
+    (> 1, inf allowed).
+
+    >>> zcdp_to_rdp(0.5, 2.0)
+    1.0000000000000009
+    >>> zcdp_to_rdp(0.0, float("inf")), zcdp_to_rdp(0.5, float("inf"))
+    (0.0, inf)
+    """
+    r = check_nonneg(rho, "rho")
+    a = check_alpha(alpha, "alpha")
+    r, a = np.broadcast_arrays(r, a)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        out = np.where(r == 0, 0.0, a * r)
+        return scalar_out(_nonzero(up(out), r))
 
 
 # ------------------------------------------------------------------------------------------------

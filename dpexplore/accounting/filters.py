@@ -361,8 +361,10 @@ class RenyiFilter(_Filter):
         return all(t <= Fraction(b) for t, b in zip(state, self.budgets))
 
     def _query_cost(self, std: float):
-        """Gaussian noise (σ = std): ε(α) = α/(2σ²) at each order."""
-        return [a / (2 * std * std) for a in self.alphas]
+        """Gaussian noise (σ = std): ε(α) = α/(2σ²) at each order (ρ = μ²/2 with μ = 1/σ, then
+        ε̂(α) = αρ: ``conversions.gdp_to_zcdp``, ``zcdp_to_rdp``, each rounded up)."""
+        rho = conversions.gdp_to_zcdp(1.0 / std)
+        return [float(conversions.zcdp_to_rdp(rho, a)) for a in self.alphas]
 
     def _consumed_of(self, state) -> float:
         return max(float(v) / b for v, b in zip(state, self.budgets))
@@ -392,8 +394,8 @@ class ZCDPFilter(_SumFilter):
         return self.rho
 
     def _query_cost(self, std: float):
-        """Gaussian noise (σ = std): ρ = 1/(2σ²)."""
-        return 1.0 / (2 * std * std)
+        """Gaussian noise (σ = std): ρ = μ²/2 = 1/(2σ²) (``conversions.gdp_to_zcdp``, rounded up)."""
+        return float(conversions.gdp_to_zcdp(1.0 / std))
 
     def _consumed_of(self, state) -> float:
         return float(state)
@@ -485,8 +487,8 @@ class ApproxZCDPFilter(_Filter):
         return state[0] <= Fraction(self.rho) and state[1] <= Fraction(self.delta)
 
     def _query_cost(self, std: float):
-        """Gaussian noise (σ = std): (ρ, δ) = (1/(2σ²), 0)."""
-        return [1.0 / (2 * std * std), 0.0]
+        """Gaussian noise (σ = std): (ρ, δ) = (1/(2σ²), 0) (``conversions.gdp_to_zcdp``, rounded up)."""
+        return [float(conversions.gdp_to_zcdp(1.0 / std)), 0.0]
 
     def _consumed_of(self, state) -> float:
         return float(state[0])

@@ -199,11 +199,14 @@ class GaussianDPProfile(PrivacyProfile):
     def _card_notions(self, info) -> None:
         """Exactly μ-GDP, ρ = μ²/2 and ε̂(α) = α μ²/2 (Bun & Steinke 2016), where a composition's
         parts have not given them already."""
+        from .conversions import gdp_to_zcdp, zcdp_to_rdp  # (conversions is built on this module)
+
+        rho = gdp_to_zcdp(self.mu)
         if info.mu is None:
             info.mu = (self.mu, "exact")
-            info.rho = (self.mu * self.mu / 2.0, "exact: μ²/2")
+            info.rho = (rho, "exact: μ²/2")
         if info.rdp is None:
-            info.rdp, info.rdp_how = (lambda a, mu=self.mu: a * mu * mu / 2.0), "exact: α μ²/2"
+            info.rdp, info.rdp_how = (lambda a, r=rho: zcdp_to_rdp(r, a)), "exact: α μ²/2"
 
 
 # -- (ε, δ)-DP: the exact partial order and its profiles (re-exported by dpexplore.accounting.conversions) --

@@ -15,9 +15,11 @@ every implied notion on shared axes and tabulates its parameter, with the conver
   no RDP (the divergence may be infinite) and no GDP (δ(ε) ≥ δ₀ never decays).
 * ρ-zCDP → (ε, δ): ε = ρ + 2√(ρ log(1/δ)) (Steinke 2022, footnote 2;
   :func:`~dpexplore.accounting.conversions.zcdp_to_approx`) and the improved profile
-  (:class:`~dpexplore.accounting.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition); GDP: measured on the
+  (:class:`~dpexplore.accounting.conversions.ZCDPProfile`); RDP ε̂(α) = αρ (definition;
+  :func:`~dpexplore.accounting.conversions.zcdp_to_rdp`); GDP: measured on the
   implied profile (Liu et al. 2022, result “GDPT”, :func:`~dpexplore.accounting.conversions.gdp_measure`).
-* μ-GDP → profile δ_μ(ε) (Liu et al. 2022, Theorem 3.1), ρ = μ²/2 and ε̂(α) = αμ²/2 (a μ-GDP pair is a
+* μ-GDP → profile δ_μ(ε) (Liu et al. 2022, Theorem 3.1), ρ = μ²/2
+  (:func:`~dpexplore.accounting.conversions.gdp_to_zcdp`) and ε̂(α) = αμ²/2 (a μ-GDP pair is a
   post-processing of N(0, 1) vs N(μ, 1), Dong, Roth & Su 2022, so its Rényi divergences are at
   most the Gaussian ones).
 * RDP → (ε, δ): ε = ε̂(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), minimised over the orders
@@ -35,7 +37,8 @@ trace that keeps its legend entry where a notion is not implied.
 Cost: everything that depends only on the source (its profile, trade-off curve, the GDP
 measurement — 20 to 170 ms, so the ρ and Laplace-b sliders update on release) is cached on the
 source (:func:`source_summary`); a step of the target-δ slider or of the pure/GDP/Gaussian/RR
-sliders costs a few ms (:func:`compute_notion_converter`).
+sliders costs a few ms (:func:`compute_notion_converter`; ~10 ms for the Gaussian mechanism, whose
+exact ε(δ) is its own profile's bisection).
 
 >>> r = compute_notion_converter(ConverterSpec(Source("pure", (1.0,)), 1e-6, (2.0, 8.0)))
 >>> round(r.rho, 6), round(r.mu, 6)                  # ε tanh(ε/2), 2Φ⁻¹(e/(1+e))
@@ -62,6 +65,7 @@ from ..accounting.conversions import (
     ZCDPProfile,
     gdp_epsilon,
     gdp_measure,
+    gdp_to_zcdp,
     pure_to_gdp,
     pure_to_rdp,
     pure_to_zcdp,
@@ -70,6 +74,7 @@ from ..accounting.conversions import (
     tradeoff_envelope,
     tradeoff_gdp,
     zcdp_to_approx,
+    zcdp_to_rdp,
 )
 from ..mechanisms import Gaussian, Laplace, RandomizedResponse
 from ..accounting.profiles import GaussianDPProfile, PrivacyProfile
@@ -320,8 +325,8 @@ def source_summary(source: Source) -> SourceSummary:
     exact profile; Gaussian(σ) → μ = 1/σ, ρ = 1/(2σ²).
 
     >>> s = source_summary(Source("gdp", (1.0,)))
-    >>> s.rho, s.mu, s.pure_eps is None
-    (0.5, 1.0, True)
+    >>> s.rho, s.mu, s.pure_eps is None                 # ρ = μ²/2, rounded up
+    (0.5000000000000004, 1.0, True)
     """
     k, p = source.kind, source.params
     orders = np.append(RDP_ORDERS, np.inf)
@@ -376,7 +381,7 @@ def source_summary(source: Source) -> SourceSummary:
             if mu is not None
             else "not implied in a computable way: the implied δ(0) rounds to 1"
         )
-        rdp_v, rdp_how = orders * r, "ε̂(α) = αρ (zCDP definition, Steinke 2024)"
+        rdp_v, rdp_how = np.asarray(zcdp_to_rdp(r, orders)), "ε̂(α) = αρ (zCDP definition, Steinke 2024)"
         witness = (
             "The Gaussian mechanism σ = 1/√(2ρ) has ε̂(α) = αρ exactly, but its true "
             "profile (μ = √(2ρ)-GDP) lies below the zCDP-implied one: zCDP keeps only the "
@@ -388,9 +393,9 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"{m:.4g}-GDP"
         beta = tradeoff_gdp(m, ALPHA_GRID)
         pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
-        rho, rho_how = m * m / 2.0, "ρ = μ²/2 (μ-GDP is post-processing of N(0,1) vs N(μ,1))"
+        rho, rho_how = float(gdp_to_zcdp(m)), "ρ = μ²/2 (μ-GDP is post-processing of N(0,1) vs N(μ,1))"
         mu, mu_how = m, "the source"
-        rdp_v, rdp_how = orders * m * m / 2.0, "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, Steinke 2024)"
+        rdp_v, rdp_how = np.asarray(zcdp_to_rdp(rho, orders)), "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, Steinke 2024)"
         witness = _GAUSS_WITNESS
     elif k == "rdp":
         a0, r0 = p
@@ -414,10 +419,10 @@ def source_summary(source: Source) -> SourceSummary:
         profile = mech.profile
         label = f"Laplace, b = {b:.4g}"
         beta = np.asarray(mech.tradeoff(ALPHA_GRID))
-        pure_eps, pure_how = 1.0 / b, "ε = Δ/b (Laplace is pure DP)"
-        rho, rho_how = float(pure_to_zcdp(1.0 / b)), "via pure ε = 1/b: ρ = ε tanh(ε/2) (Steinke 2024, Thm 5)"
+        pure_eps, pure_how = float(mech.eps_max), "ε = Δ/b (Laplace is pure DP)"
+        rho, rho_how = float(pure_to_zcdp(pure_eps)), "via pure ε = 1/b: ρ = ε tanh(ε/2) (Steinke 2024, Thm 5)"
         mu_m = _measure_mu(profile)
-        mu_p = float(pure_to_gdp(1.0 / b))
+        mu_p = float(pure_to_gdp(pure_eps))
         if mu_m is not None and mu_m < mu_p:
             mu, mu_how = (
                 mu_m,
@@ -441,9 +446,9 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"Gaussian, σ = {s:.4g}"
         beta = np.asarray(mech.tradeoff(ALPHA_GRID))
         pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
-        rho, rho_how = 1.0 / (2 * s * s), "ρ = Δ²/(2σ²) (Steinke 2024; exact)"
-        mu, mu_how = 1.0 / s, "μ = Δ/σ (Liu et al. 2022, Thm 3.1; exact)"
-        rdp_v, rdp_how = orders / (2 * s * s), "ε̂(α) = αΔ²/(2σ²) (Steinke 2024; exact)"
+        rho, rho_how = float(mech.rho), "ρ = Δ²/(2σ²) (Steinke 2024; exact)"
+        mu, mu_how = float(mech.mu), "μ = Δ/σ (Liu et al. 2022, Thm 3.1; exact)"
+        rdp_v, rdp_how = np.asarray(zcdp_to_rdp(rho, orders)), "ε̂(α) = αΔ²/(2σ²) (Steinke 2024; exact)"
         witness = _GAUSS_WITNESS
     if rdp_v is not None:
         fin = np.isfinite(rdp_v)
@@ -500,11 +505,8 @@ def _rdp_at(s: SourceSummary, src: Source, alpha: float) -> float | None:
         return float(RandomizedResponse(p[0]).rdp(alpha))
     if k == "laplace":
         return float(Laplace(p[0]).rdp(alpha))
-    if k == "zcdp":
-        return alpha * p[0]
-    if k == "gdp":
-        return alpha * p[0] ** 2 / 2.0
-    return alpha / (2.0 * p[0] ** 2)
+    # zCDP, GDP, Gaussian: ε̂(α) = αρ with the source's ρ (ρ = μ²/2 for the last two)
+    return float(zcdp_to_rdp(s.rho, alpha))
 
 
 def _nice_ceiling(x: float) -> float:
@@ -562,9 +564,8 @@ def compute_notion_converter(spec: ConverterSpec) -> ConverterResult:
     d = spec.delta
     eps_at: dict = {}
     eps_at["gdp"] = None if s.mu is None else float(gdp_epsilon(s.mu, d))
-    # the Gaussian mechanism's profile IS δ_μ with μ = Δ/σ (Liu et al. 2022, Thm 3.1): the closed-form
-    # inversion is 5x cheaper than the mechanism's generic bisection
-    eps_at["exact"] = eps_at["gdp"] if src.kind in ("gdp", "gaussian") else float(s.profile.epsilon(d))
+    # the source's own profile (the Gaussian mechanism's exact inversion: ~4 ms a δ step)
+    eps_at["exact"] = float(s.profile.epsilon(d))
     eps_at["pure"] = s.pure_eps
     eps_at["zcdp"] = None if s.rho is None else float(zcdp_to_approx(s.rho, d))
     eps_at["rdp"] = None if s.rdp_orders is None else float(rdp_to_approx(s.rdp_orders, s.rdp_values, d))
@@ -804,7 +805,7 @@ class NotionConverterController(Controller):
         out = []  # (name, expression) printed with 4 significant digits, like the table
         if k in ("pure", "rr", "laplace"):
             if k == "laplace":
-                lines += ["mech = mechanisms.Laplace(lap_b)", "eps = 1 / mech.scale   # pure DP, Delta = 1"]
+                lines += ["mech = mechanisms.Laplace(lap_b)", "eps = mech.eps_max   # pure DP: Delta / b"]
             elif k == "rr":
                 lines += ["mech = mechanisms.RandomizedResponse(rr_eps)", "eps = rr_eps"]
             else:
@@ -822,17 +823,18 @@ class NotionConverterController(Controller):
                 ("mu (GDP, measured)", f"C.gdp_measure(C.ZCDPProfile(rho), tol={MEASURE_TOL!r})[1]"),
                 ("eps at delta via zCDP", "C.zcdp_to_approx(rho, delta)"),
             ]
-            rdp, exact = "a * rho", "C.ZCDPProfile(rho).epsilon(delta)"
+            rdp, exact = "C.zcdp_to_rdp(rho, a)", "C.ZCDPProfile(rho).epsilon(delta)"
         elif k == "gdp":
-            out += [("rho (zCDP)", "mu ** 2 / 2"), ("mu (GDP)", "mu")]
-            rdp, exact = "a * mu ** 2 / 2", "C.gdp_epsilon(mu, delta)"
+            out += [("rho (zCDP)", "C.gdp_to_zcdp(mu)"), ("mu (GDP)", "mu")]
+            rdp, exact = "C.zcdp_to_rdp(C.gdp_to_zcdp(mu), a)", "C.gdp_epsilon(mu, delta)"
         elif k == "rdp":
             lines += ["orders = [a for a in orders if a <= rdp_alpha]   # one point bounds only alpha <= rdp_alpha"]
             rdp = "rdp_eps"
             exact = "C.RDPProfile(np.array([rdp_alpha]), np.array([rdp_eps])).epsilon(delta)"
         else:  # gaussian
-            out += [("rho (zCDP)", "1 / (2 * gauss_sigma ** 2)"), ("mu (GDP)", "1 / gauss_sigma")]
-            rdp, exact = "a / (2 * gauss_sigma ** 2)", "C.gdp_epsilon(1 / gauss_sigma, delta)"
+            lines += ["mech = mechanisms.Gaussian(gauss_sigma)"]
+            out += [("rho (zCDP)", "mech.rho"), ("mu (GDP)", "mech.mu")]
+            rdp, exact = "C.zcdp_to_rdp(mech.rho, a)", "mech.profile.epsilon(delta)"
         for name, expr in out:
             lines.append(f"print(f'{name} = {{float({expr}):.4g}}')")
         if rdp is not None:

@@ -336,10 +336,11 @@ class _MemoProfile(PrivacyProfile):
 
 
 def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
-    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1); pure ε-DP is
+    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1;
+    :attr:`Gaussian.mu <dpexplore.mechanisms.Gaussian.mu>`, with the family's own parameters); pure ε-DP is
     2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)."""
     if kind == "gaussian":
-        return 1.0 / params[0], "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
+        return float(Gaussian(*params).mu), "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
     if math.isfinite(eps_max):
         return float(
             pure_to_gdp(eps_max)

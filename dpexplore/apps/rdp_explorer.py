@@ -203,7 +203,7 @@ def _rdp_curves(eps: float, alpha_max: float):
     lap = Laplace.calibrate(eps, 0.0, SENSITIVITY)
     curves = (
         np.asarray(pure_to_rdp(eps, a, "tight")),
-        np.full_like(a, eps),
+        np.asarray(pure_to_rdp(eps, a, "trivial")),
         np.asarray(pure_to_rdp(eps, a, "zcdp")),
         np.asarray(lap.rdp(a)),
     )
@@ -266,7 +266,7 @@ def compute_rdp_explorer(spec: RDPSpec) -> RDPResult:
     rdp_at = stack[np.arange(3), idx]
     rho_t, rho_q, rho_v = _rho_panel()
     rho_tight_eps = float(pure_to_zcdp(eps, "tight"))
-    marks = np.array([rho_tight_eps, float(pure_to_zcdp(eps, "quadratic")), eps])
+    marks = np.array([rho_tight_eps, float(pure_to_zcdp(eps, "quadratic")), float(pure_to_zcdp(eps, "trivial"))])
     exact = np.array([PureDPProfile(eps).epsilon(delta), Laplace(lap_scale, SENSITIVITY).epsilon(delta), eps])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         obj_imp = conversion_terms(a, stack, delta, "improved")

@@ -217,7 +217,7 @@ class _PrivacyMechanism(CardMixin):
         mu = self._gdp_mu()
         if mu is None:
             return None
-        return {"mu": (mu, "exact: μ-GDP"), "rho": (mu * mu / 2.0, "exact: μ²/2")}
+        return {"mu": (mu, "exact: μ-GDP"), "rho": (conversions.gdp_to_zcdp(mu), "exact: μ²/2")}
 
     def _card_notions(self, info) -> None:
         """ρ, RDP and μ of the mechanism (scalar parameters) on the card's description ``info``:

@@ -24,6 +24,7 @@ from .._numerics import (
     up,
 )
 from .._validation import as_array, check_alpha, check_positive, scalar_out
+from ..accounting.conversions import gdp_to_zcdp
 from ._base import (
     _SHAPE_MAX,
     _store,
@@ -601,24 +602,43 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""
         return super()._tradeoff(alpha)
 
+    @property
+    def mu(self):
+        """μ = Δ/σ: the Gaussian mechanism is exactly μ-GDP (Dong, Roth & Su 2022, definition
+        “μ-GDP”: its pair of output distributions is N(0, 1) vs N(μ, 1) rescaled). Broadcasts
+        array parameters.
+
+        >>> Gaussian(4.0, 2.0).mu
+        0.5
+        """
+        return scalar_out(self._d)
+
+    @property
+    def rho(self):
+        """ρ = Δ²/(2σ²) = μ²/2: the Gaussian mechanism is ρ-zCDP (Bun & Steinke 2016, Proposition
+        1.6), by :func:`~dpexplore.accounting.conversions.gdp_to_zcdp` (rounded up by 4 ulps).
+
+        >>> Gaussian(2.0).rho
+        0.1250000000000001
+        """
+        return gdp_to_zcdp(self._d)
+
     def _gdp_mu(self) -> float:
-        """μ = Δ/σ: the Gaussian mechanism is exactly μ-GDP (Dong, Roth & Su 2022), so k runs are
-        exactly √k·μ-GDP (Dong, Roth & Su 2022, Corollary 3.3).
+        """μ = Δ/σ (:attr:`mu`), so k runs are exactly √k·μ-GDP (Dong, Roth & Su 2022, Corollary 3.3).
 
         >>> Gaussian(4.0, 2.0)._gdp_mu()
         0.5
         """
-        return float(self.sensitivity) / float(self.sigma)
+        return float(self.mu)
 
     def _card_closed_forms(self) -> dict:
         """The closed forms of its notebook card (:mod:`dpexplore.display`): exactly μ = Δ/σ-GDP
-        (Dong, Roth & Su 2022) and ρ = Δ²/(2σ²)-zCDP (Bun & Steinke 2016).
+        (:attr:`mu`) and ρ = Δ²/(2σ²)-zCDP (:attr:`rho`, rounded up).
 
         >>> Gaussian(2.0)._card_closed_forms()["mu"]
         (0.5, 'exact: Δ/σ')
         """
-        mu = float(self.sensitivity) / float(self.sigma)
-        return {"mu": (mu, "exact: Δ/σ"), "rho": (mu * mu / 2.0, "exact: Δ²/(2σ²)")}
+        return {"mu": (float(self.mu), "exact: Δ/σ"), "rho": (float(self.rho), "exact: Δ²/(2σ²)")}
 
     def rdp(self, alpha):
         """ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7); ε̂(∞) = inf.

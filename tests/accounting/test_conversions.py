@@ -24,6 +24,7 @@ from dpexplore.accounting.conversions import (
     gdp_identify,
     gdp_log_delta,
     gdp_measure,
+    gdp_to_zcdp,
     implied_delta,
     pure_to_gdp,
     pure_to_rdp,
@@ -32,6 +33,7 @@ from dpexplore.accounting.conversions import (
     tradeoff_approx,
     tradeoff_gdp,
     zcdp_to_approx,
+    zcdp_to_rdp,
 )
 from dpexplore.accounting.profiles import FunctionProfile, GaussianDPProfile, PrivacyProfile
 
@@ -106,6 +108,81 @@ def test_pure_to_zcdp_closed_forms(eps):
     assert rel_close(pure_to_zcdp(eps), e * (mp.exp(e) - 1) / (mp.exp(e) + 1))
     assert rel_close(pure_to_zcdp(eps, bound="quadratic"), e * e / 2)
     assert pure_to_zcdp(eps, bound="trivial") == eps
+
+
+def mp_gauss_renyi(mu, alpha):
+    """D_α(N(μ, 1) ‖ N(0, 1)) by quadrature: log ∫ p^α q^{1−α} dx / (α − 1) (independent of the
+    closed form αμ²/2)."""
+    m, a = mp.mpf(mu), mp.mpf(alpha)
+
+    def integrand(x):
+        return mp.exp(-a * (x - m) ** 2 / 2 - (1 - a) * x**2 / 2) / mp.sqrt(2 * mp.pi)
+
+    return mp.log(mp.quad(integrand, [-mp.inf, a * m, mp.inf])) / (a - 1)
+
+
+@pytest.mark.parametrize("mu", [1e-3, 0.3, 1.0, 2.5])
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 8.0])
+def test_gdp_to_zcdp_and_zcdp_to_rdp_are_the_gaussian_renyi_divergence(mu, alpha):
+    """ρ = μ²/2 and ε̂(α) = αρ reproduce D_α(N(μ, 1) ‖ N(0, 1)) computed by quadrature, from above
+    and within 2e-15 relative (two conversions, each rounded up by 4 ulps)."""
+    ref = mp_gauss_renyi(mu, alpha)
+    got = zcdp_to_rdp(gdp_to_zcdp(mu), alpha)
+    assert mp.mpf(got) >= ref * (1 - mp.mpf(10) ** -30)  # the quadrature's own error is ~1e-40
+    assert rel_close(got, ref, 2e-15)
+
+
+@pytest.mark.parametrize("mu", [5e-324, 1e-200, 1e-8, 0.1, 1.0, 3.0, 1e100, 1e154])
+def test_gdp_to_zcdp_mpmath_safe_and_tight(mu):
+    """ρ = μ²/2: never below the exact value, at most 4 ulps (+ rounding) above it; underflow gives
+    the smallest positive float, not 0."""
+    exact = mp.mpf(mu) ** 2 / 2
+    got = gdp_to_zcdp(mu)
+    assert isinstance(got, float) and got > 0
+    assert mp.mpf(got) >= exact
+    if exact > mp.mpf("1e-290"):
+        assert rel_close(got, exact, 1.2e-15)
+
+
+def test_gdp_to_zcdp_and_zcdp_to_rdp_edges_and_shapes():
+    assert gdp_to_zcdp(0.0) == 0.0 and gdp_to_zcdp(math.inf) == math.inf
+    assert gdp_to_zcdp(1e200) == math.inf  # μ² overflows: inf, the safe side
+    assert gdp_to_zcdp(1.0) == pure_to_zcdp(1.0, "quadratic")  # the same formula, one implementation
+    out = gdp_to_zcdp(np.array([[0.5, 1.0], [2.0, 4.0]]))
+    assert out.shape == (2, 2) and (out >= np.array([[0.125, 0.5], [2.0, 8.0]])).all()
+    assert zcdp_to_rdp(0.5, math.inf) == math.inf and zcdp_to_rdp(0.0, math.inf) == 0.0
+    assert zcdp_to_rdp(0.0, 2.0) == 0.0 and zcdp_to_rdp(math.inf, 2.0) == math.inf
+    assert zcdp_to_rdp(1e-320, 1.5) > 0
+    rdp = zcdp_to_rdp(np.array([0.1, 0.5])[:, None], np.array([2.0, 8.0, 32.0]))
+    assert rdp.shape == (2, 3)
+    for (i, j), v in np.ndenumerate(rdp):
+        exact = mp.mpf([0.1, 0.5][i]) * [2.0, 8.0, 32.0][j]
+        assert mp.mpf(v) >= exact and rel_close(v, exact, 1e-15)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: gdp_to_zcdp(-1.0), "mu"),
+        (lambda: gdp_to_zcdp(math.nan), "mu"),
+        (lambda: zcdp_to_rdp(-0.1, 2.0), "rho"),
+        (lambda: zcdp_to_rdp(0.5, 1.0), "alpha"),
+        (lambda: zcdp_to_rdp(0.5, math.nan), "alpha"),
+    ],
+)
+def test_gdp_to_zcdp_and_zcdp_to_rdp_reject_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_gaussian_mu_and_rho_are_the_conversions():
+    from dpexplore.mechanisms import Gaussian
+
+    g = Gaussian(4.0, 2.0)
+    assert g.mu == 0.5 and g.rho == gdp_to_zcdp(0.5) and g.rho >= 0.125
+    assert g._gdp_mu() == g.mu and g._card_closed_forms()["rho"][0] == g.rho
+    arr = Gaussian(np.array([1.0, 2.0]))
+    assert np.array_equal(arr.mu, [1.0, 0.5]) and np.array_equal(arr.rho, gdp_to_zcdp(np.array([1.0, 0.5])))
 
 
 @pytest.mark.parametrize("rho", [1e-6, 0.01, 0.5, 3.0, 100.0])

@@ -19,9 +19,11 @@ from dpexplore.accounting.conversions import (
     RDPProfile,
     ZCDPProfile,
     gdp_epsilon,
+    gdp_to_zcdp,
     rdp_to_approx,
     tradeoff_approx,
     tradeoff_gdp,
+    zcdp_to_rdp,
 )
 from dpexplore.apps import APPS
 from dpexplore.apps.notion_converter import (
@@ -113,10 +115,17 @@ def test_gaussian_and_gdp_sources_agree_and_are_exact():
     g = compute_notion_converter(spec("gaussian", (2.0,), 1e-5))
     m = compute_notion_converter(spec("gdp", (0.5,), 1e-5))
     for r in (g, m):
-        assert r.mu == 0.5 and r.rho == 0.125 and r.pure_eps is None
-        assert r.eps_at_delta["exact"] == r.eps_at_delta["gdp"] == gdp_epsilon(0.5, 1e-5)
+        # ρ = μ²/2 and ε̂(α) = αρ by the backend's conversions: rounded up, within 1e-15 of the exact
+        assert r.mu == 0.5 and r.rho == gdp_to_zcdp(0.5) and r.pure_eps is None
+        assert 0.125 < r.rho <= 0.125 * (1 + 1e-15)
+        assert r.eps_at_delta["exact"] == r.summary.profile.epsilon(1e-5)
+        assert r.eps_at_delta["gdp"] == gdp_epsilon(0.5, 1e-5)
+        assert close(r.eps_at_delta["exact"], r.eps_at_delta["gdp"], 1e-12)
         assert close(r.eps_at_delta["zcdp"], mp_zcdp_eps(0.125, 1e-5))
-        assert [v for _, v in r.rdp_table] == [a * 0.125 for a in (2.0, 8.0, 32.0)]
+        table = [v for _, v in r.rdp_table]
+        assert table == [zcdp_to_rdp(gdp_to_zcdp(0.5), a) for a in (2.0, 8.0, 32.0)]
+        assert all(a * 0.125 < v <= a * 0.125 * (1 + 2e-15) for a, v in zip((2.0, 8.0, 32.0), table))
+    assert g.eps_at_delta["exact"] == Gaussian(2.0).epsilon(1e-5)  # the mechanism's own inversion
     # the Gaussian mechanism's own bisection agrees with the closed-form GDP inversion
     assert close(g.eps_at_delta["exact"], Gaussian(2.0).epsilon(1e-5), 1e-9)
     # profile curves: the source is δ_μ, checked against mpmath at a few points
@@ -138,7 +147,9 @@ def test_zcdp_source():
     assert math.sqrt(2 * 0.5) < r.mu < 1.6
     # the implied GDP profile dominates the zCDP profile on the grid
     assert np.all(r.log_delta["gdp"] >= r.log_delta["zcdp"] - 1e-9)
-    assert [v for _, v in r.rdp_table] == [1.0, 4.0, 16.0]
+    table = [v for _, v in r.rdp_table]
+    assert table == [zcdp_to_rdp(0.5, a) for a in (2.0, 8.0, 32.0)]  # αρ, rounded up
+    assert all(x < v <= x * (1 + 1e-15) for x, v in zip((1.0, 4.0, 16.0), table))
 
 
 def test_laplace_source():

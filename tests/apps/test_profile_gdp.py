@@ -347,3 +347,12 @@ def test_delta0_rounding_to_one_uses_theory_or_says_not_gdp():
     s = P.mechanism_summary(P.MechSpec("equation", (20.0, 100.0, 0.02)))
     assert not s.verdict_naive.is_gdp and "δ(0) = 1" in s.verdict_naive.reason
     assert s.verdict_naive.status(5.0) == "no"
+
+
+def test_theory_upper_is_the_gaussians_own_mu():
+    """The fallback's certified μ for the Gaussian is the mechanism's Δ/σ (Gaussian.mu), with the
+    sensitivity it is given (it was 1/σ whatever Δ), and pure_to_gdp(ε) for pure DP."""
+    assert P._theory_upper("gaussian", (2.0,), math.inf)[0] == 0.5
+    assert P._theory_upper("gaussian", (4.0, 2.0), math.inf)[0] == 0.5  # Δ = 2, σ = 4
+    assert P._theory_upper("laplace", (1.0,), 1.0)[0] == C.pure_to_gdp(1.0)
+    assert P._theory_upper("subbotin", (1.0, 3.0), math.inf) == (None, "")
