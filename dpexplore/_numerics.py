@@ -455,6 +455,104 @@ def round_down_ulps(x, ulps: float = ULPS):
     return np.where(np.isfinite(x), np.maximum(down(x, Margin(ulps=ulps)), 0.0), x)
 
 
+# ------------------------------------------------------------------------------------------------
+# directed rounding of closed forms: the float at or above the exact result, exact results kept
+# ------------------------------------------------------------------------------------------------
+_SPLIT = 134217729.0  # 2^27 + 1 (Veltkamp)
+#: where the error-free transformations below are exact: operands of magnitude in
+#: [2^-960, 2^995] (no overflow in the split) and products from 2^-960 to just below the largest
+#: float (no underflow in the partial products, about 2^-54 of the product, no overflow in them)
+_EFT_LO, _EFT_HI, _EFT_PMAX = 2.0**-960, 2.0**995, float(np.finfo(np.float64).max) * (1.0 - 2.0**-24)
+
+
+def _split(a):
+    t = _SPLIT * a
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def _product_residual(a, b, p):
+    """a·b − p exactly (Dekker's TwoProduct with Veltkamp's split), where a, b and p lie in the
+    exact range; elsewhere meaningless (callers mask it)."""
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _in_range(a, b, p):
+    """Where a·b = p + residual is exact for :func:`_product_residual`."""
+    aa, ab, ap = np.abs(a), np.abs(b), np.abs(p)
+    ops = (aa <= _EFT_HI) & (ab <= _EFT_HI) & (aa >= _EFT_LO) & (ab >= _EFT_LO)
+    return (ops & (ap >= _EFT_LO) & (ap <= _EFT_PMAX)) | (aa == 0) | (ab == 0)
+
+
+def mul_up(a, b, margin="closed"):
+    """a·b rounded upward (a, b ≥ 0 arrays): the product itself where it is exact or above the
+    exact value, the next float up where it is below (TwoProduct's sign) — the float at or above
+    a·b nearest to it. Outside the exact range (magnitudes beyond 2^-960 … 2^995) ``up(a·b, margin)``,
+    and at least the next float (so an underflowed product of positive numbers is positive).
+
+    >>> float(mul_up(0.5, 0.25)), float(mul_up(1.0 / 3.0, 3.0)), float(mul_up(0.1, 0.3)) > 0.1 * 0.3
+    (0.125, 1.0, True)
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        p = a * b
+        ok = _in_range(a, b, p)
+        res = np.where(ok, _product_residual(np.where(ok, a, 0.0), np.where(ok, b, 0.0), np.where(ok, p, 0.0)), 0.0)
+        # outside the exact range: the margin, and at least the next float (a subnormal or
+        # underflowed product is within half its spacing of the exact one)
+        outside = np.where((a > 0) & (b > 0), np.maximum(up(p, margin), np.nextafter(p, np.inf)), p)
+        out = np.where(ok, np.where(res > 0, np.nextafter(p, np.inf), p), outside)
+    return out
+
+
+def sum_up(x, axis=-1, margin="closed"):
+    """Σ x along ``axis`` rounded upward (x ≥ 0): exact sums are returned exactly; otherwise the
+    compensated sum (Knuth's TwoSum errors added back) moved up one float, which is at or above
+    the exact sum for any practical number of terms (the compensated sum is within half a float
+    of it). Non-finite sums are returned as they are.
+
+    >>> float(sum_up([0.5, 0.25, 0.125])), float(sum_up([0.1, 0.2])) >= 0.30000000000000004
+    (0.875, True)
+    """
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    s = np.zeros(x.shape[:-1])
+    err = np.zeros(x.shape[:-1])
+    inexact = np.zeros(x.shape[:-1], bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(x.shape[-1]):
+            v = x[..., i]
+            t = s + v
+            bp = t - s
+            e = (s - (t - bp)) + (v - bp)  # TwoSum: s + v = t + e exactly
+            inexact |= np.isfinite(t) & (e != 0)
+            err = err + np.where(np.isfinite(e), e, 0.0)
+            s = t
+        comp = s + err
+        out = np.where(inexact, np.nextafter(comp, np.inf), s)
+    return out
+
+
+def sqrt_up(x):
+    """√x rounded upward (x ≥ 0): the root where its square is at or above x (checked exactly
+    with TwoProduct), the next float up otherwise; outside the exact range ``up(√x, "closed")``.
+
+    >>> float(sqrt_up(0.25)), float(sqrt_up(2.0)) ** 2 >= 2.0
+    (0.5, True)
+    """
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        r = np.sqrt(x)
+        p = r * r
+        ok = _in_range(r, r, p) & np.isfinite(x) & (x > 0)
+        res = np.where(ok, _product_residual(np.where(ok, r, 0.0), np.where(ok, r, 0.0), np.where(ok, p, 0.0)), 0.0)
+        below = (p - x) + res < 0  # r² − x, exact: p and x are within a factor 2 (Sterbenz)
+        outside = np.where(x > 0, np.maximum(up(r, "closed"), np.nextafter(r, np.inf)), r)
+        out = np.where(ok, np.where(below, np.nextafter(r, np.inf), r), outside)
+    return out
+
+
 def ceil_significant(x: float, digits: int):
     """``x`` rounded UP (toward +inf) to ``digits`` significant decimal digits, as a
     ``decimal.Decimal``: the float's shortest decimal form (its ``repr``) is rounded with

@@ -193,9 +193,10 @@ def test_each_number_equals_the_api_value_rounded_up(obj):
 
 def test_notion_rows_match_the_closed_forms():
     g = {f.label: f for f in card_facts(Gaussian(2.0, 1.0)).facts}
-    # ρ = μ²/2 by conversions.gdp_to_zcdp: rounded up, never below the exact 1/8
-    assert g["μ-GDP"].value == 0.5 and g["zCDP ρ"].value == float(conversions.gdp_to_zcdp(0.5))
-    assert 0.125 < g["zCDP ρ"].value <= 0.125 * (1 + 1e-15)
+    # ρ = μ²/2 by conversions.gdp_to_zcdp: rounded upward, so exactly 1/8 (a float): the card
+    # shows 0.1250, not 0.1251
+    assert g["μ-GDP"].value == 0.5 and g["zCDP ρ"].value == float(conversions.gdp_to_zcdp(0.5)) == 0.125
+    assert display.format_up(g["zCDP ρ"].value) == "0.1250"
     for a in display.RDP_ORDERS:
         assert g[f"RDP ε̂(α = {a:g})"].value == float(Gaussian(2.0).rdp(a))
     comp = {f.label: f for f in card_facts(compose(Gaussian(2.0), 16)).facts}

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import special
 
 from .._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
-from .._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, newton_search, up
+from .._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, mul_up, newton_search, up
 from .._validation import (
     as_array,
     check_alpha,
@@ -127,12 +127,13 @@ def pure_to_zcdp(eps, bound: str = "tight"):
     """ρ such that an ε-DP mechanism is ρ-zCDP (Steinke 2024, Theorem 5 "Pure DP to zCDP").
 
     ``"tight"``: ρ = ε(e^ε − 1)/(e^ε + 1) = ε·tanh(ε/2) (attained by randomized response);
-    ``"quadratic"``: ρ = ε²/2; ``"trivial"``: ρ = ε. Rounded up by 4 ulps.
+    ``"quadratic"``: ρ = ε²/2 (rounded upward: the float at or above it, as :func:`gdp_to_zcdp`);
+    ``"trivial"``: ρ = ε. "tight" is rounded up by 4 ulps.
 
     >>> round(pure_to_zcdp(1.0), 12)
     0.46211715726
     >>> pure_to_zcdp(1.0, bound="quadratic")
-    0.5000000000000004
+    0.5
     """
     _check_bound(bound, ("tight", "quadratic", "trivial"))
     e = check_nonneg(eps, "eps")
@@ -141,14 +142,16 @@ def pure_to_zcdp(eps, bound: str = "tight"):
     with np.errstate(over="ignore"):
         if bound == "quadratic":
             return scalar_out(_half_square_up(e))
-        return scalar_out(_nonzero(np.minimum(up(_zcdp_tight(e)), e), e))
+        # ε·tanh(ε/2) ≤ ε²/2 ≤ ... : capped by the rounded-up ε²/2 (and ε), both valid bounds
+        return scalar_out(_nonzero(np.minimum(np.minimum(up(_zcdp_tight(e)), e), _half_square_up(e)), e))
 
 
 def _half_square_up(x):
-    """x²/2 rounded up by 4 ulps (the smallest positive float where it underflows, inf where it
+    """x²/2 rounded upward (:func:`~dpexplore._numerics.mul_up`: the float at or above it, exact
+    where it is a float; the smallest positive float where it underflows, inf where it
     overflows): ε²/2 and μ²/2 have this one implementation."""
     with np.errstate(over="ignore", under="ignore"):
-        return _nonzero(up(0.5 * x * x), x)
+        return _nonzero(mul_up(mul_up(x, x, "ulps"), 0.5, "ulps"), x)
 
 
 def gdp_to_zcdp(mu):
@@ -157,11 +160,12 @@ def gdp_to_zcdp(mu):
     A μ-GDP pair of distributions is a post-processing of N(0, 1) vs N(μ, 1) (Dong, Roth & Su
     2022, definition “μ-GDP”), whose Rényi divergence of order α is αμ²/2 (Mironov 2017,
     Proposition 7; the Gaussian mechanism is Δ²/(2σ²)-zCDP: Bun & Steinke 2016, Proposition 1.6,
-    with μ = Δ/σ); attained by the Gaussian mechanism. Rounded up by 4 ulps (the smallest positive
-    float where μ² underflows, inf where it overflows). Broadcasts ``mu`` (≥ 0, inf allowed).
+    with μ = Δ/σ); attained by the Gaussian mechanism. Rounded upward: the float at or above μ²/2
+    (exact where μ²/2 is a float; the smallest positive float where μ² underflows, inf where it
+    overflows). Broadcasts ``mu`` (≥ 0, inf allowed).
 
-    >>> gdp_to_zcdp(1.0)
-    0.5000000000000004
+    >>> gdp_to_zcdp(1.0), gdp_to_zcdp(0.1) >= 0.005
+    (0.5, True)
     >>> gdp_to_zcdp(0.0), gdp_to_zcdp(float("inf"))
     (0.0, inf)
     """
@@ -171,12 +175,12 @@ def gdp_to_zcdp(mu):
 
 def zcdp_to_rdp(rho, alpha):
     """Rényi DP ε̂(α) = αρ of a ρ-zCDP mechanism: ρ-zCDP is D_α ≤ αρ for every order α > 1
-    (Bun & Steinke 2016, Definition 1.1); α = ∞ gives ∞ (0 for ρ = 0). Rounded up by 4 ulps
-    (the smallest positive float where αρ underflows). Broadcasts ``rho`` (≥ 0) and ``alpha``
-    (> 1, inf allowed).
+    (Bun & Steinke 2016, Definition 1.1); α = ∞ gives ∞ (0 for ρ = 0). Rounded upward: the float
+    at or above αρ (exact where it is a float; the smallest positive float where αρ underflows).
+    Broadcasts ``rho`` (≥ 0) and ``alpha`` (> 1, inf allowed).
 
     >>> zcdp_to_rdp(0.5, 2.0)
-    1.0000000000000009
+    1.0
     >>> zcdp_to_rdp(0.0, float("inf")), zcdp_to_rdp(0.5, float("inf"))
     (0.0, inf)
     """
@@ -184,8 +188,8 @@ def zcdp_to_rdp(rho, alpha):
     a = check_alpha(alpha, "alpha")
     r, a = np.broadcast_arrays(r, a)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        out = np.where(r == 0, 0.0, a * r)
-        return scalar_out(_nonzero(up(out), r))
+        out = np.where(r == 0, 0.0, np.where(np.isinf(a), np.inf, mul_up(np.where(np.isinf(a), 1.0, a), r, "ulps")))
+        return scalar_out(_nonzero(out, r))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -189,8 +190,19 @@ def before_after():
     return stored, meta, after, errors, sides
 
 
-def _compare(old, new, side):
-    """(identical, safer, worst relative move to the safe side, indices on the unsafe side)."""
+#: entries whose closed forms are now rounded UPWARD exactly (``_numerics.mul_up``, ``sum_up``,
+#: ``sqrt_up``: the float at or above the exact result, the result itself where it is a float)
+#: instead of being moved up by a 4-ulp margin: they may sit below the old values by at most that
+#: margin, and :func:`test_directed_closed_forms_are_at_or_above_the_exact_value` checks them
+#: against exact rational arithmetic on the grid's inputs
+DIRECTED = {"gdp_compose", "zcdp_compose", "rdp_compose", "pure_to_zcdp_quadratic", "pure_to_zcdp"}
+#: the largest move below the old value such an entry may make (the old margin: 4 ulps, 4·2⁻⁵²)
+DIRECTED_TOL = 1e-15
+
+
+def _compare(old, new, side, name=""):
+    """(identical, safer, worst relative move to the safe side, indices on the unsafe side);
+    a DIRECTED entry may also move below by at most its old margin (checked exactly elsewhere)."""
     same = (old == new) | (np.isnan(old) & np.isnan(new))
     with np.errstate(invalid="ignore", divide="ignore"):
         diff = np.abs(new - old)
@@ -203,6 +215,8 @@ def _compare(old, new, side):
         safer = np.zeros_like(same)
     # moves at subnormal values are at least one float (5e-324): measured absolutely there
     big_move = safer & (rel > SAFE_TOL) & (diff > 1e-300)
+    tighter = ~same & ~safer & (rel <= DIRECTED_TOL) if name in DIRECTED and side == "up" else np.zeros_like(same)
+    safer = safer | tighter
     bad = ~same & ~safer
     worst = float(np.max(np.where(safer, rel, 0.0), initial=0.0))
     return int(same.sum()), int(safer.sum()), worst, np.flatnonzero(bad | big_move)
@@ -222,7 +236,7 @@ def test_every_public_value_is_identical_or_safer(before_after):
     for name in sorted(after):
         old, new = stored[name], after[name]
         assert old.shape == new.shape, name
-        n_same, n_safer, worst, bad = _compare(old, new, sides[name])
+        n_same, n_safer, worst, bad = _compare(old, new, sides[name], name)
         report.append(f"{name}: {n_same} identical, {n_safer} safer (≤ {worst:.1e})")
         if bad.size:
             failures.append(f"{name}[{bad[:5].tolist()}]: before {old[bad[:5]]} after {new[bad[:5]]}")
@@ -235,13 +249,55 @@ def test_grid_summary(before_after, capsys):
     tot = same = safer = 0
     worst = 0.0
     for name in after:
-        s, f, w, _ = _compare(stored[name], after[name], sides[name])
+        s, f, w, _ = _compare(stored[name], after[name], sides[name], name)
         tot += stored[name].size
         same += s
         safer += f
         worst = max(worst, w)
     print(f"numerics grid: {tot} values, {same} identical, {safer} safer (≤ {worst:.1e} relative)")
     assert same + safer == tot and tot > 5000
+
+
+def test_directed_closed_forms_are_at_or_above_the_exact_value():
+    """The DIRECTED entries' functions on the grid's own inputs, against exact rational arithmetic:
+    never below the exact value, equal to it where it is a float, and at most one float above it
+    where every intermediate stays in the error-free range (else within the old 4-ulp margin)."""
+    from fractions import Fraction as Fr
+
+    from dpexplore.accounting import composition as comp
+    from dpexplore.accounting import conversions as conv
+
+    mod = _grid_module()
+
+    def check(got, exact, margin_ok):
+        g = Fr(float(got))
+        assert g >= exact, (float(got), float(exact))
+        if Fr(1e-280) < exact and float(got) < 1e280:  # inside the error-free range
+            if float(exact) == exact:  # a float: returned exactly
+                assert g == exact
+            assert g <= exact * (1 + Fr(margin_ok)), (float(got), float(exact))
+
+    for e in mod.EPS:
+        if np.isfinite(e):
+            check(conv.pure_to_zcdp(e, bound="quadratic"), Fr(float(e)) ** 2 / 2, 2.3e-16)
+            check(conv.gdp_to_zcdp(e), Fr(float(e)) ** 2 / 2, 2.3e-16)
+    for r in mod.RHO:
+        for k in mod.K:
+            check(comp.zcdp(r, k), int(k) * Fr(float(r)), 2.3e-16)
+            for a in (1.5, 2.0, 32.0):
+                check(conv.zcdp_to_rdp(r, a), Fr(a) * Fr(float(r)), 2.3e-16)
+    for m in mod.MU:
+        for k in mod.K:
+            sq = int(k) * Fr(float(m)) ** 2
+            g = Fr(float(comp.gdp(m, k)))
+            assert g**2 >= sq  # √ of the exact k μ², never below
+            if 1e-140 <= m <= 1e140 and float(m) ** 2 * int(k) < 1e300:
+                assert float(comp.gdp(m, k)) <= math.sqrt(float(sq)) * (1 + 1e-15)
+    curves = [np.array([0.3, 1.0, 2.5]), np.array([1e-20, 0.1, 7.0])]
+    for k in mod.K:
+        got = comp.rdp(curves, k)
+        for j in range(3):
+            check(got[j], int(k) * sum(Fr(float(c[j])) for c in curves), 4.5e-16)
 
 
 # -- the other searches: one each in _numerics -------------------------------------------------
@@ -297,3 +353,46 @@ def test_round_up_significant_never_below_and_at_most_digits(x, digits):
     # the next value down with `digits` digits is below x: the rounding is tight
     step = Decimal(1).scaleb(q.adjusted() - digits + 1)
     assert q - step < Decimal(repr(x))
+
+
+_nonneg_floats = st.one_of(
+    st.floats(0, 1e300, allow_nan=False, allow_infinity=False),
+    st.floats(0, 1e-280, allow_nan=False),
+    st.sampled_from([0.5, 0.25, 0.1, 1.0 / 3.0, 3.0, 5e-324, 2.0**-960, 2.0**995, 1.7e308]),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(a=_nonneg_floats, b=_nonneg_floats)
+def test_mul_up_is_the_float_at_or_above_the_product(a, b):
+    from fractions import Fraction as Fr
+
+    from dpexplore._numerics import mul_up
+
+    got = float(mul_up(a, b))
+    exact = Fr(a) * Fr(b)
+    if math.isfinite(got):
+        assert Fr(got) >= exact
+        if 2.0**-960 <= a * b and max(a, b) <= 2.0**995 and min(a, b) >= 2.0**-960:
+            # the nearest float at or above: the one below it is below the product
+            assert Fr(float(np.nextafter(got, 0.0))) < exact or got == 0.0
+    else:
+        assert exact > Fr(np.finfo(np.float64).max)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(xs=st.lists(_nonneg_floats, min_size=1, max_size=7), x=_nonneg_floats)
+def test_sum_up_and_sqrt_up_never_below_exact_and_exact_when_exact(xs, x):
+    from fractions import Fraction as Fr
+
+    from dpexplore._numerics import sqrt_up, sum_up
+
+    got = float(sum_up(xs))
+    exact = sum(Fr(v) for v in xs)
+    if math.isfinite(got):
+        assert Fr(got) >= exact
+        if float(exact) == exact and all(Fr(v) == Fr(float(Fr(v))) for v in xs) and math.fsum(xs) == float(exact):
+            assert got == float(exact) or Fr(got) >= exact  # exact sums are kept when TwoSum sees no error
+    r = float(sqrt_up(x))
+    assert Fr(r) ** 2 >= Fr(x)
+    assert float(sqrt_up(0.25)) == 0.5 and float(sum_up([0.5, 0.25])) == 0.75

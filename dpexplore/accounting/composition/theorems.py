@@ -17,6 +17,7 @@ import numpy as np
 from scipy import special
 
 from ..._numerics import MARGINS, bracket_search, down, grow_bracket, illinois, log1mexp, log_subtract, up
+from ..._numerics import mul_up, sqrt_up, sum_up
 from ..._validation import check_delta, check_k, check_nonneg, check_positive, scalar_out
 from ..conversions import approx_to_zcdp, pure_to_rdp, pure_to_zcdp
 from ..profiles import PrivacyProfile
@@ -401,7 +402,8 @@ class OptimalProfile(PrivacyProfile):
 # ------------------------------------------------------------------------------------------------
 def rdp(rdp_curves, k=1):
     """Rényi-DP composition is additive (Mironov 2017, Proposition 1): the composition of
-    mechanisms with RDP curves ε̂_j(α) has ε̂(α) = Σ_j ε̂_j(α).
+    mechanisms with RDP curves ε̂_j(α) has ε̂(α) = Σ_j ε̂_j(α). Sum and product rounded upward
+    (:func:`~dpexplore._numerics.sum_up`, ``mul_up``: exact where the result is a float).
 
     ``rdp_curves`` has the mechanisms on AXIS 0 (row j = ε̂_j on a common grid of orders); the
     result is k · Σ_j rows (k broadcasts against the remaining axes). A single curve repeated k
@@ -414,28 +416,31 @@ def rdp(rdp_curves, k=1):
     """
     r = check_nonneg(rdp_curves, "rdp_curves")
     kk = check_k(k, "k")
-    s = r.sum(axis=0) if r.ndim else r
+    s = sum_up(r, axis=0) if r.ndim else r
     with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
-        return scalar_out(up(kk * s, "closed"))
+        return scalar_out(mul_up(kk, s))
 
 
 def zcdp(rhos, k=1):
     """zCDP composition is additive (Bun & Steinke 2016, result “composition of zCDP”): ρ = k · Σ_j ρ_j,
-    summed over the LAST axis (a 0-d input is one mechanism).
+    summed over the LAST axis (a 0-d input is one mechanism); rounded upward (exact where it is a
+    float).
 
     >>> round(zcdp([0.1, 0.2]), 12), round(zcdp(0.5, k=4), 12)
     (0.3, 2.0)
     """
     r = check_nonneg(rhos, "rhos")
     kk = check_k(k, "k")
-    s = r.sum(axis=-1) if r.ndim else r
+    s = sum_up(r, axis=-1) if r.ndim else r
     with np.errstate(over="ignore"):  # beyond float max: inf (still valid)
-        return scalar_out(up(kk * s, "closed"))
+        return scalar_out(mul_up(kk, s))
 
 
 def gdp(mus, k=1):
     """Gaussian-DP composition (Dong, Roth & Su 2022, Corollary 3.3; Liu et al. 2022): μ = √(k Σ_j μ_j²),
-    summed over the LAST axis (a 0-d input is one mechanism). Rounded up by 4 ulps.
+    summed over the LAST axis (a 0-d input is one mechanism). Rounded upward where every μ lies in
+    [1e-140, 1e140] (squares, sum, product and root each rounded upward: exact where the result is
+    a float), else computed with the norm scaled by max μ and rounded up by 4 ulps.
 
     >>> round(gdp([0.3, 0.4]), 12), round(gdp(1.0, k=4), 12)
     (0.5, 2.0)
@@ -451,7 +456,13 @@ def gdp(mus, k=1):
         r = mm / safe[..., None]
         norm = np.where(np.isfinite(top), top * np.sqrt((r * r).sum(axis=-1)), np.inf)
         out = np.where(top > 0, np.sqrt(kk.astype(np.float64)) * norm, 0.0)
-    return scalar_out(up(out, "closed"))
+        out = up(out, "closed")
+        # where μ² and kΣμ² stay in range: √(kΣμ²) rounded upward (exact where it is a float)
+        direct = (top <= 1e140) & (np.min(np.where(mm > 0, mm, np.inf), axis=-1, initial=np.inf) >= 1e-140)
+        if direct.any():
+            sq = mul_up(mm, mm)
+            out = np.where(direct, sqrt_up(mul_up(kk.astype(np.float64), sum_up(sq, axis=-1))), out)
+    return scalar_out(np.where(top > 0, out, 0.0))
 
 
 # ------------------------------------------------------------------------------------------------
