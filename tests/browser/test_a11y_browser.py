@@ -543,3 +543,28 @@ def test_text_box_focus_ring_and_linear_slider_value(browser, served):
         assert not page.errors, page.errors
     finally:
         ctx.close()
+
+
+def test_link_box_in_presentation_mode_leaves_the_lead_readable(browser, served):
+    """Presentation mode keeps the toolbar beside the one-line lead; Enter on "Link to this view"
+    opens the link box (focused, with its focus ring), and the toolbar, then ~55rem wide, covered
+    half the lead: it now takes a line of its own under the lead, which has the whole width."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720), "?present=1")
+    try:
+        _quiet(page)
+        page.focus(".dpexplore-skip")
+        assert _tab_until(page, "(e) => e.textContent === 'Link to this view'", 5)
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => document.activeElement.classList.contains('dpexplore-link')", timeout=STEP_TIMEOUT_MS
+        )
+        assert page.evaluate(FOCUSED)["outline"].startswith("solid")
+        boxes = page.evaluate("""() => [document.querySelector('.dpexplore-title p'), document.querySelector('.dpexplore-bar'),
+            document.querySelector('.dpexplore-link')].map(e => { const r = e.getBoundingClientRect();
+            return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; })""")
+        lead, bar, link = boxes
+        assert bar["top"] >= lead["bottom"] - 1 or bar["left"] >= lead["right"], boxes  # no overlap
+        assert link["right"] <= 1280 and lead["right"] > 1000, boxes  # the lead has the width again
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
