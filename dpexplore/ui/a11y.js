@@ -8,6 +8,8 @@
 //  * a disabled slider (ipywidgets sets "disabled" on its noUiSlider, e.g. the composition
 //    explorer's "δ per step" while "δ = 0" is ticked) leaves the Tab order and says so
 //    (aria-disabled), as a disabled button or text box does: its keys did nothing;
+//  * the buttons of a choice (ipywidgets' ToggleButtons: the profile-GDP app's "view", a tab's plot
+//    chooser in presentation mode) say which one is chosen (aria-pressed; it was only drawn darker);
 //  * the Theory / Reproduce headers (ipywidgets' Accordion: clickable divs) are buttons that Enter
 //    and Space open, with aria-expanded;
 //  * a "Skip to plots" link, first in the Tab order, moves the focus to the plots;
@@ -28,6 +30,7 @@ function dpexploreA11y(el) {
     const fixAll = () => {
       app.querySelectorAll(".widget-slider .noUi-handle").forEach(a11ySlider);
       app.querySelectorAll(".jupyter-widget-Collapse-header").forEach(a11yCollapse);
+      app.querySelectorAll(".widget-toggle-button").forEach(a11yToggle);
       a11yScrollables(app);
     };
     fixAll();
@@ -37,7 +40,7 @@ function dpexploreA11y(el) {
     // whose text changed (every step) is only re-measured once the step is over: the cost of this
     // observer stays out of a step's redraw (a fixAll in the step's frames cost ~6 ms a step)
     const SVG = "http://www.w3.org/2000/svg";
-    const WIDGETS = ".widget-slider, .jupyter-widget-Collapse-header";
+    const WIDGETS = ".widget-slider, .jupyter-widget-Collapse-header, .widget-toggle-button";
     const bringsWidgets = (nodes) => [...nodes].some((n) => n.nodeType === 1 &&
       (n.matches(WIDGETS) || n.querySelector(WIDGETS)));
     new MutationObserver((records) => {
@@ -51,6 +54,8 @@ function dpexploreA11y(el) {
           else if (r.attributeName === "disabled" && t.classList.contains("noUi-target")) {
             t.querySelectorAll(".noUi-handle").forEach(a11yDisabled);
           }
+          // a choice's button chosen or left (ipywidgets: its class mod-active)
+          else if (r.attributeName === "class" && t.classList.contains("widget-toggle-button")) a11yToggle(t);
         } else if (r.addedNodes.length && !(t.closest && t.closest(".dpexplore-plot"))) {
           if (!pending && bringsWidgets(r.addedNodes)) {
             pending = true;   // new widgets (a control shown, a slider rebuilt): once a frame
@@ -63,7 +68,8 @@ function dpexploreA11y(el) {
         }
       }
     }).observe(app, { childList: true, subtree: true, attributes: true,
-                      attributeFilter: ["aria-valuenow", "aria-valuetext", "aria-valuemin", "aria-valuemax", "disabled"] });
+                      attributeFilter: ["aria-valuenow", "aria-valuetext", "aria-valuemin", "aria-valuemax", "disabled",
+                                        "class"] });
     a11yLiveReadouts(app, el);
     if (window.ResizeObserver) new ResizeObserver(() => a11yScrollables(app)).observe(app);
   };
@@ -113,6 +119,12 @@ function a11ySlider(h) {
   }
   a11yValue(h);
   a11yDisabled(h);
+}
+
+// a button of a choice (ToggleButtons) pressed when it is the chosen one
+function a11yToggle(b) {
+  const on = b.classList.contains("mod-active") ? "true" : "false";
+  if (b.getAttribute("aria-pressed") !== on) b.setAttribute("aria-pressed", on);
 }
 
 // a handle of a disabled slider: out of the Tab order and announced as disabled (noUiSlider keeps

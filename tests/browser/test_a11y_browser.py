@@ -498,10 +498,11 @@ def test_disabled_slider_is_skipped_by_tab_until_enabled(browser, served):
         ctx.close()
 
 
-def test_text_box_focus_ring_and_linear_slider_value(browser, served):
+def test_text_box_link_box_choice_buttons_and_linear_slider_value(browser, served):
     """Keyboard only on the profile-GDP app: Tab reaches the "μ values" text box, which shows the
     3 px focus ring (ipywidgets' own rule took every outline away from text boxes); Enter on "Link
-    to this view" moves the focus to the link box, which has a name (it had none); on the demo, μ
+    to this view" moves the focus to the link box, which has a name (it had none); the "view"
+    buttons say which is chosen (aria-pressed; only their shade did) and Space chooses; on the demo, μ
     (a linear slider, step 0.05) announces the value it shows as aria-valuenow after ArrowRight and
     PageUp (noUiSlider wrote 1.0 for 1.05 and 1.3 for 1.25)."""
     ctx, page = _open(browser, served, "profile_gdp.ipynb", (1280, 720))
@@ -521,6 +522,14 @@ def test_text_box_focus_ring_and_linear_slider_value(browser, served):
         )
         box = page.evaluate(FOCUSED)
         assert box["name"] and box["name"].startswith("Link to this view") and box["outline"].startswith("solid"), box
+        # the "view" choice: each button says whether it is the chosen one, and Space chooses
+        pressed = (
+            "() => [...document.querySelectorAll('.widget-toggle-button')].map(b => b.getAttribute('aria-pressed'))"
+        )
+        assert page.evaluate(pressed) == ["true", "false"], page.evaluate(pressed)
+        assert _tab_until(page, "(e) => e.textContent.startsWith('trade-off')")
+        page.keyboard.press("Space")
+        page.wait_for_function(pressed + ".join() === 'false,true'", timeout=STEP_TIMEOUT_MS)
     finally:
         ctx.close()
     ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
