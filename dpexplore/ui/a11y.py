@@ -10,7 +10,7 @@ low-vision reader need, kept in one place.
   ranges, each curve's ends, the values at the marked points), with (shown on hover and on
   keyboard focus, like plotly's own toolbar, so that they never hide a title) a "Data table" button and an
   audio trace ("Listen": the arrow keys move along a curve, a tone's pitch follows y and the
-  point is announced).
+  point is announced); plotly's own toolbar is one Tab stop whose buttons the arrow keys move along.
 * :data:`PAGE_CSS` and :data:`PLOT_CSS`: a visible focus ring (text boxes too: ipywidgets takes
   theirs away with a more specific ``outline: none !important``, which left a 1 px light blue
   border), text contrast of at least 4.5:1

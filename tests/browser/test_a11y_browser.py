@@ -577,3 +577,48 @@ def test_link_box_in_presentation_mode_leaves_the_lead_readable(browser, served)
         assert not page.errors, page.errors
     finally:
         ctx.close()
+
+
+def test_plot_toolbar_is_one_tab_stop(browser, served):
+    """plotly's toolbar (download, zoom, pan … 10 buttons on the demo's plot) was 10 Tab stops on
+    the way from the plot's own buttons to the Theory section: it is one toolbar now, reached with
+    one Tab, its buttons named, the arrow keys (and Home/End) moving along it with a visible focus
+    ring, the next Tab leaving it; Shift+Tab comes back to the button last used."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        page.wait_for_function(DESCRIBED, timeout=STEP_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => document.querySelector('.modebar[role=toolbar]') !== null", timeout=STEP_TIMEOUT_MS
+        )
+        page.focus(".dpexplore-skip")
+        assert _tab_until(page, "(e) => e.textContent === 'Listen'", 12)
+        page.keyboard.press("Tab")
+        tool = (
+            "() => { const e = document.activeElement; const t = e.closest('[role=toolbar]'); return t && "
+            "{bar: t.getAttribute('aria-label'), name: e.getAttribute('data-title'), "
+            "i: [...t.querySelectorAll('.modebar-btn')].indexOf(e), n: t.querySelectorAll('.modebar-btn').length}; }"
+        )
+        first = page.evaluate(tool)
+        assert first and first["bar"] == "Plot tools" and first["i"] == 0 and first["n"] >= 5 and first["name"], first
+        page.keyboard.press("ArrowRight")
+        second = page.evaluate(tool)
+        assert second["i"] == 1 and second["name"] and second["name"] != first["name"], second
+        page.wait_for_timeout(400)  # plotly fades its toolbar in on focus (0.3 s)
+        f = page.evaluate(FOCUSED)
+        assert f["outline"].startswith("solid"), f
+        page.keyboard.press("End")
+        assert page.evaluate(tool)["i"] == first["n"] - 1
+        page.keyboard.press("Home")
+        page.keyboard.press("ArrowLeft")  # wraps round to the last button
+        assert page.evaluate(tool)["i"] == first["n"] - 1
+        page.keyboard.press("ArrowLeft")
+        last_used = page.evaluate(tool)
+        page.keyboard.press("Tab")
+        after = page.evaluate(FOCUSED)
+        assert after["role"] == "button" and after["text"].startswith("Theory"), after
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate(tool) == last_used
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
