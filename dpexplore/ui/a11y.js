@@ -5,6 +5,11 @@
 //    is named by its control's label (aria-labelledby), and announces the number the student sees
 //    (aria-valuetext = the readout); a log slider's aria-valuenow/min/max are the values, not the
 //    exponents noUiSlider holds (10^-2 … 10^1, not -2 … 1);
+//  * a disabled slider (ipywidgets sets "disabled" on its noUiSlider, e.g. the composition
+//    explorer's "δ per step" while "δ = 0" is ticked) leaves the Tab order and says so
+//    (aria-disabled), as a disabled button or text box does: its keys did nothing;
+//  * the buttons of a choice (ipywidgets' ToggleButtons: the profile-GDP app's "view", a tab's plot
+//    chooser in presentation mode) say which one is chosen (aria-pressed; it was only drawn darker);
 //  * the Theory / Reproduce headers (ipywidgets' Accordion: clickable divs) are buttons that Enter
 //    and Space open, with aria-expanded;
 //  * a "Skip to plots" link, first in the Tab order, moves the focus to the plots;
@@ -25,6 +30,7 @@ function dpexploreA11y(el) {
     const fixAll = () => {
       app.querySelectorAll(".widget-slider .noUi-handle").forEach(a11ySlider);
       app.querySelectorAll(".jupyter-widget-Collapse-header").forEach(a11yCollapse);
+      app.querySelectorAll(".widget-toggle-button").forEach(a11yToggle);
       a11yScrollables(app);
     };
     fixAll();
@@ -34,7 +40,7 @@ function dpexploreA11y(el) {
     // whose text changed (every step) is only re-measured once the step is over: the cost of this
     // observer stays out of a step's redraw (a fixAll in the step's frames cost ~6 ms a step)
     const SVG = "http://www.w3.org/2000/svg";
-    const WIDGETS = ".widget-slider, .jupyter-widget-Collapse-header";
+    const WIDGETS = ".widget-slider, .jupyter-widget-Collapse-header, .widget-toggle-button";
     const bringsWidgets = (nodes) => [...nodes].some((n) => n.nodeType === 1 &&
       (n.matches(WIDGETS) || n.querySelector(WIDGETS)));
     new MutationObserver((records) => {
@@ -44,6 +50,12 @@ function dpexploreA11y(el) {
         if (r.type === "attributes") {
           // noUiSlider rewrote a handle's aria values (every slider update): ours again
           if (t.classList.contains("noUi-handle")) a11yValue(t);
+          // a slider was disabled or enabled (ipywidgets: the "disabled" attribute of its target)
+          else if (r.attributeName === "disabled" && t.classList.contains("noUi-target")) {
+            t.querySelectorAll(".noUi-handle").forEach(a11yDisabled);
+          }
+          // a choice's button chosen or left (ipywidgets: its class mod-active)
+          else if (r.attributeName === "class" && t.classList.contains("widget-toggle-button")) a11yToggle(t);
         } else if (r.addedNodes.length && !(t.closest && t.closest(".dpexplore-plot"))) {
           if (!pending && bringsWidgets(r.addedNodes)) {
             pending = true;   // new widgets (a control shown, a slider rebuilt): once a frame
@@ -56,7 +68,8 @@ function dpexploreA11y(el) {
         }
       }
     }).observe(app, { childList: true, subtree: true, attributes: true,
-                      attributeFilter: ["aria-valuenow", "aria-valuetext", "aria-valuemin", "aria-valuemax"] });
+                      attributeFilter: ["aria-valuenow", "aria-valuetext", "aria-valuemin", "aria-valuemax", "disabled",
+                                        "class"] });
     a11yLiveReadouts(app, el);
     if (window.ResizeObserver) new ResizeObserver(() => a11yScrollables(app)).observe(app);
   };
@@ -105,6 +118,27 @@ function a11ySlider(h) {
     h.setAttribute("aria-label", "slider");
   }
   a11yValue(h);
+  a11yDisabled(h);
+}
+
+// a button of a choice (ToggleButtons) pressed when it is the chosen one
+function a11yToggle(b) {
+  const on = b.classList.contains("mod-active") ? "true" : "false";
+  if (b.getAttribute("aria-pressed") !== on) b.setAttribute("aria-pressed", on);
+}
+
+// a handle of a disabled slider: out of the Tab order and announced as disabled (noUiSlider keeps
+// its tabindex 0 and ignores its keys); back in when the slider is enabled again
+function a11yDisabled(h) {
+  const target = h.closest(".noUi-target");
+  const off = !!target && target.hasAttribute("disabled");
+  if (off) {
+    if (h.getAttribute("tabindex") !== "-1") h.setAttribute("tabindex", "-1");
+    if (h.getAttribute("aria-disabled") !== "true") h.setAttribute("aria-disabled", "true");
+  } else {
+    if (h.getAttribute("tabindex") === "-1") h.setAttribute("tabindex", "0");
+    if (h.hasAttribute("aria-disabled")) h.removeAttribute("aria-disabled");
+  }
 }
 
 // a number as the readout shows it ("2,500", "1e-05", "0.500") → a number
@@ -152,6 +186,11 @@ function a11yValue(h) {
     if (Number.isFinite(raw["aria-valuemax"])) set("aria-valuemax", a11yShort(base ** raw["aria-valuemax"]));
     if (now !== null) set("aria-valuenow", a11yShort(now));
     else if (Number.isFinite(raw["aria-valuenow"])) set("aria-valuenow", a11yShort(base ** raw["aria-valuenow"]));
+  } else {
+    // a linear slider: noUiSlider writes its value rounded to one decimal (the demo's μ at 1.05
+    // said 1.0, and 1.25 said 1.3): the number shown instead, when the readout is one number
+    const now = a11yNumber(shown);
+    if (now !== null) set("aria-valuenow", a11yShort(now));
   }
   if (shown) set("aria-valuetext", shown);
 }

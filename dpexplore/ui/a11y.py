@@ -10,8 +10,10 @@ low-vision reader need, kept in one place.
   ranges, each curve's ends, the values at the marked points), with (shown on hover and on
   keyboard focus, like plotly's own toolbar, so that they never hide a title) a "Data table" button and an
   audio trace ("Listen": the arrow keys move along a curve, a tone's pitch follows y and the
-  point is announced).
-* :data:`PAGE_CSS` and :data:`PLOT_CSS`: a visible focus ring, text contrast of at least 4.5:1
+  point is announced); plotly's own toolbar is one Tab stop whose buttons the arrow keys move along.
+* :data:`PAGE_CSS` and :data:`PLOT_CSS`: a visible focus ring (text boxes too: ipywidgets takes
+  theirs away with a more specific ``outline: none !important``, which left a 1 px light blue
+  border), text contrast of at least 4.5:1
   (WCAG 2.1 success criterion 1.4.3) for the tab labels and section headers that ipywidgets draws
   in a lighter grey, and the visually hidden text class.
 * :func:`text_colour`: a curve's colour darkened until text in it reaches 4.5:1 (a readout table's
@@ -74,6 +76,8 @@ PAGE_CSS = f"""
   padding: 4px 10px !important; background: #ffffff; color: {FOCUS}; font-size: 16px; font-weight: bold;
   outline: 3px solid {FOCUS}; outline-offset: 1px; }}
 .dpexplore-app :focus-visible {{ outline: 3px solid {FOCUS} !important; outline-offset: 2px; }}
+.dpexplore-app .widget-inline-hbox input:focus-visible, .dpexplore-app .widget-textarea textarea:focus-visible {{
+  outline: 3px solid {FOCUS} !important; outline-offset: 1px; }}
 .dpexplore-app .noUi-handle:focus-visible, .dpexplore-app .noUi-handle:focus {{
   outline: 3px solid {FOCUS} !important; outline-offset: 1px; box-shadow: 0 0 0 5px #ffffff; }}
 .dpexplore-app .jupyter-widget-Collapse-header:focus-visible, .dpexplore-app .lm-TabBar-tab:focus-visible,

@@ -296,6 +296,7 @@ function plotA11y(model, el) {
     if (desc.textContent !== current.text) desc.textContent = current.text;
     // plotly's SVG (tick labels, legend text) read as unlabelled images: the description says it
     el.querySelectorAll("svg.main-svg").forEach((g) => g.setAttribute("aria-hidden", "true"));
+    a11yModebar(el);
     el.dataset.describedRevision = String(Number(el.dataset.describedRevision || 0) + 1);
     if (!panel.hidden) fill();
   };
@@ -304,6 +305,37 @@ function plotA11y(model, el) {
   const update = () => { if (!queued) { queued = true; later(run); } };
   update();
   return update;
+}
+
+// plotly's toolbar (download, zoom, pan … up to 10 buttons) was up to 10 Tab stops a plot on the
+// way to the next control (24 in a tab of two plots): it is one toolbar (WAI-ARIA toolbar pattern)
+// now, a single Tab stop (the button last used), the arrow keys and Home/End moving along it
+function a11yModebar(el) {
+  const bar = el.querySelector(".modebar");
+  if (!bar) return;
+  const buttons = () => [...bar.querySelectorAll(".modebar-btn")];
+  if (!bar.dataset.dpexploreToolbar) {
+    bar.dataset.dpexploreToolbar = "1";
+    bar.setAttribute("role", "toolbar");
+    bar.setAttribute("aria-label", "Plot tools");
+    bar.addEventListener("keydown", (e) => {
+      const all = buttons();
+      const i = all.indexOf(document.activeElement);
+      if (i < 0) return;
+      const n = all.length;
+      const j = { ArrowRight: (i + 1) % n, ArrowDown: (i + 1) % n, ArrowLeft: (i - 1 + n) % n,
+                  ArrowUp: (i - 1 + n) % n, Home: 0, End: n - 1 }[e.key];
+      if (j === undefined) return;
+      e.preventDefault();
+      all.forEach((b, k) => b.setAttribute("tabindex", k === j ? "0" : "-1"));
+      all[j].focus();
+    });
+  }
+  // (plotly redraws its buttons when the toolbar changes: one of them in the Tab order again)
+  const all = buttons();
+  if (all.filter((b) => b.getAttribute("tabindex") === "0").length !== 1) {
+    all.forEach((b, k) => b.setAttribute("tabindex", k === 0 ? "0" : "-1"));
+  }
 }
 
 // -- audio trace (as Desmos offers): the "Listen" button, once pressed, takes the arrow keys --------

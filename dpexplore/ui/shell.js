@@ -20,6 +20,8 @@ function render({ model, el }) {
   const link = btn("Link to this view", "The page URL with every control's current value");
   const box = document.createElement("input");
   box.className = "dpexplore-link"; box.readOnly = true;
+  // the box takes the focus with the link selected: a screen reader names it (it had no name)
+  box.setAttribute("aria-label", "Link to this view (selected, copy it)");
   box.style.cssText = "display:none;width:min(60vw,520px);height:26px;font-size:13px";
   link.onclick = () => {
     const q = new URLSearchParams(model.get("state") || {});

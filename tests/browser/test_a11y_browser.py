@@ -441,3 +441,184 @@ def test_audio_trace_walks_the_curve(browser, served):
         assert not page.errors, page.errors
     finally:
         ctx.close()
+
+
+# -- keyboard walk: disabled sliders, text boxes, linear sliders' values ---------------------------
+def _tab_until(page, pred_js, max_tabs=40):
+    """Press Tab until ``pred_js(document.activeElement)`` holds; the focused element's state."""
+    for _ in range(max_tabs):
+        page.keyboard.press("Tab")
+        if page.evaluate(f"() => ({pred_js})(document.activeElement)"):
+            return page.evaluate(FOCUSED)
+    return None
+
+
+def test_disabled_slider_is_skipped_by_tab_until_enabled(browser, served):
+    """The composition explorer opens with "δ = 0 per step" ticked, which disables the "δ per step"
+    slider: Tab goes from the tick box to the next slider (the disabled handle, whose keys do
+    nothing, was a Tab stop announced as an operable slider), the handle says aria-disabled; Space
+    unticks the box, and then Tab reaches the δ slider, whose arrow keys move it."""
+    ctx, page = _open(browser, served, "composition_explorer.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        delta = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="δ per step")).first
+        handle = delta.locator(".noUi-handle")
+        assert handle.get_attribute("aria-disabled") == "true" and handle.get_attribute("tabindex") == "-1"
+        box = page.locator(".widget-checkbox input").first
+        assert box.is_checked()
+        box.focus()
+        f = _tab_until(page, "(e) => e.getAttribute('role') === 'slider' || e.tagName === 'INPUT'", 3)
+        assert f and f["role"] == "slider" and f["name"] == "k [steps]", f
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate("() => document.activeElement.type") == "checkbox"
+        page.keyboard.press("Space")
+        page.wait_for_function(
+            "(h) => !h.hasAttribute('aria-disabled') && h.getAttribute('tabindex') === '0'",
+            arg=handle.element_handle(),
+            timeout=STEP_TIMEOUT_MS,
+        )
+        page.keyboard.press("Tab")
+        f = page.evaluate(FOCUSED)
+        assert f["role"] == "slider" and f["name"] == "δ per step [probability]", f
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            f"() => document.activeElement.getAttribute('aria-valuetext') !== {f['valuetext']!r}",
+            timeout=STEP_TIMEOUT_MS,
+        )
+        after = page.evaluate(FOCUSED)
+        assert after["valuetext"] == after["readout"] != f["readout"], (f, after)
+        # ticked again: out of the Tab order again
+        box.focus()
+        page.keyboard.press("Space")
+        page.wait_for_function(
+            "(h) => h.getAttribute('aria-disabled') === 'true'", arg=handle.element_handle(), timeout=STEP_TIMEOUT_MS
+        )
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
+
+
+def test_text_box_link_box_choice_buttons_and_linear_slider_value(browser, served):
+    """Keyboard only on the profile-GDP app: Tab reaches the "μ values" text box, which shows the
+    3 px focus ring (ipywidgets' own rule took every outline away from text boxes); Enter on "Link
+    to this view" moves the focus to the link box, which has a name (it had none); the "view"
+    buttons say which is chosen (aria-pressed; only their shade did) and Space chooses; on the demo, μ
+    (a linear slider, step 0.05) announces the value it shows as aria-valuenow after ArrowRight and
+    PageUp (noUiSlider wrote 1.0 for 1.05 and 1.3 for 1.25)."""
+    ctx, page = _open(browser, served, "profile_gdp.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        page.focus(".dpexplore-skip")
+        f = _tab_until(page, "(e) => e.tagName === 'INPUT' && e.type === 'text'")
+        assert f is not None, "no text box reached with Tab"
+        style, width = f["outline"].split()
+        assert style == "solid" and float(width[:-2]) >= 2, f
+        # "Link to this view" with Enter: the focus moves to the link box, which has a name
+        page.focus(".dpexplore-skip")
+        assert _tab_until(page, "(e) => e.textContent === 'Link to this view'", 5)
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => document.activeElement.classList.contains('dpexplore-link')", timeout=STEP_TIMEOUT_MS
+        )
+        box = page.evaluate(FOCUSED)
+        assert box["name"] and box["name"].startswith("Link to this view") and box["outline"].startswith("solid"), box
+        # the "view" choice: each button says whether it is the chosen one, and Space chooses
+        pressed = (
+            "() => [...document.querySelectorAll('.widget-toggle-button')].map(b => b.getAttribute('aria-pressed'))"
+        )
+        assert page.evaluate(pressed) == ["true", "false"], page.evaluate(pressed)
+        assert _tab_until(page, "(e) => e.textContent.startsWith('trade-off')")
+        page.keyboard.press("Space")
+        page.wait_for_function(pressed + ".join() === 'false,true'", timeout=STEP_TIMEOUT_MS)
+    finally:
+        ctx.close()
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        page.focus(".dpexplore-skip")
+        f = _tab_until(
+            page,
+            "(e) => e.getAttribute('role') === 'slider' && e.closest('.widget-slider')"
+            ".querySelector('.widget-label').textContent.trim() === 'μ'",
+        )
+        assert f is not None and f["now"] == "1" and f["readout"] == "1.00", f
+        for key, want in (("ArrowRight", "1.05"), ("PageUp", "1.30")):
+            page.keyboard.press(key)
+            page.wait_for_function(
+                f"() => document.activeElement.getAttribute('aria-valuetext') === {want!r}", timeout=STEP_TIMEOUT_MS
+            )
+            now = page.evaluate(FOCUSED)
+            assert float(now["now"]) == float(want) and now["min"] == "0.1" and float(now["max"]) == 8, now
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
+
+
+def test_link_box_in_presentation_mode_leaves_the_lead_readable(browser, served):
+    """Presentation mode keeps the toolbar beside the one-line lead; Enter on "Link to this view"
+    opens the link box (focused, with its focus ring), and the toolbar, then ~55rem wide, covered
+    half the lead: it now takes a line of its own under the lead, which has the whole width."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720), "?present=1")
+    try:
+        _quiet(page)
+        page.focus(".dpexplore-skip")
+        assert _tab_until(page, "(e) => e.textContent === 'Link to this view'", 5)
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => document.activeElement.classList.contains('dpexplore-link')", timeout=STEP_TIMEOUT_MS
+        )
+        assert page.evaluate(FOCUSED)["outline"].startswith("solid")
+        boxes = page.evaluate("""() => [document.querySelector('.dpexplore-title p'), document.querySelector('.dpexplore-bar'),
+            document.querySelector('.dpexplore-link')].map(e => { const r = e.getBoundingClientRect();
+            return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; })""")
+        lead, bar, link = boxes
+        assert bar["top"] >= lead["bottom"] - 1 or bar["left"] >= lead["right"], boxes  # no overlap
+        assert link["right"] <= 1280 and lead["right"] > 1000, boxes  # the lead has the width again
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
+
+
+def test_plot_toolbar_is_one_tab_stop(browser, served):
+    """plotly's toolbar (download, zoom, pan … 10 buttons on the demo's plot) was 10 Tab stops on
+    the way from the plot's own buttons to the Theory section: it is one toolbar now, reached with
+    one Tab, its buttons named, the arrow keys (and Home/End) moving along it with a visible focus
+    ring, the next Tab leaving it; Shift+Tab comes back to the button last used."""
+    ctx, page = _open(browser, served, "demo.ipynb", (1280, 720))
+    try:
+        _quiet(page)
+        page.wait_for_function(DESCRIBED, timeout=STEP_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => document.querySelector('.modebar[role=toolbar]') !== null", timeout=STEP_TIMEOUT_MS
+        )
+        page.focus(".dpexplore-skip")
+        assert _tab_until(page, "(e) => e.textContent === 'Listen'", 12)
+        page.keyboard.press("Tab")
+        tool = (
+            "() => { const e = document.activeElement; const t = e.closest('[role=toolbar]'); return t && "
+            "{bar: t.getAttribute('aria-label'), name: e.getAttribute('data-title'), "
+            "i: [...t.querySelectorAll('.modebar-btn')].indexOf(e), n: t.querySelectorAll('.modebar-btn').length}; }"
+        )
+        first = page.evaluate(tool)
+        assert first and first["bar"] == "Plot tools" and first["i"] == 0 and first["n"] >= 5 and first["name"], first
+        page.keyboard.press("ArrowRight")
+        second = page.evaluate(tool)
+        assert second["i"] == 1 and second["name"] and second["name"] != first["name"], second
+        page.wait_for_timeout(400)  # plotly fades its toolbar in on focus (0.3 s)
+        f = page.evaluate(FOCUSED)
+        assert f["outline"].startswith("solid"), f
+        page.keyboard.press("End")
+        assert page.evaluate(tool)["i"] == first["n"] - 1
+        page.keyboard.press("Home")
+        page.keyboard.press("ArrowLeft")  # wraps round to the last button
+        assert page.evaluate(tool)["i"] == first["n"] - 1
+        page.keyboard.press("ArrowLeft")
+        last_used = page.evaluate(tool)
+        page.keyboard.press("Tab")
+        after = page.evaluate(FOCUSED)
+        assert after["role"] == "button" and after["text"].startswith("Theory"), after
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate(tool) == last_used
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
