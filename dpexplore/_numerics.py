@@ -534,6 +534,35 @@ def sum_up(x, axis=-1, margin="closed"):
     return out
 
 
+def half_square_up(x):
+    """x²/2 rounded upward (x ≥ 0, :func:`mul_up` twice: the float at or above it, exact where it
+    is a float; the smallest positive float where it underflows, inf where it overflows): the one
+    implementation of ε²/2 and μ²/2 (``conversions.gdp_to_zcdp``, ``pure_to_zcdp(…, "quadratic")``).
+
+    >>> float(half_square_up(0.5)), float(half_square_up(1e-200))
+    (0.125, 5e-324)
+    """
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        out = mul_up(mul_up(x, x, "ulps"), 0.5, "ulps")
+    return np.where((out == 0) & (x > 0), np.nextafter(0.0, 1.0), out)
+
+
+def rdp_of_zcdp_up(rho, alpha):
+    """αρ rounded upward (ρ ≥ 0, α > 1 or inf: inf where ρ > 0, 0 where ρ = 0; the smallest
+    positive float where it underflows): the one implementation of ρ-zCDP's Rényi curve
+    (``conversions.zcdp_to_rdp``).
+
+    >>> float(rdp_of_zcdp_up(0.5, 2.0)), float(rdp_of_zcdp_up(0.0, np.inf))
+    (1.0, 0.0)
+    """
+    r, a = np.broadcast_arrays(np.asarray(rho, np.float64), np.asarray(alpha, np.float64))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        out = np.where(np.isinf(a), np.inf, mul_up(np.where(np.isinf(a), 1.0, a), r, "ulps"))
+        out = np.where(r == 0, 0.0, out)
+    return np.where((out == 0) & (r > 0), np.nextafter(0.0, 1.0), out)
+
+
 def sqrt_up(x):
     """√x rounded upward (x ≥ 0): the root where its square is at or above x (checked exactly
     with TwoProduct), the next float up otherwise; outside the exact range ``up(√x, "closed")``.

@@ -18,7 +18,8 @@ import numpy as np
 from scipy import special
 
 from .._numerics import gdp_epsilon_core, gdp_log_delta_core, gdp_mu_bracket, pure_rdp_exact
-from .._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, mul_up, newton_search, up
+from .._numerics import MARGINS, bracket_search, down, golden_min, grow_bracket, newton_search, up
+from .._numerics import half_square_up, rdp_of_zcdp_up
 from .._validation import (
     as_array,
     check_alpha,
@@ -147,11 +148,8 @@ def pure_to_zcdp(eps, bound: str = "tight"):
 
 
 def _half_square_up(x):
-    """x²/2 rounded upward (:func:`~dpexplore._numerics.mul_up`: the float at or above it, exact
-    where it is a float; the smallest positive float where it underflows, inf where it
-    overflows): ε²/2 and μ²/2 have this one implementation."""
-    with np.errstate(over="ignore", under="ignore"):
-        return _nonzero(mul_up(mul_up(x, x, "ulps"), 0.5, "ulps"), x)
+    """x²/2 rounded upward: :func:`dpexplore._numerics.half_square_up` (its one implementation)."""
+    return half_square_up(x)
 
 
 def gdp_to_zcdp(mu):
@@ -187,9 +185,7 @@ def zcdp_to_rdp(rho, alpha):
     r = check_nonneg(rho, "rho")
     a = check_alpha(alpha, "alpha")
     r, a = np.broadcast_arrays(r, a)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        out = np.where(r == 0, 0.0, np.where(np.isinf(a), np.inf, mul_up(np.where(np.isinf(a), 1.0, a), r, "ulps")))
-        return scalar_out(_nonzero(out, r))
+    return scalar_out(rdp_of_zcdp_up(r, a))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numerics import bracket_search, gaussian_log_delta, gdp_epsilon_core, grow_bracket, step_up_until_ok, up
+from .._numerics import half_square_up, rdp_of_zcdp_up
 from .._validation import check_delta, check_nonneg, check_positive, scalar_out
 from .._card import CardMixin
 
@@ -199,14 +200,14 @@ class GaussianDPProfile(PrivacyProfile):
     def _card_notions(self, info) -> None:
         """Exactly μ-GDP, ρ = μ²/2 and ε̂(α) = α μ²/2 (Bun & Steinke 2016), where a composition's
         parts have not given them already."""
-        from .conversions import gdp_to_zcdp, zcdp_to_rdp  # (conversions is built on this module)
-
-        rho = gdp_to_zcdp(self.mu)
+        # conversions.gdp_to_zcdp / zcdp_to_rdp without their validation (μ is checked here
+        # already; conversions is built on this module)
+        rho = float(half_square_up(self.mu))
         if info.mu is None:
             info.mu = (self.mu, "exact")
             info.rho = (rho, "exact: μ²/2")
         if info.rdp is None:
-            info.rdp, info.rdp_how = (lambda a, r=rho: zcdp_to_rdp(r, a)), "exact: α μ²/2"
+            info.rdp, info.rdp_how = (lambda a, r=rho: float(rdp_of_zcdp_up(r, a))), "exact: α μ²/2"
 
 
 # -- (ε, δ)-DP: the exact partial order and its profiles (re-exported by dpexplore.accounting.conversions) --

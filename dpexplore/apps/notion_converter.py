@@ -325,8 +325,8 @@ def source_summary(source: Source) -> SourceSummary:
     exact profile; Gaussian(σ) → μ = 1/σ, ρ = 1/(2σ²).
 
     >>> s = source_summary(Source("gdp", (1.0,)))
-    >>> s.rho, s.mu, s.pure_eps is None                 # ρ = μ²/2, rounded up
-    (0.5000000000000004, 1.0, True)
+    >>> s.rho, s.mu, s.pure_eps is None                 # ρ = μ²/2, rounded upward (exact here)
+    (0.5, 1.0, True)
     """
     k, p = source.kind, source.params
     orders = np.append(RDP_ORDERS, np.inf)
@@ -395,7 +395,8 @@ def source_summary(source: Source) -> SourceSummary:
         pure_eps, pure_how = None, "not implied: the Gaussian privacy loss is unbounded"
         rho, rho_how = float(gdp_to_zcdp(m)), "ρ = μ²/2 (μ-GDP is post-processing of N(0,1) vs N(μ,1))"
         mu, mu_how = m, "the source"
-        rdp_v, rdp_how = np.asarray(zcdp_to_rdp(rho, orders)), "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, Steinke 2024)"
+        rdp_v = np.asarray(zcdp_to_rdp(rho, orders))
+        rdp_how = "ε̂(α) = αμ²/2 (Gaussian Rényi divergence, Steinke 2024)"
         witness = _GAUSS_WITNESS
     elif k == "rdp":
         a0, r0 = p

@@ -616,10 +616,11 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
     @property
     def rho(self):
         """ρ = Δ²/(2σ²) = μ²/2: the Gaussian mechanism is ρ-zCDP (Bun & Steinke 2016, Proposition
-        1.6), by :func:`~dpexplore.accounting.conversions.gdp_to_zcdp` (rounded up by 4 ulps).
+        1.6), by :func:`~dpexplore.accounting.conversions.gdp_to_zcdp` (rounded upward: exact where
+        μ²/2 is a float).
 
-        >>> Gaussian(2.0).rho
-        0.1250000000000001
+        >>> Gaussian(2.0).rho, Gaussian(3.0).rho >= 1 / 18
+        (0.125, True)
         """
         return gdp_to_zcdp(self._d)
 

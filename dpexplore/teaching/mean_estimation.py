@@ -384,7 +384,8 @@ def exact_rmse(ns, cov, eps, delta, clip=None, *, method: str = "mahalanobis") -
     """The exact root-mean-square Mahalanobis and ℓ₂ errors of the clipped Gaussian mean estimator
     at every sample size in ``ns`` (vectorised: one calibration for all of them)::
 
-        RMSE_Σ(n) = √(tr(Σ⁻¹ Cov_clip)/n + σ(n)² tr(Σ⁻¹ N)),   RMSE_2(n) = √(tr Cov_clip/n + σ(n)² tr N),
+        RMSE_Σ(n) = √(tr(Σ⁻¹ Cov_clip)/n + σ(n)² tr(Σ⁻¹ N)),
+        RMSE_2(n) = √(tr Cov_clip/n + σ(n)² tr N),
 
     Cov_clip the covariance of a clipped point (:func:`clipped_covariance`), N = Σ (Mahalanobis)
     or I (isotropic) and σ(n) = :func:`noise_sigma` at sensitivity 2C/n (Kamath 2023; Balle & Wang

@@ -568,7 +568,8 @@ def test_link_box_in_presentation_mode_leaves_the_lead_readable(browser, served)
             "() => document.activeElement.classList.contains('dpexplore-link')", timeout=STEP_TIMEOUT_MS
         )
         assert page.evaluate(FOCUSED)["outline"].startswith("solid")
-        boxes = page.evaluate("""() => [document.querySelector('.dpexplore-title p'), document.querySelector('.dpexplore-bar'),
+        boxes = page.evaluate("""() => [document.querySelector('.dpexplore-title p'),
+            document.querySelector('.dpexplore-bar'),
             document.querySelector('.dpexplore-link')].map(e => { const r = e.getBoundingClientRect();
             return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; })""")
         lead, bar, link = boxes

@@ -581,7 +581,9 @@ def per_step_laplace_scale(total_eps, total_delta, k, sensitivity=1.0):
     """The Laplace noise scale per step that keeps k sensitivity-Δ queries (ε_T, δ)-DP by zCDP
     (Steinke 2022, footnote 2)::
 
-        b = Δ √(k/(2ρ)),   ρ = ε_T²/(4 log(1/δ) + 4ε_T)   (:func:`~dpexplore.accounting.conversions.approx_to_zcdp`).
+        b = Δ √(k/(2ρ)),   ρ = ε_T²/(4 log(1/δ) + 4ε_T)
+
+    (ρ from :func:`~dpexplore.accounting.conversions.approx_to_zcdp`).
 
     Laplace(b) is (Δ/b)-DP, hence (Δ/b)²/2-zCDP (Bun & Steinke 2016, Proposition 1.4); k of them
     are kΔ²/(2b²) = ρ-zCDP (Bun & Steinke 2016, result "composition of zCDP"), and ρ-zCDP is
