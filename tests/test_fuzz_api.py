@@ -1007,10 +1007,23 @@ def _per_step_laplace(data):
     E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")
     k = data.draw(count_mix(st.one_of(small_k, st.sampled_from([100, 10**4]))), label="k")
     s = data.draw(st.one_of(st.just(1.0), mix(positive)), label="sensitivity")
-    b = call(composition.per_step_laplace_scale, E, D, k, s)
+    th = data.draw(
+        st.one_of(st.sampled_from(("steinke",) + composition.THEOREMS), st.sampled_from(["", None])), label="theorem"
+    )
+    b = call(composition.per_step_laplace_scale, E, D, k, s, th)
     if ok(b):
         no_nan(b)
         assert np.all(np.asarray(b) > 0)
+
+
+@fuzz("composition.delta_slack")
+def _delta_slack(data):
+    d, dt = data.draw(mix(delta_s), label="delta"), data.draw(mix(delta_s), label="delta_total")
+    k = data.draw(count_mix(st.one_of(small_k, st.sampled_from([100, 10**4]))), label="k")
+    s = call(composition.delta_slack, d, dt, k)
+    if ok(s):
+        is_delta(s)
+        assert np.all(np.asarray(s) <= np.asarray(dt, dtype=float))
 
 
 # -- pld ----------------------------------------------------------------------------------------

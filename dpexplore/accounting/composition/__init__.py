@@ -14,7 +14,8 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
   (√k Δ/σ-GDP) and randomized response / exponential (Kairouz, Oh & Viswanath 2015), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.accounting.pld`) for Laplace, Logistic and Subbotin noise;
 * :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend;
-  :func:`per_step_laplace_scale` — Steinke's Θ(√k) rule for the Laplace noise of k steps.
+  :func:`per_step_laplace_scale` — the Laplace noise of k steps (Steinke's Θ(√k) rule, or Δ over a
+  theorem's per-step budget); :func:`delta_slack` — what k per-step δ's leave of a total δ′.
 
 >>> basic([0.5, 0.5, 1.0])
 (2.0, 0.0)
@@ -48,6 +49,7 @@ from .theorems import (
     advanced,
     advanced_pure,
     basic,
+    delta_slack,
     gdp,
     optimal,
     optimal_log_delta,
@@ -76,5 +78,6 @@ __all__ = [
     "ACCOUNTANTS",
     "per_step_budget",
     "per_step_laplace_scale",
+    "delta_slack",
     "THEOREMS",
 ]
