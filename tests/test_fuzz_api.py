@@ -1285,6 +1285,7 @@ def _shuffle(data):
     "algorithms.harmonic_number",
     "algorithms.laplace_max_error_mean",
     "algorithms.laplace_max_error_cdf",
+    "algorithms.counting_query_scales",
 )
 def _counting_queries(data):
     e = data.draw(mix(nonneg_inf), label="eps")
@@ -1314,6 +1315,11 @@ def _counting_queries(data):
     cdf = call(algorithms.laplace_max_error_cdf, t, data.draw(mix(positive), label="m_pos"), b)
     if ok(cdf):
         is_delta(cdf)  # a probability
+    sc = call(algorithms.counting_query_scales, ep, m)
+    if ok(sc):  # b = Δf/ε rounded up: general ≥ one = disjoint > 0
+        assert set(sc) == {"one", "general", "disjoint"}
+        o, g = np.asarray(sc["one"], float), np.asarray(sc["general"], float)
+        assert (o > 0).all() and (g >= o).all() and np.array_equal(o, np.asarray(sc["disjoint"], float))
 
 
 @fuzz(
