@@ -1402,6 +1402,23 @@ def _corner_error_rate(data):
         assert np.all(np.asarray(out) <= 0.5)
 
 
+@fuzz("auditing.ideal_epsilon_lower_bound", "auditing.expected_empirical_epsilon")
+def _ideal_epsilon(data):
+    e = data.draw(mix(nonneg), label="eps")
+    n = data.draw(count_mix(st.integers(1, 10**7)), label="trials")
+    c = data.draw(st.one_of(st.just(0.95), mix(prob, arrays=False)), label="confidence")
+    d = data.draw(st.one_of(st.just(0.0), mix(delta_s, arrays=False)), label="delta")
+    out = call(auditing.ideal_epsilon_lower_bound, e, n, c, d)
+    if ok(out):  # a lower bound on ε: in [0, ε]
+        is_nonneg(out)
+        o, ea = np.broadcast_arrays(np.asarray(out, float), np.asarray(e, float))
+        assert np.all(o <= ea * (1 + 1e-9) + 1e-12), (e, n, c, d, out)
+    a, b = data.draw(mix(prob), label="fpr"), data.draw(mix(prob), label="fnr")
+    out = call(auditing.expected_empirical_epsilon, a, b, n, c, d)
+    if ok(out):
+        is_nonneg(out)
+
+
 @fuzz("auditing.trials_needed")
 def _trials_needed(data):
     e = data.draw(mix(st.sampled_from([0.5, 1.0, 2.0]), arrays=False), label="eps")
