@@ -975,6 +975,18 @@ def _dpsgd(data):
         assert composition.dpsgd_epsilon(s, q, steps, delta, acc) <= target * (1 + 1e-12)
 
 
+@fuzz("composition.dpsgd_steps")
+def _dpsgd_steps(data):
+    n = data.draw(count_mix(st.integers(1, 10**9)), label="n")
+    b = data.draw(count_mix(st.integers(1, 10**9)), label="batch")
+    e = data.draw(mix(positive), label="epochs")
+    out = call(composition.dpsgd_steps, n, b, e)
+    if ok(out):
+        q, t = out
+        is_delta(q)
+        assert np.all(np.asarray(q) > 0) and np.all(np.asarray(t) >= 1)
+
+
 @fuzz("composition.per_step_budget", covers=("composition.THEOREMS",))
 def _per_step(data):
     E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")

@@ -537,6 +537,41 @@ def test_basic_with_k_is_k_times_one_step():
         C.basic(0.1, 0.0, k=0)
 
 
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 10**7), batch=st.integers(1, 10**7), epochs=st.integers(1, 1000))
+def test_dpsgd_steps_exact_rationals(n, batch, epochs):
+    """q = min(1, B/N) (the nearest float) and T = ⌈E·N/B⌉ in exact integers (E/q within 1e-9 of an
+    integer is that integer: the tolerance only absorbs the float division)."""
+    from fractions import Fraction
+
+    q, t = C.dpsgd_steps(n, batch, epochs)
+    assert q == (1.0 if batch >= n else batch / n)
+    exact = Fraction(epochs) / min(Fraction(1), Fraction(batch, n))
+    want = math.ceil(exact)
+    if exact - math.floor(exact) > Fraction(1, 10**6):  # not within rounding of an integer
+        assert t == want
+    else:
+        assert t in (math.floor(exact), want) and t >= 1
+    assert isinstance(t, int) and isinstance(q, float)
+
+
+def test_dpsgd_steps_values_vectorised_and_errors():
+    assert C.dpsgd_steps(100_000, 1000, 10) == (0.01, 1000)
+    assert C.dpsgd_steps(60_000, 256, 1) == (256 / 60_000, 235)  # ⌈234.375⌉
+    assert C.dpsgd_steps(1000, 4096, 3) == (1.0, 3)
+    q, t = C.dpsgd_steps(np.array([1000, 100_000]), 100, np.array([[1], [2]]))
+    assert q.shape == t.shape == (2, 2) and t.tolist() == [[10, 1000], [20, 2000]] and t.dtype == np.int64
+    for args, name in (
+        ((0, 10, 1), "n"),
+        ((10, 0, 1), "batch"),
+        ((10, 2.5, 1), "batch"),
+        ((10, 1, 0), "epochs"),
+        ((10**9, 1, 1e10), "epochs"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            C.dpsgd_steps(*args)
+
+
 def test_per_step_budget_delta_zero():
     assert C.per_step_budget(1.0, 0.0, 10, "basic") <= 0.1
     assert C.per_step_budget(1.0, 0.0, 10, "optimal") == pytest.approx(0.1, rel=1e-12)

@@ -27,7 +27,7 @@ The package, by idea (every name is imported from here):
 * :mod:`.theorems` — the closed-form theorems, the exact optimum and the per-step budgets;
 * :mod:`.tight` — :func:`compose`, :func:`compose_all`, :func:`compose_epsilon` and the
   profiles they return;
-* :mod:`.dpsgd` — DP-SGD planning: :func:`dpsgd_epsilon`, :func:`dpsgd_sigma`.
+* :mod:`.dpsgd` — DP-SGD planning: :func:`dpsgd_epsilon`, :func:`dpsgd_sigma`, :func:`dpsgd_steps`.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from .dpsgd import (  # noqa: F401  (the private ones: the tests' and benchmarks
     dpsgd_epsilon,
     dpsgd_gdp_mu,
     dpsgd_sigma,
+    dpsgd_steps,
 )
 from .theorems import (
     THEOREMS,
@@ -75,6 +76,7 @@ __all__ = [
     "compose_all",
     "dpsgd_epsilon",
     "dpsgd_sigma",
+    "dpsgd_steps",
     "ACCOUNTANTS",
     "per_step_budget",
     "per_step_laplace_scale",
