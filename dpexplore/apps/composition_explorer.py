@@ -25,7 +25,8 @@ found exactly on every integer k ≤ 10⁴ and marked.
 Second plot — the inverse view (Steinke 2022): the Laplace scale b = 1/ε_step per sensitivity-1 query that
 keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
 :func:`dpexplore.accounting.composition.per_step_budget` for each theorem, and Steinke 2022's
-Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
+Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T): both
+:func:`dpexplore.accounting.composition.per_step_laplace_scale` (rounded up).
 
 Three more tabs show ONE run of the mechanism next to ``compose(mechanism, k)`` at the chosen k
 through the shared views of :mod:`dpexplore.ui.views` (those of ``dpexplore.explore``): privacy
