@@ -357,6 +357,8 @@ class Margin(NamedTuple):
 #: ``rdp_closed`` — relative 8·2^-52 (16 unit roundoffs): a discrete mechanism's RDP from a closed form (a few logs).
 #: ``em_gap`` — relative 1e-12 (down): the discrete Gaussian's Euler–Maclaurin δ, the integral
 #: over its gap (Gauss–Legendre, subtracted from the total, so rounded down).
+#: ``slack`` — relative 1e-15 (down): the δ slack δ′ − kδ left to advanced composition
+#: (:func:`~dpexplore.accounting.composition.delta_slack`).
 #:
 #: Every non-zero margin also moves x by at least one float, so none is lost to rounding.
 MARGINS = {
@@ -388,6 +390,7 @@ MARGINS = {
     "rdp_sum": Margin(rel=32 * _U),
     "rdp_closed": Margin(rel=8 * _U),
     "em_gap": Margin(rel=1e-12),
+    "slack": Margin(rel=1e-15),
 }
 
 #: ulps of the default margin (``MARGINS["ulps"]``)

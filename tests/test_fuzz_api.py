@@ -1010,6 +1010,18 @@ def _dpsgd(data):
         assert composition.dpsgd_epsilon(s, q, steps, delta, acc) <= target * (1 + 1e-12)
 
 
+@fuzz("composition.dpsgd_steps")
+def _dpsgd_steps(data):
+    n = data.draw(count_mix(st.integers(1, 10**9)), label="n")
+    b = data.draw(count_mix(st.integers(1, 10**9)), label="batch")
+    e = data.draw(mix(positive), label="epochs")
+    out = call(composition.dpsgd_steps, n, b, e)
+    if ok(out):
+        q, t = out
+        is_delta(q)
+        assert np.all(np.asarray(q) > 0) and np.all(np.asarray(t) >= 1)
+
+
 @fuzz("composition.per_step_budget", covers=("composition.THEOREMS",))
 def _per_step(data):
     E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")
@@ -1042,10 +1054,23 @@ def _per_step_laplace(data):
     E, D = data.draw(mix(moderate), label="total_eps"), data.draw(mix(delta_s), label="total_delta")
     k = data.draw(count_mix(st.one_of(small_k, st.sampled_from([100, 10**4]))), label="k")
     s = data.draw(st.one_of(st.just(1.0), mix(positive)), label="sensitivity")
-    b = call(composition.per_step_laplace_scale, E, D, k, s)
+    th = data.draw(
+        st.one_of(st.sampled_from(("steinke",) + composition.THEOREMS), st.sampled_from(["", None])), label="theorem"
+    )
+    b = call(composition.per_step_laplace_scale, E, D, k, s, th)
     if ok(b):
         no_nan(b)
         assert np.all(np.asarray(b) > 0)
+
+
+@fuzz("composition.delta_slack")
+def _delta_slack(data):
+    d, dt = data.draw(mix(delta_s), label="delta"), data.draw(mix(delta_s), label="delta_total")
+    k = data.draw(count_mix(st.one_of(small_k, st.sampled_from([100, 10**4]))), label="k")
+    s = call(composition.delta_slack, d, dt, k)
+    if ok(s):
+        is_delta(s)
+        assert np.all(np.asarray(s) <= np.asarray(dt, dtype=float))
 
 
 # -- pld ----------------------------------------------------------------------------------------
@@ -1307,6 +1332,7 @@ def _shuffle(data):
     "algorithms.harmonic_number",
     "algorithms.laplace_max_error_mean",
     "algorithms.laplace_max_error_cdf",
+    "algorithms.counting_query_scales",
 )
 def _counting_queries(data):
     e = data.draw(mix(nonneg_inf), label="eps")
@@ -1336,6 +1362,11 @@ def _counting_queries(data):
     cdf = call(algorithms.laplace_max_error_cdf, t, data.draw(mix(positive), label="m_pos"), b)
     if ok(cdf):
         is_delta(cdf)  # a probability
+    sc = call(algorithms.counting_query_scales, ep, m)
+    if ok(sc):  # b = Δf/ε rounded up: general ≥ one = disjoint > 0
+        assert set(sc) == {"one", "general", "disjoint"}
+        o, g = np.asarray(sc["one"], float), np.asarray(sc["general"], float)
+        assert (o > 0).all() and (g >= o).all() and np.array_equal(o, np.asarray(sc["disjoint"], float))
 
 
 @fuzz(
@@ -1424,6 +1455,23 @@ def _corner_error_rate(data):
     if ok(out):
         is_delta(out)
         assert np.all(np.asarray(out) <= 0.5)
+
+
+@fuzz("auditing.ideal_epsilon_lower_bound", "auditing.expected_empirical_epsilon")
+def _ideal_epsilon(data):
+    e = data.draw(mix(nonneg), label="eps")
+    n = data.draw(count_mix(st.integers(1, 10**7)), label="trials")
+    c = data.draw(st.one_of(st.just(0.95), mix(prob, arrays=False)), label="confidence")
+    d = data.draw(st.one_of(st.just(0.0), mix(delta_s, arrays=False)), label="delta")
+    out = call(auditing.ideal_epsilon_lower_bound, e, n, c, d)
+    if ok(out):  # a lower bound on ε: in [0, ε]
+        is_nonneg(out)
+        o, ea = np.broadcast_arrays(np.asarray(out, float), np.asarray(e, float))
+        assert np.all(o <= ea * (1 + 1e-9) + 1e-12), (e, n, c, d, out)
+    a, b = data.draw(mix(prob), label="fpr"), data.draw(mix(prob), label="fnr")
+    out = call(auditing.expected_empirical_epsilon, a, b, n, c, d)
+    if ok(out):
+        is_nonneg(out)
 
 
 @fuzz("auditing.trials_needed")

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special, stats
 
 from .._numerics import bracket_search, grow_bracket
-from .._validation import as_array, check_delta, check_positive, scalar_out
+from .._validation import as_array, check_delta, check_nonneg, check_positive, scalar_out
 from .._validation import check_int as _int
 from .._validation import check_rng as _check_rng
 
@@ -40,6 +40,8 @@ __all__ = [
     "AuditResult",
     "audit_mechanism",
     "trials_needed",
+    "ideal_epsilon_lower_bound",
+    "expected_empirical_epsilon",
     "corner_error_rate",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
@@ -303,12 +305,81 @@ def corner_error_rate(eps):
         return scalar_out(np.where(e < 700.0, special.expit(-np.minimum(e, 700.0)), np.exp(-e)))
 
 
+def _ideal_lb(p, n, alpha, d):
+    """ε_lb of the ideal audit with n trials per input: both error counts n·p (unrounded)."""
+    u = _cp_upper(n * p, n, alpha)
+    return _eps_lb_from_bounds(u, u, d)
+
+
+def _check_trials(trials) -> np.ndarray:
+    n = as_array(trials, "trials", allow_inf=False)
+    if (n < 1).any() or (n != np.floor(n)).any():
+        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    return n.astype(np.float64)
+
+
+def expected_empirical_epsilon(fpr, fnr, trials, confidence=0.95, delta=0.0):
+    """The ε_lb that :func:`empirical_epsilon` would give a test with error rates FPR, FNR after
+    ``trials`` runs on each input if its error counts equalled their expectations n·FPR, n·FNR::
+
+        ε_lb = max(log((1 − δ − U(n·FNR, n))/U(n·FPR, n)), log((1 − δ − U(n·FPR, n))/U(n·FNR, n)), 0),
+
+    U the Clopper–Pearson upper bound (Clopper & Pearson 1934) at level 1 − (1 − confidence)/2,
+    continuous in the (not rounded) expected count — the typical value of an audit of that test
+    (Jagielski, Ullman & Oprea 2020; Kamath 2024), not a guarantee: real counts scatter around n·p.
+    Vectorised: ``fpr``, ``fnr`` (in [0, 1]) and ``trials`` (integers ≥ 1) broadcast.
+
+    >>> round(float(expected_empirical_epsilon(0.05, 0.5, 1000)), 4)
+    1.9693
+    """
+    a = check_delta(fpr, "fpr")
+    b = check_delta(fnr, "fnr")
+    n = _check_trials(trials)
+    c = _confidence(confidence)
+    d = float(check_delta(delta, "delta"))
+    a, b, n = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64), n)
+    alpha = (1.0 - c) / 2.0
+    return scalar_out(_eps_lb_from_bounds(_cp_upper(n * a, n, alpha), _cp_upper(n * b, n, alpha), d))
+
+
+def ideal_epsilon_lower_bound(eps, trials, confidence=0.95, delta=0.0):
+    """The ε_lb that :func:`empirical_epsilon` gives a *tight* audit with ``trials`` runs per input,
+    in the most favourable case of :func:`trials_needed`: the two output distributions are
+    randomized response with parameter ε, whose best test errs with probability
+    p = 1/(1 + e^ε) (:func:`corner_error_rate`) under either input, and the observed error
+    counts equal their expectations n·p::
+
+        ε_lb(n) = max(log((1 − δ − U(np, n)) / U(np, n)), 0),   U = Clopper–Pearson upper bound
+        (Clopper & Pearson 1934) at level 1 − (1 − confidence)/2, continuous in the count np.
+
+    The counts are NOT rounded to integers: a real audit's counts are integers scattered around
+    n·p (rounding them to round(n·p) makes the curve saw-toothed in n, its sawtooth an artefact of
+    the rounding), and the expected count gives a curve that rises with n, so that the smallest n
+    where it reaches fraction·ε is exactly :func:`trials_needed` (which evaluates this function).
+    It is :func:`expected_empirical_epsilon` at FPR = FNR = p. Vectorised: ``eps`` (≥ 0, finite)
+    and ``trials`` (integers ≥ 1) broadcast.
+
+    >>> bool(ideal_epsilon_lower_bound(1.0, 1982) >= 0.9 > ideal_epsilon_lower_bound(1.0, 1981))   # trials_needed(1.0)
+    True
+    >>> ideal_epsilon_lower_bound(1.0, [10, 100, 10**6]).round(4)
+    array([0.    , 0.5456, 0.9956])
+    """
+    e = check_nonneg(eps, "eps", allow_inf=False)
+    n = _check_trials(trials)
+    c = _confidence(confidence)
+    d = float(check_delta(delta, "delta"))
+    p = np.asarray(corner_error_rate(e), dtype=np.float64)
+    p, n = np.broadcast_arrays(p, n)
+    return scalar_out(_ideal_lb(p, n, (1.0 - c) / 2.0, d))
+
+
 def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**9):
     """Trials per input a *tight* audit needs before :func:`empirical_epsilon` can certify
     ``fraction`` · ε, in the most favourable case: the two output distributions are randomized
     response with parameter ε (the worst case for ε-DP, whose optimal test has
     FPR = FNR = p = 1/(1 + e^ε) at the corner of the trade-off curve, Liu et al. 2022) and the
-    observed error counts equal their expectations n·p. The answer is the smallest n with::
+    observed error counts equal their expectations n·p (:func:`ideal_epsilon_lower_bound`, not
+    rounded to integers). The answer is the smallest n with::
 
         log((1 − δ − U(np, n)) / U(np, n)) ≥ fraction · ε,   U = Clopper–Pearson upper bound,
 
@@ -332,9 +403,8 @@ def trials_needed(eps, confidence=0.95, fraction=0.9, delta=0.0, max_trials=10**
     p = float(corner_error_rate(e))
     target = f * e
 
-    def ok(n: int) -> bool:
-        u = float(_cp_upper(n * p, n, alpha))
-        return float(_eps_lb_from_bounds(u, u, d)) >= target
+    def ok(n: int) -> bool:  # ideal_epsilon_lower_bound at n, without its validation
+        return float(_ideal_lb(p, n, alpha, d)) >= target
 
     lo, hi = 1, 2
     while not ok(hi):

@@ -333,6 +333,45 @@ class RenyiFilter(_Filter):
             )
         return cls((a,), (float(down(b, "filter_budget")),))
 
+    @classmethod
+    def best_order(cls, eps, delta, orders) -> float:
+        """The order α of ``orders`` whose single-order filter for (ε, δ) (:meth:`from_target`)
+        answers the most Gaussian queries: a query with noise σ costs ε(α) = α/(2σ²) (Mironov 2017,
+        Gaussian mechanism), so at any σ the filter answers ⌊B_α · 2σ²/α⌋ of them, and the best
+        order maximises B_α/α — the ρ of the zCDP filter it amounts to (Feldman & Zrnic 2021,
+        result “Rényi filter”; B_α from the conversion of Balle et al. 2020, Theorem 21). It depends
+        on (ε, δ) only, so it is chosen before the first query, as the theorem requires. Orders
+        where B_α ≤ 0 are skipped; ties go to the first listed.
+
+        ValueError if no order gives B_α > 0, or (naming it) for a bad ``eps``, ``delta`` or ``orders``.
+
+        >>> RenyiFilter.best_order(1.0, 1e-6, [4.0, 16.0, 24.0, 32.0, 64.0])
+        24.0
+        """
+        e = check_positive_scalar(eps, "eps")
+        d = float(check_delta(delta))
+        if d <= 0:
+            raise ValueError(f"delta must be > 0 for a Renyi filter to imply (eps, delta)-DP, got {delta!r}")
+        a = np.atleast_1d(check_alpha(orders, "orders"))
+        if a.ndim != 1 or a.size == 0 or np.isinf(a).any():
+            raise ValueError(
+                f"orders must be a non-empty one-dimensional sequence of finite orders > 1, got {orders!r}"
+            )
+        best, best_rate = None, 0.0
+        for alpha in a.tolist():
+            try:
+                b = cls.from_target(e, d, alpha).budgets[0]
+            except ValueError:  # B_α ≤ 0 at this order
+                continue
+            if b / alpha > best_rate:
+                best, best_rate = alpha, b / alpha
+        if best is None:
+            raise ValueError(
+                f"eps = {e:g} is too small for delta = {d:g}: no Renyi order in "
+                f"{a.min():g}…{a.max():g} gives a positive budget"
+            )
+        return float(best)
+
     def _card_profile(self):
         """Its card (:mod:`dpexplore.display`) shows the guarantee it lets through: the RDP
         budgets at its orders."""

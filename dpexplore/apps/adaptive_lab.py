@@ -522,6 +522,7 @@ def privacy_html(r: AdaptiveResult) -> str:
     nv, to = r.naive, r.thresholdout
     gap_naive = float(nv.holdout[-1] - nv.fresh[-1])
     gap_to = float(to.holdout[-1] - to.fresh[-1])
+    to_spec = thresholdout_spec(s.n, max(r.budget_used, 1))  # the run's T, σ and ε₀ (the budget does not change them)
     return (
         '<div class="dpexplore-adaptive-privacy">'
         f"<p>n = {s.n:,} rows in each of the training, holdout and fresh sets, d = {s.d:,} features, "
@@ -529,8 +530,8 @@ def privacy_html(r: AdaptiveResult) -> str:
         f"naive holdout <b>{nv.holdout[-1]:.3f}</b>, fresh data <b>{nv.fresh[-1]:.3f}</b> "
         f"(holdout − fresh = {gap_naive:+.3f}); Thresholdout reports <b>{to.holdout[-1]:.3f}</b> "
         f"against fresh {to.fresh[-1]:.3f} (gap {gap_to:+.3f}).</p>"
-        f"<p>Thresholdout (T = 2/√n = {2 / math.sqrt(s.n):.4g}, σ = 1/(2√n) = {0.5 / math.sqrt(s.n):.4g}, "
-        f"ε₀ = 1/(σn) = {2 / math.sqrt(s.n):.4g}) answered <b>{r.budget_used}</b> queries from the "
+        f"<p>Thresholdout (T = 2/√n = {to_spec.threshold:.4g}, σ = 1/(2√n) = {to_spec.sigma:.4g}, "
+        f"ε₀ = 1/(σn) = {to_spec.eps0:.4g}) answered <b>{r.budget_used}</b> queries from the "
         f"holdout (over threshold). Had its budget been set to B = {r.budget_used}, it would be "
         f"<b>({_fmt(r.eps_pure_used)}, 0)-DP</b> and <b>({_fmt(r.eps_delta_used)}, {s.delta:.3g})-DP</b> "
         f"(rigorous advanced composition; Bassi 2019's approximation gives {_fmt(r.eps_slide_used)}). "

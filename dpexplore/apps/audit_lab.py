@@ -18,9 +18,12 @@ deliberately mis-calibrated Laplace of :func:`dpexplore.accounting.auditing.misc
    Proposition 2.5).
 2. **Trade-off plot**: the empirical (α, β) of every threshold test against the mechanism's true
    trade-off curve (its ``.tradeoff``) and the claimed f_{ε,δ}.
-3. **How many trials** (:func:`dpexplore.accounting.auditing.trials_needed`): ε_lb against the number of
-   trials at the expected error counts — for the ideal case (randomized response at the true ε,
-   the corner p = 1/(1 + e^ε)) and for the audit's own test — with the simulated audit on it.
+3. **How many trials** (:func:`dpexplore.accounting.auditing.trials_needed`): ε_lb against the number
+   of trials at the expected (unrounded) error counts — for the ideal case (randomized response at
+   the true ε, the corner p = 1/(1 + e^ε): :func:`~dpexplore.accounting.auditing.ideal_epsilon_lower_bound`,
+   the model of ``trials_needed``, so the curve reaches 90 % of ε at its marker) and for the audit's
+   own test (:func:`~dpexplore.accounting.auditing.expected_empirical_epsilon`) — with the simulated
+   audit on it.
 4. **One run** (:func:`dpexplore.accounting.auditing.one_run_audit`; Steinke, Nasr & Jagielski 2023): m
    canaries, each included with probability 1/2, audited from a single run; ε_lb against m
    (p_lo = Clopper–Pearson lower bound on the guessing accuracy, ε_lb = logit(p_lo) for δ = 0).
@@ -48,8 +51,8 @@ from ..accounting.auditing import (
     MechanismAuditPair,
     RandomizedResponseAuditPair,
     audit_mechanism,
-    corner_error_rate,
-    empirical_epsilon,
+    expected_empirical_epsilon,
+    ideal_epsilon_lower_bound,
     laplace_audit_pair,
     miscalibrated_laplace,
     one_run_audit,
@@ -301,11 +304,11 @@ def _one_run_key(spec: AuditSpec, m: int) -> tuple:
 
 
 def _ideal_curve(eps_true, delta, confidence):
-    """ε_lb at the expected counts N·p, p = 1/(1 + e^ε) (trials_needed's ideal model), rounded to
-    whole counts, over TRIALS_GRID; and trials_needed at 90 % of ε (None if > MAX_TRIALS)."""
-    p = float(corner_error_rate(eps_true))
-    k = np.round(TRIALS_GRID * p)
-    lb = np.asarray(empirical_epsilon(k, k, TRIALS_GRID, TRIALS_GRID, delta, confidence))
+    """ε_lb at the expected counts N·p, p = 1/(1 + e^ε), over TRIALS_GRID
+    (:func:`dpexplore.accounting.auditing.ideal_epsilon_lower_bound`, the model of trials_needed,
+    so that the curve crosses 90 % of ε at the marker); and trials_needed at 90 % of ε (None if
+    > MAX_TRIALS)."""
+    lb = np.asarray(ideal_epsilon_lower_bound(eps_true, TRIALS_GRID, confidence, delta), dtype=float)
     try:
         need = trials_needed(eps_true, confidence, 0.9, delta, max_trials=MAX_TRIALS)
     except ValueError:
@@ -385,11 +388,8 @@ def compute_audit(spec: AuditSpec) -> AuditLabResult:
     fpr, fnr = s.error_rates(audit.threshold)
     if audit.direction == -1:
         fpr, fnr = 1.0 - fpr, 1.0 - fnr
-    test_lb = np.asarray(
-        empirical_epsilon(
-            np.round(TRIALS_GRID * fpr), np.round(TRIALS_GRID * fnr), TRIALS_GRID, TRIALS_GRID, s.delta, spec.confidence
-        )
-    )
+    # the audit's own test at its expected counts N·FPR, N·FNR (the ideal curve's model)
+    test_lb = np.asarray(expected_empirical_epsilon(fpr, fnr, TRIALS_GRID, spec.confidence, s.delta), dtype=float)
     ms, lbs = one_run_curve(spec)
     return AuditLabResult(
         spec,

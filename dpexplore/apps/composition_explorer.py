@@ -25,7 +25,8 @@ found exactly on every integer k ≤ 10⁴ and marked.
 Second plot — the inverse view (Steinke 2022): the Laplace scale b = 1/ε_step per sensitivity-1 query that
 keeps k queries within a fixed total budget (ε_T, δ′), with ε_step from
 :func:`dpexplore.accounting.composition.per_step_budget` for each theorem, and Steinke 2022's
-Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T).
+Laplace(√(k/(2ρ))) with ρ = ε_T²/(4 log(1/δ′) + 4ε_T): both
+:func:`dpexplore.accounting.composition.per_step_laplace_scale` (rounded up).
 
 Three more tabs show ONE run of the mechanism next to ``compose(mechanism, k)`` at the chosen k
 through the shared views of :mod:`dpexplore.ui.views` (those of ``dpexplore.explore``): privacy
@@ -280,19 +281,13 @@ def make_mechanism(name: str, eps: float, delta: float):
     return RandomizedResponse(eps)
 
 
-def _slack(delta, delta_total, ks):
-    """δ_s = δ′ − kδ, rounded down by a relative 1e-15 (so kδ + δ_s ≤ δ′ in floating point);
-    NaN where no slack is left (kδ ≥ δ′)."""
-    s = (delta_total - ks * delta) * (1.0 - 1e-15)
-    return np.where(s > 0, s, np.nan)
-
-
 def _closed_forms(eps: float, delta: float, delta_total: float, ks: np.ndarray) -> dict:
-    """basic, advanced (DRV), advanced from pure DP, zCDP total ε on ``ks`` (inf: no bound)."""
-    kf = ks.astype(np.float64)
-    basic = np.where(kf * delta <= delta_total, kf * eps, np.inf)
-    slack = _slack(delta, delta_total, kf)
-    ok = np.isfinite(slack)
+    """basic, advanced (DRV), advanced from pure DP, zCDP total ε on ``ks`` (inf: no bound); the
+    slack δ′ − kδ of the last three is :func:`dpexplore.accounting.composition.delta_slack`."""
+    basic_eps, basic_delta = C.basic(eps, delta, k=ks)
+    basic = np.where(basic_delta <= delta_total, basic_eps, np.inf)
+    slack = np.asarray(C.delta_slack(delta, delta_total, ks), dtype=float)
+    ok = slack > 0
     s = np.where(ok, slack, 0.5)
     adv, _ = C.advanced(eps, 0.0, ks, s)  # per-step δ enters through the slack, δ_tot = kδ + δ_s
     adv_pure = C.advanced_pure(eps, s, k=ks)
@@ -366,20 +361,19 @@ def _crossovers(eps: float, delta: float, delta_total: float) -> tuple:
 
 @functools.lru_cache(maxsize=64)
 def _noise_curves(eps_budget: float, delta_total: float) -> dict:
-    """Laplace scale b = 1/ε_step per sensitivity-1 query for k steps within (ε_T, δ′) (Steinke 2022)."""
+    """Laplace scale b = 1/ε_step per sensitivity-1 query for k steps within (ε_T, δ′) (Steinke 2022):
+    :func:`dpexplore.accounting.composition.per_step_laplace_scale` for each theorem."""
     out = {}
-    for name in ("basic", "advanced", "advanced_pure", "zcdp"):
-        step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_GRID, name), dtype=float)
-        out[name] = (K_GRID, _scale(step))
-    out["steinke"] = (K_GRID, np.asarray(C.per_step_laplace_scale(eps_budget, delta_total, K_GRID), dtype=float))
-    step = np.asarray(C.per_step_budget(eps_budget, delta_total, K_TIGHT_PLD, "optimal"), dtype=float)
-    out["optimal"] = (K_TIGHT_PLD, _scale(step))
+    for name in ("basic", "advanced", "advanced_pure", "zcdp", "steinke"):
+        out[name] = (
+            K_GRID,
+            np.asarray(C.per_step_laplace_scale(eps_budget, delta_total, K_GRID, theorem=name), dtype=float),
+        )
+    out["optimal"] = (
+        K_TIGHT_PLD,
+        np.asarray(C.per_step_laplace_scale(eps_budget, delta_total, K_TIGHT_PLD, theorem="optimal"), dtype=float),
+    )
     return {name: out[name] for name in NOISE_CURVES}
-
-
-def _scale(step):
-    with np.errstate(divide="ignore"):
-        return np.where(step > 0, 1.0 / np.where(step > 0, step, 1.0), np.inf)
 
 
 def _at_k_value(name, eps, delta, delta_total, mech, k):
@@ -404,9 +398,7 @@ def _lookup(ks, values, k):
 
 @functools.lru_cache(maxsize=512)
 def _noise_at(name, eps_budget, delta_total, k):
-    if name == "steinke":
-        return float(C.per_step_laplace_scale(eps_budget, delta_total, k))
-    return float(_scale(np.asarray(C.per_step_budget(eps_budget, delta_total, k, name))))
+    return float(C.per_step_laplace_scale(eps_budget, delta_total, k, theorem=name))
 
 
 def compute_composition(spec: CompositionSpec) -> CompositionResult:
@@ -456,8 +448,8 @@ def compute_composition(spec: CompositionSpec) -> CompositionResult:
         v = _lookup(ks, vals, k)
         at_k[name] = v if v is not None else _at_k_value(name, eps, delta, delta_total, mech, k)
 
-    slack = float(_slack(delta, delta_total, np.float64(k)))
-    s_txt = f"kδ = {k * delta:.3g} + slack δ_s = {slack:.3g}" if math.isfinite(slack) else "kδ ≥ δ′: no slack left"
+    slack = float(C.delta_slack(delta, delta_total, k))
+    s_txt = f"kδ = {k * delta:.3g} + slack δ_s = {slack:.3g}" if slack > 0 else "kδ ≥ δ′: no slack left"
     delta_spent = {
         "basic": f"kδ = {k * delta:.3g}",
         "advanced": s_txt,
@@ -777,10 +769,10 @@ class CompositionController(Controller):
             "from dpexplore.apps.composition_explorer import ALPHAS   # the Renyi orders of the app\n\n"
             "# each of k steps is (eps, delta)-DP; delta_total: delta' of the whole run\n"
             + snippet_assign(s, PARAMS)
-            + "slack = (delta_total - k * delta) * (1 - 1e-15)   # what is left of delta' after k*delta\n"
+            + "slack = C.delta_slack(delta, delta_total, k)   # what is left of delta' after k*delta\n"
             f"mech = {mech}\n"
             "total = {\n"
-            "    'basic': k * eps,\n"
+            "    'basic': C.basic(eps, delta, k=k)[0],\n"
             "    'advanced (DRV)': C.advanced(eps, 0.0, k, slack)[0],\n"
             "    'advanced from pure DP': C.advanced_pure(eps, slack, k=k),\n"
             "    'zCDP': conversions.zcdp_to_approx(C.zcdp(conversions.pure_to_zcdp(eps), k=k), slack),\n"
@@ -790,9 +782,9 @@ class CompositionController(Controller):
             "}\n"
             "for name, e in total.items():\n"
             "    print(f'{name}: total eps = {float(e):.4g}')\n"
-            "for theorem in ('basic', 'advanced', 'advanced_pure', 'zcdp', 'optimal'):\n"
-            "    step = C.per_step_budget(eps_budget, delta_total, k, theorem)\n"
-            "    print(f'noise per query, {theorem}: Laplace scale b = {1 / float(step):.4g}')\n"
+            "for theorem in ('basic', 'steinke', 'advanced', 'advanced_pure', 'zcdp', 'optimal'):\n"
+            "    b = C.per_step_laplace_scale(eps_budget, delta_total, k, theorem=theorem)\n"
+            "    print(f'noise per query, {theorem}: Laplace scale b = {float(b):.4g}')\n"
         )
 
     def _fill_text(self, r: CompositionResult) -> None:

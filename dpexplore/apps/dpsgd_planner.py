@@ -101,13 +101,18 @@ class PlannerSpec:
 
     @property
     def q(self) -> float:
-        """The sampling rate B/N (1 when the batch is the whole dataset)."""
-        return min(1.0, self.batch / self.n)
+        """The sampling rate B/N (1 when the batch is the whole dataset):
+        :func:`dpexplore.accounting.composition.dpsgd_steps`."""
+        from ..accounting.composition import dpsgd_steps
+
+        return dpsgd_steps(self.n, self.batch, self.epochs)[0]
 
     @property
     def steps(self) -> int:
-        """T = ⌈epochs / q⌉ training steps."""
-        return int(math.ceil(self.epochs / self.q - 1e-9))
+        """T = ⌈epochs / q⌉ training steps: :func:`dpexplore.accounting.composition.dpsgd_steps`."""
+        from ..accounting.composition import dpsgd_steps
+
+        return dpsgd_steps(self.n, self.batch, self.epochs)[1]
 
     def check(self) -> None:
         check_params(self, PARAMS)
@@ -295,11 +300,9 @@ class PlannerController(Controller):
     def snippet(self) -> str:
         s = self.spec
         return (
-            "import math\n"
             "from dpexplore import mechanisms\nfrom dpexplore.accounting import composition, conversions\n\n"
             + snippet_assign(s, PARAMS, skip=SNIPPET_SKIP)
-            + "q = min(1.0, batch / n)\n"
-            "steps = math.ceil(epochs / q - 1e-9)\n"
+            + "q, steps = composition.dpsgd_steps(n, batch, epochs)   # q = min(1, B/N), T = ceil(epochs/q)\n"
             'print(f"q = B/N = {q:.4g}, T = {steps:,} steps")\n'
             f"grid = 2**{CURVE_GRID.bit_length() - 1}   # the app's FFT grid for the tight accountant "
             "(the default, 2**14, is ~1e-4 tighter)\n"

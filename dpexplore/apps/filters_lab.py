@@ -51,6 +51,8 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
+from ..accounting import composition
+from ..accounting.composition import basic
 from ..accounting.conversions import rdp_to_approx
 from ..accounting.filters import (
     COMPOSITION_TABLE,
@@ -67,6 +69,7 @@ from ..accounting.filters import (
     simulate_adaptive_analyst,
 )
 from ..bibliography.references import cite
+from ..mechanisms import Gaussian
 from ..ui.controls import OKABE_ITO, Controller, MessageArea, dropdown, param_slider
 from ..ui.plotwidget import PlotlyWidget
 from ..ui.shell import AppInfo, AppShell, app_shell, stacked_table
@@ -231,27 +234,13 @@ def _check_spec(spec: FiltersLabSpec) -> None:
 @functools.lru_cache(maxsize=128)
 def renyi_order(eps: float, delta: float) -> float:
     """The order of :data:`ORDERS` whose Rényi filter for (ε, δ) answers the most Gaussian queries:
-    the largest B_α/α, B_α from :meth:`dpexplore.accounting.filters.RenyiFilter.from_target` (a Gaussian
-    query with noise σ costs α/(2σ²) at order α). It depends on (ε, δ) only, so it is fixed before
-    the first query. ValueError if no order gives B_α > 0.
+    :meth:`dpexplore.accounting.filters.RenyiFilter.best_order` (the largest B_α/α). It depends on
+    (ε, δ) only, so it is fixed before the first query. ValueError if no order gives B_α > 0.
 
     >>> renyi_order(1.0, 1e-6), renyi_order(0.01, 1e-12)
     (24.0, 4096.0)
     """
-    best, best_rate = None, 0.0
-    for a in ORDERS:
-        try:
-            b = RenyiFilter.from_target(eps, delta, a).budgets[0]
-        except ValueError:
-            continue
-        if b / a > best_rate:
-            best, best_rate = a, b / a
-    if best is None:
-        raise ValueError(
-            f"eps = {eps:g} is too small for delta = {delta:g}: no Renyi order in "
-            f"{ORDERS[0]:g}…{ORDERS[-1]:g} gives a positive budget"
-        )
-    return best
+    return RenyiFilter.best_order(eps, delta, ORDERS)
 
 
 @functools.lru_cache(maxsize=64)
@@ -311,7 +300,8 @@ def _session(
         runs.append(run)
         spent.append(kid.spend(float(run.consumed[-1])))
     budgets = [k.budget for k in kids]
-    return SessionResult(root, tuple(spent), tuple(runs), eps_p, parallel_composition(budgets), math.fsum(budgets))
+    sequential = float(basic(budgets)[0])  # what sequential (basic) composition would charge
+    return SessionResult(root, tuple(spent), tuple(runs), eps_p, parallel_composition(budgets), sequential)
 
 
 def _odometer(run: AnalystRun, delta: float) -> tuple:
@@ -320,11 +310,14 @@ def _odometer(run: AnalystRun, delta: float) -> tuple:
     (Balle et al. 2020, Theorem 21, best order), t = 0 … A."""
     sigma = run.std[run.accepted]
     a = np.array(ORDERS)
-    rdp = a[None, :] / (2.0 * sigma[:, None] ** 2)
+    rdp = np.asarray(Gaussian(sigma[:, None]).rdp(a), float).reshape(sigma.size, a.size)  # α/(2σ²)
     odo = RenyiOdometer(ORDERS, delta)
     start = odo.epsilon(np.zeros((0, a.size)))
     eps_t = np.concatenate([[start], odo.trajectory(rdp)]) if sigma.size else np.array([start])
-    totals = np.vstack([np.zeros((1, a.size)), np.cumsum(rdp, axis=0)])
+    # the RDP spent after t answers (Mironov 2017, Prop. 1: additive), t = 0 … A
+    totals = np.vstack(
+        [np.zeros((1, a.size))] + [np.asarray(composition.rdp(rdp[: t + 1]), float)[None] for t in range(sigma.size)]
+    )
     fixed = np.atleast_1d(np.asarray(rdp_to_approx(a, totals, delta), float))
     return np.arange(sigma.size + 1, dtype=float), eps_t, fixed
 
@@ -677,13 +670,16 @@ class FiltersLabController(Controller):
 
     def snippet(self) -> str:
         s = self.spec
-        alpha = self.result.alpha
         return (
             "import math\n"
             "import numpy as np\n"
-            "from dpexplore.accounting import filters\n\n"
+            "from dpexplore.accounting import filters\n"
+            "from dpexplore.accounting import composition\n"
+            "from dpexplore.apps.filters_lab import ORDERS\n\n"
             + snippet_assign(s, PARAMS)
-            + f"alpha, mode = {alpha!r}, {s.mode!r}   # the Renyi order the app picked; after a refusal\n"
+            + "# the Renyi order with the largest B_alpha / alpha among the app's orders\n"
+            "alpha = filters.RenyiFilter.best_order(eps, delta, ORDERS)\n"
+            f"mode = {s.mode!r}   # after a refusal\n"
             f"lam = np.random.default_rng([seed, 1]).lognormal(math.log({TYPICAL_COUNT!r}), {COUNT_SPREAD!r},\n"
             "                                                  queries)\n"
             "truth = np.random.default_rng([seed, 2]).poisson(lam)   # the queries' true counts\n"
@@ -701,6 +697,8 @@ class FiltersLabController(Controller):
             "                                            rel_error=rel_error, mode=mode)\n"
             "    print(f'part {j + 1}: {int(run.accepted.sum())} answered')\n"
             "print(f'session charged {session.total_spent():.4g}, left {session.remaining:.4g}')\n"
+            "sequential = composition.basic([sub.budget for sub in subs])[0]\n"
+            "print(f'sequential composition would charge {sequential:.4g}')\n"
         )
 
 

@@ -44,8 +44,10 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
+from ..accounting import composition as C
 from ..teaching import AboveThreshold, ReportNoisyMax, Sparse
 from ..teaching.counting_queries import (
+    counting_query_scales,
     differencing_attack_accuracy,
     harmonic_number,
     laplace_difference_density,
@@ -187,14 +189,15 @@ def _attack(eps: float, target: str, trials: int, seed: int) -> dict:
     bit = BITS[i]
     total = sum(BITS)
     rng = _rng(seed, 1)
-    b = 1.0 / ATTACK_EPS[:, None]
+    b = counting_query_scales(ATTACK_EPS)["one"][:, None]  # Lap(1/ε) on each count (rounded up)
     t_grid = max(50, min(trials, SIM_BUDGET // (2 * ATTACK_EPS.size)))
     d = (total + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b) - (
         total - bit + rng.laplace(0.0, 1.0, (ATTACK_EPS.size, t_grid)) * b
     )
     sim = np.mean((d > 0.5) == (bit == 1), axis=1)
     _report("differencing attack", 1.0)
-    d_here = (total + rng.laplace(0.0, 1.0 / eps, trials)) - (total - bit + rng.laplace(0.0, 1.0 / eps, trials))
+    b_here = float(counting_query_scales(eps)["one"])
+    d_here = (total + rng.laplace(0.0, b_here, trials)) - (total - bit + rng.laplace(0.0, b_here, trials))
     half = 0.5 + 8.0 / eps
     edges = np.linspace(0.5 - half, 0.5 + half, 61)
     counts, _ = np.histogram(d_here, bins=edges)
@@ -209,6 +212,8 @@ def _attack(eps: float, target: str, trials: int, seed: int) -> dict:
         "eps_fine": ATTACK_EPS_FINE,
         "acc_exact": attack_accuracy(ATTACK_EPS_FINE),
         "acc_here": attack_accuracy(eps),
+        # the two counts, each ε-DP, are 2ε-DP together (basic composition)
+        "pair_eps": float(C.basic([eps, eps])[0]),
         "acc_here_sim": float(np.mean((d_here > 0.5) == (bit == 1))),
         "centers": 0.5 * (edges[1:] + edges[:-1]),
         "hist": counts / (trials * width),
@@ -223,7 +228,8 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
     """Laplace error on counting queries: exact E[max error] = b H_m vs m for the three settings,
     simulated max errors at ``m`` (trials capped so that trials·m ≤ SIM_BUDGET), exact CDFs."""
     rng = _rng(seed, 2)
-    b_one, b_gen, b_dis = 1.0 / eps, m / eps, 1.0 / eps
+    scales = {k: float(v) for k, v in counting_query_scales(eps, m).items()}
+    b_one, b_gen, b_dis = scales["one"], scales["general"], scales["disjoint"]
     t_eff = max(50, min(trials, SIM_BUDGET // m))
     sims = {
         "one": np.abs(rng.laplace(0.0, b_one, t_eff)),
@@ -250,7 +256,7 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
         "m_grid": M_GRID,
         "mean_curves": {
             "one": np.full(M_GRID.shape, b_one),
-            "general": laplace_max_error_mean(M_GRID, M_GRID / eps),
+            "general": laplace_max_error_mean(M_GRID, counting_query_scales(eps, M_GRID)["general"]),
             "disjoint": laplace_max_error_mean(M_GRID, b_dis),
         },
         "exact_mean": exact_mean,
@@ -258,7 +264,7 @@ def _counting(eps: float, m: int, trials: int, seed: int) -> dict:
         "t": t,
         "cdf": cdf,
         "ecdf": ecdf,
-        "scales": {"one": b_one, "general": b_gen, "disjoint": b_dis},
+        "scales": scales,
     }
 
 
@@ -634,13 +640,15 @@ class MechanismsLabController(_SimulationController):
         return (
             "from dpexplore.teaching import AboveThreshold, ReportNoisyMax, Sparse\n"
             "from dpexplore.teaching import differencing_attack_accuracy, harmonic_number, laplace_max_error_mean\n"
+            "from dpexplore.teaching import counting_query_scales\n"
             "from dpexplore.apps.mechanisms_lab import SCORES\n\n"
             + snippet_assign(s, PARAMS, skip=skip)
             + "print(f'differencing attack, exact accuracy: {differencing_attack_accuracy(attack_eps):.4f}')\n"
             "hm = harmonic_number(m)\n"
             "# expected largest |Lap(b)| of m draws: b * H_m, b = 1/eps (one, m disjoint), m/eps (m general)\n"
-            "one, general, disjoint = (laplace_max_error_mean(k, b) for k, b in ((1, 1 / count_eps),\n"
-            "                          (m, m / count_eps), (m, 1 / count_eps)))\n"
+            "b = counting_query_scales(count_eps, m)\n"
+            "one, general, disjoint = (laplace_max_error_mean(k, b[name]) for k, name in ((1, 'one'),\n"
+            "                          (m, 'general'), (m, 'disjoint')))\n"
             "print(f'H_m = {hm:.4f}; expected largest error: one query {one:.4g}, '\n"
             "      f'm general {general:.4g}, m disjoint {disjoint:.4g}')\n"
             "p = ReportNoisyMax(rnm_eps, monotonic=True).probabilities(SCORES)[0]\n"
@@ -656,7 +664,7 @@ class MechanismsLabController(_SimulationController):
         self.readouts["attack"].value = (
             f"Target <b>{sp.target}</b> (bit {a['bit']}). Without noise the difference of the two counts "
             f"is the bit itself: the attacker is always right. With Lap(1/ε) on each count, ε = "
-            f"{sp.attack_eps:.3g} (2ε = {2 * sp.attack_eps:.3g} for both queries): exact accuracy "
+            f"{sp.attack_eps:.3g} (2ε = {a['pair_eps']:.3g} for both queries): exact accuracy "
             f"<b>{a['acc_here']:.4f}</b>, simulated {a['acc_here_sim']:.4f} ({sp.trials:,} trials)."
         )
         hm = harmonic(k["m"])

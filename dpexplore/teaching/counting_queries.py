@@ -1,14 +1,17 @@
 """Laplace noise on counting queries (Bassi 2019, slides "A differencing attack", "ℓ₁-sensitivity",
-"Laplace mechanism"): the exact accuracy of the differencing attacker, and the exact law of the
-largest error over m noisy counts."""
+"Laplace mechanism"): the Laplace scales of one, m general and m disjoint counting queries, the
+exact accuracy of the differencing attacker, and the exact law of the largest error over m noisy
+counts."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_array, check_nonneg, check_positive, scalar_out
+from .._validation import as_array, check_k, check_nonneg, check_positive, scalar_out
+from ..mechanisms import Laplace
 
 __all__ = [
+    "counting_query_scales",
     "differencing_attack_accuracy",
     "laplace_difference_density",
     "harmonic_number",
@@ -18,6 +21,36 @@ __all__ = [
 
 #: up to this m, H_m is the running sum of 1/k (exact to rounding); above it ψ(m + 1) + γ
 _HARMONIC_SUM_MAX = 10**6
+
+
+def counting_query_scales(eps, m=1):
+    """The Laplace scales that make counting queries ε-DP (Bassi 2019, slides "ℓ₁-sensitivity",
+    "Laplace mechanism"; Dwork, McSherry, Nissim & Smith 2006): Lap(Δf/ε) on each answer, with
+    the ℓ₁-sensitivity Δf of the answers released together:
+
+    * ``"one"``: one counting query, Δf = 1, b = 1/ε;
+    * ``"general"``: m counting queries answered together, one person can change each of them by
+      1, Δf = m, b = m/ε;
+    * ``"disjoint"``: m counting queries on disjoint parts of the data (a histogram), one person
+      changes one of them, Δf = 1, b = 1/ε.
+
+    Each is ``Laplace.calibrate(eps, sensitivity=Δf).scale`` (b = Δf/ε rounded UP by a few ulps:
+    never less noise than ε needs). Returns a dict of the three; vectorised over ``eps`` (> 0,
+    finite) and ``m`` (integer ≥ 1), which broadcast.
+
+    >>> {k: round(float(v), 12) for k, v in counting_query_scales(0.5, 100).items()}
+    {'one': 2.0, 'general': 200.0, 'disjoint': 2.0}
+    >>> counting_query_scales(0.5, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: m must be an integer >= 1, got 0
+    """
+    e = check_positive(eps, "eps")
+    mm = check_k(m, "m").astype(np.float64)
+    e, mm = np.broadcast_arrays(e, mm)
+    one = np.asarray(Laplace.calibrate(e).scale, dtype=np.float64)
+    general = np.asarray(Laplace.calibrate(e, sensitivity=mm).scale, dtype=np.float64)
+    return {"one": scalar_out(one), "general": scalar_out(general), "disjoint": scalar_out(one.copy())}
 
 
 def differencing_attack_accuracy(eps):

@@ -21,6 +21,8 @@ from dpexplore.accounting.auditing import (
     clopper_pearson,
     corner_error_rate,
     empirical_epsilon,
+    expected_empirical_epsilon,
+    ideal_epsilon_lower_bound,
     laplace_audit_pair,
     miscalibrated_laplace,
     one_run_audit,
@@ -235,6 +237,46 @@ def test_trials_needed_is_minimal(eps, frac):
     assert abs(empirical_epsilon(k, k, n, n) - lb(n)) < 0.1
 
 
+@pytest.mark.parametrize(
+    "eps, n, c, delta", [(1.0, 1982, 0.95, 0.0), (2.0, 924, 0.95, 0.0), (0.3, 50, 0.9, 1e-5), (5.0, 10**5, 0.99, 0.0)]
+)
+def test_ideal_epsilon_lower_bound_mpmath(eps, n, c, delta):
+    """max(log((1 − δ − U)/U), 0), U the Clopper–Pearson bound at the (real) count n·p, p = 1/(1 + e^ε),
+    against a 30-digit beta quantile."""
+    p = 1 / (1 + mp.e ** mp.mpf(eps))
+    u = mp_cp_upper_real(n * p, n, (1 - c) / 2)
+    want = max(mp.log((1 - delta - u) / u), 0)
+    assert close(ideal_epsilon_lower_bound(eps, n, c, delta), want, rtol=1e-9)
+    # expected_empirical_epsilon at FPR = FNR = p is the same number
+    assert ideal_epsilon_lower_bound(eps, n, c, delta) == expected_empirical_epsilon(
+        float(corner_error_rate(eps)), float(corner_error_rate(eps)), n, c, delta
+    )
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.5, 1.0, 2.0, 3.0, 5.0])
+@pytest.mark.parametrize("frac", [0.5, 0.9])
+def test_trials_needed_is_where_the_ideal_curve_reaches_the_fraction(eps, frac):
+    """The marker and the curve of one model: the curve is ≥ fraction·ε at trials_needed, below
+    it one trial earlier (the audit lab draws both)."""
+    n = trials_needed(eps, 0.95, frac)
+    lb = ideal_epsilon_lower_bound(eps, np.array([n - 1, n]), 0.95)
+    assert lb[1] >= frac * eps > lb[0]
+    ns = np.unique(np.round(np.logspace(0, 6, 200))).astype(np.int64)
+    curve = ideal_epsilon_lower_bound(eps, ns)
+    assert np.all(np.diff(curve) >= 0)  # unrounded counts: rises with n (no sawtooth)
+    assert np.array_equal(curve >= frac * eps, ns >= n)
+
+
+def test_expected_empirical_epsilon_is_empirical_epsilon_at_integer_counts():
+    n = np.array([100, 1000, 20000])
+    for fpr, fnr in ((0.05, 0.5), (0.1, 0.1), (0.0, 0.25), (0.37, 0.01)):
+        got = expected_empirical_epsilon(fpr, fnr, n)
+        want = empirical_epsilon(np.round(n * fpr), np.round(n * fnr), n, n)
+        np.testing.assert_allclose(got, want, rtol=1e-12)  # n·FPR, n·FNR are whole numbers here
+    b = expected_empirical_epsilon(np.array([[0.1], [0.2]]), 0.1, n, 0.9, 1e-6)
+    assert b.shape == (2, 3) and np.all(b[0] >= b[1])
+
+
 def test_trials_needed_orders():
     assert trials_needed(1.0, fraction=0.5) < trials_needed(1.0, fraction=0.9) < trials_needed(1.0, fraction=0.95)
     assert trials_needed(1.0, confidence=0.9) < trials_needed(1.0, confidence=0.99)
@@ -340,6 +382,14 @@ def _s(rng, size):
         (trials_needed, (0.0,), "eps"),
         (trials_needed, (1.0, 0.95, 1.5), "fraction"),
         (trials_needed, (float("nan"),), "eps"),
+        (ideal_epsilon_lower_bound, (-1.0, 10), "eps"),
+        (ideal_epsilon_lower_bound, (1.0, 0), "trials"),
+        (ideal_epsilon_lower_bound, (1.0, 10.5), "trials"),
+        (ideal_epsilon_lower_bound, (1.0, 10, 1.0), "confidence"),
+        (ideal_epsilon_lower_bound, (1.0, 10, 0.95, 1.0), "delta"),
+        (expected_empirical_epsilon, (1.5, 0.1, 10), "fpr"),
+        (expected_empirical_epsilon, (0.1, -0.1, 10), "fnr"),
+        (expected_empirical_epsilon, (0.1, 0.1, 0), "trials"),
         (one_run_epsilon_lower_bound, (5, 3), "correct"),
         (one_run_audit, (0, 1.0, np.random.default_rng()), "m"),
         (one_run_audit, (10, -1.0, np.random.default_rng()), "eps"),

@@ -454,6 +454,124 @@ def test_per_step_laplace_scale_vectorised_edges_and_errors():
         C.per_step_laplace_scale(1.0, 1e-6, 3, 0.0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    E=st.floats(1e-3, 20.0),
+    logd=st.floats(-60, -0.7),
+    k=st.integers(1, 10**5),
+    sens=st.sampled_from([1e-3, 1.0, 7.0]),
+    theorem=st.sampled_from(C.THEOREMS),
+)
+def test_per_step_laplace_scale_of_a_theorem_is_sensitivity_over_the_budget(E, logd, k, sens, theorem):
+    """b = Δ/ε_step, ε_step = per_step_budget (never below, within 1e-14), and against closed forms
+    at 40 digits where there is one: basic kΔ/ε_T; advanced from pure DP, ε_step = 2ε_T/(√k(√(2L) +
+    √(2L + 2ε_T))); the scale is never below them (ε_step is rounded down)."""
+    d = math.exp(logd)
+    b = C.per_step_laplace_scale(E, d, k, sens, theorem=theorem)
+    step = C.per_step_budget(E, d, k, theorem)
+    assert b >= sens / step and b <= sens / step * (1 + 1e-14)
+    with mp.workdps(40):
+        L = -mp.mpf(logd)
+        exact = {
+            "basic": k / mp.mpf(E),
+            "advanced_pure": mp.sqrt(k) * (mp.sqrt(2 * L) + mp.sqrt(2 * L + 2 * mp.mpf(E))) / (2 * mp.mpf(E)),
+        }.get(theorem)
+        if exact is not None:
+            want = mp.mpf(sens) * exact
+            assert b >= want and b <= want * (1 + 1e-13)
+
+
+def test_per_step_laplace_scale_theorem_default_edges_and_errors():
+    # the default is Steinke's rule (unchanged), "steinke" spelled out gives the same value
+    assert C.per_step_laplace_scale(1.0, 1e-6, 100) == C.per_step_laplace_scale(1.0, 1e-6, 100, theorem="steinke")
+    ks = np.array([1, 10, 100])
+    b = C.per_step_laplace_scale(2.0, 1e-6, ks, 3.0, theorem="basic")
+    assert b.shape == (3,) and np.all(b >= 3.0 * ks / 2.0) and np.allclose(b, 1.5 * ks, rtol=1e-14)
+    assert C.per_step_laplace_scale(1.0, 0.0, 10, theorem="advanced") == np.inf  # no budget at δ = 0
+    assert C.per_step_laplace_scale(0.0, 1e-6, 10, theorem="basic") == np.inf
+    for bad in ("", "Basic", None, 1):
+        with pytest.raises(ValueError, match="theorem"):
+            C.per_step_laplace_scale(1.0, 1e-6, 3, theorem=bad)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    logd=st.floats(-40, -1.0),
+    logdt=st.floats(-40, -0.7),
+    k=st.integers(1, 10**6),
+)
+def test_delta_slack_never_overspends_in_exact_arithmetic(logd, logdt, k):
+    """kδ + δ_s ≤ δ′ for the exact rationals of the floats (fractions), and δ_s is within
+    a relative 1e-14 of δ′ − kδ when that is not a cancellation."""
+    from fractions import Fraction
+
+    d, dt = math.exp(logd), math.exp(logdt)
+    s = C.delta_slack(d, dt, k)
+    exact = Fraction(dt) - k * Fraction(d)
+    if exact <= 0:
+        assert s == 0.0
+        return
+    assert 0.0 <= s and Fraction(s) <= exact
+    if exact > Fraction(dt) / 2:
+        assert float(exact - Fraction(s)) <= 1e-14 * float(exact)
+
+
+def test_delta_slack_values_and_errors():
+    assert C.delta_slack(0.0, 1e-6, 10) == pytest.approx(1e-6 * (1 - 1e-15), rel=1e-16)
+    assert C.delta_slack(0.0, 1e-6, 10) < 1e-6
+    s = C.delta_slack(1e-8, 1e-6, np.array([1, 50, 100, 200]))
+    assert s.shape == (4,) and s[2] == 0.0 and s[3] == 0.0 and s[1] == pytest.approx(5e-7, rel=1e-14)
+    for bad, name in (((-1e-8, 1e-6, 3), "delta"), ((1e-8, 1.5, 3), "delta_total"), ((1e-8, 1e-6, 0), "k")):
+        with pytest.raises(ValueError, match=name):
+            C.delta_slack(*bad)
+
+
+def test_basic_with_k_is_k_times_one_step():
+    e, d = C.basic(0.1, 1e-8, k=np.array([1, 100, 10**12]))
+    np.testing.assert_array_equal(e, [0.1, 10.0, 1e11])
+    np.testing.assert_array_equal(d, [1e-8, 1e-6, 1.0])  # capped at 1
+    assert C.basic(0.0, 0.0, k=5) == (0.0, 0.0)
+    # the same total as k listed mechanisms, up to the sum's rounding
+    assert C.basic(0.3, 1e-9, k=7)[0] == pytest.approx(C.basic([0.3] * 7)[0], rel=1e-15)
+    with pytest.raises(ValueError, match="k"):
+        C.basic(0.1, 0.0, k=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 10**7), batch=st.integers(1, 10**7), epochs=st.integers(1, 1000))
+def test_dpsgd_steps_exact_rationals(n, batch, epochs):
+    """q = min(1, B/N) (the nearest float) and T = ⌈E·N/B⌉ in exact integers (E/q within 1e-9 of an
+    integer is that integer: the tolerance only absorbs the float division)."""
+    from fractions import Fraction
+
+    q, t = C.dpsgd_steps(n, batch, epochs)
+    assert q == (1.0 if batch >= n else batch / n)
+    exact = Fraction(epochs) / min(Fraction(1), Fraction(batch, n))
+    want = math.ceil(exact)
+    if exact - math.floor(exact) > Fraction(1, 10**6):  # not within rounding of an integer
+        assert t == want
+    else:
+        assert t in (math.floor(exact), want) and t >= 1
+    assert isinstance(t, int) and isinstance(q, float)
+
+
+def test_dpsgd_steps_values_vectorised_and_errors():
+    assert C.dpsgd_steps(100_000, 1000, 10) == (0.01, 1000)
+    assert C.dpsgd_steps(60_000, 256, 1) == (256 / 60_000, 235)  # ⌈234.375⌉
+    assert C.dpsgd_steps(1000, 4096, 3) == (1.0, 3)
+    q, t = C.dpsgd_steps(np.array([1000, 100_000]), 100, np.array([[1], [2]]))
+    assert q.shape == t.shape == (2, 2) and t.tolist() == [[10, 1000], [20, 2000]] and t.dtype == np.int64
+    for args, name in (
+        ((0, 10, 1), "n"),
+        ((10, 0, 1), "batch"),
+        ((10, 2.5, 1), "batch"),
+        ((10, 1, 0), "epochs"),
+        ((10**9, 1, 1e10), "epochs"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            C.dpsgd_steps(*args)
+
+
 def test_per_step_budget_delta_zero():
     assert C.per_step_budget(1.0, 0.0, 10, "basic") <= 0.1
     assert C.per_step_budget(1.0, 0.0, 10, "optimal") == pytest.approx(0.1, rel=1e-12)

@@ -5,6 +5,7 @@ imply are checked with dpexplore's conversions, and the table is the post's."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 from fractions import Fraction
@@ -108,6 +109,60 @@ def test_renyi_from_target_implies_the_target():
         f = fl.RenyiFilter.from_target(eps, delta, alpha)
         assert rdp_to_approx([alpha], [f.budgets[0]], delta) <= eps
         assert rdp_to_approx([alpha], [f.budgets[0] * 1.001], delta) > eps
+
+
+ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0, 128.0, 512.0, 4096.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps=st.floats(0.01, 30.0), logd=st.floats(-30.0, -1.0))
+def test_renyi_best_order_maximises_the_budget_per_order_mpmath(eps, logd):
+    """B_α = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Balle et al. 2020, Theorem 21 solved for B) at 40 digits:
+    the order returned has the largest B_α/α (to the budget's rounding), and a Gaussian analyst
+    at a fixed σ gets at least as many answers from its filter as from any other order's."""
+    import mpmath as mp
+
+    delta = math.exp(logd)
+    rates = {}
+    with mp.workdps(40):
+        for a in ORDERS:
+            ma = mp.mpf(a)
+            b = mp.mpf(eps) - mp.log(1 - 1 / ma) + (mp.log(mp.mpf(delta)) + mp.log(ma)) / (ma - 1)
+            if b > 0:
+                rates[a] = b / ma
+    if not rates:
+        with pytest.raises(ValueError, match="eps"):
+            fl.RenyiFilter.best_order(eps, delta, ORDERS)
+        return
+    try:
+        best = fl.RenyiFilter.best_order(eps, delta, ORDERS)
+    except ValueError:  # only where the best B_α is positive by less than its rounding
+        assert max(rates.values()) * max(rates, key=rates.get) < 1e-12
+        return
+    assert rates[best] >= max(rates.values()) * (1 - 1e-12)
+    for sigma in (3.0, 30.0):
+        cost = lambda a: [a / (2 * sigma * sigma)] * 400  # noqa: E731
+        n_best = int(fl.RenyiFilter.from_target(eps, delta, best).run([[c] for c in cost(best)]).sum())
+        for a in rates:
+            with contextlib.suppress(ValueError):
+                n = int(fl.RenyiFilter.from_target(eps, delta, a).run([[c] for c in cost(a)]).sum())
+                assert n_best >= n or rates[a] >= rates[best] * (1 - 1e-12), (best, a, n_best, n)
+
+
+def test_renyi_best_order_values_and_errors():
+    assert fl.RenyiFilter.best_order(1.0, 1e-6, ORDERS) == 24.0
+    assert fl.RenyiFilter.best_order(1.0, 1e-6, [16.0]) == 16.0
+    assert fl.RenyiFilter.best_order(1.0, 1e-6, np.array([16.0, 24.0])) == 24.0
+    for args, name in (
+        ((0.0, 1e-6, ORDERS), "eps"),
+        ((1.0, 0.0, ORDERS), "delta"),
+        ((1.0, 1e-6, [1.0, 2.0]), "orders"),
+        ((1.0, 1e-6, []), "orders"),
+        ((1.0, 1e-6, [2.0, math.inf]), "orders"),
+        ((0.01, 1e-9, [2.0]), "eps"),  # no order gives a positive budget
+    ):
+        with pytest.raises(ValueError, match=name):
+            fl.RenyiFilter.best_order(*args)
 
 
 def test_filters_for_target_all_imply_the_same_guarantee():

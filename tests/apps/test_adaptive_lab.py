@@ -132,6 +132,11 @@ def test_thresholdout_privacy_closed_forms():
     assert r.eps_delta_set == t.privacy(1e-6)[0]
     html = L.privacy_html(r)
     assert f"<b>{B}</b>" in html and "Thresholdout" in html
+    # T, σ and ε₀ are read from the Thresholdout the simulation runs (2/√n, 1/(2√n), 1/(σn) = 2/√n)
+    run = L.thresholdout_spec(n, B)
+    assert (run.threshold, run.sigma) == (t.threshold, t.sigma)
+    _rel(run.eps0, e0)
+    assert f"T = 2/√n = {run.threshold:.4g}, σ = 1/(2√n) = {run.sigma:.4g}, ε₀ = 1/(σn) = {run.eps0:.4g})" in html
 
 
 def test_adaptive_overfitting_and_thresholdout_statistics():

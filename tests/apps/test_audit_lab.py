@@ -122,16 +122,19 @@ def test_trials_curves_closed_forms():
     r = A.compute_audit(A.AuditSpec(mechanism="Laplace", eps=1.0, **FAST))
     assert r.trials_needed == auditing.trials_needed(1.0, 0.95, 0.9, 0.0) == 1982
     p = 1 / (1 + mp.e)
-    for i in (20, 25):
+    for i in (20, 25):  # at the expected (unrounded) counts n·p: trials_needed's model
         n = int(A.TRIALS_GRID[i])
-        k = int(round(n * float(p)))
+        k = n * p
         assert r.ideal_lb[i] == pytest.approx(float(_eps_lb(k, k, n, 0, 0.95)), rel=1e-9, abs=1e-12)
+    np.testing.assert_array_equal(r.ideal_lb, auditing.ideal_epsilon_lower_bound(1.0, A.TRIALS_GRID, 0.95, 0.0))
+    # the marker and the curve agree: ≥ 0.9 ε exactly from trials_needed on
+    assert np.array_equal(r.ideal_lb >= 0.9, A.TRIALS_GRID >= r.trials_needed)
     # the audit's own test at expected counts: exact Laplace error rates at its threshold
     t = r.audit.threshold
     fpr = float(mp.exp(-t) / 2) if t >= 0 else float(1 - mp.exp(t) / 2)
     fnr = float(mp.exp(t - 1) / 2) if t <= 1 else float(1 - mp.exp(1 - t) / 2)
     n = int(A.TRIALS_GRID[25])
-    want = _eps_lb(int(round(n * fpr)), int(round(n * fnr)), n, 0, 0.95)
+    want = _eps_lb(n * mp.mpf(fpr), n * mp.mpf(fnr), n, 0, 0.95)
     assert r.test_lb[25] == pytest.approx(float(want), rel=1e-9, abs=1e-12)
     # more trials never hurt the ideal bound much, and it approaches ε from below
     assert np.all(r.ideal_lb <= 1.0 + 1e-12) and r.ideal_lb[-1] > 0.95

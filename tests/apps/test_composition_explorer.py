@@ -156,6 +156,11 @@ def test_noise_curves(default_result):
     for name in ("advanced", "advanced_pure", "zcdp"):
         ks, vals = r.noise[name]
         assert np.allclose(vals, 1.0 / np.asarray(C.per_step_budget(1.0, 1e-6, ks, name)), rtol=1e-14)
+    for name in NOISE_CURVES:  # the app draws the backend's scales (rounded up), nothing of its own
+        ks, vals = r.noise[name]
+        np.testing.assert_array_equal(vals, C.per_step_laplace_scale(1.0, 1e-6, ks, theorem=name))
+        if name != "steinke":
+            assert np.all(vals >= 1.0 / np.asarray(C.per_step_budget(1.0, 1e-6, ks, name)))
     ks, vals = r.noise["optimal"]
     assert np.array_equal(ks, K_TIGHT_PLD)
     assert vals[4] == pytest.approx(1.0 / C.per_step_budget(1.0, 1e-6, 100, "optimal"), rel=1e-12)
@@ -172,6 +177,9 @@ def test_budget_exhausted_gives_gaps_not_errors():
     assert np.all(np.isfinite(r.curves["tight"][1])) and np.all(np.isfinite(r.curves["rdp"][1]))
     assert math.isinf(r.at_k["advanced"]) and math.isinf(r.at_k["basic"]) and math.isinf(r.at_k["optimal"])
     assert math.isfinite(r.at_k["tight"]) and "no slack" in r.delta_spent["advanced"]
+    # the slack of the closed forms is the backend's delta_slack (0 from k = 100 on)
+    ok = ks < 100
+    np.testing.assert_array_equal(adv[ok], C.advanced(0.2, 0.0, ks[ok], C.delta_slack(1e-7, 1e-5, ks[ok]))[0])
     assert r.notes and "beyond k = 100" in r.notes[0]
 
 

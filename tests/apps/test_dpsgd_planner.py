@@ -28,7 +28,7 @@ def test_numbers_are_the_backends(spec):
     r = P.compute_planner(spec)
     q = min(1.0, spec.batch / spec.n)
     t = math.ceil(spec.epochs / q - 1e-9)
-    assert (r.q, r.steps) == (q, t)
+    assert (r.q, r.steps) == (q, t) == C.dpsgd_steps(spec.n, spec.batch, spec.epochs)
     assert r.eps_pld == C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, grid_size=P.CURVE_GRID)
     assert r.eps_pld >= C.dpsgd_epsilon(spec.sigma, q, t, spec.delta) * (1 - 1e-9)  # coarser: not below
     assert r.eps_rdp == C.dpsgd_epsilon(spec.sigma, q, t, spec.delta, accountant="rdp")

@@ -116,7 +116,7 @@ def test_renyi_order_is_the_best_of_the_orders():
         for b in FL.ORDERS:
             with contextlib.suppress(ValueError):
                 rates[b] = fl.RenyiFilter.from_target(eps, delta, b).budgets[0] / b
-        assert a == max(rates, key=rates.get)
+        assert a == max(rates, key=rates.get) == fl.RenyiFilter.best_order(eps, delta, FL.ORDERS)
         # its budget converts back to at most ε (Balle et al. 2020, Theorem 21)
         f = fl.RenyiFilter.from_target(eps, delta, a)
         assert rdp_to_approx(np.array([a]), np.array(f.budgets), delta) <= eps * (1 + 1e-12)
@@ -210,6 +210,15 @@ def test_odometer_is_the_backends_and_above_the_filter():
     np.testing.assert_allclose(r.odo_eps[1:], odo.trajectory(rdp), rtol=1e-15)
     assert r.odo_eps[0] == odo.epsilon(np.zeros((0, a.size)))
     np.testing.assert_allclose(r.odo_fixed[1:], rdp_to_approx(a, np.cumsum(rdp, axis=0), spec.delta), rtol=1e-15)
+    # the RDP spent is the backend's: Gaussian(σ).rdp summed by composition.rdp (rounded up)
+    from dpexplore.accounting import composition
+    from dpexplore.mechanisms import Gaussian
+
+    g = np.asarray(Gaussian(sigma[:, None]).rdp(a), float)
+    np.testing.assert_array_equal(r.odo_eps[1:], odo.trajectory(g))
+    t = sigma.size // 2
+    assert r.odo_fixed[t + 1] == rdp_to_approx(a, composition.rdp(g[: t + 1]), spec.delta)
+    assert np.all(r.odo_fixed[1:] >= rdp_to_approx(a, np.cumsum(rdp, axis=0), spec.delta))
     assert np.all(np.diff(r.odo_eps) >= 0) and np.all(np.diff(r.odo_fixed) >= -1e-15)
     # an odometer pays for fixing no budget: its bound is above the fixed-budget filter's
     assert np.all(r.odo_eps >= r.odo_fixed)
@@ -225,6 +234,9 @@ def test_session_uses_parallel_composition(parts, share):
     eps_p = share * spec.eps
     assert ss.eps_part == eps_p and ss.parallel == eps_p  # McSherry 2009: the max, not the sum
     assert ss.sequential == pytest.approx(parts * eps_p, rel=1e-15)
+    from dpexplore.accounting import composition
+
+    assert ss.sequential == composition.basic([k.budget for k in ss.parts])[0]  # basic composition's sum
     assert ss.parent.total_spent() == eps_p and ss.parent.remaining == pytest.approx(spec.eps - eps_p)
     assert len(ss.parts) == parts and all(k.budget == eps_p for k in ss.parts)
     split = np.random.default_rng([4, 4]).multinomial(_truth(4, spec.queries), np.full(parts, 1 / parts))

@@ -25,6 +25,7 @@ from dpexplore.apps.local_vs_central import (
 from dpexplore.teaching import (
     inverse_sensitivity_median_error_cdf,
     inverse_sensitivity_median_mean_error,
+    laplace_max_error_mean,
     laplace_median_mean_error,
 )
 from dpexplore.apps.mechanisms_lab import (
@@ -108,6 +109,20 @@ def test_counting_exact_numbers(m, eps):
             assert abs(got - want) <= 1e-12 * max(want, mp.mpf(1e-300)) + 1e-300
     # the curve vs m is b H_m at every grid point
     np.testing.assert_allclose(r["mean_curves"]["general"], ml.M_GRID / eps * harmonic(ml.M_GRID), rtol=1e-14)
+
+
+def test_counting_scales_and_pair_budget_come_from_the_backend():
+    from dpexplore.accounting import composition as C
+    from dpexplore.teaching import counting_query_scales
+
+    r = compute_mechanisms_lab(MechSpec(m=37, count_eps=0.3, attack_eps=0.7, trials=100))
+    assert r["counting"]["scales"] == counting_query_scales(0.3, 37)
+    assert r["counting"]["scales"]["general"] >= 37 / 0.3  # never less noise than ε needs
+    np.testing.assert_array_equal(
+        r["counting"]["mean_curves"]["general"],
+        laplace_max_error_mean(ml.M_GRID, counting_query_scales(0.3, ml.M_GRID)["general"]),
+    )
+    assert r["attack"]["pair_eps"] == C.basic([0.7, 0.7])[0] == 1.4
 
 
 def test_counting_simulation_matches_the_exact_law():

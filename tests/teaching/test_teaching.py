@@ -824,6 +824,42 @@ def test_counting_queries_closed_forms_against_mpmath():
     assert cq.laplace_max_error_cdf(-1.0, 3, 1.0) == 0.0 and cq.laplace_max_error_cdf(math.inf, 3, 1.0) == 1.0
 
 
+@settings(max_examples=60, deadline=None)
+@given(e=st.floats(1e-6, 1e3), m=st.integers(1, 10**7))
+def test_counting_query_scales_are_sensitivity_over_eps_never_below(e, m):
+    """b = Δf/ε with Δf = 1 (one, disjoint) and m (general), against exact rationals: never below
+    Δf/ε (the scale is rounded up), within a relative 1e-14; the scales of Laplace.calibrate."""
+    from fractions import Fraction
+
+    from dpexplore.mechanisms import Laplace
+    from dpexplore.teaching import counting_query_scales
+
+    b = counting_query_scales(e, m)
+    for key, sens in (("one", 1), ("general", m), ("disjoint", 1)):
+        want = Fraction(sens) / Fraction(e)
+        assert Fraction(b[key]) >= want and float(Fraction(b[key]) / want - 1) <= 1e-14, (key, e, m)
+    assert b["general"] == Laplace.calibrate(e, sensitivity=m).scale and b["one"] == Laplace.calibrate(e).scale
+
+
+def test_counting_query_scales_vectorised_and_errors():
+    from dpexplore.teaching import counting_query_scales
+
+    b = counting_query_scales(np.array([[0.5], [2.0]]), np.array([1, 10, 100]))
+    assert {k: v.shape for k, v in b.items()} == {"one": (2, 3), "general": (2, 3), "disjoint": (2, 3)}
+    np.testing.assert_allclose(b["general"], [[2.0, 20.0, 200.0], [0.5, 5.0, 50.0]], rtol=1e-15)
+    np.testing.assert_array_equal(b["one"], b["disjoint"])
+    assert isinstance(counting_query_scales(1.0, 3)["general"], float)
+    for bad, name in (
+        ((0.0, 3), "eps"),
+        ((-1.0, 3), "eps"),
+        ((math.inf, 3), "eps"),
+        ((1.0, 0), "m"),
+        ((1.0, 2.5), "m"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            counting_query_scales(*bad)
+
+
 @pytest.mark.parametrize(
     "name, call",
     [

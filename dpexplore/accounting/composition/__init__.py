@@ -14,7 +14,8 @@ From the loosest to the tightest (Steinke 2022, Bassi 2019):
   (√k Δ/σ-GDP) and randomized response / exponential (Kairouz, Oh & Viswanath 2015), numerical and pessimistic (privacy loss
   distribution, :mod:`dpexplore.accounting.pld`) for Laplace, Logistic and Subbotin noise;
 * :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend;
-  :func:`per_step_laplace_scale` — Steinke's Θ(√k) rule for the Laplace noise of k steps.
+  :func:`per_step_laplace_scale` — the Laplace noise of k steps (Steinke's Θ(√k) rule, or Δ over a
+  theorem's per-step budget); :func:`delta_slack` — what k per-step δ's leave of a total δ′.
 
 >>> basic([0.5, 0.5, 1.0])
 (2.0, 0.0)
@@ -26,7 +27,7 @@ The package, by idea (every name is imported from here):
 * :mod:`.theorems` — the closed-form theorems, the exact optimum and the per-step budgets;
 * :mod:`.tight` — :func:`compose`, :func:`compose_all`, :func:`compose_epsilon` and the
   profiles they return;
-* :mod:`.dpsgd` — DP-SGD planning: :func:`dpsgd_epsilon`, :func:`dpsgd_sigma`.
+* :mod:`.dpsgd` — DP-SGD planning: :func:`dpsgd_epsilon`, :func:`dpsgd_sigma`, :func:`dpsgd_steps`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .dpsgd import (  # noqa: F401  (the private ones: the tests' and benchmarks
     dpsgd_epsilon,
     dpsgd_gdp_mu,
     dpsgd_sigma,
+    dpsgd_steps,
 )
 from .theorems import (
     THEOREMS,
@@ -48,6 +50,7 @@ from .theorems import (
     advanced,
     advanced_pure,
     basic,
+    delta_slack,
     gdp,
     optimal,
     optimal_log_delta,
@@ -73,8 +76,10 @@ __all__ = [
     "compose_all",
     "dpsgd_epsilon",
     "dpsgd_sigma",
+    "dpsgd_steps",
     "ACCOUNTANTS",
     "per_step_budget",
     "per_step_laplace_scale",
+    "delta_slack",
     "THEOREMS",
 ]

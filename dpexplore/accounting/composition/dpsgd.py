@@ -1,5 +1,6 @@
 """DP-SGD planning: ε of Poisson-subsampled Gaussian steps (:func:`dpsgd_epsilon`, three
-accountants) and the noise multiplier for a target (:func:`dpsgd_sigma`).
+accountants) and the noise multiplier for a target (:func:`dpsgd_sigma`); the plan's rate and steps
+(:func:`dpsgd_steps`).
 
 Re-exported by :mod:`dpexplore.accounting.composition`, where they are documented and imported from.
 """
@@ -52,6 +53,39 @@ def _check_dpsgd(sigma, q, steps, delta, accountant):
     if d.ndim or not 0.0 < float(d) < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return float(s), float(qa), (int(kk) if kk.ndim == 0 else kk.astype(np.int64)), float(d)
+
+
+def dpsgd_steps(n, batch, epochs):
+    """The sampling rate and the number of steps of DP-SGD training (Abadi et al. 2016, the
+    moments accountant's setting): a dataset of N records, expected batch size B (each record in
+    a step's batch independently with probability q: Poisson subsampling) and E epochs::
+
+        q = min(1, B/N),   T = ⌈E/q⌉   (E passes over the data, q·N records a step).
+
+    T is rounded up after a tolerance of 1e-9 (⌈E/q − 1e-9⌉): E/q = 10/0.001 evaluates to
+    10000.000000000002, which is 10⁴ steps, not 10⁴ + 1. T is a training plan, not a privacy
+    bound: the ε of the plan is :func:`dpsgd_epsilon` (σ, q, T, δ) for exactly these T steps.
+    Vectorised: ``n``, ``batch`` (integers ≥ 1) and ``epochs`` (> 0, finite) broadcast. Returns
+    (q, T) (floats and int64; Python float and int for scalars).
+
+    >>> dpsgd_steps(100000, 1000, 10)
+    (0.01, 1000)
+    >>> dpsgd_steps(500, 1000, 3)        # the batch is the whole dataset: q = 1
+    (1.0, 3)
+    """
+    nn = check_k(n, "n").astype(np.float64)
+    bb = check_k(batch, "batch").astype(np.float64)
+    e = check_positive(epochs, "epochs", allow_inf=False)
+    nn, bb, e = np.broadcast_arrays(nn, bb, e)
+    q = np.minimum(1.0, bb / nn)
+    x = e / q
+    if (x > 2.0**53).any():
+        raise ValueError(f"epochs = {epochs!r} asks for more than 2**53 steps at q = B/N: lower epochs")
+    t = np.ceil(x - 1e-9).astype(np.int64)
+    t = np.maximum(t, 1)
+    if q.ndim == 0:
+        return float(q), int(t)
+    return q, t
 
 
 def dpsgd_gdp_mu(sigma, q, steps):

@@ -6,7 +6,9 @@
   for k-fold (ε, δ)-DP (Kairouz, Oh & Viswanath 2015, Theorem 3.3), in log space;
 * :func:`rdp`, :func:`zcdp`, :func:`gdp` — the additive accountants;
 * :func:`per_step_budget` — the inverse question: how much ε each of k steps may spend;
-  :func:`per_step_laplace_scale` — Steinke's rule of thumb for the Laplace noise of k steps.
+  :func:`per_step_laplace_scale` — the Laplace noise of k steps (Steinke's rule of thumb, or
+  Δ over any theorem's per-step budget);
+* :func:`delta_slack` — what is left of a total δ′ after k per-step δ's.
 
 Re-exported by :mod:`dpexplore.accounting.composition`, where they are documented and imported from.
 """
@@ -33,20 +35,31 @@ _BISECT = 100
 # ------------------------------------------------------------------------------------------------
 # closed-form theorems
 # ------------------------------------------------------------------------------------------------
-def basic(epsilons, deltas=0.0):
+def basic(epsilons, deltas=0.0, k=None):
     """Basic composition: (Σ_j ε_j, Σ_j δ_j) over the LAST axis (Bassi 2019, slide "Composition of several DP mechanisms";
     Steinke 2022: "basic composition gives ε = Σε_j").
 
     ``deltas`` broadcasts against ``epsilons`` (a scalar δ is each mechanism's δ); the total δ is
-    capped at 1. A 0-d input is one mechanism. Returns a tuple (ε, δ).
+    capped at 1. A 0-d input is one mechanism. With ``k`` given, ``epsilons`` and ``deltas`` are
+    the per-step values of k identical mechanisms and broadcast with ``k``: (kε, min(kδ, 1)).
+    Returns a tuple (ε, δ).
 
     >>> basic([1.0, 2.0], [1e-6, 1e-6])
     (3.0, 2e-06)
     >>> basic(np.full((2, 3), 0.1))[0]          # one total per row
     array([0.3, 0.3])
+    >>> basic(0.1, 1e-8, k=100)
+    (10.0, 1e-06)
     """
     e = check_nonneg(epsilons, "epsilons")
     d = check_delta(deltas, "deltas")
+    if k is not None:
+        kk = check_k(k, "k").astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # kε beyond float max: inf
+            te = np.where(e == 0, 0.0, kk * e)
+            td = np.where(d == 0, 0.0, np.minimum(kk * d, 1.0))
+        te, td = np.broadcast_arrays(te, td)
+        return scalar_out(te), scalar_out(td)
     e, d = np.broadcast_arrays(e, d)
     if e.ndim == 0:
         return scalar_out(e), scalar_out(d)
@@ -577,9 +590,10 @@ def per_step_budget(total_eps, total_delta, k, theorem="optimal"):
     return scalar_out(np.maximum(out, 0.0).reshape(shape))
 
 
-def per_step_laplace_scale(total_eps, total_delta, k, sensitivity=1.0):
-    """The Laplace noise scale per step that keeps k sensitivity-Δ queries (ε_T, δ)-DP by zCDP
-    (Steinke 2022, footnote 2)::
+def per_step_laplace_scale(total_eps, total_delta, k, sensitivity=1.0, theorem="steinke"):
+    """The Laplace noise scale per step that keeps k sensitivity-Δ queries (ε_T, δ)-DP.
+
+    ``theorem="steinke"`` (the default): Steinke's rule by zCDP (Steinke 2022, footnote 2)::
 
         b = Δ √(k/(2ρ)),   ρ = ε_T²/(4 log(1/δ) + 4ε_T)
 
@@ -589,19 +603,57 @@ def per_step_laplace_scale(total_eps, total_delta, k, sensitivity=1.0):
     are kΔ²/(2b²) = ρ-zCDP (Bun & Steinke 2016, result "composition of zCDP"), and ρ-zCDP is
     (ρ + 2√(ρ log(1/δ)), δ)-DP (Bun & Steinke 2016, Proposition 1.3), at most ε_T for this ρ.
     The noise grows like √k, not k as under basic composition; ``per_step_budget(..., "zcdp")``
-    is tighter (exact inversions). Vectorised; rounded up (ρ is rounded down first); inf where
-    ρ = 0 (δ = 0 or ε_T = 0: no finite Laplace noise suffices by this route).
+    is tighter (exact inversions). Rounded up (ρ is rounded down first); inf where ρ = 0
+    (δ = 0 or ε_T = 0: no finite Laplace noise suffices by this route).
+
+    ``theorem`` one of :data:`THEOREMS`: b = Δ/ε_step with ε_step = :func:`per_step_budget`
+    (ε_T, δ, k, theorem) — Laplace(Δ/ε_step) is ε_step-DP (Dwork, McSherry, Nissim & Smith 2006),
+    and k such steps are (ε_T, δ)-DP by that theorem. Rounded up by 4 ulps (ε_step is rounded
+    down already); inf where ε_step = 0.
+
+    Vectorised over every argument.
 
     >>> round(float(per_step_laplace_scale(1.0, 1e-6, 100)), 4)     # √(100/(2ρ)), ρ = 1/(4 log 10⁶ + 4)
     54.4344
     >>> float(per_step_laplace_scale(1.0, 0.0, 10))
     inf
+    >>> round(float(per_step_laplace_scale(1.0, 1e-6, 100, theorem="basic")), 9)   # Δk/ε_T
+    100.0
     """
+    if not isinstance(theorem, str) or theorem not in ("steinke", *THEOREMS):
+        raise ValueError(f"theorem must be one of {('steinke', *THEOREMS)}, got {theorem!r}")
     E = check_nonneg(total_eps, "total_eps", allow_inf=False)
     D = check_delta(total_delta, "total_delta")
     K = check_k(k, "k")
     S = check_positive(sensitivity, "sensitivity", allow_inf=False)
+    if theorem != "steinke":
+        step = np.asarray(per_step_budget(E, D, K, theorem), dtype=np.float64)
+        with np.errstate(divide="ignore", over="ignore"):
+            b = S / np.where(step > 0, step, 1.0)
+        return scalar_out(np.where(step > 0, up(b, "closed"), np.inf))
     rho = np.asarray(approx_to_zcdp(E, D), dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore"):
         b = S * np.sqrt(K / (2.0 * rho))
     return scalar_out(up(np.where(rho > 0, b, np.inf), "closed"))
+
+
+def delta_slack(delta, delta_total, k):
+    """What is left of a total δ′ after k steps that each spend δ: the slack δ_s = δ′ − kδ that
+    advanced composition (Dwork, Rothblum & Vadhan 2010; :func:`advanced`), advanced composition
+    from pure DP and zCDP's conversion may spend, so that kδ + δ_s ≤ δ′ (each (ε, δ)-DP step is an
+    ε-DP step except with probability δ: Steinke 2022, footnote 1).
+
+    Rounded down: kδ is rounded up by 4 ulps, the difference down by a relative 1e-15
+    (``MARGINS["slack"]``), so kδ + δ_s ≤ δ′ holds for the exact real numbers. 0 where no slack is
+    left (kδ ≥ δ′); δ = 0 gives δ′ less the relative 1e-15. Vectorised.
+
+    >>> float(delta_slack(1e-8, 1e-5, 10)) < 1e-5 - 1e-7
+    True
+    >>> float(delta_slack(1e-6, 1e-6, 2))
+    0.0
+    """
+    d = check_delta(delta, "delta")
+    dt = check_delta(delta_total, "delta_total")
+    kk = check_k(k, "k").astype(np.float64)
+    s = dt - up(kk * d, "ulps")
+    return scalar_out(np.where(s > 0, down(s, "slack"), 0.0))
