@@ -16,8 +16,9 @@ One module per idea (the source and its slide or theorem in each docstring):
 * ``generalization``: generalization and max-information calculators — Bassi 2019, slide
   "Generalization via differential privacy", "The max-information of DP algorithms",
   "Generalization via max-information".
-* ``counting_queries``: :func:`counting_query_scales`, :func:`differencing_attack_accuracy`, :func:`laplace_max_error_mean`,
-  :func:`laplace_max_error_cdf` — Bassi 2019, slides "A differencing attack", "ℓ₁-sensitivity".
+* ``counting_queries``: :func:`counting_query_scales`, :func:`differencing_attack_accuracy`,
+  :func:`laplace_max_error_mean`, :func:`laplace_max_error_cdf` — Bassi 2019, slides "A differencing
+  attack", "ℓ₁-sensitivity".
 * ``shuffling``: :func:`shuffle_amplification` — Canonne 2022, "Privacy Doona", eq. (1)
   (Feldman, McMillan & Talwar 2021).
 * ``median``: :func:`inverse_sensitivity_median` and :func:`laplace_median` — Steinke 2023a,
