@@ -22,18 +22,10 @@ import re
 from dataclasses import dataclass
 
 from . import references as _refs
-from .citations import _LOCLIST, CHECKS, CITATIONS, LOC_RE, Citation, _index, normalize_locator
+from .citations import _LOCLIST, _TO_SCANNER, CHECKS, CITATIONS, LOC_RE, Citation, _index, normalize_locator
 
-__all__ = [
-    "Found",
-    "scan_text",
-    "resolve",
-    "scan",
-    "where_used",
-    "citation_summary_markdown",
-    "citation_table_markdown",
-    "docs_markdown",
-]
+#: the names citations._TO_SCANNER forwards here (with a warning) for the callers of the old module
+__all__ = list(_TO_SCANNER)
 
 #: a title or an arXiv number between a work and its locator: 'Canonne 2022, "Privacy Doona", eq. (1)'
 _TITLE = r"(?:\"[^\"\n]{3,100}\"|arXiv:\d{4}\.\d{4,5}(?:v\d+)?)"

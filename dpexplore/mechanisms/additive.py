@@ -16,11 +16,13 @@ from .._numerics import (
     bracket_search,
     down,
     expm1mx,
+    half_square_up,
     gaussian_log_delta,
     grow_bracket,
     log1mexp,
     log_subtract,
     newton_search,
+    rdp_of_zcdp_up,
     up,
 )
 from .._validation import as_array, check_alpha, check_positive, scalar_out
@@ -642,17 +644,15 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
         return {"mu": (float(self.mu), "exact: Δ/σ"), "rho": (float(self.rho), "exact: Δ²/(2σ²)")}
 
     def rdp(self, alpha):
-        """ε̂(α) = αΔ²/(2σ²) (Mironov 2017, Proposition 7); ε̂(∞) = inf.
+        """ε̂(α) = αΔ²/(2σ²) = αρ (Mironov 2017, Proposition 7); ε̂(∞) = inf. Rounded upward, as
+        :func:`~dpexplore.accounting.conversions.zcdp_to_rdp` of :attr:`rho` (exact where it is a
+        float; the smallest positive float where (Δ/σ)² underflows).
 
-        >>> Gaussian(1.0).rdp(2.0)
-        1.0
+        >>> Gaussian(1.0).rdp(2.0), Gaussian(2.0).rdp([2.0, 32.0]).tolist()
+        (1.0, [0.25, 4.0])
         """
         a = check_alpha(alpha, "alpha")
-        d = self._d
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # Δ/σ huge: ε̂ = inf
-            out = np.where(np.isinf(a), np.inf, a * d**2 / 2.0)
-        # (Δ/σ)² underflowing to 0: the smallest positive float instead (safe side)
-        return scalar_out(np.where((out == 0) & (d > 0), np.nextafter(0.0, 1.0), out))
+        return scalar_out(rdp_of_zcdp_up(half_square_up(self._d), a))
 
     def _sample(self, size, rng):
         return rng.normal(0.0, self.sigma, size)
