@@ -1079,7 +1079,7 @@ class Subbotin(AdditiveNoiseMechanism):
             err_c = _SUBBOTIN_TERM_ERR * (size + t2 * (1.0 + np.abs(lb)))
             central_safe = np.log(np.maximum(central, 0.0) + err_c)
             use_c = (err_c < np.exp(la) * err_log) & np.isfinite(central_safe)
-            out = np.minimum(np.where(use_c, central_safe, old_safe), 0.0)
+            out = np.array(np.minimum(np.where(use_c, central_safe, old_safe), 0.0), dtype=float)
             x1 = np.exp(r * np.log(np.abs(z1)) - np.log(r))
             tail = live & (z1 < 0) & (x1 >= 30.0) & np.isfinite(x1) & (r > 1)
             if tail.any():
