@@ -867,7 +867,7 @@ def _log_mills_diff(a, x1, eps):
     For x1 ≥ 1000 from log S(x) = k1/x + k2/x² + k3/x³ + O(x⁻⁴), k1 = a−1, k2 = (a−1)(a−3)/2,
     k3 = c3 − c1c2 + c1³/3 (c_j the asymptotic-series coefficients (a−1)…(a−j)), relative error
     ≤ 1e-9 of a term that is itself ≤ 1/x1 of the result; below, as a difference of two
-    continued fractions (absolute error ~1e-16)."""
+    continued fractions (each stops at a step within 1e-15 of 1: absolute error ≲ 2e-15)."""
     x2 = x1 + eps
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         c1 = a - 1.0
@@ -1030,62 +1030,106 @@ class Subbotin(AdditiveNoiseMechanism):
         return self._log_delta_and_root(eps)[0]
 
     def _log_delta_and_root(self, eps):
-        """(log δ(ε), z1), z1 the root of ℓ = ε in standard units: Vinterbo 2022 Lemma 1 as in the
-        base class, plus a deep-tail form. With t/s = z1 < 0,
-        x1 = |z1|^r/r ≥ 30 and x2 = x1 + ε (= |z1 − d|^r/r at the root), F(z) = ½Q(1/r, x) and
-        the log Mills ratio M = log F − log f = (1 − r) log|z| + log S(x) give
+        """(log δ(ε), z1), z1 the root of ℓ = ε in standard units: Vinterbo 2022 Lemma 1,
+        δ = F(z1) − e^ε F(z1 − d) in three forms, each moved up by a bound on its rounding error (the
+        safe side; the bounds are listed in docs/api/numerics.md), the smallest result kept:
 
-            ε + log F(z1 − d) − log F(z1) = (1 − r) log1p(d/|z1|) + log S(x2) − log S(x1),
+        1. *log CDFs*: log_subtract(log F(z1), ε + log F(z1 − d)), as in the base class. It
+           cancels where z1 and z1 − d are near the centre (small d: both logs ≈ log ½), where
+           its bound is ~2⁻⁴³·F(z1)/δ relative.
+        2. *interval*: δ = P[z1 − d < Z ≤ z1] − expm1(ε)·F(z1 − d), the mass from the regularized
+           lower incomplete gamma (``_half_lower_gamma``: a sum of two positive halves where the
+           interval straddles 0), or, for an interval at least its width d below 0 with ε ≤ 2, by
+           16-point Gauss–Legendre on the density (``_subbotin_interval_mass``). No cancellation
+           at small d (it was δ = 0 for d ≤ 1e-16 in form 1).
+        3. *deep tail* (z1 < 0, x1 = |z1|^r/r ≥ 30, r > 1): x2 = x1 + ε (= |z1 − d|^r/r at the
+           root), F(z) = ½Q(1/r, x) and the log Mills ratio M = log F − log f = (1 − r) log|z| +
+           log S(x) give
 
-        so log δ = log F(z1) + log(1 − e^{that}) keeps its relative accuracy where log F(z1) is so
-        large (|log δ| ≳ 1e8) that log F(z1) and ε + log F(z1 − d) round to the same float."""
+               ε + log F(z1 − d) − log F(z1) = (1 − r) log1p(d/|z1|) + log S(x2) − log S(x1),
+
+           so log δ = log F(z1) + log(1 − e^{that}) keeps its relative accuracy where log F(z1)
+           is so large (|log δ| ≳ 1e8) that log F(z1) and ε + log F(z1 − d) round to the same
+           float.
+
+        r = 1 (Laplace) is the closed form δ = 1 − e^{(ε − d)/2} (Vinterbo 2022 Theorem 3)."""
         eps = np.asarray(eps, float)
         shape = np.broadcast_shapes(eps.shape, self._param_shape())
         eps = np.broadcast_to(eps, shape)
         d = np.broadcast_to(self._d, shape)
         r = np.broadcast_to(self._r, shape)
         live = eps < np.where(r == 1, d, np.inf)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = _U
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             e_in = np.where(live, eps, 0.0)
             z1 = self._std_loss_inverse(e_in, d)
+            z2 = z1 - d
             la = self._std_logcdf(z1)
-            lb = e_in + self._std_logcdf(z1 - d)
-            out = np.array(log_subtract(la, np.minimum(lb, la)), dtype=float)
-            # each form's result moved up by a bound on its rounding error (absolute, in δ):
-            # F(z1) − e^ε F(z1 − d) from the two log CDFs errs by F(z1)·E, E the error of
-            # ε + log F(z1 − d) − log F(z1) (each log CDF to a relative _SUBBOTIN_TERM_ERR of
-            # its CDF and of its own size); the interval form by _SUBBOTIN_TERM_ERR of the
-            # sizes of its three terms. The smaller bound picks the form: near the centre
-            # (small d: z1, z1 − d ≈ 0) the log CDFs are ≈ log ½ and their difference cancels,
-            # while the interval mass P[z1 − d < Z ≤ z1] (lower incomplete gamma, a sum of two
-            # positive halves where the interval straddles 0) has no cancellation
-            err_log = _SUBBOTIN_TERM_ERR * (1.0 + np.abs(la) + np.abs(lb))
-            old_safe = np.logaddexp(out, la + np.log(err_log))
+            lb = e_in + self._std_logcdf(z2)
+            x1 = np.exp(r * np.log(np.abs(z1)) - np.log(r))
+            x2 = np.exp(r * np.log(np.abs(z2)) - np.log(r))
+            # relative error of exp(−x) from x's own rounding (x = e^{r log|z| − log r}: ~u·|log x|
+            # relative), and of the root z1 (ℓ(z1) = ε to 2e-15 relative, so |z1| to 2e-15) where
+            # a form is first-order in it (form 3: x2 = x1 + ε holds only at the root)
+            ex1 = np.where(x1 > 0, 4.0 * u * x1 * (np.abs(np.log(x1)) + 4.0), 0.0)
+            ex2 = np.where(x2 > 0, 4.0 * u * x2 * (np.abs(np.log(x2)) + 4.0), 0.0)
+            # 1. log CDFs: each log CDF to _SUBBOTIN_TERM_ERR relative (+ its x's rounding) and
+            # its own ulps; an error E in ε + log F(z1 − d) − log F(z1) is ≤ F(z1)·expm1(E) in δ
+            err_log = _SUBBOTIN_TERM_ERR * (1.0 + np.abs(la) + np.abs(lb)) + ex1 + ex2
+            out1 = np.array(log_subtract(la, np.minimum(lb, la)), dtype=float)
+            log_err1 = la + np.log(np.expm1(err_log))
+            out1 = np.logaddexp(out1, log_err1)
+            # 2. interval: the gamma halves to _SUBBOTIN_TERM_ERR of their sizes; the quadrature to
+            # 8u plus its exponent's rounding; expm1(ε)·F(z1 − d) to _SUBBOTIN_TERM_ERR, x2's
+            # rounding and exp's (u·|log F|)
             g1 = _half_lower_gamma(z1, r)
-            g2 = _half_lower_gamma(z1 - d, r)
-            mass, size = g1 - g2, np.abs(g1) + np.abs(g2)
-            # an interval at least its width d from 0 (z1 ≤ −d), where ε ≤ 2: g1 − g2 cancels
-            # (both ≈ the same negative number), so 16-point Gauss–Legendre on the density, analytic
-            # on an ellipse around the interval reaching ≥ 3 half-widths out and varying by a
-            # factor ≤ e^ε on it (quadrature error ≪ 1e-20 relative)
-            quad = (z1 <= -d) & (e_in <= 2.0)
+            g2 = _half_lower_gamma(z2, r)
+            mass = g1 - g2
+            err_m = _SUBBOTIN_TERM_ERR * (np.abs(g1) + np.abs(g2))
+            quad = live & (z1 <= -d) & (e_in <= 2.0) & np.isfinite(z1)
             if quad.any():
                 zq, dq = np.where(quad, z1, -1.0), np.where(quad, d, 0.5)
                 qm = _subbotin_interval_mass(zq.ravel(), dq.ravel(), r.ravel()).reshape(zq.shape)
-                xq = np.exp(r * np.log(np.abs(zq - dq)) - np.log(r))
-                mass, size = np.where(quad, qm, mass), np.where(quad, qm * (1.0 + xq), size)
+                # (+ 4 subnormal ulps: the mass may be subnormal at d ~ 1e-308)
+                qerr = qm * (8.0 * u + np.expm1(np.where(quad, ex2, 0.0))) + 4.0 * _TINY
+                # (where the density underflows, x2 > 700, its relative error is not bounded)
+                use_q = quad & (qerr < err_m) & (x2 < 700.0)
+                mass, err_m = np.where(use_q, qm, mass), np.where(use_q, qerr, err_m)
             t2 = np.expm1(e_in) * np.exp(lb - e_in)  # expm1(ε)·F(z1 − d)
-            central = mass - t2
-            err_c = _SUBBOTIN_TERM_ERR * (size + t2 * (1.0 + np.abs(lb)))
-            central_safe = np.log(np.maximum(central, 0.0) + err_c)
-            use_c = (err_c < np.exp(la) * err_log) & np.isfinite(central_safe)
-            out = np.array(np.minimum(np.where(use_c, central_safe, old_safe), 0.0), dtype=float)
-            x1 = np.exp(r * np.log(np.abs(z1)) - np.log(r))
+            err2 = err_m + t2 * np.expm1(_SUBBOTIN_TERM_ERR + ex2 + u * np.abs(lb))
+            with np.errstate(divide="ignore"):
+                out2 = np.log(np.maximum(mass - t2, 0.0) + err2)
+            out2 = np.where(err2 > 0, out2, np.inf)  # a bound that underflowed bounds nothing
+            # 3. deep tail: log F(z1) to _SUBBOTIN_TERM_ERR + x1's rounding + the root's error
+            # (this form uses x2 = x1 + ε, exact only at the root); the exponent D from log1p and
+            # _log_mills_diff (series: 1e-9 of a term ≤ 1/x1 of it; continued fractions: each log
+            # to the CF's stopping tolerance, 1e-15 relative, so 4e-15 for the difference), an error
+            # E in D is E·e^D/(1 − e^D) relative in δ
             tail = live & (z1 < 0) & (x1 >= 30.0) & np.isfinite(x1) & (r > 1)
+            out3 = np.full(shape, np.inf)
             if tail.any():
                 rt, zt, et, xt = r[tail], z1[tail], e_in[tail], x1[tail]
-                diff = (1.0 - rt) * np.log1p(d[tail] / np.abs(zt)) + _log_mills_diff(1.0 / rt, xt, et)
-                out[tail] = la[tail] + log1mexp(np.minimum(diff, 0.0))
+                t_a = (1.0 - rt) * np.log1p(d[tail] / np.abs(zt))
+                t_b = _log_mills_diff(1.0 / rt, xt, et)
+                diff = np.minimum(t_a + t_b, 0.0)
+                e_diff = 4.0 * u * (np.abs(t_a) + np.abs(t_b)) + np.where(xt >= 1e3, 1e-9 / xt * np.abs(t_b), 4e-15)
+                # the root: |Δu/u| ≤ (|ε − ℓ(z1)|/ε + the computed ℓ's rounding)/min(1, r − 1)
+                # (u φ'/φ ≥ min(1, r − 1)), so x1 is off by ≤ r·x1·|Δu/u| and so is log F(z1)
+                hh = d[tail] / 2.0
+                ell = np.exp(self._log_phi(hh - zt, hh, rt))
+                eta = (np.abs(et - ell) / et + 8.0 * u * (np.abs(np.log(et)) + 8.0)) / np.minimum(1.0, rt - 1.0)
+                e_la = _SUBBOTIN_TERM_ERR + ex1[tail] + rt * xt * (eta + 4.0 * u) + 4.0 * u * np.abs(la[tail])
+                with np.errstate(divide="ignore"):
+                    rel = e_diff * np.exp(diff - log1mexp(diff))
+                    out3[tail] = la[tail] + log1mexp(diff) + e_la + np.log1p(rel)
+            # each form, moved up by its bound, is an upper bound on δ: the smallest is kept
+            forms = np.stack(np.broadcast_arrays(out1, out2, out3))
+            out = np.min(np.where(np.isnan(forms), np.inf, forms), axis=0)
+            # and by 4 ulps of log δ: its own rounding (½ ulp, 5.7e-14 relative in δ at δ = 1e-300)
+            out = up(out, "ulps")
+            # r = 1 is the Laplace distribution: its closed form, exact to a few ulps
+            out = np.where(r == 1.0, log1mexp(np.minimum((e_in - d) / 2.0, 0.0)), out)
+            out = np.minimum(out, 0.0)
         return np.where(live, out, -np.inf), z1
 
     def _sample(self, size, rng):
