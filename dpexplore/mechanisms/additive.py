@@ -595,7 +595,9 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
         if bad.any():
             alt = Subbotin(self.sigma, 2.0, self.sensitivity)._log_delta(eps)
             out = np.where(bad, alt, out)
-        return out
+        # up by its rounding (the tail form's a²/2 to a few ulps: 3.8 ulps of log δ below mpmath
+        # at μ = 1e-12, ε = 1e-10); 0 and −inf stay
+        return up(out, "gaussian_log_delta")
 
     def _tradeoff(self, alpha):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""
@@ -856,6 +858,8 @@ def _subbotin_interval_mass(z1, d, r):
     t = (z1 - h)[:, None] + h[:, None] * _GL16_X[None, :]
     rr = r[:, None]
     with np.errstate(over="ignore", under="ignore"):
+        # (e^{r log|t| − log r}: numpy's exp and log give the same bits for an element alone or
+        # in an array, its pow does not; the error, ~u·|log g| relative in g, is in the caller's bound)
         g = np.exp(rr * np.log(np.abs(t)) - np.log(rr))
         logc = -np.log(r) / r - special.gammaln(1.0 + 1.0 / r) - np.log(2.0)
         return h * np.exp(logc) * np.sum(_GL16_W[None, :] * np.exp(-g), axis=1)
@@ -1091,12 +1095,15 @@ class Subbotin(AdditiveNoiseMechanism):
                 zq, dq = np.where(quad, z1, -1.0), np.where(quad, d, 0.5)
                 qm = _subbotin_interval_mass(zq.ravel(), dq.ravel(), r.ravel()).reshape(zq.shape)
                 # (+ 4 subnormal ulps: the mass may be subnormal at d ~ 1e-308)
+                # the quadrature's exponents g = |t|^r/r to e(x2) (x2 the largest of them)
                 qerr = qm * (8.0 * u + np.expm1(np.where(quad, ex2, 0.0))) + 4.0 * _TINY
                 # (where the density underflows, x2 > 700, its relative error is not bounded)
                 use_q = quad & (qerr < err_m) & (x2 < 700.0)
                 mass, err_m = np.where(use_q, qm, mass), np.where(use_q, qerr, err_m)
-            t2 = np.expm1(e_in) * np.exp(lb - e_in)  # expm1(ε)·F(z1 − d)
-            err2 = err_m + t2 * np.expm1(_SUBBOTIN_TERM_ERR + ex2 + u * np.abs(lb))
+            # expm1(ε)·F(z1 − d), z1 − d < 0: F = ½Q(1/r, x2)
+            lf2 = LOG_HALF + _log_gammaincc(1.0 / r, x2)
+            t2 = np.expm1(e_in) * np.exp(lf2)
+            err2 = err_m + t2 * np.expm1(_SUBBOTIN_TERM_ERR + ex2 + u * np.abs(lf2))
             with np.errstate(divide="ignore"):
                 out2 = np.log(np.maximum(mass - t2, 0.0) + err2)
             out2 = np.where(err2 > 0, out2, np.inf)  # a bound that underflowed bounds nothing
@@ -1113,15 +1120,20 @@ class Subbotin(AdditiveNoiseMechanism):
                 t_b = _log_mills_diff(1.0 / rt, xt, et)
                 diff = np.minimum(t_a + t_b, 0.0)
                 e_diff = 4.0 * u * (np.abs(t_a) + np.abs(t_b)) + np.where(xt >= 1e3, 1e-9 / xt * np.abs(t_b), 4e-15)
-                # the root: |Δu/u| ≤ (|ε − ℓ(z1)|/ε + the computed ℓ's rounding)/min(1, r − 1)
-                # (u φ'/φ ≥ min(1, r − 1)), so x1 is off by ≤ r·x1·|Δu/u| and so is log F(z1)
-                hh = d[tail] / 2.0
-                ell = np.exp(self._log_phi(hh - zt, hh, rt))
-                eta = (np.abs(et - ell) / et + 8.0 * u * (np.abs(np.log(et)) + 8.0)) / np.minimum(1.0, rt - 1.0)
+                # the root: ℓ(z1) = ε to 2e-15 relative (``_std_loss_inverse``'s stopping rule) plus the
+                # rounding of its log φ (8u·(|log ε| + 8)); |Δu/u| ≤ that/min(1, r − 1) (u φ'/φ ≥
+                # min(1, r − 1)), so x1 is off by ≤ r·x1·|Δu/u| and so is log F(z1) (a bound fixed by
+                # ε and r: the same for an element alone or in an array)
+                eta = (4e-15 + 8.0 * u * (np.abs(np.log(et)) + 8.0)) / np.minimum(1.0, rt - 1.0)
                 e_la = _SUBBOTIN_TERM_ERR + ex1[tail] + rt * xt * (eta + 4.0 * u) + 4.0 * u * np.abs(la[tail])
-                with np.errstate(divide="ignore"):
+                with np.errstate(divide="ignore", invalid="ignore"):
                     rel = e_diff * np.exp(diff - log1mexp(diff))
-                    out3[tail] = la[tail] + log1mexp(diff) + e_la + np.log1p(rel)
+                    val = la[tail] + log1mexp(diff) + e_la + np.log1p(rel)
+                    # |D| < 1e-300 (subnormal or 0): log(1 − e^D) ≈ log(−D) ≤ log(−t_a) (t_b ≥ 0
+                    # here, ~1/x1 of t_a), log(−t_a) = log(r − 1) + log(d) − log|z1| (log1p(y) ≤ y)
+                    log_ta = np.log(rt - 1.0) + np.log(d[tail]) - np.log(np.abs(zt))
+                    val = np.where(diff > -1e-300, la[tail] + log_ta + e_la + 8.0 * u, val)
+                    out3[tail] = val
             # each form, moved up by its bound, is an upper bound on δ: the smallest is kept
             forms = np.stack(np.broadcast_arrays(out1, out2, out3))
             out = np.min(np.where(np.isnan(forms), np.inf, forms), axis=0)

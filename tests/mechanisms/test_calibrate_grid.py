@@ -115,15 +115,18 @@ def test_new_scales_are_the_old_ones_to_two_ulps_of_log_d_or_safer(before_after)
             r = 2.0 if kind == "Gaussian" else float(shape[i])
             ref_kind = "Laplace" if (kind == "Subbotin" and r == 1.0) else kind
             ref = log_delta_ref(ref_kind, sens[i] / after[name][i], eps[i], r)
-            if not (shortfall[i] <= 2e-8 and ref is not None and ref <= mp.log(delta[i])):
+            # (r = 1: Laplace's closed form, whose δ is within 4.3e-16 of the truth either way)
+            slack = 1e-15 if ref_kind == "Laplace" else 0.0
+            if not (shortfall[i] <= 2e-8 and ref is not None and ref <= mp.log(delta[i]) + slack):
                 failures.append(f"{name}[{i}]: shortfall {shortfall[i]:.3e}, mpmath log δ {ref}")
     assert beyond <= 8
     assert not failures, "\n".join(failures)
 
 
 def test_the_gaussian_never_moves_beyond_its_noise(before_after):
-    """Gaussian: within 2 ulps of log(Δ/s) or larger at all but a handful of points, and no scale
-    moved by more than 4e-15 relative (2 ulps of log d ≤ 16) either way. Subbotin(r = 1), whose δ is
+    """Gaussian: within 2 ulps of log(Δ/s) or larger at all but a handful of points, no scale
+    moved down by more than 4e-15 relative (2 ulps of log d ≤ 16), and up by at most 5e-14 (its log δ
+    is moved up by the "gaussian_log_delta" margin, 8·2⁻⁵²·|log δ|: 2.7e-14 measured). Subbotin(r = 1), whose δ is
     now Laplace's closed form: Laplace's calibrated scale to 4e-15 (the old search's scales were up
     to 7.9e-11 below it — below Δ/ε at δ = 0, where every smaller scale has δ > 0 —, as its log-CDF
     δ cancelled near the centre)."""
@@ -134,13 +137,14 @@ def test_the_gaussian_never_moves_beyond_its_noise(before_after):
         if kind == "Subbotin" and np.all(shape == 1.0):
             lap = [Laplace.calibrate(e, d, s).scale for e, d, s in zip(eps, delta, sens)]
             np.testing.assert_allclose(new, lap, rtol=4e-15, atol=0)
-            assert (old < np.asarray(lap) * (1 - 1e-11)).sum() >= 40
+            lap = np.asarray(lap)
+            assert 7e-11 < np.max((lap - old) / lap) < 8e-11  # the old scales' largest shortfall
             continue
         if kind == "Subbotin":
             continue
         *_, close, _, _ = _compare(kind, eps, sens, shape, old, new)
         far += int((~close).sum())
-        np.testing.assert_allclose(new, old, rtol=4e-15, atol=0)
+        assert np.all(new >= old * (1 - 4e-15)) and np.all(new <= old * (1 + 5e-14)), name
     assert far <= 8
 
 
