@@ -357,9 +357,6 @@ class Margin(NamedTuple):
 #: ``rdp_closed`` — relative 8·2^-52 (16 unit roundoffs): a discrete mechanism's RDP from a closed form (a few logs).
 #: ``em_gap`` — relative 1e-12 (down): the discrete Gaussian's Euler–Maclaurin δ, the integral
 #: over its gap (Gauss–Legendre, subtracted from the total, so rounded down).
-#: ``gaussian_log_delta`` — relative 8·2^-52 of log δ, then 4 ulps (up): the Gaussian mechanism's
-#: log δ; its tail form −a²/2 + … carries ~2 ulps of a² (a = μ/2 − ε/μ), so ~4·2^-52·|log δ|
-#: (measured against mpmath: 3.8 ulps of log δ = −5038 below the truth at μ = 1e-12, ε = 1e-10).
 #:
 #: Every non-zero margin also moves x by at least one float, so none is lost to rounding.
 MARGINS = {
@@ -391,7 +388,6 @@ MARGINS = {
     "rdp_sum": Margin(rel=32 * _U),
     "rdp_closed": Margin(rel=8 * _U),
     "em_gap": Margin(rel=1e-12),
-    "gaussian_log_delta": Margin(rel=8 * _U, ulps=4.0),
 }
 
 #: ulps of the default margin (``MARGINS["ulps"]``)
