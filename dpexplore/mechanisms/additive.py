@@ -1133,8 +1133,11 @@ class Subbotin(AdditiveNoiseMechanism):
                     log_ta = np.log(rt - 1.0) + np.log(d[tail]) - np.log(np.abs(zt))
                     val = np.where(diff > -1e-300, la[tail] + log_ta + e_la + 8.0 * u, val)
                     out3[tail] = val
+            # 0. δ ≤ F(z1), to its rounding (where |z1|^r/r overflows, F(z1) = 0 and log δ < −1e308:
+            # −inf, as the float answer δ = 0)
+            out0 = np.where(np.isneginf(la), -np.inf, la + _SUBBOTIN_TERM_ERR + ex1 + 4.0 * u * np.abs(la))
             # each form, moved up by its bound, is an upper bound on δ: the smallest is kept
-            forms = np.stack(np.broadcast_arrays(out1, out2, out3))
+            forms = np.stack(np.broadcast_arrays(out0, out1, out2, out3))
             out = np.min(np.where(np.isnan(forms), np.inf, forms), axis=0)
             # and by 4 ulps of log δ: its own rounding (½ ulp, 5.7e-14 relative in δ at δ = 1e-300)
             out = up(out, "ulps")
