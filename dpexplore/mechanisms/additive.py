@@ -1076,12 +1076,17 @@ class Subbotin(AdditiveNoiseMechanism):
             # a form is first-order in it (form 3: x2 = x1 + ε holds only at the root)
             ex1 = np.where(x1 > 0, 4.0 * u * x1 * (np.abs(np.log(x1)) + 4.0), 0.0)
             ex2 = np.where(x2 > 0, 4.0 * u * x2 * (np.abs(np.log(x2)) + 4.0), 0.0)
-            # 1. log CDFs: each log CDF to _SUBBOTIN_TERM_ERR relative (+ its x's rounding) and
-            # its own ulps; an error E in ε + log F(z1 − d) − log F(z1) is ≤ F(z1)·expm1(E) in δ
-            err_log = _SUBBOTIN_TERM_ERR * (1.0 + np.abs(la) + np.abs(lb)) + ex1 + ex2
-            out1 = np.array(log_subtract(la, np.minimum(lb, la)), dtype=float)
-            log_err1 = la + np.log(np.expm1(err_log))
-            out1 = np.logaddexp(out1, log_err1)
+            # 1. log CDFs, in log space: log δ = log F(z1) + log(1 − e^D), D = ε + log F(z1 − d) −
+            # log F(z1). Each log CDF errs by ≤ min(1, 2|log F|)·(_SUBBOTIN_TERM_ERR + e(x)) (Q to
+            # _SUBBOTIN_TERM_ERR relative; F = 1 − Q/2 above 0, so log F = −Q/2 there) plus its ulps;
+            # an error E in D is E·e^D/(1 − e^D) relative in δ (relative accuracy kept near δ = 1)
+            lf1 = lb - e_in
+            err_a = np.minimum(1.0, 2.0 * np.abs(la)) * (_SUBBOTIN_TERM_ERR + ex1) + 4.0 * u * np.abs(la)
+            err_b = np.minimum(1.0, 2.0 * np.abs(lf1)) * (_SUBBOTIN_TERM_ERR + ex2) + 4.0 * u * np.abs(lb)
+            dd1 = np.minimum(lb - la, 0.0)
+            l1m = log1mexp(dd1)
+            out1 = la + err_a + l1m + np.log1p((err_a + err_b) * np.exp(dd1 - l1m))
+            out1 = np.where(np.isfinite(l1m), out1, np.inf)
             # 2. interval: the gamma halves to _SUBBOTIN_TERM_ERR of their sizes; the quadrature to
             # 8u plus its exponent's rounding; expm1(ε)·F(z1 − d) to _SUBBOTIN_TERM_ERR, x2's
             # rounding and exp's (u·|log F|)

@@ -134,7 +134,7 @@ def log_delta_ref(kind, d, eps, r=2.0, digits=25):
         with mp.workdps(dps):
             v = _delta_mp(kind, d, eps, r)
             cur = mp.log(v) if v > 0 else None
-        if cur is not None and prev is not None and abs(cur - prev) <= abs(cur) * mp.mpf(10) ** (-digits):
+        if cur and prev is not None and abs(cur - prev) <= abs(cur) * mp.mpf(10) ** (-digits):  # (0: δ rounded to 1)
             return cur
         prev, dps = cur, 2 * dps
     return None
