@@ -826,8 +826,8 @@ _SUBBOTIN_TERM_ERR = 512.0 * _U
 def _half_lower_gamma(z, r):
     """G(z) = sign(z)·P[0 ≤ Z ≤ |z|] = sign(z)·½P(1/r, |z|^r/r) for standard Subbotin noise
     (P the regularized lower incomplete gamma), with full relative accuracy at every |z|: for
-    x = |z|^r/r ≤ 1 from the series P(a, x) = x^a/Γ(1 + a)·Σ_k a(−x)^k/(k!(a + k)) (Abramowitz &
-    Stegun 1964, 6.5.29), its factor x^a written as |z|·r^{−1/r} (so it stays exact where x
+    x = |z|^r/r ≤ 1 from the series P(a, x) = x^a/Γ(1 + a)·Σ_k a(−x)^k/(k!(a + k)) (the
+    incomplete gamma function's power series), its factor x^a written as |z|·r^{−1/r} (exact where x
     underflows: |z| = 1e-300), 30 terms (remainder < 1/30! for x ≤ 1); beyond, scipy's gammainc."""
     z, r = np.broadcast_arrays(np.asarray(z, float), np.asarray(r, float))
     a = 1.0 / r
