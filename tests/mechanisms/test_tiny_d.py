@@ -207,7 +207,8 @@ def test_other_additive_mechanisms_against_mpmath(kind):
     # Laplace, Logistic: closed forms, ≤ 4.3e-16 relative either way. Gaussian
     # (_numerics.gaussian_log_delta, not rounded): 1.1e-15 relative below at d = ε = 1e-8, and
     # 3.8 ulps of log δ = −5038 (3.5e-12 relative; "error" 1.9e-15 in units of 2 ulps per 1e-15)
-    # at d = 1e-12, ε = 1e-10 — a few ulps of its tail form's a²/2, not moved up: see the report
+    # at d = 1e-12, ε = 1e-10 — a few ulps of its tail form's a²/2 (not moved up: a margin there moved
+    # lower bounds on ε and the subsampled ε the unsafe way by ulps on the numerics grid)
     below = 2.5e-15 if kind == "Gaussian" else BELOW_CLOSED
     low = [row for row in rows if row[-1] < -below]
     assert not low, low[:5]
