@@ -837,13 +837,60 @@ def _gammaincc_cf(a, x):
     return h
 
 
+#: the bound on the relative rounding error of each term of Subbotin's δ(ε) outside its deep tail,
+#: 512·2⁻⁵² (1.1e-13): scipy's gammainc / gammaincc measured against mpmath to ≤ 22 / 135 ulps
+#: (a = 1/r, x from 0.5 to 30), the series of :func:`_half_lower_gamma` to a few ulps, and the
+#: few ulps of |z|^r/r, log1mexp and exp; 512 keeps a factor of ~4 over their sum
+_SUBBOTIN_TERM_ERR = 512.0 * _U
+
+
+def _half_lower_gamma(z, r):
+    """G(z) = sign(z)·P[0 ≤ Z ≤ |z|] = sign(z)·½P(1/r, |z|^r/r) for standard Subbotin noise
+    (P the regularized lower incomplete gamma), with full relative accuracy at every |z|: for
+    x = |z|^r/r ≤ 1 from the series P(a, x) = x^a/Γ(1 + a)·Σ_k a(−x)^k/(k!(a + k)) (the
+    incomplete gamma function's power series), its factor x^a written as |z|·r^{−1/r} (exact where x
+    underflows: |z| = 1e-300), 30 terms (remainder < 1/30! for x ≤ 1); beyond, scipy's gammainc."""
+    z, r = np.broadcast_arrays(np.asarray(z, float), np.asarray(r, float))
+    a = 1.0 / r
+    az = np.abs(z)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        x = np.exp(r * np.log(az) - np.log(r))
+        xs = np.where(x <= 1.0, x, 0.0)
+        term = np.ones(z.shape)
+        total = np.ones(z.shape)
+        for k in range(1, 31):
+            term = term * -xs / k
+            total = total + term * a / (a + k)
+        series = az * np.exp(-np.log(r) / r - special.gammaln(1.0 + a) - np.log(2.0)) * total
+        big = 0.5 * special.gammainc(a, np.where(x <= 1.0, 1.0, x))
+    return np.sign(z) * np.where(x <= 1.0, series, big)
+
+
+_GL16_X, _GL16_W = np.polynomial.legendre.leggauss(16)
+
+
+def _subbotin_interval_mass(z1, d, r):
+    """P[z1 − d < Z ≤ z1] for standard Subbotin noise (1-d arrays, z1 ≤ −d < 0), by 16-point
+    Gauss–Legendre on the density C·exp(−|t|^r/r), C = 1/(2 r^{1/r} Γ(1 + 1/r)): no cancellation
+    for short intervals (d ≪ |z1|), where the difference of the two CDFs loses ~|z1|/d digits."""
+    h = d / 2.0
+    t = (z1 - h)[:, None] + h[:, None] * _GL16_X[None, :]
+    rr = r[:, None]
+    with np.errstate(over="ignore", under="ignore"):
+        # (e^{r log|t| − log r}: numpy's exp and log give the same bits for an element alone or
+        # in an array, its pow does not; the error, ~u·|log g| relative in g, is in the caller's bound)
+        g = np.exp(rr * np.log(np.abs(t)) - np.log(rr))
+        logc = -np.log(r) / r - special.gammaln(1.0 + 1.0 / r) - np.log(2.0)
+        return h * np.exp(logc) * np.sum(_GL16_W[None, :] * np.exp(-g), axis=1)
+
+
 def _log_mills_diff(a, x1, eps):
     """log S(x1 + ε) − log S(x1) for S(x) = x h(a, x) = Q(a, x) Γ(a) e^x x^{1−a} (x ≥ 30).
 
     For x1 ≥ 1000 from log S(x) = k1/x + k2/x² + k3/x³ + O(x⁻⁴), k1 = a−1, k2 = (a−1)(a−3)/2,
     k3 = c3 − c1c2 + c1³/3 (c_j the asymptotic-series coefficients (a−1)…(a−j)), relative error
     ≤ 1e-9 of a term that is itself ≤ 1/x1 of the result; below, as a difference of two
-    continued fractions (absolute error ~1e-16)."""
+    continued fractions (each stops at a step within 1e-15 of 1: absolute error ≲ 2e-15)."""
     x2 = x1 + eps
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         c1 = a - 1.0
@@ -874,7 +921,8 @@ class Subbotin(AdditiveNoiseMechanism):
     in [max(0, c − d/2), c + d/2], c = (ε/d)^{1/(r−1)}, and found by safeguarded Newton on log φ.
     eps_max = d for r = 1 and inf for r > 1. The profile is Vinterbo 2022 Lemma 1 (general formula).
 
-    >>> abs(Subbotin(1.0, 2.0).delta(1.0) - Gaussian(1.0).delta(1.0)) < 1e-14
+    >>> g, s = Gaussian(1.0).delta(1.0), Subbotin(1.0, 2.0).delta(1.0)   # s: moved up by its error bound
+    >>> 0 <= s - g < 1e-12
     True
     >>> abs(Subbotin(2.0, 1.0).delta(0.2) - Laplace(2.0).delta(0.2)) < 1e-14
     True
@@ -1006,33 +1054,122 @@ class Subbotin(AdditiveNoiseMechanism):
         return self._log_delta_and_root(eps)[0]
 
     def _log_delta_and_root(self, eps):
-        """(log δ(ε), z1), z1 the root of ℓ = ε in standard units: Vinterbo 2022 Lemma 1 as in the
-        base class, plus a deep-tail form. With t/s = z1 < 0,
-        x1 = |z1|^r/r ≥ 30 and x2 = x1 + ε (= |z1 − d|^r/r at the root), F(z) = ½Q(1/r, x) and
-        the log Mills ratio M = log F − log f = (1 − r) log|z| + log S(x) give
+        """(log δ(ε), z1), z1 the root of ℓ = ε in standard units: Vinterbo 2022 Lemma 1,
+        δ = F(z1) − e^ε F(z1 − d) in three forms, each moved up by a bound on its rounding error (the
+        safe side; the bounds are listed in docs/api/numerics.md), the smallest result kept:
 
-            ε + log F(z1 − d) − log F(z1) = (1 − r) log1p(d/|z1|) + log S(x2) − log S(x1),
+        1. *log CDFs*: log_subtract(log F(z1), ε + log F(z1 − d)), as in the base class. It
+           cancels where z1 and z1 − d are near the centre (small d: both logs ≈ log ½), where
+           its bound is ~2⁻⁴³·F(z1)/δ relative.
+        2. *interval*: δ = P[z1 − d < Z ≤ z1] − expm1(ε)·F(z1 − d), the mass from the regularized
+           lower incomplete gamma (``_half_lower_gamma``: a sum of two positive halves where the
+           interval straddles 0), or, for an interval at least its width d below 0 with ε ≤ 2, by
+           16-point Gauss–Legendre on the density (``_subbotin_interval_mass``). No cancellation
+           at small d (it was δ = 0 for d ≤ 1e-16 in form 1).
+        3. *deep tail* (z1 < 0, x1 = |z1|^r/r ≥ 30, r > 1): x2 = x1 + ε (= |z1 − d|^r/r at the
+           root), F(z) = ½Q(1/r, x) and the log Mills ratio M = log F − log f = (1 − r) log|z| +
+           log S(x) give
 
-        so log δ = log F(z1) + log(1 − e^{that}) keeps its relative accuracy where log F(z1) is so
-        large (|log δ| ≳ 1e8) that log F(z1) and ε + log F(z1 − d) round to the same float."""
+               ε + log F(z1 − d) − log F(z1) = (1 − r) log1p(d/|z1|) + log S(x2) − log S(x1),
+
+           so log δ = log F(z1) + log(1 − e^{that}) keeps its relative accuracy where log F(z1)
+           is so large (|log δ| ≳ 1e8) that log F(z1) and ε + log F(z1 − d) round to the same
+           float.
+
+        r = 1 (Laplace) is the closed form δ = 1 − e^{(ε − d)/2} (Vinterbo 2022 Theorem 3)."""
         eps = np.asarray(eps, float)
         shape = np.broadcast_shapes(eps.shape, self._param_shape())
         eps = np.broadcast_to(eps, shape)
         d = np.broadcast_to(self._d, shape)
         r = np.broadcast_to(self._r, shape)
         live = eps < np.where(r == 1, d, np.inf)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = _U
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             e_in = np.where(live, eps, 0.0)
             z1 = self._std_loss_inverse(e_in, d)
+            z2 = z1 - d
             la = self._std_logcdf(z1)
-            lb = e_in + self._std_logcdf(z1 - d)
-            out = np.array(log_subtract(la, np.minimum(lb, la)), dtype=float)
+            lb = e_in + self._std_logcdf(z2)
             x1 = np.exp(r * np.log(np.abs(z1)) - np.log(r))
+            x2 = np.exp(r * np.log(np.abs(z2)) - np.log(r))
+            # relative error of exp(−x) from x's own rounding (x = e^{r log|z| − log r}: ~u·|log x|
+            # relative), and of the root z1 (ℓ(z1) = ε to 2e-15 relative, so |z1| to 2e-15) where
+            # a form is first-order in it (form 3: x2 = x1 + ε holds only at the root)
+            ex1 = np.where(x1 > 0, 4.0 * u * x1 * (np.abs(np.log(x1)) + 4.0), 0.0)
+            ex2 = np.where(x2 > 0, 4.0 * u * x2 * (np.abs(np.log(x2)) + 4.0), 0.0)
+            # 1. log CDFs, in log space: log δ = log F(z1) + log(1 − e^D), D = ε + log F(z1 − d) −
+            # log F(z1). Each log CDF errs by ≤ min(1, 2|log F|)·(_SUBBOTIN_TERM_ERR + e(x)) (Q to
+            # _SUBBOTIN_TERM_ERR relative; F = 1 − Q/2 above 0, so log F = −Q/2 there) plus its ulps;
+            # an error E in D is E·e^D/(1 − e^D) relative in δ (relative accuracy kept near δ = 1)
+            lf1 = lb - e_in
+            err_a = np.minimum(1.0, 2.0 * np.abs(la)) * (_SUBBOTIN_TERM_ERR + ex1) + 4.0 * u * np.abs(la)
+            err_b = np.minimum(1.0, 2.0 * np.abs(lf1)) * (_SUBBOTIN_TERM_ERR + ex2) + 4.0 * u * np.abs(lb)
+            dd1 = np.minimum(lb - la, 0.0)
+            l1m = log1mexp(dd1)
+            out1 = la + err_a + l1m + np.log1p((err_a + err_b) * np.exp(dd1 - l1m))
+            out1 = np.where(np.isfinite(l1m), out1, np.inf)
+            # 2. interval: the gamma halves to _SUBBOTIN_TERM_ERR of their sizes; the quadrature to
+            # 8u plus its exponent's rounding; expm1(ε)·F(z1 − d) to _SUBBOTIN_TERM_ERR, x2's
+            # rounding and exp's (u·|log F|)
+            g1 = _half_lower_gamma(z1, r)
+            g2 = _half_lower_gamma(z2, r)
+            mass = g1 - g2
+            err_m = _SUBBOTIN_TERM_ERR * (np.abs(g1) + np.abs(g2))
+            quad = live & (z1 <= -d) & (e_in <= 2.0) & np.isfinite(z1)
+            if quad.any():
+                zq, dq = np.where(quad, z1, -1.0), np.where(quad, d, 0.5)
+                qm = _subbotin_interval_mass(zq.ravel(), dq.ravel(), r.ravel()).reshape(zq.shape)
+                # (+ 4 subnormal ulps: the mass may be subnormal at d ~ 1e-308)
+                # the quadrature's exponents g = |t|^r/r to e(x2) (x2 the largest of them)
+                qerr = qm * (8.0 * u + np.expm1(np.where(quad, ex2, 0.0))) + 4.0 * _TINY
+                # (where the density underflows, x2 > 700, its relative error is not bounded)
+                use_q = quad & (qerr < err_m) & (x2 < 700.0)
+                mass, err_m = np.where(use_q, qm, mass), np.where(use_q, qerr, err_m)
+            # expm1(ε)·F(z1 − d), z1 − d < 0: F = ½Q(1/r, x2)
+            lf2 = LOG_HALF + _log_gammaincc(1.0 / r, x2)
+            t2 = np.expm1(e_in) * np.exp(lf2)
+            err2 = err_m + t2 * np.expm1(_SUBBOTIN_TERM_ERR + ex2 + u * np.abs(lf2))
+            with np.errstate(divide="ignore"):
+                out2 = np.log(np.maximum(mass - t2, 0.0) + err2)
+            out2 = np.where(err2 > 0, out2, np.inf)  # a bound that underflowed bounds nothing
+            # 3. deep tail: log F(z1) to _SUBBOTIN_TERM_ERR + x1's rounding + the root's error
+            # (this form uses x2 = x1 + ε, exact only at the root); the exponent D from log1p and
+            # _log_mills_diff (series: 1e-9 of a term ≤ 1/x1 of it; continued fractions: each log
+            # to the CF's stopping tolerance, 1e-15 relative, so 4e-15 for the difference), an error
+            # E in D is E·e^D/(1 − e^D) relative in δ
             tail = live & (z1 < 0) & (x1 >= 30.0) & np.isfinite(x1) & (r > 1)
+            out3 = np.full(shape, np.inf)
             if tail.any():
                 rt, zt, et, xt = r[tail], z1[tail], e_in[tail], x1[tail]
-                diff = (1.0 - rt) * np.log1p(d[tail] / np.abs(zt)) + _log_mills_diff(1.0 / rt, xt, et)
-                out[tail] = la[tail] + log1mexp(np.minimum(diff, 0.0))
+                t_a = (1.0 - rt) * np.log1p(d[tail] / np.abs(zt))
+                t_b = _log_mills_diff(1.0 / rt, xt, et)
+                diff = np.minimum(t_a + t_b, 0.0)
+                e_diff = 4.0 * u * (np.abs(t_a) + np.abs(t_b)) + np.where(xt >= 1e3, 1e-9 / xt * np.abs(t_b), 4e-15)
+                # the root: ℓ(z1) = ε to 2e-15 relative (``_std_loss_inverse``'s stopping rule) plus the
+                # rounding of its log φ (8u·(|log ε| + 8)); |Δu/u| ≤ that/min(1, r − 1) (u φ'/φ ≥
+                # min(1, r − 1)), so x1 is off by ≤ r·x1·|Δu/u| and so is log F(z1) (a bound fixed by
+                # ε and r: the same for an element alone or in an array)
+                eta = (4e-15 + 8.0 * u * (np.abs(np.log(et)) + 8.0)) / np.minimum(1.0, rt - 1.0)
+                e_la = _SUBBOTIN_TERM_ERR + ex1[tail] + rt * xt * (eta + 4.0 * u) + 4.0 * u * np.abs(la[tail])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    rel = e_diff * np.exp(diff - log1mexp(diff))
+                    val = la[tail] + log1mexp(diff) + e_la + np.log1p(rel)
+                    # |D| < 1e-300 (subnormal or 0): log(1 − e^D) ≈ log(−D) ≤ log(−t_a) (t_b ≥ 0
+                    # here, ~1/x1 of t_a), log(−t_a) = log(r − 1) + log(d) − log|z1| (log1p(y) ≤ y)
+                    log_ta = np.log(rt - 1.0) + np.log(d[tail]) - np.log(np.abs(zt))
+                    val = np.where(diff > -1e-300, la[tail] + log_ta + e_la + 8.0 * u, val)
+                    out3[tail] = val
+            # 0. δ ≤ F(z1), to its rounding (where |z1|^r/r overflows, F(z1) = 0 and log δ < −1e308:
+            # −inf, as the float answer δ = 0)
+            out0 = np.where(np.isneginf(la), -np.inf, la + _SUBBOTIN_TERM_ERR + ex1 + 4.0 * u * np.abs(la))
+            # each form, moved up by its bound, is an upper bound on δ: the smallest is kept
+            forms = np.stack(np.broadcast_arrays(out0, out1, out2, out3))
+            out = np.min(np.where(np.isnan(forms), np.inf, forms), axis=0)
+            # and by 4 ulps of log δ: its own rounding (½ ulp, 5.7e-14 relative in δ at δ = 1e-300)
+            out = up(out, "ulps")
+            # r = 1 is the Laplace distribution: its closed form, exact to a few ulps
+            out = np.where(r == 1.0, log1mexp(np.minimum((e_in - d) / 2.0, 0.0)), out)
+            out = np.minimum(out, 0.0)
         return np.where(live, out, -np.inf), z1
 
     def _sample(self, size, rng):
