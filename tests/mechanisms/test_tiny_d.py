@@ -149,8 +149,8 @@ def _mechanism(kind, d, r):
 
 def _errors(kind, shapes):
     """(rows of (r, d, ε, log δ computed, log δ reference, resolvable, log δ − reference, error),
-    points skipped): error the signed error of δ, relative where 2 ulps of log δ are ≤ 1e-15, else in units of those 2 ulps
-    scaled to 1e-15 (log δ resolves δ only to 2 ulps of itself)."""
+    points skipped): error the signed error of δ, relative where 2 ulps of log δ are ≤ 1e-15,
+    else in units of those 2 ulps scaled to 1e-15 (log δ resolves δ only to 2 ulps of itself)."""
     rows, skipped = [], 0
     for r in shapes:
         for d in D_GRID:
