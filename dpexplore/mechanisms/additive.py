@@ -13,19 +13,18 @@ from scipy import special
 
 from .._numerics import (
     LOG_HALF,
-    bracket_search,
     down,
     expm1mx,
     half_square_up,
     gaussian_log_delta,
-    grow_bracket,
     log1mexp,
     log_subtract,
-    newton_search,
     rdp_of_zcdp_up,
     up,
 )
 from .._validation import as_array, check_alpha, check_positive, scalar_out
+from ._calibration import _TINY, calibrate_d, safe_scale
+from ._gamma import _SUBBOTIN_TERM_ERR, _U, _half_lower_gamma, _log_gammaincc, _log_mills_diff, _subbotin_interval_mass
 from ..accounting.conversions import gdp_to_zcdp
 from ._base import (
     _SHAPE_MAX,
@@ -35,30 +34,12 @@ from ._base import (
     _rng,
     _size,
     _validate_calibration,
-    _within,
     _GaussianParameters,
     _Mechanism,
 )
 
 
 __all__ = ["AdditiveNoiseMechanism", "Laplace", "Gaussian", "Logistic", "Subbotin"]
-
-#: log(Δ/s) of calibrate's coarse bracket (one vectorised evaluation; beyond it the bracket grows)
-_LOGD_GRID = np.linspace(-20.0, 10.0, 31)
-#: calibrate's Newton steps (from a grid cell it converges in ~4; the rest are bisections) and
-#: its stopping step in log d (quadratic convergence: the next iterate is good to ~1e-16)
-_NEWTON_STEPS = 12
-_NEWTON_ATOL = 1e-8
-#: ulps of log d around Newton's iterate in calibrate's first window: every float within 16, then
-#: powers of 2 to 2^16 either side (Newton's iterate is within the noise of log δ of the crossing:
-#: a few ulps for the Gaussian, up to ~1e-10 relative for Subbotin at tiny ε); the next windows
-#: split the gap left into 17 (at most ``_WINDOWS`` windows, then bisection)
-_LADDER = 2.0 ** np.arange(5, 17)
-_WINDOW = np.concatenate([-_LADDER[::-1], np.arange(-16.0, 17.0), _LADDER])
-_SPLIT = np.arange(1.0, 17.0) / 17.0
-_WINDOWS = 8
-_TINY = np.nextafter(0.0, 1.0)  # the feasibility residual's sign: never 0
-_U = np.finfo(float).eps  # 2^-52
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,139 +223,14 @@ class AdditiveNoiseMechanism(_Mechanism):
 
     @classmethod
     def _calibrate_d(cls, eps, delta, **shape):
-        """The largest d = Δ/s with log δ(ε) ≤ log δ_target and δ ≤ δ_target (``within``), δ
-        non-decreasing in d (Vinterbo 2022 Lemma 2), searched on the floats of x = log d:
-
-        1. bracket: one vectorised evaluation on ``_LOGD_GRID`` (the last feasible point before
-           the first infeasible one, and that one), grown by ``grow_bracket`` where the crossing
-           lies outside the grid (down to e^-708: beyond, ValueError; up to e^700);
-        2. ``newton_search`` on log δ(x) − log δ_target from the secant point of the grid cell,
-           with the slope of :meth:`_log_delta_slope`; the residual's sign is the feasibility
-           test's, so the bracket's lower end stays feasible and its upper end infeasible;
-        3. one evaluation on a window of floats around Newton's last iterate (``_WINDOW`` ulps of
-           x, at least 2⁻⁵⁴: below an ulp of d): the new upper end is the *lowest* infeasible
-           point of the window and the bracket, the lower end the point below it; where they are
-           not adjacent floats (one ulp; 2⁻⁵⁴ for |x| < ¼), windows of 16 points split the gap
-           (``bracket_search``, bisection, after ``_WINDOWS`` of them).
-
-        Returns e^lo, lo the feasible end: which end moves is decided by the feasibility test with
-        the full δ formula, so the result is on the safe side whatever the rounding of log δ or of
-        the steps; and it lies below every infeasible point the search evaluated (it is the largest
-        feasible point evaluated under the lowest infeasible one), so where the computed δ is not
-        monotone in its last digits it ends under the lowest crossing seen, not at the largest
-        feasible d (above an infeasible one) that a search may happen to find."""
-        # ε, δ and shape parameters broadcast together (an array of shapes with one ε, δ too)
-        eps, delta, *params = np.broadcast_arrays(*(np.asarray(v, float) for v in (eps, delta, *shape.values())))
-        out_shape = eps.shape
-        e, dl = eps.ravel(), delta.ravel()
-        extra = {k: v.ravel() for k, v in zip(shape, params)}
-        with np.errstate(divide="ignore"):
-            target = np.log(dl)
-
-        def unit(x):
-            """The mechanism with d = e^x (x of shape (n,) or (n, k)) and the ε, δ to match."""
-            ax = (slice(None), None) if np.ndim(x) == 2 else slice(None)
-            return cls._from_d(np.exp(x), **{k: v[ax] for k, v in extra.items()}), e[ax], dl[ax]
-
-        def feasible(x):
-            m, ee, dd = unit(x)
-            return _within(m._log_delta(ee), dd)
-
-        # 1. coarse bracket: the first infeasible grid point and the one before it
-        grid = np.broadcast_to(_LOGD_GRID, (e.size, _LOGD_GRID.size))
-        m, ee, dd = unit(grid)
-        lgrid = m._log_delta(ee)
-        ok = _within(lgrid, dd)
-        first_bad = np.where(ok.all(axis=1), grid.shape[1], np.argmin(ok, axis=1))
-        rows = np.arange(e.size)
-        i_lo, i_hi = np.maximum(first_bad - 1, 0), np.minimum(first_bad, grid.shape[1] - 1)
-        lo, hi = grid[rows, i_lo], grid[rows, i_hi]
-        with np.errstate(invalid="ignore", divide="ignore"):  # the secant point of the cell
-            g_lo, g_hi = lgrid[rows, i_lo] - target, lgrid[rows, i_hi] - target
-            x0 = lo - g_lo * (hi - lo) / (g_hi - g_lo)
-        below, above = first_bad == 0, first_bad == grid.shape[1]
-        if below.any():  # infeasible at the grid's smallest d: grow down (d = e^-708 at most)
-            hi = np.where(below, grid[0, 0], hi)
-            lo = np.where(below, 2.0 * grid[0, 0] - 1.0, lo)
-            hi, lo = grow_bracket(
-                feasible,
-                hi,
-                lo,
-                grow=lambda x: np.maximum(2.0 * x - 1.0, -708.0),
-                stop=lambda x: x <= -708.0,
-                active=below,
-                fill=-1.0,
-            )
-            at_floor = below & (lo <= -708.0)
-            if (at_floor & ~feasible(np.where(at_floor, -708.0, -1.0))).any():
-                # d = Δ/s below e^-708: s beyond the float range
-                raise ValueError(f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the float range")
-        if above.any():  # feasible at the grid's largest d: grow up (to e^700)
-            lo = np.where(above, grid[0, -1], lo)
-            hi = np.where(above, 2.0 * grid[0, -1] + 1.0, hi)
-            lo, hi = grow_bracket(
-                lambda x: ~feasible(x),
-                lo,
-                hi,
-                grow=lambda x: np.minimum(2.0 * x + 1.0, 700.0),
-                stop=lambda x: x >= 700.0,
-                active=above,
-                fill=1.0,
-            )
-        x0 = np.where(np.isfinite(x0) & (x0 > lo) & (x0 < hi), x0, 0.5 * (lo + hi))
-
-        # 2. safeguarded Newton; the residual's sign is the feasibility test's
-        def residual(x):
-            m, ee, dd = unit(x)
-            ld, slope = m._log_delta_slope(ee)
-            with np.errstate(invalid="ignore"):  # log δ = target = −inf: 0 (the sign decides)
-                g = np.nan_to_num(ld - target, nan=0.0, posinf=np.inf, neginf=-np.inf)
-            return np.where(_within(ld, dd), np.minimum(g, -_TINY), np.maximum(g, _TINY)), slope
-
-        x, lo, hi = newton_search(residual, x0, lo, hi, steps=_NEWTON_STEPS, atol=_NEWTON_ATOL, freeze=True)
-
-        # 3. windows: first floats around the iterate (every one within 16 ulps, a ladder of
-        # powers of 2 beyond), then evenly spaced points in the gap left; each keeps the lowest
-        # infeasible point (of the window and the bracket) as hi, the point below it as lo
-        u = np.maximum(np.spacing(np.abs(x)), 2.0**-54)
-        pts = x[:, None] + _WINDOW[None, :] * u[:, None]
-        wide = np.ones(e.size, dtype=bool)
-        for _ in range(_WINDOWS):
-            pts = np.clip(np.where(wide[:, None], pts, lo[:, None]), lo[:, None], hi[:, None])
-            # a point clipped to an end takes that end's side
-            ok = (feasible(pts) | (pts <= lo[:, None])) & (pts < hi[:, None])
-            allp = np.concatenate([lo[:, None], pts, hi[:, None]], axis=1)
-            ok = np.concatenate([np.ones((e.size, 1), bool), ok, np.zeros((e.size, 1), bool)], axis=1)
-            j = np.argmin(ok, axis=1)  # the lowest infeasible point (≥ 1: lo is feasible)
-            lo, hi = allp[rows, j - 1], allp[rows, j]
-            wide = hi - lo > 1.5 * np.maximum(np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 2.0**-54)
-            if not wide.any():
-                break
-            pts = lo[:, None] + (hi - lo)[:, None] * _SPLIT[None, :]
-        else:  # a gap left after the windows (not seen on the test grids): bisection
-            lo = bracket_search(feasible, lo, hi, safe="lo", ulps=1.0, atol=2.0**-54, active=wide, freeze=True)
-        return np.exp(lo).reshape(out_shape)
+        """The largest d = Δ/s with δ(ε) ≤ δ_target: :func:`._calibration.calibrate_d` (grid
+        bracket, Newton, windows of floats; the safe end)."""
+        return calibrate_d(cls, eps, delta, **shape)
 
     @classmethod
     def _safe_scale(cls, scale, eps, delta, sensitivity, **shape):
-        """Nudge a computed scale up (by ulps) until log δ(ε) ≤ log δ_target holds."""
-        scale = np.array(scale, dtype=float)
-        if not np.isfinite(scale).all():
-            raise ValueError(
-                f"eps = {eps!r} with delta = {delta!r} needs a noise scale beyond the "
-                f"float range for sensitivity = {sensitivity!r}"
-            )
-        for i in range(300):  # the step doubles each time: always ends on the safe side
-            # the mechanism that will be returned (Δ/s recomputed exactly as it will compute it;
-            # rebuilding it from d = Δ/s would overflow 1/d for subnormal d)
-            m = cls._with_scale(scale, sensitivity, **shape)
-            bad = ~_within(m._log_delta(np.asarray(eps, float)), delta)
-            if not bad.any():
-                break
-            # at least one ulp (subnormal scales: a relative step would round back)
-            up = np.maximum(scale * (1 + 8 * np.finfo(float).eps * 2.0 ** min(i, 200)), np.nextafter(scale, np.inf))
-            scale = np.where(bad, up, scale)
-        return scale
+        """A computed scale nudged up until δ(ε) ≤ δ_target holds: :func:`._calibration.safe_scale`."""
+        return safe_scale(cls, scale, eps, delta, sensitivity, **shape)
 
     @classmethod
     def _with_scale(cls, scale, sensitivity, **shape):
@@ -789,127 +645,6 @@ class Logistic(_BoundedLoss):
 
 
 # Subbotin ----------------------------------------------------------------------------------------
-def _log_gammaincc(a, x):
-    """log Q(a, x), the regularized upper incomplete gamma, for 0 < a ≤ 1, x ≥ 0 (broadcast).
-
-    For x < 30 log(scipy.special.gammaincc); beyond, Legendre's continued fraction
-    Q = e^{−x} x^a / Γ(a) · 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) by modified Lentz in log
-    space (Press et al. 2007, Numerical Recipes §6.2), so it stays exact where Q underflows (x up to 1e300)."""
-    a, x = np.broadcast_arrays(np.asarray(a, float), np.asarray(x, float))
-    out = np.empty(a.shape)
-    small = x < 30.0
-    with np.errstate(divide="ignore"):
-        out[small] = np.log(special.gammaincc(a[small], x[small]))
-    out[np.isinf(x)] = -np.inf
-    big = ~small & np.isfinite(x)
-    if big.any():
-        aa, xx = a[big], x[big]
-        with np.errstate(over="ignore", invalid="ignore"):
-            out[big] = -xx + aa * np.log(xx) - special.gammaln(aa) + np.log(_gammaincc_cf(aa, xx))
-    return out
-
-
-def _gammaincc_cf(a, x):
-    """h(a, x) = 1/(x + 1 − a − 1(1−a)/(x + 3 − a − …)) with Q(a, x) = e^{−x} x^a h / Γ(a),
-    by modified Lentz (Press et al. 2007, Numerical Recipes §6.2); for x ≥ 30, 0 < a ≤ 1 it converges in a few
-    steps to a relative 1e-15 (each element stops where its own step is within 1e-15 of 1)."""
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = np.full(np.shape(a), 1.0 / tiny)
-    dd = 1.0 / b
-    h = dd.copy()
-    done = np.zeros(np.shape(h), dtype=bool)
-    for i in range(1, 200):
-        an = -i * (i - a)
-        b = b + 2.0
-        dd = an * dd + b
-        dd = np.where(np.abs(dd) < tiny, tiny, dd)
-        c = b + an / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
-        dd = 1.0 / dd
-        delta = dd * c
-        # an element stops where it converged, so its value does not depend on the others in
-        # the array (a scale calibrated in a batch must meet its target when checked alone)
-        h = np.where(done, h, h * delta)
-        done = done | (np.abs(delta - 1.0) < 1e-15)
-        if done.all():
-            break
-    return h
-
-
-#: the bound on the relative rounding error of each term of Subbotin's δ(ε) outside its deep tail,
-#: 512·2⁻⁵² (1.1e-13): scipy's gammainc / gammaincc measured against mpmath to ≤ 22 / 135 ulps
-#: (a = 1/r, x from 0.5 to 30), the series of :func:`_half_lower_gamma` to a few ulps, and the
-#: few ulps of |z|^r/r, log1mexp and exp; 512 keeps a factor of ~4 over their sum
-_SUBBOTIN_TERM_ERR = 512.0 * _U
-
-
-def _half_lower_gamma(z, r):
-    """G(z) = sign(z)·P[0 ≤ Z ≤ |z|] = sign(z)·½P(1/r, |z|^r/r) for standard Subbotin noise
-    (P the regularized lower incomplete gamma), with full relative accuracy at every |z|: for
-    x = |z|^r/r ≤ 1 from the series P(a, x) = x^a/Γ(1 + a)·Σ_k a(−x)^k/(k!(a + k)) (the
-    incomplete gamma function's power series), its factor x^a written as |z|·r^{−1/r} (exact where x
-    underflows: |z| = 1e-300), 30 terms (remainder < 1/30! for x ≤ 1); beyond, scipy's gammainc."""
-    z, r = np.broadcast_arrays(np.asarray(z, float), np.asarray(r, float))
-    a = 1.0 / r
-    az = np.abs(z)
-    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-        x = np.exp(r * np.log(az) - np.log(r))
-        xs = np.where(x <= 1.0, x, 0.0)
-        term = np.ones(z.shape)
-        total = np.ones(z.shape)
-        for k in range(1, 31):
-            term = term * -xs / k
-            total = total + term * a / (a + k)
-        series = az * np.exp(-np.log(r) / r - special.gammaln(1.0 + a) - np.log(2.0)) * total
-        big = 0.5 * special.gammainc(a, np.where(x <= 1.0, 1.0, x))
-    return np.sign(z) * np.where(x <= 1.0, series, big)
-
-
-_GL16_X, _GL16_W = np.polynomial.legendre.leggauss(16)
-
-
-def _subbotin_interval_mass(z1, d, r):
-    """P[z1 − d < Z ≤ z1] for standard Subbotin noise (1-d arrays, z1 ≤ −d < 0), by 16-point
-    Gauss–Legendre on the density C·exp(−|t|^r/r), C = 1/(2 r^{1/r} Γ(1 + 1/r)): no cancellation
-    for short intervals (d ≪ |z1|), where the difference of the two CDFs loses ~|z1|/d digits."""
-    h = d / 2.0
-    t = (z1 - h)[:, None] + h[:, None] * _GL16_X[None, :]
-    rr = r[:, None]
-    with np.errstate(over="ignore", under="ignore"):
-        # (e^{r log|t| − log r}: numpy's exp and log give the same bits for an element alone or
-        # in an array, its pow does not; the error, ~u·|log g| relative in g, is in the caller's bound)
-        g = np.exp(rr * np.log(np.abs(t)) - np.log(rr))
-        logc = -np.log(r) / r - special.gammaln(1.0 + 1.0 / r) - np.log(2.0)
-        return h * np.exp(logc) * np.sum(_GL16_W[None, :] * np.exp(-g), axis=1)
-
-
-def _log_mills_diff(a, x1, eps):
-    """log S(x1 + ε) − log S(x1) for S(x) = x h(a, x) = Q(a, x) Γ(a) e^x x^{1−a} (x ≥ 30).
-
-    For x1 ≥ 1000 from log S(x) = k1/x + k2/x² + k3/x³ + O(x⁻⁴), k1 = a−1, k2 = (a−1)(a−3)/2,
-    k3 = c3 − c1c2 + c1³/3 (c_j the asymptotic-series coefficients (a−1)…(a−j)), relative error
-    ≤ 1e-9 of a term that is itself ≤ 1/x1 of the result; below, as a difference of two
-    continued fractions (each stops at a step within 1e-15 of 1: absolute error ≲ 2e-15)."""
-    x2 = x1 + eps
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        c1 = a - 1.0
-        c2 = c1 * (a - 2.0)
-        c3 = c2 * (a - 3.0)
-        k2 = c1 * (a - 3.0) / 2.0
-        k3 = c3 - c1 * c2 + c1**3 / 3.0
-        # 1/x2 − 1/x1, 1/x2² − 1/x1², 1/x2³ − 1/x1³ without cancellation
-        d1 = -eps / (x1 * x2)
-        d2 = d1 * (1.0 / x1 + 1.0 / x2)
-        d3 = d1 * (1.0 / (x1 * x1) + 1.0 / (x1 * x2) + 1.0 / (x2 * x2))
-        series = c1 * d1 + k2 * d2 + k3 * d3
-        big = x1 >= 1e3
-        xs1 = np.where(big, 1e3, x1)
-        xs2 = np.where(big, 2e3, x2)
-        direct = np.log(xs2 * _gammaincc_cf(a, xs2)) - np.log(xs1 * _gammaincc_cf(a, xs1))
-    return np.where(big, series, direct)
-
-
 @dataclass(frozen=True)
 class Subbotin(AdditiveNoiseMechanism):
     """Subbotin (generalized normal) mechanism: density exp(−|x/s|^r / r) / (2 s r^{1/r} Γ(1 + 1/r)),
