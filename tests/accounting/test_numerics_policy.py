@@ -1,4 +1,4 @@
-"""The numerics policy (dpexplore/_numerics.py): up/down with named margins and the bracket search.
+"""The numerics policy (dpexplore/_numerics/): up/down with named margins and the bracket search.
 
 (a) properties: up(x) ≥ x, down(x) ≤ x (and ≥ 0 for x ≥ 0), never NaN from a non-NaN; the
 search's returned end satisfies the predicate and lies within its stated tolerance of the
