@@ -62,8 +62,8 @@ def dpsgd_steps(n, batch, epochs):
 
         q = min(1, B/N),   T = ⌈E/q⌉   (E passes over the data, q·N records a step).
 
-    T is rounded up after a tolerance of 1e-9 (⌈E/q − 1e-9⌉): E/q = 10/0.001 evaluates to
-    10000.000000000002, which is 10⁴ steps, not 10⁴ + 1. T is a training plan, not a privacy
+    T = ⌈E·N/B⌉ (for B < N) is rounded up after a tolerance of max(1e-9, 4 ulps) for the one
+    rounding of E·N/B: a plan of exactly 10⁴ steps is 10⁴ steps, not 10⁴ + 1. T is a training plan, not a privacy
     bound: the ε of the plan is :func:`dpsgd_epsilon` (σ, q, T, δ) for exactly these T steps.
     Vectorised: ``n``, ``batch`` (integers ≥ 1) and ``epochs`` (> 0, finite) broadcast. Returns
     (q, T) (floats and int64; Python float and int for scalars).
@@ -78,10 +78,12 @@ def dpsgd_steps(n, batch, epochs):
     e = check_positive(epochs, "epochs", allow_inf=False)
     nn, bb, e = np.broadcast_arrays(nn, bb, e)
     q = np.minimum(1.0, bb / nn)
-    x = e / q
+    # E·N/B with one rounding (E·N is exact for the integers N and E a slider gives), not E/q,
+    # which carries q's rounding too: 150 epochs at N = 198933, B = 1 gave 29839950.000000004
+    x = np.where(bb < nn, e * nn / bb, e)
     if (x > 2.0**53).any():
         raise ValueError(f"epochs = {epochs!r} asks for more than 2**53 steps at q = B/N: lower epochs")
-    t = np.ceil(x - 1e-9).astype(np.int64)
+    t = np.ceil(x - np.maximum(1e-9, 4.0 * np.spacing(x))).astype(np.int64)
     t = np.maximum(t, 1)
     if q.ndim == 0:
         return float(q), int(t)

@@ -478,6 +478,25 @@ def gdp(mus, k=1):
     return scalar_out(np.where(top > 0, out, 0.0))
 
 
+def _gdp_of_parts(mus, ks) -> float:
+    """√(Σ_i k_i μ_i²) rounded upward (``compose_all`` of μ_i-GDP parts run k_i times; Dong, Roth
+    & Su 2022, Corollary 3.3): squares, products and sum by ``mul_up``/``sum_up`` and the root by
+    ``sqrt_up`` where every μ lies in [1e-140, 1e140] (exact where the result is a float), else
+    the sum of k_i (μ_i/max μ)² scaled back and moved up by ``closed``, as :func:`gdp`."""
+    m = np.asarray(mus, dtype=np.float64)
+    k = np.asarray(ks, dtype=np.float64)
+    pos = m > 0
+    if not pos.any():
+        return 0.0
+    if np.isinf(m).any():
+        return float("inf")
+    if m[pos].min() >= 1e-140 and m.max() <= 1e140:
+        return float(sqrt_up(sum_up(mul_up(k, mul_up(m, m)))))
+    top = float(m.max())
+    with np.errstate(over="ignore"):
+        return float(up(top * np.sqrt(np.sum(k * (m / top) ** 2)), "closed"))
+
+
 # ------------------------------------------------------------------------------------------------
 # per-step budgets
 # ------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ..conversions import RDPProfile
 from ...mechanisms.subsampled import MaxProfile, RareEventProfile, one_run_among_k
 from ..profiles import GaussianDPProfile, PrivacyProfile
 from .dpsgd import _dpsgd_rdp_epsilon
-from .theorems import OptimalProfile, _kov_epsilon, _kov_log_delta, optimal
+from .theorems import OptimalProfile, _gdp_of_parts, _kov_epsilon, _kov_log_delta, optimal
 
 
 # ------------------------------------------------------------------------------------------------
@@ -426,9 +426,8 @@ def compose_all(items, *, grid_size: int | None = None) -> PrivacyProfile:
 
 def _compose_all(pairs, grid_size):
     mus = [m._gdp_mu() for m, _ in pairs]
-    if all(mu is not None for mu in mus):  # exactly GDP: √(Σ k_i μ_i²)-GDP
-        mu2 = sum(k * mu**2 for mu, (_, k) in zip(mus, pairs))
-        prof = GaussianDPProfile(float(np.sqrt(mu2)))
+    if all(mu is not None for mu in mus):  # exactly GDP: √(Σ k_i μ_i²)-GDP, rounded upward
+        prof = GaussianDPProfile(_gdp_of_parts(mus, [k for _, k in pairs]))
         prof.name = " + ".join(f"{k}×{m._label()}" for m, k in pairs)
         return prof
     label = " + ".join(f"{k}×{m._label()}" for m, k in pairs)
