@@ -317,9 +317,21 @@ def _attack_facts(p):
     return out
 
 
-def _notion_facts(info: _Info, p):
+def _shown_mu(info: _Info, p):
+    """(μ, how) of an object's μ-GDP as its card and its plots show it: exact where the object is
+    μ-GDP (its card's ``info.mu``), else for a pure-DP profile the certified upper end of
+    ``conversions.gdp_measure`` at tolerance ``_GDP_TOL`` (Liu et al. 2022, result “GDPT”); None
+    where μ is not defined or not known. The measurement's ValueError/RuntimeError propagate."""
     from .accounting import conversions
 
+    if isinstance(info.mu, tuple):
+        return info.mu
+    if isinstance(info.mu, str) or not np.isfinite(float(p.eps_max)):
+        return None
+    return float(conversions.gdp_measure(p, tol=_GDP_TOL)[1]), "certified: conversions.gdp_measure (upper end)"
+
+
+def _notion_facts(info: _Info, p):
     out = []
     em = float(p.eps_max)
     if np.isfinite(em):
@@ -332,12 +344,7 @@ def _notion_facts(info: _Info, p):
         out.append(Fact("notions", "μ-GDP", info.mu[0], how=info.mu[1]))
     elif np.isfinite(em):
         out.append(
-            _try(
-                "notions",
-                "μ-GDP",
-                lambda: conversions.gdp_measure(p, tol=_GDP_TOL)[1],
-                "certified: conversions.gdp_measure (upper end)",
-            )
+            _try("notions", "μ-GDP", lambda: _shown_mu(info, p)[0], "certified: conversions.gdp_measure (upper end)")
         )
     else:
         out.append(

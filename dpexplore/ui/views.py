@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import display
 from ..accounting import risk
-from ..accounting.conversions import approx_to_gdp, gdp_log_delta, gdp_measure, tradeoff_envelope  # noqa: F401
+from ..accounting.conversions import approx_to_gdp, gdp_log_delta, tradeoff_envelope  # noqa: F401
 from .._numerics import up as round_up
 from ..display import format_up
 from .controls import OKABE_ITO
@@ -385,13 +385,13 @@ def object_curves(obj) -> ObjectCurves:
             rdp = np.array([float(info.rdp(a)) for a in ORDERS])
         except Exception:  # noqa: BLE001 - no RDP view for this object
             rdp = None
-    # info.mu: (μ, how) where the object is exactly μ-GDP; a sentence where μ is not defined
-    mu, how = (info.mu[0], "exact") if isinstance(info.mu, tuple) else (None, "")
-    if mu is None and np.isfinite(float(p.eps_max)):
-        try:  # pure DP: the certified μ of its card (conversions.gdp_measure, complete certificate)
-            mu, how = float(gdp_measure(p, tol=1e-3)[1]), "certified"
-        except (ValueError, RuntimeError):
-            mu = None
+    # the μ its card shows (display._shown_mu): exact where the object is μ-GDP, the certified
+    # upper end of conversions.gdp_measure for pure DP
+    try:
+        shown = display._shown_mu(info, p)
+    except (ValueError, RuntimeError):
+        shown = None
+    mu, how = (None, "") if shown is None else (shown[0], "exact" if isinstance(info.mu, tuple) else "certified")
     return ObjectCurves(_short(call), call, p, mu, how, eps, delta, fpr, tpr, alpha, np.clip(beta, 0.0, 1.0), rdp)
 
 
