@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pathlib
@@ -20,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+import toolkit
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -28,9 +28,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 def build_js(tmp_path, monkeypatch):
     """tools/build_js.py pointed at a synthetic tree in ``tmp_path`` whose inputs exist and whose
     builds are a stand-in (``calls`` lists the commands run)."""
-    spec = importlib.util.spec_from_file_location("build_js_under_test", REPO / "tools/build_js.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = toolkit.load_tool("build_js", "build_js_under_test")
     for inputs, _, _ in mod.ASSETS.values():
         for rel in inputs:
             (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -15,13 +15,12 @@ larger is safe; "down": a trade-off β, a budget or a lower bound — smaller is
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+import toolkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,20 +171,14 @@ def test_bracket_search_stops_early_on_the_safe_side():
 
 # -- (b) before/after grid ---------------------------------------------------------------------
 def _grid_module():
-    spec = importlib.util.spec_from_file_location("numerics_grid", ROOT / "tools" / "numerics_grid.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return toolkit.load_tool("numerics_grid")
 
 
 @pytest.fixture(scope="module")
 def before_after():
     import dpexplore
 
-    mod = _grid_module()
-    stored = np.load(DATA)
-    meta = json.loads(str(stored["__meta__"]))
-    after, errors = mod.evaluate(dpexplore)
+    mod, stored, meta, after, errors = toolkit.before_after("numerics_grid", DATA)
     sides = {name: side for name, (side, _) in mod.cases(dpexplore).items()}
     return stored, meta, after, errors, sides
 

@@ -10,17 +10,16 @@ own search was tested for, now that the lab calls ``calibrate``."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
 from pathlib import Path
 
 import mpmath as mp
 import numpy as np
 import pytest
+import toolkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dpexplore
 from dpexplore._numerics import within
 from dpexplore.mechanisms import Gaussian, Laplace, Logistic, Subbotin
 
@@ -34,19 +33,9 @@ DATA = ROOT / "tests" / "data" / "calibrate_grid.npz"
 SHORTFALL = {"Gaussian": 1e-15, "Subbotin": 5e-12, "Subbotin small eps": 5e-9}
 
 
-def _grid_module():
-    spec = importlib.util.spec_from_file_location("calibrate_grid", ROOT / "tools" / "calibrate_grid.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def before_after():
-    mod = _grid_module()
-    stored = np.load(DATA)
-    meta = json.loads(str(stored["__meta__"]))
-    after, errors = mod.evaluate(dpexplore)
+    mod, stored, meta, after, errors = toolkit.before_after("calibrate_grid", DATA)
     return mod.cases(), stored, meta, after, errors
 
 
