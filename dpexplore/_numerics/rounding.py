@@ -237,7 +237,7 @@ def mul_up(a, b, margin="closed"):
     return out
 
 
-def sum_up(x, axis=-1, margin="closed"):
+def sum_up(x, axis=-1):
     """Σ x along ``axis`` rounded upward (x ≥ 0): exact sums are returned exactly; otherwise the
     compensated sum (Knuth's TwoSum errors added back) moved up one float, which is at or above
     the exact sum for any practical number of terms (the compensated sum is within half a float

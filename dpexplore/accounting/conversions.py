@@ -142,14 +142,9 @@ def pure_to_zcdp(eps, bound: str = "tight"):
         return scalar_out(np.array(e, dtype=np.float64))
     with np.errstate(over="ignore"):
         if bound == "quadratic":
-            return scalar_out(_half_square_up(e))
+            return scalar_out(half_square_up(e))
         # ε·tanh(ε/2) ≤ ε²/2 ≤ ... : capped by the rounded-up ε²/2 (and ε), both valid bounds
-        return scalar_out(_nonzero(np.minimum(np.minimum(up(_zcdp_tight(e)), e), _half_square_up(e)), e))
-
-
-def _half_square_up(x):
-    """x²/2 rounded upward: :func:`dpexplore._numerics.half_square_up` (its one implementation)."""
-    return half_square_up(x)
+        return scalar_out(_nonzero(np.minimum(np.minimum(up(_zcdp_tight(e)), e), half_square_up(e)), e))
 
 
 def gdp_to_zcdp(mu):
@@ -168,7 +163,7 @@ def gdp_to_zcdp(mu):
     (0.0, inf)
     """
     m = check_nonneg(mu, "mu")
-    return scalar_out(_half_square_up(m))
+    return scalar_out(half_square_up(m))
 
 
 def zcdp_to_rdp(rho, alpha):
