@@ -90,3 +90,63 @@ def test_number_boxes_keep_every_character(open_app):
     app._wait_redrawn(revisions)
     assert app.message() == ""
     assert not app.page.errors, app.page.errors
+
+
+#: what ipywidgets' view does when the model changes: it rewrites the readout (or the box)
+_VIEW_WRITES = "(el, v) => { if (el.matches('input')) el.value = v; else el.textContent = v; }"
+
+
+def test_a_late_answer_does_not_change_what_is_being_typed(open_app):
+    """The view rewrites a readout whenever its model changes, also while someone types into it:
+    on a busy server the kernel's answer to the previous edit came while "1.00e-6" was being typed
+    back, replaced "1.00e-" with "1.00e-15" and put the caret first, and the "6" typed next made
+    "61.00e-15": 6.1e-14 was set (a rerun of test_extremes_browser, found in CI)."""
+    app = open_app("composition_explorer.ipynb")
+    readout = app.slider("δ′ total").locator(".widget-readout")
+    # an answer arrives during the edit: what was typed stays, and is what the kernel gets
+    readout.click()
+    app.page.keyboard.press("Control+A")
+    app.page.keyboard.type("1.00e-")
+    readout.evaluate(_VIEW_WRITES, "1.00e-15")
+    assert readout.inner_text().strip() == "1.00e-"
+    app.page.keyboard.type("8")
+    app.page.keyboard.press("Enter")
+    _wait_readout(app, "δ′ total", "1.00e-8")
+    # an answer arrives after a select-all, before any key: it is shown, still selected, so
+    # what is typed next replaces it
+    readout.click()
+    app.page.keyboard.press("Control+A")
+    readout.evaluate(_VIEW_WRITES, "1.00e-15")
+    assert readout.inner_text().strip() == "1.00e-15"
+    app.page.keyboard.type("1e-7")
+    app.page.keyboard.press("Enter")
+    _wait_readout(app, "δ′ total", "1.00e-7")
+    # an answer to a readout nobody is editing is shown as before
+    readout.evaluate("el => el.blur()")
+    readout.evaluate(_VIEW_WRITES, "1.00e-3")
+    assert readout.inner_text().strip() == "1.00e-3"
+    readout.evaluate(_VIEW_WRITES, "1.00e-7")
+    _type_into(app, readout, "1e-6")  # as the module's page was
+    _wait_readout(app, "δ′ total", "1.00e-6")
+    app.assert_no_traceback()
+    assert app.message() == ""
+    assert not app.page.errors, app.page.errors
+
+
+def test_a_late_answer_does_not_change_a_number_box_being_typed(open_app):
+    app = open_app("mechanisms_lab.ipynb")
+    box = app.reveal(
+        app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
+    ).first
+    revisions = app.revisions()
+    box.click()
+    app.page.keyboard.press("Control+A")
+    app.page.keyboard.type("42")
+    box.evaluate(_VIEW_WRITES, "5")
+    assert box.input_value() == "42"
+    app.page.keyboard.type("1")
+    app.page.keyboard.press("Enter")
+    app.page.wait_for_function("(b) => b.value === '421'", arg=box.element_handle(), timeout=20_000)
+    app._wait_redrawn(revisions)
+    assert app.message() == ""
+    assert not app.page.errors, app.page.errors
