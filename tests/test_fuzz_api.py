@@ -592,8 +592,9 @@ def _gdp_identify(data):
         assert 0 <= lo <= hi <= lo + tol * (1 + 1e-9) or hi >= mu_t, br
 
 
-@fuzz("conversions.gdp_bracket", covers=("conversions.GdpBracket",))
-def _gdp_bracket(data):
+def _gdp_subject(data):
+    """(kind, parameter, object) for the GDP bracket and certified-μ entries: a μ-GDP profile, a
+    pure ε-DP profile, a Laplace mechanism or junk."""
     kind = data.draw(st.sampled_from(["gdp", "pure", "laplace", "junk"]), label="kind")
     par = data.draw(st.sampled_from([0.3, 1.0, 2.5]), label="param")
     obj = {
@@ -602,6 +603,12 @@ def _gdp_bracket(data):
         "laplace": mechanisms.Laplace(par),
         "junk": data.draw(junk, label="junk_profile"),
     }[kind]
+    return kind, par, obj
+
+
+@fuzz("conversions.gdp_bracket", covers=("conversions.GdpBracket",))
+def _gdp_bracket(data):
+    kind, par, obj = _gdp_subject(data)
     # the exact μ* where it is known: μ for μ-GDP, 2Φ⁻¹(e^ε/(1+e^ε)) for the pure ε-DP profile (RR's)
     exact = {"gdp": par, "pure": conversions.pure_to_gdp(par)}.get(kind)
     kw = {}
@@ -628,14 +635,7 @@ def _gdp_bracket(data):
 
 @fuzz("conversions.gdp_certified_mu", covers=("conversions.CertifiedMu",))
 def _gdp_certified_mu(data):
-    kind = data.draw(st.sampled_from(["gdp", "pure", "laplace", "junk"]), label="kind")
-    par = data.draw(st.sampled_from([0.3, 1.0, 2.5]), label="param")
-    obj = {
-        "gdp": profiles.GaussianDPProfile(par),
-        "pure": conversions.PureDPProfile(par),
-        "laplace": mechanisms.Laplace(par),
-        "junk": data.draw(junk, label="junk_profile"),
-    }[kind]
+    kind, par, obj = _gdp_subject(data)
     tol = data.draw(st.one_of(st.sampled_from([0.05, 0.02]), junk, st.just(0.0)), label="tol")
     c = call(conversions.gdp_certified_mu, obj, tol)
     if ok(c):

@@ -71,11 +71,16 @@ def test_slider_readouts_read_separators_and_scientific_notation(open_app):
     assert not app.page.errors, app.page.errors
 
 
-def test_number_boxes_keep_every_character(open_app):
-    app = open_app("mechanisms_lab.ipynb")
-    box = app.reveal(
+def _seed_box(app):
+    """The mechanisms lab's seed box (a number box), scrolled into view."""
+    return app.reveal(
         app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
     ).first
+
+
+def test_number_boxes_keep_every_character(open_app):
+    app = open_app("mechanisms_lab.ipynb")
+    box = _seed_box(app)
     before = box.input_value()
     _type_into(app, box, "0x10")
     msg = _wait_message(app, "is not a number")
@@ -135,9 +140,7 @@ def test_a_late_answer_does_not_change_what_is_being_typed(open_app):
 
 def test_a_late_answer_does_not_change_a_number_box_being_typed(open_app):
     app = open_app("mechanisms_lab.ipynb")
-    box = app.reveal(
-        app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
-    ).first
+    box = _seed_box(app)
     revisions = app.revisions()
     box.click()
     app.page.keyboard.press("Control+A")
