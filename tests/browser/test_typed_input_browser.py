@@ -101,6 +101,21 @@ def test_number_boxes_keep_every_character(open_app):
 _VIEW_WRITES = "(el, v) => { if (el.matches('input')) el.value = v; else el.textContent = v; }"
 
 
+def _late_answer(app, control, typed: str, answer: str, then: str) -> str:
+    """Select all of ``control`` (a readout or a number box) and type ``typed``; let its view write
+    ``answer``, as a late answer from the kernel does; type ``then`` and press Enter. Returns what
+    the control showed just after the answer."""
+    control.click()
+    app.page.keyboard.press("Control+A")
+    if typed:
+        app.page.keyboard.type(typed)
+    control.evaluate(_VIEW_WRITES, answer)
+    shown = control.evaluate("el => (el.matches('input') ? el.value : el.textContent).trim()")
+    app.page.keyboard.type(then)
+    app.page.keyboard.press("Enter")
+    return shown
+
+
 def test_a_late_answer_does_not_change_what_is_being_typed(open_app):
     """The view rewrites a readout whenever its model changes, also while someone types into it:
     on a busy server the kernel's answer to the previous edit came while "1.00e-6" was being typed
@@ -109,22 +124,11 @@ def test_a_late_answer_does_not_change_what_is_being_typed(open_app):
     app = open_app("composition_explorer.ipynb")
     readout = app.slider("δ′ total").locator(".widget-readout")
     # an answer arrives during the edit: what was typed stays, and is what the kernel gets
-    readout.click()
-    app.page.keyboard.press("Control+A")
-    app.page.keyboard.type("1.00e-")
-    readout.evaluate(_VIEW_WRITES, "1.00e-15")
-    assert readout.inner_text().strip() == "1.00e-"
-    app.page.keyboard.type("8")
-    app.page.keyboard.press("Enter")
+    assert _late_answer(app, readout, "1.00e-", "1.00e-15", "8") == "1.00e-"
     _wait_readout(app, "δ′ total", "1.00e-8")
     # an answer arrives after a select-all, before any key: it is shown, still selected, so
     # what is typed next replaces it
-    readout.click()
-    app.page.keyboard.press("Control+A")
-    readout.evaluate(_VIEW_WRITES, "1.00e-15")
-    assert readout.inner_text().strip() == "1.00e-15"
-    app.page.keyboard.type("1e-7")
-    app.page.keyboard.press("Enter")
+    assert _late_answer(app, readout, "", "1.00e-15", "1e-7") == "1.00e-15"
     _wait_readout(app, "δ′ total", "1.00e-7")
     # an answer to a readout nobody is editing is shown as before
     readout.evaluate("el => el.blur()")
@@ -142,13 +146,7 @@ def test_a_late_answer_does_not_change_a_number_box_being_typed(open_app):
     app = open_app("mechanisms_lab.ipynb")
     box = _seed_box(app)
     revisions = app.revisions()
-    box.click()
-    app.page.keyboard.press("Control+A")
-    app.page.keyboard.type("42")
-    box.evaluate(_VIEW_WRITES, "5")
-    assert box.input_value() == "42"
-    app.page.keyboard.type("1")
-    app.page.keyboard.press("Enter")
+    assert _late_answer(app, box, "42", "5", "1") == "42"
     app.page.wait_for_function("(b) => b.value === '421'", arg=box.element_handle(), timeout=20_000)
     app._wait_redrawn(revisions)
     assert app.message() == ""
