@@ -596,11 +596,18 @@ function render({ model, el }) {
   let sideFix = null;  // {key: layout text}: a window-sized plot's legend moved from below to its right
   let wrapFix = null;  // {key: layout text, titles: {yaxis…: text}}: y axis titles broken into lines
   let cornerFix = null;  // {size: "WxH", corner}: presentation mode's legend corner, kept across steps
-  const reuse = (prev, value, present) => {
+  // A trace hidden from its legend (a click: Plotly writes visible "legendonly" into the object
+  // it was given) stays hidden after a step: an unchanged trace is the same object, and a changed
+  // one (a new object) takes the state of the trace of its name. Before, a step brought back the
+  // traces whose data changed and left the others hidden (the group-privacy lab: the histogram
+  // came back, the density did not).
+  const reuse = (prev, value, present, legendOnly) => {
     const text = JSON.stringify(value);
     // Plotly mutates what it is given: hand it copies, never the model's own objects.
-    return prev && prev.text === text && prev.present === present ? prev :
-      { text, present, obj: styleTrace(JSON.parse(text), present) };
+    if (prev && prev.text === text && prev.present === present) return prev;
+    const obj = styleTrace(JSON.parse(text), present);
+    if (obj.name && legendOnly.has(obj.name) && (obj.visible === undefined || obj.visible === true)) obj.visible = "legendonly";
+    return { text, present, obj };
   };
   // not displayed (display:none up the tree, e.g. a closed tab); a detached div is drawn as usual
   const hidden = () => div.isConnected && div.offsetParent === null;
@@ -652,7 +659,8 @@ function render({ model, el }) {
     stale = false;
     const t0 = performance.now();
     const present = !!model.get("present");
-    const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t, present));
+    const legendOnly = new Set(prevTraces.filter((t) => t.obj.visible === "legendonly" && t.obj.name).map((t) => t.obj.name));
+    const traces = (model.get("data") || []).map((t, i) => reuse(prevTraces[i], t, present, legendOnly));
     const rawLayout = JSON.stringify(model.get("plot_layout"));
     sizeDiv();
     // with css_height the plot is drawn at its div's height (0 while hidden: the layout's height)

@@ -5,6 +5,7 @@ Checks the plotted numbers against the core (dpexplore.GaussianDPProfile) after 
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.request
 
@@ -63,6 +64,38 @@ def test_sliders_redraw_with_the_core_values(open_app):
     # a log slider snaps typed values to its grid: 10^(j/50), 50 steps per decade
     _assert_marker(app.trace(0, 1), 10 ** (round(np.log10(3) * 50) / 50), 2.55)
     assert app.message() == ""
+
+
+#: per trace of the first plot: plotly's visibility of it ("legendonly" when hidden from its legend)
+_VISIBLE = "() => document.querySelector('.dpexplore-plot').data.map(t => t.visible === undefined ? true : t.visible)"
+
+
+def _click_legend(app, i: int, want: list) -> None:
+    """Click legend entry ``i`` and wait until the traces' visibility is ``want`` (plotly takes
+    two clicks on the legend within its double-click delay for one double click: one at a time)."""
+    app.page.locator(".dpexplore-plot .legendtoggle").nth(i).click()
+    text = json.dumps(want, separators=(",", ":"))  # as JSON.stringify writes it
+    app.page.wait_for_function(f"() => JSON.stringify(({_VISIBLE})()) === {json.dumps(text)}")
+    app.page.wait_for_timeout(400)  # past plotly's double-click delay (300 ms)
+
+
+def test_traces_hidden_from_the_legend_stay_hidden_after_a_step(open_app):
+    """A trace hidden by a click on its legend entry stays hidden when a slider moves, whether its
+    data changed or not: before, the step brought back the marker (a new trace: ε moved) and left
+    the curve (unchanged) hidden."""
+    app = open_app("demo.ipynb")
+    assert app.page.locator(".dpexplore-plot .legendtoggle").count() == 2
+    _click_legend(app, 0, ["legendonly", True])
+    _click_legend(app, 1, ["legendonly", "legendonly"])
+    app.press_slider("ε", "ArrowRight", 1)  # the marker's data change, the curve's do not
+    assert app.page.evaluate(_VISIBLE) == ["legendonly", "legendonly"]
+    app.set_slider("μ", 2.0)  # both change
+    assert app.page.evaluate(_VISIBLE) == ["legendonly", "legendonly"]
+    _click_legend(app, 1, ["legendonly", True])  # the marker shown again: and it stays shown
+    app.press_slider("ε", "ArrowLeft", 1)
+    assert app.page.evaluate(_VISIBLE) == ["legendonly", True]
+    _click_legend(app, 0, [True, True])  # as the module's page was
+    assert not app.page.errors, app.page.errors
 
 
 def test_bad_value_shows_message_and_keeps_the_plot(open_app):
