@@ -39,7 +39,7 @@ _CF_TERMS = ((10.0, 20), (5.0, 30), (3.0, 70), (2.0, 170), (1.5, 230), (1.0, 450
 
 def _one_minus_y_mills(y):
     """g(y) = 1 − y·R(y) = ∫_0^∞ s e^{−ys − s²/2} ds > 0, with R(y) = Φ(−y)/φ(y) the Mills ratio
-    (1-d array, y ≥ −1): 1 − y·√(π/2)·erfcx(y/√2) below y = 1 (y·R ≤ 0.66 there: ≤ 3.5 unit
+    (1-d array, y ≥ −2): 1 − y·√(π/2)·erfcx(y/√2) below y = 1 (y·R ≤ 0.66 there: ≤ 3.5 unit
     roundoffs, measured), else K/(y + K) with K = 1/(y + 2/(y + 3/(y + …))) the tail of Laplace's
     continued fraction R(y) = 1/(y + 1/(y + 2/(y + …))) (all terms positive: evaluated backwards
     without cancellation; ≤ 1 unit roundoff plus truncation, see ``_CF_TERMS``). ~1/y² for large y,
@@ -61,27 +61,34 @@ def _one_minus_y_mills(y):
     return out
 
 
-def _small_mu_log_delta(mu, eps):
-    """log δ_μ(ε) for μ < 1, ε ≤ 2 (1-d arrays, c = ε/μ − μ/2 ≤ 1.5e4): see gaussian_log_delta.
+def _integral_log_delta(mu, c, pieces):
+    """log δ_μ(ε) from c = −a = ε/μ − μ/2 (1-d arrays; μ < 1 with ``pieces`` = 1, or μ < 4 and
+    c ≥ 0 with ``pieces`` = 4; c ≤ 1.5e4): see gaussian_log_delta.
 
-    With c = −a = ε/μ − μ/2, the identity e^ε φ(b) = φ(a) gives δ = φ(c)·[R(c) − R(c + μ)]
-    (R the Mills ratio), and R′ = y R − 1 turns the difference into an integral of a positive
-    function: δ = φ(c)·∫_c^{c+μ} g(y) dy, g = 1 − y R (:func:`_one_minus_y_mills`). So
-    log δ = −c²/2 − ½ log 2π + log μ + log(mean of g over [c, c + μ]) — four terms of one sign
-    (g ≤ 1 + |y| R(y) < 2 for y ≥ −½, and mean g ≥ (c + 1)⁻² is ≥ 1e-9 here), none a difference
-    of nearly equal numbers (the earlier form subtracted log T1 − log T2 ≈ 1/c² from terms of
-    size log μ, and erred by up to ~1000 ulps of log δ at ε ≈ 1000 μ). The mean by 12-point
-    Gauss–Legendre (g is entire, its 24th derivative ≤ 24!·… on an interval of length < 1:
-    exact to rounding, measured against mpmath). Error of the result: c = ε/μ − μ/2 is within
-    2 unit roundoffs u = 2⁻⁵³ of the exact (relative to ε/μ), so c²/2 within (4 + 1)u of it;
-    the logs and the mean within a few u absolute; the three additions within 3u of the
-    running sums: in all ≤ 10u·|log δ| (|log δ| ≥ 0.96 here) — the bound the caller rounds up by.
+    The identity e^ε φ(b) = φ(a) gives δ = φ(c)·[R(c) − R(c + μ)] (R the Mills ratio), and
+    R′ = y R − 1 turns the difference into an integral of a positive function:
+    δ = φ(c)·∫_c^{c+μ} g(y) dy, g = 1 − y R (:func:`_one_minus_y_mills`). So
+    log δ = −c²/2 − ½ log 2π + log μ + log(mean of g over [c, c + μ]), no term a difference of
+    nearly equal numbers (the earlier forms subtracted log T1 − log T2 ≈ 1/c² from terms of size
+    log μ — up to 2094 ulps of log δ below the truth at ε = 1000 μ, μ tiny — or two log-Φ values
+    whose difference is a few times smaller than them — 13 ulps below at μ = 0.5, ε = 2.06). The
+    mean by 12-point Gauss–Legendre on each of ``pieces`` equal parts of length < 1 (g is entire
+    and, for y ≥ −2, its 24th derivative is ≲ 1e22 while the 12-point rule's factor is
+    (12!)⁴/(25·(24!)³) ≈ 8e-39: exact to rounding). Error of the result: c within ~1 unit
+    roundoff u = 2⁻⁵³ (:func:`_half_minus_ratio`), so c²/2 within 3u; log μ, −½ log 2π, the
+    mean (g within 3.5u, the rule's sum within 2u) and its log within a few u of their sizes;
+    three additions: ≲ 8u·|log δ| + 10u in all, |log δ| ≥ 0.69 here (δ ≤ ½) — covered by the
+    caller's rounding (measured: ≤ 2.7 ulps).
     """
-    c = eps / mu - 0.5 * mu
-    # (μ = 5e-324: the nodes c + μ(1 + x)/2 round to c, g is flat there)
-    y = c[:, None] + (0.5 * mu)[:, None] * (1.0 + _GL_X[None, :])
+    # (μ = 5e-324: the nodes c + μ(…) round to c, g is flat there)
+    step = mu / pieces
+    x = (np.arange(pieces)[:, None] + 0.5 * (1.0 + _GL_X[None, :])).ravel()  # nodes on [0, pieces]
+    w = np.tile(0.5 * _GL_W, pieces) / pieces  # weights of the mean
+    y = c[:, None] + step[:, None] * x[None, :]
     g = _one_minus_y_mills(y.ravel()).reshape(y.shape)
-    mean_g = g @ (0.5 * _GL_W)
+    mean_g = np.zeros_like(c)
+    for j in range(w.size):  # (not g @ w: BLAS sums in an order that depends on the batch size)
+        mean_g = mean_g + g[:, j] * w[j]
     return -0.5 * c * c - 0.5 * np.log(2.0 * np.pi) + np.log(mu) + np.log(mean_g)
 
 
@@ -106,12 +113,13 @@ def _half_minus_ratio(mu, eps):
 
 #: the rounding of log δ_μ(ε) by :func:`gaussian_log_delta`: relative 4·2⁻⁵² of |log δ| (4 to 8 ulps)
 #: everywhere, and where a = μ/2 − ε/μ > 0 (δ near 1, log δ ≈ −[Φ(−a) + e^ε Φ(b)]) another
-#: a²·2⁻⁵²: Φ(−a) and φ(a) in floating point err by ~a²/2 unit roundoffs relative each (the
+#: (a² + 4)·2⁻⁵²: Φ(−a) and φ(a) in floating point err by ~a²/2 unit roundoffs relative each (the
 #: rounding of a²/2 inside e^{−a²/2}). Measured against mpmath (60+ digits, 17,400 points: μ
 #: from 1e-300 to 1e3 every half decade, ε from 0 to 1e5, ε/μ up to 1000, ε = μ²/2 + kμ for
-#: |k| ≤ 6), before rounding: within 2.7 ulps (≤ 2·2⁻⁵² relative) where μ < 1, ε ≤ 2 (the bound
-#: in _small_mu_log_delta's docstring is 15 unit roundoffs, 7.5·2⁻⁵²), 2.1 ulps in the tail, and
-#: where δ is near 1 within 0.9·a²·2⁻⁵³ relative (a = 15.8: 2.6e-14)
+#: |k| ≤ 6; and 2,600 points with 0.05 ≤ μ ≤ 40, −6 ≤ a ≤ 3), before rounding: within 2.7 ulps
+#: (≤ 2·2⁻⁵² relative) where μ < 1 or a ≤ 0, μ < 4 (the bound in _integral_log_delta's docstring
+#: is ~8 unit roundoffs), 2.1 ulps in the tail, and where δ is near 1 within 7 ulps plus
+#: 0.9·a²·2⁻⁵³ relative (a = 15.8: 2.6e-14)
 GAUSS_DELTA_REL = 4.0 * 2.0**-52
 
 
@@ -124,7 +132,7 @@ def gaussian_log_delta(mu, eps, direction="up"):
     underflows a float (down to δ = 1e-5000 and beyond). μ = inf gives δ = 1.
 
     ``direction``: ``"up"`` (default: an upper bound on δ, the safe side of a profile) moves the
-    computed value up by :data:`GAUSS_DELTA_REL` (and a²·2⁻⁵² where a > 0), ``"down"`` moves it
+    computed value up by :data:`GAUSS_DELTA_REL` (and (a² + 4)·2⁻⁵² where a > 0), ``"down"`` moves it
     down by as much (a lower bound on δ, for consumers that bound ε or a loss tail from below),
     ``"nearest"`` returns it unrounded (within the few ulps stated at :data:`GAUSS_DELTA_REL`).
     """
@@ -158,14 +166,13 @@ def gaussian_log_delta(mu, eps, direction="up"):
         log_diff = np.where(far, log_diff_far, np.log(np.maximum(ea - eb, 0.0)))
         tail_val = -0.5 * a * a + LOG_HALF + log_diff
         out[...] = np.where(tail, tail_val, centre)
-        # μ < 1, ε ≤ 2: both forms above subtract numbers equal to ~μ relative (δ(0) came out 0
-        # for μ < 1e-16, and δ(ε) was not monotone at 1e-14 relative for μ ~ 0.01); use
-        # δ = [Φ(a) − Φ(b)] − expm1(ε) Φ(b) with
-        # Φ(a) − Φ(b) = φ(z)·∫_{−h}^{h} e^{z t − t²/2} dt (z = ε/μ, h = μ/2; 8-point
-        # Gauss–Legendre, exact to rounding here) — the two terms differ by ~1/z² relative only
-        small = (mu < 1.0) & ~far & np.isfinite(a) & (eps <= 2.0)  # ε ≤ 2: quadrature exact
-        if small.any():
-            out[small] = _small_mu_log_delta(mu[small], eps[small])
+        # μ < 1, or μ < 4 and a ≤ 0: both forms above subtract numbers close to each other
+        # (~μ relative at small μ: δ(0) came out 0 for μ < 1e-16; a few times at μ ~ 1): the
+        # integral of a positive function instead (_integral_log_delta)
+        ok = ~far & np.isfinite(a)
+        for pieces, where in ((1, ok & (mu < 1.0)), (4, ok & (mu >= 1.0) & (mu < 4.0) & (a <= 0.0))):
+            if where.any():
+                out[where] = _integral_log_delta(mu[where], -a[where], pieces)
         # ε/μ overflowing (subnormal μ): a = −inf, log δ < −a²/2 is below −1e308
         out[np.isneginf(a)] = -np.inf
         out[np.isinf(mu)] = 0.0
@@ -177,8 +184,9 @@ def gaussian_log_delta(mu, eps, direction="up"):
         near_one = (a > 0.0) & np.isfinite(out) & (out < 0.0)
         if near_one.any():
             # δ near 1: Φ(−a)'s and φ(a)'s own errors, ~a²/2 unit roundoffs each of −log δ
-            # (either sign), a²·2⁻⁵³ in all, doubled
-            extra = np.where(near_one, np.abs(out) * (a * a) * 2.0**-52, 0.0)
+            # (either sign), a²·2⁻⁵³ in all, doubled; and 4·2⁻⁵² more (measured: 6.9 ulps of
+            # log δ = −0.08 at μ = 3.6, a = 1.25, the log-Φ difference)
+            extra = np.where(near_one, np.abs(out) * (a * a + 4.0) * 2.0**-52, 0.0)
             out = np.where(near_one, out + extra if direction == "up" else out - extra, out)
             if direction == "up":
                 out = np.minimum(out, 0.0)
