@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .rounding import Margin, _in_range, _product_residual, down, up
+from .rounding import MARGINS, _in_range, _product_residual, down, up
 
 LOG_HALF = np.log(0.5)
 SQRT2 = np.sqrt(2.0)
@@ -111,7 +111,8 @@ def _half_minus_ratio(mu, eps):
         return np.where(ok & np.isfinite(s), s + (t - rho), s)
 
 
-#: the rounding of log δ_μ(ε) by :func:`gaussian_log_delta`: relative 4·2⁻⁵² of |log δ| (4 to 8 ulps)
+#: the rounding of log δ_μ(ε) by :func:`gaussian_log_delta` (the margin ``gauss_delta``): relative
+#: 4·2⁻⁵² of |log δ| (4 to 8 ulps)
 #: everywhere, and where a = μ/2 − ε/μ > 0 (δ near 1, log δ ≈ −[Φ(−a) + e^ε Φ(b)]) another
 #: (a² + 4)·2⁻⁵²: Φ(−a) and φ(a) in floating point err by ~a²/2 unit roundoffs relative each (the
 #: rounding of a²/2 inside e^{−a²/2}). Measured against mpmath (60+ digits, 17,400 points: μ
@@ -120,7 +121,7 @@ def _half_minus_ratio(mu, eps):
 #: (≤ 2·2⁻⁵² relative) where μ < 1 or a ≤ 0, μ < 4 (the bound in _integral_log_delta's docstring
 #: is ~8 unit roundoffs), 2.1 ulps in the tail, and where δ is near 1 within 7 ulps plus
 #: 0.9·a²·2⁻⁵³ relative (a = 15.8: 2.6e-14)
-GAUSS_DELTA_REL = 4.0 * 2.0**-52
+GAUSS_DELTA_REL = MARGINS["gauss_delta"].rel
 
 
 def gaussian_log_delta(mu, eps, direction="up"):
@@ -180,7 +181,7 @@ def gaussian_log_delta(mu, eps, direction="up"):
         if direction == "nearest":
             return out
         move = up if direction == "up" else down
-        out = move(out, Margin(rel=GAUSS_DELTA_REL))
+        out = move(out, "gauss_delta")
         near_one = (a > 0.0) & np.isfinite(out) & (out < 0.0)
         if near_one.any():
             # δ near 1: Φ(−a)'s and φ(a)'s own errors, ~a²/2 unit roundoffs each of −log δ
