@@ -113,7 +113,7 @@ def _half_minus_ratio(mu, eps):
 
 #: the rounding of log δ_μ(ε) by :func:`gaussian_log_delta` (the margin ``gauss_delta``): relative
 #: 4·2⁻⁵² of |log δ| (4 to 8 ulps)
-#: everywhere, and where a = μ/2 − ε/μ > 0 (δ near 1, log δ ≈ −[Φ(−a) + e^ε Φ(b)]) another
+#: everywhere, and where a = μ/2 − ε/μ > 0, μ ≥ 1 (δ near 1, log δ ≈ −[Φ(−a) + e^ε Φ(b)]) another
 #: (a² + 4)·2⁻⁵²: Φ(−a) and φ(a) in floating point err by ~a²/2 unit roundoffs relative each (the
 #: rounding of a²/2 inside e^{−a²/2}). Measured against mpmath (60+ digits, 17,400 points: μ
 #: from 1e-300 to 1e3 every half decade, ε from 0 to 1e5, ε/μ up to 1000, ε = μ²/2 + kμ for
@@ -133,7 +133,7 @@ def gaussian_log_delta(mu, eps, direction="up"):
     underflows a float (down to δ = 1e-5000 and beyond). μ = inf gives δ = 1.
 
     ``direction``: ``"up"`` (default: an upper bound on δ, the safe side of a profile) moves the
-    computed value up by :data:`GAUSS_DELTA_REL` (and (a² + 4)·2⁻⁵² where a > 0), ``"down"`` moves it
+    computed value up by :data:`GAUSS_DELTA_REL` (and (a² + 4)·2⁻⁵² where a > 0, μ ≥ 1), ``"down"`` moves it
     down by as much (a lower bound on δ, for consumers that bound ε or a loss tail from below),
     ``"nearest"`` returns it unrounded (within the few ulps stated at :data:`GAUSS_DELTA_REL`).
     """
@@ -182,7 +182,8 @@ def gaussian_log_delta(mu, eps, direction="up"):
             return out
         move = up if direction == "up" else down
         out = move(out, "gauss_delta")
-        near_one = (a > 0.0) & np.isfinite(out) & (out < 0.0)
+        # (μ < 1: δ ≤ 0.38, the integral form, no such error)
+        near_one = (a > 0.0) & (mu >= 1.0) & np.isfinite(out) & (out < 0.0)
         if near_one.any():
             # δ near 1: Φ(−a)'s and φ(a)'s own errors, ~a²/2 unit roundoffs each of −log δ
             # (either sign), a²·2⁻⁵³ in all, doubled; and 4·2⁻⁵² more (measured: 6.9 ulps of

@@ -220,9 +220,9 @@ def test_gaussian_never_below_mpmath_and_tight():
     assert not low, low[:5]
     high = [row for row in rows if _too_high(row)]
     assert not high, high[:5]
-    # and tight: at most 10 ulps of log δ above (a few where log δ resolves δ to 1e-15)
+    # and tight: at most 12 ulps of log δ above (4·2⁻⁵² relative is 4 to 8 ulps, on ≤ 3 ulps of error)
     for *_, got, ref, _, diff, _ in rows:
-        assert diff <= 10 * np.spacing(abs(float(ref))) + 1e-15 * (abs(float(ref)) < 1), (got, ref)
+        assert diff <= 12 * np.spacing(abs(float(ref))) + 1e-15 * (abs(float(ref)) < 1), (got, ref)
 
 
 def _gauss_log_delta_mp(mu, eps):
@@ -281,7 +281,7 @@ def test_gaussian_log_delta_wide_grid_against_mpmath(direction):
         ref = _gauss_log_delta_mp(m, e)
         ulp = float(np.spacing(abs(float(ref))))
         a = m / 2 - e / m
-        slack = 14 * ulp + (abs(float(ref)) * (a * a + 4.0) * 2.0**-52 if a > 0 else 0.0)
+        slack = 14 * ulp + (abs(float(ref)) * (a * a + 4.0) * 2.0**-52 if a > 0 and m >= 1 else 0.0)
         diff = float(mp.mpf(g) - ref)
         if direction == "up":
             assert 0.0 <= diff <= slack, (m, e, g, ref)
