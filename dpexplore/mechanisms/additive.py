@@ -464,15 +464,17 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
         at most the true ε(δ), up to the float at or above it — for lower bounds on ε
         (:func:`~dpexplore.mechanisms.subsampled.one_shifted_step_lower_epsilon`), which the
         upper-bound ε of :meth:`_epsilon` would move the unsafe way."""
-        d = self._d
-
-        def capped(eps):
-            out = np.where(d == 0, -np.inf, gaussian_log_delta(np.where(d == 0, 1.0, d), eps, "down"))
-            return np.minimum(out, 0.0)
-
         delta = np.asarray(delta, float)
         shape = np.broadcast_shapes(delta.shape, self._param_shape())
-        return epsilon_by_bisection(capped, delta, np.asarray(np.inf), shape)
+        return epsilon_by_bisection(self._log_delta_lower, delta, np.asarray(np.inf), shape)
+
+    def _log_delta_lower(self, eps):
+        """A LOWER bound on log δ(ε) (``gaussian_log_delta(…, "down")``, at most 0), for the
+        lower bounds on ε and δ built on this mechanism's δ (:meth:`_epsilon_lower`; the check of a
+        subsampled composition against one shifted step)."""
+        d = self._d
+        out = np.where(d == 0, -np.inf, gaussian_log_delta(np.where(d == 0, 1.0, d), eps, "down"))
+        return np.minimum(out, 0.0)
 
     def _tradeoff(self, alpha):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""
