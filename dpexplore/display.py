@@ -10,8 +10,10 @@ nbviewer, GitHub and a static HTML export). Its numbers come from the public API
 * ε at δ = 1e-5, 1e-6, 1e-8 — ``profile.epsilon(δ)`` (tight where the profile is);
 * pure ε — ``profile.eps_max`` when finite ("not defined" otherwise: δ(ε) > 0 for every ε);
 * μ-GDP — exact where the object is Gaussian (Dong, Roth & Su 2022, Corollary 3.3 for its
-  compositions), else the certified upper end of ``conversions.gdp_measure`` where the profile
-  is pure DP (the certificate is then complete, Liu et al. 2022, result “GDPT”), else "not certified";
+  compositions), else where the profile is pure DP the best certified μ of
+  ``conversions.gdp_certified_mu``: the smaller of the measured upper end (the certificate is then
+  complete, Liu et al. 2022, result “GDPT”) and the pure-DP μ (Liu et al. 2022, result “all ε-DP
+  algorithms are GDP”), else "not certified";
 * zCDP ρ and RDP at orders 2, 8, 32 — from closed forms of the object (Gaussian α μ²/2, pure DP
   ``conversions.pure_to_zcdp`` / ``pure_to_rdp``, Steinke 2024, Theorems 4 and 5, or the
   object's own ``rdp``/``rho``), summed over the parts of a composition (Bun & Steinke 2016;
@@ -319,16 +321,23 @@ def _attack_facts(p):
 
 def _shown_mu(info: _Info, p):
     """(μ, how) of an object's μ-GDP as its card and its plots show it: exact where the object is
-    μ-GDP (its card's ``info.mu``), else for a pure-DP profile the certified upper end of
-    ``conversions.gdp_measure`` at tolerance ``_GDP_TOL`` (Liu et al. 2022, result “GDPT”); None
-    where μ is not defined or not known. The measurement's ValueError/RuntimeError propagate."""
+    μ-GDP (its card's ``info.mu``), else for a pure-DP profile the best certified μ of
+    ``conversions.gdp_certified_mu`` at tolerance ``_GDP_TOL``: the smaller of the measured upper
+    end (Liu et al. 2022, result “GDPT”) and the pure-DP μ (Liu et al. 2022, result “all ε-DP
+    algorithms are GDP”), as the notion converter shows it; None where μ is not defined or not
+    known."""
     from .accounting import conversions
 
     if isinstance(info.mu, tuple):
         return info.mu
     if isinstance(info.mu, str) or not np.isfinite(float(p.eps_max)):
         return None
-    return float(conversions.gdp_measure(p, tol=_GDP_TOL)[1]), "certified: conversions.gdp_measure (upper end)"
+    c = conversions.gdp_certified_mu(p, tol=_GDP_TOL)
+    if c.mu is None:
+        return None
+    if c.route == "measured":
+        return c.mu, "certified: conversions.gdp_certified_mu (measured upper end)"
+    return c.mu, "certified: conversions.gdp_certified_mu (pure ε-DP ⇒ μ = 2Φ⁻¹(e^ε/(1+e^ε)))"
 
 
 def _notion_facts(info: _Info, p):
@@ -343,9 +352,15 @@ def _notion_facts(info: _Info, p):
     elif info.mu is not None:
         out.append(Fact("notions", "μ-GDP", info.mu[0], how=info.mu[1]))
     elif np.isfinite(em):
-        out.append(
-            _try("notions", "μ-GDP", lambda: _shown_mu(info, p)[0], "certified: conversions.gdp_measure (upper end)")
-        )
+        try:
+            shown = _shown_mu(info, p)
+        except Exception as exc:  # noqa: BLE001 - a card never raises
+            shown = exc
+        if isinstance(shown, tuple):
+            out.append(Fact("notions", "μ-GDP", float(shown[0]), how=shown[1]))
+        else:
+            why = f"{type(shown).__name__}: {shown}"[:200] if isinstance(shown, Exception) else ""
+            out.append(Fact("notions", "μ-GDP", None, "not available", why, "certified: conversions.gdp_certified_mu"))
     else:
         out.append(
             Fact(

@@ -592,6 +592,62 @@ def _gdp_identify(data):
         assert 0 <= lo <= hi <= lo + tol * (1 + 1e-9) or hi >= mu_t, br
 
 
+def _gdp_subject(data):
+    """(kind, parameter, object) for the GDP bracket and certified-μ entries: a μ-GDP profile, a
+    pure ε-DP profile, a Laplace mechanism or junk."""
+    kind = data.draw(st.sampled_from(["gdp", "pure", "laplace", "junk"]), label="kind")
+    par = data.draw(st.sampled_from([0.3, 1.0, 2.5]), label="param")
+    obj = {
+        "gdp": profiles.GaussianDPProfile(par),
+        "pure": conversions.PureDPProfile(par),
+        "laplace": mechanisms.Laplace(par),
+        "junk": data.draw(junk, label="junk_profile"),
+    }[kind]
+    return kind, par, obj
+
+
+@fuzz("conversions.gdp_bracket", covers=("conversions.GdpBracket",))
+def _gdp_bracket(data):
+    kind, par, obj = _gdp_subject(data)
+    # the exact μ* where it is known: μ for μ-GDP, 2Φ⁻¹(e^ε/(1+e^ε)) for the pure ε-DP profile (RR's)
+    exact = {"gdp": par, "pure": conversions.pure_to_gdp(par)}.get(kind)
+    kw = {}
+    for name, good in [
+        ("tol", st.sampled_from([0.05, 0.02])),
+        ("budget", st.sampled_from([None, 5, 200, 60000])),
+        ("theory_upper", st.sampled_from([None] + ([exact] if kind == "gdp" else []))),
+        ("grid", st.sampled_from([None, np.linspace(0.0, 20.0, 30)])),
+    ]:
+        if data.draw(st.booleans(), label=f"pass_{name}"):
+            kw[name] = data.draw(
+                st.one_of(good, junk) if name != "budget" else st.one_of(good, junk, st.just(0)), label=name
+            )
+    b = call(conversions.gdp_bracket, obj, **kw)
+    if ok(b):
+        assert b.is_gdp and b.method in ("measured", "fallback"), b
+        assert not np.isnan(b.mu_tail) or b.method == "fallback"
+        if b.lower is not None and b.upper is not None:
+            assert 0 <= b.lower < b.upper or b.lower == b.upper == 0.0, b
+        if exact is not None:  # never on the unsafe side: upper certified, lower violated
+            assert b.upper is None or b.upper >= exact * (1 - 1e-12), b
+            assert b.lower is None or b.lower < exact, b
+
+
+@fuzz("conversions.gdp_certified_mu", covers=("conversions.CertifiedMu",))
+def _gdp_certified_mu(data):
+    kind, par, obj = _gdp_subject(data)
+    tol = data.draw(st.one_of(st.sampled_from([0.05, 0.02]), junk, st.just(0.0)), label="tol")
+    c = call(conversions.gdp_certified_mu, obj, tol)
+    if ok(c):
+        assert c.route in ("measured", "pure") and c.mu is not None and c.mu > 0
+        assert c.mu == min(v for v in (c.measured, c.pure) if v is not None)
+        exact = {"gdp": par, "pure": conversions.pure_to_gdp(par)}.get(kind)
+        if exact is not None:
+            assert c.mu >= exact * (1 - 1e-12), c
+        if kind == "laplace":  # Laplace(b) is pure 1/b-DP
+            assert c.mu <= conversions.pure_to_gdp(1.0 / par)
+
+
 @fuzz("conversions.gdp_violated_mu")
 def _gdp_violated_mu(data):
     mech = data.draw(st.sampled_from([mechanisms.Laplace(1.0), mechanisms.Gaussian(0.7)]), label="mechanism")
@@ -1570,6 +1626,8 @@ def _audit(data):
 #: examples per table entry (the expensive ones get fewer)
 EXAMPLES = {
     "conversions.gdp_identify": 10,
+    "conversions.gdp_bracket": 15,
+    "conversions.gdp_certified_mu": 10,
     "composition.compose": 30,
     "pld.single_pld": 20,
     "algorithms.simulate_adaptive_overfitting": 20,

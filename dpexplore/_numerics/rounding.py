@@ -316,6 +316,27 @@ def sqrt_up(x):
     return out
 
 
+def div_up(a, b):
+    """a/b rounded upward (a ≥ 0, b > 0 arrays): the quotient where the remainder a − q·b (exact by
+    TwoProduct, and a − p exact by Sterbenz) shows it is at or above a/b, the next float up
+    otherwise; outside the exact range ``up(q, "closed")`` and at least the next float. Exact where
+    a/b is a float.
+
+    >>> float(div_up(1.0, 200.0)), float(div_up(1.0, 3.0)) * 3.0 >= 1.0, float(div_up(10.0, 10.0))
+    (0.005, True, 1.0)
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        q = a / b
+        p = q * b
+        ok = _in_range(q, b, p) & np.isfinite(q) & (q > 0)
+        res = np.where(ok, _product_residual(np.where(ok, q, 0.0), np.where(ok, b, 0.0), np.where(ok, p, 0.0)), 0.0)
+        below = (a - p) - res > 0  # a − q·b > 0: q < a/b
+        outside = np.where((a > 0) & np.isfinite(q), np.maximum(up(q, "closed"), np.nextafter(q, np.inf)), q)
+        out = np.where(ok, np.where(below, np.nextafter(q, np.inf), q), outside)
+    return out
+
+
 def ceil_significant(x: float, digits: int):
     """``x`` rounded UP (toward +inf) to ``digits`` significant decimal digits, as a
     ``decimal.Decimal``: the float's shortest decimal form (its ``repr``) is rounded with

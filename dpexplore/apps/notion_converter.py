@@ -63,8 +63,8 @@ from ..accounting.conversions import (
     PureDPProfile,
     RDPProfile,
     ZCDPProfile,
+    gdp_certified_mu,
     gdp_epsilon,
-    gdp_measure,
     gdp_to_zcdp,
     pure_to_gdp,
     pure_to_rdp,
@@ -298,13 +298,6 @@ _GAUSS_WITNESS = (
 )
 
 
-def _measure_mu(profile: PrivacyProfile) -> float | None:
-    try:
-        return float(gdp_measure(profile, tol=MEASURE_TOL)[1])
-    except ValueError:
-        return None
-
-
 def _envelope(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     """β(α) ≥ sup_ε f_{ε, δ(ε)}(α) on the given ε grid and :data:`ALPHA_GRID` (the shared
     :func:`~dpexplore.accounting.conversions.tradeoff_envelope`: Dong, Roth & Su 2022, Proposition 2.5, rounded
@@ -374,7 +367,7 @@ def source_summary(source: Source) -> SourceSummary:
         label = f"{r:.4g}-zCDP"
         pure_eps, pure_how = None, "not implied: zCDP allows unbounded privacy loss (e.g. the Gaussian mechanism)"
         rho, rho_how = r, "the source"
-        mu = _measure_mu(profile)
+        mu = gdp_certified_mu(profile, tol=MEASURE_TOL).mu  # measured (zCDP is not pure DP)
         mu_how = (
             "measured on the zCDP-implied profile (Liu et al. 2022, result “GDPT”; certified on a grid, tail by "
             "extrapolation)"
@@ -422,18 +415,12 @@ def source_summary(source: Source) -> SourceSummary:
         beta = np.asarray(mech.tradeoff(ALPHA_GRID))
         pure_eps, pure_how = float(mech.eps_max), "ε = Δ/b (Laplace is pure DP)"
         rho, rho_how = float(pure_to_zcdp(pure_eps)), "via pure ε = 1/b: ρ = ε tanh(ε/2) (Steinke 2024, Thm 5)"
-        mu_m = _measure_mu(profile)
-        mu_p = float(pure_to_gdp(pure_eps))
-        if mu_m is not None and mu_m < mu_p:
-            mu, mu_how = (
-                mu_m,
-                f"measured on the exact profile (Liu et al. 2022, result “GDPT”); via pure DP: {mu_p:.4g}",
-            )
+        c = gdp_certified_mu(profile, tol=MEASURE_TOL)  # the smaller of measured and via pure DP
+        if c.route == "measured":
+            mu_how = f"measured on the exact profile (Liu et al. 2022, result “GDPT”); via pure DP: {c.pure:.4g}"
         else:
-            mu, mu_how = (
-                mu_p,
-                "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”)",
-            )
+            mu_how = "via pure ε = 1/b: μ = 2Φ⁻¹(e^ε/(1+e^ε)) (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
+        mu = c.mu
         rdp_v, rdp_how = np.asarray(mech.rdp(orders)), "exact (Mironov 2017, Prop. 6; quoted in Steinke 2024)"
         witness = (
             "The exact Laplace profile δ(ε) = 1 − exp((ε − 1/b)/2) lies strictly "
@@ -814,6 +801,8 @@ class NotionConverterController(Controller):
             out += [("eps (pure DP)", "eps"), ("rho (zCDP)", "C.pure_to_zcdp(eps)")]
             if k != "laplace":
                 out += [("mu (GDP)", "C.pure_to_gdp(eps)")]
+            else:  # the smaller of the measured μ and the pure-DP one
+                out += [("mu (GDP)", f"C.gdp_certified_mu(mech, tol={MEASURE_TOL!r}).mu")]
             rdp = "mech.rdp(a)" if k in ("rr", "laplace") else "C.pure_to_rdp(eps, a)"
             exact = "mech.profile.epsilon(delta)" if k in ("rr", "laplace") else "C.PureDPProfile(eps).epsilon(delta)"
         elif k == "approx":

@@ -22,16 +22,16 @@ Everything for both views is computed once per setting by :func:`compute_profile
 mechanism-only part (profile, trade-off, GDP verdict) is cached on the mechanism's parameters
 (:func:`mechanism_summary`), so typing new μ values or switching views costs a few ms.
 
-GDP measurement on the slider path: ``gdp_measure`` runs with ``tol = MEASURE_TOL`` (1e-3; a
-coarser tolerance saves little, the cost is the deep-tail search of ``gdp_identify``) on a
-profile wrapper that memoises small evaluations (``gdp_measure`` calls ``gdp_identify`` again
-internally, so the tail search is done once) and that gives up after ``EVAL_BUDGET`` evaluated
-points. Where the backend cannot certify within that budget or raises (the certification grid
-can grow to millions of points for μ* ≳ 13; RR with ε ≳ 37 and N(0, σ²) with σ ≲ 0.06 have
-δ(0) rounding to 1), the dashboard falls back to a bracket whose ends are still rigorous:
-μ_lower violated on the plot grid, μ_upper from theory where it is known (pure ε-DP ⇒
-2Φ⁻¹(e^ε/(1 + e^ε))-GDP, Liu et al. 2022, result “all ε-DP algorithms are GDP”; the Gaussian mechanism is exactly Δ/σ-GDP, Liu et al. 2022
-Theorem 3.1), and says so in the readout.
+GDP verdict on the slider path: :func:`dpexplore.accounting.conversions.gdp_bracket` with ``tol =
+MEASURE_TOL`` (1e-3; a coarser tolerance saves little, the cost is the deep-tail search of
+``gdp_identify``) and ``budget = EVAL_BUDGET`` evaluated points (it memoises small evaluations:
+``gdp_measure`` calls ``gdp_identify`` again internally, so the tail search is done once). Where
+the backend cannot certify within that budget or raises (the certification grid can grow to
+millions of points for μ* ≳ 13; RR with ε ≳ 37 and N(0, σ²) with σ ≲ 0.06 have δ(0) rounding to
+1), ``gdp_bracket`` falls back to a bracket whose ends are still rigorous: μ_lower violated on
+the plot grid, μ_upper from theory where it is known (pure ε-DP ⇒ 2Φ⁻¹(e^ε/(1 + e^ε))-GDP, Liu et
+al. 2022, result “all ε-DP algorithms are GDP”; the Gaussian mechanism is exactly Δ/σ-GDP, Liu et
+al. 2022 Theorem 3.1, which the app passes as ``theory_upper``), and the readout says so.
 
 Measured compute per setting (this 2-core machine, lightly loaded; 2-5x more under load):
 Laplace, RR, Logistic 4-20 ms; Gaussian 20-30 ms; refined equation 50-75 ms; Subbotin
@@ -58,11 +58,8 @@ import numpy as np
 from ..accounting.conversions import (
     equation_profile,
     gdp_delta,
+    gdp_bracket,
     gdp_epsilon,
-    gdp_identify,
-    gdp_measure,
-    gdp_violated_mu,
-    pure_to_gdp,
     tradeoff_envelope,
     tradeoff_gdp,
 )
@@ -300,106 +297,29 @@ class ProfileGdpResult:
 
 
 # ------------------------------------------------------------------------------------------------
-# GDP verdict with a budget
+# GDP verdict with a budget (the backend's gdp_bracket)
 # ------------------------------------------------------------------------------------------------
-class _BudgetExceeded(Exception):
-    pass
-
-
-class _MemoProfile(PrivacyProfile):
-    """Wraps a profile: memoises scalar log δ evaluations (gdp_measure repeats gdp_identify's tail
-    search) and raises _BudgetExceeded after ``budget`` evaluated points."""
-
-    def __init__(self, inner: PrivacyProfile, budget: int = EVAL_BUDGET):
-        self.inner = inner
-        self.eps_max = inner.eps_max
-        self.name = inner.name
-        self.budget = budget
-        self.used = 0
-        self._memo: dict[tuple, np.ndarray] = {}
-
-    def _log_delta(self, eps):
-        e = np.asarray(eps, dtype=np.float64)
-        if e.size <= 64:  # the tail searches and fits repeat small queries: memoise them
-            key = (e.shape, e.tobytes())
-            if key not in self._memo:
-                self._count(e.size)
-                self._memo[key] = np.asarray(self.inner.log_delta(e), dtype=np.float64)
-            return self._memo[key].copy()
-        self._count(e.size)
-        return np.asarray(self.inner.log_delta(e), dtype=np.float64)
-
-    def _count(self, n):
-        self.used += n
-        if self.used > self.budget:
-            raise _BudgetExceeded(self.used)
-
-
-def _theory_upper(kind: str, params: tuple[float, ...], eps_max: float) -> tuple[float | None, str]:
-    """A certified μ from theory: the Gaussian is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1;
-    :attr:`Gaussian.mu <dpexplore.mechanisms.Gaussian.mu>`, with the family's own parameters); pure ε-DP is
-    2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)."""
+def _theory_upper(kind: str, params: tuple[float, ...]) -> tuple[float | None, str]:
+    """The certified μ the family knows from theory beyond its profile: the Gaussian is exactly
+    Δ/σ-GDP (Liu et al. 2022, Thm 3.1; :attr:`Gaussian.mu <dpexplore.mechanisms.Gaussian.mu>`, with the
+    family's own parameters). Pure ε-DP (2Φ⁻¹(e^ε/(1+e^ε))-GDP) is read from the profile by
+    :func:`~dpexplore.accounting.conversions.gdp_bracket` itself."""
     if kind == "gaussian":
         return float(Gaussian(*params).mu), "the Gaussian mechanism is exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1)"
-    if math.isfinite(eps_max):
-        return float(
-            pure_to_gdp(eps_max)
-        ), f"pure {eps_max:.4g}-DP ⇒ 2Φ⁻¹(e^ε/(1+e^ε))-GDP (Liu et al. 2022, result “all ε-DP algorithms are GDP”)"
     return None, ""
 
 
-def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray, log_delta_grid: np.ndarray) -> GdpVerdict:
-    """GDP verdict of ``profile`` (see the module docstring for the fallbacks)."""
-    ld0 = float(np.asarray(profile.log_delta(0.0)))
-    eps_max = float(profile.eps_max)
-    if ld0 >= 0.0 and not math.isfinite(eps_max):
-        up, _ = _theory_upper(kind, params, eps_max)
-        if up is None:
-            return GdpVerdict(
-                False,
-                float("nan"),
-                None,
-                None,
-                "δ(0) = 1",
-                "δ(0) = 1 (in double precision): the mechanism is not (0, δ)-DP for "
-                "any δ < 1 that a double resolves, so it is not μ-GDP for any μ with "
-                "δ_μ(0) = 2Φ(μ/2) − 1 < 1, i.e. for any μ ≲ 16.6 (Liu et al. 2022, Thm 3.1)",
-            )
-        return _fallback(kind, params, eps_max, eps, log_delta_grid, float("nan"))
-    wrapped = _MemoProfile(profile)
-    try:
-        mu_t = gdp_identify(wrapped)
-    except _BudgetExceeded:
-        mu_t = float("nan")
-    if mu_t == float("inf"):
-        return GdpVerdict(
-            False, mu_t, None, None, "tail", "not GDP: tail heavier than Gaussian (μ_t = ∞, Liu et al. 2022 Thm 3.3)"
-        )
-    try:
-        if not math.isnan(mu_t):
-            lo, hi = gdp_measure(wrapped, tol=MEASURE_TOL)
-            return GdpVerdict(True, mu_t, lo, hi, f"measured (Liu et al. 2022, result “GDPT”, tol {MEASURE_TOL:g})")
-    except (_BudgetExceeded, RuntimeError, ValueError):
-        pass
-    return _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t)
+_METHOD = {"tail": "tail", "delta0": "δ(0) = 1", "fallback": "fallback"}
 
 
-def _fallback(kind, params, eps_max, eps, log_delta_grid, mu_t) -> GdpVerdict:
-    """Rigorous bracket ends without gdp_measure: upper from theory, lower violated on the grid."""
-    up, why = _theory_upper(kind, params, eps_max)
-    lo = gdp_violated_mu(eps, log_delta_grid, 2.0 * (up if up else 1e3))
-    if up is not None and lo is not None and lo >= up:
-        lo = None
-    return GdpVerdict(
-        True,
-        mu_t,
-        lo,
-        up,
-        "fallback",
-        "the certified measurement did not finish within the interactive budget; "
-        + (f"upper end from theory: {why}" if up else "no certified upper end")
-        + "; lower end violated on the plot grid",
-    )
+def _verdict(profile: PrivacyProfile, kind: str, params, eps: np.ndarray) -> GdpVerdict:
+    """GDP verdict of ``profile``: :func:`~dpexplore.accounting.conversions.gdp_bracket` within
+    ``EVAL_BUDGET`` at ``MEASURE_TOL``, falling back (see the module docstring) on the plot grid ``eps``."""
+    up, why = _theory_upper(kind, params)
+    b = gdp_bracket(profile, tol=MEASURE_TOL, budget=EVAL_BUDGET, theory_upper=up, theory_reason=why, grid=eps)
+    if b.method == "measured":
+        return GdpVerdict(True, b.mu_tail, b.lower, b.upper, b.explanation)
+    return GdpVerdict(b.is_gdp, b.mu_tail, b.lower, b.upper, _METHOD[b.method], b.explanation)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -443,7 +363,7 @@ def mechanism_summary(mech: MechSpec) -> MechanismSummary:
     eps = _plot_grid(hi, float(profile.eps_max))
     ld = np.asarray(profile.log_delta(eps), dtype=np.float64)
     delta = np.exp(ld)
-    verdict = _verdict(profile, mech.kind, mech.params, eps, ld)
+    verdict = _verdict(profile, mech.kind, mech.params, eps)
     if tradeoff is not None:
         beta = np.asarray(tradeoff(ALPHA_GRID), dtype=np.float64)
     else:
@@ -453,7 +373,7 @@ def mechanism_summary(mech: MechSpec) -> MechanismSummary:
         ldn = np.asarray(naive.log_delta(eps), dtype=np.float64)
         delta_naive = np.exp(ldn)
         beta_naive = tradeoff_envelope(eps, delta_naive, ALPHA_GRID)
-        verdict_naive = _verdict(naive, mech.kind, mech.params, eps, ldn)
+        verdict_naive = _verdict(naive, mech.kind, mech.params, eps)
     return MechanismSummary(
         profile.name,
         eps,
@@ -670,29 +590,45 @@ class ProfileGdpController(Controller):
     }
 
     def snippet(self) -> str | None:
-        """The GDP verdict of the readout (tail value and certified bracket), with the public API;
-        None where the app fell back to its budgeted bracket (no plain API call gives it)."""
+        """The GDP verdict of the readout (tail value and certified bracket) with the public API:
+        the backend's :func:`~dpexplore.accounting.conversions.gdp_bracket` with the app's tolerance
+        and budget (and, where it fell back, the plot's ε grid)."""
         s = self.spec
-        v = self.result.summary.verdict
-        if not v.is_gdp and v.method != "tail" or v.method == "fallback":
-            return None
+        r = self.result.summary
+        v = r.verdict
         names = FAMILIES[s.mech.kind].params
         make = self._MAKE[s.mech.kind].format(*names)
         code = (
-            "from dpexplore import mechanisms\nfrom dpexplore.accounting import conversions\n\n"
+            ("import numpy as np\n" if v.method == "fallback" else "")
+            + "from dpexplore import mechanisms\nfrom dpexplore.accounting import conversions\n\n"
             + snippet_assign(dict(zip(names, s.mech.params)), [PARAMS[n] for n in names])
             + f"profile = {make}\n"
-            "mu_t = conversions.gdp_identify(profile)   # tail value (Liu et al. 2022, Thm 3.3)\n"
-            "print(f'mu_t = {mu_t:.6g}')\n"
         )
-        if v.method == "tail":
-            return code + "# mu_t = inf: the tail is heavier than Gaussian, not GDP for any mu\n"
+        args = f"tol={MEASURE_TOL!r}, budget={EVAL_BUDGET!r}"
+        if s.mech.kind == "gaussian":  # exactly Δ/σ-GDP (Liu et al. 2022, Thm 3.1): the fallback's upper end
+            args += f", theory_upper=mechanisms.Gaussian({names[0]}).mu"
+        if v.method == "fallback":
+            code += f"eps = np.linspace(0.0, {float(r.eps[-1])!r}, {N_EPS})   # the plot's ε grid\n"
+            if r.eps.size > N_EPS:  # pure DP: the points that draw the dive towards eps_max
+                code += (
+                    "eps = np.unique(np.concatenate([eps, profile.eps_max * (1.0 - np.logspace(-1.0, -12.0, 12))]))\n"
+                )
+            args += ", grid=eps"
+        code += (
+            f"b = conversions.gdp_bracket(profile, {args})\n"
+            "# tail value mu_t (Liu et al. 2022, Thm 3.3) and lower < mu* <= upper (Liu et al. 2022, result “GDPT”)\n"
+        )
+        if not v.is_gdp:
+            return code + "print('GDP:', b.is_gdp, '-', b.explanation)\n"
+        if not math.isnan(v.mu_t):
+            code += "print(f'mu_t = {b.mu_tail:.6g}')\n"
+        if v.mu_upper is None:
+            return code + "print(f'mu* > {b.lower:.6g} (violated)')\n" if v.mu_lower is not None else code
         return code + (
-            f"lo, hi = conversions.gdp_measure(profile, tol={MEASURE_TOL!r})   # Liu et al. 2022, result “GDPT”\n"
-            "print(f'{lo:.6g} < mu* <= {hi:.6g}')\n"
+            "print(f'{b.lower or 0:.6g} < mu* <= {b.upper:.6g}')\n"
             f"for mu in {tuple(s.mus)!r}:\n"
-            "    print(f'mu = {mu:g}:', 'mu-GDP (certified)' if mu >= hi else\n"
-            "          'not mu-GDP' if mu <= lo else 'undecided')\n"
+            "    print(f'mu = {mu:g}:', 'mu-GDP (certified)' if mu >= b.upper else\n"
+            "          'not mu-GDP' if b.lower is not None and mu <= b.lower else 'undecided')\n"
         )
 
     # readout ----------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from .._numerics import div_up, sqrt_up
 from .._validation import as_array, check_positive, scalar_out
 from .._validation import check_rng as _rng
 
@@ -405,10 +406,10 @@ def binary_search_params(grid_size, beta, *, eps=None, rho=None) -> tuple[float,
     b = _beta(beta)
     if (eps is None) == (rho is None):
         raise ValueError(f"give exactly one of eps or rho, got eps={eps!r}, rho={rho!r}")
-    if eps is not None:
-        sigma = steps / _pos_scalar(eps, "eps")
+    if eps is not None:  # σ rounded upward (more noise: the safe side)
+        sigma = float(div_up(steps, _pos_scalar(eps, "eps")))
     else:
-        sigma = math.sqrt(steps / (2.0 * _pos_scalar(rho, "rho")))
+        sigma = float(sqrt_up(div_up(steps, 2.0 * _pos_scalar(rho, "rho"))))
     return sigma, sigma * math.log(steps / b)
 
 
@@ -423,7 +424,8 @@ def binary_search_privacy(grid_size, sigma) -> dict:
     """
     steps = binary_search_steps(grid_size)
     s = _pos_scalar(sigma, "sigma")
-    return {"steps": steps, "eps": steps / s, "rho": steps / (2.0 * s * s)}
+    # T/σ and T/(2σ²) = (T/(2σ))/σ, each division rounded upward (exact where the result is a float)
+    return {"steps": steps, "eps": float(div_up(steps, s)), "rho": float(div_up(div_up(steps, 2.0 * s), s))}
 
 
 def _lap_cdf(z, sigma):

@@ -46,6 +46,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from .._numerics import div_up
 from .._validation import as_array, check_alpha, scalar_out
 from .._validation import check_rng as _rng
 
@@ -96,18 +97,20 @@ def _r(r) -> float:
 
 def sigma2_from_rho(rho) -> float:
     """σ² = 1/(2ρ), the first step of Pujol & Desfontaines 2023, Algorithm 1 (the Gaussian mechanism for a count is ρ-zCDP with
-    ρ = 1/(2σ²); Bun & Steinke 2016, Proposition 1.6).
+    ρ = 1/(2σ²); Bun & Steinke 2016, Proposition 1.6). Rounded upward (more noise: the safe side;
+    exact where 1/(2ρ) is a float).
 
     >>> sigma2_from_rho(0.005)
     100.0
     """
-    return 1.0 / (2.0 * _scalar(rho, "rho", positive=True))
+    return float(div_up(1.0, 2.0 * _scalar(rho, "rho", positive=True)))
 
 
 def rho_from_sigma2(sigma2):
     """ρ = 1/(2σ²): the Gaussian mechanism N(x, σ²) for a count (sensitivity 1) is ρ-zCDP (Bun &
     Steinke 2016, Proposition 1.6) — the proven guarantee of Pujol & Desfontaines 2023, Algorithm 1
-    (post-processing keeps it), the inverse of :func:`sigma2_from_rho`. Vectorised over ``sigma2``.
+    (post-processing keeps it), the inverse of :func:`sigma2_from_rho`. Vectorised over ``sigma2``;
+    rounded upward (exact where 1/(2σ²) is a float).
 
     >>> rho_from_sigma2(100.0)
     0.005
@@ -115,7 +118,7 @@ def rho_from_sigma2(sigma2):
     s2 = as_array(sigma2, "sigma2", allow_inf=False)
     if (s2 <= 0).any():
         raise ValueError(f"sigma2 must be > 0, got {sigma2!r}")
-    return scalar_out(1.0 / (2.0 * s2))
+    return scalar_out(div_up(1.0, 2.0 * s2))
 
 
 def algorithm1_sample(counts, sigma2, r, rng, size: int = 1) -> np.ndarray:

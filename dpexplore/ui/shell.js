@@ -50,8 +50,57 @@ function render({ model, el }) {
   const editable = (t) => t && t.closest && t.closest(".dpexplore-app") &&
     ((t.matches("[contenteditable=true]") && t.closest(".widget-slider")) ||
      (t.matches("input") && (t.type === "number" || t.dataset.dpexploreNumber === "1")));
-  const textOf = (t) => (t.matches("input") ? t.value : t.textContent) || "";
-  const setText = (t, v) => { if (t.matches("input")) t.value = v; else t.textContent = v; };
+  // The view of a control rewrites its text whenever its model changes (ipywidgets sets the
+  // readout's textContent, a number box's value), also while a person is typing into it: the
+  // kernel's answer to the previous edit, arriving late on a busy server, replaced "1.00e-" with
+  // "1.00e-15" and put the caret first, so the "6" typed next made "61.00e-15" (6.1e-14 was set,
+  // not 1e-6). While a control has focus, its view's writes go through `guard`: during an edit
+  // the text typed so far stays and the new value is only remembered (it is what the control
+  // shows after Enter, when the kernel has not changed it); before any edit the new text is
+  // shown with the selection kept (a select-all stays one, so what is typed next replaces it).
+  const NATIVE = {
+    textContent: Object.getOwnPropertyDescriptor(Node.prototype, "textContent"),
+    value: Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value"),
+  };
+  const prop = (t) => (t.matches("input") ? "value" : "textContent");
+  const textOf = (t) => NATIVE[prop(t)].get.call(t) || "";
+  const setText = (t, v) => NATIVE[prop(t)].set.call(t, v);
+  const allSelected = (t) => {
+    const text = textOf(t);
+    if (!text) return false;
+    if (t.matches("input")) return t.selectionStart === 0 && t.selectionEnd === text.length;
+    const sel = window.getSelection();
+    return !!sel && sel.rangeCount > 0 && t.contains(sel.anchorNode) && t.contains(sel.focusNode) &&
+      sel.toString() === text;
+  };
+  const placeCaret = (t, all) => {
+    if (t.matches("input")) {
+      if (all) t.select(); else t.setSelectionRange(t.value.length, t.value.length);
+      return;
+    }
+    const sel = window.getSelection();
+    if (!sel) return;
+    if (all) { sel.selectAllChildren(t); return; }
+    const r = document.createRange(); r.selectNodeContents(t); r.collapse(false);
+    sel.removeAllRanges(); sel.addRange(r);
+  };
+  const guard = (t) => {
+    if (t.dataset.dpexploreGuard) return;
+    t.dataset.dpexploreGuard = "1";
+    const d = NATIVE[prop(t)];
+    Object.defineProperty(t, prop(t), {
+      configurable: true,
+      get() { return d.get.call(this); },
+      set(v) {
+        if (document.activeElement !== this) { d.set.call(this, v); return; }
+        this.dataset.dpexploreBefore = String(v);   // what the control holds now
+        if (this.dataset.dpexploreEditing === "1") return;
+        const all = allSelected(this);
+        d.set.call(this, v);
+        placeCaret(this, all);
+      },
+    });
+  };
   const commit = (t) => {
     const raw = textOf(t), before = t.dataset.dpexploreBefore;
     if (before === undefined || raw.trim() === before.trim()) return false;
@@ -83,20 +132,26 @@ function render({ model, el }) {
     // what the control showed before this edit (after an Enter the kernel may have changed it);
     // a paste or an input method changes the text without a keydown, hence beforeinput
     const remember = (t) => { if (t.dataset.dpexploreBefore === undefined) t.dataset.dpexploreBefore = textOf(t); };
+    const done = (t) => { delete t.dataset.dpexploreBefore; delete t.dataset.dpexploreEditing; };
     app.addEventListener("focusin", (e) => {
       const t = e.target;
       if (!editable(t)) return;
       if (t.matches("input") && t.type === "number") textify(app);
+      guard(t);
       t.dataset.dpexploreBefore = textOf(t);
     }, true);
-    app.addEventListener("beforeinput", (e) => { if (editable(e.target)) remember(e.target); }, true);
+    app.addEventListener("beforeinput", (e) => {
+      if (!editable(e.target)) return;
+      remember(e.target);
+      e.target.dataset.dpexploreEditing = "1";
+    }, true);
     app.addEventListener("keydown", (e) => {
       if (!editable(e.target)) return;
       remember(e.target);
       if (e.key === "Enter") {
         e.preventDefault(); e.stopPropagation();
         commit(e.target);
-        delete e.target.dataset.dpexploreBefore;
+        done(e.target);
       } else if (e.target.matches("input")) {
         e.stopPropagation();   // ipywidgets' number box filters keys as they are typed
       }
@@ -108,7 +163,7 @@ function render({ model, el }) {
       if (!editable(e.target)) return;
       commit(e.target);
       e.stopPropagation();
-      delete e.target.dataset.dpexploreBefore;
+      done(e.target);
     }, true);
   };
   hook.n = 0;

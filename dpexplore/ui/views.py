@@ -385,8 +385,8 @@ def object_curves(obj) -> ObjectCurves:
             rdp = np.array([float(info.rdp(a)) for a in ORDERS])
         except Exception:  # noqa: BLE001 - no RDP view for this object
             rdp = None
-    # the μ its card shows (display._shown_mu): exact where the object is μ-GDP, the certified
-    # upper end of conversions.gdp_measure for pure DP
+    # the μ its card shows (display._shown_mu): exact where the object is μ-GDP, the best
+    # certified μ (conversions.gdp_certified_mu) for pure DP
     try:
         shown = display._shown_mu(info, p)
     except (ValueError, RuntimeError):

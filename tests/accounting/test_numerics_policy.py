@@ -432,6 +432,26 @@ def test_mul_up_is_the_float_at_or_above_the_product(a, b):
         assert exact > Fr(np.finfo(np.float64).max)
 
 
+@settings(max_examples=2000, deadline=None)
+@given(a=_nonneg_floats, b=_nonneg_floats.filter(lambda v: v > 0))
+def test_div_up_is_the_float_at_or_above_the_quotient(a, b):
+    from fractions import Fraction as Fr
+
+    from dpexplore._numerics import div_up
+
+    got = float(div_up(a, b))
+    exact = Fr(a) / Fr(b)
+    if math.isfinite(got):
+        assert Fr(got) >= exact
+        q = a / b
+        if all(2.0**-940 <= v <= 2.0**990 for v in (a, b, q)):  # the exact range, with room
+            # the nearest float at or above: the one below it is below the quotient
+            assert Fr(float(np.nextafter(got, 0.0))) < exact
+    else:
+        assert exact > Fr(np.finfo(np.float64).max)
+    assert float(div_up(1.0, 200.0)) == 0.005 and float(div_up(3.0, 10.0)) == 0.30000000000000004
+
+
 @settings(max_examples=1000, deadline=None)
 @given(xs=st.lists(_nonneg_floats, min_size=1, max_size=7), x=_nonneg_floats)
 def test_sum_up_and_sqrt_up_never_below_exact_and_exact_when_exact(xs, x):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+from fractions import Fraction
 import math
 import pathlib
 
@@ -79,7 +80,8 @@ def test_every_number_is_the_backends(spec):
     r = compute(spec)
     m = gp.algorithm1_moments(spec.count, spec.sigma2, spec.r)
     assert (r.mean, r.std) == (m["mean"], m["std"])
-    assert r.rho == 1 / (2 * spec.sigma2)
+    assert r.rho == gp.rho_from_sigma2(spec.sigma2)
+    assert Fraction(r.rho) >= 1 / (2 * Fraction(spec.sigma2)) and r.rho <= np.nextafter(1 / (2 * spec.sigma2), np.inf)
     # the seeded sample is the backend sampler's
     y = gp.algorithm1_sample(spec.count, spec.sigma2, spec.r, np.random.default_rng(spec.seed), lab.N_SAMPLES)
     assert y.shape == (lab.N_SAMPLES,)

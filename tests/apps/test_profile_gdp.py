@@ -352,7 +352,9 @@ def test_delta0_rounding_to_one_uses_theory_or_says_not_gdp():
 def test_theory_upper_is_the_gaussians_own_mu():
     """The fallback's certified μ for the Gaussian is the mechanism's Δ/σ (Gaussian.mu), with the
     sensitivity it is given (it was 1/σ whatever Δ), and pure_to_gdp(ε) for pure DP."""
-    assert P._theory_upper("gaussian", (2.0,), math.inf)[0] == 0.5
-    assert P._theory_upper("gaussian", (4.0, 2.0), math.inf)[0] == 0.5  # Δ = 2, σ = 4
-    assert P._theory_upper("laplace", (1.0,), 1.0)[0] == C.pure_to_gdp(1.0)
-    assert P._theory_upper("subbotin", (1.0, 3.0), math.inf) == (None, "")
+    assert P._theory_upper("gaussian", (2.0,))[0] == 0.5
+    assert P._theory_upper("gaussian", (4.0, 2.0))[0] == 0.5  # Δ = 2, σ = 4
+    assert P._theory_upper("subbotin", (1.0, 3.0)) == (None, "")
+    # pure ε-DP: the backend reads it from the profile (the fallback of RR with δ(0) rounding to 1)
+    v = P.mechanism_summary(P.MechSpec("pure", (40.0,))).verdict
+    assert v.method == "fallback" and v.mu_upper == C.pure_to_gdp(40.0)

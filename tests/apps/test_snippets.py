@@ -37,6 +37,11 @@ CASES = [
     (build_profile_gdp, {"mechanism": "gaussian", "gauss_sigma": 0.5, "mus": "1, 3"}),
     (build_profile_gdp, {"mechanism": "pure", "rr_eps": 2.0, "mus": "1.5"}),
     (build_profile_gdp, {"mechanism": "logistic", "logi_s": 2.0}),
+    # gdp_bracket's fallback (δ(0) rounds to 1: theory upper end, lower end on the plot grid), and not GDP
+    (build_profile_gdp, {"mechanism": "pure", "rr_eps": 40.0}),
+    (build_profile_gdp, {"mechanism": "gaussian", "gauss_sigma": 0.05}),
+    (build_profile_gdp, {"mechanism": "subbotin", "sub_r": 4.0}),
+    (build_profile_gdp, {"mechanism": "equation", "eq_A": 20.0, "eq_B": 100.0, "eq_sigma": 0.02}),
     (build_composition_explorer, {}),
     (build_composition_explorer, {"eps": 0.5, "k": 1000, "mechanism": "rr", "eps_budget": 2.0}),
     (build_composition_explorer, {"pure": False, "delta": 1e-9, "mechanism": "gaussian", "k": 10}),
@@ -47,6 +52,7 @@ CASES = [
     (build_notion_converter, {"notion": "approx", "approx_eps": 1.0, "approx_delta": 1e-6, "delta": 1e-4}),
     (build_notion_converter, {"notion": "rdp", "rdp_alpha": 8.0, "rdp_eps": 0.5}),
     (build_notion_converter, {"notion": "laplace", "lap_b": 2.0}),
+    (build_notion_converter, {"notion": "laplace", "lap_b": 50.0}),  # μ via pure DP (below the measured one)
     (build_notion_converter, {"notion": "rr", "rr_eps": 0.5}),
     (build_dpsgd_planner, {}),
     (build_dpsgd_planner, {"n": 100000, "batch": 1024, "epochs": 30, "sigma": 0.8, "delta": 1e-7}),

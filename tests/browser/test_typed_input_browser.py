@@ -71,11 +71,16 @@ def test_slider_readouts_read_separators_and_scientific_notation(open_app):
     assert not app.page.errors, app.page.errors
 
 
-def test_number_boxes_keep_every_character(open_app):
-    app = open_app("mechanisms_lab.ipynb")
-    box = app.reveal(
+def _seed_box(app):
+    """The mechanisms lab's seed box (a number box), scrolled into view."""
+    return app.reveal(
         app.page.locator(".widget-text", has=app.page.locator(".widget-label", has_text="seed")).locator("input")
     ).first
+
+
+def test_number_boxes_keep_every_character(open_app):
+    app = open_app("mechanisms_lab.ipynb")
+    box = _seed_box(app)
     before = box.input_value()
     _type_into(app, box, "0x10")
     msg = _wait_message(app, "is not a number")
@@ -87,6 +92,62 @@ def test_number_boxes_keep_every_character(open_app):
     revisions = app.revisions()
     _type_into(app, box, "1,234")
     app.page.wait_for_function("(b) => b.value === '1234'", arg=box.element_handle(), timeout=20_000)
+    app._wait_redrawn(revisions)
+    assert app.message() == ""
+    assert not app.page.errors, app.page.errors
+
+
+#: what ipywidgets' view does when the model changes: it rewrites the readout (or the box)
+_VIEW_WRITES = "(el, v) => { if (el.matches('input')) el.value = v; else el.textContent = v; }"
+
+
+def _late_answer(app, control, typed: str, answer: str, then: str) -> str:
+    """Select all of ``control`` (a readout or a number box) and type ``typed``; let its view write
+    ``answer``, as a late answer from the kernel does; type ``then`` and press Enter. Returns what
+    the control showed just after the answer."""
+    control.click()
+    app.page.keyboard.press("Control+A")
+    if typed:
+        app.page.keyboard.type(typed)
+    control.evaluate(_VIEW_WRITES, answer)
+    shown = control.evaluate("el => (el.matches('input') ? el.value : el.textContent).trim()")
+    app.page.keyboard.type(then)
+    app.page.keyboard.press("Enter")
+    return shown
+
+
+def test_a_late_answer_does_not_change_what_is_being_typed(open_app):
+    """The view rewrites a readout whenever its model changes, also while someone types into it:
+    on a busy server the kernel's answer to the previous edit came while "1.00e-6" was being typed
+    back, replaced "1.00e-" with "1.00e-15" and put the caret first, and the "6" typed next made
+    "61.00e-15": 6.1e-14 was set (a rerun of test_extremes_browser, found in CI)."""
+    app = open_app("composition_explorer.ipynb")
+    readout = app.slider("δ′ total").locator(".widget-readout")
+    # an answer arrives during the edit: what was typed stays, and is what the kernel gets
+    assert _late_answer(app, readout, "1.00e-", "1.00e-15", "8") == "1.00e-"
+    _wait_readout(app, "δ′ total", "1.00e-8")
+    # an answer arrives after a select-all, before any key: it is shown, still selected, so
+    # what is typed next replaces it
+    assert _late_answer(app, readout, "", "1.00e-15", "1e-7") == "1.00e-15"
+    _wait_readout(app, "δ′ total", "1.00e-7")
+    # an answer to a readout nobody is editing is shown as before
+    readout.evaluate("el => el.blur()")
+    readout.evaluate(_VIEW_WRITES, "1.00e-3")
+    assert readout.inner_text().strip() == "1.00e-3"
+    readout.evaluate(_VIEW_WRITES, "1.00e-7")
+    _type_into(app, readout, "1e-6")  # as the module's page was
+    _wait_readout(app, "δ′ total", "1.00e-6")
+    app.assert_no_traceback()
+    assert app.message() == ""
+    assert not app.page.errors, app.page.errors
+
+
+def test_a_late_answer_does_not_change_a_number_box_being_typed(open_app):
+    app = open_app("mechanisms_lab.ipynb")
+    box = _seed_box(app)
+    revisions = app.revisions()
+    assert _late_answer(app, box, "42", "5", "1") == "42"
+    app.page.wait_for_function("(b) => b.value === '421'", arg=box.element_handle(), timeout=20_000)
     app._wait_redrawn(revisions)
     assert app.message() == ""
     assert not app.page.errors, app.page.errors
