@@ -306,7 +306,8 @@ def approx_to_zcdp(eps, delta):
 def gdp_log_delta(mu, eps):
     """log δ_μ(ε) with δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Liu et al. 2022, Theorem 3.1, Eq. (1);
     Dong, Roth & Su 2022, Corollary 2.13); accurate far below float underflow (δ = 1e-5000 and
-    beyond, via dpexplore._numerics.gaussian_log_delta). μ = 0 gives −inf, μ = inf gives 0.
+    beyond, via dpexplore._numerics.gaussian_log_delta; rounded up by 4·2⁻⁵² of log δ, never below the
+    truth). μ = 0 gives −inf, μ = inf gives 0.
 
     >>> round(gdp_log_delta(1.0, 100.0), 4)
     -4960.2546

@@ -175,8 +175,8 @@ class GaussianDPProfile(PrivacyProfile):
     """The μ-GDP profile δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Liu et al. 2022, Theorem 3.1;
     Dong, Roth & Su 2022, Corollary 2.13). It is the Gaussian mechanism's profile with μ = Δ/σ.
 
-    >>> GaussianDPProfile(2.0).delta(0.0)   # total variation: 2Φ(μ/2) − 1
-    0.6826894921370859
+    >>> GaussianDPProfile(2.0).delta(0.0)   # total variation 2Φ(μ/2) − 1 = 0.68268949213708590, rounded up
+    0.6826894921370864
     """
 
     def __init__(self, mu: float):

@@ -84,8 +84,8 @@ def compute_demo(spec: DemoSpec) -> DemoResult:
     Raises ``ValueError`` naming the parameter (:data:`PARAMS`): ε < 0, or μ ∉ (0, MU_LIMIT] (beyond
     MU_LIMIT no meaningful privacy is left on the plot).
 
-    >>> compute_demo(DemoSpec(eps=0.0, mu=2.0)).delta_at_eps   # 2Φ(μ/2) − 1
-    0.6826894921370859
+    >>> compute_demo(DemoSpec(eps=0.0, mu=2.0)).delta_at_eps   # 2Φ(μ/2) − 1 = 0.68268949213708590, rounded up
+    0.6826894921370864
     >>> compute_demo(DemoSpec(eps=1.0, mu=9.0))
     Traceback (most recent call last):
     ...

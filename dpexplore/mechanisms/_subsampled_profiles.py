@@ -344,7 +344,9 @@ def one_shifted_step_lower_epsilon(mechanism, q: float, k, delta: float):
         if not use.any():
             return float(out) if out.ndim == 0 else out
         target = np.exp(np.where(use, log_target, 0.0))
-        x = down(np.asarray(mechanism.profile._epsilon(target[use]), dtype=np.float64), "lower_eps")
+        # a mechanism whose δ is rounded up (the Gaussian) inverts its lower bound on δ instead
+        inverse = getattr(mechanism, "_epsilon_lower", mechanism.profile._epsilon)
+        x = down(np.asarray(inverse(target[use]), dtype=np.float64), "lower_eps")
         e1 = x - (np.log(kf[use]) - log_c1[use])
         p = p0[use]
         val = np.where(e1 < 700.0, np.log1p(p * np.expm1(np.minimum(e1, 700.0))), e1 + np.log(p))

@@ -14,6 +14,7 @@ from scipy import special
 from .._numerics import (
     LOG_HALF,
     down,
+    epsilon_by_bisection,
     expm1mx,
     half_square_up,
     gaussian_log_delta,
@@ -409,7 +410,8 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
 
     Exact profile (Balle & Wang 2018, Theorem 8; Vinterbo 2022 Theorem 5): with μ = Δ/σ,
     δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), the μ-GDP profile (Dong, Roth & Su 2022, Corollary 2.13; restated as Liu et al. 2022, Theorem 3.1); computed
-    by ``_numerics.gaussian_log_delta`` (accurate down to δ = 1e-5000). eps_max = inf.
+    by ``_numerics.gaussian_log_delta`` (accurate down to δ = 1e-5000; rounded up by a few ulps of log δ,
+    never below the truth). eps_max = inf.
 
     >>> m = Gaussian(2.0)
     >>> round(m.delta(0.0), 12), m.rdp(3.0), m.variance
@@ -455,6 +457,24 @@ class Gaussian(_GaussianParameters, AdditiveNoiseMechanism):
             alt = Subbotin(self.sigma, 2.0, self.sensitivity)._log_delta(eps)
             out = np.where(bad, alt, out)
         return out
+
+    def _epsilon_lower(self, delta):
+        """The smallest ε whose LOWER bound on δ(ε) (``gaussian_log_delta(…, "down")``, the
+        computed value moved down by as much as ``_log_delta`` moves it up) is at most ``delta``:
+        at most the true ε(δ), up to the float at or above it — for lower bounds on ε
+        (:func:`~dpexplore.mechanisms.subsampled.one_shifted_step_lower_epsilon`), which the
+        upper-bound ε of :meth:`_epsilon` would move the unsafe way."""
+        delta = np.asarray(delta, float)
+        shape = np.broadcast_shapes(delta.shape, self._param_shape())
+        return epsilon_by_bisection(self._log_delta_lower, delta, np.asarray(np.inf), shape)
+
+    def _log_delta_lower(self, eps):
+        """A LOWER bound on log δ(ε) (``gaussian_log_delta(…, "down")``, at most 0), for the
+        lower bounds on ε and δ built on this mechanism's δ (:meth:`_epsilon_lower`; the check of a
+        subsampled composition against one shifted step)."""
+        d = self._d
+        out = np.where(d == 0, -np.inf, gaussian_log_delta(np.where(d == 0, 1.0, d), eps, "down"))
+        return np.minimum(out, 0.0)
 
     def _tradeoff(self, alpha):
         """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Liu et al. 2022; Dong, Roth & Su 2022)."""

@@ -191,6 +191,25 @@ def before_after():
 DIRECTED = {"gdp_compose", "zcdp_compose", "rdp_compose", "pure_to_zcdp_quadratic", "pure_to_zcdp"}
 #: the largest move below the old value such an entry may make (the old margin: 4 ulps, 4·2⁻⁵²)
 DIRECTED_TOL = 1e-15
+#: entries computed from the Gaussian δ_μ(ε) (``_numerics.gaussian_log_delta``), which is now
+#: accurate to ~3 ulps of log δ and rounded up by 4·2⁻⁵² of it (before: up to ~2000 ulps either
+#: way at tiny μ, ~13 near the centre, 1e-13 relative in δ at ε ≈ μ²/2, μ = 1000). They move
+#: either way by at most ``GAUSSIAN_TOL``: to the safe side where the old δ was below the truth
+#: (gdp_delta: up to 1.1e-12), the other way where it was above, or by the tolerance of the search
+#: that inverts δ (gdp_epsilon's Newton stops within 1e-13 of its root, from either side of the
+#: old iterate); :func:`test_gaussian_entries_are_safe_against_mpmath` checks every value that moved
+#: the unsafe way against mpmath's δ. (The lower bound one_shifted_step_lower_epsilon inverts the
+#: δ rounded DOWN, ``Gaussian._epsilon_lower``: it only moves down.)
+GAUSSIAN = {
+    "gdp_delta",
+    "gdp_epsilon",
+    "gaussian_profile_epsilon",
+    "gaussian_epsilon",
+    "function_profile_epsilon",
+    "approx_to_gdp",
+    "gdp_identify",
+}
+GAUSSIAN_TOL = 2e-12
 
 
 def _compare(old, new, side, name=""):
@@ -207,8 +226,10 @@ def _compare(old, new, side, name=""):
     else:
         safer = np.zeros_like(same)
     # moves at subnormal values are at least one float (5e-324): measured absolutely there
-    big_move = safer & (rel > SAFE_TOL) & (diff > 1e-300)
+    big_move = safer & (rel > (GAUSSIAN_TOL if name in GAUSSIAN else SAFE_TOL)) & (diff > 1e-300)
     tighter = ~same & ~safer & (rel <= DIRECTED_TOL) if name in DIRECTED and side == "up" else np.zeros_like(same)
+    if name in GAUSSIAN:  # either way, checked against mpmath
+        tighter = ~same & ~safer & (rel <= GAUSSIAN_TOL)
     safer = safer | tighter
     bad = ~same & ~safer
     worst = float(np.max(np.where(safer, rel, 0.0), initial=0.0))
@@ -249,6 +270,44 @@ def test_grid_summary(before_after, capsys):
         worst = max(worst, w)
     print(f"numerics grid: {tot} values, {same} identical, {safer} safer (≤ {worst:.1e} relative)")
     assert same + safer == tot and tot > 5000
+
+
+def test_gaussian_entries_are_safe_against_mpmath(before_after):
+    """Every GAUSSIAN entry's value that moved the unsafe way is on the safe side of the truth
+    (mpmath's δ_μ(ε), :func:`test_tiny_d._gauss_log_delta_mp`): an ε (upper bound) has true
+    δ_μ(ε) ≤ δ, a μ from approx_to_gdp (lower bound) has true δ_μ(ε) ≤ δ."""
+    import importlib.util
+
+    import mpmath as mp
+
+    spec = importlib.util.spec_from_file_location("test_tiny_d", ROOT / "tests" / "mechanisms" / "test_tiny_d.py")
+    tiny = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny)
+    ref = tiny._gauss_log_delta_mp
+    stored, _, after, _, sides = before_after
+    mod = _grid_module()
+    m2, dm = (v.ravel() for v in mod._grid(mod.MU, mod.DELTA))
+    ed_e, ed_d = (v.ravel() for v in mod._grid(mod.EPS, mod.DELTA))
+    d3 = np.tile(mod.DELTA, 3)
+    # (μ, the ε or μ computed, δ) per entry: which argument the value is
+    inputs = {
+        "gdp_epsilon": (m2, None, dm),
+        "gaussian_profile_epsilon": (m2, None, dm),
+        "gaussian_epsilon": (np.repeat([10.0, 1.0, 0.1], mod.DELTA.size), None, d3),
+        "function_profile_epsilon": (np.repeat(mod.MU[3:12], mod.DELTA.size), None, np.tile(mod.DELTA, 9)),
+        "approx_to_gdp": (None, ed_e, ed_d),
+    }
+    checked = 0
+    for name, (mus, eps, deltas) in inputs.items():
+        old, new = stored[name], after[name]
+        moved = np.flatnonzero((new < old) if sides[name] == "up" else (new > old))
+        for i in moved:
+            mu, e = (mus[i], new[i]) if eps is None else (new[i], eps[i])
+            if not (np.isfinite(mu) and mu > 0 and np.isfinite(e)):
+                continue
+            checked += 1
+            assert ref(float(mu), float(e)) <= mp.log(deltas[i]), (name, i, mu, e, deltas[i])
+    assert checked >= 1
 
 
 def test_directed_closed_forms_are_at_or_above_the_exact_value():

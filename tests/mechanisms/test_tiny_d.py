@@ -200,20 +200,102 @@ def test_subbotin_tiny_d_is_not_zero():
     assert Subbotin(1e16, 1.0).delta(0.0) == pytest.approx(Laplace(1e16).delta(0.0), rel=1e-15)
 
 
-@pytest.mark.parametrize("kind", ["Laplace", "Logistic", "Gaussian"])
+@pytest.mark.parametrize("kind", ["Laplace", "Logistic"])
 def test_other_additive_mechanisms_against_mpmath(kind):
     rows, skipped = _errors(kind, [2.0])
     assert len(rows) >= 35
-    # Laplace, Logistic: closed forms, ≤ 4.3e-16 relative either way. Gaussian
-    # (_numerics.gaussian_log_delta, not rounded): 1.1e-15 relative below at d = ε = 1e-8, and
-    # 3.8 ulps of log δ = −5038 (3.5e-12 relative; "error" 1.9e-15 in units of 2 ulps per 1e-15)
-    # at d = 1e-12, ε = 1e-10 — a few ulps of its tail form's a²/2 (not moved up: a margin there moved
-    # lower bounds on ε and the subsampled ε the unsafe way by ulps on the numerics grid)
-    below = 2.5e-15 if kind == "Gaussian" else BELOW_CLOSED
-    low = [row for row in rows if row[-1] < -below]
+    # Laplace, Logistic: closed forms, ≤ 4.3e-16 relative either way
+    low = [row for row in rows if row[-1] < -BELOW_CLOSED]
     assert not low, low[:5]
     high = [row for row in rows if _too_high(row)]
     assert not high, high[:5]
+
+
+def test_gaussian_never_below_mpmath_and_tight():
+    # _numerics.gaussian_log_delta rounds log δ up by 4·2⁻⁵² relative (and a²·2⁻⁵² where δ is near
+    # 1); before the fix it was 3.8 ulps of log δ = −5038 below the truth at d = 1e-12, ε = 1e-10
+    rows, skipped = _errors("Gaussian", [2.0])
+    assert len(rows) >= 35
+    low = [row for row in rows if row[-1] < 0.0]
+    assert not low, low[:5]
+    high = [row for row in rows if _too_high(row)]
+    assert not high, high[:5]
+    # and tight: at most 12 ulps of log δ above (4·2⁻⁵² relative is 4 to 8 ulps, on ≤ 3 ulps of error)
+    for *_, got, ref, _, diff, _ in rows:
+        assert diff <= 12 * np.spacing(abs(float(ref))) + 1e-15 * (abs(float(ref)) < 1), (got, ref)
+
+
+def _gauss_log_delta_mp(mu, eps):
+    """log δ_μ(ε) in mpmath at a precision covering the cancellations (log1p of the two small
+    masses where a = μ/2 − ε/μ > 0), raised until two precisions agree to 25 digits."""
+    m, e = mp.mpf(mu), mp.mpf(eps)
+    with mp.workdps(30):
+        z = e / m
+        extra = 2 * max(0, float(mp.log10(z + 1))) + max(0.0, -math.log10(mu)) + float(mp.log10(abs(m / 2 - z) + 1))
+
+    def at(dps):
+        with mp.workdps(dps):
+            z = e / m
+            a, b = m / 2 - z, -m / 2 - z
+            if a > 0:
+                return mp.log1p(-(mp.ncdf(-a) + mp.exp(e) * mp.ncdf(b)))
+            return mp.log(mp.ncdf(a) - mp.exp(e) * mp.ncdf(b))
+
+    dps = int(40 + 1.2 * extra)
+    prev = at(dps)
+    while True:
+        dps += 40
+        cur = at(dps)
+        if abs(cur - prev) <= abs(cur) * mp.mpf(10) ** -25:
+            return cur
+        prev = cur
+
+
+def _wide_grid():
+    pts = []
+    for mu in 10.0 ** np.arange(-300.0, 3.1, 7.5):
+        es = {0.0, 1e-300, 1e-10, 0.01, 1.0, 2.0, 10.0, 1e3}
+        es |= {f * mu for f in (1e-3, 0.5, 1.0, 5.0, 50.0, 1e3)}
+        es |= {max(0.0, mu * mu / 2 + k * mu) for k in (-4.0, -1.0, 0.5, 4.0)}
+        for e in sorted(es):
+            if abs(mu / 2 - e / mu) < 1e5:  # |log δ| < 5e9
+                pts.append((float(mu), float(e)))
+    return pts
+
+
+@pytest.mark.parametrize("direction", ["up", "down", "nearest"])
+def test_gaussian_log_delta_wide_grid_against_mpmath(direction):
+    """μ from 1e-300 to 1e3, ε from 0 to 1e3 and up to 1000 μ, and ε = μ²/2 + kμ (where the
+    plain μ/2 − ε/μ lost a's digits): "up" never below mpmath and within 14 ulps of log δ above
+    it (and (a² + 4)·2⁻⁵² relative where a = μ/2 − ε/μ > 0: δ near 1), "down" the mirror image,
+    "nearest" within 6 ulps either way (a²·2⁻⁵³ where a > 0; measured: 4.1 ulps at μ = 1,
+    ε = 0.001, the centre's log-Φ difference). Before the fix: up to 2094 ulps
+    below at ε = 1000 μ, μ tiny (1.2e-7 relative in δ)."""
+    from dpexplore._numerics import gaussian_log_delta
+
+    pts = _wide_grid()
+    mu, eps = (np.array(v) for v in zip(*pts))
+    got = gaussian_log_delta(mu, eps, direction)
+    assert len(pts) > 300
+    for m, e, g in zip(mu, eps, got):
+        ref = _gauss_log_delta_mp(m, e)
+        ulp = float(np.spacing(abs(float(ref))))
+        a = m / 2 - e / m
+        slack = 14 * ulp + (abs(float(ref)) * (a * a + 4.0) * 2.0**-52 if a > 0 and m >= 1 else 0.0)
+        diff = float(mp.mpf(g) - ref)
+        if direction == "up":
+            assert 0.0 <= diff <= slack, (m, e, g, ref)
+        elif direction == "down":
+            assert -slack <= diff <= 0.0, (m, e, g, ref)
+        else:
+            assert abs(diff) <= 6 * ulp + (abs(float(ref)) * a * a * 2.0**-53 if a > 0 else 0.0), (m, e, g, ref)
+
+
+def test_gaussian_log_delta_direction_is_checked():
+    from dpexplore._numerics import gaussian_log_delta
+
+    with pytest.raises(ValueError, match="direction"):
+        gaussian_log_delta(1.0, 1.0, "sideways")
 
 
 @pytest.mark.parametrize("shape", [1.2, 1.5, 2.0, 3.0, 5.0])

@@ -253,7 +253,9 @@ def _pld_above_lower_bound(prof, mechanism, k: int) -> bool:
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         log_g = np.where(eps < 700.0, np.log1p(np.expm1(np.minimum(eps, 700.0)) / p0), eps - np.log(p0))
         arg = log_g + np.log(k) - log_c1
-        lb = np.log(p0) + log_c1 + np.asarray(base.profile._log_delta_checked(np.maximum(arg, 0.0)))
+        # (a mechanism whose δ is rounded up, the Gaussian, gives its lower bound on δ here)
+        base_lower = getattr(base, "_log_delta_lower", base.profile._log_delta_checked)
+        lb = np.log(p0) + log_c1 + np.asarray(base_lower(np.maximum(arg, 0.0)))
         ours = np.asarray(prof._log_delta_checked(eps), dtype=np.float64)
         bad = (arg >= 0.0) & np.isfinite(lb) & (ours < lb - 1e-9 * np.abs(lb) - 1e-12)
     return not bool(np.any(bad))
