@@ -80,11 +80,12 @@ def test_every_new_scale_meets_its_target(before_after):
         np.testing.assert_array_equal(alone, ld[pick])
 
 
-def _mpmath_log_delta():
+def _tiny_d():
+    """tests/mechanisms/test_tiny_d.py, for its mpmath references of δ."""
     spec = importlib.util.spec_from_file_location("test_tiny_d", ROOT / "tests" / "mechanisms" / "test_tiny_d.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.log_delta_ref
+    return mod
 
 
 def test_new_scales_are_the_old_ones_to_two_ulps_of_log_d_or_safer(before_after):
@@ -96,7 +97,7 @@ def test_new_scales_are_the_old_ones_to_two_ulps_of_log_d_or_safer(before_after)
     up, see :func:`test_the_gaussian_never_moves_beyond_its_noise`). Each such scale meets its
     target under mpmath."""
     cases, stored, _, after, _ = before_after
-    log_delta_ref = _mpmath_log_delta()
+    log_delta_ref = _tiny_d().log_delta_ref
     failures, beyond = [], 0
     for name, (kind, eps, delta, sens, shape) in cases.items():
         same, larger, smaller, close, shortfall, allowed = _compare(kind, eps, sens, shape, stored[name], after[name])
@@ -126,7 +127,7 @@ def test_the_gaussian_never_moves_beyond_its_noise(before_after):
     to 7.9e-11 below it — below Δ/ε at δ = 0, where every smaller scale has δ > 0 —, as its log-CDF
     δ cancelled near the centre)."""
     cases, stored, _, after, _ = before_after
-    ref = _gauss_mpmath()
+    ref = _tiny_d()._gauss_log_delta_mp
     far = 0
     for name, (kind, eps, delta, sens, shape) in cases.items():
         old, new = stored[name], after[name]
@@ -147,18 +148,11 @@ def test_the_gaussian_never_moves_beyond_its_noise(before_after):
     assert far <= 24
 
 
-def _gauss_mpmath():
-    spec = importlib.util.spec_from_file_location("test_tiny_d", ROOT / "tests" / "mechanisms" / "test_tiny_d.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod._gauss_log_delta_mp
-
-
 def test_every_gaussian_scale_meets_its_target_under_mpmath(before_after):
     """The true δ (mpmath, :func:`test_tiny_d._gauss_log_delta_mp`) at every calibrated Gaussian
     scale of the grid is at most its target (the old scales: above it at 477 of 2,481 points)."""
     cases, _, _, after, _ = before_after
-    ref = _gauss_mpmath()
+    ref = _tiny_d()._gauss_log_delta_mp
     n = 0
     for name, (kind, eps, delta, sens, _shape) in cases.items():
         if kind != "Gaussian":
