@@ -281,11 +281,14 @@ def _profile_of(obj, name: str):
 # the facts
 # ------------------------------------------------------------------------------------------------
 def _try(section, label, fn, how="", missing="not available"):
-    """A Fact from ``fn()``; any error becomes "not available" with the error as its reason."""
+    """A Fact from ``fn()`` (a value, or ``(value, how)``); any error becomes "not available" with
+    the error as its reason."""
     try:
         v = fn()
     except Exception as exc:  # noqa: BLE001 - a card never raises
         return Fact(section, label, None, missing, f"{type(exc).__name__}: {exc}"[:200], how)
+    if isinstance(v, tuple):
+        v, how = v
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return Fact(section, label, None, missing, "", how)
     return Fact(section, label, float(v), "", "", how)
@@ -352,15 +355,7 @@ def _notion_facts(info: _Info, p):
     elif info.mu is not None:
         out.append(Fact("notions", "μ-GDP", info.mu[0], how=info.mu[1]))
     elif np.isfinite(em):
-        try:
-            shown = _shown_mu(info, p)
-        except Exception as exc:  # noqa: BLE001 - a card never raises
-            shown = exc
-        if isinstance(shown, tuple):
-            out.append(Fact("notions", "μ-GDP", float(shown[0]), how=shown[1]))
-        else:
-            why = f"{type(shown).__name__}: {shown}"[:200] if isinstance(shown, Exception) else ""
-            out.append(Fact("notions", "μ-GDP", None, "not available", why, "certified: conversions.gdp_certified_mu"))
+        out.append(_try("notions", "μ-GDP", lambda: _shown_mu(info, p), "certified: conversions.gdp_certified_mu"))
     else:
         out.append(
             Fact(

@@ -337,16 +337,21 @@ class PureDPProfile(ApproxDPProfile):
         return f"PureDPProfile(eps={self.eps!r})"
 
 
+def _profile_of(obj):
+    """The PrivacyProfile behind ``obj`` (itself, or its ``.profile``), else None."""
+    if isinstance(obj, PrivacyProfile):
+        return obj
+    p = getattr(obj, "profile", None)  # array-parameter mechanisms raise a ValueError here
+    return p if isinstance(p, PrivacyProfile) else None
+
+
 def _log_delta_source(obj):
     """(vectorized log δ(ε), eps_max) from a PrivacyProfile, a mechanism with ``.profile``, or any
     object with ``.log_delta``."""
-    if isinstance(obj, PrivacyProfile):
+    p = _profile_of(obj)
+    if p is None and callable(getattr(obj, "log_delta", None)):
         p = obj
-    elif isinstance(getattr(obj, "profile", None), PrivacyProfile):
-        p = obj.profile
-    elif callable(getattr(obj, "log_delta", None)):
-        p = obj
-    else:
+    elif p is None:
         raise ValueError(
             f"profile must be a PrivacyProfile, have a .profile PrivacyProfile or a .log_delta method, got {obj!r}"
         )

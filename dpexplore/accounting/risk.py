@@ -38,7 +38,7 @@ from scipy import special
 
 from .._numerics import bracket_search, up
 from .._validation import _show, as_array, check_probability, scalar_out
-from .profiles import ApproxDPProfile, GaussianDPProfile, PrivacyProfile, _log_delta_source, implied_delta
+from .profiles import ApproxDPProfile, GaussianDPProfile, PrivacyProfile, _log_delta_source, _profile_of, implied_delta
 
 __all__ = ["tpr_at_fpr", "advantage", "posterior_bound"]
 
@@ -71,14 +71,6 @@ class _DeltaOnly:
     def log_delta(self, eps):
         with np.errstate(divide="ignore"):
             return np.log(np.asarray(self._obj.delta(eps), dtype=np.float64))
-
-
-def _profile_of(obj):
-    """The PrivacyProfile behind ``obj`` (itself, or its ``.profile``), else None."""
-    if isinstance(obj, PrivacyProfile):
-        return obj
-    p = getattr(obj, "profile", None)  # array-parameter mechanisms raise a ValueError here
-    return p if isinstance(p, PrivacyProfile) else None
 
 
 def _classify(obj):

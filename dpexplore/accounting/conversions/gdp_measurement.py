@@ -26,7 +26,7 @@ import numpy as np
 from ..._numerics import bracket_search, gdp_log_delta_core, grow_bracket
 from ..._validation import as_array, check_int, check_nonneg, check_positive, check_positive_scalar
 from ..profiles import GaussianDPProfile, PureDPProfile  # noqa: F401  (the doctests)
-from ..profiles import PrivacyProfile, _log_delta_source
+from ..profiles import PrivacyProfile, _log_delta_source, _profile_of
 from .notions import gdp_log_delta, pure_to_gdp
 
 
@@ -312,16 +312,10 @@ class _MemoProfile(PrivacyProfile):
 
 def _as_profile(profile) -> PrivacyProfile:
     """A PrivacyProfile, or a mechanism's ``.profile``; ValueError naming ``profile`` otherwise."""
-    if isinstance(profile, PrivacyProfile):
-        return profile
-    if isinstance(getattr(profile, "profile", None), PrivacyProfile):
-        return profile.profile
-    raise ValueError(f"profile must be a PrivacyProfile or have a .profile PrivacyProfile, got {profile!r}")
-
-
-def _scalar_or_none(x, name: str):
-    """None, or one finite number > 0 as a float (ValueError naming ``name``)."""
-    return None if x is None else check_positive_scalar(x, name)
+    p = _profile_of(profile)
+    if p is None:
+        raise ValueError(f"profile must be a PrivacyProfile or have a .profile PrivacyProfile, got {profile!r}")
+    return p
 
 
 @dataclass(frozen=True)
@@ -420,7 +414,8 @@ def gdp_bracket(
     tol = check_positive_scalar(tol, "tol")
     if budget is not None:
         budget = check_int(budget, "budget")
-    theory_upper = _scalar_or_none(theory_upper, "theory_upper")
+    if theory_upper is not None:
+        theory_upper = check_positive_scalar(theory_upper, "theory_upper")
     if not isinstance(theory_reason, str):
         raise ValueError(f"theory_reason must be a str, got {theory_reason!r}")
     if grid is not None:
