@@ -317,8 +317,16 @@ def typed_value(w, raw: str):
         elif v < lo * (1 - 1e-12) if lo > 0 else v < lo:
             note = f"{_excerpt(text)} is below the smallest {name} ({_fmt(lo)}): set to {_fmt(lo)}"
         v = min(max(v, lo), hi)
-    from .controls import IntLogSlider
+    from .controls import IntLogSlider, LogSlider
 
+    if isinstance(w, LogSlider) and not isinstance(w, IntLogSlider) and w.continuous_update and note is None:
+        # the page puts a log slider that updates while moving on its grid and sends that
+        # position back: taken here, the plots are computed once, for the value the slider ends
+        # at (a test read the plots of the typed 0.5 before the grid's 0.501 replaced them)
+        pos = w._position(v)
+        top = math.floor((w.max - w.min) / w.step + 1e-9) if w.step else -1
+        if pos is not None and 0 <= pos[0] <= top:
+            v = w._at(pos[0])
     if isinstance(w, IntLogSlider) and note is None:
         # the page keeps an integer log slider on its grid (it shows 501 for a typed 500 while
         # the kernel would hold 500): take the nearest position, and say so
