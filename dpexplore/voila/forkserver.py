@@ -13,6 +13,9 @@ thread, no socket but its listening one (closed in the child), no secret (the co
 with the kernel's HMAC key is written by the server per kernel, after the fork is requested).
 Each child
 
+* becomes a kernel only when the server, having read its pid, says so (:data:`GO`); a child
+  forked after the server gave up on the start (and started a normal kernel) exits;
+
 * reseeds numpy's global generator (a fork copies it; Python's :mod:`random` reseeds itself at
   fork) from the operating system's entropy;
 * starts a new session (its process group is its own, as a normal kernel's: the server signals
@@ -103,6 +106,18 @@ ENV_APP = "DPEXPLORE_APP"
 ENV_GENERATION = "DPEXPLORE_TEMPLATE_GENERATION"
 #: seconds a kernel start waits for a template still importing (a normal start costs the same)
 READY_TIMEOUT = 60.0
+#: seconds a kernel start waits for the template's answer to a fork request (then it starts a
+#: normal kernel, and the child the template forks too late ends: see :data:`GO`)
+FORK_ANSWER_TIMEOUT = 10.0
+#: what the server sends a forked child once it has its pid: the child becomes a kernel only then.
+#: A child whose server gave up before the answer (:data:`FORK_ANSWER_TIMEOUT`, a cancelled
+#: start) reads the end of the connection instead and exits; without this handshake it became a
+#: second kernel on the connection file of the normal kernel started in its place, unknown to the
+#: server (no shutdown, cull or restart reached it) and often the one the page talked to, since
+#: it bound the ports first.
+GO = b"go\n"
+#: seconds a forked child waits for :data:`GO` before it exits
+GO_TIMEOUT = 60.0
 #: room reserved in the template's command line for a child's ``ipykernel_launcher`` line
 _TITLE_ROOM = 480
 #: what the template imports: what a dashboard kernel imports at its start (ipykernel, IPython,
@@ -382,12 +397,14 @@ class Template:
         try:
             writer.write(request)
             await writer.drain()
-            line = await asyncio.wait_for(reader.readline(), 10)
+            line = await asyncio.wait_for(reader.readline(), FORK_ANSWER_TIMEOUT)
+            answer = json.loads(line or b"{}")
+            if "pid" not in answer:
+                raise RuntimeError(answer.get("error", "no answer from the template"))
+            writer.write(GO)  # the child becomes the kernel; on any failure before, it exits
+            await writer.drain()
         finally:
             writer.close()
-        answer = json.loads(line or b"{}")
-        if "pid" not in answer:
-            raise RuntimeError(answer.get("error", "no answer from the template"))
         return int(answer["pid"]), (built if answer.get("app") else 0)
 
 
@@ -754,8 +771,27 @@ def _kernel_from_template_parts() -> None:
     ipkernel.IPythonKernel.__init__ = init_from_template
 
 
+def _server_says_go(conn: socket.socket) -> bool:
+    """Whether the server sent :data:`GO` on ``conn`` (within :data:`GO_TIMEOUT`): not when it
+    closed the connection, having given up on this fork."""
+    conn.settimeout(GO_TIMEOUT)
+    data = b""
+    try:
+        while len(data) < len(GO):
+            chunk = conn.recv(len(GO) - len(data))
+            if not chunk:
+                return False
+            data += chunk
+    except OSError:
+        return False
+    return data == GO
+
+
 def _child(conn: socket.socket, listener: socket.socket, request: dict) -> None:
-    """In the forked child: become ``python -m ipykernel_launcher <argv>``."""
+    """In the forked child: become ``python -m ipykernel_launcher <argv>`` once the server says
+    :data:`GO` (it has the child's pid); exit if the server gave up on this start."""
+    if not _server_says_go(conn):
+        os._exit(0)
     os.setsid()
     for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)

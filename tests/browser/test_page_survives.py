@@ -264,7 +264,9 @@ def test_six_apps_one_after_another_in_one_tab(server, page):
     """Attack 5: with a cap of 5 pages per student, opening six apps one after another in one
     tab (navigating: Voilà's page-close call goes on ``beforeunload``) draws the sixth: each page
     left shut its kernel down at once (the culler would take 10 minutes)."""
-    assert wait_until(lambda: len(server.kernels()) == 0, 30), "pages of earlier tests kept kernels"
+    assert wait_until(lambda: len(server.kernels()) == 0, 30), (
+        f"pages of earlier tests kept kernels {server.kernels()}:\n{server.log()[-3000:]}"
+    )
     seen = []
     for name in SIX_APPS:
         app = Dashboard(page, server.url(name), server)  # page.goto: the last page unloads

@@ -309,3 +309,36 @@ def test_switch_turns_forking_off(monkeypatch):
     monkeypatch.setenv(forkserver.ENV_SWITCH, "0")
     assert forkserver.enabled() is False
     assert forkserver.enable(start=False) is False
+
+
+def test_a_fork_answered_too_late_leaves_no_kernel_behind(specs, fresh_template, caplog, monkeypatch):
+    """The server gives up on a template that has not answered in time (a first build of an app on
+    a loaded machine, say) and starts a normal kernel. The fork the template makes after that must
+    not become a kernel: it would run on the same connection file, unknown to the server (the
+    page's kernel shutdown never reaches it), until the server stops. (CI: the apps-only server
+    kept one such kernel after its pages had all closed.)"""
+    caplog.set_level(logging.INFO, logger="dpexplore.voila")
+    monkeypatch.setattr(forkserver, "FORK_ANSWER_TIMEOUT", 0.0)  # every answer comes too late
+
+    def on_file(path: str) -> list[int]:
+        out = []
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            if path in " ".join(p.info["cmdline"] or []) and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p.pid)
+        return out
+
+    async def go():
+        import asyncio
+
+        km = await _start(specs, app="dpexplore.apps.demo:build_demo")
+        try:
+            out = eval(await _run(km, DRAW))
+            await asyncio.sleep(3)  # the template has forked by now
+            return out, km.connection_file, on_file(km.connection_file), km.provisioner.pid
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    (draws, pid), conn_file, running, kernel = run_coroutine(go())
+    assert len(draws) == 4 and pid == kernel
+    assert running == [kernel], f"processes on {conn_file}: {running}, the server's kernel {kernel}"
+    assert any("forked kernel start failed" in r.getMessage() for r in caplog.records)
