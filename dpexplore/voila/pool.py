@@ -191,6 +191,21 @@ def page_end(nb, base_url: str = "/") -> str:
 PAGE_NOT_STARTED = retry_notice("This page could not start its dashboard: the server was too busy.")
 
 
+async def _shut_down_page_kernel(handler, kernel_id) -> None:
+    """Shut down kernel ``kernel_id`` of the page ``handler`` serves, if it is still listed (its
+    restarter stops with it); any failure is logged, the page ends all the same."""
+    km = getattr(handler, "kernel_manager", None)
+    if km is None or not kernel_id:
+        return
+    try:
+        if kernel_id in km:
+            await km.shutdown_kernel(kernel_id, now=True)
+    except Exception as e:  # noqa: BLE001 - best effort: the culler is the backstop
+        log.warning(
+            "dpexplore: the kernel of a page that could not start was not shut down (%s: %s)", type(e).__name__, e
+        )
+
+
 def guard_page_start() -> None:
     """A page whose kernel dies before the notebook runs ends with :data:`PAGE_NOT_STARTED`.
 
@@ -201,6 +216,11 @@ def guard_page_start() -> None:
     never came, and the page's GET stayed open for ever, sending a heartbeat every 10 s: a blank
     page that never finished loading. Here the generator's error is logged for the operator and
     the page gets its end, which says so and reloads. Patched once, for every renderer.
+
+    The page's kernel is shut down there: the page reloads with a fresh one, and the kernel
+    server's restarter would otherwise bring the dead kernel back (a few seconds later, on new
+    ports) as a kernel no page holds, which no page close reaches: it held its memory and a place
+    under the page cap until the idle culler came (10 minutes on the hub's apps-only server).
     """
     from voila.notebook_renderer import NotebookRenderer
 
@@ -210,6 +230,7 @@ def guard_page_start() -> None:
 
     def generate_content_generator(self, *args, **kwargs):
         inner = orig(self, *args, **kwargs)
+        kernel_id = kwargs.get("kernel_id", args[0] if args else None)
 
         async def guarded():
             try:
@@ -221,6 +242,7 @@ def guard_page_start() -> None:
                     type(e).__name__,
                     str(e)[:300],
                 )
+                await _shut_down_page_kernel(getattr(self, "request_handler", None), kernel_id)
                 yield PAGE_NOT_STARTED, None
 
         return guarded()

@@ -11,7 +11,9 @@ no login; the hub's own login is tested in test_hub.py).
   anyway has its websocket closed by the server), the page keeps answering;
 * a student who opens six apps one after another in one tab (the per-student cap is 5 pages) gets
   the sixth: each page left shuts its kernel down (Voilà's page-close call, attack 5);
-* a page whose kernel is killed (an out-of-memory kill, say) says so; another page says nothing.
+* a page whose kernel is killed (an out-of-memory kill, say) says so; another page says nothing;
+* a page whose kernel dies at its start reloads with a fresh one, and the dead kernel is not
+  brought back by the restarter as a kernel no page holds.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -47,7 +50,7 @@ class AppsOnlyServer(Server):
     """The apps-only single-user server as the hub starts it (its deployed configuration), without
     the hub: ``jupyter server`` with no login, on 127.0.0.1. Same helpers as :class:`Server`."""
 
-    def __init__(self, port: int, root, log_path, workdir, max_kernels: int = 5):
+    def __init__(self, port: int, root, log_path, workdir, max_kernels: int = 5, env: dict | None = None):
         self.port = port
         self.base = f"http://127.0.0.1:{port}/"
         self.log_path = log_path
@@ -75,6 +78,7 @@ class AppsOnlyServer(Server):
             # no user configuration or runtime files of whoever runs the tests
             "JUPYTER_CONFIG_DIR": str(workdir / "config"),
             "JUPYTER_RUNTIME_DIR": str(workdir / "runtime"),
+            **(env or {}),
         }
         self._log = open(log_path, "w")
         self.proc = subprocess.Popen(
@@ -82,7 +86,7 @@ class AppsOnlyServer(Server):
         )
 
 
-def _start(kind: str, tmp_path_factory, *extra: str) -> Server:
+def _start(kind: str, tmp_path_factory, *extra: str, env: dict | None = None) -> Server:
     work = tmp_path_factory.mktemp(f"survives_{kind.replace('-', '_')}")
     root = work / "root"
     root.mkdir()
@@ -104,9 +108,10 @@ def _start(kind: str, tmp_path_factory, *extra: str) -> Server:
                 "600",
                 *extra,
             ],
+            env=env,
         )
     else:
-        server = AppsOnlyServer(free_port(), root, work / "server.log", work, max_kernels=5)
+        server = AppsOnlyServer(free_port(), root, work / "server.log", work, max_kernels=5, env=env)
     server.wait_ready()
     return server
 
@@ -311,3 +316,39 @@ def test_a_killed_kernel_is_said_on_its_page_only(server, browser):
                 except Exception:  # noqa: BLE001
                     pass
             c.close()
+
+
+ONCE = """import os
+if not os.path.exists({marker!r}):
+    open({marker!r}, "w").close()
+    os._exit(3)
+"""
+
+
+@pytest.mark.parametrize("kind", ["serve", "apps-only"])
+def test_a_kernel_that_dies_at_its_start_leaves_no_kernel_behind(kind, tmp_path_factory, page):
+    """A page whose kernel dies before it answers (its port taken by another kernel starting at
+    the same moment, say) says so and reloads with a fresh kernel. The dead kernel was brought back
+    by the kernel server's restarter, on new ports, as a kernel no page held: no page close reached
+    it, and it held a place under the page cap until the culler came (10 minutes on the apps-only
+    server; CI found one left on it after every page had closed). Here the first kernel exits at
+    its start (an IPython startup file), the others run."""
+    ipy = tmp_path_factory.mktemp("ipython")
+    marker = ipy / "died-once"
+    (ipy / "profile_default" / "startup").mkdir(parents=True)
+    (ipy / "profile_default" / "startup" / "00-once.py").write_text(ONCE.format(marker=str(marker)))
+    server = _start(kind, tmp_path_factory, env={"IPYTHONDIR": str(ipy)})
+    try:
+        app = Dashboard(page, server.url("demo.ipynb"), server)  # the page reloaded by itself
+        assert marker.exists()
+        assert "a page's notebook could not run (RuntimeError: Kernel died" in server.log()
+        _follows(app)
+        time.sleep(4)  # the restarter's turn (every 3 s)
+        assert len(server.kernels()) == 1, f"{server.kernels()} for one page:\n{server.log()[-3000:]}"
+        page.goto("about:blank")
+        assert wait_until(lambda: len(server.kernels()) == 0, 20), (
+            f"kernels left {server.kernels()}:\n{server.log()[-3000:]}"
+        )
+        app.assert_no_traceback()
+    finally:
+        server.stop()
