@@ -328,6 +328,7 @@ def _make_app_class():
 
         def init_settings(self):
             from .pool import FillGate, gate_pool_fills, guard_page_start, guard_pool, lecture_pools
+            from .sockets import use_private_sockets
 
             if self.expect:  # before Voila creates the kernel manager, which starts the fill
                 apps = [a.strip() for a in self.expect_apps.split(",") if a.strip()]
@@ -361,6 +362,7 @@ def _make_app_class():
             gate_pool_fills(km, FillGate(slots=self.fill_slots or None))
             guard_pool(km)
             guard_page_start()  # a kernel that dies at start ends its page with a message
+            use_private_sockets(km, self.log)  # Unix sockets in a private folder, no TCP port
             return settings
 
         def setup_template_dirs(self):

@@ -60,6 +60,7 @@ from . import (
     template_asset_guard,
 )
 from .pool import guard_page_start
+from .sockets import use_private_sockets
 from .hardening import (
     MAX_MESSAGE_BYTES,
     WIDGET_MESSAGES,
@@ -211,6 +212,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.config.VoilaExporter.filters = filters
     km = serverapp.kernel_manager
     guard_page_start()  # a kernel that dies at start ends its page with a message
+    use_private_sockets(km, serverapp.log)  # no TCP port a classmate could reach
     km.allowed_message_types = list(WIDGET_MESSAGES)
     km.allow_tracebacks = False
     # the kernels it starts serve pages: hidden tabs' plots are sent when shown (ui.offstage)

@@ -951,6 +951,69 @@ def test_lab_student_code_reads_nothing_of_bob_or_the_hub(lab_hub, lab_students)
     assert_nothing_of_bobs(lab_hub, client, BOB)
 
 
+#: alice's code: subscribes to every listening TCP port of the loopback and to every kernel Unix
+#: socket the machine lists, for 8 s; prints how many it tried and how many messages carried
+#: bob's secret
+EAVESDROP = r"""
+import json, time, zmq
+ctx, socks, heard = zmq.Context(), [], 0
+def sub(address):
+    s = ctx.socket(zmq.SUB)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.SUBSCRIBE, b"")
+    try:
+        s.connect(address)
+        socks.append(s)
+    except zmq.ZMQError:
+        s.close()
+for line in open("/proc/net/tcp").read().splitlines()[1:]:
+    f = line.split()
+    ip, port = f[1].split(":")
+    if f[3] == "0A" and ip in ("0100007F", "00000000"):
+        sub("tcp://127.0.0.1:%d" % int(port, 16))
+for line in open("/proc/net/unix").read().splitlines()[1:]:
+    f = line.split()
+    if len(f) >= 8 and "kernel" in f[7]:
+        sub("ipc://" + f[7])
+poller = zmq.Poller()
+for s in socks:
+    poller.register(s, zmq.POLLIN)
+end = time.time() + 8
+while time.time() < end:
+    for s, _ in poller.poll(200):
+        heard += any(b"SECRET-OF-BOB" in frame for frame in s.recv_multipart())
+for s in socks:
+    s.close()
+ctx.term()
+print(json.dumps({"tried": len(socks), "heard": heard}))
+"""
+
+
+def test_lab_student_code_hears_nothing_of_a_classmates_kernel(lab_hub, lab_students):
+    """A kernel's output stream (IOPub) is a ZeroMQ PUB socket: it takes any subscriber, and its
+    messages are signed, not encrypted. On TCP ports of 127.0.0.1 (jupyter_client's default) the
+    code of any student heard everything a classmate's kernel printed. Kernels speak over Unix
+    sockets in a folder of their own account (mode 0700: dpexplore.voila.sockets). Here bob's
+    kernel prints a secret for 15 s while alice's code subscribes to every listening TCP port of
+    the loopback and to every kernel socket the machine lists, and hears none of it."""
+    c_bob = Client(lab_students[BOB][0])
+    kernel_id = _start_kernel(lab_hub, c_bob, BOB)
+    ws = kernel_socket(lab_hub, c_bob, BOB, kernel_id)
+    try:
+        ws.send(
+            _execute("import time\nfor i in range(75):\n    print('SECRET-OF-BOB', i, flush=True)\n    time.sleep(0.2)")
+        )
+        for k in _page_kernels(lab_hub, BOB):  # bob's kernels' channels are Unix sockets
+            cmd = k.cmdline()
+            info = json.loads(pathlib.Path(cmd[cmd.index("-f") + 1]).read_text())
+            assert info["transport"] == "ipc", (cmd, info["transport"])
+        result = json.loads(_run_as(lab_hub, Client(lab_students[ALICE][0]), ALICE, EAVESDROP))
+    finally:
+        ws.close()
+        close_page_kernel(c_bob, lab_hub, BOB, kernel_id)
+    assert result["tried"] >= 1 and result["heard"] == 0, result
+
+
 EVIL = """<!doctype html><title>notes</title><script>
 window.result = {origin: location.origin, steps: []};
 (async () => {
