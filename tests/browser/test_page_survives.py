@@ -331,8 +331,8 @@ def test_a_kernel_that_dies_at_its_start_leaves_no_kernel_behind(kind, tmp_path_
     the same moment, say) says so and reloads with a fresh kernel. The dead kernel was brought back
     by the kernel server's restarter, on new ports, as a kernel no page held: no page close reached
     it, and it held a place under the page cap until the culler came (10 minutes on the apps-only
-    server; CI found one left on it after every page had closed). Here the first kernel exits at
-    its start (an IPython startup file), the others run."""
+    server; most likely the kernel CI found left on it after every page had closed). Here the
+    first kernel exits at its start (an IPython startup file), the others run."""
     ipy = tmp_path_factory.mktemp("ipython")
     marker = ipy / "died-once"
     (ipy / "profile_default" / "startup").mkdir(parents=True)
