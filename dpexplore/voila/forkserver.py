@@ -15,7 +15,6 @@ Each child
 
 * becomes a kernel only when the server, having read its pid, says so (:data:`GO`); a child
   forked after the server gave up on the start (and started a normal kernel) exits;
-
 * reseeds numpy's global generator (a fork copies it; Python's :mod:`random` reseeds itself at
   fork) from the operating system's entropy;
 * starts a new session (its process group is its own, as a normal kernel's: the server signals

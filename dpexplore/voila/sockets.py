@@ -15,10 +15,10 @@ Over Unix sockets (``KernelManager.transport = "ipc"``) in a folder of the serve
 mode 0700, only that account can connect, and no two kernels share a name. (One TCP port stays:
 ipykernel's pipe for the output of subprocesses the kernel forks, a PULL socket on 127.0.0.1
 whose messages count only with a random 16-byte key of the kernel's; nothing can be read from
-it.) The folder is new for
-each server (:func:`tempfile.mkdtemp`: a name no one can take first) and short: a Unix socket's
-path has at most 107 bytes, and Jupyter's runtime folder under a long home passes it
-(``/home/dpx-<28 characters>/.local/share/jupyter/runtime/kernel-<uuid>-ipc-1`` has 119).
+it.) The folder is new for each server (:func:`tempfile.mkdtemp`: a name no one can take first)
+and short: a Unix socket's path has at most 107 bytes, and Jupyter's runtime folder under a long
+home passes it (``/home/dpx-<28 characters>/.local/share/jupyter/runtime/kernel-<uuid>-ipc-1``
+has 119).
 
 :func:`use_private_sockets` is called by ``dpexplore serve`` and the apps-only server
 (:mod:`dpexplore.voila.apps_only`); this module is also a Jupyter server extension that does only

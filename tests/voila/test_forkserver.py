@@ -315,15 +315,14 @@ def test_a_fork_answered_too_late_leaves_no_kernel_behind(specs, fresh_template,
     """The server gives up on a template that has not answered in time (a first build of an app on
     a loaded machine, say) and starts a normal kernel. The fork the template makes after that must
     not become a kernel: it would run on the same connection file, unknown to the server (the
-    page's kernel shutdown never reaches it), until the server stops. (CI: the apps-only server
-    kept one such kernel after its pages had all closed.)"""
+    page's kernel shutdown never reaches it), until the server stops."""
     caplog.set_level(logging.INFO, logger="dpexplore.voila")
     monkeypatch.setattr(forkserver, "FORK_ANSWER_TIMEOUT", 0.0)  # every answer comes too late
 
     def on_file(path: str) -> list[int]:
         out = []
-        for p in psutil.process_iter(["pid", "cmdline"]):
-            if path in " ".join(p.info["cmdline"] or []) and p.status() != psutil.STATUS_ZOMBIE:
+        for p in psutil.process_iter(["cmdline", "status"]):  # (processes gone meanwhile: skipped)
+            if path in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE:
                 out.append(p.pid)
         return out
 
